@@ -1,0 +1,78 @@
+import { createMemoryPubSub } from '@sbc/cache';
+import { isBundleEntry, runService, type Stoppable } from '@sbc/lifecycle';
+import { createLogger } from '@sbc/logging';
+import { start as startAccount } from '../../account/src/main';
+import { start as startGateway } from '../../gateway/src/main';
+import { start as startRuns } from '../../runs/src/main';
+import { start as startSim } from '../../sim-upstream/src/main';
+import { start as startUsageLedger } from '../../usage-ledger/src/main';
+import { start as startXBuilds } from '../../x-builds/src/main';
+import { resolveBootstrapKey } from './bootstrap-key';
+import { loadEmbeddedConfig, type EmbeddedConfig } from './config';
+
+export { loadEmbeddedConfig, type EmbeddedConfig } from './config';
+
+export interface RunningEmbedded extends Stoppable {
+  /** The public base URL of the edge. */
+  baseUrl: string;
+  /** Where the edge actually listens. */
+  url: string;
+  bootstrap: { key: string; file?: string; generated: boolean };
+}
+
+/**
+ * Every service in one process: the single-machine default behind `npm start`. Services talk gRPC over
+ * loopback exactly as they do when deployed apart; pub/sub is in-process unless REDIS_URL is set.
+ */
+export async function start(config: EmbeddedConfig): Promise<RunningEmbedded> {
+  const bootstrap = await resolveBootstrapKey(config.dataDir, config.account.bootstrap?.key);
+  const pubsub = config.gateway.redisUrl ? undefined : createMemoryPubSub();
+  const logger = (service: string) => createLogger({ service, level: config.logLevel });
+  const started: Stoppable[] = [];
+  const stopAll = async () => {
+    for (const service of started.splice(0).reverse()) await service.stop();
+    await pubsub?.close();
+  };
+
+  try {
+    started.push(await startSim(config.sim, { logger: logger('sim-upstream') }));
+    const account = await startAccount(
+      { ...config.account, bootstrap: { key: bootstrap.key, email: config.account.bootstrapEmail } },
+      { pubsub, logger: logger('account') },
+    );
+    started.push(account);
+    started.push(await startUsageLedger(config.usageLedger, { logger: logger('usage-ledger') }));
+    started.push(await startXBuilds(config.xBuilds, { logger: logger('x-builds') }));
+    started.push(await startRuns(config.runs, { logger: logger('runs') }));
+    const gateway = await startGateway({ ...config.gateway, accountTarget: account.grpcAddress }, { pubsub, logger: logger('gateway') });
+    started.push(gateway);
+    return { baseUrl: gateway.baseUrl, url: gateway.url, bootstrap, stop: stopAll };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}
+
+function banner(running: RunningEmbedded): string {
+  const { bootstrap } = running;
+  const lines = [`\nModel gateway (embedded) serving at ${running.baseUrl}`];
+  if (bootstrap.generated) {
+    lines.push(`  bootstrap key (shown once; saved to ${bootstrap.file}): ${bootstrap.key}`);
+  } else {
+    lines.push(`  bootstrap key: ${bootstrap.file ? `saved in ${bootstrap.file}` : 'from SBC_BOOTSTRAP_KEY'}`);
+  }
+  lines.push(`  try: curl -H "Authorization: Bearer <key>" ${running.baseUrl}/v1/keys/whoami`, '');
+  return lines.join('\n');
+}
+
+if (isBundleEntry('embedded')) {
+  runService({
+    name: 'embedded',
+    load: () => loadEmbeddedConfig(process.env),
+    async start(config) {
+      const running = await start(config);
+      process.stdout.write(banner(running));
+      return running;
+    },
+  });
+}

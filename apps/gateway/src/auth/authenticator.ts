@@ -1,0 +1,70 @@
+import { ApiError } from '@sbc/errors';
+import { KEY_REVOKED_CHANNEL } from '@sbc/events';
+import { hashSecret } from '@sbc/ids';
+import type { LocalCache, PubSub } from '@sbc/cache';
+import type { Logger } from '@sbc/logging';
+import { PrincipalKind, type AccountService, type CallerKey } from '@sbc/proto/sbc/account/v1/account_pb';
+import type { RpcClientOf } from '@sbc/rpc';
+import { isScope, type Scope } from '@sbc/scopes';
+import type { CredentialKind } from './credentials';
+
+/** Who is calling, as the edge caches it. */
+export interface Principal {
+  kind: CredentialKind;
+  userId: string;
+  /** Set for caller keys. */
+  key?: CallerKey;
+  /** Effective scopes of a key; sessions and device tokens are not narrowed by scopes. */
+  scopes: Scope[] | 'unrestricted';
+  revoked: boolean;
+}
+
+export interface Authenticator {
+  /** Resolves a secret to its principal, from the local cache when fresh; unknown secrets are 401. */
+  authenticate(secret: string, requestId: string): Promise<Principal>;
+  /** Subscribes to revocations so every replica drops a revoked key at once. */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+function toPrincipal(kind: PrincipalKind, userId: string, key: CallerKey | undefined): Principal {
+  if (kind === PrincipalKind.KEY && key) {
+    return { kind: 'key', userId, key, scopes: key.scopes.filter(isScope), revoked: key.revokedAt !== undefined };
+  }
+  return { kind: kind === PrincipalKind.DEVICE ? 'device' : 'session', userId, scopes: 'unrestricted', revoked: false };
+}
+
+export function createAuthenticator(deps: {
+  account: RpcClientOf<typeof AccountService>;
+  cache: LocalCache<Principal | null>;
+  pubsub: PubSub;
+  logger: Logger;
+}): Authenticator {
+  let unsubscribe: (() => Promise<void> | void) | undefined;
+  return {
+    async authenticate(secret, requestId) {
+      const hash = hashSecret(secret);
+      const principal = await deps.cache.swr(hash.toString('hex'), async () => {
+        try {
+          const reply = await deps.account.authenticateCredential({ secretSha256: hash }, { requestId });
+          const found = reply.principal;
+          return found ? toPrincipal(found.kind, found.userId, found.key) : null;
+        } catch (error) {
+          if (error instanceof ApiError && error.code === 'unauthorized') return null;
+          throw error;
+        }
+      });
+      if (!principal) throw new ApiError('unauthorized', 'The credential is not recognised.');
+      return principal;
+    },
+    async start() {
+      unsubscribe = await deps.pubsub.subscribe(KEY_REVOKED_CHANNEL, (hashHex) => {
+        deps.cache.delete(hashHex);
+        deps.logger.debug('revoked key dropped from the authentication cache');
+      });
+    },
+    async stop() {
+      await unsubscribe?.();
+    },
+  };
+}

@@ -1,0 +1,56 @@
+import { logLevel, parseEnv, port } from '@sbc/config';
+import { z } from 'zod';
+
+const nonNegativeInt = (fallback: number) => z.coerce.number().int().min(0).default(fallback);
+
+const modelList = z
+  .string()
+  .default('')
+  .transform((value) => value.split(',').map((item) => item.trim()).filter(Boolean))
+  .refine((ids) => ids.every((id) => /^[\w.:/-]+$/.test(id)), { message: 'must be a comma-separated list of model ids' });
+
+/** Environment of the simulator; every variable has a default so `npm start` needs none. */
+export const simEnvSchema = z
+  .object({
+    SIM_PORT: port(8090),
+    SIM_HOST: z.string().min(1).default('127.0.0.1'),
+    /** Time to first token. */
+    SIM_LATENCY_MS: nonNegativeInt(20),
+    /** Output pacing; 0 writes as fast as the client reads. */
+    SIM_TOKENS_PER_SECOND: nonNegativeInt(200),
+    /** How long the `sim-slow` model waits before its first byte. */
+    SIM_SLOW_MS: nonNegativeInt(10_000),
+    /** When set, every /v1 call must present it as `Authorization: Bearer` or `x-api-key`. */
+    SIM_API_KEY: z.string().min(1).optional(),
+    /** Extra model ids listed by GET /v1/models (any id is accepted in calls regardless). */
+    SIM_MODELS: modelList,
+    LOG_LEVEL: logLevel,
+  })
+  .transform(
+    (env): SimConfig => ({
+      port: env.SIM_PORT,
+      host: env.SIM_HOST,
+      latencyMs: env.SIM_LATENCY_MS,
+      tokensPerSecond: env.SIM_TOKENS_PER_SECOND,
+      slowMs: env.SIM_SLOW_MS,
+      apiKey: env.SIM_API_KEY,
+      extraModels: env.SIM_MODELS,
+      logLevel: env.LOG_LEVEL,
+    }),
+  );
+
+export interface SimConfig {
+  port: number;
+  host: string;
+  latencyMs: number;
+  tokensPerSecond: number;
+  slowMs: number;
+  apiKey: string | undefined;
+  extraModels: string[];
+  logLevel: string;
+}
+
+/** Parses the simulator's environment once; throws a ConfigError naming every bad variable. */
+export function loadConfig(env: Record<string, string | undefined>): SimConfig {
+  return parseEnv('sim-upstream', simEnvSchema, env);
+}

@@ -1,0 +1,120 @@
+/**
+ * Reduces a request in any of the three dialects to the few facts the simulator answers from: what the user
+ * last said, whether the turn is a tool result, and which tools may be called. Pure; bodies are already
+ * validated at the top level by the routes, so nested parts are read leniently.
+ */
+
+export interface ToolSpec {
+  name: string;
+  /** JSON schema of the arguments (`parameters` / `input_schema`), if given. */
+  schema: unknown;
+}
+
+export interface ToolChoice {
+  mode: 'auto' | 'none' | 'required';
+  /** A specific tool the caller forced. */
+  name?: string;
+}
+
+export interface Conversation {
+  /** Text of the last user turn ('' when there is none). */
+  lastUserText: string;
+  /** Text of the tool result(s) when the last turn is a tool result. */
+  toolResult: string | undefined;
+  tools: ToolSpec[];
+  toolChoice: ToolChoice;
+}
+
+type Json = Record<string, unknown>;
+
+const isObject = (value: unknown): value is Json => value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/** Text of a string, or of the text-bearing parts of a content array (nested tool results included). */
+export function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  const texts: string[] = [];
+  for (const part of content) {
+    if (typeof part === 'string') texts.push(part);
+    else if (isObject(part)) {
+      if (typeof part.text === 'string') texts.push(part.text);
+      else if (part.type === 'tool_result') texts.push(textOf(part.content));
+    }
+  }
+  return texts.join(' ');
+}
+
+function findLast<T>(items: T[], match: (item: T) => boolean): T | undefined {
+  for (let i = items.length - 1; i >= 0; i -= 1) {
+    const item = items[i] as T;
+    if (match(item)) return item;
+  }
+  return undefined;
+}
+
+function lastUserText(items: unknown[]): string {
+  const user = findLast(items, (item) => isObject(item) && item.role === 'user');
+  return isObject(user) ? textOf(user.content) : '';
+}
+
+/** Tool choice from the chat / Responses spelling (`"required"`, `{type:"function", function:{name}}` or `{type:"function", name}`). */
+function openAiToolChoice(choice: unknown): ToolChoice {
+  if (choice === 'none' || choice === 'required' || choice === 'auto') return { mode: choice };
+  if (isObject(choice) && choice.type === 'function') {
+    const name = isObject(choice.function) ? choice.function.name : choice.name;
+    if (typeof name === 'string') return { mode: 'required', name };
+  }
+  return { mode: 'auto' };
+}
+
+export function fromChatCompletions(body: { messages: unknown[]; tools?: unknown; tool_choice?: unknown }): Conversation {
+  const last = body.messages[body.messages.length - 1];
+  const tools: ToolSpec[] = [];
+  for (const tool of Array.isArray(body.tools) ? body.tools : []) {
+    if (isObject(tool) && tool.type === 'function' && isObject(tool.function) && typeof tool.function.name === 'string') {
+      tools.push({ name: tool.function.name, schema: tool.function.parameters });
+    }
+  }
+  return {
+    lastUserText: lastUserText(body.messages),
+    toolResult: isObject(last) && last.role === 'tool' ? textOf(last.content) : undefined,
+    tools,
+    toolChoice: openAiToolChoice(body.tool_choice),
+  };
+}
+
+export function fromResponses(body: { input: string | unknown[]; tools?: unknown; tool_choice?: unknown }): Conversation {
+  const items = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
+  const last = items[items.length - 1];
+  const tools: ToolSpec[] = [];
+  for (const tool of Array.isArray(body.tools) ? body.tools : []) {
+    if (isObject(tool) && tool.type === 'function' && typeof tool.name === 'string') tools.push({ name: tool.name, schema: tool.parameters });
+  }
+  let toolResult: string | undefined;
+  if (isObject(last) && last.type === 'function_call_output') {
+    toolResult = typeof last.output === 'string' ? last.output : textOf(last.output);
+  }
+  return { lastUserText: lastUserText(items), toolResult, tools, toolChoice: openAiToolChoice(body.tool_choice) };
+}
+
+export function fromMessages(body: { messages: unknown[]; tools?: unknown; tool_choice?: unknown }): Conversation {
+  const last = body.messages[body.messages.length - 1];
+  let toolResult: string | undefined;
+  if (isObject(last) && last.role === 'user' && Array.isArray(last.content)) {
+    const results = last.content.filter((block) => isObject(block) && block.type === 'tool_result');
+    if (results.length > 0) toolResult = results.map((block) => textOf((block as Json).content)).join(' ');
+  }
+  const tools: ToolSpec[] = [];
+  for (const tool of Array.isArray(body.tools) ? body.tools : []) {
+    // Custom (client) tools carry an input_schema; versioned server tools (web_search_…) are never called.
+    if (isObject(tool) && typeof tool.name === 'string' && isObject(tool.input_schema)) tools.push({ name: tool.name, schema: tool.input_schema });
+  }
+  const choice = body.tool_choice;
+  let toolChoice: ToolChoice = { mode: 'auto' };
+  if (isObject(choice)) {
+    if (choice.type === 'none') toolChoice = { mode: 'none' };
+    else if (choice.type === 'any') toolChoice = { mode: 'required' };
+    else if (choice.type === 'tool' && typeof choice.name === 'string') toolChoice = { mode: 'required', name: choice.name };
+  }
+  return { lastUserText: lastUserText(body.messages), toolResult, tools, toolChoice };
+}

@@ -1,0 +1,89 @@
+import type { Conversation } from './conversation';
+import { exampleArguments, planReply } from './reply';
+
+const ask = (lastUserText: string, extra: Partial<Conversation> = {}): Conversation => ({
+  lastUserText,
+  toolResult: undefined,
+  tools: [],
+  toolChoice: { mode: 'auto' },
+  ...extra,
+});
+const noLimits = { maxTokens: undefined, stop: [] };
+const weatherTool = { name: 'get_weather', schema: { type: 'object', properties: { city: { type: 'string' } } } };
+
+describe('planReply', () => {
+  it('answers the same conversation with the same pieces, naming the prompt and saying it is simulated', () => {
+    const first = planReply(ask('hello there, simulator'), noLimits);
+    expect(first).toEqual(planReply(ask('hello there, simulator'), noLimits));
+    expect(first).toMatchObject({ kind: 'text', finish: 'end', stopSequence: null });
+    expect(first.pieces.join('')).toBe('Simulated reply to: hello there, simulator');
+    expect(first.pieces).toHaveLength(6);
+  });
+
+  it('never emits more pieces than the token limit and says the reply was cut', () => {
+    const plan = planReply(ask('one two three four five'), { maxTokens: 2, stop: [] });
+    expect(plan).toMatchObject({ kind: 'text', finish: 'length', pieces: ['Simulated', ' reply'] });
+    expect(planReply(ask('x'), { maxTokens: 0, stop: [] })).toMatchObject({ pieces: [], finish: 'length' });
+  });
+
+  it('ends the text before the earliest stop sequence and reports which one matched', () => {
+    const plan = planReply(ask('alpha beta gamma'), { maxTokens: undefined, stop: ['gamma', 'beta'] });
+    expect(plan).toMatchObject({ kind: 'text', finish: 'stop_sequence', stopSequence: 'beta' });
+    expect(plan.pieces.join('')).toBe('Simulated reply to: alpha ');
+  });
+
+  it('lets the token limit win when it comes before the stop sequence', () => {
+    const plan = planReply(ask('alpha beta gamma'), { maxTokens: 2, stop: ['gamma'] });
+    expect(plan).toMatchObject({ finish: 'length', stopSequence: null });
+  });
+
+  it('pads to exactly N pieces when asked with sim-tokens:N', () => {
+    const plan = planReply(ask('sim-tokens:50 go'), noLimits);
+    expect(plan.pieces).toHaveLength(50);
+    expect(plan.pieces[49]).toBe(' filler-50');
+  });
+
+  it('calls the first declared tool for a weather question, with arguments built from its schema', () => {
+    const plan = planReply(ask("What's the weather in Oslo?", { tools: [weatherTool] }), noLimits);
+    expect(plan).toMatchObject({ kind: 'tool', name: 'get_weather', arguments: '{"city":"simulated city"}' });
+    expect(plan.pieces.join('')).toBe('{"city":"simulated city"}');
+  });
+
+  it('obeys tool_choice: none forbids a call, required or a named tool forces one', () => {
+    const other = { name: 'lookup', schema: {} };
+    expect(planReply(ask('weather?', { tools: [weatherTool], toolChoice: { mode: 'none' } }), noLimits).kind).toBe('text');
+    expect(planReply(ask('hi', { tools: [weatherTool], toolChoice: { mode: 'required' } }), noLimits)).toMatchObject({ name: 'get_weather' });
+    expect(planReply(ask('hi', { tools: [weatherTool, other], toolChoice: { mode: 'required', name: 'lookup' } }), noLimits)).toMatchObject({
+      name: 'lookup',
+      arguments: '{}',
+    });
+  });
+
+  it('never cuts a tool call mid-JSON: a call that does not fit the limit becomes a cut text reply', () => {
+    const plan = planReply(ask('weather please', { tools: [weatherTool] }), { maxTokens: 1, stop: [] });
+    expect(plan).toMatchObject({ kind: 'text', finish: 'length', pieces: ['Simulated'] });
+  });
+
+  it('answers a tool result with text that mentions the result', () => {
+    const plan = planReply(ask('weather?', { tools: [weatherTool], toolResult: '21 degrees and sunny' }), noLimits);
+    expect(plan.kind).toBe('text');
+    expect(plan.pieces.join('')).toBe('Simulated reply using the tool result: 21 degrees and sunny');
+  });
+});
+
+describe('exampleArguments', () => {
+  it('gives one deterministic value per property, by type and enum', () => {
+    const schema = {
+      properties: {
+        name: { type: 'string' },
+        unit: { type: 'string', enum: ['c', 'f'] },
+        count: { type: 'integer' },
+        exact: { type: 'boolean' },
+        tags: { type: 'array' },
+        where: { type: 'object', properties: { lat: { type: 'number' } } },
+      },
+    };
+    expect(exampleArguments(schema)).toEqual({ name: 'simulated name', unit: 'c', count: 1, exact: true, tags: [], where: { lat: 1 } });
+    expect(exampleArguments(undefined)).toEqual({});
+  });
+});

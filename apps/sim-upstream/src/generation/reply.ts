@@ -1,0 +1,160 @@
+import type { Conversation, ToolSpec } from './conversation';
+import { chunkText, splitIntoPieces } from './tokens';
+
+/**
+ * Decides what the simulator says. Deterministic: the same conversation and limits always give the same
+ * pieces, so tests can assert content and token counts.
+ *
+ * Triggers (in the last user message):
+ * - the word "weather" or the marker `sim:tool`, when the request declares function tools: call a tool;
+ *   `tool_choice` required/any/named forces a call, `none` forbids it;
+ * - `sim-tokens:<N>`: the text reply has exactly N pieces (padded with numbered filler words).
+ */
+
+export type TextFinish = 'end' | 'length' | 'stop_sequence';
+
+export interface TextReply {
+  kind: 'text';
+  /** Output pieces, one token each; joined they form the reply text. */
+  pieces: string[];
+  finish: TextFinish;
+  /** The stop sequence that ended the reply, when `finish` is `stop_sequence`. */
+  stopSequence: string | null;
+}
+
+export interface ToolReply {
+  kind: 'tool';
+  name: string;
+  /** Argument JSON, as a string. */
+  arguments: string;
+  /** Argument JSON in delta slices, one token each. */
+  pieces: string[];
+}
+
+export type ReplyPlan = TextReply | ToolReply;
+
+export interface ReplyLimits {
+  /** Most output tokens allowed; undefined means no limit. */
+  maxTokens: number | undefined;
+  stop: string[];
+}
+
+const PROMPT_WORDS = 12;
+const MAX_FILLER_TOKENS = 100_000;
+const ARGUMENT_SLICE_CHARS = 8;
+
+function firstWords(text: string, count = PROMPT_WORDS): string {
+  const words = text.trim().split(/\s+/).filter(Boolean);
+  return words.slice(0, count).join(' ') + (words.length > count ? ' …' : '');
+}
+
+/** Deterministic arguments for a tool from its JSON schema: one value per declared property. */
+export function exampleArguments(schema: unknown): Record<string, unknown> {
+  const args: Record<string, unknown> = {};
+  const properties = (schema as { properties?: unknown } | null)?.properties;
+  if (properties === null || typeof properties !== 'object') return args;
+  for (const [key, property] of Object.entries(properties as Record<string, unknown>)) {
+    args[key] = exampleValue(key, property);
+  }
+  return args;
+}
+
+function exampleValue(key: string, property: unknown): unknown {
+  const spec = (property ?? {}) as { type?: unknown; enum?: unknown };
+  if (Array.isArray(spec.enum) && spec.enum.length > 0) return spec.enum[0];
+  const type = Array.isArray(spec.type) ? spec.type[0] : spec.type;
+  switch (type) {
+    case 'string':
+      return `simulated ${key}`;
+    case 'integer':
+    case 'number':
+      return 1;
+    case 'boolean':
+      return true;
+    case 'array':
+      return [];
+    case 'object':
+      return exampleArguments(property);
+    default:
+      return null;
+  }
+}
+
+function chooseTool(conversation: Conversation): ToolSpec | undefined {
+  const { tools, toolChoice, toolResult, lastUserText } = conversation;
+  if (tools.length === 0 || toolChoice.mode === 'none' || toolResult !== undefined) return undefined;
+  if (toolChoice.name !== undefined) return tools.find((tool) => tool.name === toolChoice.name) ?? tools[0];
+  if (toolChoice.mode === 'required') return tools[0];
+  return /\bweather\b/i.test(lastUserText) || lastUserText.includes('sim:tool') ? tools[0] : undefined;
+}
+
+function replyText(conversation: Conversation): string {
+  if (conversation.toolResult !== undefined) {
+    return `Simulated reply using the tool result: ${firstWords(conversation.toolResult) || '(empty)'}`;
+  }
+  const prompt = firstWords(conversation.lastUserText);
+  return prompt ? `Simulated reply to: ${prompt}` : 'Simulated reply to an empty prompt.';
+}
+
+function requestedLength(text: string): number | undefined {
+  const match = /sim-tokens:(\d+)/.exec(text);
+  return match ? Math.min(Number(match[1]), MAX_FILLER_TOKENS) : undefined;
+}
+
+/** Pieces covering exactly the first `chars` characters of the joined pieces (the last one may be cut). */
+function piecesUpTo(pieces: string[], chars: number): string[] {
+  const kept: string[] = [];
+  let used = 0;
+  for (const piece of pieces) {
+    if (used >= chars) break;
+    const part = piece.slice(0, chars - used);
+    kept.push(part);
+    used += part.length;
+  }
+  return kept;
+}
+
+export function planReply(conversation: Conversation, limits: ReplyLimits): ReplyPlan {
+  const tool = chooseTool(conversation);
+  if (tool) {
+    const json = JSON.stringify(exampleArguments(tool.schema));
+    const pieces = chunkText(json, ARGUMENT_SLICE_CHARS);
+    // A call is never cut mid-JSON: when it cannot fit the limit, the (cut) text reply is sent instead.
+    if (limits.maxTokens === undefined || pieces.length <= limits.maxTokens) {
+      return { kind: 'tool', name: tool.name, arguments: json, pieces };
+    }
+  }
+
+  let pieces = splitIntoPieces(replyText(conversation));
+  const length = requestedLength(conversation.lastUserText);
+  if (length !== undefined) {
+    pieces = pieces.slice(0, length);
+    for (let i = pieces.length; i < length; i += 1) pieces.push(` filler-${i + 1}`);
+  }
+
+  let finish: TextFinish = 'end';
+  let stopSequence: string | null = null;
+  const text = pieces.join('');
+  let cutAt = Infinity;
+  for (const stop of limits.stop) {
+    const at = stop ? text.indexOf(stop) : -1;
+    if (at >= 0 && at < cutAt) {
+      cutAt = at;
+      stopSequence = stop;
+    }
+  }
+  if (stopSequence !== null) {
+    pieces = piecesUpTo(pieces, cutAt);
+    finish = 'stop_sequence';
+  }
+  if (limits.maxTokens !== undefined && pieces.length > limits.maxTokens) {
+    pieces = pieces.slice(0, limits.maxTokens);
+    finish = 'length';
+    stopSequence = null;
+  }
+  return { kind: 'text', pieces, finish, stopSequence };
+}
+
+export function replyOutputTokens(plan: ReplyPlan): number {
+  return plan.pieces.length;
+}

@@ -1,0 +1,104 @@
+import type { RequestHandler } from 'express';
+import { fromChatCompletions } from '../generation/conversation';
+import { planReply, type ReplyPlan } from '../generation/reply';
+import { estimateInputTokens } from '../generation/tokens';
+import { newId, unixSeconds } from '../wire/ids';
+import { waitForWholeReply } from '../wire/pacing';
+import { chatRequestSchema, parseRequest } from '../wire/requests';
+import { beginCall, streamReply, type RouteDeps } from './call';
+
+/** OpenAI Chat Completions: `POST /v1/chat/completions` (dialects.md §2). */
+
+const FINGERPRINT = 'fp_sim_upstream';
+
+interface Head {
+  id: string;
+  created: number;
+  model: string;
+}
+
+function finishReason(plan: ReplyPlan): 'stop' | 'length' | 'tool_calls' {
+  if (plan.kind === 'tool') return 'tool_calls';
+  return plan.finish === 'length' ? 'length' : 'stop';
+}
+
+export function chatUsage(promptTokens: number, completionTokens: number) {
+  return {
+    prompt_tokens: promptTokens,
+    completion_tokens: completionTokens,
+    total_tokens: promptTokens + completionTokens,
+    prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+    completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+  };
+}
+
+function completion(head: Head, plan: ReplyPlan, callId: string, usage: ReturnType<typeof chatUsage>) {
+  const message =
+    plan.kind === 'tool'
+      ? {
+          role: 'assistant',
+          content: null,
+          refusal: null,
+          annotations: [],
+          tool_calls: [{ id: callId, type: 'function', function: { name: plan.name, arguments: plan.arguments } }],
+        }
+      : { role: 'assistant', content: plan.pieces.join(''), refusal: null, annotations: [] };
+  return {
+    ...head,
+    object: 'chat.completion',
+    choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason(plan) }],
+    usage,
+    service_tier: 'default',
+    system_fingerprint: FINGERPRINT,
+  };
+}
+
+export function chatCompletionsRoute(deps: RouteDeps): RequestHandler {
+  return async (req, res) => {
+    const body = parseRequest(chatRequestSchema, req.body, 'openai');
+    const call = await beginCall(body.model, 'openai', res, deps);
+    if (!call) return;
+    const stop = body.stop == null ? [] : typeof body.stop === 'string' ? [body.stop] : body.stop;
+    const plan = planReply(fromChatCompletions(body), { maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined, stop });
+    const usage = chatUsage(estimateInputTokens(body.messages, body.tools), plan.pieces.length);
+    const head: Head = { id: newId('chatcmpl-'), created: unixSeconds(), model: body.model };
+    const callId = newId('call_');
+
+    if (!body.stream) {
+      if (await waitForWholeReply(deps.timing, plan.pieces.length, call.signal)) res.json(completion(head, plan, callId, usage));
+      return;
+    }
+
+    const includeUsage = body.stream_options?.include_usage === true;
+    await streamReply(res, call.signal, deps, async (sse, pacer) => {
+      const chunk = (delta: object, finish: string | null) =>
+        sse.send(undefined, {
+          ...head,
+          object: 'chat.completion.chunk',
+          system_fingerprint: FINGERPRINT,
+          service_tier: 'default',
+          choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+          ...(includeUsage ? { usage: null } : {}),
+        });
+
+      // Nothing but headers goes out before the first token is due.
+      if (!(await pacer.beforeToken(0))) return;
+      if (!(await chunk({ role: 'assistant', content: plan.kind === 'tool' ? null : '', refusal: null }, null))) return;
+      if (plan.kind === 'tool') {
+        const start = { index: 0, id: callId, type: 'function', function: { name: plan.name, arguments: '' } };
+        if (!(await chunk({ tool_calls: [start] }, null))) return;
+      }
+      for (const [index, piece] of plan.pieces.entries()) {
+        if (!(await pacer.beforeToken(index))) return;
+        const delta = plan.kind === 'tool' ? { tool_calls: [{ index: 0, function: { arguments: piece } }] } : { content: piece };
+        if (!(await chunk(delta, null))) return;
+      }
+      if (!(await chunk({}, finishReason(plan)))) return;
+      if (includeUsage) {
+        const usageChunk = { ...head, object: 'chat.completion.chunk', system_fingerprint: FINGERPRINT, choices: [], usage };
+        if (!(await sse.send(undefined, usageChunk))) return;
+      }
+      await sse.sendRaw('[DONE]');
+    });
+  };
+}

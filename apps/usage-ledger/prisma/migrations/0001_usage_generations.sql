@@ -1,0 +1,27 @@
+CREATE TABLE usage_generations (
+  request_id         text PRIMARY KEY,
+  account_id         text NOT NULL,
+  user_id            text,
+  key_id             text,
+  org_id             text,
+  model              text NOT NULL,
+  upstream           text,
+  provider           text,
+  dialect_in         text,
+  dialect_out        text,
+  route              text,
+  tokens_prompt      bigint NOT NULL DEFAULT 0,
+  tokens_completion  bigint NOT NULL DEFAULT 0,
+  cache_read         bigint NOT NULL DEFAULT 0,
+  cache_write        bigint NOT NULL DEFAULT 0,
+  total_cost_usd     numeric(18, 9) NOT NULL DEFAULT 0,
+  cache_discount_usd numeric(18, 9) NOT NULL DEFAULT 0,
+  credits_charged    numeric(18, 6) NOT NULL DEFAULT 0,
+  is_byok            boolean NOT NULL DEFAULT false,
+  status             integer NOT NULL,
+  latency_ms         integer,
+  ttft_ms            integer,
+  session_id         text,
+  ts                 timestamptz(3) NOT NULL
+);
+CREATE INDEX usage_generations_account_id_ts_idx ON usage_generations (account_id, ts DESC);

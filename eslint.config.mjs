@@ -1,0 +1,27 @@
+import nx from '@nx/eslint-plugin';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['**/node_modules/**', '**/dist/**', '**/.data/**', 'libs/proto/src/gen/**', 'apps/*/src/generated/**', '**/*.js', '**/*.mjs'] },
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    plugins: { '@nx': nx },
+    rules: {
+      '@nx/enforce-module-boundaries': [
+        'error',
+        {
+          allow: ['@sbc/proto/*'],
+          depConstraints: [
+            { sourceTag: 'type:composition', onlyDependOnLibsWithTags: ['type:app', 'type:core', 'type:plumbing'] },
+            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:core', 'type:plumbing'] },
+            { sourceTag: 'type:plumbing', onlyDependOnLibsWithTags: ['type:core', 'type:plumbing'] },
+            { sourceTag: 'type:core', onlyDependOnLibsWithTags: ['type:core'] },
+          ],
+        },
+      ],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-restricted-syntax': ['error', { selector: 'ExportDefaultDeclaration', message: 'Use named exports.' }],
+    },
+  },
+);

@@ -1,0 +1,14 @@
+// `npm test`: every project's tests in one Jest run, closed by a plain "N passed, N failed" line.
+const { readdirSync, existsSync } = require('node:fs');
+const path = require('node:path');
+
+const projects = ['apps', 'libs'].flatMap((dir) =>
+  readdirSync(path.join(__dirname, dir))
+    .map((name) => path.join(__dirname, dir, name, 'jest.config.js'))
+    .filter((file) => existsSync(file)),
+);
+
+module.exports = {
+  projects,
+  reporters: ['default', path.join(__dirname, 'tools/jest/summary-reporter.js')],
+};

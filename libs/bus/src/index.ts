@@ -1,0 +1,19 @@
+export { backoffDelay, type BackoffOptions } from './backoff';
+export { createBatchingProducer, type BatchingOptions, type SendBatch } from './batching-producer';
+export { createBus, type Bus, type BusOptions } from './create-bus';
+export { BusBufferFullError, BusClosedError } from './errors';
+export { createInProcessBus, type InProcessBusOptions } from './in-process-bus';
+export { createKafkaConsumer, type KafkaConsumerOptions } from './kafka-consumer';
+export { createKafkaProducer } from './kafka-producer';
+export type {
+  EventConsumer,
+  EventHandler,
+  EventProducer,
+  IncomingMessage,
+  MessageHeaders,
+  OutgoingMessage,
+  ProducerStats,
+  QueuedMessage,
+  SubscribeOptions,
+  Subscription,
+} from './types';

@@ -1,0 +1,52 @@
+/**
+ * Lua run inside Redis so that read-modify-write steps are atomic across every replica. Both scripts touch
+ * only the key they declare, so they stay valid on Redis Cluster.
+ */
+
+/**
+ * KEYS[1] counter; ARGV[1] amount; ARGV[2] ttl ms (0 = none). The TTL is set only when INCRBY creates the key,
+ * which a plain `INCRBY` + `PEXPIRE NX` pair could not do atomically on Redis < 7.
+ */
+export const INCR_BY_LUA = `
+local existed = redis.call('EXISTS', KEYS[1])
+local value = redis.call('INCRBY', KEYS[1], ARGV[1])
+local ttl = tonumber(ARGV[2])
+if existed == 0 and ttl > 0 then
+  redis.call('PEXPIRE', KEYS[1], ttl)
+end
+return value
+`;
+
+/**
+ * KEYS[1] window hash {cell, prev, cur}; ARGV limit, windowMs, cost. Time comes from the Redis server so every
+ * replica agrees on cell edges whatever its own clock says. Returns {allowed, previous, current-before-hit,
+ * elapsedMs}; sliding-window.ts turns those into the result. The `weighted` line must stay in step with
+ * `weightedCount` there (same operands, same order), so both adapters decide identically.
+ */
+export const SLIDING_WINDOW_LUA = `
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local cost = tonumber(ARGV[3])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local cell = math.floor(now / window)
+local elapsed = now - cell * window
+local state = redis.call('HMGET', KEYS[1], 'cell', 'prev', 'cur')
+local storedCell = tonumber(state[1])
+local prev = 0
+local cur = 0
+if storedCell == cell then
+  prev = tonumber(state[2]) or 0
+  cur = tonumber(state[3]) or 0
+elseif storedCell == cell - 1 then
+  prev = tonumber(state[3]) or 0
+end
+local weighted = prev * (window - elapsed) / window + cur
+local allowed = 0
+if weighted + cost <= limit then
+  allowed = 1
+  redis.call('HSET', KEYS[1], 'cell', cell, 'prev', prev, 'cur', cur + cost)
+  redis.call('PEXPIRE', KEYS[1], window * 2)
+end
+return {allowed, prev, cur, elapsed}
+`;

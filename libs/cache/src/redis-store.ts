@@ -1,0 +1,86 @@
+import { Redis } from 'ioredis';
+import { createLogger, type Logger } from '@sbc/logging';
+import { INCR_BY_LUA, SLIDING_WINDOW_LUA } from './redis-scripts';
+import { validateAmount, validateTtl, type SharedStore } from './shared-store';
+import { evaluateSlidingWindow, validateWindowOptions } from './sliding-window';
+
+export interface RedisStoreOptions {
+  /** Prepended to every key (ioredis `keyPrefix`), e.g. `sbc:` or a per-test-run prefix. */
+  keyPrefix?: string;
+  /**
+   * A command that gets no reply within this many ms fails instead of stalling the hot path; the caller
+   * decides whether that means fail-open or fail-closed. Default 1000.
+   */
+  commandTimeoutMs?: number;
+  logger?: Logger;
+}
+
+/** The two Lua commands registered with `defineCommand`; ioredis adds them at run time, typed here. */
+type ScriptedRedis = Redis & {
+  sbcIncrBy(key: string, amount: number, ttlMs: number): Promise<number>;
+  sbcSlidingWindow(key: string, limit: number, windowMs: number, cost: number): Promise<[number, number, number, number]>;
+};
+
+export function createRedisStore(url: string, options: RedisStoreOptions = {}): SharedStore {
+  const logger = options.logger ?? createLogger({ service: 'cache' });
+  const client = new Redis(url, {
+    keyPrefix: options.keyPrefix ?? '',
+    commandTimeout: options.commandTimeoutMs ?? 1000,
+    // Queue commands across a short blip, but give up after a couple of reconnect attempts rather than
+    // letting requests pile up behind a dead server.
+    maxRetriesPerRequest: 2,
+    connectionName: 'sbc-cache',
+  });
+  // ioredis emits connection errors as events; without a listener they would be silent, with one they are
+  // logged once per reconnect attempt (its backoff caps the rate).
+  client.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis store connection error'));
+  client.defineCommand('sbcIncrBy', { numberOfKeys: 1, lua: INCR_BY_LUA });
+  client.defineCommand('sbcSlidingWindow', { numberOfKeys: 1, lua: SLIDING_WINDOW_LUA });
+  const redis = client as ScriptedRedis;
+
+  return {
+    async get(key) {
+      return redis.get(key);
+    },
+
+    async set(key, value, ttlMs) {
+      const ttl = validateTtl(ttlMs);
+      if (ttl === undefined) await redis.set(key, value);
+      else await redis.set(key, value, 'PX', ttl);
+    },
+
+    async del(key) {
+      await redis.del(key);
+    },
+
+    async incrBy(key, amount, ttlMs) {
+      validateAmount(amount);
+      return Number(await redis.sbcIncrBy(key, amount, validateTtl(ttlMs) ?? 0));
+    },
+
+    async getMany(keys) {
+      if (keys.length === 0) return []; // MGET with no keys is a Redis syntax error
+      return redis.mget(...keys);
+    },
+
+    async slidingWindowHit(key, hitOptions) {
+      const opts = validateWindowOptions(hitOptions);
+      const [, previous, current, elapsedMs] = await redis.sbcSlidingWindow(key, opts.limit, opts.windowMs, opts.cost);
+      return evaluateSlidingWindow(opts, { previous: Number(previous), current: Number(current), elapsedMs: Number(elapsedMs) });
+    },
+
+    async close() {
+      await closeRedis(redis);
+    },
+  };
+}
+
+/** QUIT lets queued replies arrive; on a connection that is not up, QUIT would wait for it, so just drop it. */
+export async function closeRedis(redis: Redis): Promise<void> {
+  if (redis.status === 'end') return;
+  if (redis.status !== 'ready') {
+    redis.disconnect();
+    return;
+  }
+  await redis.quit().catch(() => redis.disconnect());
+}

@@ -1,0 +1,201 @@
+import { randomUUID } from 'node:crypto';
+import { testBackends } from '@sbc/testing';
+import { Redis } from 'ioredis';
+import { createMemoryStore } from './memory-store';
+import { createRedisStore } from './redis-store';
+import type { SharedStore } from './shared-store';
+
+/**
+ * One contract for every SharedStore: the memory adapter always, Redis when the run has one. Keys live under a
+ * random prefix per run so parallel runs against one Redis never see each other's counters.
+ */
+const redisUrl = testBackends().redisUrl;
+const runPrefix = `sbc-test:${randomUUID()}:`;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Waits until `offsetMs` into the next cell of `windowMs`, so a test starts at a known point of the window. */
+async function alignToCell(windowMs: number, offsetMs: number): Promise<void> {
+  const now = Date.now();
+  await sleep(Math.floor(now / windowMs) * windowMs + windowMs + offsetMs - now);
+}
+
+function storeContract(makeStore: () => SharedStore): void {
+  let store: SharedStore;
+  let n = 0;
+  const key = (name: string) => `${name}:${++n}`;
+
+  beforeAll(() => {
+    store = makeStore();
+  });
+  afterAll(async () => {
+    await store.close();
+  });
+
+  describe('strings', () => {
+    it('a value that was set is read back until it is deleted', async () => {
+      const k = key('s');
+      expect(await store.get(k)).toBeNull();
+      await store.set(k, 'v1');
+      expect(await store.get(k)).toBe('v1');
+      await store.set(k, 'v2');
+      expect(await store.get(k)).toBe('v2');
+      await store.del(k);
+      expect(await store.get(k)).toBeNull();
+    });
+
+    it('a value set with a ttl disappears after it', async () => {
+      const k = key('ttl');
+      await store.set(k, 'v', 80);
+      expect(await store.get(k)).toBe('v');
+      await sleep(160);
+      expect(await store.get(k)).toBeNull();
+    });
+
+    it('getMany returns values in key order with null for missing and expired keys', async () => {
+      const [a, b, c, d] = [key('m'), key('m'), key('m'), key('m')];
+      await store.set(a, 'A');
+      await store.set(c, 'C');
+      await store.set(d, 'D', 50);
+      await sleep(120);
+      expect(await store.getMany([a, b, c, d])).toEqual(['A', null, 'C', null]);
+      expect(await store.getMany([])).toEqual([]);
+    });
+
+    it('a non-positive ttl is refused', async () => {
+      await expect(store.set(key('bad'), 'v', 0)).rejects.toThrow(RangeError);
+      await expect(store.incrBy(key('bad'), 1, -5)).rejects.toThrow(RangeError);
+    });
+  });
+
+  describe('incrBy', () => {
+    it('creates, adds and subtracts, returning the new value', async () => {
+      const k = key('c');
+      expect(await store.incrBy(k, 5)).toBe(5);
+      expect(await store.incrBy(k, -2)).toBe(3);
+      expect(await store.get(k)).toBe('3');
+    });
+
+    it('concurrent increments are never lost', async () => {
+      const k = key('c');
+      await Promise.all(Array.from({ length: 100 }, () => store.incrBy(k, 3)));
+      expect(await store.get(k)).toBe('300');
+    });
+
+    it('the ttl is set by the increment that creates the key and not extended by later ones', async () => {
+      const k = key('c');
+      await store.incrBy(k, 1, 100);
+      await store.incrBy(k, 1, 60_000);
+      expect(await store.get(k)).toBe('2');
+      await sleep(200);
+      expect(await store.get(k)).toBeNull();
+      expect(await store.incrBy(k, 1, 60_000)).toBe(1); // a new period starts from zero
+    });
+
+    it('a fractional amount and a non-integer value are refused', async () => {
+      const k = key('c');
+      await expect(store.incrBy(k, 1.5)).rejects.toThrow(RangeError);
+      await store.set(k, 'not a number');
+      await expect(store.incrBy(k, 1)).rejects.toThrow(/not an integer/);
+    });
+  });
+
+  describe('slidingWindowHit', () => {
+    // An hour-long window: a test takes milliseconds, so crossing a cell edge mid-test is vanishingly rare.
+    const hour = 3_600_000;
+
+    it('allows up to the limit, then refuses without counting the refused hit', async () => {
+      const k = key('w');
+      const results = [];
+      for (let i = 0; i < 6; i++) results.push(await store.slidingWindowHit(k, { limit: 5, windowMs: hour }));
+      expect(results.map((r) => r.allowed)).toEqual([true, true, true, true, true, false]);
+      expect(results.map((r) => r.remaining)).toEqual([4, 3, 2, 1, 0, 0]);
+      const last = results[5]!;
+      expect(last.limit).toBe(5);
+      expect(last.resetMs).toBeGreaterThan(0);
+      expect(last.resetMs).toBeLessThanOrEqual(hour);
+      expect(last.retryAfterMs).toBeGreaterThan(0);
+      // A cost-0 hit reads the window: still 0 remaining, so the refused hits were not counted.
+      expect(await store.slidingWindowHit(k, { limit: 5, windowMs: hour, cost: 0 })).toMatchObject({ allowed: true, remaining: 0 });
+    });
+
+    it('a hit with a cost consumes that many units and is refused when they do not fit', async () => {
+      const k = key('w');
+      expect(await store.slidingWindowHit(k, { limit: 10, windowMs: hour, cost: 7 })).toMatchObject({ allowed: true, remaining: 3 });
+      expect(await store.slidingWindowHit(k, { limit: 10, windowMs: hour, cost: 4 })).toMatchObject({ allowed: false, remaining: 3 });
+      expect(await store.slidingWindowHit(k, { limit: 10, windowMs: hour, cost: 3 })).toMatchObject({ allowed: true, remaining: 0 });
+    });
+
+    it('concurrent hits never admit more than the limit', async () => {
+      const k = key('w');
+      const results = await Promise.all(Array.from({ length: 60 }, () => store.slidingWindowHit(k, { limit: 25, windowMs: hour })));
+      expect(results.filter((r) => r.allowed)).toHaveLength(25);
+    });
+
+    it('keys are independent', async () => {
+      const a = key('w');
+      const b = key('w');
+      await store.slidingWindowHit(a, { limit: 1, windowMs: hour });
+      expect((await store.slidingWindowHit(a, { limit: 1, windowMs: hour })).allowed).toBe(false);
+      expect((await store.slidingWindowHit(b, { limit: 1, windowMs: hour })).allowed).toBe(true);
+    });
+
+    it("the previous cell counts in proportion to its overlap with the window, then drops out", async () => {
+      const windowMs = 1000;
+      const k = key('w');
+      await alignToCell(windowMs, 20);
+      for (let i = 0; i < 10; i++) expect((await store.slidingWindowHit(k, { limit: 10, windowMs })).allowed).toBe(true);
+      expect((await store.slidingWindowHit(k, { limit: 10, windowMs })).allowed).toBe(false);
+      // Half way through the next cell the 10 earlier hits weigh ~5, leaving room for ~5 more (4..6 allows for
+      // timer jitter of a few tens of ms either side of the midpoint).
+      await alignToCell(windowMs, 500);
+      let admitted = 0;
+      for (let i = 0; i < 10; i++) if ((await store.slidingWindowHit(k, { limit: 10, windowMs })).allowed) admitted++;
+      expect(admitted).toBeGreaterThanOrEqual(4);
+      expect(admitted).toBeLessThanOrEqual(6);
+      // Two cells later neither counted cell overlaps the window any more.
+      await sleep(2 * windowMs);
+      const fresh = await store.slidingWindowHit(k, { limit: 10, windowMs, cost: 0 });
+      expect(fresh.remaining).toBe(10);
+    });
+
+    it('invalid limits, windows and costs are refused', async () => {
+      await expect(store.slidingWindowHit(key('w'), { limit: 0, windowMs: 1000 })).rejects.toThrow(RangeError);
+      await expect(store.slidingWindowHit(key('w'), { limit: 5, windowMs: 1.5 })).rejects.toThrow(RangeError);
+      await expect(store.slidingWindowHit(key('w'), { limit: 5, windowMs: 1000, cost: -1 })).rejects.toThrow(RangeError);
+    });
+  });
+}
+
+afterAll(async () => {
+  if (!redisUrl) return;
+  // Leave the shared Redis as we found it: drop everything this run wrote under its prefix.
+  const redis = new Redis(redisUrl);
+  for await (const keys of redis.scanStream({ match: `${runPrefix}*`, count: 500 })) {
+    if ((keys as string[]).length > 0) await redis.del(...(keys as string[]));
+  }
+  await redis.quit();
+});
+
+describe('SharedStore contract: memory', () => {
+  storeContract(() => createMemoryStore());
+});
+
+(redisUrl ? describe : describe.skip)('SharedStore contract: redis', () => {
+  storeContract(() => createRedisStore(redisUrl!, { keyPrefix: runPrefix }));
+});
+
+(redisUrl ? describe : describe.skip)('Redis store specifics', () => {
+  it('keys are namespaced by keyPrefix, so two prefixes never share a counter', async () => {
+    const a = createRedisStore(redisUrl!, { keyPrefix: `${runPrefix}a:` });
+    const b = createRedisStore(redisUrl!, { keyPrefix: `${runPrefix}b:` });
+    try {
+      await a.incrBy('shared', 2);
+      await b.incrBy('shared', 5);
+      expect(await a.get('shared')).toBe('2');
+      expect(await b.get('shared')).toBe('5');
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+});

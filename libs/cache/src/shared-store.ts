@@ -1,0 +1,36 @@
+import type { SlidingWindowOptions, SlidingWindowResult } from './sliding-window';
+
+/**
+ * State shared by every edge replica: counters, rate-limit windows and small cached strings. Redis in the
+ * services mode, a Map in embedded mode; both pass one contract suite (shared-store.test.ts), so callers never
+ * branch on which one they hold.
+ */
+export interface SharedStore {
+  get(key: string): Promise<string | null>;
+  /** `ttlMs`, when given, must be positive; without it the value lives until deleted. */
+  set(key: string, value: string, ttlMs?: number): Promise<void>;
+  del(key: string): Promise<void>;
+  /**
+   * Atomically adds an integer `amount` (may be negative) and returns the new value. `ttlMs` is applied only
+   * when this call creates the key, so a counter's expiry is fixed by its first increment (a budget period),
+   * not pushed back by every hit.
+   */
+  incrBy(key: string, amount: number, ttlMs?: number): Promise<number>;
+  /** Values in the order of `keys`; `null` for a missing or expired key. */
+  getMany(keys: readonly string[]): Promise<(string | null)[]>;
+  /** One atomic check-and-count against a sliding window; a refused hit is not counted. */
+  slidingWindowHit(key: string, options: SlidingWindowOptions): Promise<SlidingWindowResult>;
+  close(): Promise<void>;
+}
+
+/** Shared validation so both adapters refuse the same inputs with the same message. */
+export function validateTtl(ttlMs: number | undefined): number | undefined {
+  if (ttlMs === undefined) return undefined;
+  if (!Number.isFinite(ttlMs) || ttlMs <= 0) throw new RangeError(`ttlMs must be a positive number, got ${ttlMs}`);
+  return Math.ceil(ttlMs); // Redis PX takes whole milliseconds
+}
+
+export function validateAmount(amount: number): number {
+  if (!Number.isSafeInteger(amount)) throw new RangeError(`amount must be a safe integer, got ${amount}`);
+  return amount;
+}

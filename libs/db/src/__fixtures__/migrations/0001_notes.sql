@@ -1,0 +1,4 @@
+CREATE TABLE notes (
+  id text PRIMARY KEY,
+  body text NOT NULL
+);

@@ -1,0 +1,78 @@
+import { mkdir } from 'node:fs/promises';
+import { PGlite } from '@electric-sql/pglite';
+import { PrismaPg } from '@prisma/adapter-pg';
+import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
+import { PrismaPGlite } from 'pglite-prisma-adapter';
+import { applyMigrations, readMigrations } from './migrations';
+import { pgliteConnection, postgresConnection, type SqlConnection } from './sql';
+import type { DatabaseTarget } from './target';
+
+/** What every generated Prisma client has; each service passes its own generated class. */
+export interface PrismaLike {
+  $disconnect(): Promise<void>;
+}
+
+export interface OpenDatabaseOptions<Client extends PrismaLike> {
+  service: string;
+  migrationsDir: string;
+  createClient: (adapter: SqlMigrationAwareDriverAdapterFactory) => Client;
+  /** Pool size for PostgreSQL; PGlite is a single connection. */
+  maxConnections?: number;
+}
+
+export interface Database<Client extends PrismaLike> {
+  prisma: Client;
+  sql: SqlConnection;
+  kind: DatabaseTarget['kind'];
+  /** Migrations this open applied (empty when the schema was current). */
+  applied: string[];
+  close(): Promise<void>;
+}
+
+/** Opens a service's database, applies its pending migrations, and returns a Prisma client over it. */
+export async function openDatabase<Client extends PrismaLike>(
+  target: DatabaseTarget,
+  options: OpenDatabaseOptions<Client>,
+): Promise<Database<Client>> {
+  const migrations = await readMigrations(options.migrationsDir);
+  if (target.kind === 'pglite') {
+    if (target.dataDir !== 'memory://') await mkdir(target.dataDir, { recursive: true });
+    const pglite = await PGlite.create(target.dataDir === 'memory://' ? undefined : target.dataDir);
+    const sql = pgliteConnection(pglite);
+    try {
+      const applied = await applyMigrations(sql, options.service, migrations);
+      const prisma = options.createClient(new PrismaPGlite(pglite));
+      return {
+        prisma,
+        sql,
+        kind: 'pglite',
+        applied,
+        async close() {
+          await prisma.$disconnect();
+          await pglite.close();
+        },
+      };
+    } catch (error) {
+      await pglite.close();
+      throw error;
+    }
+  }
+  const sql = await postgresConnection(target.url);
+  try {
+    const applied = await applyMigrations(sql, options.service, migrations);
+    const prisma = options.createClient(new PrismaPg({ connectionString: target.url, max: options.maxConnections ?? 10 }));
+    return {
+      prisma,
+      sql,
+      kind: 'postgres',
+      applied,
+      async close() {
+        await prisma.$disconnect();
+        await sql.close();
+      },
+    };
+  } catch (error) {
+    await sql.close();
+    throw error;
+  }
+}

@@ -1,0 +1,2 @@
+export { healthRoutes } from './health';
+export { listen, type RunningHttpServer } from './listen';

@@ -1,0 +1,40 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { monotonicFactory } from 'ulid';
+
+/** Resource id prefixes (CONTRACTS "Identity"). */
+export type IdPrefix = 'usr' | 'key' | 'org' | 'dev' | 'prj' | 'run' | 'xbj' | 'req' | 'evt' | 'whk' | 'msg';
+
+// Monotonic within a millisecond, so ids minted in one burst still sort in creation order.
+const nextUlid = monotonicFactory();
+
+/** `<prefix>_<ULID>`: unique, and sortable by creation time as plain strings. */
+export function newId(prefix: IdPrefix, now = Date.now()): string {
+  return `${prefix}_${nextUlid(now)}`;
+}
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/**
+ * A credential secret: prefix + 32 base62 characters (~190 bits from the CSPRNG). Rejection sampling keeps
+ * every character equally likely.
+ */
+export function newSecret(prefix: 'sbc' | 'sbs' | 'sbd', length = 32): string {
+  let out = '';
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      if (byte < 248 && out.length < length) out += BASE62[byte % 62];
+    }
+  }
+  return `${prefix}_${out}`;
+}
+
+/** The form a secret is stored and looked up by. */
+export function hashSecret(secret: string): Buffer {
+  return createHash('sha256').update(secret, 'utf8').digest();
+}
+
+/** The display form of a key: prefix, 4 characters, an ellipsis, the last 4 (`sbc_AbCd…WxYz`). */
+export function maskSecret(secret: string): string {
+  const cut = secret.indexOf('_') + 1;
+  return `${secret.slice(0, cut + 4)}…${secret.slice(-4)}`;
+}

@@ -1,0 +1,1 @@
+export { hashSecret, maskSecret, newId, newSecret, type IdPrefix } from './ids';

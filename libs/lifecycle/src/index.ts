@@ -1,0 +1,2 @@
+export { startBackend, type BackendOptions, type RunningBackend } from './backend';
+export { isBundleEntry, runService, type Stoppable } from './run-service';

@@ -1,0 +1,59 @@
+import { ConfigError } from '@sbc/config';
+
+/** Set by tools/build-app.mjs to the app a bundle was built for; undefined when running from sources. */
+declare const SBC_BUNDLE_ENTRY: string | undefined;
+
+/**
+ * True only in the bundle built for `app`. Every app's main.ts is also bundled into apps/embedded, where
+ * `require.main === module` would be true for all of them; the build-time constant tells them apart.
+ */
+export function isBundleEntry(app: string): boolean {
+  return typeof SBC_BUNDLE_ENTRY !== 'undefined' && SBC_BUNDLE_ENTRY === app;
+}
+
+export interface Stoppable {
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs an app as a process: parse config (a bad variable prints every problem and exits 1), start, and on
+ * the first SIGTERM/SIGINT stop gracefully and exit 0. A second signal exits at once with 1.
+ */
+export function runService<Config>(options: {
+  name: string;
+  load: () => Config;
+  start: (config: Config) => Promise<Stoppable>;
+}): void {
+  let config: Config;
+  try {
+    config = options.load();
+  } catch (error) {
+    process.stderr.write(`${error instanceof ConfigError ? error.message : String(error)}\n`);
+    process.exit(1);
+  }
+  options.start(config).then(
+    (running) => {
+      let signalled = false;
+      const shutdown = (signal: NodeJS.Signals) => {
+        if (signalled) {
+          process.stderr.write(`${options.name}: second ${signal}, exiting now\n`);
+          process.exit(1);
+        }
+        signalled = true;
+        running.stop().then(
+          () => process.exit(0),
+          (error: unknown) => {
+            process.stderr.write(`${options.name}: shutdown failed: ${String(error)}\n`);
+            process.exit(1);
+          },
+        );
+      };
+      process.on('SIGTERM', shutdown);
+      process.on('SIGINT', shutdown);
+    },
+    (error: unknown) => {
+      process.stderr.write(`${options.name}: failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exit(1);
+    },
+  );
+}
