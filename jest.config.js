@@ -10,5 +10,7 @@ const projects = ['apps', 'libs'].flatMap((dir) =>
 
 module.exports = {
   projects,
+  // A global option: in a multi-project run the projects' own testTimeout is ignored.
+  testTimeout: require('./jest.preset.js').testTimeout,
   reporters: ['default', path.join(__dirname, 'tools/jest/summary-reporter.js')],
 };

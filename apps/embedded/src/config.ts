@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { ConfigError, logLevel, parseEnv, url } from '@sbc/config';
-import { loadAccountConfig, type AccountConfig } from '../../account/src/main';
-import { loadGatewayConfig, type GatewayConfig } from '../../gateway/src/main';
-import { loadRunsConfig, type RunsConfig } from '../../runs/src/main';
-import { loadSimConfig, type SimConfig } from '../../sim-upstream/src/main';
-import { loadUsageLedgerConfig, type UsageLedgerConfig } from '../../usage-ledger/src/main';
-import { loadXBuildsConfig, type XBuildsConfig } from '../../x-builds/src/main';
+import { loadAccountConfig, type AccountConfig } from '@sbc/app-account';
+import { loadGatewayConfig, type GatewayConfig } from '@sbc/app-gateway';
+import { loadRunsConfig, type RunsConfig } from '@sbc/app-runs';
+import { loadSimConfig, type SimConfig } from '@sbc/app-sim-upstream';
+import { loadUsageLedgerConfig, type UsageLedgerConfig } from '@sbc/app-usage-ledger';
+import { loadXBuildsConfig, type XBuildsConfig } from '@sbc/app-x-builds';
 
 const databaseUrl = url(['postgres', 'postgresql']).optional();
 

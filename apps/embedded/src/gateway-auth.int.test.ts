@@ -1,7 +1,7 @@
 import { createMemoryPubSub, type PubSub } from '@sbc/cache';
 import { createTestDatabase, testBackends, type TestDatabase, jsonOf } from '@sbc/testing';
-import { loadAccountConfig, start as startAccount, type RunningAccount } from '../../account/src/main';
-import { loadGatewayConfig, start as startGateway, type RunningGateway } from '../../gateway/src/main';
+import { loadAccountConfig, start as startAccount, type RunningAccount } from '@sbc/app-account';
+import { loadGatewayConfig, start as startGateway, type RunningGateway } from '@sbc/app-gateway';
 
 const KEY = 'sbc_test_bootstrap_key_0123456789abcdef';
 

@@ -1,12 +1,12 @@
 import { createMemoryPubSub } from '@sbc/cache';
 import { isBundleEntry, runService, type Stoppable } from '@sbc/lifecycle';
 import { createLogger } from '@sbc/logging';
-import { start as startAccount } from '../../account/src/main';
-import { start as startGateway } from '../../gateway/src/main';
-import { start as startRuns } from '../../runs/src/main';
-import { start as startSim } from '../../sim-upstream/src/main';
-import { start as startUsageLedger } from '../../usage-ledger/src/main';
-import { start as startXBuilds } from '../../x-builds/src/main';
+import { start as startAccount } from '@sbc/app-account';
+import { start as startGateway } from '@sbc/app-gateway';
+import { start as startRuns } from '@sbc/app-runs';
+import { start as startSim } from '@sbc/app-sim-upstream';
+import { start as startUsageLedger } from '@sbc/app-usage-ledger';
+import { start as startXBuilds } from '@sbc/app-x-builds';
 import { resolveBootstrapKey } from './bootstrap-key';
 import { loadEmbeddedConfig, type EmbeddedConfig } from './config';
 

@@ -8,7 +8,7 @@ beforeAll(async () => {
   sim = await startSim();
   client = openAiClient(sim);
 });
-afterAll(() => sim.close());
+afterAll(() => sim.stop());
 
 const hello: OpenAI.ChatCompletionMessageParam[] = [
   { role: 'system', content: 'Be brief.' },

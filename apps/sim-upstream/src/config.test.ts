@@ -1,9 +1,9 @@
 import { ConfigError } from '@sbc/config';
-import { loadConfig } from './config';
+import { loadSimConfig } from './config';
 
 describe('sim-upstream config', () => {
   it('starts with no environment at all, on the documented defaults', () => {
-    expect(loadConfig({})).toEqual({
+    expect(loadSimConfig({})).toEqual({
       port: 8090,
       host: '127.0.0.1',
       latencyMs: 20,
@@ -16,7 +16,7 @@ describe('sim-upstream config', () => {
   });
 
   it('reads every variable, with 0 allowed for latency and token rate', () => {
-    const config = loadConfig({
+    const config = loadSimConfig({
       SIM_PORT: '0',
       SIM_HOST: '0.0.0.0',
       SIM_LATENCY_MS: '0',
@@ -32,7 +32,7 @@ describe('sim-upstream config', () => {
   it('names every bad variable at once', () => {
     let error: unknown;
     try {
-      loadConfig({ SIM_PORT: 'eighty', SIM_TOKENS_PER_SECOND: '-1', LOG_LEVEL: 'loud' });
+      loadSimConfig({ SIM_PORT: 'eighty', SIM_TOKENS_PER_SECOND: '-1', LOG_LEVEL: 'loud' });
     } catch (caught) {
       error = caught;
     }

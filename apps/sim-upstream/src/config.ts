@@ -51,6 +51,6 @@ export interface SimConfig {
 }
 
 /** Parses the simulator's environment once; throws a ConfigError naming every bad variable. */
-export function loadConfig(env: Record<string, string | undefined>): SimConfig {
+export function loadSimConfig(env: Record<string, string | undefined>): SimConfig {
   return parseEnv('sim-upstream', simEnvSchema, env);
 }

@@ -7,7 +7,7 @@ let sim: RunningSim;
 beforeAll(async () => {
   sim = await startSim({ slowMs: 10_000 });
 });
-afterAll(() => sim.close());
+afterAll(() => sim.stop());
 
 const user = [{ role: 'user' as const, content: 'hi' }];
 
@@ -106,7 +106,7 @@ describe('API key check (SIM_API_KEY)', () => {
   beforeAll(async () => {
     locked = await startSim({ apiKey: 'sim-secret' });
   });
-  afterAll(() => locked.close());
+  afterAll(() => locked.stop());
 
   it('refuses a wrong key with the vendor-shaped 401 in both SDKs', async () => {
     const openAiFailure = (await openAiClient(locked, { apiKey: 'wrong' })

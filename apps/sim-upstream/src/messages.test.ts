@@ -8,7 +8,7 @@ beforeAll(async () => {
   sim = await startSim();
   client = anthropicClient(sim);
 });
-afterAll(() => sim.close());
+afterAll(() => sim.stop());
 
 const hello: Anthropic.MessageParam[] = [{ role: 'user', content: 'Hello there, how are you today?' }];
 const weatherTools: Anthropic.Tool[] = [

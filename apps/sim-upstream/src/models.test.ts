@@ -5,7 +5,7 @@ let sim: RunningSim;
 beforeAll(async () => {
   sim = await startSim({ extraModels: ['house-alpha', 'house-beta', 'house-gamma'] });
 });
-afterAll(() => sim.close());
+afterAll(() => sim.stop());
 
 const allIds = ['sim-large', 'sim-small', 'house-alpha', 'house-beta', 'house-gamma'];
 

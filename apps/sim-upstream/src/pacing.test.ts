@@ -1,6 +1,6 @@
 import { createLogger } from '@sbc/logging';
 import { Writable } from 'node:stream';
-import { loadConfig } from './config';
+import { loadSimConfig } from './config';
 import { start, type RunningSim } from './main';
 import { openAiClient, startSim } from './test-support';
 
@@ -11,7 +11,7 @@ describe('pacing (SIM_LATENCY_MS, SIM_TOKENS_PER_SECOND)', () => {
   beforeAll(async () => {
     sim = await startSim({ latencyMs: 150, tokensPerSecond: 50 });
   });
-  afterAll(() => sim.close());
+  afterAll(() => sim.stop());
 
   it('sends the first token after the latency and the rest at the token rate', async () => {
     const startedAt = performance.now();
@@ -42,7 +42,7 @@ describe('client disconnect', () => {
     });
     const logger = createLogger({ service: 'sim-upstream', level: 'debug', destination });
     // One token per second: the next write is a second away when the client leaves.
-    const sim = await start({ ...loadConfig({}), port: 0, latencyMs: 0, tokensPerSecond: 1 }, { logger });
+    const sim = await start({ ...loadSimConfig({}), port: 0, latencyMs: 0, tokensPerSecond: 1 }, { logger });
     try {
       const controller = new AbortController();
       const response = await fetch(`${sim.url}/v1/chat/completions`, {
@@ -61,7 +61,7 @@ describe('client disconnect', () => {
       expect(lines.find((line) => line.msg === 'stream ended')).toMatchObject({ outcome: 'client_gone' });
       expect(performance.now() - leftAt).toBeLessThan(500);
     } finally {
-      await sim.close();
+      await sim.stop();
     }
   });
 });

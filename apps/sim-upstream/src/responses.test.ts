@@ -8,7 +8,7 @@ beforeAll(async () => {
   sim = await startSim();
   client = openAiClient(sim);
 });
-afterAll(() => sim.close());
+afterAll(() => sim.stop());
 
 const weatherTools: OpenAI.Responses.FunctionTool[] = [{ type: 'function', name: 'get_weather', parameters: weatherSchema, strict: false }];
 

@@ -1,11 +1,11 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { loadConfig, type SimConfig } from './config';
+import { loadSimConfig, type SimConfig } from './config';
 import { start, type RunningSim } from './main';
 
 /** Test fixture: the real simulator on port 0, zero latency and unpaced, plus official SDK clients for it. */
 export async function startSim(overrides: Partial<SimConfig> = {}): Promise<RunningSim> {
-  const config = { ...loadConfig({}), port: 0, latencyMs: 0, tokensPerSecond: 0, logLevel: 'silent', ...overrides };
+  const config = { ...loadSimConfig({}), port: 0, latencyMs: 0, tokensPerSecond: 0, logLevel: 'silent', ...overrides };
   return start(config);
 }
 

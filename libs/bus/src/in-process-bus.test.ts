@@ -50,6 +50,19 @@ describe('in-process bus', () => {
     await consumer.close();
   });
 
+  it('a long stream keeps its order and offsets while handled messages are released', async () => {
+    const { producer, consumer } = createInProcessBus({ logger, maxBuffered: 5_000 });
+    const offsets: number[] = [];
+    await consumer.subscribe({ topic: 't', groupId: 'g', handler: async (m) => void offsets.push(Number(m.offset)) });
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < 1_500; i++) producer.send('t', { key: 'k', value: encode(String(i)) });
+      await producer.flush();
+    }
+    expect(offsets).toEqual(Array.from({ length: 4_500 }, (_, i) => i));
+    expect(producer.stats()).toMatchObject({ pending: 0, sent: 4_500 });
+    await consumer.close();
+  });
+
   it('a failing handler is retried with backoff and nothing behind it overtakes it', async () => {
     const { producer, consumer } = createInProcessBus({ logger, retry: fastRetry });
     const attempts: string[] = [];

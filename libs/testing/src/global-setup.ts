@@ -24,6 +24,8 @@ async function dockerAnswers(): Promise<boolean> {
   });
 }
 
+// Jest loads globalSetup/globalTeardown modules by their default export.
+// eslint-disable-next-line no-restricted-syntax
 export default async function globalSetup(): Promise<void> {
   if (process.env[BACKENDS_ENV]) return; // decided by an earlier project in this run
   const kafka = process.env.TEST_KAFKA_BROKERS?.split(',').map((b) => b.trim()).filter(Boolean);
