@@ -35,8 +35,11 @@ function pubsubContract(makePubSub: (prefix: string) => PubSub): void {
   it('a subscriber receives messages in publish order, after publish has returned', async () => {
     const sub = collect(pubsub, 'order', 3);
     await sub.ready;
-    await pubsub.publish('order', 'a');
-    expect(sub.received).toEqual([]); // never delivered inside publish
+    const publishing = pubsub.publish('order', 'a');
+    // Never delivered inside publish's call stack (a Redis subscriber may well have it by the time the
+    // publisher's own reply arrives, so only the synchronous part can be asserted for both adapters).
+    expect(sub.received).toEqual([]);
+    await publishing;
     await pubsub.publish('order', 'b');
     await pubsub.publish('order', 'c');
     expect(await sub.done).toEqual(['a', 'b', 'c']);
