@@ -1,7 +1,5 @@
-import path from 'node:path';
 import { createCacheAdapters, type PubSub } from '@sbc/cache';
-import { locateMigrations } from '@sbc/db';
-import { isBundleEntry, runService, startBackend } from '@sbc/lifecycle';
+import { isBundleEntry, runService, startBackend, type RunningBackend } from '@sbc/lifecycle';
 import { createLogger, type Logger } from '@sbc/logging';
 import { AccountService } from '@sbc/proto/sbc/account/v1/account_pb';
 import { loadAccountConfig, type AccountConfig } from './config';
@@ -17,33 +15,22 @@ export interface AccountOverrides {
   logger?: Logger;
 }
 
-export interface RunningAccount {
-  grpcAddress: string;
-  httpUrl: string;
-  stop(): Promise<void>;
-}
+export type RunningAccount = RunningBackend<PrismaClient>;
 
 export async function start(config: AccountConfig, overrides: AccountOverrides = {}): Promise<RunningAccount> {
   const logger = overrides.logger ?? createLogger({ service: 'account', level: config.logLevel });
   const cache = overrides.pubsub ? undefined : createCacheAdapters({ redisUrl: config.redisUrl });
   const pubsub = overrides.pubsub ?? cache!.pubsub;
   const closeCache = async () => {
-    await cache?.pubsub.close();
-    await cache?.store.close();
+    await cache?.close();
   };
   try {
     return await startBackend({
       service: 'account',
+      config,
       logger,
-      database: {
-        url: config.databaseUrl,
-        dataDir: config.dataDir,
-        migrationsDir: locateMigrations('account', __dirname, path.resolve(__dirname, '../prisma/migrations')),
-        createClient: (adapter) => new PrismaClient({ adapter }),
-      },
-      grpc: config.grpc,
-      http: config.http,
-      shutdownDrainMs: config.shutdownDrainMs,
+      appDir: __dirname,
+      createClient: (adapter) => new PrismaClient({ adapter }),
       async prepare(database) {
         if (!config.bootstrap) return;
         const result = await ensureBootstrap(database.prisma, config.bootstrap);

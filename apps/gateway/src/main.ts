@@ -71,10 +71,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
         await keyUse.stop();
         await authenticator.stop();
         account.close();
-        if (cache) {
-          await cache.pubsub.close();
-          await cache.store.close();
-        }
+        await cache?.close();
         logger.info('gateway stopped');
       })();
       return stopping;

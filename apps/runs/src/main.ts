@@ -1,5 +1,3 @@
-import path from 'node:path';
-import { locateMigrations } from '@sbc/db';
 import { isBundleEntry, runService, startBackend, type RunningBackend } from '@sbc/lifecycle';
 import { createLogger, type Logger } from '@sbc/logging';
 import { loadRunsConfig, type RunsConfig } from './config';
@@ -14,16 +12,10 @@ export { loadRunsConfig, type RunsConfig } from './config';
 export function start(config: RunsConfig, overrides: { logger?: Logger } = {}): Promise<RunningBackend<PrismaClient>> {
   return startBackend({
     service: 'runs',
+    config,
     logger: overrides.logger ?? createLogger({ service: 'runs', level: config.logLevel }),
-    database: {
-      url: config.databaseUrl,
-      dataDir: config.dataDir,
-      migrationsDir: locateMigrations('runs', __dirname, path.resolve(__dirname, '../prisma/migrations')),
-      createClient: (adapter) => new PrismaClient({ adapter }),
-    },
-    grpc: config.grpc,
-    http: config.http,
-    shutdownDrainMs: config.shutdownDrainMs,
+    appDir: __dirname,
+    createClient: (adapter) => new PrismaClient({ adapter }),
     register: () => undefined,
   });
 }

@@ -1,5 +1,3 @@
-import path from 'node:path';
-import { locateMigrations } from '@sbc/db';
 import { isBundleEntry, runService, startBackend, type RunningBackend } from '@sbc/lifecycle';
 import { createLogger, type Logger } from '@sbc/logging';
 import { loadXBuildsConfig, type XBuildsConfig } from './config';
@@ -14,16 +12,10 @@ export { loadXBuildsConfig, type XBuildsConfig } from './config';
 export function start(config: XBuildsConfig, overrides: { logger?: Logger } = {}): Promise<RunningBackend<PrismaClient>> {
   return startBackend({
     service: 'x-builds',
+    config,
     logger: overrides.logger ?? createLogger({ service: 'x-builds', level: config.logLevel }),
-    database: {
-      url: config.databaseUrl,
-      dataDir: config.dataDir,
-      migrationsDir: locateMigrations('x-builds', __dirname, path.resolve(__dirname, '../prisma/migrations')),
-      createClient: (adapter) => new PrismaClient({ adapter }),
-    },
-    grpc: config.grpc,
-    http: config.http,
-    shutdownDrainMs: config.shutdownDrainMs,
+    appDir: __dirname,
+    createClient: (adapter) => new PrismaClient({ adapter }),
     register: () => undefined,
   });
 }

@@ -1,16 +1,21 @@
+import path from 'node:path';
 import express from 'express';
-import { chooseDatabase, describeTarget, openDatabase, type Database, type OpenDatabaseOptions, type PrismaLike } from '@sbc/db';
+import type { BackendConfig } from '@sbc/config';
+import { chooseDatabase, describeTarget, locateMigrations, openDatabase, type Database, type OpenDatabaseOptions, type PrismaLike } from '@sbc/db';
 import { healthRoutes, listen } from '@sbc/http';
 import type { Logger } from '@sbc/logging';
 import { createRpcServer, type RpcServer } from '@sbc/rpc';
 
 export interface BackendOptions<Client extends PrismaLike> {
   service: string;
+  config: BackendConfig;
   logger: Logger;
-  database: { url?: string; dataDir: string; migrationsDir: string; createClient: OpenDatabaseOptions<Client>['createClient'] };
-  grpc: { host: string; port: number };
-  http: { host: string; port: number };
-  shutdownDrainMs: number;
+  /**
+   * The `__dirname` of the app's main.ts: beside a bundle it holds `migrations/<service>`; in the sources
+   * the migrations are at `../prisma/migrations` from it.
+   */
+  appDir: string;
+  createClient: OpenDatabaseOptions<Client>['createClient'];
   /** Runs once the database is open and before anything is served (seed rows, recover leases). */
   prepare?: (database: Database<Client>) => Promise<void>;
   /** Adds the service's RPC implementations once its database is open. */
@@ -32,12 +37,12 @@ export interface RunningBackend<Client extends PrismaLike> {
  * stopped, database closed.
  */
 export async function startBackend<Client extends PrismaLike>(options: BackendOptions<Client>): Promise<RunningBackend<Client>> {
-  const { logger } = options;
-  const target = chooseDatabase({ databaseUrl: options.database.url, dataDir: options.database.dataDir, service: options.service });
+  const { logger, config, service } = options;
+  const target = chooseDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, service });
   const database = await openDatabase(target, {
-    service: options.service,
-    migrationsDir: options.database.migrationsDir,
-    createClient: options.database.createClient,
+    service,
+    migrationsDir: locateMigrations(service, options.appDir, path.resolve(options.appDir, '../prisma/migrations')),
+    createClient: options.createClient,
   });
   logger.info({ database: describeTarget(target), applied: database.applied }, 'database ready');
 
@@ -46,13 +51,13 @@ export async function startBackend<Client extends PrismaLike>(options: BackendOp
     await options.prepare?.(database);
     rpc = createRpcServer({ logger });
     options.register(rpc, database);
-    const grpcAddress = await rpc.listen(`${options.grpc.host}:${options.grpc.port}`);
+    const grpcAddress = await rpc.listen(`${config.grpc.host}:${config.grpc.port}`);
     let draining = false;
     const app = express();
     app.disable('x-powered-by');
     app.use(healthRoutes(() => !draining));
-    const http = await listen(app, options.http);
-    logger.info({ grpc: grpcAddress, http: http.url }, `${options.service} listening`);
+    const http = await listen(app, config.http);
+    logger.info({ grpc: grpcAddress, http: http.url }, `${service} listening`);
 
     const server = rpc;
     let stopping: Promise<void> | undefined;
@@ -64,11 +69,11 @@ export async function startBackend<Client extends PrismaLike>(options: BackendOp
         stopping ??= (async () => {
           draining = true;
           server.setServing('', false);
-          await server.stop(options.shutdownDrainMs);
-          await http.close(options.shutdownDrainMs);
+          await server.stop(config.shutdownDrainMs);
+          await http.close(config.shutdownDrainMs);
           await options.beforeClose?.();
           await database.close();
-          logger.info(`${options.service} stopped`);
+          logger.info(`${service} stopped`);
         })();
         return stopping;
       },

@@ -19,9 +19,13 @@ export const BACKENDS_ENV = 'SBC_TEST_BACKENDS';
 
 export function testBackends(): TestBackends {
   const raw = process.env[BACKENDS_ENV];
-  if (raw) return JSON.parse(raw) as TestBackends;
-  // Run without the global setup (a single file run by hand): read the same variables directly.
-  const kafka = process.env.TEST_KAFKA_BROKERS?.split(',').filter(Boolean);
+  // Without the global setup (a single file run by hand), the same variables are read directly.
+  return raw ? (JSON.parse(raw) as TestBackends) : backendsFromEnv();
+}
+
+/** The backends the TEST_* variables name; the rest are embedded until testcontainers fills them in. */
+export function backendsFromEnv(): TestBackends {
+  const kafka = process.env.TEST_KAFKA_BROKERS?.split(',').map((broker) => broker.trim()).filter(Boolean);
   return {
     postgresUrl: process.env.TEST_DATABASE_URL || undefined,
     redisUrl: process.env.TEST_REDIS_URL || undefined,

@@ -1,5 +1,5 @@
 import { connect } from 'node:net';
-import { BACKENDS_ENV, describeBackends, type TestBackends } from './backends';
+import { BACKENDS_ENV, backendsFromEnv, describeBackends } from './backends';
 
 type Stoppable = { stop(): Promise<unknown> };
 const started: Stoppable[] = [];
@@ -28,17 +28,7 @@ async function dockerAnswers(): Promise<boolean> {
 // eslint-disable-next-line no-restricted-syntax
 export default async function globalSetup(): Promise<void> {
   if (process.env[BACKENDS_ENV]) return; // decided by an earlier project in this run
-  const kafka = process.env.TEST_KAFKA_BROKERS?.split(',').map((b) => b.trim()).filter(Boolean);
-  const backends: TestBackends = {
-    postgresUrl: process.env.TEST_DATABASE_URL || undefined,
-    redisUrl: process.env.TEST_REDIS_URL || undefined,
-    kafkaBrokers: kafka && kafka.length > 0 ? kafka : undefined,
-    sources: {
-      postgres: process.env.TEST_DATABASE_URL ? 'env' : 'embedded',
-      redis: process.env.TEST_REDIS_URL ? 'env' : 'embedded',
-      kafka: kafka && kafka.length > 0 ? 'env' : 'embedded',
-    },
-  };
+  const backends = backendsFromEnv();
   if ((!backends.postgresUrl || !backends.redisUrl) && process.env.SBC_TEST_NO_CONTAINERS !== 'true' && (await dockerAnswers())) {
     if (!backends.postgresUrl) {
       const { PostgreSqlContainer } = await import('@testcontainers/postgresql');

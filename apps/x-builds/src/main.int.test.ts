@@ -1,0 +1,27 @@
+import { checkHealth } from '@sbc/rpc';
+import { createTestDatabase, type TestDatabase } from '@sbc/testing';
+import { loadXBuildsConfig, start } from './main';
+
+describe('x-builds service shell', () => {
+  let db: TestDatabase;
+  let running: Awaited<ReturnType<typeof start>>;
+  beforeAll(async () => {
+    db = await createTestDatabase('x_builds');
+    running = await start(loadXBuildsConfig({ X_BUILDS_GRPC_PORT: '0', X_BUILDS_HTTP_PORT: '0', DATABASE_URL: db.databaseUrl, SBC_DATA_DIR: 'memory://', LOG_LEVEL: 'silent' }));
+  });
+  afterAll(async () => {
+    await running?.stop();
+    await db?.drop();
+  });
+
+  it('migrates an empty database to the one queue-settings row the Prisma schema describes', async () => {
+    expect(running.database.applied).toEqual(['0001_queue_settings.sql']);
+    const settings = await running.database.prisma.queueSettings.findUniqueOrThrow({ where: { id: 1 } });
+    expect(settings).toMatchObject({ paused: false, maxConcurrent: 4, maxQueue: 100, updatedAt: expect.any(Date) });
+  });
+
+  it('serves gRPC health and HTTP readiness', async () => {
+    expect(await checkHealth(running.grpcAddress)).toBe('SERVING');
+    expect((await fetch(`${running.httpUrl}/readyz`)).status).toBe(200);
+  });
+});
