@@ -1,5 +1,5 @@
 import { createCacheAdapters, LocalCache, type PubSub } from '@sbc/cache';
-import { listen } from '@sbc/http';
+import { listen, type RunningHttpServer } from '@sbc/http';
 import { isBundleEntry, runService } from '@sbc/lifecycle';
 import { createLogger, type Logger } from '@sbc/logging';
 import { AccountService } from '@sbc/proto/sbc/account/v1/account_pb';
@@ -45,7 +45,6 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
       negativeStaleMs: 0,
     }),
   });
-  await authenticator.start();
   const keyUse = createKeyUseRecorder({ account, intervalMs: config.keyUseFlushMs, logger });
 
   let draining = false;
@@ -57,7 +56,17 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     authorize: createAuthorize({ authenticator, keyUse }),
     ready: async () => !draining && (await checkHealth(config.accountTarget, '', 1_000)) === 'SERVING',
   });
-  const http = await listen(app, { host: config.host, port: config.port });
+  let http: RunningHttpServer;
+  try {
+    await authenticator.start();
+    http = await listen(app, { host: config.host, port: config.port });
+  } catch (error) {
+    await authenticator.stop();
+    await keyUse.stop();
+    account.close();
+    await cache?.close();
+    throw error;
+  }
   logger.info({ url: http.url, baseUrl: config.baseUrl }, 'gateway listening');
 
   let stopping: Promise<void> | undefined;
