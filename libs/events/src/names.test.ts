@@ -1,0 +1,14 @@
+import * as names from './index';
+
+describe('cross-service channel and topic names', () => {
+  it('every name follows <domain>.<event>.v<n>, so versions are explicit when a payload changes', () => {
+    for (const [constant, name] of Object.entries(names)) {
+      expect({ constant, name }).toEqual({ constant, name: expect.stringMatching(/^[a-z]+(-[a-z]+)*\.[a-z]+(-[a-z]+)*\.v[1-9]\d*$/) });
+    }
+  });
+
+  it('no two constants share a name', () => {
+    const values = Object.values(names);
+    expect(new Set(values).size).toBe(values.length);
+  });
+});
