@@ -43,6 +43,8 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
       // Unknown secrets are remembered briefly so a flood of bad keys does not reach the account service.
       negativeFreshMs: 2_000,
       negativeStaleMs: 0,
+      // A failed background refresh keeps serving the stale entry until its window ends; say so once per failure.
+      onRefreshError: (err) => logger.warn({ err }, 'refreshing a cached credential failed'),
     }),
   });
   const keyUse = createKeyUseRecorder({ account, intervalMs: config.keyUseFlushMs, logger });
