@@ -58,15 +58,19 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     authorize: createAuthorize({ authenticator, keyUse }),
     ready: async () => !draining && (await checkHealth(config.accountTarget, '', 1_000)) === 'SERVING',
   });
+  // Everything the edge opened besides its listener, released on stop and on a failed start alike.
+  const releaseClients = async () => {
+    await keyUse.stop();
+    await authenticator.stop();
+    account.close();
+    await cache?.close();
+  };
   let http: RunningHttpServer;
   try {
     await authenticator.start();
     http = await listen(app, { host: config.host, port: config.port });
   } catch (error) {
-    await authenticator.stop();
-    await keyUse.stop();
-    account.close();
-    await cache?.close();
+    await releaseClients();
     throw error;
   }
   logger.info({ url: http.url, baseUrl: config.baseUrl }, 'gateway listening');
@@ -79,10 +83,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
       stopping ??= (async () => {
         draining = true;
         await http.close(config.shutdownDrainMs);
-        await keyUse.stop();
-        await authenticator.stop();
-        account.close();
-        await cache?.close();
+        await releaseClients();
         logger.info('gateway stopped');
       })();
       return stopping;
