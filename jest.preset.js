@@ -22,8 +22,9 @@ module.exports = {
     ],
   },
   // PGlite loads Node built-ins with dynamic import(), which Jest's VM refuses without a flag; swc
-  // rewrites those to require() when the package goes through the transform.
-  transformIgnorePatterns: ['/node_modules/(?!@electric-sql/pglite)'],
+  // rewrites those to require() when the package goes through the transform. eventsource-parser ships
+  // ESM only, which Jest's CommonJS runtime needs transpiled like our own sources.
+  transformIgnorePatterns: ['/node_modules/(?!(@electric-sql/pglite|eventsource-parser)/)'],
   moduleFileExtensions: ['ts', 'js', 'cjs', 'json'],
   moduleNameMapper,
   testMatch: ['**/*.test.ts'],

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { backendVars, parseEnv, toBackendConfig, url, type BackendConfig } from '@sbc/config';
+import { backendVars, ConfigError, parseEnv, toBackendConfig, url, type BackendConfig } from '@sbc/config';
+import { decodeSecretsKey } from './store/secrets';
 
 /** CONTRACTS: `sbc_` + 20 to 124 characters from [A-Za-z0-9_-] (24 to 128 in all). */
 export const BOOTSTRAP_KEY_PATTERN = /^sbc_[A-Za-z0-9_-]{20,124}$/;
@@ -12,6 +13,10 @@ const schema = z.object({
     .regex(BOOTSTRAP_KEY_PATTERN, 'must be "sbc_" followed by 20 to 124 characters from A-Z, a-z, 0-9, "_" and "-"')
     .optional(),
   SBC_BOOTSTRAP_EMAIL: z.email().default('owner@localhost'),
+  UPSTREAM_SECRETS_KEY: z
+    .string()
+    .refine((value) => decodeSecretsKey(value) !== undefined, 'must be 32 bytes in base64 (e.g. the output of `openssl rand -base64 32`)')
+    .optional(),
 });
 
 export interface AccountConfig extends BackendConfig {
@@ -19,14 +24,30 @@ export interface AccountConfig extends BackendConfig {
   /** The owner key to ensure at start; the embedded app fills it in with a generated key when unset. */
   bootstrap?: { key: string; email: string };
   bootstrapEmail: string;
+  /**
+   * AES-256 key for upstream API keys and headers at rest. Unset is allowed only on the embedded PGlite data
+   * directory, where start() keeps a generated one beside the data (see loadOrCreateSecretsKey).
+   */
+  upstreamSecretsKey?: Buffer;
 }
 
 export function loadAccountConfig(env: Record<string, string | undefined>): AccountConfig {
   const vars = parseEnv('account', schema, env);
+  // With a shared PostgreSQL there is no data directory that travels with the rows, so a generated key would
+  // be lost with the container and every stored secret with it: the operator must provide one.
+  if (vars.DATABASE_URL && !vars.UPSTREAM_SECRETS_KEY) {
+    throw new ConfigError('account', [
+      {
+        variable: 'UPSTREAM_SECRETS_KEY',
+        message: 'required when DATABASE_URL is set: 32 bytes in base64 that encrypt upstream API keys at rest (e.g. `openssl rand -base64 32`); keep it, stored secrets cannot be read without it',
+      },
+    ]);
+  }
   return {
     ...toBackendConfig('ACCOUNT', vars),
     redisUrl: vars.REDIS_URL,
     bootstrap: vars.SBC_BOOTSTRAP_KEY ? { key: vars.SBC_BOOTSTRAP_KEY, email: vars.SBC_BOOTSTRAP_EMAIL } : undefined,
     bootstrapEmail: vars.SBC_BOOTSTRAP_EMAIL,
+    upstreamSecretsKey: vars.UPSTREAM_SECRETS_KEY ? decodeSecretsKey(vars.UPSTREAM_SECRETS_KEY) : undefined,
   };
 }

@@ -1,14 +1,17 @@
+import { randomBytes } from 'node:crypto';
 import { hashSecret } from '@sbc/ids';
 import { checkHealth } from '@sbc/rpc';
 import { createTestDatabase, type TestDatabase } from '@sbc/testing';
 import { loadAccountConfig, start } from './main';
 
 const KEY = 'sbc_account_shell_key_0123456789abcdef';
+// Required with a DATABASE_URL (real PostgreSQL in CI); harmless on PGlite.
+const SECRETS_KEY = randomBytes(32).toString('base64');
 
 describe('account service start', () => {
   let db: TestDatabase;
   const config = () =>
-    loadAccountConfig({ ACCOUNT_GRPC_PORT: '0', ACCOUNT_HTTP_PORT: '0', DATABASE_URL: db.databaseUrl, SBC_DATA_DIR: 'memory://', SBC_BOOTSTRAP_KEY: KEY, LOG_LEVEL: 'silent' });
+    loadAccountConfig({ ACCOUNT_GRPC_PORT: '0', ACCOUNT_HTTP_PORT: '0', DATABASE_URL: db.databaseUrl, SBC_DATA_DIR: 'memory://', SBC_BOOTSTRAP_KEY: KEY, UPSTREAM_SECRETS_KEY: SECRETS_KEY, LOG_LEVEL: 'silent' });
   beforeAll(async () => {
     db = await createTestDatabase('account');
   });

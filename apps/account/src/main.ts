@@ -4,10 +4,15 @@ import { createLogger, type Logger } from '@sbc/logging';
 import { AccountService } from '@sbc/proto/sbc/account/v1/account_pb';
 import { loadAccountConfig, type AccountConfig } from './config';
 import { PrismaClient } from './generated/prisma/client';
+import { createRoutingWrites, type RoutingWrites } from './routing/writes';
 import { createAccountService } from './rpc/account-service';
 import { ensureBootstrap } from './store/bootstrap';
+import { createSecretCipher, loadOrCreateSecretsKey } from './store/secrets';
 
 export { loadAccountConfig, type AccountConfig } from './config';
+export type { RoutingWrites } from './routing/writes';
+export type { SaveAliasInput } from './store/aliases';
+export type { SaveUpstreamInput, UpstreamProbe } from './store/upstreams';
 
 /** Collaborators the embedded app shares between services in one process (in-process pub/sub). */
 export interface AccountOverrides {
@@ -15,17 +20,23 @@ export interface AccountOverrides {
   logger?: Logger;
 }
 
-export type RunningAccount = RunningBackend<PrismaClient>;
+export interface RunningAccount extends RunningBackend<PrismaClient> {
+  /** Saves endpoints and aliases the way the REST routes do (encrypted, change published): for seeding in tests. */
+  routing: RoutingWrites;
+}
 
 export async function start(config: AccountConfig, overrides: AccountOverrides = {}): Promise<RunningAccount> {
   const logger = overrides.logger ?? createLogger({ service: 'account', level: config.logLevel });
+  // loadAccountConfig already refused a PostgreSQL without a key, so reaching the file means embedded PGlite.
+  const secretsKey = config.upstreamSecretsKey ?? (await loadOrCreateSecretsKey(config.dataDir)).key;
+  const cipher = createSecretCipher(secretsKey);
   const cache = overrides.pubsub ? undefined : createCacheAdapters({ redisUrl: config.redisUrl });
   const pubsub = overrides.pubsub ?? cache!.pubsub;
   const closeCache = async () => {
     await cache?.close();
   };
   try {
-    return await startBackend({
+    const backend = await startBackend({
       service: 'account',
       config,
       logger,
@@ -37,10 +48,11 @@ export async function start(config: AccountConfig, overrides: AccountOverrides =
         logger.info({ userId: result.userId, keyId: result.keyId, created: result.created }, 'bootstrap key ensured');
       },
       register(rpc, database) {
-        rpc.add(AccountService, createAccountService({ db: database.prisma, pubsub }));
+        rpc.add(AccountService, createAccountService({ db: database.prisma, pubsub, cipher, logger }));
       },
       beforeClose: closeCache,
     });
+    return { ...backend, routing: createRoutingWrites({ db: backend.database.prisma, cipher, pubsub }) };
   } catch (error) {
     await closeCache();
     throw error;

@@ -42,6 +42,7 @@ describe('gateway authentication against the account service', () => {
         SBC_DATA_DIR: 'memory://',
         REDIS_URL: redisUrl,
         SBC_BOOTSTRAP_KEY: KEY,
+        UPSTREAM_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
         LOG_LEVEL: 'silent',
       }),
       { pubsub },

@@ -1,8 +1,9 @@
+import { createBus, type Bus } from '@sbc/bus';
 import { createMemoryPubSub } from '@sbc/cache';
 import { isBundleEntry, runService, type Stoppable } from '@sbc/lifecycle';
 import { createLogger } from '@sbc/logging';
 import { start as startAccount } from '@sbc/app-account';
-import { start as startGateway } from '@sbc/app-gateway';
+import { simulatorHouseEngines, start as startGateway } from '@sbc/app-gateway';
 import { start as startRuns } from '@sbc/app-runs';
 import { start as startSim } from '@sbc/app-sim-upstream';
 import { start as startUsageLedger } from '@sbc/app-usage-ledger';
@@ -11,6 +12,15 @@ import { resolveBootstrapKey } from './bootstrap-key';
 import { loadEmbeddedConfig, type EmbeddedConfig } from './config';
 
 export { loadEmbeddedConfig, type EmbeddedConfig } from './config';
+
+const FLUSH_ON_STOP_MS = 10_000;
+
+/** Waits for the usage events already sent to be handled, for at most `ms`. */
+async function flushWithin(bus: Bus, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([bus.producer.flush(), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}
 
 export interface RunningEmbedded extends Stoppable {
   /** The public base URL of the edge. */
@@ -28,23 +38,31 @@ export async function start(config: EmbeddedConfig): Promise<RunningEmbedded> {
   const bootstrap = await resolveBootstrapKey(config.dataDir, config.account.bootstrap?.key);
   const pubsub = config.gateway.redisUrl ? undefined : createMemoryPubSub();
   const logger = (service: string) => createLogger({ service, level: config.logLevel });
+  // One usage bus for the edge (producer) and the ledger (consumer): in-process unless KAFKA_BROKERS is set.
+  const bus = createBus({ kafkaBrokers: config.gateway.kafkaBrokers, clientId: 'embedded', logger: logger('bus') });
   const started: Stoppable[] = [];
   const stopAll = async () => {
     for (const service of started.splice(0).reverse()) await service.stop();
+    await bus.close();
     await pubsub?.close();
   };
 
   try {
-    started.push(await startSim(config.sim, { logger: logger('sim-upstream') }));
+    const sim = await startSim(config.sim, { logger: logger('sim-upstream') });
+    started.push(sim);
     const account = await startAccount(
       { ...config.account, bootstrap: { key: bootstrap.key, email: config.account.bootstrapEmail } },
       { pubsub, logger: logger('account') },
     );
     started.push(account);
-    started.push(await startUsageLedger(config.usageLedger, { logger: logger('usage-ledger') }));
+    started.push(await startUsageLedger(config.usageLedger, { logger: logger('usage-ledger'), bus }));
     started.push(await startXBuilds(config.xBuilds, { logger: logger('x-builds') }));
     started.push(await startRuns(config.runs, { logger: logger('runs') }));
-    const gateway = await startGateway({ ...config.gateway, accountTarget: account.grpcAddress }, { pubsub, logger: logger('gateway') });
+    // Stopped in reverse: once the edge has drained, the ledger gets the events still in flight before it stops.
+    started.push({ stop: () => flushWithin(bus, FLUSH_ON_STOP_MS) });
+    // House models answer from the bundled simulator unless HOUSE_ENGINES names real engines.
+    const houseEngines = config.gateway.houseEngines ?? simulatorHouseEngines(sim.url);
+    const gateway = await startGateway({ ...config.gateway, accountTarget: account.grpcAddress, houseEngines }, { pubsub, bus, logger: logger('gateway') });
     started.push(gateway);
     return { baseUrl: gateway.baseUrl, url: gateway.url, bootstrap, stop: stopAll };
   } catch (error) {

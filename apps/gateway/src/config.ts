@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { grpcTarget, logLevel, parseEnv, port, positiveInt, url } from '@sbc/config';
+import { grpcTarget, hostList, logLevel, parseEnv, port, positiveInt, url } from '@sbc/config';
+import { houseEnginesVar, providerEnginesVar, type HouseEngines, type ProviderEngines } from './routing/engines';
 
 const schema = z.object({
   PORT: port(8080),
@@ -16,6 +17,24 @@ const schema = z.object({
   MAX_BODY_BYTES: positiveInt(32 * 1024 * 1024),
   SHUTDOWN_DRAIN_MS: positiveInt(10_000),
   LOG_LEVEL: logLevel,
+  /** Per house model, the ordered engines that serve it (JSON); the embedded app defaults it to its simulator. */
+  HOUSE_ENGINES: houseEnginesVar.optional(),
+  /** Per vendor, the service-held endpoint that serves catalog models on credits (JSON). */
+  PROVIDER_ENGINES: providerEnginesVar.optional(),
+  KAFKA_BROKERS: hostList.optional(),
+  UPSTREAM_CONNECT_TIMEOUT_MS: positiveInt(5_000),
+  /** How long an upstream may take to send its response headers (first byte) before the next engine is tried. */
+  UPSTREAM_HEADERS_TIMEOUT_MS: positiveInt(120_000),
+  /** Longest silence inside an upstream body (between chunks). */
+  UPSTREAM_BODY_TIMEOUT_MS: positiveInt(300_000),
+  /** Idle keep-alive sockets to an upstream are closed after this long. */
+  UPSTREAM_IDLE_TIMEOUT_MS: positiveInt(30_000),
+  UPSTREAM_CONNECTIONS_PER_ORIGIN: positiveInt(256),
+  /** Output cap sent to Anthropic upstreams when the caller named none (their API requires one). */
+  DEFAULT_MAX_TOKENS: positiveInt(4_096),
+  RATE_LIMIT_PER_MINUTE: positiveInt(1_200),
+  ROUTING_CACHE_FRESH_MS: positiveInt(30_000),
+  ROUTING_CACHE_STALE_MS: positiveInt(300_000),
 });
 
 export interface GatewayConfig {
@@ -32,6 +51,14 @@ export interface GatewayConfig {
   maxBodyBytes: number;
   shutdownDrainMs: number;
   logLevel: string;
+  /** Absent means the simulator at its default address (`http://127.0.0.1:8090`). */
+  houseEngines?: HouseEngines;
+  providerEngines: ProviderEngines;
+  kafkaBrokers?: string[];
+  upstream: { connectTimeoutMs: number; headersTimeoutMs: number; bodyTimeoutMs: number; idleTimeoutMs: number; connectionsPerOrigin: number };
+  defaultMaxTokens: number;
+  rateLimitPerMinute: number;
+  routingCache: { freshMs: number; staleMs: number };
 }
 
 export function loadGatewayConfig(env: Record<string, string | undefined>): GatewayConfig {
@@ -49,5 +76,18 @@ export function loadGatewayConfig(env: Record<string, string | undefined>): Gate
     maxBodyBytes: vars.MAX_BODY_BYTES,
     shutdownDrainMs: vars.SHUTDOWN_DRAIN_MS,
     logLevel: vars.LOG_LEVEL,
+    houseEngines: vars.HOUSE_ENGINES,
+    providerEngines: vars.PROVIDER_ENGINES ?? {},
+    kafkaBrokers: vars.KAFKA_BROKERS,
+    upstream: {
+      connectTimeoutMs: vars.UPSTREAM_CONNECT_TIMEOUT_MS,
+      headersTimeoutMs: vars.UPSTREAM_HEADERS_TIMEOUT_MS,
+      bodyTimeoutMs: vars.UPSTREAM_BODY_TIMEOUT_MS,
+      idleTimeoutMs: vars.UPSTREAM_IDLE_TIMEOUT_MS,
+      connectionsPerOrigin: vars.UPSTREAM_CONNECTIONS_PER_ORIGIN,
+    },
+    defaultMaxTokens: vars.DEFAULT_MAX_TOKENS,
+    rateLimitPerMinute: vars.RATE_LIMIT_PER_MINUTE,
+    routingCache: { freshMs: vars.ROUTING_CACHE_FRESH_MS, staleMs: vars.ROUTING_CACHE_STALE_MS },
   };
 }

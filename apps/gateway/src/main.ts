@@ -1,21 +1,47 @@
-import { createCacheAdapters, LocalCache, type PubSub } from '@sbc/cache';
+import type { RequestListener } from 'node:http';
+import { createBus, type Bus } from '@sbc/bus';
+import { createCacheAdapters, LocalCache, type PubSub, type SharedStore } from '@sbc/cache';
 import { listen, type RunningHttpServer } from '@sbc/http';
 import { isBundleEntry, runService } from '@sbc/lifecycle';
 import { createLogger, type Logger } from '@sbc/logging';
-import { AccountService } from '@sbc/proto/sbc/account/v1/account_pb';
+import { AccountService, type GetRoutingTableResponse } from '@sbc/proto/sbc/account/v1/account_pb';
 import { checkHealth, createRpcClient } from '@sbc/rpc';
 import { createAuthenticator, type Principal } from './auth/authenticator';
 import { createAuthorize } from './auth/authorize';
 import { createKeyUseRecorder } from './auth/key-use';
 import { loadGatewayConfig, type GatewayConfig } from './config';
+import { createBudget } from './limits/budget';
+import { createRateLimiter } from './limits/rate-limit';
+import { createModelCallHandler, MODEL_CALL_ROUTES } from './model-calls/handle-call';
+import { createCountTokensHandler } from './model-calls/handle-count-tokens';
+import { createPricing } from './model-calls/pricing';
+import { simulatorHouseEngines } from './routing/engines';
+import { createRoutingTables } from './routing/routing-tables';
 import { createGatewayApp } from './server';
+import { createUpstreamClient } from './upstream/client';
+import { createUsageEmitter } from './usage/usage-events';
 
 export { loadGatewayConfig, type GatewayConfig } from './config';
+export { simulatorHouseEngines, type Engine, type HouseEngines } from './routing/engines';
 
-/** Collaborators the embedded app shares between services in one process (in-process pub/sub). */
+/** Collaborators the embedded app shares between services in one process. */
 export interface GatewayOverrides {
+  /** In-process pub/sub (revocations, routing changes) shared with the account service. */
   pubsub?: PubSub;
+  /** The shared store for rate limits and budgets; embedded mode keeps it in memory. */
+  store?: SharedStore;
+  /** The usage-event bus shared with the usage ledger (in-process in embedded mode). */
+  bus?: Bus;
   logger?: Logger;
+}
+
+const DEFAULT_SIM_URL = 'http://127.0.0.1:8090';
+
+/** The path of a request URL, without its query (`?beta=true` on Messages routes is routed on the path). */
+function pathOf(url: string | undefined): string {
+  if (!url) return '/';
+  const query = url.indexOf('?');
+  return query < 0 ? url : url.slice(0, query);
 }
 
 export interface RunningGateway {
@@ -29,8 +55,25 @@ export interface RunningGateway {
 export async function start(config: GatewayConfig, overrides: GatewayOverrides = {}): Promise<RunningGateway> {
   const logger = overrides.logger ?? createLogger({ service: 'gateway', level: config.logLevel });
   const account = createRpcClient(AccountService, { target: config.accountTarget, deadlineMs: config.rpcDeadlineMs });
-  const cache = overrides.pubsub ? undefined : createCacheAdapters({ redisUrl: config.redisUrl });
-  const pubsub = overrides.pubsub ?? cache!.pubsub;
+  // Redis when REDIS_URL is set, memory otherwise; the embedded app may share its own pub/sub or store.
+  const cache = createCacheAdapters({ redisUrl: config.redisUrl });
+  const pubsub = overrides.pubsub ?? cache.pubsub;
+  const store = overrides.store ?? cache.store;
+  const bus = overrides.bus ?? createBus({ kafkaBrokers: config.kafkaBrokers, clientId: 'gateway', logger });
+  if (!overrides.bus && !config.kafkaBrokers) logger.warn('KAFKA_BROKERS is not set: usage events stay in this process and reach no ledger');
+  const house = config.houseEngines ?? simulatorHouseEngines(DEFAULT_SIM_URL);
+  const upstream = createUpstreamClient(config.upstream);
+  const pricing = createPricing();
+  const routing = createRoutingTables({
+    account,
+    pubsub,
+    cache: new LocalCache<GetRoutingTableResponse>({
+      maxEntries: config.authCache.maxEntries,
+      freshMs: config.routingCache.freshMs,
+      staleMs: config.routingCache.staleMs,
+      onRefreshError: (err) => logger.warn({ err }, 'refreshing a cached routing table failed'),
+    }),
+  });
 
   const authenticator = createAuthenticator({
     account,
@@ -50,25 +93,67 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
   const keyUse = createKeyUseRecorder({ account, intervalMs: config.keyUseFlushMs, logger });
 
   let draining = false;
+  const authorizeDeps = { authenticator, keyUse };
   const app = createGatewayApp({
     baseUrl: config.baseUrl,
     maxBodyBytes: config.maxBodyBytes,
     logger,
     account,
-    authorize: createAuthorize({ authenticator, keyUse }),
+    authorize: createAuthorize(authorizeDeps),
+    house,
+    providers: config.providerEngines,
+    routing,
     ready: async () => !draining && (await checkHealth(config.accountTarget, '', 1_000)) === 'SERVING',
   });
+  const modelCallDeps = {
+    ...authorizeDeps,
+    baseUrl: config.baseUrl,
+    maxBodyBytes: config.maxBodyBytes,
+    defaultMaxTokens: config.defaultMaxTokens,
+    rateLimit: createRateLimiter({ store, limitPerMinute: config.rateLimitPerMinute }),
+    budget: createBudget({ store }),
+    routing,
+    house,
+    providers: config.providerEngines,
+    upstream,
+    usage: createUsageEmitter({ producer: bus.producer, logger }),
+    pricing,
+    logger,
+  };
+  const handleModelCall = createModelCallHandler(modelCallDeps);
+  const handleCountTokens = createCountTokensHandler(modelCallDeps);
+  // Model calls take a lean path of their own; everything else (the REST account surface) goes to Express.
+  const listener: RequestListener = (req, res) => {
+    if (req.method === 'POST') {
+      const path = pathOf(req.url);
+      const dialect = MODEL_CALL_ROUTES[path];
+      if (dialect) {
+        handleModelCall(req, res, dialect).catch((err: unknown) => logger.error({ err }, 'model call handler failed'));
+        return;
+      }
+      if (path === '/v1/messages/count_tokens') {
+        handleCountTokens(req, res).catch((err: unknown) => logger.error({ err }, 'count_tokens handler failed'));
+        return;
+      }
+    }
+    app(req, res);
+  };
   // Everything the edge opened besides its listener, released on stop and on a failed start alike.
+  // The bus goes last but one: calls that finished during the drain have queued their usage events.
   const releaseClients = async () => {
     await keyUse.stop();
     await authenticator.stop();
+    await routing.stop();
+    await upstream.close();
+    if (!overrides.bus) await bus.close();
     account.close();
-    await cache?.close();
+    await cache.close();
   };
   let http: RunningHttpServer;
   try {
     await authenticator.start();
-    http = await listen(app, { host: config.host, port: config.port });
+    await routing.start();
+    http = await listen(listener, { host: config.host, port: config.port });
   } catch (error) {
     await releaseClients();
     throw error;

@@ -6,7 +6,10 @@ import { healthRoutes } from '@sbc/http';
 import type { Authorize } from './auth/authorize';
 import { errorHandler, notFound } from './http/errors';
 import { requestId } from './http/request-id';
+import type { HouseEngines, ProviderEngines } from './routing/engines';
+import type { RoutingTables } from './routing/routing-tables';
 import { keyRoutes } from './routes/keys';
+import { modelRoutes } from './routes/models';
 
 export interface GatewayAppDeps {
   baseUrl: string;
@@ -14,10 +17,16 @@ export interface GatewayAppDeps {
   logger: Logger;
   authorize: Authorize;
   account: RpcClientOf<typeof AccountService>;
+  house: HouseEngines;
+  providers: ProviderEngines;
+  routing: RoutingTables;
   ready: () => Promise<boolean>;
 }
 
-/** The edge's HTTP surface; every route below is a plain factory over `deps`. */
+/**
+ * The edge's REST surface; every route below is a plain factory over `deps`. Model calls do not come here:
+ * main.ts answers them on a lean path before Express.
+ */
 export function createGatewayApp(deps: GatewayAppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -26,6 +35,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
   app.use(healthRoutes(deps.ready));
   app.use(express.json({ limit: deps.maxBodyBytes }));
   app.use(keyRoutes(deps));
+  app.use(modelRoutes(deps));
   app.use(notFound());
   app.use(errorHandler(deps));
   return app;

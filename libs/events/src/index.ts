@@ -6,5 +6,12 @@
 /** Published by the account service with the hex SHA-256 of a revoked credential; every edge drops it. */
 export const KEY_REVOKED_CHANNEL = 'account.key-revoked.v1';
 
+/**
+ * Published by the account service when an account's routing table (custom endpoints, personal aliases)
+ * changed; every edge drops its cached table. Message: the user id (`usr_…`) whose table changed, or the team id
+ * (`org_…`) when a team's shared endpoint changed, which every team key's table includes.
+ */
+export const ROUTING_CHANGED_CHANNEL = 'account.routing-changed.v1';
+
 /** Kafka topic of usage events (value: protobuf UsageEvent, key: account id). */
 export const USAGE_EVENTS_TOPIC = 'usage.events.v1';

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { monotonicFactory } from 'ulid';
 
 /** Resource id prefixes (CONTRACTS "Identity"). */
-export type IdPrefix = 'usr' | 'key' | 'org' | 'dev' | 'prj' | 'run' | 'xbj' | 'req' | 'evt' | 'whk' | 'msg';
+export type IdPrefix = 'usr' | 'key' | 'org' | 'dev' | 'prj' | 'run' | 'xbj' | 'req' | 'evt' | 'whk' | 'msg' | 'ups';
 
 // Monotonic within a millisecond, so ids minted in one burst still sort in creation order.
 const nextUlid = monotonicFactory();

@@ -3,15 +3,21 @@ import type { MessageInitShape } from '@bufbuild/protobuf';
 import { ApiError } from '@sbc/errors';
 import { KEY_REVOKED_CHANNEL } from '@sbc/events';
 import type { PubSub } from '@sbc/cache';
+import type { Logger } from '@sbc/logging';
 import { AccountService, PrincipalKind, type CallerKeySchema } from '@sbc/proto/sbc/account/v1/account_pb';
 import { effectiveScopes } from '@sbc/scopes';
 import type { PrismaClient as AccountDb } from '../generated/prisma/client';
+import type { SecretCipher } from '../store/secrets';
 import { findKeyByHash, recordKeyUse, revokeKey, type CallerKeyRow } from '../store/keys';
 import type { RpcImplementation } from '@sbc/rpc';
+import { getRoutingTable } from './routing';
 
 export interface AccountServiceDeps {
   db: AccountDb;
   pubsub: PubSub;
+  /** Opens upstream API keys and headers for GetRoutingTable. */
+  cipher: SecretCipher;
+  logger?: Logger;
   now?: () => Date;
 }
 
@@ -66,6 +72,10 @@ export function createAccountService(deps: AccountServiceDeps): RpcImplementatio
         request.uses.filter((use) => use.usedAt).map((use) => ({ keyId: use.keyId, usedAt: timestampDate(use.usedAt!) })),
       );
       return {};
+    },
+
+    getRoutingTable(request, ctx) {
+      return getRoutingTable(deps, request, ctx.requestId);
     },
   };
 }

@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import { ApiError } from '@sbc/errors';
 import { missingScopes, type Scope } from '@sbc/scopes';
@@ -17,29 +18,39 @@ export function principalOf(req: Request): Principal {
   return req.principal;
 }
 
+export interface AuthorizeDeps {
+  authenticator: Authenticator;
+  keyUse: KeyUseRecorder;
+}
+
 /**
- * Authenticates the request and checks the route's scopes: 401 for a missing, malformed or unknown
- * credential; 403 `insufficient_scope` (with `required_scopes`) for a revoked key or a missing scope.
- * Sessions and device tokens pass scoped routes unnarrowed.
+ * Authenticates a request's credential and checks the route's scopes: 401 for a missing, malformed or
+ * unknown credential; 403 `insufficient_scope` (with `required_scopes`) for a revoked key or a missing scope.
+ * Sessions and device tokens pass scoped routes unnarrowed. Shared by the REST routes (as middleware) and
+ * the model routes (called directly on their lean path).
  */
-export function createAuthorize(deps: { authenticator: Authenticator; keyUse: KeyUseRecorder }) {
+export async function authorizeRequest(deps: AuthorizeDeps, headers: IncomingHttpHeaders, requestId: string, required: Scope[]): Promise<Principal> {
+  const credential = readCredential(headers as Parameters<typeof readCredential>[0]);
+  const principal = await deps.authenticator.authenticate(credential.secret, requestId);
+  if (principal.revoked) {
+    throw new ApiError('insufficient_scope', 'This key has been revoked.', { extra: { required_scopes: required } });
+  }
+  if (principal.scopes !== 'unrestricted') {
+    const missing = missingScopes(principal.scopes, required);
+    if (missing.length > 0) {
+      throw new ApiError('insufficient_scope', `This key lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(', ')}.`, {
+        extra: { required_scopes: required },
+      });
+    }
+  }
+  if (principal.key) deps.keyUse.touch(principal.key.id);
+  return principal;
+}
+
+export function createAuthorize(deps: AuthorizeDeps) {
   return (required: Scope[]) =>
     async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
-      const credential = readCredential(req.headers as Parameters<typeof readCredential>[0]);
-      const principal = await deps.authenticator.authenticate(credential.secret, req.requestId);
-      if (principal.revoked) {
-        throw new ApiError('insufficient_scope', 'This key has been revoked.', { extra: { required_scopes: required } });
-      }
-      if (principal.scopes !== 'unrestricted') {
-        const missing = missingScopes(principal.scopes, required);
-        if (missing.length > 0) {
-          throw new ApiError('insufficient_scope', `This key lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(', ')}.`, {
-            extra: { required_scopes: required },
-          });
-        }
-      }
-      if (principal.key) deps.keyUse.touch(principal.key.id);
-      req.principal = principal;
+      req.principal = await authorizeRequest(deps, req.headers, req.requestId, required);
       next();
     };
 }

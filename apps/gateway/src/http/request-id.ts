@@ -11,11 +11,15 @@ declare module 'express-serve-static-core' {
   }
 }
 
+/** The request's id: the caller's `x-request-id` when it is a plausible id, else a fresh one. */
+export function requestIdFor(incoming: string | string[] | undefined): string {
+  return typeof incoming === 'string' && ACCEPTABLE_ID.test(incoming) ? incoming : newId('req');
+}
+
 /** Keeps `x-request-id` when sent, generates one otherwise, and echoes it on every response. */
 export function requestId() {
   return (req: Request, res: Response, next: NextFunction) => {
-    const incoming = req.get('x-request-id');
-    req.requestId = incoming && ACCEPTABLE_ID.test(incoming) ? incoming : newId('req');
+    req.requestId = requestIdFor(req.headers['x-request-id']);
     res.setHeader('x-request-id', req.requestId);
     next();
   };

@@ -1,0 +1,76 @@
+import { createMemoryStore } from '@sbc/cache';
+import { ApiError } from '@sbc/errors';
+import { createBudget, MILLI } from './budget';
+
+describe('call budgets', () => {
+  const subject = { userId: 'usr_1', keyId: 'key_1', dailyCapCredits: 10 };
+
+  it('refuses a call whose worst case would pass the daily cap, naming the budget', async () => {
+    const budget = createBudget({ store: createMemoryStore() });
+    const refusal = await budget.reserve(subject, 11 * MILLI).catch((e: unknown) => e);
+    expect(refusal).toBeInstanceOf(ApiError);
+    expect(refusal).toMatchObject({ code: 'budget_exhausted', status: 402, extra: { budget: 'key_daily' }, headers: { 'x-should-retry': 'false' } });
+  });
+
+  it('holds a cap under concurrency: parallel reservations cannot overshoot it together', async () => {
+    const budget = createBudget({ store: createMemoryStore() });
+    const results = await Promise.allSettled(Array.from({ length: 10 }, () => budget.reserve(subject, 3 * MILLI)));
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(3);
+  });
+
+  it('settles to the real cost and frees the rest of the reservation', async () => {
+    const store = createMemoryStore();
+    const budget = createBudget({ store });
+    const first = await budget.reserve(subject, 9 * MILLI);
+    await first.settle(1 * MILLI);
+    await expect(budget.reserve(subject, 9 * MILLI)).resolves.toBeDefined();
+  });
+
+  it('resets the daily cap at 00:00 UTC', async () => {
+    let now = new Date('2026-11-22T23:59:00Z');
+    const budget = createBudget({ store: createMemoryStore(), now: () => now });
+    await budget.reserve(subject, 10 * MILLI);
+    await expect(budget.reserve(subject, 1)).rejects.toMatchObject({ extra: { budget: 'key_daily' } });
+    now = new Date('2026-11-23T00:00:01Z');
+    await expect(budget.reserve(subject, 10 * MILLI)).resolves.toBeDefined();
+  });
+
+  it('enforces the monthly cap across days and resets it on the 1st', async () => {
+    let now = new Date('2026-11-29T10:00:00Z');
+    const monthly = { userId: 'usr_1', keyId: 'key_m', monthlyCapCredits: 5 };
+    const budget = createBudget({ store: createMemoryStore(), now: () => now });
+    await budget.reserve(monthly, 5 * MILLI);
+    now = new Date('2026-11-30T10:00:00Z');
+    await expect(budget.reserve(monthly, 1)).rejects.toMatchObject({ extra: { budget: 'key_monthly' } });
+    now = new Date('2026-12-01T00:00:00Z');
+    await expect(budget.reserve(monthly, 5 * MILLI)).resolves.toBeDefined();
+  });
+
+  it('enforces the account balance once the ledger has published one', async () => {
+    const store = createMemoryStore();
+    const budget = createBudget({ store });
+    await expect(budget.reserve({ userId: 'usr_2' }, 1_000 * MILLI)).resolves.toBeDefined();
+    await store.set('credits:available:usr_2', String(2 * MILLI));
+    await expect(budget.reserve({ userId: 'usr_2' }, 3 * MILLI)).rejects.toMatchObject({ extra: { budget: 'account' } });
+    const ok = await budget.reserve({ userId: 'usr_2' }, 2 * MILLI);
+    await ok.settle(MILLI / 2);
+    expect(Number(await store.get('credits:available:usr_2'))).toBe(1.5 * MILLI);
+  });
+
+  it('names fair use when a spent house-fast allowance meets an empty balance', async () => {
+    const store = createMemoryStore();
+    await store.set('credits:available:usr_3', '0');
+    const budget = createBudget({ store });
+    await expect(budget.reserve({ userId: 'usr_3' }, MILLI, { fairUse: true })).rejects.toMatchObject({ extra: { budget: 'fair_use' } });
+  });
+
+  it('gives house-fast 500 credits per 5 hours free, then bills', async () => {
+    const now = new Date('2026-11-22T12:00:00Z');
+    const budget = createBudget({ store: createMemoryStore(), now: () => now });
+    expect(await budget.fairUseLeft('usr_4')).toBe(true);
+    await budget.recordFairUse('usr_4', 499 * MILLI);
+    expect(await budget.fairUseLeft('usr_4')).toBe(true);
+    await budget.recordFairUse('usr_4', 1 * MILLI);
+    expect(await budget.fairUseLeft('usr_4')).toBe(false);
+  });
+});

@@ -1,0 +1,28 @@
+import { ApiError } from '@sbc/errors';
+import type { SharedStore } from '@sbc/cache';
+
+const WINDOW_MS = 60_000;
+
+/**
+ * The per-key request bucket (1,200 a minute by default), kept in the shared store so every edge replica
+ * counts against the same window. Returns the `x-ratelimit-*` headers every gateway answer carries, or
+ * throws 429 `rate_limited` with `Retry-After` when the bucket is spent.
+ */
+export function createRateLimiter(deps: { store: SharedStore; limitPerMinute: number }) {
+  return async function hit(subject: string): Promise<Record<string, string>> {
+    const result = await deps.store.slidingWindowHit(`rl:${subject}`, { limit: deps.limitPerMinute, windowMs: WINDOW_MS });
+    const headers: Record<string, string> = {
+      'x-ratelimit-limit': String(result.limit),
+      'x-ratelimit-remaining': String(Math.max(0, Math.floor(result.remaining))),
+      'x-ratelimit-reset': String(Math.max(1, Math.ceil(result.resetMs / 1000))),
+    };
+    if (!result.allowed) {
+      throw new ApiError('rate_limited', `Rate limit of ${result.limit} requests per minute reached for this key.`, {
+        headers: { ...headers, 'retry-after': String(Math.max(1, Math.ceil(result.retryAfterMs / 1000))) },
+      });
+    }
+    return headers;
+  };
+}
+
+export type RateLimiter = ReturnType<typeof createRateLimiter>;

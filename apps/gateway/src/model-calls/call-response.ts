@@ -1,0 +1,67 @@
+import type { ServerResponse } from 'node:http';
+import { ApiError, toEnvelope } from '@sbc/errors';
+import { renderErrorBody, type Dialect, type UpstreamFailure } from '@sbc/dialects';
+
+/**
+ * Writing a model call's answer: headers every gateway response carries (request id under both SDKs' names,
+ * rate-limit state) and refusals in the dialect that was called — except a missing scope, which answers in
+ * the shared Error envelope (CONTRACTS).
+ */
+export class CallResponse {
+  private readonly headers: Record<string, string>;
+
+  constructor(
+    readonly res: ServerResponse,
+    readonly dialect: Dialect,
+    readonly requestId: string,
+    private readonly baseUrl: string,
+  ) {
+    // The Anthropic SDK reads `request-id`, the OpenAI SDK `x-request-id`.
+    this.headers = dialect === 'messages' ? { 'x-request-id': requestId, 'request-id': requestId } : { 'x-request-id': requestId };
+  }
+
+  addHeaders(headers: Record<string, string>): void {
+    Object.assign(this.headers, headers);
+  }
+
+  get started(): boolean {
+    return this.res.headersSent;
+  }
+
+  json(status: number, body: unknown, extraHeaders?: Record<string, string>): void {
+    const payload = JSON.stringify(body);
+    this.res.writeHead(status, { ...this.headers, ...extraHeaders, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) });
+    this.res.end(payload);
+  }
+
+  /** Opens the event stream: no compression, no proxy buffering, headers flushed now. */
+  openStream(): void {
+    this.res.writeHead(200, {
+      ...this.headers,
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
+    this.res.flushHeaders();
+  }
+
+  /** A refusal raised by the edge itself (ApiError) before anything was written. */
+  refuse(error: ApiError): void {
+    if (error.code === 'insufficient_scope') {
+      this.json(error.status, toEnvelope(error, this.requestId, this.baseUrl), error.headers);
+      return;
+    }
+    // OpenAI's SDKs and tools look for `model_not_found` on an unknown model.
+    const code = error.code === 'not_found' && error.param === 'model' ? 'model_not_found' : error.code;
+    this.fail({ status: error.status, message: error.message, code, param: error.param ?? null }, error.headers, { ...error.extra, ...(error.issues ? { issues: error.issues } : {}) });
+  }
+
+  /** An upstream's or the edge's failure in the called dialect. */
+  fail(failure: UpstreamFailure, headers: Record<string, string> = {}, extra: Record<string, unknown> = {}): void {
+    const body = renderErrorBody(this.dialect, failure, this.requestId);
+    const inner = body.error;
+    if (Object.keys(extra).length > 0 && inner && typeof inner === 'object') Object.assign(inner, extra);
+    this.json(failure.status, body, headers);
+  }
+}

@@ -1,0 +1,194 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ApiError } from '@sbc/errors';
+import { DialectRequestError, type Dialect } from '@sbc/dialects';
+import type { Logger } from '@sbc/logging';
+import { authorizeRequest, type AuthorizeDeps } from '../auth/authorize';
+import type { Principal } from '../auth/authenticator';
+import { requestIdFor } from '../http/request-id';
+import type { Budget, Reservation } from '../limits/budget';
+import type { RateLimiter } from '../limits/rate-limit';
+import type { HouseEngines, ProviderEngines } from '../routing/engines';
+import type { ResolvedRoute } from '../routing/resolve';
+import type { RoutingTables } from '../routing/routing-tables';
+import type { UpstreamClient } from '../upstream/client';
+import type { UsageEmitter } from '../usage/usage-events';
+import { readJsonBody } from './body';
+import { CallResponse } from './call-response';
+import { exchange, type CallOutcome } from './exchange';
+import { isPassthrough, parseCallerRequest, requestedMaxTokens, type CallerCall } from './plan';
+import type { Pricing } from './pricing';
+import { resolveCallRoute } from './route-call';
+
+export interface ModelCallDeps extends AuthorizeDeps {
+  baseUrl: string;
+  maxBodyBytes: number;
+  defaultMaxTokens: number;
+  rateLimit: RateLimiter;
+  budget: Budget;
+  routing: RoutingTables;
+  house: HouseEngines;
+  providers: ProviderEngines;
+  upstream: UpstreamClient;
+  usage: UsageEmitter;
+  pricing: Pricing;
+  logger: Logger;
+}
+
+/** The model routes answered on the edge's lean path (no Express), by path. */
+export const MODEL_CALL_ROUTES: Readonly<Record<string, Dialect>> = {
+  '/v1/chat/completions': 'chat',
+  '/v1/responses': 'responses',
+  '/v1/messages': 'messages',
+};
+
+/** The caller's body, checked just enough to route it; the rest is the dialect parser's or upstream's job. */
+function readCall(dialect: Dialect, value: unknown): CallerCall {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ApiError('invalid_request', 'The request body must be a JSON object.', { param: 'body' });
+  }
+  const body = value as Record<string, unknown>;
+  const issues: Array<{ path: string; code: string; message: string }> = [];
+  if (typeof body.model !== 'string' || body.model === '') issues.push({ path: 'model', code: 'required', message: 'model must be a non-empty string.' });
+  if (body.stream !== undefined && typeof body.stream !== 'boolean') issues.push({ path: 'stream', code: 'invalid_type', message: 'stream must be a boolean.' });
+  if (dialect !== 'responses' && !Array.isArray(body.messages)) issues.push({ path: 'messages', code: 'required', message: 'messages must be an array.' });
+  if (dialect === 'responses' && typeof body.input !== 'string' && !Array.isArray(body.input)) issues.push({ path: 'input', code: 'required', message: 'input must be a string or an array of items.' });
+  if (dialect === 'messages' && (typeof body.max_tokens !== 'number' || !Number.isInteger(body.max_tokens) || body.max_tokens < 0)) {
+    issues.push({ path: 'max_tokens', code: 'required', message: 'max_tokens must be a non-negative integer.' });
+  }
+  if (issues.length > 0) throw ApiError.invalid(issues);
+  const streamOptions = body.stream_options as { include_usage?: unknown } | null | undefined;
+  return {
+    dialect,
+    body,
+    callerModel: body.model as string,
+    stream: body.stream === true,
+    includeUsage: dialect === 'chat' && streamOptions?.include_usage === true,
+  };
+}
+
+function passHeadersOf(req: IncomingMessage): Record<string, string> {
+  const headers: Record<string, string> = {};
+  const version = req.headers['anthropic-version'];
+  const beta = req.headers['anthropic-beta'];
+  if (typeof version === 'string') headers['anthropic-version'] = version;
+  if (typeof beta === 'string') headers['anthropic-beta'] = beta;
+  return headers;
+}
+
+function asApiError(error: unknown): ApiError {
+  if (error instanceof DialectRequestError) return ApiError.invalid(error.issues);
+  return ApiError.from(error);
+}
+
+/**
+ * One model call, top to bottom: request id → authenticate (cached) → rate limit → read body → resolve the
+ * model (house models without any lookup; others from the cached routing table) → reserve budget →
+ * exchange with the upstream → settle and emit one usage event. Nothing here waits on a database.
+ */
+export function createModelCallHandler(deps: ModelCallDeps) {
+  return async function handleModelCall(req: IncomingMessage, res: ServerResponse, dialect: Dialect): Promise<void> {
+    const startedAt = performance.now();
+    const atMs = Date.now();
+    const requestId = requestIdFor(req.headers['x-request-id']);
+    const out = new CallResponse(res, dialect, requestId, deps.baseUrl);
+    let principal: Principal | undefined;
+    let call: CallerCall | undefined;
+    let route: ResolvedRoute | undefined;
+    let reservation: Reservation | undefined;
+    let fairUse = false;
+    let outcome: CallOutcome | undefined;
+    try {
+      principal = await authorizeRequest(deps, req.headers, requestId, ['gateway:invoke']);
+      out.addHeaders(await deps.rateLimit(principal.key ? principal.key.id : `user:${principal.userId}`));
+      const { value, bytes } = await readJsonBody(req, deps.maxBodyBytes);
+      call = readCall(dialect, value);
+      route = await resolveCallRoute(deps, principal, call.callerModel, requestId);
+      if (route.engines.some((engine) => !isPassthrough(dialect, engine))) call.request = parseCallerRequest(dialect, call.body);
+
+      const price = deps.pricing.priceOf(route);
+      if (route.kind !== 'byo' && price) {
+        fairUse = route.catalogId === 'house-fast' && (await deps.budget.fairUseLeft(principal.userId));
+        const worstCase = deps.pricing.worstCaseMilli(price, { bodyBytes: bytes, maxOutputTokens: requestedMaxTokens(call) ?? deps.defaultMaxTokens });
+        reservation = await deps.budget.reserve(
+          {
+            userId: principal.userId,
+            keyId: principal.key?.id,
+            dailyCapCredits: principal.key?.dailyLimitCredits === undefined ? undefined : Number(principal.key.dailyLimitCredits),
+            monthlyCapCredits: principal.key?.monthlyLimitCredits === undefined ? undefined : Number(principal.key.monthlyLimitCredits),
+          },
+          fairUse ? 0 : worstCase,
+          { fairUse: route.catalogId === 'house-fast' },
+        );
+      }
+      outcome = await exchange(call, route.engines, out, deps, startedAt, passHeadersOf(req));
+    } catch (thrown) {
+      const error = asApiError(thrown);
+      if (error.status >= 500) deps.logger.error({ requestId, route: req.url, err: error.cause ?? error }, 'model call failed');
+      if (!out.started) out.refuse(error);
+      else if (!res.destroyed) res.destroy();
+      outcome = { status: error.status, usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }, ttftMs: 0 };
+    }
+    await settle(deps, { principal, call, route, reservation, fairUse, outcome, requestId, atMs, startedAt, dialect, sessionId: req.headers['x-session-id'] });
+  };
+}
+
+/** Settles the reservation to the real cost and emits the call's usage event (never blocking the reply). */
+async function settle(
+  deps: ModelCallDeps,
+  state: {
+    principal?: Principal;
+    call?: CallerCall;
+    route?: ResolvedRoute;
+    reservation?: Reservation;
+    fairUse: boolean;
+    outcome: CallOutcome;
+    requestId: string;
+    atMs: number;
+    startedAt: number;
+    dialect: Dialect;
+    sessionId: string | string[] | undefined;
+  },
+): Promise<void> {
+  const { principal, call, route, outcome } = state;
+  const price = route ? deps.pricing.priceOf(route) : undefined;
+  const listCostUsd = price ? deps.pricing.costUsd(price, outcome.usage) : 0;
+  const chargedMilli = route && route.kind !== 'byo' && !state.fairUse ? Math.ceil(listCostUsd * 1_000_000) : 0;
+  try {
+    await state.reservation?.settle(chargedMilli);
+    if (state.fairUse && principal) await deps.budget.recordFairUse(principal.userId, Math.ceil(listCostUsd * 1_000_000));
+  } catch (error) {
+    deps.logger.error({ requestId: state.requestId, err: error }, 'settling a call budget failed');
+  }
+  if (!principal || !call) return;
+  const key = principal.key;
+  deps.usage.emit({
+    requestId: state.requestId,
+    accountId: principal.userId,
+    userId: principal.userId,
+    keyId: key?.id ?? '',
+    orgId: key?.orgId,
+    model: call.callerModel,
+    upstreamModel: outcome.engine?.model ?? '',
+    upstream: route?.upstream ?? '',
+    provider: outcome.engine?.label ?? '',
+    dialectIn: state.dialect,
+    dialectOut: outcome.engine?.dialect ?? '',
+    route: key?.route || 'auto',
+    inputTokens: BigInt(outcome.usage.inputTokens),
+    outputTokens: BigInt(outcome.usage.outputTokens),
+    cacheReadTokens: BigInt(outcome.usage.cacheReadTokens),
+    cacheWriteTokens: BigInt(outcome.usage.cacheWriteTokens),
+    reasoningTokens: BigInt(outcome.usage.reasoningTokens ?? 0),
+    listCostUsd,
+    creditsCharged: chargedMilli / 1_000,
+    isByok: route?.kind === 'byo',
+    status: outcome.status,
+    latencyMs: BigInt(Math.round(performance.now() - state.startedAt)),
+    ttftMs: BigInt(outcome.ttftMs),
+    sessionId: key?.incognito || typeof state.sessionId !== 'string' ? undefined : state.sessionId.slice(0, 128),
+    stream: call.stream,
+    keyLabel: key?.name ?? '',
+    fairUseCredits: state.fairUse ? listCostUsd * 1_000 : 0,
+    atMs: state.atMs,
+  });
+}

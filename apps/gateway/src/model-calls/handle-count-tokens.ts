@@ -1,0 +1,66 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ApiError } from '@sbc/errors';
+import { DialectRequestError } from '@sbc/dialects';
+import { authorizeRequest } from '../auth/authorize';
+import { requestIdFor } from '../http/request-id';
+import type { Engine } from '../routing/engines';
+import { readJsonBody } from './body';
+import { CallResponse } from './call-response';
+import type { ModelCallDeps } from './handle-call';
+import { countMessagesBody } from './count-tokens';
+import { resolveCallRoute } from './route-call';
+
+/**
+ * `POST /v1/messages/count_tokens` (any key; `?beta=true` too). When the model's first engine speaks the
+ * Anthropic dialect its own count is used; otherwise, or when the upstream cannot count, the o200k tokenizer
+ * counts locally. Either way the answer is `{input_tokens}`.
+ */
+export function createCountTokensHandler(deps: ModelCallDeps) {
+  return async function handleCountTokens(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const requestId = requestIdFor(req.headers['x-request-id']);
+    const out = new CallResponse(res, 'messages', requestId, deps.baseUrl);
+    try {
+      const principal = await authorizeRequest(deps, req.headers, requestId, []);
+      out.addHeaders(await deps.rateLimit(principal.key ? principal.key.id : `user:${principal.userId}`));
+      const { value } = await readJsonBody(req, deps.maxBodyBytes);
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ApiError('invalid_request', 'The request body must be a JSON object.', { param: 'body' });
+      const body = value as Record<string, unknown>;
+      if (typeof body.model !== 'string' || body.model === '') throw ApiError.invalid([{ path: 'model', code: 'required', message: 'model must be a non-empty string.' }]);
+      const localCount = countMessagesBody(body); // also validates the body
+      const route = await resolveCallRoute(deps, principal, body.model, requestId);
+      const engine = route.engines[0];
+      if (engine?.dialect === 'anthropic') {
+        const upstreamCount = await countUpstream(deps, engine, body, req);
+        if (upstreamCount !== undefined) {
+          out.json(200, { input_tokens: upstreamCount });
+          return;
+        }
+      }
+      out.json(200, { input_tokens: localCount });
+    } catch (thrown) {
+      const error = thrown instanceof DialectRequestError ? ApiError.invalid(thrown.issues) : ApiError.from(thrown);
+      if (error.status >= 500) deps.logger.error({ requestId, err: error.cause ?? error }, 'count_tokens failed');
+      out.refuse(error);
+    }
+  };
+}
+
+async function countUpstream(deps: ModelCallDeps, engine: Engine, body: Record<string, unknown>, req: IncomingMessage): Promise<number | undefined> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), 10_000);
+  try {
+    const passHeaders: Record<string, string> = {};
+    if (typeof req.headers['anthropic-version'] === 'string') passHeaders['anthropic-version'] = req.headers['anthropic-version'];
+    if (typeof req.headers['anthropic-beta'] === 'string') passHeaders['anthropic-beta'] = req.headers['anthropic-beta'];
+    const reply = await deps.upstream.send({ engine, path: '/messages/count_tokens', body: JSON.stringify({ ...body, model: engine.model }), signal: controller.signal, passHeaders });
+    const text = await reply.body.text();
+    if (reply.status !== 200) return undefined;
+    const parsed = JSON.parse(text) as { input_tokens?: unknown };
+    return typeof parsed.input_tokens === 'number' ? parsed.input_tokens : undefined;
+  } catch {
+    // An upstream that cannot count (404, down, slow) falls back to the local tokenizer.
+    return undefined;
+  } finally {
+    clearTimeout(timer);
+  }
+}

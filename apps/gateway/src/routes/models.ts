@@ -1,0 +1,168 @@
+import { Router, type Request } from 'express';
+import { CATALOG, HOUSE_MODELS, findCatalogModel, modelAllowed } from '@sbc/catalog';
+import { ApiError } from '@sbc/errors';
+import type { GetRoutingTableResponse } from '@sbc/proto/sbc/account/v1/account_pb';
+import { principalOf, type Authorize } from '../auth/authorize';
+import type { Principal } from '../auth/authenticator';
+import { keyRouteOf } from '../model-calls/route-call';
+import type { HouseEngines, ProviderEngines } from '../routing/engines';
+import type { RoutingTables } from '../routing/routing-tables';
+
+interface ModelEntry {
+  id: string;
+  created: number;
+  owned_by: string;
+  display_name: string;
+  lane: string;
+  tier?: string;
+  available: boolean;
+  reason?: string;
+  context_window?: number;
+  max_tokens?: number;
+}
+
+/**
+ * One item both SDKs can read: the spec's Model (`object`, `created`, `owned_by`, `lane`, `tier`,
+ * `available`, `reason`, `context_window`/`context_length`) and Anthropic's ModelInfo (`type`,
+ * `display_name`, `created_at`, `max_input_tokens`, `max_tokens`).
+ */
+function renderModel(entry: ModelEntry): Record<string, unknown> {
+  const item: Record<string, unknown> = {
+    id: entry.id,
+    object: 'model',
+    created: entry.created,
+    owned_by: entry.owned_by,
+    type: 'model',
+    display_name: entry.display_name,
+    created_at: new Date(entry.created * 1000).toISOString().replace('.000Z', 'Z'),
+    lane: entry.lane,
+    available: entry.available,
+  };
+  if (entry.tier) item.tier = entry.tier;
+  if (entry.reason) item.reason = entry.reason;
+  if (entry.context_window) {
+    item.context_window = entry.context_window;
+    item.context_length = entry.context_window;
+    item.max_input_tokens = entry.context_window;
+  }
+  if (entry.max_tokens) item.max_tokens = entry.max_tokens;
+  return item;
+}
+
+export interface ModelRoutesDeps {
+  authorize: Authorize;
+  house: HouseEngines;
+  providers: ProviderEngines;
+  routing: RoutingTables;
+}
+
+/** Every id the principal can name, in resolution order: house, own aliases, own endpoints, catalog. */
+export function listModels(deps: ModelRoutesDeps, principal: Principal, table: GetRoutingTableResponse): ModelEntry[] {
+  const route = keyRouteOf(principal);
+  const allowed = principal.key?.allowedModels?.values;
+  const entries: ModelEntry[] = [];
+  const seen = new Set<string>();
+  const add = (entry: ModelEntry) => {
+    if (seen.has(entry.id) || (allowed && !modelAllowed(allowed, entry.id))) return;
+    seen.add(entry.id);
+    entries.push(entry);
+  };
+  for (const id of HOUSE_MODELS) {
+    const model = findCatalogModel(id);
+    const engines = deps.house[id] ?? [];
+    add({
+      id,
+      created: model?.created ?? 0,
+      owned_by: 'house',
+      display_name: model?.display_name ?? id,
+      lane: 'house',
+      tier: model?.tier,
+      available: route !== 'byo' && engines.length > 0,
+      reason: route === 'byo' ? 'this key\'s route is "byo"' : engines.length > 0 ? `served by ${engines.map((engine) => engine.label).join(', then ')}` : 'no engine configured',
+      context_window: model?.context_window,
+      max_tokens: model?.max_output_tokens,
+    });
+  }
+  for (const alias of table.aliases) {
+    add({ id: alias.token, created: 0, owned_by: alias.vendor, display_name: `${alias.token} → ${alias.modelId}`, lane: 'alias', available: true, reason: `alias of ${alias.modelId}` });
+  }
+  if (route !== 'credits') {
+    for (const upstream of [...table.upstreams].sort((a, b) => Number(b.probedAtMs - a.probedAtMs))) {
+      for (const id of upstream.models) {
+        const model = findCatalogModel(id);
+        add({ id, created: model?.created ?? 0, owned_by: upstream.slug, display_name: model?.display_name ?? id, lane: 'byo', tier: model?.tier, available: true, reason: `on your endpoint ${upstream.slug}`, context_window: model?.context_window, max_tokens: model?.max_output_tokens });
+      }
+    }
+  }
+  for (const model of CATALOG) {
+    if (model.vendor === 'house') continue;
+    const engine = deps.providers[model.vendor];
+    const available = route !== 'byo' && engine !== undefined;
+    add({
+      id: model.id,
+      created: model.created,
+      owned_by: model.vendor,
+      display_name: model.display_name,
+      lane: 'credits',
+      tier: model.tier,
+      available,
+      reason: available ? 'on service credits' : route === 'byo' ? 'this key\'s route is "byo"' : `no ${model.vendor} engine on this service; add your own endpoint`,
+      context_window: model.context_window,
+      max_tokens: model.max_output_tokens,
+    });
+  }
+  return entries;
+}
+
+function queryValue(req: Request, name: string): string | undefined {
+  const value = req.query[name];
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/**
+ * `GET /v1/models` (any key): the OpenAI list shape with Anthropic's paging fields, so both SDKs can list.
+ * Without `limit` every model comes in one page (OpenAI clients do not page); with it, `after_id` and
+ * `before_id` page as Anthropic's API does.
+ */
+export function modelRoutes(deps: ModelRoutesDeps): Router {
+  const router = Router();
+  const tableOf = (req: Request, principal: Principal) => deps.routing.tableFor(principal.userId, principal.key?.orgId, req.requestId);
+
+  router.get('/v1/models', deps.authorize([]), async (req, res) => {
+    const principal = principalOf(req);
+    const all = listModels(deps, principal, await tableOf(req, principal)).map(renderModel);
+    const limitText = queryValue(req, 'limit');
+    const afterId = queryValue(req, 'after_id');
+    const beforeId = queryValue(req, 'before_id');
+    if (afterId && beforeId) throw new ApiError('invalid_request', 'Pass after_id or before_id, not both.', { param: 'before_id' });
+    let page = all;
+    let hasMore = false;
+    if (limitText !== undefined || afterId || beforeId) {
+      const limit = limitText === undefined ? 20 : Number(limitText);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new ApiError('invalid_request', 'limit must be an integer from 1 to 1000.', { param: 'limit' });
+      if (beforeId) {
+        const end = all.findIndex((item) => item.id === beforeId);
+        const before = end < 0 ? [] : all.slice(0, end);
+        page = before.slice(-limit);
+        hasMore = before.length > limit;
+      } else {
+        const start = afterId ? all.findIndex((item) => item.id === afterId) + 1 : 0;
+        const after = afterId && start === 0 ? [] : all.slice(start);
+        page = after.slice(0, limit);
+        hasMore = after.length > limit;
+      }
+    }
+    res.json({ object: 'list', data: page, has_more: hasMore, first_id: (page[0]?.id as string | undefined) ?? null, last_id: (page[page.length - 1]?.id as string | undefined) ?? null });
+  });
+
+  router.get('/v1/models/*id', deps.authorize([]), async (req, res) => {
+    const principal = principalOf(req);
+    const raw = (req.params as { id?: string | string[] }).id ?? '';
+    const id = Array.isArray(raw) ? raw.join('/') : raw;
+    const found = listModels(deps, principal, await tableOf(req, principal)).find((entry) => entry.id === id);
+    if (!found) throw new ApiError('not_found', `The model ${id} does not exist or is not available to this key.`, { param: 'model' });
+    res.json(renderModel(found));
+  });
+
+  return router;
+}

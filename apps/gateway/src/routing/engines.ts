@@ -1,0 +1,90 @@
+import { z } from 'zod';
+import type { UpstreamDialect } from '@sbc/dialects';
+
+/**
+ * Engines are the upstreams the service itself holds: house engines (`HOUSE_ENGINES`, per house model an
+ * ordered list tried in turn) and provider engines (`PROVIDER_ENGINES`, per vendor one endpoint that serves
+ * catalog models on credits). Both are JSON in the environment, validated once at start.
+ */
+export interface Engine {
+  dialect: UpstreamDialect;
+  /** As configured; `/v1` is optional (see endpointUrl). */
+  baseUrl: string;
+  apiKey?: string;
+  /** Model id sent upstream. */
+  model: string;
+  headers: Record<string, string>;
+  /** Who serves it, for usage (`provider`) and the models list (`reason`). */
+  label: string;
+}
+
+export type HouseEngines = Record<string, Engine[]>;
+export type ProviderEngines = Record<string, Omit<Engine, 'model'>>;
+
+const httpUrl = z.string().refine((value) => {
+  try {
+    return ['http:', 'https:'].includes(new URL(value).protocol);
+  } catch {
+    return false;
+  }
+}, 'must be an http(s) URL');
+
+const endpoint = z.object({
+  dialect: z.enum(['openai', 'anthropic']),
+  base_url: httpUrl,
+  api_key: z.string().min(1).optional(),
+  headers: z.record(z.string(), z.string()).optional(),
+  label: z.string().min(1).optional(),
+});
+
+const houseEngine = endpoint.extend({ model: z.string().min(1) });
+
+export const HOUSE_MODEL_IDS = ['house', 'house-omni', 'house-fast'] as const;
+
+const json = z.string().transform((text, ctx) => {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    ctx.addIssue({ code: 'custom', message: 'must be JSON' });
+    return z.NEVER;
+  }
+});
+
+function toEngine(raw: z.infer<typeof endpoint>, model: string): Engine {
+  return {
+    dialect: raw.dialect,
+    baseUrl: raw.base_url,
+    apiKey: raw.api_key,
+    model,
+    headers: raw.headers ?? {},
+    label: raw.label ?? new URL(raw.base_url).host,
+  };
+}
+
+/** `{"house": [{dialect, base_url, api_key?, model, headers?, label?}, …fallbacks], "house-fast": […]}` */
+export const houseEnginesVar = json.pipe(
+  z
+    .partialRecord(z.enum(HOUSE_MODEL_IDS), z.array(houseEngine).min(1))
+    .transform((map): HouseEngines => Object.fromEntries(Object.entries(map).map(([id, list]) => [id, list.map((raw) => toEngine(raw, raw.model))]))),
+);
+
+/** `{"openai": {dialect, base_url, api_key, headers?}, "anthropic": {…}}` */
+export const providerEnginesVar = json.pipe(
+  z
+    .record(z.string().regex(/^[a-z0-9-]+$/), endpoint)
+    .transform((map): ProviderEngines => Object.fromEntries(Object.entries(map).map(([vendor, raw]) => [vendor, toEngine(raw, '')]))),
+);
+
+/**
+ * The embedded default: every house model answers from the bundled simulator, `house-omni` in the Anthropic
+ * dialect and the others in OpenAI's, so both upstream dialects are exercised out of the box.
+ */
+export function simulatorHouseEngines(simUrl: string): HouseEngines {
+  const label = 'sim-upstream (bundled simulator)';
+  const sim = (dialect: UpstreamDialect, model: string): Engine => ({ dialect, baseUrl: simUrl, model, headers: {}, label });
+  return {
+    house: [sim('openai', 'sim-large')],
+    'house-omni': [sim('anthropic', 'sim-large')],
+    'house-fast': [sim('openai', 'sim-small')],
+  };
+}

@@ -1,0 +1,35 @@
+import { create, toBinary } from '@bufbuild/protobuf';
+import { timestampFromMs } from '@bufbuild/protobuf/wkt';
+import { BusBufferFullError, type EventProducer } from '@sbc/bus';
+import { USAGE_EVENTS_TOPIC } from '@sbc/events';
+import type { Logger } from '@sbc/logging';
+import { UsageEventSchema, type UsageEvent } from '@sbc/proto/sbc/usage/v1/usage_event_pb';
+
+export type UsageFields = Omit<UsageEvent, '$typeName' | 'ts'> & { atMs: number };
+
+/**
+ * One usage event per model call, handed to the bus without waiting: the producer batches and acks later,
+ * and flushes what is pending when the edge stops. A full buffer drops the event (counted and logged)
+ * rather than holding a reply.
+ */
+export function createUsageEmitter(deps: { producer: EventProducer; logger: Logger }) {
+  let dropped = 0;
+  return {
+    emit(fields: UsageFields): void {
+      const { atMs, ...rest } = fields;
+      const event = create(UsageEventSchema, { ...rest, ts: timestampFromMs(atMs) });
+      try {
+        deps.producer.send(USAGE_EVENTS_TOPIC, { key: fields.accountId, value: toBinary(UsageEventSchema, event) });
+      } catch (error) {
+        dropped += 1;
+        // Said on the first drop and every thousandth after, so an outage does not also flood the logs.
+        if (dropped % 1000 !== 1) return;
+        if (error instanceof BusBufferFullError) deps.logger.error({ requestId: fields.requestId, dropped }, 'usage events dropped: bus buffer full');
+        else deps.logger.error({ requestId: fields.requestId, dropped, err: error }, 'usage events could not be queued');
+      }
+    },
+    dropped: () => dropped,
+  };
+}
+
+export type UsageEmitter = ReturnType<typeof createUsageEmitter>;

@@ -1,0 +1,56 @@
+import { create, toBinary, type MessageInitShape } from '@bufbuild/protobuf';
+import { timestampFromMs } from '@bufbuild/protobuf/wkt';
+import { UsageEventSchema } from '@sbc/proto/sbc/usage/v1/usage_event_pb';
+import { decodeUsageEvent } from './usage-consumer';
+
+const encode = (init: MessageInitShape<typeof UsageEventSchema>) =>
+  toBinary(UsageEventSchema, create(UsageEventSchema, { requestId: 'req_1', accountId: 'usr_1', model: 'house', status: 200, ts: timestampFromMs(0), ...init }));
+
+function rowOf(bytes: Uint8Array) {
+  const decoded = decodeUsageEvent(bytes);
+  if ('problem' in decoded) throw new Error(decoded.problem);
+  return decoded.row;
+}
+
+function problemOf(bytes: Uint8Array): string {
+  const decoded = decodeUsageEvent(bytes);
+  if (!('problem' in decoded)) throw new Error('expected the event to be refused');
+  return decoded.problem;
+}
+
+describe('decodeUsageEvent', () => {
+  it('input and output tokens become the prompt and completion counts, list cost the total cost', () => {
+    const row = rowOf(encode({ inputTokens: 10n, outputTokens: 20n, cacheReadTokens: 3n, cacheWriteTokens: 4n, listCostUsd: 0.5, creditsCharged: 2 }));
+    expect(row).toMatchObject({ tokensPrompt: 10n, tokensCompletion: 20n, cacheRead: 3n, cacheWrite: 4n, totalCostUsd: 0.5, creditsCharged: 2, cacheDiscountUsd: 0 });
+  });
+
+  it('strings the edge left unset are stored as NULL, not as empty text', () => {
+    const row = rowOf(encode({ userId: '', keyId: '', keyLabel: '', orgId: undefined, upstream: '', route: '', sessionId: undefined }));
+    expect(row).toMatchObject({ userId: null, keyId: null, keyLabel: null, orgId: null, upstream: null, route: null, sessionId: null });
+  });
+
+  it('a call that produced no token has an unknown time to first token, not zero', () => {
+    expect(rowOf(encode({ ttftMs: 0n, latencyMs: 0n }))).toMatchObject({ ttftMs: null, latencyMs: 0 });
+  });
+
+  it('a duration too large for its column is recorded as unknown, so the charge is still applied', () => {
+    expect(rowOf(encode({ latencyMs: 2n ** 40n, ttftMs: -5n, creditsCharged: 3 }))).toMatchObject({ latencyMs: null, ttftMs: null, creditsCharged: 3 });
+  });
+
+  it('bytes that are not a UsageEvent are refused with the decoder’s reason', () => {
+    expect(problemOf(new Uint8Array([0xff, 0xff, 0xff, 0xff]))).toMatch(/^not a UsageEvent: /);
+  });
+
+  it('an event without request id, account or timestamp is refused: it could not be applied once', () => {
+    expect(problemOf(new Uint8Array(0))).toBe('no request_id');
+    expect(problemOf(encode({ accountId: '' }))).toBe('no account_id');
+    expect(problemOf(encode({ ts: undefined }))).toBe('no valid ts');
+  });
+
+  it('amounts the ledger’s columns cannot hold are refused rather than retried forever', () => {
+    expect(problemOf(encode({ listCostUsd: Number.NaN }))).toMatch(/^list_cost_usd out of range/);
+    expect(problemOf(encode({ listCostUsd: 1e9 }))).toMatch(/^list_cost_usd out of range/);
+    expect(problemOf(encode({ creditsCharged: Number.POSITIVE_INFINITY }))).toMatch(/^credits_charged out of range/);
+    expect(problemOf(encode({ fairUseCredits: 1e12 }))).toMatch(/^fair_use_credits out of range/);
+  });
+});

@@ -1,0 +1,243 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { create, toBinary, type MessageInitShape } from '@bufbuild/protobuf';
+import { timestampFromMs } from '@bufbuild/protobuf/wkt';
+import { createBus, type Bus } from '@sbc/bus';
+import { USAGE_EVENTS_TOPIC } from '@sbc/events';
+import { createLogger } from '@sbc/logging';
+import { UsageEventSchema } from '@sbc/proto/sbc/usage/v1/usage_event_pb';
+import { createTestDatabase, type TestDatabase } from '@sbc/testing';
+import { loadUsageLedgerConfig, start, type RunningUsageLedger } from './main';
+
+type EventInit = MessageInitShape<typeof UsageEventSchema>;
+
+const logger = createLogger({ service: 'usage-ledger-test', level: 'silent' });
+const AT = Date.parse('2026-11-01T12:00:00.000Z');
+
+/** The shared bus the embedded app hands every service: `createBus` without brokers is the in-process bus. */
+const inProcessBus = (): Bus => createBus({ clientId: 'usage-ledger-test', logger, retry: { initialMs: 10, maxMs: 50 } });
+
+function usageEvent(init: EventInit = {}): EventInit {
+  return {
+    requestId: 'req_default',
+    accountId: 'usr_default',
+    userId: 'usr_default',
+    keyId: 'key_1',
+    keyLabel: 'laptop',
+    orgId: 'org_1',
+    model: 'claude-sonnet',
+    upstreamModel: 'claude-sonnet-4-5-20250929',
+    upstream: 'provider:anthropic',
+    provider: 'anthropic',
+    dialectIn: 'chat',
+    dialectOut: 'anthropic',
+    route: 'credits',
+    inputTokens: 1200n,
+    outputTokens: 300n,
+    cacheReadTokens: 800n,
+    cacheWriteTokens: 100n,
+    reasoningTokens: 40n,
+    listCostUsd: 0.012345,
+    creditsCharged: 12.5,
+    isByok: false,
+    status: 200,
+    latencyMs: 850n,
+    ttftMs: 210n,
+    sessionId: 'ses_1',
+    ts: timestampFromMs(AT),
+    stream: true,
+    fairUseCredits: 0,
+    ...init,
+  };
+}
+
+function send(bus: Bus, init: EventInit): void {
+  const event = create(UsageEventSchema, init);
+  bus.producer.send(USAGE_EVENTS_TOPIC, { key: event.accountId, value: toBinary(UsageEventSchema, event) });
+}
+
+describe('usage-ledger consumer of usage.events.v1', () => {
+  let db: TestDatabase;
+  let dataDir: string;
+  let bus: Bus;
+  let running: RunningUsageLedger | undefined;
+
+  const startLedger = async () => {
+    running = await start(
+      loadUsageLedgerConfig({
+        USAGE_LEDGER_GRPC_PORT: '0',
+        USAGE_LEDGER_HTTP_PORT: '0',
+        DATABASE_URL: db.databaseUrl,
+        // PGlite on disk when there is no PostgreSQL, so rows outlive a restart of the ledger.
+        SBC_DATA_DIR: dataDir,
+        LOG_LEVEL: 'silent',
+      }),
+      { bus, logger },
+    );
+    return running;
+  };
+  const stopLedger = async () => {
+    await running?.stop();
+    running = undefined;
+  };
+  const prisma = () => running!.database.prisma;
+  const rowsOf = (accountId: string) => prisma().usageGeneration.findMany({ where: { accountId }, orderBy: { requestId: 'asc' } });
+  const totalsOf = async (accountId: string) => {
+    const sums = await prisma().usageGeneration.aggregate({
+      where: { accountId },
+      _count: true,
+      _sum: { tokensPrompt: true, tokensCompletion: true, totalCostUsd: true, creditsCharged: true },
+    });
+    return {
+      rows: sums._count,
+      tokensPrompt: sums._sum.tokensPrompt,
+      tokensCompletion: sums._sum.tokensCompletion,
+      totalCostUsd: sums._sum.totalCostUsd?.toString(),
+      creditsCharged: sums._sum.creditsCharged?.toString(),
+    };
+  };
+
+  beforeAll(async () => {
+    db = await createTestDatabase('usage_consumer');
+    dataDir = await mkdtemp(path.join(tmpdir(), 'usage-ledger-'));
+    bus = inProcessBus();
+    await startLedger();
+  });
+
+  afterAll(async () => {
+    await stopLedger();
+    await bus?.close();
+    await db?.drop();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('once the bus has acked a usage event its row is committed, with every field of the event', async () => {
+    send(bus, usageEvent({ requestId: 'req_fields', accountId: 'usr_fields', userId: 'usr_fields' }));
+    await bus.producer.flush(); // resolves only when the ledger's handler has resolved
+
+    const row = await prisma().usageGeneration.findUniqueOrThrow({ where: { requestId: 'req_fields' } });
+    expect({
+      ...row,
+      totalCostUsd: row.totalCostUsd.toString(),
+      cacheDiscountUsd: row.cacheDiscountUsd.toString(),
+      creditsCharged: row.creditsCharged.toString(),
+      fairUseCredits: row.fairUseCredits.toString(),
+    }).toEqual({
+      requestId: 'req_fields',
+      accountId: 'usr_fields',
+      userId: 'usr_fields',
+      keyId: 'key_1',
+      keyLabel: 'laptop',
+      orgId: 'org_1',
+      model: 'claude-sonnet',
+      upstreamModel: 'claude-sonnet-4-5-20250929',
+      upstream: 'provider:anthropic',
+      provider: 'anthropic',
+      dialectIn: 'chat',
+      dialectOut: 'anthropic',
+      route: 'credits',
+      tokensPrompt: 1200n,
+      tokensCompletion: 300n,
+      cacheRead: 800n,
+      cacheWrite: 100n,
+      reasoningTokens: 40n,
+      totalCostUsd: '0.012345',
+      cacheDiscountUsd: '0', // needs prices the event does not carry
+      creditsCharged: '12.5',
+      fairUseCredits: '0',
+      isByok: false,
+      status: 200,
+      latencyMs: 850,
+      ttftMs: 210,
+      stream: true,
+      sessionId: 'ses_1',
+      ts: new Date(AT),
+    });
+  });
+
+  it('a BYO call without org, session or first token is recorded with those left empty', async () => {
+    send(
+      bus,
+      usageEvent({
+        requestId: 'req_byo',
+        accountId: 'usr_byo',
+        orgId: undefined,
+        sessionId: undefined,
+        route: 'byo',
+        upstream: 'byo:my-endpoint',
+        isByok: true,
+        creditsCharged: 0,
+        status: 499,
+        outputTokens: 0n,
+        ttftMs: 0n,
+        stream: false,
+      }),
+    );
+    await bus.producer.flush();
+
+    const [row] = await rowsOf('usr_byo');
+    expect(row).toMatchObject({ orgId: null, sessionId: null, ttftMs: null, isByok: true, status: 499, route: 'byo', upstream: 'byo:my-endpoint', stream: false });
+    expect(row!.creditsCharged.toString()).toBe('0');
+  });
+
+  it('the same request id delivered twice leaves one row with the totals of the first delivery', async () => {
+    const event = usageEvent({ requestId: 'req_twice', accountId: 'usr_twice' });
+    send(bus, event);
+    send(bus, event);
+    // A redelivery never carries other numbers, but if one did, the first write still wins.
+    send(bus, { ...event, outputTokens: 9_999n, listCostUsd: 9.99, creditsCharged: 999 });
+    await bus.producer.flush();
+
+    expect(await totalsOf('usr_twice')).toEqual({ rows: 1, tokensPrompt: 1200n, tokensCompletion: 300n, totalCostUsd: '0.012345', creditsCharged: '12.5' });
+  });
+
+  it('an event redelivered after the ledger restarts is not applied again, and events sent while it was down are applied', async () => {
+    const first = usageEvent({ requestId: 'req_restart_1', accountId: 'usr_restart' });
+    send(bus, first);
+    await bus.producer.flush();
+    const before = await totalsOf('usr_restart');
+
+    await stopLedger();
+    expect(() => send(bus, usageEvent({ requestId: 'req_restart_2', accountId: 'usr_restart', outputTokens: 7n }))).not.toThrow(); // the shared bus stays open
+    await startLedger();
+    send(bus, first);
+    await bus.producer.flush();
+
+    expect(before).toEqual({ rows: 1, tokensPrompt: 1200n, tokensCompletion: 300n, totalCostUsd: '0.012345', creditsCharged: '12.5' });
+    expect(await totalsOf('usr_restart')).toEqual({ rows: 2, tokensPrompt: 2400n, tokensCompletion: 307n, totalCostUsd: '0.02469', creditsCharged: '25' });
+  });
+
+  it('replaying the whole topic to a ledger that lost its offsets changes no row', async () => {
+    const accountId = 'usr_replay';
+    const events = [1, 2, 3].map((n) => usageEvent({ requestId: `req_replay_${n}`, accountId, outputTokens: BigInt(n * 100) }));
+    for (const event of events) send(bus, event);
+    await bus.producer.flush();
+    const before = await prisma().usageGeneration.findMany({ orderBy: { requestId: 'asc' } });
+
+    // A new bus is a consumer group with no committed position: with fromBeginning it reads everything again.
+    await stopLedger();
+    await bus.close();
+    bus = inProcessBus();
+    for (const event of [...events, usageEvent({ requestId: 'req_fields', accountId: 'usr_fields', userId: 'usr_fields' })]) send(bus, event);
+    await startLedger();
+    await bus.producer.flush();
+
+    expect(await prisma().usageGeneration.findMany({ orderBy: { requestId: 'asc' } })).toEqual(before);
+    expect((await rowsOf(accountId)).map((row) => row.tokensCompletion)).toEqual([100n, 200n, 300n]);
+  });
+
+  it('a message that is not a usage event is skipped, and later events behind it still land', async () => {
+    const accountId = 'usr_garbage';
+    const countBefore = await prisma().usageGeneration.count();
+    bus.producer.send(USAGE_EVENTS_TOPIC, { key: accountId, value: new Uint8Array([0xff, 0xff, 0xff, 0xff]) }); // not protobuf
+    bus.producer.send(USAGE_EVENTS_TOPIC, { key: accountId, value: new TextEncoder().encode('{"request_id":"req_json"}') });
+    bus.producer.send(USAGE_EVENTS_TOPIC, { key: accountId, value: new Uint8Array(0) }); // decodes, but has no request id
+    send(bus, usageEvent({ requestId: 'req_after_garbage', accountId }));
+    await bus.producer.flush();
+
+    expect((await rowsOf(accountId)).map((row) => row.requestId)).toEqual(['req_after_garbage']);
+    expect(await prisma().usageGeneration.count()).toBe(countBefore + 1);
+    expect(bus.producer.stats()).toMatchObject({ pending: 0, failed: 0 }); // skipped, not retried
+  });
+});

@@ -1,0 +1,220 @@
+// Gateway (edge) overhead on model calls: the same request sent straight to sim-upstream and through the edge,
+// side by side in one run, with the simulator at zero latency so the difference is the edge's own cost.
+//
+//   npm run bench:gateway                     builds the embedded and sim-upstream bundles first
+//   BENCH_QUICK=1 npm run bench:gateway       smoke run, a few requests per case
+//   BENCH_DIRECT_ONLY=1 node bench/gateway.mjs   only the direct half (no gateway started)
+//
+// Processes: sim-upstream (SIM_LATENCY_MS=0, SIM_TOKENS_PER_SECOND=0) and the embedded bundle, each its own
+// child on a free port; HOUSE_ENGINES sends `house` to the sim in the OpenAI dialect and `house-omni` in the
+// Anthropic dialect, so chat → house and messages → house-omni are both same-dialect passthroughs.
+//
+// Cases: chat completions and messages, non-streaming and streaming (a 20-token reply via `sim-tokens:20`), at
+// concurrency 1, 10 and 50. Per case, direct and edge run in alternating rounds (D E E D D E …) on their own
+// warmed pools, so both see the same machine conditions; samples of a target's rounds are merged.
+//
+// Environment:
+//   BENCH_REQUESTS=N        requests per case and target at c ≥ 10 (default 2000); c=1 gets N/4 (default 500)
+//   BENCH_CONCURRENCY=1,10,50   BENCH_CASES=chat,chat-stream,messages,messages-stream   BENCH_ROUNDS=4
+//   BENCH_QUICK=1           100 requests (25 at c=1), 2 rounds, short warm-up
+//   BENCH_DIRECT_ONLY=1     skip the gateway;   BENCH_GATEWAY_ENTRY=path  another edge bundle (default embedded)
+//   BENCH_OUT=1             write the JSON to bench/results/gateway-<timestamp>.json (or BENCH_OUT=<file.json>)
+//                           instead of printing it;   BENCH_ENFORCE=1  exit 2 when a target fails
+//
+// Exit status: 1 when any request failed (non-200, broken stream, …) or a process failed; 0 otherwise.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { openPool, runLoad } from './lib/load.mjs';
+import { assertAlive, clockTicks, cpuMs, freePort, startChild, stopChildren, waitReady } from './lib/procs.mjs';
+import { checkTargets, overhead, printReport, summarize } from './lib/report.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const env = process.env;
+const flag = (name) => env[name] === '1' || env[name] === 'true';
+const list = (value, fallback) => (value ? value.split(',').map((s) => s.trim()).filter(Boolean) : fallback);
+
+const quick = flag('BENCH_QUICK');
+const directOnly = flag('BENCH_DIRECT_ONLY');
+const baseRequests = Number(env.BENCH_REQUESTS ?? (quick ? 100 : 2000));
+const requestsAt = (c) => (c === 1 ? Math.max(1, Math.ceil(baseRequests / 4)) : baseRequests);
+const concurrencies = list(env.BENCH_CONCURRENCY, ['1', '10', '50']).map(Number);
+const rounds = Math.max(1, Number(env.BENCH_ROUNDS ?? (quick ? 2 : 4)));
+const warmupAt = (c) => (quick ? 2 * c : Math.max(200, 4 * c)); // unmeasured requests before the first round
+const TOKENS = 20; // streamed content deltas per reply
+const KEY = 'sbc_' + 'benchgateway0123456789abcdefghij'; // bootstrap key: sbc_ + 32 fixed chars
+const SIM_KEY = 'sim-bench-key'; // the sim requires it, so the edge's upstream credential is exercised too
+// The edge runs as its own process (as in services mode), so its CPU figure is the edge's alone; the account
+// service it authenticates against runs beside it on PGlite.
+const gatewayEntry = path.resolve(root, env.BENCH_GATEWAY_ENTRY ?? 'dist/apps/gateway/main.js');
+const accountEntry = path.resolve(root, 'dist/apps/account/main.js');
+
+// Each case: the dialect's path, how it authenticates, the model named direct vs. through the edge.
+const CASES = [
+  { name: 'chat', dialect: 'chat', stream: false },
+  { name: 'chat-stream', dialect: 'chat', stream: true },
+  { name: 'messages', dialect: 'messages', stream: false },
+  { name: 'messages-stream', dialect: 'messages', stream: true },
+].filter((c) => list(env.BENCH_CASES, null)?.includes(c.name) ?? true);
+
+function requestSpec(kase, key, model) {
+  const text = `Benchmark prompt: reply with exactly twenty tokens. sim-tokens:${TOKENS}`;
+  const common = { 'content-type': 'application/json' };
+  if (kase.dialect === 'chat') {
+    return {
+      ...kase,
+      tokens: TOKENS,
+      path: '/v1/chat/completions',
+      headers: { ...common, authorization: `Bearer ${key}` },
+      body: JSON.stringify({ model, messages: [{ role: 'user', content: text }], max_tokens: 256, stream: kase.stream }),
+    };
+  }
+  return {
+    ...kase,
+    tokens: TOKENS,
+    path: '/v1/messages',
+    headers: { ...common, 'x-api-key': key, 'anthropic-version': '2023-06-01' },
+    body: JSON.stringify({ model, messages: [{ role: 'user', content: text }], max_tokens: 256, stream: kase.stream }),
+  };
+}
+
+let dataDir;
+let interrupted = false;
+async function cleanup() {
+  await stopChildren();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+}
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, async () => {
+    interrupted = true;
+    console.error(`\n${signal}: stopping the sim and the gateway…`);
+    await cleanup();
+    process.exit(130);
+  });
+}
+
+async function main() {
+  const machine = { cores: cpus().length, cpu_model: cpus()[0]?.model, node: process.version, platform: `${process.platform}/${process.arch}`, clk_tck: clockTicks() };
+  const settings = { quick, direct_only: directOnly, requests: Object.fromEntries(concurrencies.map((c) => [c, requestsAt(c)])), rounds, concurrencies, cases: CASES.map((c) => c.name), stream_tokens: TOKENS };
+  console.log(`gateway bench: ${machine.cores} cores, node ${machine.node}; ${rounds} alternating rounds per case; requests per case and target ${JSON.stringify(settings.requests)}`);
+  if (machine.cores !== 2) console.log(`note: the targets are set for a 2-core machine; this one has ${machine.cores}.`);
+
+  // --- processes -------------------------------------------------------------------------------------------
+  const simPort = await freePort();
+  const sim = startChild('sim-upstream', path.join(root, 'dist/apps/sim-upstream/main.js'), {
+    SIM_PORT: String(simPort),
+    SIM_HOST: '127.0.0.1',
+    SIM_LATENCY_MS: '0',
+    SIM_TOKENS_PER_SECOND: '0',
+    SIM_API_KEY: SIM_KEY,
+    LOG_LEVEL: 'warn',
+  });
+  const simOrigin = `http://127.0.0.1:${simPort}`;
+  await waitReady(sim, `${simOrigin}/v1/models`, { authorization: `Bearer ${SIM_KEY}` });
+
+  let gateway;
+  let edgeOrigin;
+  if (!directOnly) {
+    const engine = (dialect, model) => [{ dialect, base_url: `${simOrigin}/v1`, api_key: SIM_KEY, model }];
+    const gatewayPort = await freePort();
+    const [accountGrpcPort, accountHttpPort] = [await freePort(), await freePort()];
+    dataDir = mkdtempSync(path.join(tmpdir(), 'sbc-bench-gateway-'));
+    const account = startChild('account', accountEntry, {
+      SBC_DATA_DIR: dataDir,
+      SBC_BOOTSTRAP_KEY: KEY,
+      ACCOUNT_GRPC_PORT: String(accountGrpcPort),
+      ACCOUNT_HTTP_PORT: String(accountHttpPort),
+      LOG_LEVEL: 'warn',
+    });
+    await waitReady(account, `http://127.0.0.1:${accountHttpPort}/readyz`);
+    gateway = startChild('gateway', gatewayEntry, {
+      ACCOUNT_GRPC_TARGET: `127.0.0.1:${accountGrpcPort}`,
+      PORT: String(gatewayPort),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      // The per-key bucket (1,200 a minute) would refuse a benchmark's load; it is measured apart.
+      RATE_LIMIT_PER_MINUTE: '100000000',
+      HOUSE_ENGINES: JSON.stringify({ house: engine('openai', 'sim-large'), 'house-omni': engine('anthropic', 'sim-large'), 'house-fast': engine('openai', 'sim-small') }),
+    });
+    edgeOrigin = `http://127.0.0.1:${gatewayPort}`;
+    await waitReady(gateway, `${edgeOrigin}/readyz`);
+  }
+
+  // --- per case: preflight, warm-up, alternating measured rounds -------------------------------------------
+  const results = [];
+  for (const concurrency of concurrencies) {
+    for (const kase of CASES) {
+      const targets = [{ name: 'direct', origin: simOrigin, spec: requestSpec(kase, SIM_KEY, 'sim-large') }];
+      if (!directOnly) targets.push({ name: 'edge', origin: edgeOrigin, spec: requestSpec(kase, KEY, kase.dialect === 'chat' ? 'house' : 'house-omni') });
+      for (const t of targets) {
+        t.pool = openPool(t.origin, concurrency);
+        t.rounds = [];
+        t.cpu = { sim: 0, gateway: t.name === 'edge' ? 0 : undefined };
+        // One request first: a wrong status or broken stream stops the bench here, with the answer shown.
+        const probe = await runLoad(t.pool, t.spec, 1, 1);
+        if (probe.errors.size > 0) {
+          const [message] = probe.errors.keys();
+          throw new Error(`${t.name} failed the preflight for ${kase.name} (POST ${t.origin}${t.spec.path}, model ${JSON.parse(t.spec.body).model}):\n  ${message}`);
+        }
+        await runLoad(t.pool, t.spec, warmupAt(concurrency), concurrency);
+      }
+      const total = requestsAt(concurrency);
+      for (let r = 0; r < rounds; r += 1) {
+        const n = Math.floor(total / rounds) + (r < total % rounds ? 1 : 0);
+        for (const t of r % 2 === 0 ? targets : [...targets].reverse()) {
+          if (r > 0) await runLoad(t.pool, t.spec, concurrency, concurrency); // reopen connections idle since last round
+          const before = { sim: cpuMs(sim.child.pid), gateway: gateway && cpuMs(gateway.child.pid) };
+          t.rounds.push(await runLoad(t.pool, t.spec, n, concurrency));
+          t.cpu.sim += cpuMs(sim.child.pid) - before.sim;
+          if (t.name === 'edge') t.cpu.gateway += cpuMs(gateway.child.pid) - before.gateway;
+          assertAlive(sim);
+          assertAlive(gateway);
+        }
+      }
+      const row = { case: kase.name, dialect: kase.dialect, stream: kase.stream, concurrency };
+      for (const t of targets) {
+        await t.pool.close();
+        row[t.name] = summarize(t.rounds, t.cpu);
+      }
+      if (row.edge) row.overhead = overhead(row.direct, row.edge);
+      results.push(row);
+      const e = row.edge;
+      console.log(`  ${kase.name} c=${concurrency}: direct ${row.direct.rps} rps p50 ${row.direct.p50_ms} ms` + (e ? ` | edge ${e.rps} rps p50 ${e.p50_ms} ms, gateway cpu ${e.gateway_cpu_ms_per_req} ms/req` : ''));
+    }
+  }
+
+  // --- report ----------------------------------------------------------------------------------------------
+  const checks = directOnly ? [] : checkTargets(results);
+  printReport(results, checks, directOnly);
+  const failedRequests = results.reduce((n, r) => n + r.direct.errors + (r.edge?.errors ?? 0), 0);
+  const report = { bench: 'gateway', at: new Date().toISOString(), machine, settings, results, targets: checks, failed_requests: failedRequests };
+  const json = JSON.stringify(report, null, 2);
+  if (env.BENCH_OUT) {
+    const file = env.BENCH_OUT.endsWith('.json') ? path.resolve(env.BENCH_OUT) : path.join(root, 'bench/results', `gateway-${report.at.replace(/[:.]/g, '-')}.json`);
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, json + '\n');
+    console.log(`\nJSON written to ${file}`);
+  } else {
+    console.log('\n' + json);
+  }
+  if (failedRequests > 0) {
+    console.error(`\nFAILED: ${failedRequests} request(s) did not get a good answer (see "!" lines above).`);
+    return 1;
+  }
+  if (flag('BENCH_ENFORCE') && checks.some((c) => !c.pass)) {
+    console.error('\nFAILED: targets missed (BENCH_ENFORCE=1).');
+    return 2;
+  }
+  return 0;
+}
+
+let code = 1;
+try {
+  code = await main();
+} catch (error) {
+  if (!interrupted) console.error(`\ngateway bench FAILED: ${error.message}`);
+} finally {
+  if (!interrupted) await cleanup();
+}
+if (!interrupted) process.exit(code);

@@ -1,0 +1,118 @@
+// Figures and printing for bench/gateway.mjs: per-target summaries, the edge's overhead, the targets.
+import { percentile } from './load.mjs';
+
+const round = (value, digits = 3) => (value === null || value === undefined || Number.isNaN(value) ? null : Number(value.toFixed(digits)));
+
+/**
+ * Merges the rounds of one target into its figures:
+ * - rps: good responses per second of measured wall time (the rounds' durations summed, warm-ups excluded);
+ * - p50_ms / p99_ms: total time per request, start → body fully read;
+ * - ttft_p50_ms / ttft_p99_ms: start → first generated token (streaming) or first body byte (non-streaming);
+ * - cpu_ms_per_req: CPU (user+system) the process used during the measured rounds ÷ requests sent, for the
+ *   sim and (edge runs) the gateway. Idle work (timers, background flushes) in that window counts too.
+ */
+export function summarize(rounds, cpu) {
+  const total = rounds.flatMap((r) => r.total).sort((a, b) => a - b);
+  const ttft = rounds.flatMap((r) => r.ttft).sort((a, b) => a - b);
+  const seconds = rounds.reduce((sum, r) => sum + r.seconds, 0);
+  const errors = new Map();
+  for (const r of rounds) for (const [message, n] of r.errors) errors.set(message, (errors.get(message) ?? 0) + n);
+  const sent = total.length + [...errors.values()].reduce((a, b) => a + b, 0);
+  const perRequest = (ms) => (ms === undefined ? null : round(ms / Math.max(1, sent), 4));
+  return {
+    requests: sent,
+    ok: total.length,
+    errors: sent - total.length,
+    error_samples: Object.fromEntries([...errors].slice(0, 5)),
+    seconds: round(seconds),
+    rps: round(total.length / seconds, 1),
+    p50_ms: percentile(total, 50),
+    p99_ms: percentile(total, 99),
+    ttft_p50_ms: percentile(ttft, 50),
+    ttft_p99_ms: percentile(ttft, 99),
+    sim_cpu_ms_per_req: perRequest(cpu.sim),
+    gateway_cpu_ms_per_req: perRequest(cpu.gateway),
+  };
+}
+
+/**
+ * What the edge adds over calling the sim directly (positive = slower through the edge):
+ * added p50/p99 of total time, added TTFT p50, and edge RPS ÷ direct RPS (1.0 = no throughput lost).
+ */
+export function overhead(direct, edge) {
+  const diff = (key) => (direct[key] === null || edge[key] === null ? null : round(edge[key] - direct[key]));
+  return {
+    added_p50_ms: diff('p50_ms'),
+    added_p99_ms: diff('p99_ms'),
+    added_ttft_p50_ms: diff('ttft_p50_ms'),
+    rps_ratio: direct.rps ? round(edge.rps / direct.rps) : null,
+    gateway_cpu_ms_per_req: edge.gateway_cpu_ms_per_req,
+    sim_cpu_ms_per_req_direct: direct.sim_cpu_ms_per_req,
+  };
+}
+
+/** Targets (2-core machine, zero-latency upstream); `rows` are { case, stream, concurrency, overhead }. */
+export function checkTargets(rows) {
+  const checks = [];
+  const add = (name, row, value, limit, ok) => checks.push({ target: name, case: row.case, concurrency: row.concurrency, value, limit, pass: value !== null && ok(value, limit) });
+  const le = (v, l) => v <= l;
+  for (const row of rows) {
+    const o = row.overhead;
+    if (!row.stream && row.concurrency === 10) {
+      add('added p50 ≤ 1 ms (non-streaming, c=10)', row, o.added_p50_ms, 1, le);
+      add('added p99 ≤ 3 ms (non-streaming, c=10)', row, o.added_p99_ms, 3, le);
+    }
+    if (row.concurrency === 50) add('edge RPS ≥ 15% of direct (c=50)', row, o.rps_ratio, 0.15, (v, l) => v >= l);
+    if (row.stream && row.concurrency === 1) add('added TTFT p50 ≤ 1 ms (streaming, c=1)', row, o.added_ttft_p50_ms, 1, le);
+    if (!row.stream) add('gateway CPU ≤ 0.25 ms/request (non-streaming)', row, o.gateway_cpu_ms_per_req, 0.25, le);
+  }
+  return checks.sort((a, b) => a.target.localeCompare(b.target)); // stable: cases keep their order
+}
+
+/** A plain left/right-aligned text table: `columns` are [header, row => value]. */
+export function table(rows, columns) {
+  const cells = [columns.map(([h]) => h), ...rows.map((row) => columns.map(([, get]) => String(get(row) ?? '–')))];
+  const widths = columns.map((_, i) => Math.max(...cells.map((line) => line[i].length)));
+  const line = (values) => values.map((v, i) => (i < 3 ? v.padEnd(widths[i]) : v.padStart(widths[i]))).join('  ');
+  return [line(cells[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.slice(1).map(line)].join('\n');
+}
+
+export function printReport(results, checks, directOnly) {
+  const perTarget = results.flatMap((r) => ['direct', 'edge'].filter((t) => r[t]).map((t) => ({ ...r[t], case: r.case, c: r.concurrency, target: t })));
+  console.log('\nPer target (times in ms; cpu = ms of process CPU per request):\n');
+  console.log(
+    table(perTarget, [
+      ['case', (r) => r.case],
+      ['c', (r) => r.c],
+      ['target', (r) => r.target],
+      ['requests', (r) => r.requests],
+      ['rps', (r) => r.rps],
+      ['p50', (r) => r.p50_ms],
+      ['p99', (r) => r.p99_ms],
+      ['ttft p50', (r) => r.ttft_p50_ms],
+      ['ttft p99', (r) => r.ttft_p99_ms],
+      ['sim cpu', (r) => r.sim_cpu_ms_per_req],
+      ['gw cpu', (r) => r.gateway_cpu_ms_per_req],
+      ['errors', (r) => r.errors],
+    ]),
+  );
+  for (const r of perTarget) for (const [message, n] of Object.entries(r.error_samples)) console.log(`  ! ${r.case} c=${r.c} ${r.target}: ${n}× ${message}`);
+  if (directOnly) return console.log('\nBENCH_DIRECT_ONLY=1: edge skipped, no overhead figures or targets.');
+
+  console.log('\nEdge overhead (edge − direct; rps ratio = edge ÷ direct; cpu in ms per request):\n');
+  console.log(
+    table(results, [
+      ['case', (r) => r.case],
+      ['c', (r) => r.concurrency],
+      ['', () => ''],
+      ['+p50', (r) => r.overhead.added_p50_ms],
+      ['+p99', (r) => r.overhead.added_p99_ms],
+      ['+ttft p50', (r) => r.overhead.added_ttft_p50_ms],
+      ['rps ratio', (r) => r.overhead.rps_ratio],
+      ['gateway cpu', (r) => r.overhead.gateway_cpu_ms_per_req],
+      ['sim cpu (direct)', (r) => r.overhead.sim_cpu_ms_per_req_direct],
+    ]),
+  );
+  console.log('\nTargets (2-core machine, zero-latency upstream):');
+  for (const c of checks) console.log(`  ${c.pass ? 'PASS' : 'FAIL'}  ${c.target.padEnd(46)} ${c.case.padEnd(16)} c=${String(c.concurrency).padEnd(3)} ${c.value ?? 'n/a'} (limit ${c.limit})`);
+}

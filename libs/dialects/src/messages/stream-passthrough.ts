@@ -1,0 +1,43 @@
+import { isObject, objectOf, stringOf } from '../json';
+import { parseData, type StreamPassthrough } from '../stream';
+import { messagesStreamError } from '../stream-errors';
+import { createMessagesStreamParser } from './stream-parser';
+
+export interface MessagesPassthroughOptions {
+  /** The model id the caller asked for, written over the upstream's in `message_start`. */
+  model: string;
+}
+
+const NOTHING = { frames: [], events: [] };
+
+/**
+ * A Messages caller on an Anthropic upstream: every event goes out byte-identical (pings and event types
+ * this code does not know included), except `message_start`, whose `message.model` becomes the caller's
+ * model. A frame that lacked its `event:` line gets one from the payload's `type`, since the Anthropic SDK
+ * would drop it otherwise. Nothing is forwarded after `message_stop` or an error.
+ */
+export function createMessagesPassthrough(options: MessagesPassthroughOptions): StreamPassthrough {
+  const parser = createMessagesStreamParser();
+  let finished = false;
+  return {
+    push(event) {
+      if (finished) return NOTHING;
+      if (event.data.trim() === '') return { frames: [event.event === undefined ? { data: event.data } : { event: event.event, data: event.data }], events: [] };
+      const payload = parseData(event.data);
+      const name = event.event ?? stringOf(objectOf(payload).type);
+      const events = parser.pushPayload(name ?? '', payload);
+      const last = events[events.length - 1];
+      if (last?.type === 'error' || last?.type === 'end') finished = true;
+      if (!isObject(payload)) {
+        // Not JSON: the parser reported a malformed stream; the caller gets it as an Anthropic error.
+        const error = last?.type === 'error' ? last.error : { status: 502, message: 'The upstream stream failed.' };
+        return { frames: [{ event: 'error', data: messagesStreamError(error) }], events };
+      }
+      if (name === 'message_start' && isObject(payload.message) && payload.message.model !== options.model) {
+        payload.message.model = options.model;
+        return { frames: [{ event: name, data: JSON.stringify(payload) }], events };
+      }
+      return { frames: [name === undefined ? { data: event.data } : { event: name, data: event.data }], events };
+    },
+  };
+}

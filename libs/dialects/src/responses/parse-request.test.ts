@@ -1,0 +1,127 @@
+import agent from '../__fixtures__/bodies/responses-request-agent.json';
+import { DialectRequestError } from '../request-error';
+import { parseResponsesRequest } from './parse-request';
+
+function errorOf(body: unknown): DialectRequestError {
+  try {
+    parseResponsesRequest(body);
+  } catch (error) {
+    if (error instanceof DialectRequestError) return error;
+  }
+  throw new Error('expected a DialectRequestError');
+}
+
+describe('parseResponsesRequest', () => {
+  it('puts instructions first as a system turn and keeps developer input in place', () => {
+    const req = parseResponsesRequest(agent);
+    expect(req.messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user', 'assistant', 'system', 'user']);
+    expect(req.messages[0]).toEqual({ role: 'system', content: [{ type: 'text', text: 'You are a coding agent.' }] });
+    expect(req.messages[5]).toEqual({ role: 'system', content: [{ type: 'text', text: 'Prefer minimal diffs.' }] });
+  });
+
+  it('reads input_text, input_image data URLs and input_file PDFs', () => {
+    const req = parseResponsesRequest(agent);
+    expect(req.messages[1]!.content).toEqual([
+      { type: 'text', text: 'Fix the failing test shown here.' },
+      { type: 'image', source: { kind: 'base64', mediaType: 'image/jpeg', data: '/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAAEBAQ==' }, detail: 'auto' },
+      { type: 'document', source: { kind: 'base64', mediaType: 'application/pdf', data: 'JVBERi0xLjQK' }, filename: 'spec.pdf' },
+    ]);
+  });
+
+  it('joins a reasoning item and the function call after it into one assistant turn, reasoning marked as OpenAI’s', () => {
+    const req = parseResponsesRequest(agent);
+    expect(req.messages[2]).toEqual({
+      role: 'assistant',
+      content: [
+        { type: 'reasoning', text: 'Need to read the test file first.', signature: 'gAAAAABoENCRYPTED', origin: 'openai', itemId: 'rs_68a1' },
+        { type: 'tool_call', id: 'call_read_1', name: 'read_file', arguments: '{"path":"src/a.test.ts"}' },
+      ],
+    });
+  });
+
+  it('pairs function_call_output by call_id as a tool result', () => {
+    const req = parseResponsesRequest(agent);
+    expect(req.messages[3]).toEqual({ role: 'user', content: [{ type: 'tool_result', callId: 'call_read_1', content: [{ type: 'text', text: 'expect(add(1, 2)).toBe(4);' }] }] });
+  });
+
+  it('reads a function_call_output given as content parts', () => {
+    const req = parseResponsesRequest({
+      model: 'm',
+      input: [
+        { type: 'function_call', call_id: 'c1', name: 'shot', arguments: '{}' },
+        { type: 'function_call_output', call_id: 'c1', output: [{ type: 'input_text', text: 'see' }, { type: 'input_image', image_url: 'https://x.test/s.png' }] },
+      ],
+    });
+    expect(req.messages[1]).toEqual({
+      role: 'user',
+      content: [{ type: 'tool_result', callId: 'c1', content: [{ type: 'text', text: 'see' }, { type: 'image', source: { kind: 'url', url: 'https://x.test/s.png' } }] }],
+    });
+  });
+
+  it('replays an assistant output_text message as assistant text', () => {
+    const req = parseResponsesRequest(agent);
+    expect(req.messages[4]).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'The expectation is wrong.' }] });
+  });
+
+  it('reads flat function tools, the named tool choice, text.format and reasoning', () => {
+    const req = parseResponsesRequest(agent);
+    expect(req.tools).toEqual([
+      { name: 'read_file', description: 'Read a file', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] }, strict: false },
+    ]);
+    expect(req.toolChoice).toEqual({ type: 'tool', name: 'read_file' });
+    expect(req.responseFormat).toEqual({ type: 'json_schema', name: 'patch', schema: { type: 'object', properties: { diff: { type: 'string' } } }, strict: true });
+    expect(req.reasoning).toEqual({ effort: 'medium', summary: 'auto' });
+    expect(req.maxOutputTokens).toBe(8000);
+    expect(req.stream).toBe(false);
+  });
+
+  it('takes a plain string input as one user turn', () => {
+    const req = parseResponsesRequest({ model: 'm', input: 'Hello' });
+    expect(req.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'Hello' }] }]);
+  });
+
+  it('reports built-in tools and store as dropped, but honours include of encrypted reasoning', () => {
+    const req = parseResponsesRequest(agent);
+    expect(req.dropped).toEqual(['tools.*[built-in]', 'store']);
+    const withOtherInclude = parseResponsesRequest({ model: 'm', input: 'x', include: ['file_search_call.results'] });
+    expect(withOtherInclude.dropped).toEqual(['include']);
+  });
+
+  it('reports a built-in tool choice and built-in items in the input as dropped', () => {
+    const req = parseResponsesRequest({
+      model: 'm',
+      input: [{ type: 'web_search_call', id: 'ws_1', status: 'completed' }, { role: 'user', content: 'x' }],
+      tool_choice: { type: 'web_search' },
+    });
+    expect(req.dropped).toEqual(['input.*[built-in]', 'tool_choice[built-in]']);
+    expect(req.toolChoice).toBeUndefined();
+  });
+
+  it('refuses previous_response_id and conversation, since the gateway keeps no state', () => {
+    const error = errorOf({ model: 'm', input: 'x', previous_response_id: 'resp_1', conversation: 'conv_1' });
+    expect(error.issues.map((i) => [i.path, i.code])).toEqual([
+      ['previous_response_id', 'unsupported'],
+      ['conversation', 'unsupported'],
+    ]);
+  });
+
+  it('lists every problem in the input items with dotted paths', () => {
+    const error = errorOf({
+      input: [
+        { role: 'wizard', content: 'x' },
+        { type: 'function_call', name: 'f', arguments: '{}' },
+        { type: 'item_reference', id: 'msg_1' },
+        { role: 'user', content: [{ type: 'input_image', file_id: 'file-1' }] },
+      ],
+      text: { format: { type: 'json_schema', schema: {} } },
+    });
+    expect(error.issues.map((i) => [i.path, i.code])).toEqual([
+      ['model', 'required'],
+      ['input.0.role', 'invalid_value'],
+      ['input.1.call_id', 'required'],
+      ['input.2.type', 'unsupported'],
+      ['input.3.content.0.file_id', 'unsupported'],
+      ['text.format.name', 'required'],
+    ]);
+  });
+});

@@ -1,0 +1,155 @@
+import { dropField, dropTopLevelFields } from '../dropped-fields';
+import type { ChatRequest, Message, ReasoningRequest, ResponseFormat, ToolChoice, ToolDefinition } from '../ir';
+import type { JsonObject } from '../json';
+import {
+  addIssue,
+  createParseContext,
+  eachObject,
+  finishRequest,
+  readArray,
+  readBoolean,
+  readEnum,
+  readNumber,
+  readObject,
+  readString,
+  readStringMap,
+  requireBodyObject,
+  typeName,
+  type ParseContext,
+} from '../parse-context';
+import { readFunctionTool, readJsonSchemaFormat } from '../parse-tools';
+import { REASONING_EFFORTS } from '../reasoning-effort';
+import { parseResponsesInput } from './parse-input';
+
+/** A Responses request body (dialects.md §3.1) into the neutral form; throws `DialectRequestError`. */
+export function parseResponsesRequest(body: unknown): ChatRequest {
+  const obj = requireBodyObject(body);
+  const ctx = createParseContext();
+
+  const model = readString(ctx, obj, 'model', '', { required: true, nonEmpty: true });
+  // The gateway keeps no responses, so anything that points at server-side state is refused, not ignored:
+  // answering without the referenced history would be a different conversation.
+  for (const field of ['previous_response_id', 'conversation', 'prompt'] as const) {
+    if (obj[field] !== undefined && obj[field] !== null) {
+      addIssue(ctx, field, 'unsupported', 'the gateway keeps no server-side state; send the whole conversation in `input`');
+    }
+  }
+
+  const messages: Message[] = [];
+  const instructions = readString(ctx, obj, 'instructions', '');
+  if (instructions) messages.push({ role: 'system', content: [{ type: 'text', text: instructions }] });
+  const input = obj.input;
+  if (typeof input === 'string') {
+    messages.push({ role: 'user', content: [{ type: 'text', text: input }] });
+  } else if (Array.isArray(input)) {
+    messages.push(...parseResponsesInput(ctx, input));
+  } else if (input === undefined || input === null) {
+    addIssue(ctx, 'input', 'required', 'is required');
+  } else {
+    addIssue(ctx, 'input', 'invalid_type', `expected a string or an array of input items, received ${typeName(input)}`);
+  }
+
+  const streamOptions = readObject(ctx, obj, 'stream_options', '');
+  if (streamOptions?.include_obfuscation != null) dropField(ctx, 'responses', 'stream_options.include_obfuscation');
+  readIncludes(ctx, obj);
+
+  const request: Omit<ChatRequest, 'dropped'> = {
+    model: model ?? '',
+    messages,
+    stream: readBoolean(ctx, obj, 'stream', '') ?? false,
+    maxOutputTokens: readNumber(ctx, obj, 'max_output_tokens', '', { integer: true, min: 0 }),
+    temperature: readNumber(ctx, obj, 'temperature', '', { min: 0, max: 2 }),
+    topP: readNumber(ctx, obj, 'top_p', '', { min: 0, max: 1 }),
+    tools: parseResponsesTools(ctx, obj),
+    toolChoice: parseResponsesToolChoice(ctx, obj),
+    parallelToolCalls: readBoolean(ctx, obj, 'parallel_tool_calls', ''),
+    responseFormat: parseTextFormat(ctx, obj),
+    reasoning: parseReasoning(ctx, obj),
+    user: readString(ctx, obj, 'safety_identifier', '') ?? readString(ctx, obj, 'user', ''),
+    metadata: readStringMap(ctx, obj, 'metadata', ''),
+  };
+
+  dropTopLevelFields(ctx, 'responses', obj);
+  return finishRequest(ctx, request);
+}
+
+/** `include`: encrypted reasoning is honoured (see reasoning-carrier); every other inclusion is dropped. */
+function readIncludes(ctx: ParseContext, obj: JsonObject): void {
+  const includes = readArray(ctx, obj, 'include', '');
+  if (includes?.some((value) => value !== 'reasoning.encrypted_content')) dropField(ctx, 'responses', 'include');
+}
+
+function parseResponsesTools(ctx: ParseContext, obj: JsonObject): ToolDefinition[] | undefined {
+  const items = readArray(ctx, obj, 'tools', '');
+  if (!items) return undefined;
+  const tools: ToolDefinition[] = [];
+  eachObject(ctx, items, 'tools', (item, path) => {
+    // The built-in set grows every few months; anything but a function tool is dropped, not refused.
+    if (item.type !== 'function') {
+      dropField(ctx, 'responses', 'tools.*[built-in]');
+      return;
+    }
+    const tool = readFunctionTool(ctx, item, path, 'parameters');
+    if (tool) tools.push(tool);
+  });
+  return tools;
+}
+
+function parseResponsesToolChoice(ctx: ParseContext, obj: JsonObject): ToolChoice | undefined {
+  const choice = obj.tool_choice;
+  if (choice === undefined || choice === null) return undefined;
+  if (typeof choice === 'string') {
+    const word = readEnum(ctx, obj, 'tool_choice', '', ['none', 'auto', 'required'] as const);
+    return word === undefined ? undefined : { type: word };
+  }
+  const object = readObject(ctx, obj, 'tool_choice', '');
+  if (!object) return undefined;
+  if (object.type === 'function') {
+    const name = readString(ctx, object, 'name', 'tool_choice', { required: true, nonEmpty: true });
+    return name === undefined ? undefined : { type: 'tool', name };
+  }
+  if (object.type === 'allowed_tools') {
+    const mode = readEnum(ctx, object, 'mode', 'tool_choice', ['auto', 'required'] as const, true);
+    if (mode === undefined) return undefined;
+    dropField(ctx, 'responses', 'tool_choice.tools');
+    return { type: mode };
+  }
+  if (typeof object.type !== 'string') {
+    addIssue(ctx, 'tool_choice.type', 'required', 'is required');
+    return undefined;
+  }
+  dropField(ctx, 'responses', 'tool_choice[built-in]');
+  return undefined;
+}
+
+function parseTextFormat(ctx: ParseContext, obj: JsonObject): ResponseFormat | undefined {
+  const text = readObject(ctx, obj, 'text', '');
+  if (!text) return undefined;
+  if (text.verbosity !== undefined && text.verbosity !== null) dropField(ctx, 'responses', 'text.verbosity');
+  const format = readObject(ctx, text, 'format', 'text');
+  if (!format) return undefined;
+  switch (format.type) {
+    case 'text':
+    case 'json_object':
+      return { type: format.type };
+    case 'json_schema':
+      return readJsonSchemaFormat(ctx, format, 'text.format');
+    default:
+      addIssue(ctx, 'text.format.type', 'invalid_value', 'must be text, json_object or json_schema');
+      return undefined;
+  }
+}
+
+function parseReasoning(ctx: ParseContext, obj: JsonObject): ReasoningRequest | undefined {
+  const reasoning = readObject(ctx, obj, 'reasoning', '');
+  if (!reasoning) return undefined;
+  const effort = readEnum(ctx, reasoning, 'effort', 'reasoning', REASONING_EFFORTS);
+  // `generate_summary` is the deprecated name of `summary`.
+  const summaryKey = reasoning.summary == null && reasoning.generate_summary != null ? 'generate_summary' : 'summary';
+  const summary = readEnum(ctx, reasoning, summaryKey, 'reasoning', ['auto', 'concise', 'detailed'] as const);
+  if (effort === undefined && summary === undefined) return undefined;
+  const out: ReasoningRequest = {};
+  if (effort !== undefined) out.effort = effort;
+  if (summary !== undefined) out.summary = summary;
+  return out;
+}

@@ -1,0 +1,74 @@
+import type { ChatRequest, ToolChoice, Usage } from '../ir';
+import { responsesUsage } from '../usage';
+
+/**
+ * The Responses `response` object (dialects.md §3.3): the non-streaming body, and the `response` carried by
+ * the lifecycle events of a stream. Request settings are echoed the way OpenAI echoes them, so SDK code
+ * that reads `response.temperature` or `response.tools` sees what it sent.
+ */
+export interface ResponsesObjectInput {
+  id: string;
+  model: string;
+  /** Unix seconds. */
+  createdAt: number;
+  status: 'in_progress' | 'completed' | 'incomplete' | 'failed';
+  output: unknown[];
+  usage: Usage | null;
+  incompleteDetails?: { reason: string } | null;
+  error?: { code: string; message: string } | null;
+  /** The caller's request, when the reply answers a Responses call; absent echoes the defaults. */
+  request?: ChatRequest;
+  /** The caller's `instructions`, echoed as given. */
+  instructions?: string | null;
+}
+
+function toolChoiceOf(choice: ToolChoice | undefined): unknown {
+  if (!choice) return 'auto';
+  if (choice.type === 'tool') return { type: 'function', name: choice.name };
+  return choice.type;
+}
+
+function textFormatOf(request: ChatRequest | undefined): unknown {
+  const format = request?.responseFormat;
+  if (!format || format.type === 'text') return { type: 'text' };
+  if (format.type === 'json_object') return { type: 'json_object' };
+  const out: Record<string, unknown> = { type: 'json_schema', name: format.name, schema: format.schema };
+  if (format.description !== undefined) out.description = format.description;
+  if (format.strict !== undefined) out.strict = format.strict;
+  return out;
+}
+
+export function responsesObject(input: ResponsesObjectInput): Record<string, unknown> {
+  const request = input.request;
+  return {
+    id: input.id,
+    object: 'response',
+    created_at: input.createdAt,
+    status: input.status,
+    error: input.error ?? null,
+    incomplete_details: input.incompleteDetails ?? null,
+    instructions: input.instructions ?? null,
+    max_output_tokens: request?.maxOutputTokens ?? null,
+    model: input.model,
+    output: input.output,
+    parallel_tool_calls: request?.parallelToolCalls ?? true,
+    previous_response_id: null,
+    reasoning: { effort: request?.reasoning?.effort ?? null, summary: request?.reasoning?.summary ?? null },
+    store: false,
+    temperature: request?.temperature ?? 1,
+    text: { format: textFormatOf(request) },
+    tool_choice: toolChoiceOf(request?.toolChoice),
+    tools: (request?.tools ?? []).map((tool) => ({
+      type: 'function',
+      name: tool.name,
+      description: tool.description ?? null,
+      parameters: tool.parameters ?? { type: 'object', properties: {} },
+      strict: tool.strict ?? false,
+    })),
+    top_p: request?.topP ?? 1,
+    truncation: 'disabled',
+    usage: input.usage ? responsesUsage(input.usage) : null,
+    metadata: request?.metadata ?? {},
+    user: request?.user ?? null,
+  };
+}
