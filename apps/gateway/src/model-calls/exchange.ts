@@ -7,6 +7,7 @@ import {
   createMessagesStreamRenderer,
   createResponsesStreamRenderer,
   createSseDecoder,
+  droppedForUpstream,
   encodeSse,
   mergeUsage,
   parseChatResponse,
@@ -16,6 +17,8 @@ import {
   renderErrorBody,
   renderMessagesResponse,
   renderResponsesResponse,
+  restoreToolNames,
+  toolNameMap,
   usageFromChat,
   usageFromMessages,
   ZERO_USAGE,
@@ -101,7 +104,8 @@ function renderReply(call: CallerCall, plan: EngineCall, engine: Engine, raw: un
     body.model = call.callerModel;
     return { body, usage };
   }
-  const reply = engine.dialect === 'openai' ? parseChatResponse(raw) : parseMessagesResponse(raw);
+  // Tool names cut to OpenAI's 64 characters go back to the caller as it declared them.
+  const reply = engine.dialect === 'openai' ? restoreToolNames(parseChatResponse(raw), call.request?.tools) : parseMessagesResponse(raw);
   reply.model = call.callerModel;
   const body = call.dialect === 'chat' ? renderChatResponse(reply) : call.dialect === 'responses' ? renderResponsesResponse(reply, call.request) : renderMessagesResponse(reply);
   return { body, usage: reply.usage, stopReason: reply.stopReason };
@@ -122,6 +126,8 @@ function frameSource(call: CallerCall, plan: EngineCall, engine: Engine, request
     return { push: (event) => passthrough.push(event), fail: (failure) => [inStreamError(call, failure, requestId)] };
   }
   const parser = engine.dialect === 'openai' ? createChatStreamParser() : createMessagesStreamParser();
+  // Tool names cut to OpenAI's 64 characters go back to the caller as it declared them.
+  const shortNames = engine.dialect === 'openai' ? toolNameMap(call.request?.tools) : new Map<string, string>();
   const renderer =
     call.dialect === 'chat'
       ? createChatStreamRenderer({ model: call.callerModel, includeUsage: call.includeUsage })
@@ -131,6 +137,9 @@ function frameSource(call: CallerCall, plan: EngineCall, engine: Engine, request
   return {
     push(event) {
       const events = parser.push(event);
+      if (shortNames.size > 0) {
+        for (const item of events) if (item.type === 'tool_call') item.name = shortNames.get(item.name) ?? item.name;
+      }
       const frames: SseFrame[] = [];
       for (const item of events) for (const frame of renderer.render(item)) frames.push(frame);
       return { frames, events };
@@ -170,6 +179,11 @@ export async function exchange(call: CallerCall, engines: Engine[], out: CallRes
       return { status: dispatched.failure.status, engine: dispatched.engine, usage, ttftMs };
     }
     engine = dispatched.engine;
+    if (!dispatched.plan.passthrough && call.request) {
+      // What the caller sent that this engine's dialect cannot carry, named so it is never silently lost.
+      const dropped = new Set([...call.request.dropped, ...droppedForUpstream(call.dialect, call.request, engine.dialect)]);
+      if (dropped.size > 0) out.addHeaders({ 'x-sbc-dropped-fields': [...dropped].join(',') });
+    }
     if (!call.stream) {
       const raw = jsonOrText(await dispatched.reply.body.text());
       const rendered = renderReply(call, dispatched.plan, engine, raw);
