@@ -48,7 +48,10 @@ export async function startUsageStack(label: string): Promise<UsageStack> {
   let ledger: RunningUsageLedger | undefined;
   const stop = async () => {
     for (const edge of edges.splice(0).reverse()) await edge.stop();
-    await Promise.race([bus.producer.flush(), new Promise((resolve) => setTimeout(resolve, 2_000))]);
+    // Events of calls that ended during the drain reach the ledger before it stops (for at most 2 s).
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([bus.producer.flush(), new Promise((resolve) => (timer = setTimeout(resolve, 2_000)))]);
+    clearTimeout(timer);
     await ledger?.stop();
     await bus.close();
     await account?.stop();

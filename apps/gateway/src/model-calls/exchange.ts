@@ -28,10 +28,12 @@ import {
   type UpstreamFailure,
   type Usage,
 } from '@sbc/dialects';
+import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import type { Engine } from '../routing/engines';
 import { isAbort, UpstreamUnavailableError, type UpstreamClient, type UpstreamReply } from '../upstream/client';
 import type { CallResponse } from './call-response';
-import { engineCall, type CallerCall, type EngineCall } from './plan';
+import { countRequestTokens } from './count-tokens';
+import { engineCall, parseCallerRequest, type CallerCall, type EngineCall } from './plan';
 
 /** What a finished call reports for accounting. */
 export interface CallOutcome {
@@ -158,6 +160,24 @@ function inStreamError(call: CallerCall, failure: UpstreamFailure, requestId: st
 const CONTENT_EVENTS = new Set(['text', 'reasoning', 'refusal', 'tool_call', 'tool_arguments']);
 
 /**
+ * Usage of a call the caller abandoned. Upstreams report usage at the end of a stream, which an abandoned
+ * call never reaches; what the caller already received is counted with the tokenizer, and the prompt from
+ * the request, so hanging up just before the end does not make a call free.
+ */
+function usageOfAbandoned(call: CallerCall, reported: Usage, delivered: string[]): Usage {
+  const usage = { ...reported };
+  if (usage.outputTokens === 0 && delivered.length > 0) usage.outputTokens = countTokens(delivered.join(''));
+  if (usage.inputTokens === 0 && (usage.outputTokens > 0 || delivered.length > 0)) {
+    try {
+      usage.inputTokens = countRequestTokens(call.request ?? parseCallerRequest(call.dialect, call.body));
+    } catch {
+      usage.inputTokens = 0;
+    }
+  }
+  return usage;
+}
+
+/**
  * Sends the call to its engines and answers the caller in its dialect, streaming or not. Resolves with the
  * outcome for accounting; never throws for upstream trouble (that becomes the answer).
  */
@@ -172,6 +192,7 @@ export async function exchange(call: CallerCall, engines: Engine[], out: CallRes
   let ttftMs = 0;
   let stopReason: StopReason | undefined;
   let engine: Engine | undefined;
+  let streamed: string[] = [];
   try {
     const dispatched = await dispatch(call, engines, deps, controller.signal, passHeaders);
     if (dispatched.kind === 'failed') {
@@ -188,17 +209,24 @@ export async function exchange(call: CallerCall, engines: Engine[], out: CallRes
       const raw = jsonOrText(await dispatched.reply.body.text());
       const rendered = renderReply(call, dispatched.plan, engine, raw);
       out.json(200, rendered.body);
-      return { status: 200, engine, usage: rendered.usage, ttftMs: Math.round(performance.now() - startedAt), stopReason: rendered.stopReason };
+      return { status: 200, engine, usage: rendered.usage, ttftMs: Math.max(1, Math.round(performance.now() - startedAt)), stopReason: rendered.stopReason };
     }
 
     const source = frameSource(call, dispatched.plan, engine, out.requestId);
+    // What reached the caller, kept so a caller that hangs up before the usage event is still billed for it.
+    const delivered: string[] = [];
+    streamed = delivered;
     let pending = '';
     let ended = false;
     let failed: UpstreamFailure | undefined;
     const decoder = createSseDecoder((event) => {
       const { frames, events } = source.push(event);
       for (const item of events) {
-        if (ttftMs === 0 && CONTENT_EVENTS.has(item.type)) ttftMs = Math.max(1, Math.round(performance.now() - startedAt));
+        if (CONTENT_EVENTS.has(item.type)) {
+          if (ttftMs === 0) ttftMs = Math.max(1, Math.round(performance.now() - startedAt));
+          const piece = item.type === 'tool_arguments' ? item.delta : item.type === 'tool_call' ? item.name : 'text' in item ? item.text : '';
+          if (piece) delivered.push(piece);
+        }
         if (item.type === 'start' && item.usage) usage = mergeUsage(usage, item.usage);
         else if (item.type === 'usage') usage = mergeUsage(usage, item.usage);
         else if (item.type === 'stop') stopReason = item.reason;
@@ -238,7 +266,7 @@ export async function exchange(call: CallerCall, engines: Engine[], out: CallRes
   } catch (error) {
     if (isAbort(error) || controller.signal.aborted) {
       if (!out.res.destroyed) out.res.destroy();
-      return { status: 499, engine, usage, ttftMs, stopReason };
+      return { status: 499, engine, usage: usageOfAbandoned(call, usage, streamed), ttftMs, stopReason };
     }
     throw error;
   } finally {

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { creditsForUsd } from '@sbc/catalog';
 import { ApiError } from '@sbc/errors';
 import { DialectRequestError, type Dialect } from '@sbc/dialects';
 import type { Logger } from '@sbc/logging';
@@ -180,7 +181,8 @@ async function settle(
     cacheWriteTokens: BigInt(outcome.usage.cacheWriteTokens),
     reasoningTokens: BigInt(outcome.usage.reasoningTokens ?? 0),
     listCostUsd,
-    creditsCharged: chargedMilli / 1_000,
+    // The ledger keeps the exact amount; only the shared-store counters are rounded up to whole millicredits.
+    creditsCharged: chargedMilli > 0 ? creditsForUsd(listCostUsd) : 0,
     isByok: route?.kind === 'byo',
     status: outcome.status,
     latencyMs: BigInt(Math.round(performance.now() - state.startedAt)),
