@@ -126,7 +126,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
   const listener: RequestListener = (req, res) => {
     if (req.method === 'POST') {
       const path = pathOf(req.url);
-      const dialect = MODEL_CALL_ROUTES[path];
+      const dialect = MODEL_CALL_ROUTES.get(path);
       if (dialect) {
         handleModelCall(req, res, dialect).catch((err: unknown) => logger.error({ err }, 'model call handler failed'));
         return;
@@ -139,7 +139,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     app(req, res);
   };
   // Everything the edge opened besides its listener, released on stop and on a failed start alike.
-  // The bus goes last but one: calls that finished during the drain have queued their usage events.
+  // The bus is closed (flushed) after the drain, so calls that finished during it have their usage sent.
   const releaseClients = async () => {
     await keyUse.stop();
     await authenticator.stop();

@@ -48,7 +48,6 @@ const registry = {
   author_daily_limit: { status: 429, grpc: GrpcStatus.RESOURCE_EXHAUSTED, message: "The author's daily build limit is reached." },
   client_closed_request: { status: 499, grpc: GrpcStatus.CANCELLED, message: 'The caller closed the connection.' },
   internal_error: { status: 500, grpc: GrpcStatus.INTERNAL, message: 'The service failed to handle this request.' },
-  upstream_failed: { status: 502, grpc: GrpcStatus.UNAVAILABLE, message: 'Every engine for this model failed.' },
   upstream_error: { status: 502, grpc: GrpcStatus.UNAVAILABLE, message: 'The upstream could not be reached.' },
   service_unavailable: { status: 503, grpc: GrpcStatus.UNAVAILABLE, message: 'The service is not ready.' },
   queue_full: { status: 503, grpc: GrpcStatus.UNAVAILABLE, message: 'The build queue is full.' },

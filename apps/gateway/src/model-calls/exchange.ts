@@ -1,3 +1,5 @@
+import { once } from 'node:events';
+import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import {
   createChatPassthrough,
   createChatStreamParser,
@@ -27,8 +29,8 @@ import {
   type StreamEvent,
   type UpstreamFailure,
   type Usage,
+  UpstreamResponseError,
 } from '@sbc/dialects';
-import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import type { Engine } from '../routing/engines';
 import { isAbort, UpstreamUnavailableError, type UpstreamClient, type UpstreamReply } from '../upstream/client';
 import type { CallResponse } from './call-response';
@@ -207,7 +209,15 @@ export async function exchange(call: CallerCall, engines: Engine[], out: CallRes
     }
     if (!call.stream) {
       const raw = jsonOrText(await dispatched.reply.body.text());
-      const rendered = renderReply(call, dispatched.plan, engine, raw);
+      let rendered: ReturnType<typeof renderReply>;
+      try {
+        rendered = renderReply(call, dispatched.plan, engine, raw);
+      } catch (error) {
+        // A 200 whose body is not a reply (an error object, no choices, not JSON) is the upstream's failure.
+        if (!(error instanceof UpstreamResponseError)) throw error;
+        out.fail(error.failure);
+        return { status: error.failure.status, engine, usage, ttftMs };
+      }
       out.json(200, rendered.body);
       return { status: 200, engine, usage: rendered.usage, ttftMs: Math.max(1, Math.round(performance.now() - startedAt)), stopReason: rendered.stopReason };
     }
@@ -242,8 +252,11 @@ export async function exchange(call: CallerCall, engines: Engine[], out: CallRes
       while (!next.done) {
         decoder.feed(text.decode(next.value, { stream: true }));
         if (pending !== '') {
-          out.res.write(pending);
+          // A caller that reads slower than the upstream writes holds the upstream back instead of
+          // filling the edge's memory; a hang-up while waiting aborts like any other.
+          const flushed = out.res.write(pending);
           pending = '';
+          if (!flushed) await once(out.res, 'drain', { signal: controller.signal });
         }
         next = await dispatched.chunks!.next();
       }

@@ -36,11 +36,11 @@ export interface ModelCallDeps extends AuthorizeDeps {
 }
 
 /** The model routes answered on the edge's lean path (no Express), by path. */
-export const MODEL_CALL_ROUTES: Readonly<Record<string, Dialect>> = {
-  '/v1/chat/completions': 'chat',
-  '/v1/responses': 'responses',
-  '/v1/messages': 'messages',
-};
+export const MODEL_CALL_ROUTES: ReadonlyMap<string, Dialect> = new Map([
+  ['/v1/chat/completions', 'chat'],
+  ['/v1/responses', 'responses'],
+  ['/v1/messages', 'messages'],
+]);
 
 /** The caller's body, checked just enough to route it; the rest is the dialect parser's or upstream's job. */
 function readCall(dialect: Dialect, value: unknown): CallerCall {
