@@ -59,8 +59,11 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
   const cache = createCacheAdapters({ redisUrl: config.redisUrl });
   const pubsub = overrides.pubsub ?? cache.pubsub;
   const store = overrides.store ?? cache.store;
-  const bus = overrides.bus ?? createBus({ kafkaBrokers: config.kafkaBrokers, clientId: 'gateway', logger });
-  if (!overrides.bus && !config.kafkaBrokers) logger.warn('KAFKA_BROKERS is not set: usage events stay in this process and reach no ledger');
+  // Usage events go to the bus the embedded app shares, or to Kafka. An edge started alone without
+  // KAFKA_BROKERS has no ledger to reach, and says so once.
+  const ownBus = !overrides.bus && config.kafkaBrokers ? createBus({ kafkaBrokers: config.kafkaBrokers, clientId: 'gateway', logger }) : undefined;
+  const bus = overrides.bus ?? ownBus;
+  if (!bus) logger.warn('KAFKA_BROKERS is not set: usage events of this edge reach no ledger');
   const house = config.houseEngines ?? simulatorHouseEngines(DEFAULT_SIM_URL);
   const upstream = createUpstreamClient(config.upstream);
   const pricing = createPricing();
@@ -116,7 +119,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     house,
     providers: config.providerEngines,
     upstream,
-    usage: createUsageEmitter({ producer: bus.producer, logger }),
+    usage: createUsageEmitter({ producer: bus?.producer, logger }),
     pricing,
     logger,
   };
@@ -145,7 +148,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     await authenticator.stop();
     await routing.stop();
     await upstream.close();
-    if (!overrides.bus) await bus.close();
+    await ownBus?.close();
     account.close();
     await cache.close();
   };

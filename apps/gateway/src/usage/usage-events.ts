@@ -10,12 +10,17 @@ export type UsageFields = Omit<UsageEvent, '$typeName' | 'ts'> & { atMs: number 
 /**
  * One usage event per model call, handed to the bus without waiting: the producer batches and acks later,
  * and flushes what is pending when the edge stops. A full buffer drops the event (counted and logged)
- * rather than holding a reply.
+ * rather than holding a reply. Without a producer (an edge started alone with no KAFKA_BROKERS, which
+ * main.ts warns about at start) there is nowhere to send events, and they are only counted.
  */
-export function createUsageEmitter(deps: { producer: EventProducer; logger: Logger }) {
+export function createUsageEmitter(deps: { producer: EventProducer | undefined; logger: Logger }) {
   let dropped = 0;
   return {
     emit(fields: UsageFields): void {
+      if (!deps.producer) {
+        dropped += 1;
+        return;
+      }
       const { atMs, ...rest } = fields;
       const event = create(UsageEventSchema, { ...rest, ts: timestampFromMs(atMs) });
       try {
