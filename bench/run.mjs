@@ -6,27 +6,16 @@
 //   BENCH_REQUESTS=20000 BENCH_CONCURRENCY=32 npm run bench
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
+import { freePort } from './lib/procs.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const requests = Number(process.env.BENCH_REQUESTS ?? 5000);
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const KEY = 'sbc_bench_key_0123456789abcdefghijkl';
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function measure(label, url, headers, expectStatus) {
   const agent = new Agent({ connections: concurrency, pipelining: 1 });
