@@ -29,3 +29,4 @@ export { createMessagesStreamRenderer, type MessagesStreamRendererOptions } from
 export { createResponsesStreamRenderer, type ResponsesStreamRendererOptions } from './responses/stream-renderer';
 export { createChatPassthrough, type ChatPassthroughOptions } from './chat/stream-passthrough';
 export { createMessagesPassthrough, type MessagesPassthroughOptions } from './messages/stream-passthrough';
+export { chatStreamError, messagesStreamError } from './stream-errors';

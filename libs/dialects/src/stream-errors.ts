@@ -83,15 +83,18 @@ export function failureFromMessagesError(payload: unknown): UpstreamFailure {
 
 /**
  * Chat callers: `{"error":{message,type,param,code}}`, which the OpenAI SDK throws on (dialects.md §1). Type
- * and code are the HTTP error body's, so a failure reads the same before and after the first byte.
+ * and code are the HTTP error body's, so a failure reads the same before and after the first byte. A
+ * `requestId`, when the caller of this function knows one, is carried as the HTTP body carries it.
  */
-export function chatStreamError(failure: UpstreamFailure): string {
-  return JSON.stringify({ error: renderErrorBody('chat', failure, '').error });
+export function chatStreamError(failure: UpstreamFailure, requestId?: string): string {
+  const body = renderErrorBody('chat', failure, requestId ?? '');
+  return JSON.stringify(requestId === undefined ? { error: body.error } : body);
 }
 
 /** Messages callers: the payload of `event: error`, typed as the HTTP error body would be. */
-export function messagesStreamError(failure: UpstreamFailure): string {
-  return JSON.stringify({ type: 'error', error: renderErrorBody('messages', failure, '').error });
+export function messagesStreamError(failure: UpstreamFailure, requestId?: string): string {
+  const body = renderErrorBody('messages', failure, requestId ?? '');
+  return JSON.stringify(requestId === undefined ? { type: 'error', error: body.error } : body);
 }
 
 /** The Responses `error.code` vocabulary is small; a rejected prompt and rate limits are the ones SDKs read. */

@@ -1,7 +1,13 @@
 import { ApiError } from '@sbc/errors';
 import type { SharedStore } from '@sbc/cache';
+import type { Principal } from '../auth/authenticator';
 
 const WINDOW_MS = 60_000;
+
+/** Whose bucket a request counts against: the key's, or the user's for sessions and device tokens. */
+export function rateLimitSubject(principal: Principal): string {
+  return principal.key ? principal.key.id : `user:${principal.userId}`;
+}
 
 /**
  * The per-key request bucket (1,200 a minute by default), kept in the shared store so every edge replica

@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import {
+  chatStreamError,
   createChatPassthrough,
   createChatStreamParser,
   createChatStreamRenderer,
@@ -12,11 +13,11 @@ import {
   droppedForUpstream,
   encodeSse,
   mergeUsage,
+  messagesStreamError,
   parseChatResponse,
   parseMessagesResponse,
   parseUpstreamError,
   renderChatResponse,
-  renderErrorBody,
   renderMessagesResponse,
   renderResponsesResponse,
   restoreToolNames,
@@ -153,10 +154,9 @@ function frameSource(call: CallerCall, plan: EngineCall, engine: Engine, request
   };
 }
 
-/** The dialect's in-stream error, for a passed-through stream that broke after it began. */
+/** The dialect's in-stream error, for a passed-through (chat or messages) stream that broke after it began. */
 function inStreamError(call: CallerCall, failure: UpstreamFailure, requestId: string): SseFrame {
-  const body = renderErrorBody(call.dialect, failure, requestId);
-  return call.dialect === 'chat' ? { data: JSON.stringify(body) } : { event: 'error', data: JSON.stringify(body) };
+  return call.dialect === 'chat' ? { data: chatStreamError(failure, requestId) } : { event: 'error', data: messagesStreamError(failure, requestId) };
 }
 
 const CONTENT_EVENTS = new Set(['text', 'reasoning', 'refusal', 'tool_call', 'tool_arguments']);

@@ -1,17 +1,17 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { creditsForUsd } from '@sbc/catalog';
+import { creditsForUsd, type ModelPrice } from '@sbc/catalog';
 import { ApiError } from '@sbc/errors';
-import { DialectRequestError, type Dialect } from '@sbc/dialects';
+import { DialectRequestError, ZERO_USAGE, type Dialect } from '@sbc/dialects';
 import type { Logger } from '@sbc/logging';
 import { authorizeRequest, type AuthorizeDeps } from '../auth/authorize';
 import type { Principal } from '../auth/authenticator';
 import { requestIdFor } from '../http/request-id';
 import type { Budget, Reservation } from '../limits/budget';
-import type { RateLimiter } from '../limits/rate-limit';
+import { rateLimitSubject, type RateLimiter } from '../limits/rate-limit';
 import type { HouseEngines, ProviderEngines } from '../routing/engines';
 import type { ResolvedRoute } from '../routing/resolve';
 import type { RoutingTables } from '../routing/routing-tables';
-import type { UpstreamClient } from '../upstream/client';
+import { passHeadersOf, type UpstreamClient } from '../upstream/client';
 import type { UsageEmitter } from '../usage/usage-events';
 import { readJsonBody } from './body';
 import { CallResponse } from './call-response';
@@ -67,15 +67,6 @@ function readCall(dialect: Dialect, value: unknown): CallerCall {
   };
 }
 
-function passHeadersOf(req: IncomingMessage): Record<string, string> {
-  const headers: Record<string, string> = {};
-  const version = req.headers['anthropic-version'];
-  const beta = req.headers['anthropic-beta'];
-  if (typeof version === 'string') headers['anthropic-version'] = version;
-  if (typeof beta === 'string') headers['anthropic-beta'] = beta;
-  return headers;
-}
-
 function asApiError(error: unknown): ApiError {
   if (error instanceof DialectRequestError) return ApiError.invalid(error.issues);
   return ApiError.from(error);
@@ -95,18 +86,19 @@ export function createModelCallHandler(deps: ModelCallDeps) {
     let principal: Principal | undefined;
     let call: CallerCall | undefined;
     let route: ResolvedRoute | undefined;
+    let price: ModelPrice | undefined;
     let reservation: Reservation | undefined;
     let fairUse = false;
     let outcome: CallOutcome | undefined;
     try {
       principal = await authorizeRequest(deps, req.headers, requestId, ['gateway:invoke']);
-      out.addHeaders(await deps.rateLimit(principal.key ? principal.key.id : `user:${principal.userId}`));
+      out.addHeaders(await deps.rateLimit(rateLimitSubject(principal)));
       const { value, bytes } = await readJsonBody(req, deps.maxBodyBytes);
       call = readCall(dialect, value);
       route = await resolveCallRoute(deps, principal, call.callerModel, requestId);
       if (route.engines.some((engine) => !isPassthrough(dialect, engine))) call.request = parseCallerRequest(dialect, call.body);
 
-      const price = deps.pricing.priceOf(route);
+      price = deps.pricing.priceOf(route);
       if (route.kind !== 'byo' && price) {
         fairUse = route.catalogId === 'house-fast' && (await deps.budget.fairUseLeft(principal.userId));
         const worstCase = deps.pricing.worstCaseMilli(price, { bodyBytes: bytes, maxOutputTokens: requestedMaxTokens(call) ?? deps.defaultMaxTokens });
@@ -121,15 +113,15 @@ export function createModelCallHandler(deps: ModelCallDeps) {
           { fairUse: route.catalogId === 'house-fast' },
         );
       }
-      outcome = await exchange(call, route.engines, out, deps, startedAt, passHeadersOf(req));
+      outcome = await exchange(call, route.engines, out, deps, startedAt, passHeadersOf(req.headers));
     } catch (thrown) {
       const error = asApiError(thrown);
       if (error.status >= 500) deps.logger.error({ requestId, route: req.url, err: error.cause ?? error }, 'model call failed');
       if (!out.started) out.refuse(error);
       else if (!res.destroyed) res.destroy();
-      outcome = { status: error.status, usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }, ttftMs: 0 };
+      outcome = { status: error.status, usage: ZERO_USAGE, ttftMs: 0 };
     }
-    await settle(deps, { principal, call, route, reservation, fairUse, outcome, requestId, atMs, startedAt, dialect, sessionId: req.headers['x-session-id'] });
+    await settle(deps, { principal, call, route, price, reservation, fairUse, outcome, requestId, atMs, startedAt, dialect, sessionId: req.headers['x-session-id'] });
   };
 }
 
@@ -140,6 +132,7 @@ async function settle(
     principal?: Principal;
     call?: CallerCall;
     route?: ResolvedRoute;
+    price?: ModelPrice;
     reservation?: Reservation;
     fairUse: boolean;
     outcome: CallOutcome;
@@ -150,8 +143,7 @@ async function settle(
     sessionId: string | string[] | undefined;
   },
 ): Promise<void> {
-  const { principal, call, route, outcome } = state;
-  const price = route ? deps.pricing.priceOf(route) : undefined;
+  const { principal, call, route, price, outcome } = state;
   const listCostUsd = price ? deps.pricing.costUsd(price, outcome.usage) : 0;
   const chargedMilli = route && route.kind !== 'byo' && !state.fairUse ? Math.ceil(listCostUsd * 1_000_000) : 0;
   try {

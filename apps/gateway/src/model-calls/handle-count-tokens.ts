@@ -3,7 +3,9 @@ import { ApiError } from '@sbc/errors';
 import { DialectRequestError } from '@sbc/dialects';
 import { authorizeRequest } from '../auth/authorize';
 import { requestIdFor } from '../http/request-id';
+import { rateLimitSubject } from '../limits/rate-limit';
 import type { Engine } from '../routing/engines';
+import { passHeadersOf } from '../upstream/client';
 import { readJsonBody } from './body';
 import { CallResponse } from './call-response';
 import type { ModelCallDeps } from './handle-call';
@@ -21,7 +23,7 @@ export function createCountTokensHandler(deps: ModelCallDeps) {
     const out = new CallResponse(res, 'messages', requestId, deps.baseUrl);
     try {
       const principal = await authorizeRequest(deps, req.headers, requestId, []);
-      out.addHeaders(await deps.rateLimit(principal.key ? principal.key.id : `user:${principal.userId}`));
+      out.addHeaders(await deps.rateLimit(rateLimitSubject(principal)));
       const { value } = await readJsonBody(req, deps.maxBodyBytes);
       if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ApiError('invalid_request', 'The request body must be a JSON object.', { param: 'body' });
       const body = value as Record<string, unknown>;
@@ -49,10 +51,13 @@ async function countUpstream(deps: ModelCallDeps, engine: Engine, body: Record<s
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), 10_000);
   try {
-    const passHeaders: Record<string, string> = {};
-    if (typeof req.headers['anthropic-version'] === 'string') passHeaders['anthropic-version'] = req.headers['anthropic-version'];
-    if (typeof req.headers['anthropic-beta'] === 'string') passHeaders['anthropic-beta'] = req.headers['anthropic-beta'];
-    const reply = await deps.upstream.send({ engine, path: '/messages/count_tokens', body: JSON.stringify({ ...body, model: engine.model }), signal: controller.signal, passHeaders });
+    const reply = await deps.upstream.send({
+      engine,
+      path: '/messages/count_tokens',
+      body: JSON.stringify({ ...body, model: engine.model }),
+      signal: controller.signal,
+      passHeaders: passHeadersOf(req.headers),
+    });
     const text = await reply.body.text();
     if (reply.status !== 200) return undefined;
     const parsed = JSON.parse(text) as { input_tokens?: unknown };

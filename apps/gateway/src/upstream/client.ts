@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
 import type { Engine } from '../routing/engines';
 import { endpointUrl } from './endpoint-url';
@@ -18,6 +19,16 @@ export interface UpstreamRequest {
   signal: AbortSignal;
   /** Caller headers worth passing on (Anthropic version and beta flags). */
   passHeaders?: Record<string, string>;
+}
+
+/** The caller's headers an upstream should see: the Anthropic API version and beta flags it asked for. */
+export function passHeadersOf(headers: IncomingHttpHeaders): Record<string, string> {
+  const pass: Record<string, string> = {};
+  const version = headers['anthropic-version'];
+  const beta = headers['anthropic-beta'];
+  if (typeof version === 'string') pass['anthropic-version'] = version;
+  if (typeof beta === 'string') pass['anthropic-beta'] = beta;
+  return pass;
 }
 
 export interface UpstreamReply {
