@@ -1,7 +1,7 @@
 export * from './ir';
 export { dialectId, OPENAI_TOOL_NAME_MAX, sanitizeToolId } from './ids';
 export { chatFinishReason, messagesStopReason, responsesStatus, settleStopReason, stopFromChat, stopFromMessages } from './stop-reasons';
-export { chatUsage, mergeUsage, messagesUsage, responsesUsage, usageFromChat, usageFromMessages, usageFromResponses, ZERO_USAGE } from './usage';
+export { chatUsage, mergeUsage, messagesUsage, responsesUsage, usageFromChat, usageFromMessages, ZERO_USAGE } from './usage';
 export { responsesObject, type ResponsesObjectInput } from './responses/response-object';
 export { DialectRequestError, type DialectIssue } from './request-error';
 export { DROPPED_FIELDS, droppedForUpstream, type DroppedField, type DroppedFieldSpec } from './dropped-fields';

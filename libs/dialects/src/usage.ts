@@ -53,7 +53,7 @@ export function messagesUsage(usage: Usage) {
   };
 }
 
-/** Reads chat-completions `usage` (also tolerates the Responses names some compatible servers send). */
+/** Reads chat-completions `usage`; also reads Responses' names, which some compatible servers send. */
 export function usageFromChat(raw: unknown): Partial<Usage> {
   if (!isObject(raw)) return {};
   const u = raw;
@@ -71,9 +71,6 @@ export function usageFromChat(raw: unknown): Partial<Usage> {
   }
   return usage;
 }
-
-/** Reads Responses `usage`. */
-export const usageFromResponses = usageFromChat;
 
 /**
  * Reads Anthropic `usage` (from a Message, `message_start` or a cumulative `message_delta`). Input is only

@@ -1,7 +1,8 @@
+import { isHouseModel } from '@sbc/catalog';
 import { ApiError } from '@sbc/errors';
 import type { Principal } from '../auth/authenticator';
 import type { HouseEngines, ProviderEngines } from '../routing/engines';
-import { isHouseModelId, isRefusal, resolveModel, type KeyRoute, type ResolvedRoute } from '../routing/resolve';
+import { isRefusal, resolveModel, type KeyRoute, type ResolvedRoute } from '../routing/resolve';
 import type { RoutingTables } from '../routing/routing-tables';
 import type { Pricing } from './pricing';
 
@@ -26,7 +27,7 @@ export async function resolveCallRoute(deps: RouteCallDeps, principal: Principal
   if (allowed && !deps.pricing.modelAllowed(allowed, model)) {
     throw new ApiError('model_not_allowed', `This key may not call ${model}; its allowed_models are ${allowed.join(', ') || '(none)'}.`, { param: 'model' });
   }
-  const table = isHouseModelId(model, deps.house) ? undefined : await deps.routing.tableFor(principal.userId, principal.key?.orgId, requestId);
+  const table = isHouseModel(model) ? undefined : await deps.routing.tableFor(principal.userId, principal.key?.orgId, requestId);
   const resolved = resolveModel(model, {
     keyRoute: keyRouteOf(principal),
     house: deps.house,

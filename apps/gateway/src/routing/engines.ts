@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { HOUSE_MODELS } from '@sbc/catalog';
 import type { UpstreamDialect } from '@sbc/dialects';
 
 /**
@@ -39,8 +40,6 @@ const endpoint = z.object({
 
 const houseEngine = endpoint.extend({ model: z.string().min(1) });
 
-export const HOUSE_MODEL_IDS = ['house', 'house-omni', 'house-fast'] as const;
-
 const json = z.string().transform((text, ctx) => {
   try {
     return JSON.parse(text) as unknown;
@@ -64,7 +63,7 @@ function toEngine(raw: z.infer<typeof endpoint>, model: string): Engine {
 /** `{"house": [{dialect, base_url, api_key?, model, headers?, label?}, …fallbacks], "house-fast": […]}` */
 export const houseEnginesVar = json.pipe(
   z
-    .partialRecord(z.enum(HOUSE_MODEL_IDS), z.array(houseEngine).min(1))
+    .partialRecord(z.enum(HOUSE_MODELS), z.array(houseEngine).min(1))
     .transform((map): HouseEngines => Object.fromEntries(Object.entries(map).map(([id, list]) => [id, list.map((raw) => toEngine(raw, raw.model))]))),
 );
 

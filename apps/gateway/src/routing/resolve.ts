@@ -1,3 +1,4 @@
+import { isHouseModel } from '@sbc/catalog';
 import type { GetRoutingTableResponse, RoutingUpstream } from '@sbc/proto/sbc/account/v1/account_pb';
 import type { Engine, HouseEngines, ProviderEngines } from './engines';
 
@@ -29,10 +30,6 @@ export interface ResolveContext {
   catalogVendor(modelId: string): string | undefined;
   /** Built-in aliases (`@claude` …) after the caller's own. */
   builtInAlias(token: string): { vendor: string; modelId: string } | undefined;
-}
-
-export function isHouseModelId(model: string, house: HouseEngines): boolean {
-  return model === 'house' || model === 'house-omni' || model === 'house-fast' || house[model] !== undefined;
 }
 
 function byoEngine(upstream: RoutingUpstream, model: string): Engine {
@@ -92,12 +89,12 @@ function vendorModel(callerModel: string, modelId: string, ctx: ResolveContext):
  * `<upstream-slug>/<model>`; a model listed by the caller's endpoints; a catalog model on service credits.
  */
 export function resolveModel(model: string, ctx: ResolveContext): ResolvedRoute | RouteRefusal {
-  if (isHouseModelId(model, ctx.house)) return houseRoute(model, model, ctx);
+  if (isHouseModel(model)) return houseRoute(model, model, ctx);
   if (model.startsWith('@')) {
     const own = ctx.table?.aliases.find((alias) => alias.token === model);
     const target = own ? { vendor: own.vendor, modelId: own.modelId } : ctx.builtInAlias(model);
     if (!target) return { refused: 'not_found', message: `No alias ${model} on this account.` };
-    if (target.vendor === 'house' || isHouseModelId(target.modelId, ctx.house)) return houseRoute(model, target.modelId, ctx);
+    if (target.vendor === 'house' || isHouseModel(target.modelId)) return houseRoute(model, target.modelId, ctx);
     const onEndpoint = ctx.table?.upstreams.find((upstream) => upstream.slug === target.vendor);
     if (onEndpoint) return vendorModel(model, `${onEndpoint.slug}/${target.modelId}`, ctx);
     return vendorModel(model, target.modelId, ctx);
