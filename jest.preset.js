@@ -23,8 +23,8 @@ module.exports = {
   },
   // PGlite loads Node built-ins with dynamic import(), which Jest's VM refuses without a flag; swc
   // rewrites those to require() when the package goes through the transform. eventsource-parser ships
-  // ESM only, which Jest's CommonJS runtime needs transpiled like our own sources.
-  transformIgnorePatterns: ['/node_modules/(?!(@electric-sql/pglite|eventsource-parser)/)'],
+  // ESM only, and so does the OpenAPI validator (@apidevtools); Jest's CommonJS runtime needs them transpiled like our own sources.
+  transformIgnorePatterns: ['/node_modules/(?!(@electric-sql/pglite|eventsource-parser|@apidevtools)/)'],
   moduleFileExtensions: ['ts', 'js', 'cjs', 'json'],
   moduleNameMapper,
   testMatch: ['**/*.test.ts'],

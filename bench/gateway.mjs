@@ -18,6 +18,7 @@
 //   BENCH_CONCURRENCY=1,10,50   BENCH_CASES=chat,chat-stream,messages,messages-stream   BENCH_ROUNDS=4
 //   BENCH_QUICK=1           100 requests (25 at c=1), 2 rounds, short warm-up
 //   BENCH_DIRECT_ONLY=1     skip the gateway;   BENCH_GATEWAY_ENTRY=path  another edge bundle (default embedded)
+//   BENCH_GATEWAY_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'   node flags for the edge process (profiling)
 //   BENCH_OUT=1             write the JSON to bench/results/gateway-<timestamp>.json (or BENCH_OUT=<file.json>)
 //                           instead of printing it;   BENCH_ENFORCE=1  exit 2 when a target fails
 //
@@ -136,7 +137,7 @@ async function main() {
       // The per-key bucket (1,200 a minute) would refuse a benchmark's load; it is measured apart.
       RATE_LIMIT_PER_MINUTE: '100000000',
       HOUSE_ENGINES: JSON.stringify({ house: engine('openai', 'sim-large'), 'house-omni': engine('anthropic', 'sim-large'), 'house-fast': engine('openai', 'sim-small') }),
-    });
+    }, list(env.BENCH_GATEWAY_NODE_ARGS?.replaceAll(' ', ','), []));
     edgeOrigin = `http://127.0.0.1:${gatewayPort}`;
     await waitReady(gateway, `${edgeOrigin}/readyz`);
   }

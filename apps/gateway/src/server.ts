@@ -8,6 +8,7 @@ import { errorHandler, notFound } from './http/errors';
 import { requestId } from './http/request-id';
 import type { HouseEngines, ProviderEngines } from './routing/engines';
 import type { RoutingTables } from './routing/routing-tables';
+import { docsRoutes } from './routes/docs';
 import { keyRoutes } from './routes/keys';
 import { modelRoutes } from './routes/models';
 
@@ -33,6 +34,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
   app.set('etag', false);
   app.use(requestId());
   app.use(healthRoutes(deps.ready));
+  app.use(docsRoutes(deps));
   app.use(express.json({ limit: deps.maxBodyBytes }));
   app.use(keyRoutes(deps));
   app.use(modelRoutes(deps));

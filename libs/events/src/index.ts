@@ -3,7 +3,10 @@
  * Publisher and subscribers import the name from here so they cannot drift apart.
  */
 
-/** Published by the account service with the hex SHA-256 of a revoked credential; every edge drops it. */
+/**
+ * Published by the account service with the hex SHA-256 of a credential that stopped working (a revoked key,
+ * an ended session, an unlinked device); every edge drops it from its cache at once.
+ */
 export const KEY_REVOKED_CHANNEL = 'account.key-revoked.v1';
 
 /**

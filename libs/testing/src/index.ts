@@ -1,4 +1,5 @@
 export { describeBackends, testBackends, type BackendSource, type TestBackends } from './backends';
 export { createTestDatabase, type TestDatabase } from './database';
-export { jsonOf } from './http';
+export { createApiClient, jsonOf, type ApiAnswer, type ApiClient } from './http';
+export { createContractChecker, type ContractChecker } from './openapi-contract';
 export { freePort } from './ports';

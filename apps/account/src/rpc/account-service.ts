@@ -8,7 +8,8 @@ import { AccountService, PrincipalKind, type CallerKeySchema } from '@sbc/proto/
 import { effectiveScopes } from '@sbc/scopes';
 import type { PrismaClient as AccountDb } from '../generated/prisma/client';
 import type { SecretCipher } from '../store/secrets';
-import { findKeyByHash, recordKeyUse, revokeKey, type CallerKeyRow } from '../store/keys';
+import { findCredentialOwner } from '../store/credentials';
+import { recordKeyUse, revokeKey, type CallerKeyRow } from '../store/keys';
 import type { RpcImplementation } from '@sbc/rpc';
 import { getRoutingTable } from './routing';
 
@@ -54,9 +55,11 @@ export function createAccountService(deps: AccountServiceDeps): RpcImplementatio
       if (request.secretSha256.length !== 32) {
         throw new ApiError('invalid_request', 'secret_sha256 must be 32 bytes', { param: 'secret_sha256' });
       }
-      const key = await findKeyByHash(deps.db, Buffer.from(request.secretSha256));
-      if (!key) throw new ApiError('unauthorized', 'Unknown credential.');
-      return { principal: { kind: PrincipalKind.KEY, userId: key.userId, key: toProtoKey(key) } };
+      const owner = await findCredentialOwner(deps.db, Buffer.from(request.secretSha256), now());
+      if (!owner) throw new ApiError('unauthorized', 'Unknown credential.');
+      if (owner.kind === 'key') return { principal: { kind: PrincipalKind.KEY, userId: owner.key.userId, key: toProtoKey(owner.key) } };
+      if (owner.kind === 'session') return { principal: { kind: PrincipalKind.SESSION, userId: owner.userId } };
+      return { principal: { kind: PrincipalKind.DEVICE, userId: owner.userId, deviceId: owner.deviceId } };
     },
 
     async revokeKey(request) {

@@ -14,6 +14,8 @@ export interface Principal {
   userId: string;
   /** Set for caller keys. */
   key?: CallerKey;
+  /** Set for device tokens: the paired device. */
+  deviceId?: string;
   /** Effective scopes of a key; sessions and device tokens are not narrowed by scopes. */
   scopes: Scope[] | 'unrestricted';
   revoked: boolean;
@@ -22,16 +24,18 @@ export interface Principal {
 export interface Authenticator {
   /** Resolves a secret to its principal, from the local cache when fresh; unknown secrets are 401. */
   authenticate(secret: string, requestId: string): Promise<Principal>;
-  /** Subscribes to revocations so every replica drops a revoked key at once. */
+  /** Subscribes to revocations so every replica drops a revoked key, ended session or unlinked device at once. */
   start(): Promise<void>;
   stop(): Promise<void>;
 }
 
-function toPrincipal(kind: PrincipalKind, userId: string, key: CallerKey | undefined): Principal {
+function toPrincipal(found: { kind: PrincipalKind; userId: string; key?: CallerKey; deviceId: string }): Principal {
+  const { kind, userId, key } = found;
   if (kind === PrincipalKind.KEY && key) {
     return { kind: 'key', userId, key, scopes: key.scopes.filter(isScope), revoked: key.revokedAt !== undefined };
   }
-  return { kind: kind === PrincipalKind.DEVICE ? 'device' : 'session', userId, scopes: 'unrestricted', revoked: false };
+  if (kind === PrincipalKind.DEVICE) return { kind: 'device', userId, deviceId: found.deviceId, scopes: 'unrestricted', revoked: false };
+  return { kind: 'session', userId, scopes: 'unrestricted', revoked: false };
 }
 
 export function createAuthenticator(deps: {
@@ -48,7 +52,7 @@ export function createAuthenticator(deps: {
         try {
           const reply = await deps.account.authenticateCredential({ secretSha256: hash }, { requestId });
           const found = reply.principal;
-          return found ? toPrincipal(found.kind, found.userId, found.key) : null;
+          return found ? toPrincipal(found) : null;
         } catch (error) {
           if (error instanceof ApiError && error.code === 'unauthorized') return null;
           throw error;

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import { ApiError } from '@sbc/errors';
+import type { RouteAuth } from '@sbc/api';
 import { missingScopes, type Scope } from '@sbc/scopes';
 import type { Authenticator, Principal } from './authenticator';
 import { readCredential } from './credentials';
@@ -47,12 +48,23 @@ export async function authorizeRequest(deps: AuthorizeDeps, headers: IncomingHtt
   return principal;
 }
 
+/**
+ * Middleware for a route's credential rule: a list of scopes (`[]` = any credential) or a RouteAuth, where
+ * `session` admits only a signed-in session (what a key or device may never do, such as approving a pairing).
+ */
 export function createAuthorize(deps: AuthorizeDeps) {
-  return (required: Scope[]) =>
-    async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
-      req.principal = await authorizeRequest(deps, req.headers, req.requestId, required);
+  return (rule: Scope[] | Exclude<RouteAuth, { kind: 'none' }>) => {
+    const required = Array.isArray(rule) ? rule : rule.kind === 'scoped' ? rule.scopes : [];
+    const sessionOnly = !Array.isArray(rule) && rule.kind === 'session';
+    return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
+      const principal = await authorizeRequest(deps, req.headers, req.requestId, required);
+      if (sessionOnly && principal.kind !== 'session') {
+        throw new ApiError('insufficient_scope', 'This route needs a signed-in session (POST /v1/auth/sessions), not a key or device token.', { extra: { required_scopes: [] } });
+      }
+      req.principal = principal;
       next();
     };
+  };
 }
 
 export type Authorize = ReturnType<typeof createAuthorize>;

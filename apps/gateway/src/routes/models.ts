@@ -1,12 +1,15 @@
-import { Router, type Request } from 'express';
+import { Router } from 'express';
+import { gatewayRoutes } from '@sbc/api';
 import { CATALOG, HOUSE_MODELS, findCatalogModel, modelAllowed } from '@sbc/catalog';
 import { ApiError } from '@sbc/errors';
+import { pageOf } from '@sbc/pagination';
 import type { GetRoutingTableResponse } from '@sbc/proto/sbc/account/v1/account_pb';
-import { principalOf, type Authorize } from '../auth/authorize';
+import type { Authorize } from '../auth/authorize';
 import type { Principal } from '../auth/authenticator';
 import { keyRouteOf } from '../model-calls/route-call';
 import type { HouseEngines, ProviderEngines } from '../routing/engines';
 import type { RoutingTables } from '../routing/routing-tables';
+import { mount } from '../http/mount';
 
 interface ModelEntry {
   id: string;
@@ -114,54 +117,28 @@ export function listModels(deps: ModelRoutesDeps, principal: Principal, table: G
   return entries;
 }
 
-function queryValue(req: Request, name: string): string | undefined {
-  const value = req.query[name];
-  return typeof value === 'string' && value !== '' ? value : undefined;
-}
-
 /**
  * `GET /v1/models` (any key): the OpenAI list shape with Anthropic's paging fields, so both SDKs can list.
  * Without `limit` every model comes in one page (OpenAI clients do not page); with it, `after_id` and
- * `before_id` page as Anthropic's API does.
+ * `before_id` page in list order as Anthropic's API does.
  */
 export function modelRoutes(deps: ModelRoutesDeps): Router {
   const router = Router();
-  const tableOf = (req: Request, principal: Principal) => deps.routing.tableFor(principal.userId, principal.key?.orgId, req.requestId);
+  const modelsOf = async (principal: Principal, requestId: string) => {
+    const table = await deps.routing.tableFor(principal.userId, principal.key?.orgId, requestId);
+    return listModels(deps, principal, table).map(renderModel);
+  };
 
-  router.get('/v1/models', deps.authorize([]), async (req, res) => {
-    const principal = principalOf(req);
-    const all = listModels(deps, principal, await tableOf(req, principal)).map(renderModel);
-    const limitText = queryValue(req, 'limit');
-    const afterId = queryValue(req, 'after_id');
-    const beforeId = queryValue(req, 'before_id');
-    if (afterId && beforeId) throw new ApiError('invalid_request', 'Pass after_id or before_id, not both.', { param: 'before_id' });
-    let page = all;
-    let hasMore = false;
-    if (limitText !== undefined || afterId || beforeId) {
-      const limit = limitText === undefined ? 20 : Number(limitText);
-      if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new ApiError('invalid_request', 'limit must be an integer from 1 to 1000.', { param: 'limit' });
-      if (beforeId) {
-        const end = all.findIndex((item) => item.id === beforeId);
-        const before = end < 0 ? [] : all.slice(0, end);
-        page = before.slice(-limit);
-        hasMore = before.length > limit;
-      } else {
-        const start = afterId ? all.findIndex((item) => item.id === afterId) + 1 : 0;
-        const after = afterId && start === 0 ? [] : all.slice(start);
-        page = after.slice(0, limit);
-        hasMore = after.length > limit;
-      }
-    }
-    res.json({ object: 'list', data: page, has_more: hasMore, first_id: (page[0]?.id as string | undefined) ?? null, last_id: (page[page.length - 1]?.id as string | undefined) ?? null });
+  mount(router, gatewayRoutes.listModels, deps.authorize, async ({ principal, query, req, requestId }) => {
+    const all = await modelsOf(principal, requestId);
+    const paged = 'limit' in req.query || query.after_id !== undefined || query.before_id !== undefined;
+    return { status: 200, body: pageOf(all, paged ? query : { limit: all.length }, (item) => item.id as string) };
   });
 
-  router.get('/v1/models/*id', deps.authorize([]), async (req, res) => {
-    const principal = principalOf(req);
-    const raw = (req.params as { id?: string | string[] }).id ?? '';
-    const id = Array.isArray(raw) ? raw.join('/') : raw;
-    const found = listModels(deps, principal, await tableOf(req, principal)).find((entry) => entry.id === id);
-    if (!found) throw new ApiError('not_found', `The model ${id} does not exist or is not available to this key.`, { param: 'model' });
-    res.json(renderModel(found));
+  mount(router, gatewayRoutes.getModel, deps.authorize, async ({ principal, params, requestId }) => {
+    const found = (await modelsOf(principal, requestId)).find((item) => item.id === params.model);
+    if (!found) throw new ApiError('not_found', `The model ${params.model} does not exist or is not available to this key.`, { param: 'model' });
+    return { status: 200, body: found };
   });
 
   return router;

@@ -1,0 +1,68 @@
+import type { NextFunction, Request, Response, Router } from 'express';
+import type { z } from 'zod';
+import { expressPath, type RouteSpec } from '@sbc/api';
+import { ApiError, issuesFromSchema, type Issue } from '@sbc/errors';
+import { principalOf, type Authorize } from '../auth/authorize';
+import type { Principal } from '../auth/authenticator';
+
+type Parsed<T> = NonNullable<T> extends z.ZodType ? z.output<NonNullable<T>> : undefined;
+
+/** What a route handler receives: its input already validated by the route's own schemas. */
+export interface RouteInput<R extends RouteSpec> {
+  params: Parsed<R['params']>;
+  query: Parsed<R['query']>;
+  body: Parsed<R['body']>;
+  /** Set on every route that takes a credential. */
+  principal: Principal;
+  requestId: string;
+  req: Request;
+  res: Response;
+}
+
+/** A handler's answer: a status and a JSON body (none for 204). A handler that wrote `res` itself returns nothing. */
+export type RouteResult = { status: number; body?: unknown } | void;
+
+function parsePart(schema: z.ZodType | undefined, value: unknown, where: string, issues: Issue[]): unknown {
+  if (!schema) return undefined;
+  const result = schema.safeParse(value ?? {});
+  if (result.success) return result.data;
+  issues.push(...issuesFromSchema(result.error.issues).map((issue) => (issue.path === '' ? { ...issue, path: where } : issue)));
+  return undefined;
+}
+
+/**
+ * Mounts one route on an Express router: the credential and scopes the route names, then its path, query
+ * and body parsed by the route's schemas (every problem in one 400 `invalid_request`, `param` the first),
+ * then the handler. The same RouteSpec is what /docs/openapi.json documents.
+ */
+export function mount<R extends RouteSpec>(router: Router, route: R, authorize: Authorize, handler: (input: RouteInput<R>) => Promise<RouteResult>): void {
+  const validate = (req: Request, res: Response, next: NextFunction) => {
+    const issues: Issue[] = [];
+    const params = parsePart(route.params, req.params, 'path', issues);
+    const query = parsePart(route.query, req.query, 'query', issues);
+    const body = parsePart(route.body, req.body, 'body', issues);
+    if (issues.length > 0) throw ApiError.invalid(issues);
+    const input = {
+      params,
+      query,
+      body,
+      principal: route.auth.kind === 'none' ? (req.principal as Principal) : principalOf(req),
+      requestId: req.requestId,
+      req,
+      res,
+    } as RouteInput<R>;
+    handler(input).then((result) => {
+      if (!result) return;
+      if (result.body === undefined) {
+        res.status(result.status).end();
+        return;
+      }
+      // Every account-surface object carries the request id (extra fields are allowed everywhere).
+      const body = result.body !== null && typeof result.body === 'object' && !Array.isArray(result.body) ? { ...result.body, request_id: req.requestId } : result.body;
+      res.status(result.status).json(body);
+    }, next);
+  };
+  const path = expressPath(route.path);
+  if (route.auth.kind === 'none') router[route.method](path, validate);
+  else router[route.method](path, authorize(route.auth), validate);
+}
