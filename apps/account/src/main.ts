@@ -5,7 +5,15 @@ import { AccountService } from '@sbc/proto/sbc/account/v1/account_pb';
 import { loadAccountConfig, type AccountConfig } from './config';
 import { PrismaClient } from './generated/prisma/client';
 import { createRoutingWrites, type RoutingWrites } from './routing/writes';
+import { DeviceService } from '@sbc/proto/sbc/account/v1/devices_pb';
+import { SessionService } from '@sbc/proto/sbc/account/v1/sessions_pb';
+import { TeamService } from '@sbc/proto/sbc/account/v1/teams_pb';
+import { UpstreamService } from '@sbc/proto/sbc/account/v1/upstreams_pb';
 import { createAccountService } from './rpc/account-service';
+import { createDeviceService } from './rpc/devices';
+import { createSessionService } from './rpc/sessions';
+import { createTeamService } from './rpc/teams';
+import { createUpstreamService } from './rpc/upstreams';
 import { ensureBootstrap } from './store/bootstrap';
 import { createSecretCipher, loadOrCreateSecretsKey } from './store/secrets';
 
@@ -48,7 +56,12 @@ export async function start(config: AccountConfig, overrides: AccountOverrides =
         logger.info({ userId: result.userId, keyId: result.keyId, created: result.created }, 'bootstrap key ensured');
       },
       register(rpc, database) {
-        rpc.add(AccountService, createAccountService({ db: database.prisma, pubsub, cipher, logger }));
+        const deps = { db: database.prisma, pubsub, cipher, logger, config };
+        rpc.add(AccountService, createAccountService(deps));
+        rpc.add(SessionService, createSessionService(deps));
+        rpc.add(UpstreamService, createUpstreamService(deps));
+        rpc.add(TeamService, createTeamService(deps));
+        rpc.add(DeviceService, createDeviceService(deps));
       },
       beforeClose: closeCache,
     });

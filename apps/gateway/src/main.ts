@@ -5,6 +5,10 @@ import { listen, type RunningHttpServer } from '@sbc/http';
 import { isBundleEntry, runService } from '@sbc/lifecycle';
 import { createLogger, type Logger } from '@sbc/logging';
 import { AccountService, type GetRoutingTableResponse } from '@sbc/proto/sbc/account/v1/account_pb';
+import { DeviceService } from '@sbc/proto/sbc/account/v1/devices_pb';
+import { SessionService } from '@sbc/proto/sbc/account/v1/sessions_pb';
+import { TeamService } from '@sbc/proto/sbc/account/v1/teams_pb';
+import { UpstreamService } from '@sbc/proto/sbc/account/v1/upstreams_pb';
 import { checkHealth, createRpcClient } from '@sbc/rpc';
 import { createAuthenticator, type Principal } from './auth/authenticator';
 import { createAuthorize } from './auth/authorize';
@@ -54,7 +58,15 @@ export interface RunningGateway {
 
 export async function start(config: GatewayConfig, overrides: GatewayOverrides = {}): Promise<RunningGateway> {
   const logger = overrides.logger ?? createLogger({ service: 'gateway', level: config.logLevel });
-  const account = createRpcClient(AccountService, { target: config.accountTarget, deadlineMs: config.rpcDeadlineMs });
+  const accountRpc = { target: config.accountTarget, deadlineMs: config.rpcDeadlineMs };
+  const account = createRpcClient(AccountService, accountRpc);
+  // The account surface's services, served by the same account app.
+  const accountSurface = {
+    sessions: createRpcClient(SessionService, accountRpc),
+    upstreams: createRpcClient(UpstreamService, accountRpc),
+    teams: createRpcClient(TeamService, accountRpc),
+    devices: createRpcClient(DeviceService, accountRpc),
+  };
   // Redis when REDIS_URL is set, memory otherwise; the embedded app may share its own pub/sub or store.
   const cache = createCacheAdapters({ redisUrl: config.redisUrl });
   const pubsub = overrides.pubsub ?? cache.pubsub;
@@ -102,6 +114,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     maxBodyBytes: config.maxBodyBytes,
     logger,
     account,
+    ...accountSurface,
     authorize: createAuthorize(authorizeDeps),
     house,
     providers: config.providerEngines,
@@ -150,6 +163,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     await upstream.close();
     await ownBus?.close();
     account.close();
+    for (const client of Object.values(accountSurface)) client.close();
     await cache.close();
   };
   let http: RunningHttpServer;

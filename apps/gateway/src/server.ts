@@ -1,6 +1,10 @@
 import express, { type Express } from 'express';
 import type { Logger } from '@sbc/logging';
 import type { AccountService } from '@sbc/proto/sbc/account/v1/account_pb';
+import type { DeviceService } from '@sbc/proto/sbc/account/v1/devices_pb';
+import type { SessionService } from '@sbc/proto/sbc/account/v1/sessions_pb';
+import type { TeamService } from '@sbc/proto/sbc/account/v1/teams_pb';
+import type { UpstreamService } from '@sbc/proto/sbc/account/v1/upstreams_pb';
 import type { RpcClientOf } from '@sbc/rpc';
 import { healthRoutes } from '@sbc/http';
 import type { Authorize } from './auth/authorize';
@@ -9,7 +13,11 @@ import { requestId } from './http/request-id';
 import type { HouseEngines, ProviderEngines } from './routing/engines';
 import type { RoutingTables } from './routing/routing-tables';
 import { docsRoutes } from './routes/docs';
+import { authRoutes } from './routes/auth';
+import { deviceRoutes } from './routes/devices';
 import { keyRoutes } from './routes/keys';
+import { teamRoutes } from './routes/teams';
+import { upstreamRoutes } from './routes/upstreams';
 import { modelRoutes } from './routes/models';
 
 export interface GatewayAppDeps {
@@ -18,6 +26,10 @@ export interface GatewayAppDeps {
   logger: Logger;
   authorize: Authorize;
   account: RpcClientOf<typeof AccountService>;
+  sessions: RpcClientOf<typeof SessionService>;
+  upstreams: RpcClientOf<typeof UpstreamService>;
+  teams: RpcClientOf<typeof TeamService>;
+  devices: RpcClientOf<typeof DeviceService>;
   house: HouseEngines;
   providers: ProviderEngines;
   routing: RoutingTables;
@@ -36,7 +48,11 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
   app.use(healthRoutes(deps.ready));
   app.use(docsRoutes(deps));
   app.use(express.json({ limit: deps.maxBodyBytes }));
+  app.use(authRoutes(deps));
   app.use(keyRoutes(deps));
+  app.use(upstreamRoutes(deps));
+  app.use(teamRoutes(deps));
+  app.use(deviceRoutes(deps));
   app.use(modelRoutes(deps));
   app.use(notFound());
   app.use(errorHandler(deps));

@@ -3,6 +3,7 @@ import type { MessageInitShape } from '@bufbuild/protobuf';
 import { ApiError } from '@sbc/errors';
 import { KEY_REVOKED_CHANNEL } from '@sbc/events';
 import type { PubSub } from '@sbc/cache';
+import type { AccountConfig } from '../config';
 import type { Logger } from '@sbc/logging';
 import { AccountService, PrincipalKind, type CallerKeySchema } from '@sbc/proto/sbc/account/v1/account_pb';
 import { effectiveScopes } from '@sbc/scopes';
@@ -13,8 +14,10 @@ import { recordKeyUse, revokeKey, type CallerKeyRow } from '../store/keys';
 import type { RpcImplementation } from '@sbc/rpc';
 import { getRoutingTable } from './routing';
 
+/** What every RPC service of the account app is built from (main.ts wires one set for all). */
 export interface AccountServiceDeps {
   db: AccountDb;
+  config?: AccountConfig;
   pubsub: PubSub;
   /** Opens upstream API keys and headers for GetRoutingTable. */
   cipher: SecretCipher;

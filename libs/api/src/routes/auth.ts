@@ -1,0 +1,3 @@
+import type { RouteSpec } from '../route';
+
+export const AUTH_ROUTES: RouteSpec[] = [];

@@ -1,0 +1,3 @@
+import type { RouteSpec } from '../route';
+
+export const DEVICE_ROUTES: RouteSpec[] = [];

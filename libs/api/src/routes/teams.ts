@@ -1,0 +1,3 @@
+import type { RouteSpec } from '../route';
+
+export const TEAM_ROUTES: RouteSpec[] = [];
