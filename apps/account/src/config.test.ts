@@ -43,4 +43,14 @@ describe('account configuration', () => {
     expect((error as ConfigError).problems[0]?.variable).toBe('UPSTREAM_SECRETS_KEY');
     expect((error as ConfigError).message).not.toContain(short);
   });
+
+  it('keeps sign-up off unless SBC_SIGNUP_ENABLED turns it on', () => {
+    expect(loadAccountConfig({}).signupEnabled).toBe(false);
+    expect(loadAccountConfig({ SBC_SIGNUP_ENABLED: 'true' }).signupEnabled).toBe(true);
+  });
+
+  it('allows private upstream addresses unless EGRESS_DENY_PRIVATE is set', () => {
+    expect(loadAccountConfig({}).egressDenyPrivate).toBe(false);
+    expect(loadAccountConfig({ EGRESS_DENY_PRIVATE: 'true' }).egressDenyPrivate).toBe(true);
+  });
 });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { backendVars, ConfigError, parseEnv, toBackendConfig, url, type BackendConfig } from '@sbc/config';
+import { backendVars, ConfigError, flag, parseEnv, toBackendConfig, url, type BackendConfig } from '@sbc/config';
 import { decodeSecretsKey } from './store/secrets';
 
 /** CONTRACTS: `sbc_` + 20 to 124 characters from [A-Za-z0-9_-] (24 to 128 in all). */
@@ -17,6 +17,8 @@ const schema = z.object({
     .string()
     .refine((value) => decodeSecretsKey(value) !== undefined, 'must be 32 bytes in base64 (e.g. the output of `openssl rand -base64 32`)')
     .optional(),
+  EGRESS_DENY_PRIVATE: flag(false),
+  SBC_SIGNUP_ENABLED: flag(false),
 });
 
 export interface AccountConfig extends BackendConfig {
@@ -29,6 +31,13 @@ export interface AccountConfig extends BackendConfig {
    * directory, where start() keeps a generated one beside the data (see loadOrCreateSecretsKey).
    */
   upstreamSecretsKey?: Buffer;
+  /**
+   * CONTRACTS: set for hosted deployments. Custom endpoints on loopback or private addresses are then refused
+   * when saved (400) and again when dialed (a name can resolve elsewhere later).
+   */
+  egressDenyPrivate: boolean;
+  /** Whether anyone may create a user with `POST /v1/auth/signup`; off unless turned on (embedded mode does). */
+  signupEnabled: boolean;
 }
 
 export function loadAccountConfig(env: Record<string, string | undefined>): AccountConfig {
@@ -49,5 +58,7 @@ export function loadAccountConfig(env: Record<string, string | undefined>): Acco
     bootstrap: vars.SBC_BOOTSTRAP_KEY ? { key: vars.SBC_BOOTSTRAP_KEY, email: vars.SBC_BOOTSTRAP_EMAIL } : undefined,
     bootstrapEmail: vars.SBC_BOOTSTRAP_EMAIL,
     upstreamSecretsKey: vars.UPSTREAM_SECRETS_KEY ? decodeSecretsKey(vars.UPSTREAM_SECRETS_KEY) : undefined,
+    egressDenyPrivate: vars.EGRESS_DENY_PRIVATE,
+    signupEnabled: vars.SBC_SIGNUP_ENABLED,
   };
 }

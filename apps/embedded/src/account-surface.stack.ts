@@ -30,7 +30,19 @@ export interface AccountSurfaceStack {
   stop(): Promise<void>;
 }
 
-export async function startAccountSurface(label: string, extraEdgeEnv: Record<string, string> = {}): Promise<AccountSurfaceStack> {
+/** Statuses of a credential settle at every edge through pub/sub, which is asynchronous: polls for a moment. */
+export async function statusSettles(call: () => Promise<{ status: number }>, expected: number): Promise<number> {
+  const deadline = Date.now() + 2_000;
+  let status = 0;
+  while (Date.now() < deadline) {
+    status = (await call()).status;
+    if (status === expected) break;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return status;
+}
+
+export async function startAccountSurface(label: string, extra: { edgeEnv?: Record<string, string>; accountEnv?: Record<string, string> } = {}): Promise<AccountSurfaceStack> {
   const redisUrl = testBackends().redisUrl;
   const pubsub: PubSub | undefined = redisUrl ? undefined : createMemoryPubSub();
   let db: TestDatabase | undefined;
@@ -57,6 +69,7 @@ export async function startAccountSurface(label: string, extraEdgeEnv: Record<st
         SBC_BOOTSTRAP_KEY: OWNER_KEY,
         UPSTREAM_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
         LOG_LEVEL: 'silent',
+        ...extra.accountEnv,
       }),
       { pubsub },
     );
@@ -69,7 +82,7 @@ export async function startAccountSurface(label: string, extraEdgeEnv: Record<st
         HOUSE_ENGINES: JSON.stringify({ house: [{ dialect: 'openai', base_url: `${sim.url}/v1`, model: 'sim-large' }] }),
         KEY_USE_FLUSH_MS: '50',
         LOG_LEVEL: 'silent',
-        ...extraEdgeEnv,
+        ...extra.edgeEnv,
       }),
       { pubsub },
     );

@@ -61,7 +61,7 @@ export function loadEmbeddedConfig(env: Env): EmbeddedConfig {
   const config: EmbeddedConfig = {
     dataDir: vars?.SBC_DATA_DIR ?? '.data',
     logLevel: vars?.LOG_LEVEL ?? 'info',
-    account: load(() => loadAccountConfig(internalEnv('ACCOUNT', env, vars?.ACCOUNT_DATABASE_URL))),
+    account: load(() => loadAccountConfig({ SBC_SIGNUP_ENABLED: 'true', ...internalEnv('ACCOUNT', env, vars?.ACCOUNT_DATABASE_URL) })),
     usageLedger: load(() => loadUsageLedgerConfig(internalEnv('USAGE_LEDGER', env, vars?.USAGE_LEDGER_DATABASE_URL))),
     xBuilds: load(() => loadXBuildsConfig(internalEnv('X_BUILDS', env, vars?.X_BUILDS_DATABASE_URL))),
     runs: load(() => loadRunsConfig(internalEnv('RUNS', env, vars?.RUNS_DATABASE_URL))),

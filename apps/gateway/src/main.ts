@@ -108,6 +108,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
   const keyUse = createKeyUseRecorder({ account, intervalMs: config.keyUseFlushMs, logger });
 
   let draining = false;
+  const drain = new AbortController();
   const authorizeDeps = { authenticator, keyUse };
   const app = createGatewayApp({
     baseUrl: config.baseUrl,
@@ -119,6 +120,8 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     house,
     providers: config.providerEngines,
     routing,
+    pubsub,
+    draining: drain.signal,
     ready: async () => !draining && (await checkHealth(config.accountTarget, '', 1_000)) === 'SERVING',
   });
   const modelCallDeps = {
@@ -184,6 +187,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     stop() {
       stopping ??= (async () => {
         draining = true;
+        drain.abort();
         await http.close(config.shutdownDrainMs);
         await releaseClients();
         logger.info('gateway stopped');

@@ -1,4 +1,5 @@
 import express, { type Express } from 'express';
+import type { PubSub } from '@sbc/cache';
 import type { Logger } from '@sbc/logging';
 import type { AccountService } from '@sbc/proto/sbc/account/v1/account_pb';
 import type { DeviceService } from '@sbc/proto/sbc/account/v1/devices_pb';
@@ -13,6 +14,8 @@ import { requestId } from './http/request-id';
 import type { HouseEngines, ProviderEngines } from './routing/engines';
 import type { RoutingTables } from './routing/routing-tables';
 import { docsRoutes } from './routes/docs';
+import { serviceDocRoutes } from './routes/service-docs';
+import { aliasRoutes } from './routes/aliases';
 import { authRoutes } from './routes/auth';
 import { deviceRoutes } from './routes/devices';
 import { keyRoutes } from './routes/keys';
@@ -33,6 +36,10 @@ export interface GatewayAppDeps {
   house: HouseEngines;
   providers: ProviderEngines;
   routing: RoutingTables;
+  /** Alias changes are relayed from it to paired devices (GET /v1/aliases/events). */
+  pubsub: PubSub;
+  /** Aborted when the edge starts draining (long-lived streams end on it). */
+  draining: AbortSignal;
   ready: () => Promise<boolean>;
 }
 
@@ -47,10 +54,12 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
   app.use(requestId());
   app.use(healthRoutes(deps.ready));
   app.use(docsRoutes(deps));
+  app.use(serviceDocRoutes(deps));
   app.use(express.json({ limit: deps.maxBodyBytes }));
   app.use(authRoutes(deps));
   app.use(keyRoutes(deps));
   app.use(upstreamRoutes(deps));
+  app.use(aliasRoutes(deps));
   app.use(teamRoutes(deps));
   app.use(deviceRoutes(deps));
   app.use(modelRoutes(deps));

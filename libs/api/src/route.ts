@@ -42,7 +42,7 @@ export interface RouteSpec<
   responses: Record<number, ResponseSpec>;
   /**
    * Refusal statuses this route can answer with besides 400 (when it takes input), 401 and 403 (when it
-   * needs a credential), which are added for it; each is the shared Error envelope unless `errorBody` says
+   * takes a credential) and 500, which are added for it; each is the shared Error envelope unless `errorBody` says
    * otherwise.
    */
   errors?: number[];
@@ -61,8 +61,11 @@ export function defineRoute<Params extends z.ZodType = z.ZodNever, Query extends
 export function refusalStatuses(route: RouteSpec): number[] {
   const statuses = new Set<number>(route.errors ?? []);
   if (route.params || route.query || route.body) statuses.add(400);
-  if (route.auth.kind !== 'none') statuses.add(401);
-  if (route.auth.kind === 'scoped' || route.auth.kind === 'session') statuses.add(403);
+  // Any credential can be refused with 403: a revoked key, a missing scope, a caller this route is not for.
+  if (route.auth.kind !== 'none') {
+    statuses.add(401);
+    statuses.add(403);
+  }
   statuses.add(500);
   return [...statuses].sort((a, b) => a - b);
 }

@@ -32,6 +32,12 @@ export interface ErrorSpec {
 
 const registry = {
   invalid_request: { status: 400, grpc: GrpcStatus.INVALID_ARGUMENT, message: 'The request is malformed or has an invalid field.' },
+  // RFC 8628 §3.5 / RFC 6749 §5.2: what a device polling POST /v1/devices/pair/token is told while it may not have its token.
+  authorization_pending: { status: 400, grpc: GrpcStatus.FAILED_PRECONDITION, message: 'The pairing has not been approved yet; keep polling.' },
+  slow_down: { status: 400, grpc: GrpcStatus.FAILED_PRECONDITION, message: 'Polling too fast; wait the new interval before polling again.' },
+  expired_token: { status: 400, grpc: GrpcStatus.FAILED_PRECONDITION, message: 'The pairing expired before it was approved; start again.' },
+  access_denied: { status: 400, grpc: GrpcStatus.FAILED_PRECONDITION, message: 'The pairing was denied.' },
+  invalid_grant: { status: 400, grpc: GrpcStatus.FAILED_PRECONDITION, message: 'The device code is unknown or was already exchanged.' },
   unauthorized: { status: 401, grpc: GrpcStatus.UNAUTHENTICATED, message: 'A valid caller key or session is required.' },
   budget_exhausted: { status: 402, grpc: GrpcStatus.FAILED_PRECONDITION, message: 'The budget for this call is spent.' },
   insufficient_scope: { status: 403, grpc: GrpcStatus.PERMISSION_DENIED, message: 'This credential may not call this route.' },

@@ -16,5 +16,12 @@ export const KEY_REVOKED_CHANNEL = 'account.key-revoked.v1';
  */
 export const ROUTING_CHANGED_CHANNEL = 'account.routing-changed.v1';
 
+/**
+ * Published by the account service after a personal alias was written or deleted, for paired devices (the
+ * edge relays it on `GET /v1/aliases/events`). Message: JSON `{user_id, token, rev, deleted}`, `token` with its
+ * "@", `rev` the user's alias revision after the change.
+ */
+export const ALIASES_CHANGED_CHANNEL = 'account.aliases-changed.v1';
+
 /** Kafka topic of usage events (value: protobuf UsageEvent, key: account id). */
 export const USAGE_EVENTS_TOPIC = 'usage.events.v1';

@@ -1,33 +1,62 @@
 import type { PubSub } from '@sbc/cache';
-import { ROUTING_CHANGED_CHANNEL } from '@sbc/events';
+import { ALIASES_CHANGED_CHANNEL, ROUTING_CHANGED_CHANNEL } from '@sbc/events';
 import type { PrismaClient as AccountDb } from '../generated/prisma/client';
-import { saveAlias, type AliasView, type SaveAliasInput } from '../store/aliases';
+import { deleteAlias, saveAlias, type AliasView, type SaveAliasInput } from '../store/aliases';
 import type { SecretCipher } from '../store/secrets';
-import { saveUpstream, type SaveUpstreamInput, type UpstreamView } from '../store/upstreams';
+import {
+  createUpstream,
+  deleteUpstream,
+  recordProbe,
+  saveUpstream,
+  type ProbeFold,
+  type SaveMode,
+  type SaveUpstreamInput,
+  type UpstreamView,
+} from '../store/upstreams';
 
 /**
  * Writes that change what the edge routes to: each stores, then tells every edge to drop its cached routing
- * table. The REST routes call these, and integration tests seed rows through them (start() returns them as
- * `routing`), so seeded rows are encrypted with the service's own key exactly as real ones are.
+ * table; alias writes also tell paired devices. The REST routes call these, and integration tests seed rows
+ * through them (start() returns them as `routing`), so seeded rows are encrypted with the service's own key
+ * exactly as real ones are.
  */
 export interface RoutingWrites {
-  saveUpstream(input: SaveUpstreamInput): Promise<UpstreamView>;
+  saveUpstream(input: SaveUpstreamInput, mode?: SaveMode): Promise<UpstreamView>;
+  createUpstream(input: Omit<SaveUpstreamInput, 'slug'> & { slug?: string }): Promise<UpstreamView>;
+  /** Null when the row was deleted meanwhile. */
+  recordProbe(userId: string, id: string, fold: ProbeFold): Promise<UpstreamView | null>;
+  /** Null when the account has no such endpoint. */
+  deleteUpstream(userId: string, slug: string): Promise<UpstreamView | null>;
   saveAlias(input: SaveAliasInput): Promise<AliasView>;
+  deleteAlias(userId: string, token: string): Promise<{ token: string; rev: number; deleted: boolean }>;
 }
 
 export function createRoutingWrites(deps: { db: AccountDb; cipher: SecretCipher; pubsub: PubSub }): RoutingWrites {
+  const upstreamChanged = async <T extends UpstreamView | null>(saved: T): Promise<T> => {
+    if (!saved) return saved;
+    await deps.pubsub.publish(ROUTING_CHANGED_CHANNEL, saved.userId);
+    // Every member's team key routes to a shared endpoint, so their tables are stale too.
+    if (saved.orgId) await deps.pubsub.publish(ROUTING_CHANGED_CHANNEL, saved.orgId);
+    return saved;
+  };
+  const aliasChanged = async (userId: string, token: string, rev: number, deleted: boolean) => {
+    await deps.pubsub.publish(ROUTING_CHANGED_CHANNEL, userId);
+    await deps.pubsub.publish(ALIASES_CHANGED_CHANNEL, JSON.stringify({ user_id: userId, token: `@${token}`, rev, deleted }));
+  };
   return {
-    async saveUpstream(input) {
-      const saved = await saveUpstream(deps.db, deps.cipher, input);
-      await deps.pubsub.publish(ROUTING_CHANGED_CHANNEL, saved.userId);
-      // Every member's team key routes to a shared endpoint, so their tables are stale too.
-      if (saved.orgId) await deps.pubsub.publish(ROUTING_CHANGED_CHANNEL, saved.orgId);
-      return saved;
-    },
+    saveUpstream: async (input, mode) => upstreamChanged(await saveUpstream(deps.db, deps.cipher, input, mode)),
+    createUpstream: async (input) => upstreamChanged(await createUpstream(deps.db, deps.cipher, input)),
+    recordProbe: async (userId, id, fold) => upstreamChanged(await recordProbe(deps.db, userId, id, fold)),
+    deleteUpstream: async (userId, slug) => upstreamChanged(await deleteUpstream(deps.db, userId, slug)),
     async saveAlias(input) {
       const saved = await saveAlias(deps.db, input);
-      await deps.pubsub.publish(ROUTING_CHANGED_CHANNEL, input.userId);
+      await aliasChanged(input.userId, saved.token, saved.rev, false);
       return saved;
+    },
+    async deleteAlias(userId, token) {
+      const result = await deleteAlias(deps.db, userId, token);
+      if (result.deleted) await aliasChanged(userId, result.token, result.rev, true);
+      return result;
     },
   };
 }

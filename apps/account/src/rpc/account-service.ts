@@ -1,17 +1,18 @@
-import { timestampDate, timestampFromDate } from '@bufbuild/protobuf/wkt';
-import type { MessageInitShape } from '@bufbuild/protobuf';
+import { timestampDate } from '@bufbuild/protobuf/wkt';
 import { ApiError } from '@sbc/errors';
 import { KEY_REVOKED_CHANNEL } from '@sbc/events';
 import type { PubSub } from '@sbc/cache';
-import type { AccountConfig } from '../config';
+import { hashSecret, maskSecret, newId, newSecret } from '@sbc/ids';
 import type { Logger } from '@sbc/logging';
-import { AccountService, PrincipalKind, type CallerKeySchema } from '@sbc/proto/sbc/account/v1/account_pb';
-import { effectiveScopes } from '@sbc/scopes';
+import { MAX_PAGE_LIMIT } from '@sbc/pagination';
+import { AccountService, PrincipalKind, type KeyCaller } from '@sbc/proto/sbc/account/v1/account_pb';
+import type { RpcImplementation } from '@sbc/rpc';
+import type { AccountConfig } from '../config';
 import type { PrismaClient as AccountDb } from '../generated/prisma/client';
 import type { SecretCipher } from '../store/secrets';
 import { findCredentialOwner } from '../store/credentials';
-import { recordKeyUse, revokeKey, type CallerKeyRow } from '../store/keys';
-import type { RpcImplementation } from '@sbc/rpc';
+import { createKey, findOwnKey, listKeys, recordKeyUse, revokeKey, updateKey } from '../store/keys';
+import { checkReferences, checkSettings, checkWithinCaller, settingsOfCreate, settingsOfUpdate, toProtoKey } from './key-settings';
 import { getRoutingTable } from './routing';
 
 /** What every RPC service of the account app is built from (main.ts wires one set for all). */
@@ -25,34 +26,15 @@ export interface AccountServiceDeps {
   now?: () => Date;
 }
 
-function stringList(value: unknown): string[] | null {
-  return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : null;
-}
-
-export function toProtoKey(row: CallerKeyRow): MessageInitShape<typeof CallerKeySchema> {
-  const allowed = stringList(row.allowedModels);
-  return {
-    id: row.id,
-    userId: row.userId,
-    name: row.name,
-    mask: row.mask,
-    createdAt: timestampFromDate(row.createdAt),
-    lastUsedAt: row.lastUsedAt ? timestampFromDate(row.lastUsedAt) : undefined,
-    revokedAt: row.revokedAt ? timestampFromDate(row.revokedAt) : undefined,
-    dailyLimitCredits: row.dailyLimitCredits === null ? undefined : BigInt(row.dailyLimitCredits),
-    monthlyLimitCredits: row.monthlyLimitCredits === null ? undefined : BigInt(row.monthlyLimitCredits),
-    allowedModels: allowed === null ? undefined : { values: allowed },
-    route: row.route,
-    mode: row.mode,
-    incognito: row.incognito,
-    deviceId: row.deviceId ?? undefined,
-    orgId: row.orgId ?? undefined,
-    scopes: effectiveScopes(stringList(row.scopes), { teamKey: row.orgId !== null }),
-  };
+function callerOf(request: { caller?: KeyCaller }): KeyCaller {
+  if (!request.caller?.userId) throw new ApiError('invalid_request', 'caller.user_id is required.', { param: 'caller' });
+  return request.caller;
 }
 
 export function createAccountService(deps: AccountServiceDeps): RpcImplementation<typeof AccountService> {
   const now = deps.now ?? (() => new Date());
+  // Every edge caches credentials by hash; a changed or revoked key must be dropped everywhere at once.
+  const dropCached = (keyHash: Uint8Array) => deps.pubsub.publish(KEY_REVOKED_CHANNEL, Buffer.from(keyHash).toString('hex'));
   return {
     async authenticateCredential(request) {
       if (request.secretSha256.length !== 32) {
@@ -65,10 +47,46 @@ export function createAccountService(deps: AccountServiceDeps): RpcImplementatio
       return { principal: { kind: PrincipalKind.DEVICE, userId: owner.userId, deviceId: owner.deviceId } };
     },
 
+    async listKeys(request) {
+      if (request.limit < 1 || request.limit > MAX_PAGE_LIMIT) throw new ApiError('invalid_request', `limit must be 1 to ${MAX_PAGE_LIMIT}.`, { param: 'limit' });
+      const page = await listKeys(deps.db, request.userId, { limit: request.limit, after_id: request.afterId, before_id: request.beforeId });
+      return { keys: page.data.map(toProtoKey), hasMore: page.has_more };
+    },
+
+    async createKey(request) {
+      const caller = callerOf(request);
+      const userId = caller.userId;
+      const settings = settingsOfCreate(request);
+      const orgId = request.orgId ?? null;
+      checkSettings(settings);
+      await checkWithinCaller(deps.db, caller, settings, orgId);
+      await checkReferences(deps.db, userId, settings, orgId);
+      const secret = newSecret('sbc');
+      const key = await createKey(deps.db, { ...settings, id: newId('key'), userId, orgId, keyHash: hashSecret(secret), mask: maskSecret(secret) });
+      return { key: toProtoKey(key), secret };
+    },
+
+    async updateKey(request) {
+      const caller = callerOf(request);
+      const userId = caller.userId;
+      const row = await findOwnKey(deps.db, userId, request.keyId);
+      if (!row) throw new ApiError('not_found', 'No such key on this account.', { param: 'id' });
+      const revoked = () => new ApiError('conflict', 'This key is revoked; a revoked key cannot be changed.', { param: 'id' });
+      if (row.revokedAt) throw revoked();
+      const settings = settingsOfUpdate(row, request);
+      checkSettings(settings);
+      await checkWithinCaller(deps.db, caller, settings, row.orgId);
+      await checkReferences(deps.db, userId, settings, null);
+      const key = await updateKey(deps.db, userId, row.id, settings);
+      if (!key) throw revoked();
+      await dropCached(key.keyHash);
+      return { key: toProtoKey(key) };
+    },
+
     async revokeKey(request) {
       const key = await revokeKey(deps.db, request.userId, request.keyId, now());
       if (!key) throw new ApiError('not_found', 'No such key on this account.', { param: 'id' });
-      await deps.pubsub.publish(KEY_REVOKED_CHANNEL, Buffer.from(key.keyHash).toString('hex'));
+      await dropCached(key.keyHash);
       return { key: toProtoKey(key) };
     },
 

@@ -83,6 +83,27 @@ export async function saveAlias(db: AccountDb, input: SaveAliasInput): Promise<A
   }
 }
 
+/**
+ * Deletes one personal alias and bumps the user's alias revision. Deleting an alias the user does not have
+ * changes nothing: `deleted` is false and the revision stays, so devices are not told of a change that was not.
+ */
+export async function deleteAlias(db: AccountDb, userId: string, rawToken: string): Promise<{ token: string; rev: number; deleted: boolean }> {
+  const token = normalizeAliasToken(rawToken);
+  return db.$transaction(async (tx) => {
+    const removed = await tx.alias.deleteMany({ where: { userId, token } });
+    if (removed.count === 0) return { token, rev: await aliasRevOf(tx, userId), deleted: false };
+    const user = await tx.user.update({ where: { id: userId }, data: { aliasRev: { increment: 1 } }, select: { aliasRev: true } });
+    return { token, rev: Number(user.aliasRev), deleted: true };
+  });
+}
+
+/** The user's alias revision: what a device compares with the last one it saw. */
+export async function aliasRevOf(db: Pick<AccountDb, 'user'>, userId: string): Promise<number> {
+  const user = await db.user.findUnique({ where: { id: userId }, select: { aliasRev: true } });
+  if (!user) throw new ApiError('not_found', 'No such user.');
+  return Number(user.aliasRev);
+}
+
 /** The user's personal aliases, by token. */
 export async function listAliases(db: AccountDb, userId: string): Promise<AliasView[]> {
   const rows = await db.alias.findMany({ where: { userId }, orderBy: { token: 'asc' } });

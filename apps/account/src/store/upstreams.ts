@@ -1,7 +1,9 @@
 import { ApiError, type Issue } from '@sbc/errors';
 import { newId } from '@sbc/ids';
+import { keysetRange, toPage, type ListEnvelope, type PageQuery } from '@sbc/pagination';
 import { Prisma, type PrismaClient as AccountDb, type Upstream as UpstreamRow } from '../generated/prisma/client';
 import { SecretDecryptError, type SecretCipher } from './secrets';
+import { firstFreeSlug, slugBase } from './upstream-slug';
 
 export type UpstreamDialect = 'openai' | 'anthropic' | 'auto';
 export const UPSTREAM_DIALECTS: readonly UpstreamDialect[] = ['openai', 'anthropic', 'auto'];
@@ -105,8 +107,12 @@ function isHttpUrl(value: string): boolean {
   }
 }
 
-function isUniqueViolation(error: unknown): boolean {
+export function isUniqueViolation(error: unknown): boolean {
   return error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';
+}
+
+function isNotFound(error: unknown): boolean {
+  return error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2025';
 }
 
 /** The columns a save may write besides the dial; each absent key keeps what is stored. */
@@ -140,24 +146,130 @@ function optionalColumns(cipher: SecretCipher, input: SaveUpstreamInput, now: Da
   return columns;
 }
 
-export async function saveUpstream(db: AccountDb, cipher: SecretCipher, input: SaveUpstreamInput): Promise<UpstreamView> {
+/**
+ * How a save meets an existing row: `upsert` creates or replaces (seeding, routing writes), `create` refuses a
+ * slug the account already uses (409 `conflict`), `update` refuses a slug it does not (404 `not_found`) so a
+ * concurrent delete is not undone.
+ */
+export type SaveMode = 'upsert' | 'create' | 'update';
+
+export async function saveUpstream(db: AccountDb, cipher: SecretCipher, input: SaveUpstreamInput, mode: SaveMode = 'upsert'): Promise<UpstreamView> {
   validate(input);
   const now = new Date();
   const columns = optionalColumns(cipher, input, now);
   const dial = { orgId: input.orgId ?? null, label: input.label, baseUrl: input.baseUrl, dialect: input.dialect };
+  const where = { userId_slug: { userId: input.userId, slug: input.slug } };
+  const create = { id: newId('ups'), userId: input.userId, slug: input.slug, ...dial, ...columns, createdAt: now, updatedAt: now };
+  const update = { ...dial, ...columns, updatedAt: now };
   try {
-    const row = await db.upstream.upsert({
-      where: { userId_slug: { userId: input.userId, slug: input.slug } },
-      create: { id: newId('ups'), userId: input.userId, slug: input.slug, ...dial, ...columns, createdAt: now, updatedAt: now },
-      update: { ...dial, ...columns, updatedAt: now },
-    });
+    const row =
+      mode === 'create'
+        ? await db.upstream.create({ data: create })
+        : mode === 'update'
+          ? await db.upstream.update({ where, data: update })
+          : await db.upstream.upsert({ where, create, update });
     return toView(row);
   } catch (error) {
     if (isUniqueViolation(error)) {
-      throw new ApiError('conflict', 'Another endpoint of this team already uses this slug.', { param: 'slug', cause: error });
+      const message = mode === 'create' ? 'This account already has an endpoint with this slug.' : 'Another endpoint of this team already uses this slug.';
+      throw new ApiError('conflict', message, { param: 'slug', cause: error });
     }
+    if (isNotFound(error)) throw new ApiError('not_found', 'No such endpoint on this account.', { param: 'slug', cause: error });
     throw error;
   }
+}
+
+const SLUG_ATTEMPTS = 5;
+
+/**
+ * Saves a new endpoint (`mode` create). Without an explicit slug, one is derived from the label and made unique
+ * on the account; a concurrent create that took the same slug a moment earlier just moves this one to the next.
+ */
+export async function createUpstream(db: AccountDb, cipher: SecretCipher, input: Omit<SaveUpstreamInput, 'slug'> & { slug?: string }): Promise<UpstreamView> {
+  if (input.slug !== undefined) return saveUpstream(db, cipher, { ...input, slug: input.slug }, 'create');
+  const base = slugBase(input.label);
+  for (let attempt = 1; ; attempt++) {
+    const rows = await db.upstream.findMany({ where: { userId: input.userId, slug: { startsWith: base } }, select: { slug: true } });
+    const slug = firstFreeSlug(base, new Set(rows.map((row) => row.slug)));
+    try {
+      return await saveUpstream(db, cipher, { ...input, slug }, 'create');
+    } catch (error) {
+      if (attempt >= SLUG_ATTEMPTS || !(error instanceof ApiError && error.code === 'conflict')) throw error;
+    }
+  }
+}
+
+/** An endpoint with its secrets opened, for re-probing and for telling whether an edit changes the dial. */
+export interface UpstreamDial {
+  view: UpstreamView;
+  apiKey: string;
+  headers: Record<string, string>;
+}
+
+export async function findUpstreamDial(db: AccountDb, cipher: SecretCipher, userId: string, slug: string): Promise<UpstreamDial | null> {
+  const row = await db.upstream.findUnique({ where: { userId_slug: { userId, slug } } });
+  if (!row) return null;
+  return {
+    view: toView(row),
+    apiKey: row.apiKeyCiphertext ? cipher.decrypt(row.apiKeyCiphertext, apiKeyContext(userId)) : '',
+    headers: row.headersCiphertext ? parseHeaders(cipher.decrypt(row.headersCiphertext, headersContext(userId))) : {},
+  };
+}
+
+/** One page of the account's endpoints, newest first (ids are time-sortable). */
+export async function listUpstreamPage(db: AccountDb, userId: string, query: PageQuery): Promise<ListEnvelope<UpstreamView>> {
+  const range = keysetRange(query);
+  const rows = await db.upstream.findMany({
+    where: { userId, ...(range.cursor ? { id: range.cursor } : {}) },
+    orderBy: { id: range.order },
+    take: range.take,
+  });
+  return toPage(rows.map(toView), query, (view) => view.id);
+}
+
+/** Removes an endpoint and, with its row, the stored key and headers; null when the account has no such slug. */
+export async function deleteUpstream(db: AccountDb, userId: string, slug: string): Promise<UpstreamView | null> {
+  try {
+    return toView(await db.upstream.delete({ where: { userId_slug: { userId, slug } } }));
+  } catch (error) {
+    if (isNotFound(error)) return null;
+    throw error;
+  }
+}
+
+/** What a probe writes into a row: its report and the models (and names) folded in. */
+export interface ProbeFold {
+  probe: UpstreamProbe;
+  models: string[];
+  modelNames: Record<string, string>;
+}
+
+/** Stores a probe's outcome on the row `id` of `userId`; null when the row is gone (deleted while it was probed). */
+export async function recordProbe(db: AccountDb, userId: string, id: string, fold: ProbeFold): Promise<UpstreamView | null> {
+  const now = new Date();
+  try {
+    const row = await db.upstream.update({
+      where: { id, userId },
+      data: {
+        probe: { ...fold.probe },
+        models: fold.models,
+        modelNames: fold.modelNames,
+        // Only an answered probe moves probed_at: a failed one must not make the endpoint look freshly seen.
+        ...(fold.probe.ok ? { probedAt: fold.probe.at ? new Date(fold.probe.at) : now } : {}),
+        updatedAt: now,
+      },
+    });
+    return toView(row);
+  } catch (error) {
+    if (isNotFound(error)) return null;
+    throw error;
+  }
+}
+
+/** Every model id the account's own endpoints list (an alias naming one is available). */
+export async function listEndpointModels(db: AccountDb, userId: string): Promise<string[]> {
+  const rows = await db.upstream.findMany({ where: { userId }, select: { models: true } });
+  return [...new Set(rows.flatMap((row) => stringList(row.models)))];
 }
 
 /**

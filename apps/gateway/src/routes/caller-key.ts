@@ -29,3 +29,9 @@ export function renderCallerKey(key: CallerKey): Record<string, unknown> {
   if (key.dailyLimitCredits !== undefined || key.monthlyLimitCredits !== undefined) view.caps_unit = 'credit';
   return Object.fromEntries(Object.entries(view).filter(([, value]) => value !== undefined));
 }
+
+/** A page of keys in the list envelope (CONTRACTS "Lists"); the account service read it newest first. */
+export function renderKeyPage(keys: CallerKey[], hasMore: boolean): Record<string, unknown> {
+  const data = keys.map(renderCallerKey);
+  return { object: 'list', data, has_more: hasMore, first_id: keys[0]?.id ?? null, last_id: keys.at(-1)?.id ?? null };
+}

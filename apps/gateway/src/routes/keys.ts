@@ -1,24 +1,89 @@
 import { Router } from 'express';
+import { keyRoutes as specs } from '@sbc/api';
 import { ApiError } from '@sbc/errors';
 import type { AccountService } from '@sbc/proto/sbc/account/v1/account_pb';
 import type { RpcClientOf } from '@sbc/rpc';
-import { principalOf, type Authorize } from '../auth/authorize';
-import { sendResource } from '../http/respond';
-import { renderCallerKey } from './caller-key';
+import { PRESETS, type Preset, type Scope } from '@sbc/scopes';
+import type { Authorize } from '../auth/authorize';
+import type { Principal } from '../auth/authenticator';
+import { mount } from '../http/mount';
+import { renderCallerKey, renderKeyPage } from './caller-key';
 
+/** The scopes a body asks for: its list, or its preset's, or neither. */
+function requestedScopes(body: { scopes?: Scope[]; preset?: Preset }): readonly Scope[] | undefined {
+  return body.scopes ?? (body.preset ? PRESETS[body.preset] : undefined);
+}
+
+/** Whom a key change is bounded by: the calling key, or nothing for a session or device token. */
+function callerOf(principal: Principal) {
+  return { userId: principal.userId, keyId: principal.key?.id };
+}
+
+const credits = (value: number | undefined) => (value === undefined ? undefined : BigInt(value));
+
+/** `undefined` leaves a field alone; `null` clears it; a value sets it (the wrappers of UpdateKeyRequest). */
+function patch<T, U>(value: T | null | undefined, convert: (value: T) => U): { value?: U } | undefined {
+  return value === undefined ? undefined : { value: value === null ? undefined : convert(value) };
+}
+
+/** The spec's Keys routes; the account service owns the keys and refuses any key wider than the caller. */
 export function keyRoutes(deps: { authorize: Authorize; account: RpcClientOf<typeof AccountService> }): Router {
   const router = Router();
 
-  router.get('/v1/keys/whoami', deps.authorize([]), (req, res) => {
-    const principal = principalOf(req);
-    if (!principal.key) throw new ApiError('invalid_request', 'whoami describes a caller key; this credential is not one.');
-    sendResource(req, res, renderCallerKey(principal.key));
+  mount(router, specs.listKeys, deps.authorize, async ({ principal, query, requestId }) => {
+    const reply = await deps.account.listKeys({ userId: principal.userId, limit: query.limit, afterId: query.after_id, beforeId: query.before_id }, { requestId });
+    return { status: 200, body: renderKeyPage(reply.keys, reply.hasMore) };
   });
 
-  router.delete('/v1/keys/:id', deps.authorize(['keys:write']), async (req, res) => {
-    const principal = principalOf(req);
-    const reply = await deps.account.revokeKey({ userId: principal.userId, keyId: String(req.params.id) }, { requestId: req.requestId });
-    sendResource(req, res, renderCallerKey(reply.key!));
+  mount(router, specs.createKey, deps.authorize, async ({ principal, body, requestId }) => {
+    const reply = await deps.account.createKey(
+      {
+        caller: callerOf(principal),
+        name: body.name,
+        scopes: [...(requestedScopes(body) ?? PRESETS.gateway)],
+        allowedModels: body.allowed_models ? { values: body.allowed_models } : undefined,
+        dailyLimitCredits: credits(body.daily_limit_tokens),
+        monthlyLimitCredits: credits(body.monthly_limit_tokens),
+        route: body.route,
+        mode: body.mode,
+        incognito: body.incognito,
+        deviceId: body.device_id,
+        orgId: body.org_id,
+      },
+      { requestId },
+    );
+    return { status: 201, body: { ...renderCallerKey(reply.key!), key: reply.secret } };
+  });
+
+  mount(router, specs.getCallingKey, deps.authorize, async ({ principal }) => {
+    if (!principal.key) throw new ApiError('invalid_request', `whoami describes a caller key; this credential is a ${principal.kind} token, not one.`);
+    return { status: 200, body: renderCallerKey(principal.key) };
+  });
+
+  mount(router, specs.updateKey, deps.authorize, async ({ principal, params, body, requestId }) => {
+    const scopes = requestedScopes(body);
+    const reply = await deps.account.updateKey(
+      {
+        caller: callerOf(principal),
+        keyId: params.id,
+        name: body.name,
+        scopes: scopes ? { values: [...scopes] } : undefined,
+        allowedModels: patch(body.allowed_models, (values) => ({ values })),
+        dailyLimitCredits: patch(body.daily_limit_tokens, BigInt),
+        monthlyLimitCredits: patch(body.monthly_limit_tokens, BigInt),
+        route: body.route,
+        mode: body.mode,
+        incognito: body.incognito,
+        deviceId: patch(body.device_id, (id) => id),
+      },
+      { requestId },
+    );
+    return { status: 200, body: renderCallerKey(reply.key!) };
+  });
+
+  mount(router, specs.revokeKey, deps.authorize, async ({ principal, params, requestId }) => {
+    const reply = await deps.account.revokeKey({ userId: principal.userId, keyId: params.id }, { requestId });
+    return { status: 200, body: renderCallerKey(reply.key!) };
   });
 
   return router;

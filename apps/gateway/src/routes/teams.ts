@@ -1,8 +1,156 @@
+import { timestampDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import { Router } from 'express';
-import type { TeamService } from '@sbc/proto/sbc/account/v1/teams_pb';
+import { teamRoutes as routes } from '@sbc/api';
+import type { ListEnvelope, PageQuery } from '@sbc/pagination';
+import type { Team, TeamInvite, TeamMember, TeamService } from '@sbc/proto/sbc/account/v1/teams_pb';
 import type { RpcClientOf } from '@sbc/rpc';
 import type { Authorize } from '../auth/authorize';
+import { mount } from '../http/mount';
 
-export function teamRoutes(_deps: { authorize: Authorize; teams: RpcClientOf<typeof TeamService> }): Router {
-  return Router();
+const iso = (value: Timestamp | undefined) => (value ? timestampDate(value) : new Date(0)).toISOString();
+
+/** A reply without its message is a bug in the account service: a 500, never a half-rendered body. */
+function present<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new Error(`the account service answered without a ${what}`);
+  return value;
+}
+
+function renderTeam(team: Team | undefined): Record<string, unknown> {
+  const t = present(team, 'team');
+  return {
+    id: t.id,
+    object: 'team',
+    name: t.name,
+    role: t.role,
+    member_count: t.memberCount,
+    created_at: iso(t.createdAt),
+    share_defaults: { mcp: t.shareDefaults?.mcp ?? false, rules: t.shareDefaults?.rules ?? false, skills: t.shareDefaults?.skills ?? false },
+    share_policy: t.sharePolicy,
+    require_manual_confirm: t.requireManualConfirm,
+  };
+}
+
+function renderMember(member: TeamMember | undefined): Record<string, unknown> {
+  const m = present(member, 'member');
+  return { object: 'team_member', user_id: m.userId, email: m.email, role: m.role, groups: m.groups, joined_at: iso(m.joinedAt) };
+}
+
+function renderInvite(invite: TeamInvite | undefined): Record<string, unknown> {
+  const i = present(invite, 'invite');
+  return {
+    object: 'team_invite',
+    code: i.code,
+    team_id: i.teamId,
+    email: i.email,
+    role: i.role,
+    created_at: iso(i.createdAt),
+    expires_at: iso(i.expiresAt),
+    sent_count: i.sentCount,
+    last_sent_at: iso(i.lastSentAt),
+  };
+}
+
+const pageOf = (query: PageQuery) => ({ limit: query.limit, afterId: query.after_id, beforeId: query.before_id });
+
+/** The account service returns a page already in list order; the edge adds the envelope's cursors. */
+function envelope<T>(items: T[], hasMore: boolean, render: (item: T) => Record<string, unknown>, idOf: (item: T) => string): ListEnvelope<Record<string, unknown>> {
+  return {
+    object: 'list',
+    data: items.map(render),
+    has_more: hasMore,
+    first_id: items.length > 0 ? idOf(items[0]!) : null,
+    last_id: items.length > 0 ? idOf(items[items.length - 1]!) : null,
+  };
+}
+
+/**
+ * The thirteen team routes. The account service applies the role rules for the calling user (a team key
+ * acts for its key's user); the edge validates, forwards and renders.
+ */
+export function teamRoutes(deps: { authorize: Authorize; teams: RpcClientOf<typeof TeamService> }): Router {
+  const router = Router();
+  const { teams, authorize } = deps;
+
+  mount(router, routes.listTeams, authorize, async ({ principal, query, requestId }) => {
+    const reply = await teams.listTeams({ userId: principal.userId, page: pageOf(query) }, { requestId });
+    return { status: 200, body: envelope(reply.teams, reply.hasMore, renderTeam, (team) => team.id) };
+  });
+
+  mount(router, routes.createTeam, authorize, async ({ principal, body, requestId }) => {
+    const reply = await teams.createTeam(
+      { userId: principal.userId, name: body.name, shareDefaults: body.share_defaults, sharePolicy: body.share_policy, requireManualConfirm: body.require_manual_confirm },
+      { requestId },
+    );
+    return { status: 201, body: renderTeam(reply.team) };
+  });
+
+  mount(router, routes.getTeam, authorize, async ({ principal, params, requestId }) => {
+    const reply = await teams.getTeam({ userId: principal.userId, teamId: params.team_id }, { requestId });
+    return { status: 200, body: renderTeam(reply.team) };
+  });
+
+  mount(router, routes.updateTeam, authorize, async ({ principal, params, body, requestId }) => {
+    const reply = await teams.updateTeam(
+      {
+        userId: principal.userId,
+        teamId: params.team_id,
+        name: body.name,
+        shareDefaults: body.share_defaults,
+        sharePolicy: body.share_policy,
+        requireManualConfirm: body.require_manual_confirm,
+      },
+      { requestId },
+    );
+    return { status: 200, body: renderTeam(reply.team) };
+  });
+
+  mount(router, routes.deleteTeam, authorize, async ({ principal, params, requestId }) => {
+    await teams.deleteTeam({ userId: principal.userId, teamId: params.team_id }, { requestId });
+    return { status: 204 };
+  });
+
+  mount(router, routes.listTeamMembers, authorize, async ({ principal, params, query, requestId }) => {
+    const reply = await teams.listTeamMembers({ userId: principal.userId, teamId: params.team_id, page: pageOf(query) }, { requestId });
+    return { status: 200, body: envelope(reply.members, reply.hasMore, renderMember, (member) => member.userId) };
+  });
+
+  mount(router, routes.updateTeamMember, authorize, async ({ principal, params, body, requestId }) => {
+    const reply = await teams.updateTeamMember(
+      { userId: principal.userId, teamId: params.team_id, memberUserId: params.user_id, role: body.role, groups: body.groups && { values: body.groups } },
+      { requestId },
+    );
+    return { status: 200, body: renderMember(reply.member) };
+  });
+
+  mount(router, routes.removeTeamMember, authorize, async ({ principal, params, requestId }) => {
+    await teams.removeTeamMember({ userId: principal.userId, teamId: params.team_id, memberUserId: params.user_id }, { requestId });
+    return { status: 204 };
+  });
+
+  mount(router, routes.listTeamInvites, authorize, async ({ principal, params, query, requestId }) => {
+    const reply = await teams.listTeamInvites({ userId: principal.userId, teamId: params.team_id, page: pageOf(query) }, { requestId });
+    return { status: 200, body: envelope(reply.invites, reply.hasMore, renderInvite, (invite) => invite.code) };
+  });
+
+  mount(router, routes.createTeamInvite, authorize, async ({ principal, params, body, requestId }) => {
+    const reply = await teams.createTeamInvite({ userId: principal.userId, teamId: params.team_id, email: body.email, role: body.role }, { requestId });
+    return { status: 201, body: renderInvite(reply.invite) };
+  });
+
+  mount(router, routes.revokeTeamInvite, authorize, async ({ principal, params, requestId }) => {
+    await teams.revokeTeamInvite({ userId: principal.userId, teamId: params.team_id, code: params.code }, { requestId });
+    return { status: 204 };
+  });
+
+  mount(router, routes.resendTeamInvite, authorize, async ({ principal, params, requestId }) => {
+    const reply = await teams.resendTeamInvite({ userId: principal.userId, teamId: params.team_id, code: params.code }, { requestId });
+    return { status: 200, body: renderInvite(reply.invite) };
+  });
+
+  mount(router, routes.acceptTeamInvite, authorize, async ({ principal, params, requestId }) => {
+    const reply = await teams.acceptTeamInvite({ userId: principal.userId, code: params.code }, { requestId });
+    return { status: 200, body: renderTeam(reply.team) };
+  });
+
+  return router;
 }

@@ -35,4 +35,22 @@ export const getReadiness = defineRoute({
   errors: [503],
 });
 
-export const SERVICE_ROUTES = [getOpenApiDocument, getLiveness, getReadiness];
+const ServiceDocument = z
+  .object({ openapi: z.string(), info: z.object({ title: z.string(), version: z.string() }).loose(), paths: z.record(z.string(), z.unknown()), 'x-path-templates': z.array(z.unknown()), 'x-house-replay': z.object({}).loose() })
+  .loose()
+  .meta({ id: 'ServiceDocument', description: 'A shipped service\'s learned endpoints: OpenAPI 3.1.0 with `x-path-templates` and `x-house-replay`; shapes, header rule names and provenance, never an example value or a credential.' });
+
+export const getServiceDocument = defineRoute({
+  operationId: 'getServiceDocument',
+  method: 'get',
+  path: '/docs/services/{service_id}.json',
+  summary: 'A service document',
+  description: 'No credential needed (a live caller key or session is also accepted).',
+  tag: 'Service',
+  auth: { kind: 'none' },
+  params: z.object({ service_id: z.string().meta({ description: 'A shipped service id.' }) }),
+  responses: { 200: { description: 'The service\'s learned endpoints as an OpenAPI 3.1.0 document.', schema: ServiceDocument } },
+  errors: [404],
+});
+
+export const SERVICE_ROUTES = [getOpenApiDocument, getServiceDocument, getLiveness, getReadiness];

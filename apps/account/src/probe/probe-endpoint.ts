@@ -1,0 +1,218 @@
+import { Agent, errors as undiciErrors } from 'undici';
+import { isPrivateLiteralHost, privateGuardedLookup } from './egress';
+import { endpointUrl } from './endpoint-url';
+
+export type SpokenDialect = 'openai' | 'anthropic';
+
+/** What a probe dials: an endpoint's dial with its secrets opened. */
+export interface ProbeTarget {
+  baseUrl: string;
+  dialect: SpokenDialect | 'auto';
+  /** '' when the endpoint needs none. */
+  apiKey: string;
+  headers: Record<string, string>;
+}
+
+/** What a probe found: the models listed (with Anthropic's display names) and who answered, or why not. */
+export interface ProbeReport {
+  ok: boolean;
+  /** The dialect that answered. */
+  dialect?: SpokenDialect;
+  models: string[];
+  modelNames: Record<string, string>;
+  /** A readable reason when not ok. */
+  error?: string;
+  at: Date;
+}
+
+export interface ProberOptions {
+  /** Connect plus the whole answer, per dialect tried. */
+  timeoutMs: number;
+  /** EGRESS_DENY_PRIVATE: refuse loopback and private addresses at dial time too. */
+  denyPrivate: boolean;
+}
+
+export interface Prober {
+  probe(target: ProbeTarget, signal?: AbortSignal): Promise<ProbeReport>;
+}
+
+const ANTHROPIC_VERSION = '2023-06-01';
+// A model list is small; anything far bigger is not one, and is not read into memory.
+const MAX_BODY_BYTES = 4 * 1024 * 1024;
+// Anthropic pages its list (1,000 per page at most); a few pages is more than any real endpoint lists.
+const MAX_ANTHROPIC_PAGES = 5;
+
+type Attempt = { ok: true; models: string[]; modelNames: Record<string, string> } | { ok: false; error: string };
+
+/** The dialect to prefer when an `auto` endpoint answers both: Anthropic for a host that names it, else OpenAI. */
+export function preferredDialects(baseUrl: string): [SpokenDialect, SpokenDialect] {
+  return new URL(baseUrl).hostname.includes('anthropic') ? ['anthropic', 'openai'] : ['openai', 'anthropic'];
+}
+
+/** Each dialect's credential headers; the endpoint's own headers go on top, as the edge sends them. */
+export function probeHeaders(dialect: SpokenDialect, target: ProbeTarget): Record<string, string> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (dialect === 'anthropic') {
+    headers['anthropic-version'] = ANTHROPIC_VERSION;
+    if (target.apiKey) headers['x-api-key'] = target.apiKey;
+  } else if (target.apiKey) {
+    headers.authorization = `Bearer ${target.apiKey}`;
+  }
+  return Object.assign(headers, target.headers);
+}
+
+/**
+ * Reads a model list in either dialect's shape (`{data: [{id, display_name?}]}`); undefined when the body is
+ * not one. Anthropic's paging fields come back for the caller to follow.
+ */
+export function parseModelList(body: unknown): { ids: string[]; names: Record<string, string>; hasMore: boolean; lastId?: string } | undefined {
+  if (!body || typeof body !== 'object' || !Array.isArray((body as { data?: unknown }).data)) return undefined;
+  const list = body as { data: unknown[]; has_more?: unknown; last_id?: unknown };
+  const ids: string[] = [];
+  const names: Record<string, string> = {};
+  for (const item of list.data) {
+    const { id, display_name: name } = (item ?? {}) as { id?: unknown; display_name?: unknown };
+    if (typeof id !== 'string' || id === '') return undefined;
+    ids.push(id);
+    if (typeof name === 'string' && name !== '' && name !== id) names[id] = name;
+  }
+  return { ids, names, hasMore: list.has_more === true, lastId: typeof list.last_id === 'string' ? list.last_id : ids.at(-1) };
+}
+
+/** A transport failure in words a person can act on. */
+export function describeTransportError(error: unknown, where: string, timeoutMs: number): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  const message = error instanceof Error ? error.message : String(error);
+  switch (code) {
+    case 'ECONNREFUSED':
+      return `connection refused by ${where}`;
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `${where}: host not found`;
+    case 'ECONNRESET':
+    case 'UND_ERR_SOCKET':
+      return `${where} closed the connection`;
+    case 'EGRESS_DENIED':
+      return message;
+    case 'UND_ERR_CONNECT_TIMEOUT':
+    case 'UND_ERR_HEADERS_TIMEOUT':
+    case 'UND_ERR_BODY_TIMEOUT':
+      return `${where} did not answer within ${timeoutMs / 1000} s`;
+    default:
+      if (typeof code === 'string' && /CERT|SSL|TLS/.test(code)) return `TLS failed with ${where}: ${message}`;
+      return `${where}: ${message}`;
+  }
+}
+
+function upstreamMessage(text: string): string {
+  try {
+    const body = JSON.parse(text) as { error?: unknown; message?: unknown };
+    const error = body.error as { message?: unknown } | string | undefined;
+    const message = typeof error === 'string' ? error : typeof error?.message === 'string' ? error.message : body.message;
+    if (typeof message === 'string') return message.slice(0, 200);
+  } catch {
+    // Not JSON: the status alone says enough.
+  }
+  return '';
+}
+
+/** The body as text; undefined past MAX_BODY_BYTES. */
+async function readBody(body: AsyncIterable<Buffer>): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) return undefined;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** One page of the model list in one dialect; a non-list answer throws ProbeFailure with what came back. */
+async function listOnce(agent: Agent, dialect: SpokenDialect, target: ProbeTarget, signal: AbortSignal, afterId?: string) {
+  const { origin, path } = endpointUrl(target.baseUrl, '/models');
+  const url = new URL(path, origin);
+  if (dialect === 'anthropic') {
+    url.searchParams.set('limit', '1000');
+    if (afterId) url.searchParams.set('after_id', afterId);
+  }
+  const where = `${url.host}${url.pathname}`;
+  const reply = await agent.request({ origin, path: `${url.pathname}${url.search}`, method: 'GET', headers: probeHeaders(dialect, target), signal });
+  const text = await readBody(reply.body);
+  if (reply.statusCode < 200 || reply.statusCode > 299) {
+    const detail = text ? upstreamMessage(text) : '';
+    throw new ProbeFailure(`${where} answered HTTP ${reply.statusCode}${detail ? `: ${detail}` : ''}`);
+  }
+  let parsed: ReturnType<typeof parseModelList>;
+  try {
+    parsed = text === undefined ? undefined : parseModelList(JSON.parse(text));
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed) throw new ProbeFailure(`${where} did not answer with a model list`);
+  return parsed;
+}
+
+/**
+ * Dials endpoints' model lists (`GET {base}/v1/models`) in their dialect: OpenAI with a Bearer key, Anthropic
+ * with `x-api-key` and `anthropic-version`. `auto` asks in both dialects at once and takes what answered,
+ * preferring `preferredDialects` when both do. Nothing here throws for the endpoint's sake: every failure is
+ * a report with a reason. Redirects are not followed (a redirect could lead past the egress check).
+ */
+export function createProber(options: ProberOptions): Prober {
+  async function attempt(agent: Agent, dialect: SpokenDialect, target: ProbeTarget, signal: AbortSignal, timedOut: AbortSignal): Promise<Attempt> {
+    const models: string[] = [];
+    const modelNames: Record<string, string> = {};
+    let afterId: string | undefined;
+    try {
+      for (let page = 0; page < MAX_ANTHROPIC_PAGES; page++) {
+        const list = await listOnce(agent, dialect, target, signal, afterId);
+        for (const id of list.ids) if (!models.includes(id)) models.push(id);
+        Object.assign(modelNames, list.names);
+        if (dialect !== 'anthropic' || !list.hasMore || !list.lastId) break;
+        afterId = list.lastId;
+      }
+      return { ok: true, models, modelNames };
+    } catch (error) {
+      if (error instanceof ProbeFailure) return { ok: false, error: error.message };
+      const where = new URL(target.baseUrl).host;
+      if (signal.aborted && isAbort(error)) {
+        return { ok: false, error: timedOut.aborted ? `${where} did not answer within ${options.timeoutMs / 1000} s` : 'the probe was cancelled' };
+      }
+      return { ok: false, error: describeTransportError(error, where, options.timeoutMs) };
+    }
+  }
+
+  return {
+    async probe(target, callerSignal) {
+      const hostname = new URL(target.baseUrl).hostname;
+      if (options.denyPrivate && isPrivateLiteralHost(hostname)) {
+        return { ok: false, models: [], modelNames: {}, error: `${hostname} is a loopback or private address, which this service does not dial`, at: new Date() };
+      }
+      const timeout = AbortSignal.timeout(options.timeoutMs);
+      const signal = callerSignal ? AbortSignal.any([timeout, callerSignal]) : timeout;
+      const dialects = target.dialect === 'auto' ? preferredDialects(target.baseUrl) : [target.dialect];
+      // Probes are rare (a person saved or re-checked an endpoint), so each gets its own pool, closed after.
+      const agent = new Agent({
+        connect: { timeout: options.timeoutMs, ...(options.denyPrivate ? { lookup: privateGuardedLookup } : {}) },
+        headersTimeout: options.timeoutMs,
+        bodyTimeout: options.timeoutMs,
+      });
+      const attempts = await Promise.all(dialects.map((dialect) => attempt(agent, dialect, target, signal, timeout))).finally(() => agent.destroy());
+      const at = new Date();
+      const answered = attempts.findIndex((result) => result.ok);
+      const found = attempts[answered];
+      if (found?.ok) return { ok: true, dialect: dialects[answered], models: found.models, modelNames: found.modelNames, at };
+      const reasons = [...new Set(attempts.map((result) => (result.ok ? '' : result.error)))];
+      const error = reasons.length === 1 ? reasons[0] : dialects.map((dialect, i) => `${dialect}: ${(attempts[i] as { error: string }).error}`).join('; ');
+      return { ok: false, models: [], modelNames: {}, error, at };
+    },
+  };
+}
+
+/** A probe answered, but not with a model list; its message is the report's reason. */
+class ProbeFailure extends Error {}
+
+function isAbort(error: unknown): boolean {
+  return error instanceof undiciErrors.RequestAbortedError || (error as { name?: unknown } | null)?.name === 'AbortError' || (error as { name?: unknown } | null)?.name === 'TimeoutError';
+}

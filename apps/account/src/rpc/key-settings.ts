@@ -1,0 +1,122 @@
+import type { MessageInitShape } from '@bufbuild/protobuf';
+import { timestampFromDate } from '@bufbuild/protobuf/wkt';
+import { ApiError } from '@sbc/errors';
+import type { CallerKeySchema, CreateKeyRequest, KeyCaller, UpdateKeyRequest } from '@sbc/proto/sbc/account/v1/account_pb';
+import { effectiveScopes, isScope } from '@sbc/scopes';
+import type { PrismaClient as AccountDb } from '../generated/prisma/client';
+import { wideningOf, type KeyBounds } from '../store/key-bounds';
+import { findOwnKey, isOwnDevice, isTeamMember, type CallerKeyRow, type KeySettings } from '../store/keys';
+
+const ROUTES = ['byo', 'credits', 'auto'];
+const MODES = ['model', 'agent'];
+// Caps are stored in an integer column.
+const MAX_CREDITS = 2_147_483_647;
+
+function stringList(value: unknown): string[] | null {
+  return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : null;
+}
+
+export function toProtoKey(row: CallerKeyRow): MessageInitShape<typeof CallerKeySchema> {
+  const allowed = stringList(row.allowedModels);
+  return {
+    id: row.id,
+    userId: row.userId,
+    name: row.name,
+    mask: row.mask,
+    createdAt: timestampFromDate(row.createdAt),
+    lastUsedAt: row.lastUsedAt ? timestampFromDate(row.lastUsedAt) : undefined,
+    revokedAt: row.revokedAt ? timestampFromDate(row.revokedAt) : undefined,
+    dailyLimitCredits: row.dailyLimitCredits === null ? undefined : BigInt(row.dailyLimitCredits),
+    monthlyLimitCredits: row.monthlyLimitCredits === null ? undefined : BigInt(row.monthlyLimitCredits),
+    allowedModels: allowed === null ? undefined : { values: allowed },
+    route: row.route,
+    mode: row.mode,
+    incognito: row.incognito,
+    deviceId: row.deviceId ?? undefined,
+    orgId: row.orgId ?? undefined,
+    scopes: effectiveScopes(stringList(row.scopes), { teamKey: row.orgId !== null }),
+  };
+}
+
+function credits(value: bigint | undefined): number | null {
+  return value === undefined ? null : Number(value);
+}
+
+/** A new key's settings as the request gives them. */
+export function settingsOfCreate(request: CreateKeyRequest): KeySettings {
+  return {
+    name: request.name,
+    scopes: request.scopes,
+    allowedModels: request.allowedModels ? request.allowedModels.values : null,
+    dailyLimitCredits: credits(request.dailyLimitCredits),
+    monthlyLimitCredits: credits(request.monthlyLimitCredits),
+    route: request.route,
+    mode: request.mode,
+    incognito: request.incognito,
+    deviceId: request.deviceId ?? null,
+  };
+}
+
+/** A key's settings after an update: each field the request leaves unset keeps its stored value. */
+export function settingsOfUpdate(row: CallerKeyRow, request: UpdateKeyRequest): KeySettings {
+  const { allowedModels, dailyLimitCredits, monthlyLimitCredits, deviceId } = request;
+  return {
+    name: request.name ?? row.name,
+    scopes: request.scopes ? request.scopes.values : stringList(row.scopes),
+    allowedModels: allowedModels ? (allowedModels.value ? allowedModels.value.values : null) : stringList(row.allowedModels),
+    dailyLimitCredits: dailyLimitCredits ? credits(dailyLimitCredits.value) : row.dailyLimitCredits,
+    monthlyLimitCredits: monthlyLimitCredits ? credits(monthlyLimitCredits.value) : row.monthlyLimitCredits,
+    route: request.route ?? row.route,
+    mode: request.mode ?? row.mode,
+    incognito: request.incognito ?? row.incognito,
+    deviceId: deviceId ? (deviceId.value ?? null) : row.deviceId,
+  };
+}
+
+/** The edge validates bodies; this guards the columns against any other caller of the RPC. */
+export function checkSettings(settings: KeySettings): void {
+  const bad = (param: string, message: string) => new ApiError('invalid_request', message, { param, issues: [{ path: param, code: 'invalid_value', message }] });
+  if (settings.name.length < 1 || settings.name.length > 64) throw bad('name', 'name must be 1 to 64 characters.');
+  const unknown = settings.scopes?.find((scope) => !isScope(scope));
+  if (unknown !== undefined) throw bad('scopes', `Unknown scope "${unknown}".`);
+  if (!ROUTES.includes(settings.route)) throw bad('route', `route must be one of ${ROUTES.join(', ')}.`);
+  if (!MODES.includes(settings.mode)) throw bad('mode', `mode must be one of ${MODES.join(', ')}.`);
+  for (const [param, cap] of [['daily_limit_tokens', settings.dailyLimitCredits], ['monthly_limit_tokens', settings.monthlyLimitCredits]] as const) {
+    if (cap !== null && (!Number.isInteger(cap) || cap < 0 || cap > MAX_CREDITS)) throw bad(param, `${param} must be a whole number of credits from 0 to ${MAX_CREDITS}.`);
+  }
+}
+
+function boundsOf(settings: Pick<KeySettings, 'allowedModels' | 'dailyLimitCredits' | 'monthlyLimitCredits' | 'route'>, scopes: readonly string[], orgId: string | null): KeyBounds {
+  const { allowedModels, dailyLimitCredits, monthlyLimitCredits, route } = settings;
+  return { scopes, allowedModels, dailyLimitCredits, monthlyLimitCredits, route, orgId };
+}
+
+/**
+ * Refuses a key wider than the calling key (403 insufficient_scope naming the field). The calling key is
+ * read from the table, not from the edge's cache; sessions and device tokens are not bounded by a key.
+ */
+export async function checkWithinCaller(db: AccountDb, caller: KeyCaller, settings: KeySettings, orgId: string | null): Promise<void> {
+  if (!caller.keyId) return;
+  const row = await findOwnKey(db, caller.userId, caller.keyId);
+  if (!row || row.revokedAt) throw new ApiError('insufficient_scope', 'This key has been revoked.', { extra: { required_scopes: ['keys:write'] } });
+  const callerBounds = boundsOf(
+    { ...row, allowedModels: stringList(row.allowedModels) },
+    effectiveScopes(stringList(row.scopes), { teamKey: row.orgId !== null }),
+    row.orgId,
+  );
+  // A legacy key is bounded by the legacy set; a team key by what is stored, which the team cap only narrows.
+  const widening = wideningOf(callerBounds, boundsOf(settings, settings.scopes ?? effectiveScopes(null, { teamKey: false }), orgId));
+  if (widening) {
+    throw new ApiError('insufficient_scope', widening.message, { param: widening.param, extra: { required_scopes: widening.missingScopes ?? ['keys:write'] } });
+  }
+}
+
+/** A key's device must be paired to the account, and a team key's owner must be in the team; else 404. */
+export async function checkReferences(db: AccountDb, userId: string, settings: KeySettings, orgId: string | null): Promise<void> {
+  if (settings.deviceId !== null && !(await isOwnDevice(db, userId, settings.deviceId))) {
+    throw new ApiError('not_found', 'No such device on this account.', { param: 'device_id' });
+  }
+  if (orgId !== null && !(await isTeamMember(db, userId, orgId))) {
+    throw new ApiError('not_found', 'No such team among this account\'s teams.', { param: 'org_id' });
+  }
+}
