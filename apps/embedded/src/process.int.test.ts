@@ -24,7 +24,11 @@ function run(env: Record<string, string>): Child {
   return { process: child, output: () => output, exited };
 }
 
-async function waitFor(child: Child, pattern: RegExp, timeoutMs = 30_000): Promise<void> {
+// A first start creates four PGlite databases (initdb in WASM, one after another): tens of seconds on a
+// loaded 2-core machine.
+const FIRST_START_MS = 90_000;
+
+async function waitFor(child: Child, pattern: RegExp, timeoutMs = FIRST_START_MS - 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!pattern.test(child.output())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${pattern}; output:\n${child.output()}`);
@@ -73,7 +77,7 @@ describe('the embedded bundle as a process', () => {
     } finally {
       child.process.kill('SIGKILL');
     }
-  });
+  }, FIRST_START_MS + 30_000);
 
   it('an acknowledged write survives the process being killed mid-request', async () => {
     const port = await freePort();
@@ -104,7 +108,7 @@ describe('the embedded bundle as a process', () => {
       second.process.kill('SIGTERM');
       await second.exited;
     }
-  });
+  }, FIRST_START_MS + 30_000);
 
   it('refuses to start on a bad variable, naming it', async () => {
     const child = run({ SBC_DATA_DIR: path.join(dataDir, 'bad'), PORT: 'eighty', SBC_BOOTSTRAP_KEY: 'not-a-key' });
