@@ -58,8 +58,7 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
           ? bindUnary(method, handler as UnaryHandler<DescMethod>, logger)
           : bindServerStreaming(method, handler as ServerStreamingHandler<DescMethod>, logger);
     }
-    // grpc-js refuses a service without methods; it has nothing to bind, but is still reported SERVING.
-    if (Object.keys(definition).length > 0) server.addService(definition, handlers);
+    server.addService(definition, handlers);
   }
 
   add(Health, createHealthImpl(board));
