@@ -16,6 +16,7 @@ import type { RpcImplementation } from '@sbc/rpc';
 import { formatUserCode, normaliseUserCode } from '../devices/pairing';
 import { isOnline } from '../devices/presence';
 import type { Prisma } from '../generated/prisma/client';
+import { stringsOf } from '../store/json-columns';
 import {
   createPairing,
   decidePairing,
@@ -53,8 +54,6 @@ function record(value: Prisma.JsonValue): Record<string, unknown> | null {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? value : null;
 }
 
-const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : []);
-
 function capabilitiesMessage(value: Prisma.JsonValue): MessageInitShape<typeof DeviceCapabilitiesSchema> | undefined {
   const json = record(value);
   if (!json) return undefined;
@@ -62,8 +61,8 @@ function capabilitiesMessage(value: Prisma.JsonValue): MessageInitShape<typeof D
     toolsCount: typeof json.tools_count === 'number' ? json.tools_count : 0,
     hubPort: typeof json.hub_port === 'number' ? json.hub_port : undefined,
     helperVersion: typeof json.helper_version === 'string' ? json.helper_version : undefined,
-    heldVendors: strings(json.held_vendors),
-    heldModels: strings(json.held_models),
+    heldVendors: stringsOf(json.held_vendors),
+    heldModels: stringsOf(json.held_models),
   };
 }
 

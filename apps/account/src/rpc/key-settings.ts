@@ -4,6 +4,7 @@ import { ApiError } from '@sbc/errors';
 import type { CallerKeySchema, CreateKeyRequest, KeyCaller, UpdateKeyRequest } from '@sbc/proto/sbc/account/v1/account_pb';
 import { effectiveScopes, isScope } from '@sbc/scopes';
 import type { PrismaClient as AccountDb } from '../generated/prisma/client';
+import { stringsOrNull } from '../store/json-columns';
 import { wideningOf, type KeyBounds } from '../store/key-bounds';
 import { findOwnKey, isOwnDevice, isTeamMember, type CallerKeyRow, type KeySettings } from '../store/keys';
 
@@ -12,12 +13,8 @@ const MODES = ['model', 'agent'];
 // Caps are stored in an integer column.
 const MAX_CREDITS = 2_147_483_647;
 
-function stringList(value: unknown): string[] | null {
-  return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : null;
-}
-
 export function toProtoKey(row: CallerKeyRow): MessageInitShape<typeof CallerKeySchema> {
-  const allowed = stringList(row.allowedModels);
+  const allowed = stringsOrNull(row.allowedModels);
   return {
     id: row.id,
     userId: row.userId,
@@ -34,7 +31,7 @@ export function toProtoKey(row: CallerKeyRow): MessageInitShape<typeof CallerKey
     incognito: row.incognito,
     deviceId: row.deviceId ?? undefined,
     orgId: row.orgId ?? undefined,
-    scopes: effectiveScopes(stringList(row.scopes), { teamKey: row.orgId !== null }),
+    scopes: effectiveScopes(stringsOrNull(row.scopes), { teamKey: row.orgId !== null }),
   };
 }
 
@@ -62,8 +59,8 @@ export function settingsOfUpdate(row: CallerKeyRow, request: UpdateKeyRequest): 
   const { allowedModels, dailyLimitCredits, monthlyLimitCredits, deviceId } = request;
   return {
     name: request.name ?? row.name,
-    scopes: request.scopes ? request.scopes.values : stringList(row.scopes),
-    allowedModels: allowedModels ? (allowedModels.value ? allowedModels.value.values : null) : stringList(row.allowedModels),
+    scopes: request.scopes ? request.scopes.values : stringsOrNull(row.scopes),
+    allowedModels: allowedModels ? (allowedModels.value ? allowedModels.value.values : null) : stringsOrNull(row.allowedModels),
     dailyLimitCredits: dailyLimitCredits ? credits(dailyLimitCredits.value) : row.dailyLimitCredits,
     monthlyLimitCredits: monthlyLimitCredits ? credits(monthlyLimitCredits.value) : row.monthlyLimitCredits,
     route: request.route ?? row.route,
@@ -100,8 +97,8 @@ export async function checkWithinCaller(db: AccountDb, caller: KeyCaller, settin
   const row = await findOwnKey(db, caller.userId, caller.keyId);
   if (!row || row.revokedAt) throw new ApiError('insufficient_scope', 'This key has been revoked.', { extra: { required_scopes: ['keys:write'] } });
   const callerBounds = boundsOf(
-    { ...row, allowedModels: stringList(row.allowedModels) },
-    effectiveScopes(stringList(row.scopes), { teamKey: row.orgId !== null }),
+    { ...row, allowedModels: stringsOrNull(row.allowedModels) },
+    effectiveScopes(stringsOrNull(row.scopes), { teamKey: row.orgId !== null }),
     row.orgId,
   );
   // A legacy key is bounded by the legacy set; a team key by what is stored, which the team cap only narrows.

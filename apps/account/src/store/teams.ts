@@ -3,6 +3,7 @@ import { newId } from '@sbc/ids';
 import { keysetRange, toPage, type ListEnvelope, type PageQuery } from '@sbc/pagination';
 import type { Scope } from '@sbc/scopes';
 import type { Prisma, PrismaClient as AccountDb, Team as TeamRow, TeamMember as MemberRow } from '../generated/prisma/client';
+import { stringsOf } from './json-columns';
 import { isTeamRole, losesOwner, refuseGroupsChange, refuseRemoval, refuseRoleChange, refuseTeamDelete, refuseTeamUpdate, type Refusal, type Seat, type TeamRole } from '../teams/permissions';
 
 /** The client a store function runs on: the database or an open transaction. */
@@ -76,10 +77,6 @@ function shareDefaultsOf(value: Prisma.JsonValue): ShareDefaults {
   const stored = value !== null && typeof value === 'object' && !Array.isArray(value) ? value : {};
   const flag = (name: keyof ShareDefaults) => (typeof stored[name] === 'boolean' ? (stored[name] as boolean) : DEFAULT_SHARE[name]);
   return { mcp: flag('mcp'), rules: flag('rules'), skills: flag('skills') };
-}
-
-function groupsOf(value: Prisma.JsonValue): string[] {
-  return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
 }
 
 type TeamWithSeat = TeamRow & { _count: { members: number }; members: { role: string }[] };
@@ -206,7 +203,7 @@ export async function deleteTeam(db: AccountDb, userId: string, teamId: string, 
 async function memberViews(db: TeamDb, rows: MemberRow[]): Promise<MemberView[]> {
   const users = await db.user.findMany({ where: { id: { in: rows.map((row) => row.userId) } }, select: { id: true, email: true } });
   const emails = new Map(users.map((user) => [user.id, user.email]));
-  return rows.map((row) => ({ userId: row.userId, email: emails.get(row.userId) ?? '', role: roleOf(row.role), groups: groupsOf(row.groups), joinedAt: row.joinedAt }));
+  return rows.map((row) => ({ userId: row.userId, email: emails.get(row.userId) ?? '', role: roleOf(row.role), groups: stringsOf(row.groups), joinedAt: row.joinedAt }));
 }
 
 /** Members, most recently joined first; the cursors are member user ids. */

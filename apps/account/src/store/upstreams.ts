@@ -2,6 +2,7 @@ import { ApiError, type Issue } from '@sbc/errors';
 import { newId } from '@sbc/ids';
 import { keysetRange, toPage, type ListEnvelope, type PageQuery } from '@sbc/pagination';
 import { Prisma, type PrismaClient as AccountDb, type Upstream as UpstreamRow } from '../generated/prisma/client';
+import { stringsOf } from './json-columns';
 import { SecretDecryptError, type SecretCipher } from './secrets';
 import { firstFreeSlug, slugBase } from './upstream-slug';
 
@@ -269,7 +270,7 @@ export async function recordProbe(db: AccountDb, userId: string, id: string, fol
 /** Every model id the account's own endpoints list (an alias naming one is available). */
 export async function listEndpointModels(db: AccountDb, userId: string): Promise<string[]> {
   const rows = await db.upstream.findMany({ where: { userId }, select: { models: true } });
-  return [...new Set(rows.flatMap((row) => stringList(row.models)))];
+  return [...new Set(rows.flatMap((row) => stringsOf(row.models)))];
 }
 
 /**
@@ -315,7 +316,7 @@ function toRouting(row: UpstreamRow, cipher: SecretCipher): RoutingUpstreamRecor
     baseUrl: row.baseUrl,
     apiKey: row.apiKeyCiphertext ? cipher.decrypt(row.apiKeyCiphertext, apiKeyContext(row.userId)) : '',
     headers: row.headersCiphertext ? parseHeaders(cipher.decrypt(row.headersCiphertext, headersContext(row.userId))) : {},
-    models: stringList(row.models),
+    models: stringsOf(row.models),
     probedAt: row.probedAt,
   };
 }
@@ -345,10 +346,6 @@ function parseHeaders(json: string): Record<string, string> {
   return out;
 }
 
-function stringList(value: Prisma.JsonValue): string[] {
-  return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
-}
-
 function stringRecord(value: Prisma.JsonValue): Record<string, string> {
   const out: Record<string, string> = {};
   if (value && typeof value === 'object' && !Array.isArray(value)) {
@@ -373,8 +370,8 @@ function toView(row: UpstreamRow): UpstreamView {
     baseUrl: row.baseUrl,
     dialect: row.dialect as UpstreamDialect,
     hasApiKey: row.apiKeyCiphertext !== null,
-    headerNames: stringList(row.headerNames),
-    models: stringList(row.models),
+    headerNames: stringsOf(row.headerNames),
+    models: stringsOf(row.models),
     modelNames: stringRecord(row.modelNames),
     modelMeta: meta && typeof meta === 'object' && !Array.isArray(meta) ? (meta as Record<string, unknown>) : {},
     probe: probeOf(row.probe),
