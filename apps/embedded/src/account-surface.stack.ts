@@ -2,9 +2,10 @@ import { createMemoryPubSub, type PubSub } from '@sbc/cache';
 import { hashSecret, maskSecret, newId, newSecret } from '@sbc/ids';
 import { PRESETS, type Scope } from '@sbc/scopes';
 import { createApiClient, createContractChecker, createTestDatabase, testBackends, type ApiClient, type ContractChecker, type TestDatabase } from '@sbc/testing';
-import { loadAccountConfig, start as startAccount, type RunningAccount } from '@sbc/app-account';
+import type { RunningAccount } from '@sbc/app-account';
 import { loadGatewayConfig, start as startGateway, type RunningGateway } from '@sbc/app-gateway';
 import { loadSimConfig, start as startSim, type RunningSim } from '@sbc/app-sim-upstream';
+import { startTestAccount } from './test-account';
 
 export const OWNER_KEY = 'sbc_test_account_surface_owner_key_0123';
 
@@ -59,20 +60,7 @@ export async function startAccountSurface(label: string, extra: { edgeEnv?: Reco
   try {
     sim = await startSim(loadSimConfig({ SIM_PORT: '0', SIM_LATENCY_MS: '0', SIM_TOKENS_PER_SECOND: '0', LOG_LEVEL: 'silent' }));
     db = await createTestDatabase(`${label}_account`);
-    account = await startAccount(
-      loadAccountConfig({
-        ACCOUNT_GRPC_PORT: '0',
-        ACCOUNT_HTTP_PORT: '0',
-        DATABASE_URL: db.databaseUrl,
-        SBC_DATA_DIR: 'memory://',
-        REDIS_URL: redisUrl,
-        SBC_BOOTSTRAP_KEY: OWNER_KEY,
-        UPSTREAM_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
-        LOG_LEVEL: 'silent',
-        ...extra.accountEnv,
-      }),
-      { pubsub },
-    );
+    account = await startTestAccount({ databaseUrl: db.databaseUrl, redisUrl, pubsub, bootstrapKey: OWNER_KEY, env: extra.accountEnv });
     edge = await startGateway(
       loadGatewayConfig({
         PORT: '0',

@@ -1,7 +1,8 @@
 import { createMemoryPubSub, type PubSub } from '@sbc/cache';
 import { createTestDatabase, testBackends, type TestDatabase, jsonOf } from '@sbc/testing';
-import { loadAccountConfig, start as startAccount, type RunningAccount } from '@sbc/app-account';
+import type { RunningAccount } from '@sbc/app-account';
 import { loadGatewayConfig, start as startGateway, type RunningGateway } from '@sbc/app-gateway';
+import { startTestAccount } from './test-account';
 
 const KEY = 'sbc_test_bootstrap_key_0123456789abcdef';
 
@@ -34,19 +35,7 @@ describe('gateway authentication against the account service', () => {
     db = await createTestDatabase('gateway_auth');
     // Two edge replicas share revocations through Redis when the run has one, else an in-process channel.
     pubsub = redisUrl ? undefined : createMemoryPubSub();
-    account = await startAccount(
-      loadAccountConfig({
-        ACCOUNT_GRPC_PORT: '0',
-        ACCOUNT_HTTP_PORT: '0',
-        DATABASE_URL: db.databaseUrl,
-        SBC_DATA_DIR: 'memory://',
-        REDIS_URL: redisUrl,
-        SBC_BOOTSTRAP_KEY: KEY,
-        UPSTREAM_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
-        LOG_LEVEL: 'silent',
-      }),
-      { pubsub },
-    );
+    account = await startTestAccount({ databaseUrl: db.databaseUrl, redisUrl, pubsub, bootstrapKey: KEY });
     gatewayA = await gateway();
     gatewayB = await gateway();
   });

@@ -4,9 +4,10 @@ import OpenAI from 'openai';
 import { createMemoryPubSub, type PubSub } from '@sbc/cache';
 import { hashSecret, maskSecret, newId, newSecret } from '@sbc/ids';
 import { createTestDatabase, freePort, testBackends, type TestDatabase } from '@sbc/testing';
-import { loadAccountConfig, start as startAccount, type RunningAccount } from '@sbc/app-account';
+import type { RunningAccount } from '@sbc/app-account';
 import { loadGatewayConfig, start as startGateway, type RunningGateway } from '@sbc/app-gateway';
 import { loadSimConfig, start as startSim, type RunningSim } from '@sbc/app-sim-upstream';
+import { startTestAccount } from './test-account';
 
 /**
  * The whole model path for end-to-end tests: the simulated engine (both dialects, no latency), the account
@@ -71,20 +72,7 @@ export async function startStack(label: string, house: (simUrl: string) => House
   try {
     sim = await startSim(loadSimConfig({ SIM_PORT: '0', SIM_LATENCY_MS: '0', SIM_TOKENS_PER_SECOND: '0', LOG_LEVEL: 'silent' }));
     db = await createTestDatabase(label);
-    account = await startAccount(
-      loadAccountConfig({
-        ACCOUNT_GRPC_PORT: '0',
-        ACCOUNT_HTTP_PORT: '0',
-        DATABASE_URL: db.databaseUrl,
-        SBC_DATA_DIR: 'memory://',
-        REDIS_URL: redisUrl,
-        SBC_BOOTSTRAP_KEY: KEY,
-        // Required with a shared PostgreSQL; any fixed 32 bytes do for a throwaway database.
-        UPSTREAM_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
-        LOG_LEVEL: 'silent',
-      }),
-      { pubsub },
-    );
+    account = await startTestAccount({ databaseUrl: db.databaseUrl, redisUrl, pubsub, bootstrapKey: KEY });
     const running = account;
     const startEdge = async (spec: HouseSpec, extraEnv: Record<string, string> = {}) => {
       const edge = await startGateway(

@@ -4,11 +4,12 @@ import { createMemoryPubSub, createMemoryStore, type PubSub, type SharedStore } 
 import { hashSecret, maskSecret, newId, newSecret } from '@sbc/ids';
 import { createLogger } from '@sbc/logging';
 import { createTestDatabase, testBackends, type TestDatabase } from '@sbc/testing';
-import { loadAccountConfig, start as startAccount, type RunningAccount } from '@sbc/app-account';
+import type { RunningAccount } from '@sbc/app-account';
 import { loadGatewayConfig, start as startGateway, type RunningGateway } from '@sbc/app-gateway';
 import { loadSimConfig, start as startSim, type RunningSim } from '@sbc/app-sim-upstream';
 import { loadUsageLedgerConfig, start as startLedger, type RunningUsageLedger } from '@sbc/app-usage-ledger';
 import { KEY, type HouseSpec } from './model-calls.harness';
+import { startTestAccount } from './test-account';
 
 /**
  * The model path with its accounting: sim-upstream, account, usage ledger and edge(s), the edges and the
@@ -67,19 +68,7 @@ export async function startUsageStack(label: string): Promise<UsageStack> {
     pacedSim = await startSim(loadSimConfig({ ...simEnv, SIM_TOKENS_PER_SECOND: '20' }));
     const accountDb = await createTestDatabase(`${label}_account`);
     dbs.push(accountDb);
-    account = await startAccount(
-      loadAccountConfig({
-        ACCOUNT_GRPC_PORT: '0',
-        ACCOUNT_HTTP_PORT: '0',
-        DATABASE_URL: accountDb.databaseUrl,
-        SBC_DATA_DIR: 'memory://',
-        REDIS_URL: redisUrl,
-        SBC_BOOTSTRAP_KEY: KEY,
-        UPSTREAM_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
-        LOG_LEVEL: 'silent',
-      }),
-      { pubsub },
-    );
+    account = await startTestAccount({ databaseUrl: accountDb.databaseUrl, redisUrl, pubsub, bootstrapKey: KEY });
     const ledgerDb = await createTestDatabase(`${label}_ledger`);
     dbs.push(ledgerDb);
     ledger = await startLedger(
