@@ -1,5 +1,5 @@
 import { createBus, type Bus } from '@sbc/bus';
-import { createMemoryPubSub } from '@sbc/cache';
+import { createCacheAdapters } from '@sbc/cache';
 import { isBundleEntry, runService, type Stoppable } from '@sbc/lifecycle';
 import { createLogger } from '@sbc/logging';
 import { start as startAccount } from '@sbc/app-account';
@@ -36,7 +36,9 @@ export interface RunningEmbedded extends Stoppable {
  */
 export async function start(config: EmbeddedConfig): Promise<RunningEmbedded> {
   const bootstrap = await resolveBootstrapKey(config.dataDir, config.account.bootstrap?.key);
-  const pubsub = config.gateway.redisUrl ? undefined : createMemoryPubSub();
+  // One store and pub/sub for every service: in memory, or Redis when REDIS_URL is set.
+  const cache = createCacheAdapters({ redisUrl: config.gateway.redisUrl });
+  const { pubsub, store } = cache;
   const logger = (service: string) => createLogger({ service, level: config.logLevel });
   // One usage bus for the edge (producer) and the ledger (consumer): in-process unless KAFKA_BROKERS is set.
   const bus = createBus({ kafkaBrokers: config.gateway.kafkaBrokers, clientId: 'embedded', logger: logger('bus') });
@@ -44,7 +46,7 @@ export async function start(config: EmbeddedConfig): Promise<RunningEmbedded> {
   const stopAll = async () => {
     for (const service of started.splice(0).reverse()) await service.stop();
     await bus.close();
-    await pubsub?.close();
+    await cache.close();
   };
 
   try {
@@ -55,15 +57,32 @@ export async function start(config: EmbeddedConfig): Promise<RunningEmbedded> {
       { pubsub, logger: logger('account') },
     );
     started.push(account);
-    started.push(await startUsageLedger(config.usageLedger, { logger: logger('usage-ledger'), bus }));
-    started.push(await startXBuilds(config.xBuilds, { logger: logger('x-builds') }));
-    started.push(await startRuns(config.runs, { logger: logger('runs') }));
+    const ledger = await startUsageLedger(config.usageLedger, { logger: logger('usage-ledger'), bus, store, pubsub });
+    started.push(ledger);
+    // Builds and runs make their model calls through the edge, which starts last: they read its address late.
+    let gatewayUrl: string | undefined;
+    const workers = { store, pubsub, accountTarget: account.grpcAddress, gatewayUrl: () => gatewayUrl };
+    const xBuilds = await startXBuilds(config.xBuilds, { logger: logger('x-builds'), ...workers });
+    started.push(xBuilds);
+    const runs = await startRuns(config.runs, { logger: logger('runs'), ...workers });
+    started.push(runs);
     // Stopped in reverse: once the edge has drained, the ledger gets the events still in flight before it stops.
     started.push({ stop: () => flushWithin(bus, FLUSH_ON_STOP_MS) });
     // House models answer from the bundled simulator unless HOUSE_ENGINES names real engines.
     const houseEngines = config.gateway.houseEngines ?? simulatorHouseEngines(sim.url);
-    const gateway = await startGateway({ ...config.gateway, accountTarget: account.grpcAddress, houseEngines }, { pubsub, bus, logger: logger('gateway') });
+    const gateway = await startGateway(
+      {
+        ...config.gateway,
+        accountTarget: account.grpcAddress,
+        usageLedgerTarget: ledger.grpcAddress,
+        xBuildsTarget: xBuilds.grpcAddress,
+        runsTarget: runs.grpcAddress,
+        houseEngines,
+      },
+      { pubsub, store, bus, logger: logger('gateway') },
+    );
     started.push(gateway);
+    gatewayUrl = gateway.url;
     return { baseUrl: gateway.baseUrl, url: gateway.url, bootstrap, stop: stopAll };
   } catch (error) {
     await stopAll();

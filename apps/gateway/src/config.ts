@@ -8,6 +8,9 @@ const schema = z.object({
   BASE_URL: url(['http', 'https']).optional(),
   APPS_DOMAIN: z.string().default('apps.localhost'),
   ACCOUNT_GRPC_TARGET: grpcTarget.default('127.0.0.1:50051'),
+  USAGE_LEDGER_GRPC_TARGET: grpcTarget.default('127.0.0.1:50052'),
+  X_BUILDS_GRPC_TARGET: grpcTarget.default('127.0.0.1:50053'),
+  RUNS_GRPC_TARGET: grpcTarget.default('127.0.0.1:50054'),
   REDIS_URL: url(['redis', 'rediss']).optional(),
   RPC_DEADLINE_MS: positiveInt(2_000),
   AUTH_CACHE_FRESH_MS: positiveInt(10_000),
@@ -44,6 +47,9 @@ export interface GatewayConfig {
   baseUrl: string;
   appsDomain: string;
   accountTarget: string;
+  usageLedgerTarget: string;
+  xBuildsTarget: string;
+  runsTarget: string;
   redisUrl?: string;
   rpcDeadlineMs: number;
   authCache: { freshMs: number; staleMs: number; maxEntries: number };
@@ -69,6 +75,9 @@ export function loadGatewayConfig(env: Record<string, string | undefined>): Gate
     baseUrl: (vars.BASE_URL ?? `http://localhost:${vars.PORT}`).replace(/\/+$/, ''),
     appsDomain: vars.APPS_DOMAIN,
     accountTarget: vars.ACCOUNT_GRPC_TARGET,
+    usageLedgerTarget: vars.USAGE_LEDGER_GRPC_TARGET,
+    xBuildsTarget: vars.X_BUILDS_GRPC_TARGET,
+    runsTarget: vars.RUNS_GRPC_TARGET,
     redisUrl: vars.REDIS_URL,
     rpcDeadlineMs: vars.RPC_DEADLINE_MS,
     authCache: { freshMs: vars.AUTH_CACHE_FRESH_MS, staleMs: vars.AUTH_CACHE_STALE_MS, maxEntries: vars.AUTH_CACHE_MAX_ENTRIES },

@@ -9,7 +9,11 @@ import { DeviceService } from '@sbc/proto/sbc/account/v1/devices_pb';
 import { SessionService } from '@sbc/proto/sbc/account/v1/sessions_pb';
 import { TeamService } from '@sbc/proto/sbc/account/v1/teams_pb';
 import { UpstreamService } from '@sbc/proto/sbc/account/v1/upstreams_pb';
+import { RunsService } from '@sbc/proto/sbc/runs/v1/runs_pb';
+import { UsageLedgerService } from '@sbc/proto/sbc/usage/v1/ledger_pb';
+import { XBuildsService } from '@sbc/proto/sbc/xbuilds/v1/xbuilds_pb';
 import { checkHealth, createRpcClient } from '@sbc/rpc';
+import { createAppsHost } from './apps-host/apps-host';
 import { createAuthenticator, type Principal } from './auth/authenticator';
 import { createAuthorize } from './auth/authorize';
 import { createKeyUseRecorder } from './auth/key-use';
@@ -67,6 +71,12 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     teams: createRpcClient(TeamService, accountRpc),
     devices: createRpcClient(DeviceService, accountRpc),
   };
+  // The other backends' APIs for the REST surface; none is on a model call's path.
+  const backends = {
+    ledger: createRpcClient(UsageLedgerService, { target: config.usageLedgerTarget, deadlineMs: config.rpcDeadlineMs }),
+    xbuilds: createRpcClient(XBuildsService, { target: config.xBuildsTarget, deadlineMs: config.rpcDeadlineMs }),
+    runs: createRpcClient(RunsService, { target: config.runsTarget, deadlineMs: config.rpcDeadlineMs }),
+  };
   // Redis when REDIS_URL is set, memory otherwise; the embedded app may share its own pub/sub or store.
   const cache = createCacheAdapters({ redisUrl: config.redisUrl });
   const pubsub = overrides.pubsub ?? cache.pubsub;
@@ -116,6 +126,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     logger,
     account,
     ...accountSurface,
+    ...backends,
     authorize: createAuthorize(authorizeDeps),
     house,
     providers: config.providerEngines,
@@ -141,8 +152,10 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
   };
   const handleModelCall = createModelCallHandler(modelCallDeps);
   const handleCountTokens = createCountTokensHandler(modelCallDeps);
+  const appsHost = createAppsHost({ appsDomain: config.appsDomain, xbuilds: backends.xbuilds });
   // Model calls take a lean path of their own; everything else (the REST account surface) goes to Express.
   const listener: RequestListener = (req, res) => {
+    if (appsHost.handle(req, res)) return;
     if (req.method === 'POST') {
       const path = pathOf(req.url);
       const dialect = MODEL_CALL_ROUTES.get(path);
@@ -167,6 +180,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     await ownBus?.close();
     account.close();
     for (const client of Object.values(accountSurface)) client.close();
+    for (const client of Object.values(backends)) client.close();
     await cache.close();
   };
   let http: RunningHttpServer;

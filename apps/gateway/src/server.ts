@@ -6,6 +6,9 @@ import type { DeviceService } from '@sbc/proto/sbc/account/v1/devices_pb';
 import type { SessionService } from '@sbc/proto/sbc/account/v1/sessions_pb';
 import type { TeamService } from '@sbc/proto/sbc/account/v1/teams_pb';
 import type { UpstreamService } from '@sbc/proto/sbc/account/v1/upstreams_pb';
+import type { RunsService } from '@sbc/proto/sbc/runs/v1/runs_pb';
+import type { UsageLedgerService } from '@sbc/proto/sbc/usage/v1/ledger_pb';
+import type { XBuildsService } from '@sbc/proto/sbc/xbuilds/v1/xbuilds_pb';
 import type { RpcClientOf } from '@sbc/rpc';
 import { healthRoutes } from '@sbc/http';
 import type { Authorize } from './auth/authorize';
@@ -22,6 +25,9 @@ import { keyRoutes } from './routes/keys';
 import { teamRoutes } from './routes/teams';
 import { upstreamRoutes } from './routes/upstreams';
 import { modelRoutes } from './routes/models';
+import { runRoutes } from './routes/runs';
+import { usageRoutes } from './routes/usage';
+import { xBuildRoutes } from './routes/x-builds';
 
 export interface GatewayAppDeps {
   baseUrl: string;
@@ -33,6 +39,9 @@ export interface GatewayAppDeps {
   upstreams: RpcClientOf<typeof UpstreamService>;
   teams: RpcClientOf<typeof TeamService>;
   devices: RpcClientOf<typeof DeviceService>;
+  ledger: RpcClientOf<typeof UsageLedgerService>;
+  runs: RpcClientOf<typeof RunsService>;
+  xbuilds: RpcClientOf<typeof XBuildsService>;
   house: HouseEngines;
   providers: ProviderEngines;
   routing: RoutingTables;
@@ -63,6 +72,9 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
   app.use(teamRoutes(deps));
   app.use(deviceRoutes(deps));
   app.use(modelRoutes(deps));
+  app.use(usageRoutes(deps));
+  app.use(xBuildRoutes(deps));
+  app.use(runRoutes(deps));
   app.use(notFound());
   app.use(errorHandler(deps));
   return app;

@@ -1,4 +1,5 @@
 import { createBus, type Bus, type Subscription } from '@sbc/bus';
+import type { PubSub, SharedStore } from '@sbc/cache';
 import { isBundleEntry, runService, startBackend, type RunningBackend } from '@sbc/lifecycle';
 import { createLogger, type Logger } from '@sbc/logging';
 import { loadUsageLedgerConfig, type UsageLedgerConfig } from './config';
@@ -12,6 +13,9 @@ export interface UsageLedgerOverrides {
   logger?: Logger;
   /** The bus the edge publishes usage events on; the ledger subscribes to it but never closes it. */
   bus?: Bus;
+  /** Where balances and spend counters are published for the edge (in memory embedded; otherwise REDIS_URL). */
+  store?: SharedStore;
+  pubsub?: PubSub;
 }
 
 export type RunningUsageLedger = RunningBackend<PrismaClient>;

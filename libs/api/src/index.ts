@@ -6,6 +6,9 @@ import { KEY_ROUTES } from './routes/keys';
 import { SERVICE_ROUTES } from './routes/service';
 import { TEAM_ROUTES } from './routes/teams';
 import { UPSTREAM_ROUTES } from './routes/upstreams';
+import { USAGE_ROUTES } from './routes/usage';
+import { RUN_ROUTES } from './routes/runs';
+import { X_BUILD_ROUTES } from './routes/x-builds';
 
 export { DateTime, ErrorEnvelope, listOf, NO_CONTENT, PageQuery, pageQuery, Scope } from './common';
 export { API_VERSION, buildOpenApiDocument } from './openapi';
@@ -17,6 +20,9 @@ export * as keyRoutes from './routes/keys';
 export * as serviceRoutes from './routes/service';
 export * as teamRoutes from './routes/teams';
 export * as upstreamRoutes from './routes/upstreams';
+export * as usageRoutes from './routes/usage';
+export * as runRoutes from './routes/runs';
+export * as xBuildRoutes from './routes/x-builds';
 
 /** Every route the service serves, in document order. */
-export const ROUTES: readonly RouteSpec[] = [...SERVICE_ROUTES, ...GATEWAY_ROUTES, ...AUTH_ROUTES, ...KEY_ROUTES, ...UPSTREAM_ROUTES, ...TEAM_ROUTES, ...DEVICE_ROUTES];
+export const ROUTES: readonly RouteSpec[] = [...SERVICE_ROUTES, ...GATEWAY_ROUTES, ...AUTH_ROUTES, ...KEY_ROUTES, ...UPSTREAM_ROUTES, ...TEAM_ROUTES, ...DEVICE_ROUTES, ...USAGE_ROUTES, ...X_BUILD_ROUTES, ...RUN_ROUTES];
