@@ -60,8 +60,8 @@ export async function start(config: EmbeddedConfig): Promise<RunningEmbedded> {
     const ledger = await startUsageLedger(config.usageLedger, { logger: logger('usage-ledger'), bus, store, pubsub });
     started.push(ledger);
     // Builds and runs make their model calls through the edge, which starts last: they read its address late.
-    let gatewayUrl: string | undefined;
-    const workers = { store, pubsub, accountTarget: account.grpcAddress, gatewayUrl: () => gatewayUrl };
+    const edge: { url?: string } = {};
+    const workers = { store, pubsub, accountTarget: account.grpcAddress, gatewayUrl: () => edge.url };
     const xBuilds = await startXBuilds(config.xBuilds, { logger: logger('x-builds'), ...workers });
     started.push(xBuilds);
     const runs = await startRuns(config.runs, { logger: logger('runs'), ...workers });
@@ -82,7 +82,7 @@ export async function start(config: EmbeddedConfig): Promise<RunningEmbedded> {
       { pubsub, store, bus, logger: logger('gateway') },
     );
     started.push(gateway);
-    gatewayUrl = gateway.url;
+    edge.url = gateway.url;
     return { baseUrl: gateway.baseUrl, url: gateway.url, bootstrap, stop: stopAll };
   } catch (error) {
     await stopAll();
