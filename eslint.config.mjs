@@ -29,7 +29,7 @@ export default tseslint.config(
   {
     // Apps never import apps, except the embedded composition root, whose job is to start every app's
     // exported start(config) in one process.
-    files: ['apps/embedded/**/*.ts'],
+    files: ['apps/embedded/**/*.ts', 'deploy/**/*.ts'],
     rules: {
       '@nx/enforce-module-boundaries': ['error', { allow: ['@sbc/proto/*', '@sbc/app-*'], depConstraints }],
     },

@@ -2,11 +2,10 @@
 const { readdirSync, existsSync } = require('node:fs');
 const path = require('node:path');
 
-const projects = ['apps', 'libs'].flatMap((dir) =>
-  readdirSync(path.join(__dirname, dir))
-    .map((name) => path.join(__dirname, dir, name, 'jest.config.js'))
-    .filter((file) => existsSync(file)),
-);
+const projects = [
+  ...['apps', 'libs'].flatMap((dir) => readdirSync(path.join(__dirname, dir)).map((name) => path.join(__dirname, dir, name, 'jest.config.js'))),
+  path.join(__dirname, 'deploy', 'jest.config.js'),
+].filter((file) => existsSync(file));
 
 module.exports = {
   projects,

@@ -53,4 +53,9 @@ describe('account configuration', () => {
     expect(loadAccountConfig({}).egressDenyPrivate).toBe(false);
     expect(loadAccountConfig({ EGRESS_DENY_PRIVATE: 'true' }).egressDenyPrivate).toBe(true);
   });
+
+  it('accepts the documented default owner@localhost when it is written out, and refuses a malformed address', () => {
+    expect(loadAccountConfig({ SBC_BOOTSTRAP_EMAIL: 'owner@localhost' }).bootstrapEmail).toBe('owner@localhost');
+    expect(() => loadAccountConfig({ SBC_BOOTSTRAP_EMAIL: 'not an address' })).toThrow(/SBC_BOOTSTRAP_EMAIL/);
+  });
 });

@@ -12,7 +12,8 @@ const schema = z.object({
     .string()
     .regex(BOOTSTRAP_KEY_PATTERN, 'must be "sbc_" followed by 20 to 124 characters from A-Z, a-z, 0-9, "_" and "-"')
     .optional(),
-  SBC_BOOTSTRAP_EMAIL: z.email().default('owner@localhost'),
+  // The HTML5 rule, which (unlike the stricter default) accepts the single-label default owner@localhost.
+  SBC_BOOTSTRAP_EMAIL: z.email({ pattern: z.regexes.html5Email }).default('owner@localhost'),
   UPSTREAM_SECRETS_KEY: z
     .string()
     .refine((value) => decodeSecretsKey(value) !== undefined, 'must be 32 bytes in base64 (e.g. the output of `openssl rand -base64 32`)')

@@ -1,5 +1,5 @@
 import { createCacheAdapters, type PubSub } from '@sbc/cache';
-import { isBundleEntry, runService, startBackend, type RunningBackend } from '@sbc/lifecycle';
+import { isBundleEntry, migrateBackend, runService, startBackend, type RunningBackend } from '@sbc/lifecycle';
 import { createLogger, type Logger } from '@sbc/logging';
 import { AccountService } from '@sbc/proto/sbc/account/v1/account_pb';
 import { loadAccountConfig, type AccountConfig } from './config';
@@ -73,5 +73,17 @@ export async function start(config: AccountConfig, overrides: AccountOverrides =
 }
 
 if (isBundleEntry('account')) {
-  runService({ name: 'account', load: () => loadAccountConfig(process.env), start });
+  runService({
+    name: 'account',
+    load: () => loadAccountConfig(process.env),
+    start,
+    migrate: (config) =>
+      migrateBackend({
+        service: 'account',
+        config,
+        logger: createLogger({ service: 'account', level: config.logLevel }),
+        appDir: __dirname,
+        createClient: (adapter) => new PrismaClient({ adapter }),
+      }),
+  });
 }

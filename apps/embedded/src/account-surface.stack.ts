@@ -1,11 +1,11 @@
 import { createMemoryPubSub, type PubSub } from '@sbc/cache';
-import { hashSecret, maskSecret, newId, newSecret } from '@sbc/ids';
-import { PRESETS, type Scope } from '@sbc/scopes';
+import { hashSecret, newId, newSecret } from '@sbc/ids';
+import type { Scope } from '@sbc/scopes';
 import { createApiClient, createContractChecker, createTestDatabase, testBackends, type ApiClient, type ContractChecker, type TestDatabase } from '@sbc/testing';
 import type { RunningAccount } from '@sbc/app-account';
 import { loadGatewayConfig, start as startGateway, type RunningGateway } from '@sbc/app-gateway';
 import { loadSimConfig, start as startSim, type RunningSim } from '@sbc/app-sim-upstream';
-import { startTestAccount } from './test-account';
+import { seedCallerKey, startTestAccount } from './test-account';
 
 export const OWNER_KEY = 'sbc_test_account_surface_owner_key_0123';
 
@@ -84,23 +84,7 @@ export async function startAccountSurface(label: string, extra: { edgeEnv?: Reco
       const user = await prisma.user.create({ data: { id: newId('usr'), email } });
       return user.id;
     };
-    const seedKey: AccountSurfaceStack['seedKey'] = async (options = {}) => {
-      const secret = newSecret('sbc');
-      const id = newId('key');
-      await prisma.callerKey.create({
-        data: {
-          id,
-          userId: options.userId ?? ownerId,
-          name: options.name ?? `seeded ${id}`,
-          keyHash: new Uint8Array(hashSecret(secret)),
-          mask: maskSecret(secret),
-          // null = a key minted before scopes were stored: the legacy set.
-          ...(options.scopes === null ? {} : { scopes: [...(options.scopes ?? PRESETS.full_access)] }),
-          orgId: options.orgId ?? null,
-        },
-      });
-      return { id, secret };
-    };
+    const seedKey: AccountSurfaceStack['seedKey'] = (options = {}) => seedCallerKey(prisma, { ...options, userId: options.userId ?? ownerId });
     const seedSession = async (userId = ownerId) => {
       const secret = newSecret('sbs');
       await prisma.session.create({ data: { tokenHash: new Uint8Array(hashSecret(secret)), userId, expiresAt: new Date(Date.now() + 86_400_000) } });

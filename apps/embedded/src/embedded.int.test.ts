@@ -13,6 +13,9 @@ describe('embedded start (every service in one process)', () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
+  // A first start creates four PGlite databases (initdb in WASM, one after another): tens of seconds on a
+  // loaded 2-core machine.
+  const FIRST_START_MS = 90_000;
   const config = () => loadEmbeddedConfig({ SBC_DATA_DIR: dataDir, PORT: '0', BASE_URL: 'http://localhost:8080', LOG_LEVEL: 'silent' });
 
   it('generates a bootstrap key on first start, saves it 0600, and serves whoami with it', async () => {
@@ -29,7 +32,7 @@ describe('embedded start (every service in one process)', () => {
     } finally {
       await running.stop();
     }
-  });
+  }, FIRST_START_MS);
 
   it('a restart keeps the data and the key, and does not show the key again', async () => {
     const running = await start(config());
@@ -40,7 +43,7 @@ describe('embedded start (every service in one process)', () => {
     } finally {
       await running.stop();
     }
-  });
+  }, FIRST_START_MS);
 
   it('a bad variable stops the start with a message naming it', () => {
     expect(() => loadEmbeddedConfig({ ACCOUNT_DATABASE_URL: 'mysql://x', PORT: 'eighty' })).toThrow(/ACCOUNT_DATABASE_URL[\s\S]*PORT|PORT[\s\S]*ACCOUNT_DATABASE_URL/);

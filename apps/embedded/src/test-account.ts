@@ -1,5 +1,7 @@
 import type { PubSub } from '@sbc/cache';
 import { loadAccountConfig, start as startAccount, type RunningAccount } from '@sbc/app-account';
+import { hashSecret, maskSecret, newId, newSecret } from '@sbc/ids';
+import { PRESETS, type Scope } from '@sbc/scopes';
 
 /**
  * The account service as the cross-service tests run it: on the test's own database, ports picked by the OS,
@@ -28,4 +30,34 @@ export function startTestAccount(options: {
     }),
     { pubsub: options.pubsub },
   );
+}
+
+export interface SeededKeyOptions {
+  userId: string;
+  /** Default: Full access. null = a key minted before scopes were stored (the legacy set). */
+  scopes?: readonly Scope[] | null;
+  orgId?: string;
+  name?: string;
+  incognito?: boolean;
+  dailyLimitCredits?: number;
+}
+
+/** A caller key written straight into the account service's table, for tests that need one before the routes. */
+export async function seedCallerKey(prisma: RunningAccount['database']['prisma'], options: SeededKeyOptions): Promise<{ id: string; secret: string }> {
+  const secret = newSecret('sbc');
+  const id = newId('key');
+  await prisma.callerKey.create({
+    data: {
+      id,
+      userId: options.userId,
+      name: options.name ?? `seeded ${id}`,
+      keyHash: new Uint8Array(hashSecret(secret)),
+      mask: maskSecret(secret),
+      ...(options.scopes === null ? {} : { scopes: [...(options.scopes ?? PRESETS.full_access)] }),
+      orgId: options.orgId ?? null,
+      incognito: options.incognito ?? false,
+      dailyLimitCredits: options.dailyLimitCredits ?? null,
+    },
+  });
+  return { id, secret };
 }

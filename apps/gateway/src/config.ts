@@ -36,6 +36,9 @@ const schema = z.object({
   /** Output cap sent to Anthropic upstreams when the caller named none (their API requires one). */
   DEFAULT_MAX_TOKENS: positiveInt(4_096),
   RATE_LIMIT_PER_MINUTE: positiveInt(1_200),
+  /** A separate listener for Prometheus scrapes (e.g. 9100 in a cluster); unset serves /metrics on PORT to loopback callers only. */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  METRICS_HOST: z.string().default('127.0.0.1'),
   ROUTING_CACHE_FRESH_MS: positiveInt(30_000),
   ROUTING_CACHE_STALE_MS: positiveInt(300_000),
 });
@@ -64,6 +67,7 @@ export interface GatewayConfig {
   upstream: { connectTimeoutMs: number; headersTimeoutMs: number; bodyTimeoutMs: number; idleTimeoutMs: number; connectionsPerOrigin: number };
   defaultMaxTokens: number;
   rateLimitPerMinute: number;
+  metrics: { host: string; port?: number };
   routingCache: { freshMs: number; staleMs: number };
 }
 
@@ -97,6 +101,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined>): Gate
     },
     defaultMaxTokens: vars.DEFAULT_MAX_TOKENS,
     rateLimitPerMinute: vars.RATE_LIMIT_PER_MINUTE,
+    metrics: { host: vars.METRICS_HOST, port: vars.METRICS_PORT },
     routingCache: { freshMs: vars.ROUTING_CACHE_FRESH_MS, staleMs: vars.ROUTING_CACHE_STALE_MS },
   };
 }

@@ -12,7 +12,10 @@ import { UpstreamService } from '@sbc/proto/sbc/account/v1/upstreams_pb';
 import { RunsService } from '@sbc/proto/sbc/runs/v1/runs_pb';
 import { UsageLedgerService } from '@sbc/proto/sbc/usage/v1/ledger_pb';
 import { XBuildsService } from '@sbc/proto/sbc/xbuilds/v1/xbuilds_pb';
+import { ApiError } from '@sbc/errors';
+import { createMetricsRegistry, writeMetrics } from '@sbc/metrics';
 import { checkHealth, createRpcClient } from '@sbc/rpc';
+import { extractContext, SpanKind, SpanStatusCode, startSpan, tracingEnabled, withContext } from '@sbc/telemetry';
 import { createAppsHost } from './apps-host/apps-host';
 import { createAuthenticator, type Principal } from './auth/authenticator';
 import { createAuthorize } from './auth/authorize';
@@ -24,6 +27,7 @@ import { createModelCallHandler, MODEL_CALL_ROUTES } from './model-calls/handle-
 import { createCountTokensHandler } from './model-calls/handle-count-tokens';
 import { createPricing } from './model-calls/pricing';
 import { simulatorHouseEngines } from './routing/engines';
+import { createEdgeMetrics } from './observability/edge-metrics';
 import { createRoutingTables } from './routing/routing-tables';
 import { createGatewayApp } from './server';
 import { createUpstreamClient } from './upstream/client';
@@ -44,6 +48,10 @@ export interface GatewayOverrides {
 }
 
 const DEFAULT_SIM_URL = 'http://127.0.0.1:8090';
+
+function isLoopback(address: string | undefined): boolean {
+  return address === '127.0.0.1' || address === '::1' || address === '::ffff:127.0.0.1';
+}
 
 /** The path of a request URL, without its query (`?beta=true` on Messages routes is routed on the path). */
 function pathOf(url: string | undefined): string {
@@ -135,40 +143,84 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     draining: drain.signal,
     ready: async () => !draining && (await checkHealth(config.accountTarget, '', 1_000)) === 'SERVING',
   });
+  const registry = createMetricsRegistry('gateway');
+  const usageEmitter = createUsageEmitter({ producer: bus?.producer, logger });
+  const metrics = createEdgeMetrics(registry, { producerStats: bus ? () => bus.producer.stats() : undefined, dropped: usageEmitter.dropped });
+  const rateLimiter = createRateLimiter({ store, limitPerMinute: config.rateLimitPerMinute });
   const modelCallDeps = {
     ...authorizeDeps,
     baseUrl: config.baseUrl,
     maxBodyBytes: config.maxBodyBytes,
     defaultMaxTokens: config.defaultMaxTokens,
-    rateLimit: createRateLimiter({ store, limitPerMinute: config.rateLimitPerMinute }),
+    async rateLimit(subject: string) {
+      try {
+        return await rateLimiter(subject);
+      } catch (error) {
+        if (error instanceof ApiError && error.code === 'rate_limited') metrics.rateLimited();
+        throw error;
+      }
+    },
     budget: createBudget({ store }),
     routing,
     house,
     providers: config.providerEngines,
     upstream,
-    usage: createUsageEmitter({ producer: bus?.producer, logger }),
+    // Every model call emits exactly one usage event; its figures also feed the upstream metrics.
+    usage: {
+      ...usageEmitter,
+      emit(fields: Parameters<typeof usageEmitter.emit>[0]) {
+        usageEmitter.emit(fields);
+        metrics.observeCall(fields);
+      },
+    },
     pricing,
     logger,
   };
   const handleModelCall = createModelCallHandler(modelCallDeps);
   const handleCountTokens = createCountTokensHandler(modelCallDeps);
-  const appsHost = createAppsHost({ appsDomain: config.appsDomain, xbuilds: backends.xbuilds });
+  const appsHost = createAppsHost({ appsDomain: config.appsDomain, xbuilds: backends.xbuilds, pubsub });
   // Model calls take a lean path of their own; everything else (the REST account surface) goes to Express.
-  const listener: RequestListener = (req, res) => {
-    if (appsHost.handle(req, res)) return;
+  const scrape: RequestListener = (req, res) => void writeMetrics(registry, req, res);
+  const answer: RequestListener = (req, res) => {
+    if (appsHost.handle(req, res)) {
+      metrics.track(req, res, undefined, 'apps-host');
+      return;
+    }
     if (req.method === 'POST') {
       const path = pathOf(req.url);
       const dialect = MODEL_CALL_ROUTES.get(path);
       if (dialect) {
+        metrics.track(req, res, dialect, path);
         handleModelCall(req, res, dialect).catch((err: unknown) => logger.error({ err }, 'model call handler failed'));
         return;
       }
       if (path === '/v1/messages/count_tokens') {
+        metrics.track(req, res, 'messages', path);
         handleCountTokens(req, res).catch((err: unknown) => logger.error({ err }, 'count_tokens handler failed'));
         return;
       }
     }
+    // Without a metrics port of its own, the edge answers scrapes on its main port from this machine only.
+    if (config.metrics.port === undefined && req.url === '/metrics' && isLoopback(req.socket.remoteAddress)) {
+      scrape(req, res);
+      return;
+    }
+    metrics.track(req, res, undefined);
     app(req, res);
+  };
+  // With tracing on, each request is a server span continuing the caller's trace; the gRPC and upstream
+  // calls made while answering it become its children.
+  const listener: RequestListener = (req, res) => {
+    if (!tracingEnabled()) return answer(req, res);
+    const { span, context } = startSpan(`${req.method} ${pathOf(req.url)}`, SpanKind.SERVER, extractContext(req.headers));
+    res.once('close', () => {
+      const routed = (req as { route?: { path?: unknown } }).route?.path;
+      if (typeof routed === 'string') span.updateName(`${req.method} ${routed}`);
+      span.setAttribute('http.response.status_code', res.statusCode);
+      if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+    });
+    withContext(context, () => answer(req, res));
   };
   // Everything the edge opened besides its listener, released on stop and on a failed start alike.
   // The bus is closed (flushed) after the drain, so calls that finished during it have their usage sent.
@@ -184,15 +236,18 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     await cache.close();
   };
   let http: RunningHttpServer;
+  let metricsHttp: RunningHttpServer | undefined;
   try {
     await authenticator.start();
     await routing.start();
+    if (config.metrics.port !== undefined) metricsHttp = await listen(scrape, { host: config.metrics.host, port: config.metrics.port });
     http = await listen(listener, { host: config.host, port: config.port });
   } catch (error) {
+    await metricsHttp?.close(0);
     await releaseClients();
     throw error;
   }
-  logger.info({ url: http.url, baseUrl: config.baseUrl }, 'gateway listening');
+  logger.info({ url: http.url, baseUrl: config.baseUrl, metrics: metricsHttp?.url }, 'gateway listening');
 
   let stopping: Promise<void> | undefined;
   return {
@@ -203,6 +258,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
         draining = true;
         drain.abort();
         await http.close(config.shutdownDrainMs);
+        await metricsHttp?.close(0);
         await releaseClients();
         logger.info('gateway stopped');
       })();

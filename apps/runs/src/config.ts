@@ -1,10 +1,76 @@
 import { z } from 'zod';
-import { backendVars, parseEnv, toBackendConfig, type BackendConfig } from '@sbc/config';
+import { backendVars, flag, grpcTarget, parseEnv, positiveInt, toBackendConfig, url, type BackendConfig } from '@sbc/config';
 
-const schema = z.object(backendVars('RUNS', { grpc: 50054, http: 9104 }));
+/** Svix's ladder (reference §3.2): the delays before the 2nd to 8th attempts of a webhook delivery. */
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
 
-export type RunsConfig = BackendConfig;
+const msList = z
+  .string()
+  .transform((value) => value.split(',').map((item) => item.trim()).filter(Boolean).map(Number))
+  .refine((items) => items.length > 0 && items.every((item) => Number.isInteger(item) && item >= 0), {
+    message: 'must be a comma-separated list of whole milliseconds',
+  });
+
+const schema = z.object({
+  ...backendVars('RUNS', { grpc: 50054, http: 9104 }),
+  ACCOUNT_GRPC_TARGET: grpcTarget.default('127.0.0.1:50051'),
+  GATEWAY_URL: url(['http', 'https']).default('http://127.0.0.1:8080'),
+  REDIS_URL: url(['redis', 'rediss']).optional(),
+  EGRESS_DENY_PRIVATE: flag(false),
+  RPC_DEADLINE_MS: positiveInt(5_000),
+  RUNS_WORKERS: z.coerce.number().int().min(0).max(64).default(4),
+  RUNS_POLL_MS: positiveInt(1_000),
+  RUNS_LEASE_MS: positiveInt(30_000),
+  RUNS_MAX_ATTEMPTS: positiveInt(3),
+  RUNS_MAX_STEPS: positiveInt(16),
+  RUNS_MAX_DURATION_MS: positiveInt(600_000),
+  RUNS_FETCH_TIMEOUT_MS: positiveInt(15_000),
+  RUNS_WEBHOOK_TIMEOUT_MS: positiveInt(15_000),
+  RUNS_WEBHOOK_POLL_MS: positiveInt(1_000),
+  RUNS_WEBHOOK_RETRY_SCHEDULE_MS: msList.default(DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS),
+});
+
+export interface RunsConfig extends BackendConfig {
+  /** The account service, which mints and revokes each run's model-call key. */
+  accountTarget: string;
+  /** The edge that runs' model calls go through (billed to the run's account like any caller's). */
+  gatewayUrl: string;
+  redisUrl?: string;
+  /** CONTRACTS: loopback and private fetch and webhook targets are refused when set (hosted deployments). */
+  egressDenyPrivate: boolean;
+  rpcDeadlineMs: number;
+  workers: {
+    /** Runs executed at once by this process; 0 serves the API only. */
+    concurrency: number;
+    /** How often an idle worker looks for queued runs (a new run also wakes it through pub/sub). */
+    pollMs: number;
+    /** A claim lasts this long unless renewed; the holder renews it every third of it. */
+    leaseMs: number;
+    /** Claims of one run (the first plus recoveries after a lost worker) before it fails. */
+    maxAttempts: number;
+  };
+  budget: { maxSteps: number; maxDurationMs: number };
+  fetchTimeoutMs: number;
+  webhooks: {
+    timeoutMs: number;
+    pollMs: number;
+    /** Delays before each retry; the delivery fails after the last. Jittered by ±10 %. */
+    retryScheduleMs: number[];
+  };
+}
 
 export function loadRunsConfig(env: Record<string, string | undefined>): RunsConfig {
-  return toBackendConfig('RUNS', parseEnv('runs', schema, env));
+  const vars = parseEnv('runs', schema, env);
+  return {
+    ...toBackendConfig('RUNS', vars),
+    accountTarget: vars.ACCOUNT_GRPC_TARGET,
+    gatewayUrl: vars.GATEWAY_URL,
+    redisUrl: vars.REDIS_URL,
+    egressDenyPrivate: vars.EGRESS_DENY_PRIVATE,
+    rpcDeadlineMs: vars.RPC_DEADLINE_MS,
+    workers: { concurrency: vars.RUNS_WORKERS, pollMs: vars.RUNS_POLL_MS, leaseMs: vars.RUNS_LEASE_MS, maxAttempts: vars.RUNS_MAX_ATTEMPTS },
+    budget: { maxSteps: vars.RUNS_MAX_STEPS, maxDurationMs: vars.RUNS_MAX_DURATION_MS },
+    fetchTimeoutMs: vars.RUNS_FETCH_TIMEOUT_MS,
+    webhooks: { timeoutMs: vars.RUNS_WEBHOOK_TIMEOUT_MS, pollMs: vars.RUNS_WEBHOOK_POLL_MS, retryScheduleMs: vars.RUNS_WEBHOOK_RETRY_SCHEDULE_MS },
+  };
 }

@@ -1,8 +1,17 @@
-import { isBundleEntry, runService, startBackend, type RunningBackend } from '@sbc/lifecycle';
-import type { PubSub, SharedStore } from '@sbc/cache';
+import { createCacheAdapters, type PubSub, type SharedStore } from '@sbc/cache';
+import { isBundleEntry, migrateBackend, runService, startBackend, type RunningBackend } from '@sbc/lifecycle';
 import { createLogger, type Logger } from '@sbc/logging';
+import { Counter, Gauge } from '@sbc/metrics';
+import { AccountService } from '@sbc/proto/sbc/account/v1/account_pb';
+import { RunsService } from '@sbc/proto/sbc/runs/v1/runs_pb';
+import { createRpcClient } from '@sbc/rpc';
 import { loadRunsConfig, type RunsConfig } from './config';
 import { PrismaClient } from './generated/prisma/client';
+import { createRunsService } from './rpc/runs-service';
+import { createEgress } from './tools/egress';
+import { createWebhookSender } from './webhooks/sender';
+import { createInvokeKeys } from './workers/invoke-keys';
+import { createWorkerPool } from './workers/pool';
 
 export { loadRunsConfig, type RunsConfig } from './config';
 
@@ -19,20 +28,103 @@ export interface RunsOverrides {
 }
 
 /**
- * The runs service owns projects, agent runs, run events and webhook deliveries.
- * This composition root owns its database and serves gRPC health; its own RPCs arrive with its issue.
+ * The runs service owns projects, agent runs, run events and webhook deliveries. Besides its gRPC API it
+ * runs the workers that execute runs (claimed from its PostgreSQL) and the webhook sender.
  */
-export function start(config: RunsConfig, overrides: RunsOverrides = {}): Promise<RunningBackend<PrismaClient>> {
-  return startBackend({
-    service: 'runs',
-    config,
-    logger: overrides.logger ?? createLogger({ service: 'runs', level: config.logLevel }),
-    appDir: __dirname,
-    createClient: (adapter) => new PrismaClient({ adapter }),
-    register: () => undefined,
+export async function start(config: RunsConfig, overrides: RunsOverrides = {}): Promise<RunningBackend<PrismaClient>> {
+  const logger = overrides.logger ?? createLogger({ service: 'runs', level: config.logLevel });
+  const cache = overrides.pubsub ? undefined : createCacheAdapters({ redisUrl: config.redisUrl, logger });
+  const pubsub = overrides.pubsub ?? cache!.pubsub;
+  const account = createRpcClient(AccountService, { target: overrides.accountTarget ?? config.accountTarget, deadlineMs: config.rpcDeadlineMs });
+  const egress = createEgress({ denyPrivate: config.egressDenyPrivate, timeoutMs: Math.max(config.fetchTimeoutMs, config.webhooks.timeoutMs) });
+  const gatewayUrl = () => overrides.gatewayUrl?.() ?? config.gatewayUrl;
+  const closing = new AbortController();
+  let stopWorkers: () => Promise<void> = () => Promise.resolve();
+  const release = async () => {
+    await stopWorkers();
+    account.close();
+    await egress.close();
+    await cache?.close();
+  };
+  let backend: RunningBackend<PrismaClient>;
+  try {
+    backend = await startBackend({
+      service: 'runs',
+      config,
+      logger,
+      appDir: __dirname,
+      createClient: (adapter) => new PrismaClient({ adapter }),
+      register(rpc, database) {
+        rpc.add(RunsService, createRunsService({ db: database.prisma, pubsub, logger, egress, closing: closing.signal }));
+      },
+      beforeClose: release,
+    });
+  } catch (error) {
+    await release();
+    throw error;
+  }
+  const writer = { db: backend.database.prisma, pubsub, logger };
+  const pool = createWorkerPool({
+    writer,
+    egress,
+    logger,
+    keys: createInvokeKeys(account),
+    gatewayUrl,
+    budget: config.budget,
+    fetchTimeoutMs: config.fetchTimeoutMs,
+    concurrency: config.workers.concurrency,
+    pollMs: config.workers.pollMs,
+    leaseMs: config.workers.leaseMs,
+    maxAttempts: config.workers.maxAttempts,
   });
+  const deliveries = new Counter({
+    name: 'sbc_webhook_deliveries_total',
+    help: 'Webhook delivery attempts by outcome (delivered, retry_scheduled, exhausted, endpoint_disabled).',
+    labelNames: ['outcome'],
+    registers: [backend.metrics],
+  });
+  new Gauge({
+    name: 'sbc_runs_queued',
+    help: 'Runs waiting for a worker.',
+    registers: [backend.metrics],
+    async collect() {
+      this.set(await writer.db.run.count({ where: { status: 'queued' } }));
+    },
+  });
+  const sender = createWebhookSender({ db: writer.db, egress, logger, ...config.webhooks, onOutcome: (outcome) => deliveries.inc({ outcome }) });
+  stopWorkers = async () => {
+    await Promise.all([pool.stop(), sender.stop()]);
+  };
+  try {
+    await pool.start();
+    sender.start();
+  } catch (error) {
+    await backend.stop();
+    throw error;
+  }
+  const running = backend;
+  return {
+    ...running,
+    async stop() {
+      // Event streams end first, so the RPC drain does not wait on them; the edge resumes them elsewhere.
+      closing.abort();
+      await running.stop();
+    },
+  };
 }
 
 if (isBundleEntry('runs')) {
-  runService({ name: 'runs', load: () => loadRunsConfig(process.env), start });
+  runService({
+    name: 'runs',
+    load: () => loadRunsConfig(process.env),
+    start,
+    migrate: (config) =>
+      migrateBackend({
+        service: 'runs',
+        config,
+        logger: createLogger({ service: 'runs', level: config.logLevel }),
+        appDir: __dirname,
+        createClient: (adapter) => new PrismaClient({ adapter }),
+      }),
+  });
 }

@@ -1,17 +1,66 @@
 import { z } from 'zod';
-import { backendVars, hostList, parseEnv, toBackendConfig, type BackendConfig } from '@sbc/config';
+import { backendVars, hostList, parseEnv, positiveInt, toBackendConfig, url, type BackendConfig } from '@sbc/config';
+
+const httpUrl = url(['http', 'https']);
+const secret = z
+  .string()
+  .optional()
+  .transform((value) => (value ? value : undefined));
 
 const schema = z.object({
   ...backendVars('USAGE_LEDGER', { grpc: 50052, http: 9102 }),
   KAFKA_BROKERS: hostList.optional(),
+  REDIS_URL: url(['redis', 'rediss']).optional(),
+  LEDGER_BATCH_SIZE: positiveInt(500),
+  LEDGER_BATCH_LINGER_MS: z.coerce.number().int().min(0).default(20),
+  LEDGER_RECONCILE_INTERVAL_MS: positiveInt(60_000),
+  // Longer than the edge's longest call (UPSTREAM_BODY_TIMEOUT_MS, 5 min), so no reservation is in flight.
+  LEDGER_RECONCILE_QUIET_MS: positiveInt(600_000),
+  OPENAI_ADMIN_KEY: secret,
+  OPENAI_ADMIN_BASE_URL: httpUrl.default('https://api.openai.com'),
+  ANTHROPIC_ADMIN_KEY: secret,
+  ANTHROPIC_ADMIN_BASE_URL: httpUrl.default('https://api.anthropic.com'),
+  SPEND_REFRESH_MS: positiveInt(900_000),
 });
+
+/** A provider's organization cost report, read with an admin key (measured spend). */
+export interface CostSourceConfig {
+  baseUrl: string;
+  adminKey: string;
+}
 
 export interface UsageLedgerConfig extends BackendConfig {
   /** Where usage events are consumed from; absent means an in-process bus (the embedded app passes its own). */
   kafkaBrokers?: string[];
+  /** Where balances are published for the edge; absent means memory (the embedded app passes its own store). */
+  redisUrl?: string;
+  /** Most usage events applied in one transaction. */
+  batchSize: number;
+  /** How long a short batch waits for more events (in-process bus), trading a few ms for fewer transactions. */
+  batchLingerMs: number;
+  /** How often published balances are refilled (month start) and reconciled with the journal. */
+  reconcileIntervalMs: number;
+  /** An account is reconciled only once it has made no call for this long (no reservation can be in flight). */
+  reconcileQuietMs: number;
+  costSources: { openai?: CostSourceConfig; anthropic?: CostSourceConfig };
+  /** How old a provider's cost report may be before a spend read fetches it again. */
+  spendRefreshMs: number;
 }
 
 export function loadUsageLedgerConfig(env: Record<string, string | undefined>): UsageLedgerConfig {
   const vars = parseEnv('usage-ledger', schema, env);
-  return { ...toBackendConfig('USAGE_LEDGER', vars), kafkaBrokers: vars.KAFKA_BROKERS };
+  return {
+    ...toBackendConfig('USAGE_LEDGER', vars),
+    kafkaBrokers: vars.KAFKA_BROKERS,
+    redisUrl: vars.REDIS_URL,
+    batchSize: vars.LEDGER_BATCH_SIZE,
+    batchLingerMs: vars.LEDGER_BATCH_LINGER_MS,
+    reconcileIntervalMs: vars.LEDGER_RECONCILE_INTERVAL_MS,
+    reconcileQuietMs: vars.LEDGER_RECONCILE_QUIET_MS,
+    costSources: {
+      openai: vars.OPENAI_ADMIN_KEY ? { baseUrl: vars.OPENAI_ADMIN_BASE_URL, adminKey: vars.OPENAI_ADMIN_KEY } : undefined,
+      anthropic: vars.ANTHROPIC_ADMIN_KEY ? { baseUrl: vars.ANTHROPIC_ADMIN_BASE_URL, adminKey: vars.ANTHROPIC_ADMIN_KEY } : undefined,
+    },
+    spendRefreshMs: vars.SPEND_REFRESH_MS,
+  };
 }

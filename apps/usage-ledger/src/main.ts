@@ -1,63 +1,134 @@
 import { createBus, type Bus, type Subscription } from '@sbc/bus';
-import type { PubSub, SharedStore } from '@sbc/cache';
-import { isBundleEntry, runService, startBackend, type RunningBackend } from '@sbc/lifecycle';
+import { createCacheAdapters, type PubSub, type SharedStore } from '@sbc/cache';
+import { isBundleEntry, migrateBackend, runService, startBackend, type RunningBackend } from '@sbc/lifecycle';
 import { createLogger, type Logger } from '@sbc/logging';
+import { Counter, createMetricsRegistry, Histogram } from '@sbc/metrics';
+import { UsageLedgerService } from '@sbc/proto/sbc/usage/v1/ledger_pb';
+import { createBalancePublisher, type BalancePublisher } from './caps/balance-publisher';
 import { loadUsageLedgerConfig, type UsageLedgerConfig } from './config';
 import { subscribeUsageEvents } from './consumer/usage-consumer';
 import { PrismaClient } from './generated/prisma/client';
+import { createLedgerService } from './rpc/ledger-service';
+import { anthropicCostReport, openAiCostReport, type CostReportReader } from './spend/cost-reports';
+import { createSpend } from './spend/spend';
+import { createUsageReports } from './store/usage-reports';
 
 export { loadUsageLedgerConfig, type UsageLedgerConfig } from './config';
+export { balanceKey } from './caps/balance-publisher';
 
 /** Collaborators the embedded app shares between services in one process. */
 export interface UsageLedgerOverrides {
   logger?: Logger;
   /** The bus the edge publishes usage events on; the ledger subscribes to it but never closes it. */
   bus?: Bus;
-  /** Where balances and spend counters are published for the edge (in memory embedded; otherwise REDIS_URL). */
+  /** Where balances are published for the edge (in memory embedded; otherwise REDIS_URL). */
   store?: SharedStore;
   pubsub?: PubSub;
 }
 
-export type RunningUsageLedger = RunningBackend<PrismaClient>;
+export interface RunningUsageLedger extends RunningBackend<PrismaClient> {
+  /** Publishes and reconciles balances; `sweep` runs one reconciliation pass now (tests, operators). */
+  balances: BalancePublisher;
+}
 
 /**
- * The usage ledger owns usage, credits and spend: it consumes usage events and serves usage reports.
- * This composition root owns its database and its bus (unless given one), applies usage events, and serves
- * gRPC health; its own RPCs arrive with its issue.
+ * The usage ledger owns usage, credits and spend: it applies usage events in batches, serves usage reports,
+ * credits and spend over gRPC, and publishes each account's balance for the edge, reconciling it on a timer.
  */
 export async function start(config: UsageLedgerConfig, overrides: UsageLedgerOverrides = {}): Promise<RunningUsageLedger> {
   const logger = overrides.logger ?? createLogger({ service: 'usage-ledger', level: config.logLevel });
   const ownBus = overrides.bus ? undefined : createBus({ kafkaBrokers: config.kafkaBrokers, clientId: 'usage-ledger', logger });
   const bus = overrides.bus ?? ownBus!;
+  const cache = overrides.store ? undefined : createCacheAdapters({ redisUrl: config.redisUrl, logger });
+  const store = overrides.store ?? cache!.store;
+  const costReports: Partial<Record<string, CostReportReader>> = {
+    ...(config.costSources.openai ? { openai: openAiCostReport(config.costSources.openai) } : {}),
+    ...(config.costSources.anthropic ? { anthropic: anthropicCostReport(config.costSources.anthropic) } : {}),
+  };
   let subscription: Subscription | undefined;
-  // Waits for the event being applied to commit (its offset is then committed too), and only then lets the
-  // database close; a shared bus stays open for the services that share it.
-  const stopConsuming = async () => {
+  let sweepTimer: NodeJS.Timeout | undefined;
+  let sweeping: Promise<unknown> | undefined;
+  let balances: BalancePublisher | undefined;
+  // Waits for the batch being applied to commit (its offsets are then committed too), and only then lets the
+  // database close; a shared bus and store stay open for the services that share them.
+  const stopWorkers = async () => {
+    clearInterval(sweepTimer);
+    sweepTimer = undefined;
     await subscription?.stop();
     subscription = undefined;
+    await sweeping;
     await ownBus?.close();
+    await cache?.close();
   };
+  // The bus lag: how far behind the calls the ledger applies their events.
+  const metrics = createMetricsRegistry('usage-ledger');
+  const applied = new Counter({ name: 'sbc_usage_events_applied_total', help: 'Usage events handled: applied, or duplicate (already applied, e.g. a redelivery).', labelNames: ['outcome'], registers: [metrics] });
+  const lag = new Histogram({
+    name: 'sbc_usage_event_lag_seconds',
+    help: 'From a call to its usage event being committed by the ledger (the oldest event of each batch).',
+    buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600],
+    registers: [metrics],
+  });
   try {
-    return await startBackend({
+    const backend = await startBackend({
       service: 'usage-ledger',
       config,
       logger,
+      metrics,
       appDir: __dirname,
       createClient: (adapter) => new PrismaClient({ adapter }),
       async prepare(database) {
+        const publisher = createBalancePublisher({ db: database.prisma, store, logger, quietMs: config.reconcileQuietMs });
+        balances = publisher;
         // After migrations, so every event lands in the current schema.
-        subscription = await subscribeUsageEvents(bus.consumer, { db: database.prisma, logger });
-        logger.info({ bus: bus.kind }, 'consuming usage events');
+        subscription = await subscribeUsageEvents(bus.consumer, {
+          db: database.prisma,
+          logger,
+          batchSize: config.batchSize,
+          batchLingerMs: config.batchLingerMs,
+          onNewAccounts: (accountIds) => publisher.publishNew(accountIds),
+          onApplied: (batch) => {
+            applied.inc({ outcome: 'applied' }, batch.inserted);
+            applied.inc({ outcome: 'duplicate' }, batch.events - batch.inserted);
+            if (batch.oldestAt) lag.observe(Math.max(0, Date.now() - batch.oldestAt.getTime()) / 1000);
+          },
+        });
+        logger.info({ bus: bus.kind, costReports: Object.keys(costReports) }, 'consuming usage events');
+        sweepTimer = setInterval(() => {
+          sweeping ??= publisher
+            .sweep()
+            .then((counts) => logger.debug(counts, 'balances reconciled'))
+            .catch((error: unknown) => logger.error({ err: error }, 'balance sweep failed'))
+            .finally(() => (sweeping = undefined));
+        }, config.reconcileIntervalMs);
+        sweepTimer.unref();
       },
-      register: () => undefined,
-      beforeClose: stopConsuming,
+      register(rpc, database) {
+        const reports = createUsageReports(database.prisma);
+        const spend = createSpend({ db: database.prisma, reports, logger, costReports, refreshMs: config.spendRefreshMs });
+        rpc.add(UsageLedgerService, createLedgerService({ db: database.prisma, reports, spend, publisher: balances! }));
+      },
+      beforeClose: stopWorkers,
     });
+    return { ...backend, balances: balances! };
   } catch (error) {
-    await stopConsuming();
+    await stopWorkers();
     throw error;
   }
 }
 
 if (isBundleEntry('usage-ledger')) {
-  runService({ name: 'usage-ledger', load: () => loadUsageLedgerConfig(process.env), start });
+  runService({
+    name: 'usage-ledger',
+    load: () => loadUsageLedgerConfig(process.env),
+    start,
+    migrate: (config) =>
+      migrateBackend({
+        service: 'usage-ledger',
+        config,
+        logger: createLogger({ service: 'usage-ledger', level: config.logLevel }),
+        appDir: __dirname,
+        createClient: (adapter) => new PrismaClient({ adapter }),
+      }),
+  });
 }

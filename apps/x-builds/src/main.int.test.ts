@@ -2,7 +2,7 @@ import { checkHealth } from '@sbc/rpc';
 import { createTestDatabase, type TestDatabase } from '@sbc/testing';
 import { loadXBuildsConfig, start } from './main';
 
-describe('x-builds service shell', () => {
+describe('x-builds service', () => {
   let db: TestDatabase;
   let running: Awaited<ReturnType<typeof start>>;
   beforeAll(async () => {
@@ -14,8 +14,9 @@ describe('x-builds service shell', () => {
     await db?.drop();
   });
 
-  it('migrates an empty database to the one queue-settings row the Prisma schema describes', async () => {
-    expect(running.database.applied).toEqual(['0001_queue_settings.sql']);
+  it('migrates an empty database to the tables the Prisma schema describes, with the one queue-settings row', async () => {
+    expect(running.database.applied).toEqual(['0001_queue_settings.sql', '0002_jobs_queue_apps.sql']);
+    expect(await running.database.prisma.buildJob.count()).toBe(0);
     const settings = await running.database.prisma.queueSettings.findUniqueOrThrow({ where: { id: 1 } });
     expect(settings).toMatchObject({ paused: false, maxConcurrent: 4, maxQueue: 100, updatedAt: expect.any(Date) });
   });

@@ -48,7 +48,13 @@ function operation(route: RouteSpec): ZodOpenApiOperationObject {
   const responses: Record<string, ZodOpenApiResponseObject> = {};
   for (const [status, response] of Object.entries(route.responses)) {
     responses[status] = response.schema
-      ? { description: response.description, content: { [response.contentType ?? 'application/json']: { schema: response.schema } } }
+      ? {
+          description: response.description,
+          content: {
+            [response.contentType ?? 'application/json']: { schema: response.schema },
+            ...Object.fromEntries(Object.entries(response.alternatives ?? {}).map(([type, schema]) => [type, { schema }])),
+          },
+        }
       : { description: response.description };
   }
   for (const status of refusalStatuses(route)) {

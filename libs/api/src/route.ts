@@ -16,6 +16,8 @@ export interface ResponseSpec {
   schema?: z.ZodType;
   /** Defaults to application/json. */
   contentType?: string;
+  /** The same answer in other media types, chosen by the request's Accept header (media type → body). */
+  alternatives?: Record<string, z.ZodType>;
 }
 
 /**

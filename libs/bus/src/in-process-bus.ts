@@ -1,7 +1,10 @@
 import type { Logger } from '@sbc/logging';
 import { backoffDelay, interruptibleSleep, type BackoffOptions } from './backoff';
 import { BusBufferFullError, BusClosedError } from './errors';
-import type { EventConsumer, EventHandler, EventProducer, IncomingMessage, QueuedMessage, Subscription } from './types';
+import type { BatchHandler, EventConsumer, EventProducer, IncomingMessage, QueuedMessage, SubscribeOptions, Subscription } from './types';
+
+/** The default of `subscribeBatches` `maxBatchSize`. */
+const DEFAULT_MAX_BATCH = 500;
 
 export interface InProcessBusOptions {
   /** Most messages retained (not yet handled by every group); `send` throws past it. Default 10,000. */
@@ -14,7 +17,10 @@ export interface InProcessBusOptions {
 }
 
 interface Member {
-  handler: EventHandler;
+  /** A `subscribe` handler is a batch handler that is handed one message at a time. */
+  handler: BatchHandler;
+  maxBatch: number;
+  lingerMs: number;
   /** The handler call running on this member, awaited by `stop`. */
   running: Promise<void> | undefined;
 }
@@ -96,10 +102,28 @@ export function createInProcessBus(options: InProcessBusOptions = {}): { produce
     try {
       while (group.members.length > 0 && group.cursor < topic.end) {
         const offset = group.cursor;
-        const message = topic.entries[topic.head + (offset - topic.start)]!;
+        const waiting = topic.end - offset;
+        const lingerer = group.members.find((m) => m.lingerMs > 0 && m.maxBatch > waiting);
+        if (lingerer && attempt === 0) {
+          // Lets a short batch fill up; then takes whatever has arrived, without waiting again.
+          const sleep = interruptibleSleep(lingerer.lingerMs);
+          group.wake = sleep.wake;
+          await sleep.done;
+          group.wake = undefined;
+          if (group.members.length === 0) break;
+        }
+        const entryAt = (at: number) => topic.entries[topic.head + (at - topic.start)]!;
+        const message = entryAt(offset);
         // Like a partition assignment: one key sticks to one member while membership is unchanged.
         const member = group.members[hashKey(message.key) % group.members.length]!;
-        const call = Promise.resolve().then(() => member.handler(toIncoming(message, offset))); // a sync throw is a failure too
+        // A batch is the run of waiting messages that belong to the same member, so per-key order holds.
+        const batch = [toIncoming(message, offset)];
+        while (batch.length < member.maxBatch && offset + batch.length < topic.end) {
+          const next = entryAt(offset + batch.length);
+          if (group.members[hashKey(next.key) % group.members.length] !== member) break;
+          batch.push(toIncoming(next, offset + batch.length));
+        }
+        const call = Promise.resolve().then(() => member.handler(batch)); // a sync throw is a failure too
         member.running = call.then(
           () => undefined,
           () => undefined,
@@ -107,11 +131,11 @@ export function createInProcessBus(options: InProcessBusOptions = {}): { produce
         try {
           await call;
           attempt = 0;
-          group.cursor = offset + 1;
+          group.cursor = offset + batch.length;
           trim(topic);
           checkFlushWaiters();
         } catch (err) {
-          counters.failed++;
+          counters.failed += batch.length;
           attempt++;
           const delay = backoffDelay(attempt, options.retry);
           options.logger?.warn({ err, topic: message.topic, offset, attempt, retryInMs: delay }, 'event handler failed; will retry');
@@ -167,34 +191,47 @@ export function createInProcessBus(options: InProcessBusOptions = {}): { produce
     },
   };
 
+  async function join(
+    { topic: topicName, groupId, fromBeginning }: Omit<SubscribeOptions, 'handler'>,
+    handler: BatchHandler,
+    maxBatch: number,
+    lingerMs: number,
+  ): Promise<Subscription> {
+    const topic = topicNamed(topicName);
+    let group = topic.groups.get(groupId);
+    if (!group) {
+      group = { cursor: fromBeginning ? topic.start : topic.end, members: [], looping: false, wake: undefined };
+      topic.groups.set(groupId, group);
+      trim(topic); // a group starting at the end releases what was kept for a first group
+    }
+    const member: Member = { handler, maxBatch, lingerMs, running: undefined };
+    group.members.push(member);
+    const joined = group;
+    kick(topic, joined);
+    let stopped: Promise<void> | undefined;
+    const subscription: Subscription = {
+      stop() {
+        stopped ??= (async () => {
+          joined.members = joined.members.filter((m) => m !== member);
+          subscriptions.delete(subscription);
+          joined.wake?.(); // a backoff need not run out: the retry goes to another member, or waits for one
+          await member.running;
+          checkFlushWaiters(); // flush does not wait for a group nobody listens to
+        })();
+        return stopped;
+      },
+    };
+    subscriptions.add(subscription);
+    return subscription;
+  }
+
   const consumer: EventConsumer = {
-    async subscribe({ topic: topicName, groupId, handler, fromBeginning }) {
-      const topic = topicNamed(topicName);
-      let group = topic.groups.get(groupId);
-      if (!group) {
-        group = { cursor: fromBeginning ? topic.start : topic.end, members: [], looping: false, wake: undefined };
-        topic.groups.set(groupId, group);
-        trim(topic); // a group starting at the end releases what was kept for a first group
-      }
-      const member: Member = { handler, running: undefined };
-      group.members.push(member);
-      const joined = group;
-      kick(topic, joined);
-      let stopped: Promise<void> | undefined;
-      const subscription: Subscription = {
-        stop() {
-          stopped ??= (async () => {
-            joined.members = joined.members.filter((m) => m !== member);
-            subscriptions.delete(subscription);
-            joined.wake?.(); // a backoff need not run out: the retry goes to another member, or waits for one
-            await member.running;
-            checkFlushWaiters(); // flush does not wait for a group nobody listens to
-          })();
-          return stopped;
-        },
-      };
-      subscriptions.add(subscription);
-      return subscription;
+    subscribe(options) {
+      return join(options, ([message]) => options.handler(message!), 1, 0);
+    },
+
+    subscribeBatches(options) {
+      return join(options, options.handler, Math.max(1, options.maxBatchSize ?? DEFAULT_MAX_BATCH), Math.max(0, options.lingerMs ?? 0));
     },
 
     async close() {

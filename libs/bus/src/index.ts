@@ -6,6 +6,7 @@ export { createInProcessBus, type InProcessBusOptions } from './in-process-bus';
 export { createKafkaConsumer, type KafkaConsumerOptions } from './kafka-consumer';
 export { createKafkaProducer } from './kafka-producer';
 export type {
+  BatchHandler,
   EventConsumer,
   EventHandler,
   EventProducer,
@@ -14,6 +15,7 @@ export type {
   OutgoingMessage,
   ProducerStats,
   QueuedMessage,
+  SubscribeBatchesOptions,
   SubscribeOptions,
   Subscription,
 } from './types';

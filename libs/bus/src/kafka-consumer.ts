@@ -1,7 +1,10 @@
-import type { IHeaders, Kafka } from 'kafkajs';
+import type { IHeaders, Kafka, KafkaMessage } from 'kafkajs';
 import type { Logger } from '@sbc/logging';
 import { backoffDelay, interruptibleSleep, type BackoffOptions } from './backoff';
 import type { EventConsumer, IncomingMessage, MessageHeaders, Subscription } from './types';
+
+/** The default of `subscribeBatches` `maxBatchSize`. */
+const DEFAULT_MAX_BATCH = 500;
 
 export interface KafkaConsumerOptions {
   /** Backoff between attempts at a message whose handler failed. */
@@ -22,71 +25,111 @@ class SubscriptionStoppedError extends Error {
  * only offsets whose `eachMessage` resolved, and ours resolves only after the handler did. A failing handler
  * is retried in place with backoff (heartbeating, so the group does not evict us) rather than thrown to
  * kafkajs, which would restart the consumer and refetch; messages behind it on the partition wait, keeping
- * per-key order.
+ * per-key order. `subscribeBatches` does the same per slice of a fetched batch (a slice is one partition's
+ * consecutive messages), committing a slice's offsets only after its handler call resolved.
  */
 export function createKafkaConsumer(kafka: Kafka, options: KafkaConsumerOptions = {}): EventConsumer {
   const subscriptions = new Set<Subscription>();
 
   return {
-    async subscribe({ topic, groupId, handler, fromBeginning }) {
-      const consumer = kafka.consumer({ groupId });
-      let stopping = false;
-      let wake: (() => void) | undefined;
-      await consumer.connect();
-      try {
-        await consumer.subscribe({ topics: [topic], fromBeginning: fromBeginning ?? false });
-        await consumer.run({
-          autoCommit: true,
-          eachMessage: async ({ partition, message, heartbeat }) => {
-            const incoming: IncomingMessage = {
-              topic,
-              key: message.key?.toString('utf8') ?? '',
-              value: message.value ?? new Uint8Array(0),
-              headers: decodeHeaders(message.headers),
-              partition,
-              offset: message.offset,
-            };
-            for (let attempt = 1; ; attempt++) {
-              if (stopping) throw new SubscriptionStoppedError();
-              try {
-                await handler(incoming);
-                return;
-              } catch (err) {
-                const delay = backoffDelay(attempt, options.retry);
-                options.logger?.warn({ err, topic, partition, offset: message.offset, attempt, retryInMs: delay }, 'event handler failed; will retry');
-                const sleep = interruptibleSleep(delay);
-                wake = sleep.wake;
-                await sleep.done;
-                wake = undefined;
-                if (!stopping) await heartbeat();
-              }
-            }
-          },
-        });
-      } catch (err) {
-        await consumer.disconnect().catch(() => undefined);
-        throw err;
-      }
-      let stopped: Promise<void> | undefined;
-      const subscription: Subscription = {
-        stop() {
-          stopped ??= (async () => {
-            stopping = true;
-            wake?.();
-            subscriptions.delete(subscription);
-            await consumer.disconnect(); // waits for the running eachMessage, commits what resolved
-          })();
-          return stopped;
-        },
-      };
-      subscriptions.add(subscription);
-      return subscription;
+    subscribe({ topic, groupId, handler, fromBeginning }) {
+      return run({ topic, groupId, fromBeginning, maxBatch: 1, handle: ([message]) => handler(message!) });
+    },
+
+    subscribeBatches({ topic, groupId, handler, fromBeginning, maxBatchSize }) {
+      return run({ topic, groupId, fromBeginning, maxBatch: Math.max(1, maxBatchSize ?? DEFAULT_MAX_BATCH), handle: handler });
     },
 
     async close() {
       await Promise.all([...subscriptions].map((s) => s.stop()));
     },
   };
+
+  /**
+   * One group member. `maxBatch` 1 runs kafkajs `eachMessage`; more runs `eachBatch`, handing over slices of
+   * the fetched batch and resolving each slice's last offset only after the handler succeeded for it.
+   */
+  async function run(member: {
+    topic: string;
+    groupId: string;
+    fromBeginning?: boolean;
+    maxBatch: number;
+    handle: (messages: IncomingMessage[]) => Promise<void>;
+  }): Promise<Subscription> {
+    const { topic, groupId, handle, fromBeginning } = member;
+    const consumer = kafka.consumer({ groupId });
+    let stopping = false;
+    let wake: (() => void) | undefined;
+    await consumer.connect();
+    try {
+      await consumer.subscribe({ topics: [topic], fromBeginning: fromBeginning ?? false });
+      const toIncoming = (partition: number, message: KafkaMessage): IncomingMessage => ({
+        topic,
+        key: message.key?.toString('utf8') ?? '',
+        value: message.value ?? new Uint8Array(0),
+        headers: decodeHeaders(message.headers),
+        partition,
+        offset: message.offset,
+      });
+      /** Retries in place until the handler succeeds, heartbeating, or throws once the subscription stops. */
+      const handleWithRetry = async (messages: IncomingMessage[], heartbeat: () => Promise<void>) => {
+        for (let attempt = 1; ; attempt++) {
+          if (stopping) throw new SubscriptionStoppedError();
+          try {
+            await handle(messages);
+            return;
+          } catch (err) {
+            const delay = backoffDelay(attempt, options.retry);
+            const first = messages[0]!;
+            options.logger?.warn({ err, topic, partition: first.partition, offset: first.offset, messages: messages.length, attempt, retryInMs: delay }, 'event handler failed; will retry');
+            const sleep = interruptibleSleep(delay);
+            wake = sleep.wake;
+            await sleep.done;
+            wake = undefined;
+            if (!stopping) await heartbeat();
+          }
+        }
+      };
+      if (member.maxBatch === 1) {
+        await consumer.run({
+          autoCommit: true,
+          eachMessage: ({ partition, message, heartbeat }) => handleWithRetry([toIncoming(partition, message)], heartbeat),
+        });
+      } else {
+        await consumer.run({
+          autoCommit: true,
+          eachBatchAutoResolve: false,
+          eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }) => {
+            for (let from = 0; from < batch.messages.length; from += member.maxBatch) {
+              if (!isRunning() || isStale()) return; // a rebalance took the partition: the rest is refetched
+              const slice = batch.messages.slice(from, from + member.maxBatch);
+              await handleWithRetry(slice.map((message) => toIncoming(batch.partition, message)), heartbeat);
+              resolveOffset(slice.at(-1)!.offset);
+              await commitOffsetsIfNecessary();
+              await heartbeat();
+            }
+          },
+        });
+      }
+    } catch (err) {
+      await consumer.disconnect().catch(() => undefined);
+      throw err;
+    }
+    let stopped: Promise<void> | undefined;
+    const subscription: Subscription = {
+      stop() {
+        stopped ??= (async () => {
+          stopping = true;
+          wake?.();
+          subscriptions.delete(subscription);
+          await consumer.disconnect(); // waits for the running eachMessage, commits what resolved
+        })();
+        return stopped;
+      },
+    };
+    subscriptions.add(subscription);
+    return subscription;
+  }
 }
 
 /** kafkajs headers may be Buffers or arrays of them; events use single UTF-8 string values. */

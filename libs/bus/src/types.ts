@@ -64,6 +64,24 @@ export interface SubscribeOptions {
   fromBeginning?: boolean;
 }
 
+/**
+ * Resolve to ack every message of the batch; throw to have the same batch retried, with backoff, before any
+ * later message. A batch holds consecutive messages of one partition, in order.
+ */
+export type BatchHandler = (messages: IncomingMessage[]) => Promise<void>;
+
+export interface SubscribeBatchesOptions extends Omit<SubscribeOptions, 'handler'> {
+  handler: BatchHandler;
+  /** Most messages handed over at once; default 500. A batch is whatever is waiting, up to this. */
+  maxBatchSize?: number;
+  /**
+   * How long a batch that is not full may wait for more messages before it is handed over; default 0. A
+   * trickle of single messages then becomes fewer, larger batches (fewer transactions) for a few ms of delay.
+   * The Kafka consumer batches by fetch instead and ignores it.
+   */
+  lingerMs?: number;
+}
+
 export interface Subscription {
   /** Resolves once no handler call of this subscription is running; an unacked message is redelivered later. */
   stop(): Promise<void>;
@@ -71,6 +89,12 @@ export interface Subscription {
 
 export interface EventConsumer {
   subscribe(options: SubscribeOptions): Promise<Subscription>;
+  /**
+   * Like `subscribe`, with the messages already waiting handed over together, so a consumer can apply them in
+   * one database transaction. The same delivery promises hold per message: at-least-once, in order per key,
+   * acked (committed) only once the handler resolved for the batch that holds it.
+   */
+  subscribeBatches(options: SubscribeBatchesOptions): Promise<Subscription>;
   /** Stops every subscription made through this consumer. */
   close(): Promise<void>;
 }

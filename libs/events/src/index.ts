@@ -25,3 +25,12 @@ export const ALIASES_CHANGED_CHANNEL = 'account.aliases-changed.v1';
 
 /** Kafka topic of usage events (value: protobuf UsageEvent, key: account id). */
 export const USAGE_EVENTS_TOPIC = 'usage.events.v1';
+
+/**
+ * Published by the X builds service when a published app changed (a new bundle, or taken down); every edge
+ * drops the slug from its apps-host cache, so a take-down answers 410 at once. Message: the slug.
+ */
+export const XBUILDS_APP_CHANGED_CHANNEL = 'xbuilds.app-changed.v1';
+
+/** Published by the X builds service when a job is cancelled; the replica running it aborts the stage at once. Message: the job id. */
+export const XBUILDS_JOB_CANCELLED_CHANNEL = 'xbuilds.job-cancelled.v1';

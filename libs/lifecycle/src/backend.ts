@@ -4,6 +4,7 @@ import type { BackendConfig } from '@sbc/config';
 import { chooseDatabase, describeTarget, locateMigrations, openDatabase, type Database, type OpenDatabaseOptions, type PrismaLike } from '@sbc/db';
 import { healthRoutes, listen } from '@sbc/http';
 import type { Logger } from '@sbc/logging';
+import { createMetricsRegistry, writeMetrics, type Registry } from '@sbc/metrics';
 import { createRpcServer, type RpcServer } from '@sbc/rpc';
 
 export interface BackendOptions<Client extends PrismaLike> {
@@ -22,13 +23,37 @@ export interface BackendOptions<Client extends PrismaLike> {
   register: (rpc: RpcServer, database: Database<Client>) => void;
   /** Stops the service's own workers before the database closes. */
   beforeClose?: () => Promise<void>;
+  /** Where the service's own metrics are registered; one is made when absent. Served at /metrics. */
+  metrics?: Registry;
 }
 
 export interface RunningBackend<Client extends PrismaLike> {
   grpcAddress: string;
   httpUrl: string;
   database: Database<Client>;
+  metrics: Registry;
   stop(): Promise<void>;
+}
+
+type DatabaseOptions<Client extends PrismaLike> = Pick<BackendOptions<Client>, 'service' | 'config' | 'logger' | 'appDir' | 'createClient'>;
+
+/** Opens the service's database, applying its pending migrations under the migrations lock. */
+async function openServiceDatabase<Client extends PrismaLike>(options: DatabaseOptions<Client>): Promise<Database<Client>> {
+  const { logger, config, service } = options;
+  const target = chooseDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, service });
+  const database = await openDatabase(target, {
+    service,
+    migrationsDir: locateMigrations(service, options.appDir, path.resolve(options.appDir, '../prisma/migrations')),
+    createClient: options.createClient,
+  });
+  logger.info({ database: describeTarget(target), applied: database.applied }, 'database ready');
+  return database;
+}
+
+/** `<app> migrate`: applies the service's migrations and closes, for a one-shot job before a rollout. */
+export async function migrateBackend<Client extends PrismaLike>(options: DatabaseOptions<Client>): Promise<void> {
+  const database = await openServiceDatabase(options);
+  await database.close();
 }
 
 /**
@@ -38,13 +63,8 @@ export interface RunningBackend<Client extends PrismaLike> {
  */
 export async function startBackend<Client extends PrismaLike>(options: BackendOptions<Client>): Promise<RunningBackend<Client>> {
   const { logger, config, service } = options;
-  const target = chooseDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, service });
-  const database = await openDatabase(target, {
-    service,
-    migrationsDir: locateMigrations(service, options.appDir, path.resolve(options.appDir, '../prisma/migrations')),
-    createClient: options.createClient,
-  });
-  logger.info({ database: describeTarget(target), applied: database.applied }, 'database ready');
+  const database = await openServiceDatabase(options);
+  const metrics = options.metrics ?? createMetricsRegistry(service);
 
   let rpc: RpcServer | undefined;
   try {
@@ -56,6 +76,7 @@ export async function startBackend<Client extends PrismaLike>(options: BackendOp
     const app = express();
     app.disable('x-powered-by');
     app.use(healthRoutes(() => !draining));
+    app.get('/metrics', (req, res) => void writeMetrics(metrics, req, res));
     const http = await listen(app, config.http);
     logger.info({ grpc: grpcAddress, http: http.url }, `${service} listening`);
 
@@ -65,6 +86,7 @@ export async function startBackend<Client extends PrismaLike>(options: BackendOp
       grpcAddress,
       httpUrl: http.url,
       database,
+      metrics,
       stop() {
         stopping ??= (async () => {
           draining = true;

@@ -1,2 +1,2 @@
-export { startBackend, type BackendOptions, type RunningBackend } from './backend';
+export { migrateBackend, startBackend, type BackendOptions, type RunningBackend } from './backend';
 export { isBundleEntry, runService, type Stoppable } from './run-service';

@@ -1,4 +1,5 @@
 import { ConfigError } from '@sbc/config';
+import { startTracingFromEnv } from '@sbc/telemetry';
 
 /** Set by tools/build-app.mjs to the app a bundle was built for; undefined when running from sources. */
 declare const SBC_BUNDLE_ENTRY: string | undefined;
@@ -18,12 +19,20 @@ export interface Stoppable {
 /**
  * Runs an app as a process: parse config (a bad variable prints every problem and exits 1), start, and on
  * the first SIGTERM/SIGINT stop gracefully and exit 0. A second signal exits at once with 1.
+ * `<app> migrate` applies an app's database migrations and exits instead (0 when done, 1 on failure).
  */
 export function runService<Config>(options: {
   name: string;
   load: () => Config;
   start: (config: Config) => Promise<Stoppable>;
+  /** Present for apps that own a database. */
+  migrate?: (config: Config) => Promise<void>;
 }): void {
+  const command = process.argv[2];
+  if (command !== undefined && command !== 'migrate') {
+    process.stderr.write(`${options.name}: unknown command "${command}" (usage: main.js [migrate])\n`);
+    process.exit(2);
+  }
   let config: Config;
   try {
     config = options.load();
@@ -31,6 +40,22 @@ export function runService<Config>(options: {
     process.stderr.write(`${error instanceof ConfigError ? error.message : String(error)}\n`);
     process.exit(1);
   }
+  if (command === 'migrate') {
+    if (!options.migrate) {
+      process.stderr.write(`${options.name}: has no database, nothing to migrate\n`);
+      process.exit(2);
+    }
+    options.migrate(config).then(
+      () => process.exit(0),
+      (error: unknown) => {
+        process.stderr.write(`${options.name}: migration failed: ${error instanceof Error ? error.message : String(error)}\n`);
+        process.exit(1);
+      },
+    );
+    return;
+  }
+  // Spans go out over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT names a collector; the last ones on shutdown.
+  const tracing = startTracingFromEnv(options.name, process.env);
   options.start(config).then(
     (running) => {
       let signalled = false;
@@ -40,7 +65,8 @@ export function runService<Config>(options: {
           process.exit(1);
         }
         signalled = true;
-        running.stop().then(
+        const stopped = running.stop().then(() => tracing?.shutdown());
+        stopped.then(
           () => process.exit(0),
           (error: unknown) => {
             process.stderr.write(`${options.name}: shutdown failed: ${String(error)}\n`);

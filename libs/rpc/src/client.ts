@@ -2,6 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { create, type DescMethod, type DescService, type Message, type MessageInitShape } from '@bufbuild/protobuf';
 import type { GenService, GenServiceMethods } from '@bufbuild/protobuf/codegenv2';
 import { ApiError } from '@sbc/errors';
+import { injectContext, inSpan, SpanKind, tracingEnabled } from '@sbc/telemetry';
 import { fromServiceError } from './error-status';
 import { methodDefinition, supportedMethods } from './method-definition';
 import type { CallOptions, RpcClient } from './types';
@@ -59,7 +60,13 @@ interface CallDefaults {
 
 function unaryCall(method: DescMethod, defaults: CallDefaults) {
   const definition = methodDefinition(method);
+  const call = sendUnary(method, definition, defaults);
   return (request: MessageInitShape<DescMethod['input']>, options: CallOptions = {}): Promise<Message> =>
+    tracingEnabled() ? inSpan(definition.path, SpanKind.CLIENT, undefined, () => call(request, options)) : call(request, options);
+}
+
+function sendUnary(method: DescMethod, definition: ReturnType<typeof methodDefinition>, defaults: CallDefaults) {
+  return (request: MessageInitShape<DescMethod['input']>, options: CallOptions): Promise<Message> =>
     new Promise((resolve, reject) => {
       const { signal } = options;
       if (signal?.aborted) return reject(cancelledError(defaults.service));
@@ -131,6 +138,8 @@ function deadlineFor(options: CallOptions, defaults: CallDefaults): Date {
 function metadataFor(options: CallOptions): grpc.Metadata {
   const metadata = new grpc.Metadata();
   if (options.requestId) metadata.set(REQUEST_ID_KEY, options.requestId);
+  // The trace context travels with the call (`traceparent`), so the service's span joins the caller's trace.
+  if (tracingEnabled()) for (const [key, value] of Object.entries(injectContext({}))) metadata.set(key, value);
   return metadata;
 }
 

@@ -3,6 +3,7 @@ import { create, type DescMethod, type DescService, type Message, type MessageIn
 import type { GenService, GenServiceMethods } from '@bufbuild/protobuf/codegenv2';
 import { ApiError } from '@sbc/errors';
 import type { Logger } from '@sbc/logging';
+import { extractContext, inSpan, SpanKind, tracingEnabled } from '@sbc/telemetry';
 import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from '@sbc/proto/grpc/health/v1/health_pb';
 import { toServerStatus, type ServerStatusError } from './error-status';
 import { createHealthImpl, HealthBoard } from './health-service';
@@ -104,11 +105,20 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
   };
 }
 
+/** The caller's trace context from the call's metadata, when tracing is on. */
+function traceParentOf(call: AnyCall) {
+  return extractContext(call.metadata.getMap() as Record<string, string>);
+}
+
 function bindUnary(method: DescMethod, handler: UnaryHandler<DescMethod>, logger: Logger): grpc.handleUnaryCall<Message, Message> {
+  const path = methodPath(method);
   return (call, callback) => {
     const { ctx, close } = openContext(call);
+    const answer = async () => create(method.output, await handler(call.request, ctx));
+    // With tracing on, the handler runs in a server span continuing the caller's trace.
+    const answered = tracingEnabled() ? inSpan(path, SpanKind.SERVER, traceParentOf(call), answer) : answer();
     // Building the message inside the async step routes a bad response shape through `failure` too.
-    (async () => create(method.output, await handler(call.request, ctx)))()
+    answered
       .then(
         (response) => callback(null, response),
         (thrown: unknown) => callback(failure(thrown, method, ctx, logger)),
@@ -122,9 +132,11 @@ function bindServerStreaming(
   handler: ServerStreamingHandler<DescMethod>,
   logger: Logger,
 ): grpc.handleServerStreamingCall<Message, Message> {
+  const path = methodPath(method);
   return (call) => {
     const { ctx, close } = openContext(call);
-    void pump(call, method, () => handler(call.request, ctx), ctx, logger).finally(close);
+    const stream = () => pump(call, method, () => handler(call.request, ctx), ctx, logger);
+    void (tracingEnabled() ? inSpan(path, SpanKind.SERVER, traceParentOf(call), stream) : stream()).finally(close);
   };
 }
 

@@ -1,5 +1,5 @@
 import { Agent, errors as undiciErrors } from 'undici';
-import { isPrivateLiteralHost, privateGuardedLookup } from './egress';
+import { isPrivateLiteralHost, privateGuardedLookup } from '@sbc/egress';
 import { endpointUrl } from './endpoint-url';
 
 export type SpokenDialect = 'openai' | 'anthropic';

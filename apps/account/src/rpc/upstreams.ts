@@ -3,7 +3,7 @@ import { ApiError } from '@sbc/errors';
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '@sbc/pagination';
 import type { UpstreamService } from '@sbc/proto/sbc/account/v1/upstreams_pb';
 import type { RpcImplementation } from '@sbc/rpc';
-import { pointsAtPrivateAddress } from '../probe/egress';
+import { pointsAtPrivateAddress } from '@sbc/egress';
 import { foldProbe } from '../probe/fold';
 import { createProber, type ProbeTarget } from '../probe/probe-endpoint';
 import { createRoutingWrites } from '../routing/writes';

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
+import { injectContext, inSpan, SpanKind, tracingEnabled } from '@sbc/telemetry';
 import type { Engine } from '../routing/engines';
 import { endpointUrl } from './endpoint-url';
 
@@ -100,20 +101,24 @@ export function createUpstreamClient(options: UpstreamClientOptions) {
         target = endpointUrl(request.engine.baseUrl, request.path);
         urls.set(cacheKey, target);
       }
-      try {
-        const reply = await agent.request({
-          origin: target.origin,
-          path: target.path,
-          method: 'POST',
-          headers: headersFor(request),
-          body: request.body,
-          signal: request.signal,
-        });
-        return { status: reply.statusCode, headers: reply.headers, body: reply.body };
-      } catch (error) {
-        if (isAbort(error)) throw error;
-        throw classifyTransportError(error);
-      }
+      const dispatch = async (headers: Record<string, string>): Promise<UpstreamReply> => {
+        try {
+          const reply = await agent.request({ origin: target.origin, path: target.path, method: 'POST', headers, body: request.body, signal: request.signal });
+          return { status: reply.statusCode, headers: reply.headers, body: reply.body };
+        } catch (error) {
+          if (isAbort(error)) throw error;
+          throw classifyTransportError(error);
+        }
+      };
+      if (!tracingEnabled()) return dispatch(headersFor(request));
+      // The span covers the call up to the upstream's response headers (its first byte); the body streams on.
+      const { origin, path } = target;
+      return inSpan(`POST ${path}`, SpanKind.CLIENT, undefined, async (span) => {
+        span.setAttributes({ 'server.address': origin, 'url.path': path, 'sbc.upstream.dialect': request.engine.dialect });
+        const reply = await dispatch(injectContext(headersFor(request)));
+        span.setAttribute('http.response.status_code', reply.status);
+        return reply;
+      });
     },
     close: () => agent.close(),
   };

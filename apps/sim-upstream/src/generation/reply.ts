@@ -1,4 +1,5 @@
 import type { Conversation, ToolSpec } from './conversation';
+import { htmlPage, wantsHtmlPage } from './html-page';
 import { chunkText, splitIntoPieces } from './tokens';
 
 /**
@@ -8,7 +9,8 @@ import { chunkText, splitIntoPieces } from './tokens';
  * Triggers (in the last user message):
  * - the word "weather" or the marker `sim:tool`, when the request declares function tools: call a tool;
  *   `tool_choice` required/any/named forces a call, `none` forbids it;
- * - `sim-tokens:<N>`: the text reply has exactly N pieces (padded with numbered filler words).
+ * - `sim-tokens:<N>`: the text reply has exactly N pieces (padded with numbered filler words);
+ * - `sim:html` (and `sim:broken`, `sim:fix`): the reply is a small HTML app (see html-page.ts).
  */
 
 export type TextFinish = 'end' | 'length' | 'stop_sequence';
@@ -92,6 +94,7 @@ function replyText(conversation: Conversation): string {
   if (conversation.toolResult !== undefined) {
     return `Simulated reply using the tool result: ${firstWords(conversation.toolResult) || '(empty)'}`;
   }
+  if (wantsHtmlPage(conversation.lastUserText)) return htmlPage(conversation.lastUserText);
   const prompt = firstWords(conversation.lastUserText);
   return prompt ? `Simulated reply to: ${prompt}` : 'Simulated reply to an empty prompt.';
 }

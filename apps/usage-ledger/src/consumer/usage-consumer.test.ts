@@ -21,7 +21,14 @@ function problemOf(bytes: Uint8Array): string {
 describe('decodeUsageEvent', () => {
   it('input and output tokens become the prompt and completion counts, list cost the total cost', () => {
     const row = rowOf(encode({ inputTokens: 10n, outputTokens: 20n, cacheReadTokens: 3n, cacheWriteTokens: 4n, listCostUsd: 0.5, creditsCharged: 2 }));
-    expect(row).toMatchObject({ tokensPrompt: 10n, tokensCompletion: 20n, cacheRead: 3n, cacheWrite: 4n, totalCostUsd: 0.5, creditsCharged: 2, cacheDiscountUsd: 0 });
+    expect(row).toMatchObject({ tokensPrompt: 10n, tokensCompletion: 20n, cacheRead: 3n, cacheWrite: 4n, totalCostUsd: 0.5, creditsCharged: 2 });
+  });
+
+  it('the cache discount is what the cache reads saved at the catalog prices the edge charges with', () => {
+    // house: input 200, cache read 5 credits per 1M tokens; 1M cache reads save 195 credits = $0.195.
+    expect(rowOf(encode({ model: 'house', inputTokens: 1_200_000n, cacheReadTokens: 1_000_000n })).cacheDiscountUsd).toBeCloseTo(0.195, 9);
+    expect(rowOf(encode({ model: 'house', cacheReadTokens: 0n })).cacheDiscountUsd).toBe(0);
+    expect(rowOf(encode({ model: 'a-model-the-catalog-does-not-price', cacheReadTokens: 1_000n })).cacheDiscountUsd).toBe(0);
   });
 
   it('strings the edge left unset are stored as NULL, not as empty text', () => {

