@@ -1,4 +1,4 @@
-import { createBus, type Bus } from '@sbc/bus';
+import { createBus, flushWithin } from '@sbc/bus';
 import { createCacheAdapters } from '@sbc/cache';
 import { isBundleEntry, runService, type Stoppable } from '@sbc/lifecycle';
 import { createLogger } from '@sbc/logging';
@@ -14,13 +14,6 @@ import { loadEmbeddedConfig, type EmbeddedConfig } from './config';
 export { loadEmbeddedConfig, type EmbeddedConfig } from './config';
 
 const FLUSH_ON_STOP_MS = 10_000;
-
-/** Waits for the usage events already sent to be handled, for at most `ms`. */
-async function flushWithin(bus: Bus, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([bus.producer.flush(), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
-  clearTimeout(timer);
-}
 
 export interface RunningEmbedded extends Stoppable {
   /** The public base URL of the edge. */
@@ -67,7 +60,7 @@ export async function start(config: EmbeddedConfig): Promise<RunningEmbedded> {
     const runs = await startRuns(config.runs, { logger: logger('runs'), ...workers });
     started.push(runs);
     // Stopped in reverse: once the edge has drained, the ledger gets the events still in flight before it stops.
-    started.push({ stop: () => flushWithin(bus, FLUSH_ON_STOP_MS) });
+    started.push({ stop: () => flushWithin(bus.producer, FLUSH_ON_STOP_MS) });
     // House models answer from the bundled simulator unless HOUSE_ENGINES names real engines.
     const houseEngines = config.gateway.houseEngines ?? simulatorHouseEngines(sim.url);
     const gateway = await startGateway(

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createBus, type Bus } from '@sbc/bus';
+import { createBus, flushWithin, type Bus } from '@sbc/bus';
 import { createMemoryPubSub, createMemoryStore, type PubSub, type SharedStore } from '@sbc/cache';
 import { hashSecret, maskSecret, newId, newSecret } from '@sbc/ids';
 import { createLogger } from '@sbc/logging';
@@ -50,9 +50,7 @@ export async function startUsageStack(label: string): Promise<UsageStack> {
   const stop = async () => {
     for (const edge of edges.splice(0).reverse()) await edge.stop();
     // Events of calls that ended during the drain reach the ledger before it stops (for at most 2 s).
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([bus.producer.flush(), new Promise((resolve) => (timer = setTimeout(resolve, 2_000)))]);
-    clearTimeout(timer);
+    await flushWithin(bus.producer, 2_000);
     await ledger?.stop();
     await bus.close();
     await account?.stop();

@@ -1,6 +1,6 @@
 import { create, toBinary, type MessageInitShape } from '@bufbuild/protobuf';
 import { timestampFromMs } from '@bufbuild/protobuf/wkt';
-import { createBus, type Bus } from '@sbc/bus';
+import { createBus, flushWithin, type Bus } from '@sbc/bus';
 import { createMemoryPubSub, createMemoryStore, type PubSub, type SharedStore } from '@sbc/cache';
 import { USAGE_EVENTS_TOPIC } from '@sbc/events';
 import { hashSecret, newId } from '@sbc/ids';
@@ -85,9 +85,7 @@ export async function startUsageStack(label: string, extra: { ledgerEnv?: Record
   const stop = async () => {
     ledgerRpc?.close();
     await edge?.stop();
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([bus.producer.flush(), new Promise((resolve) => (timer = setTimeout(resolve, 2_000)))]);
-    clearTimeout(timer);
+    await flushWithin(bus.producer, 2_000);
     await ledger?.stop();
     await bus.close();
     await account?.stop();

@@ -27,7 +27,7 @@ import { createModelCallHandler, MODEL_CALL_ROUTES } from './model-calls/handle-
 import { createCountTokensHandler } from './model-calls/handle-count-tokens';
 import { createPricing } from './model-calls/pricing';
 import { simulatorHouseEngines } from './routing/engines';
-import { createEdgeMetrics } from './observability/edge-metrics';
+import { createEdgeMetrics, routeTemplateOf } from './observability/edge-metrics';
 import { createRoutingTables } from './routing/routing-tables';
 import { createGatewayApp } from './server';
 import { createUpstreamClient } from './upstream/client';
@@ -214,8 +214,8 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     if (!tracingEnabled()) return answer(req, res);
     const { span, context } = startSpan(`${req.method} ${pathOf(req.url)}`, SpanKind.SERVER, extractContext(req.headers));
     res.once('close', () => {
-      const routed = (req as { route?: { path?: unknown } }).route?.path;
-      if (typeof routed === 'string') span.updateName(`${req.method} ${routed}`);
+      const routed = routeTemplateOf(req);
+      if (routed) span.updateName(`${req.method} ${routed}`);
       span.setAttribute('http.response.status_code', res.statusCode);
       if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
       span.end();

@@ -3,8 +3,11 @@ import type { ProducerStats } from '@sbc/bus';
 import { Counter, Gauge, Histogram, LATENCY_BUCKETS_S, type Registry } from '@sbc/metrics';
 import type { UsageFields } from '../usage/usage-events';
 
-/** What Express leaves on a request it routed: the matched path template (low cardinality, unlike the URL). */
-type RoutedRequest = IncomingMessage & { route?: { path?: unknown } };
+/** The path template Express matched for a request (low cardinality, unlike the URL), once it has routed it. */
+export function routeTemplateOf(req: IncomingMessage): string | undefined {
+  const path = (req as IncomingMessage & { route?: { path?: unknown } }).route?.path;
+  return typeof path === 'string' ? path : undefined;
+}
 
 /**
  * The edge's Prometheus series. Requests are counted once each when their response closes (finished or
@@ -71,8 +74,7 @@ export function createEdgeMetrics(registry: Registry, usage: { producerStats?: (
       inFlight.inc();
       res.once('close', () => {
         inFlight.dec();
-        const routed = (req as RoutedRequest).route?.path;
-        const route = fixedRoute ?? (typeof routed === 'string' ? routed : 'unmatched');
+        const route = fixedRoute ?? routeTemplateOf(req) ?? 'unmatched';
         requests.inc({ route, method: req.method ?? 'GET', status: String(res.statusCode) });
         duration.observe({ route, dialect: dialect ?? '' }, (performance.now() - startedAt) / 1000);
       });

@@ -1,5 +1,6 @@
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { timestampDate, timestampFromDate, type Timestamp } from '@bufbuild/protobuf/wkt';
+import { usageRoutes } from '@sbc/api';
 import { ApiError } from '@sbc/errors';
 import {
   UsageLedgerService,
@@ -34,22 +35,13 @@ function scopeOf(message: UsageScopeMessage | undefined): UsageScope {
   return message.orgId ? { orgId: message.orgId } : { accountId: message.userId };
 }
 
-function isTimeZone(tz: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: tz });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 function windowOf(message: UsageWindow | undefined): Window {
   if (!message?.from || !message.to) throw new ApiError('invalid_request', 'window.from and window.to are required.', { param: 'window' });
   const from = timestampDate(message.from);
   const to = timestampDate(message.to);
   const tz = message.tz || 'UTC';
   if (!(from < to)) throw new ApiError('invalid_request', 'from must be before to.', { param: 'from' });
-  if (!isTimeZone(tz)) throw new ApiError('invalid_request', `Unknown time zone: ${tz}.`, { param: 'tz' });
+  if (!usageRoutes.isTimeZone(tz)) throw new ApiError('invalid_request', `Unknown time zone: ${tz}.`, { param: 'tz' });
   return { from, to, tz };
 }
 

@@ -10,7 +10,8 @@ const TAG = 'Usage';
 export const MAX_DAY_BUCKETS = 366;
 export const MAX_HOUR_BUCKETS = 31 * 24;
 
-function isTimeZone(tz: string): boolean {
+/** True for an IANA time zone name the runtime knows. */
+export function isTimeZone(tz: string): boolean {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: tz });
     return true;
