@@ -9,6 +9,11 @@
 // child on a free port; HOUSE_ENGINES sends `house` to the sim in the OpenAI dialect and `house-omni` in the
 // Anthropic dialect, so chat → house and messages → house-omni are both same-dialect passthroughs.
 //
+// Priming: before anything is measured, every case is sent through both targets (BENCH_PRIME requests each, at
+// c=10), so the sim and the edge are measured as the long-running servers they are, not while V8 is still
+// tiering their hot paths up. Without it, CPU per request falls by a third over the first ~8,000 calls at c=10
+// and whichever case happens to run first looks worst.
+//
 // Cases: chat completions and messages, non-streaming and streaming (a 20-token reply via `sim-tokens:20`), at
 // concurrency 1, 10 and 50. Per case, direct and edge run in alternating rounds (D E E D D E …) on their own
 // warmed pools, so both see the same machine conditions; samples of a target's rounds are merged.
@@ -16,11 +21,15 @@
 // Environment:
 //   BENCH_REQUESTS=N        requests per case and target at c ≥ 10 (default 2000); c=1 gets N/4 (default 500)
 //   BENCH_CONCURRENCY=1,10,50   BENCH_CASES=chat,chat-stream,messages,messages-stream   BENCH_ROUNDS=4
-//   BENCH_QUICK=1           100 requests (25 at c=1), 2 rounds, short warm-up
+//   BENCH_QUICK=1           100 requests (25 at c=1), 2 rounds, short warm-up and priming
+//   BENCH_PRIME=N           priming requests per case and target before the first measurement (default 3000)
 //   BENCH_DIRECT_ONLY=1     skip the gateway;   BENCH_GATEWAY_ENTRY=path  another edge bundle (default embedded)
 //   BENCH_GATEWAY_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'   node flags for the edge process (profiling)
 //   BENCH_OUT=1             write the JSON to bench/results/gateway-<timestamp>.json (or BENCH_OUT=<file.json>)
 //                           instead of printing it;   BENCH_ENFORCE=1  exit 2 when a target fails
+//
+// It also reports how much CPU other processes and the hypervisor (steal) took while the rounds ran, and warns
+// when that passes a tenth of a core: on two shared cores any other load inflates every figure.
 //
 // Exit status: 1 when any request failed (non-200, broken stream, …) or a process failed; 0 otherwise.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -28,7 +37,7 @@ import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openPool, runLoad } from './lib/load.mjs';
-import { assertAlive, clockTicks, cpuMs, freePort, startChild, stopChildren, waitReady } from './lib/procs.mjs';
+import { assertAlive, clockTicks, cpuMs, freePort, machineCpuMs, startChild, stopChildren, waitReady } from './lib/procs.mjs';
 import { checkTargets, overhead, printReport, summarize } from './lib/report.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -43,6 +52,8 @@ const requestsAt = (c) => (c === 1 ? Math.max(1, Math.ceil(baseRequests / 4)) : 
 const concurrencies = list(env.BENCH_CONCURRENCY, ['1', '10', '50']).map(Number);
 const rounds = Math.max(1, Number(env.BENCH_ROUNDS ?? (quick ? 2 : 4)));
 const warmupAt = (c) => (quick ? 2 * c : Math.max(200, 4 * c)); // unmeasured requests before the first round
+const primeRequests = Math.max(0, Number(env.BENCH_PRIME ?? (quick ? 50 : 3000)));
+const PRIME_CONCURRENCY = 10;
 const TOKENS = 20; // streamed content deltas per reply
 const KEY = 'sbc_' + 'benchgateway0123456789abcdefghij'; // bootstrap key: sbc_ + 32 fixed chars
 const SIM_KEY = 'sim-bench-key'; // the sim requires it, so the edge's upstream credential is exercised too
@@ -97,7 +108,7 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 
 async function main() {
   const machine = { cores: cpus().length, cpu_model: cpus()[0]?.model, node: process.version, platform: `${process.platform}/${process.arch}`, clk_tck: clockTicks() };
-  const settings = { quick, direct_only: directOnly, requests: Object.fromEntries(concurrencies.map((c) => [c, requestsAt(c)])), rounds, concurrencies, cases: CASES.map((c) => c.name), stream_tokens: TOKENS };
+  const settings = { quick, direct_only: directOnly, requests: Object.fromEntries(concurrencies.map((c) => [c, requestsAt(c)])), rounds, concurrencies, cases: CASES.map((c) => c.name), stream_tokens: TOKENS, prime_requests: primeRequests, prime_concurrency: PRIME_CONCURRENCY };
   console.log(`gateway bench: ${machine.cores} cores, node ${machine.node}; ${rounds} alternating rounds per case; requests per case and target ${JSON.stringify(settings.requests)}`);
   if (machine.cores !== 2) console.log(`note: the targets are set for a 2-core machine; this one has ${machine.cores}.`);
 
@@ -115,13 +126,14 @@ async function main() {
   await waitReady(sim, `${simOrigin}/v1/models`, { authorization: `Bearer ${SIM_KEY}` });
 
   let gateway;
+  let account;
   let edgeOrigin;
   if (!directOnly) {
     const engine = (dialect, model) => [{ dialect, base_url: `${simOrigin}/v1`, api_key: SIM_KEY, model }];
     const gatewayPort = await freePort();
     const [accountGrpcPort, accountHttpPort] = [await freePort(), await freePort()];
     dataDir = mkdtempSync(path.join(tmpdir(), 'sbc-bench-gateway-'));
-    const account = startChild('account', accountEntry, {
+    account = startChild('account', accountEntry, {
       SBC_DATA_DIR: dataDir,
       SBC_BOOTSTRAP_KEY: KEY,
       ACCOUNT_GRPC_PORT: String(accountGrpcPort),
@@ -143,11 +155,31 @@ async function main() {
   }
 
   // --- per case: preflight, warm-up, alternating measured rounds -------------------------------------------
+  const targetsFor = (kase) => {
+    const targets = [{ name: 'direct', origin: simOrigin, spec: requestSpec(kase, SIM_KEY, 'sim-large') }];
+    if (!directOnly) targets.push({ name: 'edge', origin: edgeOrigin, spec: requestSpec(kase, KEY, kase.dialect === 'chat' ? 'house' : 'house-omni') });
+    return targets;
+  };
+  if (primeRequests > 0) {
+    const started = performance.now();
+    for (const kase of CASES) {
+      for (const t of targetsFor(kase)) {
+        const pool = openPool(t.origin, PRIME_CONCURRENCY);
+        const primed = await runLoad(pool, t.spec, primeRequests, PRIME_CONCURRENCY);
+        await pool.close();
+        if (primed.errors.size > 0) throw new Error(`${t.name} failed while priming ${kase.name}:\n  ${[...primed.errors.keys()][0]}`);
+      }
+    }
+    console.log(`  primed: ${primeRequests} requests per case and target at c=${PRIME_CONCURRENCY} in ${((performance.now() - started) / 1000).toFixed(1)} s (not measured)`);
+  }
+  // Everything else that ran while the rounds were measured: the machine's busy time less the benchmark's own
+  // processes. Other work on the two cores inflates every figure, the edge's most (it is the third process).
+  const ourCpuMs = () => cpuMs(sim.child.pid) + (gateway ? cpuMs(gateway.child.pid) : 0) + (account ? cpuMs(account.child.pid) : 0) + (process.cpuUsage().user + process.cpuUsage().system) / 1000;
+  const loadBefore = { machine: machineCpuMs(), ours: ourCpuMs(), at: performance.now() };
   const results = [];
   for (const concurrency of concurrencies) {
     for (const kase of CASES) {
-      const targets = [{ name: 'direct', origin: simOrigin, spec: requestSpec(kase, SIM_KEY, 'sim-large') }];
-      if (!directOnly) targets.push({ name: 'edge', origin: edgeOrigin, spec: requestSpec(kase, KEY, kase.dialect === 'chat' ? 'house' : 'house-omni') });
+      const targets = targetsFor(kase);
       for (const t of targets) {
         t.pool = openPool(t.origin, concurrency);
         t.rounds = [];
@@ -185,11 +217,24 @@ async function main() {
     }
   }
 
+  const machineAfter = machineCpuMs();
+  const seconds = (performance.now() - loadBefore.at) / 1000;
+  const otherMs = Math.max(0, machineAfter.busy - loadBefore.machine.busy - (ourCpuMs() - loadBefore.ours));
+  const machineLoad = {
+    seconds: Number(seconds.toFixed(1)),
+    other_processes_cores: Number((otherMs / 1000 / seconds).toFixed(3)),
+    steal_cores: Number(((machineAfter.steal - loadBefore.machine.steal) / 1000 / seconds).toFixed(3)),
+  };
+
   // --- report ----------------------------------------------------------------------------------------------
   const checks = directOnly ? [] : checkTargets(results);
   printReport(results, checks, directOnly);
+  console.log(`\nWhile measuring (${machineLoad.seconds} s): other processes used ${machineLoad.other_processes_cores} of a core on average, hypervisor steal ${machineLoad.steal_cores}.`);
+  if (machineLoad.other_processes_cores + machineLoad.steal_cores > 0.1) {
+    console.log('WARNING: the machine was not quiet; every figure above is inflated, the edge\'s most. Re-run on an idle machine.');
+  }
   const failedRequests = results.reduce((n, r) => n + r.direct.errors + (r.edge?.errors ?? 0), 0);
-  const report = { bench: 'gateway', at: new Date().toISOString(), machine, settings, results, targets: checks, failed_requests: failedRequests };
+  const report = { bench: 'gateway', at: new Date().toISOString(), machine, settings, machine_load: machineLoad, results, targets: checks, failed_requests: failedRequests };
   const json = JSON.stringify(report, null, 2);
   if (env.BENCH_OUT) {
     const file = env.BENCH_OUT.endsWith('.json') ? path.resolve(env.BENCH_OUT) : path.join(root, 'bench/results', `gateway-${report.at.replace(/[:.]/g, '-')}.json`);

@@ -104,3 +104,16 @@ export async function stopChildren(graceMs = 5000) {
 process.once('exit', () => {
   for (const { child } of children) child.kill('SIGKILL');
 });
+
+/**
+ * The whole machine's CPU time so far from /proc/stat, in milliseconds: `busy` (every non-idle state, steal
+ * included) and `steal` (time the hypervisor gave this VM's CPUs to someone else). With the benchmark's own
+ * processes subtracted, `busy` says how much else ran during a measurement.
+ */
+export function machineCpuMs() {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/).slice(1).map(Number);
+  // user nice system idle iowait irq softirq steal (guest time is already inside user)
+  const [user, nice, system, , , irq, softirq, steal] = fields;
+  const perTick = 1000 / clockTicks();
+  return { busy: (user + nice + system + irq + softirq + steal) * perTick, steal: steal * perTick };
+}

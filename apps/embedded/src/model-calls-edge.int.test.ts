@@ -1,6 +1,9 @@
+import { once } from 'node:events';
+import { createServer, request, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { jsonOf } from '@sbc/testing';
+import { jsonOf, rejectionOf } from '@sbc/testing';
 import type { RunningGateway } from '@sbc/app-gateway';
 import { loadSimConfig, start as startSim, type RunningSim } from '@sbc/app-sim-upstream';
 import {
@@ -65,49 +68,39 @@ afterAll(async () => {
 
 const hello = [{ role: 'user' as const, content: TEXT_PROMPT }];
 
-/** The SDK error a call throws (failing the test when it does not throw). */
-async function failure<T>(call: Promise<T>): Promise<any> {
-  try {
-    await call;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('the call succeeded');
-}
-
 describe('errors in the dialect called', () => {
   it('an unknown model is 404 NotFoundError in each dialect (model_not_found / not_found_error)', async () => {
-    const chat = await failure(stack.openai.chat.completions.create({ model: 'no-such-model', messages: hello }));
+    const chat = await rejectionOf(stack.openai.chat.completions.create({ model: 'no-such-model', messages: hello }));
     expect(chat).toBeInstanceOf(OpenAI.NotFoundError);
     expect(chat).toMatchObject({ status: 404, code: 'model_not_found', param: 'model' });
-    const responses = await failure(stack.openai.responses.create({ model: 'no-such-model', input: TEXT_PROMPT }));
+    const responses = await rejectionOf(stack.openai.responses.create({ model: 'no-such-model', input: TEXT_PROMPT }));
     expect(responses).toBeInstanceOf(OpenAI.NotFoundError);
-    const streamed = await failure(stack.openai.chat.completions.create({ model: 'no-such-model', messages: hello, stream: true }));
+    const streamed = await rejectionOf(stack.openai.chat.completions.create({ model: 'no-such-model', messages: hello, stream: true }));
     expect(streamed).toBeInstanceOf(OpenAI.NotFoundError);
-    const messages = await failure(stack.anthropic.messages.create({ model: 'no-such-model', max_tokens: 10, messages: hello }));
+    const messages = await rejectionOf(stack.anthropic.messages.create({ model: 'no-such-model', max_tokens: 10, messages: hello }));
     expect(messages).toBeInstanceOf(Anthropic.NotFoundError);
     expect(messages.type).toBe('not_found_error');
     expect(messages.error).toMatchObject({ type: 'error', error: { type: 'not_found_error' } });
   });
 
   it('an upstream 429 (OpenAI-dialect engine) arrives as 429 in the caller’s dialect', async () => {
-    const chat = await failure(stack.openai.chat.completions.create({ model: 'house-fast', messages: hello }));
+    const chat = await rejectionOf(stack.openai.chat.completions.create({ model: 'house-fast', messages: hello }));
     expect(chat).toBeInstanceOf(OpenAI.RateLimitError);
     expect(chat.message).toContain('sim-upstream answers 429');
-    const responses = await failure(stack.openai.responses.create({ model: 'house-fast', input: TEXT_PROMPT }));
+    const responses = await rejectionOf(stack.openai.responses.create({ model: 'house-fast', input: TEXT_PROMPT }));
     expect(responses).toBeInstanceOf(OpenAI.RateLimitError);
-    const messages = await failure(stack.anthropic.messages.create({ model: 'house-fast', max_tokens: 10, messages: hello }));
+    const messages = await rejectionOf(stack.anthropic.messages.create({ model: 'house-fast', max_tokens: 10, messages: hello }));
     expect(messages).toBeInstanceOf(Anthropic.RateLimitError);
     expect(messages.type).toBe('rate_limit_error');
-    const streamed = await failure(stack.anthropic.messages.stream({ model: 'house-fast', max_tokens: 10, messages: hello }).finalMessage());
+    const streamed = await rejectionOf(stack.anthropic.messages.stream({ model: 'house-fast', max_tokens: 10, messages: hello }).finalMessage());
     expect(streamed).toBeInstanceOf(Anthropic.RateLimitError);
   });
 
   it('an upstream 500 (Anthropic-dialect engine) arrives as 500 in the caller’s dialect', async () => {
-    const chat = await failure(openAiFor(fallbackEdge.url).chat.completions.create({ model: 'house-fast', messages: hello }));
+    const chat = await rejectionOf(openAiFor(fallbackEdge.url).chat.completions.create({ model: 'house-fast', messages: hello }));
     expect(chat).toBeInstanceOf(OpenAI.InternalServerError);
     expect(chat.status).toBe(500);
-    const messages = await failure(anthropicFor(fallbackEdge.url).messages.create({ model: 'house-fast', max_tokens: 10, messages: hello }));
+    const messages = await rejectionOf(anthropicFor(fallbackEdge.url).messages.create({ model: 'house-fast', max_tokens: 10, messages: hello }));
     expect(messages).toBeInstanceOf(Anthropic.InternalServerError);
     expect(messages).toMatchObject({ status: 500, type: 'api_error' });
   });
@@ -127,8 +120,8 @@ describe('errors in the dialect called', () => {
 
   it('an unknown key is AuthenticationError through both SDKs', async () => {
     const stranger = 'sbc_unknown_key_0123456789abcdefgh';
-    expect(await failure(openAiFor(stack.edge.url, stranger).chat.completions.create({ model: 'house', messages: hello }))).toBeInstanceOf(OpenAI.AuthenticationError);
-    const messages = await failure(anthropicFor(stack.edge.url, stranger).messages.create({ model: 'house', max_tokens: 10, messages: hello }));
+    expect(await rejectionOf(openAiFor(stack.edge.url, stranger).chat.completions.create({ model: 'house', messages: hello }))).toBeInstanceOf(OpenAI.AuthenticationError);
+    const messages = await rejectionOf(anthropicFor(stack.edge.url, stranger).messages.create({ model: 'house', max_tokens: 10, messages: hello }));
     expect(messages).toBeInstanceOf(Anthropic.AuthenticationError);
     expect(messages.type).toBe('authentication_error');
   });
@@ -148,8 +141,8 @@ describe('errors in the dialect called', () => {
       doc_url: 'https://gw.test/developers#errors-insufficient_scope',
       request_id: res.headers.get('x-request-id'),
     });
-    expect(await failure(openAiFor(stack.edge.url, secret).chat.completions.create({ model: 'house', messages: hello }))).toBeInstanceOf(OpenAI.PermissionDeniedError);
-    expect(await failure(anthropicFor(stack.edge.url, secret).messages.create({ model: 'house', max_tokens: 10, messages: hello }))).toBeInstanceOf(Anthropic.PermissionDeniedError);
+    expect(await rejectionOf(openAiFor(stack.edge.url, secret).chat.completions.create({ model: 'house', messages: hello }))).toBeInstanceOf(OpenAI.PermissionDeniedError);
+    expect(await rejectionOf(anthropicFor(stack.edge.url, secret).messages.create({ model: 'house', max_tokens: 10, messages: hello }))).toBeInstanceOf(Anthropic.PermissionDeniedError);
   });
 
   it('a revoked key is refused with 403 on its next call while other keys keep working', async () => {
@@ -161,7 +154,7 @@ describe('errors in the dialect called', () => {
     const revoke = await fetch(`${stack.edge.url}/v1/keys/${doomed.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${KEY}` } });
     expect(revoke.status).toBe(200);
 
-    const refused = await failure(doomedClient.chat.completions.create({ model: 'house', messages: hello }));
+    const refused = await rejectionOf(doomedClient.chat.completions.create({ model: 'house', messages: hello }));
     expect(refused).toBeInstanceOf(OpenAI.PermissionDeniedError);
     const raw = await fetch(`${stack.edge.url}/v1/messages`, {
       method: 'POST',
@@ -282,7 +275,7 @@ describe('a caller hanging up', () => {
       pieces += 1;
       if (pieces === 2) stream.abort();
     });
-    expect(await failure(stream.finalMessage())).toBeInstanceOf(Anthropic.APIUserAbortError);
+    expect(await rejectionOf(stream.finalMessage())).toBeInstanceOf(Anthropic.APIUserAbortError);
     expect(pacedRelay.opened()).toBe(before + 1);
     expect(await within(1_000, () => pacedRelay.open() === 0)).toBeGreaterThanOrEqual(0);
     expect((await fetch(`${hangUpEdge.url}/healthz`)).status).toBe(200);
@@ -290,7 +283,7 @@ describe('a caller hanging up', () => {
 
   it('before the first byte of a slow engine, the edge drops its upstream request at once and stays healthy', async () => {
     const controller = new AbortController();
-    const pending = failure(anthropicFor(hangUpEdge.url).messages.create({ model: 'house-omni', max_tokens: 64, messages: hello, stream: true }, { signal: controller.signal }));
+    const pending = rejectionOf(anthropicFor(hangUpEdge.url).messages.create({ model: 'house-omni', max_tokens: 64, messages: hello, stream: true }, { signal: controller.signal }));
     await slowRelay.requested();
     // The sim holds `sim-slow` for 10 s before its first byte; the caller leaves long before.
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -302,4 +295,84 @@ describe('a caller hanging up', () => {
     const after = await anthropicFor(hangUpEdge.url).messages.create({ model: 'house-fast', max_tokens: 64, messages: hello });
     expect(after.content).toEqual([expect.objectContaining({ text: TEXT_REPLY })]);
   });
+});
+
+describe('a caller reading slowly', () => {
+  const DELTA = 'x'.repeat(64 * 1024);
+  const EVENTS = 1_000; // 64 MB of content, far more than the socket buffers between the three parties
+
+  /** An OpenAI-dialect engine that streams EVENTS big deltas as fast as its socket lets it, then usage and [DONE]. */
+  async function startFloodEngine() {
+    let written = 0;
+    let blocked = false;
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        const chunk = (delta: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+          `data: ${JSON.stringify({ id: 'chatcmpl-flood', object: 'chat.completion.chunk', created: 1, model: 'flood', choices: [{ index: 0, delta, finish_reason: null }], ...extra })}\n\n`;
+        res.write(chunk({ role: 'assistant', content: '' }));
+        const pump = () => {
+          while (written < EVENTS) {
+            written += 1;
+            if (!res.write(chunk({ content: DELTA }))) {
+              blocked = true;
+              res.once('drain', pump);
+              return;
+            }
+          }
+          res.write(`data: ${JSON.stringify({ id: 'chatcmpl-flood', object: 'chat.completion.chunk', created: 1, model: 'flood', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`);
+          res.write(`data: ${JSON.stringify({ id: 'chatcmpl-flood', object: 'chat.completion.chunk', created: 1, model: 'flood', choices: [], usage: { prompt_tokens: 5, completion_tokens: EVENTS, total_tokens: EVENTS + 5 } })}\n\n`);
+          res.end('data: [DONE]\n\n');
+        };
+        pump();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    return {
+      url: `http://127.0.0.1:${port}/v1`,
+      written: () => written,
+      blocked: () => blocked,
+      stop: () => new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+    };
+  }
+
+  it('holds the upstream back instead of buffering the stream, and delivers all of it once the caller reads again', async () => {
+    const flood = await startFloodEngine();
+    const edge = await stack.startEdge({ house: [{ dialect: 'openai', base_url: flood.url, model: 'flood' }] });
+    try {
+      const caller = request(`${edge.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' } });
+      caller.end(JSON.stringify({ model: 'house', messages: hello, stream: true }));
+      const [res] = (await once(caller, 'response')) as [IncomingMessage];
+      expect(res.statusCode).toBe(200);
+      res.setEncoding('utf8');
+      let text = '';
+      const [first] = (await once(res, 'data')) as [string];
+      text += first;
+      res.pause();
+      // The caller stopped reading: the engine must end up blocked long before it has written everything.
+      // (Socket buffers on the way hold about 10 MB; without backpressure the edge would read on into memory.)
+      expect(await within(5_000, () => flood.blocked())).toBeGreaterThanOrEqual(0);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const writtenWhilePaused = flood.written();
+      expect(writtenWhilePaused).toBeLessThan(EVENTS / 4);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(flood.written()).toBe(writtenWhilePaused);
+      // Reading again lets the rest through: every delta, the usage chunk withheld, and the terminator.
+      res.on('data', (chunk: string) => (text += chunk));
+      // A stream paused by hand stays paused when a listener is added; it must be resumed by hand too.
+      res.resume();
+      await once(res, 'end');
+      expect(flood.written()).toBe(EVENTS);
+      expect(text.split(DELTA).length - 1).toBe(EVENTS);
+      expect(text.endsWith('data: [DONE]\n\n')).toBe(true);
+      expect(text).not.toContain('"usage"');
+    } finally {
+      await flood.stop();
+    }
+  }, 30_000);
 });

@@ -1,5 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
+import { rejectionOf } from '@sbc/testing';
 import { anthropicFor, openAiFor, TEXT_PROMPT } from './model-calls.harness';
 import { requestId, startUsageStack, type UsageStack } from './model-usage.stack';
 
@@ -51,15 +52,6 @@ const credits = (row: Row) => Number(row.creditsCharged.toString());
 const listCredits = (input: number, output: number) => (input * 200 + output * 800) / 1_000_000;
 /** Millicredits reserved before dispatch: ⌈bytes/3⌉ input tokens at the dearest input rate (200) + max_tokens at 800. */
 const worstMilli = (body: { max_tokens: number }) => Math.ceil((Math.ceil(Buffer.byteLength(JSON.stringify(body)) / 3) * 200 + body.max_tokens * 800) / 1_000);
-
-async function failure<T>(call: Promise<T>): Promise<any> {
-  try {
-    await call;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('the call succeeded');
-}
 
 interface Seen {
   id: string;
@@ -151,7 +143,7 @@ describe('usage rows', () => {
   it('a refused call (unknown model → 404) is recorded with status 404 and nothing used or charged', async () => {
     const key = await stack.createKey();
     const id = requestId('unknown');
-    const error = await failure(openAiFor(stack.edge.url, key.secret).chat.completions.create({ model: 'no-such-model', messages: hello }, withId(id)));
+    const error = await rejectionOf(openAiFor(stack.edge.url, key.secret).chat.completions.create({ model: 'no-such-model', messages: hello }, withId(id)));
     expect(error).toBeInstanceOf(OpenAI.NotFoundError);
     const row = await rowFor(id);
     expect(row).toMatchObject({ keyId: key.id, model: 'no-such-model', status: 404, dialectIn: 'chat', isByok: false, tokensPrompt: 0n, tokensCompletion: 0n });
@@ -213,7 +205,7 @@ describe('key daily cap (1 credit)', () => {
         spentMilli += Math.round(credits(row) * 1_000);
         succeeded += 1;
       } else {
-        const error = await failure(openai.chat.completions.create(spendBody, withId(id)));
+        const error = await rejectionOf(openai.chat.completions.create(spendBody, withId(id)));
         expect(error).toBeInstanceOf(OpenAI.APIError);
         expect(error.status).toBe(402);
         expect(error).toMatchObject({ code: 'budget_exhausted', type: 'insufficient_quota' });
@@ -227,7 +219,7 @@ describe('key daily cap (1 credit)', () => {
 
     // The same refusal in the Messages dialect.
     const messagesId = requestId('capmsg');
-    const refused = await failure(anthropicFor(stack.edge.url, key.secret).messages.create({ ...spendBody, model: 'house-omni' }, withId(messagesId)));
+    const refused = await rejectionOf(anthropicFor(stack.edge.url, key.secret).messages.create({ ...spendBody, model: 'house-omni' }, withId(messagesId)));
     expect(refused).toBeInstanceOf(Anthropic.APIError);
     expect(refused.status).toBe(402);
     expect(refused.error).toMatchObject({ type: 'error', error: { type: 'billing_error', budget: 'key_daily', message: expect.any(String) } });
@@ -294,12 +286,12 @@ describe('account balance (credits:available)', () => {
     expect(worstMilli(smallBody)).toBeLessThanOrEqual(100);
 
     const bigId = requestId('acctbig');
-    const error = await failure(openai.chat.completions.create(spendBody, withId(bigId)));
+    const error = await rejectionOf(openai.chat.completions.create(spendBody, withId(bigId)));
     expect(error.status).toBe(402);
     expect(error).toMatchObject({ code: 'budget_exhausted' });
     expect(error.error).toMatchObject({ budget: 'account' });
     expect(error.headers.get('x-should-retry')).toBe('false');
-    const refused = await failure(anthropicFor(stack.edge.url, key.secret).messages.create({ ...spendBody, model: 'house-omni' }));
+    const refused = await rejectionOf(anthropicFor(stack.edge.url, key.secret).messages.create({ ...spendBody, model: 'house-omni' }));
     expect(refused.status).toBe(402);
     expect(refused.error).toMatchObject({ type: 'error', error: { type: 'billing_error', budget: 'account' } });
     expect((await rowFor(bigId)).status).toBe(402);

@@ -10,13 +10,19 @@ export const ZERO_USAGE: Usage = { inputTokens: 0, outputTokens: 0, cacheReadTok
 
 const count = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0);
 
-/** Later counts replace earlier ones field by field (streams report cumulative usage in pieces). */
+/**
+ * Later counts replace earlier ones field by field (streams report cumulative usage in pieces). Built field by
+ * field so every Usage has one shape: this runs on every call.
+ */
 export function mergeUsage(base: Usage, update: Partial<Usage>): Usage {
-  const merged = { ...base };
-  for (const key of Object.keys(update) as Array<keyof Usage>) {
-    const value = update[key];
-    if (value !== undefined) merged[key] = value;
-  }
+  const merged: Usage = {
+    inputTokens: update.inputTokens ?? base.inputTokens,
+    outputTokens: update.outputTokens ?? base.outputTokens,
+    cacheReadTokens: update.cacheReadTokens ?? base.cacheReadTokens,
+    cacheWriteTokens: update.cacheWriteTokens ?? base.cacheWriteTokens,
+  };
+  const reasoningTokens = update.reasoningTokens ?? base.reasoningTokens;
+  if (reasoningTokens !== undefined) merged.reasoningTokens = reasoningTokens;
   return merged;
 }
 

@@ -1,4 +1,4 @@
-import { hashSecret, maskSecret, newId, newSecret } from './ids';
+import { hashSecret, hashSecretHex, maskSecret, newId, newSecret } from './ids';
 
 describe('ids', () => {
   it('ids minted in order sort in order, even within one millisecond', () => {
@@ -20,5 +20,9 @@ describe('ids', () => {
 
   it('hashes are SHA-256 of the secret', () => {
     expect(hashSecret('abc').toString('hex')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+    expect(hashSecretHex('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+    // The UTF-8 bytes are hashed, as the stored hashes were made.
+    expect(hashSecretHex('clé')).toBe('51cbcf30514d0802eb5c60a018f384ea3fb9b69307c554ee63ecb43177594de4');
+    expect(hashSecret('clé').toString('hex')).toBe('51cbcf30514d0802eb5c60a018f384ea3fb9b69307c554ee63ecb43177594de4');
   });
 });

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { monotonicFactory } from 'ulid';
 
 /** Resource id prefixes (CONTRACTS "Identity"). */
@@ -46,7 +46,12 @@ export function newSecret(prefix: 'sbc' | 'sbs' | 'sbd', length = 32): string {
 
 /** The form a secret is stored and looked up by. */
 export function hashSecret(secret: string): Buffer {
-  return createHash('sha256').update(secret, 'utf8').digest();
+  return hash('sha256', secret, 'buffer');
+}
+
+/** hashSecret as hex, for a lookup key; the one-shot hash is several times cheaper than createHash on the edge. */
+export function hashSecretHex(secret: string): string {
+  return hash('sha256', secret, 'hex');
 }
 
 /** The display form of a key: prefix, 4 characters, an ellipsis, the last 4 (`sbc_AbCd…WxYz`). */

@@ -1,1 +1,1 @@
-export { hashSecret, maskSecret, newId, newSecret, type IdPrefix } from './ids';
+export { hashSecret, hashSecretHex, maskSecret, newId, newSecret, type IdPrefix } from './ids';

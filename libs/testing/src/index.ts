@@ -3,3 +3,4 @@ export { createTestDatabase, type TestDatabase } from './database';
 export { createApiClient, jsonOf, type ApiAnswer, type ApiClient } from './http';
 export { createContractChecker, type ContractChecker } from './openapi-contract';
 export { freePort } from './ports';
+export { rejectionOf } from './rejections';

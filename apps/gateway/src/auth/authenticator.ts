@@ -1,6 +1,6 @@
 import { ApiError } from '@sbc/errors';
 import { KEY_REVOKED_CHANNEL } from '@sbc/events';
-import { hashSecret } from '@sbc/ids';
+import { hashSecretHex } from '@sbc/ids';
 import type { LocalCache, PubSub } from '@sbc/cache';
 import type { Logger } from '@sbc/logging';
 import { PrincipalKind, type AccountService, type CallerKey } from '@sbc/proto/sbc/account/v1/account_pb';
@@ -47,10 +47,10 @@ export function createAuthenticator(deps: {
   let unsubscribe: (() => Promise<void> | void) | undefined;
   return {
     async authenticate(secret, requestId) {
-      const hash = hashSecret(secret);
-      const principal = await deps.cache.swr(hash.toString('hex'), async () => {
+      const hashHex = hashSecretHex(secret);
+      const principal = await deps.cache.swr(hashHex, async () => {
         try {
-          const reply = await deps.account.authenticateCredential({ secretSha256: hash }, { requestId });
+          const reply = await deps.account.authenticateCredential({ secretSha256: Buffer.from(hashHex, 'hex') }, { requestId });
           const found = reply.principal;
           return found ? toPrincipal(found) : null;
         } catch (error) {

@@ -1,5 +1,3 @@
-import { once } from 'node:events';
-import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import {
   chatStreamError,
   createChatPassthrough,
@@ -33,9 +31,9 @@ import {
   UpstreamResponseError,
 } from '@sbc/dialects';
 import type { Engine } from '../routing/engines';
-import { isAbort, UpstreamUnavailableError, type UpstreamClient, type UpstreamReply } from '../upstream/client';
+import { isAbort, UpstreamAbortedError, UpstreamUnavailableError, type UpstreamCall, type UpstreamClient } from '../upstream/client';
 import type { CallResponse } from './call-response';
-import { countRequestTokens } from './count-tokens';
+import { countRequestTokens, createTokenCounter } from './count-tokens';
 import { engineCall, parseCallerRequest, type CallerCall, type EngineCall } from './plan';
 
 /** What a finished call reports for accounting. */
@@ -65,34 +63,42 @@ function jsonOrText(text: string): unknown {
 }
 
 type Dispatched =
-  | { kind: 'reply'; engine: Engine; plan: EngineCall; reply: UpstreamReply; first?: IteratorResult<Buffer>; chunks?: AsyncIterator<Buffer> }
+  | { kind: 'reply'; engine: Engine; plan: EngineCall; reply: UpstreamCall }
   | { kind: 'failed'; failure: UpstreamFailure; exhausted: boolean; engine?: Engine };
+
+/** The upstream request in flight, so a caller hanging up can abort it wherever the call is. */
+interface InFlight {
+  current?: UpstreamCall;
+  callerGone: boolean;
+}
 
 /**
  * Tries the engines in order. A later engine is used only when an earlier one failed before anything was
  * written to the caller: no connection, a retryable status, or (streams) a body that broke before its first
  * chunk. Once the first byte of a reply is chosen, there is no going back.
  */
-async function dispatch(call: CallerCall, engines: Engine[], deps: ExchangeDeps, signal: AbortSignal, passHeaders: Record<string, string>): Promise<Dispatched> {
+async function dispatch(call: CallerCall, engines: Engine[], deps: ExchangeDeps, inFlight: InFlight, passHeaders: Record<string, string>): Promise<Dispatched> {
   let last: Dispatched = { kind: 'failed', failure: { status: 502, message: 'No engine is configured for this model.' }, exhausted: false };
   for (let i = 0; i < engines.length; i++) {
+    // A caller gone before (or while an earlier engine failed) is not worth another upstream call.
+    if (inFlight.callerGone) throw new UpstreamAbortedError();
     const engine = engines[i]!;
     const more = i < engines.length - 1;
     const plan = engineCall(call, engine, { defaultMaxTokens: deps.defaultMaxTokens });
     try {
-      const reply = await deps.upstream.send({ engine, path: plan.path, body: plan.body, signal, passHeaders });
+      const reply = deps.upstream.send({ engine, path: plan.path, body: plan.body, passHeaders });
+      inFlight.current = reply;
+      await reply.head;
       if (reply.status >= 200 && reply.status < 300) {
-        if (!call.stream) return { kind: 'reply', engine, plan, reply };
-        const chunks = reply.body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
-        const first = await chunks.next();
-        return { kind: 'reply', engine, plan, reply, first, chunks };
+        if (call.stream) await reply.firstData();
+        return { kind: 'reply', engine, plan, reply };
       }
-      const failure = parseUpstreamError(reply.status, jsonOrText(await reply.body.text()));
+      const failure = parseUpstreamError(reply.status, jsonOrText(await reply.text()));
       // Exhausted = a fallback was tried and failed too; retrying the whole call would not help.
       last = { kind: 'failed', failure, exhausted: i > 0, engine };
       if (!(more && RETRYABLE.has(reply.status))) return last;
     } catch (error) {
-      if (isAbort(error) || signal.aborted) throw error;
+      if (isAbort(error) || inFlight.callerGone) throw error;
       const status = error instanceof UpstreamUnavailableError ? error.status : 502;
       const message = error instanceof UpstreamUnavailableError ? error.message : 'The upstream connection failed.';
       last = { kind: 'failed', failure: { status, message }, exhausted: i > 0, engine };
@@ -168,7 +174,7 @@ const CONTENT_EVENTS = new Set(['text', 'reasoning', 'refusal', 'tool_call', 'to
  */
 function usageOfAbandoned(call: CallerCall, reported: Usage, delivered: string[]): Usage {
   const usage = { ...reported };
-  if (usage.outputTokens === 0 && delivered.length > 0) usage.outputTokens = countTokens(delivered.join(''));
+  if (usage.outputTokens === 0 && delivered.length > 0) usage.outputTokens = createTokenCounter()(delivered.join(''));
   if (usage.inputTokens === 0 && (usage.outputTokens > 0 || delivered.length > 0)) {
     try {
       usage.inputTokens = countRequestTokens(call.request ?? parseCallerRequest(call.dialect, call.body));
@@ -184,10 +190,13 @@ function usageOfAbandoned(call: CallerCall, reported: Usage, delivered: string[]
  * outcome for accounting; never throws for upstream trouble (that becomes the answer).
  */
 export async function exchange(call: CallerCall, engines: Engine[], out: CallResponse, deps: ExchangeDeps, startedAt: number, passHeaders: Record<string, string>): Promise<CallOutcome> {
-  const controller = new AbortController();
+  // A caller that hung up while the call was authorised and read has already had its `close` event.
+  const inFlight: InFlight = { callerGone: out.res.destroyed };
   // A caller that hangs up aborts the upstream request at once.
   const onClose = () => {
-    if (!out.res.writableFinished) controller.abort();
+    if (out.res.writableFinished) return;
+    inFlight.callerGone = true;
+    inFlight.current?.abort();
   };
   out.res.on('close', onClose);
   let usage = ZERO_USAGE;
@@ -196,27 +205,29 @@ export async function exchange(call: CallerCall, engines: Engine[], out: CallRes
   let engine: Engine | undefined;
   let streamed: string[] = [];
   try {
-    const dispatched = await dispatch(call, engines, deps, controller.signal, passHeaders);
+    const dispatched = await dispatch(call, engines, deps, inFlight, passHeaders);
     if (dispatched.kind === 'failed') {
       out.fail(dispatched.failure, dispatched.exhausted ? { 'x-should-retry': 'false' } : {});
       return { status: dispatched.failure.status, engine: dispatched.engine, usage, ttftMs };
     }
     engine = dispatched.engine;
+    const reply = dispatched.reply;
     if (!dispatched.plan.passthrough && call.request) {
       // What the caller sent that this engine's dialect cannot carry, named so it is never silently lost.
       const dropped = new Set([...call.request.dropped, ...droppedForUpstream(call.dialect, call.request, engine.dialect)]);
       if (dropped.size > 0) out.addHeaders({ 'x-sbc-dropped-fields': [...dropped].join(',') });
     }
     if (!call.stream) {
-      const raw = jsonOrText(await dispatched.reply.body.text());
       let rendered: ReturnType<typeof renderReply>;
       try {
-        rendered = renderReply(call, dispatched.plan, engine, raw);
+        rendered = renderReply(call, dispatched.plan, engine, jsonOrText(await reply.text()));
       } catch (error) {
-        // A 200 whose body is not a reply (an error object, no choices, not JSON) is the upstream's failure.
-        if (!(error instanceof UpstreamResponseError)) throw error;
-        out.fail(error.failure);
-        return { status: error.failure.status, engine, usage, ttftMs };
+        // A body that broke off, or a 200 whose body is not a reply (an error object, no choices, not JSON),
+        // is the upstream's failure.
+        const failure = error instanceof UpstreamResponseError ? error.failure : error instanceof UpstreamUnavailableError ? { status: error.status, message: error.message } : undefined;
+        if (!failure || inFlight.callerGone) throw error;
+        out.fail(failure);
+        return { status: failure.status, engine, usage, ttftMs };
       }
       out.json(200, rendered.body);
       return { status: 200, engine, usage: rendered.usage, ttftMs: Math.max(1, Math.round(performance.now() - startedAt)), stopReason: rendered.stopReason };
@@ -229,6 +240,11 @@ export async function exchange(call: CallerCall, engines: Engine[], out: CallRes
     let pending = '';
     let ended = false;
     let failed: UpstreamFailure | undefined;
+    const brokeOff = () => {
+      if (failed) return;
+      failed = { status: 502, message: 'The upstream stream broke off.' };
+      for (const frame of source.fail(failed)) pending += encodeSse(frame);
+    };
     const decoder = createSseDecoder((event) => {
       const { frames, events } = source.push(event);
       for (const item of events) {
@@ -247,28 +263,54 @@ export async function exchange(call: CallerCall, engines: Engine[], out: CallRes
     });
     const text = new TextDecoder();
     out.openStream();
-    let next = dispatched.first!;
-    try {
-      while (!next.done) {
-        decoder.feed(text.decode(next.value, { stream: true }));
-        if (pending !== '') {
-          // A caller that reads slower than the upstream writes holds the upstream back instead of
-          // filling the edge's memory; a hang-up while waiting aborts like any other.
+    // Chunks are pushed from the upstream socket straight through the decoder to the caller, each written as
+    // it comes; the promise settles when the upstream body ends, breaks off, or the caller hangs up.
+    await new Promise<void>((resolve, reject) => {
+      let settled = false;
+      const settle = (error?: Error) => {
+        if (settled) return;
+        settled = true;
+        if (error) reject(error);
+        else resolve();
+      };
+      reply.attach({
+        data(chunk) {
+          if (settled) return;
+          try {
+            decoder.feed(text.decode(chunk, { stream: true }));
+          } catch {
+            // A chunk the translation cannot take ends the stream as broken off; the upstream is let go.
+            brokeOff();
+            settle();
+            reply.abort();
+            return;
+          }
+          if (pending === '') return;
+          // A caller that reads slower than the upstream writes holds the upstream back instead of filling
+          // the edge's memory; a hang-up while paused aborts like any other.
           const flushed = out.res.write(pending);
           pending = '';
-          if (!flushed) await once(out.res, 'drain', { signal: controller.signal });
-        }
-        next = await dispatched.chunks!.next();
-      }
-      decoder.feed(text.decode());
-      decoder.end();
-    } catch (error) {
-      if (isAbort(error) || controller.signal.aborted) throw error;
-      if (!failed) {
-        failed = { status: 502, message: 'The upstream stream broke off.' };
-        for (const frame of source.fail(failed)) pending += encodeSse(frame);
-      }
-    }
+          if (!flushed) {
+            reply.pause();
+            out.res.once('drain', () => reply.resume());
+          }
+        },
+        end() {
+          try {
+            decoder.feed(text.decode());
+            decoder.end();
+          } catch {
+            brokeOff();
+          }
+          settle();
+        },
+        error(error) {
+          if (isAbort(error) || inFlight.callerGone) return settle(error);
+          brokeOff();
+          settle();
+        },
+      });
+    });
     // An upstream error event was already rendered by the source; a stream that merely stopped needs one.
     if (!ended && !failed) {
       failed = { status: 502, message: 'The upstream closed the stream before it finished.' };
@@ -277,7 +319,7 @@ export async function exchange(call: CallerCall, engines: Engine[], out: CallRes
     out.res.end(pending);
     return { status: failed ? failed.status : 200, engine, usage, ttftMs, stopReason };
   } catch (error) {
-    if (isAbort(error) || controller.signal.aborted) {
+    if (isAbort(error) || inFlight.callerGone) {
       if (!out.res.destroyed) out.res.destroy();
       return { status: 499, engine, usage: usageOfAbandoned(call, usage, streamed), ttftMs, stopReason };
     }

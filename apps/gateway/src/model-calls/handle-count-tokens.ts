@@ -48,17 +48,16 @@ export function createCountTokensHandler(deps: ModelCallDeps) {
 }
 
 async function countUpstream(deps: ModelCallDeps, engine: Engine, body: Record<string, unknown>, req: IncomingMessage): Promise<number | undefined> {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), 10_000);
+  const reply = deps.upstream.send({
+    engine,
+    path: '/messages/count_tokens',
+    body: JSON.stringify({ ...body, model: engine.model }),
+    passHeaders: passHeadersOf(req.headers),
+  });
+  const timer = setTimeout(() => reply.abort(), 10_000);
   try {
-    const reply = await deps.upstream.send({
-      engine,
-      path: '/messages/count_tokens',
-      body: JSON.stringify({ ...body, model: engine.model }),
-      signal: controller.signal,
-      passHeaders: passHeadersOf(req.headers),
-    });
-    const text = await reply.body.text();
+    await reply.head;
+    const text = await reply.text();
     if (reply.status !== 200) return undefined;
     const parsed = JSON.parse(text) as { input_tokens?: unknown };
     return typeof parsed.input_tokens === 'number' ? parsed.input_tokens : undefined;

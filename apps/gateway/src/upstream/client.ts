@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import { injectContext, inSpan, SpanKind, tracingEnabled } from '@sbc/telemetry';
 import type { Engine } from '../routing/engines';
 import { endpointUrl } from './endpoint-url';
@@ -16,8 +16,6 @@ export interface UpstreamRequest {
   engine: Engine;
   path: '/chat/completions' | '/messages' | '/messages/count_tokens';
   body: string;
-  /** Aborted when the caller hangs up: the upstream request stops at once. */
-  signal: AbortSignal;
   /** Caller headers worth passing on (Anthropic version and beta flags). */
   passHeaders?: Record<string, string>;
 }
@@ -32,13 +30,7 @@ export function passHeadersOf(headers: IncomingHttpHeaders): Record<string, stri
   return pass;
 }
 
-export interface UpstreamReply {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: Dispatcher.ResponseData['body'];
-}
-
-/** Why an upstream could not be used at all (no HTTP status came back). */
+/** Why an upstream could not be used at all (no HTTP status came back), or why its body broke off. */
 export class UpstreamUnavailableError extends Error {
   constructor(
     readonly status: 502 | 504,
@@ -47,6 +39,14 @@ export class UpstreamUnavailableError extends Error {
   ) {
     super(message, options);
     this.name = 'UpstreamUnavailableError';
+  }
+}
+
+/** What an aborted call (`UpstreamCall.abort`, the caller hung up) rejects or fails with. */
+export class UpstreamAbortedError extends Error {
+  constructor() {
+    super('The caller hung up; the upstream request was aborted.');
+    this.name = 'AbortError';
   }
 }
 
@@ -60,7 +60,134 @@ export function classifyTransportError(error: unknown): UpstreamUnavailableError
 }
 
 export function isAbort(error: unknown): boolean {
-  return error instanceof undiciErrors.RequestAbortedError || (error as { name?: unknown } | null)?.name === 'AbortError';
+  return error instanceof UpstreamAbortedError;
+}
+
+/** Receives an upstream body chunk by chunk as it arrives, with nothing buffered in between. */
+export interface BodySink {
+  data(chunk: Buffer): void;
+  end(): void;
+  /** The body broke off (UpstreamUnavailableError) or the call was aborted (UpstreamAbortedError). */
+  error(error: Error): void;
+}
+
+/**
+ * One upstream request on undici's dispatch API, without the stream and promise layers of `request()`: the
+ * model path's cheapest way through the pool. `head` settles with the status and headers; the body is then
+ * read whole (`text`) or pushed to a sink (`attach`), with `pause`/`resume` passing a slow caller's
+ * backpressure up to the upstream socket. Chunks that arrive before a reader is attached are held.
+ */
+export class UpstreamCall implements Dispatcher.DispatchHandler {
+  status = 0;
+  headers: IncomingHttpHeaders = {};
+  /** Resolves at the response head; rejects with UpstreamUnavailableError or UpstreamAbortedError. */
+  readonly head: Promise<UpstreamCall>;
+  private settleHead?: { resolve: (call: UpstreamCall) => void; reject: (error: Error) => void };
+  private controller?: Dispatcher.DispatchController;
+  private abortedWith?: UpstreamAbortedError;
+  private sink?: BodySink;
+  private held: Buffer[] = [];
+  private finished?: 'end' | Error;
+  private progressed?: () => void;
+
+  constructor() {
+    this.head = new Promise((resolve, reject) => {
+      this.settleHead = { resolve, reject };
+    });
+  }
+
+  /** Stops the request at once: before it is sent, while waiting for the head, or mid-body. */
+  abort(): void {
+    if (this.abortedWith || this.finished) return;
+    this.abortedWith = new UpstreamAbortedError();
+    // Not yet on a socket: onRequestStart aborts it before anything is written.
+    this.controller?.abort(this.abortedWith);
+  }
+
+  pause(): void {
+    this.controller?.pause();
+  }
+
+  resume(): void {
+    this.controller?.resume();
+  }
+
+  /** The whole body as text (for replies that are not streamed, and error bodies). */
+  text(): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      this.attach({
+        data: (chunk) => chunks.push(chunk),
+        end: () => resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8')),
+        error: reject,
+      });
+    });
+  }
+
+  /**
+   * Resolves once the body has produced its first chunk (or ended empty); rejects when it broke before
+   * that. Until then a streamed call may still fall back to another engine.
+   */
+  firstData(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        if (this.held.length > 0 || this.finished === 'end') resolve();
+        else if (this.finished) reject(this.finished);
+        else return false;
+        this.progressed = undefined;
+        return true;
+      };
+      if (!check()) this.progressed = check;
+    });
+  }
+
+  /** Hands the body to `sink`: what was held first, then each chunk as it arrives. */
+  attach(sink: BodySink): void {
+    this.sink = sink;
+    const held = this.held;
+    this.held = [];
+    for (const chunk of held) sink.data(chunk);
+    if (this.finished === 'end') sink.end();
+    else if (this.finished) sink.error(this.finished);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.abortedWith) controller.abort(this.abortedWith);
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    this.status = statusCode;
+    this.headers = headers;
+    this.settleHead?.resolve(this);
+    this.settleHead = undefined;
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.sink) this.sink.data(chunk);
+    else {
+      this.held.push(chunk);
+      this.progressed?.();
+    }
+  }
+
+  onResponseEnd(): void {
+    this.finished = 'end';
+    if (this.sink) this.sink.end();
+    else this.progressed?.();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    const failure = this.abortedWith ?? classifyTransportError(error);
+    this.finished = failure;
+    if (this.settleHead) {
+      this.settleHead.reject(failure);
+      this.settleHead = undefined;
+      return;
+    }
+    if (this.sink) this.sink.error(failure);
+    else this.progressed?.();
+  }
 }
 
 function headersFor(request: UpstreamRequest): Record<string, string> {
@@ -92,33 +219,35 @@ export function createUpstreamClient(options: UpstreamClientOptions) {
     connections: options.connectionsPerOrigin,
   });
   const urls = new Map<string, { origin: string; path: string }>();
+  const targetOf = (request: UpstreamRequest) => {
+    const cacheKey = `${request.engine.baseUrl} ${request.path}`;
+    let target = urls.get(cacheKey);
+    if (!target) {
+      target = endpointUrl(request.engine.baseUrl, request.path);
+      urls.set(cacheKey, target);
+    }
+    return target;
+  };
 
   return {
-    async send(request: UpstreamRequest): Promise<UpstreamReply> {
-      const cacheKey = `${request.engine.baseUrl} ${request.path}`;
-      let target = urls.get(cacheKey);
-      if (!target) {
-        target = endpointUrl(request.engine.baseUrl, request.path);
-        urls.set(cacheKey, target);
+    /** Starts the request; await `head` on the returned call, then read its body. */
+    send(request: UpstreamRequest): UpstreamCall {
+      const { origin, path } = targetOf(request);
+      const call = new UpstreamCall();
+      const dispatch = (headers: Record<string, string>) => agent.dispatch({ origin, path, method: 'POST', headers, body: request.body }, call);
+      if (!tracingEnabled()) {
+        dispatch(headersFor(request));
+        return call;
       }
-      const dispatch = async (headers: Record<string, string>): Promise<UpstreamReply> => {
-        try {
-          const reply = await agent.request({ origin: target.origin, path: target.path, method: 'POST', headers, body: request.body, signal: request.signal });
-          return { status: reply.statusCode, headers: reply.headers, body: reply.body };
-        } catch (error) {
-          if (isAbort(error)) throw error;
-          throw classifyTransportError(error);
-        }
-      };
-      if (!tracingEnabled()) return dispatch(headersFor(request));
       // The span covers the call up to the upstream's response headers (its first byte); the body streams on.
-      const { origin, path } = target;
-      return inSpan(`POST ${path}`, SpanKind.CLIENT, undefined, async (span) => {
+      // Whoever awaits `head` sees its failure; the span only records it.
+      inSpan(`POST ${path}`, SpanKind.CLIENT, undefined, async (span) => {
         span.setAttributes({ 'server.address': origin, 'url.path': path, 'sbc.upstream.dialect': request.engine.dialect });
-        const reply = await dispatch(injectContext(headersFor(request)));
-        span.setAttribute('http.response.status_code', reply.status);
-        return reply;
-      });
+        dispatch(injectContext(headersFor(request)));
+        await call.head;
+        span.setAttribute('http.response.status_code', call.status);
+      }).catch(() => undefined);
+      return call;
     },
     close: () => agent.close(),
   };

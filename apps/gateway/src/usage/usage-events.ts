@@ -1,30 +1,28 @@
-import { create, toBinary } from '@bufbuild/protobuf';
-import { timestampFromMs } from '@bufbuild/protobuf/wkt';
 import { BusBufferFullError, type EventProducer } from '@sbc/bus';
 import { USAGE_EVENTS_TOPIC } from '@sbc/events';
 import type { Logger } from '@sbc/logging';
-import { UsageEventSchema, type UsageEvent } from '@sbc/proto/sbc/usage/v1/usage_event_pb';
+import { encodeUsageEvent, type UsageFields } from './usage-event-wire';
 
-export type UsageFields = Omit<UsageEvent, '$typeName' | 'ts'> & { atMs: number };
+export type { UsageFields } from './usage-event-wire';
 
 /**
  * One usage event per model call, handed to the bus without waiting: the producer batches and acks later,
  * and flushes what is pending when the edge stops. A full buffer drops the event (counted and logged)
  * rather than holding a reply. Without a producer (an edge started alone with no KAFKA_BROKERS, which
- * main.ts warns about at start) there is nowhere to send events, and they are only counted.
+ * main.ts warns about at start) there is nowhere to send events, and they are only counted — but still
+ * encoded, so such an edge (development, the gateway benchmark) spends per call what a production one does.
  */
 export function createUsageEmitter(deps: { producer: EventProducer | undefined; logger: Logger }) {
   let dropped = 0;
   return {
     emit(fields: UsageFields): void {
+      const value = encodeUsageEvent(fields);
       if (!deps.producer) {
         dropped += 1;
         return;
       }
-      const { atMs, ...rest } = fields;
-      const event = create(UsageEventSchema, { ...rest, ts: timestampFromMs(atMs) });
       try {
-        deps.producer.send(USAGE_EVENTS_TOPIC, { key: fields.accountId, value: toBinary(UsageEventSchema, event) });
+        deps.producer.send(USAGE_EVENTS_TOPIC, { key: fields.accountId, value });
       } catch (error) {
         dropped += 1;
         // Said on the first drop and every thousandth after, so an outage does not also flood the logs.
