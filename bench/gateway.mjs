@@ -174,7 +174,10 @@ async function main() {
   }
   // Everything else that ran while the rounds were measured: the machine's busy time less the benchmark's own
   // processes. Other work on the two cores inflates every figure, the edge's most (it is the third process).
-  const ourCpuMs = () => cpuMs(sim.child.pid) + (gateway ? cpuMs(gateway.child.pid) : 0) + (account ? cpuMs(account.child.pid) : 0) + (process.cpuUsage().user + process.cpuUsage().system) / 1000;
+  const ourCpuMs = () => {
+    const bench = process.cpuUsage();
+    return cpuMs(sim.child.pid) + (gateway ? cpuMs(gateway.child.pid) : 0) + (account ? cpuMs(account.child.pid) : 0) + (bench.user + bench.system) / 1000;
+  };
   const loadBefore = { machine: machineCpuMs(), ours: ourCpuMs(), at: performance.now() };
   const results = [];
   for (const concurrency of concurrencies) {
