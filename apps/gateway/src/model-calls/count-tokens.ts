@@ -80,9 +80,11 @@ function countMessage(message: Message, count: (text: string) => number): number
   return total;
 }
 
-/** Input tokens of a neutral request by the o200k tokenizer: turns, tool definitions and framing. */
-export function countRequestTokens(request: ChatRequest): number {
-  const count = createTokenCounter();
+/**
+ * Input tokens of a neutral request by the o200k tokenizer: turns, tool definitions and framing. `count`
+ * carries the request's budget of exact work when other text of the same call is counted too.
+ */
+export function countRequestTokens(request: ChatRequest, count = createTokenCounter()): number {
   let total = 0;
   for (const message of request.messages) total += countMessage(message, count);
   for (const tool of request.tools ?? []) {

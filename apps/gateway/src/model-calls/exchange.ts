@@ -174,10 +174,12 @@ const CONTENT_EVENTS = new Set(['text', 'reasoning', 'refusal', 'tool_call', 'to
  */
 function usageOfAbandoned(call: CallerCall, reported: Usage, delivered: string[]): Usage {
   const usage = { ...reported };
-  if (usage.outputTokens === 0 && delivered.length > 0) usage.outputTokens = createTokenCounter()(delivered.join(''));
+  // One budget of exact counting for the whole call, output and prompt together.
+  const count = createTokenCounter();
+  if (usage.outputTokens === 0 && delivered.length > 0) usage.outputTokens = count(delivered.join(''));
   if (usage.inputTokens === 0 && (usage.outputTokens > 0 || delivered.length > 0)) {
     try {
-      usage.inputTokens = countRequestTokens(call.request ?? parseCallerRequest(call.dialect, call.body));
+      usage.inputTokens = countRequestTokens(call.request ?? parseCallerRequest(call.dialect, call.body), count);
     } catch {
       usage.inputTokens = 0;
     }
