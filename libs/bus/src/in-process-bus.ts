@@ -1,7 +1,8 @@
 import type { Logger } from '@sbc/logging';
 import { backoffDelay, interruptibleSleep, type BackoffOptions } from './backoff';
 import { BusBufferFullError, BusClosedError } from './errors';
-import type { BatchHandler, EventConsumer, EventProducer, IncomingMessage, QueuedMessage, SubscribeOptions, Subscription } from './types';
+import { settleBatch } from './poison';
+import type { BatchHandler, EventConsumer, EventProducer, IncomingMessage, PoisonOptions, QueuedMessage, SubscribeOptions, Subscription } from './types';
 
 /** The default of `subscribeBatches` `maxBatchSize`. */
 const DEFAULT_MAX_BATCH = 500;
@@ -19,6 +20,7 @@ export interface InProcessBusOptions {
 interface Member {
   /** A `subscribe` handler is a batch handler that is handed one message at a time. */
   handler: BatchHandler;
+  poison: PoisonOptions | undefined;
   maxBatch: number;
   lingerMs: number;
   /** The handler call running on this member, awaited by `stop`. */
@@ -44,9 +46,9 @@ interface Topic {
 /**
  * Embedded-mode bus with Kafka's delivery contract in one process. Each topic is a single partition, each
  * group hands out one message at a time, so order holds per key (indeed per topic); a failing handler is
- * retried with backoff and nothing behind it moves until it succeeds. A message is retained until every group
- * has handled it — and kept while a topic has no group yet, so a consumer that subscribes after the first
- * sends (with `fromBeginning`) still sees them. "Acked" for `flush` means handled by every group that has a
+ * retried with backoff and nothing behind it moves until it succeeds or, with poison options, its poison is
+ * parked (settleBatch). A message is retained until every group has handled it — and kept while a topic has
+ * no group yet, so a consumer that subscribes after the first sends (with `fromBeginning`) still sees them. "Acked" for `flush` means handled by every group that has a
  * live subscriber.
  */
 export function createInProcessBus(options: InProcessBusOptions = {}): { producer: EventProducer; consumer: EventConsumer } {
@@ -123,7 +125,7 @@ export function createInProcessBus(options: InProcessBusOptions = {}): { produce
           if (group.members[hashKey(next.key) % group.members.length] !== member) break;
           batch.push(toIncoming(next, offset + batch.length));
         }
-        const call = Promise.resolve().then(() => member.handler(batch)); // a sync throw is a failure too
+        const call = Promise.resolve().then(() => settleBatch(batch, member.handler, member.poison, options.logger)); // a sync throw is a failure too
         member.running = call.then(
           () => undefined,
           () => undefined,
@@ -192,7 +194,7 @@ export function createInProcessBus(options: InProcessBusOptions = {}): { produce
   };
 
   async function join(
-    { topic: topicName, groupId, fromBeginning }: Omit<SubscribeOptions, 'handler'>,
+    { topic: topicName, groupId, fromBeginning, poison }: Omit<SubscribeOptions, 'handler'>,
     handler: BatchHandler,
     maxBatch: number,
     lingerMs: number,
@@ -204,7 +206,7 @@ export function createInProcessBus(options: InProcessBusOptions = {}): { produce
       topic.groups.set(groupId, group);
       trim(topic); // a group starting at the end releases what was kept for a first group
     }
-    const member: Member = { handler, maxBatch, lingerMs, running: undefined };
+    const member: Member = { handler, poison, maxBatch, lingerMs, running: undefined };
     group.members.push(member);
     const joined = group;
     kick(topic, joined);
@@ -227,7 +229,7 @@ export function createInProcessBus(options: InProcessBusOptions = {}): { produce
 
   const consumer: EventConsumer = {
     subscribe(options) {
-      return join(options, ([message]) => options.handler(message!), 1, 0);
+      return join(options, async ([message]) => options.handler(message!), 1, 0);
     },
 
     subscribeBatches(options) {

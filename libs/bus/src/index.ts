@@ -8,12 +8,16 @@ export { createKafkaConsumer, type KafkaConsumerOptions } from './kafka-consumer
 export { createKafkaProducer } from './kafka-producer';
 export type {
   BatchHandler,
+  BatchOutcome,
+  DeadLetterSink,
   EventConsumer,
   EventHandler,
   EventProducer,
+  FailureKind,
   IncomingMessage,
   MessageHeaders,
   OutgoingMessage,
+  PoisonOptions,
   ProducerStats,
   QueuedMessage,
   SubscribeBatchesOptions,

@@ -1,7 +1,8 @@
 import type { IHeaders, Kafka, KafkaMessage } from 'kafkajs';
 import type { Logger } from '@sbc/logging';
 import { backoffDelay, interruptibleSleep, type BackoffOptions } from './backoff';
-import type { EventConsumer, IncomingMessage, MessageHeaders, Subscription } from './types';
+import { settleBatch } from './poison';
+import type { BatchHandler, EventConsumer, IncomingMessage, MessageHeaders, PoisonOptions, Subscription } from './types';
 
 /** The default of `subscribeBatches` `maxBatchSize`. */
 const DEFAULT_MAX_BATCH = 500;
@@ -26,18 +27,19 @@ class SubscriptionStoppedError extends Error {
  * is retried in place with backoff (heartbeating, so the group does not evict us) rather than thrown to
  * kafkajs, which would restart the consumer and refetch; messages behind it on the partition wait, keeping
  * per-key order. `subscribeBatches` does the same per slice of a fetched batch (a slice is one partition's
- * consecutive messages), committing a slice's offsets only after its handler call resolved.
+ * consecutive messages), committing a slice's offsets only after its handler call resolved. With poison
+ * options a slice's poison is parked and the partition moves on (settleBatch, shared with the in-process bus).
  */
 export function createKafkaConsumer(kafka: Kafka, options: KafkaConsumerOptions = {}): EventConsumer {
   const subscriptions = new Set<Subscription>();
 
   return {
-    subscribe({ topic, groupId, handler, fromBeginning }) {
-      return run({ topic, groupId, fromBeginning, maxBatch: 1, handle: ([message]) => handler(message!) });
+    subscribe({ topic, groupId, handler, fromBeginning, poison }) {
+      return run({ topic, groupId, fromBeginning, poison, maxBatch: 1, handle: async ([message]) => handler(message!) });
     },
 
-    subscribeBatches({ topic, groupId, handler, fromBeginning, maxBatchSize }) {
-      return run({ topic, groupId, fromBeginning, maxBatch: Math.max(1, maxBatchSize ?? DEFAULT_MAX_BATCH), handle: handler });
+    subscribeBatches({ topic, groupId, handler, fromBeginning, maxBatchSize, poison }) {
+      return run({ topic, groupId, fromBeginning, poison, maxBatch: Math.max(1, maxBatchSize ?? DEFAULT_MAX_BATCH), handle: handler });
     },
 
     async close() {
@@ -53,8 +55,9 @@ export function createKafkaConsumer(kafka: Kafka, options: KafkaConsumerOptions 
     topic: string;
     groupId: string;
     fromBeginning?: boolean;
+    poison: PoisonOptions | undefined;
     maxBatch: number;
-    handle: (messages: IncomingMessage[]) => Promise<void>;
+    handle: BatchHandler;
   }): Promise<Subscription> {
     const { topic, groupId, handle, fromBeginning } = member;
     const consumer = kafka.consumer({ groupId });
@@ -76,7 +79,7 @@ export function createKafkaConsumer(kafka: Kafka, options: KafkaConsumerOptions 
         for (let attempt = 1; ; attempt++) {
           if (stopping) throw new SubscriptionStoppedError();
           try {
-            await handle(messages);
+            await settleBatch(messages, handle, member.poison, options.logger);
             return;
           } catch (err) {
             const delay = backoffDelay(attempt, options.retry);

@@ -55,6 +55,28 @@ export interface EventProducer {
 /** Resolve to ack; throw to have the same message retried, with backoff, before any later one of its key. */
 export type EventHandler = (message: IncomingMessage) => Promise<void>;
 
+/**
+ * How a handler's error looks to the subscriber: `data` fails the same way every time (a value the store
+ * refuses), `transient` is the surroundings (the database is down) and passes, `unknown` is told apart by the
+ * message's neighbours: if they succeed, the message is the poison.
+ */
+export type FailureKind = 'data' | 'transient' | 'unknown';
+
+/** Where a message that cannot be handled is parked, so its partition moves on. Throw to retry the parking. */
+export type DeadLetterSink = (message: IncomingMessage, error: unknown) => Promise<void>;
+
+/**
+ * Poison handling, the same on both buses. When the handler fails on a batch, its messages are retried one
+ * by one; a message that still fails while others of the batch succeed, or fails with a `data` error, is
+ * handed to `deadLetter` and acked. A `transient` error, or a batch whose every message fails (an outage,
+ * not poison), is retried with backoff and nothing is parked.
+ */
+export interface PoisonOptions {
+  deadLetter: DeadLetterSink;
+  /** Default: every error is `unknown`. */
+  classify?: (error: unknown) => FailureKind;
+}
+
 export interface SubscribeOptions {
   topic: string;
   /** Each message goes to one subscriber per group; every group gets every message. */
@@ -62,13 +84,24 @@ export interface SubscribeOptions {
   handler: EventHandler;
   /** A group with no committed position starts at the oldest retained message instead of the next new one. */
   fromBeginning?: boolean;
+  /** Absent: a failing message is retried until it succeeds, and its partition waits. */
+  poison?: PoisonOptions;
 }
 
 /**
- * Resolve to ack every message of the batch; throw to have the same batch retried, with backoff, before any
- * later message. A batch holds consecutive messages of one partition, in order.
+ * A handler's word that it applied its batch except `rejected`: messages it can never apply (say, bytes that
+ * do not decode). They are parked as poison (with `poison` set; otherwise logged and acked).
  */
-export type BatchHandler = (messages: IncomingMessage[]) => Promise<void>;
+export interface BatchOutcome {
+  rejected: { message: IncomingMessage; error: unknown }[];
+}
+
+/**
+ * Resolve to ack every message of the batch (less any it names as rejected); throw to have it retried, with
+ * backoff and poison handling, before any later message. A batch holds consecutive messages of one
+ * partition, in order.
+ */
+export type BatchHandler = (messages: IncomingMessage[]) => Promise<void | BatchOutcome>;
 
 export interface SubscribeBatchesOptions extends Omit<SubscribeOptions, 'handler'> {
   handler: BatchHandler;
