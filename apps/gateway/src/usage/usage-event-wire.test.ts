@@ -1,12 +1,19 @@
 import { create, fromBinary, ScalarType, toBinary, type DescField } from '@bufbuild/protobuf';
 import { timestampFromMs } from '@bufbuild/protobuf/wkt';
+import { storableText } from '@sbc/events';
 import { UsageEventSchema } from '@sbc/proto/sbc/usage/v1/usage_event_pb';
 import { encodeUsageEvent, type UsageFields } from './usage-event-wire';
 
-/** What @bufbuild/protobuf writes for the same event: the reference the hand-written encoder must match. */
-function reference(fields: UsageFields): Uint8Array {
+const EVENT_ID = 'evt_01JDQZ4P0F8B7C6D5E4F3G2H1N';
+
+/**
+ * What @bufbuild/protobuf writes for the same event with its strings made storable: the reference the
+ * hand-written encoder must match.
+ */
+function reference(fields: UsageFields, eventId = EVENT_ID): Uint8Array {
   const { atMs, ...rest } = fields;
-  return toBinary(UsageEventSchema, create(UsageEventSchema, { ...rest, ts: timestampFromMs(atMs) }));
+  const storable = Object.fromEntries(Object.entries({ ...rest, eventId }).map(([name, value]) => [name, typeof value === 'string' ? storableText(value) : value]));
+  return toBinary(UsageEventSchema, create(UsageEventSchema, { ...storable, ts: timestampFromMs(atMs) }));
 }
 
 const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex');
@@ -23,7 +30,24 @@ function rng(seed: number) {
   };
 }
 
-const STRINGS = ['', 'a', 'req_01JD0000000000000000000000', 'house-omni', 'claude-sonnet-5-5', 'byo:my-endpoint', 'clé ünïcödé', '模型', '🚀 emoji 👩‍💻', 'x'.repeat(300), 'x'.repeat(5000)];
+const STRINGS = [
+  '',
+  'a',
+  'req_01JD0000000000000000000000',
+  'house-omni',
+  'claude-sonnet-5-5',
+  'byo:my-endpoint',
+  'clé ünïcödé',
+  '模型',
+  '🚀 emoji 👩‍💻',
+  'x'.repeat(300),
+  'x'.repeat(5000),
+  // What PostgreSQL or UTF-8 cannot hold; the encoder writes them cleaned.
+  'x\u0000y',
+  '\u0000',
+  'lone \uD800 high',
+  '\uDC00 lone low',
+];
 const INT64S = [0n, 1n, 127n, 128n, 300n, 16_384n, 2n ** 31n, 2n ** 32n + 7n, BigInt(Number.MAX_SAFE_INTEGER), BigInt(Number.MAX_SAFE_INTEGER) + 2n, 2n ** 63n - 1n, -1n, -(2n ** 63n)];
 const INT32S = [0, 1, 200, 499, 2 ** 31 - 1, -1, -(2 ** 31)];
 const DOUBLES = [0, -0, 1, 0.000123, 1e-12, 123_456.789, -5.5, Number.MAX_VALUE, Number.POSITIVE_INFINITY, Number.NaN];
@@ -33,12 +57,12 @@ const DOUBLES = [0, -0, 1, 0.000123, 1e-12, 123_456.789, -5.5, Number.MAX_VALUE,
  * absent, sometimes empty). It reads the field list from UsageEventSchema, so a field added to the proto is
  * filled here and written by toBinary; the encoder must then write it too.
  */
-function randomEvent(next: () => number): UsageFields {
+function randomEvent(next: () => number): { fields: UsageFields; eventId: string } {
   const pick = <T>(values: readonly T[]): T => values[Math.floor(next() * values.length)]!;
   const event: Record<string, unknown> = {};
   for (const field of UsageEventSchema.fields) event[field.localName] = valueFor(field, pick, next);
-  const { ts, ...rest } = event;
-  return { ...(rest as Omit<UsageFields, 'atMs'>), atMs: ts as number };
+  const { ts, eventId, ...rest } = event;
+  return { fields: { ...(rest as Omit<UsageFields, 'atMs'>), atMs: ts as number }, eventId: eventId as string };
 }
 
 function valueFor(field: DescField, pick: <T>(values: readonly T[]) => T, next: () => number): unknown {
@@ -109,10 +133,11 @@ function typicalEvent(): UsageFields {
 describe('encodeUsageEvent', () => {
   it('writes a typical call exactly as toBinary does, and it decodes to the same event', () => {
     const event = typicalEvent();
-    const bytes = encodeUsageEvent(event);
+    const bytes = encodeUsageEvent(event, EVENT_ID);
     expect(hex(bytes)).toBe(hex(reference(event)));
     const decoded = fromBinary(UsageEventSchema, bytes);
     expect(decoded.requestId).toBe(event.requestId);
+    expect(decoded.eventId).toBe(EVENT_ID);
     expect(decoded.outputTokens).toBe(20n);
     expect(decoded.sessionId).toBe('sess-1');
     expect(decoded.orgId).toBeUndefined();
@@ -121,8 +146,8 @@ describe('encodeUsageEvent', () => {
 
   it('leaves out proto3 zero values but writes optional fields that are set, even empty', () => {
     const empty: UsageFields = { ...typicalEvent(), requestId: '', inputTokens: 0n, listCostUsd: 0, fairUseCredits: -0, isByok: false, status: 0, orgId: '', sessionId: undefined };
-    expect(hex(encodeUsageEvent(empty))).toBe(hex(reference(empty)));
-    const decoded = fromBinary(UsageEventSchema, encodeUsageEvent(empty));
+    expect(hex(encodeUsageEvent(empty, ''))).toBe(hex(reference(empty, '')));
+    const decoded = fromBinary(UsageEventSchema, encodeUsageEvent(empty, ''));
     expect(decoded.orgId).toBe('');
     expect(decoded.sessionId).toBeUndefined();
   });
@@ -130,17 +155,26 @@ describe('encodeUsageEvent', () => {
   it('matches toBinary on 2,000 events generated from the schema (unicode, long strings, int64 extremes, NaN)', () => {
     const next = rng(0x5bc);
     for (let i = 0; i < 2_000; i++) {
-      const event = randomEvent(next);
-      const ours = hex(encodeUsageEvent(event));
-      const theirs = hex(reference(event));
-      if (ours !== theirs) throw new Error(`event ${i} differs from toBinary: ${describeDifference(ours, theirs, event)}`);
+      const { fields, eventId } = randomEvent(next);
+      const ours = hex(encodeUsageEvent(fields, eventId));
+      const theirs = hex(reference(fields, eventId));
+      if (ours !== theirs) throw new Error(`event ${i} differs from toBinary: ${describeDifference(ours, theirs, fields)}`);
     }
   });
 
   it('returns bytes of its own: a later event does not overwrite an earlier one', () => {
-    const first = encodeUsageEvent(typicalEvent());
+    const first = encodeUsageEvent(typicalEvent(), EVENT_ID);
     const copy = hex(first);
-    encodeUsageEvent({ ...typicalEvent(), requestId: 'req_other', keyLabel: 'x'.repeat(4000) });
+    encodeUsageEvent({ ...typicalEvent(), requestId: 'req_other', keyLabel: 'x'.repeat(4000) }, 'evt_other');
     expect(hex(first)).toBe(copy);
+  });
+
+  it('writes every string storable: a NUL or lone surrogate from a caller never reaches the ledger', () => {
+    const poisoned: UsageFields = { ...typicalEvent(), model: 'x\u0000y', keyLabel: 'bad \uD800 label', sessionId: '\u0000', orgId: '\uDC00' };
+    const decoded = fromBinary(UsageEventSchema, encodeUsageEvent(poisoned, EVENT_ID));
+    expect(decoded.model).toBe('xy');
+    expect(decoded.keyLabel).toBe('bad \uFFFD label');
+    expect(decoded.sessionId).toBe('');
+    expect(decoded.orgId).toBe('\uFFFD');
   });
 });

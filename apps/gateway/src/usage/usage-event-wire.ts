@@ -1,7 +1,11 @@
+import { storableText } from '@sbc/events';
 import type { UsageEvent } from '@sbc/proto/sbc/usage/v1/usage_event_pb';
 
-/** A usage event as the edge builds it: the message's fields, with its timestamp as epoch milliseconds. */
-export type UsageFields = Omit<UsageEvent, '$typeName' | 'ts'> & { atMs: number };
+/**
+ * A usage event as a call builds it: the message's fields, with its timestamp as epoch milliseconds. The
+ * event id is not among them: the emitter makes one per event, so no call path can reuse one.
+ */
+export type UsageFields = Omit<UsageEvent, '$typeName' | 'ts' | 'eventId'> & { atMs: number };
 
 // Wire types (protobuf encoding spec).
 const VARINT = 0;
@@ -61,13 +65,21 @@ class ScratchWriter {
     this.uvarint(field * 8 + wireType);
   }
 
-  /** proto3 implicit presence: the zero value is not written. */
+  /**
+   * proto3 implicit presence: the zero value is not written. Every string goes out storable (no NUL, no lone
+   * surrogate), so a caller-supplied value cannot poison the ledger downstream.
+   */
   string(field: number, value: string): void {
-    if (value !== '') this.presentString(field, value);
+    const storable = storableText(value);
+    if (storable !== '') this.rawString(field, storable);
   }
 
   /** A field with explicit presence (`optional`), written whenever it is set, even empty. */
   presentString(field: number, value: string): void {
+    this.rawString(field, storableText(value));
+  }
+
+  private rawString(field: number, value: string): void {
     const length = Buffer.byteLength(value, 'utf8');
     this.tag(field, LENGTH_DELIMITED);
     this.uvarint(length);
@@ -140,10 +152,10 @@ const writer = new ScratchWriter();
 /**
  * `sbc.usage.v1.UsageEvent` in protobuf binary, field by field in the order of
  * proto/sbc/usage/v1/usage_event.proto. The tests hold it byte for byte to @bufbuild/protobuf's toBinary
- * over events generated from the schema's own field list, so a field added to the proto fails them until
- * it is written here.
+ * over events generated from the schema's own field list (with strings made storable first), so a field
+ * added to the proto fails them until it is written here.
  */
-export function encodeUsageEvent(event: UsageFields): Uint8Array {
+export function encodeUsageEvent(event: UsageFields, eventId: string): Uint8Array {
   const w = writer;
   w.reset();
   w.string(1, event.requestId);
@@ -174,5 +186,6 @@ export function encodeUsageEvent(event: UsageFields): Uint8Array {
   w.bool(26, event.stream);
   w.string(27, event.keyLabel);
   w.double(28, event.fairUseCredits);
+  w.string(29, eventId);
   return w.take();
 }

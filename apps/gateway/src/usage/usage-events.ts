@@ -1,12 +1,14 @@
 import { BusBufferFullError, type EventProducer } from '@sbc/bus';
 import { USAGE_EVENTS_TOPIC } from '@sbc/events';
+import { newId } from '@sbc/ids';
 import type { Logger } from '@sbc/logging';
 import { encodeUsageEvent, type UsageFields } from './usage-event-wire';
 
 export type { UsageFields } from './usage-event-wire';
 
 /**
- * One usage event per model call, handed to the bus without waiting: the producer batches and acks later,
+ * One usage event per model call, with an event id of its own (the ledger's key: a caller's request id may
+ * repeat, an event id never does), handed to the bus without waiting: the producer batches and acks later,
  * and flushes what is pending when the edge stops. A full buffer drops the event (counted and logged)
  * rather than holding a reply. Without a producer (an edge started alone with no KAFKA_BROKERS, which
  * main.ts warns about at start) there is nowhere to send events, and they are only counted — but still
@@ -16,7 +18,7 @@ export function createUsageEmitter(deps: { producer: EventProducer | undefined; 
   let dropped = 0;
   return {
     emit(fields: UsageFields): void {
-      const value = encodeUsageEvent(fields);
+      const value = encodeUsageEvent(fields, newId('evt'));
       if (!deps.producer) {
         dropped += 1;
         return;
