@@ -5,6 +5,10 @@ import { decodeSecretsKey } from './store/secrets';
 /** CONTRACTS: `sbc_` + 20 to 124 characters from [A-Za-z0-9_-] (24 to 128 in all). */
 export const BOOTSTRAP_KEY_PATTERN = /^sbc_[A-Za-z0-9_-]{20,124}$/;
 
+const commaList = z
+  .string()
+  .transform((value) => value.split(',').map((item) => item.trim()).filter(Boolean));
+
 const schema = z.object({
   ...backendVars('ACCOUNT', { grpc: 50051, http: 9101 }),
   REDIS_URL: url(['redis', 'rediss']).optional(),
@@ -19,6 +23,8 @@ const schema = z.object({
     .refine((value) => decodeSecretsKey(value) !== undefined, 'must be 32 bytes in base64 (e.g. the output of `openssl rand -base64 32`)')
     .optional(),
   EGRESS_DENY_PRIVATE: flag(false),
+  /** The service's operators (usr_ ids); empty means the bootstrap owner alone. */
+  X_BUILDS_ADMIN_USER_IDS: commaList.default([]),
   SBC_SIGNUP_ENABLED: flag(false),
 });
 
@@ -37,6 +43,8 @@ export interface AccountConfig extends BackendConfig {
    * when saved (400) and again when dialed (a name can resolve elsewhere later).
    */
   egressDenyPrivate: boolean;
+  /** The operators named by X_BUILDS_ADMIN_USER_IDS; empty = the bootstrap owner alone (see operators.ts). */
+  adminUserIds: string[];
   /** Whether anyone may create a user with `POST /v1/auth/signup`; off unless turned on (embedded mode does). */
   signupEnabled: boolean;
 }
@@ -60,6 +68,7 @@ export function loadAccountConfig(env: Record<string, string | undefined>): Acco
     bootstrapEmail: vars.SBC_BOOTSTRAP_EMAIL,
     upstreamSecretsKey: vars.UPSTREAM_SECRETS_KEY ? decodeSecretsKey(vars.UPSTREAM_SECRETS_KEY) : undefined,
     egressDenyPrivate: vars.EGRESS_DENY_PRIVATE,
+    adminUserIds: vars.X_BUILDS_ADMIN_USER_IDS,
     signupEnabled: vars.SBC_SIGNUP_ENABLED,
   };
 }

@@ -14,7 +14,8 @@ import { createDeviceService } from './rpc/devices';
 import { createSessionService } from './rpc/sessions';
 import { createTeamService } from './rpc/teams';
 import { createUpstreamService } from './rpc/upstreams';
-import { ensureBootstrap } from './store/bootstrap';
+import { createOperators } from './operators';
+import { ensureBootstrap, findOwnerId } from './store/bootstrap';
 import { createSecretCipher, loadOrCreateSecretsKey } from './store/secrets';
 
 export { loadAccountConfig, type AccountConfig } from './config';
@@ -43,6 +44,8 @@ export async function start(config: AccountConfig, overrides: AccountOverrides =
   const closeCache = async () => {
     await cache?.close();
   };
+  // The bootstrap owner is an operator when X_BUILDS_ADMIN_USER_IDS is empty; found once the tables are ready.
+  let ownerId: string | undefined;
   try {
     const backend = await startBackend({
       service: 'account',
@@ -51,12 +54,17 @@ export async function start(config: AccountConfig, overrides: AccountOverrides =
       appDir: __dirname,
       createClient: (adapter) => new PrismaClient({ adapter }),
       async prepare(database) {
-        if (!config.bootstrap) return;
+        if (!config.bootstrap) {
+          ownerId = await findOwnerId(database.prisma, config.bootstrapEmail);
+          return;
+        }
         const result = await ensureBootstrap(database.prisma, config.bootstrap);
+        ownerId = result.userId;
         logger.info({ userId: result.userId, keyId: result.keyId, created: result.created }, 'bootstrap key ensured');
       },
       register(rpc, database) {
-        const deps = { db: database.prisma, pubsub, cipher, logger, config };
+        const operators = createOperators({ adminUserIds: config.adminUserIds, ownerId });
+        const deps = { db: database.prisma, pubsub, cipher, logger, config, operators };
         rpc.add(AccountService, createAccountService(deps));
         rpc.add(SessionService, createSessionService(deps));
         rpc.add(UpstreamService, createUpstreamService(deps));

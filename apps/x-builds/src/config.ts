@@ -40,8 +40,6 @@ const schema = z.object({
   X_BUILDS_SLO_TOTAL_S: positiveInt(600),
   X_BUILDS_BACKOFF_BASE_MS: positiveInt(5_000),
   X_BUILDS_BACKOFF_MAX_MS: positiveInt(600_000),
-  /** Users whose builds:admin credentials may run the operator routes; empty means any builds:admin holder. */
-  X_BUILDS_ADMIN_USER_IDS: commaList.default([]),
   /** A Chromium binary for the browser checks of verification (screenshot); without one they are skipped. */
   X_BUILDS_CHROMIUM_PATH: z.string().optional(),
   X_API_BASE_URL: url(['http', 'https']).default('https://api.x.com'),
@@ -93,7 +91,6 @@ export interface XBuildsConfig extends BackendConfig {
   sloTotalS: number;
   backoffBaseMs: number;
   backoffMaxMs: number;
-  adminUserIds: string[];
   chromiumPath?: string;
   /** Set when the X account, its tokens and the operator account are all configured. */
   x?: XPollerConfig;
@@ -140,7 +137,6 @@ export function loadXBuildsConfig(env: Record<string, string | undefined>): XBui
     sloTotalS: vars.X_BUILDS_SLO_TOTAL_S,
     backoffBaseMs: vars.X_BUILDS_BACKOFF_BASE_MS,
     backoffMaxMs: vars.X_BUILDS_BACKOFF_MAX_MS,
-    adminUserIds: vars.X_BUILDS_ADMIN_USER_IDS,
     chromiumPath: vars.X_BUILDS_CHROMIUM_PATH,
     x,
   };

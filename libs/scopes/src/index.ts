@@ -1,1 +1,1 @@
-export { effectiveScopes, isScope, LEGACY_SCOPES, missingScopes, PRESETS, SCOPES, TEAM_KEY_EXCLUDED, type Preset, type Scope } from './scopes';
+export { effectiveScopes, isScope, LEGACY_SCOPES, missingScopes, OPERATOR_SCOPES, PRESETS, presetScopes, SCOPES, TEAM_KEY_EXCLUDED, type Preset, type Scope } from './scopes';

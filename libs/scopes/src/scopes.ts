@@ -39,13 +39,24 @@ export const LEGACY_SCOPES: readonly Scope[] = ['gateway:invoke', 'usage:read', 
 /** Scopes a team key never holds, whatever is stored on it. */
 export const TEAM_KEY_EXCLUDED: readonly Scope[] = ['keys:write', 'teams:write', 'devices:write', 'builds:admin'];
 
+/** Scopes only the service's operators hold (CONTRACTS "Operators"), whatever a key stores. */
+export const OPERATOR_SCOPES: readonly Scope[] = ['builds:admin'];
+
+/** Every scope but the operators' own: what a non-operator's Full access key holds. */
+export function presetScopes(preset: Preset, options: { operator: boolean }): Scope[] {
+  return PRESETS[preset].filter((scope: Scope) => options.operator || !OPERATOR_SCOPES.includes(scope));
+}
+
 /**
- * The scopes a key acts with: its stored list (or the legacy set when it has none), with team keys capped.
- * Returned in the enumeration's order, without duplicates or unknown strings.
+ * The scopes a key acts with: its stored list (or the legacy set when it has none), with team keys capped and
+ * the operator scopes dropped unless the key's owner is an operator. Returned in the enumeration's order,
+ * without duplicates or unknown strings.
  */
-export function effectiveScopes(stored: readonly string[] | null | undefined, options: { teamKey: boolean }): Scope[] {
+export function effectiveScopes(stored: readonly string[] | null | undefined, options: { teamKey: boolean; operator: boolean }): Scope[] {
   const base = new Set<string>(stored ?? LEGACY_SCOPES);
-  return SCOPES.filter((scope) => base.has(scope) && !(options.teamKey && TEAM_KEY_EXCLUDED.includes(scope)));
+  return SCOPES.filter(
+    (scope) => base.has(scope) && !(options.teamKey && TEAM_KEY_EXCLUDED.includes(scope)) && (options.operator || !OPERATOR_SCOPES.includes(scope)),
+  );
 }
 
 /** The scopes among `required` that `held` lacks; empty means allowed. */

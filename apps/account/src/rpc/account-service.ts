@@ -8,17 +8,20 @@ import { MAX_PAGE_LIMIT } from '@sbc/pagination';
 import { AccountService, PrincipalKind, type KeyCaller } from '@sbc/proto/sbc/account/v1/account_pb';
 import type { RpcImplementation } from '@sbc/rpc';
 import type { AccountConfig } from '../config';
+import type { Operators } from '../operators';
 import type { PrismaClient as AccountDb } from '../generated/prisma/client';
 import type { SecretCipher } from '../store/secrets';
 import { findCredentialOwner } from '../store/credentials';
 import { createKey, findOwnKey, listKeys, recordKeyUse, revokeKey, updateKey } from '../store/keys';
-import { checkReferences, checkSettings, checkWithinCaller, settingsOfCreate, settingsOfUpdate, toProtoKey } from './key-settings';
+import { checkOverTarget, checkReferences, checkSettings, checkWithinCaller, settingsOfCreate, settingsOfUpdate, toProtoKey } from './key-settings';
 import { getRoutingTable } from './routing';
 
 /** What every RPC service of the account app is built from (main.ts wires one set for all). */
 export interface AccountServiceDeps {
   db: AccountDb;
   config?: AccountConfig;
+  /** Who the service's operators are: decided here and carried on the principal. */
+  operators: Operators;
   pubsub: PubSub;
   /** Opens upstream API keys and headers for GetRoutingTable. */
   cipher: SecretCipher;
@@ -42,15 +45,20 @@ export function createAccountService(deps: AccountServiceDeps): RpcImplementatio
       }
       const owner = await findCredentialOwner(deps.db, Buffer.from(request.secretSha256), now());
       if (!owner) throw new ApiError('unauthorized', 'Unknown credential.');
-      if (owner.kind === 'key') return { principal: { kind: PrincipalKind.KEY, userId: owner.key.userId, key: toProtoKey(owner.key) } };
-      if (owner.kind === 'session') return { principal: { kind: PrincipalKind.SESSION, userId: owner.userId } };
-      return { principal: { kind: PrincipalKind.DEVICE, userId: owner.userId, deviceId: owner.deviceId } };
+      if (owner.kind === 'key') {
+        const operator = deps.operators.isOperator(owner.key.userId);
+        return { principal: { kind: PrincipalKind.KEY, userId: owner.key.userId, key: toProtoKey(owner.key, operator), operator } };
+      }
+      const operator = deps.operators.isOperator(owner.userId);
+      if (owner.kind === 'session') return { principal: { kind: PrincipalKind.SESSION, userId: owner.userId, operator } };
+      return { principal: { kind: PrincipalKind.DEVICE, userId: owner.userId, deviceId: owner.deviceId, operator } };
     },
 
     async listKeys(request) {
       if (request.limit < 1 || request.limit > MAX_PAGE_LIMIT) throw new ApiError('invalid_request', `limit must be 1 to ${MAX_PAGE_LIMIT}.`, { param: 'limit' });
       const page = await listKeys(deps.db, request.userId, { limit: request.limit, after_id: request.afterId, before_id: request.beforeId });
-      return { keys: page.data.map(toProtoKey), hasMore: page.has_more };
+      const operator = deps.operators.isOperator(request.userId);
+      return { keys: page.data.map((row) => toProtoKey(row, operator)), hasMore: page.has_more };
     },
 
     async createKey(request) {
@@ -58,12 +66,13 @@ export function createAccountService(deps: AccountServiceDeps): RpcImplementatio
       const userId = caller.userId;
       const settings = settingsOfCreate(request);
       const orgId = request.orgId ?? null;
+      const operator = deps.operators.isOperator(userId);
       checkSettings(settings);
-      await checkWithinCaller(deps.db, caller, settings, orgId);
+      await checkWithinCaller(deps.db, caller, settings, orgId, operator);
       await checkReferences(deps.db, userId, settings, orgId);
       const secret = newSecret('sbc');
       const key = await createKey(deps.db, { ...settings, id: newId('key'), userId, orgId, keyHash: hashSecret(secret), mask: maskSecret(secret) });
-      return { key: toProtoKey(key), secret };
+      return { key: toProtoKey(key, operator), secret };
     },
 
     async updateKey(request) {
@@ -73,21 +82,28 @@ export function createAccountService(deps: AccountServiceDeps): RpcImplementatio
       if (!row) throw new ApiError('not_found', 'No such key on this account.', { param: 'id' });
       const revoked = () => new ApiError('conflict', 'This key is revoked; a revoked key cannot be changed.', { param: 'id' });
       if (row.revokedAt) throw revoked();
+      const operator = deps.operators.isOperator(userId);
+      await checkOverTarget(deps.db, caller, row, operator);
       const settings = settingsOfUpdate(row, request);
       checkSettings(settings);
-      await checkWithinCaller(deps.db, caller, settings, row.orgId);
+      await checkWithinCaller(deps.db, caller, settings, row.orgId, operator);
       await checkReferences(deps.db, userId, settings, null);
       const key = await updateKey(deps.db, userId, row.id, settings);
       if (!key) throw revoked();
       await dropCached(key.keyHash);
-      return { key: toProtoKey(key) };
+      return { key: toProtoKey(key, operator) };
     },
 
     async revokeKey(request) {
+      const notFound = () => new ApiError('not_found', 'No such key on this account.', { param: 'id' });
+      const target = await findOwnKey(deps.db, request.userId, request.keyId);
+      if (!target) throw notFound();
+      const operator = deps.operators.isOperator(request.userId);
+      await checkOverTarget(deps.db, { userId: request.userId, keyId: request.callerKeyId }, target, operator);
       const key = await revokeKey(deps.db, request.userId, request.keyId, now());
-      if (!key) throw new ApiError('not_found', 'No such key on this account.', { param: 'id' });
+      if (!key) throw notFound();
       await dropCached(key.keyHash);
-      return { key: toProtoKey(key) };
+      return { key: toProtoKey(key, operator) };
     },
 
     async recordKeyUse(request) {

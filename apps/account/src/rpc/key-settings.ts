@@ -2,7 +2,7 @@ import type { MessageInitShape } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { ApiError } from '@sbc/errors';
 import type { CallerKeySchema, CreateKeyRequest, KeyCaller, UpdateKeyRequest } from '@sbc/proto/sbc/account/v1/account_pb';
-import { effectiveScopes, isScope } from '@sbc/scopes';
+import { effectiveScopes, isScope, OPERATOR_SCOPES } from '@sbc/scopes';
 import type { PrismaClient as AccountDb } from '../generated/prisma/client';
 import { stringsOrNull } from '../store/json-columns';
 import { wideningOf, type KeyBounds } from '../store/key-bounds';
@@ -13,7 +13,8 @@ const MODES = ['model', 'agent'];
 // Caps are stored in an integer column.
 const MAX_CREDITS = 2_147_483_647;
 
-export function toProtoKey(row: CallerKeyRow): MessageInitShape<typeof CallerKeySchema> {
+/** A key as the RPCs return it; `operator` says whether its owner is an operator (who alone holds builds:admin). */
+export function toProtoKey(row: CallerKeyRow, operator: boolean): MessageInitShape<typeof CallerKeySchema> {
   const allowed = stringsOrNull(row.allowedModels);
   return {
     id: row.id,
@@ -31,8 +32,13 @@ export function toProtoKey(row: CallerKeyRow): MessageInitShape<typeof CallerKey
     incognito: row.incognito,
     deviceId: row.deviceId ?? undefined,
     orgId: row.orgId ?? undefined,
-    scopes: effectiveScopes(stringsOrNull(row.scopes), { teamKey: row.orgId !== null }),
+    scopes: keyScopes(row, operator),
   };
+}
+
+/** The scopes a stored key acts with (see effectiveScopes). */
+export function keyScopes(row: CallerKeyRow, operator: boolean): string[] {
+  return effectiveScopes(stringsOrNull(row.scopes), { teamKey: row.orgId !== null, operator });
 }
 
 function credits(value: bigint | undefined): number | null {
@@ -88,23 +94,48 @@ function boundsOf(settings: Pick<KeySettings, 'allowedModels' | 'dailyLimitCredi
   return { scopes, allowedModels, dailyLimitCredits, monthlyLimitCredits, route, orgId };
 }
 
-/**
- * Refuses a key wider than the calling key (403 insufficient_scope naming the field). The calling key is
- * read from the table, not from the edge's cache; sessions and device tokens are not bounded by a key.
- */
-export async function checkWithinCaller(db: AccountDb, caller: KeyCaller, settings: KeySettings, orgId: string | null): Promise<void> {
-  if (!caller.keyId) return;
+/** Who asks for a key change: the account, and the calling key unless a session or device token asks. */
+type Caller = Pick<KeyCaller, 'userId' | 'keyId'>;
+
+/** The calling key as stored (not the edge's cached copy); a revoked or unknown one is refused. */
+async function callingKey(db: AccountDb, caller: { userId: string; keyId: string }): Promise<CallerKeyRow> {
   const row = await findOwnKey(db, caller.userId, caller.keyId);
   if (!row || row.revokedAt) throw new ApiError('insufficient_scope', 'This key has been revoked.', { extra: { required_scopes: ['keys:write'] } });
-  const callerBounds = boundsOf(
-    { ...row, allowedModels: stringsOrNull(row.allowedModels) },
-    effectiveScopes(stringsOrNull(row.scopes), { teamKey: row.orgId !== null }),
-    row.orgId,
-  );
+  return row;
+}
+
+/**
+ * Refuses a key wider than the calling key (403 insufficient_scope naming the field), and builds:admin for
+ * anyone but an operator, whatever the credential. Sessions and device tokens are not otherwise bounded by a key.
+ */
+export async function checkWithinCaller(db: AccountDb, caller: Caller, settings: KeySettings, orgId: string | null, operator: boolean): Promise<void> {
+  const reserved = operator ? [] : (settings.scopes ?? []).filter((scope) => OPERATOR_SCOPES.includes(scope as never));
+  if (reserved.length > 0) {
+    throw new ApiError('insufficient_scope', `Only the service's operators hold ${reserved.join(', ')}.`, { param: 'scopes', extra: { required_scopes: reserved } });
+  }
+  if (!caller.keyId) return;
+  const row = await callingKey(db, { ...caller, keyId: caller.keyId });
+  const callerBounds = boundsOf({ ...row, allowedModels: stringsOrNull(row.allowedModels) }, keyScopes(row, operator), row.orgId);
   // A legacy key is bounded by the legacy set; a team key by what is stored, which the team cap only narrows.
-  const widening = wideningOf(callerBounds, boundsOf(settings, settings.scopes ?? effectiveScopes(null, { teamKey: false }), orgId));
+  const widening = wideningOf(callerBounds, boundsOf(settings, settings.scopes ?? effectiveScopes(null, { teamKey: false, operator }), orgId));
   if (widening) {
     throw new ApiError('insufficient_scope', widening.message, { param: widening.param, extra: { required_scopes: widening.missingScopes ?? ['keys:write'] } });
+  }
+}
+
+/**
+ * Never narrower over wider: a calling key may edit or revoke only a key whose scopes it holds all of (403
+ * insufficient_scope naming the ones it lacks). Sessions and device tokens act for the whole account.
+ */
+export async function checkOverTarget(db: AccountDb, caller: Caller, target: CallerKeyRow, operator: boolean): Promise<void> {
+  if (!caller.keyId) return;
+  const held = keyScopes(await callingKey(db, { ...caller, keyId: caller.keyId }), operator);
+  const missing = keyScopes(target, operator).filter((scope) => !held.includes(scope));
+  if (missing.length > 0) {
+    throw new ApiError('insufficient_scope', `That key holds ${missing.join(', ')}, which the calling key lacks; a key never changes or revokes a wider one.`, {
+      param: 'id',
+      extra: { required_scopes: missing },
+    });
   }
 }
 

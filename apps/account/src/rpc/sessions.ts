@@ -44,8 +44,11 @@ export function createSessionService(deps: AccountServiceDeps): RpcImplementatio
       if (!deps.config?.signupEnabled) throw new ApiError('not_found', 'Sign-up is not enabled on this service; ask its operator for an account.');
       const email = normaliseEmail(request.email);
       checkPassword(request.password);
+      const taken = () => new ApiError('conflict', 'A user with this email already exists.', { param: 'email' });
+      // The bootstrap address belongs to the owner, an operator: a stranger must not claim it before the owner exists.
+      if (email === deps.config.bootstrapEmail.toLowerCase()) throw taken();
       const user = await createUser(deps.db, { id: newId('usr'), email, passwordHash: await hashPassword(request.password) });
-      if (!user) throw new ApiError('conflict', 'A user with this email already exists.', { param: 'email' });
+      if (!user) throw taken();
       return { user: toProtoUser(user) };
     },
 

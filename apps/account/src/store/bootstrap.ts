@@ -28,3 +28,13 @@ export async function ensureBootstrap(db: AccountDb, bootstrap: { key: string; e
     return { userId: user.id, keyId: key.id, created: true };
   });
 }
+
+/**
+ * The owner a previous start bootstrapped, for a start without SBC_BOOTSTRAP_KEY (services mode): the user
+ * with the bootstrap e-mail as it exists now. Read once at start, so an address signed up later does not
+ * become the owner until a restart, and then only if SBC_BOOTSTRAP_EMAIL names it.
+ */
+export async function findOwnerId(db: AccountDb, email: string): Promise<string | undefined> {
+  const user = await db.user.findUnique({ where: { email: email.toLowerCase() }, select: { id: true } });
+  return user?.id;
+}

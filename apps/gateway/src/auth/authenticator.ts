@@ -19,6 +19,11 @@ export interface Principal {
   /** Effective scopes of a key; sessions and device tokens are not narrowed by scopes. */
   scopes: Scope[] | 'unrestricted';
   revoked: boolean;
+  /**
+   * One of the service's operators, as the account service decided: only they hold builds:admin (whatever the
+   * credential) and reach the operator routes.
+   */
+  operator: boolean;
 }
 
 export interface Authenticator {
@@ -29,13 +34,13 @@ export interface Authenticator {
   stop(): Promise<void>;
 }
 
-function toPrincipal(found: { kind: PrincipalKind; userId: string; key?: CallerKey; deviceId: string }): Principal {
-  const { kind, userId, key } = found;
+function toPrincipal(found: { kind: PrincipalKind; userId: string; key?: CallerKey; deviceId: string; operator: boolean }): Principal {
+  const { kind, userId, key, operator } = found;
   if (kind === PrincipalKind.KEY && key) {
-    return { kind: 'key', userId, key, scopes: key.scopes.filter(isScope), revoked: key.revokedAt !== undefined };
+    return { kind: 'key', userId, key, scopes: key.scopes.filter(isScope), revoked: key.revokedAt !== undefined, operator };
   }
-  if (kind === PrincipalKind.DEVICE) return { kind: 'device', userId, deviceId: found.deviceId, scopes: 'unrestricted', revoked: false };
-  return { kind: 'session', userId, scopes: 'unrestricted', revoked: false };
+  if (kind === PrincipalKind.DEVICE) return { kind: 'device', userId, deviceId: found.deviceId, scopes: 'unrestricted', revoked: false, operator };
+  return { kind: 'session', userId, scopes: 'unrestricted', revoked: false, operator };
 }
 
 export function createAuthenticator(deps: {

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import { ApiError } from '@sbc/errors';
 import type { RouteAuth } from '@sbc/api';
-import { missingScopes, type Scope } from '@sbc/scopes';
+import { missingScopes, OPERATOR_SCOPES, type Scope } from '@sbc/scopes';
 import type { Authenticator, Principal } from './authenticator';
 import { readCredential } from './credentials';
 import type { KeyUseRecorder } from './key-use';
@@ -27,7 +27,8 @@ export interface AuthorizeDeps {
 /**
  * Authenticates a request's credential and checks the route's scopes: 401 for a missing, malformed or
  * unknown credential; 403 `insufficient_scope` (with `required_scopes`) for a revoked key or a missing scope.
- * Sessions and device tokens pass scoped routes unnarrowed. Shared by the REST routes (as middleware) and
+ * Sessions and device tokens pass scoped routes unnarrowed, except the operator scopes, which only an
+ * operator holds. Shared by the REST routes (as middleware) and
  * the model routes (called directly on their lean path).
  */
 export async function authorizeRequest(deps: AuthorizeDeps, headers: IncomingHttpHeaders, requestId: string, required: Scope[]): Promise<Principal> {
@@ -35,6 +36,11 @@ export async function authorizeRequest(deps: AuthorizeDeps, headers: IncomingHtt
   const principal = await deps.authenticator.authenticate(credential.secret, requestId);
   if (principal.revoked) {
     throw new ApiError('insufficient_scope', 'This key has been revoked.', { extra: { required_scopes: required } });
+  }
+  // Operator scopes are held by operators alone, sessions and device tokens included.
+  const reserved = principal.operator ? [] : required.filter((scope) => OPERATOR_SCOPES.includes(scope));
+  if (reserved.length > 0) {
+    throw new ApiError('insufficient_scope', `Only the service's operators hold ${reserved.join(', ')}.`, { extra: { required_scopes: required } });
   }
   if (principal.scopes !== 'unrestricted') {
     const missing = missingScopes(principal.scopes, required);

@@ -3,15 +3,18 @@ import { keyRoutes as specs } from '@sbc/api';
 import { ApiError } from '@sbc/errors';
 import type { AccountService } from '@sbc/proto/sbc/account/v1/account_pb';
 import type { RpcClientOf } from '@sbc/rpc';
-import { PRESETS, type Preset, type Scope } from '@sbc/scopes';
+import { presetScopes, type Preset, type Scope } from '@sbc/scopes';
 import type { Authorize } from '../auth/authorize';
 import type { Principal } from '../auth/authenticator';
 import { mount } from '../http/mount';
 import { renderCallerKey, renderKeyPage } from './caller-key';
 
-/** The scopes a body asks for: its list, or its preset's, or neither. */
-function requestedScopes(body: { scopes?: Scope[]; preset?: Preset }): readonly Scope[] | undefined {
-  return body.scopes ?? (body.preset ? PRESETS[body.preset] : undefined);
+/**
+ * The scopes a body asks for: its list, or its preset's, or neither. A preset is what the caller may hold: a
+ * non-operator's Full access leaves out builds:admin, while a list naming it is refused by the account service.
+ */
+function requestedScopes(body: { scopes?: Scope[]; preset?: Preset }, principal: Principal): readonly Scope[] | undefined {
+  return body.scopes ?? (body.preset ? presetScopes(body.preset, { operator: principal.operator }) : undefined);
 }
 
 /** Whom a key change is bounded by: the calling key, or nothing for a session or device token. */
@@ -40,7 +43,7 @@ export function keyRoutes(deps: { authorize: Authorize; account: RpcClientOf<typ
       {
         caller: callerOf(principal),
         name: body.name,
-        scopes: [...(requestedScopes(body) ?? PRESETS.gateway)],
+        scopes: [...(requestedScopes(body, principal) ?? presetScopes('gateway', { operator: principal.operator }))],
         allowedModels: body.allowed_models ? { values: body.allowed_models } : undefined,
         dailyLimitCredits: credits(body.daily_limit_tokens),
         monthlyLimitCredits: credits(body.monthly_limit_tokens),
@@ -61,7 +64,7 @@ export function keyRoutes(deps: { authorize: Authorize; account: RpcClientOf<typ
   });
 
   mount(router, specs.updateKey, deps.authorize, async ({ principal, params, body, requestId }) => {
-    const scopes = requestedScopes(body);
+    const scopes = requestedScopes(body, principal);
     const reply = await deps.account.updateKey(
       {
         caller: callerOf(principal),
@@ -82,7 +85,7 @@ export function keyRoutes(deps: { authorize: Authorize; account: RpcClientOf<typ
   });
 
   mount(router, specs.revokeKey, deps.authorize, async ({ principal, params, requestId }) => {
-    const reply = await deps.account.revokeKey({ userId: principal.userId, keyId: params.id }, { requestId });
+    const reply = await deps.account.revokeKey({ userId: principal.userId, keyId: params.id, callerKeyId: principal.key?.id }, { requestId });
     return { status: 200, body: renderCallerKey(reply.key!) };
   });
 

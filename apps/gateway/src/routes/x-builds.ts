@@ -86,6 +86,15 @@ function callerOf(principal: Principal) {
   };
 }
 
+/**
+ * The operator an operator request names. authorize(['builds:admin']) has already refused anyone else; the
+ * builds service trusts this id, so it is sent only for a principal the account service marked an operator.
+ */
+function operatorIdOf(principal: Principal): string {
+  if (!principal.operator) throw new ApiError('insufficient_scope', "Only the service's operators may use this route.", { extra: { required_scopes: ['builds:admin'] } });
+  return principal.userId;
+}
+
 /** Retry-After for the refusals that say when to come back (the builds service puts it in the envelope). */
 function withRetryAfter(error: unknown): unknown {
   if (!(error instanceof ApiError)) return error;
@@ -124,9 +133,10 @@ export function xBuildRoutes(deps: XBuildRoutesDeps): Router {
     return reply.existing ? { status: 200, body: { ...admission, existing: true } } : { status: 201, body: admission };
   });
 
-  mount(router, specs.getXBuildStats, deps.authorize, async ({ query, requestId }) => {
+  mount(router, specs.getXBuildStats, deps.authorize, async ({ query, principal, requestId }) => {
     const hours = Number(query.window.slice(0, -1));
-    const stats = await xbuilds.getStats({ windowHours: hours }, { requestId });
+    // The counts are the lane's; the queue's job ids are the operators' and each account's own.
+    const stats = await xbuilds.getStats({ windowHours: hours, viewerId: principal.operator ? undefined : principal.userId }, { requestId });
     const stages = Object.fromEntries(Object.entries(stats.stages).map(([name, value]) => [name, renderPercentiles(value)]));
     return {
       status: 200,
@@ -149,27 +159,27 @@ export function xBuildRoutes(deps: XBuildRoutesDeps): Router {
   });
 
   mount(router, specs.getXBuildQueue, deps.authorize, async ({ principal, requestId }) => {
-    const reply = await xbuilds.getQueue({ operatorId: principal.userId }, { requestId });
+    const reply = await xbuilds.getQueue({ operatorId: operatorIdOf(principal) }, { requestId });
     return { status: 200, body: renderQueue(reply.queue) };
   });
 
   mount(router, specs.updateXBuildQueue, deps.authorize, async ({ body, principal, requestId }) => {
-    const reply = await xbuilds.updateQueue({ operatorId: principal.userId, maxConcurrent: body.max_concurrent, maxQueue: body.max_queue, paused: body.paused }, { requestId });
+    const reply = await xbuilds.updateQueue({ operatorId: operatorIdOf(principal), maxConcurrent: body.max_concurrent, maxQueue: body.max_queue, paused: body.paused }, { requestId });
     return { status: 200, body: renderQueue(reply.queue) };
   });
 
   mount(router, specs.listXBuildBlocks, deps.authorize, async ({ principal, requestId }) => {
-    const reply = await xbuilds.listBlocks({ operatorId: principal.userId }, { requestId });
+    const reply = await xbuilds.listBlocks({ operatorId: operatorIdOf(principal) }, { requestId });
     return { status: 200, body: { object: 'list', data: reply.blocks.map(renderBlock) } };
   });
 
   mount(router, specs.blockXBuildAuthor, deps.authorize, async ({ params, body, principal, requestId }) => {
-    const reply = await xbuilds.blockAuthor({ operatorId: principal.userId, authorId: params.author_id, reason: body.reason }, { requestId });
+    const reply = await xbuilds.blockAuthor({ operatorId: operatorIdOf(principal), authorId: params.author_id, reason: body.reason }, { requestId });
     return { status: 200, body: renderBlock(reply.block) };
   });
 
   mount(router, specs.unblockXBuildAuthor, deps.authorize, async ({ params, principal, requestId }) => {
-    const reply = await xbuilds.unblockAuthor({ operatorId: principal.userId, authorId: params.author_id }, { requestId });
+    const reply = await xbuilds.unblockAuthor({ operatorId: operatorIdOf(principal), authorId: params.author_id }, { requestId });
     return { status: 200, body: { ...renderBlock(reply.block), deleted: true } };
   });
 
@@ -188,19 +198,19 @@ export function xBuildRoutes(deps: XBuildRoutesDeps): Router {
   mount(router, specs.cancelXBuild, deps.authorize, async ({ params, principal, requestId }) => job(await xbuilds.cancelJob({ userId: principal.userId, id: params.id }, { requestId })));
 
   mount(router, specs.redraftXBuildReply, deps.authorize, async ({ params, body, principal, requestId }) =>
-    job(await xbuilds.redraftReply({ operatorId: principal.userId, id: params.id, text: (body as { text?: string }).text }, { requestId })),
+    job(await xbuilds.redraftReply({ operatorId: operatorIdOf(principal), id: params.id, text: (body as { text?: string }).text }, { requestId })),
   );
 
   mount(router, specs.moveXBuild, deps.authorize, async ({ params, body, principal, requestId }) => {
     const placement = body as { before_id?: string; after_id?: string };
-    return job(await xbuilds.moveJob({ operatorId: principal.userId, id: params.id, beforeId: placement.before_id, afterId: placement.after_id }, { requestId }));
+    return job(await xbuilds.moveJob({ operatorId: operatorIdOf(principal), id: params.id, beforeId: placement.before_id, afterId: placement.after_id }, { requestId }));
   });
 
-  mount(router, specs.requeueXBuild, deps.authorize, async ({ params, principal, requestId }) => job(await xbuilds.requeueJob({ operatorId: principal.userId, id: params.id }, { requestId })));
-  mount(router, specs.resumeXBuild, deps.authorize, async ({ params, principal, requestId }) => job(await xbuilds.resumeJob({ operatorId: principal.userId, id: params.id }, { requestId })));
-  mount(router, specs.pinXBuild, deps.authorize, async ({ params, principal, requestId }) => job(await xbuilds.pinJob({ operatorId: principal.userId, id: params.id }, { requestId })));
-  mount(router, specs.unpinXBuild, deps.authorize, async ({ params, principal, requestId }) => job(await xbuilds.unpinJob({ operatorId: principal.userId, id: params.id }, { requestId })));
-  mount(router, specs.takeDownXBuild, deps.authorize, async ({ params, principal, requestId }) => job(await xbuilds.takeDownApp({ operatorId: principal.userId, id: params.id }, { requestId })));
+  mount(router, specs.requeueXBuild, deps.authorize, async ({ params, principal, requestId }) => job(await xbuilds.requeueJob({ operatorId: operatorIdOf(principal), id: params.id }, { requestId })));
+  mount(router, specs.resumeXBuild, deps.authorize, async ({ params, principal, requestId }) => job(await xbuilds.resumeJob({ operatorId: operatorIdOf(principal), id: params.id }, { requestId })));
+  mount(router, specs.pinXBuild, deps.authorize, async ({ params, principal, requestId }) => job(await xbuilds.pinJob({ operatorId: operatorIdOf(principal), id: params.id }, { requestId })));
+  mount(router, specs.unpinXBuild, deps.authorize, async ({ params, principal, requestId }) => job(await xbuilds.unpinJob({ operatorId: operatorIdOf(principal), id: params.id }, { requestId })));
+  mount(router, specs.takeDownXBuild, deps.authorize, async ({ params, principal, requestId }) => job(await xbuilds.takeDownApp({ operatorId: operatorIdOf(principal), id: params.id }, { requestId })));
 
   return router;
 }

@@ -23,15 +23,17 @@ export interface QueueState {
   queued: number;
   running: number;
   effectiveConcurrency: number;
-  /** Queued job ids in dispatch order. */
+  /** Queued job ids in dispatch order (only the viewer's own when a viewer is named). */
   order: string[];
 }
 
-export async function readQueue(db: Db): Promise<QueueState> {
+/** The queue; with `viewerId`, its order names only that account's jobs (a job is its account's and the operators'). */
+export async function readQueue(db: Db, options: { viewerId?: string } = {}): Promise<QueueState> {
   const settings = await readSettings(db);
-  const queued = await db.buildJob.findMany({ where: { status: 'queued' }, select: { id: true }, orderBy: [{ pinned: 'desc' }, { queueOrder: 'asc' }, { id: 'asc' }] });
+  const queued = await db.buildJob.findMany({ where: { status: 'queued' }, select: { id: true, userId: true }, orderBy: [{ pinned: 'desc' }, { queueOrder: 'asc' }, { id: 'asc' }] });
   const running = await db.buildJob.count({ where: { status: { in: IN_STAGE } } });
-  return { settings, queued: queued.length, running, effectiveConcurrency: effectiveConcurrency(settings), order: queued.map((row) => row.id) };
+  const visible = options.viewerId === undefined ? queued : queued.filter((row) => row.userId === options.viewerId);
+  return { settings, queued: queued.length, running, effectiveConcurrency: effectiveConcurrency(settings), order: visible.map((row) => row.id) };
 }
 
 export async function updateSettings(db: XBuildsDb, changes: { maxConcurrent?: number; maxQueue?: number; paused?: boolean; pausedReason?: string | null }): Promise<void> {
