@@ -6,9 +6,8 @@ import OpenAI from 'openai';
 import pg from 'pg';
 import { createTestDatabase, freePort, testBackends, type TestDatabase } from '@sbc/testing';
 
-// The services mode as SREs run it: every app its own process from its own bundle (as in its image),
-// against PostgreSQL and Redis; and the embedded bundle's graceful stop under streaming load.
-// `npm test` builds the bundles first (pretest).
+// The embedded bundle's graceful stop under streaming load, against PostgreSQL and Redis. (Each service as
+// its own process, as its image runs it, is images.int.test.ts.) `npm test` builds the bundle first (pretest).
 
 const ROOT = path.resolve(__dirname, '../..');
 const KEY = 'sbc_processes_test_key_0123456789abcdef';
@@ -45,108 +44,6 @@ async function waitReady(child: Child, url: string, timeoutMs = 60_000): Promise
 const backends = testBackends();
 const describeWithServices = backends.postgresUrl && backends.redisUrl ? describe : describe.skip;
 if (!backends.postgresUrl || !backends.redisUrl) console.warn('TEST_DATABASE_URL and TEST_REDIS_URL are needed for the separate-process tests: skipped');
-
-describeWithServices('every service as its own process, against PostgreSQL and Redis', () => {
-  const databases: Record<string, TestDatabase> = {};
-  const children: Child[] = [];
-  const ports: Record<string, number> = {};
-
-  beforeAll(async () => {
-    for (const app of ['gateway', 'account', 'usage-ledger', 'x-builds', 'runs', 'sim-upstream']) {
-      if (!existsSync(bundle(app))) throw new Error(`${bundle(app)} is missing: run "npm run build" first (npm test does)`);
-    }
-    for (const service of ['account', 'usage-ledger', 'x-builds', 'runs']) databases[service] = await createTestDatabase(`proc_${service}`);
-    for (const name of ['sim', 'gateway', 'metrics', 'account', 'accountHttp', 'ledger', 'ledgerHttp', 'builds', 'buildsHttp', 'runs', 'runsHttp']) ports[name] = await freePort();
-  });
-
-  afterAll(async () => {
-    for (const child of children) child.process.kill('SIGKILL');
-    for (const database of Object.values(databases)) await database.drop();
-  });
-
-  it('each database service migrates as a one-shot command, then all of them serve a model call end to end', async () => {
-    const redis = { REDIS_URL: backends.redisUrl! };
-    const gatewayUrl = `http://127.0.0.1:${ports.gateway}`;
-    const services: Array<{ app: string; env: Record<string, string>; ready: string }> = [
-      { app: 'sim-upstream', env: { SIM_PORT: String(ports.sim), SIM_LATENCY_MS: '5', SIM_TOKENS_PER_SECOND: '0' }, ready: `http://127.0.0.1:${ports.sim}/readyz` },
-      {
-        app: 'account',
-        env: { ...redis, DATABASE_URL: databases.account.databaseUrl!, ACCOUNT_GRPC_PORT: String(ports.account), ACCOUNT_HTTP_PORT: String(ports.accountHttp), SBC_BOOTSTRAP_KEY: KEY, UPSTREAM_SECRETS_KEY: SECRETS_KEY },
-        ready: `http://127.0.0.1:${ports.accountHttp}/readyz`,
-      },
-      {
-        app: 'usage-ledger',
-        env: { ...redis, DATABASE_URL: databases['usage-ledger'].databaseUrl!, USAGE_LEDGER_GRPC_PORT: String(ports.ledger), USAGE_LEDGER_HTTP_PORT: String(ports.ledgerHttp) },
-        ready: `http://127.0.0.1:${ports.ledgerHttp}/readyz`,
-      },
-      {
-        app: 'x-builds',
-        env: {
-          ...redis,
-          DATABASE_URL: databases['x-builds'].databaseUrl!,
-          X_BUILDS_GRPC_PORT: String(ports.builds),
-          X_BUILDS_HTTP_PORT: String(ports.buildsHttp),
-          ACCOUNT_GRPC_TARGET: `127.0.0.1:${ports.account}`,
-          GATEWAY_URL: gatewayUrl,
-        },
-        ready: `http://127.0.0.1:${ports.buildsHttp}/readyz`,
-      },
-      {
-        app: 'runs',
-        env: { ...redis, DATABASE_URL: databases.runs.databaseUrl!, RUNS_GRPC_PORT: String(ports.runs), RUNS_HTTP_PORT: String(ports.runsHttp), ACCOUNT_GRPC_TARGET: `127.0.0.1:${ports.account}`, GATEWAY_URL: gatewayUrl },
-        ready: `http://127.0.0.1:${ports.runsHttp}/readyz`,
-      },
-    ];
-
-    for (const { app, env } of services.filter((s) => s.app !== 'sim-upstream')) {
-      const migration = run(app, env, ['migrate']);
-      expect({ app, code: await migration.exited, output: migration.output() }).toEqual({ app, code: 0, output: expect.any(String) });
-    }
-    const client = new pg.Client({ connectionString: databases.account.databaseUrl });
-    await client.connect();
-    const tables = await client.query(`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_name = 'caller_keys'`);
-    await client.end();
-    expect(tables.rows[0].n).toBe(1);
-
-    for (const { app, env, ready } of services) {
-      const child = run(app, env);
-      children.push(child);
-      await waitReady(child, ready);
-    }
-    const simUrl = `http://127.0.0.1:${ports.sim}`;
-    const gateway = run('gateway', {
-      ...redis,
-      PORT: String(ports.gateway),
-      METRICS_PORT: String(ports.metrics),
-      ACCOUNT_GRPC_TARGET: `127.0.0.1:${ports.account}`,
-      USAGE_LEDGER_GRPC_TARGET: `127.0.0.1:${ports.ledger}`,
-      X_BUILDS_GRPC_TARGET: `127.0.0.1:${ports.builds}`,
-      RUNS_GRPC_TARGET: `127.0.0.1:${ports.runs}`,
-      HOUSE_ENGINES: JSON.stringify({ house: [{ dialect: 'openai', base_url: simUrl, model: 'sim-large' }] }),
-    });
-    children.push(gateway);
-    await waitReady(gateway, `${gatewayUrl}/readyz`);
-
-    // A REST call crosses to the account service over gRPC; a model call goes out to the upstream.
-    const whoami = await fetch(`${gatewayUrl}/v1/keys/whoami`, { headers: { authorization: `Bearer ${KEY}` } });
-    expect(whoami.status).toBe(200);
-    const openai = new OpenAI({ apiKey: KEY, baseURL: `${gatewayUrl}/v1`, maxRetries: 0 });
-    const completion = await openai.chat.completions.create({ model: 'house', messages: [{ role: 'user', content: 'hello from a process' }] });
-    expect(completion.choices[0].message.content).toMatch(/\S/);
-    expect(completion.model).toBe('house');
-
-    const stream = await openai.chat.completions.create({ model: 'house', stream: true, messages: [{ role: 'user', content: 'sim-tokens:5' }] });
-    let text = '';
-    for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
-    expect(text.trim().split(/\s+/).length).toBeGreaterThanOrEqual(1);
-
-    // Every process stops cleanly on SIGTERM.
-    for (const child of [...children].reverse()) {
-      child.process.kill('SIGTERM');
-      expect({ app: child.app, code: await child.exited }).toEqual({ app: child.app, code: 0 });
-    }
-  }, 180_000);
-});
 
 describeWithServices('the embedded bundle stopped by SIGTERM under streaming load', () => {
   let ledgerDb: TestDatabase;
