@@ -65,10 +65,33 @@ describe('team invites', () => {
     expect((await stack.api('POST', `/v1/team_invites/${code}/accept`)).status).toBe(401);
   });
 
+  it('an invite is for the address it was sent to: anyone else holding the code gets 403 and it stays usable by the invitee', async () => {
+    const owner = await fx.user();
+    const team = await fx.createTeam(owner);
+    const carol = await fx.user();
+    const bob = await fx.user();
+    const { code } = await fx.invite(team.id, owner, carol.email.toUpperCase(), 'admin');
+
+    const byBob = await accept(code, bob.key);
+    expect(byBob).toMatchObject({ status: 403, body: { error: 'insufficient_scope' } });
+    expect(JSON.stringify(byBob.body)).not.toContain(carol.email);
+    const bobSession = await stack.seedSession(bob.id);
+    expect((await accept(code, bobSession)).status).toBe(403);
+    expect((await stack.api('GET', `/v1/teams/${team.id}`, { key: bob.key })).status).toBe(404);
+    expect((await stack.api('GET', `/v1/teams/${team.id}/invites`, { key: owner.key })).body.data.map((item: { code: string }) => item.code)).toEqual([code]);
+
+    const byCarol = await accept(code, carol.key);
+    expect(byCarol).toMatchObject({ status: 200, body: { id: team.id, role: 'admin' } });
+  });
+
   it('a caller already in the team gets 409 and the invite stays pending', async () => {
-    const { team, owner, member } = await fx.teamWithRoles();
-    const { code } = await fx.invite(team.id, owner, 'someone@example.test');
-    expect(await accept(code, member.key)).toMatchObject({ status: 409, body: { error: 'conflict' } });
+    const owner = await fx.user();
+    const team = await fx.createTeam(owner);
+    const invitee = await fx.user();
+    const { code } = await fx.invite(team.id, owner, invitee.email);
+    // Joined meanwhile by some other way than this code.
+    await stack.account.database.prisma.teamMember.create({ data: { teamId: team.id, userId: invitee.id, role: 'member', joinedAt: new Date() } });
+    expect(await accept(code, invitee.key)).toMatchObject({ status: 409, body: { error: 'conflict' } });
     expect((await stack.api('GET', `/v1/teams/${team.id}/invites`, { key: owner.key })).body.data).toHaveLength(1);
   });
 

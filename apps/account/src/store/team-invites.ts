@@ -3,7 +3,7 @@ import { ApiError } from '@sbc/errors';
 import { keysetRange, toPage, type ListEnvelope, type PageQuery } from '@sbc/pagination';
 import type { PrismaClient as AccountDb, TeamInvite as InviteRow } from '../generated/prisma/client';
 import { refuseInvite, refuseInviteManagement, type TeamRole } from '../teams/permissions';
-import { getTeam, lockTeam, pastCursor, refuse, roleOf, seatOf, TEAM_READ_SCOPES, unknownCursor, type TeamDb, type TeamView } from './teams';
+import { getTeam, lockTeam, pastCursor, refuse, roleOf, seatOf, TEAM_READ_SCOPES, TEAM_WRITE_SCOPES, unknownCursor, type TeamDb, type TeamView } from './teams';
 
 /** How long an invite (or a resent one, from the resend) can be accepted. */
 export const INVITE_TTL_MS = 7 * 24 * 60 * 60 * 1000;
@@ -104,14 +104,21 @@ export async function resendInvite(db: TeamDb, userId: string, teamId: string, c
 }
 
 /**
- * Whoever holds a pending, unexpired code joins with its role, once. Any other code (unknown, expired,
- * revoked or already used) is 404; a caller already in the team is 409 and the invite stays pending.
+ * The user the invite was sent to (same e-mail, case aside) joins with its role, once: the code alone is
+ * not enough, so a code that reaches someone else is 403 for them and stays pending for the invitee. Any other
+ * code (unknown, expired, revoked or already used) is 404; a caller already in the team is 409 and the invite
+ * stays pending.
  */
 export async function acceptInvite(db: AccountDb, userId: string, code: string, now: Date): Promise<TeamView> {
   const notAcceptable = () => new ApiError('not_found', 'No invite with this code can be accepted: it does not exist, has expired, was revoked or was already used.', { param: 'code' });
   return db.$transaction(async (tx) => {
     const invite = await tx.teamInvite.findUnique({ where: { code } });
     if (!invite || invite.acceptedAt || invite.revokedAt || invite.expiresAt <= now) throw notAcceptable();
+    const caller = await tx.user.findUnique({ where: { id: userId }, select: { email: true } });
+    if (!caller || caller.email.toLowerCase() !== invite.email.toLowerCase()) {
+      // The invited address is not named: the code may have reached someone it was not meant for.
+      throw new ApiError('insufficient_scope', 'This invite was sent to another e-mail address; only that user can accept it.', { param: 'code', extra: { required_scopes: TEAM_WRITE_SCOPES } });
+    }
     await lockTeam(tx, invite.teamId);
     if (await tx.teamMember.findUnique({ where: { teamId_userId: { teamId: invite.teamId, userId } } })) {
       throw new ApiError('conflict', 'You are already a member of this team.', { param: 'code' });

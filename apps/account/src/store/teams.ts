@@ -56,7 +56,7 @@ export interface RevokedKeys {
 
 /** The scopes a role refusal names, as the route's own scope refusal would. */
 export const TEAM_READ_SCOPES: Scope[] = ['teams:read'];
-const TEAM_WRITE_SCOPES: Scope[] = ['teams:write'];
+export const TEAM_WRITE_SCOPES: Scope[] = ['teams:write'];
 const DEFAULT_SHARE: ShareDefaults = { mcp: true, rules: true, skills: true };
 
 /** A member whose role does not allow the action: 403 with the route's scopes, as a missing scope would be. */

@@ -255,13 +255,14 @@ export const acceptTeamInvite = defineRoute({
   path: '/v1/team_invites/{code}/accept',
   summary: 'Accept an invite',
   description:
-    'Whoever holds the code (any signed-in user, or a key with teams:write) joins the team with the invite’s role; a code works once, whatever the email it was sent to. ' +
+    'The user the invite was sent to (signed in, or with a key of theirs holding teams:write; e-mail compared case-insensitively) joins the team with the invite’s role; a code works once. ' +
+    'Anyone else holding the code is 403 `insufficient_scope` and the invite stays pending for the invitee. ' +
     'A code that is unknown, expired, revoked or already used is 404; a caller already in the team is 409 and the invite stays pending.',
   tag: TAG,
   auth: WRITE,
   params: z.object({ code: InviteCode }),
   responses: { 200: { description: 'The team joined, with the caller’s role.', schema: Team } },
-  errors: [404, 409],
+  errors: [403, 404, 409],
 });
 
 export const TEAM_ROUTES = [
