@@ -1,2 +1,11 @@
 export { healthRoutes } from './health';
-export { listen, type RunningHttpServer } from './listen';
+export {
+  DEFAULT_HTTP_LIMITS,
+  listen,
+  type ClientErrorStatus,
+  type CloseOptions,
+  type HttpLimits,
+  type ListenOptions,
+  type RenderClientError,
+  type RunningHttpServer,
+} from './listen';

@@ -1,5 +1,48 @@
-import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer, STATUS_CODES, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+
+/**
+ * How long and how much a caller may hold the server with. `requestTimeoutMs` bounds receiving a request
+ * (headers and body), never the answer: a long stream runs past it.
+ */
+export interface HttpLimits {
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  /** An idle kept-alive socket is closed after this long. */
+  keepAliveTimeoutMs: number;
+  maxHeaderBytes: number;
+}
+
+/** Node's own defaults for the header size, with keep-alive longer than common load balancers' idle timeouts. */
+export const DEFAULT_HTTP_LIMITS: HttpLimits = {
+  headersTimeoutMs: 60_000,
+  requestTimeoutMs: 300_000,
+  keepAliveTimeoutMs: 65_000,
+  maxHeaderBytes: 16 * 1024,
+};
+
+/** The statuses Node's parser decides on before a handler sees the request. */
+export type ClientErrorStatus = 400 | 408 | 413 | 431;
+
+/** Body and headers of such a refusal; `res` is the answer in progress when the request had reached a handler. */
+export type RenderClientError = (status: ClientErrorStatus, res: ServerResponse | undefined) => { headers: Record<string, string>; body: string };
+
+export interface ListenOptions {
+  host: string;
+  port: number;
+  limits?: Partial<HttpLimits>;
+  /** Without it, these refusals carry an empty body. */
+  renderClientError?: RenderClientError;
+}
+
+export interface CloseOptions {
+  /**
+   * Called when the drain time is up, for answers still running to end in their own words; what is still
+   * open `graceMs` later is cut. Without it, what is left is cut at once.
+   */
+  onDeadline?: () => void;
+  graceMs?: number;
+}
 
 export interface RunningHttpServer {
   server: Server;
@@ -7,16 +50,73 @@ export interface RunningHttpServer {
   url: string;
   port: number;
   /**
-   * Stops taking connections, lets in-flight requests and streams finish for up to `drainMs`, then cuts
-   * what is left. Idle keep-alive sockets are closed at once so they do not hold the drain open.
+   * Stops taking connections and lets in-flight requests and streams finish for up to `drainMs`. Idle
+   * keep-alive sockets close at once; every answer from then on says `connection: close`, and a kept-alive
+   * socket whose answer had already begun closes when that answer ends.
    */
-  close(drainMs?: number): Promise<void>;
+  close(drainMs?: number, options?: CloseOptions): Promise<void>;
 }
 
-export async function listen(handler: RequestListener, options: { host: string; port: number }): Promise<RunningHttpServer> {
-  const server = createServer(handler);
-  server.keepAliveTimeout = 65_000; // longer than common load-balancer idle timeouts, so they close first
-  server.headersTimeout = 66_000;
+function statusOf(error: NodeJS.ErrnoException): ClientErrorStatus {
+  switch (error.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return 431;
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return 408;
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return 413;
+    default:
+      return 400;
+  }
+}
+
+function rawResponse(status: number, headers: Record<string, string>, body: string): string {
+  const lines = [`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`];
+  for (const [name, value] of Object.entries(headers)) lines.push(`${name}: ${value}`);
+  lines.push('connection: close', `content-length: ${Buffer.byteLength(body)}`);
+  return `${lines.join('\r\n')}\r\n\r\n${body}`;
+}
+
+// How often Node looks for requests past their timeouts (its default is 30 s, which would stretch a 10 s
+// header timeout to 40).
+function checkingIntervalMs(limits: HttpLimits): number {
+  return Math.max(50, Math.min(1_000, Math.floor(Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 4)));
+}
+
+export async function listen(handler: RequestListener, options: ListenOptions): Promise<RunningHttpServer> {
+  const limits = { ...DEFAULT_HTTP_LIMITS, ...options.limits };
+  let draining = false;
+  // The answer in progress on each socket, so a client error on it knows whether anything was written.
+  const answering = new Map<Socket, ServerResponse>();
+  const server = createServer(
+    {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      maxHeaderSize: limits.maxHeaderBytes,
+      connectionsCheckingInterval: checkingIntervalMs(limits),
+    },
+    (req: IncomingMessage, res: ServerResponse) => {
+      answering.set(req.socket, res);
+      res.once('close', () => {
+        if (answering.get(req.socket) === res) answering.delete(req.socket);
+      });
+      if (draining) res.setHeader('connection', 'close');
+      handler(req, res);
+    },
+  );
+  // Node's own refusals (header too large, request too slow, unparsable) in the caller's words, then the
+  // socket is closed: it holds a request that cannot go on.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
+    const res = answering.get(socket);
+    if (error.code === 'ECONNRESET' || !socket.writable || res?.headersSent) {
+      socket.destroy();
+      return;
+    }
+    const status = statusOf(error);
+    const { headers, body } = options.renderClientError?.(status, res) ?? { headers: {}, body: '' };
+    socket.end(rawResponse(status, headers, body), () => socket.destroy());
+  });
   const sockets = new Set<Socket>();
   server.on('connection', (socket) => {
     sockets.add(socket);
@@ -32,14 +132,20 @@ export async function listen(handler: RequestListener, options: { host: string; 
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   let closing: Promise<void> | undefined;
+  const cutAll = () => {
+    for (const socket of sockets) socket.destroy();
+  };
   return {
     server,
     url: `http://${host}:${address.port}`,
     port: address.port,
-    close(drainMs = 10_000) {
+    close(drainMs = 10_000, closeOptions = {}) {
       closing ??= new Promise<void>((resolve) => {
+        draining = true;
         const timer = setTimeout(() => {
-          for (const socket of sockets) socket.destroy();
+          if (!closeOptions.onDeadline) return cutAll();
+          closeOptions.onDeadline();
+          setTimeout(cutAll, closeOptions.graceMs ?? 1_000).unref();
         }, drainMs);
         timer.unref();
         server.close(() => {
@@ -47,6 +153,11 @@ export async function listen(handler: RequestListener, options: { host: string; 
           resolve();
         });
         server.closeIdleConnections();
+        for (const res of answering.values()) {
+          if (!res.headersSent) res.setHeader('connection', 'close');
+          // Its header said keep-alive: the socket goes once the answer is out (idle sockets are closed cleanly).
+          else res.once('finish', () => setImmediate(() => server.closeIdleConnections()));
+        }
       });
       return closing;
     },
