@@ -54,6 +54,8 @@ export async function startXBuildsStack(
   label: string,
   options: {
     buildsEnv?: Record<string, string>;
+    /** Account settings, e.g. SBC_SIGNUP_ENABLED or X_BUILDS_ADMIN_USER_IDS (which the account service reads). */
+    accountEnv?: Record<string, string>;
     simTokensPerSecond?: number;
     x?: XAccountOptions;
     /** The sim model behind `house` (e.g. `sim-error-503` for an upstream that keeps failing). */
@@ -78,7 +80,7 @@ export async function startXBuildsStack(
     sim = await startSim(loadSimConfig({ SIM_PORT: '0', SIM_LATENCY_MS: '0', SIM_TOKENS_PER_SECOND: String(options.simTokensPerSecond ?? 0), LOG_LEVEL: 'silent' }));
     const accountDb = await createTestDatabase(`${label}_account`);
     dbs.push(accountDb);
-    account = await startTestAccount({ databaseUrl: accountDb.databaseUrl, pubsub, bootstrapKey: XB_OWNER_KEY });
+    account = await startTestAccount({ databaseUrl: accountDb.databaseUrl, pubsub, bootstrapKey: XB_OWNER_KEY, env: options.accountEnv });
     const prisma = account.database.prisma;
     const owner = await prisma.callerKey.findUnique({ where: { keyHash: new Uint8Array(hashSecret(XB_OWNER_KEY)) } });
     const ownerId = owner!.userId;
