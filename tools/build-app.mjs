@@ -17,6 +17,7 @@ await build({
   outfile: path.join(root, 'dist', 'apps', app, 'main.js'),
   bundle: true,
   platform: 'node',
+  // The oldest Node the engines field admits, so every bundle runs on each supported line.
   target: 'node20',
   format: 'cjs',
   packages: 'external',

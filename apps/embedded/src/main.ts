@@ -10,6 +10,7 @@ import { start as startUsageLedger } from '@sbc/app-usage-ledger';
 import { start as startXBuilds } from '@sbc/app-x-builds';
 import { resolveBootstrapKey } from './bootstrap-key';
 import { loadEmbeddedConfig, type EmbeddedConfig } from './config';
+import { endOfLifeWarning } from './node-support';
 
 export { loadEmbeddedConfig, type EmbeddedConfig } from './config';
 
@@ -96,6 +97,8 @@ function banner(running: RunningEmbedded): string {
 }
 
 if (isBundleEntry('embedded')) {
+  const eol = endOfLifeWarning(process.versions.node, new Date());
+  if (eol) process.stderr.write(`${eol}\n`);
   runService({
     name: 'embedded',
     load: () => loadEmbeddedConfig(process.env),
