@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { hashSecret } from '@sbc/ids';
-import { checkHealth } from '@sbc/rpc';
+import { hashSecret, newId, newSecret } from '@sbc/ids';
+import { AccountService } from '@sbc/proto/sbc/account/v1/account_pb';
+import { checkHealth, createRpcClient } from '@sbc/rpc';
 import { createTestDatabase, type TestDatabase } from '@sbc/testing';
 import { loadAccountConfig, start } from './main';
 
@@ -10,8 +11,8 @@ const SECRETS_KEY = randomBytes(32).toString('base64');
 
 describe('account service start', () => {
   let db: TestDatabase;
-  const config = () =>
-    loadAccountConfig({ ACCOUNT_GRPC_PORT: '0', ACCOUNT_HTTP_PORT: '0', DATABASE_URL: db.databaseUrl, SBC_DATA_DIR: 'memory://', SBC_BOOTSTRAP_KEY: KEY, UPSTREAM_SECRETS_KEY: SECRETS_KEY, LOG_LEVEL: 'silent' });
+  const config = (env: Record<string, string> = { SBC_BOOTSTRAP_KEY: KEY }) =>
+    loadAccountConfig({ ACCOUNT_GRPC_PORT: '0', ACCOUNT_HTTP_PORT: '0', DATABASE_URL: db.databaseUrl, SBC_DATA_DIR: 'memory://', UPSTREAM_SECRETS_KEY: SECRETS_KEY, LOG_LEVEL: 'silent', ...env });
   beforeAll(async () => {
     db = await createTestDatabase('account');
   });
@@ -41,6 +42,40 @@ describe('account service start', () => {
       const prisma = running.database.prisma;
       expect(await prisma.callerKey.count()).toBe(1);
       expect(await prisma.user.count()).toBe(1);
+    } finally {
+      await running.stop();
+    }
+  });
+
+  /** Whether the account service marks the credential's user an operator, as the edge learns it. */
+  async function isOperator(running: Awaited<ReturnType<typeof start>>, secret: string): Promise<boolean> {
+    const account = createRpcClient(AccountService, { target: running.grpcAddress, deadlineMs: 5_000 });
+    const reply = await account.authenticateCredential({ secretSha256: hashSecret(secret) }, { requestId: 'test' });
+    return reply.principal!.operator;
+  }
+
+  it('the bootstrap owner is the operator on every start, with the bootstrap key or without it (services mode); no one else is', async () => {
+    const stranger = newSecret('sbs');
+    const seed = await start(config());
+    try {
+      const user = await seed.database.prisma.user.create({ data: { id: newId('usr'), email: 'someone@example.test' } });
+      await seed.database.prisma.session.create({ data: { tokenHash: new Uint8Array(hashSecret(stranger)), userId: user.id, expiresAt: new Date(Date.now() + 86_400_000) } });
+      expect([await isOperator(seed, KEY), await isOperator(seed, stranger)]).toEqual([true, false]);
+    } finally {
+      await seed.stop();
+    }
+    const withoutKey = await start(config({}));
+    try {
+      expect([await isOperator(withoutKey, KEY), await isOperator(withoutKey, stranger)]).toEqual([true, false]);
+    } finally {
+      await withoutKey.stop();
+    }
+  });
+
+  it('X_BUILDS_ADMIN_USER_IDS names the operators instead of the owner', async () => {
+    const running = await start(config({ SBC_BOOTSTRAP_KEY: KEY, X_BUILDS_ADMIN_USER_IDS: 'usr_someone_else' }));
+    try {
+      expect(await isOperator(running, KEY)).toBe(false);
     } finally {
       await running.stop();
     }

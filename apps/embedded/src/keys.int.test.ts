@@ -264,4 +264,29 @@ describe('caller keys (GET/POST /v1/keys, GET /v1/keys/whoami, PATCH/DELETE /v1/
       expect((await whoami(other.secret)).status).toBe(200);
     });
   });
+
+  describe('never narrower over wider', () => {
+    it('a keys:write-only key cannot revoke or edit a Full access key (403 naming what it lacks); the wide key keeps working', async () => {
+      const wide = await mint({ name: 'wide', preset: 'full_access' });
+      const narrow = (await mint({ name: 'narrow', scopes: ['keys:write'] })).body.key;
+      const revoked = await stack.api('DELETE', `/v1/keys/${wide.body.id}`, { key: narrow });
+      expect(revoked).toMatchObject({ status: 403, body: { error: 'insufficient_scope', param: 'id' } });
+      expect(revoked.body.required_scopes).toEqual(expect.arrayContaining(['gateway:invoke', 'keys:read', 'builds:admin']));
+      expect(revoked.body.required_scopes).not.toContain('keys:write');
+      const edited = await stack.api('PATCH', `/v1/keys/${wide.body.id}`, { key: narrow, body: { name: 'renamed by a narrower key' } });
+      expect(edited).toMatchObject({ status: 403, body: { error: 'insufficient_scope', param: 'id' } });
+      const still = await whoami(wide.body.key);
+      expect(still).toMatchObject({ status: 200, body: { name: 'wide' } });
+      expect(still.body.revoked_at).toBeUndefined();
+    });
+
+    it('a key may revoke or edit a key no wider than itself, and a session any key of the account', async () => {
+      const minter = (await mint({ name: 'minter', scopes: ['gateway:invoke', 'keys:write'] })).body.key;
+      const same = await mint({ name: 'same', scopes: ['gateway:invoke', 'keys:write'] });
+      expect((await stack.api('PATCH', `/v1/keys/${same.body.id}`, { key: minter, body: { name: 'same, renamed' } })).status).toBe(200);
+      expect((await stack.api('DELETE', `/v1/keys/${same.body.id}`, { key: minter })).status).toBe(200);
+      const wide = await mint({ name: 'wide for a session', preset: 'full_access' });
+      expect((await stack.api('DELETE', `/v1/keys/${wide.body.id}`, { key: await stack.seedSession() })).status).toBe(200);
+    });
+  });
 });
