@@ -80,7 +80,7 @@ export const XbQueueView = z
     effective_concurrency: z.number().optional().meta({ description: 'What the dispatcher uses now: at most 2 while a build backoff is active.' }),
     backoff_until: DateTime.nullable().optional(),
     paused_reason: z.string().nullable().optional().meta({ description: '`operator`, or `x_unauthorized` / `x_forbidden` when X refused the account.' }),
-    order: z.array(z.string()).optional().meta({ description: 'Queued job ids in dispatch order.' }),
+    order: z.array(z.string()).optional().meta({ description: 'Queued job ids in dispatch order; in stats, only the caller\'s own unless an operator asks.' }),
   })
   .loose()
   .meta({ id: 'XbQueueView' });
@@ -177,7 +177,9 @@ export const getXBuildQueue = defineRoute({
   method: 'get',
   path: '/v1/x-builds/queue',
   summary: 'Read the queue',
-  description: 'The queue in dispatch order, with the concurrency the dispatcher actually uses.',
+  description:
+    'The queue in dispatch order, with the concurrency the dispatcher actually uses. Like every `builds:admin` route, for the service\'s operators only ' +
+    '(`X_BUILDS_ADMIN_USER_IDS`, else the bootstrap owner), on every account\'s jobs; anyone else is 403.',
   tag: TAG,
   auth: { kind: 'scoped', scopes: ['builds:admin'] },
   responses: { 200: { description: 'The queue.', schema: XbQueueView } },
