@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { backendVars, ConfigError, flag, parseEnv, toBackendConfig, url, type BackendConfig } from '@sbc/config';
+import { PRIVATE_EGRESS, privateEgressOf, type PrivateEgress } from '@sbc/egress';
 import { decodeSecretsKey } from './store/secrets';
 
 /** CONTRACTS: `sbc_` + 20 to 124 characters from [A-Za-z0-9_-] (24 to 128 in all). */
@@ -22,7 +23,11 @@ const schema = z.object({
     .string()
     .refine((value) => decodeSecretsKey(value) !== undefined, 'must be 32 bytes in base64 (e.g. the output of `openssl rand -base64 32`)')
     .optional(),
+  EGRESS_PRIVATE: z.enum(PRIVATE_EGRESS).optional(),
+  /** Deprecated: `true` reads as EGRESS_PRIVATE=none. */
   EGRESS_DENY_PRIVATE: flag(false),
+  /** The gateway's public URL: endpoints are never aimed back at it. */
+  BASE_URL: url(['http', 'https']).optional(),
   /** The service's operators (usr_ ids); empty means the bootstrap owner alone. */
   X_BUILDS_ADMIN_USER_IDS: commaList.default([]),
   SBC_SIGNUP_ENABLED: flag(false),
@@ -39,10 +44,10 @@ export interface AccountConfig extends BackendConfig {
    */
   upstreamSecretsKey?: Buffer;
   /**
-   * CONTRACTS: set for hosted deployments. Custom endpoints on loopback or private addresses are then refused
-   * when saved (400) and again when dialed (a name can resolve elsewhere later).
+   * CONTRACTS Egress: who may aim custom endpoints at loopback and private addresses (operators by default),
+   * checked when saved (400) and again when probed; and the gateway's own origins, which no one may.
    */
-  egressDenyPrivate: boolean;
+  egress: { private: PrivateEgress; ownOrigins: string[] };
   /** The operators named by X_BUILDS_ADMIN_USER_IDS; empty = the bootstrap owner alone (see operators.ts). */
   adminUserIds: string[];
   /** Whether anyone may create a user with `POST /v1/auth/signup`; off unless turned on (embedded mode does). */
@@ -67,7 +72,7 @@ export function loadAccountConfig(env: Record<string, string | undefined>): Acco
     bootstrap: vars.SBC_BOOTSTRAP_KEY ? { key: vars.SBC_BOOTSTRAP_KEY, email: vars.SBC_BOOTSTRAP_EMAIL } : undefined,
     bootstrapEmail: vars.SBC_BOOTSTRAP_EMAIL,
     upstreamSecretsKey: vars.UPSTREAM_SECRETS_KEY ? decodeSecretsKey(vars.UPSTREAM_SECRETS_KEY) : undefined,
-    egressDenyPrivate: vars.EGRESS_DENY_PRIVATE,
+    egress: { private: privateEgressOf(vars.EGRESS_PRIVATE, vars.EGRESS_DENY_PRIVATE), ownOrigins: vars.BASE_URL ? [vars.BASE_URL] : [] },
     adminUserIds: vars.X_BUILDS_ADMIN_USER_IDS,
     signupEnabled: vars.SBC_SIGNUP_ENABLED,
   };

@@ -5,6 +5,8 @@ import { OWNER_KEY, startAccountSurface, type AccountSurfaceStack } from './acco
 
 const API_KEY = 'sk-upstream-secret-0123456789';
 const HEADER_VALUE = 'header-secret-value-9876';
+// For endpoints of users who are not operators, which may not aim at loopback: saved, and their probe fails.
+const UNRESOLVABLE = 'http://endpoint.invalid';
 
 /** A third-party endpoint that speaks only Anthropic's dialect (the sim answers both). */
 async function anthropicOnlyEndpoint(): Promise<{ url: string; server: Server }> {
@@ -126,13 +128,13 @@ describe('custom endpoints: /v1/upstreams', () => {
     it('derive from the label, unique per account; "Custom" gives the legacy singleton `custom`', async () => {
       const user = await stack.seedUser();
       const { secret } = await stack.seedKey({ userId: user });
-      const first = await create({ label: 'Custom', base_url: closedUrl }, secret);
-      const second = await create({ label: 'custom', base_url: closedUrl }, secret);
+      const first = await create({ label: 'Custom', base_url: UNRESOLVABLE }, secret);
+      const second = await create({ label: 'custom', base_url: UNRESOLVABLE }, secret);
       expect([first.body.upstream.slug, second.body.upstream.slug]).toEqual(['custom', 'custom-2']);
-      const taken = await create({ label: 'Anything', slug: 'custom', base_url: closedUrl }, secret);
+      const taken = await create({ label: 'Anything', slug: 'custom', base_url: UNRESOLVABLE }, secret);
       expect(taken.status).toBe(409);
       expect(taken.body).toMatchObject({ error: 'conflict', param: 'slug' });
-      const chosen = await create({ label: 'Anything', slug: 'legacy-box', base_url: closedUrl }, secret);
+      const chosen = await create({ label: 'Anything', slug: 'legacy-box', base_url: UNRESOLVABLE }, secret);
       expect(chosen.body.upstream.slug).toBe('legacy-box');
     });
   });
@@ -141,7 +143,7 @@ describe('custom endpoints: /v1/upstreams', () => {
     it('pages newest first by row id; `upstreams` mirrors `data`', async () => {
       const user = await stack.seedUser();
       const { secret } = await stack.seedKey({ userId: user });
-      for (const label of ['one', 'two', 'three']) await create({ label, base_url: closedUrl }, secret);
+      for (const label of ['one', 'two', 'three']) await create({ label, base_url: UNRESOLVABLE }, secret);
       const first = await stack.api('GET', '/v1/upstreams?limit=2', { key: secret });
       expect(first.status).toBe(200);
       expect(first.body).toMatchObject({ object: 'list', has_more: true });

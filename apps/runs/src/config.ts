@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { backendVars, flag, grpcTarget, parseEnv, positiveInt, toBackendConfig, url, type BackendConfig } from '@sbc/config';
+import { PRIVATE_EGRESS, privateEgressOf, type PrivateEgress } from '@sbc/egress';
 
 /** Svix's ladder (reference §3.2): the delays before the 2nd to 8th attempts of a webhook delivery. */
 export const DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
@@ -16,7 +17,11 @@ const schema = z.object({
   ACCOUNT_GRPC_TARGET: grpcTarget.default('127.0.0.1:50051'),
   GATEWAY_URL: url(['http', 'https']).default('http://127.0.0.1:8080'),
   REDIS_URL: url(['redis', 'rediss']).optional(),
+  EGRESS_PRIVATE: z.enum(PRIVATE_EGRESS).optional(),
+  /** Deprecated: `true` reads as EGRESS_PRIVATE=none. */
   EGRESS_DENY_PRIVATE: flag(false),
+  /** The gateway's public URL, which fetches and webhooks never dial. */
+  BASE_URL: url(['http', 'https']).optional(),
   RPC_DEADLINE_MS: positiveInt(5_000),
   RUNS_WORKERS: z.coerce.number().int().min(0).max(64).default(4),
   RUNS_POLL_MS: positiveInt(1_000),
@@ -36,8 +41,11 @@ export interface RunsConfig extends BackendConfig {
   /** The edge that runs' model calls go through (billed to the run's account like any caller's). */
   gatewayUrl: string;
   redisUrl?: string;
-  /** CONTRACTS: loopback and private fetch and webhook targets are refused when set (hosted deployments). */
-  egressDenyPrivate: boolean;
+  /**
+   * CONTRACTS Egress. Fetches and webhooks are dialed as a tenant's, so loopback and private targets are
+   * allowed only with EGRESS_PRIVATE=everyone; the gateway's own origins (BASE_URL, GATEWAY_URL) never.
+   */
+  egress: { private: PrivateEgress; ownOrigins: string[] };
   rpcDeadlineMs: number;
   workers: {
     /** Runs executed at once by this process; 0 serves the API only. */
@@ -66,7 +74,7 @@ export function loadRunsConfig(env: Record<string, string | undefined>): RunsCon
     accountTarget: vars.ACCOUNT_GRPC_TARGET,
     gatewayUrl: vars.GATEWAY_URL,
     redisUrl: vars.REDIS_URL,
-    egressDenyPrivate: vars.EGRESS_DENY_PRIVATE,
+    egress: { private: privateEgressOf(vars.EGRESS_PRIVATE, vars.EGRESS_DENY_PRIVATE), ownOrigins: [vars.GATEWAY_URL, ...(vars.BASE_URL ? [vars.BASE_URL] : [])] },
     rpcDeadlineMs: vars.RPC_DEADLINE_MS,
     workers: { concurrency: vars.RUNS_WORKERS, pollMs: vars.RUNS_POLL_MS, leaseMs: vars.RUNS_LEASE_MS, maxAttempts: vars.RUNS_MAX_ATTEMPTS },
     budget: { maxSteps: vars.RUNS_MAX_STEPS, maxDurationMs: vars.RUNS_MAX_DURATION_MS },

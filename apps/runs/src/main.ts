@@ -36,8 +36,12 @@ export async function start(config: RunsConfig, overrides: RunsOverrides = {}): 
   const cache = overrides.pubsub ? undefined : createCacheAdapters({ redisUrl: config.redisUrl, logger });
   const pubsub = overrides.pubsub ?? cache!.pubsub;
   const account = createRpcClient(AccountService, { target: overrides.accountTarget ?? config.accountTarget, deadlineMs: config.rpcDeadlineMs });
-  const egress = createEgress({ denyPrivate: config.egressDenyPrivate, timeoutMs: Math.max(config.fetchTimeoutMs, config.webhooks.timeoutMs) });
   const gatewayUrl = () => overrides.gatewayUrl?.() ?? config.gatewayUrl;
+  const egress = createEgress({
+    privateEgress: config.egress.private,
+    ownOrigins: () => [...config.egress.ownOrigins, overrides.gatewayUrl?.()],
+    timeoutMs: Math.max(config.fetchTimeoutMs, config.webhooks.timeoutMs),
+  });
   const closing = new AbortController();
   let stopWorkers: () => Promise<void> = () => Promise.resolve();
   const release = async () => {

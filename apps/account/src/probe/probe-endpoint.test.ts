@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createEgressPolicy } from '@sbc/egress';
 import { createProber, parseModelList, preferredDialects, type Prober } from './probe-endpoint';
 
 // Fakes of third-party endpoints: each answers GET /v1/models the way one kind of server does.
@@ -33,7 +34,7 @@ describe('probing an endpoint', () => {
   let prober: Prober;
   const servers: Server[] = [];
   beforeAll(() => {
-    prober = createProber({ timeoutMs: 300, denyPrivate: false });
+    prober = createProber({ timeoutMs: 300, egress: createEgressPolicy({ privateEgress: 'operators' }) });
   });
   afterAll(() => {
     for (const server of servers) server.close();
@@ -46,7 +47,7 @@ describe('probing an endpoint', () => {
 
   it('an OpenAI endpoint is dialed at {base}/v1/models with a Bearer key and its own headers', async () => {
     const fake = await start((_req, res) => json(res, 200, { object: 'list', data: [{ id: 'm1', object: 'model' }, { id: 'm2', object: 'model' }] }));
-    const report = await prober.probe({ baseUrl: `${fake.url}/v1`, dialect: 'openai', apiKey: 'sk-1', headers: { 'x-org': 'o' } });
+    const report = await prober.probe({ baseUrl: `${fake.url}/v1`, dialect: 'openai', apiKey: 'sk-1', headers: { 'x-org': 'o' }, dialAs: 'operator' });
     expect(report).toMatchObject({ ok: true, dialect: 'openai', models: ['m1', 'm2'] });
     expect(fake.seen[0]!.url).toBe('/v1/models');
     expect(fake.seen[0]!.headers).toMatchObject({ authorization: 'Bearer sk-1', 'x-org': 'o' });
@@ -54,27 +55,27 @@ describe('probing an endpoint', () => {
 
   it('an Anthropic endpoint is dialed with x-api-key and anthropic-version, every page read, display names kept', async () => {
     const fake = await start(anthropicOnly);
-    const report = await prober.probe({ baseUrl: fake.url, dialect: 'anthropic', apiKey: 'sk-ant', headers: {} });
+    const report = await prober.probe({ baseUrl: fake.url, dialect: 'anthropic', apiKey: 'sk-ant', headers: {}, dialAs: 'operator' });
     expect(report).toMatchObject({ ok: true, dialect: 'anthropic', models: ['claude-a', 'claude-b', 'claude-c'], modelNames: { 'claude-a': 'Claude A' } });
     expect(fake.seen[0]!.headers.authorization).toBeUndefined();
   });
 
   it('auto records the dialect that answered', async () => {
     const fake = await start(anthropicOnly);
-    const report = await prober.probe({ baseUrl: fake.url, dialect: 'auto', apiKey: 'k', headers: {} });
+    const report = await prober.probe({ baseUrl: fake.url, dialect: 'auto', apiKey: 'k', headers: {}, dialAs: 'operator' });
     expect(report).toMatchObject({ ok: true, dialect: 'anthropic' });
   });
 
   it('a refusal is a report with the status and the endpoint\'s own message', async () => {
     const fake = await start(anthropicOnly);
-    const report = await prober.probe({ baseUrl: fake.url, dialect: 'openai', apiKey: 'k', headers: {} });
+    const report = await prober.probe({ baseUrl: fake.url, dialect: 'openai', apiKey: 'k', headers: {}, dialAs: 'operator' });
     expect(report.ok).toBe(false);
     expect(report.error).toMatch(/answered HTTP 401: x-api-key header is required/);
   });
 
   it('a body that is not a model list is a failed probe', async () => {
     const fake = await start((_req, res) => json(res, 200, { hello: 'world' }));
-    const report = await prober.probe({ baseUrl: fake.url, dialect: 'openai', apiKey: '', headers: {} });
+    const report = await prober.probe({ baseUrl: fake.url, dialect: 'openai', apiKey: '', headers: {}, dialAs: 'operator' });
     expect(report).toMatchObject({ ok: false, error: expect.stringMatching(/did not answer with a model list/) });
   });
 
@@ -82,19 +83,50 @@ describe('probing an endpoint', () => {
     const fake = await start(() => undefined);
     const closed = await start(() => undefined);
     await new Promise((resolve) => closed.server.close(resolve));
-    const refused = await prober.probe({ baseUrl: closed.url, dialect: 'auto', apiKey: '', headers: {} });
+    const refused = await prober.probe({ baseUrl: closed.url, dialect: 'auto', apiKey: '', headers: {}, dialAs: 'operator' });
     expect(refused).toMatchObject({ ok: false, models: [], error: expect.stringMatching(/^connection refused by 127\.0\.0\.1:\d+$/) });
-    const silent = await prober.probe({ baseUrl: fake.url, dialect: 'openai', apiKey: '', headers: {} });
+    const silent = await prober.probe({ baseUrl: fake.url, dialect: 'openai', apiKey: '', headers: {}, dialAs: 'operator' });
     expect(silent).toMatchObject({ ok: false, error: expect.stringMatching(/did not answer within 0.3 s/) });
   });
 
-  it('with EGRESS_DENY_PRIVATE a loopback endpoint is refused without being dialed', async () => {
+  it("a non-JSON error body is named by status and content type, never copied; a JSON message is bounded", async () => {
+    const page = await start((_req, res) => {
+      res.writeHead(500, { 'content-type': 'text/html; charset=utf-8' });
+      res.end('<html>internal admin console: secret-token-123</html>');
+    });
+    const html = await prober.probe({ baseUrl: page.url, dialect: 'openai', apiKey: '', headers: {}, dialAs: 'operator' });
+    expect(html.error).toMatch(/answered HTTP 500 \(text\/html\)$/);
+    expect(html.error).not.toMatch(/secret-token|admin console/);
+    const okPage = await start((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('internal status: secret-token-456');
+    });
+    const plain = await prober.probe({ baseUrl: okPage.url, dialect: 'openai', apiKey: '', headers: {}, dialAs: 'operator' });
+    expect(plain.error).toMatch(/did not answer with a model list \(HTTP 200, text\/plain\)$/);
+    expect(plain.error).not.toMatch(/secret-token/);
+    const chatty = await start((_req, res) => json(res, 400, { error: { message: 'x'.repeat(5_000) } }));
+    const long = await prober.probe({ baseUrl: chatty.url, dialect: 'openai', apiKey: '', headers: {}, dialAs: 'operator' });
+    expect(long.error!.length).toBeLessThan(300);
+  });
+
+  it("a tenant's loopback endpoint is refused without being dialed, by address or by name", async () => {
     const fake = await start((_req, res) => json(res, 200, { data: [] }));
-    const strict = createProber({ timeoutMs: 300, denyPrivate: true });
-    const literal = await strict.probe({ baseUrl: fake.url, dialect: 'openai', apiKey: '', headers: {} });
-    const named = await strict.probe({ baseUrl: fake.url.replace('127.0.0.1', 'localhost'), dialect: 'openai', apiKey: '', headers: {} });
+    const literal = await prober.probe({ baseUrl: fake.url, dialect: 'openai', apiKey: '', headers: {}, dialAs: 'tenant' });
+    const named = await prober.probe({ baseUrl: fake.url.replace('127.0.0.1', 'localhost'), dialect: 'openai', apiKey: '', headers: {}, dialAs: 'tenant' });
     expect(literal).toMatchObject({ ok: false, error: expect.stringMatching(/loopback or private/) });
     expect(named).toMatchObject({ ok: false, error: expect.stringMatching(/loopback or private/) });
+    expect(fake.seen).toHaveLength(0);
+  });
+
+  it('a name that resolves inward when the probe dials is refused (DNS rebinding)', async () => {
+    const fake = await start((_req, res) => json(res, 200, { data: [{ id: 'internal' }] }));
+    let answer = '8.8.8.8';
+    const egress = createEgressPolicy({ privateEgress: 'operators', resolve: async () => [{ address: answer, family: 4 }] });
+    const url = fake.url.replace('127.0.0.1', 'rebind.test');
+    await expect(egress.refusal(url, 'tenant')).resolves.toBeUndefined();
+    answer = '127.0.0.1';
+    const report = await createProber({ timeoutMs: 300, egress }).probe({ baseUrl: url, dialect: 'openai', apiKey: '', headers: {}, dialAs: 'tenant' });
+    expect(report).toMatchObject({ ok: false, error: expect.stringMatching(/rebind\.test is a loopback or private address/) });
     expect(fake.seen).toHaveLength(0);
   });
 });

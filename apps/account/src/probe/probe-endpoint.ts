@@ -1,5 +1,5 @@
 import { Agent, errors as undiciErrors } from 'undici';
-import { isPrivateLiteralHost, privateGuardedLookup } from '@sbc/egress';
+import type { EgressCaller, EgressPolicy } from '@sbc/egress';
 import { endpointUrl } from './endpoint-url';
 
 export type SpokenDialect = 'openai' | 'anthropic';
@@ -11,6 +11,8 @@ export interface ProbeTarget {
   /** '' when the endpoint needs none. */
   apiKey: string;
   headers: Record<string, string>;
+  /** Whom the dial is for (the endpoint's owner), which decides whether loopback and private addresses are allowed. */
+  dialAs: EgressCaller;
 }
 
 /** What a probe found: the models listed (with Anthropic's display names) and who answered, or why not. */
@@ -28,8 +30,8 @@ export interface ProbeReport {
 export interface ProberOptions {
   /** Connect plus the whole answer, per dialect tried. */
   timeoutMs: number;
-  /** EGRESS_DENY_PRIVATE: refuse loopback and private addresses at dial time too. */
-  denyPrivate: boolean;
+  /** Checks every address dialed, as resolved (CONTRACTS Egress). */
+  egress: EgressPolicy;
 }
 
 export interface Prober {
@@ -104,14 +106,26 @@ export function describeTransportError(error: unknown, where: string, timeoutMs:
   }
 }
 
-function upstreamMessage(text: string): string {
+/** The reply's content type without parameters, for reports: what came back is named, never copied. */
+function contentTypeOf(headers: Record<string, string | string[] | undefined>): string {
+  const value = headers['content-type'];
+  const type = (Array.isArray(value) ? value[0] : value)?.split(';')[0]?.trim().toLowerCase();
+  return type || 'no content type';
+}
+
+/**
+ * An error message from a JSON error body, bounded. Any other body is never copied into a report: an endpoint
+ * aimed at an internal page would otherwise read that page back to whoever saved it.
+ */
+function upstreamMessage(text: string, contentType: string): string {
+  if (!/[/+]json$/.test(contentType)) return '';
   try {
     const body = JSON.parse(text) as { error?: unknown; message?: unknown };
     const error = body.error as { message?: unknown } | string | undefined;
     const message = typeof error === 'string' ? error : typeof error?.message === 'string' ? error.message : body.message;
     if (typeof message === 'string') return message.slice(0, 200);
   } catch {
-    // Not JSON: the status alone says enough.
+    // Not JSON after all: the status and content type say enough.
   }
   return '';
 }
@@ -139,9 +153,10 @@ async function listOnce(agent: Agent, dialect: SpokenDialect, target: ProbeTarge
   const where = `${url.host}${url.pathname}`;
   const reply = await agent.request({ origin, path: `${url.pathname}${url.search}`, method: 'GET', headers: probeHeaders(dialect, target), signal });
   const text = await readBody(reply.body);
+  const contentType = contentTypeOf(reply.headers);
   if (reply.statusCode < 200 || reply.statusCode > 299) {
-    const detail = text ? upstreamMessage(text) : '';
-    throw new ProbeFailure(`${where} answered HTTP ${reply.statusCode}${detail ? `: ${detail}` : ''}`);
+    const detail = text ? upstreamMessage(text, contentType) : '';
+    throw new ProbeFailure(`${where} answered HTTP ${reply.statusCode}${detail ? `: ${detail}` : ` (${contentType})`}`);
   }
   let parsed: ReturnType<typeof parseModelList>;
   try {
@@ -149,7 +164,7 @@ async function listOnce(agent: Agent, dialect: SpokenDialect, target: ProbeTarge
   } catch {
     parsed = undefined;
   }
-  if (!parsed) throw new ProbeFailure(`${where} did not answer with a model list`);
+  if (!parsed) throw new ProbeFailure(`${where} did not answer with a model list (HTTP ${reply.statusCode}, ${contentType})`);
   return parsed;
 }
 
@@ -185,16 +200,12 @@ export function createProber(options: ProberOptions): Prober {
 
   return {
     async probe(target, callerSignal) {
-      const hostname = new URL(target.baseUrl).hostname;
-      if (options.denyPrivate && isPrivateLiteralHost(hostname)) {
-        return { ok: false, models: [], modelNames: {}, error: `${hostname} is a loopback or private address, which this service does not dial`, at: new Date() };
-      }
       const timeout = AbortSignal.timeout(options.timeoutMs);
       const signal = callerSignal ? AbortSignal.any([timeout, callerSignal]) : timeout;
       const dialects = target.dialect === 'auto' ? preferredDialects(target.baseUrl) : [target.dialect];
       // Probes are rare (a person saved or re-checked an endpoint), so each gets its own pool, closed after.
       const agent = new Agent({
-        connect: { timeout: options.timeoutMs, ...(options.denyPrivate ? { lookup: privateGuardedLookup } : {}) },
+        connect: options.egress.connector(target.dialAs, { timeout: options.timeoutMs }),
         headersTimeout: options.timeoutMs,
         bodyTimeout: options.timeoutMs,
       });

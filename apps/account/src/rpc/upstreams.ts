@@ -3,7 +3,7 @@ import { ApiError } from '@sbc/errors';
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '@sbc/pagination';
 import type { UpstreamService } from '@sbc/proto/sbc/account/v1/upstreams_pb';
 import type { RpcImplementation } from '@sbc/rpc';
-import { pointsAtPrivateAddress } from '@sbc/egress';
+import { createEgressPolicy, type EgressCaller } from '@sbc/egress';
 import { foldProbe } from '../probe/fold';
 import { createProber, type ProbeTarget } from '../probe/probe-endpoint';
 import { createRoutingWrites } from '../routing/writes';
@@ -33,8 +33,8 @@ function sameRecord(a: Record<string, string>, b: Record<string, string>): boole
   return keys.length === Object.keys(b).length && keys.every((key) => b[key] === a[key]);
 }
 
-function dialTarget(view: UpstreamView, apiKey: string, headers: Record<string, string>): ProbeTarget {
-  return { baseUrl: view.baseUrl, dialect: view.dialect, apiKey, headers };
+function dialTarget(view: UpstreamView, apiKey: string, headers: Record<string, string>, dialAs: EgressCaller): ProbeTarget {
+  return { baseUrl: view.baseUrl, dialect: view.dialect, apiKey, headers, dialAs };
 }
 
 /**
@@ -44,15 +44,17 @@ function dialTarget(view: UpstreamView, apiKey: string, headers: Record<string, 
  */
 export function createUpstreamService(deps: AccountServiceDeps): RpcImplementation<typeof UpstreamService> {
   const writes = createRoutingWrites(deps);
-  const denyPrivate = deps.config?.egressDenyPrivate ?? false;
-  const prober = createProber({ timeoutMs: PROBE_TIMEOUT_MS, denyPrivate });
+  const ownOrigins = deps.config?.egress.ownOrigins ?? [];
+  const egress = createEgressPolicy({ privateEgress: deps.config?.egress.private ?? 'operators', ownOrigins: () => ownOrigins });
+  const prober = createProber({ timeoutMs: PROBE_TIMEOUT_MS, egress });
+  // An endpoint is dialed for its owner, whose standing decides whether loopback and private addresses are allowed.
+  const dialAs = (userId: string): EgressCaller => (deps.operators.isOperator(userId) ? 'operator' : 'tenant');
 
-  // CONTRACTS: with EGRESS_DENY_PRIVATE a loopback or private base_url is refused when written (and again when dialed).
-  const refusePrivate = async (baseUrl: string) => {
-    if (!denyPrivate || !URL.canParse(baseUrl)) return; // an unparsable URL is refused by the save's own checks
-    if (await pointsAtPrivateAddress(baseUrl)) {
-      throw ApiError.invalid([{ path: 'base_url', code: 'egress_denied', message: 'base_url points at a loopback or private address, which this service does not dial' }]);
-    }
+  // CONTRACTS Egress: a base_url the policy refuses for its owner is refused when written, and again when dialed.
+  const refuseEgress = async (baseUrl: string, userId: string) => {
+    if (!URL.canParse(baseUrl)) return; // an unparsable URL is refused by the save's own checks
+    const reason = await egress.refusal(baseUrl, dialAs(userId));
+    if (reason) throw ApiError.invalid([{ path: 'base_url', code: 'egress_denied', message: `base_url: ${reason}` }]);
   };
 
   /**
@@ -83,7 +85,7 @@ export function createUpstreamService(deps: AccountServiceDeps): RpcImplementati
 
     async createUpstream(request, ctx) {
       const dialect = dialectOf(request.dialect, 'auto');
-      await refusePrivate(request.baseUrl);
+      await refuseEgress(request.baseUrl, request.userId);
       const headers = { ...request.headers };
       const saved = await writes.createUpstream({
         userId: request.userId,
@@ -95,7 +97,7 @@ export function createUpstreamService(deps: AccountServiceDeps): RpcImplementati
         headers,
         models: [...new Set(request.models)],
       });
-      return withProbe(await probeAndFold(saved, dialTarget(saved, request.apiKey, headers), saved.models, false, ctx.signal));
+      return withProbe(await probeAndFold(saved, dialTarget(saved, request.apiKey, headers, dialAs(saved.userId)), saved.models, false, ctx.signal));
     },
 
     async updateUpstream(request, ctx) {
@@ -107,7 +109,8 @@ export function createUpstreamService(deps: AccountServiceDeps): RpcImplementati
       const headers = request.headers ? { ...request.headers.entries } : current.headers;
       const models = request.models ? [...new Set(request.models.values)] : undefined;
       const dialChanged = baseUrl !== view.baseUrl || dialect !== view.dialect || apiKey !== current.apiKey || !sameRecord(headers, current.headers);
-      if (baseUrl !== view.baseUrl) await refusePrivate(baseUrl);
+      // An endpoint saved before a stricter setting keeps its other edits; its dials are refused when they happen.
+      if (baseUrl !== view.baseUrl) await refuseEgress(baseUrl, request.userId);
       const saved = await writes.saveUpstream(
         {
           userId: request.userId,
@@ -125,7 +128,7 @@ export function createUpstreamService(deps: AccountServiceDeps): RpcImplementati
       );
       if (!dialChanged) return withProbe(saved);
       // The models the old dial listed described another server; only those named in this edit are kept.
-      return withProbe(await probeAndFold(saved, dialTarget(saved, apiKey, headers), models ?? [], false, ctx.signal));
+      return withProbe(await probeAndFold(saved, dialTarget(saved, apiKey, headers, dialAs(saved.userId)), models ?? [], false, ctx.signal));
     },
 
     async deleteUpstream(request) {
@@ -137,7 +140,7 @@ export function createUpstreamService(deps: AccountServiceDeps): RpcImplementati
 
     async probeUpstream(request, ctx) {
       const { view, apiKey, headers } = await findDial(request.userId, request.slug);
-      return withProbe(await probeAndFold(view, dialTarget(view, apiKey, headers), view.models, true, ctx.signal));
+      return withProbe(await probeAndFold(view, dialTarget(view, apiKey, headers, dialAs(view.userId)), view.models, true, ctx.signal));
     },
 
     async listAliases(request) {

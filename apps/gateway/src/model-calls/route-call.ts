@@ -36,7 +36,8 @@ export async function resolveCallRoute(deps: RouteCallDeps, principal: Principal
     catalogVendor: (id) => deps.pricing.catalogVendor(id),
     builtInAlias: (token) => deps.pricing.builtInAlias(token),
   });
-  if (!isRefusal(resolved)) return resolved;
+  // A caller's own endpoints are dialed for that caller: loopback and private addresses only when it may (CONTRACTS Egress).
+  if (!isRefusal(resolved)) return resolved.kind === 'byo' ? { ...resolved, engines: resolved.engines.map((engine) => ({ ...engine, dialAs: principal.operator ? 'operator' : 'tenant' })) } : resolved;
   if (resolved.refused === 'not_allowed') throw new ApiError('model_not_allowed', resolved.message, { param: 'model' });
   if (resolved.refused === 'not_configured') throw new ApiError('not_found', resolved.message, { param: 'model' });
   throw new ApiError('not_found', resolved.message, { param: 'model' });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { HOUSE_MODELS } from '@sbc/catalog';
 import type { UpstreamDialect } from '@sbc/dialects';
+import type { EgressCaller } from '@sbc/egress';
 
 /**
  * Engines are the upstreams the service itself holds: house engines (`HOUSE_ENGINES`, per house model an
@@ -17,6 +18,11 @@ export interface Engine {
   headers: Record<string, string>;
   /** Who serves it, for usage (`provider`) and the models list (`reason`). */
   label: string;
+  /**
+   * Set on a caller's own endpoint: dialed through the egress policy for that caller. Unset on the operator's
+   * configured engines, which are dialed as configured (the bundled simulator on loopback included).
+   */
+  dialAs?: EgressCaller;
 }
 
 export type HouseEngines = Record<string, Engine[]>;

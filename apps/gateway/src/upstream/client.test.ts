@@ -1,9 +1,10 @@
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createEgressPolicy } from '@sbc/egress';
 import { rejectionOf } from '@sbc/testing';
 import type { Engine } from '../routing/engines';
-import { createUpstreamClient, UpstreamAbortedError, UpstreamUnavailableError, type UpstreamCall, type UpstreamClient } from './client';
+import { createUpstreamClient, HOP_HEADER, UpstreamAbortedError, UpstreamUnavailableError, type UpstreamCall, type UpstreamClient } from './client';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -45,6 +46,7 @@ function engineAt(baseUrl: string): Engine {
   return { dialect: 'openai', baseUrl, apiKey: 'upstream-secret', model: 'sim-large', headers: {}, label: 'test' };
 }
 
+const EGRESS = createEgressPolicy({ privateEgress: 'operators' });
 const OPTIONS = { connectTimeoutMs: 1_000, headersTimeoutMs: 300, bodyTimeoutMs: 300, idleTimeoutMs: 5_000, connectionsPerOrigin: 8 };
 
 async function until(what: string, check: () => boolean, ms = 2_000): Promise<void> {
@@ -62,7 +64,7 @@ describe('upstream client (undici dispatch)', () => {
 
   beforeEach(async () => {
     upstream = await startUpstream();
-    client = createUpstreamClient(OPTIONS);
+    client = createUpstreamClient(OPTIONS, EGRESS);
   });
   afterEach(async () => {
     await client.close();
@@ -175,7 +177,7 @@ describe('upstream client (undici dispatch)', () => {
   it('abort before the request was sent stops it: the upstream never sees it', async () => {
     // One connection, held by a first request that never answers: the second waits in the pool's queue.
     await client.close();
-    client = createUpstreamClient({ ...OPTIONS, headersTimeoutMs: 5_000, connectionsPerOrigin: 1 });
+    client = createUpstreamClient({ ...OPTIONS, headersTimeoutMs: 5_000, connectionsPerOrigin: 1 }, EGRESS);
     upstream.answer(() => undefined);
     const first = send();
     await until('the first request arrived', () => upstream.arrived() === 1);
@@ -230,5 +232,57 @@ describe('upstream client (undici dispatch)', () => {
     call.resume();
     await done;
     expect(received).toBe(400 * CHUNK.length);
+  });
+
+  it('marks every request with the hop header, which an endpoint\'s own headers cannot unset', async () => {
+    let seen: IncomingMessage | undefined;
+    upstream.answer((req, res) => {
+      seen = req;
+      res.end('{}');
+    });
+    const call = client.send({ engine: { ...engineAt(upstream.baseUrl), headers: { 'X-Sbc-Hop': '' } }, path: '/chat/completions', body: '{}' });
+    await call.head;
+    await call.text();
+    expect(seen?.headers[HOP_HEADER]).toBe('1');
+  });
+
+  it('a body that is not JSON is named by status and content type, never read back; JSON error messages are bounded', async () => {
+    upstream.answer((_req, res) => {
+      res.writeHead(502, { 'content-type': 'text/html; charset=utf-8' });
+      res.end('<html><body>internal dashboard: secret-42</body></html>');
+    });
+    const page = send();
+    await page.head;
+    expect(await page.json()).toBe('The upstream answered HTTP 502 with a body that is not JSON (text/html).');
+    upstream.answer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('"a JSON string is text too: secret-43"');
+    });
+    const quoted = send();
+    await quoted.head;
+    expect(await quoted.json()).toMatch(/^The upstream answered HTTP 200 with a body that is not JSON \(text\/plain\)\.$/);
+    upstream.answer((_req, res) => {
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: 'm'.repeat(10_000), type: 'invalid_request_error' } }));
+    });
+    const long = send();
+    await long.head;
+    const body = (await long.json()) as { error: { message: string; type: string } };
+    expect(body.error.message.length).toBeLessThanOrEqual(501);
+    expect(body.error.type).toBe('invalid_request_error');
+  });
+
+  it("a caller's endpoint is dialed through the egress policy; the operator's engines as configured", async () => {
+    upstream.answer((_req, res) => res.end('{}'));
+    const tenant = client.send({ engine: { ...engineAt(upstream.baseUrl), dialAs: 'tenant' }, path: '/chat/completions', body: '{}' });
+    const refused = await rejectionOf(tenant.head);
+    expect(refused).toMatchObject({ status: 502, message: expect.stringMatching(/^The upstream was not dialed: 127\.0\.0\.1 is a loopback or private address/) });
+    for (const engine of [{ ...engineAt(upstream.baseUrl), dialAs: 'operator' as const }, engineAt(upstream.baseUrl)]) {
+      const call = client.send({ engine, path: '/chat/completions', body: '{}' });
+      await call.head;
+      expect(call.status).toBe(200);
+      await call.text();
+    }
+    expect(upstream.arrived()).toBe(2);
   });
 });

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Agent, type Dispatcher } from 'undici';
+import type { EgressCaller, EgressPolicy } from '@sbc/egress';
 import { injectContext, inSpan, SpanKind, tracingEnabled } from '@sbc/telemetry';
 import type { Engine } from '../routing/engines';
 import { endpointUrl } from './endpoint-url';
@@ -19,6 +20,12 @@ export interface UpstreamRequest {
   /** Caller headers worth passing on (Anthropic version and beta flags). */
   passHeaders?: Record<string, string>;
 }
+
+/**
+ * Marks every request the edge sends upstream. The edge refuses a model call that carries it, so an endpoint
+ * aimed back at this gateway (or at another edge of it) ends after one hop instead of fanning out.
+ */
+export const HOP_HEADER = 'x-sbc-hop';
 
 /** The caller's headers an upstream should see: the Anthropic API version and beta flags it asked for. */
 export function passHeadersOf(headers: IncomingHttpHeaders): Record<string, string> {
@@ -52,10 +59,12 @@ export class UpstreamAbortedError extends Error {
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
-/** Maps a transport failure to 504 (timed out) or 502 (unreachable, reset, refused). */
+/** Maps a transport failure to 504 (timed out) or 502 (unreachable, reset, refused, or refused by the egress policy). */
 export function classifyTransportError(error: unknown): UpstreamUnavailableError {
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && TIMEOUT_CODES.has(code)) return new UpstreamUnavailableError(504, 'The upstream did not answer in time.', { cause: error });
+  // The policy's reason names only the endpoint's host as its owner wrote it, and why it is not dialed.
+  if (code === 'EGRESS_DENIED') return new UpstreamUnavailableError(502, `The upstream was not dialed: ${(error as Error).message}.`, { cause: error });
   return new UpstreamUnavailableError(502, 'The upstream could not be reached.', { cause: error });
 }
 
@@ -112,7 +121,27 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
     this.controller?.resume();
   }
 
-  /** The whole body as text (for replies that are not streamed, and error bodies). */
+  /**
+   * The whole body parsed as JSON, for replies that are not streamed and for error bodies. A body that is not
+   * a JSON object or array comes back as a sentence naming the status and content type: an endpoint aimed at
+   * an internal page must not read that page back to the caller. Error messages are bounded.
+   */
+  async json(): Promise<unknown> {
+    const text = await this.text();
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    if (parsed === null || typeof parsed !== 'object') {
+      const type = String(this.headers['content-type'] ?? '').split(';')[0]!.trim() || 'no content type';
+      return `The upstream answered HTTP ${this.status} with a body that is not JSON (${type}).`;
+    }
+    return this.status >= 200 && this.status < 300 ? parsed : boundedError(parsed);
+  }
+
+  /** The whole body as text (count_tokens reads its small answer this way). */
   text(): Promise<string> {
     return new Promise((resolve, reject) => {
       const chunks: Buffer[] = [];
@@ -190,6 +219,19 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
   }
 }
 
+const MAX_ERROR_TEXT = 500;
+
+/** An error body's messages cut to MAX_ERROR_TEXT: what an upstream says reaches the caller, but not without end. */
+function boundedError(body: object): object {
+  if (Array.isArray(body)) return body;
+  const cut = (value: unknown) => (typeof value === 'string' && value.length > MAX_ERROR_TEXT ? `${value.slice(0, MAX_ERROR_TEXT)}…` : value);
+  const out: Record<string, unknown> = { ...body };
+  for (const field of ['message', 'detail', 'error']) if (typeof out[field] === 'string') out[field] = cut(out[field]);
+  const error = out.error;
+  if (error && typeof error === 'object' && !Array.isArray(error)) out.error = { ...error, message: cut((error as { message?: unknown }).message) };
+  return out;
+}
+
 function headersFor(request: UpstreamRequest): Record<string, string> {
   const { engine } = request;
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: request.path === '/messages/count_tokens' ? 'application/json' : '*/*' };
@@ -201,23 +243,41 @@ function headersFor(request: UpstreamRequest): Record<string, string> {
   } else if (engine.apiKey) {
     headers.authorization = `Bearer ${engine.apiKey}`;
   }
-  return Object.assign(headers, engine.headers);
+  Object.assign(headers, engine.headers);
+  // The hop mark cannot be unset or respelled by an endpoint's own headers.
+  for (const name of Object.keys(engine.headers)) if (name.toLowerCase() === HOP_HEADER) delete headers[name];
+  headers[HOP_HEADER] = '1';
+  return headers;
 }
 
 /**
  * One keep-alive pool per upstream origin, with connect, first-byte, body and idle timeouts. Every model call
  * goes through here; nothing is retried at this level (fallback between engines is the caller's decision,
  * and only before the first byte reached the caller).
+ *
+ * The operator's own engines (HOUSE_ENGINES, PROVIDER_ENGINES) are dialed as configured. A caller's endpoint
+ * (`engine.dialAs`) is dialed through the egress policy for that caller, on the address it resolves to now,
+ * so a name that passed when it was saved cannot resolve inward later.
  */
-export function createUpstreamClient(options: UpstreamClientOptions) {
-  const agent = new Agent({
-    connect: { timeout: options.connectTimeoutMs },
+export function createUpstreamClient(options: UpstreamClientOptions, egress: EgressPolicy) {
+  const poolOptions = {
     headersTimeout: options.headersTimeoutMs,
     bodyTimeout: options.bodyTimeoutMs,
     keepAliveTimeout: options.idleTimeoutMs,
     keepAliveMaxTimeout: options.idleTimeoutMs,
     connections: options.connectionsPerOrigin,
-  });
+  };
+  const agent = new Agent({ ...poolOptions, connect: { timeout: options.connectTimeoutMs } });
+  const guarded = new Map<EgressCaller, Agent>();
+  const agentFor = (engine: Engine): Agent => {
+    if (!engine.dialAs) return agent;
+    let found = guarded.get(engine.dialAs);
+    if (!found) {
+      found = new Agent({ ...poolOptions, connect: egress.connector(engine.dialAs, { timeout: options.connectTimeoutMs }) });
+      guarded.set(engine.dialAs, found);
+    }
+    return found;
+  };
   const urls = new Map<string, { origin: string; path: string }>();
   const targetOf = (request: UpstreamRequest) => {
     const cacheKey = `${request.engine.baseUrl} ${request.path}`;
@@ -234,7 +294,8 @@ export function createUpstreamClient(options: UpstreamClientOptions) {
     send(request: UpstreamRequest): UpstreamCall {
       const { origin, path } = targetOf(request);
       const call = new UpstreamCall();
-      const dispatch = (headers: Record<string, string>) => agent.dispatch({ origin, path, method: 'POST', headers, body: request.body }, call);
+      const pool = agentFor(request.engine);
+      const dispatch = (headers: Record<string, string>) => pool.dispatch({ origin, path, method: 'POST', headers, body: request.body }, call);
       if (!tracingEnabled()) {
         dispatch(headersFor(request));
         return call;
@@ -249,7 +310,9 @@ export function createUpstreamClient(options: UpstreamClientOptions) {
       }).catch(() => undefined);
       return call;
     },
-    close: () => agent.close(),
+    close: async () => {
+      await Promise.all([agent, ...guarded.values()].map((pool) => pool.close()));
+    },
   };
 }
 

@@ -145,9 +145,9 @@ export function createRunsService(deps: RunsServiceDeps): RpcImplementation<type
       if (request.events.length === 0 || request.events.some((event) => !(WEBHOOK_EVENT_TYPES as readonly string[]).includes(event))) {
         throw bad('events', `events must name one or more of ${WEBHOOK_EVENT_TYPES.join(', ')}.`);
       }
-      if (await deps.egress.refuses(request.url)) {
-        throw ApiError.invalid([{ path: 'url', code: 'egress_denied', message: 'url points at a loopback or private address, which this service does not dial' }]);
-      }
+      if (!URL.canParse(request.url)) throw bad('url', 'url must be an absolute http or https URL.');
+      const refused = await deps.egress.refusal(request.url);
+      if (refused) throw ApiError.invalid([{ path: 'url', code: 'egress_denied', message: `url: ${refused}` }]);
       const { endpoint, secret } = await createEndpoint(db, { accountId: request.userId, url: request.url, events: [...new Set(request.events)] });
       return { endpoint: toProtoEndpoint(endpoint), secret };
     },

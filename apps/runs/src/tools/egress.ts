@@ -1,13 +1,5 @@
 import { Agent, type Dispatcher } from 'undici';
-import { isPrivateLiteralHost, pointsAtPrivateAddress, privateGuardedLookup } from '@sbc/egress';
-
-/** A fetch or webhook target this service refuses to dial (loopback or private, with EGRESS_DENY_PRIVATE). */
-export class EgressDenied extends Error {
-  constructor(hostname: string) {
-    super(`${hostname} is a loopback or private address, which this service does not dial`);
-    this.name = 'EgressDenied';
-  }
-}
+import { createEgressPolicy, type PrivateEgress, type Resolver } from '@sbc/egress';
 
 export interface EgressRequest {
   url: URL;
@@ -26,10 +18,10 @@ export interface EgressResponse {
   truncated: boolean;
 }
 
-/** Outbound HTTP for runs' fetch tool and webhook deliveries, behind the egress filter. */
+/** Outbound HTTP for runs' fetch tool and webhook deliveries, behind the egress policy (libs/egress). */
 export interface Egress {
-  /** Whether a URL is refused at write time (a webhook endpoint being registered). */
-  refuses(url: string): Promise<boolean>;
+  /** Why a URL is refused at write time (a webhook endpoint being registered), or undefined. */
+  refusal(url: string): Promise<string | undefined>;
   /** Sends one request without following redirects (a redirect could lead past the filter). */
   send(request: EgressRequest): Promise<EgressResponse>;
   close(): Promise<void>;
@@ -53,20 +45,30 @@ async function readCapped(body: Dispatcher.ResponseData['body'], max: number): P
   return { text: Buffer.concat(chunks).toString('utf8'), truncated };
 }
 
-export function createEgress(options: { denyPrivate: boolean; timeoutMs: number }): Egress {
-  // The guarded lookup checks the address actually connected to, so a name cannot pass a check and then
-  // resolve inward; IP literals skip the lookup and are checked before dialing.
+export interface EgressOptions {
+  privateEgress: PrivateEgress;
+  /** The gateway's own origins, which runs never dial through the fetch tool or a webhook. */
+  ownOrigins: () => ReadonlyArray<string | undefined>;
+  timeoutMs: number;
+  resolve?: Resolver;
+}
+
+/**
+ * Runs does not know who the operators are (the account service decides that, for the edge), so every fetch
+ * and webhook is dialed as a tenant's: loopback and private targets only with EGRESS_PRIVATE=everyone.
+ */
+export function createEgress(options: EgressOptions): Egress {
+  const policy = createEgressPolicy({ privateEgress: options.privateEgress, ownOrigins: options.ownOrigins, resolve: options.resolve });
+  // The connector checks the address actually connected to, so a name cannot pass the write-time check and
+  // then resolve inward; IP literals skip the lookup and are checked before dialing.
   const agent = new Agent({
-    connect: { timeout: options.timeoutMs, ...(options.denyPrivate ? { lookup: privateGuardedLookup } : {}) },
+    connect: policy.connector('tenant', { timeout: options.timeoutMs }),
     headersTimeout: options.timeoutMs,
     bodyTimeout: options.timeoutMs,
   });
   return {
-    async refuses(url) {
-      return options.denyPrivate && (await pointsAtPrivateAddress(url));
-    },
+    refusal: (url) => policy.refusal(url, 'tenant'),
     async send(request) {
-      if (options.denyPrivate && isPrivateLiteralHost(request.url.hostname)) throw new EgressDenied(request.url.hostname);
       const reply = await agent.request({
         origin: request.url.origin,
         path: `${request.url.pathname}${request.url.search}`,

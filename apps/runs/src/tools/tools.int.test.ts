@@ -4,6 +4,7 @@ import { createRpcClient } from '@sbc/rpc';
 import { parseExchanges } from '@sbc/service-docs';
 import { createTestDatabase, type TestDatabase } from '@sbc/testing';
 import { loadRunsConfig, start } from '../main';
+import type { PrivateEgress } from '@sbc/egress';
 import { createEgress, type Egress } from './egress';
 import { runTool, type ToolContext } from './tools';
 
@@ -13,8 +14,8 @@ describe("a run's tools: the project workspace, and URL fetches through the egre
   let server: Server;
   let origin: string;
   const egresses: Egress[] = [];
-  const egress = (denyPrivate: boolean) => {
-    const made = createEgress({ denyPrivate, timeoutMs: 5_000 });
+  const egress = (privateEgress: PrivateEgress) => {
+    const made = createEgress({ privateEgress, ownOrigins: () => ['http://127.0.0.1:8080'], timeoutMs: 5_000 });
     egresses.push(made);
     return made;
   };
@@ -32,7 +33,7 @@ describe("a run's tools: the project workspace, and URL fetches through the egre
     const prisma = running.database.prisma;
     await prisma.project.create({ data: { id: 'prj_tools', accountId: 'usr_tools', name: 'tools' } });
     await prisma.run.create({ data: { id: 'run_tools', accountId: 'usr_tools', projectId: 'prj_tools', model: 'house', prompt: 'p', caller: { user_id: 'usr_tools' } } });
-    ctx = { db: prisma, egress: egress(false), runId: 'run_tools', projectId: 'prj_tools', fetchTimeoutMs: 5_000, signal: new AbortController().signal };
+    ctx = { db: prisma, egress: egress('everyone'), runId: 'run_tools', projectId: 'prj_tools', fetchTimeoutMs: 5_000, signal: new AbortController().signal };
   });
   afterAll(async () => {
     for (const made of egresses) await made.close();
@@ -68,14 +69,17 @@ describe("a run's tools: the project workspace, and URL fetches through the egre
     }
   });
 
-  it('with EGRESS_DENY_PRIVATE, refuses loopback targets by address and by name, and records nothing', async () => {
-    const denied = { ...ctx, egress: egress(true) };
+  it('by default (a run is a tenant\'s) refuses loopback targets by address and by name, and records nothing', async () => {
+    const denied = { ...ctx, egress: egress('operators') };
     for (const url of [`${origin}/items`, `http://localhost:${new URL(origin).port}/items`]) {
       const result = await runTool(denied, 'fetch_url', JSON.stringify({ url }));
       expect({ url, ...result }).toMatchObject({ url, ok: false, output: expect.stringContaining('loopback or private') });
     }
-    await expect(denied.egress.refuses('http://10.0.0.8/hook')).resolves.toBe(true);
-    await expect(ctx.egress.refuses('http://10.0.0.8/hook')).resolves.toBe(false);
+    await expect(denied.egress.refusal('http://10.0.0.8/hook')).resolves.toMatch(/loopback or private/);
+    await expect(ctx.egress.refusal('http://10.0.0.8/hook')).resolves.toBeUndefined();
+    // Never, whatever the setting: link-local metadata, and the gateway itself.
+    await expect(ctx.egress.refusal('http://169.254.169.254/latest/meta-data')).resolves.toMatch(/never dials/);
+    await expect(ctx.egress.refusal('http://127.0.0.1:8080/v1/chat/completions')).resolves.toMatch(/own address/);
     expect(await running.database.prisma.exchange.count()).toBe(1);
   });
 });

@@ -1,7 +1,7 @@
 import type { PrismaClient as RunsDb } from '../generated/prisma/client';
 import { recordExchange } from '../store/exchanges';
 import { listWorkspaceFiles, readWorkspaceFile, WORKSPACE_LIMITS, writeWorkspaceFile } from '../store/workspace';
-import { EgressDenied, type Egress } from './egress';
+import type { Egress } from './egress';
 import { redactExchange } from './redact';
 
 /** What a tool call may touch: its run's project workspace, and the network through the egress filter. */
@@ -126,9 +126,8 @@ async function fetchUrl(ctx: ToolContext, args: Record<string, unknown>): Promis
     });
   } catch (error) {
     if (ctx.signal.aborted) throw error;
-    if (error instanceof EgressDenied) return fail(error.message);
     const code = (error as { code?: string }).code;
-    if (code === 'EGRESS_DENIED') return fail(`${url.hostname} resolves to a loopback or private address, which this service does not dial`);
+    if (code === 'EGRESS_DENIED') return fail((error as Error).message);
     return fail(`the request failed${code ? ` (${code})` : ''}`);
   }
 }

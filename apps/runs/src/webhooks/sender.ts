@@ -1,7 +1,7 @@
 import type { Logger } from '@sbc/logging';
 import type { PrismaClient as RunsDb } from '../generated/prisma/client';
 import { abandonDelivery, claimDueDeliveries, recordAttempt, type AttemptRecord, type DueDelivery } from '../store/webhooks';
-import { EgressDenied, type Egress } from '../tools/egress';
+import type { Egress } from '../tools/egress';
 import { nextAttemptDelayMs } from './schedule';
 import { webhookHeaders } from './signing';
 
@@ -29,11 +29,10 @@ const BATCH = 10;
 const CLAIM_MARGIN_MS = 30_000;
 
 function describeFailure(error: unknown, timeoutMs: number): string {
-  if (error instanceof EgressDenied) return error.message;
   const name = (error as { name?: string }).name;
   if (name === 'TimeoutError' || name === 'AbortError') return `no answer within ${timeoutMs / 1000} s`;
   const code = (error as { code?: string }).code;
-  if (code === 'EGRESS_DENIED') return 'the endpoint resolves to a loopback or private address, which this service does not dial';
+  if (code === 'EGRESS_DENIED') return (error as Error).message;
   return code ? `the request failed (${code})` : 'the request failed';
 }
 
