@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { grpcTarget, hostList, logLevel, parseEnv, port, positiveInt, url } from '@sbc/config';
+import { flag, grpcTarget, hostList, logLevel, parseEnv, port, positiveInt, url } from '@sbc/config';
+import { PRIVATE_EGRESS, privateEgressOf, type PrivateEgress } from '@sbc/egress';
 import { houseEnginesVar, providerEnginesVar, type HouseEngines, type ProviderEngines } from './routing/engines';
 
 const schema = z.object({
@@ -41,6 +42,10 @@ const schema = z.object({
   METRICS_HOST: z.string().default('127.0.0.1'),
   ROUTING_CACHE_FRESH_MS: positiveInt(30_000),
   ROUTING_CACHE_STALE_MS: positiveInt(300_000),
+  /** Who may dial custom endpoints on loopback and private addresses (CONTRACTS Egress). */
+  EGRESS_PRIVATE: z.enum(PRIVATE_EGRESS).optional(),
+  /** Deprecated: `true` reads as EGRESS_PRIVATE=none. */
+  EGRESS_DENY_PRIVATE: flag(false),
 });
 
 export interface GatewayConfig {
@@ -69,6 +74,8 @@ export interface GatewayConfig {
   rateLimitPerMinute: number;
   metrics: { host: string; port?: number };
   routingCache: { freshMs: number; staleMs: number };
+  /** Callers' own endpoints only; the configured engines are the operator's and dialed as configured. */
+  egress: { private: PrivateEgress };
 }
 
 export function loadGatewayConfig(env: Record<string, string | undefined>): GatewayConfig {
@@ -103,5 +110,6 @@ export function loadGatewayConfig(env: Record<string, string | undefined>): Gate
     rateLimitPerMinute: vars.RATE_LIMIT_PER_MINUTE,
     metrics: { host: vars.METRICS_HOST, port: vars.METRICS_PORT },
     routingCache: { freshMs: vars.ROUTING_CACHE_FRESH_MS, staleMs: vars.ROUTING_CACHE_STALE_MS },
+    egress: { private: privateEgressOf(vars.EGRESS_PRIVATE, vars.EGRESS_DENY_PRIVATE) },
   };
 }

@@ -1,5 +1,6 @@
 import type { RequestListener } from 'node:http';
 import { createBus, type Bus } from '@sbc/bus';
+import { createEgressPolicy, type Resolver } from '@sbc/egress';
 import { createCacheAdapters, LocalCache, type PubSub, type SharedStore } from '@sbc/cache';
 import { listen, type RunningHttpServer } from '@sbc/http';
 import { isBundleEntry, runService } from '@sbc/lifecycle';
@@ -31,6 +32,7 @@ import { createEdgeMetrics, routeTemplateOf } from './observability/edge-metrics
 import { createRoutingTables } from './routing/routing-tables';
 import { createGatewayApp } from './server';
 import { createUpstreamClient } from './upstream/client';
+import { refuseReturningCall } from './upstream/hop';
 import { createUsageEmitter } from './usage/usage-events';
 
 export { loadGatewayConfig, type GatewayConfig } from './config';
@@ -45,6 +47,8 @@ export interface GatewayOverrides {
   /** The usage-event bus shared with the usage ledger (in-process in embedded mode). */
   bus?: Bus;
   logger?: Logger;
+  /** How callers' endpoints' names are resolved when dialed (a test points one elsewhere between two dials). */
+  egressResolve?: Resolver;
 }
 
 const DEFAULT_SIM_URL = 'http://127.0.0.1:8090';
@@ -95,7 +99,10 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
   const bus = overrides.bus ?? ownBus;
   if (!bus) logger.warn('KAFKA_BROKERS is not set: usage events of this edge reach no ledger');
   const house = config.houseEngines ?? simulatorHouseEngines(DEFAULT_SIM_URL);
-  const upstream = createUpstreamClient(config.upstream);
+  // The edge's own origins, which no caller's endpoint may dial: BASE_URL now, the bound address once listening.
+  const ownOrigins = [config.baseUrl];
+  const egress = createEgressPolicy({ privateEgress: config.egress.private, ownOrigins: () => ownOrigins, resolve: overrides.egressResolve });
+  const upstream = createUpstreamClient(config.upstream, egress);
   const pricing = createPricing();
   const routing = createRoutingTables({
     account,
@@ -191,11 +198,13 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
       const dialect = MODEL_CALL_ROUTES.get(path);
       if (dialect) {
         metrics.track(req, res, dialect, path);
+        if (refuseReturningCall(req, res, dialect, config.baseUrl)) return;
         handleModelCall(req, res, dialect).catch((err: unknown) => logger.error({ err }, 'model call handler failed'));
         return;
       }
       if (path === '/v1/messages/count_tokens') {
         metrics.track(req, res, 'messages', path);
+        if (refuseReturningCall(req, res, 'messages', config.baseUrl)) return;
         handleCountTokens(req, res).catch((err: unknown) => logger.error({ err }, 'count_tokens handler failed'));
         return;
       }
@@ -247,6 +256,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     await releaseClients();
     throw error;
   }
+  ownOrigins.push(http.url);
   logger.info({ url: http.url, baseUrl: config.baseUrl, metrics: metricsHttp?.url }, 'gateway listening');
 
   let stopping: Promise<void> | undefined;

@@ -54,14 +54,6 @@ export interface ExchangeDeps {
   defaultMaxTokens: number;
 }
 
-function jsonOrText(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return text;
-  }
-}
-
 type Dispatched =
   | { kind: 'reply'; engine: Engine; plan: EngineCall; reply: UpstreamCall }
   | { kind: 'failed'; failure: UpstreamFailure; exhausted: boolean; engine?: Engine };
@@ -93,7 +85,7 @@ async function dispatch(call: CallerCall, engines: Engine[], deps: ExchangeDeps,
         if (call.stream) await reply.firstData();
         return { kind: 'reply', engine, plan, reply };
       }
-      const failure = parseUpstreamError(reply.status, jsonOrText(await reply.text()));
+      const failure = parseUpstreamError(reply.status, await reply.json());
       // Exhausted = a fallback was tried and failed too; retrying the whole call would not help.
       last = { kind: 'failed', failure, exhausted: i > 0, engine };
       if (!(more && RETRYABLE.has(reply.status))) return last;
@@ -222,7 +214,7 @@ export async function exchange(call: CallerCall, engines: Engine[], out: CallRes
     if (!call.stream) {
       let rendered: ReturnType<typeof renderReply>;
       try {
-        rendered = renderReply(call, dispatched.plan, engine, jsonOrText(await reply.text()));
+        rendered = renderReply(call, dispatched.plan, engine, await reply.json());
       } catch (error) {
         // A body that broke off, or a 200 whose body is not a reply (an error object, no choices, not JSON),
         // is the upstream's failure.
