@@ -50,8 +50,12 @@ async function rowsOfKey(keyId: string, count: number, ms = 5_000): Promise<Row[
 const credits = (row: Row) => Number(row.creditsCharged.toString());
 /** House list cost in credits for these token counts. */
 const listCredits = (input: number, output: number) => (input * 200 + output * 800) / 1_000_000;
-/** Millicredits reserved before dispatch: ⌈bytes/3⌉ input tokens at the dearest input rate (200) + max_tokens at 800. */
-const worstMilli = (body: { max_tokens: number }) => Math.ceil((Math.ceil(Buffer.byteLength(JSON.stringify(body)) / 3) * 200 + body.max_tokens * 800) / 1_000);
+/**
+ * Millicredits reserved before dispatch when the body's bytes bound its prompt (a token is at least a byte):
+ * each byte at the dearest input rate (200) + max_tokens at 800. A call that does not fit that way is admitted
+ * on its prompt's counted tokens instead, which never costs more.
+ */
+const worstMilli = (body: { max_tokens: number }) => Math.ceil((Buffer.byteLength(JSON.stringify(body)) * 200 + body.max_tokens * 800) / 1_000);
 
 interface Seen {
   id: string;

@@ -300,22 +300,29 @@ describe('credits', () => {
     await stack.ledgerRpc.grantCredits({ userId, credits: -9_999.95, reason: 'leave 50 millicredits' });
     expect(await published(userId)).toBe(50);
     const body = { model: 'house', max_tokens: 4, messages: [{ role: 'user', content: 'sim-tokens:4 count my credits' }] };
-    const worst = Math.ceil((Math.ceil(Buffer.byteLength(JSON.stringify(body)) / 3) * 200 + body.max_tokens * 800) / 1_000);
+    // A call is admitted while its worst case fits: at most every byte of the body as an input token, at
+    // least its 4 output tokens (the prompt's counted tokens lie between).
+    const bytesWorst = Math.ceil((Buffer.byteLength(JSON.stringify(body)) * 200 + body.max_tokens * 800) / 1_000);
+    const outputWorst = Math.ceil((body.max_tokens * 800) / 1_000);
     let served = 0;
-    for (let i = 0; i < 100; i++) {
+    let refused = false;
+    for (let i = 0; i < 100 && !refused; i++) {
       const before = await published(userId);
       const res = await fetch(`${stack.edge.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
       const answer = (await res.json()) as { error?: { code?: string; budget?: string } };
-      if (before >= worst) {
-        expect(res.status).toBe(200);
+      if (res.status === 200) {
+        expect(before).toBeGreaterThanOrEqual(outputWorst);
         served += 1;
         continue;
       }
       expect(res.status).toBe(402);
+      expect(before).toBeLessThan(bytesWorst);
       expect(answer.error).toMatchObject({ code: 'budget_exhausted', budget: 'account' });
-      break;
+      refused = true;
     }
+    expect(refused).toBe(true);
     expect(served).toBeGreaterThanOrEqual(2);
+    expect(await published(userId)).toBeGreaterThanOrEqual(0);
   });
 });
 

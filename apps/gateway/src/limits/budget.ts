@@ -1,5 +1,7 @@
 import { ApiError } from '@sbc/errors';
 import type { SharedStore } from '@sbc/cache';
+import type { ModelPrice } from '@sbc/catalog';
+import { planReservation } from './reservation-plan';
 
 /**
  * Spend caps and the account balance, held under concurrency: a call reserves its worst-case cost before it
@@ -41,6 +43,8 @@ interface Counter {
 }
 
 export interface Reservation {
+  /** What was reserved, in millicredits: the most this call may be charged. */
+  readonly reservedMilli: number;
   /** Settles to the real cost (which may be 0) and releases the rest. Call exactly once. */
   settle(actualMilli: number): Promise<void>;
 }
@@ -50,6 +54,14 @@ const utcMonth = (now: Date) => now.toISOString().slice(0, 7).replace('-', '');
 
 export function budgetRefusal(kind: BudgetKind, message: string): ApiError {
   return new ApiError('budget_exhausted', message, { extra: { budget: kind }, headers: { 'x-should-retry': 'false' } });
+}
+
+/** What admission needs to know of a priced call. */
+export interface CallCost {
+  price: ModelPrice;
+  inputTokens: { bound: number; count: () => number };
+  requestedOutputTokens?: number;
+  modelOutputTokens: number;
 }
 
 export function createBudget(deps: { store: SharedStore; now?: () => Date }) {
@@ -72,7 +84,7 @@ export function createBudget(deps: { store: SharedStore; now?: () => Date }) {
     await Promise.all(applied.map(({ counter, amount }) => deps.store.incrBy(counter.key, -counter.sign * amount)));
   }
 
-  return {
+  const budget = {
     /**
      * Reserves `worstCaseMilli` on every counter that applies, or refuses with 402 `budget_exhausted` naming
      * the budget that is spent (`fairUse` says the call would have been free under house-fast fair use).
@@ -95,6 +107,7 @@ export function createBudget(deps: { store: SharedStore; now?: () => Date }) {
       }
       let settled = false;
       return {
+        reservedMilli: amount,
         async settle(actualMilli) {
           if (settled) return;
           settled = true;
@@ -103,6 +116,62 @@ export function createBudget(deps: { store: SharedStore; now?: () => Date }) {
           if (delta !== 0) await Promise.all(applied.map(({ counter }) => deps.store.incrBy(counter.key, counter.sign * delta)));
         },
       };
+    },
+
+    /**
+     * What the tightest budget that applies still allows, in millicredits, and which budget that is; no room
+     * when none applies (no cap, and no balance published yet).
+     */
+    async room(subject: BudgetSubject): Promise<{ milli: number; kind: BudgetKind } | undefined> {
+      const counters = countersFor(subject, true);
+      const values = await deps.store.getMany(counters.map((counter) => counter.key));
+      let tightest: { milli: number; kind: BudgetKind } | undefined;
+      counters.forEach((counter, i) => {
+        const value = values[i];
+        if (counter.sign === -1 && (value === null || value === undefined)) return; // no balance published yet
+        const current = Number(value ?? 0);
+        const milli = counter.sign === 1 ? (counter.limit ?? Infinity) - current : current;
+        if (!tightest || milli < tightest.milli) tightest = { milli, kind: counter.kind };
+      });
+      return tightest;
+    },
+
+    /**
+     * Admits a priced call (README, "Admission"): reserves its worst case and says the output limit it runs
+     * under. The prompt is bounded first by `inputTokens.bound` (cheap and never under the real count for
+     * text), and only when that does not fit by `inputTokens.count()` (the local tokenizer). A caller's own
+     * output limit is reserved as asked; without one, the call gets the model's limit or what the remaining
+     * budget pays for, whichever is less. Parallel calls racing for the same room re-read it and try again.
+     */
+    async reserveCall(subject: BudgetSubject, call: CallCost, options: { fairUse?: boolean } = {}): Promise<{ reservation: Reservation; outputTokens: number }> {
+      let inputTokens = call.inputTokens.bound;
+      let counted = false;
+      let racesLeft = 2;
+      for (;;) {
+        const room = call.requestedOutputTokens === undefined ? await budget.room(subject) : undefined;
+        const plan = planReservation({
+          price: call.price,
+          inputTokens,
+          requestedOutputTokens: call.requestedOutputTokens,
+          modelOutputTokens: call.modelOutputTokens,
+          roomMilli: room?.milli,
+        });
+        try {
+          if (!plan) {
+            const kind = room?.kind === 'account' && options.fairUse ? 'fair_use' : (room?.kind ?? 'account');
+            throw budgetRefusal(kind, messageFor(kind));
+          }
+          return { reservation: await budget.reserve(subject, plan.worstCaseMilli, options), outputTokens: plan.outputTokens };
+        } catch (error) {
+          if (!(error instanceof ApiError && error.code === 'budget_exhausted')) throw error;
+          if (!counted) {
+            counted = true;
+            inputTokens = Math.min(inputTokens, call.inputTokens.count());
+          } else if (call.requestedOutputTokens !== undefined || racesLeft-- === 0) {
+            throw error;
+          }
+        }
+      }
     },
 
     /** Whether `userId` still has house-fast fair use left in both windows. */
@@ -128,6 +197,7 @@ export function createBudget(deps: { store: SharedStore; now?: () => Date }) {
       ]);
     },
   };
+  return budget;
 }
 
 function messageFor(kind: BudgetKind): string {

@@ -8,11 +8,14 @@ import {
   createMessagesStreamRenderer,
   createResponsesStreamRenderer,
   createSseDecoder,
+  dialectId,
   droppedForUpstream,
   encodeSse,
   mergeUsage,
   messagesStreamError,
+  nowSeconds,
   parseChatResponse,
+  parseData,
   parseMessagesResponse,
   parseUpstreamError,
   renderChatResponse,
@@ -52,7 +55,12 @@ const RETRYABLE = new Set([408, 409, 429, 500, 502, 503, 504, 529]);
 export interface ExchangeDeps {
   upstream: UpstreamClient;
   defaultMaxTokens: number;
+  /** Aborted when the edge's drain time is up (SHUTDOWN_DRAIN_MS after SIGTERM). */
+  drainDeadline?: AbortSignal;
 }
+
+/** How a stream still running at the drain deadline ends: `overloaded_error` to messages callers, retryable for all. */
+const DRAINED: UpstreamFailure = { status: 503, code: 'overloaded_error', message: 'The gateway is restarting and ended this stream; retry the call.' };
 
 type Dispatched =
   | { kind: 'reply'; engine: Engine; plan: EngineCall; reply: UpstreamCall }
@@ -118,15 +126,52 @@ interface FrameSource {
   push(event: { event?: string; data: string }): { frames: SseFrame[]; events: StreamEvent[] };
   /** Frames that end the stream with an error in the caller's dialect. */
   fail(failure: UpstreamFailure): SseFrame[];
+  /** Frames that end the stream as stopped at its output limit, in the caller's dialect. */
+  cut(usage: Usage): SseFrame[];
 }
 
 function frameSource(call: CallerCall, plan: EngineCall, engine: Engine, requestId: string): FrameSource {
+  if (plan.passthrough && engine.dialect === 'openai') {
+    const passthrough = createChatPassthrough({ model: call.callerModel, includeUsage: call.includeUsage });
+    let start: Extract<StreamEvent, { type: 'start' }> | undefined;
+    return {
+      push(event) {
+        const pushed = passthrough.push(event);
+        if (!start) start = pushed.events.find((item) => item.type === 'start');
+        return pushed;
+      },
+      fail: (failure) => [inStreamError(call, failure, requestId)],
+      cut(usage) {
+        const chunk = { id: start?.id || dialectId('chatcmpl-'), object: 'chat.completion.chunk', created: start?.created ?? nowSeconds(), model: call.callerModel };
+        const frames: SseFrame[] = [{ data: JSON.stringify({ ...chunk, choices: [{ index: 0, delta: {}, finish_reason: 'length' }] }) }];
+        if (call.includeUsage) {
+          const tokens = { prompt_tokens: usage.inputTokens, completion_tokens: usage.outputTokens, total_tokens: usage.inputTokens + usage.outputTokens };
+          frames.push({ data: JSON.stringify({ ...chunk, choices: [], usage: tokens }) });
+        }
+        frames.push({ data: '[DONE]' });
+        return frames;
+      },
+    };
+  }
   if (plan.passthrough) {
-    const passthrough =
-      engine.dialect === 'openai'
-        ? createChatPassthrough({ model: call.callerModel, includeUsage: call.includeUsage })
-        : createMessagesPassthrough({ model: call.callerModel });
-    return { push: (event) => passthrough.push(event), fail: (failure) => [inStreamError(call, failure, requestId)] };
+    const passthrough = createMessagesPassthrough({ model: call.callerModel });
+    // The content block left open when the stream is cut must be closed before the message ends.
+    let openBlock: number | undefined;
+    return {
+      push(event) {
+        if (event.event === 'content_block_start') openBlock = (parseData(event.data) as { index?: number } | undefined)?.index;
+        else if (event.event === 'content_block_stop') openBlock = undefined;
+        return passthrough.push(event);
+      },
+      fail: (failure) => [inStreamError(call, failure, requestId)],
+      cut(usage) {
+        const frames: SseFrame[] = [];
+        if (typeof openBlock === 'number') frames.push({ event: 'content_block_stop', data: JSON.stringify({ type: 'content_block_stop', index: openBlock }) });
+        const delta = { type: 'message_delta', delta: { stop_reason: 'max_tokens', stop_sequence: null }, usage: { output_tokens: usage.outputTokens } };
+        frames.push({ event: 'message_delta', data: JSON.stringify(delta) }, { event: 'message_stop', data: JSON.stringify({ type: 'message_stop' }) });
+        return frames;
+      },
+    };
   }
   const parser = engine.dialect === 'openai' ? createChatStreamParser() : createMessagesStreamParser();
   // Tool names cut to OpenAI's 64 characters go back to the caller as it declared them.
@@ -149,7 +194,48 @@ function frameSource(call: CallerCall, plan: EngineCall, engine: Engine, request
     },
     // Translated streams end through their renderer, which closes whatever block or item is open.
     fail: (failure) => renderer.render({ type: 'error', error: failure }),
+    cut: (usage) => [...renderer.render({ type: 'usage', usage }), ...renderer.render({ type: 'stop', reason: 'max_tokens' }), ...renderer.render({ type: 'end' })],
   };
+}
+
+/**
+ * Local counts run this far past an upstream's own before a stream is taken for one that ignores its output
+ * limit: vendors' tokenizers differ from o200k (the bundled simulator counts words), and a well-behaved
+ * upstream must always reach its own stop. The charge never passes the reservation either way (settle).
+ */
+const RUNAWAY_FACTOR = 2;
+
+/**
+ * Watches a priced stream's output against the limit it was admitted under (and sent upstream), so an
+ * upstream that ignores that limit is stopped instead of streaming on at the service's cost. A token is at
+ * least one UTF-8 byte and a UTF-16 unit at most three, so nothing is counted until the text could hold that
+ * many tokens; from then on each piece is counted as it comes.
+ */
+function createOutputGuard(limit: number | undefined, delivered: string[]) {
+  const stopAt = limit === undefined ? Infinity : RUNAWAY_FACTOR * Math.max(limit, 1);
+  let units = 0;
+  let tokens = -1; // not counting yet
+  const count = createTokenCounter();
+  return {
+    /** Takes the piece just delivered; true once the output has run past the limit. */
+    reached(piece: string): boolean {
+      if (stopAt === Infinity) return false;
+      if (tokens < 0) {
+        units += piece.length;
+        if (units * 3 < stopAt) return false;
+        tokens = count(delivered.join(''));
+      } else {
+        tokens += count(piece);
+      }
+      return tokens >= stopAt;
+    },
+  };
+}
+
+/** Usage of a stream the edge stopped at its output limit: what was delivered, counted, and the prompt. */
+function usageOfCut(call: CallerCall, reported: Usage, delivered: string[]): Usage {
+  const counted = usageOfAbandoned(call, { ...reported, outputTokens: 0 }, delivered);
+  return { ...counted, outputTokens: Math.max(reported.outputTokens, counted.outputTokens) };
 }
 
 /** The dialect's in-stream error, for a passed-through (chat or messages) stream that broke after it began. */
@@ -168,7 +254,8 @@ function usageOfAbandoned(call: CallerCall, reported: Usage, delivered: string[]
   const usage = { ...reported };
   // One budget of exact counting for the whole call, output and prompt together.
   const count = createTokenCounter();
-  if (usage.outputTokens === 0 && delivered.length > 0) usage.outputTokens = count(delivered.join(''));
+  // Anthropic's message_start already reports an output count (1): what was delivered counts when larger.
+  if (delivered.length > 0) usage.outputTokens = Math.max(usage.outputTokens, count(delivered.join('')));
   if (usage.inputTokens === 0 && (usage.outputTokens > 0 || delivered.length > 0)) {
     try {
       usage.inputTokens = countRequestTokens(call.request ?? parseCallerRequest(call.dialect, call.body), count);
@@ -233,19 +320,26 @@ export async function exchange(call: CallerCall, engines: Engine[], out: CallRes
     streamed = delivered;
     let pending = '';
     let ended = false;
+    let capped = false;
     let failed: UpstreamFailure | undefined;
+    let drained = false;
+    const guard = createOutputGuard(call.outputLimit, delivered);
     const brokeOff = () => {
       if (failed) return;
       failed = { status: 502, message: 'The upstream stream broke off.' };
       for (const frame of source.fail(failed)) pending += encodeSse(frame);
     };
     const decoder = createSseDecoder((event) => {
+      if (capped) return;
       const { frames, events } = source.push(event);
       for (const item of events) {
         if (CONTENT_EVENTS.has(item.type)) {
           if (ttftMs === 0) ttftMs = Math.max(1, Math.round(performance.now() - startedAt));
           const piece = item.type === 'tool_arguments' ? item.delta : item.type === 'tool_call' ? item.name : 'text' in item ? item.text : '';
-          if (piece) delivered.push(piece);
+          if (piece) {
+            delivered.push(piece);
+            if (guard.reached(piece)) capped = true;
+          }
         }
         if (item.type === 'start' && item.usage) usage = mergeUsage(usage, item.usage);
         else if (item.type === 'usage') usage = mergeUsage(usage, item.usage);
@@ -254,6 +348,10 @@ export async function exchange(call: CallerCall, engines: Engine[], out: CallRes
         else if (item.type === 'error') failed = item.error;
       }
       for (const frame of frames) pending += encodeSse(frame);
+      if (capped) {
+        usage = usageOfCut(call, usage, delivered);
+        for (const frame of source.cut(usage)) pending += encodeSse(frame);
+      }
     });
     const text = new TextDecoder();
     out.openStream();
@@ -264,9 +362,21 @@ export async function exchange(call: CallerCall, engines: Engine[], out: CallRes
       const settle = (error?: Error) => {
         if (settled) return;
         settled = true;
+        deps.drainDeadline?.removeEventListener('abort', endForDrain);
         if (error) reject(error);
         else resolve();
       };
+      // At the drain deadline a stream still running ends with its dialect's error event instead of a reset.
+      function endForDrain() {
+        if (settled) return;
+        drained = true;
+        if (!failed) {
+          failed = DRAINED;
+          for (const frame of source.fail(failed)) pending += encodeSse(frame);
+        }
+        settle();
+        reply.abort();
+      }
       reply.attach({
         data(chunk) {
           if (settled) return;
@@ -275,6 +385,12 @@ export async function exchange(call: CallerCall, engines: Engine[], out: CallRes
           } catch {
             // A chunk the translation cannot take ends the stream as broken off; the upstream is let go.
             brokeOff();
+            settle();
+            reply.abort();
+            return;
+          }
+          if (capped) {
+            // The reply reached its output limit: the stream was ended for the caller; the upstream is let go.
             settle();
             reply.abort();
             return;
@@ -304,14 +420,18 @@ export async function exchange(call: CallerCall, engines: Engine[], out: CallRes
           settle();
         },
       });
+      if (deps.drainDeadline?.aborted) endForDrain();
+      else deps.drainDeadline?.addEventListener('abort', endForDrain, { once: true });
     });
     // An upstream error event was already rendered by the source; a stream that merely stopped needs one.
-    if (!ended && !failed) {
+    if (!ended && !failed && !capped) {
       failed = { status: 502, message: 'The upstream closed the stream before it finished.' };
       for (const frame of source.fail(failed)) pending += encodeSse(frame);
     }
     out.res.end(pending);
-    return { status: failed ? failed.status : 200, engine, usage, ttftMs, stopReason };
+    // A stream the edge ended is billed like one the caller abandoned: for what was delivered.
+    if (drained) usage = usageOfAbandoned(call, usage, delivered);
+    return { status: failed ? failed.status : 200, engine, usage, ttftMs, stopReason: capped ? 'max_tokens' : stopReason };
   } catch (error) {
     if (isAbort(error) || inFlight.callerGone) {
       if (!out.res.destroyed) out.res.destroy();

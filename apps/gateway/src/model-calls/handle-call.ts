@@ -6,7 +6,8 @@ import type { Logger } from '@sbc/logging';
 import { authorizeRequest, type AuthorizeDeps } from '../auth/authorize';
 import type { Principal } from '../auth/authenticator';
 import { requestIdFor } from '../http/request-id';
-import type { Budget, Reservation } from '../limits/budget';
+import { MILLI, type Budget, type BudgetSubject, type Reservation } from '../limits/budget';
+import { MAX_TOKEN_COUNT } from '../limits/reservation-plan';
 import { rateLimitSubject, type RateLimiter } from '../limits/rate-limit';
 import type { HouseEngines, ProviderEngines } from '../routing/engines';
 import type { ResolvedRoute } from '../routing/resolve';
@@ -15,10 +16,12 @@ import { passHeadersOf, type UpstreamClient } from '../upstream/client';
 import type { UsageEmitter } from '../usage/usage-events';
 import { readJsonBody } from './body';
 import { CallResponse } from './call-response';
+import { countRequestTokens } from './count-tokens';
 import { exchange, type CallOutcome } from './exchange';
 import { isPassthrough, parseCallerRequest, requestedMaxTokens, type CallerCall } from './plan';
 import type { Pricing } from './pricing';
 import { resolveCallRoute } from './route-call';
+import { findUnsafeString } from './unsafe-strings';
 
 export interface ModelCallDeps extends AuthorizeDeps {
   baseUrl: string;
@@ -33,6 +36,8 @@ export interface ModelCallDeps extends AuthorizeDeps {
   usage: UsageEmitter;
   pricing: Pricing;
   logger: Logger;
+  /** Passed to exchange: streams still running when the drain time is up end with an error event. */
+  drainDeadline?: AbortSignal;
 }
 
 /** The model routes answered on the edge's lean path (no Express), by path. */
@@ -41,6 +46,13 @@ export const MODEL_CALL_ROUTES: ReadonlyMap<string, Dialect> = new Map([
   ['/v1/responses', 'responses'],
   ['/v1/messages', 'messages'],
 ]);
+
+/** Where each dialect takes the caller's output limit. */
+const OUTPUT_LIMIT_FIELDS: Record<Dialect, readonly string[]> = {
+  chat: ['max_tokens', 'max_completion_tokens'],
+  responses: ['max_output_tokens'],
+  messages: ['max_tokens'],
+};
 
 /** The caller's body, checked just enough to route it; the rest is the dialect parser's or upstream's job. */
 function readCall(dialect: Dialect, value: unknown): CallerCall {
@@ -53,8 +65,18 @@ function readCall(dialect: Dialect, value: unknown): CallerCall {
   if (body.stream !== undefined && typeof body.stream !== 'boolean') issues.push({ path: 'stream', code: 'invalid_type', message: 'stream must be a boolean.' });
   if (dialect !== 'responses' && !Array.isArray(body.messages)) issues.push({ path: 'messages', code: 'required', message: 'messages must be an array.' });
   if (dialect === 'responses' && typeof body.input !== 'string' && !Array.isArray(body.input)) issues.push({ path: 'input', code: 'required', message: 'input must be a string or an array of items.' });
-  if (dialect === 'messages' && (typeof body.max_tokens !== 'number' || !Number.isInteger(body.max_tokens) || body.max_tokens < 0)) {
-    issues.push({ path: 'max_tokens', code: 'required', message: 'max_tokens must be a non-negative integer.' });
+  if (dialect === 'messages' && body.max_tokens === undefined) issues.push({ path: 'max_tokens', code: 'required', message: 'max_tokens is required.' });
+  for (const field of OUTPUT_LIMIT_FIELDS[dialect]) {
+    const limit = body[field];
+    // A count past any model's output limit is refused before it reaches the budget's arithmetic.
+    if (limit === undefined || (limit === null && dialect !== 'messages')) continue;
+    if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 0 || limit > MAX_TOKEN_COUNT) {
+      issues.push({ path: field, code: 'invalid_value', message: `${field} must be an integer from 0 to ${MAX_TOKEN_COUNT}.` });
+    }
+  }
+  const unsafe = findUnsafeString(body);
+  if (unsafe !== undefined) {
+    issues.push({ path: unsafe === '' ? 'body' : unsafe, code: 'invalid_string', message: 'Strings must not contain NUL characters or unpaired UTF-16 surrogates.' });
   }
   if (issues.length > 0) throw ApiError.invalid(issues);
   const streamOptions = body.stream_options as { include_usage?: unknown } | null | undefined;
@@ -65,6 +87,25 @@ function readCall(dialect: Dialect, value: unknown): CallerCall {
     stream: body.stream === true,
     includeUsage: dialect === 'chat' && streamOptions?.include_usage === true,
   };
+}
+
+function budgetSubject(principal: Principal): BudgetSubject {
+  const key = principal.key;
+  return {
+    userId: principal.userId,
+    keyId: key?.id,
+    dailyCapCredits: key?.dailyLimitCredits === undefined ? undefined : Number(key.dailyLimitCredits),
+    monthlyCapCredits: key?.monthlyLimitCredits === undefined ? undefined : Number(key.monthlyLimitCredits),
+  };
+}
+
+/** The prompt's tokens by the local tokenizer; a body the neutral parser cannot read keeps its byte bound. */
+function countCallInput(call: CallerCall, bytes: number): number {
+  try {
+    return countRequestTokens(call.request ?? parseCallerRequest(call.dialect, call.body));
+  } catch {
+    return bytes;
+  }
 }
 
 function asApiError(error: unknown): ApiError {
@@ -101,17 +142,19 @@ export function createModelCallHandler(deps: ModelCallDeps) {
       price = deps.pricing.priceOf(route);
       if (route.kind !== 'byo' && price) {
         fairUse = route.catalogId === 'house-fast' && (await deps.budget.fairUseLeft(principal.userId));
-        const worstCase = deps.pricing.worstCaseMilli(price, { bodyBytes: bytes, maxOutputTokens: requestedMaxTokens(call) ?? deps.defaultMaxTokens });
-        reservation = await deps.budget.reserve(
-          {
-            userId: principal.userId,
-            keyId: principal.key?.id,
-            dailyCapCredits: principal.key?.dailyLimitCredits === undefined ? undefined : Number(principal.key.dailyLimitCredits),
-            monthlyCapCredits: principal.key?.monthlyLimitCredits === undefined ? undefined : Number(principal.key.monthlyLimitCredits),
-          },
-          fairUse ? 0 : worstCase,
-          { fairUse: route.catalogId === 'house-fast' },
-        );
+        const requested = requestedMaxTokens(call);
+        const modelLimit = deps.pricing.outputLimitOf(route) ?? deps.defaultMaxTokens;
+        if (fairUse) {
+          call.outputLimit = requested ?? modelLimit;
+        } else {
+          const admitted = await deps.budget.reserveCall(
+            budgetSubject(principal),
+            { price, inputTokens: { bound: bytes, count: () => countCallInput(call!, bytes) }, requestedOutputTokens: requested, modelOutputTokens: modelLimit },
+            { fairUse: route.catalogId === 'house-fast' },
+          );
+          reservation = admitted.reservation;
+          call.outputLimit = admitted.outputTokens;
+        }
       }
       outcome = await exchange(call, route.engines, out, deps, startedAt, passHeadersOf(req.headers));
     } catch (thrown) {
@@ -145,7 +188,10 @@ async function settle(
 ): Promise<void> {
   const { principal, call, route, price, outcome } = state;
   const listCostUsd = price ? deps.pricing.costUsd(price, outcome.usage) : 0;
-  const chargedMilli = route && route.kind !== 'byo' && !state.fairUse ? Math.ceil(listCostUsd * 1_000_000) : 0;
+  const costMilli = route && route.kind !== 'byo' && !state.fairUse ? Math.ceil(listCostUsd * 1_000_000) : 0;
+  // A call is never charged past what it reserved: an upstream that ignored the output limit it was sent, or
+  // a prompt that cost more than its bound, is the service's loss, not a cap or balance overdrawn.
+  const chargedMilli = state.reservation ? Math.min(costMilli, state.reservation.reservedMilli) : costMilli;
   try {
     await state.reservation?.settle(chargedMilli);
     if (state.fairUse && principal) await deps.budget.recordFairUse(principal.userId, Math.ceil(listCostUsd * 1_000_000));
@@ -174,7 +220,7 @@ async function settle(
     reasoningTokens: BigInt(outcome.usage.reasoningTokens ?? 0),
     listCostUsd,
     // The ledger keeps the exact amount; only the shared-store counters are rounded up to whole millicredits.
-    creditsCharged: chargedMilli > 0 ? creditsForUsd(listCostUsd) : 0,
+    creditsCharged: chargedMilli <= 0 ? 0 : chargedMilli < costMilli ? chargedMilli / MILLI : creditsForUsd(listCostUsd),
     isByok: route?.kind === 'byo',
     status: outcome.status,
     latencyMs: BigInt(Math.round(performance.now() - state.startedAt)),

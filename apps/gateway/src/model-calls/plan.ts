@@ -20,6 +20,11 @@ export interface CallerCall {
   includeUsage: boolean;
   /** The neutral form, parsed when some engine speaks another dialect than the caller. */
   request?: ChatRequest;
+  /**
+   * The output limit a priced call was admitted under: the caller's own, or the one its reservation pays
+   * for. Sent upstream when the caller set none, and enforced on the stream.
+   */
+  outputLimit?: number;
 }
 
 export interface EngineCall {
@@ -48,13 +53,16 @@ export function parseCallerRequest(dialect: Dialect, body: unknown): ChatRequest
 export function engineCall(call: CallerCall, engine: Engine, options: { defaultMaxTokens: number }): EngineCall {
   if (isPassthrough(call.dialect, engine)) {
     const body: Record<string, unknown> = { ...call.body, model: engine.model };
+    // Messages callers always name max_tokens; a chat caller that did not is held to its reservation.
+    if (call.dialect === 'chat' && call.outputLimit !== undefined && requestedMaxTokens(call) === undefined) body.max_completion_tokens = call.outputLimit;
     if (call.dialect === 'chat' && call.stream) {
       const streamOptions = typeof call.body.stream_options === 'object' && call.body.stream_options !== null ? call.body.stream_options : {};
       body.stream_options = { ...streamOptions, include_usage: true };
     }
     return { path: call.dialect === 'chat' ? '/chat/completions' : '/messages', body: JSON.stringify(body), passthrough: true };
   }
-  const request = call.request!;
+  const parsed = call.request!;
+  const request = call.outputLimit !== undefined && parsed.maxOutputTokens === undefined ? { ...parsed, maxOutputTokens: call.outputLimit } : parsed;
   if (engine.dialect === 'openai') return { path: '/chat/completions', body: JSON.stringify(renderChatRequest(request, engine.model)), passthrough: false };
   return { path: '/messages', body: JSON.stringify(renderMessagesRequest(request, engine.model, { defaultMaxTokens: options.defaultMaxTokens })), passthrough: false };
 }
@@ -63,5 +71,5 @@ export function engineCall(call: CallerCall, engine: Engine, options: { defaultM
 export function requestedMaxTokens(call: CallerCall): number | undefined {
   const { body } = call;
   const value = call.dialect === 'chat' ? (body.max_completion_tokens ?? body.max_tokens) : call.dialect === 'responses' ? body.max_output_tokens : body.max_tokens;
-  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : undefined;
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined;
 }

@@ -1,13 +1,10 @@
-import { creditsForUsd, findBuiltInAlias, findCatalogModel, listCostUsd, modelAllowed, worstCaseCostUsd, type ModelPrice } from '@sbc/catalog';
+import { findBuiltInAlias, findCatalogModel, listCostUsd, modelAllowed, type ModelPrice } from '@sbc/catalog';
 import type { Usage } from '@sbc/dialects';
 import type { ResolvedRoute } from '../routing/resolve';
 
-/** Bytes of JSON per input token, taken low so a reservation errs on the side of too much. */
-const BYTES_PER_TOKEN_FLOOR = 3;
-
 /**
  * What the edge needs from the catalog on a call: the price of the model that served it (list cost is
- * recorded for every call, BYO included, so usage shows what it would have cost), worst-case reservations,
+ * recorded for every call, BYO included, so usage shows what it would have cost), output limits,
  * `allowed_models` globs, and the lookups routing uses.
  */
 export function createPricing() {
@@ -20,10 +17,10 @@ export function createPricing() {
     costUsd(price: ModelPrice, usage: Usage): number {
       return listCostUsd(price, usage);
     },
-    /** The most the call can cost, in millicredits, from its body size and output cap. */
-    worstCaseMilli(price: ModelPrice, request: { bodyBytes: number; maxOutputTokens: number }): number {
-      const usd = worstCaseCostUsd(price, { inputTokens: Math.ceil(request.bodyBytes / BYTES_PER_TOKEN_FLOOR), maxOutputTokens: request.maxOutputTokens });
-      return Math.ceil(creditsForUsd(usd) * 1_000);
+    /** The output limit the catalog gives the model that serves the route; undefined for a model it does not list. */
+    outputLimitOf(route: ResolvedRoute): number | undefined {
+      const model = route.catalogId ?? route.engines[0]?.model;
+      return model ? findCatalogModel(model)?.max_output_tokens : undefined;
     },
     modelAllowed(globs: readonly string[], model: string): boolean {
       return modelAllowed(globs, model);

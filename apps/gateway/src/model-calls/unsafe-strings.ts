@@ -1,0 +1,37 @@
+/**
+ * Strings that PostgreSQL refuses in `text` (a NUL) or that are not Unicode at all (a lone UTF-16 surrogate,
+ * which JSON's `\ud800` escapes can spell) must not get past the edge: one of them in a usage event once
+ * stopped the ledger for every account. A call carrying one anywhere in its body is refused up front.
+ */
+
+/** A NUL, a high surrogate not followed by a low one, or a low surrogate not preceded by a high one. */
+const UNSAFE = /\0|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function isUnsafe(text: string): boolean {
+  return UNSAFE.test(text);
+}
+
+/**
+ * The dotted path (`messages.0.content`) of the first string, object key included, that is unsafe; undefined
+ * when there is none. Walks without recursion, so a deeply nested body cannot overflow the stack.
+ */
+export function findUnsafeString(value: unknown): string | undefined {
+  const stack: Array<{ value: unknown; path: string }> = [{ value, path: '' }];
+  const join = (path: string, key: string | number) => (path === '' ? String(key) : `${path}.${key}`);
+  while (stack.length > 0) {
+    const { value: item, path } = stack.pop()!;
+    if (typeof item === 'string') {
+      if (isUnsafe(item)) return path;
+    } else if (Array.isArray(item)) {
+      for (let i = item.length - 1; i >= 0; i--) stack.push({ value: item[i], path: join(path, i) });
+    } else if (item !== null && typeof item === 'object') {
+      const keys = Object.keys(item);
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const key = keys[i]!;
+        if (isUnsafe(key)) return join(path, key.replace(/[\0\uD800-\uDFFF]/g, '\uFFFD'));
+        stack.push({ value: (item as Record<string, unknown>)[key], path: join(path, key) });
+      }
+    }
+  }
+  return undefined;
+}
