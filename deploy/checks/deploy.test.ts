@@ -10,6 +10,7 @@ import { loadRunsConfig } from '@sbc/app-runs';
 import { loadSimConfig } from '@sbc/app-sim-upstream';
 import { loadUsageLedgerConfig } from '@sbc/app-usage-ledger';
 import { loadXBuildsConfig } from '@sbc/app-x-builds';
+import { variablesReadBy } from './app-env';
 
 // CI's schema checks of what SREs deploy: the Kubernetes overlays (rendered by kustomize and checked against
 // the API's schemas), the compose file (checked against the Compose Specification), and, for both, that
@@ -34,6 +35,10 @@ const LOADERS: Record<string, (env: Env) => unknown> = {
 
 /** `.env.example` variables that have no place in a cluster: embedded-mode storage, the simulator and tests. */
 const NOT_DEPLOYED = /^(SBC_DATA_DIR|(ACCOUNT|USAGE_LEDGER|X_BUILDS|RUNS)_DATABASE_URL|SIM_.*|TEST_.*|SBC_TEST_.*)$/;
+
+/** Per app, the variables its config schema reads (deploy/README.md's generated table): a name outside it is a typo or a leftover. */
+const READS = variablesReadBy();
+const notReadBy = (app: string, names: Iterable<string>) => [...names].filter((name) => !READS[app]?.has(name));
 
 const kubectl = spawnSync('kubectl', ['kustomize', '--help'], { stdio: 'ignore' }).status === 0;
 if (!kubectl) console.warn('kubectl (with kustomize) is not installed: the Kubernetes manifest checks are skipped here');
@@ -67,6 +72,16 @@ function containerEnv(container: any, objects: Manifest[]): Env {
     }
   }
   return env;
+}
+
+/** The message a loader throws, or undefined: a failure names the variable instead of just "threw". */
+function problemOf(load: () => unknown): string | undefined {
+  try {
+    load();
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
 }
 
 function envExampleVariables(): string[] {
@@ -150,13 +165,32 @@ describeWithKustomize('Kubernetes manifests', () => {
     expect(missing).toEqual([]);
   });
 
-  it('in the dev overlay every app starts with a configuration its own loader accepts', () => {
+  it.each(overlays)('%s: every variable a container sets is one its app reads, and every ConfigMap key is read by some app', (dir) => {
+    const { objects } = rendered[dir];
+    for (const workload of objects.filter((o) => o.kind === 'Deployment' || o.kind === 'Job')) {
+      // A Deployment is named after its app, a migration Job `<app>-migrate`.
+      const app = workload.metadata.name.replace(/-migrate$/, '');
+      expect({ workload: workload.metadata.name, app, known: app in READS }).toEqual({ workload: workload.metadata.name, app, known: true });
+      for (const container of workload.spec.template.spec.containers) {
+        const names = (container.env ?? []).map((variable: { name: string }) => variable.name);
+        expect({ workload: workload.metadata.name, unread: notReadBy(app, names) }).toEqual({ workload: workload.metadata.name, unread: [] });
+      }
+    }
+    const everyName = new Set(Object.values(READS).flatMap((names) => [...names]));
+    const configMap = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('sbc-config'));
+    expect(Object.keys(configMap?.data ?? {}).filter((name) => !everyName.has(name))).toEqual([]);
+  });
+
+  it('in the dev overlay every app and every migration Job starts with a configuration its own loader accepts', () => {
     const { objects } = rendered['overlays/dev'];
     const apps = objects.filter((o) => o.kind === 'Deployment');
     expect(apps.map((o) => o.metadata.name).sort()).toEqual(Object.keys(LOADERS).sort());
-    for (const deployment of apps) {
-      const env = containerEnv(deployment.spec.template.spec.containers[0], objects);
-      expect(() => LOADERS[deployment.metadata.name](env)).not.toThrow();
+    const jobs = objects.filter((o) => o.kind === 'Job');
+    expect(jobs.map((o) => o.metadata.name).sort()).toEqual(['account-migrate', 'runs-migrate', 'usage-ledger-migrate', 'x-builds-migrate']);
+    for (const workload of [...apps, ...jobs]) {
+      const env = containerEnv(workload.spec.template.spec.containers[0], objects);
+      const load = LOADERS[workload.metadata.name.replace(/-migrate$/, '')];
+      expect({ workload: workload.metadata.name, problem: problemOf(() => load(env)) }).toEqual({ workload: workload.metadata.name, problem: undefined });
     }
   });
 });
@@ -190,14 +224,16 @@ describe('docker-compose.yml', () => {
   it('starts every service after what it depends on is healthy, and every app has a health check', () => {
     const services = compose.services as Record<string, any>;
     for (const [name, service] of Object.entries(services)) {
-      expect({ name, healthcheck: Boolean(service.healthcheck?.test) }).toEqual({ name, healthcheck: true });
+      // A one-shot migration exits; what waits on it waits for its successful completion instead.
+      if (!name.endsWith('-migrate')) expect({ name, healthcheck: Boolean(service.healthcheck?.test) }).toEqual({ name, healthcheck: true });
       for (const [dependency, rule] of Object.entries<any>(service.depends_on ?? {})) {
         expect({ name, dependency, exists: dependency in services }).toEqual({ name, dependency, exists: true });
         if (rule.condition === 'service_healthy') expect(services[dependency].healthcheck).toBeDefined();
+        if (dependency.endsWith('-migrate')) expect({ name, dependency, condition: rule.condition }).toEqual({ name, dependency, condition: 'service_completed_successfully' });
       }
     }
     expect(services.gateway.ports).toContain('8080:8080');
-    expect(Object.keys(services.gateway.depends_on).sort()).toEqual(['account', 'runs', 'sim-upstream', 'usage-ledger', 'x-builds']);
+    expect(Object.keys(services.gateway.depends_on).sort()).toEqual(['account', 'kafka', 'runs', 'sim-upstream', 'usage-ledger', 'x-builds']);
   });
 
   it('points every service address at a service of the file, never at the container itself', () => {
@@ -220,14 +256,25 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it('gives every app a configuration its own loader accepts', () => {
+  it('sets on each app only variables that app reads', () => {
+    const services = compose.services as Record<string, any>;
+    for (const name of Object.keys(services).filter((service) => service.replace(/-migrate$/, '') in LOADERS)) {
+      const app = name.replace(/-migrate$/, '');
+      expect({ name, unread: notReadBy(app, Object.keys(services[name].environment ?? {})) }).toEqual({ name, unread: [] });
+    }
+  });
+
+  it('gives every app and every migration a configuration its own loader accepts', () => {
     const services = compose.services as Record<string, any>;
     // ${VAR:?message} is filled from the operator's shell or .env; any well-formed value stands in for it here.
     const placeholders: Env = { SBC_BOOTSTRAP_KEY: 'sbc_compose_check_0123456789abcdef', UPSTREAM_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64') };
     const interpolate = (value: unknown) => String(value).replace(/\$\{(\w+)(:?[?-][^}]*)?\}/g, (_, name: string) => placeholders[name] ?? '');
-    for (const [name, load] of Object.entries(LOADERS)) {
+    const migrations = Object.keys(services).filter((name) => name.endsWith('-migrate'));
+    expect(migrations.sort()).toEqual(['account-migrate', 'runs-migrate', 'usage-ledger-migrate', 'x-builds-migrate']);
+    for (const name of [...Object.keys(LOADERS), ...migrations]) {
       const env = Object.fromEntries(Object.entries<unknown>(services[name].environment ?? {}).map(([key, value]) => [key, interpolate(value)]));
-      expect(() => load(env)).not.toThrow();
+      expect({ name, problem: problemOf(() => LOADERS[name.replace(/-migrate$/, '')](env)) }).toEqual({ name, problem: undefined });
+      if (name.endsWith('-migrate')) expect({ name, command: services[name].command }).toEqual({ name, command: ['migrate'] });
     }
   });
 });
