@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { HttpLimits } from '@sbc/http';
 import { flag, grpcTarget, hostList, logLevel, parseEnv, port, positiveInt, url } from '@sbc/config';
 import { PRIVATE_EGRESS, privateEgressOf, type PrivateEgress } from '@sbc/egress';
 import { houseEnginesVar, providerEnginesVar, type HouseEngines, type ProviderEngines } from './routing/engines';
@@ -18,7 +19,16 @@ const schema = z.object({
   AUTH_CACHE_STALE_MS: positiveInt(60_000),
   AUTH_CACHE_MAX_ENTRIES: positiveInt(100_000),
   KEY_USE_FLUSH_MS: positiveInt(30_000),
+  /** Model-call bodies (prompts with images and long histories). */
   MAX_BODY_BYTES: positiveInt(32 * 1024 * 1024),
+  /** A caller's headers must arrive within this long of its first byte... */
+  HTTP_HEADERS_TIMEOUT_MS: positiveInt(10_000),
+  /** ...and the whole request, body included, within this long (answers, streams too, may take longer). */
+  HTTP_REQUEST_TIMEOUT_MS: positiveInt(60_000),
+  /** An idle kept-alive caller socket is closed after this long; longer than common load balancers' idle timeouts. */
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt(65_000),
+  /** Request line and headers together; beyond it 431. */
+  HTTP_MAX_HEADER_BYTES: positiveInt(16 * 1024),
   SHUTDOWN_DRAIN_MS: positiveInt(10_000),
   LOG_LEVEL: logLevel,
   /** Per house model, the ordered engines that serve it (JSON); the embedded app defaults it to its simulator. */
@@ -46,6 +56,9 @@ const schema = z.object({
   EGRESS_PRIVATE: z.enum(PRIVATE_EGRESS).optional(),
   /** Deprecated: `true` reads as EGRESS_PRIVATE=none. */
   EGRESS_DENY_PRIVATE: flag(false),
+}).refine((vars) => vars.HTTP_HEADERS_TIMEOUT_MS <= vars.HTTP_REQUEST_TIMEOUT_MS, {
+  path: ['HTTP_HEADERS_TIMEOUT_MS'],
+  message: 'must not be longer than HTTP_REQUEST_TIMEOUT_MS',
 });
 
 export interface GatewayConfig {
@@ -62,7 +75,10 @@ export interface GatewayConfig {
   rpcDeadlineMs: number;
   authCache: { freshMs: number; staleMs: number; maxEntries: number };
   keyUseFlushMs: number;
+  /** Model-call bodies. */
   maxBodyBytes: number;
+  /** Caller connections: header, request and keep-alive idle times, header size. */
+  http: HttpLimits;
   shutdownDrainMs: number;
   logLevel: string;
   /** Absent means the simulator at its default address (`http://127.0.0.1:8090`). */
@@ -94,6 +110,12 @@ export function loadGatewayConfig(env: Record<string, string | undefined>): Gate
     authCache: { freshMs: vars.AUTH_CACHE_FRESH_MS, staleMs: vars.AUTH_CACHE_STALE_MS, maxEntries: vars.AUTH_CACHE_MAX_ENTRIES },
     keyUseFlushMs: vars.KEY_USE_FLUSH_MS,
     maxBodyBytes: vars.MAX_BODY_BYTES,
+    http: {
+      headersTimeoutMs: vars.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: vars.HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: vars.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      maxHeaderBytes: vars.HTTP_MAX_HEADER_BYTES,
+    },
     shutdownDrainMs: vars.SHUTDOWN_DRAIN_MS,
     logLevel: vars.LOG_LEVEL,
     houseEngines: vars.HOUSE_ENGINES,

@@ -24,6 +24,7 @@ import { createKeyUseRecorder } from './auth/key-use';
 import { loadGatewayConfig, type GatewayConfig } from './config';
 import { createBudget } from './limits/budget';
 import { createRateLimiter } from './limits/rate-limit';
+import { createSignInThrottle } from './limits/sign-in-throttle';
 import { createModelCallHandler, MODEL_CALL_ROUTES } from './model-calls/handle-call';
 import { createCountTokensHandler } from './model-calls/handle-count-tokens';
 import { createPricing } from './model-calls/pricing';
@@ -31,6 +32,7 @@ import { simulatorHouseEngines } from './routing/engines';
 import { createEdgeMetrics, routeTemplateOf } from './observability/edge-metrics';
 import { createRoutingTables } from './routing/routing-tables';
 import { createGatewayApp } from './server';
+import { renderClientError } from './http/client-errors';
 import { createUpstreamClient } from './upstream/client';
 import { refuseReturningCall } from './upstream/hop';
 import { createUsageEmitter } from './usage/usage-events';
@@ -133,16 +135,18 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
   const keyUse = createKeyUseRecorder({ account, intervalMs: config.keyUseFlushMs, logger });
 
   let draining = false;
+  // Aborted on SIGTERM (event streams end at once), and when the drain time is up (model streams end then).
   const drain = new AbortController();
+  const drainDeadline = new AbortController();
   const authorizeDeps = { authenticator, keyUse };
   const app = createGatewayApp({
     baseUrl: config.baseUrl,
-    maxBodyBytes: config.maxBodyBytes,
     logger,
     account,
     ...accountSurface,
     ...backends,
     authorize: createAuthorize(authorizeDeps),
+    throttle: createSignInThrottle({ store }),
     house,
     providers: config.providerEngines,
     routing,
@@ -182,6 +186,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     },
     pricing,
     logger,
+    drainDeadline: drainDeadline.signal,
   };
   const handleModelCall = createModelCallHandler(modelCallDeps);
   const handleCountTokens = createCountTokensHandler(modelCallDeps);
@@ -250,7 +255,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     await authenticator.start();
     await routing.start();
     if (config.metrics.port !== undefined) metricsHttp = await listen(scrape, { host: config.metrics.host, port: config.metrics.port });
-    http = await listen(listener, { host: config.host, port: config.port });
+    http = await listen(listener, { host: config.host, port: config.port, limits: config.http, renderClientError: renderClientError(config.baseUrl) });
   } catch (error) {
     await metricsHttp?.close(0);
     await releaseClients();
@@ -267,7 +272,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
       stopping ??= (async () => {
         draining = true;
         drain.abort();
-        await http.close(config.shutdownDrainMs);
+        await http.close(config.shutdownDrainMs, { onDeadline: () => drainDeadline.abort() });
         await metricsHttp?.close(0);
         await releaseClients();
         logger.info('gateway stopped');

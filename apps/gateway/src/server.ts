@@ -12,6 +12,7 @@ import type { XBuildsService } from '@sbc/proto/sbc/xbuilds/v1/xbuilds_pb';
 import type { RpcClientOf } from '@sbc/rpc';
 import { healthRoutes } from '@sbc/http';
 import type { Authorize } from './auth/authorize';
+import type { SignInThrottle } from './limits/sign-in-throttle';
 import { errorHandler, notFound } from './http/errors';
 import { requestId } from './http/request-id';
 import type { HouseEngines, ProviderEngines } from './routing/engines';
@@ -31,9 +32,10 @@ import { xBuildRoutes } from './routes/x-builds';
 
 export interface GatewayAppDeps {
   baseUrl: string;
-  maxBodyBytes: number;
   logger: Logger;
   authorize: Authorize;
+  /** Sign-in, sign-up and pairing throttles for the routes reached without a key. */
+  throttle: SignInThrottle;
   account: RpcClientOf<typeof AccountService>;
   sessions: RpcClientOf<typeof SessionService>;
   upstreams: RpcClientOf<typeof UpstreamService>;
@@ -54,7 +56,8 @@ export interface GatewayAppDeps {
 
 /**
  * The edge's REST surface; every route below is a plain factory over `deps`. Model calls do not come here:
- * main.ts answers them on a lean path before Express.
+ * main.ts answers them on a lean path before Express. No body is read here: a route reads its own once the
+ * caller's credential has passed (http/mount.ts), and an unknown path is 404 unread.
  */
 export function createGatewayApp(deps: GatewayAppDeps): Express {
   const app = express();
@@ -64,7 +67,6 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
   app.use(healthRoutes(deps.ready));
   app.use(docsRoutes(deps));
   app.use(serviceDocRoutes(deps));
-  app.use(express.json({ limit: deps.maxBodyBytes }));
   app.use(authRoutes(deps));
   app.use(keyRoutes(deps));
   app.use(upstreamRoutes(deps));

@@ -1,29 +1,24 @@
 import type { NextFunction, Request, Response } from 'express';
 import { ApiError, toEnvelope } from '@sbc/errors';
 import type { Logger } from '@sbc/logging';
-
-/** Express's body-parser failures, recognised by their documented `type`. */
-function fromBodyParser(error: unknown): ApiError | undefined {
-  const type = (error as { type?: unknown } | null)?.type;
-  if (type === 'entity.parse.failed') return new ApiError('invalid_request', 'The request body is not valid JSON.', { param: 'body', cause: error });
-  if (type === 'entity.too.large') return new ApiError('request_too_large', undefined, { cause: error });
-  if (type === 'encoding.unsupported' || type === 'charset.unsupported') return new ApiError('unsupported_media_type', undefined, { cause: error });
-  return undefined;
-}
+import { closeIfUnread } from './json-body';
 
 export function sendError(res: Response, error: ApiError, requestId: string, baseUrl: string): void {
   for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+  closeIfUnread(res);
   res.status(error.status).json(toEnvelope(error, requestId, baseUrl));
 }
 
 /** Renders every refusal in the shared envelope; a 5xx is logged once and carries no internal detail. */
 export function errorHandler(deps: { baseUrl: string; logger: Logger }) {
   return (thrown: unknown, req: Request, res: Response, _next: NextFunction) => {
-    const error = fromBodyParser(thrown) ?? ApiError.from(thrown);
+    const error = ApiError.from(thrown);
     if (error.status >= 500) {
       deps.logger.error({ requestId: req.requestId, route: req.route?.path, err: error.cause ?? error }, 'request failed');
+    } else if (error.code === 'client_closed_request') {
+      deps.logger.info({ requestId: req.requestId, route: req.route?.path }, 'the caller hung up mid-request');
     }
-    if (res.headersSent) {
+    if (res.headersSent || res.destroyed) {
       res.destroy();
       return;
     }

@@ -4,6 +4,7 @@ import { expressPath, type RouteSpec } from '@sbc/api';
 import { ApiError, issuesFromSchema, type Issue } from '@sbc/errors';
 import { principalOf, type Authorize } from '../auth/authorize';
 import type { Principal } from '../auth/authenticator';
+import { jsonBody } from './json-body';
 
 type Parsed<T> = NonNullable<T> extends z.ZodType ? z.output<NonNullable<T>> : undefined;
 
@@ -31,9 +32,9 @@ function parsePart(schema: z.ZodType | undefined, value: unknown, where: string,
 }
 
 /**
- * Mounts one route on an Express router: the credential and scopes the route names, then its path, query
- * and body parsed by the route's schemas (every problem in one 400 `invalid_request`, `param` the first),
- * then the handler. The same RouteSpec is what /docs/openapi.json documents.
+ * Mounts one route on an Express router: the credential and scopes the route names, then its body read
+ * (REST_MAX_BODY_BYTES at most), then its path, query and body parsed by the route's schemas (every
+ * problem in one 400 `invalid_request`, `param` the first), then the handler. The same RouteSpec is what /docs/openapi.json documents.
  */
 export function mount<R extends RouteSpec>(router: Router, route: R, authorize: Authorize, handler: (input: RouteInput<R>) => Promise<RouteResult>): void {
   const validate = (req: Request, res: Response, next: NextFunction) => {
@@ -63,6 +64,8 @@ export function mount<R extends RouteSpec>(router: Router, route: R, authorize: 
     }, next);
   };
   const path = expressPath(route.path);
-  if (route.auth.kind === 'none') router[route.method](path, validate);
-  else router[route.method](path, authorize(route.auth), validate);
+  // The body is read only by routes that take one, and only once the caller's credential has passed.
+  const read = route.body ? [jsonBody] : [];
+  if (route.auth.kind === 'none') router[route.method](path, ...read, validate);
+  else router[route.method](path, authorize(route.auth), ...read, validate);
 }

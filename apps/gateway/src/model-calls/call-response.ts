@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { ApiError, toEnvelope } from '@sbc/errors';
 import { renderErrorBody, type Dialect, type UpstreamFailure } from '@sbc/dialects';
+import { closeIfUnread } from '../http/json-body';
 
 /**
  * Writing a model call's answer: headers every gateway response carries (request id under both SDKs' names,
@@ -29,18 +30,23 @@ export class CallResponse {
   }
 
   json(status: number, body: unknown, extraHeaders?: Record<string, string>): void {
+    // A caller that hung up gets nothing.
+    if (this.res.destroyed) return;
+    closeIfUnread(this.res);
     const payload = JSON.stringify(body);
     this.res.writeHead(status, { ...this.headers, ...extraHeaders, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) });
     this.res.end(payload);
   }
 
-  /** Opens the event stream: no compression, no proxy buffering, headers flushed now. */
+  /**
+   * Opens the event stream: no compression, no proxy buffering, headers flushed now. The connection header
+   * is Node's (keep-alive, or close while the edge drains).
+   */
   openStream(): void {
     this.res.writeHead(200, {
       ...this.headers,
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache, no-transform',
-      connection: 'keep-alive',
       'x-accel-buffering': 'no',
     });
     this.res.flushHeaders();
