@@ -288,5 +288,13 @@ describe('caller keys (GET/POST /v1/keys, GET /v1/keys/whoami, PATCH/DELETE /v1/
       const wide = await mint({ name: 'wide for a session', preset: 'full_access' });
       expect((await stack.api('DELETE', `/v1/keys/${wide.body.id}`, { key: await stack.seedSession() })).status).toBe(200);
     });
+
+    it("a non-operator's key that stores builds:admin acts without it and can still be edited by itself", async () => {
+      const stored = await stack.seedKey({ userId: await stack.seedUser(), scopes: [...SCOPES] });
+      const withoutAdmin = SCOPES.filter((scope) => scope !== 'builds:admin');
+      expect((await whoami(stored.secret)).body.scopes).toEqual(withoutAdmin);
+      const renamed = await stack.api('PATCH', `/v1/keys/${stored.id}`, { key: stored.secret, body: { name: 'renamed' } });
+      expect(renamed).toMatchObject({ status: 200, body: { name: 'renamed', scopes: withoutAdmin } });
+    });
   });
 });

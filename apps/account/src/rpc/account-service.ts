@@ -84,7 +84,7 @@ export function createAccountService(deps: AccountServiceDeps): RpcImplementatio
       if (row.revokedAt) throw revoked();
       const operator = deps.operators.isOperator(userId);
       await checkOverTarget(deps.db, caller, row, operator);
-      const settings = settingsOfUpdate(row, request);
+      const settings = settingsOfUpdate(row, request, operator);
       checkSettings(settings);
       await checkWithinCaller(deps.db, caller, settings, row.orgId, operator);
       await checkReferences(deps.db, userId, settings, null);

@@ -60,12 +60,16 @@ export function settingsOfCreate(request: CreateKeyRequest): KeySettings {
   };
 }
 
-/** A key's settings after an update: each field the request leaves unset keeps its stored value. */
-export function settingsOfUpdate(row: CallerKeyRow, request: UpdateKeyRequest): KeySettings {
+/**
+ * A key's settings after an update: each field the request leaves unset keeps its stored value, except an
+ * operator scope a non-operator's key still stores (it had no effect), which an edit drops.
+ */
+export function settingsOfUpdate(row: CallerKeyRow, request: UpdateKeyRequest, operator: boolean): KeySettings {
   const { allowedModels, dailyLimitCredits, monthlyLimitCredits, deviceId } = request;
+  const stored = stringsOrNull(row.scopes);
   return {
     name: request.name ?? row.name,
-    scopes: request.scopes ? request.scopes.values : stringsOrNull(row.scopes),
+    scopes: request.scopes ? request.scopes.values : (stored?.filter((scope) => operator || !OPERATOR_SCOPES.includes(scope as never)) ?? null),
     allowedModels: allowedModels ? (allowedModels.value ? allowedModels.value.values : null) : stringsOrNull(row.allowedModels),
     dailyLimitCredits: dailyLimitCredits ? credits(dailyLimitCredits.value) : row.dailyLimitCredits,
     monthlyLimitCredits: monthlyLimitCredits ? credits(monthlyLimitCredits.value) : row.monthlyLimitCredits,
