@@ -84,6 +84,14 @@ function problemOf(load: () => unknown): string | undefined {
   }
 }
 
+/** The ports an app listens on, as its own loader reads them from `env`: `http` answers /healthz and /readyz. */
+function listensOn(app: string, env: Env): Record<string, number> {
+  const config = LOADERS[app]!(env) as any;
+  if (app === 'gateway') return config.metrics.port ? { http: config.port, metrics: config.metrics.port } : { http: config.port };
+  if (app === 'sim-upstream') return { http: config.port };
+  return { grpc: config.grpc.port, http: config.http.port };
+}
+
 function envExampleVariables(): string[] {
   return readFileSync(path.join(ROOT, '.env.example'), 'utf8')
     .split('\n')
@@ -181,6 +189,18 @@ describeWithKustomize('Kubernetes manifests', () => {
     expect(Object.keys(configMap?.data ?? {}).filter((name) => !everyName.has(name))).toEqual([]);
   });
 
+  it('in the dev overlay every container exposes the ports its app listens on, and probes /readyz and /healthz on its HTTP port', () => {
+    const { objects } = rendered['overlays/dev'];
+    for (const deployment of objects.filter((o) => o.kind === 'Deployment')) {
+      const container = deployment.spec.template.spec.containers[0];
+      const app = deployment.metadata.name;
+      const ports = Object.fromEntries((container.ports ?? []).map((p: { name: string; containerPort: number }) => [p.name, p.containerPort]));
+      expect({ app, ports }).toEqual({ app, ports: listensOn(app, containerEnv(container, objects)) });
+      const probes = { readiness: container.readinessProbe?.httpGet, liveness: container.livenessProbe?.httpGet };
+      expect({ app, probes }).toEqual({ app, probes: { readiness: { path: '/readyz', port: 'http' }, liveness: { path: '/healthz', port: 'http' } } });
+    }
+  });
+
   it('in the dev overlay every app and every migration Job starts with a configuration its own loader accepts', () => {
     const { objects } = rendered['overlays/dev'];
     const apps = objects.filter((o) => o.kind === 'Deployment');
@@ -234,6 +254,15 @@ describe('docker-compose.yml', () => {
     }
     expect(services.gateway.ports).toContain('8080:8080');
     expect(Object.keys(services.gateway.depends_on).sort()).toEqual(['account', 'kafka', 'runs', 'sim-upstream', 'usage-ledger', 'x-builds']);
+  });
+
+  it("health-checks each app's /readyz on the HTTP port the app listens on", () => {
+    const services = compose.services as Record<string, any>;
+    for (const app of Object.keys(LOADERS)) {
+      const env = Object.fromEntries(Object.entries<unknown>(services[app].environment ?? {}).map(([key, value]) => [key, String(value)]));
+      const { http } = listensOn(app, { ...env, SBC_BOOTSTRAP_KEY: undefined, UPSTREAM_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64') });
+      expect({ app, check: String(services[app].healthcheck.test) }).toEqual({ app, check: expect.stringContaining(`http://127.0.0.1:${http}/readyz`) });
+    }
   });
 
   it('points every service address at a service of the file, never at the container itself', () => {
