@@ -21,9 +21,9 @@ const schema = z.object({
   KEY_USE_FLUSH_MS: positiveInt(30_000),
   /** Model-call bodies (prompts with images and long histories). */
   MAX_BODY_BYTES: positiveInt(32 * 1024 * 1024),
-  /** A caller's headers must arrive within this long of its first byte... */
+  /** A caller's request headers must arrive within this long, else 408. */
   HTTP_HEADERS_TIMEOUT_MS: positiveInt(10_000),
-  /** ...and the whole request, body included, within this long (answers, streams too, may take longer). */
+  /** A caller's whole request, body included, must arrive within this long, else 408; the answer (a stream too) may take longer. */
   HTTP_REQUEST_TIMEOUT_MS: positiveInt(60_000),
   /** An idle kept-alive caller socket is closed after this long; longer than common load balancers' idle timeouts. */
   HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt(65_000),
