@@ -40,6 +40,18 @@ describe('embedded start (every service in one process)', () => {
       expect(running.bootstrap.generated).toBe(false);
       const res = await fetch(`${running.url}/v1/keys/whoami`, { headers: { 'x-api-key': running.bootstrap.key } });
       expect(res.status).toBe(200);
+
+      // The owner is still the operator; a fresh sign-up on this `npm start` is not, not even with its session.
+      const queue = (credential: string, init: RequestInit = {}) =>
+        fetch(`${running.url}/v1/x-builds/queue`, { ...init, headers: { authorization: `Bearer ${credential}`, 'content-type': 'application/json' } });
+      expect((await queue(running.bootstrap.key)).status).toBe(200);
+      const account = { email: 'newcomer@example.test', password: 'a long enough password 1' };
+      const post = (route: string) => fetch(`${running.url}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(account) });
+      expect((await post('/v1/auth/signup')).status).toBe(201);
+      const session: string = (await jsonOf(await post('/v1/auth/sessions'))).token;
+      const paused = await queue(session, { method: 'PATCH', body: JSON.stringify({ paused: true }) });
+      expect(paused.status).toBe(403);
+      expect((await jsonOf(await queue(running.bootstrap.key))).paused).toBe(false);
     } finally {
       await running.stop();
     }
