@@ -1,4 +1,5 @@
 import { createMemoryPubSub, type PubSub } from '@sbc/cache';
+import type { Resolver } from '@sbc/egress';
 import { hashSecret, newId, newSecret } from '@sbc/ids';
 import type { Scope } from '@sbc/scopes';
 import { createApiClient, createContractChecker, createTestDatabase, testBackends, type ApiClient, type ContractChecker, type TestDatabase } from '@sbc/testing';
@@ -43,7 +44,10 @@ export async function statusSettles(call: () => Promise<{ status: number }>, exp
   return status;
 }
 
-export async function startAccountSurface(label: string, extra: { edgeEnv?: Record<string, string>; accountEnv?: Record<string, string> } = {}): Promise<AccountSurfaceStack> {
+export async function startAccountSurface(
+  label: string,
+  extra: { edgeEnv?: Record<string, string>; accountEnv?: Record<string, string>; egressResolve?: Resolver } = {},
+): Promise<AccountSurfaceStack> {
   const redisUrl = testBackends().redisUrl;
   const pubsub: PubSub | undefined = redisUrl ? undefined : createMemoryPubSub();
   let db: TestDatabase | undefined;
@@ -72,7 +76,7 @@ export async function startAccountSurface(label: string, extra: { edgeEnv?: Reco
         LOG_LEVEL: 'silent',
         ...extra.edgeEnv,
       }),
-      { pubsub },
+      { pubsub, egressResolve: extra.egressResolve },
     );
     const document = (await (await fetch(`${edge.url}/docs/openapi.json`)).json()) as Parameters<typeof createContractChecker>[0];
     const contract = createContractChecker(document);

@@ -86,8 +86,10 @@ describe('aliases: /v1/aliases', () => {
   });
 
   it('a model listed by one of the caller\'s endpoints makes its alias available', async () => {
-    const { secret } = await stack.seedKey({ userId: await stack.seedUser() });
-    await stack.api('POST', '/v1/upstreams', { key: secret, body: { label: 'sim', base_url: stack.sim.url, api_key: '', dialect: 'openai' } });
+    const userId = await stack.seedUser();
+    const { secret } = await stack.seedKey({ userId });
+    // Seeded as saved: a user who is not an operator may not save an endpoint on loopback, where the sim is.
+    await stack.account.routing.saveUpstream({ userId, slug: 'sim', label: 'sim', baseUrl: stack.sim.url, dialect: 'openai', apiKey: '', models: ['sim-large', 'sim-small'] });
     await put('big', { vendor: 'sim', model_id: 'sim-large' }, secret);
     await put('nowhere', { vendor: 'sim', model_id: 'not-listed' }, secret);
     const list = await stack.api('GET', '/v1/aliases', { key: secret });
