@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { hashSecret, newId, newSecret } from '@sbc/ids';
+import { ApiError } from '@sbc/errors';
 import { AccountService } from '@sbc/proto/sbc/account/v1/account_pb';
+import { SessionService } from '@sbc/proto/sbc/account/v1/sessions_pb';
 import { checkHealth, createRpcClient } from '@sbc/rpc';
 import { createTestDatabase, type TestDatabase } from '@sbc/testing';
 import { loadAccountConfig, start } from './main';
@@ -69,6 +71,19 @@ describe('account service start', () => {
       expect([await isOperator(withoutKey, KEY), await isOperator(withoutKey, stranger)]).toEqual([true, false]);
     } finally {
       await withoutKey.stop();
+    }
+  });
+
+  it('without a bootstrap key, a stranger cannot sign up as the bootstrap address the owner has not claimed yet', async () => {
+    const running = await start(config({ SBC_SIGNUP_ENABLED: 'true', SBC_BOOTSTRAP_EMAIL: 'boss@example.test' }));
+    try {
+      const sessions = createRpcClient(SessionService, { target: running.grpcAddress, deadlineMs: 5_000 });
+      const claimed = sessions.signUp({ email: 'Boss@Example.test', password: 'a long enough password 1' }, { requestId: 'test' });
+      await expect(claimed).rejects.toMatchObject({ code: 'conflict' });
+      await expect(claimed).rejects.toBeInstanceOf(ApiError);
+      expect(await running.database.prisma.user.count({ where: { email: 'boss@example.test' } })).toBe(0);
+    } finally {
+      await running.stop();
     }
   });
 
