@@ -89,7 +89,7 @@ export const createUpstream = defineRoute({
   method: 'post',
   path: '/v1/upstreams',
   summary: 'Add a custom endpoint and probe it',
-  description: `Saves the endpoint, then probes it; a failed probe still saves. The slug is derived from the label (lowercase, dashes; \`-2\`, \`-3\`… when taken), so a first endpoint labelled "Custom" is the legacy \`custom\`; \`slug\` asks for one outright (409 when taken). With EGRESS_DENY_PRIVATE set, a loopback or private \`base_url\` is refused. ${PROBING}`,
+  description: `Saves the endpoint, then probes it; a failed probe still saves. The slug is derived from the label (lowercase, dashes; \`-2\`, \`-3\`… when taken), so a first endpoint labelled "Custom" is the legacy \`custom\`; \`slug\` asks for one outright (409 when taken). A \`base_url\` the egress policy refuses for the caller is 400 \`invalid_request\` (param \`base_url\`): link-local, documentation and other special ranges, IPv4-mapped/compatible and NAT64 spellings, and the gateway itself for everyone; loopback and private addresses unless the caller is an operator (\`EGRESS_PRIVATE\`). The same check runs on the resolved address whenever the endpoint is dialed. ${PROBING}`,
   tag: ENDPOINTS,
   auth: { kind: 'scoped', scopes: ['endpoints:write'] },
   body: z
