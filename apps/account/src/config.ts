@@ -23,6 +23,7 @@ const schema = z.object({
     .string()
     .refine((value) => decodeSecretsKey(value) !== undefined, 'must be 32 bytes in base64 (e.g. the output of `openssl rand -base64 32`)')
     .optional(),
+  /** Who may aim custom endpoints at loopback and private addresses: `operators` (default), `everyone` (a single-user install) or `none` (hosted). */
   EGRESS_PRIVATE: z.enum(PRIVATE_EGRESS).optional(),
   /** Deprecated: `true` reads as EGRESS_PRIVATE=none. */
   EGRESS_DENY_PRIVATE: flag(false),
