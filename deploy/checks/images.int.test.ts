@@ -78,7 +78,11 @@ describeWithServices('each image as it runs: the bundle over a production-only i
     const install = path.join(work, 'install');
     mkdirSync(install);
     for (const file of ['package.json', 'package-lock.json']) copyFileSync(path.join(ROOT, file), path.join(install, file));
-    const npm = collect('npm install', spawn('npm', ['install', '--omit=dev', '--no-audit', '--no-fund', '--ignore-scripts', '--prefer-offline'], { cwd: install }));
+    // `npm test` hands its scripts npm_config_* variables naming this checkout (local_prefix among them):
+    // the install gets none of them and an explicit prefix, so it can never prune the checkout's own node_modules.
+    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.toLowerCase().startsWith('npm_')));
+    const args = ['install', '--prefix', install, '--omit=dev', '--no-audit', '--no-fund', '--ignore-scripts', '--prefer-offline'];
+    const npm = collect('npm install', spawn('npm', args, { cwd: install, env }));
     if ((await npm.exited) !== 0) throw new Error(`npm install --omit=dev failed:\n${npm.output()}`);
     for (const app of IMAGES) {
       cpSync(path.join(ROOT, 'dist/apps', app), path.join(work, app), { recursive: true });
