@@ -30,7 +30,8 @@ describe('classifyAddress', () => {
     ['::a00:1', 'ipv4Compatible'],
     ['::808:808', 'ipv4Compatible'],
     ['64:ff9b::7f00:1', 'rfc6052'],
-    ['64:ff9b::808:808', 'rfc6052'],
+    ['64:ff9b::a00:1', 'rfc6052'],
+    ['64:ff9b::a9fe:a9fe', 'rfc6052'],
     ['64:ff9b:1::7f00:1', 'rfc6052'],
     ['2002:7f00:1::1', '6to4'],
     ['2002:a9fe:a9fe::1', '6to4'],
@@ -62,7 +63,7 @@ describe('classifyAddress', () => {
     expect(classifyAddress(address)).toEqual({ kind: 'private', range });
   });
 
-  it.each(['8.8.8.8', '172.32.0.1', '100.128.0.1', '1.1.1.1', '2606:4700::1111', '2002:808:808::1', '2001:0:4136:e378:8000:63bf:f7f7:f7f7'])('%s is public', (address) => {
+  it.each(['64:ff9b::808:808', '8.8.8.8', '172.32.0.1', '100.128.0.1', '1.1.1.1', '2606:4700::1111', '2002:808:808::1', '2001:0:4136:e378:8000:63bf:f7f7:f7f7'])('%s is public', (address) => {
     expect(classifyAddress(address).kind).toBe('public');
   });
 });

@@ -5,7 +5,7 @@ import ipaddr from 'ipaddr.js';
  * - `public`: dialed for anyone;
  * - `private`: loopback and private networks, dialed only as EGRESS_PRIVATE allows (operators by default);
  * - `refused`: never dialed for anyone (link-local, multicast, documentation and other special ranges, and
- *   every IPv6 spelling that carries an IPv4 address inside it).
+ *   the IPv6 spellings that carry an IPv4 address inside them, except NAT64 and tunnels to a public one).
  */
 export type AddressKind = 'public' | 'private' | 'refused';
 
@@ -17,21 +17,22 @@ export interface AddressClass {
 
 const PRIVATE_V4 = new Set(['loopback', 'private', 'carrierGradeNat']);
 const PRIVATE_V6 = new Set(['loopback', 'uniqueLocal']);
-// IPv6 forms that carry an IPv4 address. A gateway, translator or the host's own stack may deliver them to that
-// IPv4 host, so they are refused outright rather than judged by the address inside.
+// IPv6 forms that carry an IPv4 address, which the host's own stack or a translator delivers to that IPv4
+// host. None is needed to reach a public host, so they are refused outright (NAT64's well-known prefix aside).
 const EMBEDS_V4 = new Set(['ipv4Mapped', 'rfc6145', 'rfc6052']);
 
-/** 6to4 (`2002:AABB:CCDD::/48`) tunnels to the IPv4 address in bits 16–47. */
-function sixToFourV4(address: ipaddr.IPv6): ipaddr.IPv4 {
-  const [, high = 0, low = 0] = address.parts;
+/** Two 16-bit IPv6 groups as the IPv4 address they spell. */
+function v4Of(high: number, low: number): ipaddr.IPv4 {
   return new ipaddr.IPv4([high >> 8, high & 255, low >> 8, low & 255]);
 }
 
-/** Teredo (`2001:0::/32`) names its server in bits 32–63 and the client, inverted, in the last 32 bits. */
-function teredoV4s(address: ipaddr.IPv6): ipaddr.IPv4[] {
-  const parts = address.parts;
-  const v4 = (high: number, low: number) => new ipaddr.IPv4([high >> 8, high & 255, low >> 8, low & 255]);
-  return [v4(parts[2]!, parts[3]!), v4(parts[6]! ^ 0xffff, parts[7]! ^ 0xffff)];
+/**
+ * The IPv4 addresses a tunnel form leads to: 6to4 (`2002:AABB:CCDD::/48`) names it in bits 16–47; Teredo
+ * (`2001:0::/32`) its server in bits 32–63 and the client, inverted, in the last 32 bits.
+ */
+function tunnelV4s(range: '6to4' | 'teredo', parts: number[]): ipaddr.IPv4[] {
+  if (range === '6to4') return [v4Of(parts[1]!, parts[2]!)];
+  return [v4Of(parts[2]!, parts[3]!), v4Of(parts[6]! ^ 0xffff, parts[7]! ^ 0xffff)];
 }
 
 function classifyV4(address: ipaddr.IPv4): AddressClass {
@@ -48,11 +49,15 @@ function classifyV6(address: ipaddr.IPv6): AddressClass {
   const range = address.range();
   if (range === 'unicast') return { kind: 'public', range };
   if (PRIVATE_V6.has(range)) return { kind: 'private', range };
+  // On an IPv6-only network with DNS64, every public name resolves into 64:ff9b::/96: those are judged by the
+  // IPv4 address inside, and any spelling of a non-public one is refused for everyone.
+  if (range === 'rfc6052' && parts[0] === 0x64 && parts[1] === 0xff9b && parts[2] === 0) {
+    return { kind: classifyV4(v4Of(parts[6]!, parts[7]!)).kind === 'public' ? 'public' : 'refused', range };
+  }
   if (EMBEDS_V4.has(range)) return { kind: 'refused', range };
   // Tunnels to a public IPv4 address are ordinary public addresses; to any other, refused.
   if (range === '6to4' || range === 'teredo') {
-    const inner = range === '6to4' ? [sixToFourV4(address)] : teredoV4s(address);
-    return { kind: inner.every((v4) => classifyV4(v4).kind === 'public') ? 'public' : 'refused', range };
+    return { kind: tunnelV4s(range, parts).every((v4) => classifyV4(v4).kind === 'public') ? 'public' : 'refused', range };
   }
   return { kind: 'refused', range };
 }
