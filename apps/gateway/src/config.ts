@@ -47,6 +47,12 @@ const schema = z.object({
   /** Output cap sent to Anthropic upstreams when the caller named none (their API requires one). */
   DEFAULT_MAX_TOKENS: positiveInt(4_096),
   RATE_LIMIT_PER_MINUTE: positiveInt(1_200),
+  /**
+   * Proxies in front of the edge that append the caller's address to `x-forwarded-for` (an ingress, a load
+   * balancer): the sign-in and sign-up throttles count per caller address, taken that many hops from the end.
+   * 0 (default) uses the socket's peer and ignores the header, which a caller could forge.
+   */
+  TRUSTED_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   /** A separate listener for Prometheus scrapes (e.g. 9100 in a cluster); unset serves /metrics on PORT to loopback callers only. */
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   METRICS_HOST: z.string().default('127.0.0.1'),
@@ -88,6 +94,8 @@ export interface GatewayConfig {
   upstream: { connectTimeoutMs: number; headersTimeoutMs: number; bodyTimeoutMs: number; idleTimeoutMs: number; connectionsPerOrigin: number };
   defaultMaxTokens: number;
   rateLimitPerMinute: number;
+  /** Proxies whose `x-forwarded-for` entries are trusted (see TRUSTED_PROXY_HOPS). */
+  trustedProxyHops: number;
   metrics: { host: string; port?: number };
   routingCache: { freshMs: number; staleMs: number };
   /** Callers' own endpoints only; the configured engines are the operator's and dialed as configured. */
@@ -130,6 +138,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined>): Gate
     },
     defaultMaxTokens: vars.DEFAULT_MAX_TOKENS,
     rateLimitPerMinute: vars.RATE_LIMIT_PER_MINUTE,
+    trustedProxyHops: vars.TRUSTED_PROXY_HOPS,
     metrics: { host: vars.METRICS_HOST, port: vars.METRICS_PORT },
     routingCache: { freshMs: vars.ROUTING_CACHE_FRESH_MS, staleMs: vars.ROUTING_CACHE_STALE_MS },
     egress: { private: privateEgressOf(vars.EGRESS_PRIVATE, vars.EGRESS_DENY_PRIVATE) },

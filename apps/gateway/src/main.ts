@@ -146,7 +146,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     ...accountSurface,
     ...backends,
     authorize: createAuthorize(authorizeDeps),
-    throttle: createSignInThrottle({ store }),
+    throttle: createSignInThrottle({ store, trustedProxyHops: config.trustedProxyHops }),
     house,
     providers: config.providerEngines,
     routing,

@@ -7,6 +7,7 @@ import type { RpcClientOf } from '@sbc/rpc';
 import type { Authorize } from '../auth/authorize';
 import { readCredential } from '../auth/credentials';
 import { mount } from '../http/mount';
+import type { SignInThrottle } from '../limits/sign-in-throttle';
 
 function iso(value: Timestamp | undefined): string | undefined {
   return value ? timestampDate(value).toISOString() : undefined;
@@ -20,16 +21,17 @@ function renderUser(user: User): Record<string, unknown> {
  * Sign-up, sign-in and sign-out (CONTRACTS "Identity"). Passwords go straight to the account service and
  * tokens straight back to the caller; neither is logged.
  */
-export function authRoutes(deps: { authorize: Authorize; sessions: RpcClientOf<typeof SessionService> }): Router {
+export function authRoutes(deps: { authorize: Authorize; sessions: RpcClientOf<typeof SessionService>; throttle: SignInThrottle }): Router {
   const router = Router();
 
-  mount(router, specs.signUp, deps.authorize, async ({ body, requestId }) => {
+  mount(router, specs.signUp, deps.authorize, async ({ body, req, requestId }) => {
+    await deps.throttle.signUp(deps.throttle.addressOf(req));
     const reply = await deps.sessions.signUp({ email: body.email, password: body.password }, { requestId });
     return { status: 201, body: { user: renderUser(reply.user!) } };
   });
 
-  mount(router, specs.createSession, deps.authorize, async ({ body, requestId }) => {
-    const reply = await deps.sessions.createSession({ email: body.email, password: body.password }, { requestId });
+  mount(router, specs.createSession, deps.authorize, async ({ body, req, requestId }) => {
+    const reply = await deps.throttle.signIn(body.email, deps.throttle.addressOf(req), () => deps.sessions.createSession({ email: body.email, password: body.password }, { requestId }));
     return { status: 201, body: { token: reply.token, expires_at: iso(reply.expiresAt), user: renderUser(reply.user!) } };
   });
 

@@ -9,12 +9,14 @@ import type { Device, DeviceCapabilities, DeviceCapabilitiesSchema, DeviceDeclar
 import type { RpcClientOf } from '@sbc/rpc';
 import type { Authorize } from '../auth/authorize';
 import { mount } from '../http/mount';
+import type { SignInThrottle } from '../limits/sign-in-throttle';
 
 export interface DeviceRoutesDeps {
   authorize: Authorize;
   devices: RpcClientOf<typeof DeviceService>;
   /** The edge's public address; the verification URI a device shows points there. */
   baseUrl: string;
+  throttle: SignInThrottle;
 }
 
 interface CapabilitiesBody {
@@ -74,7 +76,8 @@ export function deviceRoutes(deps: DeviceRoutesDeps): Router {
   const router = Router();
   const verificationUri = `${deps.baseUrl.replace(/\/+$/, '')}/device`;
 
-  mount(router, specs.startDevicePairing, deps.authorize, async ({ body, requestId }) => {
+  mount(router, specs.startDevicePairing, deps.authorize, async ({ body, req, requestId }) => {
+    await deps.throttle.pairing(deps.throttle.addressOf(req));
     const deviceCode = randomBytes(32).toString('base64url');
     const device = { kind: body.kind, label: body.label, fingerprint: body.fingerprint, capabilities: capabilitiesMessage(body.capabilities), agent: body.agent && { agentVendor: body.agent.agent_vendor, tier: body.agent.tier } };
     const reply = await deps.devices.startDevicePairing({ deviceCodeSha256: hashSecret(deviceCode), device }, { requestId });

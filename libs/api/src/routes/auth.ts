@@ -32,7 +32,7 @@ export const signUp = defineRoute({
   auth: { kind: 'none' },
   body: SignUpBody,
   responses: { 201: { description: 'The new user; sign in next.', schema: z.object({ user: User }).loose().meta({ id: 'SignUpResult' }) } },
-  errors: [404, 409],
+  errors: [404, 409, 429],
 });
 
 export const createSession = defineRoute({
@@ -53,7 +53,7 @@ export const createSession = defineRoute({
         .meta({ id: 'Session' }),
     },
   },
-  errors: [401],
+  errors: [401, 429],
 });
 
 export const endCurrentSession = defineRoute({

@@ -95,6 +95,7 @@ export const startDevicePairing = defineRoute({
         .meta({ id: 'DeviceAuthorization' }),
     },
   },
+  errors: [429],
 });
 
 const PairingDecision = z
