@@ -17,16 +17,16 @@ describe('usage-ledger service shell', () => {
   });
 
   it('migrates an empty database so that every column of the Prisma schema exists', async () => {
-    expect(running.database.applied).toEqual(['0001_usage_generations.sql', '0002_usage_event_details.sql', '0003_rollups_credits_spend.sql']);
+    expect(running.database.applied).toEqual(['0001_usage_generations.sql', '0002_usage_event_details.sql', '0003_rollups_credits_spend.sql', '0004_event_ids_dead_letters.sql']);
     const row = {
-      requestId: 'req_1', accountId: 'usr_1', userId: 'usr_1', keyId: 'key_1', orgId: 'org_1', model: 'house', upstream: 'house',
+      eventId: 'evt_1', requestId: 'req_1', accountId: 'usr_1', userId: 'usr_1', keyId: 'key_1', orgId: 'org_1', model: 'house', upstream: 'house',
       provider: 'sim', dialectIn: 'chat', dialectOut: 'messages', route: 'credits', tokensPrompt: 10n, tokensCompletion: 20n,
       cacheRead: 3n, cacheWrite: 4n, totalCostUsd: '0.000123', cacheDiscountUsd: '0.00001', creditsCharged: '0.123', isByok: false,
       status: 200, latencyMs: 120, ttftMs: 40, sessionId: 'ses_1', ts: new Date('2026-11-01T00:00:00Z'),
       upstreamModel: 'house-1', keyLabel: 'laptop', reasoningTokens: 5n, stream: true, fairUseCredits: '1.5',
     };
     await running.database.prisma.usageGeneration.create({ data: row });
-    const stored = await running.database.prisma.usageGeneration.findUniqueOrThrow({ where: { requestId: 'req_1' } });
+    const stored = await running.database.prisma.usageGeneration.findUniqueOrThrow({ where: { eventId: 'evt_1' } });
     expect(stored.tokensCompletion).toBe(20n);
     expect(stored.totalCostUsd.toString()).toBe('0.000123');
     expect(stored.fairUseCredits.toString()).toBe('1.5');
@@ -46,6 +46,8 @@ describe('usage-ledger service shell', () => {
     });
     expect((await prisma.usageDaily.findFirstOrThrow()).credits.toString()).toBe('0.123');
     expect((await prisma.creditAccount.findUniqueOrThrow({ where: { accountId: 'usr_1' } })).needsReconcile).toBe(true);
+    await prisma.usageDeadLetter.create({ data: { eventId: 'evt_2', topic: 'usage.events.v1', partition: 0, offset: '7', key: 'usr_1', error: '22P05: refused', event: new Uint8Array([1, 2]) } });
+    expect((await prisma.usageDeadLetter.findFirstOrThrow()).replayedAt).toBeNull();
   });
 
   it('the credit journal is append-only: an entry cannot be edited or deleted', async () => {

@@ -1,11 +1,12 @@
 import { createBus, type Bus, type Subscription } from '@sbc/bus';
 import { createCacheAdapters, type PubSub, type SharedStore } from '@sbc/cache';
-import { isBundleEntry, migrateBackend, runService, startBackend, type RunningBackend } from '@sbc/lifecycle';
+import { isBundleEntry, migrateBackend, openServiceDatabase, runService, startBackend, type RunningBackend } from '@sbc/lifecycle';
 import { createLogger, type Logger } from '@sbc/logging';
 import { Counter, createMetricsRegistry, Histogram } from '@sbc/metrics';
 import { UsageLedgerService } from '@sbc/proto/sbc/usage/v1/ledger_pb';
 import { createBalancePublisher, type BalancePublisher } from './caps/balance-publisher';
 import { loadUsageLedgerConfig, type UsageLedgerConfig } from './config';
+import { deadLettersCommand } from './consumer/dead-letters-command';
 import { subscribeUsageEvents } from './consumer/usage-consumer';
 import { PrismaClient } from './generated/prisma/client';
 import { createLedgerService } from './rpc/ledger-service';
@@ -69,6 +70,12 @@ export async function start(config: UsageLedgerConfig, overrides: UsageLedgerOve
     buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600],
     registers: [metrics],
   });
+  const deadLetters = new Counter({
+    name: 'sbc_usage_dead_letters_total',
+    help: 'Usage events parked in usage_dead_letters instead of applied: undecodable, or refused by the database while the events around them were applied.',
+    labelNames: ['reason'],
+    registers: [metrics],
+  });
   try {
     const backend = await startBackend({
       service: 'usage-ledger',
@@ -92,6 +99,7 @@ export async function start(config: UsageLedgerConfig, overrides: UsageLedgerOve
             applied.inc({ outcome: 'duplicate' }, batch.events - batch.inserted);
             if (batch.oldestAt) lag.observe(Math.max(0, Date.now() - batch.oldestAt.getTime()) / 1000);
           },
+          onDeadLetter: (reason) => deadLetters.inc({ reason }),
         });
         logger.info({ bus: bus.kind, costReports: Object.keys(costReports) }, 'consuming usage events');
         sweepTimer = setInterval(() => {
@@ -118,17 +126,28 @@ export async function start(config: UsageLedgerConfig, overrides: UsageLedgerOve
 }
 
 if (isBundleEntry('usage-ledger')) {
+  const database = (config: UsageLedgerConfig): Parameters<typeof migrateBackend<PrismaClient>>[0] => ({
+    service: 'usage-ledger',
+    config,
+    logger: createLogger({ service: 'usage-ledger', level: config.logLevel }),
+    appDir: __dirname,
+    createClient: (adapter) => new PrismaClient({ adapter }),
+  });
   runService({
     name: 'usage-ledger',
     load: () => loadUsageLedgerConfig(process.env),
     start,
-    migrate: (config) =>
-      migrateBackend({
-        service: 'usage-ledger',
-        config,
-        logger: createLogger({ service: 'usage-ledger', level: config.logLevel }),
-        appDir: __dirname,
-        createClient: (adapter) => new PrismaClient({ adapter }),
-      }),
+    migrate: (config) => migrateBackend(database(config)),
+    commands: {
+      // Operators list and replay parked usage events (README "Usage, credits and spend").
+      'dead-letters': async (config, args) => {
+        const opened = await openServiceDatabase(database(config));
+        try {
+          return await deadLettersCommand(opened.prisma, args, (line) => process.stdout.write(`${line}\n`));
+        } finally {
+          await opened.close();
+        }
+      },
+    },
   });
 }

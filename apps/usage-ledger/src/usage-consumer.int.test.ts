@@ -116,7 +116,7 @@ describe('usage-ledger consumer of usage.events.v1', () => {
     send(bus, usageEvent({ requestId: 'req_fields', accountId: 'usr_fields', userId: 'usr_fields' }));
     await bus.producer.flush(); // resolves only when the ledger's handler has resolved
 
-    const row = await prisma().usageGeneration.findUniqueOrThrow({ where: { requestId: 'req_fields' } });
+    const row = await prisma().usageGeneration.findFirstOrThrow({ where: { requestId: 'req_fields' } });
     expect({
       ...row,
       totalCostUsd: row.totalCostUsd.toString(),
@@ -124,6 +124,7 @@ describe('usage-ledger consumer of usage.events.v1', () => {
       creditsCharged: row.creditsCharged.toString(),
       fairUseCredits: row.fairUseCredits.toString(),
     }).toEqual({
+      eventId: 'req_fields', // an event from before event ids is keyed by its request id
       requestId: 'req_fields',
       accountId: 'usr_fields',
       userId: 'usr_fields',
@@ -181,8 +182,8 @@ describe('usage-ledger consumer of usage.events.v1', () => {
     expect(row!.creditsCharged.toString()).toBe('0');
   });
 
-  it('the same request id delivered twice leaves one row with the totals of the first delivery', async () => {
-    const event = usageEvent({ requestId: 'req_twice', accountId: 'usr_twice' });
+  it('the same event delivered twice leaves one row with the totals of the first delivery', async () => {
+    const event = usageEvent({ eventId: 'evt_twice', requestId: 'req_twice', accountId: 'usr_twice' });
     send(bus, event);
     send(bus, event);
     // A redelivery never carries other numbers, but if one did, the first write still wins.
@@ -227,7 +228,16 @@ describe('usage-ledger consumer of usage.events.v1', () => {
     expect((await rowsOf(accountId)).map((row) => row.tokensCompletion)).toEqual([100n, 200n, 300n]);
   });
 
-  it('a message that is not a usage event is skipped, and later events behind it still land', async () => {
+  it('calls sharing a request id, in one account or across accounts, are each applied', async () => {
+    for (const [n, accountId] of ['usr_shared_a', 'usr_shared_a', 'usr_shared_b'].entries()) send(bus, usageEvent({ eventId: `evt_shared_${n}`, requestId: 'same-id-every-time', accountId }));
+    await bus.producer.flush();
+
+    expect(await totalsOf('usr_shared_a')).toMatchObject({ rows: 2, creditsCharged: '25' });
+    expect(await totalsOf('usr_shared_b')).toMatchObject({ rows: 1, creditsCharged: '12.5' });
+    expect((await rowsOf('usr_shared_b')).map((row) => row.requestId)).toEqual(['same-id-every-time']);
+  });
+
+  it('a message that is not a usage event is parked as a dead letter, and later events behind it still land', async () => {
     const accountId = 'usr_garbage';
     const countBefore = await prisma().usageGeneration.count();
     bus.producer.send(USAGE_EVENTS_TOPIC, { key: accountId, value: new Uint8Array([0xff, 0xff, 0xff, 0xff]) }); // not protobuf
@@ -238,6 +248,9 @@ describe('usage-ledger consumer of usage.events.v1', () => {
 
     expect((await rowsOf(accountId)).map((row) => row.requestId)).toEqual(['req_after_garbage']);
     expect(await prisma().usageGeneration.count()).toBe(countBefore + 1);
-    expect(bus.producer.stats()).toMatchObject({ pending: 0, failed: 0 }); // skipped, not retried
+    expect(bus.producer.stats()).toMatchObject({ pending: 0, failed: 0 }); // parked, not retried
+    const parked = await prisma().usageDeadLetter.findMany({ where: { key: accountId }, orderBy: { id: 'asc' } });
+    expect(parked.map((letter) => letter.error)).toEqual([expect.stringMatching(/not a UsageEvent/), expect.stringMatching(/not a UsageEvent/), expect.stringMatching(/no request_id/)]);
+    expect(Buffer.from(parked[0]!.event)).toEqual(Buffer.from([0xff, 0xff, 0xff, 0xff]));
   });
 });

@@ -37,8 +37,11 @@ export interface RunningBackend<Client extends PrismaLike> {
 
 type DatabaseOptions<Client extends PrismaLike> = Pick<BackendOptions<Client>, 'service' | 'config' | 'logger' | 'appDir' | 'createClient'>;
 
-/** Opens the service's database, applying its pending migrations under the migrations lock. */
-async function openServiceDatabase<Client extends PrismaLike>(options: DatabaseOptions<Client>): Promise<Database<Client>> {
+/**
+ * Opens the service's database, applying its pending migrations under the migrations lock. Exported for
+ * operator commands that work on the database without starting the service.
+ */
+export async function openServiceDatabase<Client extends PrismaLike>(options: DatabaseOptions<Client>): Promise<Database<Client>> {
   const { logger, config, service } = options;
   const target = chooseDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, service });
   const database = await openDatabase(target, {

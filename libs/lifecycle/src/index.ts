@@ -1,2 +1,2 @@
-export { migrateBackend, startBackend, type BackendOptions, type RunningBackend } from './backend';
+export { migrateBackend, openServiceDatabase, startBackend, type BackendOptions, type RunningBackend } from './backend';
 export { isBundleEntry, runService, type Stoppable } from './run-service';

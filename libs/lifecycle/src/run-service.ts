@@ -19,7 +19,8 @@ export interface Stoppable {
 /**
  * Runs an app as a process: parse config (a bad variable prints every problem and exits 1), start, and on
  * the first SIGTERM/SIGINT stop gracefully and exit 0. A second signal exits at once with 1.
- * `<app> migrate` applies an app's database migrations and exits instead (0 when done, 1 on failure).
+ * `<app> migrate` applies an app's database migrations and exits instead (0 when done, 1 on failure);
+ * `<app> <command> [args…]` runs one of the app's own operator `commands` and exits with the code it gives.
  */
 export function runService<Config>(options: {
   name: string;
@@ -27,10 +28,14 @@ export function runService<Config>(options: {
   start: (config: Config) => Promise<Stoppable>;
   /** Present for apps that own a database. */
   migrate?: (config: Config) => Promise<void>;
+  /** Operator commands by name: each gets the config and the arguments after its name, and resolves to an exit code. */
+  commands?: Record<string, (config: Config, args: string[]) => Promise<number>>;
 }): void {
   const command = process.argv[2];
-  if (command !== undefined && command !== 'migrate') {
-    process.stderr.write(`${options.name}: unknown command "${command}" (usage: main.js [migrate])\n`);
+  const own = command === undefined ? undefined : options.commands?.[command];
+  if (command !== undefined && command !== 'migrate' && !own) {
+    const usage = ['migrate', ...Object.keys(options.commands ?? {})].join('|');
+    process.stderr.write(`${options.name}: unknown command "${command}" (usage: main.js [${usage}])\n`);
     process.exit(2);
   }
   let config: Config;
@@ -39,6 +44,16 @@ export function runService<Config>(options: {
   } catch (error) {
     process.stderr.write(`${error instanceof ConfigError ? error.message : String(error)}\n`);
     process.exit(1);
+  }
+  if (own) {
+    own(config, process.argv.slice(3)).then(
+      (code) => process.exit(code),
+      (error: unknown) => {
+        process.stderr.write(`${options.name}: ${command} failed: ${error instanceof Error ? error.message : String(error)}\n`);
+        process.exit(1);
+      },
+    );
+    return;
   }
   if (command === 'migrate') {
     if (!options.migrate) {

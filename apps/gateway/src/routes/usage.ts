@@ -73,7 +73,8 @@ function renderDay(day: UsageDay) {
 /** The spec's UsageGeneration; an incognito caller is never shown session ids. */
 function renderGeneration(g: UsageGeneration, incognito: boolean) {
   return {
-    id: g.requestId,
+    // The event id: unique per call, so it is the page cursor; request ids are the caller's and may repeat.
+    id: g.eventId || g.requestId,
     object: 'usage_generation' as const,
     request_id: g.requestId,
     ts: iso(g.ts),

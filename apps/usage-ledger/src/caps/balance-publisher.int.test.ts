@@ -8,7 +8,7 @@ import { balanceKey, createBalancePublisher } from './balance-publisher';
 const logger = createLogger({ service: 'usage-ledger-test', level: 'silent' });
 
 function call(accountId: string, requestId: string, at: string, credits: number): GenerationRow {
-  return { requestId, accountId, model: 'house', status: 200, ts: new Date(at), totalCostUsd: credits / 1000, cacheDiscountUsd: 0, creditsCharged: credits, fairUseCredits: 0 };
+  return { eventId: requestId, requestId, accountId, model: 'house', status: 200, ts: new Date(at), totalCostUsd: credits / 1000, cacheDiscountUsd: 0, creditsCharged: credits, fairUseCredits: 0 };
 }
 
 describe('published balances across a month boundary', () => {

@@ -60,4 +60,14 @@ describe('decodeUsageEvent', () => {
     expect(problemOf(encode({ creditsCharged: Number.POSITIVE_INFINITY }))).toMatch(/^credits_charged out of range/);
     expect(problemOf(encode({ fairUseCredits: 1e12 }))).toMatch(/^fair_use_credits out of range/);
   });
+
+  it('the event id is the row key; an event from before event ids is keyed by its request id', () => {
+    expect(rowOf(encode({ eventId: 'evt_1', requestId: 'shared' }))).toMatchObject({ eventId: 'evt_1', requestId: 'shared' });
+    expect(rowOf(encode({ eventId: '', requestId: 'req_old' }))).toMatchObject({ eventId: 'req_old', requestId: 'req_old' });
+  });
+
+  it('strings PostgreSQL would refuse arrive storable, whatever wrote the event', () => {
+    const row = rowOf(encode({ model: 'x\u0000y', keyLabel: '\u0000', sessionId: 'a\u0000b', requestId: 'req\u0000' }));
+    expect(row).toMatchObject({ model: 'xy', keyLabel: null, sessionId: 'ab', requestId: 'req', eventId: 'req' });
+  });
 });

@@ -1,12 +1,14 @@
 import { fromBinary } from '@bufbuild/protobuf';
 import { timestampMs } from '@bufbuild/protobuf/wkt';
-import type { BatchHandler, EventConsumer, IncomingMessage, Subscription } from '@sbc/bus';
+import type { BatchHandler, BatchOutcome, DeadLetterSink, EventConsumer, IncomingMessage, Subscription } from '@sbc/bus';
 import { findCatalogModel, type ModelPrice } from '@sbc/catalog';
-import { USAGE_EVENTS_TOPIC } from '@sbc/events';
+import { storableText, USAGE_EVENTS_TOPIC } from '@sbc/events';
 import type { Logger } from '@sbc/logging';
 import { UsageEventSchema, type UsageEvent } from '@sbc/proto/sbc/usage/v1/usage_event_pb';
 import type { PrismaClient } from '../generated/prisma/client';
+import { recordDeadLetter } from '../store/dead-letters';
 import { applyGenerations, type GenerationRow } from '../store/generations';
+import { classifyLedgerFailure, describeFailure } from './failure-kind';
 
 /** The ledger's consumer group: every replica shares it, so each event is applied by one of them. */
 export const USAGE_LEDGER_GROUP_ID = 'usage-ledger';
@@ -23,6 +25,8 @@ export type DecodedUsageEvent = { row: GenerationRow } | { problem: string };
  * Bytes from the bus to a `usage_generations` row, or the reason the ledger can never apply them: bytes that
  * are not a UsageEvent, or an event without the request id, account or timestamp the contract requires, or
  * with amounts the ledger's columns cannot hold. Retrying such a message cannot help, so it is not retried.
+ * Strings are made storable here too (the edge's writer already does), so text PostgreSQL refuses cannot
+ * arrive from any producer. An event from before event ids is keyed by its request id, as it was then.
  */
 export function decodeUsageEvent(bytes: Uint8Array): DecodedUsageEvent {
   let event: UsageEvent;
@@ -48,13 +52,14 @@ export function decodeUsageEvent(bytes: Uint8Array): DecodedUsageEvent {
 
 function toGenerationRow(event: UsageEvent, ts: Date): GenerationRow {
   return {
-    requestId: event.requestId,
-    accountId: event.accountId,
+    eventId: storableText(event.eventId || event.requestId),
+    requestId: storableText(event.requestId),
+    accountId: storableText(event.accountId),
     userId: orNull(event.userId),
     keyId: orNull(event.keyId),
     keyLabel: orNull(event.keyLabel),
     orgId: orNull(event.orgId),
-    model: event.model,
+    model: storableText(event.model),
     upstreamModel: orNull(event.upstreamModel),
     upstream: orNull(event.upstream),
     provider: orNull(event.provider),
@@ -96,7 +101,8 @@ function cacheDiscountUsd(event: UsageEvent): number {
 
 /** proto3 strings are '' when unset. */
 function orNull(value: string | undefined): string | null {
-  return value ? value : null;
+  const storable = value ? storableText(value) : '';
+  return storable ? storable : null;
 }
 
 /** A duration the column cannot hold is recorded as unknown rather than holding up the call's charge. */
@@ -115,34 +121,70 @@ export interface UsageConsumerDeps {
   onNewAccounts?: (accountIds: string[]) => Promise<void>;
   /** Called after a batch committed: events in it, rows new to the ledger, and when its oldest event happened. */
   onApplied?: (batch: { events: number; inserted: number; oldestAt: Date | undefined }) => void;
+  /** Called once an event is parked in usage_dead_letters: `undecodable`, or `refused` by the database. */
+  onDeadLetter?: (reason: 'undecodable' | 'refused') => void;
+}
+
+/** A usage event the ledger can never apply, with the decoder's reason. */
+export class UndecodableUsageEventError extends Error {
+  constructor(readonly problem: string) {
+    super(`usage event cannot be applied: ${problem}`);
+    this.name = 'UndecodableUsageEventError';
+  }
 }
 
 /**
  * Applies a batch of usage events in one transaction. It resolves only once the rows are committed (or were
  * already there), and the bus commits the offsets only after that, so a crash in between means a
- * redelivery, which the idempotent insert absorbs. A database error rejects: the bus retries the batch with
- * backoff and nothing behind it moves. A message the ledger can never apply is logged and acknowledged with
- * its batch, so it does not block its partition.
+ * redelivery, which the idempotent insert absorbs. A database error rejects, and the bus's poison handling
+ * (libs/bus settleBatch) takes over: it retries an outage with backoff, and applies a refused batch one event
+ * at a time to park the event the database refuses. A message that does not decode is named as rejected,
+ * so the bus parks it without holding up its batch.
  */
 export function createUsageBatchHandler(deps: UsageConsumerDeps): BatchHandler {
-  return async (messages: IncomingMessage[]) => {
+  return async (messages: IncomingMessage[]): Promise<BatchOutcome> => {
     const rows: GenerationRow[] = [];
+    const rejected: BatchOutcome['rejected'] = [];
     for (const message of messages) {
       const decoded = decodeUsageEvent(message.value);
-      if ('problem' in decoded) {
-        deps.logger.error(
-          { topic: message.topic, partition: message.partition, offset: message.offset, accountId: message.key, problem: decoded.problem },
-          'usage event skipped: it cannot be applied',
-        );
-        continue;
-      }
-      rows.push(decoded.row);
+      if ('problem' in decoded) rejected.push({ message, error: new UndecodableUsageEventError(decoded.problem) });
+      else rows.push(decoded.row);
     }
     const applied = await applyGenerations(deps.db, rows);
-    deps.onApplied?.({ events: messages.length, inserted: applied.inserted, oldestAt: rows.reduce<Date | undefined>((oldest, row) => (!oldest || new Date(row.ts) < oldest ? new Date(row.ts) : oldest), undefined) });
+    deps.onApplied?.({ events: rows.length, inserted: applied.inserted, oldestAt: rows.reduce<Date | undefined>((oldest, row) => (!oldest || new Date(row.ts) < oldest ? new Date(row.ts) : oldest), undefined) });
     deps.logger.debug({ events: messages.length, inserted: applied.inserted, lastOffset: messages.at(-1)?.offset }, 'usage events applied');
     if (applied.newAccounts.length > 0) await deps.onNewAccounts?.(applied.newAccounts);
+    return { rejected };
   };
+}
+
+/**
+ * Parks a usage event in usage_dead_letters with its error and raw bytes (the bus logs it once at error
+ * level). The event id is kept when the bytes decode far enough to carry one, so a redelivery parks once.
+ */
+export function createUsageDeadLetterSink(deps: Pick<UsageConsumerDeps, 'db' | 'onDeadLetter'>): DeadLetterSink {
+  return async (message, error) => {
+    await recordDeadLetter(deps.db, {
+      eventId: eventIdOf(message.value),
+      topic: message.topic,
+      partition: message.partition,
+      offset: message.offset,
+      key: storableText(message.key),
+      error: storableText(describeFailure(error)),
+      event: message.value,
+    });
+    deps.onDeadLetter?.(error instanceof UndecodableUsageEventError ? 'undecodable' : 'refused');
+  };
+}
+
+/** The id the ledger keys an event by, if the bytes are a UsageEvent that has one. */
+function eventIdOf(bytes: Uint8Array): string | null {
+  try {
+    const event = fromBinary(UsageEventSchema, bytes);
+    return storableText(event.eventId || event.requestId) || null;
+  } catch {
+    return null;
+  }
 }
 
 /** Consumes `usage.events.v1` as the ledger's group, in batches, from the oldest retained event when the group is new. */
@@ -154,5 +196,6 @@ export function subscribeUsageEvents(consumer: EventConsumer, deps: UsageConsume
     maxBatchSize: deps.batchSize,
     lingerMs: deps.batchLingerMs,
     handler: createUsageBatchHandler(deps),
+    poison: { deadLetter: createUsageDeadLetterSink(deps), classify: classifyLedgerFailure },
   });
 }

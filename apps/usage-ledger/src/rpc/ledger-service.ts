@@ -62,6 +62,7 @@ const groupMessage = (g: GroupTotals) => ({ id: g.id, label: g.label, metrics: m
 
 function callMessage(row: CallRow): MessageInitShape<typeof UsageGenerationSchema> {
   return {
+    eventId: row.event_id,
     requestId: row.request_id,
     ts: timestampFromDate(row.ts),
     model: row.model,

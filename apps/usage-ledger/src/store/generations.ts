@@ -16,7 +16,7 @@ export interface AppliedBatch {
   newAccounts: string[];
 }
 
-const COLUMNS = `request_id text, account_id text, user_id text, key_id text, key_label text, org_id text, model text,
+const COLUMNS = `event_id text, request_id text, account_id text, user_id text, key_id text, key_label text, org_id text, model text,
   upstream_model text, upstream text, provider text, dialect_in text, dialect_out text, route text, tokens_prompt bigint,
   tokens_completion bigint, cache_read bigint, cache_write bigint, reasoning_tokens bigint, total_cost_usd numeric,
   cache_discount_usd numeric, credits_charged numeric, fair_use_credits numeric, is_byok boolean, status integer,
@@ -46,15 +46,15 @@ function rollup(table: string, bucket: string, bucketOf: string): string {
 
 /**
  * One statement does the whole batch, so it commits or fails as a unit without a transaction round trip:
- * record each request id not yet recorded (`ON CONFLICT DO NOTHING`: the first write wins, a redelivery
- * changes nothing), add exactly the rows it recorded to the hourly and daily rollups, note each account's
+ * record each event id not yet recorded (`ON CONFLICT DO NOTHING`: the first write wins, a redelivery
+ * changes nothing; request ids may repeat and do not matter here), add exactly the rows it recorded to the hourly and daily rollups, note each account's
  * latest call, and give accounts seen for the first time the Free plan's refill for the month. Rollups sum
  * in exact numerics, so the totals do not depend on the order calls arrive in.
  */
 const APPLY_BATCH = `WITH batch AS (SELECT * FROM json_to_recordset($1::json) AS r(${COLUMNS})),
 inserted AS (
-  INSERT INTO usage_generations (${NAMES}) SELECT ${NAMES} FROM batch ORDER BY request_id
-  ON CONFLICT (request_id) DO NOTHING
+  INSERT INTO usage_generations (${NAMES}) SELECT ${NAMES} FROM batch ORDER BY event_id
+  ON CONFLICT (event_id) DO NOTHING
   RETURNING account_id, org_id, key_id, key_label, model, provider, upstream, status, tokens_prompt, tokens_completion,
     cache_read, cache_write, reasoning_tokens, total_cost_usd, credits_charged, ts
 ),
@@ -80,6 +80,7 @@ SELECT (SELECT count(*) FROM inserted)::int AS inserted,
 /** The row as JSON for json_to_recordset: decimals as exact strings at their column's grain. */
 function toRecord(row: GenerationRow): Record<string, unknown> {
   return {
+    event_id: row.eventId,
     request_id: row.requestId,
     account_id: row.accountId,
     user_id: row.userId ?? null,
@@ -112,12 +113,12 @@ function toRecord(row: GenerationRow): Record<string, unknown> {
   };
 }
 
-/** Applies a batch of calls, exactly once per request id whatever the redelivery or order (see APPLY_BATCH). */
+/** Applies a batch of calls, exactly once per event id whatever the redelivery or order (see APPLY_BATCH). */
 export async function applyGenerations(db: PrismaClient, rows: GenerationRow[], now: Date = new Date()): Promise<AppliedBatch> {
   if (rows.length === 0) return { inserted: 0, newAccounts: [] };
-  // The same request id twice in one batch: the first one is the one recorded, as across batches.
+  // The same event twice in one batch (a redelivery): the first one is the one recorded, as across batches.
   const unique = new Map<string, GenerationRow>();
-  for (const row of rows) if (!unique.has(row.requestId)) unique.set(row.requestId, row);
+  for (const row of rows) if (!unique.has(row.eventId)) unique.set(row.eventId, row);
   const [result] = await db.$queryRawUnsafe<{ inserted: number; new_accounts: string }[]>(
     APPLY_BATCH,
     JSON.stringify([...unique.values()].map(toRecord)),

@@ -223,7 +223,10 @@ export function createUsageReports(db: PrismaClient) {
     grouped,
     buckets,
 
-    /** One page of calls, newest first; `after_id` / `before_id` are request ids. */
+    /**
+     * One page of calls, newest first; `after_id` / `before_id` are event ids (a row's `id`): unique, unlike
+     * request ids, which a caller may reuse.
+     */
     async listCalls(
       scope: UsageScope,
       page: { limit: number; after_id?: string; before_id?: string },
@@ -243,34 +246,34 @@ export function createUsageReports(db: PrismaClient) {
       if (range.cursor) {
         const [op, id] = 'lt' in range.cursor ? ['<', range.cursor.lt] : ['>', range.cursor.gt];
         // A cursor that is not one of this scope's calls matches nothing, so the page is empty.
-        where.push(`(ts, request_id) ${op} (SELECT ts, request_id FROM usage_generations WHERE request_id = ${param(id)} AND ${CALLS.scope(scope, '$1')})`);
+        where.push(`(ts, event_id) ${op} (SELECT ts, event_id FROM usage_generations WHERE event_id = ${param(id)} AND ${CALLS.scope(scope, '$1')})`);
       }
       const order = range.order === 'desc' ? 'DESC' : 'ASC';
-      const rows = await query<CallRow>(`SELECT ${CALL_COLUMNS} FROM usage_generations WHERE ${where.join(' AND ')} ORDER BY ts ${order}, request_id ${order} LIMIT ${range.take}`, ...params);
-      return toPage(rows, page, (row) => row.request_id);
+      const rows = await query<CallRow>(`SELECT ${CALL_COLUMNS} FROM usage_generations WHERE ${where.join(' AND ')} ORDER BY ts ${order}, event_id ${order} LIMIT ${range.take}`, ...params);
+      return toPage(rows, page, (row) => row.event_id);
     },
 
     /** Calls of a window oldest first, a page at a time (a keyset loop: no page holds more than `pageSize`). */
     async *exportCalls(scope: UsageScope, from: Date, to: Date, pageSize: number, signal?: AbortSignal): AsyncGenerator<CallRow[]> {
-      let cursor: { ts: Date; requestId: string } | undefined;
+      let cursor: { ts: Date; eventId: string } | undefined;
       for (;;) {
         if (signal?.aborted) return;
         const rows = await query<CallRow>(
           `SELECT ${CALL_COLUMNS} FROM usage_generations
            WHERE ${CALLS.scope(scope, '$1')} AND ts >= $2::timestamptz AND ts < $3::timestamptz
-             ${cursor ? 'AND (ts, request_id) > ($5::timestamptz, $6)' : ''}
-           ORDER BY ts ASC, request_id ASC LIMIT $4`,
+             ${cursor ? 'AND (ts, event_id) > ($5::timestamptz, $6)' : ''}
+           ORDER BY ts ASC, event_id ASC LIMIT $4`,
           scopeValue(scope),
           from.toISOString(),
           to.toISOString(),
           pageSize,
-          ...(cursor ? [cursor.ts.toISOString(), cursor.requestId] : []),
+          ...(cursor ? [cursor.ts.toISOString(), cursor.eventId] : []),
         );
         if (rows.length === 0) return;
         yield rows;
         if (rows.length < pageSize) return;
         const last = rows.at(-1)!;
-        cursor = { ts: last.ts, requestId: last.request_id };
+        cursor = { ts: last.ts, eventId: last.event_id };
       }
     },
 
@@ -302,6 +305,7 @@ export function createUsageReports(db: PrismaClient) {
 export type UsageReports = ReturnType<typeof createUsageReports>;
 
 export interface CallRow {
+  event_id: string;
   request_id: string;
   ts: Date;
   model: string;
@@ -328,7 +332,7 @@ export interface CallRow {
   route: string | null;
 }
 
-const CALL_COLUMNS = `request_id, ts, model, key_id, key_label, session_id, org_id, upstream, provider,
+const CALL_COLUMNS = `event_id, request_id, ts, model, key_id, key_label, session_id, org_id, upstream, provider,
   tokens_prompt::text AS tokens_prompt, tokens_completion::text AS tokens_completion, cache_read::text AS cache_read,
   cache_write::text AS cache_write, reasoning_tokens::text AS reasoning_tokens, total_cost_usd::text AS total_cost_usd,
   cache_discount_usd::text AS cache_discount_usd, credits_charged::text AS credits_charged, is_byok, status, latency_ms,
