@@ -134,6 +134,13 @@ describe('strings the ledger cannot store', () => {
     const messages = await rejectionOf(anthropic(key.secret).messages.create({ model: 'house', max_tokens: 1.5, messages: [{ role: 'user', content: 'hi' }] }));
     expect(messages).toMatchObject({ status: 400 });
   });
+
+  it("an output limit past the model's own is a 400 naming the field, as the vendors answer it", async () => {
+    const key = await stack.seedKey({ scopes: ['gateway:invoke'] });
+    const chat = await rejectionOf(openAi(key.secret).chat.completions.create({ model: 'gpt-6-astra', max_completion_tokens: 128_001, messages: [{ role: 'user', content: 'hi' }] }));
+    expect(chat).toMatchObject({ status: 400, param: 'max_completion_tokens' });
+    expect((await openAi(key.secret).chat.completions.create({ model: 'gpt-6-astra', max_completion_tokens: 128_000, messages: [{ role: 'user', content: 'sim-tokens:2' }] })).choices[0]?.message.content).toBeTruthy();
+  });
 });
 
 describe('caps and balances under attack', () => {

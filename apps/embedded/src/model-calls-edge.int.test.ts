@@ -308,6 +308,11 @@ describe('a caller reading slowly', () => {
     const server = createServer((req, res) => {
       req.resume();
       req.on('end', () => {
+        if (req.method === 'GET') {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ object: 'list', data: [{ id: 'flood', object: 'model', created: 1, owned_by: 'test' }] }));
+          return;
+        }
         res.writeHead(200, { 'content-type': 'text/event-stream' });
         const chunk = (delta: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
           `data: ${JSON.stringify({ id: 'chatcmpl-flood', object: 'chat.completion.chunk', created: 1, model: 'flood', choices: [{ index: 0, delta, finish_reason: null }], ...extra })}\n\n`;
@@ -343,11 +348,18 @@ describe('a caller reading slowly', () => {
 
   it('holds the upstream back instead of buffering the stream, and delivers all of it once the caller reads again', async () => {
     const flood = await startFloodEngine();
-    const edge = await stack.startEdge({ house: [{ dialect: 'openai', base_url: flood.url, model: 'flood' }] });
+    const edge = stack.edge;
+    // The flood ignores output limits. As the caller's own endpoint (the owner may use loopback) the call is
+    // unpriced, so the edge's guard against runaway priced streams stays out of the way of 64 MB.
+    const saved = await fetch(`${edge.url}/v1/upstreams`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ label: 'Flood', slug: 'flood', base_url: flood.url, api_key: '', dialect: 'openai' }),
+    });
+    expect(saved.status).toBe(201);
     try {
       const caller = request(`${edge.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' } });
-      // The flood ignores output limits; a limit far above its 64 MB keeps the edge's runaway guard out of it.
-      caller.end(JSON.stringify({ model: 'house', messages: hello, stream: true, max_tokens: 1_000_000_000 }));
+      caller.end(JSON.stringify({ model: 'flood/flood', messages: hello, stream: true }));
       const [res] = (await once(caller, 'response')) as [IncomingMessage];
       expect(res.statusCode).toBe(200);
       res.setEncoding('utf8');

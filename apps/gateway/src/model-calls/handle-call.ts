@@ -89,6 +89,11 @@ function readCall(dialect: Dialect, value: unknown): CallerCall {
   };
 }
 
+/** The field that carries the caller's output limit in its body. */
+function outputLimitField(call: CallerCall): string {
+  return OUTPUT_LIMIT_FIELDS[call.dialect].find((field) => typeof call.body[field] === 'number') ?? OUTPUT_LIMIT_FIELDS[call.dialect][0]!;
+}
+
 function budgetSubject(principal: Principal): BudgetSubject {
   const key = principal.key;
   return {
@@ -143,7 +148,12 @@ export function createModelCallHandler(deps: ModelCallDeps) {
       if (route.kind !== 'byo' && price) {
         fairUse = route.catalogId === 'house-fast' && (await deps.budget.fairUseLeft(principal.userId));
         const requested = requestedMaxTokens(call);
-        const modelLimit = deps.pricing.outputLimitOf(route) ?? deps.defaultMaxTokens;
+        const catalogLimit = deps.pricing.outputLimitOf(route);
+        if (requested !== undefined && catalogLimit !== undefined && requested > catalogLimit) {
+          const field = outputLimitField(call);
+          throw ApiError.invalid([{ path: field, code: 'too_big', message: `${field} is ${requested}; ${call.callerModel} produces at most ${catalogLimit} output tokens.` }]);
+        }
+        const modelLimit = catalogLimit ?? deps.defaultMaxTokens;
         if (fairUse) {
           call.outputLimit = requested ?? modelLimit;
         } else {
