@@ -1,8 +1,11 @@
 import { once } from 'node:events';
 import { Agent, request, type IncomingMessage } from 'node:http';
-import type { Socket } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
+import { createLogger } from '@sbc/logging';
+import { testBackends } from '@sbc/testing';
+import { loadGatewayConfig, start as startGateway } from '@sbc/app-gateway';
 import { loadSimConfig, start as startSim, type RunningSim } from '@sbc/app-sim-upstream';
 import { anthropicFor, KEY, openAiFor, startStack, within, type Stack } from './model-calls.harness';
 
@@ -133,3 +136,39 @@ it('on SIGTERM the edge drains: kept-alive callers told to close, new ones refus
     await edge.stop();
   }
 }, 30_000);
+
+it('a caller hanging up mid-body or mid-stream is logged at info, never as an error', async () => {
+  const lines: Array<{ level: number; msg: string }> = [];
+  const logger = createLogger({ service: 'gateway', level: 'info', destination: { write: (line: string) => void lines.push(JSON.parse(line)) } });
+  const edge = await startGateway(
+    loadGatewayConfig({
+      PORT: '0',
+      BASE_URL: 'https://gw.test',
+      ACCOUNT_GRPC_TARGET: stack.account.grpcAddress,
+      REDIS_URL: testBackends().redisUrl,
+      HOUSE_ENGINES: JSON.stringify({ house: [{ dialect: 'openai', base_url: `${pacedSim.url}/v1`, model: 'sim-large' }] }),
+    }),
+    { logger },
+  );
+  try {
+    const { port } = new URL(edge.url);
+    for (const path of ['/v1/chat/completions', '/v1/keys']) {
+      const socket = connect(Number(port), '127.0.0.1');
+      await once(socket, 'connect');
+      socket.write(`POST ${path} HTTP/1.1\r\nhost: edge.test\r\nauthorization: Bearer ${KEY}\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"model":`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      socket.destroy();
+    }
+    const aborted = new AbortController();
+    const stream = await openAiFor(edge.url).chat.completions.create({ model: 'house', messages: prompt('sim-tokens:400 a long story'), stream: true, max_tokens: 1_000 }, { signal: aborted.signal });
+    // The SDK ends the iteration quietly when its signal aborts.
+    let deltas = 0;
+    for await (const _chunk of stream) if (++deltas === 3) aborted.abort();
+    expect(deltas).toBeLessThan(10);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(lines.filter((line) => line.level >= 50)).toEqual([]);
+    expect(lines).toContainEqual(expect.objectContaining({ level: 30, msg: 'the caller hung up mid-request' }));
+  } finally {
+    await edge.stop();
+  }
+});

@@ -144,6 +144,15 @@ describe('listen: draining', () => {
     await closing;
   });
 
+  it('a connection that has sent nothing yet is closed at once and does not hold the drain open', async () => {
+    const server = await listen((_req, res) => res.end('ok'), { host: '127.0.0.1', port: 0 });
+    const spare = await rawConnection(server.url);
+    const started = Date.now();
+    await server.close(5_000);
+    await spare.closed;
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+
   it('a kept-alive answer already under way when the drain begins closes its socket once it ends', async () => {
     let finish!: () => void;
     const server = await listen(

@@ -153,6 +153,9 @@ export async function listen(handler: RequestListener, options: ListenOptions): 
           resolve();
         });
         server.closeIdleConnections();
+        // A connection that has sent nothing yet (a spare a client opened ahead) is idle too, though Node
+        // counts it as awaiting headers and would hold the drain open for it.
+        for (const socket of sockets) if (socket.bytesRead === 0) socket.destroy();
         for (const res of answering.values()) {
           if (!res.headersSent) res.setHeader('connection', 'close');
           // Its header said keep-alive: the socket goes once the answer is out (idle sockets are closed cleanly).
