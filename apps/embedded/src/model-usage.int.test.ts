@@ -36,7 +36,7 @@ async function poll<T>(what: string, ms: number, read: () => Promise<T | undefin
 
 /** The ledger's row for a request id, once the event has been applied. */
 function rowFor(id: string, ms = 5_000): Promise<Row> {
-  return poll(`the usage row of ${id}`, ms, async () => (await stack.ledger.database.prisma.usageGeneration.findUnique({ where: { requestId: id } })) ?? undefined);
+  return poll(`the usage row of ${id}`, ms, async () => (await stack.ledger.database.prisma.usageGeneration.findFirst({ where: { requestId: id } })) ?? undefined);
 }
 
 /** Every row of a key, once there are `count` of them (then a short pause shows no more arrive). */

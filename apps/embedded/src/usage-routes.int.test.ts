@@ -331,8 +331,8 @@ describe('export', () => {
     const { userId, key } = await newAccount();
     const rows = 100_000;
     await stack.ledger.database.sql.query(
-      `INSERT INTO usage_generations (request_id, account_id, user_id, key_id, key_label, model, upstream, provider, tokens_prompt, tokens_completion, total_cost_usd, credits_charged, status, latency_ms, session_id, ts)
-       SELECT 'req_export_' || lpad(g::text, 6, '0'), $1, $1, 'key_export', 'exporter, "quoted" ' || repeat('x', 300), 'house', 'house', 'sim', g % 1000, 50, 0.00006, 0.06, 200, 40, 'ses_' || g,
+      `INSERT INTO usage_generations (event_id, request_id, account_id, user_id, key_id, key_label, model, upstream, provider, tokens_prompt, tokens_completion, total_cost_usd, credits_charged, status, latency_ms, session_id, ts)
+       SELECT 'evt_export_' || lpad(g::text, 6, '0'), 'req_export_' || lpad(g::text, 6, '0'), $1, $1, 'key_export', 'exporter, "quoted" ' || repeat('x', 300), 'house', 'house', 'sim', g % 1000, 50, 0.00006, 0.06, 200, 40, 'ses_' || g,
               '2026-04-01T00:00:00Z'::timestamptz + g * interval '1 second'
        FROM generate_series(1, $2::int) AS g`,
       [userId, rows],
@@ -369,7 +369,7 @@ describe('export', () => {
         // A call recorded after the export began, later than every other row: an export that reads the table
         // as the caller reads the response reaches it; one that read everything up front would not.
         await stack.ledger.database.sql.query(
-          `INSERT INTO usage_generations (request_id, account_id, model, status, ts) VALUES ('req_export_late', $1, 'house', 200, '2026-04-30T00:00:00Z')`,
+          `INSERT INTO usage_generations (event_id, request_id, account_id, model, status, ts) VALUES ('evt_export_late', 'req_export_late', $1, 'house', 200, '2026-04-30T00:00:00Z')`,
           [userId],
         );
       }
