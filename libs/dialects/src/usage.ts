@@ -38,12 +38,11 @@ export function chatUsage(usage: Usage) {
   };
 }
 
+/** Both `_details` objects and `cache_write_tokens` are required in Responses usage (dialects.md §3.3). */
 export function responsesUsage(usage: Usage) {
-  const details: Record<string, number> = { cached_tokens: usage.cacheReadTokens };
-  if (usage.cacheWriteTokens > 0) details.cache_write_tokens = usage.cacheWriteTokens;
   return {
     input_tokens: usage.inputTokens,
-    input_tokens_details: details,
+    input_tokens_details: { cached_tokens: usage.cacheReadTokens, cache_write_tokens: usage.cacheWriteTokens },
     output_tokens: usage.outputTokens,
     output_tokens_details: { reasoning_tokens: usage.reasoningTokens ?? 0 },
     total_tokens: usage.inputTokens + usage.outputTokens,

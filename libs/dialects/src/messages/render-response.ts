@@ -16,7 +16,9 @@ export function renderMessagesResponse(res: ChatResponse): Record<string, unknow
     switch (block.type) {
       case 'text':
       case 'refusal':
-        if (block.text !== '') content.push({ type: 'text', text: block.text, citations: null });
+        // No `citations` key at all: Anthropic leaves it out when there are none, and strict clients (the
+        // Vercel AI SDK) refuse a null there.
+        if (block.text !== '') content.push({ type: 'text', text: block.text });
         break;
       case 'reasoning':
         if (block.origin !== 'anthropic') break;
@@ -37,6 +39,6 @@ export function renderMessagesResponse(res: ChatResponse): Record<string, unknow
     content,
     stop_reason: messagesStopReason(settleStopReason(res.stopReason, toolCalls > 0)),
     stop_sequence: res.stopSequence ?? null,
-    usage: messagesUsage(res.usage),
+    usage: { ...messagesUsage(res.usage), service_tier: 'standard' },
   };
 }

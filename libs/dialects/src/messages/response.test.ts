@@ -54,12 +54,12 @@ describe('renderMessagesResponse', () => {
       content: [
         { type: 'thinking', thinking: 'The user wants the weather; call the tool.', signature: 'EuYBCkQYAiJAbQ8sig+/==' },
         { type: 'redacted_thinking', data: 'EmwKAhgBEgy3va3pzix' },
-        { type: 'text', text: 'Checking the weather.', citations: null },
+        { type: 'text', text: 'Checking the weather.' },
         { type: 'tool_use', id: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6', name: 'get_weather', input: { city: 'Paris' } },
       ],
       stop_reason: 'tool_use',
       stop_sequence: null,
-      usage: { input_tokens: 30, cache_creation_input_tokens: 200, cache_read_input_tokens: 1000, output_tokens: 120 },
+      usage: { input_tokens: 30, cache_creation_input_tokens: 200, cache_read_input_tokens: 1000, output_tokens: 120, service_tier: 'standard' },
     });
   });
 
@@ -68,7 +68,7 @@ describe('renderMessagesResponse', () => {
     expect(body).toMatchObject({
       id: 'msg_chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG',
       content: [
-        { type: 'text', text: 'Let me check both cities.', citations: null },
+        { type: 'text', text: 'Let me check both cities.' },
         { type: 'tool_use', id: 'call_a1', name: 'get_weather', input: { city: 'Paris' } },
         { type: 'tool_use', id: 'call_b2', name: 'get_weather', input: { city: 'Rome' } },
       ],
@@ -87,7 +87,7 @@ describe('renderMessagesResponse', () => {
         ],
       }),
     );
-    expect(body.content).toEqual([{ type: 'text', text: 'answer', citations: null }]);
+    expect(body.content).toEqual([{ type: 'text', text: 'answer' }]);
   });
 
   it('sanitises tool ids the Anthropic way', () => {
@@ -98,6 +98,6 @@ describe('renderMessagesResponse', () => {
 
   it('says a refusal as text with stop_reason refusal', () => {
     const body = renderMessagesResponse(reply({ content: [{ type: 'refusal', text: 'No.' }], stopReason: 'refusal' }));
-    expect(body).toMatchObject({ content: [{ type: 'text', text: 'No.', citations: null }], stop_reason: 'refusal' });
+    expect(body).toMatchObject({ content: [{ type: 'text', text: 'No.' }], stop_reason: 'refusal' });
   });
 });

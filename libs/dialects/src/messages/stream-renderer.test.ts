@@ -104,7 +104,7 @@ describe('createMessagesStreamRenderer', () => {
         content: [],
         stop_reason: null,
         stop_sequence: null,
-        usage: { input_tokens: 56, cache_creation_input_tokens: 0, cache_read_input_tokens: 256, output_tokens: 1 },
+        usage: { input_tokens: 56, cache_creation_input_tokens: 0, cache_read_input_tokens: 256, output_tokens: 1, service_tier: 'standard' },
       },
     });
     expect(received(render('messages-tools.sse'))[1]!.event).toBe('ping');

@@ -50,7 +50,7 @@ export function createMessagesStreamRenderer(options: MessagesStreamRendererOpti
       content: [],
       stop_reason: null,
       stop_sequence: null,
-      usage: messagesUsage(usage),
+      usage: { ...messagesUsage(usage), service_tier: 'standard' },
     };
     out.push(frame('message_start', { message }), frame('ping', {}));
   }

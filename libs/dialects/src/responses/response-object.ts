@@ -40,7 +40,7 @@ function textFormatOf(request: ChatRequest | undefined): unknown {
 
 export function responsesObject(input: ResponsesObjectInput): Record<string, unknown> {
   const request = input.request;
-  return {
+  const object: Record<string, unknown> = {
     id: input.id,
     object: 'response',
     created_at: input.createdAt,
@@ -69,6 +69,8 @@ export function responsesObject(input: ResponsesObjectInput): Record<string, unk
     truncation: 'disabled',
     usage: input.usage ? responsesUsage(input.usage) : null,
     metadata: request?.metadata ?? {},
-    user: request?.user ?? null,
   };
+  // `user` is a string or absent in OpenAI's schema; its examples' `user: null` breaks strict parsers.
+  if (request?.user !== undefined) object.user = request.user;
+  return object;
 }
