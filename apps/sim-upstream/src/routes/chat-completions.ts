@@ -5,6 +5,7 @@ import { estimateInputTokens } from '../generation/tokens';
 import { newId, unixSeconds } from '../wire/ids';
 import { waitForWholeReply } from '../wire/pacing';
 import { chatRequestSchema, parseRequest } from '../wire/requests';
+import { checkOpenAiRules } from '../wire/strict-rules';
 import { beginCall, streamReply, type RouteDeps } from './call';
 
 /** OpenAI Chat Completions: `POST /v1/chat/completions` (dialects.md §2). */
@@ -56,6 +57,7 @@ function completion(head: Head, plan: ReplyPlan, callId: string, usage: ReturnTy
 export function chatCompletionsRoute(deps: RouteDeps): RequestHandler {
   return async (req, res) => {
     const body = parseRequest(chatRequestSchema, req.body, 'openai');
+    checkOpenAiRules(body);
     const call = await beginCall(body.model, 'openai', res, deps);
     if (!call) return;
     const stop = body.stop == null ? [] : typeof body.stop === 'string' ? [body.stop] : body.stop;

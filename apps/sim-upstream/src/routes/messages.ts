@@ -5,6 +5,7 @@ import { estimateInputTokens } from '../generation/tokens';
 import { newId } from '../wire/ids';
 import { waitForWholeReply } from '../wire/pacing';
 import { countTokensSchema, messagesRequestSchema, parseRequest } from '../wire/requests';
+import { checkAnthropicRules } from '../wire/strict-rules';
 import { beginCall, streamReply, type RouteDeps } from './call';
 
 /** Anthropic Messages: `POST /v1/messages` and `POST /v1/messages/count_tokens` (dialects.md §4). */
@@ -25,12 +26,13 @@ function messagesUsage(inputTokens: number, outputTokens: number) {
 function contentBlocks(plan: ReplyPlan, toolUseId: string): object[] {
   if (plan.kind === 'tool') return [{ type: 'tool_use', id: toolUseId, name: plan.name, input: JSON.parse(plan.arguments) as unknown }];
   const text = plan.pieces.join('');
-  return text ? [{ type: 'text', text, citations: null }] : [];
+  return text ? [{ type: 'text', text }] : [];
 }
 
 export function messagesRoute(deps: RouteDeps): RequestHandler {
   return async (req, res) => {
     const body = parseRequest(messagesRequestSchema, req.body, 'anthropic');
+    checkAnthropicRules(body, 'messages');
     const call = await beginCall(body.model, 'anthropic', res, deps);
     if (!call) return;
     const plan = planReply(fromMessages(body), { maxTokens: body.max_tokens, stop: body.stop_sequences ?? [] });
@@ -88,6 +90,7 @@ export function messagesRoute(deps: RouteDeps): RequestHandler {
 export function countTokensRoute(): RequestHandler {
   return (req, res) => {
     const body = parseRequest(countTokensSchema, req.body, 'anthropic');
+    checkAnthropicRules(body, 'count_tokens');
     res.json({ input_tokens: estimateInputTokens(body.messages, body.system, body.tools) });
   };
 }
