@@ -12,8 +12,8 @@ import { anthropicFor, KEY, openAiFor, startStack, within, type Stack } from './
 /**
  * The edge's drain, as SIGTERM runs it (`stop()`): idle kept-alive sockets close at once, answers begun
  * from then on say `connection: close`, new connections are refused, running calls finish until
- * SHUTDOWN_DRAIN_MS, and a stream still running then ends with its dialect's error event before its
- * socket closes — never a reset.
+ * SHUTDOWN_DRAIN_MS; then a stream still running ends with its dialect's error event, and a call still
+ * waiting on its upstream is answered 503 in its dialect, before their sockets close — never a reset.
  */
 let stack: Stack;
 /** A simulator answering 20 tokens a second: `sim-tokens:400` streams for 20 s, `sim-tokens:10` for half a second. */
@@ -50,7 +50,7 @@ async function call(url: string, agent: Agent, method: string, path: string, bod
 
 const prompt = (text: string) => [{ role: 'user' as const, content: text }];
 
-it('on SIGTERM the edge drains: kept-alive callers told to close, new ones refused, short calls finish, long streams end in their dialect', async () => {
+it('on SIGTERM the edge drains: kept-alive callers told to close, new ones refused, short calls finish, long calls end in their dialect', async () => {
   const edge = await stack.startEdge(
     {
       house: [{ dialect: 'openai', base_url: `${pacedSim.url}/v1`, model: 'sim-large' }],
@@ -78,6 +78,10 @@ it('on SIGTERM the edge drains: kept-alive callers told to close, new ones refus
     const messages = anthropicFor(edge.url).messages.stream({ model: 'house-omni', max_tokens: 1_000, messages: prompt('sim-tokens:400 a long story') });
     messages.on('text', (text) => messagesText.push(text));
     const messagesEnded = messages.finalMessage().then(() => undefined, (error: unknown) => error);
+    // A call answered in one piece that would take 20 s: still waiting on its upstream at the deadline.
+    const unfinished = openAiFor(edge.url)
+      .chat.completions.create({ model: 'house', messages: prompt('sim-tokens:400 a long answer'), max_tokens: 1_000 })
+      .then(() => undefined, (error: unknown) => error);
     const short = await openAiFor(edge.url).chat.completions.create({ model: 'house', messages: prompt('sim-tokens:10 a short story'), stream: true, max_tokens: 100 });
     const shortDeltas: string[] = [];
     const shortEnded = (async () => {
@@ -125,6 +129,11 @@ it('on SIGTERM the edge drains: kept-alive callers told to close, new ones refus
     expect(messagesError).toBeInstanceOf(Anthropic.APIError);
     expect(messagesError).not.toBeInstanceOf(Anthropic.APIConnectionError);
     expect((messagesError as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ type: 'error', error: { type: 'overloaded_error' } });
+    // The call still waiting at the deadline is answered 503 in its dialect, not reset.
+    const unfinishedError = await unfinished;
+    expect(unfinishedError).toBeInstanceOf(OpenAI.APIError);
+    expect(unfinishedError).not.toBeInstanceOf(OpenAI.APIConnectionError);
+    expect(unfinishedError).toMatchObject({ status: 503, message: expect.stringMatching(/restarting/) });
     expect(chatDeltas.length).toBeGreaterThan(10);
     expect(messagesText.length).toBeGreaterThan(10);
 

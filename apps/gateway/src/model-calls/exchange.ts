@@ -59,8 +59,8 @@ export interface ExchangeDeps {
   drainDeadline?: AbortSignal;
 }
 
-/** How a stream still running at the drain deadline ends: `overloaded_error` to messages callers, retryable for all. */
-const DRAINED: UpstreamFailure = { status: 503, code: 'overloaded_error', message: 'The gateway is restarting and ended this stream; retry the call.' };
+/** How a call still running at the drain deadline ends: `overloaded_error` to messages callers, retryable for all. */
+const DRAINED: UpstreamFailure = { status: 503, code: 'overloaded_error', message: 'The gateway is restarting and ended this call; retry it.' };
 
 type Dispatched =
   | { kind: 'reply'; engine: Engine; plan: EngineCall; reply: UpstreamCall }
@@ -70,6 +70,8 @@ type Dispatched =
 interface InFlight {
   current?: UpstreamCall;
   callerGone: boolean;
+  /** The drain deadline passed before anything was written to the caller. */
+  drained?: boolean;
 }
 
 /**
@@ -81,7 +83,7 @@ async function dispatch(call: CallerCall, engines: Engine[], deps: ExchangeDeps,
   let last: Dispatched = { kind: 'failed', failure: { status: 502, message: 'No engine is configured for this model.' }, exhausted: false };
   for (let i = 0; i < engines.length; i++) {
     // A caller gone before (or while an earlier engine failed) is not worth another upstream call.
-    if (inFlight.callerGone) throw new UpstreamAbortedError();
+    if (inFlight.callerGone || inFlight.drained) throw new UpstreamAbortedError();
     const engine = engines[i]!;
     const more = i < engines.length - 1;
     const plan = engineCall(call, engine, { defaultMaxTokens: deps.defaultMaxTokens });
@@ -280,6 +282,14 @@ export async function exchange(call: CallerCall, engines: Engine[], out: CallRes
     inFlight.current?.abort();
   };
   out.res.on('close', onClose);
+  // At the drain deadline a call still waiting on its upstream is answered 503 in its dialect, not reset (a
+  // stream already under way ends through its own listener below).
+  const onDeadline = () => {
+    if (out.started) return;
+    inFlight.drained = true;
+    inFlight.current?.abort();
+  };
+  deps.drainDeadline?.addEventListener('abort', onDeadline, { once: true });
   let usage = ZERO_USAGE;
   let ttftMs = 0;
   let stopReason: StopReason | undefined;
@@ -433,6 +443,10 @@ export async function exchange(call: CallerCall, engines: Engine[], out: CallRes
     if (drained) usage = usageOfAbandoned(call, usage, delivered);
     return { status: failed ? failed.status : 200, engine, usage, ttftMs, stopReason: capped ? 'max_tokens' : stopReason };
   } catch (error) {
+    if (inFlight.drained && !inFlight.callerGone && !out.started) {
+      out.fail(DRAINED);
+      return { status: DRAINED.status, engine, usage, ttftMs };
+    }
     if (isAbort(error) || inFlight.callerGone) {
       if (!out.res.destroyed) out.res.destroy();
       return { status: 499, engine, usage: usageOfAbandoned(call, usage, streamed), ttftMs, stopReason };
@@ -440,5 +454,6 @@ export async function exchange(call: CallerCall, engines: Engine[], out: CallRes
     throw error;
   } finally {
     out.res.off('close', onClose);
+    deps.drainDeadline?.removeEventListener('abort', onDeadline);
   }
 }
