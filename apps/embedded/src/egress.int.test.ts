@@ -185,4 +185,13 @@ describe('egress: webhooks', () => {
     const accepted = await stack.api('POST', '/v1/webhooks', { key: secret, body: { url: 'https://hooks.example.invalid/sbc' } });
     expect(accepted.status).toBe(201);
   });
+
+  it('the owner, an operator, may register a webhook receiver on loopback; never the link-local or documentation ranges', async () => {
+    const ownHook = await stack.api('POST', '/v1/webhooks', { key: OWNER_KEY, body: { url: 'http://127.0.0.1:9/hook' } });
+    expect(ownHook.status).toBe(201);
+    for (const url of ['http://169.254.169.254/hook', 'http://192.0.2.10/hook']) {
+      const refused = await stack.api('POST', '/v1/webhooks', { key: OWNER_KEY, body: { url } });
+      expect({ url, status: refused.status, param: refused.body.param }).toEqual({ url, status: 400, param: 'url' });
+    }
+  });
 });

@@ -15,7 +15,7 @@ describe('runs service shell', () => {
   });
 
   it('migrates an empty database so that every column of the Prisma schema exists', async () => {
-    expect(running.database.applied).toEqual(['0001_projects.sql', '0002_runs_events_webhooks.sql']);
+    expect(running.database.applied).toEqual(['0001_projects.sql', '0002_runs_events_webhooks.sql', '0003_webhook_dial_as.sql']);
     await running.database.prisma.project.create({
       data: { id: 'prj_1', accountId: 'usr_1', name: 'demo', instructions: 'be brief', defaultModel: 'house', deletedAt: null },
     });

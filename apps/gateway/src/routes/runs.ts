@@ -68,7 +68,7 @@ export function runRoutes(deps: RunRoutesDeps): Router {
   mount(router, specs.createRun, deps.authorize, async ({ body, principal, req, requestId }) => {
     const reply = await runs.createRun(
       {
-        caller: runCaller(principal.userId, principal.key),
+        caller: runCaller(principal.userId, principal.key, principal.operator),
         projectId: body.project_id,
         prompt: body.prompt,
         model: body.model,
@@ -111,7 +111,10 @@ export function runRoutes(deps: RunRoutesDeps): Router {
   });
 
   mount(router, specs.createWebhook, deps.authorize, async ({ body, principal, requestId }) => {
-    const reply = await runs.createWebhook({ userId: principal.userId, url: body.url, events: body.events ?? [...specs.WEBHOOK_EVENT_TYPES] }, { requestId });
+    const reply = await runs.createWebhook(
+      { userId: principal.userId, url: body.url, events: body.events ?? [...specs.WEBHOOK_EVENT_TYPES], operator: principal.operator },
+      { requestId },
+    );
     return { status: 201, body: { ...renderEndpoint(reply.endpoint!), secret: reply.secret } };
   });
 

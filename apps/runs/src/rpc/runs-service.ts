@@ -43,6 +43,7 @@ function callerJson(caller: RunCaller | undefined): RunCallerJson {
     monthly_limit_credits: caller.monthlyLimitCredits === undefined ? null : Number(caller.monthlyLimitCredits),
     route: caller.route || 'auto',
     org_id: caller.orgId ?? null,
+    operator: caller.operator,
   };
 }
 
@@ -146,9 +147,10 @@ export function createRunsService(deps: RunsServiceDeps): RpcImplementation<type
         throw bad('events', `events must name one or more of ${WEBHOOK_EVENT_TYPES.join(', ')}.`);
       }
       if (!URL.canParse(request.url)) throw bad('url', 'url must be an absolute http or https URL.');
-      const refused = await deps.egress.refusal(request.url);
+      const dialAs = request.operator ? 'operator' : 'tenant';
+      const refused = await deps.egress.refusal(request.url, dialAs);
       if (refused) throw ApiError.invalid([{ path: 'url', code: 'egress_denied', message: `url: ${refused}` }]);
-      const { endpoint, secret } = await createEndpoint(db, { accountId: request.userId, url: request.url, events: [...new Set(request.events)] });
+      const { endpoint, secret } = await createEndpoint(db, { accountId: request.userId, url: request.url, events: [...new Set(request.events)], dialAs });
       return { endpoint: toProtoEndpoint(endpoint), secret };
     },
 

@@ -24,6 +24,8 @@ export interface RunCallerJson {
   monthly_limit_credits: number | null;
   route: string;
   org_id: string | null;
+  /** An operator's run: its fetches are dialed as the operator's (absent on runs made before it was kept). */
+  operator?: boolean;
 }
 
 export interface RunUsage {

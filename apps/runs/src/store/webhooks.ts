@@ -29,9 +29,12 @@ function newWebhookSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
-export async function createEndpoint(db: RunsDb, input: { accountId: string; url: string; events: string[] }): Promise<{ endpoint: WebhookEndpointRow; secret: string }> {
+export async function createEndpoint(
+  db: RunsDb,
+  input: { accountId: string; url: string; events: string[]; dialAs: 'operator' | 'tenant' },
+): Promise<{ endpoint: WebhookEndpointRow; secret: string }> {
   const secret = newWebhookSecret();
-  const endpoint = await db.webhookEndpoint.create({ data: { id: newId('whk'), accountId: input.accountId, url: input.url, events: input.events, secret } });
+  const endpoint = await db.webhookEndpoint.create({ data: { id: newId('whk'), accountId: input.accountId, url: input.url, events: input.events, secret, dialAs: input.dialAs } });
   return { endpoint, secret };
 }
 

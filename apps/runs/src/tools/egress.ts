@@ -1,5 +1,5 @@
 import { Agent, type Dispatcher } from 'undici';
-import { createEgressPolicy, type PrivateEgress, type Resolver } from '@sbc/egress';
+import { createEgressPolicy, type EgressCaller, type PrivateEgress, type Resolver } from '@sbc/egress';
 
 export interface EgressRequest {
   url: URL;
@@ -9,6 +9,8 @@ export interface EgressRequest {
   signal: AbortSignal;
   /** The response body is cut at this many bytes. */
   maxBodyBytes: number;
+  /** Whose request this is: an operator's may reach loopback and private addresses where the policy allows. */
+  dialAs: EgressCaller;
 }
 
 export interface EgressResponse {
@@ -21,7 +23,7 @@ export interface EgressResponse {
 /** Outbound HTTP for runs' fetch tool and webhook deliveries, behind the egress policy (libs/egress). */
 export interface Egress {
   /** Why a URL is refused at write time (a webhook endpoint being registered), or undefined. */
-  refusal(url: string): Promise<string | undefined>;
+  refusal(url: string, caller: EgressCaller): Promise<string | undefined>;
   /** Sends one request without following redirects (a redirect could lead past the filter). */
   send(request: EgressRequest): Promise<EgressResponse>;
   close(): Promise<void>;
@@ -54,22 +56,20 @@ export interface EgressOptions {
 }
 
 /**
- * Runs does not know who the operators are (the account service decides that, for the edge), so every fetch
- * and webhook is dialed as a tenant's: loopback and private targets only with EGRESS_PRIVATE=everyone.
+ * Every fetch and webhook is dialed for the caller that asked for it: the edge says whether that is an
+ * operator (the account service decides), and the run or endpoint keeps it.
  */
 export function createEgress(options: EgressOptions): Egress {
   const policy = createEgressPolicy({ privateEgress: options.privateEgress, ownOrigins: options.ownOrigins, resolve: options.resolve });
   // The connector checks the address actually connected to, so a name cannot pass the write-time check and
   // then resolve inward; IP literals skip the lookup and are checked before dialing.
-  const agent = new Agent({
-    connect: policy.connector('tenant', { timeout: options.timeoutMs }),
-    headersTimeout: options.timeoutMs,
-    bodyTimeout: options.timeoutMs,
-  });
+  const agentFor = (caller: EgressCaller) =>
+    new Agent({ connect: policy.connector(caller, { timeout: options.timeoutMs }), headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs });
+  const agents: Record<EgressCaller, Agent> = { tenant: agentFor('tenant'), operator: agentFor('operator') };
   return {
-    refusal: (url) => policy.refusal(url, 'tenant'),
+    refusal: (url, caller) => policy.refusal(url, caller),
     async send(request) {
-      const reply = await agent.request({
+      const reply = await agents[request.dialAs].request({
         origin: request.url.origin,
         path: `${request.url.pathname}${request.url.search}`,
         method: request.method as Dispatcher.HttpMethod,
@@ -82,6 +82,8 @@ export function createEgress(options: EgressOptions): Egress {
       for (const [name, value] of Object.entries(reply.headers)) if (value !== undefined) headers[name] = value;
       return { status: reply.statusCode, headers, body: text, truncated };
     },
-    close: () => agent.close(),
+    close: async () => {
+      await Promise.all([agents.tenant.close(), agents.operator.close()]);
+    },
   };
 }

@@ -33,7 +33,7 @@ describe("a run's tools: the project workspace, and URL fetches through the egre
     const prisma = running.database.prisma;
     await prisma.project.create({ data: { id: 'prj_tools', accountId: 'usr_tools', name: 'tools' } });
     await prisma.run.create({ data: { id: 'run_tools', accountId: 'usr_tools', projectId: 'prj_tools', model: 'house', prompt: 'p', caller: { user_id: 'usr_tools' } } });
-    ctx = { db: prisma, egress: egress('everyone'), runId: 'run_tools', projectId: 'prj_tools', fetchTimeoutMs: 5_000, signal: new AbortController().signal };
+    ctx = { db: prisma, egress: egress('everyone'), runId: 'run_tools', projectId: 'prj_tools', fetchTimeoutMs: 5_000, signal: new AbortController().signal, dialAs: 'tenant' };
   });
   afterAll(async () => {
     for (const made of egresses) await made.close();
@@ -69,17 +69,21 @@ describe("a run's tools: the project workspace, and URL fetches through the egre
     }
   });
 
-  it('by default (a run is a tenant\'s) refuses loopback targets by address and by name, and records nothing', async () => {
+  it('by default a tenant\'s run is refused loopback targets by address and by name, and records nothing; an operator\'s run reaches them', async () => {
     const denied = { ...ctx, egress: egress('operators') };
     for (const url of [`${origin}/items`, `http://localhost:${new URL(origin).port}/items`]) {
       const result = await runTool(denied, 'fetch_url', JSON.stringify({ url }));
       expect({ url, ...result }).toMatchObject({ url, ok: false, output: expect.stringContaining('loopback or private') });
     }
-    await expect(denied.egress.refusal('http://10.0.0.8/hook')).resolves.toMatch(/loopback or private/);
-    await expect(ctx.egress.refusal('http://10.0.0.8/hook')).resolves.toBeUndefined();
+    await expect(denied.egress.refusal('http://10.0.0.8/hook', 'tenant')).resolves.toMatch(/loopback or private/);
+    await expect(denied.egress.refusal('http://10.0.0.8/hook', 'operator')).resolves.toBeUndefined();
+    const operatorRun = await runTool({ ...denied, dialAs: 'operator' }, 'fetch_url', JSON.stringify({ url: `${origin}/items` }));
+    expect(operatorRun.ok).toBe(true);
+    await expect(ctx.egress.refusal('http://10.0.0.8/hook', 'tenant')).resolves.toBeUndefined();
     // Never, whatever the setting: link-local metadata, and the gateway itself.
-    await expect(ctx.egress.refusal('http://169.254.169.254/latest/meta-data')).resolves.toMatch(/never dials/);
-    await expect(ctx.egress.refusal('http://127.0.0.1:8080/v1/chat/completions')).resolves.toMatch(/own address/);
-    expect(await running.database.prisma.exchange.count()).toBe(1);
+    await expect(ctx.egress.refusal('http://169.254.169.254/latest/meta-data', 'operator')).resolves.toMatch(/never dials/);
+    await expect(ctx.egress.refusal('http://127.0.0.1:8080/v1/chat/completions', 'operator')).resolves.toMatch(/own address/);
+    // The first test's fetch and the operator's; the refused fetches left nothing.
+    expect(await running.database.prisma.exchange.count()).toBe(2);
   });
 });

@@ -12,6 +12,8 @@ export interface ToolContext {
   projectId: string;
   fetchTimeoutMs: number;
   signal: AbortSignal;
+  /** Whose run this is, for the egress policy. */
+  dialAs: 'operator' | 'tenant';
 }
 
 export interface ToolOutcome {
@@ -104,7 +106,7 @@ async function fetchUrl(ctx: ToolContext, args: Record<string, unknown>): Promis
   const body = typeof args.body === 'string' && method !== 'GET' && method !== 'HEAD' ? args.body : undefined;
   const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(ctx.fetchTimeoutMs)]);
   try {
-    const reply = await ctx.egress.send({ url, method, headers, body, signal, maxBodyBytes: FETCH_BODY_BYTES });
+    const reply = await ctx.egress.send({ url, method, headers, body, signal, maxBodyBytes: FETCH_BODY_BYTES, dialAs: ctx.dialAs });
     await recordExchange(
       ctx.db,
       ctx.runId,

@@ -61,6 +61,7 @@ export function createWebhookSender(deps: WebhookSenderDeps): WebhookSender {
         body: event.payload,
         signal: AbortSignal.timeout(deps.timeoutMs),
         maxBodyBytes: 4_096,
+        dialAs: endpoint.dialAs === 'operator' ? 'operator' : 'tenant',
       });
       statusCode = reply.status;
     } catch (failure) {

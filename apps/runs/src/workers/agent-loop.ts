@@ -157,7 +157,15 @@ export async function runAgentLoop(deps: LoopDeps, held: HeldRun): Promise<Outco
     for (const [index, call] of turn.toolCalls.entries()) {
       await writeHeld(deps, held, (_tx, append) => append('tool.call', { step, call_id: call.id, name: call.name, arguments: call.arguments }));
       const result = await runTool(
-        { db: deps.writer.db, egress: deps.egress, runId: run.id, projectId: run.projectId, fetchTimeoutMs: deps.fetchTimeoutMs, signal: held.signal },
+        {
+          db: deps.writer.db,
+          egress: deps.egress,
+          runId: run.id,
+          projectId: run.projectId,
+          fetchTimeoutMs: deps.fetchTimeoutMs,
+          signal: held.signal,
+          dialAs: (run.caller as { operator?: boolean } | null)?.operator === true ? 'operator' : 'tenant',
+        },
         call.name,
         call.arguments,
       );

@@ -11,9 +11,10 @@ const some = <T>(name: string, value: T | undefined) => (value === undefined ? {
  * Who starts a run, with the bounds of the key that does: the run's model-call key is minted within them.
  * Sessions and device tokens are not bounded by a key.
  */
-export function runCaller(userId: string, key: CallerKey | undefined): MessageInitShape<typeof RunCallerSchema> {
+export function runCaller(userId: string, key: CallerKey | undefined, operator: boolean): MessageInitShape<typeof RunCallerSchema> {
   return {
     userId,
+    operator,
     keyId: key?.id,
     allowedModels: key?.allowedModels?.values ?? [],
     modelsLimited: key?.allowedModels !== undefined,
