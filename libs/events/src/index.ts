@@ -1,6 +1,7 @@
 /**
  * Names of the pub/sub channels and bus topics that cross service boundaries (`<domain>.<event>.v<n>`).
- * Publisher and subscribers import the name from here so they cannot drift apart.
+ * Publisher and subscribers import the name from here so they cannot drift apart. Also `storableText`, the
+ * rule every string of a usage event follows on both sides of the bus.
  */
 
 /**
