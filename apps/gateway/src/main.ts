@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { RequestListener } from 'node:http';
 import { createBus, type Bus } from '@sbc/bus';
 import { createEgressPolicy, type Resolver } from '@sbc/egress';
@@ -138,6 +139,8 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
   // Aborted on SIGTERM (event streams end at once), and when the drain time is up (model streams end then).
   const drain = new AbortController();
   const drainDeadline = new AbortController();
+  // Every open event stream and running model call listens: no cap (Node warns past 10 listeners).
+  setMaxListeners(0, drain.signal, drainDeadline.signal);
   const authorizeDeps = { authenticator, keyUse };
   const app = createGatewayApp({
     baseUrl: config.baseUrl,
