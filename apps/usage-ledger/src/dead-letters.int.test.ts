@@ -7,9 +7,11 @@ import { createLogger } from '@sbc/logging';
 import { UsageEventSchema } from '@sbc/proto/sbc/usage/v1/usage_event_pb';
 import { createTestDatabase, type TestDatabase } from '@sbc/testing';
 import { deadLettersCommand } from './consumer/dead-letters-command';
-import { subscribeUsageEvents } from './consumer/usage-consumer';
+import { classifyLedgerFailure } from './consumer/failure-kind';
+import { decodeUsageEvent, subscribeUsageEvents } from './consumer/usage-consumer';
 import { loadUsageLedgerConfig, start, type RunningUsageLedger } from './main';
 import { recordDeadLetter } from './store/dead-letters';
+import { applyGenerations } from './store/generations';
 
 type EventInit = MessageInitShape<typeof UsageEventSchema>;
 
@@ -84,6 +86,16 @@ describe('usage ledger: a poisoned event cannot block the ledger', () => {
     const [letter] = await prisma().usageDeadLetter.findMany({ where: { eventId: 'evt_poison' } });
     expect(letter).toMatchObject({ topic: USAGE_EVENTS_TOPIC, key: 'usr_poison', replayedAt: null, error: expect.stringMatching(/22009/) });
     expect(await running.metrics.getSingleMetricAsString('sbc_usage_dead_letters_total')).toMatch(/reason="refused"[^}]*} 1$/m);
+  });
+
+  it('the error PostgreSQL raises for a refused row, as Prisma hands it over, is classed as data (parked even alone)', async () => {
+    const decoded = decodeUsageEvent(event({ eventId: 'evt_classify', accountId: 'usr_classify', ts: timestampFromMs(BEFORE_POSTGRES_TIME) }));
+    if (!('row' in decoded)) throw new Error(decoded.problem);
+    const refused = await applyGenerations(prisma(), [decoded.row]).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(classifyLedgerFailure(refused)).toBe('data');
   });
 
   it('a model id with a NUL written straight with toBinary (no edge sanitiser) is applied with the NUL dropped', async () => {
