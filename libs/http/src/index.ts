@@ -1,6 +1,5 @@
 export { healthRoutes } from './health';
 export {
-  DEFAULT_HTTP_LIMITS,
   listen,
   type ClientErrorStatus,
   type CloseOptions,

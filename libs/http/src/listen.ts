@@ -14,7 +14,7 @@ export interface HttpLimits {
 }
 
 /** Node's own defaults for the header size, with keep-alive longer than common load balancers' idle timeouts. */
-export const DEFAULT_HTTP_LIMITS: HttpLimits = {
+const DEFAULT_HTTP_LIMITS: HttpLimits = {
   headersTimeoutMs: 60_000,
   requestTimeoutMs: 300_000,
   keepAliveTimeoutMs: 65_000,
@@ -38,11 +38,13 @@ export interface ListenOptions {
 export interface CloseOptions {
   /**
    * Called when the drain time is up, for answers still running to end in their own words; what is still
-   * open `graceMs` later is cut. Without it, what is left is cut at once.
+   * open a second later is cut. Without it, what is left is cut at once.
    */
   onDeadline?: () => void;
-  graceMs?: number;
 }
+
+/** How long answers ended at the deadline get to reach their callers before their sockets are cut. */
+const DEADLINE_GRACE_MS = 1_000;
 
 export interface RunningHttpServer {
   server: Server;
@@ -145,7 +147,7 @@ export async function listen(handler: RequestListener, options: ListenOptions): 
         const timer = setTimeout(() => {
           if (!closeOptions.onDeadline) return cutAll();
           closeOptions.onDeadline();
-          setTimeout(cutAll, closeOptions.graceMs ?? 1_000).unref();
+          setTimeout(cutAll, DEADLINE_GRACE_MS).unref();
         }, drainMs);
         timer.unref();
         server.close(() => {
