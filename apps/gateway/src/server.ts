@@ -21,6 +21,7 @@ import { docsRoutes } from './routes/docs';
 import { serviceDocRoutes } from './routes/service-docs';
 import { aliasRoutes } from './routes/aliases';
 import { authRoutes } from './routes/auth';
+import { consoleRoutes } from './routes/console';
 import { deviceRoutes } from './routes/devices';
 import { keyRoutes } from './routes/keys';
 import { teamRoutes } from './routes/teams';
@@ -67,6 +68,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
   app.use(healthRoutes(deps.ready));
   app.use(docsRoutes(deps));
   app.use(serviceDocRoutes(deps));
+  app.use(consoleRoutes());
   app.use(authRoutes(deps));
   app.use(keyRoutes(deps));
   app.use(upstreamRoutes(deps));

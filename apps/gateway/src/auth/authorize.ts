@@ -4,6 +4,7 @@ import { ApiError } from '@sbc/errors';
 import type { RouteAuth } from '@sbc/api';
 import { missingScopes, OPERATOR_SCOPES, type Scope } from '@sbc/scopes';
 import type { Authenticator, Principal } from './authenticator';
+import { isSafeMethod, isSameOriginRequest } from './console-cookie';
 import { readCredential } from './credentials';
 import type { KeyUseRecorder } from './key-use';
 
@@ -29,10 +30,14 @@ export interface AuthorizeDeps {
  * unknown credential; 403 `insufficient_scope` (with `required_scopes`) for a revoked key or a missing scope.
  * Sessions and device tokens pass scoped routes unnarrowed, except the operator scopes, which only an
  * operator holds. Shared by the REST routes (as middleware) and
- * the model routes (called directly on their lean path).
+ * the model routes (called directly on their lean path). A write made with the console's session cookie must
+ * come from the console's own origin (403 otherwise); `method` defaults to a write.
  */
-export async function authorizeRequest(deps: AuthorizeDeps, headers: IncomingHttpHeaders, requestId: string, required: Scope[]): Promise<Principal> {
+export async function authorizeRequest(deps: AuthorizeDeps, headers: IncomingHttpHeaders, requestId: string, required: Scope[], method = 'POST'): Promise<Principal> {
   const credential = readCredential(headers as Parameters<typeof readCredential>[0]);
+  if (credential.via === 'cookie' && !isSafeMethod(method) && !isSameOriginRequest(headers)) {
+    throw new ApiError('insufficient_scope', 'A write signed in by the console cookie must come from the console itself (a same-origin request).', { extra: { required_scopes: required } });
+  }
   const principal = await deps.authenticator.authenticate(credential.secret, requestId);
   if (principal.revoked) {
     throw new ApiError('insufficient_scope', 'This key has been revoked.', { extra: { required_scopes: required } });
@@ -63,7 +68,7 @@ export function createAuthorize(deps: AuthorizeDeps) {
     const required = Array.isArray(rule) ? rule : rule.kind === 'scoped' ? rule.scopes : [];
     const sessionOnly = !Array.isArray(rule) && rule.kind === 'session';
     return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
-      const principal = await authorizeRequest(deps, req.headers, req.requestId, required);
+      const principal = await authorizeRequest(deps, req.headers, req.requestId, required, req.method);
       if (sessionOnly && principal.kind !== 'session') {
         throw new ApiError('insufficient_scope', 'This route needs a signed-in session (POST /v1/auth/sessions), not a key or device token.', { extra: { required_scopes: [] } });
       }

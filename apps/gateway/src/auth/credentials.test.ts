@@ -15,12 +15,12 @@ function refusal(headers: Parameters<typeof readCredential>[0]): ApiError {
 
 describe('reading the credential of a request', () => {
   it('takes a caller key from Authorization: Bearer, case-insensitively and with spaces', () => {
-    expect(readCredential({ authorization: `Bearer ${KEY}` })).toEqual({ kind: 'key', secret: KEY });
-    expect(readCredential({ authorization: `bearer   ${KEY} ` })).toEqual({ kind: 'key', secret: KEY });
+    expect(readCredential({ authorization: `Bearer ${KEY}` })).toEqual({ kind: 'key', secret: KEY, via: 'header' });
+    expect(readCredential({ authorization: `bearer   ${KEY} ` })).toEqual({ kind: 'key', secret: KEY, via: 'header' });
   });
 
   it('takes the key from x-api-key when there is no Authorization header', () => {
-    expect(readCredential({ 'x-api-key': KEY })).toEqual({ kind: 'key', secret: KEY });
+    expect(readCredential({ 'x-api-key': KEY })).toEqual({ kind: 'key', secret: KEY, via: 'header' });
   });
 
   it('prefers Authorization when both are sent', () => {
@@ -47,5 +47,24 @@ describe('reading the credential of a request', () => {
     expect(error.code).toBe('unauthorized');
     expect(error.status).toBe(401);
     expect(error.message).not.toContain(KEY);
+  });
+
+  const SESSION = 'sbs_0123456789abcdefghijKLMNOP';
+
+  it('takes a session from the console cookie when no header names a credential', () => {
+    expect(readCredential({ cookie: `theme=dark; sbc_session=${SESSION}` })).toEqual({ kind: 'session', secret: SESSION, via: 'cookie' });
+  });
+
+  it('prefers a header credential to the cookie, so API keys work as before', () => {
+    expect(readCredential({ authorization: `Bearer ${KEY}`, cookie: `sbc_session=${SESSION}` })).toEqual({ kind: 'key', secret: KEY, via: 'header' });
+  });
+
+  it.each([
+    ['a caller key', `sbc_session=${KEY}`],
+    ['a device token', 'sbc_session=sbd_0123456789abcdefghijKLMNOP'],
+    ['two session cookies', `sbc_session=${SESSION}; sbc_session=sbs_zzzzzzzzzzzzzzzzzzzzzzzz`],
+    ['a malformed session', 'sbc_session=sbs_short'],
+  ])('never reads %s from the cookie', (_label, cookie) => {
+    expect(refusal({ cookie }).code).toBe('unauthorized');
   });
 });

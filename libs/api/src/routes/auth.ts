@@ -61,10 +61,47 @@ export const endCurrentSession = defineRoute({
   method: 'delete',
   path: '/v1/auth/sessions/current',
   summary: 'Sign out',
-  description: 'Ends the session that calls; its token is refused with 401 from the next call, at every edge.',
+  description: 'Ends the session that calls (a session token, or the console cookie, which is cleared); its token is refused with 401 from the next call, at every edge.',
   tag: TAG,
   auth: { kind: 'session' },
   responses: { 204: NO_CONTENT },
 });
 
-export const AUTH_ROUTES: RouteSpec[] = [signUp, createSession, endCurrentSession];
+export const ConsoleSession = z
+  .object({
+    object: z.literal('console_session'),
+    user: z.object({ id: z.string(), email: z.string().optional() }).loose(),
+    operator: z.boolean().optional().meta({ description: 'One of the service\'s operators (GET only).' }),
+    expires_at: DateTime.optional(),
+  })
+  .loose()
+  .meta({ id: 'ConsoleSession' });
+
+export const createConsoleSession = defineRoute({
+  operationId: 'createConsoleSession',
+  method: 'post',
+  path: '/v1/auth/console/session',
+  summary: 'Sign in to the console',
+  description:
+    'Signs in as POST /v1/auth/sessions does, but the session token goes into an `HttpOnly; SameSite=Strict` cookie (`Secure` on https) instead of the body, so page scripts never see it. ' +
+    'That cookie then authenticates every route as the session would; writes it authenticates must be same-origin requests (`Sec-Fetch-Site: same-origin` or a matching `Origin`), else 403. ' +
+    'This route too refuses a cross-site request with 403. Sign out with DELETE /v1/auth/sessions/current, which also clears the cookie.',
+  tag: TAG,
+  auth: { kind: 'none' },
+  body: SignInBody,
+  responses: { 201: { description: 'Signed in; the cookie is set (`Set-Cookie`).', schema: ConsoleSession } },
+  errors: [401, 403, 429],
+});
+
+export const getConsoleSession = defineRoute({
+  operationId: 'getConsoleSession',
+  method: 'get',
+  path: '/v1/auth/console/session',
+  summary: 'The signed-in person',
+  description: 'Who the calling session (the console cookie, or a session token) belongs to; 401 when signed out.',
+  tag: TAG,
+  auth: { kind: 'session' },
+  responses: { 200: { description: 'The session.', schema: ConsoleSession } },
+});
+
+export const AUTH_ROUTES: RouteSpec[] = [signUp, createSession, endCurrentSession, createConsoleSession, getConsoleSession];
