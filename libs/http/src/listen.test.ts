@@ -123,6 +123,21 @@ describe('listen: caller limits', () => {
       await server.close(0);
     }
   });
+
+  it('a kept-alive socket idle past the header time still serves its next request (the keep-alive time bounds idling)', async () => {
+    const server = await listen((req, res) => res.end(`ok ${req.url}`), { host: '127.0.0.1', port: 0, limits: { headersTimeoutMs: 100, requestTimeoutMs: 200, keepAliveTimeoutMs: 5_000 } });
+    try {
+      const caller = await rawConnection(server.url);
+      caller.socket.write('GET /first HTTP/1.1\r\nhost: x\r\n\r\n');
+      await until(() => caller.received().includes('ok /first'));
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      caller.socket.write('GET /second HTTP/1.1\r\nhost: x\r\n\r\n');
+      await until(() => caller.received().includes('ok /second'));
+      caller.socket.destroy();
+    } finally {
+      await server.close(0);
+    }
+  });
 });
 
 describe('listen: draining', () => {
