@@ -3,9 +3,10 @@ import { isBundleEntry, runService } from '@sbc/lifecycle';
 import { createLogger, type Logger } from '@sbc/logging';
 import { loadSimConfig, type SimConfig } from './config';
 import { BUILT_IN_MODELS } from './routes/models';
-import { createApp } from './server';
+import { createApp, type SimDialect } from './server';
 
 export { loadSimConfig, type SimConfig } from './config';
+export type { SimDialect } from './server';
 
 export interface RunningSim {
   url: string;
@@ -14,9 +15,11 @@ export interface RunningSim {
 
 /**
  * Starts the simulator. Takes the parsed config so the embedded app and tests can run it on port 0 with zero
- * latency; `logger` defaults to one at `config.logLevel`.
+ * latency; `logger` defaults to one at `config.logLevel`. `dialects` (both by default) makes a test stand-in for
+ * a server that speaks only one: it lists models in that dialect's shape whatever the request's headers, and
+ * has no routes of the other.
  */
-export async function start(config: SimConfig, options: { logger?: Logger } = {}): Promise<RunningSim> {
+export async function start(config: SimConfig, options: { logger?: Logger; dialects?: readonly SimDialect[] } = {}): Promise<RunningSim> {
   const logger = options.logger ?? createLogger({ service: 'sim-upstream', level: config.logLevel });
   const models = [...new Set([...BUILT_IN_MODELS, ...config.extraModels])];
   const app = createApp({
@@ -25,6 +28,7 @@ export async function start(config: SimConfig, options: { logger?: Logger } = {}
     models,
     apiKey: config.apiKey,
     logger,
+    dialects: options.dialects ?? ['openai', 'anthropic'],
   });
   const server = await listen(app, { host: config.host, port: config.port });
   logger.info({ url: server.url, latencyMs: config.latencyMs, tokensPerSecond: config.tokensPerSecond }, 'sim-upstream (simulated LLM vendor) listening');

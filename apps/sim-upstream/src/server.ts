@@ -9,8 +9,12 @@ import { responsesInputTokensRoute, responsesRoute } from './routes/responses';
 import { SimError, requestDialect, sendError } from './wire/errors';
 import { newId } from './wire/ids';
 
+export type SimDialect = 'openai' | 'anthropic';
+
 export interface AppDeps extends RouteDeps {
   apiKey: string | undefined;
+  /** The dialects served; with one only, the model list ignores `anthropic-version` and the other's routes 404. */
+  dialects: readonly SimDialect[];
 }
 
 /** Labels every answer as simulated and gives it a request id under both vendors' header names. */
@@ -39,13 +43,18 @@ export function createApp(deps: AppDeps): Express {
   app.use('/v1', requireApiKey(deps.apiKey));
   app.use(express.json({ limit: '32mb' }));
 
-  app.get('/v1/models', listModelsRoute(deps.models));
-  app.get('/v1/models/*id', getModelRoute());
-  app.post('/v1/chat/completions', chatCompletionsRoute(deps));
-  app.post('/v1/responses', responsesRoute(deps));
-  app.post('/v1/responses/input_tokens', responsesInputTokensRoute());
-  app.post('/v1/messages', messagesRoute(deps));
-  app.post('/v1/messages/count_tokens', countTokensRoute());
+  const only = deps.dialects.length === 1 ? deps.dialects[0] : undefined;
+  app.get('/v1/models', listModelsRoute(deps.models, only));
+  app.get('/v1/models/*id', getModelRoute(only));
+  if (deps.dialects.includes('openai')) {
+    app.post('/v1/chat/completions', chatCompletionsRoute(deps));
+    app.post('/v1/responses', responsesRoute(deps));
+    app.post('/v1/responses/input_tokens', responsesInputTokensRoute());
+  }
+  if (deps.dialects.includes('anthropic')) {
+    app.post('/v1/messages', messagesRoute(deps));
+    app.post('/v1/messages/count_tokens', countTokensRoute());
+  }
 
   app.use((req, res) => {
     sendError(res, requestDialect(req), new SimError(404, `sim-upstream has no route ${req.method} ${req.path}`, null, 'unknown_url'));

@@ -2,11 +2,12 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { loadSimConfig, type SimConfig } from './config';
 import { start, type RunningSim } from './main';
+import type { SimDialect } from './server';
 
 /** Test fixture: the real simulator on port 0, zero latency and unpaced, plus official SDK clients for it. */
-export async function startSim(overrides: Partial<SimConfig> = {}): Promise<RunningSim> {
+export async function startSim(overrides: Partial<SimConfig> = {}, dialects?: readonly SimDialect[]): Promise<RunningSim> {
   const config = { ...loadSimConfig({}), port: 0, latencyMs: 0, tokensPerSecond: 0, logLevel: 'silent', ...overrides };
-  return start(config);
+  return start(config, dialects ? { dialects } : {});
 }
 
 export function openAiClient(sim: RunningSim, options: { apiKey?: string; timeout?: number } = {}): OpenAI {

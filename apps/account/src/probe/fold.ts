@@ -6,7 +6,11 @@ import type { ProbeReport, SpokenDialect } from './probe-endpoint';
  * same dial last answered in: an `auto` endpoint that is briefly down must not be dialed in a guessed one.
  */
 export function probeOfReport(report: ProbeReport, lastAnsweredIn?: SpokenDialect): UpstreamProbe {
-  if (report.ok) return { ok: true, models_found: report.models.length, dialect: report.dialect, at: report.at.toISOString() };
+  if (report.ok) {
+    const probe: UpstreamProbe = { ok: true, models_found: report.models.length, dialect: report.dialect, at: report.at.toISOString() };
+    if (report.dialectReason !== undefined) probe.dialect_reason = report.dialectReason;
+    return probe;
+  }
   return { ok: false, error: report.error, ...(lastAnsweredIn ? { dialect: lastAnsweredIn } : {}), at: report.at.toISOString() };
 }
 

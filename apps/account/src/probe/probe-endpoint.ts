@@ -1,5 +1,6 @@
 import { Agent, errors as undiciErrors } from 'undici';
 import type { EgressCaller, EgressPolicy } from '@sbc/egress';
+import { decideByCalls, decideByShape, listShape, type ListShape } from './decide-dialect';
 import { endpointUrl } from './endpoint-url';
 
 export type SpokenDialect = 'openai' | 'anthropic';
@@ -20,6 +21,8 @@ export interface ProbeReport {
   ok: boolean;
   /** The dialect that answered. */
   dialect?: SpokenDialect;
+  /** Why an `auto` endpoint was taken to speak `dialect`, in words. */
+  dialectReason?: string;
   models: string[];
   modelNames: Record<string, string>;
   /** A readable reason when not ok. */
@@ -44,7 +47,7 @@ const MAX_BODY_BYTES = 4 * 1024 * 1024;
 // Anthropic pages its list (1,000 per page at most); a few pages is more than any real endpoint lists.
 const MAX_ANTHROPIC_PAGES = 5;
 
-type Attempt = { ok: true; models: string[]; modelNames: Record<string, string> } | { ok: false; error: string };
+type Attempt = { ok: true; models: string[]; modelNames: Record<string, string>; shape: ListShape } | { ok: false; error: string };
 
 /** The dialect to prefer when an `auto` endpoint answers both: Anthropic for a host that names it, else OpenAI. */
 export function preferredDialects(baseUrl: string): [SpokenDialect, SpokenDialect] {
@@ -67,7 +70,7 @@ export function probeHeaders(dialect: SpokenDialect, target: ProbeTarget): Recor
  * Reads a model list in either dialect's shape (`{data: [{id, display_name?}]}`); undefined when the body is
  * not one. Anthropic's paging fields come back for the caller to follow.
  */
-export function parseModelList(body: unknown): { ids: string[]; names: Record<string, string>; hasMore: boolean; lastId?: string } | undefined {
+export function parseModelList(body: unknown): { ids: string[]; names: Record<string, string>; hasMore: boolean; lastId?: string; shape: ListShape } | undefined {
   if (!body || typeof body !== 'object' || !Array.isArray((body as { data?: unknown }).data)) return undefined;
   const list = body as { data: unknown[]; has_more?: unknown; last_id?: unknown };
   const ids: string[] = [];
@@ -78,7 +81,7 @@ export function parseModelList(body: unknown): { ids: string[]; names: Record<st
     ids.push(id);
     if (typeof name === 'string' && name !== '' && name !== id) names[id] = name;
   }
-  return { ids, names, hasMore: list.has_more === true, lastId: typeof list.last_id === 'string' ? list.last_id : ids.at(-1) };
+  return { ids, names, hasMore: list.has_more === true, lastId: typeof list.last_id === 'string' ? list.last_id : ids.at(-1), shape: listShape(list.data) };
 }
 
 /** A transport failure in words a person can act on. */
@@ -170,8 +173,8 @@ async function listOnce(agent: Agent, dialect: SpokenDialect, target: ProbeTarge
 
 /**
  * Dials endpoints' model lists (`GET {base}/v1/models`) in their dialect: OpenAI with a Bearer key, Anthropic
- * with `x-api-key` and `anthropic-version`. `auto` asks in both dialects at once and takes what answered,
- * preferring `preferredDialects` when both do. Nothing here throws for the endpoint's sake: every failure is
+ * with `x-api-key` and `anthropic-version`. `auto` asks in both dialects at once and takes what answered;
+ * when both do, the lists' shape decides, and failing that a one-token call in each (`decideAuto`). Nothing here throws for the endpoint's sake: every failure is
  * a report with a reason. Redirects are not followed (a redirect could lead past the egress check).
  */
 export function createProber(options: ProberOptions): Prober {
@@ -179,15 +182,17 @@ export function createProber(options: ProberOptions): Prober {
     const models: string[] = [];
     const modelNames: Record<string, string> = {};
     let afterId: string | undefined;
+    let shape: ListShape = 'unknown';
     try {
       for (let page = 0; page < MAX_ANTHROPIC_PAGES; page++) {
         const list = await listOnce(agent, dialect, target, signal, afterId);
+        if (page === 0) shape = list.shape;
         for (const id of list.ids) if (!models.includes(id)) models.push(id);
         Object.assign(modelNames, list.names);
         if (dialect !== 'anthropic' || !list.hasMore || !list.lastId) break;
         afterId = list.lastId;
       }
-      return { ok: true, models, modelNames };
+      return { ok: true, models, modelNames, shape };
     } catch (error) {
       if (error instanceof ProbeFailure) return { ok: false, error: error.message };
       const where = new URL(target.baseUrl).host;
@@ -209,16 +214,65 @@ export function createProber(options: ProberOptions): Prober {
         headersTimeout: options.timeoutMs,
         bodyTimeout: options.timeoutMs,
       });
-      const attempts = await Promise.all(dialects.map((dialect) => attempt(agent, dialect, target, signal, timeout))).finally(() => agent.destroy());
-      const at = new Date();
-      const answered = attempts.findIndex((result) => result.ok);
-      const found = attempts[answered];
-      if (found?.ok) return { ok: true, dialect: dialects[answered], models: found.models, modelNames: found.modelNames, at };
-      const reasons = [...new Set(attempts.map((result) => (result.ok ? '' : result.error)))];
-      const error = reasons.length === 1 ? reasons[0] : dialects.map((dialect, i) => `${dialect}: ${(attempts[i] as { error: string }).error}`).join('; ');
-      return { ok: false, models: [], modelNames: {}, error, at };
+      try {
+        const attempts = await Promise.all(dialects.map((dialect) => attempt(agent, dialect, target, signal, timeout)));
+        if (attempts.some((result) => result.ok)) {
+          if (target.dialect !== 'auto') return answeredReport(target.dialect, attempts[0] as Extract<Attempt, { ok: true }>);
+          return await decideAuto(agent, target, dialects, attempts, signal);
+        }
+        return failedReport(dialects, attempts);
+      } finally {
+        await agent.destroy();
+      }
     },
   };
+}
+
+function answeredReport(dialect: SpokenDialect, found: Extract<Attempt, { ok: true }>, dialectReason?: string): ProbeReport {
+  const report: ProbeReport = { ok: true, dialect, models: found.models, modelNames: found.modelNames, at: new Date() };
+  if (dialectReason !== undefined) report.dialectReason = dialectReason;
+  return report;
+}
+
+/**
+ * An `auto` endpoint of which at least one probe answered: decided by the lists' shapes, or, when those do
+ * not say, by which dialect answers a one-token call for the first model listed (decide-dialect.ts).
+ */
+async function decideAuto(agent: Agent, target: ProbeTarget, dialects: SpokenDialect[], attempts: Attempt[], signal: AbortSignal): Promise<ProbeReport> {
+  const byDialect = Object.fromEntries(dialects.map((dialect, i) => [dialect, attempts[i]!])) as Record<SpokenDialect, Attempt>;
+  const preferred = dialects[0]!;
+  const decision = decideByShape({ openai: byDialect.openai, anthropic: byDialect.anthropic }, preferred);
+  if (!('ask' in decision)) return answeredReport(decision.dialect, byDialect[decision.dialect] as Extract<Attempt, { ok: true }>, decision.reason);
+  const listed = byDialect[preferred] as Extract<Attempt, { ok: true }>;
+  const model = listed.models[0];
+  if (model === undefined) return answeredReport(preferred, listed, `${decision.reason}; no model is listed to try a call with, so ${preferred} is preferred for this host`);
+  const [openai, anthropic] = await Promise.all([answersCall(agent, 'openai', target, model, signal), answersCall(agent, 'anthropic', target, model, signal)]);
+  const decided = decideByCalls({ openai, anthropic }, preferred, decision.reason);
+  return answeredReport(decided.dialect, byDialect[decided.dialect] as Extract<Attempt, { ok: true }>, decided.reason);
+}
+
+/** Whether the endpoint answers a one-token call in `dialect` with a reply in that dialect's shape. */
+async function answersCall(agent: Agent, dialect: SpokenDialect, target: ProbeTarget, model: string, signal: AbortSignal): Promise<boolean> {
+  const { origin, path } = endpointUrl(target.baseUrl, dialect === 'openai' ? '/chat/completions' : '/messages');
+  const messages = [{ role: 'user', content: 'hi' }];
+  const body = JSON.stringify({ model, max_tokens: 1, messages });
+  try {
+    const headers = { ...probeHeaders(dialect, target), 'content-type': 'application/json' };
+    const reply = await agent.request({ origin, path, method: 'POST', headers, body, signal });
+    const text = await readBody(reply.body);
+    if (reply.statusCode < 200 || reply.statusCode > 299 || text === undefined) return false;
+    const parsed = JSON.parse(text) as { choices?: unknown; type?: unknown };
+    return dialect === 'openai' ? Array.isArray(parsed.choices) : parsed.type === 'message';
+  } catch {
+    return false;
+  }
+}
+
+/** No dialect answered: one reason, or each dialect's when they differ. */
+function failedReport(dialects: SpokenDialect[], attempts: Attempt[]): ProbeReport {
+  const reasons = [...new Set(attempts.map((result) => (result.ok ? '' : result.error)))];
+  const error = reasons.length === 1 ? reasons[0] : dialects.map((dialect, i) => `${dialect}: ${(attempts[i] as { error: string }).error}`).join('; ');
+  return { ok: false, models: [], modelNames: {}, error, at: new Date() };
 }
 
 /** A probe answered, but not with a model list; its message is the report's reason. */

@@ -10,6 +10,7 @@ export function toProtoProbe(probe: UpstreamProbe): MessageInitShape<typeof Upst
     error: probe.error,
     at: probe.at ? timestampFromDate(new Date(probe.at)) : undefined,
     dialect: probe.dialect,
+    dialectReason: probe.dialect_reason,
   };
 }
 

@@ -22,6 +22,8 @@ export interface UpstreamProbe {
   error?: string;
   at?: string;
   dialect?: 'openai' | 'anthropic';
+  /** For an `auto` endpoint: why the probe took it to speak `dialect`. */
+  dialect_reason?: string;
 }
 
 /**

@@ -27,6 +27,7 @@ function renderProbe(probe: UpstreamProbe): Record<string, unknown> {
     ...(probe.error !== undefined ? { error: probe.error } : {}),
     ...(probe.at ? { at: iso(probe.at) } : {}),
     ...(probe.dialect ? { dialect: probe.dialect } : {}),
+    ...(probe.dialectReason ? { dialect_reason: probe.dialectReason } : {}),
   };
 }
 

@@ -13,7 +13,8 @@ export const BUILT_IN_MODELS = ['sim-large', 'sim-small'];
 const CREATED = 1_767_225_600;
 const CREATED_AT = new Date(CREATED * 1000).toISOString().replace('.000Z', 'Z');
 
-const wantsAnthropic = (req: Request): boolean => req.headers['anthropic-version'] !== undefined;
+/** The list's shape: the one dialect served, else by the request's `anthropic-version` header. */
+const wantsAnthropic = (req: Request, only: 'openai' | 'anthropic' | undefined): boolean => (only ? only === 'anthropic' : req.headers['anthropic-version'] !== undefined);
 
 const openAiModel = (id: string) => ({ id, object: 'model', created: CREATED, owned_by: 'sim-upstream' });
 const anthropicModel = (id: string) => ({ type: 'model', id, display_name: `${id} (sim-upstream simulator)`, created_at: CREATED_AT });
@@ -42,9 +43,9 @@ export function anthropicPage(ids: string[], query: { limit?: string; after_id?:
   return { data: page.map(anthropicModel), has_more: hasMore, first_id: page[0] ?? null, last_id: page[page.length - 1] ?? null };
 }
 
-export function listModelsRoute(models: string[]): RequestHandler {
+export function listModelsRoute(models: string[], only?: 'openai' | 'anthropic'): RequestHandler {
   return (req, res) => {
-    if (!wantsAnthropic(req)) {
+    if (!wantsAnthropic(req, only)) {
       res.json({ object: 'list', data: models.map(openAiModel) });
       return;
     }
@@ -58,10 +59,10 @@ export function listModelsRoute(models: string[]): RequestHandler {
   };
 }
 
-export function getModelRoute(): RequestHandler {
+export function getModelRoute(only?: 'openai' | 'anthropic'): RequestHandler {
   return (req, res) => {
     const raw = (req.params as { id?: string | string[] }).id ?? '';
     const id = Array.isArray(raw) ? raw.join('/') : raw;
-    res.json(wantsAnthropic(req) ? anthropicModel(id) : openAiModel(id));
+    res.json(wantsAnthropic(req, only) ? anthropicModel(id) : openAiModel(id));
   };
 }

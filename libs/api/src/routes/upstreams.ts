@@ -27,6 +27,10 @@ export const UpstreamProbe = z
       .enum(['openai', 'anthropic'])
       .optional()
       .meta({ description: 'The dialect that answered; on a failed probe, the one the endpoint last answered in (the gateway keeps speaking it).' }),
+    dialect_reason: z
+      .string()
+      .optional()
+      .meta({ description: 'For an `auto` endpoint: why it was taken to speak `dialect` (which probes answered, the model list\'s shape, or which one-token call was answered).' }),
   })
   .loose()
   .meta({ id: 'UpstreamProbe' });
