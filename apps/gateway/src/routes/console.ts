@@ -50,7 +50,8 @@ export function consoleRoutes(deps: { consoleDir?: string } = {}): Router {
     const query = req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?')) : '';
     res.redirect(302, `/console/device${query}`);
   });
-  router.get('/console', (_req, res) => res.redirect(301, '/console/'));
+  // Routes ignore a trailing slash, so only the bare path (relative asset URLs would break under it) moves.
+  router.get('/console', (req, res, next) => (req.path === '/console' ? res.redirect(301, '/console/') : next()));
 
   if (dir) {
     router.use(
