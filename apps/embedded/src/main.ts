@@ -87,6 +87,7 @@ export async function start(config: EmbeddedConfig): Promise<RunningEmbedded> {
 function banner(running: RunningEmbedded): string {
   const { bootstrap } = running;
   const lines = [`\nModel gateway (embedded) serving at ${running.baseUrl}`];
+  lines.push(`  console: ${running.baseUrl}/console/`);
   if (bootstrap.generated) {
     lines.push(`  bootstrap key (shown once; saved to ${bootstrap.file}): ${bootstrap.key}`);
   } else {
