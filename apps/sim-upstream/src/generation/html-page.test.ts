@@ -20,6 +20,14 @@ describe('the simulated app builder', () => {
     expect(htmlPage('ball sim:broken sim:html sim:fix')).toBe(htmlPage('ball sim:html'));
   });
 
+  it('makes the script throw before the ready marker on sim:throws, which still looks fine to a static audit, until sim:fix', () => {
+    const throws = htmlPage('ball sim:throws sim:html');
+    const script = throws.slice(throws.indexOf('<script>'));
+    expect(script.indexOf('throw new Error(')).toBeGreaterThan(0);
+    expect(script.indexOf('throw new Error(')).toBeLessThan(script.indexOf('data-xb-ready'));
+    expect(htmlPage('ball sim:throws sim:html sim:fix')).toBe(htmlPage('ball sim:html'));
+  });
+
   it('is what planReply says for sim:html, whole and deterministic, and only then', () => {
     const plan = planReply(ask('tiny clock sim:html'), { maxTokens: undefined, stop: [] });
     expect(plan).toMatchObject({ kind: 'text', finish: 'end' });

@@ -7,11 +7,14 @@
  *   marker the builds verifier looks for) and carries no external resource.
  * - `sim:broken` together with `sim:html`: the page loads a script from an outside tracker and has no ready
  *   marker, so an audit refuses it; adding `sim:fix` (what a repair request carries) gives the good page again.
+ * - `sim:throws` together with `sim:html`: the page passes the audit but its script throws on load (so it never
+ *   becomes ready), which only a browser sees; `sim:fix` gives the good page again.
  */
 
 export const HTML_MARKER = 'sim:html';
 export const BROKEN_MARKER = 'sim:broken';
 export const FIX_MARKER = 'sim:fix';
+export const THROWS_MARKER = 'sim:throws';
 
 const TITLE_WORDS = 6;
 
@@ -36,6 +39,7 @@ export function wantsHtmlPage(lastUserText: string): boolean {
 export function htmlPage(lastUserText: string): string {
   const title = escapeHtml(titleOf(lastUserText));
   const broken = lastUserText.includes(BROKEN_MARKER) && !lastUserText.includes(FIX_MARKER);
+  const throws = lastUserText.includes(THROWS_MARKER) && !lastUserText.includes(FIX_MARKER);
   const head = [
     '<!doctype html>',
     '<html lang="en">',
@@ -53,6 +57,7 @@ export function htmlPage(lastUserText: string): string {
     '<canvas id="stage" width="320" height="180"></canvas>',
     '</main>',
     '<script>',
+    ...(throws ? ["throw new Error('sim: the app failed to start');"] : []),
     "const ctx = document.getElementById('stage').getContext('2d');",
     'let x = 0;',
     "function frame() { ctx.clearRect(0, 0, 320, 180); ctx.fillStyle = '#38bdf8'; ctx.beginPath(); ctx.arc(20 + (x % 280), 90, 16, 0, Math.PI * 2); ctx.fill(); x += 2; requestAnimationFrame(frame); }",
