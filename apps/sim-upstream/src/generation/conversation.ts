@@ -23,6 +23,8 @@ export interface Conversation {
   toolResult: string | undefined;
   tools: ToolSpec[];
   toolChoice: ToolChoice;
+  /** Structured output the request asks for: a JSON schema, or any JSON object (`json_object` mode). */
+  output?: { schema: unknown } | { anyObject: true };
 }
 
 type Json = Record<string, unknown>;
@@ -42,6 +44,13 @@ export function textOf(content: unknown): string {
     }
   }
   return texts.join(' ');
+}
+
+/** The structured-output request in any dialect's spelling: `{type:"json_schema", schema}` or `{type:"json_object"}`. */
+function outputOf(format: unknown, schemaOf: (format: Json) => unknown): Conversation['output'] {
+  if (!isObject(format)) return undefined;
+  if (format.type === 'json_object') return { anyObject: true };
+  return format.type === 'json_schema' ? { schema: schemaOf(format) } : undefined;
 }
 
 function findLast<T>(items: T[], match: (item: T) => boolean): T | undefined {
@@ -67,7 +76,7 @@ function openAiToolChoice(choice: unknown): ToolChoice {
   return { mode: 'auto' };
 }
 
-export function fromChatCompletions(body: { messages: unknown[]; tools?: unknown; tool_choice?: unknown }): Conversation {
+export function fromChatCompletions(body: { messages: unknown[]; tools?: unknown; tool_choice?: unknown; response_format?: unknown }): Conversation {
   const last = body.messages[body.messages.length - 1];
   const tools: ToolSpec[] = [];
   for (const tool of Array.isArray(body.tools) ? body.tools : []) {
@@ -80,10 +89,11 @@ export function fromChatCompletions(body: { messages: unknown[]; tools?: unknown
     toolResult: isObject(last) && last.role === 'tool' ? textOf(last.content) : undefined,
     tools,
     toolChoice: openAiToolChoice(body.tool_choice),
+    output: outputOf(body.response_format, (format) => (isObject(format.json_schema) ? format.json_schema.schema : undefined)),
   };
 }
 
-export function fromResponses(body: { input: string | unknown[]; tools?: unknown; tool_choice?: unknown }): Conversation {
+export function fromResponses(body: { input: string | unknown[]; tools?: unknown; tool_choice?: unknown; text?: unknown }): Conversation {
   const items = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
   const last = items[items.length - 1];
   const tools: ToolSpec[] = [];
@@ -94,10 +104,11 @@ export function fromResponses(body: { input: string | unknown[]; tools?: unknown
   if (isObject(last) && last.type === 'function_call_output') {
     toolResult = typeof last.output === 'string' ? last.output : textOf(last.output);
   }
-  return { lastUserText: lastUserText(items), toolResult, tools, toolChoice: openAiToolChoice(body.tool_choice) };
+  const output = outputOf(isObject(body.text) ? body.text.format : undefined, (format) => format.schema);
+  return { lastUserText: lastUserText(items), toolResult, tools, toolChoice: openAiToolChoice(body.tool_choice), output };
 }
 
-export function fromMessages(body: { messages: unknown[]; tools?: unknown; tool_choice?: unknown }): Conversation {
+export function fromMessages(body: { messages: unknown[]; tools?: unknown; tool_choice?: unknown; output_config?: unknown; output_format?: unknown }): Conversation {
   const last = body.messages[body.messages.length - 1];
   let toolResult: string | undefined;
   if (isObject(last) && last.role === 'user' && Array.isArray(last.content)) {
@@ -116,5 +127,7 @@ export function fromMessages(body: { messages: unknown[]; tools?: unknown; tool_
     else if (choice.type === 'any') toolChoice = { mode: 'required' };
     else if (choice.type === 'tool' && typeof choice.name === 'string') toolChoice = { mode: 'required', name: choice.name };
   }
-  return { lastUserText: lastUserText(body.messages), toolResult, tools, toolChoice };
+  // `output_config.format`, or the earlier beta's top-level `output_format`.
+  const format = isObject(body.output_config) ? body.output_config.format : body.output_format;
+  return { lastUserText: lastUserText(body.messages), toolResult, tools, toolChoice, output: outputOf(format, (spec) => spec.schema) };
 }

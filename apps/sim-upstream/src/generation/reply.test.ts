@@ -1,4 +1,4 @@
-import type { Conversation } from './conversation';
+import { fromChatCompletions, fromMessages, fromResponses, type Conversation } from './conversation';
 import { exampleArguments, planReply } from './reply';
 
 const ask = (lastUserText: string, extra: Partial<Conversation> = {}): Conversation => ({
@@ -85,5 +85,22 @@ describe('exampleArguments', () => {
     };
     expect(exampleArguments(schema)).toEqual({ name: 'simulated name', unit: 'c', count: 1, exact: true, tags: [], where: { lat: 1 } });
     expect(exampleArguments(undefined)).toEqual({});
+  });
+});
+
+describe('structured output', () => {
+  const schema = { type: 'object', properties: { city: { type: 'string' }, celsius: { type: 'number' } }, required: ['city', 'celsius'] };
+  const text = (conversation: Parameters<typeof planReply>[0]) => planReply(conversation, { maxTokens: undefined, stop: [] }).pieces.join('');
+  const ask = [{ role: 'user', content: 'Paris?' }];
+
+  it('answers JSON built from the schema, in each dialect spelling of the request', () => {
+    const expected = { city: 'simulated city', celsius: 1 };
+    expect(JSON.parse(text(fromChatCompletions({ messages: ask, response_format: { type: 'json_schema', json_schema: { name: 'w', schema } } })))).toEqual(expected);
+    expect(JSON.parse(text(fromResponses({ input: ask, text: { format: { type: 'json_schema', name: 'w', schema } } })))).toEqual(expected);
+    expect(JSON.parse(text(fromMessages({ messages: ask, output_config: { format: { type: 'json_schema', schema } } })))).toEqual(expected);
+  });
+
+  it('answers a JSON object in JSON mode', () => {
+    expect(JSON.parse(text(fromChatCompletions({ messages: ask, response_format: { type: 'json_object' } })))).toEqual({ reply: 'Simulated reply to: Paris?' });
   });
 });

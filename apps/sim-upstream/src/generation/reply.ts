@@ -11,6 +11,9 @@ import { chunkText, splitIntoPieces } from './tokens';
  *   `tool_choice` required/any/named forces a call, `none` forbids it;
  * - `sim-tokens:<N>`: the text reply has exactly N pieces (padded with numbered filler words);
  * - `sim:html` (and `sim:broken`, `sim:fix`): the reply is a small HTML app (see html-page.ts).
+ *
+ * A request for structured output gets JSON text: an object built from its schema like tool arguments, or
+ * `{"reply": …}` in JSON-object mode.
  */
 
 export type TextFinish = 'end' | 'length' | 'stop_sequence';
@@ -91,6 +94,9 @@ function chooseTool(conversation: Conversation): ToolSpec | undefined {
 }
 
 function replyText(conversation: Conversation): string {
+  const output = conversation.output;
+  if (output && 'schema' in output) return JSON.stringify(exampleArguments(output.schema));
+  if (output) return JSON.stringify({ reply: replyText({ ...conversation, output: undefined }) });
   if (conversation.toolResult !== undefined) {
     return `Simulated reply using the tool result: ${firstWords(conversation.toolResult) || '(empty)'}`;
   }
