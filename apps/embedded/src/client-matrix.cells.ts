@@ -56,7 +56,7 @@ export const WEATHER_SCHEMA = {
   additionalProperties: false,
 };
 
-/** The text a target answers with after the tool result came back. */
-export const AFTER_TOOL = /Simulated reply using the tool result: Sunny and 21 degrees/;
+/** The text a target answers with after the tool result came back (some clients send the result JSON-quoted). */
+export const AFTER_TOOL = /Simulated reply using the tool result: \W*Sunny and 21 degrees/;
 /** The text a target answers a plain question with. */
 export const SIMULATED = /Simulated reply/;
