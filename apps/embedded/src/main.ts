@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { createBus, flushWithin } from '@sbc/bus';
 import { createCacheAdapters } from '@sbc/cache';
 import { isBundleEntry, runService, type Stoppable } from '@sbc/lifecycle';
@@ -35,7 +36,9 @@ export async function start(config: EmbeddedConfig): Promise<RunningEmbedded> {
   const { pubsub, store } = cache;
   const logger = (service: string) => createLogger({ service, level: config.logLevel });
   // One usage bus for the edge (producer) and the ledger (consumer): in-process unless KAFKA_BROKERS is set.
-  const bus = createBus({ kafkaBrokers: config.gateway.kafkaBrokers, clientId: 'embedded', logger: logger('bus') });
+  // Usage events become durable in an outbox under the data directory before a reply ends (memory:// keeps none).
+  const outboxDir = config.dataDir.startsWith('memory://') ? undefined : path.join(config.dataDir, 'usage-outbox');
+  const bus = createBus({ kafkaBrokers: config.gateway.kafkaBrokers, clientId: 'embedded', logger: logger('bus'), outboxDir });
   const started: Stoppable[] = [];
   const stopAll = async () => {
     for (const service of started.splice(0).reverse()) await service.stop();

@@ -183,8 +183,8 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     usage: {
       ...usageEmitter,
       emit(fields: Parameters<typeof usageEmitter.emit>[0]) {
-        usageEmitter.emit(fields);
         metrics.observeCall(fields);
+        return usageEmitter.emit(fields);
       },
     },
     pricing,

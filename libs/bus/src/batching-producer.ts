@@ -1,7 +1,7 @@
 import type { Logger } from '@sbc/logging';
 import { backoffDelay, type BackoffOptions } from './backoff';
 import { BusBufferFullError, BusClosedError } from './errors';
-import type { EventProducer, ProducerStats, QueuedMessage } from './types';
+import type { EventProducer, OutgoingMessage, ProducerStats, QueuedMessage } from './types';
 
 /** Delivers one batch; resolves only when the broker has acked all of it. */
 export type SendBatch = (messages: readonly QueuedMessage[]) => Promise<void>;
@@ -127,13 +127,25 @@ export function createBatchingProducer(sendBatch: SendBatch, options: BatchingOp
     await options.onClose?.();
   }
 
+  function send(topic: string, message: OutgoingMessage): void {
+    if (closing) throw new BusClosedError();
+    if (queue.length + inFlight >= maxBuffered) throw new BusBufferFullError(maxBuffered);
+    queue.push({ topic, key: message.key, value: message.value, headers: message.headers });
+    accepted++;
+    schedule(false);
+  }
+
   return {
-    send(topic, message) {
-      if (closing) throw new BusClosedError();
-      if (queue.length + inFlight >= maxBuffered) throw new BusBufferFullError(maxBuffered);
-      queue.push({ topic, key: message.key, value: message.value, headers: message.headers });
-      accepted++;
-      schedule(false);
+    send,
+
+    sendDurable(topic, message) {
+      send(topic, message);
+      const target = accepted;
+      // Acks arrive in send order, so this message is acked once `target` messages are settled. A waiter
+      // does not wait out the linger: messages queued while a batch is in flight go together in the next.
+      const acked = new Promise<void>((resolve, reject) => waiters.push({ target, resolve, reject }));
+      schedule(true);
+      return acked;
     },
 
     flush,

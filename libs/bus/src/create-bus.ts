@@ -1,6 +1,7 @@
 import { Kafka, logLevel } from 'kafkajs';
 import type { Logger } from '@sbc/logging';
 import type { BackoffOptions } from './backoff';
+import { openFileOutbox } from './file-outbox';
 import { createInProcessBus } from './in-process-bus';
 import { createKafkaConsumer } from './kafka-consumer';
 import { kafkaLogCreator } from './kafka-logger';
@@ -18,6 +19,11 @@ export interface BusOptions {
   /** Backoff for failed sends and failed handlers. */
   retry?: BackoffOptions;
   closeTimeoutMs?: number;
+  /**
+   * Embedded mode: a directory for the in-process bus's durable outbox (see file-outbox.ts), so an event
+   * acknowledged by `sendDurable` survives a crash. Ignored with Kafka, whose acks are durable already.
+   */
+  outboxDir?: string;
 }
 
 export interface Bus {
@@ -39,7 +45,8 @@ export function createBus(options: BusOptions): Bus {
     producer = createKafkaProducer(kafka, batching);
     consumer = createKafkaConsumer(kafka, { retry, logger });
   } else {
-    ({ producer, consumer } = createInProcessBus({ maxBuffered: options.maxBuffered, closeTimeoutMs: options.closeTimeoutMs, retry, logger }));
+    const outbox = options.outboxDir ? openFileOutbox({ dir: options.outboxDir, logger }) : undefined;
+    ({ producer, consumer } = createInProcessBus({ maxBuffered: options.maxBuffered, closeTimeoutMs: options.closeTimeoutMs, retry, logger, outbox }));
   }
   return {
     producer,

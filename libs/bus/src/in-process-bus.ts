@@ -1,6 +1,7 @@
 import type { Logger } from '@sbc/logging';
 import { backoffDelay, interruptibleSleep, type BackoffOptions } from './backoff';
 import { BusBufferFullError, BusClosedError } from './errors';
+import type { FileOutbox, OutboxSegment } from './file-outbox';
 import { settleBatch } from './poison';
 import type { BatchHandler, EventConsumer, EventProducer, IncomingMessage, PoisonOptions, QueuedMessage, SubscribeOptions, Subscription } from './types';
 
@@ -15,6 +16,14 @@ export interface InProcessBusOptions {
   /** How long producer `close` waits for handlers before counting the rest as dropped; default 10 s. */
   closeTimeoutMs?: number;
   logger?: Logger;
+  /**
+   * Makes sends durable across a crash: every message is appended to it (`sendDurable` resolves once on
+   * disk), what it recovered from the last run is delivered again first, and a segment is released once every
+   * group has handled what it holds.
+   */
+  outbox?: FileOutbox;
+  /** How often the outbox starts a new segment, so handled ones can be released; default 500 ms. */
+  outboxRotateMs?: number;
 }
 
 interface Member {
@@ -59,6 +68,10 @@ export function createInProcessBus(options: InProcessBusOptions = {}): { produce
   let closing: Promise<void> | undefined;
   const flushWaiters: { ends: Map<Topic, number>; resolve: () => void }[] = [];
   const subscriptions = new Set<Subscription>();
+  const { outbox } = options;
+  /** Per outbox segment, the end offset of each topic it wrote to; released once every group is past them. */
+  const segmentEnds = new Map<OutboxSegment, Map<Topic, number>>();
+  const releasable: OutboxSegment[] = [];
 
   function topicNamed(name: string): Topic {
     let topic = topics.get(name);
@@ -82,7 +95,26 @@ export function createInProcessBus(options: InProcessBusOptions = {}): { produce
     }
   }
 
+  /** Deletes outbox segments whose every message each group of its topics has handled. */
+  function releaseHandledSegments(): void {
+    for (let i = releasable.length - 1; i >= 0; i--) {
+      const segment = releasable[i]!;
+      const ends = segmentEnds.get(segment)!;
+      // A topic nobody consumes yet keeps its messages, and so does the outbox.
+      const handled = [...ends].every(([topic, end]) => topic.groups.size > 0 && [...topic.groups.values()].every((g) => g.cursor >= end));
+      if (!handled) continue;
+      releasable.splice(i, 1);
+      segmentEnds.delete(segment);
+      try {
+        outbox?.release(segment);
+      } catch (error) {
+        options.logger?.error({ err: error, segment: segment.name }, 'outbox: releasing a handled segment failed');
+      }
+    }
+  }
+
   function checkFlushWaiters(): void {
+    if (releasable.length > 0) releaseHandledSegments();
     for (let i = flushWaiters.length - 1; i >= 0; i--) {
       const waiter = flushWaiters[i]!;
       const done = [...waiter.ends].every(([topic, end]) => [...topic.groups.values()].every((g) => g.members.length === 0 || g.cursor >= end));
@@ -155,15 +187,50 @@ export function createInProcessBus(options: InProcessBusOptions = {}): { produce
     kick(topic, group); // a member may have joined while the loop was winding down
   }
 
+  /** Puts a message on its topic; with `segment`, notes that the segment holds it. */
+  function enqueue(queued: QueuedMessage, segment: OutboxSegment | undefined): void {
+    const topic = topicNamed(queued.topic);
+    topic.entries.push(queued);
+    topic.end++;
+    retained++;
+    if (segment) {
+      let ends = segmentEnds.get(segment);
+      if (!ends) segmentEnds.set(segment, (ends = new Map()));
+      ends.set(topic, topic.end);
+    }
+    for (const group of topic.groups.values()) kick(topic, group);
+  }
+
+  // What the last run left in the outbox goes first, and its segments are released as it is handled.
+  for (const { segment, messages } of outbox?.recovered ?? []) {
+    for (const message of messages) enqueue(message, segment);
+    if (segmentEnds.has(segment)) releasable.push(segment);
+    else outbox!.release(segment);
+  }
+  const rotation = outbox
+    ? setInterval(() => {
+        const closed = outbox.rotate();
+        if (closed && segmentEnds.has(closed)) releasable.push(closed);
+        if (releasable.length > 0) releaseHandledSegments();
+      }, options.outboxRotateMs ?? 500).unref()
+    : undefined;
+
+  function accept(topicName: string, message: { key: string; value: Uint8Array; headers?: Record<string, string> }): Promise<void> | undefined {
+    if (closing) throw new BusClosedError();
+    if (retained >= maxBuffered) throw new BusBufferFullError(maxBuffered);
+    const queued: QueuedMessage = { topic: topicName, key: message.key, value: message.value, headers: message.headers };
+    const appended = outbox?.append(queued);
+    enqueue(queued, appended?.segment);
+    return appended?.durable;
+  }
+
   const producer: EventProducer = {
     send(topicName, message) {
-      if (closing) throw new BusClosedError();
-      if (retained >= maxBuffered) throw new BusBufferFullError(maxBuffered);
-      const topic = topicNamed(topicName);
-      topic.entries.push({ topic: topicName, key: message.key, value: message.value, headers: message.headers });
-      topic.end++;
-      retained++;
-      for (const group of topic.groups.values()) kick(topic, group);
+      accept(topicName, message)?.catch(() => undefined); // an append failure is logged by the outbox
+    },
+
+    sendDurable(topicName, message) {
+      return accept(topicName, message) ?? Promise.resolve();
     },
 
     flush() {
@@ -188,6 +255,9 @@ export function createInProcessBus(options: InProcessBusOptions = {}): { produce
           options.logger?.error({ pending: retained }, 'in-process bus closed with unhandled messages');
           counters.dropped += retained;
         }
+        if (rotation) clearInterval(rotation);
+        // Unhandled messages stay in the outbox for the next start.
+        await outbox?.close();
       })();
       return closing;
     },

@@ -2,6 +2,7 @@ export { backoffDelay, type BackoffOptions } from './backoff';
 export { createBatchingProducer, type BatchingOptions, type SendBatch } from './batching-producer';
 export { createBus, type Bus, type BusOptions } from './create-bus';
 export { BusBufferFullError, BusClosedError } from './errors';
+export { openFileOutbox, type FileOutbox } from './file-outbox';
 export { flushWithin } from './flush-within';
 export { createInProcessBus, type InProcessBusOptions } from './in-process-bus';
 export { createKafkaConsumer, type KafkaConsumerOptions } from './kafka-consumer';

@@ -45,6 +45,12 @@ export interface EventProducer {
    * `maxBuffered` messages are already pending (count it as a dropped event), `BusClosedError` after close.
    */
   send(topic: string, message: OutgoingMessage): void;
+  /**
+   * Like `send`, and resolves once this message is durable: acked by the broker (Kafka), or written to the
+   * outbox (embedded, when the bus has one; at once when it has none). Messages sent close together share one
+   * ack (group commit), so waiting costs at most one batch.
+   */
+  sendDurable(topic: string, message: OutgoingMessage): Promise<void>;
   /** Resolves when every message sent before the call is acked. */
   flush(): Promise<void>;
   stats(): ProducerStats;

@@ -272,7 +272,16 @@ function usageOfAbandoned(call: CallerCall, reported: Usage, delivered: string[]
  * Sends the call to its engines and answers the caller in its dialect, streaming or not. Resolves with the
  * outcome for accounting; never throws for upstream trouble (that becomes the answer).
  */
-export async function exchange(call: CallerCall, engines: Engine[], out: CallResponse, deps: ExchangeDeps, startedAt: number, passHeaders: Record<string, string>): Promise<CallOutcome> {
+export async function exchange(
+  call: CallerCall,
+  engines: Engine[],
+  out: CallResponse,
+  deps: ExchangeDeps,
+  startedAt: number,
+  passHeaders: Record<string, string>,
+  /** Runs with the call's outcome before the last bytes of a reply are written (its usage becomes durable). */
+  beforeEnd: (outcome: CallOutcome) => Promise<void>,
+): Promise<CallOutcome> {
   // A caller that hung up while the call was authorised and read has already had its `close` event.
   const inFlight: InFlight = { callerGone: out.res.destroyed };
   // A caller that hangs up aborts the upstream request at once.
@@ -320,8 +329,10 @@ export async function exchange(call: CallerCall, engines: Engine[], out: CallRes
         out.fail(failure);
         return { status: failure.status, engine, usage, ttftMs };
       }
+      const outcome: CallOutcome = { status: 200, engine, usage: rendered.usage, ttftMs: Math.max(1, Math.round(performance.now() - startedAt)), stopReason: rendered.stopReason };
+      await beforeEnd(outcome);
       out.json(200, rendered.body);
-      return { status: 200, engine, usage: rendered.usage, ttftMs: Math.max(1, Math.round(performance.now() - startedAt)), stopReason: rendered.stopReason };
+      return outcome;
     }
 
     const source = frameSource(call, dispatched.plan, engine, out.requestId);
@@ -405,7 +416,8 @@ export async function exchange(call: CallerCall, engines: Engine[], out: CallRes
             reply.abort();
             return;
           }
-          if (pending === '') return;
+          // The stream's terminator (and what came with it) waits for the call's usage to become durable.
+          if (pending === '' || ended) return;
           // A caller that reads slower than the upstream writes holds the upstream back instead of filling
           // the edge's memory; a hang-up while paused aborts like any other.
           const flushed = out.res.write(pending);
@@ -438,10 +450,12 @@ export async function exchange(call: CallerCall, engines: Engine[], out: CallRes
       failed = { status: 502, message: 'The upstream closed the stream before it finished.' };
       for (const frame of source.fail(failed)) pending += encodeSse(frame);
     }
-    out.res.end(pending);
     // A stream the edge ended is billed like one the caller abandoned: for what was delivered.
     if (drained) usage = usageOfAbandoned(call, usage, delivered);
-    return { status: failed ? failed.status : 200, engine, usage, ttftMs, stopReason: capped ? 'max_tokens' : stopReason };
+    const outcome: CallOutcome = { status: failed ? failed.status : 200, engine, usage, ttftMs, stopReason: capped ? 'max_tokens' : stopReason };
+    await beforeEnd(outcome);
+    out.res.end(pending);
+    return outcome;
   } catch (error) {
     if (inFlight.drained && !inFlight.callerGone && !out.started) {
       out.fail(DRAINED);

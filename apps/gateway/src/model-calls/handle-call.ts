@@ -136,6 +136,10 @@ export function createModelCallHandler(deps: ModelCallDeps) {
     let reservation: Reservation | undefined;
     let fairUse = false;
     let outcome: CallOutcome | undefined;
+    // Once per call: before the last bytes of a reply (exchange), or after a refusal or a hang-up here.
+    let settled: Promise<void> | undefined;
+    const settleOnce = (final: CallOutcome) =>
+      (settled ??= settle(deps, { principal, call, route, price, reservation, fairUse, outcome: final, requestId, atMs, startedAt, dialect, sessionId: req.headers['x-session-id'] }));
     try {
       principal = await authorizeRequest(deps, req.headers, requestId, ['gateway:invoke']);
       out.addHeaders(await deps.rateLimit(rateLimitSubject(principal)));
@@ -166,7 +170,7 @@ export function createModelCallHandler(deps: ModelCallDeps) {
           call.outputLimit = admitted.outputTokens;
         }
       }
-      outcome = await exchange(call, route.engines, out, deps, startedAt, passHeadersOf(req.headers));
+      outcome = await exchange(call, route.engines, out, deps, startedAt, passHeadersOf(req.headers), settleOnce);
     } catch (thrown) {
       const error = asApiError(thrown);
       if (error.status >= 500) deps.logger.error({ requestId, route: req.url, err: error.cause ?? error }, 'model call failed');
@@ -174,11 +178,14 @@ export function createModelCallHandler(deps: ModelCallDeps) {
       else if (!res.destroyed) res.destroy();
       outcome = { status: error.status, usage: ZERO_USAGE, ttftMs: 0 };
     }
-    await settle(deps, { principal, call, route, price, reservation, fairUse, outcome, requestId, atMs, startedAt, dialect, sessionId: req.headers['x-session-id'] });
+    await settleOnce(outcome);
   };
 }
 
-/** Settles the reservation to the real cost and emits the call's usage event (never blocking the reply). */
+/**
+ * Settles the reservation to the real cost and emits the call's usage event; resolves once the event is
+ * durable (see usage-events), which the reply's last bytes wait for.
+ */
 async function settle(
   deps: ModelCallDeps,
   state: {
@@ -210,7 +217,7 @@ async function settle(
   }
   if (!principal || !call) return;
   const key = principal.key;
-  deps.usage.emit({
+  await deps.usage.emit({
     requestId: state.requestId,
     accountId: principal.userId,
     userId: principal.userId,

@@ -6,32 +6,65 @@ import { encodeUsageEvent, type UsageFields } from './usage-event-wire';
 
 export type { UsageFields } from './usage-event-wire';
 
+/** The longest a reply's end waits for its usage event to become durable before it is sent anyway. */
+export const USAGE_DURABLE_WAIT_MS = 2_000;
+
+const DONE = Promise.resolve();
+
 /**
  * One usage event per model call, with an event id of its own (the ledger's key: a caller's request id may
- * repeat, an event id never does), handed to the bus without waiting: the producer batches and acks later,
- * and flushes what is pending when the edge stops. A full buffer drops the event (counted and logged)
- * rather than holding a reply. Without a producer (an edge started alone with no KAFKA_BROKERS, which
- * main.ts warns about at start) there is nowhere to send events, and they are only counted — but still
- * encoded, so such an edge (development, the gateway benchmark) spends per call what a production one does.
+ * repeat, an event id never does). `emit` queues it and resolves once it is durable: acked by Kafka, or in the
+ * embedded bus's outbox. The model path awaits that before the last bytes of a reply (see handle-call), so a
+ * crash never leaves a call the caller saw complete unbilled; calls ending together share one ack.
+ *
+ * A full buffer drops the event (counted and logged) rather than holding a reply, and a durable wait is cut
+ * at USAGE_DURABLE_WAIT_MS (the event stays queued). Without a producer (an edge started alone with no
+ * KAFKA_BROKERS, which main.ts warns about at start) there is nowhere to send events, and they are only
+ * counted — but still encoded, so such an edge (development, the benchmark) spends per call what a
+ * production one does.
  */
 export function createUsageEmitter(deps: { producer: EventProducer | undefined; logger: Logger }) {
   let dropped = 0;
+  let late = 0;
+  const report = (error: unknown, requestId: string) => {
+    dropped += 1;
+    // Said on the first drop and every thousandth after, so an outage does not also flood the logs.
+    if (dropped % 1000 !== 1) return;
+    if (error instanceof BusBufferFullError) deps.logger.error({ requestId, dropped }, 'usage events dropped: bus buffer full');
+    else deps.logger.error({ requestId, dropped, err: error }, 'usage events could not be queued');
+  };
   return {
-    emit(fields: UsageFields): void {
+    emit(fields: UsageFields): Promise<void> {
       const value = encodeUsageEvent(fields, newId('evt'));
       if (!deps.producer) {
         dropped += 1;
-        return;
+        return DONE;
       }
+      let durable: Promise<void>;
       try {
-        deps.producer.send(USAGE_EVENTS_TOPIC, { key: fields.accountId, value });
+        durable = deps.producer.sendDurable(USAGE_EVENTS_TOPIC, { key: fields.accountId, value });
       } catch (error) {
-        dropped += 1;
-        // Said on the first drop and every thousandth after, so an outage does not also flood the logs.
-        if (dropped % 1000 !== 1) return;
-        if (error instanceof BusBufferFullError) deps.logger.error({ requestId: fields.requestId, dropped }, 'usage events dropped: bus buffer full');
-        else deps.logger.error({ requestId: fields.requestId, dropped, err: error }, 'usage events could not be queued');
+        report(error, fields.requestId);
+        return DONE;
       }
+      let timer: NodeJS.Timeout | undefined;
+      const waitCut = new Promise<void>((resolve) => {
+        timer = setTimeout(() => {
+          late += 1;
+          if (late % 1000 === 1) deps.logger.warn({ requestId: fields.requestId, late }, `a usage event was not durable within ${USAGE_DURABLE_WAIT_MS} ms; the reply ended without waiting longer`);
+          resolve();
+        }, USAGE_DURABLE_WAIT_MS);
+      });
+      return Promise.race([
+        durable.then(
+          () => clearTimeout(timer),
+          (error: unknown) => {
+            clearTimeout(timer);
+            report(error, fields.requestId);
+          },
+        ),
+        waitCut,
+      ]);
     },
     dropped: () => dropped,
   };

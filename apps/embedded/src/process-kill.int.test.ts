@@ -1,0 +1,140 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import OpenAI from 'openai';
+import { freePort } from '@sbc/testing';
+
+/**
+ * `kill -9` of the embedded bundle (`npm start`) while streaming calls run, then a start on the same data
+ * directory: the service starts cleanly, keys made before are intact, and every call whose caller saw the
+ * end of its reply has exactly one usage row (its event was in the outbox before the reply's last bytes).
+ */
+const BUNDLE = path.resolve(__dirname, '../../../dist/apps/embedded/main.js');
+const KEY = 'sbc_process_kill_key_0123456789abcdefgh';
+// A first start creates the PGlite databases: tens of seconds on a loaded machine.
+const START_MS = 90_000;
+const LOAD_MS = 2_500;
+const CALLERS = 12;
+
+interface Running {
+  child: ChildProcess;
+  url: string;
+  output: () => string;
+}
+
+async function startBundle(dataDir: string, port: number): Promise<Running> {
+  const child = spawn(process.execPath, [BUNDLE], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      ...(process.env.NODE_PATH ? { NODE_PATH: process.env.NODE_PATH } : {}),
+      LOG_LEVEL: 'warn',
+      SBC_DATA_DIR: dataDir,
+      PORT: String(port),
+      SBC_BOOTSTRAP_KEY: KEY,
+      // Each reply streams 30 tokens over about 150 ms, so calls are always mid-stream when the kill lands.
+      SIM_TOKENS_PER_SECOND: '200',
+      SIM_LATENCY_MS: '0',
+      RATE_LIMIT_PER_MINUTE: '100000',
+    },
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const deadline = Date.now() + START_MS - 5_000;
+  while (!/serving at/.test(output)) {
+    if (Date.now() > deadline || child.exitCode !== null) {
+      child.kill('SIGKILL');
+      throw new Error(`did not start:\n${output}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return { child, url: `http://127.0.0.1:${port}`, output: () => output };
+}
+
+async function usageRequestIds(url: string, key: string): Promise<string[]> {
+  const ids: string[] = [];
+  let after = '';
+  for (;;) {
+    const res = await fetch(`${url}/v1/usage/requests?limit=100${after ? `&after_id=${after}` : ''}`, { headers: { authorization: `Bearer ${key}` } });
+    const page = (await res.json()) as { data: Array<{ request_id: string }>; has_more: boolean; last_id: string };
+    ids.push(...page.data.map((row) => row.request_id));
+    if (!page.has_more) return ids;
+    after = page.last_id;
+  }
+}
+
+describe('the embedded bundle after kill -9', () => {
+  let dataDir: string;
+  const children: ChildProcess[] = [];
+  beforeAll(async () => {
+    if (!existsSync(BUNDLE)) throw new Error(`${BUNDLE} is missing: run "npm run build" first (npm test does)`);
+    dataDir = await mkdtemp(path.join(tmpdir(), 'sbc-process-kill-'));
+  });
+  afterAll(async () => {
+    for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('starts cleanly on the same data, with keys intact and one usage row for every call the caller saw complete', async () => {
+    const port = await freePort();
+    const first = await startBundle(path.join(dataDir, 'data'), port);
+    children.push(first.child);
+    const minted = await fetch(`${first.url}/v1/keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'made before the kill', preset: 'gateway' }),
+    });
+    expect(minted.status).toBe(201);
+    const mintedKey = ((await minted.json()) as { key: string }).key;
+
+    const client = new OpenAI({ apiKey: KEY, baseURL: `${first.url}/v1`, maxRetries: 0 });
+    const completed: string[] = [];
+    let stopping = false;
+    let n = 0;
+    const caller = async () => {
+      while (!stopping) {
+        const id = `req_kill_${++n}_${Date.now()}`;
+        try {
+          const stream = await client.chat.completions.create({ model: 'house', stream: true, messages: [{ role: 'user', content: `sim-tokens:30 call ${id}` }] }, { headers: { 'x-request-id': id } });
+          let finished = false;
+          for await (const chunk of stream) if (chunk.choices[0]?.finish_reason) finished = true;
+          // The SDK ends the loop only after the stream's terminator: this caller saw its reply complete.
+          if (finished) completed.push(id);
+        } catch {
+          return; // the process is gone
+        }
+      }
+    };
+    const load = Array.from({ length: CALLERS }, () => caller());
+    await new Promise((resolve) => setTimeout(resolve, LOAD_MS));
+    first.child.kill('SIGKILL');
+    stopping = true;
+    await Promise.all(load);
+    await new Promise((resolve) => first.child.once('exit', resolve));
+    expect(completed.length).toBeGreaterThan(20);
+
+    const second = await startBundle(path.join(dataDir, 'data'), port);
+    children.push(second.child);
+    try {
+      const whoami = await fetch(`${second.url}/v1/keys/whoami`, { headers: { authorization: `Bearer ${mintedKey}` } });
+      expect(whoami.status).toBe(200);
+      // The outbox is replayed into the ledger at start; wait for it to catch up.
+      const deadline = Date.now() + 30_000;
+      let ids = await usageRequestIds(second.url, KEY);
+      while (completed.some((id) => !ids.includes(id)) && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        ids = await usageRequestIds(second.url, KEY);
+      }
+      const missing = completed.filter((id) => !ids.includes(id));
+      expect(missing).toEqual([]);
+      const counts = new Map<string, number>();
+      for (const id of ids) counts.set(id, (counts.get(id) ?? 0) + 1);
+      expect(completed.filter((id) => counts.get(id) !== 1)).toEqual([]);
+    } finally {
+      second.child.kill('SIGTERM');
+      await new Promise((resolve) => second.child.once('exit', resolve));
+    }
+  }, 240_000);
+});
