@@ -4,6 +4,18 @@ import { AFTER_TOOL, QUESTION, TOOL_RESULT, WEATHER_SCHEMA, type Cell, type Cell
 
 /** The official SDKs' cells: `openai` on chat completions and Responses, `@anthropic-ai/sdk` on Messages. */
 
+const ALL_TARGETS = ['house', 'openai-endpoint', 'anthropic-endpoint'] as const;
+
+/** A refusal as the OpenAI SDK surfaces it: a 400 BadRequestError whose message says what to do instead. */
+async function refusedByOpenAi(call: Promise<unknown>, says: RegExp): Promise<void> {
+  const error = await call.then(
+    () => undefined,
+    (thrown: unknown) => thrown,
+  );
+  expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+  expect((error as InstanceType<typeof OpenAI.BadRequestError>).message).toMatch(says);
+}
+
 const openAi = (ctx: CellContext) => new OpenAI({ apiKey: ctx.apiKey, baseURL: `${ctx.edgeUrl}/v1`, maxRetries: 0 });
 const anthropic = (ctx: CellContext) => new Anthropic({ apiKey: ctx.apiKey, baseURL: ctx.edgeUrl, maxRetries: 0 });
 
@@ -122,6 +134,29 @@ export const sdkCells: Cell[] = [
       const ids: string[] = [];
       for await (const model of openAi(ctx).models.list()) ids.push(model.id);
       expect(ids).toContain(ctx.listedAs);
+    },
+  },
+  {
+    client: 'openai',
+    route: '/v1/responses',
+    call: 'responses.create with previous_response_id',
+    streams: false,
+    tools: false,
+    refusal: { targets: ALL_TARGETS, why: 'the gateway keeps no server-side state (`previous_response_id`, `conversation`, `prompt`, `item_reference`); send the whole conversation in `input`' },
+    run: (ctx) => refusedByOpenAi(openAi(ctx).responses.create({ model: ctx.model, input: 'and then?', previous_response_id: 'resp_earlier' }), /server-side state/),
+  },
+  {
+    client: 'openai',
+    route: '/v1/chat/completions',
+    call: 'chat.completions.create with n > 1',
+    streams: false,
+    tools: false,
+    // Passed through as sent to an OpenAI-dialect upstream; a translation carries one choice only.
+    refusal: { targets: ['anthropic-endpoint'], why: 'a translated call carries one choice (`n` = 1); OpenAI-dialect upstreams get `n` as sent' },
+    async run(ctx) {
+      const call = openAi(ctx).chat.completions.create({ model: ctx.model, messages: [{ role: 'user', content: 'hi' }], n: 2 });
+      if (ctx.target === 'anthropic-endpoint') await refusedByOpenAi(call, /n = 1/);
+      else expect((await call).choices[0]!.message.content).toMatch(/Simulated reply/);
     },
   },
   {

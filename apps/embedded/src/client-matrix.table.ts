@@ -16,10 +16,11 @@ export function worksWithTable(cells: readonly Cell[], targets: readonly Target[
     `\`${cell.route}\``,
     cell.streams ? 'yes' : 'no',
     cell.tools ? 'yes' : 'no',
-    ...targets.map((target) => (cell.refusal?.targets.includes(target.name) ? `refused: ${cell.refusal.why}` : '✅')),
+    ...targets.map((target) => (cell.refusal?.targets.includes(target.name) ? '400, see below' : '✅')),
   ]);
   const line = (cols: string[]) => `| ${cols.join(' | ')} |`;
-  return [TABLE_START, line(head), line(head.map(() => '---')), ...rows.map(line), TABLE_END].join('\n');
+  const refusals = cells.filter((cell) => cell.refusal).map((cell) => `- \`${cell.client}\` \`${cell.call}\`: 400 in the caller's dialect, because ${cell.refusal!.why}.`);
+  return [TABLE_START, line(head), line(head.map(() => '---')), ...rows.map(line), '', 'Known refusals (each checked by the matrix):', '', ...refusals, TABLE_END].join('\n');
 }
 
 /** `readme` with its generated section replaced by `table`; undefined when the README has no such section. */
