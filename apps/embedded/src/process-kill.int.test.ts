@@ -136,5 +136,5 @@ describe('the embedded bundle after kill -9', () => {
       second.child.kill('SIGTERM');
       await new Promise((resolve) => second.child.once('exit', resolve));
     }
-  }, 240_000);
+  }, 300_000);
 });

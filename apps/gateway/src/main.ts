@@ -17,7 +17,6 @@ import { XBuildsService } from '@sbc/proto/sbc/xbuilds/v1/xbuilds_pb';
 import { ApiError } from '@sbc/errors';
 import { createMetricsRegistry, writeMetrics } from '@sbc/metrics';
 import { checkHealth, createRpcClient } from '@sbc/rpc';
-import { extractContext, SpanKind, SpanStatusCode, startSpan, tracingEnabled, withContext } from '@sbc/telemetry';
 import { createAppsHost } from './apps-host/apps-host';
 import { createAuthenticator, type Principal } from './auth/authenticator';
 import { createAuthorize } from './auth/authorize';
@@ -26,16 +25,16 @@ import { loadGatewayConfig, type GatewayConfig } from './config';
 import { createBudget } from './limits/budget';
 import { createRateLimiter } from './limits/rate-limit';
 import { createSignInThrottle } from './limits/sign-in-throttle';
-import { createModelCallHandler, MODEL_CALL_ROUTES } from './model-calls/handle-call';
+import { createModelCallHandler } from './model-calls/handle-call';
 import { createCountTokensHandler } from './model-calls/handle-count-tokens';
 import { createPricing } from './model-calls/pricing';
 import { simulatorHouseEngines } from './routing/engines';
-import { createEdgeMetrics, routeTemplateOf } from './observability/edge-metrics';
+import { createEdgeMetrics } from './observability/edge-metrics';
 import { createRoutingTables } from './routing/routing-tables';
+import { createEdgeRouter } from './edge-router';
 import { createGatewayApp } from './server';
 import { renderClientError } from './http/client-errors';
 import { createUpstreamClient } from './upstream/client';
-import { refuseReturningCall } from './upstream/hop';
 import { createUsageEmitter } from './usage/usage-events';
 
 export { loadGatewayConfig, type GatewayConfig } from './config';
@@ -55,17 +54,6 @@ export interface GatewayOverrides {
 }
 
 const DEFAULT_SIM_URL = 'http://127.0.0.1:8090';
-
-function isLoopback(address: string | undefined): boolean {
-  return address === '127.0.0.1' || address === '::1' || address === '::ffff:127.0.0.1';
-}
-
-/** The path of a request URL, without its query (`?beta=true` on Messages routes is routed on the path). */
-function pathOf(url: string | undefined): string {
-  if (!url) return '/';
-  const query = url.indexOf('?');
-  return query < 0 ? url : url.slice(0, query);
-}
 
 export interface RunningGateway {
   /** Where the edge listens (the bound address). */
@@ -142,13 +130,26 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
   // Every open event stream and running model call listens: no cap (Node warns past 10 listeners).
   setMaxListeners(0, drain.signal, drainDeadline.signal);
   const authorizeDeps = { authenticator, keyUse };
+  const registry = createMetricsRegistry('gateway');
+  const usageEmitter = createUsageEmitter({ producer: bus?.producer, logger });
+  const metrics = createEdgeMetrics(registry, { producerStats: bus ? () => bus.producer.stats() : undefined, dropped: usageEmitter.dropped });
+  // One request bucket per key (or per user, for sessions and device tokens) on every keyed route.
+  const rateLimiter = createRateLimiter({ store, limitPerMinute: config.rateLimitPerMinute });
+  const rateLimit = async (subject: string, cost?: number) => {
+    try {
+      return await rateLimiter(subject, cost);
+    } catch (error) {
+      if (error instanceof ApiError && error.code === 'rate_limited') metrics.rateLimited();
+      throw error;
+    }
+  };
   const app = createGatewayApp({
     baseUrl: config.baseUrl,
     logger,
     account,
     ...accountSurface,
     ...backends,
-    authorize: createAuthorize(authorizeDeps),
+    authorize: createAuthorize({ ...authorizeDeps, rateLimit }),
     throttle: createSignInThrottle({ store, trustedProxyHops: config.trustedProxyHops }),
     house,
     providers: config.providerEngines,
@@ -157,23 +158,12 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     draining: drain.signal,
     ready: async () => !draining && (await checkHealth(config.accountTarget, '', 1_000)) === 'SERVING',
   });
-  const registry = createMetricsRegistry('gateway');
-  const usageEmitter = createUsageEmitter({ producer: bus?.producer, logger });
-  const metrics = createEdgeMetrics(registry, { producerStats: bus ? () => bus.producer.stats() : undefined, dropped: usageEmitter.dropped });
-  const rateLimiter = createRateLimiter({ store, limitPerMinute: config.rateLimitPerMinute });
   const modelCallDeps = {
     ...authorizeDeps,
     baseUrl: config.baseUrl,
     maxBodyBytes: config.maxBodyBytes,
     defaultMaxTokens: config.defaultMaxTokens,
-    async rateLimit(subject: string) {
-      try {
-        return await rateLimiter(subject);
-      } catch (error) {
-        if (error instanceof ApiError && error.code === 'rate_limited') metrics.rateLimited();
-        throw error;
-      }
-    },
+    rateLimit,
     budget: createBudget({ store }),
     routing,
     house,
@@ -194,51 +184,18 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
   const handleModelCall = createModelCallHandler(modelCallDeps);
   const handleCountTokens = createCountTokensHandler(modelCallDeps);
   const appsHost = createAppsHost({ appsDomain: config.appsDomain, xbuilds: backends.xbuilds, pubsub });
-  // Model calls take a lean path of their own; everything else (the REST account surface) goes to Express.
   const scrape: RequestListener = (req, res) => void writeMetrics(registry, req, res);
-  const answer: RequestListener = (req, res) => {
-    if (appsHost.handle(req, res)) {
-      metrics.track(req, res, undefined, 'apps-host');
-      return;
-    }
-    if (req.method === 'POST') {
-      const path = pathOf(req.url);
-      const dialect = MODEL_CALL_ROUTES.get(path);
-      if (dialect) {
-        metrics.track(req, res, dialect, path);
-        if (refuseReturningCall(req, res, dialect, config.baseUrl)) return;
-        handleModelCall(req, res, dialect).catch((err: unknown) => logger.error({ err }, 'model call handler failed'));
-        return;
-      }
-      if (path === '/v1/messages/count_tokens') {
-        metrics.track(req, res, 'messages', path);
-        if (refuseReturningCall(req, res, 'messages', config.baseUrl)) return;
-        handleCountTokens(req, res).catch((err: unknown) => logger.error({ err }, 'count_tokens handler failed'));
-        return;
-      }
-    }
-    // Without a metrics port of its own, the edge answers scrapes on its main port from this machine only.
-    if (config.metrics.port === undefined && req.url === '/metrics' && isLoopback(req.socket.remoteAddress)) {
-      scrape(req, res);
-      return;
-    }
-    metrics.track(req, res, undefined);
-    app(req, res);
-  };
-  // With tracing on, each request is a server span continuing the caller's trace; the gRPC and upstream
-  // calls made while answering it become its children.
-  const listener: RequestListener = (req, res) => {
-    if (!tracingEnabled()) return answer(req, res);
-    const { span, context } = startSpan(`${req.method} ${pathOf(req.url)}`, SpanKind.SERVER, extractContext(req.headers));
-    res.once('close', () => {
-      const routed = routeTemplateOf(req);
-      if (routed) span.updateName(`${req.method} ${routed}`);
-      span.setAttribute('http.response.status_code', res.statusCode);
-      if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-      span.end();
-    });
-    withContext(context, () => answer(req, res));
-  };
+  const listener = createEdgeRouter({
+    baseUrl: config.baseUrl,
+    logger,
+    metrics,
+    appsHost,
+    handleModelCall,
+    handleCountTokens,
+    // Without a metrics port of its own, the edge answers scrapes on its main port, to this machine only.
+    scrape: config.metrics.port === undefined ? scrape : undefined,
+    rest: app,
+  });
   // Everything the edge opened besides its listener, released on stop and on a failed start alike.
   // The bus is closed (flushed) after the drain, so calls that finished during it have their usage sent.
   const releaseClients = async () => {

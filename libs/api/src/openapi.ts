@@ -47,15 +47,17 @@ function security(route: RouteSpec): Array<Record<string, string[]>> {
 function operation(route: RouteSpec): ZodOpenApiOperationObject {
   const responses: Record<string, ZodOpenApiResponseObject> = {};
   for (const [status, response] of Object.entries(route.responses)) {
+    const headers = response.headers ? { headers: response.headers } : {};
     responses[status] = response.schema
       ? {
           description: response.description,
+          ...headers,
           content: {
             [response.contentType ?? 'application/json']: { schema: response.schema },
             ...Object.fromEntries(Object.entries(response.alternatives ?? {}).map(([type, schema]) => [type, { schema }])),
           },
         }
-      : { description: response.description };
+      : { description: response.description, ...headers };
   }
   for (const status of refusalStatuses(route)) {
     responses[String(status)] = { description: REFUSALS[status] ?? 'A refusal.', content: { 'application/json': { schema: route.errorBody ?? ErrorEnvelope } } };
@@ -69,6 +71,7 @@ function operation(route: RouteSpec): ZodOpenApiOperationObject {
   };
   if (route.description) op.description = route.description;
   if (route.auth.kind === 'scoped') op['x-required-scopes'] = route.auth.scopes;
+  if (route.auth.kind !== 'none') op['x-rate-cost'] = route.rateCost ?? 1;
   if (route.params || route.query) op.requestParams = { ...(route.params ? { path: route.params } : {}), ...(route.query ? { query: route.query } : {}) } as ZodOpenApiOperationObject['requestParams'];
   if (route.body) op.requestBody = { required: true, content: { 'application/json': { schema: route.body } } };
   return op;

@@ -18,6 +18,8 @@ export interface ResponseSpec {
   contentType?: string;
   /** The same answer in other media types, chosen by the request's Accept header (media type → body). */
   alternatives?: Record<string, z.ZodType>;
+  /** Response headers worth documenting (ETag, Content-Range, ...), as an object of header name → schema. */
+  headers?: z.ZodObject;
 }
 
 /**
@@ -50,6 +52,11 @@ export interface RouteSpec<
   errors?: number[];
   /** A different refusal body (the model routes answer in their dialect). */
   errorBody?: z.ZodType;
+  /**
+   * How many requests one call counts as against the caller's per-minute bucket; default 1. Routes that cost
+   * the service far more than one request (exports, probes, run and build intake) take more.
+   */
+  rateCost?: number;
 }
 
 /** Declares a route; the generic parameters carry the input types to the handler that mounts it. */
@@ -67,6 +74,8 @@ export function refusalStatuses(route: RouteSpec): number[] {
   if (route.auth.kind !== 'none') {
     statuses.add(401);
     statuses.add(403);
+    // Every keyed route counts against the caller's request bucket.
+    statuses.add(429);
   }
   statuses.add(500);
   return [...statuses].sort((a, b) => a - b);

@@ -7,6 +7,7 @@ import type { Authenticator, Principal } from './authenticator';
 import { isSafeMethod, isSameOriginRequest } from './console-cookie';
 import { readCredential } from './credentials';
 import type { KeyUseRecorder } from './key-use';
+import { rateLimitSubject } from '../limits/rate-limit';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -24,6 +25,9 @@ export interface AuthorizeDeps {
   authenticator: Authenticator;
   keyUse: KeyUseRecorder;
 }
+
+/** The request bucket every keyed REST route counts against (limits/rate-limit.ts); returns its headers. */
+export type RateLimit = (subject: string, cost?: number) => Promise<Record<string, string>>;
 
 /**
  * Authenticates a request's credential and checks the route's scopes: 401 for a missing, malformed or
@@ -63,15 +67,17 @@ export async function authorizeRequest(deps: AuthorizeDeps, headers: IncomingHtt
  * Middleware for a route's credential rule: a list of scopes (`[]` = any credential) or a RouteAuth, where
  * `session` admits only a signed-in session (what a key or device may never do, such as approving a pairing).
  */
-export function createAuthorize(deps: AuthorizeDeps) {
-  return (rule: Scope[] | Exclude<RouteAuth, { kind: 'none' }>) => {
+export function createAuthorize(deps: AuthorizeDeps & { rateLimit: RateLimit }) {
+  return (rule: Scope[] | Exclude<RouteAuth, { kind: 'none' }>, options: { rateCost?: number } = {}) => {
     const required = Array.isArray(rule) ? rule : rule.kind === 'scoped' ? rule.scopes : [];
     const sessionOnly = !Array.isArray(rule) && rule.kind === 'session';
-    return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
+    return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
       const principal = await authorizeRequest(deps, req.headers, req.requestId, required, req.method);
       if (sessionOnly && principal.kind !== 'session') {
         throw new ApiError('insufficient_scope', 'This route needs a signed-in session (POST /v1/auth/sessions), not a key or device token.', { extra: { required_scopes: [] } });
       }
+      // The same bucket as the caller's model calls; a refusal carries its headers into the envelope.
+      res.set(await deps.rateLimit(rateLimitSubject(principal), options.rateCost ?? 1));
       req.principal = principal;
       next();
     };

@@ -67,5 +67,5 @@ export function mount<R extends RouteSpec>(router: Router, route: R, authorize: 
   // The body is read only by routes that take one, and only once the caller's credential has passed.
   const read = route.body ? [jsonBody] : [];
   if (route.auth.kind === 'none') router[route.method](path, ...read, validate);
-  else router[route.method](path, authorize(route.auth), ...read, validate);
+  else router[route.method](path, authorize(route.auth, { rateCost: route.rateCost }), ...read, validate);
 }

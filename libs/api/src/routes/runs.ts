@@ -207,6 +207,7 @@ export const deleteProject = defineRoute({
 
 export const createRun = defineRoute({
   operationId: 'createRun',
+  rateCost: 5,
   method: 'post',
   path: '/v1/runs',
   summary: 'Start a run',

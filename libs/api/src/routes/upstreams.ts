@@ -90,6 +90,7 @@ export const listUpstreams = defineRoute({
 
 export const createUpstream = defineRoute({
   operationId: 'createUpstream',
+  rateCost: 10,
   method: 'post',
   path: '/v1/upstreams',
   summary: 'Add a custom endpoint and probe it',
@@ -113,6 +114,7 @@ export const createUpstream = defineRoute({
 
 export const updateUpstream = defineRoute({
   operationId: 'updateUpstream',
+  rateCost: 10,
   method: 'patch',
   path: '/v1/upstreams/{slug}',
   summary: 'Edit a custom endpoint',
@@ -150,6 +152,7 @@ export const deleteUpstream = defineRoute({
 
 export const probeUpstream = defineRoute({
   operationId: 'probeUpstream',
+  rateCost: 10,
   method: 'post',
   path: '/v1/upstreams/{slug}/probe',
   summary: 'Probe a custom endpoint',

@@ -282,6 +282,7 @@ export const getUsageBreakdown = defineRoute({
 
 export const exportUsage = defineRoute({
   operationId: 'exportUsage',
+  rateCost: 20,
   method: 'get',
   path: '/v1/usage/export',
   summary: 'Export usage rows',

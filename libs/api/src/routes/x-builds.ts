@@ -63,6 +63,18 @@ export const XbJobView = z
       .nullable()
       .optional(),
     checks: z.array(z.object({ name: z.string(), outcome: z.enum(['passed', 'failed', 'skipped']), detail: z.string() })).optional().meta({ description: 'What verification checked, including checks skipped without a browser.' }),
+    accessibility: z
+      .array(z.object({ rule: z.string(), impact: z.string(), help: z.string(), nodes: z.number() }).meta({ id: 'XbAccessibilityFinding' }))
+      .optional()
+      .meta({ description: 'axe-core findings below serious, recorded without blocking the build (serious and critical ones send it to fixing).' }),
+    media: z
+      .array(z.enum(['screenshot', 'screenshot_mobile', 'clip']))
+      .optional()
+      .meta({ description: 'What `/screenshot`, `/screenshot?viewport=mobile` and `/clip` can serve for this job now.' }),
+    findings: z
+      .array(z.object({ check: z.string(), message: z.string() }))
+      .optional()
+      .meta({ description: 'The findings of the latest failed audit or verification: what the last repair worked from, or why the job failed or was refused. Empty when every check passed the first time.' }),
     taken_down_at: DateTime.nullable().optional(),
     created_at: DateTime.optional(),
     updated_at: DateTime.optional(),
@@ -107,6 +119,10 @@ export const XbStats = z
     backoffs: z.object({ build: z.number(), x_api: z.number() }).optional(),
     in_flight: z.number().optional(),
     apps: z.object({ live: z.number(), capacity: z.number() }).optional(),
+    accessibility: z
+      .object({ jobs: z.number(), by_impact: Counts, by_rule: Counts })
+      .optional()
+      .meta({ description: 'Builds finished in the window with non-blocking accessibility findings, and those findings by impact and by axe-core rule.' }),
     queue: XbQueueView.optional(),
   })
   .loose()
@@ -144,6 +160,7 @@ export const listXBuilds = defineRoute({
 
 export const createXBuild = defineRoute({
   operationId: 'createXBuild',
+  rateCost: 5,
   method: 'post',
   path: '/v1/x-builds',
   summary: 'Queue a build',
@@ -248,22 +265,55 @@ export const getXBuild = defineRoute({
   errors: [404],
 });
 
-const media = (kind: 'screenshot' | 'clip', contentType: string) =>
-  defineRoute({
-    operationId: kind === 'screenshot' ? 'getXBuildScreenshot' : 'getXBuildClip',
-    method: 'get',
-    path: `/v1/x-builds/{id}/${kind}`,
-    summary: kind === 'screenshot' ? 'Read the build screenshot' : 'Read the build motion clip',
-    description: `Recorded when a browser verified the app; 404 when none was recorded (no browser configured${kind === 'clip' ? ', or no video encoder' : ''}).`,
-    tag: TAG,
-    auth: { kind: 'scoped', scopes: ['builds:read'] },
-    params: JobIdParams,
-    responses: { 200: { description: `The ${kind}.`, contentType, schema: z.string().meta({ description: 'The file bytes.' }) } },
-    errors: [404],
-  });
+const MEDIA_NOTE =
+  'Recorded when headless Chromium verified the app (X_BUILDS_CHROMIUM_PATH, else /usr/bin/chromium) and it passed every check; 404 when none was recorded, and once the app is taken down (which removes its media).';
 
-export const getXBuildScreenshot = media('screenshot', 'image/png');
-export const getXBuildClip = media('clip', 'video/webm');
+const ETag = z.string().meta({ description: 'Strong validator of this file; send it back in `if-none-match` (304) or `if-range`.' });
+const CacheControl = z.string().meta({ description: '`private, max-age=60`: the file may change only while the job is re-verified.' });
+const mediaHeaders = (extra: Record<string, z.ZodType> = {}) => z.object({ etag: ETag, 'cache-control': CacheControl, ...extra });
+const NotModified = { description: 'The `if-none-match` ETag is current: no body.', headers: mediaHeaders() };
+const File = z.string().meta({ description: 'The file bytes.' });
+
+export const getXBuildScreenshot = defineRoute({
+  operationId: 'getXBuildScreenshot',
+  method: 'get',
+  path: '/v1/x-builds/{id}/screenshot',
+  summary: 'Read a build screenshot',
+  description: `The app as a visitor first sees it: a PNG at 1280×800 (\`viewport=desktop\`, the default) or 390×844 (\`viewport=mobile\`). ${MEDIA_NOTE}`,
+  tag: TAG,
+  auth: { kind: 'scoped', scopes: ['builds:read'] },
+  params: JobIdParams,
+  query: z.object({ viewport: z.enum(['desktop', 'mobile']).default('desktop') }),
+  responses: {
+    200: { description: 'The screenshot.', contentType: 'image/png', schema: File, headers: mediaHeaders() },
+    304: NotModified,
+  },
+  errors: [404],
+});
+
+export const getXBuildClip = defineRoute({
+  operationId: 'getXBuildClip',
+  method: 'get',
+  path: '/v1/x-builds/{id}/clip',
+  summary: 'Read a build motion clip',
+  description: `The first seconds of the app after load (3–5 s, from Chromium's screencast): H.264 in MP4 when the host's ffmpeg has libx264, else VP9/VP8 in WebM. \`range: bytes=…\` (one range) answers 206 with that part; a range starting past the end answers 416. ${MEDIA_NOTE}`,
+  tag: TAG,
+  auth: { kind: 'scoped', scopes: ['builds:read'] },
+  params: JobIdParams,
+  responses: {
+    200: { description: 'The whole clip.', contentType: 'video/mp4', alternatives: { 'video/webm': File }, schema: File, headers: mediaHeaders({ 'accept-ranges': z.literal('bytes') }) },
+    206: {
+      description: 'The requested byte range.',
+      contentType: 'video/mp4',
+      alternatives: { 'video/webm': File },
+      schema: File,
+      headers: mediaHeaders({ 'content-range': z.string().meta({ description: '`bytes first-last/length`' }) }),
+    },
+    304: NotModified,
+    416: { description: 'The range starts past the end of the clip: no body.', headers: z.object({ 'content-range': z.string().meta({ description: '`bytes */length`' }) }) },
+  },
+  errors: [404],
+});
 
 const jobAction = (options: { name: string; verb: string; summary: string; description: string; scope: 'builds:write' | 'builds:admin'; body?: z.ZodType }) =>
   defineRoute({
