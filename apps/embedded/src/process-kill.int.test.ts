@@ -28,7 +28,6 @@ async function startBundle(dataDir: string, port: number): Promise<Running> {
   const child = spawn(process.execPath, [BUNDLE], {
     env: {
       PATH: process.env.PATH ?? '',
-      ...(process.env.NODE_PATH ? { NODE_PATH: process.env.NODE_PATH } : {}),
       LOG_LEVEL: 'warn',
       SBC_DATA_DIR: dataDir,
       PORT: String(port),
