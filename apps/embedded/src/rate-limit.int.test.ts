@@ -63,6 +63,22 @@ describeWithRedis('the per-key request bucket across two edges on one Redis', ()
     expect(chat.headers.get('x-ratelimit-remaining')).toBe('1198');
   });
 
+  it('a model call refused for its budget or its model still counts once, and says what is left', async () => {
+    const key = await stack.createKey(['gateway:invoke']);
+    const call = (model: string) =>
+      fetch(`${stack.edge.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model, max_tokens: 3, messages: [{ role: 'user', content: 'hi' }] }),
+      });
+    const unknown = await call('no-such-model');
+    expect(unknown.status).toBe(404);
+    expect(unknown.headers.get('x-ratelimit-remaining')).toBe('1199');
+    const served = await call('house');
+    expect(served.status).toBe(200);
+    expect(served.headers.get('x-ratelimit-remaining')).toBe('1198');
+  });
+
   it('a route that costs more than a request takes more of the bucket (a usage export counts 20)', async () => {
     const key = await stack.createKey(['usage:read']);
     const exported = await fetch(`${stack.edge.url}/v1/usage/export?format=jsonl`, { headers: { authorization: `Bearer ${key.secret}` } });

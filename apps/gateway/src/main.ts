@@ -14,7 +14,6 @@ import { UpstreamService } from '@sbc/proto/sbc/account/v1/upstreams_pb';
 import { RunsService } from '@sbc/proto/sbc/runs/v1/runs_pb';
 import { UsageLedgerService } from '@sbc/proto/sbc/usage/v1/ledger_pb';
 import { XBuildsService } from '@sbc/proto/sbc/xbuilds/v1/xbuilds_pb';
-import { ApiError } from '@sbc/errors';
 import { createMetricsRegistry, writeMetrics } from '@sbc/metrics';
 import { checkHealth, createRpcClient } from '@sbc/rpc';
 import { createAppsHost } from './apps-host/apps-host';
@@ -134,15 +133,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
   const usageEmitter = createUsageEmitter({ producer: bus?.producer, logger });
   const metrics = createEdgeMetrics(registry, { producerStats: bus ? () => bus.producer.stats() : undefined, dropped: usageEmitter.dropped });
   // One request bucket per key (or per user, for sessions and device tokens) on every keyed route.
-  const rateLimiter = createRateLimiter({ store, limitPerMinute: config.rateLimitPerMinute });
-  const rateLimit = async (subject: string, cost?: number) => {
-    try {
-      return await rateLimiter(subject, cost);
-    } catch (error) {
-      if (error instanceof ApiError && error.code === 'rate_limited') metrics.rateLimited();
-      throw error;
-    }
-  };
+  const rateLimit = createRateLimiter({ store, limitPerMinute: config.rateLimitPerMinute, onRefused: () => metrics.rateLimited() });
   const app = createGatewayApp({
     baseUrl: config.baseUrl,
     logger,

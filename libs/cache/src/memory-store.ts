@@ -1,4 +1,4 @@
-import { validateAmount, validateTtl, type SharedStore } from './shared-store';
+import { validateAmount, validateOps, validateTtl, type SharedStore } from './shared-store';
 import { evaluateSlidingWindow, locateCell, validateWindowOptions, type SlidingWindowOptions, type SlidingWindowResult } from './sliding-window';
 
 export interface MemoryStoreOptions {
@@ -75,17 +75,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SharedStore
 
     async incrBy(key, amount, ttlMs) {
       ensureOpen();
-      validateAmount(amount);
-      const ttl = validateTtl(ttlMs);
-      const entry = live(key);
-      if (!entry) {
-        entries.set(key, { value: String(amount), expiresAt: ttl === undefined ? undefined : now() + ttl });
-        return amount;
-      }
-      const current = typeof entry.value === 'string' && /^-?\d+$/.test(entry.value) ? Number(entry.value) : NaN;
-      if (!Number.isSafeInteger(current)) throw new Error(`ERR value at ${key} is not an integer or out of range`);
-      entry.value = String(current + amount);
-      return current + amount;
+      return incrBy(key, amount, ttlMs);
     },
 
     async getMany(keys) {
@@ -95,20 +85,13 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SharedStore
 
     async slidingWindowHit(key, hitOptions: SlidingWindowOptions): Promise<SlidingWindowResult> {
       ensureOpen();
-      const opts = validateWindowOptions(hitOptions);
-      const { cell, elapsedMs } = locateCell(now(), opts.windowMs);
-      const entry = live(key);
-      if (entry && typeof entry.value === 'string') throw new Error(`WRONGTYPE key ${key} holds a string, not a rate-limit window`);
-      const stored = entry?.value as WindowState | undefined;
-      // Same roll-forward as the Lua script: a state from this cell is used as is, one from the cell before
-      // becomes the previous count, anything older has fully left the window.
-      const previous = stored?.cell === cell ? stored.previous : stored?.cell === cell - 1 ? stored.current : 0;
-      const current = stored?.cell === cell ? stored.current : 0;
-      const result = evaluateSlidingWindow(opts, { previous, current, elapsedMs });
-      if (result.allowed) {
-        entries.set(key, { value: { cell, previous, current: current + opts.cost }, expiresAt: now() + 2 * opts.windowMs });
-      }
-      return result;
+      return windowHit(key, hitOptions);
+    },
+
+    async batch(ops) {
+      ensureOpen();
+      validateOps(ops); // nothing runs when any operation is malformed
+      return ops.map((op) => (op.op === 'incrBy' ? incrBy(op.key, op.amount, op.ttlMs) : op.op === 'incrIfExists' ? (live(op.key) ? incrBy(op.key, op.amount) : null) : windowHit(op.key, op.options)));
     },
 
     async close() {
@@ -117,4 +100,35 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SharedStore
       entries.clear();
     },
   };
+
+  function incrBy(key: string, amount: number, ttlMs?: number): number {
+    validateAmount(amount);
+    const ttl = validateTtl(ttlMs);
+    const entry = live(key);
+    if (!entry) {
+      entries.set(key, { value: String(amount), expiresAt: ttl === undefined ? undefined : now() + ttl });
+      return amount;
+    }
+    const current = typeof entry.value === 'string' && /^-?\d+$/.test(entry.value) ? Number(entry.value) : NaN;
+    if (!Number.isSafeInteger(current)) throw new Error(`ERR value at ${key} is not an integer or out of range`);
+    entry.value = String(current + amount);
+    return current + amount;
+  }
+
+  function windowHit(key: string, hitOptions: SlidingWindowOptions): SlidingWindowResult {
+    const opts = validateWindowOptions(hitOptions);
+    const { cell, elapsedMs } = locateCell(now(), opts.windowMs);
+    const entry = live(key);
+    if (entry && typeof entry.value === 'string') throw new Error(`WRONGTYPE key ${key} holds a string, not a rate-limit window`);
+    const stored = entry?.value as WindowState | undefined;
+    // Same roll-forward as the Lua script: a state from this cell is used as is, one from the cell before
+    // becomes the previous count, anything older has fully left the window.
+    const previous = stored?.cell === cell ? stored.previous : stored?.cell === cell - 1 ? stored.current : 0;
+    const current = stored?.cell === cell ? stored.current : 0;
+    const result = evaluateSlidingWindow(opts, { previous, current, elapsedMs });
+    if (result.allowed) {
+      entries.set(key, { value: { cell, previous, current: current + opts.cost }, expiresAt: now() + 2 * opts.windowMs });
+    }
+    return result;
+  }
 }

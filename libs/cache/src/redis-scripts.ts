@@ -1,6 +1,6 @@
 /**
- * Lua run inside Redis so that read-modify-write steps are atomic across every replica. Both scripts touch
- * only the key they declare, so they stay valid on Redis Cluster.
+ * Lua run inside Redis so that read-modify-write steps are atomic across every replica. Each script touches
+ * only the key it declares, so they stay valid on Redis Cluster.
  */
 
 /**
@@ -15,6 +15,14 @@ if existed == 0 and ttl > 0 then
   redis.call('PEXPIRE', KEYS[1], ttl)
 end
 return value
+`;
+
+/** KEYS[1] counter; ARGV[1] amount. Adds only to a key that exists; nil (no key created) otherwise. */
+export const INCR_IF_EXISTS_LUA = `
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return false
+end
+return redis.call('INCRBY', KEYS[1], ARGV[1])
 `;
 
 /**

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { createLogger, type Logger } from '@sbc/logging';
-import { INCR_BY_LUA, SLIDING_WINDOW_LUA } from './redis-scripts';
-import { validateAmount, validateTtl, type SharedStore } from './shared-store';
+import { INCR_BY_LUA, INCR_IF_EXISTS_LUA, SLIDING_WINDOW_LUA } from './redis-scripts';
+import { validateAmount, validateOps, validateTtl, type SharedStore, type StoreOpResult } from './shared-store';
 import { evaluateSlidingWindow, validateWindowOptions } from './sliding-window';
 
 export interface RedisStoreOptions {
@@ -15,10 +15,15 @@ export interface RedisStoreOptions {
   logger?: Logger;
 }
 
-/** The two Lua commands registered with `defineCommand`; ioredis adds them at run time, typed here. */
+/** The Lua commands registered with `defineCommand`; ioredis adds them at run time (and to pipelines), typed here. */
 type ScriptedRedis = Redis & {
   sbcIncrBy(key: string, amount: number, ttlMs: number): Promise<number>;
   sbcSlidingWindow(key: string, limit: number, windowMs: number, cost: number): Promise<[number, number, number, number]>;
+};
+type ScriptedPipeline = ReturnType<Redis['pipeline']> & {
+  sbcIncrBy(key: string, amount: number, ttlMs: number): ScriptedPipeline;
+  sbcIncrIfExists(key: string, amount: number): ScriptedPipeline;
+  sbcSlidingWindow(key: string, limit: number, windowMs: number, cost: number): ScriptedPipeline;
 };
 
 export function createRedisStore(url: string, options: RedisStoreOptions = {}): SharedStore {
@@ -36,6 +41,7 @@ export function createRedisStore(url: string, options: RedisStoreOptions = {}): 
   client.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis store connection error'));
   client.defineCommand('sbcIncrBy', { numberOfKeys: 1, lua: INCR_BY_LUA });
   client.defineCommand('sbcSlidingWindow', { numberOfKeys: 1, lua: SLIDING_WINDOW_LUA });
+  client.defineCommand('sbcIncrIfExists', { numberOfKeys: 1, lua: INCR_IF_EXISTS_LUA });
   const redis = client as ScriptedRedis;
 
   return {
@@ -67,6 +73,30 @@ export function createRedisStore(url: string, options: RedisStoreOptions = {}): 
       const opts = validateWindowOptions(hitOptions);
       const [, previous, current, elapsedMs] = await redis.sbcSlidingWindow(key, opts.limit, opts.windowMs, opts.cost);
       return evaluateSlidingWindow(opts, { previous: Number(previous), current: Number(current), elapsedMs: Number(elapsedMs) });
+    },
+
+    async batch(ops) {
+      if (ops.length === 0) return [];
+      validateOps(ops); // nothing is sent when any operation is malformed
+      const pipeline = redis.pipeline() as ScriptedPipeline;
+      for (const op of ops) {
+        if (op.op === 'incrBy') pipeline.sbcIncrBy(op.key, op.amount, validateTtl(op.ttlMs) ?? 0);
+        else if (op.op === 'incrIfExists') pipeline.sbcIncrIfExists(op.key, op.amount);
+        else {
+          const opts = validateWindowOptions(op.options);
+          pipeline.sbcSlidingWindow(op.key, opts.limit, opts.windowMs, opts.cost);
+        }
+      }
+      const replies = (await pipeline.exec()) ?? [];
+      return replies.map(([error, reply], i): StoreOpResult => {
+        if (error) throw error;
+        const op = ops[i]!;
+        if (op.op === 'window') {
+          const [, previous, current, elapsedMs] = reply as [number, number, number, number];
+          return evaluateSlidingWindow(validateWindowOptions(op.options), { previous: Number(previous), current: Number(current), elapsedMs: Number(elapsedMs) });
+        }
+        return reply === null ? null : Number(reply);
+      });
     },
 
     async close() {

@@ -159,6 +159,30 @@ function storeContract(makeStore: () => SharedStore): void {
       expect(fresh.remaining).toBe(10);
     });
 
+    it('a batch runs its operations in order, in one round trip, each on its own key', async () => {
+      const [counter, balance, missing, window] = [key('b'), key('b'), key('b'), key('b')];
+      await store.set(balance, '100');
+      const results = await store.batch([
+        { op: 'window', key: window, options: { limit: 2, windowMs: 60_000 } },
+        { op: 'incrBy', key: counter, amount: 7, ttlMs: 60_000 },
+        { op: 'incrIfExists', key: balance, amount: -30 },
+        { op: 'incrIfExists', key: missing, amount: -30 },
+        { op: 'window', key: window, options: { limit: 2, windowMs: 60_000, cost: 2 } },
+      ]);
+      expect(results[0]).toMatchObject({ allowed: true, remaining: 1 });
+      expect(results.slice(1, 4)).toEqual([7, 70, null]);
+      expect(results[4]).toMatchObject({ allowed: false });
+      // A balance nobody published is not created by spending from it.
+      expect(await store.get(missing)).toBeNull();
+      expect(await store.batch([])).toEqual([]);
+    });
+
+    it('a batch with a malformed operation runs none of them', async () => {
+      const counter = key('b');
+      await expect(store.batch([{ op: 'incrBy', key: counter, amount: 1 }, { op: 'incrBy', key: counter, amount: 1.5 }])).rejects.toThrow(RangeError);
+      expect(await store.get(counter)).toBeNull();
+    });
+
     it('invalid limits, windows and costs are refused', async () => {
       await expect(store.slidingWindowHit(key('w'), { limit: 0, windowMs: 1000 })).rejects.toThrow(RangeError);
       await expect(store.slidingWindowHit(key('w'), { limit: 5, windowMs: 1.5 })).rejects.toThrow(RangeError);

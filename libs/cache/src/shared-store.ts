@@ -1,4 +1,4 @@
-import type { SlidingWindowOptions, SlidingWindowResult } from './sliding-window';
+import { validateWindowOptions, type SlidingWindowOptions, type SlidingWindowResult } from './sliding-window';
 
 /**
  * State shared by every edge replica: counters, rate-limit windows and small cached strings. Redis in the
@@ -20,14 +20,43 @@ export interface SharedStore {
   getMany(keys: readonly string[]): Promise<(string | null)[]>;
   /** One atomic check-and-count against a sliding window; a refused hit is not counted. */
   slidingWindowHit(key: string, options: SlidingWindowOptions): Promise<SlidingWindowResult>;
+  /**
+   * Several operations in one round trip (a Redis pipeline), in order, each atomic on its own key (so the
+   * batch stays valid on Redis Cluster); results in the order of `ops`. The model path spends one round
+   * trip on its request bucket and its budget reservation together this way.
+   */
+  batch(ops: readonly StoreOp[]): Promise<StoreOpResult[]>;
   close(): Promise<void>;
 }
+
+/**
+ * One operation of a batch: `incrBy` as the method of that name; `incrIfExists` adds only to a key that
+ * exists (null otherwise: a balance nobody has published yet is not created by spending from it);
+ * `window` is `slidingWindowHit`.
+ */
+export type StoreOp =
+  | { op: 'incrBy'; key: string; amount: number; ttlMs?: number }
+  | { op: 'incrIfExists'; key: string; amount: number }
+  | { op: 'window'; key: string; options: SlidingWindowOptions };
+
+export type StoreOpResult = number | null | SlidingWindowResult;
 
 /** Shared validation so both adapters refuse the same inputs with the same message. */
 export function validateTtl(ttlMs: number | undefined): number | undefined {
   if (ttlMs === undefined) return undefined;
   if (!Number.isFinite(ttlMs) || ttlMs <= 0) throw new RangeError(`ttlMs must be a positive number, got ${ttlMs}`);
   return Math.ceil(ttlMs); // Redis PX takes whole milliseconds
+}
+
+/** Checks every operation of a batch before any runs, so a malformed one cannot leave it half applied. */
+export function validateOps(ops: readonly StoreOp[]): void {
+  for (const op of ops) {
+    if (op.op === 'window') validateWindowOptions(op.options);
+    else {
+      validateAmount(op.amount);
+      if (op.op === 'incrBy') validateTtl(op.ttlMs);
+    }
+  }
 }
 
 export function validateAmount(amount: number): number {

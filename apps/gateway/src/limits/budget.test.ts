@@ -1,6 +1,8 @@
-import { createMemoryStore } from '@sbc/cache';
+import { createMemoryStore, type SharedStore } from '@sbc/cache';
+import { findCatalogModel } from '@sbc/catalog';
 import { ApiError } from '@sbc/errors';
 import { createBudget, MILLI } from './budget';
+import { createRateLimiter } from './rate-limit';
 
 describe('call budgets', () => {
   const subject = { userId: 'usr_1', keyId: 'key_1', dailyCapCredits: 10 };
@@ -72,5 +74,61 @@ describe('call budgets', () => {
     expect(await budget.fairUseLeft('usr_4')).toBe(true);
     await budget.recordFairUse('usr_4', 1 * MILLI);
     expect(await budget.fairUseLeft('usr_4')).toBe(false);
+  });
+});
+
+describe('admitting a priced call', () => {
+  const price = findCatalogModel('house')!.price; // 0.2 / 0.8 millicredits per token in / out
+  const call = (requestedOutputTokens?: number) => ({ price, inputTokens: { bound: 100, count: () => 10 }, requestedOutputTokens, modelOutputTokens: 128_000 });
+
+  /** A memory store that counts its round trips. */
+  function countingStore() {
+    const store = createMemoryStore();
+    let trips = 0;
+    const counted: SharedStore = { ...store, batch: (ops) => (trips++, store.batch(ops)), get: (key) => (trips++, store.get(key)), incrBy: (...args) => (trips++, store.incrBy(...args)) };
+    return { store: counted, trips: () => trips };
+  }
+
+  it('takes the request bucket and the reservation in one round trip when the call fits', async () => {
+    const { store, trips } = countingStore();
+    const limiter = createRateLimiter({ store, limitPerMinute: 10 });
+    const budget = createBudget({ store });
+    const admitted = await budget.reserveCall({ userId: 'usr_a', keyId: 'key_a', dailyCapCredits: 1_000 }, call(), { bucket: limiter.bucket('key_a') });
+    expect(trips()).toBe(1);
+    expect(admitted.outputTokens).toBe(128_000);
+    expect(admitted.headers).toMatchObject({ 'x-ratelimit-remaining': '9' });
+  });
+
+  it('without an output limit, shrinks the call to the room its first try found, and counts the request once', async () => {
+    const store = createMemoryStore();
+    const limiter = createRateLimiter({ store, limitPerMinute: 10 });
+    const budget = createBudget({ store });
+    // 1 credit of daily cap: at 0.8 millicredits a token, about 1,200 output tokens after the prompt.
+    const admitted = await budget.reserveCall({ userId: 'usr_b', keyId: 'key_b', dailyCapCredits: 1 }, call(), { bucket: limiter.bucket('key_b') });
+    expect(admitted.outputTokens).toBeGreaterThan(1_000);
+    expect(admitted.outputTokens).toBeLessThanOrEqual(1_250);
+    expect(admitted.reservation.reservedMilli).toBeLessThanOrEqual(1_000);
+    expect(admitted.headers).toMatchObject({ 'x-ratelimit-remaining': '9' });
+  });
+
+  it('a refusal for budget carries the bucket headers and leaves no counter changed', async () => {
+    const store = createMemoryStore();
+    const limiter = createRateLimiter({ store, limitPerMinute: 10 });
+    const budget = createBudget({ store });
+    await store.set('credits:available:usr_c', '50');
+    const refusal = await budget.reserveCall({ userId: 'usr_c', keyId: 'key_c' }, call(100), { bucket: limiter.bucket('key_c') }).catch((e: unknown) => e);
+    expect(refusal).toMatchObject({ code: 'budget_exhausted', extra: { budget: 'account' }, headers: { 'x-ratelimit-remaining': '9' } });
+    expect(await store.get('credits:available:usr_c')).toBe('50');
+  });
+
+  it('a spent request bucket is a 429 that leaves the budget untouched', async () => {
+    const store = createMemoryStore();
+    const limiter = createRateLimiter({ store, limitPerMinute: 1 });
+    const budget = createBudget({ store });
+    await budget.reserveCall({ userId: 'usr_d', keyId: 'key_d', dailyCapCredits: 5 }, call(10), { bucket: limiter.bucket('key_d') });
+    const spentBefore = await store.getMany([`spend:key:key_d:d:${new Date().toISOString().slice(0, 10).replace(/-/g, '')}`]);
+    const refusal = await budget.reserveCall({ userId: 'usr_d', keyId: 'key_d', dailyCapCredits: 5 }, call(10), { bucket: limiter.bucket('key_d') }).catch((e: unknown) => e);
+    expect(refusal).toMatchObject({ code: 'rate_limited', status: 429 });
+    expect(await store.getMany([`spend:key:key_d:d:${new Date().toISOString().slice(0, 10).replace(/-/g, '')}`])).toEqual(spentBefore);
   });
 });

@@ -1,5 +1,5 @@
 import { ApiError } from '@sbc/errors';
-import type { SharedStore } from '@sbc/cache';
+import type { SharedStore, SlidingWindowResult, StoreOp } from '@sbc/cache';
 import type { ModelPrice } from '@sbc/catalog';
 import { planReservation } from './reservation-plan';
 
@@ -56,6 +56,12 @@ export function budgetRefusal(kind: BudgetKind, message: string): ApiError {
   return new ApiError('budget_exhausted', message, { extra: { budget: kind }, headers: { 'x-should-retry': 'false' } });
 }
 
+/** The caller's request bucket as a store operation, and how its result answers (headers, or a 429). */
+export interface Bucket {
+  op: StoreOp;
+  answer(result: SlidingWindowResult): Record<string, string>;
+}
+
 /** What admission needs to know of a priced call. */
 export interface CallCost {
   price: ModelPrice;
@@ -67,7 +73,7 @@ export interface CallCost {
 export function createBudget(deps: { store: SharedStore; now?: () => Date }) {
   const now = deps.now ?? (() => new Date());
 
-  function countersFor(subject: BudgetSubject, balanceKnown: boolean): Counter[] {
+  function countersFor(subject: BudgetSubject): Counter[] {
     const at = now();
     const counters: Counter[] = [];
     if (subject.keyId && subject.dailyCapCredits !== undefined) {
@@ -76,12 +82,70 @@ export function createBudget(deps: { store: SharedStore; now?: () => Date }) {
     if (subject.keyId && subject.monthlyCapCredits !== undefined) {
       counters.push({ key: `spend:key:${subject.keyId}:m:${utcMonth(at)}`, sign: 1, limit: subject.monthlyCapCredits * MILLI, ttlMs: 32 * DAY_MS, kind: 'key_monthly' });
     }
-    if (balanceKnown) counters.push({ key: `credits:available:${subject.userId}`, sign: -1, kind: 'account' });
+    counters.push({ key: `credits:available:${subject.userId}`, sign: -1, kind: 'account' });
     return counters;
   }
 
-  async function rollBack(applied: Array<{ counter: Counter; amount: number }>): Promise<void> {
-    await Promise.all(applied.map(({ counter, amount }) => deps.store.incrBy(counter.key, -counter.sign * amount)));
+  /** Takes back what a refused reservation added, in one round trip. */
+  async function rollBack(applied: Counter[], amount: number): Promise<void> {
+    if (applied.length === 0 || amount === 0) return;
+    await deps.store.batch(applied.map((counter) => ({ op: 'incrBy' as const, key: counter.key, amount: -counter.sign * amount })));
+  }
+
+  type Attempt = { reservation: Reservation } | { short: { kind: BudgetKind; roomMilli: number } };
+
+  /**
+   * One round trip: the request bucket (when given) and `amount` on every counter that applies, then a
+   * check of each. A counter over its limit, or a refused bucket, takes everything back (a second trip, on
+   * refusals only). A balance nobody has published yet is neither created nor enforced.
+   */
+  async function attempt(subject: BudgetSubject, amount: number, bucket: Bucket | undefined): Promise<Attempt> {
+    const counters = countersFor(subject);
+    const ops: StoreOp[] = bucket ? [bucket.op] : [];
+    for (const counter of counters) {
+      ops.push(counter.sign === 1 ? { op: 'incrBy', key: counter.key, amount, ttlMs: counter.ttlMs } : { op: 'incrIfExists', key: counter.key, amount: -amount });
+    }
+    const results = await deps.store.batch(ops);
+    const applied: Counter[] = [];
+    let short: { kind: BudgetKind; roomMilli: number } | undefined;
+    counters.forEach((counter, i) => {
+      const value = results[i + (bucket ? 1 : 0)] as number | null;
+      if (value === null) return;
+      applied.push(counter);
+      const roomMilli = counter.sign === 1 ? (counter.limit ?? Infinity) - (value - amount) : value + amount;
+      // A call that costs nothing (BYO) is never refused; a priced call needs room for its worst case.
+      if (amount > 0 && roomMilli < amount && (!short || roomMilli < short.roomMilli)) short = { kind: counter.kind, roomMilli };
+    });
+    try {
+      bucket?.answer(results[0] as SlidingWindowResult);
+    } catch (refusal) {
+      await rollBack(applied, amount);
+      throw refusal;
+    }
+    if (short) {
+      await rollBack(applied, amount);
+      return { short };
+    }
+    let settled = false;
+    return {
+      reservation: {
+        reservedMilli: amount,
+        async settle(actualMilli) {
+          if (settled) return;
+          settled = true;
+          const delta = Math.max(0, Math.ceil(actualMilli)) - amount;
+          if (delta !== 0) await deps.store.batch(applied.map((counter) => ({ op: 'incrBy' as const, key: counter.key, amount: counter.sign * delta })));
+        },
+      },
+    };
+  }
+
+  /** A 402 naming the budget; `headers` (the request bucket's) go with it, as on every answer. */
+  function refusalFor(kind: BudgetKind, fairUse: boolean | undefined, headers: Record<string, string> = {}): ApiError {
+    const named = kind === 'account' && fairUse ? 'fair_use' : kind;
+    const refusal = budgetRefusal(named, messageFor(named));
+    Object.assign(refusal.headers, headers);
+    return refusal;
   }
 
   const budget = {
@@ -90,86 +154,48 @@ export function createBudget(deps: { store: SharedStore; now?: () => Date }) {
      * the budget that is spent (`fairUse` says the call would have been free under house-fast fair use).
      */
     async reserve(subject: BudgetSubject, worstCaseMilli: number, options: { fairUse?: boolean } = {}): Promise<Reservation> {
-      const amount = Math.max(0, Math.ceil(worstCaseMilli));
-      const balance = await deps.store.get(`credits:available:${subject.userId}`);
-      const counters = countersFor(subject, balance !== null);
-      const applied: Array<{ counter: Counter; amount: number }> = [];
-      for (const counter of counters) {
-        const value = await deps.store.incrBy(counter.key, counter.sign * amount, counter.ttlMs);
-        applied.push({ counter, amount });
-        const over = counter.sign === 1 ? value > (counter.limit ?? Infinity) : value < 0;
-        // A call that costs nothing (BYO) is never refused; a priced call needs room for its worst case.
-        if (over && amount > 0) {
-          await rollBack(applied);
-          const kind = counter.kind === 'account' && options.fairUse ? 'fair_use' : counter.kind;
-          throw budgetRefusal(kind, messageFor(kind));
-        }
-      }
-      let settled = false;
-      return {
-        reservedMilli: amount,
-        async settle(actualMilli) {
-          if (settled) return;
-          settled = true;
-          const actual = Math.max(0, Math.ceil(actualMilli));
-          const delta = actual - amount;
-          if (delta !== 0) await Promise.all(applied.map(({ counter }) => deps.store.incrBy(counter.key, counter.sign * delta)));
-        },
-      };
-    },
-
-    /**
-     * What the tightest budget that applies still allows, in millicredits, and which budget that is; no room
-     * when none applies (no cap, and no balance published yet).
-     */
-    async room(subject: BudgetSubject): Promise<{ milli: number; kind: BudgetKind } | undefined> {
-      const counters = countersFor(subject, true);
-      const values = await deps.store.getMany(counters.map((counter) => counter.key));
-      let tightest: { milli: number; kind: BudgetKind } | undefined;
-      counters.forEach((counter, i) => {
-        const value = values[i];
-        if (counter.sign === -1 && (value === null || value === undefined)) return; // no balance published yet
-        const current = Number(value ?? 0);
-        const milli = counter.sign === 1 ? (counter.limit ?? Infinity) - current : current;
-        if (!tightest || milli < tightest.milli) tightest = { milli, kind: counter.kind };
-      });
-      return tightest;
+      const outcome = await attempt(subject, Math.max(0, Math.ceil(worstCaseMilli)), undefined);
+      if ('short' in outcome) throw refusalFor(outcome.short.kind, options.fairUse);
+      return outcome.reservation;
     },
 
     /**
      * Admits a priced call (README, "Admission"): reserves its worst case and says the output limit it runs
-     * under. The prompt is bounded first by `inputTokens.bound` (cheap and never under the real count for
-     * text), and only when that does not fit by `inputTokens.count()` (the local tokenizer). A caller's own
-     * output limit is reserved as asked; without one, the call gets the model's limit or what the remaining
-     * budget pays for, whichever is less. Parallel calls racing for the same room re-read it and try again.
+     * under, with the caller's request bucket hit in the same round trip when `bucket` is given (the
+     * headers it answers with come back). The prompt is bounded first by `inputTokens.bound` (cheap and
+     * never under the real count for text), and only when that does not fit by `inputTokens.count()` (the
+     * local tokenizer). A caller's own output limit is reserved as asked; without one, the call asks for the
+     * model's limit and, when that does not fit, for what the room the refusal reported pays for. Parallel
+     * calls racing for the same room try again on what is left.
      */
-    async reserveCall(subject: BudgetSubject, call: CallCost, options: { fairUse?: boolean } = {}): Promise<{ reservation: Reservation; outputTokens: number }> {
+    async reserveCall(
+      subject: BudgetSubject,
+      call: CallCost,
+      options: { fairUse?: boolean; bucket?: Bucket } = {},
+    ): Promise<{ reservation: Reservation; outputTokens: number; headers?: Record<string, string> }> {
       let inputTokens = call.inputTokens.bound;
       let counted = false;
-      let racesLeft = 2;
-      for (;;) {
-        const room = call.requestedOutputTokens === undefined ? await budget.room(subject) : undefined;
-        const plan = planReservation({
-          price: call.price,
-          inputTokens,
-          requestedOutputTokens: call.requestedOutputTokens,
-          modelOutputTokens: call.modelOutputTokens,
-          roomMilli: room?.milli,
-        });
-        try {
-          if (!plan) {
-            const kind = room?.kind === 'account' && options.fairUse ? 'fair_use' : (room?.kind ?? 'account');
-            throw budgetRefusal(kind, messageFor(kind));
-          }
-          return { reservation: await budget.reserve(subject, plan.worstCaseMilli, options), outputTokens: plan.outputTokens };
-        } catch (error) {
-          if (!(error instanceof ApiError && error.code === 'budget_exhausted')) throw error;
-          if (!counted) {
-            counted = true;
-            inputTokens = Math.min(inputTokens, call.inputTokens.count());
-          } else if (call.requestedOutputTokens !== undefined || racesLeft-- === 0) {
-            throw error;
-          }
+      let roomMilli: number | undefined;
+      let kind: BudgetKind = 'account';
+      let bucket = options.bucket;
+      let headers: Record<string, string> | undefined;
+      for (let attempts = 0; ; attempts++) {
+        const plan = planReservation({ price: call.price, inputTokens, requestedOutputTokens: call.requestedOutputTokens, modelOutputTokens: call.modelOutputTokens, roomMilli });
+        if (plan) {
+          const outcome = await attempt(subject, plan.worstCaseMilli, bucket && { ...bucket, answer: (result) => (headers = bucket!.answer(result)) });
+          bucket = undefined; // the request counts once, however many tries its reservation takes
+          if ('reservation' in outcome) return { reservation: outcome.reservation, outputTokens: plan.outputTokens, headers };
+          ({ kind, roomMilli } = outcome.short);
+        } else if (bucket) {
+          // Nothing fits, but the request still counts against its bucket.
+          headers = bucket.answer((await deps.store.batch([bucket.op]))[0] as SlidingWindowResult);
+          bucket = undefined;
+        }
+        if (!counted) {
+          counted = true;
+          inputTokens = Math.min(inputTokens, call.inputTokens.count());
+        } else if (call.requestedOutputTokens !== undefined || !plan || attempts >= 4) {
+          throw refusalFor(kind, options.fairUse, headers);
         }
       }
     },

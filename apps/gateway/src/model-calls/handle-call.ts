@@ -6,7 +6,7 @@ import type { Logger } from '@sbc/logging';
 import { authorizeRequest, type AuthorizeDeps } from '../auth/authorize';
 import type { Principal } from '../auth/authenticator';
 import { requestIdFor } from '../http/request-id';
-import { MILLI, type Budget, type BudgetSubject, type Reservation } from '../limits/budget';
+import { MILLI, type Bucket, type Budget, type BudgetSubject, type Reservation } from '../limits/budget';
 import { MAX_TOKEN_COUNT } from '../limits/reservation-plan';
 import { rateLimitSubject, type RateLimiter } from '../limits/rate-limit';
 import type { HouseEngines, ProviderEngines } from '../routing/engines';
@@ -136,13 +136,17 @@ export function createModelCallHandler(deps: ModelCallDeps) {
     let reservation: Reservation | undefined;
     let fairUse = false;
     let outcome: CallOutcome | undefined;
+    /** The caller's request bucket, until this call has taken from it. */
+    let bucket: Bucket | undefined;
     // Once per call: before the last bytes of a reply (exchange), or after a refusal or a hang-up here.
     let settled: Promise<void> | undefined;
     const settleOnce = (final: CallOutcome) =>
       (settled ??= settle(deps, { principal, call, route, price, reservation, fairUse, outcome: final, requestId, atMs, startedAt, dialect, sessionId: req.headers['x-session-id'] }));
     try {
       principal = await authorizeRequest(deps, req.headers, requestId, ['gateway:invoke']);
-      out.addHeaders(await deps.rateLimit(rateLimitSubject(principal)));
+      // A priced call takes from its request bucket in the round trip that reserves its budget; any other
+      // call (its own endpoint, free fair use) takes from it on its own.
+      bucket = deps.rateLimit.bucket(rateLimitSubject(principal));
       const { value, bytes } = await readJsonBody(req, deps.maxBodyBytes);
       call = readCall(dialect, value);
       route = await resolveCallRoute(deps, principal, call.callerModel, requestId);
@@ -161,18 +165,35 @@ export function createModelCallHandler(deps: ModelCallDeps) {
         if (fairUse) {
           call.outputLimit = requested ?? modelLimit;
         } else {
+          // The reservation takes from the bucket (its refusals carry the bucket's headers).
+          const taking = bucket;
+          bucket = undefined;
           const admitted = await deps.budget.reserveCall(
             budgetSubject(principal),
             { price, inputTokens: { bound: bytes, count: () => countCallInput(call!, bytes) }, requestedOutputTokens: requested, modelOutputTokens: modelLimit },
-            { fairUse: route.catalogId === 'house-fast' },
+            { fairUse: route.catalogId === 'house-fast', bucket: taking },
           );
+          out.addHeaders(admitted.headers ?? {});
           reservation = admitted.reservation;
           call.outputLimit = admitted.outputTokens;
         }
       }
+      if (bucket) {
+        bucket = undefined;
+        out.addHeaders(await deps.rateLimit(rateLimitSubject(principal)));
+      }
       outcome = await exchange(call, route.engines, out, deps, startedAt, passHeadersOf(req.headers), settleOnce);
     } catch (thrown) {
-      const error = asApiError(thrown);
+      let error = asApiError(thrown);
+      // A call refused before it took from its bucket still counts, and its answer says what is left (a spent
+      // bucket answers 429 instead).
+      if (bucket && principal) {
+        try {
+          out.addHeaders(await deps.rateLimit(rateLimitSubject(principal)));
+        } catch (limited) {
+          error = asApiError(limited);
+        }
+      }
       if (error.status >= 500) deps.logger.error({ requestId, route: req.url, err: error.cause ?? error }, 'model call failed');
       if (!out.started) out.refuse(error);
       else if (!res.destroyed) res.destroy();
