@@ -43,7 +43,14 @@ const schema = z.object({
   UPSTREAM_BODY_TIMEOUT_MS: positiveInt(300_000),
   /** Idle keep-alive sockets to an upstream are closed after this long. */
   UPSTREAM_IDLE_TIMEOUT_MS: positiveInt(30_000),
-  UPSTREAM_CONNECTIONS_PER_ORIGIN: positiveInt(256),
+  /**
+   * HTTP/1.1 connections per upstream origin: a streamed reply holds one for its whole length, so this is
+   * how many calls to one origin stream at once (an HTTP/2 connection, negotiated when the upstream offers
+   * it, carries 100). Sized for what one edge process holds (about 10,000 streams).
+   */
+  UPSTREAM_CONNECTIONS_PER_ORIGIN: positiveInt(10_000),
+  /** Calls per origin that may wait for a connection when all are busy; past it a call is answered overloaded at once. */
+  UPSTREAM_QUEUE_LIMIT: positiveInt(1_000),
   /** Output cap sent to Anthropic upstreams when the caller named none (their API requires one). */
   DEFAULT_MAX_TOKENS: positiveInt(4_096),
   RATE_LIMIT_PER_MINUTE: positiveInt(1_200),
@@ -91,7 +98,7 @@ export interface GatewayConfig {
   houseEngines?: HouseEngines;
   providerEngines: ProviderEngines;
   kafkaBrokers?: string[];
-  upstream: { connectTimeoutMs: number; headersTimeoutMs: number; bodyTimeoutMs: number; idleTimeoutMs: number; connectionsPerOrigin: number };
+  upstream: { connectTimeoutMs: number; headersTimeoutMs: number; bodyTimeoutMs: number; idleTimeoutMs: number; connectionsPerOrigin: number; queueLimit: number };
   defaultMaxTokens: number;
   rateLimitPerMinute: number;
   /** Proxies whose `x-forwarded-for` entries are trusted (see TRUSTED_PROXY_HOPS). */
@@ -135,6 +142,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined>): Gate
       bodyTimeoutMs: vars.UPSTREAM_BODY_TIMEOUT_MS,
       idleTimeoutMs: vars.UPSTREAM_IDLE_TIMEOUT_MS,
       connectionsPerOrigin: vars.UPSTREAM_CONNECTIONS_PER_ORIGIN,
+      queueLimit: vars.UPSTREAM_QUEUE_LIMIT,
     },
     defaultMaxTokens: vars.DEFAULT_MAX_TOKENS,
     rateLimitPerMinute: vars.RATE_LIMIT_PER_MINUTE,

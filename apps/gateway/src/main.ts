@@ -131,7 +131,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
   const authorizeDeps = { authenticator, keyUse };
   const registry = createMetricsRegistry('gateway');
   const usageEmitter = createUsageEmitter({ producer: bus?.producer, logger });
-  const metrics = createEdgeMetrics(registry, { producerStats: bus ? () => bus.producer.stats() : undefined, dropped: usageEmitter.dropped });
+  const metrics = createEdgeMetrics(registry, { producerStats: bus ? () => bus.producer.stats() : undefined, dropped: usageEmitter.dropped }, upstream);
   // One request bucket per key (or per user, for sessions and device tokens) on every keyed route.
   const rateLimit = createRateLimiter({ store, limitPerMinute: config.rateLimitPerMinute, onRefused: () => metrics.rateLimited() });
   const app = createGatewayApp({

@@ -34,7 +34,7 @@ import {
   UpstreamResponseError,
 } from '@sbc/dialects';
 import type { Engine } from '../routing/engines';
-import { isAbort, UpstreamAbortedError, UpstreamUnavailableError, type UpstreamCall, type UpstreamClient } from '../upstream/client';
+import { isAbort, UpstreamAbortedError, UpstreamOverloadedError, UpstreamUnavailableError, type UpstreamCall, type UpstreamClient } from '../upstream/client';
 import type { CallResponse } from './call-response';
 import { countRequestTokens, createTokenCounter } from './count-tokens';
 import { engineCall, parseCallerRequest, type CallerCall, type EngineCall } from './plan';
@@ -64,7 +64,7 @@ const DRAINED: UpstreamFailure = { status: 503, code: 'overloaded_error', messag
 
 type Dispatched =
   | { kind: 'reply'; engine: Engine; plan: EngineCall; reply: UpstreamCall }
-  | { kind: 'failed'; failure: UpstreamFailure; exhausted: boolean; engine?: Engine };
+  | { kind: 'failed'; failure: UpstreamFailure; exhausted: boolean; engine?: Engine; headers?: Record<string, string> };
 
 /** The upstream request in flight, so a caller hanging up can abort it wherever the call is. */
 interface InFlight {
@@ -101,6 +101,13 @@ async function dispatch(call: CallerCall, engines: Engine[], deps: ExchangeDeps,
       if (!(more && RETRYABLE.has(reply.status))) return last;
     } catch (error) {
       if (isAbort(error) || inFlight.callerGone) throw error;
+      if (error instanceof UpstreamOverloadedError) {
+        // The edge's own pool is full: an overload in the caller's dialect (529 is Anthropic's own status).
+        const failure = { status: call.dialect === 'messages' ? 529 : 503, message: error.message, code: 'overloaded_error' };
+        last = { kind: 'failed', failure, exhausted: false, engine, headers: { 'retry-after': String(error.retryAfterSeconds) } };
+        if (!more) return last;
+        continue;
+      }
       const status = error instanceof UpstreamUnavailableError ? error.status : 502;
       const message = error instanceof UpstreamUnavailableError ? error.message : 'The upstream connection failed.';
       last = { kind: 'failed', failure: { status, message }, exhausted: i > 0, engine };
@@ -307,7 +314,7 @@ export async function exchange(
   try {
     const dispatched = await dispatch(call, engines, deps, inFlight, passHeaders);
     if (dispatched.kind === 'failed') {
-      out.fail(dispatched.failure, dispatched.exhausted ? { 'x-should-retry': 'false' } : {});
+      out.fail(dispatched.failure, { ...(dispatched.exhausted ? { 'x-should-retry': 'false' } : {}), ...dispatched.headers });
       return { status: dispatched.failure.status, engine: dispatched.engine, usage, ttftMs };
     }
     engine = dispatched.engine;

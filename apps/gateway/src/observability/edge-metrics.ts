@@ -1,7 +1,17 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ProducerStats } from '@sbc/bus';
 import { Counter, Gauge, Histogram, LATENCY_BUCKETS_S, type Registry } from '@sbc/metrics';
+import type { QueueObserver } from '../upstream/pools';
 import type { UsageFields } from '../usage/usage-events';
+
+/** What the edge's metrics read from its upstream client: calls queued and in flight, and queue events. */
+export interface UpstreamQueueSource {
+  stats(): { queued: number; inFlight: number };
+  observe(observer: QueueObserver): void;
+}
+
+/** Queue waits are short when all is well and reach seconds only when the pool is the bottleneck. */
+const QUEUE_WAIT_BUCKETS_S = [0.001, 0.005, 0.025, 0.1, 0.5, 2, 10];
 
 /** The path template Express matched for a request (low cardinality, unlike the URL), once it has routed it. */
 export function routeTemplateOf(req: IncomingMessage): string | undefined {
@@ -17,7 +27,7 @@ export function routeTemplateOf(req: IncomingMessage): string | undefined {
  * Upstream labels stay bounded: house engines and service-held vendors by their configured label, every
  * caller's own endpoint as `byo` (slugs are per account and would explode the series count).
  */
-export function createEdgeMetrics(registry: Registry, usage: { producerStats?: () => ProducerStats; dropped: () => number }) {
+export function createEdgeMetrics(registry: Registry, usage: { producerStats?: () => ProducerStats; dropped: () => number }, upstream?: UpstreamQueueSource) {
   const registers = [registry];
   const requests = new Counter({ name: 'sbc_http_requests_total', help: 'Requests answered, by route template, method and status.', labelNames: ['route', 'method', 'status'], registers });
   const duration = new Histogram({
@@ -61,6 +71,37 @@ export function createEdgeMetrics(registry: Registry, usage: { producerStats?: (
       this.set(usage.dropped());
     },
   });
+
+  if (upstream) {
+    new Gauge({
+      name: 'sbc_upstream_queued_calls',
+      help: 'Model calls waiting for an upstream connection now (every pool full for their origin).',
+      registers,
+      collect() {
+        this.set(upstream.stats().queued);
+      },
+    });
+    new Gauge({
+      name: 'sbc_upstream_calls_in_flight',
+      help: 'Model calls sent upstream and not finished (streams count until they end).',
+      registers,
+      collect() {
+        this.set(upstream.stats().inFlight);
+      },
+    });
+    const queueWait = new Histogram({
+      name: 'sbc_upstream_queue_wait_seconds',
+      help: 'Time a model call waited for an upstream connection (connecting included).',
+      buckets: QUEUE_WAIT_BUCKETS_S,
+      registers,
+    });
+    const overloaded = new Counter({
+      name: 'sbc_upstream_overload_refusals_total',
+      help: 'Model calls answered overloaded (529 or 503) because their origin had no connection and no queue room.',
+      registers,
+    });
+    upstream.observe({ waited: (seconds) => queueWait.observe(seconds), refused: () => overloaded.inc() });
+  }
 
   function upstreamLabel(fields: UsageFields): string {
     if (fields.isByok || fields.upstream.startsWith('byo:')) return 'byo';

@@ -47,7 +47,7 @@ function engineAt(baseUrl: string): Engine {
 }
 
 const EGRESS = createEgressPolicy({ privateEgress: 'operators' });
-const OPTIONS = { connectTimeoutMs: 1_000, headersTimeoutMs: 300, bodyTimeoutMs: 300, idleTimeoutMs: 5_000, connectionsPerOrigin: 8 };
+const OPTIONS = { connectTimeoutMs: 1_000, headersTimeoutMs: 300, bodyTimeoutMs: 300, idleTimeoutMs: 5_000, connectionsPerOrigin: 8, queueLimit: 64 };
 
 async function until(what: string, check: () => boolean, ms = 2_000): Promise<void> {
   const deadline = Date.now() + ms;

@@ -1,16 +1,23 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { Agent, type Dispatcher } from 'undici';
+import type { ConnectionOptions } from 'node:tls';
+import type { Agent, Dispatcher } from 'undici';
 import type { EgressCaller, EgressPolicy } from '@sbc/egress';
 import { injectContext, inSpan, SpanKind, tracingEnabled } from '@sbc/telemetry';
 import type { Engine } from '../routing/engines';
 import { endpointUrl } from './endpoint-url';
+import { createAdmission, createH2Agent, plainConnector, type QueueObserver } from './pools';
 
 export interface UpstreamClientOptions {
   connectTimeoutMs: number;
   headersTimeoutMs: number;
   bodyTimeoutMs: number;
   idleTimeoutMs: number;
+  /** HTTP/1.1 connections per origin; an HTTP/2 connection carries H2_STREAMS_PER_CONNECTION calls. */
   connectionsPerOrigin: number;
+  /** Calls per origin that may wait for a connection; past it a call is refused at once (overloaded). */
+  queueLimit: number;
+  /** Extra TLS options for dialing upstreams (a private CA). */
+  tls?: ConnectionOptions;
 }
 
 export interface UpstreamRequest {
@@ -40,12 +47,25 @@ export function passHeadersOf(headers: IncomingHttpHeaders): Record<string, stri
 /** Why an upstream could not be used at all (no HTTP status came back), or why its body broke off. */
 export class UpstreamUnavailableError extends Error {
   constructor(
-    readonly status: 502 | 504,
+    readonly status: 502 | 503 | 504,
     message: string,
     options?: { cause?: unknown },
   ) {
     super(message, options);
     this.name = 'UpstreamUnavailableError';
+  }
+}
+
+/**
+ * The origin's connections and its wait queue are full: the call was not sent. Answered at once as an
+ * overload (529 `overloaded_error` to messages callers, 503 to OpenAI's) with a short retry-after.
+ */
+export class UpstreamOverloadedError extends UpstreamUnavailableError {
+  readonly retryAfterSeconds = 1;
+
+  constructor() {
+    super(503, 'The gateway has too many calls waiting for this upstream; retry shortly.');
+    this.name = 'UpstreamOverloadedError';
   }
 }
 
@@ -99,10 +119,18 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
   private finished?: 'end' | Error;
   private progressed?: () => void;
 
-  constructor() {
+  /** `ticket` is the call's admission slot: started when it reaches a connection, freed when it ends. */
+  constructor(private readonly ticket?: { started(): void; finished(): void }) {
     this.head = new Promise((resolve, reject) => {
       this.settleHead = { resolve, reject };
     });
+  }
+
+  /** A call refused before it was sent: its head rejects with `error`. */
+  static refused(error: Error): UpstreamCall {
+    const call = new UpstreamCall();
+    call.onResponseError(undefined as unknown as Dispatcher.DispatchController, error);
+    return call;
   }
 
   /** Stops the request at once: before it is sent, while waiting for the head, or mid-body. */
@@ -182,6 +210,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
+    this.ticket?.started();
     if (this.abortedWith) controller.abort(this.abortedWith);
   }
 
@@ -202,13 +231,15 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
 
   onResponseEnd(): void {
     this.finished = 'end';
+    this.ticket?.finished();
     if (this.sink) this.sink.end();
     else this.progressed?.();
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
-    const failure = this.abortedWith ?? classifyTransportError(error);
+    const failure = this.abortedWith ?? (error instanceof UpstreamOverloadedError ? error : classifyTransportError(error));
     this.finished = failure;
+    this.ticket?.finished();
     if (this.settleHead) {
       this.settleHead.reject(failure);
       this.settleHead = undefined;
@@ -264,16 +295,21 @@ export function createUpstreamClient(options: UpstreamClientOptions, egress: Egr
     headersTimeout: options.headersTimeoutMs,
     bodyTimeout: options.bodyTimeoutMs,
     keepAliveTimeout: options.idleTimeoutMs,
-    keepAliveMaxTimeout: options.idleTimeoutMs,
     connections: options.connectionsPerOrigin,
   };
-  const agent = new Agent({ ...poolOptions, connect: { timeout: options.connectTimeoutMs } });
-  const guarded = new Map<EgressCaller, Agent>();
-  const agentFor = (engine: Engine): Agent => {
-    if (!engine.dialAs) return agent;
+  let observer: QueueObserver | undefined;
+  const limits = { connectionsPerOrigin: options.connectionsPerOrigin, queueLimit: options.queueLimit };
+  // The operator's pools and each egress caller's are apart, and so is their admission.
+  const operatorAdmission = createAdmission(limits, () => observer);
+  const agent = createH2Agent(poolOptions, plainConnector(options.connectTimeoutMs, options.tls), operatorAdmission.markH2);
+  const guarded = new Map<EgressCaller, { agent: Agent; admission: ReturnType<typeof createAdmission> }>();
+  const poolFor = (engine: Engine) => {
+    if (!engine.dialAs) return { agent, admission: operatorAdmission };
     let found = guarded.get(engine.dialAs);
     if (!found) {
-      found = new Agent({ ...poolOptions, connect: egress.connector(engine.dialAs, { timeout: options.connectTimeoutMs }) });
+      const admission = createAdmission(limits, () => observer);
+      const connect = egress.connector(engine.dialAs, { ...(options.tls as object), timeout: options.connectTimeoutMs, allowH2: true });
+      found = { agent: createH2Agent(poolOptions, connect, admission.markH2), admission };
       guarded.set(engine.dialAs, found);
     }
     return found;
@@ -293,9 +329,13 @@ export function createUpstreamClient(options: UpstreamClientOptions, egress: Egr
     /** Starts the request; await `head` on the returned call, then read its body. */
     send(request: UpstreamRequest): UpstreamCall {
       const { origin, path } = targetOf(request);
-      const call = new UpstreamCall();
-      const pool = agentFor(request.engine);
-      const dispatch = (headers: Record<string, string>) => pool.dispatch({ origin, path, method: 'POST', headers, body: request.body }, call);
+      const pool = poolFor(request.engine);
+      const ticket = pool.admission.admit(origin);
+      if (!ticket) return UpstreamCall.refused(new UpstreamOverloadedError());
+      const call = new UpstreamCall(ticket);
+      // Marked idempotent so HTTP/2 multiplexes it; nothing here retries a call, so it is never sent twice.
+      const dispatch = (headers: Record<string, string>) =>
+        pool.agent.dispatch({ origin, path, method: 'POST', headers, body: request.body, idempotent: true }, call);
       if (!tracingEnabled()) {
         dispatch(headersFor(request));
         return call;
@@ -310,8 +350,22 @@ export function createUpstreamClient(options: UpstreamClientOptions, egress: Egr
       }).catch(() => undefined);
       return call;
     },
+    /** Calls waiting for a connection and in flight, over every upstream. */
+    stats(): { queued: number; inFlight: number } {
+      const totals = operatorAdmission.stats();
+      for (const { admission } of guarded.values()) {
+        const more = admission.stats();
+        totals.queued += more.queued;
+        totals.inFlight += more.inFlight;
+      }
+      return totals;
+    },
+    /** Where queue waits and overload refusals are reported (the edge's metrics). */
+    observe(next: QueueObserver): void {
+      observer = next;
+    },
     close: async () => {
-      await Promise.all([agent, ...guarded.values()].map((pool) => pool.close()));
+      await Promise.all([agent, ...[...guarded.values()].map((pool) => pool.agent)].map((pool) => pool.close()));
     },
   };
 }
