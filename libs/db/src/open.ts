@@ -29,6 +29,13 @@ export interface Database<Client extends PrismaLike> {
   close(): Promise<void>;
 }
 
+/**
+ * PGlite's defaults size it as a server: 128 MB of shared buffers, written through at start, made each
+ * embedded service's instance hold about 170 MiB at idle. A service's working set fits in a few MB of
+ * buffers (the OS page cache sits behind them), and the single backend needs no more connection slots.
+ */
+const PGLITE_START_PARAMS = [...PGlite.defaultStartParams, '-c', 'shared_buffers=8MB', '-c', 'max_connections=4'];
+
 /** Opens a service's database, applies its pending migrations, and returns a Prisma client over it. */
 export async function openDatabase<Client extends PrismaLike>(
   target: DatabaseTarget,
@@ -37,7 +44,7 @@ export async function openDatabase<Client extends PrismaLike>(
   const migrations = await readMigrations(options.migrationsDir);
   if (target.kind === 'pglite') {
     if (target.dataDir !== 'memory://') await mkdir(target.dataDir, { recursive: true });
-    const pglite = await PGlite.create(target.dataDir === 'memory://' ? undefined : target.dataDir);
+    const pglite = await PGlite.create({ dataDir: target.dataDir === 'memory://' ? undefined : target.dataDir, startParams: PGLITE_START_PARAMS });
     const sql = pgliteConnection(pglite);
     try {
       const applied = await applyMigrations(sql, options.service, migrations);

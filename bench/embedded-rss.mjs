@@ -1,0 +1,49 @@
+// Idle resident memory and start time of `npm start` (the embedded bundle, every service in one process on
+// PGlite): a cold start on an empty data directory, then a warm start on the same directory.
+//
+//   node bench/embedded-rss.mjs            needs dist/apps/embedded (npx nx run embedded:build)
+//   BENCH_IDLE_MS=N                        how long the process idles before its RSS is read (default 5000)
+//
+// Each start is timed from spawn to the edge answering /readyz; RSS is read from /proc/<pid>/status after
+// the idle wait (VmRSS, and VmHWM for the peak). The data directory is a fresh temp dir, removed at the end.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort, startChild, stopChildren, waitReady } from './lib/procs.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const idleMs = Number(process.env.BENCH_IDLE_MS ?? 5000);
+const KEY = 'sbc_' + 'benchembeddedrss0123456789abcdef';
+
+function memoryOf(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const field = (name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0) / 1024;
+  return { rssMiB: Math.round(field('VmRSS')), peakMiB: Math.round(field('VmHWM')) };
+}
+
+async function startOnce(label, dataDir) {
+  const port = await freePort();
+  const startedAt = performance.now();
+  const state = startChild(label, path.join(root, 'dist/apps/embedded/main.js'), {
+    PORT: String(port),
+    SBC_DATA_DIR: dataDir,
+    SBC_BOOTSTRAP_KEY: KEY,
+    LOG_LEVEL: 'warn',
+  });
+  await waitReady(state, `http://127.0.0.1:${port}/readyz`, {}, 180_000);
+  const startMs = Math.round(performance.now() - startedAt);
+  await new Promise((resolve) => setTimeout(resolve, idleMs));
+  const memory = memoryOf(state.child.pid);
+  await stopChildren();
+  return { start: label, startMs, ...memory };
+}
+
+const dataDir = mkdtempSync(path.join(tmpdir(), 'sbc-rss-'));
+try {
+  const rows = [await startOnce('cold (empty data dir)', dataDir), await startOnce('warm (same data dir)', dataDir)];
+  console.table(rows);
+} finally {
+  await stopChildren();
+  rmSync(dataDir, { recursive: true, force: true });
+}
