@@ -1,0 +1,98 @@
+// Load generator for bench/streams.mjs, in its own process: opens `streams` slow streams through one target
+// (ramped, so the listen backlog is not the thing measured), reports on stdout when all are open, probes
+// the target with a small call every `probeEveryMs` while they run, and prints its result as one JSON line.
+// Bounded: it gives up after `deadlineMs` whatever state the streams are in.
+//
+//   node bench/lib/streams-load.mjs '<json settings>'
+import { Agent } from 'undici';
+
+const settings = JSON.parse(process.argv[2]);
+const { origin, stream, probe, streams, rampBatch, rampEveryMs, probeEveryMs, deadlineMs } = settings;
+const agent = new Agent({ connections: null, headersTimeout: 60_000, bodyTimeout: 60_000, keepAliveTimeout: 60_000 });
+const probeAgent = new Agent({ connections: 1, headersTimeout: 10_000, bodyTimeout: 10_000 });
+const say = (event) => process.stdout.write(`${JSON.stringify(event)}\n`);
+
+const TOKEN = /"content":"(?!")/g;
+let firstBytes = 0;
+let ended = 0;
+let tokens = 0;
+const failures = new Map();
+const fail = (why) => failures.set(why, (failures.get(why) ?? 0) + 1);
+const settledCount = () => ended + [...failures.values()].reduce((a, b) => a + b, 0);
+
+async function oneStream() {
+  let res;
+  try {
+    res = await agent.request({ origin, method: 'POST', path: stream.path, headers: stream.headers, body: stream.body });
+  } catch (error) {
+    return fail(`request failed: ${error.code ?? error.message}`);
+  }
+  if (res.statusCode !== 200) {
+    await res.body.dump();
+    return fail(`HTTP ${res.statusCode}`);
+  }
+  let first = false;
+  let tail = '';
+  let done = false;
+  try {
+    res.body.setEncoding('utf8');
+    for await (const chunk of res.body) {
+      const text = tail + chunk;
+      const found = text.match(TOKEN)?.length ?? 0;
+      if (found > 0 && !first) {
+        first = true;
+        firstBytes += 1;
+      }
+      tokens += found;
+      if (text.includes('[DONE]')) done = true;
+      // A marker may straddle two chunks; the tail is kept short enough never to hold a whole one twice.
+      tail = chunk.slice(-8);
+    }
+  } catch (error) {
+    return fail(`body broke: ${error.code ?? error.message}`);
+  }
+  if (!done) return fail('stream ended without [DONE]');
+  ended += 1;
+}
+
+const probes = [];
+let probeFailures = 0;
+async function probeOnce() {
+  const t0 = performance.now();
+  try {
+    const res = await probeAgent.request({ origin, method: probe.method, path: probe.path, headers: probe.headers, body: probe.body });
+    await res.body.dump();
+    if (res.statusCode !== 200) probeFailures += 1;
+    else probes.push(performance.now() - t0);
+  } catch {
+    probeFailures += 1;
+  }
+}
+
+const startedAt = performance.now();
+const deadline = startedAt + deadlineMs;
+const running = [];
+for (let i = 0; i < streams; i += rampBatch) {
+  for (let j = i; j < Math.min(streams, i + rampBatch); j++) running.push(oneStream());
+  await new Promise((resolve) => setTimeout(resolve, rampEveryMs));
+}
+while (firstBytes + settledCount() - ended < streams && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+say({ event: 'open', open: firstBytes, failed: settledCount() - ended, ms: Math.round(performance.now() - startedAt) });
+// Probes run while the streams do (and stop with them, or at the deadline).
+while (settledCount() < streams && performance.now() < deadline) {
+  await probeOnce();
+  await new Promise((resolve) => setTimeout(resolve, probeEveryMs));
+}
+const sorted = probes.sort((a, b) => a - b);
+const pct = (p) => (sorted.length ? Math.round(sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] * 100) / 100 : null);
+say({
+  event: 'done',
+  firstBytes,
+  ended,
+  unfinished: streams - settledCount(),
+  failures: Object.fromEntries(failures),
+  tokens,
+  probe: { count: sorted.length, failures: probeFailures, p50: pct(50), p99: pct(99) },
+  seconds: (performance.now() - startedAt) / 1000,
+});
+process.exit(0);
