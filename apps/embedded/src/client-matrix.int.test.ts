@@ -3,8 +3,11 @@ import path from 'node:path';
 import { loadSimConfig, start as startSim, type RunningSim, type SimDialect } from '@sbc/app-sim-upstream';
 import { OWNER_KEY, startAccountSurface, type AccountSurfaceStack } from './account-surface.stack';
 import type { Cell, Target } from './client-matrix.cells';
+import { agentsCells } from './client-matrix.agents-cells';
+import { langchainCells } from './client-matrix.langchain-cells';
 import { sdkCells } from './client-matrix.sdk-cells';
 import { withTable, worksWithTable } from './client-matrix.table';
+import { vercelCells } from './client-matrix.vercel-cells';
 
 /**
  * The client compatibility matrix (issue 17): every popular client, on every edge route it can use, streamed
@@ -19,7 +22,7 @@ const TARGETS: Target[] = [
   { name: 'openai-endpoint', label: 'OpenAI-dialect endpoint', model: 'oai/sim-large', listedAs: 'sim-large' },
   { name: 'anthropic-endpoint', label: 'Anthropic-dialect endpoint', model: 'ant/sim-large', listedAs: 'sim-large' },
 ];
-const CELLS: Cell[] = [...sdkCells];
+const CELLS: Cell[] = [...sdkCells, ...vercelCells, ...langchainCells, ...agentsCells];
 
 const README = path.join(__dirname, '../../../README.md');
 
