@@ -14,6 +14,7 @@ import { healthRoutes } from '@sbc/http';
 import type { Authorize } from './auth/authorize';
 import type { SignInThrottle } from './limits/sign-in-throttle';
 import { errorHandler, notFound } from './http/errors';
+import { refuseHostileUrl } from './http/hostile-input';
 import { requestId } from './http/request-id';
 import type { HouseEngines, ProviderEngines } from './routing/engines';
 import type { RoutingTables } from './routing/routing-tables';
@@ -65,6 +66,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(requestId());
+  app.use(refuseHostileUrl());
   app.use(healthRoutes(deps.ready));
   app.use(docsRoutes(deps));
   app.use(serviceDocRoutes(deps));

@@ -1,6 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import { readJsonBody } from '../model-calls/body';
+import { unsafeStringError } from './hostile-input';
+import { findUnsafeString } from './unsafe-strings';
 
 /**
  * The body limit of every route but the model calls (which take MAX_BODY_BYTES): the account surface,
@@ -8,9 +10,15 @@ import { readJsonBody } from '../model-calls/body';
  */
 export const REST_MAX_BODY_BYTES = 1024 * 1024;
 
-/** Reads a route's JSON body; mounted after the route's credential check, so a stranger's body is never read. */
+/**
+ * Reads a route's JSON body; mounted after the route's credential check, so a stranger's body is never read.
+ * A NUL or an unpaired surrogate in any string is refused here, before a schema or a service sees it.
+ */
 export async function jsonBody(req: Request, _res: Response, next: NextFunction): Promise<void> {
-  req.body = (await readJsonBody(req, REST_MAX_BODY_BYTES, { optional: true })).value;
+  const { value } = await readJsonBody(req, REST_MAX_BODY_BYTES, { optional: true });
+  const unsafe = unsafeStringError(findUnsafeString(value));
+  if (unsafe) throw unsafe;
+  req.body = value;
   next();
 }
 

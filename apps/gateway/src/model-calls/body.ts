@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { ApiError } from '@sbc/errors';
+import { decodeUtf8Body, exceedsJsonDepth, MAX_JSON_DEPTH } from '../http/hostile-input';
 
 function tooLarge(limit: number): ApiError {
   return new ApiError('request_too_large', `The request body is larger than ${limit} bytes.`);
@@ -9,7 +10,8 @@ function tooLarge(limit: number): ApiError {
  * The edge's one body reader, called only once the credential has been checked: the whole JSON body, or a
  * refusal as soon as it is known to exceed `limit` (from `content-length` before a byte is read, else while
  * it streams in). Nothing more is read after a refusal; the refusal closes the connection (see
- * `closeIfUnread`). `optional` bodies may be empty and then read as undefined.
+ * `closeIfUnread`). `optional` bodies may be empty and then read as undefined. Bytes that are not UTF-8 and
+ * nesting past MAX_JSON_DEPTH are 400s with `param: body`.
  */
 export function readJsonBody(req: IncomingMessage, limit: number, options: { optional?: boolean } = {}): Promise<{ value: unknown; bytes: number }> {
   const declared = Number(req.headers['content-length']);
@@ -35,10 +37,20 @@ export function readJsonBody(req: IncomingMessage, limit: number, options: { opt
     req.on('end', () => {
       if (done) return;
       done = true;
-      const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, bytes).toString('utf8');
+      let text: string;
+      try {
+        text = decodeUtf8Body(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, bytes));
+      } catch (error) {
+        reject(error);
+        return;
+      }
       if (text.trim() === '') {
         if (options.optional) resolve({ value: undefined, bytes });
         else reject(new ApiError('invalid_request', 'The request body must be a JSON object.', { param: 'body' }));
+        return;
+      }
+      if (exceedsJsonDepth(text, MAX_JSON_DEPTH)) {
+        reject(new ApiError('invalid_request', `The request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels.`, { param: 'body' }));
         return;
       }
       try {

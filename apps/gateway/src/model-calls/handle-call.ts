@@ -21,7 +21,7 @@ import { exchange, type CallOutcome } from './exchange';
 import { isPassthrough, parseCallerRequest, requestedMaxTokens, type CallerCall } from './plan';
 import type { Pricing } from './pricing';
 import { resolveCallRoute } from './route-call';
-import { findUnsafeString } from './unsafe-strings';
+import { findUnsafeString } from '../http/unsafe-strings';
 
 export interface ModelCallDeps extends AuthorizeDeps {
   baseUrl: string;

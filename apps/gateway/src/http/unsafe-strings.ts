@@ -1,13 +1,14 @@
 /**
  * Strings that PostgreSQL refuses in `text` (a NUL) or that are not Unicode at all (a lone UTF-16 surrogate,
  * which JSON's `\ud800` escapes can spell) must not get past the edge: one of them in a usage event once
- * stopped the ledger for every account. A call carrying one anywhere in its body is refused up front.
+ * stopped the ledger for every account. A request carrying one anywhere (path, query or body, on the model
+ * routes and the REST surface alike) is refused up front.
  */
 
 /** A NUL, a high surrogate not followed by a low one, or a low surrogate not preceded by a high one. */
 const UNSAFE = /\0|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-function isUnsafe(text: string): boolean {
+export function isUnsafe(text: string): boolean {
   return UNSAFE.test(text);
 }
 
