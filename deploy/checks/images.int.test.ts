@@ -53,7 +53,7 @@ const describeWithServices = backends.postgresUrl && backends.redisUrl ? describ
 if (!backends.postgresUrl || !backends.redisUrl) console.warn('TEST_DATABASE_URL and TEST_REDIS_URL are needed for the production image tests: skipped');
 
 describeWithServices('each image as it runs: the bundle over a production-only install, on PostgreSQL and Redis', () => {
-  const work = mkdtempSync(path.join(tmpdir(), 'sbc-images-'));
+  let work = '';
   const databases = {} as Record<(typeof DATABASE_APPS)[number], TestDatabase>;
   const ports: Record<string, number> = {};
   const children: Child[] = [];
@@ -74,6 +74,7 @@ describeWithServices('each image as it runs: the bundle over a production-only i
     for (const app of IMAGES) {
       if (!existsSync(path.join(ROOT, 'dist/apps', app, 'main.js'))) throw new Error(`dist/apps/${app} is missing: run "npm run build" first (npm test does)`);
     }
+    work = mkdtempSync(path.join(tmpdir(), 'sbc-images-'));
     // What `npm prune --omit=dev` leaves in the image, installed once from the lockfile and shared by every app.
     const install = path.join(work, 'install');
     mkdirSync(install);
@@ -95,7 +96,7 @@ describeWithServices('each image as it runs: the bundle over a production-only i
   afterAll(async () => {
     for (const child of children) child.process.kill('SIGKILL');
     for (const database of Object.values(databases)) await database.drop();
-    rmSync(work, { recursive: true, force: true });
+    if (work) rmSync(work, { recursive: true, force: true });
   });
 
   // Usage events cross from the edge to the ledger only over Kafka in services mode (the in-process bus
