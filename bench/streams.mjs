@@ -3,11 +3,12 @@
 //   node bench/streams.mjs                  needs dist/apps/{gateway,account,sim-upstream} (npx nx run embedded:build)
 //   BENCH_STREAMS=1000,5000,9000            concurrent streams per case (default)
 //   BENCH_TOKENS=60 BENCH_TOKENS_PER_SECOND=4   each stream's length and drip rate (15 s by default)
+//   BENCH_RAMP=300                          streams started every 100 ms
 //
 // Processes, each its own child: a slow simulator (SIM_TOKENS_PER_SECOND drip) for the streams, a fast one
 // (no latency) for the probe, the account service, the edge (the gateway bundle alone, as in services mode),
 // the bare forwarder (bench/lib/forwarder.mjs) and, per case, the load generator (bench/lib/streams-load.mjs).
-// Per case and target, the load generator ramps the streams up (500 every 100 ms), reports once every stream
+// Per case and target, the load generator ramps the streams up (BENCH_RAMP every 100 ms), reports once every stream
 // has its first token, probes the target with a one-token non-streamed call every 50 ms while they run, and
 // reports when they have all ended. Figures per target:
 //   - per-stream memory: (target RSS with every stream open − its RSS before the case) / streams, in KiB;
@@ -30,6 +31,7 @@ const env = process.env;
 const sizes = (env.BENCH_STREAMS ?? '1000,5000,9000').split(',').map(Number);
 const TOKENS = Number(env.BENCH_TOKENS ?? 60);
 const TOKENS_PER_SECOND = Number(env.BENCH_TOKENS_PER_SECOND ?? 4);
+const RAMP = Number(env.BENCH_RAMP ?? 300); // streams started every 100 ms
 const KEY = 'sbc_' + 'benchstreams0123456789abcdefghij';
 const SIM_KEY = 'sim-bench-key';
 
@@ -83,7 +85,7 @@ async function measure(target, streams) {
     {
       origin: target.origin,
       streams,
-      rampBatch: 500,
+      rampBatch: RAMP,
       rampEveryMs: 100,
       probeEveryMs: 50,
       deadlineMs: 60_000 + (TOKENS / TOKENS_PER_SECOND) * 1000,
@@ -96,7 +98,7 @@ async function measure(target, streams) {
     },
   );
   const cpu = cpuMs(target.pid) - cpuBefore;
-  const failed = Object.values(result.failures).reduce((a, b) => a + b, 0) + result.unfinished + (result.firstBytes < streams ? 0 : 0);
+  const failed = Object.values(result.failures).reduce((a, b) => a + b, 0) + result.unfinished;
   return {
     streams,
     opened: open?.open ?? 0,
