@@ -174,7 +174,7 @@ describe('a caller without a credential costs almost nothing', () => {
     expect(refused).toBeGreaterThan(4);
     // Before: a p50 of 444 ms and a max of 4.4 s under this load. The bounds leave room for a busy machine.
     expect(median(loaded)).toBeLessThan(Math.max(50, median(quiet) * 5));
-    expect(Math.max(...loaded)).toBeLessThan(500);
+    expect(Math.max(...loaded)).toBeLessThan(1_000);
   }, 30_000);
 });
 
@@ -183,7 +183,7 @@ describe('each route family has its body limit', () => {
     const answer = await send(stack.edge.url, { path: '/v1/keys', bodyBytes: 2 * MiB, headers: { authorization: `Bearer ${KEY}` } });
     expectEnvelope(answer, 413, 'request_too_large');
     expect(answer.headers.connection).toBe('close');
-    expect(answer.ms).toBeLessThan(500);
+    expect(answer.ms).toBeLessThan(1_000);
   });
 
   it('an authenticated account-surface body over 1 MiB sent without a length is 413 as soon as it passes the limit', async () => {
@@ -211,7 +211,7 @@ describe('each route family has its body limit', () => {
     expect(JSON.parse(answer.body)).toMatchObject({ type: 'error', error: { type: 'request_too_large' } });
     expect(answer.headers['request-id']).toBe(answer.headers['x-request-id']);
     expect(answer.headers.connection).toBe('close');
-    expect(answer.ms).toBeLessThan(500);
+    expect(answer.ms).toBeLessThan(1_000);
   });
 });
 
