@@ -98,7 +98,7 @@ export const startDevicePairing = defineRoute({
   errors: [429],
 });
 
-const PairingDecision = z
+export const PairingDecision = z
   .object({ ok: z.literal(true), status: z.enum(['approved', 'denied']), user_code: z.string().meta({ description: 'As shown: XXXX-XXXX.' }), device: PairingDevice })
   .loose()
   .meta({ id: 'DevicePairingDecision' });

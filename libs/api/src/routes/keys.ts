@@ -37,7 +37,7 @@ export const CallerKey = z
   .loose()
   .meta({ id: 'CallerKey' });
 
-const MintedCallerKey = z
+export const MintedCallerKey = z
   .object({ ...CallerKey.shape, key: z.string().meta({ description: 'The secret (`sbc_…`). Shown this once; only `mask` afterwards.' }) })
   .loose()
   .meta({ id: 'MintedCallerKey', description: 'A CallerKey with its secret, as minted.' });

@@ -213,6 +213,22 @@ export const Spend = z
   .loose()
   .meta({ id: 'Spend' });
 
+export const UsageReport = z
+  .object({
+    object: z.literal('usage_report'),
+    from: z.string(),
+    to: z.string(),
+    tz: z.string(),
+    totals: UsageMetrics,
+    failed_requests: count,
+    top_models: z.array(GroupMetrics),
+    top_keys: z.array(GroupMetrics),
+    days: z.array(UsageDay),
+    summary: z.string(),
+  })
+  .loose()
+  .meta({ id: 'UsageReport' });
+
 const WINDOW_DEFAULTS = 'Without `from`, the last 30 days (today included).';
 
 export const getUsage = defineRoute({
@@ -329,26 +345,7 @@ export const getUsageReport = defineRoute({
   tag: TAG,
   auth: { kind: 'scoped', scopes: ['usage:read'] },
   query: WindowQuery,
-  responses: {
-    200: {
-      description: 'The report.',
-      schema: z
-        .object({
-          object: z.literal('usage_report'),
-          from: z.string(),
-          to: z.string(),
-          tz: z.string(),
-          totals: UsageMetrics,
-          failed_requests: count,
-          top_models: z.array(GroupMetrics),
-          top_keys: z.array(GroupMetrics),
-          days: z.array(UsageDay),
-          summary: z.string(),
-        })
-        .loose()
-        .meta({ id: 'UsageReport' }),
-    },
-  },
+  responses: { 200: { description: 'The report.', schema: UsageReport } },
 });
 
 export const USAGE_ROUTES: readonly RouteSpec[] = [getUsage, listUsageRequests, getUsageDaily, getUsageBreakdown, exportUsage, getCredits, getSpend, getUsageReport];

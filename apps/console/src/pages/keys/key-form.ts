@@ -1,0 +1,54 @@
+import type { Scope } from '@sbc/scopes';
+import type { CreateKeyBody, UpdateKeyBody } from '../../api/types';
+
+/** What the mint and edit forms hold, as typed: strings until submitted. */
+export interface KeyFormState {
+  name: string;
+  preset: 'gateway' | 'read_only' | 'full_access' | 'custom';
+  scopes: Scope[];
+  allowedModels: string;
+  daily: string;
+  monthly: string;
+  route: 'auto' | 'byo' | 'credits';
+  mode: 'model' | 'agent';
+}
+
+export const EMPTY_KEY_FORM: KeyFormState = { name: '', preset: 'gateway', scopes: [], allowedModels: '', daily: '', monthly: '', route: 'auto', mode: 'model' };
+
+/** `a, b\nc` → ['a', 'b', 'c']; blank → undefined (every model). */
+export function modelList(text: string): string[] | undefined {
+  const models = text
+    .split(/[\s,]+/)
+    .map((model) => model.trim())
+    .filter(Boolean);
+  return models.length > 0 ? models : undefined;
+}
+
+function cap(text: string): number | undefined {
+  return text.trim() === '' ? undefined : Number(text);
+}
+
+export function createBody(form: KeyFormState): CreateKeyBody {
+  return {
+    name: form.name.trim(),
+    ...(form.preset === 'custom' ? { scopes: form.scopes } : { preset: form.preset }),
+    allowed_models: modelList(form.allowedModels),
+    daily_limit_tokens: cap(form.daily),
+    monthly_limit_tokens: cap(form.monthly),
+    route: form.route,
+    mode: form.mode,
+  };
+}
+
+/** An edit sends every field, so a cleared cap or allow-list is removed (null), not kept. */
+export function updateBody(form: KeyFormState): UpdateKeyBody {
+  return {
+    name: form.name.trim(),
+    ...(form.preset === 'custom' ? { scopes: form.scopes } : { preset: form.preset }),
+    allowed_models: modelList(form.allowedModels) ?? null,
+    daily_limit_tokens: cap(form.daily) ?? null,
+    monthly_limit_tokens: cap(form.monthly) ?? null,
+    route: form.route,
+    mode: form.mode,
+  };
+}

@@ -1,0 +1,86 @@
+import { useState } from 'react';
+import type { UsageGeneration } from '../../api/types';
+import { count, dateTime, ms, usd } from '../../ui/format';
+import { Section } from '../../ui/page';
+import { QueryView } from '../../ui/states';
+import { Table, type Column } from '../../ui/table';
+import { useKeys } from '../keys/use-keys';
+import { useRequestLog, type LogFilters } from './use-usage';
+
+const COLUMNS: Column<UsageGeneration>[] = [
+  { header: 'Time', cell: (row) => dateTime(row.ts) },
+  { header: 'Model', cell: (row) => row.model },
+  { header: 'Key', cell: (row) => row.key_label ?? row.key_id ?? '(session)' },
+  { header: 'Status', cell: (row) => row.status, numeric: true },
+  { header: 'Tokens in', cell: (row) => count(row.native_tokens_prompt), numeric: true },
+  { header: 'Tokens out', cell: (row) => count(row.native_tokens_completion), numeric: true },
+  { header: 'Latency', cell: (row) => ms(row.latency_ms), numeric: true },
+  { header: 'Time to first token', cell: (row) => ms(row.ttft_ms), numeric: true },
+  { header: 'Cost', cell: (row) => usd(row.total_cost_usd), numeric: true },
+];
+
+/** Every call, newest first, a page at a time, filtered by key, model, status and days. */
+export function RequestLog() {
+  const [filters, setFilters] = useState<LogFilters>({});
+  const [cursor, setCursor] = useState<{ after_id?: string; before_id?: string }>({});
+  const log = useRequestLog(filters, cursor);
+  const keys = useKeys();
+  const change = (patch: Partial<LogFilters>) => {
+    setFilters({ ...filters, ...patch });
+    setCursor({});
+  };
+  const shown = (rows: UsageGeneration[]) => rows.filter((row) => !filters.status || (filters.status === 'error' ? row.status >= 400 : row.status < 400));
+
+  return (
+    <Section title="Request log">
+      <form className="filters" aria-label="Request log filters" onSubmit={(e) => e.preventDefault()}>
+        <label>
+          Key
+          <select value={filters.key_id ?? ''} onChange={(e) => change({ key_id: e.target.value || undefined })}>
+            <option value="">Any key</option>
+            {keys.data?.data.map((key) => (
+              <option key={key.id} value={key.id}>
+                {key.name} ({key.mask})
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Model
+          <input type="search" value={filters.model ?? ''} onChange={(e) => change({ model: e.target.value || undefined })} placeholder="any model" />
+        </label>
+        <label>
+          Status
+          <select value={filters.status ?? ''} onChange={(e) => change({ status: (e.target.value || undefined) as LogFilters['status'] })}>
+            <option value="">Any status</option>
+            <option value="ok">Succeeded</option>
+            <option value="error">Failed</option>
+          </select>
+        </label>
+        <label>
+          From day (UTC)
+          <input type="date" value={filters.from ?? ''} onChange={(e) => change({ from: e.target.value || undefined })} />
+        </label>
+        <label>
+          To day (UTC)
+          <input type="date" value={filters.to ?? ''} onChange={(e) => change({ to: e.target.value || undefined })} />
+        </label>
+      </form>
+      <QueryView query={log} what="the request log" empty={(page) => shown(page.data).length === 0 && !page.has_more && !cursor.after_id && !cursor.before_id} emptyMessage={<p>No calls match these filters.</p>}>
+        {(page) => (
+          <>
+            <Table caption="Calls, newest first" columns={COLUMNS} rows={shown(page.data)} rowKey={(row) => row.id} />
+            <div className="pager">
+              <button type="button" disabled={!cursor.after_id && !(cursor.before_id && page.has_more)} onClick={() => setCursor({ before_id: page.first_id ?? undefined })}>
+                Newer calls
+              </button>
+              <button type="button" disabled={cursor.before_id ? false : !page.has_more} onClick={() => setCursor({ after_id: page.last_id ?? undefined })}>
+                Older calls
+              </button>
+            </div>
+          </>
+        )}
+      </QueryView>
+    </Section>
+  );
+}
