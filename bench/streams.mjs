@@ -1,9 +1,10 @@
 // Thousands of slow streams held at once: what one edge process holds, against the bare forwarder floor.
 //
-//   node bench/streams.mjs                  needs dist/apps/{gateway,account,sim-upstream} (npx nx run embedded:build)
+//   npm run bench:streams                   builds dist/apps/{gateway,account,sim-upstream} first (or: node bench/streams.mjs)
 //   BENCH_STREAMS=1000,5000,9000            concurrent streams per case (default)
 //   BENCH_TOKENS=60 BENCH_TOKENS_PER_SECOND=4   each stream's length and drip rate (15 s by default)
 //   BENCH_RAMP=300                          streams started every 100 ms
+//   BENCH_GATEWAY_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'   node flags for the edge (profiling)
 //
 // Processes, each its own child: a slow simulator (SIM_TOKENS_PER_SECOND drip) for the streams, a fast one
 // (no latency) for the probe, the account service, the edge (the gateway bundle alone, as in services mode),
@@ -147,7 +148,7 @@ async function main() {
     LOG_LEVEL: 'warn',
     RATE_LIMIT_PER_MINUTE: '100000000',
     HOUSE_ENGINES: JSON.stringify({ house: engine(slowOrigin), 'house-fast': engine(fastOrigin) }),
-  });
+  }, env.BENCH_GATEWAY_NODE_ARGS ? env.BENCH_GATEWAY_NODE_ARGS.split(' ') : []);
   const edgeOrigin = `http://127.0.0.1:${edgePort}`;
   await waitReady(edge, `${edgeOrigin}/readyz`);
 
