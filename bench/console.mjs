@@ -68,6 +68,7 @@ try {
   for (let run = 0; run <= runs; run++) {
     await page.goto(`${base}/console/usage`);
     await page.getByText(/Chart total:/).waitFor({ timeout: 30_000 });
+    await page.waitForFunction(() => performance.getEntriesByName('usage-draw').length > 0);
     const ms = await page.evaluate(() => performance.getEntriesByName('usage-draw').at(-1)?.duration ?? NaN);
     // The first run warms the browser's caches and JIT; it is not counted.
     if (run > 0) draws.push(ms);
