@@ -37,7 +37,7 @@ describe('x builds: an API prompt goes through the whole pipeline to a live app'
         { name: 'http', outcome: 'passed', detail: expect.any(String) },
         { name: 'csp', outcome: 'passed', detail: expect.any(String) },
         { name: 'ready_marker', outcome: 'passed', detail: expect.any(String) },
-        { name: 'screenshot', outcome: 'skipped', detail: expect.stringContaining('no browser') },
+        { name: 'browser', outcome: 'skipped', detail: expect.stringContaining('no browser') },
       ]),
     );
 

@@ -109,6 +109,8 @@ export async function startXBuildsStack(
           BASE_URL: 'http://localhost:8080',
           APPS_DOMAIN,
           X_BUILDS_DISPATCH_POLL_MS: '100',
+          // A browser costs seconds per build: only the browser tests turn it on.
+          X_BUILDS_CHROMIUM_PATH: 'off',
           SHUTDOWN_DRAIN_MS: '500',
           ...xEnv,
           ...options.buildsEnv,

@@ -40,12 +40,12 @@ const schema = z.object({
   X_BUILDS_SLO_TOTAL_S: positiveInt(600),
   X_BUILDS_BACKOFF_BASE_MS: positiveInt(5_000),
   X_BUILDS_BACKOFF_MAX_MS: positiveInt(600_000),
-  /** A Chromium binary for the browser checks of verification (screenshot); without one they are skipped. */
+  /** Chromium for verification's browser checks, screenshots and clip; unset: /usr/bin/chromium when installed; `off`: none. */
   X_BUILDS_CHROMIUM_PATH: z.string().optional(),
   X_API_BASE_URL: url(['http', 'https']).default('https://api.x.com'),
   /** App-only bearer token: reads the mentions timeline. */
   X_BEARER_TOKEN: z.string().optional(),
-  /** OAuth 2.0 user-context access token with tweet.write: posts replies. */
+  /** OAuth 2.0 user-context access token with tweet.write and media.write: posts replies with the app's screenshot. */
   X_USER_ACCESS_TOKEN: z.string().optional(),
   /** The service's own X user id, whose mentions are polled. */
   X_ACCOUNT_ID: z.string().regex(/^\d+$/, 'must be a numeric X user id').optional(),
@@ -91,6 +91,7 @@ export interface XBuildsConfig extends BackendConfig {
   sloTotalS: number;
   backoffBaseMs: number;
   backoffMaxMs: number;
+  /** As configured; the browser actually used is findChromium's answer. */
   chromiumPath?: string;
   /** Set when the X account, its tokens and the operator account are all configured. */
   x?: XPollerConfig;

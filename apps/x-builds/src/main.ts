@@ -6,6 +6,7 @@ import { Gauge } from '@sbc/metrics';
 import { AccountService } from '@sbc/proto/sbc/account/v1/account_pb';
 import { XBuildsService } from '@sbc/proto/sbc/xbuilds/v1/xbuilds_pb';
 import { createRpcClient } from '@sbc/rpc';
+import { findChromium } from './browser/judge';
 import { loadXBuildsConfig, type XBuildsConfig } from './config';
 import { OPEN_STATUSES } from './jobs/statuses';
 import { PrismaClient } from './generated/prisma/client';
@@ -45,6 +46,9 @@ export async function start(config: XBuildsConfig, overrides: XBuildsOverrides =
     return undefined;
   };
   const xReplies = Boolean(config.x?.userAccessToken);
+  const chromiumPath = findChromium(config.chromiumPath);
+  if (chromiumPath) logger.info({ chromium: chromiumPath }, 'verification opens published apps in headless Chromium');
+  else logger.warn('no Chromium found (X_BUILDS_CHROMIUM_PATH, /usr/bin/chromium): the browser checks of verification are skipped');
   const appChanged = (slug: string) => pubsub.publish(XBUILDS_APP_CHANGED_CHANNEL, slug);
   const jobCancelled = (jobId: string) => pubsub.publish(XBUILDS_JOB_CANCELLED_CHANNEL, jobId);
   let dispatcher: Dispatcher | undefined;
@@ -64,7 +68,7 @@ export async function start(config: XBuildsConfig, overrides: XBuildsOverrides =
       createClient: (adapter) => new PrismaClient({ adapter }),
       register(rpc, database) {
         const db = database.prisma;
-        dispatcher = createDispatcher({ db, config, logger, pubsub, account, gatewayUrl, xReplies });
+        dispatcher = createDispatcher({ db, config, logger, pubsub, account, gatewayUrl, xReplies, chromiumPath });
         const wake = () => dispatcher?.wake();
         if (config.x) poller = createXPoller({ db, config: config.x, limits: config, logger, notConfigured, wake });
         rpc.add(XBuildsService, createXBuildsService({ db, config, logger, notConfigured, wake, xReplies, appChanged, jobCancelled }));

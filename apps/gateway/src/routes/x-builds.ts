@@ -7,6 +7,7 @@ import type { RpcClientOf } from '@sbc/rpc';
 import type { Authorize } from '../auth/authorize';
 import type { Principal } from '../auth/authenticator';
 import { mount } from '../http/mount';
+import { sendMedia } from './x-builds-media';
 
 export interface XBuildRoutesDeps {
   authorize: Authorize;
@@ -45,6 +46,9 @@ export function renderJob(job: Job): Record<string, unknown> {
     error: job.error ?? null,
     reply: job.reply ? { text: job.reply.text, status: job.reply.status, posted_at: iso(job.reply.postedAt), post_id: job.reply.postId ?? null } : null,
     checks: job.checks.map((check) => ({ name: check.name, outcome: check.outcome, detail: check.detail })),
+    accessibility: job.accessibility.map((finding) => ({ rule: finding.rule, impact: finding.impact, help: finding.help, nodes: finding.nodes })),
+    media: job.media,
+    findings: job.findings.map((finding) => ({ check: finding.check, message: finding.message })),
     model: job.model ?? null,
     attempt: job.attempt,
     fix_attempts: job.fixAttempts,
@@ -153,6 +157,7 @@ export function xBuildRoutes(deps: XBuildRoutesDeps): Router {
         backoffs: { build: stats.buildBackoffs, x_api: stats.xBackoffs },
         in_flight: stats.inFlight,
         apps: { live: stats.liveApps, capacity: stats.appCapacity },
+        accessibility: { jobs: stats.accessibilityJobs, by_impact: stats.accessibilityByImpact, by_rule: stats.accessibilityByRule },
         queue: renderQueue(stats.queue),
       },
     };
@@ -185,15 +190,14 @@ export function xBuildRoutes(deps: XBuildRoutesDeps): Router {
 
   mount(router, specs.getXBuild, deps.authorize, async ({ params, principal, requestId }) => job(await xbuilds.getJob({ userId: principal.userId, id: params.id }, { requestId })));
 
-  for (const [spec, kind] of [
-    [specs.getXBuildScreenshot, 'screenshot'],
-    [specs.getXBuildClip, 'clip'],
-  ] as const) {
-    mount(router, spec, deps.authorize, async ({ params, principal, requestId, res }) => {
-      const media = await xbuilds.getJobMedia({ userId: principal.userId, id: params.id, kind }, { requestId });
-      res.status(200).setHeader('content-type', media.contentType).setHeader('x-content-type-options', 'nosniff').end(Buffer.from(media.body));
-    });
-  }
+  mount(router, specs.getXBuildScreenshot, deps.authorize, async ({ params, query, principal, requestId, req, res }) => {
+    const kind = query.viewport === 'mobile' ? 'screenshot_mobile' : 'screenshot';
+    await sendMedia(xbuilds, { userId: principal.userId, id: params.id, kind, ranges: false, requestId, req, res });
+  });
+
+  mount(router, specs.getXBuildClip, deps.authorize, async ({ params, principal, requestId, req, res }) => {
+    await sendMedia(xbuilds, { userId: principal.userId, id: params.id, kind: 'clip', ranges: true, requestId, req, res });
+  });
 
   mount(router, specs.cancelXBuild, deps.authorize, async ({ params, principal, requestId }) => job(await xbuilds.cancelJob({ userId: principal.userId, id: params.id }, { requestId })));
 

@@ -1,10 +1,11 @@
-import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import type { CheckResult } from '../store/jobs';
+import { encodeClip } from '../browser/clip';
+import { judgeBrowserReport } from '../browser/judge';
+import { inspectApp, BrowserUnavailableError } from '../browser/session';
+import { CLIP_SECONDS } from '../browser/viewports';
+import type { MediaKind } from '../store/media';
+import type { AccessibilityFinding, CheckResult } from '../store/jobs';
 import { READY_MARKER } from './prompts';
 
 export interface VerifyTarget {
@@ -13,17 +14,25 @@ export interface VerifyTarget {
   /** `<slug>.<APPS_DOMAIN>`: sent as the Host header, as a visitor's browser would. */
   host: string;
   signal: AbortSignal;
-  /** A Chromium binary: runtime checks and a screenshot; absent, they are recorded as skipped. */
+  /** A Chromium binary (see findChromium): the browser checks, screenshots and clip; absent, they are recorded as skipped. */
   chromiumPath?: string;
+}
+
+export interface RecordedMedia {
+  kind: MediaKind;
+  contentType: string;
+  body: Buffer;
 }
 
 export interface Verification {
   checks: CheckResult[];
-  screenshot?: Buffer;
+  /** Recorded only for an app that passed every check. */
+  media: RecordedMedia[];
+  /** Accessibility findings below serious: recorded on the job, they do not fail it. */
+  accessibility: AccessibilityFinding[];
 }
 
 const FETCH_TIMEOUT_MS = 15_000;
-const BROWSER_TIMEOUT_MS = 30_000;
 
 function get(url: URL, host: string, signal: AbortSignal): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
   const client = url.protocol === 'https:' ? https : http;
@@ -46,8 +55,8 @@ const skipped = (name: string, detail: string): CheckResult => ({ name, outcome:
 
 /**
  * Fetches the live app through the apps host, from outside the builds service: 200, HTML, a CSP header and
- * the ready marker. With a browser it also loads the page: console errors, the marker set at run time, and
- * a PNG screenshot. The motion clip needs a video encoder this build does not carry: always skipped.
+ * the ready marker. With a browser it then opens the app as a visitor would (see inspectApp and
+ * judgeBrowserReport) and, when every check passed, records its two screenshots and a motion clip.
  */
 export async function verifyLiveApp(target: VerifyTarget): Promise<Verification> {
   const url = new URL('/', target.edgeUrl);
@@ -56,7 +65,7 @@ export async function verifyLiveApp(target: VerifyTarget): Promise<Verification>
     answer = await get(url, target.host, target.signal);
   } catch (error) {
     if (target.signal.aborted) throw error;
-    return { checks: [failed('http', `The app could not be fetched: ${(error as Error).message}`)] };
+    return { checks: [failed('http', `The app could not be fetched: ${(error as Error).message}`)], media: [], accessibility: [] };
   }
   const checks: CheckResult[] = [];
   checks.push(answer.status === 200 ? passed('http', '200 from the apps host') : failed('http', `The apps host answered ${answer.status}.`));
@@ -65,49 +74,44 @@ export async function verifyLiveApp(target: VerifyTarget): Promise<Verification>
   const csp = String(answer.headers['content-security-policy'] ?? '');
   checks.push(csp.includes("default-src 'none'") ? passed('csp', 'strict Content-Security-Policy present') : failed('csp', 'The Content-Security-Policy header is missing or not strict.'));
   checks.push(answer.body.includes(READY_MARKER) ? passed('ready_marker', `${READY_MARKER} present`) : failed('ready_marker', `The served page has no ${READY_MARKER}.`));
-  let screenshot: Buffer | undefined;
   if (!target.chromiumPath) {
-    checks.push(skipped('console_errors', 'no browser configured (X_BUILDS_CHROMIUM_PATH)'), skipped('screenshot', 'no browser configured (X_BUILDS_CHROMIUM_PATH)'));
-  } else {
-    const browser = await loadInBrowser(target.chromiumPath, url, target.host, target.signal);
-    checks.push(...browser.checks);
-    screenshot = browser.screenshot;
+    checks.push(skipped('browser', 'no browser: Chromium was not found (X_BUILDS_CHROMIUM_PATH, else /usr/bin/chromium)'));
+    return { checks, media: [], accessibility: [] };
   }
-  checks.push(skipped('clip', 'motion clips need a video encoder, which this build does not include'));
-  return { checks, screenshot };
+  const browser = await inBrowser({ ...target, chromiumPath: target.chromiumPath }, checks.every((check) => check.outcome !== 'failed'));
+  return { checks: [...checks, ...browser.checks], media: browser.media, accessibility: browser.accessibility };
 }
 
-function run(file: string, args: string[], signal: AbortSignal): Promise<{ stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    execFile(file, args, { signal, timeout: BROWSER_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      if (error) reject(error);
-      else resolve({ stdout, stderr });
-    });
-  });
-}
-
-/** Headless Chromium from its command line: the DOM after scripts ran (with console output), then a screenshot. */
-async function loadInBrowser(chromiumPath: string, url: URL, host: string, signal: AbortSignal): Promise<Verification> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'xb-verify-'));
-  const pageUrl = `${url.protocol}//${host}${url.port ? `:${url.port}` : ''}/`;
-  const common = ['--headless=new', '--disable-gpu', '--no-sandbox', '--no-first-run', `--user-data-dir=${path.join(dir, 'profile')}`, `--host-resolver-rules=MAP ${host} ${url.hostname}`, '--virtual-time-budget=3000', '--window-size=800,600'];
+/** The browser's checks; with `record`, and when they all pass, the screenshots and the clip too. */
+async function inBrowser(target: VerifyTarget & { chromiumPath: string }, record: boolean): Promise<Verification> {
+  let report: Awaited<ReturnType<typeof inspectApp>>;
   try {
-    const checks: CheckResult[] = [];
-    const dom = await run(chromiumPath, [...common, '--enable-logging=stderr', '--v=0', '--dump-dom', pageUrl], signal);
-    const consoleErrors = dom.stderr.split('\n').filter((line) => /CONSOLE\(\d+\)/.test(line) && /(Uncaught|Error)/.test(line));
-    checks.push(consoleErrors.length === 0 ? passed('console_errors', 'no console errors') : failed('console_errors', consoleErrors.slice(0, 3).join(' | ')));
-    const ready = new RegExp(`<html[^>]*${READY_MARKER}=`, 'i').test(dom.stdout);
-    checks.push(ready ? passed('ready_runtime', `${READY_MARKER} set after load`) : failed('ready_runtime', `The app did not set ${READY_MARKER} after loading.`));
-    const file = path.join(dir, 'screenshot.png');
-    await run(chromiumPath, [...common, '--hide-scrollbars', `--screenshot=${file}`, pageUrl], signal);
-    const screenshot = await readFile(file);
-    checks.push(passed('screenshot', `${screenshot.length} bytes PNG`));
-    return { checks, screenshot };
+    report = await inspectApp({ chromiumPath: target.chromiumPath, edgeUrl: target.edgeUrl, host: target.host, signal: target.signal });
   } catch (error) {
-    if (signal.aborted) throw error;
-    // The browser failing to start says nothing about the app: recorded, but it does not fail the build.
-    return { checks: [skipped('browser', `The browser could not run: ${(error as Error).message}`)] };
-  } finally {
-    await rm(dir, { recursive: true, force: true });
+    if (target.signal.aborted) throw error;
+    // A browser that cannot start says nothing about the app: recorded, but it does not fail the build.
+    if (error instanceof BrowserUnavailableError) return { checks: [skipped('browser', error.message)], media: [], accessibility: [] };
+    return { checks: [failed('browser', `The page could not be loaded in the browser: ${(error as Error).message.split('\n')[0]}`)], media: [], accessibility: [] };
   }
+  const { checks, accessibility } = judgeBrowserReport(report);
+  if (!record || checks.some((check) => check.outcome === 'failed')) {
+    return { checks: [...checks, skipped('clip', 'not recorded for an app that failed its checks')], media: [], accessibility };
+  }
+  const media: RecordedMedia[] = [
+    { kind: 'screenshot', contentType: 'image/png', body: report.screenshots.desktop },
+    { kind: 'screenshot_mobile', contentType: 'image/png', body: report.screenshots.mobile },
+  ];
+  try {
+    const clip = await encodeClip(report.frames, report.clipStart, report.clipStart + CLIP_SECONDS, target.signal);
+    if (clip) {
+      media.push({ kind: 'clip', ...clip });
+      checks.push(passed('clip', `${CLIP_SECONDS} s ${clip.contentType} from ${report.frames.length} painted frame(s), ${clip.body.length} bytes`));
+    } else {
+      checks.push(skipped('clip', 'no video encoder: ffmpeg with libx264 or libvpx was not found'));
+    }
+  } catch (error) {
+    if (target.signal.aborted) throw error;
+    checks.push(skipped('clip', `The clip could not be encoded: ${(error as Error).message.slice(0, 300)}`));
+  }
+  return { checks, media, accessibility };
 }

@@ -4,7 +4,8 @@ import type { JobSchema, QueueViewSchema, SourceSchema } from '@sbc/proto/sbc/xb
 import { appUrlOf } from '../pipeline/reply';
 import type { AppRow } from '../store/apps';
 import type { Db } from '../store/db';
-import { queueRanks, spansOf, type CheckResult, type JobRow, type SpanRow } from '../store/jobs';
+import { findingsOf, queueRanks, spansOf, type AccessibilityFinding, type CheckResult, type JobRow, type SpanRow } from '../store/jobs';
+import { mediaKindsOf, type MediaKind } from '../store/media';
 import type { QueueState } from '../store/queue';
 
 type JobMessage = MessageInitShape<typeof JobSchema>;
@@ -26,8 +27,9 @@ function sourceOf(job: JobRow): MessageInitShape<typeof SourceSchema> {
 }
 
 /** The job view of CONTRACTS "X builds": stages with timings, place in the queue, app, refusal and reply. */
-export function toJobMessage(ctx: ViewContext, job: JobRow, spans: SpanRow[], rank: number | undefined, app: AppRow | null): JobMessage {
+export function toJobMessage(ctx: ViewContext, job: JobRow, spans: SpanRow[], rank: number | undefined, app: AppRow | null, media: MediaKind[] = []): JobMessage {
   const checks = Array.isArray(job.checks) ? (job.checks as unknown as CheckResult[]) : [];
+  const accessibility = Array.isArray(job.accessibility) ? (job.accessibility as unknown as AccessibilityFinding[]) : [];
   return {
     id: job.id,
     status: job.status,
@@ -56,17 +58,21 @@ export function toJobMessage(ctx: ViewContext, job: JobRow, spans: SpanRow[], ra
     takenDownAt: app?.state === 'taken_down' ? ts(app.takenDownAt) : undefined,
     checks,
     model: job.model ?? undefined,
+    accessibility,
+    media,
+    findings: findingsOf(job).map((finding) => ({ check: finding.check, message: finding.message })),
   };
 }
 
-/** Views of several jobs with what they need loaded in three queries. */
+/** Views of several jobs with what they need loaded in a few queries. */
 export async function jobViews(db: Db, ctx: ViewContext, jobs: JobRow[]): Promise<JobMessage[]> {
   if (jobs.length === 0) return [];
   const ids = jobs.map((job) => job.id);
   const spans = await spansOf(db, ids);
   const ranks = jobs.some((job) => job.status === 'queued') ? await queueRanks(db) : new Map<string, number>();
   const apps = new Map((await db.app.findMany({ where: { jobId: { in: ids } } })).map((app) => [app.jobId, app]));
-  return jobs.map((job) => toJobMessage(ctx, job, spans.get(job.id) ?? [], ranks.get(job.id), apps.get(job.id) ?? null));
+  const media = await mediaKindsOf(db, ids);
+  return jobs.map((job) => toJobMessage(ctx, job, spans.get(job.id) ?? [], ranks.get(job.id), apps.get(job.id) ?? null, media.get(job.id)));
 }
 
 export async function jobView(db: Db, ctx: ViewContext, job: JobRow): Promise<JobMessage> {

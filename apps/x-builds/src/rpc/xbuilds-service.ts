@@ -8,6 +8,7 @@ import { admit, refusalOfViolation, type Submission, type SubmittedSource } from
 import { cancelJob, redraftReply, takeDownApp, type OperationDeps } from '../jobs/operations';
 import { isJobStatus } from '../jobs/statuses';
 import { countLiveApps, findAppFile } from '../store/apps';
+import { isMediaKind, MEDIA_KINDS, readMedia } from '../store/media';
 import { BLOCK_REASONS, blockAuthor, listBlocks, unblockAuthor, type BlockReason, type BlockRow } from '../store/blocks';
 import type { XBuildsDb } from '../store/db';
 import { findJob, listJobs, type JobRow } from '../store/jobs';
@@ -28,6 +29,8 @@ export interface XBuildsServiceDeps extends OperationDeps {
 
 const MAX_LIST_LIMIT = 200;
 const MAX_WINDOW_HOURS = 24 * 366;
+
+const optionalNumber = (value: bigint | undefined) => (value === undefined ? undefined : Number(value));
 
 function submittedSource(source: Source | undefined): SubmittedSource {
   if (source?.kind.case === 'x') {
@@ -112,12 +115,25 @@ export function createXBuildsService(deps: XBuildsServiceDeps): RpcImplementatio
     },
 
     async getJobMedia(request) {
+      if (!isMediaKind(request.kind)) throw new ApiError('invalid_request', `kind is one of ${MEDIA_KINDS.join(', ')}.`, { param: 'kind' });
       await ownJob(request.userId, request.id);
-      const media = await db.jobMedia.findUnique({ where: { jobId_kind: { jobId: request.id, kind: request.kind } } });
+      const range = request.range
+        ? { start: optionalNumber(request.range.start), end: optionalNumber(request.range.end), suffixLength: optionalNumber(request.range.suffixLength) }
+        : undefined;
+      const media = await readMedia(db, { jobId: request.id, kind: request.kind, range, ifRange: request.ifRange, ifNoneMatch: request.ifNoneMatch });
       if (!media) {
-        throw new ApiError('not_found', `This build has no ${request.kind}: it is recorded only when a browser verifies the app (X_BUILDS_CHROMIUM_PATH).`, { param: 'id' });
+        throw new ApiError('not_found', `This build has no ${request.kind}: media are recorded when a browser verifies the app, and removed when it is taken down.`, { param: 'id' });
       }
-      return { contentType: media.contentType, body: media.body };
+      return {
+        contentType: media.contentType,
+        etag: media.etag,
+        totalSize: BigInt(media.size),
+        createdAt: timestampFromDate(media.createdAt),
+        notModified: media.kind === 'not_modified',
+        rangeUnsatisfiable: media.kind === 'unsatisfiable',
+        ...(media.kind === 'full' || media.kind === 'range' ? { body: media.body } : {}),
+        ...(media.kind === 'range' ? { rangeStart: BigInt(media.start) } : {}),
+      };
     },
 
     async cancelJob(request) {
@@ -233,6 +249,9 @@ export function createXBuildsService(deps: XBuildsServiceDeps): RpcImplementatio
         buildBackoffs: stats.buildBackoffs,
         xBackoffs: stats.xBackoffs,
         inFlight: stats.inFlight,
+        accessibilityJobs: stats.accessibility.jobs,
+        accessibilityByImpact: stats.accessibility.byImpact,
+        accessibilityByRule: stats.accessibility.byRule,
         liveApps: await countLiveApps(db),
         appCapacity: config.appCapacity,
         queue: toQueueMessage(await readQueue(db, { viewerId: request.viewerId })),

@@ -58,10 +58,16 @@ export async function countLiveApps(db: Db): Promise<number> {
   return db.app.count({ where: { state: 'live' } });
 }
 
-/** Marks an app taken down; false when it already was. */
-export async function takeDown(db: Db, appId: string, reason: string): Promise<boolean> {
-  const { count } = await db.app.updateMany({ where: { id: appId, state: 'live' }, data: { state: 'taken_down', takenDownAt: new Date(), takenDownReason: reason } });
-  return count === 1;
+/**
+ * Marks an app taken down and deletes its job's screenshots and clip with it (they show what was taken down);
+ * false when it already was.
+ */
+export async function takeDown(db: XBuildsDb, appId: string, reason: string): Promise<boolean> {
+  return db.$transaction(async (tx) => {
+    const { count } = await tx.app.updateMany({ where: { id: appId, state: 'live' }, data: { state: 'taken_down', takenDownAt: new Date(), takenDownReason: reason } });
+    await tx.jobMedia.deleteMany({ where: { job: { app: { id: appId } } } });
+    return count === 1;
+  });
 }
 
 export type AppFileLookup =

@@ -13,11 +13,25 @@ export interface Finding {
   severity: 'fixable' | 'unsafe';
 }
 
+export function findingsOf(job: Pick<JobRow, 'findings'>): Finding[] {
+  return Array.isArray(job.findings) ? (job.findings as unknown as Finding[]) : [];
+}
+
 /** One check of verification as the job view shows it. */
 export interface CheckResult {
   name: string;
   outcome: 'passed' | 'failed' | 'skipped';
   detail: string;
+}
+
+/** An axe-core rule the app breaks, as the job records it. */
+export interface AccessibilityFinding {
+  rule: string;
+  /** minor, moderate, serious or critical. */
+  impact: string;
+  help: string;
+  /** How many elements break it. */
+  nodes: number;
 }
 
 /** What a transition writes besides the status, as Prisma update data. */

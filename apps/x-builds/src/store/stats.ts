@@ -18,6 +18,8 @@ export interface WindowStats {
   buildBackoffs: number;
   xBackoffs: number;
   inFlight: number;
+  /** Non-blocking accessibility findings of the builds finished in the window. */
+  accessibility: { jobs: number; byImpact: Record<string, number>; byRule: Record<string, number> };
 }
 
 interface PercentileRow {
@@ -43,7 +45,8 @@ function countBy(rows: { key: string | null; n: bigint }[]): Record<string, numb
 /**
  * The lane over the last `hours`: jobs accepted in the window by status, lane and refusal category; p50/p90
  * of the total time of jobs finished in it, of their wait in the queue and of every stage span that ended in
- * it; total-time SLO misses; build and X API backoffs; and what is in flight now.
+ * it; total-time SLO misses; build and X API backoffs; what is in flight now; and the accessibility findings
+ * the finished builds were recorded with.
  */
 export async function windowStats(db: Db, hours: number, sloTotalS: number): Promise<WindowStats> {
   const since = new Date(Date.now() - hours * 3_600_000);
@@ -72,6 +75,14 @@ export async function windowStats(db: Db, hours: number, sloTotalS: number): Pro
   const buildBackoffs = await db.jobEvent.count({ where: { type: 'backoff', at: { gte: since } } });
   const xBackoffs = await db.laneEvent.count({ where: { type: 'x_rate_limited', at: { gte: since } } });
   const inFlight = await db.buildJob.count({ where: { status: { in: ['screening', 'building', 'auditing', 'publishing', 'verifying', 'fixing', 'drafting'] } } });
+  const [a11yJobs] = await db.$queryRaw<{ n: bigint }[]>`
+    SELECT count(*) AS n FROM build_jobs WHERE status = 'done' AND finished_at >= ${since} AND jsonb_array_length(accessibility) > 0`;
+  const byImpact = await db.$queryRaw<{ key: string | null; n: bigint }[]>`
+    SELECT finding->>'impact' AS key, count(*) AS n FROM build_jobs, jsonb_array_elements(accessibility) AS finding
+    WHERE status = 'done' AND finished_at >= ${since} GROUP BY 1`;
+  const byRule = await db.$queryRaw<{ key: string | null; n: bigint }[]>`
+    SELECT finding->>'rule' AS key, count(*) AS n FROM build_jobs, jsonb_array_elements(accessibility) AS finding
+    WHERE status = 'done' AND finished_at >= ${since} GROUP BY 1`;
   const statusCounts = countBy(byStatus);
   return {
     accepted: Object.values(statusCounts).reduce((sum, n) => sum + n, 0),
@@ -85,6 +96,7 @@ export async function windowStats(db: Db, hours: number, sloTotalS: number): Pro
     buildBackoffs,
     xBackoffs,
     inFlight,
+    accessibility: { jobs: Number(a11yJobs?.n ?? 0), byImpact: countBy(byImpact), byRule: countBy(byRule) },
   };
 }
 

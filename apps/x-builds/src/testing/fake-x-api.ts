@@ -3,8 +3,9 @@ import { listen } from '@sbc/http';
 
 /**
  * A stand-in for the X API v2 in tests: the mentions timeline of one account (newest first, `since_id`
- * exclusive, paged by `max_results` / `pagination_token`) and reply posts, with tokens checked and failures
- * that can be scripted per call (429 with a reset time, 401, 403, 5xx).
+ * exclusive, paged by `max_results` / `pagination_token`), image uploads and reply posts (with the media
+ * they attach), with tokens checked and failures that can be scripted per call (429 with a reset time, 401,
+ * 403, 5xx).
  */
 
 export interface FakeMention {
@@ -19,6 +20,16 @@ export interface FakeReply {
   id: string;
   text: string;
   in_reply_to_tweet_id: string;
+  /** `media.media_ids` of the post, empty when it attached none. */
+  media_ids: string[];
+}
+
+/** One `POST /2/media/upload` as received: the decoded bytes and what they were declared as. */
+export interface FakeUpload {
+  id: string;
+  media_category: string;
+  media_type: string;
+  bytes: Buffer;
 }
 
 export interface ScriptedFailure {
@@ -31,25 +42,30 @@ export interface FakeXApi {
   url: string;
   readonly mentions: FakeMention[];
   readonly replies: FakeReply[];
+  readonly uploads: FakeUpload[];
   /** The `since_id` of every mentions request, in order (undefined when none was sent). */
   readonly mentionRequests: (string | undefined)[];
   /** Newest id of all posts; mentions must be added with increasing ids. */
   mention(mention: Omit<FakeMention, 'id'> & { id?: string }): FakeMention;
   /** The next call of that kind fails as scripted. */
-  failNext(call: 'mentions' | 'reply', failure: ScriptedFailure): void;
+  failNext(call: Call, failure: ScriptedFailure): void;
   stop(): Promise<void>;
 }
+
+type Call = 'mentions' | 'upload' | 'reply';
 
 export async function startFakeXApi(options: { accountId: string; bearerToken: string; userAccessToken: string }): Promise<FakeXApi> {
   const mentions: FakeMention[] = [];
   const replies: FakeReply[] = [];
+  const uploads: FakeUpload[] = [];
   const mentionRequests: (string | undefined)[] = [];
-  const failures: Record<'mentions' | 'reply', ScriptedFailure[]> = { mentions: [], reply: [] };
+  const failures: Record<Call, ScriptedFailure[]> = { mentions: [], upload: [], reply: [] };
   let nextId = 1_800_000_000_000_000_000n;
   const newId = () => String((nextId += 1n));
 
   const app = express();
-  app.use(express.json());
+  // Uploads carry the image in base64: a screenshot is a few hundred kilobytes.
+  app.use(express.json({ limit: '8mb' }));
   const fail = (res: express.Response, failure: ScriptedFailure) => {
     if (failure.resetAt) res.setHeader('x-rate-limit-reset', String(failure.resetAt));
     const body = failure.status === 429 ? { title: 'Too Many Requests', detail: 'Too Many Requests', type: 'about:blank', status: 429 } : { title: 'Refused', status: failure.status };
@@ -73,12 +89,26 @@ export async function startFakeXApi(options: { accountId: string; bearerToken: s
     res.json(page.length > 0 ? { data: page, meta } : { meta });
   });
 
+  app.post('/2/media/upload', (req, res) => {
+    if (req.headers.authorization !== `Bearer ${options.userAccessToken}`) return void res.status(401).json({ title: 'Unauthorized', status: 401 });
+    const failure = failures.upload.shift();
+    if (failure) return void fail(res, failure);
+    const body = req.body as { media?: string; media_category?: string; media_type?: string };
+    if (typeof body.media !== 'string' || !body.media_category) return void res.status(400).json({ title: 'Invalid Request', status: 400 });
+    const upload = { id: newId(), media_category: body.media_category, media_type: body.media_type ?? '', bytes: Buffer.from(body.media, 'base64') };
+    uploads.push(upload);
+    res.json({ data: { id: upload.id, media_key: `3_${upload.id}`, size: upload.bytes.length, expires_after_secs: 86_400 } });
+  });
+
   app.post('/2/tweets', (req, res) => {
     if (req.headers.authorization !== `Bearer ${options.userAccessToken}`) return void res.status(401).json({ title: 'Unauthorized', status: 401 });
     const failure = failures.reply.shift();
     if (failure) return void fail(res, failure);
-    const body = req.body as { text?: string; reply?: { in_reply_to_tweet_id?: string } };
-    const reply = { id: newId(), text: body.text ?? '', in_reply_to_tweet_id: body.reply?.in_reply_to_tweet_id ?? '' };
+    const body = req.body as { text?: string; reply?: { in_reply_to_tweet_id?: string }; media?: { media_ids?: string[] } };
+    const mediaIds = body.media?.media_ids ?? [];
+    // X refuses a post that names media it never received.
+    if (mediaIds.some((id) => !uploads.some((upload) => upload.id === id))) return void res.status(400).json({ title: 'Invalid Request', detail: 'unknown media id', status: 400 });
+    const reply = { id: newId(), text: body.text ?? '', in_reply_to_tweet_id: body.reply?.in_reply_to_tweet_id ?? '', media_ids: mediaIds };
     replies.push(reply);
     res.status(201).json({ data: { id: reply.id, text: reply.text } });
   });
@@ -88,6 +118,7 @@ export async function startFakeXApi(options: { accountId: string; bearerToken: s
     url: server.url,
     mentions,
     replies,
+    uploads,
     mentionRequests,
     mention(mention) {
       const added = { ...mention, id: mention.id ?? newId() };

@@ -8,6 +8,7 @@ import { isStage, type Stage } from '../jobs/statuses';
 import { ModelRefusedError, UpstreamBusyError } from '../pipeline/model-client';
 import { TX_OPTIONS, type XBuildsDb } from '../store/db';
 import { closeOpenSpans, openSpan, transition, type JobRow } from '../store/jobs';
+import { replaceMedia } from '../store/media';
 import { claimJobs, frontOrder, heartbeat, readSettings, resetBackoffStep, startBackoff } from '../store/queue';
 import { mintBuildKey, revokeBuildKey, type AccountClient } from './build-keys';
 import { STAGE_RUNNERS, type StageContext, type Step } from './stages';
@@ -21,6 +22,8 @@ export interface DispatcherDeps {
   gatewayUrl: () => string | undefined;
   /** Whether X replies can be posted. */
   xReplies: boolean;
+  /** The Chromium verification runs, found once at start (see findChromium). */
+  chromiumPath?: string;
 }
 
 export interface Dispatcher {
@@ -163,7 +166,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     while (job && isStage(job.status) && !signal.aborted) {
       const stage: Stage = job.status;
       const gatewayUrl = deps.gatewayUrl()!;
-      const ctx: StageContext = { db, config, secret, gatewayUrl, verifyUrl: config.verifyUrl ?? gatewayUrl, signal, appChanged, xReplies: deps.xReplies };
+      const ctx: StageContext = { db, config, secret, gatewayUrl, verifyUrl: config.verifyUrl ?? gatewayUrl, signal, appChanged, xReplies: deps.xReplies, chromiumPath: deps.chromiumPath };
       await openSpan(db, job, stage);
       let step: Step;
       try {
@@ -190,7 +193,10 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   async function settleAs(job: JobRow, step: Step, stage: string = job.status): Promise<JobRow | null> {
     return db.$transaction(async (tx) => {
       const next = await transition(tx, job.id, { from: [stage], to: step.to, leaseOwner: workerId, set: step.set, event: step.event, data: step.data });
-      if (next) await closeOpenSpans(tx, job.id, step.outcome);
+      if (next) {
+        await closeOpenSpans(tx, job.id, step.outcome);
+        if (step.media) await replaceMedia(tx, job.id, step.media);
+      }
       return next;
     }, TX_OPTIONS);
   }

@@ -6,15 +6,17 @@ import { complete, type ChatMessage } from '../pipeline/model-client';
 import { buildMessages, extractHtml, fixMessages, titleOf } from '../pipeline/prompts';
 import { appUrlOf, draftReply } from '../pipeline/reply';
 import { screenRequest } from '../pipeline/screening';
-import { verifyLiveApp } from '../pipeline/verify';
+import { verifyLiveApp, type RecordedMedia } from '../pipeline/verify';
 import { findAppOfJob, publishBundle, takeDown } from '../store/apps';
 import type { XBuildsDb } from '../store/db';
-import type { CheckResult, Finding, JobChanges, JobRow } from '../store/jobs';
+import { findingsOf, type Finding, type JobChanges, type JobRow } from '../store/jobs';
 
 /** What a stage decided: the next status, what to write with it, and how its span ended. */
 export interface Step {
   to: JobStatus;
   set?: JobChanges;
+  /** Screenshots and clip, written with the transition: only while the worker still holds the job. */
+  media?: RecordedMedia[];
   event: string;
   data?: Record<string, unknown>;
   outcome: string;
@@ -32,13 +34,11 @@ export interface StageContext {
   appChanged: (slug: string) => Promise<void>;
   /** Whether X replies can be posted (tokens configured). */
   xReplies: boolean;
+  /** The Chromium verification runs (see findChromium); undefined records the browser checks as skipped. */
+  chromiumPath?: string;
 }
 
 const json = (value: unknown) => value as Prisma.InputJsonValue;
-
-function findingsOf(job: JobRow): Finding[] {
-  return Array.isArray(job.findings) ? (job.findings as unknown as Finding[]) : [];
-}
 
 async function callModel(ctx: StageContext, messages: ChatMessage[]): Promise<{ html: string; model: string }> {
   const answer = await complete({
@@ -106,7 +106,8 @@ async function auditing(ctx: StageContext, job: JobRow): Promise<Step> {
     };
   }
   if (findings.length > 0) return afterFindings(ctx, job, findings, 'audit');
-  return { to: 'publishing', set: { findings: json([]) }, event: 'audited', outcome: 'ok' };
+  // The findings the last repair worked from stay on the job: they say why it was repaired.
+  return { to: 'publishing', event: 'audited', outcome: 'ok' };
 }
 
 async function publishing(ctx: StageContext, job: JobRow): Promise<Step> {
@@ -125,19 +126,14 @@ async function verifying(ctx: StageContext, job: JobRow): Promise<Step> {
     edgeUrl: ctx.verifyUrl,
     host: `${job.slug}.${ctx.config.appsDomain}`,
     signal: ctx.signal,
-    chromiumPath: ctx.config.chromiumPath,
+    chromiumPath: ctx.chromiumPath,
   });
-  if (verification.screenshot) {
-    const body = new Uint8Array(verification.screenshot);
-    await ctx.db.jobMedia.upsert({
-      where: { jobId_kind: { jobId: job.id, kind: 'screenshot' } },
-      create: { jobId: job.id, kind: 'screenshot', contentType: 'image/png', body },
-      update: { contentType: 'image/png', body, createdAt: new Date() },
-    });
-  }
-  const checks: CheckResult[] = verification.checks;
+  const { checks, media } = verification;
+  const recorded = { checks: json(checks), accessibility: json(verification.accessibility) };
   const failures = checks.filter((check) => check.outcome === 'failed');
-  if (failures.length === 0) return { to: 'drafting', set: { checks: json(checks) }, event: 'verified', outcome: 'ok' };
+  if (failures.length === 0) {
+    return { to: 'drafting', set: recorded, media, event: 'verified', data: { media: media.map((m) => m.kind) }, outcome: 'ok' };
+  }
   const step = afterFindings(
     ctx,
     job,
@@ -149,7 +145,7 @@ async function verifying(ctx: StageContext, job: JobRow): Promise<Step> {
     const app = await findAppOfJob(ctx.db, job.id);
     if (app && (await takeDown(ctx.db, app.id, 'verification_failed'))) await ctx.appChanged(app.slug);
   }
-  return { ...step, set: { ...step.set, checks: json(checks) } };
+  return { ...step, set: { ...step.set, ...recorded } };
 }
 
 async function drafting(ctx: StageContext, job: JobRow): Promise<Step> {

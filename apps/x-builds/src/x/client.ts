@@ -1,7 +1,8 @@
 /**
- * The two X API v2 calls the lane makes: the mentions timeline of its own account (app-only bearer token)
- * and a reply post (user-context token with tweet.write). Failures come back as data, because each status
- * means something different to the poller (429: wait for the reset; 401/403: pause).
+ * The X API v2 calls the lane makes: the mentions timeline of its own account (app-only bearer token), a
+ * media upload (the app's screenshot) and a reply post carrying it (user-context token with tweet.write and
+ * media.write). Failures come back as data, because each status means something different to the poller
+ * (429: wait for the reset; 401/403: pause).
  */
 
 export interface Mention {
@@ -17,6 +18,8 @@ export type XFailure = { ok: false; status: number; resetAt?: Date; detail: stri
 export type MentionsPage = { ok: true; mentions: Mention[]; newestId?: string; nextToken?: string } | XFailure;
 
 export type PostResult = { ok: true; id: string } | XFailure;
+
+export type UploadResult = { ok: true; mediaId: string } | XFailure;
 
 export interface XClientOptions {
   baseUrl: string;
@@ -59,13 +62,31 @@ export function createXClient(options: XClientOptions) {
       return { ok: true, mentions: body.data ?? [], newestId: body.meta?.newest_id, nextToken: body.meta?.next_token };
     },
 
-    async reply(text: string, inReplyTo: string): Promise<PostResult> {
+    /** A one-shot image upload (`POST /2/media/upload`, JSON with the bytes in base64); images need no chunking. */
+    async uploadImage(image: Uint8Array, mediaType: string): Promise<UploadResult> {
+      let res: Response;
+      try {
+        res = await fetch(`${options.baseUrl}/2/media/upload`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${options.userAccessToken}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ media: Buffer.from(image).toString('base64'), media_category: 'tweet_image', media_type: mediaType }),
+          signal: timeout(),
+        });
+      } catch (error) {
+        return { ok: false, status: 0, detail: (error as Error).message };
+      }
+      if (!res.ok) return failure(res);
+      const body = (await res.json()) as { data?: { id?: string } };
+      return body.data?.id ? { ok: true, mediaId: body.data.id } : { ok: false, status: res.status, detail: 'X answered without a media id' };
+    },
+
+    async reply(text: string, inReplyTo: string, mediaIds: string[] = []): Promise<PostResult> {
       let res: Response;
       try {
         res = await fetch(`${options.baseUrl}/2/tweets`, {
           method: 'POST',
           headers: { authorization: `Bearer ${options.userAccessToken}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ text, reply: { in_reply_to_tweet_id: inReplyTo } }),
+          body: JSON.stringify({ text, reply: { in_reply_to_tweet_id: inReplyTo }, ...(mediaIds.length > 0 ? { media: { media_ids: mediaIds } } : {}) }),
           signal: timeout(),
         });
       } catch (error) {

@@ -40,7 +40,7 @@ async function laneEvent(db: XBuildsDb, type: string, data: Record<string, unkno
 /**
  * The X intake: one replica at a time (a lease row in queue_settings) polls the mentions timeline with
  * `since_id`, admits new mentions through the same intake as the API (idempotent on the post id), and posts
- * the replies of finished X jobs once each, within X's per-user post limit.
+ * the replies of finished X jobs once each (with the app's screenshot attached), within X's per-user post limit.
  */
 export function createXPoller(deps: XPollerDeps): XPoller {
   const { db, config, logger } = deps;
@@ -138,6 +138,21 @@ export function createXPoller(deps: XPollerDeps): XPoller {
     }
   }
 
+  /**
+   * Uploads the job's desktop screenshot for its reply. A rate limit or a refused token holds the reply back
+   * (`wait`); any other failure only costs the picture: the reply goes out as text.
+   */
+  async function attachScreenshot(jobId: string): Promise<{ ids: string[]; wait?: XFailure }> {
+    const screenshot = await db.jobMedia.findUnique({ where: { jobId_kind: { jobId, kind: 'screenshot' } } });
+    if (!screenshot) return { ids: [] };
+    const upload = await client.uploadImage(screenshot.body, screenshot.contentType);
+    if (upload.ok) return { ids: [upload.mediaId] };
+    if (upload.status === 429 || upload.status === 401) return { ids: [], wait: upload };
+    await db.jobEvent.create({ data: { jobId, type: 'reply_media_failed', fromStatus: 'done', toStatus: 'done', data: { status: upload.status } } });
+    logger.warn({ job: jobId, status: upload.status }, 'the screenshot could not be uploaded to X: the reply goes out without it');
+    return { ids: [] };
+  }
+
   async function sendReplies(): Promise<void> {
     if (!config.userAccessToken) return;
     const settings = await readSettings(db);
@@ -152,11 +167,18 @@ export function createXPoller(deps: XPollerDeps): XPoller {
       // reply is posted at most once even if this replica dies mid-call.
       const claimed = await db.buildJob.updateMany({ where: { id: job.id, replyStatus: 'pending' }, data: { replyStatus: 'posting' } });
       if (claimed.count === 0) continue;
-      const result = await client.reply(job.replyText ?? '', job.postId ?? '');
+      const media = await attachScreenshot(job.id);
+      if (media.wait) {
+        // Nothing was posted: the reply waits for the next round as it was.
+        await db.buildJob.update({ where: { id: job.id }, data: { replyStatus: 'pending' } });
+        if (media.wait.status === 429) return rateLimited('xReplyResetAt', media.wait, 'media_upload');
+        return pauseFor('x_unauthorized', media.wait);
+      }
+      const result = await client.reply(job.replyText ?? '', job.postId ?? '', media.ids);
       if (result.ok) {
         forbiddenAuthors.clear();
         await db.buildJob.update({ where: { id: job.id }, data: { replyStatus: 'posted', replyPostId: result.id, replyPostedAt: new Date() } });
-        await db.jobEvent.create({ data: { jobId: job.id, type: 'reply_posted', fromStatus: 'done', toStatus: 'done', data: { post_id: result.id } } });
+        await db.jobEvent.create({ data: { jobId: job.id, type: 'reply_posted', fromStatus: 'done', toStatus: 'done', data: { post_id: result.id, media_ids: media.ids } } });
         continue;
       }
       const definite = result.status === 403 || (result.status >= 400 && result.status < 500 && result.status !== 429 && result.status !== 401);
