@@ -166,10 +166,20 @@ export class SchemaArbitraries {
     const properties = (s.properties ?? {}) as Record<string, Schema>;
     const required = new Set((s.required ?? []) as string[]);
     const model: Record<string, fc.Arbitrary<unknown>> = {};
-    for (const [name, property] of Object.entries(properties)) model[name] = this.value(property, depth + 1);
-    const record = fc.record(model, { requiredKeys: [...required].filter((name) => name in model) });
-    // Now and then a field the schema does not name, or a required one left out.
-    return fc.tuple(record, fc.option(fc.tuple(fc.string({ maxLength: 10 }), hostileValue), { freq: 6 })).map(([value, extra]) => (extra ? { ...value, [extra[0]]: extra[1] } : value));
+    for (const [name, property] of Object.entries(properties)) model[name] = this.valid(property, depth + 1);
+    return fc.record(model, { requiredKeys: [...required].filter((name) => name in model) });
+  }
+
+  /** A valid value with one thing wrong: for an object, one field (named or not) set to a boundary or hostile value. */
+  mutated(schema: Schema): fc.Arbitrary<unknown> {
+    const s = this.resolve(schema);
+    const properties = Object.entries((s.properties ?? {}) as Record<string, Schema>);
+    if (properties.length === 0) return this.value(s);
+    const field = fc.oneof(
+      ...properties.map(([name, property]) => fc.tuple(fc.constant(name), fc.oneof(this.boundary(property), hostileValue))),
+      fc.tuple(fc.string({ maxLength: 10 }), hostileValue),
+    );
+    return fc.tuple(this.valid(s, 0), field).map(([value, [name, bad]]) => ({ ...(value as object), [name]: bad }));
   }
 
   /** One past each edge the schema states, and the edges of numbers and text in general. */
@@ -220,7 +230,11 @@ export function requestArbitrary(op: FuzzOperation, schemas: SchemaArbitraries, 
     .tuple(...op.query.map((parameter) => fc.option(queryValue(parameter).map((value) => `${escape(parameter.name)}=${value}`), { freq: 2 })))
     .map((pairs) => pairs.filter((pair): pair is string => pair !== null).join('&'));
   const body: fc.Arbitrary<string | Uint8Array | undefined> = op.body
-    ? fc.oneof({ weight: 6, arbitrary: schemas.value(op.body).map((value) => JSON.stringify(value)) }, { weight: 1, arbitrary: fc.constantFrom(...RAW_BODIES) })
+    ? fc.oneof(
+        { weight: 3, arbitrary: schemas.valid(op.body, 0).map((value) => JSON.stringify(value)) },
+        { weight: 3, arbitrary: schemas.mutated(op.body).map((value) => JSON.stringify(value)) },
+        { weight: 1, arbitrary: fc.constantFrom(...RAW_BODIES) },
+      )
     : fc.constant(undefined);
   return fc.record({ path, query, body }).map(({ path: filled, query: search, body: sent }) => ({ url: search ? `${filled}?${search}` : filled, body: sent }));
 }

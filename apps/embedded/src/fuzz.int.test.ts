@@ -12,7 +12,7 @@ import { loadEmbeddedConfig, start, type RunningEmbedded } from './main';
  */
 const LONG = process.env.FUZZ_LONG === '1';
 const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : LONG ? Date.now() % 2 ** 31 : 18;
-const RUNS_PER_OPERATION = Number(process.env.FUZZ_RUNS ?? (LONG ? 150 : 20));
+const RUNS_PER_OPERATION = Number(process.env.FUZZ_RUNS ?? (LONG ? 150 : 12));
 
 const MODEL_DIALECTS: Record<string, 'openai' | 'anthropic'> = {
   '/v1/chat/completions': 'openai',
@@ -34,6 +34,8 @@ const held: string[] = [];
 let ownerKey = '';
 let throwawaySession = '';
 const crossIds: CrossIds = {};
+/** Statuses seen per operation, printed after a long pass to show how deep the generated requests reached. */
+const seen = new Map<string, Map<number, number>>();
 
 async function call(method: string, path: string, credential: string | undefined, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
   const res = await fetch(`${embedded.url}${path}`, {
@@ -52,7 +54,8 @@ async function create(path: string, credential: string, body: unknown, field = '
 }
 
 async function signUp(email: string, password: string): Promise<string> {
-  expect((await call('POST', '/v1/auth/signup', undefined, { email, password })).status).toBe(201);
+  const signup = await call('POST', '/v1/auth/signup', undefined, { email, password });
+  expect(`${signup.status} ${JSON.stringify(signup.json)}`).toMatch(/^201 /);
   const session = await call('POST', '/v1/auth/sessions', undefined, { email, password });
   return session.json.token as string;
 }
@@ -94,6 +97,10 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  if (LONG || process.env.FUZZ_STATS) {
+    const lines = [...seen].map(([op, counts]) => `${op}: ${[...counts].sort(([a], [b]) => a - b).map(([status, n]) => `${status}×${n}`).join(' ')}`);
+    console.log(`statuses per operation (seed ${SEED}):\n${lines.join('\n')}`);
+  }
   await embedded?.stop();
   for (const db of databases) await db.drop();
 });
@@ -118,6 +125,8 @@ async function send(op: FuzzOperation, request: FuzzRequest, credential: string 
   const contentType = res.headers.get('content-type') ?? '';
   // A stream that opened (alias events, a streamed call) is not read to its end.
   const text = contentType.includes('text/event-stream') ? (await res.body?.cancel(), '') : await res.text();
+  const counts = seen.get(`${op.method} ${op.path}`) ?? new Map<number, number>();
+  seen.set(`${op.method} ${op.path}`, counts.set(res.status, (counts.get(res.status) ?? 0) + 1));
   return { status: res.status, requestId: res.headers.get('x-request-id'), contentType, text };
 }
 
