@@ -17,6 +17,7 @@ import {
   type Usage,
   UpstreamResponseError,
 } from '@sbc/dialects';
+import { whenAborted } from './abort-watch';
 import type { Engine } from '../routing/engines';
 import { isAbort, UpstreamUnavailableError } from '../upstream/client';
 import type { CallResponse } from './call-response';
@@ -87,7 +88,7 @@ export async function exchange(
     inFlight.drained = true;
     inFlight.current?.abort();
   };
-  deps.drainDeadline?.addEventListener('abort', onDeadline, { once: true });
+  const stopWatchingDeadline = deps.drainDeadline?.aborted ? () => undefined : whenAborted(deps.drainDeadline, onDeadline);
   let usage = ZERO_USAGE;
   let ttftMs = 0;
   let stopReason: StopReason | undefined;
@@ -169,10 +170,11 @@ export async function exchange(
     // it comes; the promise settles when the upstream body ends, breaks off, or the caller hangs up.
     await new Promise<void>((resolve, reject) => {
       let settled = false;
+      let stopWatchingDrain: () => void = () => undefined;
       const settle = (error?: Error) => {
         if (settled) return;
         settled = true;
-        deps.drainDeadline?.removeEventListener('abort', endForDrain);
+        stopWatchingDrain();
         if (error) reject(error);
         else resolve();
       };
@@ -231,8 +233,8 @@ export async function exchange(
           settle();
         },
       });
-      if (deps.drainDeadline?.aborted) endForDrain();
-      else deps.drainDeadline?.addEventListener('abort', endForDrain, { once: true });
+      // A body already over (attach delivers what was held) has nothing left to end at the deadline.
+      if (!settled) stopWatchingDrain = whenAborted(deps.drainDeadline, endForDrain);
     });
     // An upstream error event was already rendered by the source; a stream that merely stopped needs one.
     if (!ended && !failed && !capped) {
@@ -257,6 +259,6 @@ export async function exchange(
     throw error;
   } finally {
     out.res.off('close', onClose);
-    deps.drainDeadline?.removeEventListener('abort', onDeadline);
+    stopWatchingDeadline();
   }
 }
