@@ -1,4 +1,5 @@
 import { parseUpstreamError, type UpstreamFailure } from '@sbc/dialects';
+import { errorSpec } from '@sbc/errors';
 import type { Engine } from '../routing/engines';
 import { isAbort, UpstreamAbortedError, UpstreamOverloadedError, UpstreamUnavailableError, type UpstreamCall, type UpstreamClient } from '../upstream/client';
 import { engineCall, type CallerCall, type EngineCall } from './plan';
@@ -16,6 +17,15 @@ const RETRYABLE = new Set([408, 409, 429, 500, 502, 503, 504, 529]);
 export type Dispatched =
   | { kind: 'reply'; engine: Engine; plan: EngineCall; reply: UpstreamCall }
   | { kind: 'failed'; failure: UpstreamFailure; exhausted: boolean; engine?: Engine; headers?: Record<string, string> };
+
+/**
+ * The edge's own verdict on an upstream that gave no answer, under the error registry's codes: 504 is
+ * `upstream_timeout`, 502 `upstream_error` (OpenAI callers read them as `code`; Anthropic's type follows the status).
+ */
+export function unreachableUpstream(status: 502 | 503 | 504, message: string): UpstreamFailure {
+  const code = status === 504 ? 'upstream_timeout' : status === 502 ? 'upstream_error' : undefined;
+  return code ? { status: errorSpec(code).status, message, code } : { status, message };
+}
 
 /** The upstream request in flight, so a caller hanging up can abort it wherever the call is. */
 export interface InFlight {
@@ -61,7 +71,7 @@ export async function dispatch(call: CallerCall, engines: Engine[], deps: Dispat
       }
       const status = error instanceof UpstreamUnavailableError ? error.status : 502;
       const message = error instanceof UpstreamUnavailableError ? error.message : 'The upstream connection failed.';
-      last = { kind: 'failed', failure: { status, message }, exhausted: i > 0, engine };
+      last = { kind: 'failed', failure: unreachableUpstream(status, message), exhausted: i > 0, engine };
       if (!more) return last;
     }
   }
