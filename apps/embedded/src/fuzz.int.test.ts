@@ -34,6 +34,8 @@ const held: string[] = [];
 let ownerKey = '';
 let throwawaySession = '';
 const crossIds: CrossIds = {};
+/** The build queue's settings before the fuzz: put back after every generated change, so a pause or a zero-length queue never outlives its request. */
+let queueSettings: Record<string, unknown> = {};
 /** Statuses seen per operation, printed after a long pass to show how deep the generated requests reached. */
 const seen = new Map<string, Map<number, number>>();
 
@@ -94,6 +96,8 @@ beforeAll(async () => {
   const models = await call('GET', '/v1/models', ownerKey);
   pools.strings.push(...((models.json.data as Array<{ id: string }> | undefined) ?? []).map((model) => model.id));
   schemas = new SchemaArbitraries(document, pools);
+  const queue = (await call('GET', '/v1/x-builds/queue', ownerKey)).json;
+  queueSettings = { max_concurrent: queue.max_concurrent, max_queue: queue.max_queue, paused: queue.paused };
 }, 120_000);
 
 afterAll(async () => {
@@ -172,6 +176,7 @@ describe(`fuzzing every operation of /docs/openapi.json (seed ${SEED}, ${RUNS_PE
     for (const [index, op] of operations.entries()) {
       await runProperty(`${op.method} ${op.path}`, index, requestArbitrary(op, schemas, pools), async (request) => {
         checkAnswer(op, request, await send(op, request, credentialFor(op)));
+        if (op.method === 'PATCH' && op.path === '/v1/x-builds/queue') await call('PATCH', op.path, ownerKey, queueSettings);
       });
     }
   }, LONG ? 3_600_000 : 120_000);
