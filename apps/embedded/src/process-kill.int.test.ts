@@ -52,6 +52,21 @@ async function startBundle(dataDir: string, port: number): Promise<Running> {
   return { child, url: `http://127.0.0.1:${port}`, output: () => output };
 }
 
+/** Resolves once the child has exited (at once if it already has); after `ms`, kills it and resolves. */
+async function exited(child: ChildProcess, ms: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      resolve();
+    }, ms);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
 async function usageRequestIds(url: string, key: string): Promise<string[]> {
   const ids: string[] = [];
   let after = '';
@@ -111,7 +126,7 @@ describe('the embedded bundle after kill -9', () => {
     first.child.kill('SIGKILL');
     stopping = true;
     await Promise.all(load);
-    await new Promise((resolve) => first.child.once('exit', resolve));
+    await exited(first.child, 10_000);
     expect(completed.length).toBeGreaterThan(20);
 
     const second = await startBundle(path.join(dataDir, 'data'), port);
@@ -133,7 +148,7 @@ describe('the embedded bundle after kill -9', () => {
       expect(completed.filter((id) => counts.get(id) !== 1)).toEqual([]);
     } finally {
       second.child.kill('SIGTERM');
-      await new Promise((resolve) => second.child.once('exit', resolve));
+      await exited(second.child, 30_000);
     }
   }, 300_000);
 });
