@@ -64,7 +64,7 @@ const measureScript = (dataUrl: string) => `(async () => {
 
 let axeSource: Promise<string | undefined> | undefined;
 /** axe-core's browser build, or undefined where the package is not installed (the check is then skipped). */
-const loadAxe = () => (axeSource ??= readFile(require.resolve('axe-core/axe.min.js'), 'utf8').catch(() => undefined));
+const loadAxe = () => (axeSource ??= (async () => readFile(require.resolve('axe-core/axe.min.js'), 'utf8'))().catch(() => undefined));
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
