@@ -23,6 +23,8 @@ import { serviceDocRoutes } from './routes/service-docs';
 import { aliasRoutes } from './routes/aliases';
 import { authRoutes } from './routes/auth';
 import { consoleRoutes } from './routes/console';
+import { developerRoutes } from './routes/developers';
+import { rootRoutes } from './routes/root';
 import { deviceRoutes } from './routes/devices';
 import { keyRoutes } from './routes/keys';
 import { teamRoutes } from './routes/teams';
@@ -71,6 +73,8 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
   app.use(docsRoutes(deps));
   app.use(serviceDocRoutes(deps));
   app.use(consoleRoutes());
+  app.use(developerRoutes(deps));
+  app.use(rootRoutes(deps));
   app.use(authRoutes(deps));
   app.use(keyRoutes(deps));
   app.use(upstreamRoutes(deps));
