@@ -1,0 +1,31 @@
+import { buildOpenApiDocument, ROUTES } from '@sbc/api';
+import { errorCodes } from '@sbc/errors';
+import { renderApiReference, type OpenApiDocument } from './api-reference';
+import { renderGuidePage } from './guide-page';
+
+describe('developer pages', () => {
+  it('the guide has one entry per registry code and shows each quick start verbatim, escaped', () => {
+    const html = renderGuidePage({ baseUrl: 'https://gw.test', quickStarts: [{ id: 'quickstart-x', title: 'X', file: 'x.sh', text: 'echo "<b>&</b>"' }] });
+    for (const code of errorCodes) expect(html).toContain(`id="errors-${code}"`);
+    expect(html).toContain('echo &quot;&lt;b&gt;&amp;&lt;/b&gt;&quot;');
+    expect(html).not.toMatch(/<script|<style|\sstyle=/);
+  });
+
+  it('the reference has an anchor and the scopes of every operation, and links error statuses to their codes', () => {
+    const document = buildOpenApiDocument(ROUTES, { baseUrl: 'https://gw.test' }) as unknown as OpenApiDocument;
+    const html = renderApiReference(document);
+    for (const route of ROUTES) {
+      const op = document.paths[route.path]![route.method]!;
+      const start = html.indexOf(`id="op-${op.operationId}"`);
+      expect(start).toBeGreaterThan(0);
+      const section = html.slice(start, html.indexOf('</section>', start));
+      for (const scope of op['x-required-scopes'] ?? []) expect(section).toContain(`<code>${scope}</code>`);
+    }
+    expect(html).toContain('<a href="/developers#errors-rate_limited"><code>rate_limited</code></a>');
+  });
+
+  it('a description cannot inject markup into the reference', () => {
+    const html = renderApiReference({ paths: { '/x': { get: { operationId: 'x', description: '<img src=x onerror=alert(1)>' } } } });
+    expect(html).not.toContain('<img');
+  });
+});
