@@ -66,7 +66,8 @@ function probeClip(clip: Buffer): { frames: number; seconds: number; codec: stri
     stack = await startXBuildsStack('xb_browser', { x: { apiUrl: x.url, accountId: ACCOUNT_ID, ...TOKENS }, buildsEnv: { X_BUILDS_CHROMIUM_PATH: CHROMIUM } });
     // The API build and the X one at once (an author has one active job at a time, the X author is another).
     ids.ball = await submit('A bouncing ball on a dark canvas');
-    mentionId = x.mention({ text: '@builder make a tiny drum machine', author_id: 'u-drums' }).id;
+    // Its first version loads an outside image, which the CSP blocks: it is built twice.
+    mentionId = x.mention({ text: '@builder make a tiny drum machine sim:csp', author_id: 'u-drums' }).id;
   }, 60_000);
   afterAll(async () => {
     await stack?.stop();
@@ -161,7 +162,7 @@ function probeClip(clip: Buffer): { frames: number; seconds: number; codec: stri
     expect(job.media).toEqual(['screenshot', 'screenshot_mobile', 'clip']);
   }, 90_000);
 
-  it("an X mention's reply carries the app's screenshot: uploaded to X first, then attached to the reply", async () => {
+  it("a CSP violation sends an X mention's app to fixing; its reply then carries the repaired app's screenshot, uploaded to X and attached", async () => {
     const deadline = Date.now() + 75_000;
     while (x.replies.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
     expect(x.replies).toHaveLength(1);
@@ -170,6 +171,7 @@ function probeClip(clip: Buffer): { frames: number; seconds: number; codec: stri
     expect(upload).toMatchObject({ media_category: 'tweet_image', media_type: 'image/png' });
     expect(x.replies[0]).toMatchObject({ in_reply_to_tweet_id: mentionId, media_ids: [upload!.id] });
     const job = ((await stack.api('GET', '/v1/x-builds', { key })).body.data as XbJob[]).find((j) => j.source.post_id === mentionId)!;
+    expect(job).toMatchObject({ status: 'done', fix_attempts: 1, findings: [{ check: 'csp_violations', message: expect.stringContaining('https://pixel.sim-upstream.invalid/p.png') }] });
     expect((await media(`/v1/x-builds/${job.id}/screenshot`)).body).toEqual(upload!.bytes);
   }, 90_000);
 

@@ -28,6 +28,11 @@ describe('the simulated app builder', () => {
     expect(htmlPage('ball sim:throws sim:html sim:fix')).toBe(htmlPage('ball sim:html'));
   });
 
+  it('loads an outside image from its script on sim:csp, which only a browser under the CSP catches, until sim:fix', () => {
+    expect(htmlPage('ball sim:csp sim:html')).toContain("new Image().src = 'https://pixel.sim-upstream.invalid/p.png';");
+    expect(htmlPage('ball sim:csp sim:html sim:fix')).toBe(htmlPage('ball sim:html'));
+  });
+
   it('is what planReply says for sim:html, whole and deterministic, and only then', () => {
     const plan = planReply(ask('tiny clock sim:html'), { maxTokens: undefined, stop: [] });
     expect(plan).toMatchObject({ kind: 'text', finish: 'end' });

@@ -9,12 +9,15 @@
  *   marker, so an audit refuses it; adding `sim:fix` (what a repair request carries) gives the good page again.
  * - `sim:throws` together with `sim:html`: the page passes the audit but its script throws on load (so it never
  *   becomes ready), which only a browser sees; `sim:fix` gives the good page again.
+ * - `sim:csp` together with `sim:html`: the page's script loads an outside image, which the apps host's CSP
+ *   blocks in a browser; `sim:fix` gives the good page again.
  */
 
 export const HTML_MARKER = 'sim:html';
 export const BROKEN_MARKER = 'sim:broken';
 export const FIX_MARKER = 'sim:fix';
 export const THROWS_MARKER = 'sim:throws';
+export const CSP_MARKER = 'sim:csp';
 
 const TITLE_WORDS = 6;
 
@@ -40,6 +43,7 @@ export function htmlPage(lastUserText: string): string {
   const title = escapeHtml(titleOf(lastUserText));
   const broken = lastUserText.includes(BROKEN_MARKER) && !lastUserText.includes(FIX_MARKER);
   const throws = lastUserText.includes(THROWS_MARKER) && !lastUserText.includes(FIX_MARKER);
+  const outsideImage = lastUserText.includes(CSP_MARKER) && !lastUserText.includes(FIX_MARKER);
   const head = [
     '<!doctype html>',
     '<html lang="en">',
@@ -58,6 +62,7 @@ export function htmlPage(lastUserText: string): string {
     '</main>',
     '<script>',
     ...(throws ? ["throw new Error('sim: the app failed to start');"] : []),
+    ...(outsideImage ? ["new Image().src = 'https://pixel.sim-upstream.invalid/p.png';"] : []),
     "const ctx = document.getElementById('stage').getContext('2d');",
     'let x = 0;',
     "function frame() { ctx.clearRect(0, 0, 320, 180); ctx.fillStyle = '#38bdf8'; ctx.beginPath(); ctx.arc(20 + (x % 280), 90, 16, 0, Math.PI * 2); ctx.fill(); x += 2; requestAnimationFrame(frame); }",

@@ -85,6 +85,8 @@ function watch(page: Page, report: Pick<BrowserReport, 'uncaught' | 'consoleErro
     if (message.type() !== 'error') return;
     // The browser asks for /favicon.ico by itself; an app without one has done nothing wrong.
     if (/\/favicon\.ico(\?|$)/.test(message.location().url ?? '')) return;
+    // Chromium also logs each CSP violation here; they are reported once, by the listener, as csp_violations.
+    if (message.text().includes('Content Security Policy directive')) return;
     report.consoleErrors.push(message.text().slice(0, 300));
   });
 }
