@@ -14,6 +14,8 @@ const LOAD_TIMEOUT_MS = 15_000;
 /** The mobile pass only waits for the ready marker this long: the desktop pass has already judged it. */
 const MOBILE_SETTLE_MS = 1_500;
 const POLL_MS = 100;
+/** The whole look at one app: two loads, the clip's seconds, screenshots and axe-core take well under this. */
+const INSPECT_TIMEOUT_MS = 60_000;
 
 export interface InspectTarget {
   chromiumPath: string;
@@ -151,8 +153,8 @@ async function measure(browser: Browser, screenshots: Buffer[]): Promise<number[
 
 /**
  * Opens the published app in headless Chromium through the edge, at desktop (1280×800) and mobile (390×844)
- * sizes, and reports what it saw. Throws BrowserUnavailableError when the browser cannot start, and the
- * page's own error when it cannot be loaded at all.
+ * sizes, and reports what it saw. Throws BrowserUnavailableError when the browser cannot start, and an
+ * error about the page when it cannot be loaded at all or stops answering.
  */
 export async function inspectApp(target: InspectTarget): Promise<BrowserReport> {
   const edge = new URL(target.edgeUrl);
@@ -175,6 +177,13 @@ export async function inspectApp(target: InspectTarget): Promise<BrowserReport> 
   }
   const abort = () => void browser.close().catch(() => undefined);
   target.signal.addEventListener('abort', abort, { once: true });
+  // A page that hangs its main thread after load would hold every later call (and the job) forever:
+  // closing the browser at the deadline rejects them all.
+  let timedOut = false;
+  const deadline = setTimeout(() => {
+    timedOut = true;
+    abort();
+  }, INSPECT_TIMEOUT_MS);
   try {
     const options = { deviceScaleFactor: 1, ignoreHTTPSErrors: true, serviceWorkers: 'block' as const, acceptDownloads: false };
     const report: BrowserReport = {
@@ -198,7 +207,11 @@ export async function inspectApp(target: InspectTarget): Promise<BrowserReport> 
     report.screenshots = { desktop, mobile };
     report.spreads = { desktop: desktopSpread!, mobile: mobileSpread! };
     return report;
+  } catch (error) {
+    if (timedOut) throw new Error(`The page stopped answering: the browser gave up on it after ${INSPECT_TIMEOUT_MS / 1000} s.`);
+    throw error;
   } finally {
+    clearTimeout(deadline);
     target.signal.removeEventListener('abort', abort);
     await browser.close().catch(() => undefined);
   }
