@@ -1,5 +1,6 @@
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
+import { isErrorCode } from '@sbc/errors';
 
 type OpenApiDocument = { paths: Record<string, Record<string, { responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> }>> };
 
@@ -31,6 +32,7 @@ export function createContractChecker(document: OpenApiDocument) {
       matches.sort((a, b) => (a.template.match(/\{/g)?.length ?? 0) - (b.template.match(/\{/g)?.length ?? 0));
       const found = matches[0];
       if (!found) throw new Error(`${method} ${path} is not in /docs/openapi.json`);
+      checkDocUrl(method, path, body);
       const operation = document.paths[found.template]![method.toLowerCase()]!;
       const response = operation.responses?.[String(status)];
       if (!response) throw new Error(`${method} ${found.template} answered ${status}, which /docs/openapi.json does not document`);
@@ -49,6 +51,19 @@ export function createContractChecker(document: OpenApiDocument) {
       }
     },
   };
+}
+
+/**
+ * A refusal's doc_url must land on its code's entry of /developers: that page has an anchor for every
+ * registry code (developer-docs.int.test.ts), so a doc_url naming its own, registered code is never dead.
+ */
+function checkDocUrl(method: string, path: string, body: unknown): void {
+  if (typeof body !== 'object' || body === null || !('doc_url' in body)) return;
+  const { doc_url: url, error } = body as { doc_url: unknown; error?: unknown };
+  const code = typeof url === 'string' ? /\/developers#errors-([a-z0-9_]+)$/.exec(url)?.[1] : undefined;
+  if (!code || !isErrorCode(code) || (typeof error === 'string' && error !== code)) {
+    throw new Error(`${method} ${path} answered doc_url ${String(url)}, which is no entry of /developers for its code ${String(error)}`);
+  }
 }
 
 export type ContractChecker = ReturnType<typeof createContractChecker>;
