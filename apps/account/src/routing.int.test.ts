@@ -236,7 +236,7 @@ describe('the embedded default without a configured secrets key', () => {
       client.close();
       await second.stop();
     }
-  });
+  }, 90_000); // two embedded starts, each an initdb of PGlite: slow on a busy machine
 });
 
 async function waitFor(condition: () => boolean, timeoutMs = 5_000): Promise<void> {

@@ -71,7 +71,7 @@ async function usageRequestIds(url: string, key: string): Promise<string[]> {
   const ids: string[] = [];
   let after = '';
   for (;;) {
-    const res = await fetch(`${url}/v1/usage/requests?limit=100${after ? `&after_id=${after}` : ''}`, { headers: { authorization: `Bearer ${key}` } });
+    const res = await fetch(`${url}/v1/usage/requests?limit=100${after ? `&after_id=${after}` : ''}`, { headers: { authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(10_000) });
     const page = (await res.json()) as { data: Array<{ request_id: string }>; has_more: boolean; last_id: string };
     ids.push(...page.data.map((row) => row.request_id));
     if (!page.has_more) return ids;
@@ -103,7 +103,7 @@ describe('the embedded bundle after kill -9', () => {
     expect(minted.status).toBe(201);
     const mintedKey = ((await minted.json()) as { key: string }).key;
 
-    const client = new OpenAI({ apiKey: KEY, baseURL: `${first.url}/v1`, maxRetries: 0 });
+    const client = new OpenAI({ apiKey: KEY, baseURL: `${first.url}/v1`, maxRetries: 0, timeout: 10_000 });
     const completed: string[] = [];
     let stopping = false;
     let n = 0;
@@ -150,5 +150,5 @@ describe('the embedded bundle after kill -9', () => {
       second.child.kill('SIGTERM');
       await exited(second.child, 30_000);
     }
-  }, 300_000);
+  }, 420_000);
 });
