@@ -16,19 +16,22 @@ function pageHeaders(res: Response): void {
 
 /**
  * The developer docs: /developers (quick starts, error shapes, one anchor per error code: every `doc_url`
- * lands here) and /developers/api (the API reference). Both are plain HTML rendered once at start from the
+ * lands here) and /developers/api (the API reference). Both are plain HTML rendered once from the
  * error registry, the quick-start files the tests run and the same OpenAPI document /docs/openapi.json
  * serves, so they cannot drift from the service; no script runs, and they share the console's CSP.
  */
 export function developerRoutes(deps: { baseUrl: string; quickStarts?: QuickStart[] }): Router {
-  const guide = renderGuidePage({ baseUrl: deps.baseUrl, quickStarts: deps.quickStarts ?? loadQuickStarts() });
-  const reference = renderApiReference(buildOpenApiDocument(ROUTES, { baseUrl: deps.baseUrl }) as unknown as OpenApiDocument);
+  // Rendered on first request, not at start: the edge's start time stays what it was.
+  let guide: string | undefined;
+  let reference: string | undefined;
   const router = Router();
   router.get('/developers', (_req, res) => {
+    guide ??= renderGuidePage({ baseUrl: deps.baseUrl, quickStarts: deps.quickStarts ?? loadQuickStarts() });
     pageHeaders(res);
     res.type('html').send(guide);
   });
   router.get('/developers/api', (_req, res) => {
+    reference ??= renderApiReference(buildOpenApiDocument(ROUTES, { baseUrl: deps.baseUrl }) as unknown as OpenApiDocument);
     pageHeaders(res);
     res.type('html').send(reference);
   });
