@@ -1,4 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { ROUTES } from '@sbc/api';
 import { errorCodes } from '@sbc/errors';
@@ -9,6 +10,7 @@ import { OWNER_KEY, startAccountSurface, type AccountSurfaceStack } from './acco
 
 const CHROMIUM = '/usr/bin/chromium';
 const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+const ARTIFACTS = path.resolve(__dirname, '../../../dist/test-artifacts/developers');
 
 /** Every `doc_url` string anywhere in a JSON body. */
 function docUrlsIn(value: unknown, found: Set<string>): void {
@@ -167,6 +169,12 @@ describe('developer docs at /developers', () => {
       await page.goto(`${stack.edge.url}/developers#errors-rate_limited`);
       expect(await page.evaluate<string>("document.querySelector(':target').id")).toBe('errors-rate_limited');
       expect(await page.evaluate<number>("Math.round(document.getElementById('errors-rate_limited').getBoundingClientRect().top)")).toBeLessThan(100);
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await page.screenshot({ path: path.join(ARTIFACTS, 'errors-rate_limited.png') });
+      await page.goto(`${stack.edge.url}/developers`);
+      await page.screenshot({ path: path.join(ARTIFACTS, 'developers.png') });
+      await page.goto(`${stack.edge.url}/developers/api#op-createKey`);
+      await page.screenshot({ path: path.join(ARTIFACTS, 'api-create-key.png') });
       await page.close();
     });
   });

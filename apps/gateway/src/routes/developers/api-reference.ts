@@ -55,9 +55,11 @@ function fieldRows(schema: Schema, prefix = '', depth = 0): string[] {
   });
 }
 
-function schemaBlock(schema: Schema | undefined, label: string): string {
+/** A schema with its fields listed; a named one is looked up so an operation shows its body's fields in place. */
+function schemaBlock(schema: Schema | undefined, label: string, schemas: Record<string, Schema> = {}): string {
   if (!schema) return '';
-  const rows = refName(schema) ? [] : fieldRows(schema);
+  const ref = refName(schema);
+  const rows = fieldRows(ref ? (schemas[ref] ?? {}) : schema);
   const table = rows.length
     ? `<div class="table-wrap" tabindex="0" role="region" aria-label="${escapeHtml(label)}"><table><thead><tr><th scope="col">Field</th><th scope="col">Type</th><th scope="col">Description</th></tr></thead><tbody>${rows.join('')}</tbody></table></div>`
     : '';
@@ -73,7 +75,7 @@ function operationId(method: string, path: string, op: Operation): string {
   return `op-${op.operationId ?? `${method}-${path}`.replace(/[^A-Za-z0-9_-]+/g, '-')}`;
 }
 
-function renderOperation(method: string, path: string, op: Operation): string {
+function renderOperation(method: string, path: string, op: Operation, schemas: Record<string, Schema>): string {
   const id = operationId(method, path, op);
   const scopes = op['x-required-scopes'];
   const auth = scopes?.length
@@ -87,13 +89,13 @@ function renderOperation(method: string, path: string, op: Operation): string {
         .join('')}</tbody></table></div>`
     : '';
   const body = Object.entries(op.requestBody?.content ?? {})
-    .map(([type, media]) => schemaBlock(media.schema, `Body (${type})`))
+    .map(([type, media]) => schemaBlock(media.schema, `Body (${type})`, schemas))
     .join('');
   const responses = Object.entries(op.responses ?? {})
     .map(([status, response]) => {
       const schema = Object.values(response.content ?? {})[0]?.schema;
       const codes = Number(status) >= 400 ? codesFor(Number(status)) : '';
-      return `<li><strong>${escapeHtml(status)}</strong> ${response.description ? inlineCode(response.description) : ''}${schema ? ` (${typeLabel(schema)})` : ''}${codes ? `<br><span class="codes">Codes: ${codes}</span>` : ''}</li>`;
+      return `<li><strong>${escapeHtml(status)}</strong> ${response.description ? inlineCode(response.description) : ''}${schema ? ` (${typeLabel(schema)})` : ''}${codes ? `<br><span class="codes">Codes with this status: ${codes}</span>` : ''}</li>`;
     })
     .join('');
   return `<section class="op" aria-labelledby="${id}">
@@ -107,6 +109,7 @@ ${parameters}${body}
 
 /** The API reference at /developers/api: every operation of the served OpenAPI document, then its schemas. */
 export function renderApiReference(document: OpenApiDocument): string {
+  const schemas = document.components?.schemas ?? {};
   const byTag = new Map<string, string[]>();
   const toc = new Map<string, string[]>();
   for (const [path, item] of Object.entries(document.paths)) {
@@ -114,14 +117,14 @@ export function renderApiReference(document: OpenApiDocument): string {
       const op = item[method];
       if (!op) continue;
       const tag = op.tags?.[0] ?? 'Other';
-      byTag.set(tag, [...(byTag.get(tag) ?? []), renderOperation(method, path, op)]);
+      byTag.set(tag, [...(byTag.get(tag) ?? []), renderOperation(method, path, op, schemas)]);
       toc.set(tag, [...(toc.get(tag) ?? []), `<li><a href="#${operationId(method, path, op)}">${method.toUpperCase()} <code>${escapeHtml(path)}</code></a></li>`]);
     }
   }
   const tagId = (tag: string) => `tag-${tag.replace(/[^A-Za-z0-9]+/g, '-').toLowerCase()}`;
   const contents = [...toc].map(([tag, items]) => `<li><a href="#${tagId(tag)}">${escapeHtml(tag)}</a><ul>${items.join('')}</ul></li>`).join('');
   const sections = [...byTag].map(([tag, ops]) => `<section aria-labelledby="${tagId(tag)}"><h2 id="${tagId(tag)}">${escapeHtml(tag)}</h2>${ops.join('\n')}</section>`).join('\n');
-  const schemas = Object.entries(document.components?.schemas ?? {})
+  const schemaSections = Object.entries(schemas)
     .map(([name, schema]) => `<section class="schema" aria-labelledby="schema-${escapeHtml(name)}"><h3 id="schema-${escapeHtml(name)}">${escapeHtml(name)}</h3>${typeof schema.description === 'string' ? `<p>${inlineCode(schema.description)}</p>` : ''}${schemaBlock(schema, 'Type')}</section>`)
     .join('\n');
   const main = `<h1>API reference</h1>
@@ -130,6 +133,6 @@ service validates its routes with. Error codes link to their entries in the <a h
 <nav aria-label="Operations"><ul class="toc">${contents}</ul></nav>
 ${sections}
 <section aria-labelledby="schemas"><h2 id="schemas">Schemas</h2>
-${schemas}</section>`;
+${schemaSections}</section>`;
   return pageShell({ title: 'API reference', main, nav: topNav('api') });
 }

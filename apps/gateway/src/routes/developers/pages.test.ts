@@ -22,6 +22,8 @@ describe('developer pages', () => {
       for (const scope of op['x-required-scopes'] ?? []) expect(section).toContain(`<code>${scope}</code>`);
     }
     expect(html).toContain('<a href="/developers#errors-rate_limited"><code>rate_limited</code></a>');
+    const createKey = html.slice(html.indexOf('id="op-createKey"'));
+    expect(createKey.slice(0, createKey.indexOf('</section>'))).toMatch(/Body \(application\/json\)[\s\S]*<code>name<\/code> <span class="req">required<\/span>/);
   });
 
   it('a description cannot inject markup into the reference', () => {
