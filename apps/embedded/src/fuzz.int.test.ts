@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
+import { isErrorCode } from '@sbc/errors';
 import { createTestDatabase, testBackends, type TestDatabase } from '@sbc/testing';
 import { operationsOf, requestArbitrary, SchemaArbitraries, type FuzzOperation, type FuzzPools, type FuzzRequest, type OpenApiDocument } from './fuzz.inputs';
 import { loadEmbeddedConfig, start, type RunningEmbedded } from './main';
@@ -162,6 +163,8 @@ function checkAnswer(op: FuzzOperation, request: FuzzRequest, answer: Answer): v
   } else {
     for (const field of ['error', 'message', 'doc_url', 'request_id']) if (typeof body[field] !== 'string') fail(`envelope without ${field}`);
     if (body.request_id !== answer.requestId) fail('request_id is not the x-request-id echoed');
+    // /developers has an anchor for every registry code, so this is a link that lands (developer-docs.int.test.ts).
+    if (!isErrorCode(String(body.error)) || !String(body.doc_url).endsWith(`/developers#errors-${String(body.error)}`)) fail("a doc_url that is not its code's entry");
   }
 }
 
