@@ -108,8 +108,11 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 
 async function main() {
   const machine = { cores: cpus().length, cpu_model: cpus()[0]?.model, node: process.version, platform: `${process.platform}/${process.arch}`, clk_tck: clockTicks() };
-  const settings = { quick, direct_only: directOnly, requests: Object.fromEntries(concurrencies.map((c) => [c, requestsAt(c)])), rounds, concurrencies, cases: CASES.map((c) => c.name), stream_tokens: TOKENS, prime_requests: primeRequests, prime_concurrency: PRIME_CONCURRENCY };
-  console.log(`gateway bench: ${machine.cores} cores, node ${machine.node}; ${rounds} alternating rounds per case; requests per case and target ${JSON.stringify(settings.requests)}`);
+  // With BENCH_REDIS_URL the edge keeps its request buckets and budget counters in Redis, as services mode
+  // does (one pipeline per priced call); without it, in memory, as embedded mode does.
+  const store = env.BENCH_REDIS_URL ? 'redis' : 'memory';
+  const settings = { quick, direct_only: directOnly, store, requests: Object.fromEntries(concurrencies.map((c) => [c, requestsAt(c)])), rounds, concurrencies, cases: CASES.map((c) => c.name), stream_tokens: TOKENS, prime_requests: primeRequests, prime_concurrency: PRIME_CONCURRENCY };
+  console.log(`gateway bench: ${machine.cores} cores, node ${machine.node}; edge store: ${store}; ${rounds} alternating rounds per case; requests per case and target ${JSON.stringify(settings.requests)}`);
   if (machine.cores !== 2) console.log(`note: the targets are set for a 2-core machine; this one has ${machine.cores}.`);
 
   // --- processes -------------------------------------------------------------------------------------------
@@ -148,6 +151,7 @@ async function main() {
       LOG_LEVEL: 'warn',
       // The per-key bucket (1,200 a minute) would refuse a benchmark's load; it is measured apart.
       RATE_LIMIT_PER_MINUTE: '100000000',
+      ...(env.BENCH_REDIS_URL ? { REDIS_URL: env.BENCH_REDIS_URL } : {}),
       HOUSE_ENGINES: JSON.stringify({ house: engine('openai', 'sim-large'), 'house-omni': engine('anthropic', 'sim-large'), 'house-fast': engine('openai', 'sim-small') }),
     }, list(env.BENCH_GATEWAY_NODE_ARGS?.replaceAll(' ', ','), []));
     edgeOrigin = `http://127.0.0.1:${gatewayPort}`;
