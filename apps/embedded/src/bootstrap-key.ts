@@ -5,10 +5,11 @@ import { newSecret } from '@sbc/ids';
 /**
  * The embedded default's owner key: `SBC_BOOTSTRAP_KEY` when set; else the one saved under the data
  * directory by an earlier start; else a new one, saved with mode 0600 and reported as new so it is
- * printed once.
+ * printed once. An in-memory start (`memory://`) keeps nothing on disk, its key included.
  */
 export async function resolveBootstrapKey(dataDir: string, configured: string | undefined): Promise<{ key: string; file?: string; generated: boolean }> {
   if (configured) return { key: configured, generated: false };
+  if (dataDir.startsWith('memory://')) return { key: newSecret('sbc'), generated: true };
   const file = path.join(dataDir, 'bootstrap-key');
   try {
     return { key: (await readFile(file, 'utf8')).trim(), file, generated: false };

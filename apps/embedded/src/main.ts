@@ -92,7 +92,7 @@ function banner(running: RunningEmbedded): string {
   const lines = [`\nModel gateway (embedded) serving at ${running.baseUrl}`];
   lines.push(`  console: ${running.baseUrl}/console/`);
   if (bootstrap.generated) {
-    lines.push(`  bootstrap key (shown once; saved to ${bootstrap.file}): ${bootstrap.key}`);
+    lines.push(`  bootstrap key (shown once${bootstrap.file ? `; saved to ${bootstrap.file}` : ', kept in memory only'}): ${bootstrap.key}`);
   } else {
     lines.push(`  bootstrap key: ${bootstrap.file ? `saved in ${bootstrap.file}` : 'from SBC_BOOTSTRAP_KEY'}`);
   }
