@@ -1,10 +1,11 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import OpenAI from 'openai';
 import pg from 'pg';
 import { createTestDatabase, freePort, testBackends, type TestDatabase } from '@sbc/testing';
+import { collect, waitReady, type Child } from './children';
 
 // deploy/Dockerfile's runtime stage without Docker: each app's bundle (with its migrations) alone in a
 // directory beside a production-only install from the lockfile, started as the image's ENTRYPOINT starts it,
@@ -17,31 +18,6 @@ const SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
 const DATABASE_APPS = ['account', 'usage-ledger', 'x-builds', 'runs'] as const;
 const IMAGES = ['gateway', ...DATABASE_APPS, 'sim-upstream'] as const;
 type App = (typeof IMAGES)[number];
-
-interface Child {
-  app: string;
-  process: ChildProcessWithoutNullStreams;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
-function collect(app: string, child: ChildProcessWithoutNullStreams): Child {
-  let output = '';
-  child.stdout.on('data', (chunk) => (output += chunk));
-  child.stderr.on('data', (chunk) => (output += chunk));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { app, process: child, output: () => output, exited };
-}
-
-async function waitReady(child: Child, url: string, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (child.process.exitCode !== null) throw new Error(`${child.app} exited ${child.process.exitCode}:\n${child.output()}`);
-    if (await fetch(url).then((res) => res.ok, () => false)) return;
-    if (Date.now() > deadline) throw new Error(`${child.app} not ready at ${url}:\n${child.output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 async function stop(child: Child): Promise<{ app: string; code: number | null }> {
   child.process.kill('SIGTERM');

@@ -1,10 +1,11 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import OpenAI from 'openai';
 import pg from 'pg';
 import { createTestDatabase, freePort, testBackends, type TestDatabase } from '@sbc/testing';
+import { collect, waitReady, type Child } from './children';
 
 // The embedded bundle's graceful stop under streaming load, against PostgreSQL and Redis. (Each service as
 // its own process, as its image runs it, is images.int.test.ts.) `npm test` builds the bundle first (pretest).
@@ -14,31 +15,8 @@ const KEY = 'sbc_processes_test_key_0123456789abcdef';
 const SECRETS_KEY = Buffer.alloc(32, 9).toString('base64');
 const bundle = (app: string) => path.join(ROOT, 'dist/apps', app, 'main.js');
 
-interface Child {
-  app: string;
-  process: ChildProcessWithoutNullStreams;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
 function run(app: string, env: Record<string, string>, args: string[] = []): Child {
-  const child = spawn(process.execPath, [bundle(app), ...args], { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env } });
-  let output = '';
-  child.stdout.on('data', (chunk) => (output += chunk));
-  child.stderr.on('data', (chunk) => (output += chunk));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { app, process: child, output: () => output, exited };
-}
-
-async function waitReady(child: Child, url: string, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (child.process.exitCode !== null) throw new Error(`${child.app} exited ${child.process.exitCode}:\n${child.output()}`);
-    const ok = await fetch(url).then((res) => res.ok, () => false);
-    if (ok) return;
-    if (Date.now() > deadline) throw new Error(`${child.app} not ready at ${url}:\n${child.output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  return collect(app, spawn(process.execPath, [bundle(app), ...args], { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env } }));
 }
 
 const backends = testBackends();
