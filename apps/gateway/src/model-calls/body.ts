@@ -31,9 +31,13 @@ export function readJsonBody(req: IncomingMessage, limit: number, options: { opt
       if (bytes > limit) return fail(tooLarge(limit));
       chunks.push(chunk);
     });
-    // A caller that hangs up mid-body is no failure of ours (499, logged as such, not as an error).
-    req.on('error', () => fail(new ApiError('client_closed_request')));
-    req.on('close', () => fail(new ApiError('client_closed_request')));
+    // A caller that hangs up mid-body is no failure of ours (499, logged as such, not as an error). 'close'
+    // also comes after every body read in full; the error (and its stack trace) is built only when it is news.
+    const hungUp = () => {
+      if (!done) fail(new ApiError('client_closed_request'));
+    };
+    req.on('error', hungUp);
+    req.on('close', hungUp);
     req.on('end', () => {
       if (done) return;
       done = true;
