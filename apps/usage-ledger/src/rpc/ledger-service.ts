@@ -110,7 +110,7 @@ export function createLedgerService(deps: LedgerServiceDeps): RpcImplementation<
     const { current } = derived;
     const scope = { accountId: userId };
     const weekTo = new Date(Math.ceil(at.getTime() / HOUR_MS) * HOUR_MS);
-    const week = await deps.reports.grouped(scope, new Date(weekTo.getTime() - WEEK_MS), weekTo, 'UTC', 'model');
+    const { model: week } = await deps.reports.grouped(scope, new Date(weekTo.getTime() - WEEK_MS), weekTo, ['model']);
     const allTime = await deps.db.$queryRawUnsafe<{ credits: string | null }[]>(`SELECT sum(credits)::text AS credits FROM usage_daily WHERE account_id = $1`, userId);
     const facts = await deps.reports.accountFacts(userId);
     const expiresAt = timestampFromDate(periodEnd(period));
@@ -139,8 +139,7 @@ export function createLedgerService(deps: LedgerServiceDeps): RpcImplementation<
     async getUsageSummary(request) {
       const window = windowOf(request.window);
       const scope = scopeOf(request.scope);
-      const models = await deps.reports.grouped(scope, window.from, window.to, window.tz, 'model');
-      const keys = await deps.reports.grouped(scope, window.from, window.to, window.tz, 'key');
+      const { model: models, key: keys } = await deps.reports.grouped(scope, window.from, window.to, ['model', 'key']);
       return { totals: metricsMessage(models.totals), models: models.groups.map(groupMessage), keys: keys.groups.map(groupMessage) };
     },
 
@@ -188,8 +187,7 @@ export function createLedgerService(deps: LedgerServiceDeps): RpcImplementation<
       const window = windowOf(request.window);
       const scope = scopeOf(request.scope);
       const days = await deps.reports.buckets(scope, window, 'day');
-      const models = await deps.reports.grouped(scope, days.from, days.to, window.tz, 'model');
-      const keys = await deps.reports.grouped(scope, days.from, days.to, window.tz, 'key');
+      const { model: models, key: keys } = await deps.reports.grouped(scope, days.from, days.to, ['model', 'key']);
       return {
         totals: metricsMessage(models.totals),
         topModels: models.groups.slice(0, 5).map(groupMessage),

@@ -118,6 +118,34 @@ function sourceFor(boundaries: Date[], tz: string): Source {
 
 const isUtc = (tz: string) => tz === 'UTC' || tz === 'Etc/UTC';
 
+/**
+ * [from, to) cut into the spans each source answers exactly: whole UTC days (daily rollup), whole hours
+ * (hourly rollup) and the partial hours at either edge (the calls). Empty spans are left out.
+ */
+function spansOf(from: Date, to: Date): { source: Source; from: Date; to: Date }[] {
+  const at = (ms: number) => new Date(ms);
+  const hourFrom = Math.ceil(from.getTime() / HOUR_MS) * HOUR_MS;
+  const hourTo = Math.floor(to.getTime() / HOUR_MS) * HOUR_MS;
+  if (hourFrom >= hourTo) return [{ source: CALLS, from, to }];
+  const dayFrom = Math.ceil(hourFrom / DAY_MS) * DAY_MS;
+  const dayTo = Math.floor(hourTo / DAY_MS) * DAY_MS;
+  const spans =
+    dayFrom < dayTo
+      ? [
+          { source: CALLS, from, to: at(hourFrom) },
+          { source: HOURLY, from: at(hourFrom), to: at(dayFrom) },
+          { source: DAILY, from: at(dayFrom), to: at(dayTo) },
+          { source: HOURLY, from: at(dayTo), to: at(hourTo) },
+          { source: CALLS, from: at(hourTo), to },
+        ]
+      : [
+          { source: CALLS, from, to: at(hourFrom) },
+          { source: HOURLY, from: at(hourFrom), to: at(hourTo) },
+          { source: CALLS, from: at(hourTo), to },
+        ];
+  return spans.filter((span) => span.from < span.to);
+}
+
 const sums = (source: Source) =>
   Object.entries(source.columns)
     .map(([name, column]) => `sum(${column})::text AS "${name}"`)
@@ -151,18 +179,38 @@ const groupId = (id: string) => (id === '' ? '(none)' : id);
 export function createUsageReports(db: PrismaClient) {
   const query = <T>(sql: string, ...params: unknown[]) => db.$queryRawUnsafe<T[]>(sql, ...params);
 
-  /** Totals, and totals per group, over [from, to) read from the cheapest exact source. */
-  async function grouped(scope: UsageScope, from: Date, to: Date, tz: string, group: Grouping): Promise<{ totals: Metrics; groups: GroupTotals[] }> {
-    const source = sourceFor([from, to], tz);
-    const rows = await query<MetricsRow & { gid: string; label: string | null }>(
-      `SELECT ${source.dims[group]} AS gid, max(${source.keyLabel}) AS label, ${sums(source)}
-       FROM ${source.table} WHERE ${source.scope(scope, '$1')} AND ${source.within('$2', '$3')} GROUP BY 1`,
-      scopeValue(scope),
-      from.toISOString(),
-      to.toISOString(),
+  /**
+   * Totals per group for each grouping asked, over [from, to), in one statement: whole UTC days from the daily
+   * rollup, the whole hours around them from the hourly rollup, and only the partial hours at the edges from
+   * the calls themselves (GROUPING SETS, one set per grouping). Exact sums, so the answer is the calls' own.
+   */
+  async function grouped<G extends Grouping>(scope: UsageScope, from: Date, to: Date, groupings: readonly G[]): Promise<Record<G, { totals: Metrics; groups: GroupTotals[] }>> {
+    const dims = groupings.map((group) => `g_${group}`);
+    const spans = spansOf(from, to);
+    const parts = spans.map(
+      (span, n) =>
+        `SELECT ${groupings.map((group, i) => `${span.source.dims[group]} AS ${dims[i]}`).join(', ')}, ${span.source.keyLabel} AS label, ${Object.entries(span.source.columns)
+          .map(([name, column]) => `${column} AS "${name}"`)
+          .join(', ')}
+         FROM ${span.source.table} WHERE ${span.source.scope(scope, '$1')} AND ${span.source.within(`$${2 * n + 2}`, `$${2 * n + 3}`)}`,
     );
-    const groups = rows.map((row) => ({ id: groupId(row.gid), label: group === 'key' ? (row.label ?? groupId(row.gid)) : groupId(row.gid), metrics: metricsOf(row) }));
-    return { totals: addUp(groups.map((g) => g.metrics)), groups: sortGroups(groups) };
+    const rows = await query<MetricsRow & { grouping: G; gid: string; label: string | null }>(
+      `SELECT CASE ${groupings.map((group, i) => `WHEN grouping(${dims[i]}) = 0 THEN '${group}'`).join(' ')} END AS grouping,
+              COALESCE(${dims.join(', ')}) AS gid, max(label) AS label, ${Object.keys(ROLLUP_COLUMNS)
+                .map((name) => `sum("${name}")::text AS "${name}"`)
+                .join(', ')}
+       FROM (${parts.join(' UNION ALL ')}) AS spans GROUP BY GROUPING SETS (${dims.map((dim) => `(${dim})`).join(', ')})`,
+      scopeValue(scope),
+      ...spans.flatMap((span) => [span.from.toISOString(), span.to.toISOString()]),
+    );
+    const answer = {} as Record<G, { totals: Metrics; groups: GroupTotals[] }>;
+    for (const group of groupings) {
+      const groups = rows
+        .filter((row) => row.grouping === group)
+        .map((row) => ({ id: groupId(row.gid), label: group === 'key' ? (row.label ?? groupId(row.gid)) : groupId(row.gid), metrics: metricsOf(row) }));
+      answer[group] = { totals: addUp(groups.map((g) => g.metrics)), groups: sortGroups(groups) };
+    }
+    return answer;
   }
 
   /**
