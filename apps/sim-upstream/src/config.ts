@@ -24,7 +24,14 @@ export const simEnvSchema = z
     SIM_API_KEY: z.string().min(1).optional(),
     /** Extra model ids listed by GET /v1/models (any id is accepted in calls regardless). */
     SIM_MODELS: modelList,
+    /** PEM files; with both set, SIM_PORT speaks TLS: HTTP/2 to clients that offer it by ALPN, HTTP/1.1 to the rest. */
+    SIM_TLS_CERT: z.string().min(1).optional(),
+    SIM_TLS_KEY: z.string().min(1).optional(),
     LOG_LEVEL: logLevel,
+  })
+  .refine((env) => (env.SIM_TLS_CERT === undefined) === (env.SIM_TLS_KEY === undefined), {
+    path: ['SIM_TLS_KEY'],
+    message: 'SIM_TLS_CERT and SIM_TLS_KEY are set together or not at all',
   })
   .transform(
     (env): SimConfig => ({
@@ -35,6 +42,7 @@ export const simEnvSchema = z
       slowMs: env.SIM_SLOW_MS,
       apiKey: env.SIM_API_KEY,
       extraModels: env.SIM_MODELS,
+      tls: env.SIM_TLS_CERT !== undefined && env.SIM_TLS_KEY !== undefined ? { certFile: env.SIM_TLS_CERT, keyFile: env.SIM_TLS_KEY } : undefined,
       logLevel: env.LOG_LEVEL,
     }),
   );
@@ -47,6 +55,8 @@ export interface SimConfig {
   slowMs: number;
   apiKey: string | undefined;
   extraModels: string[];
+  /** Certificate and key files of the TLS listener; absent, SIM_PORT speaks plain HTTP/1.1. */
+  tls: { certFile: string; keyFile: string } | undefined;
   logLevel: string;
 }
 

@@ -1,9 +1,11 @@
+import { readFileSync } from 'node:fs';
 import { listen } from '@sbc/http';
 import { isBundleEntry, runService } from '@sbc/lifecycle';
 import { createLogger, type Logger } from '@sbc/logging';
 import { loadSimConfig, type SimConfig } from './config';
 import { BUILT_IN_MODELS } from './routes/models';
 import { createApp, type SimDialect } from './server';
+import { listenTls } from './tls-listener';
 
 export { loadSimConfig, type SimConfig } from './config';
 export type { SimDialect } from './server';
@@ -22,15 +24,18 @@ export interface RunningSim {
 export async function start(config: SimConfig, options: { logger?: Logger; dialects?: readonly SimDialect[] } = {}): Promise<RunningSim> {
   const logger = options.logger ?? createLogger({ service: 'sim-upstream', level: config.logLevel });
   const models = [...new Set([...BUILT_IN_MODELS, ...config.extraModels])];
-  const app = createApp({
+  const deps = {
     timing: { latencyMs: config.latencyMs, tokensPerSecond: config.tokensPerSecond },
     slowMs: config.slowMs,
     models,
     apiKey: config.apiKey,
     logger,
     dialects: options.dialects ?? ['openai', 'anthropic'],
-  });
-  const server = await listen(app, { host: config.host, port: config.port });
+  };
+  const app = createApp(deps);
+  const server = config.tls
+    ? await listenTls(app, deps, { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile), host: config.host, port: config.port })
+    : await listen(app, { host: config.host, port: config.port });
   logger.info({ url: server.url, latencyMs: config.latencyMs, tokensPerSecond: config.tokensPerSecond }, 'sim-upstream (simulated LLM vendor) listening');
   return { url: server.url, stop: () => server.close() };
 }

@@ -8,6 +8,7 @@ import { getModelRoute, listModelsRoute } from './routes/models';
 import { responsesInputTokensRoute, responsesRoute } from './routes/responses';
 import { SimError, requestDialect, sendError } from './wire/errors';
 import { newId } from './wire/ids';
+import type { SimResponse } from './wire/response';
 
 export type SimDialect = 'openai' | 'anthropic';
 
@@ -17,12 +18,16 @@ export interface AppDeps extends RouteDeps {
   dialects: readonly SimDialect[];
 }
 
-/** Labels every answer as simulated and gives it a request id under both vendors' header names. */
-const simHeaders: RequestHandler = (_req, res, next) => {
+/** Labels an answer as simulated and gives it a request id under both vendors' header names. */
+export function labelSimulated(res: Pick<SimResponse, 'setHeader'>): void {
   const requestId = newId('req_');
   res.setHeader('x-sim-upstream', '1');
   res.setHeader('x-request-id', requestId);
   res.setHeader('request-id', requestId);
+}
+
+const simHeaders: RequestHandler = (_req, res, next) => {
+  labelSimulated(res);
   next();
 };
 

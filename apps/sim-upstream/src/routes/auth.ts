@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
-import { SimError, requestDialect, sendError } from '../wire/errors';
+import { SimError, requestDialect, sendError, type ErrorDialect } from '../wire/errors';
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
@@ -12,19 +12,15 @@ export function presentedKey(headers: { authorization?: string; 'x-api-key'?: st
 }
 
 /**
- * Refuses calls without the configured key, with the vendor-shaped 401 for the caller's dialect. With no key
- * configured every call passes (the simulator's default).
+ * Checks the configured key: undefined when the call may go on, else the vendor-shaped 401 for the caller's
+ * dialect. With no key configured every call passes (the simulator's default).
  */
-export function requireApiKey(apiKey: string | undefined): RequestHandler {
-  if (apiKey === undefined) return (_req, _res, next) => next();
+export function keyCheck(apiKey: string | undefined): (headers: Parameters<typeof presentedKey>[0], dialect: ErrorDialect) => SimError | undefined {
+  if (apiKey === undefined) return () => undefined;
   const expected = digest(apiKey);
-  return (req, res, next) => {
-    const key = presentedKey(req.headers);
-    if (key !== undefined && timingSafeEqual(digest(key), expected)) {
-      next();
-      return;
-    }
-    const dialect = requestDialect(req);
+  return (headers, dialect) => {
+    const key = presentedKey(headers);
+    if (key !== undefined && timingSafeEqual(digest(key), expected)) return undefined;
     const message =
       key === undefined
         ? dialect === 'anthropic'
@@ -33,6 +29,17 @@ export function requireApiKey(apiKey: string | undefined): RequestHandler {
         : dialect === 'anthropic'
           ? 'invalid x-api-key'
           : 'Incorrect API key provided to sim-upstream.';
-    sendError(res, dialect, new SimError(401, message));
+    return new SimError(401, message);
+  };
+}
+
+/** Express middleware for keyCheck. */
+export function requireApiKey(apiKey: string | undefined): RequestHandler {
+  const check = keyCheck(apiKey);
+  return (req, res, next) => {
+    const dialect = requestDialect(req);
+    const refusal = check(req.headers, dialect);
+    if (refusal) sendError(res, dialect, refusal);
+    else next();
   };
 }

@@ -1,7 +1,7 @@
 import type { Logger } from '@sbc/logging';
-import type { Response } from 'express';
 import { SimError, sendError, type ErrorDialect } from '../wire/errors';
 import { createPacer, sleep, type Pacer, type Timing } from '../wire/pacing';
+import type { SimResponse } from '../wire/response';
 import { abortOnDisconnect, openSse, type SseStream } from '../wire/sse';
 
 /** What every model route needs; built once in main.ts. */
@@ -32,7 +32,7 @@ export function failureStatusFor(model: string): number | undefined {
 export async function beginCall(
   model: string,
   dialect: ErrorDialect,
-  res: Response,
+  res: SimResponse,
   deps: RouteDeps,
 ): Promise<{ signal: AbortSignal } | undefined> {
   const signal = abortOnDisconnect(res);
@@ -50,7 +50,7 @@ export async function beginCall(
  * clock, then ends it. `write` returns as soon as a send or wait reports the client gone.
  */
 export async function streamReply(
-  res: Response,
+  res: SimResponse,
   signal: AbortSignal,
   deps: RouteDeps,
   write: (sse: SseStream, pacer: Pacer) => Promise<unknown>,

@@ -4,6 +4,7 @@ import { planReply, type ReplyPlan } from '../generation/reply';
 import { estimateInputTokens } from '../generation/tokens';
 import { newId, unixSeconds } from '../wire/ids';
 import { waitForWholeReply } from '../wire/pacing';
+import type { SimResponse } from '../wire/response';
 import { chatRequestSchema, parseRequest } from '../wire/requests';
 import { checkOpenAiRules } from '../wire/strict-rules';
 import { beginCall, streamReply, type RouteDeps } from './call';
@@ -55,52 +56,55 @@ function completion(head: Head, plan: ReplyPlan, callId: string, usage: ReturnTy
 }
 
 export function chatCompletionsRoute(deps: RouteDeps): RequestHandler {
-  return async (req, res) => {
-    const body = parseRequest(chatRequestSchema, req.body, 'openai');
-    checkOpenAiRules(body);
-    const call = await beginCall(body.model, 'openai', res, deps);
-    if (!call) return;
-    const stop = body.stop == null ? [] : typeof body.stop === 'string' ? [body.stop] : body.stop;
-    const plan = planReply(fromChatCompletions(body), { maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined, stop });
-    const usage = chatUsage(estimateInputTokens(body.messages, body.tools), plan.pieces.length);
-    const head: Head = { id: newId('chatcmpl-'), created: unixSeconds(), model: body.model };
-    const callId = newId('call_');
+  return (req, res) => answerChatCompletions(req.body, res, deps);
+}
 
-    if (!body.stream) {
-      if (await waitForWholeReply(deps.timing, plan.pieces.length, call.signal)) res.json(completion(head, plan, callId, usage));
-      return;
+/** Answers one parsed request body; shared by the Express route and the HTTP/2 listener. Throws SimError on a bad request. */
+export async function answerChatCompletions(json: unknown, res: SimResponse, deps: RouteDeps): Promise<void> {
+  const body = parseRequest(chatRequestSchema, json, 'openai');
+  checkOpenAiRules(body);
+  const call = await beginCall(body.model, 'openai', res, deps);
+  if (!call) return;
+  const stop = body.stop == null ? [] : typeof body.stop === 'string' ? [body.stop] : body.stop;
+  const plan = planReply(fromChatCompletions(body), { maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined, stop });
+  const usage = chatUsage(estimateInputTokens(body.messages, body.tools), plan.pieces.length);
+  const head: Head = { id: newId('chatcmpl-'), created: unixSeconds(), model: body.model };
+  const callId = newId('call_');
+
+  if (!body.stream) {
+    if (await waitForWholeReply(deps.timing, plan.pieces.length, call.signal)) res.json(completion(head, plan, callId, usage));
+    return;
+  }
+
+  const includeUsage = body.stream_options?.include_usage === true;
+  await streamReply(res, call.signal, deps, async (sse, pacer) => {
+    const chunk = (delta: object, finish: string | null) =>
+      sse.send(undefined, {
+        ...head,
+        object: 'chat.completion.chunk',
+        system_fingerprint: FINGERPRINT,
+        service_tier: 'default',
+        choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+        ...(includeUsage ? { usage: null } : {}),
+      });
+
+    // Nothing but headers goes out before the first token is due.
+    if (!(await pacer.beforeToken(0))) return;
+    if (!(await chunk({ role: 'assistant', content: plan.kind === 'tool' ? null : '', refusal: null }, null))) return;
+    if (plan.kind === 'tool') {
+      const start = { index: 0, id: callId, type: 'function', function: { name: plan.name, arguments: '' } };
+      if (!(await chunk({ tool_calls: [start] }, null))) return;
     }
-
-    const includeUsage = body.stream_options?.include_usage === true;
-    await streamReply(res, call.signal, deps, async (sse, pacer) => {
-      const chunk = (delta: object, finish: string | null) =>
-        sse.send(undefined, {
-          ...head,
-          object: 'chat.completion.chunk',
-          system_fingerprint: FINGERPRINT,
-          service_tier: 'default',
-          choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
-          ...(includeUsage ? { usage: null } : {}),
-        });
-
-      // Nothing but headers goes out before the first token is due.
-      if (!(await pacer.beforeToken(0))) return;
-      if (!(await chunk({ role: 'assistant', content: plan.kind === 'tool' ? null : '', refusal: null }, null))) return;
-      if (plan.kind === 'tool') {
-        const start = { index: 0, id: callId, type: 'function', function: { name: plan.name, arguments: '' } };
-        if (!(await chunk({ tool_calls: [start] }, null))) return;
-      }
-      for (const [index, piece] of plan.pieces.entries()) {
-        if (!(await pacer.beforeToken(index))) return;
-        const delta = plan.kind === 'tool' ? { tool_calls: [{ index: 0, function: { arguments: piece } }] } : { content: piece };
-        if (!(await chunk(delta, null))) return;
-      }
-      if (!(await chunk({}, finishReason(plan)))) return;
-      if (includeUsage) {
-        const usageChunk = { ...head, object: 'chat.completion.chunk', system_fingerprint: FINGERPRINT, choices: [], usage };
-        if (!(await sse.send(undefined, usageChunk))) return;
-      }
-      await sse.sendRaw('[DONE]');
-    });
-  };
+    for (const [index, piece] of plan.pieces.entries()) {
+      if (!(await pacer.beforeToken(index))) return;
+      const delta = plan.kind === 'tool' ? { tool_calls: [{ index: 0, function: { arguments: piece } }] } : { content: piece };
+      if (!(await chunk(delta, null))) return;
+    }
+    if (!(await chunk({}, finishReason(plan)))) return;
+    if (includeUsage) {
+      const usageChunk = { ...head, object: 'chat.completion.chunk', system_fingerprint: FINGERPRINT, choices: [], usage };
+      if (!(await sse.send(undefined, usageChunk))) return;
+    }
+    await sse.sendRaw('[DONE]');
+  });
 }

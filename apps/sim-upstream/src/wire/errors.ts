@@ -1,4 +1,4 @@
-import type { Response } from 'express';
+import type { SimResponse } from './response';
 
 /** Which vendor's error envelope a response uses. Responses shares the chat (OpenAI) envelope. */
 export type ErrorDialect = 'openai' | 'anthropic';
@@ -56,7 +56,7 @@ export function errorBody(dialect: ErrorDialect, error: SimError, requestId: str
   };
 }
 
-export function sendError(res: Response, dialect: ErrorDialect, error: SimError): void {
+export function sendError(res: SimResponse, dialect: ErrorDialect, error: SimError): void {
   if (error.status === 429) res.setHeader('retry-after', '1');
   res.status(error.status).json(errorBody(dialect, error, String(res.getHeader('request-id') ?? '')));
 }

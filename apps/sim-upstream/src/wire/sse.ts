@@ -1,4 +1,4 @@
-import type { Response } from 'express';
+import type { SimResponse } from './response';
 
 /** An open `text/event-stream` response. Every write resolves false once the client has gone. */
 export interface SseStream {
@@ -10,7 +10,7 @@ export interface SseStream {
 }
 
 /** Returns a signal that aborts when the client disconnects before the response is finished. */
-export function abortOnDisconnect(res: Response): AbortSignal {
+export function abortOnDisconnect(res: SimResponse): AbortSignal {
   const controller = new AbortController();
   res.once('close', () => {
     if (!res.writableFinished) controller.abort();
@@ -18,7 +18,7 @@ export function abortOnDisconnect(res: Response): AbortSignal {
   return controller.signal;
 }
 
-export function openSse(res: Response, signal: AbortSignal): SseStream {
+export function openSse(res: SimResponse, signal: AbortSignal): SseStream {
   res.status(200);
   res.setHeader('content-type', 'text/event-stream; charset=utf-8');
   res.setHeader('cache-control', 'no-cache');
@@ -28,6 +28,11 @@ export function openSse(res: Response, signal: AbortSignal): SseStream {
 
   async function write(frame: string): Promise<boolean> {
     if (signal.aborted || res.destroyed) return false;
+    // Frames due in the same tick (a role chunk and the first token, the finish chunk and [DONE]) leave as one write.
+    if (res.writableCorked === 0) {
+      res.cork();
+      process.nextTick(() => res.uncork());
+    }
     if (res.write(frame)) return true;
     // Respect backpressure: wait for the socket to drain, or for the client to leave.
     return new Promise((resolve) => {

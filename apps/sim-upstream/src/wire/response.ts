@@ -1,0 +1,20 @@
+/**
+ * What a model route writes its answer through: an Express response over HTTP/1.1, or the HTTP/2 response of
+ * the TLS listener (tls-listener.ts), which adds the two Express methods the routes use.
+ */
+export interface SimResponse {
+  status(code: number): this;
+  json(body: unknown): unknown;
+  setHeader(name: string, value: string | number | readonly string[]): unknown;
+  getHeader(name: string): unknown;
+  flushHeaders(): void;
+  write(chunk: string): boolean;
+  cork(): void;
+  uncork(): void;
+  readonly writableCorked: number;
+  end(): unknown;
+  once(event: 'close' | 'drain', listener: () => void): unknown;
+  off(event: 'drain', listener: () => void): unknown;
+  readonly destroyed: boolean;
+  readonly writableFinished: boolean;
+}
