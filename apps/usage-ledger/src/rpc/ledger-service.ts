@@ -16,7 +16,7 @@ import { isPlanId, OVERAGE_USD_PER_CREDIT, PACKS, periodEnd, periodOf } from '..
 import type { PrismaClient } from '../generated/prisma/client';
 import type { SpendReader } from '../spend/spend';
 import { addGrant, addPack, changePlan, deriveCredits, findCreditAccount, loadCreditInputs } from '../store/credit-accounts';
-import { addUp, type CallRow, type GroupTotals, type Grouping, type Metrics, type UsageReports, type UsageScope, type Window } from '../store/usage-reports';
+import { addUp, type CallRow, type ExportFormat, type GroupTotals, type Grouping, type Metrics, type UsageReports, type UsageScope, type Window } from '../store/usage-reports';
 
 export interface LedgerServiceDeps {
   db: PrismaClient;
@@ -26,7 +26,10 @@ export interface LedgerServiceDeps {
   now?: () => Date;
 }
 
-const EXPORT_PAGE_MAX = 5_000;
+/** Rows per page of a rendered export: one statement's worth, a few MB of text. */
+const EXPORT_PAGE_MAX = 10_000;
+/** Rows per message when they are sent as messages. */
+const EXPORT_ROWS_PAGE_MAX = 5_000;
 const WEEK_MS = 7 * 86_400_000;
 const HOUR_MS = 3_600_000;
 
@@ -94,6 +97,8 @@ function requireUser(userId: string): string {
   if (!userId) throw new ApiError('invalid_request', 'user_id is required.', { param: 'user_id' });
   return userId;
 }
+
+const isExportFormat = (format: string): format is ExportFormat => format === 'csv' || format === 'jsonl';
 
 const optionalDate = (value: Timestamp | undefined) => (value ? timestampDate(value) : undefined);
 
@@ -177,8 +182,16 @@ export function createLedgerService(deps: LedgerServiceDeps): RpcImplementation<
 
     async *exportUsage(request, ctx) {
       const window = windowOf(request.window);
-      const pageSize = Math.min(EXPORT_PAGE_MAX, Math.max(1, request.pageSize || 1_000));
-      for await (const rows of deps.reports.exportCalls(scopeOf(request.scope), window.from, window.to, pageSize, ctx.signal)) {
+      const scope = scopeOf(request.scope);
+      if (request.format) {
+        if (!isExportFormat(request.format)) throw new ApiError('invalid_request', 'format must be csv or jsonl.', { param: 'format' });
+        const pageRows = Math.min(EXPORT_PAGE_MAX, Math.max(1, request.pageSize || EXPORT_PAGE_MAX));
+        const file = deps.reports.exportFile(scope, window.from, window.to, request.format, { omitSessionIds: request.omitSessionIds, pageRows, signal: ctx.signal });
+        for await (const chunk of file) yield { chunk };
+        return;
+      }
+      const pageSize = Math.min(EXPORT_ROWS_PAGE_MAX, Math.max(1, request.pageSize || 1_000));
+      for await (const rows of deps.reports.exportCalls(scope, window.from, window.to, pageSize, ctx.signal)) {
         yield { rows: rows.map((row) => callMessage(row)) };
       }
     },

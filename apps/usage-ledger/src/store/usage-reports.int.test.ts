@@ -1,7 +1,7 @@
 import { createTestDatabase, type TestDatabase } from '@sbc/testing';
 import { loadUsageLedgerConfig, start, type RunningUsageLedger } from '../main';
 import { applyGenerations, type GenerationRow } from './generations';
-import { addUp, createUsageReports, type GroupTotals, type Metrics, type UsageScope } from './usage-reports';
+import { addUp, createUsageReports, type CallRow, type GroupTotals, type Metrics, type UsageScope } from './usage-reports';
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
@@ -138,5 +138,137 @@ describe('usage totals per group', () => {
       const fast = await reports.grouped(scope, new Date(from), new Date(to), ['model']);
       expect(fast.model.totals).toEqual((await scanCalls(scope, new Date(from), new Date(to), 'model')).totals);
     }
+  });
+});
+
+/** A call as the spec's UsageGeneration, written the way the edge writes one for GET /v1/usage/requests. */
+function generationJson(row: CallRow, incognito: boolean) {
+  return {
+    id: row.event_id || row.request_id,
+    object: 'usage_generation',
+    request_id: row.request_id,
+    ts: row.ts.toISOString(),
+    model: row.model,
+    ...(row.key_id !== null ? { key_id: row.key_id } : {}),
+    ...(row.key_label !== null ? { key_label: row.key_label } : {}),
+    ...(row.session_id !== null && !incognito ? { session_id: row.session_id } : {}),
+    native_tokens_prompt: Number(row.tokens_prompt),
+    native_tokens_completion: Number(row.tokens_completion),
+    cache_read: Number(row.cache_read),
+    cache_write: Number(row.cache_write),
+    reasoning_tokens: Number(row.reasoning_tokens),
+    total_cost_usd: Number(row.total_cost_usd),
+    cache_discount: Number(row.cache_discount_usd),
+    credits_charged: Number(row.credits_charged),
+    is_byok: row.is_byok,
+    status: row.status,
+    ...(row.latency_ms !== null ? { latency_ms: row.latency_ms } : {}),
+    ...(row.ttft_ms !== null ? { ttft_ms: row.ttft_ms } : {}),
+    stream: row.stream,
+    upstream: row.upstream ?? '',
+    provider: row.provider ?? '',
+  };
+}
+
+const CSV_HEADER =
+  'request_id,ts,model,key_id,key_label,session_id,upstream,provider,status,stream,is_byok,native_tokens_prompt,native_tokens_completion,cache_read,cache_write,reasoning_tokens,total_cost_usd,cache_discount,credits_charged,latency_ms,ttft_ms';
+
+function csvRow(row: CallRow, incognito: boolean): string {
+  const g = generationJson(row, incognito) as Record<string, unknown>;
+  const cell = (value: unknown) => {
+    if (value === undefined || value === null) return '';
+    const text = String(value);
+    return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  };
+  return `${CSV_HEADER.split(',').map((column) => cell(g[column])).join(',')}\r\n`;
+}
+
+describe('the export file', () => {
+  let db: TestDatabase;
+  let running: RunningUsageLedger;
+  const accountId = 'usr_export';
+  const hostile = ['plain', 'comma, inside', 'a "quoted" word', 'line\nbreak', 'carriage\rreturn', 'tab\tand \u0001 control', 'back\\slash /', 'ünïcödé 🙂 \u2028', ''];
+  beforeAll(async () => {
+    db = await createTestDatabase('usage_export');
+    running = await start(
+      loadUsageLedgerConfig({ USAGE_LEDGER_GRPC_PORT: '0', USAGE_LEDGER_HTTP_PORT: '0', DATABASE_URL: db.databaseUrl, SBC_DATA_DIR: 'memory://', LOG_LEVEL: 'silent' }),
+    );
+    const costs = [0, 0.000000001, 0.000000004, 0.00000012, 0.000000123, 0.0000005, 0.000001, 0.0000123, 0.25, 3.000000001, 123456.123456789, -0.000000002, -1.5];
+    const rows: GenerationRow[] = Array.from({ length: 2_345 }, (_, n) => {
+      const text = (k: number) => hostile[(n + k) % hostile.length]!;
+      return {
+        eventId: `evt_${String(n).padStart(5, '0')}`,
+        requestId: `req ${text(0)}`,
+        accountId,
+        keyId: n % 4 === 0 ? undefined : `key_${text(1)}`,
+        keyLabel: n % 3 === 0 ? undefined : text(2),
+        sessionId: n % 5 === 0 ? undefined : `ses_${text(3)}`,
+        model: `model ${text(4)}`,
+        provider: n % 6 === 0 ? undefined : text(5),
+        upstream: n % 7 === 0 ? undefined : text(6),
+        status: n % 9 === 0 ? 502 : 200,
+        isByok: n % 2 === 0,
+        stream: n % 3 === 1,
+        latencyMs: n % 8 === 0 ? undefined : n,
+        ttftMs: n % 10 === 0 ? undefined : n % 77,
+        tokensPrompt: BigInt(n * 1_000_003),
+        tokensCompletion: BigInt(n % 500),
+        cacheRead: BigInt(n % 3),
+        cacheWrite: BigInt(n % 2),
+        reasoningTokens: BigInt(n % 11),
+        // Calls sharing a millisecond, so the order within one falls to the event id.
+        ts: new Date(Date.parse('2026-04-01T00:00:00Z') + Math.floor(n / 3) * 997),
+        totalCostUsd: costs[n % costs.length]!,
+        cacheDiscountUsd: costs[(n + 5) % costs.length]!,
+        creditsCharged: Math.abs(costs[(n + 3) % costs.length]!) * 1000,
+        fairUseCredits: 0,
+      };
+    });
+    for (let i = 0; i < rows.length; i += 500) await applyGenerations(running.database.prisma, rows.slice(i, i + 500));
+  }, 60_000);
+  afterAll(async () => {
+    await running?.stop();
+    await db?.drop();
+  });
+
+  async function read(format: 'csv' | 'jsonl', incognito: boolean, pageRows: number, from = '2026-03-01T00:00:00Z', to = '2026-05-01T00:00:00Z'): Promise<{ text: string; chunks: number }> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of createUsageReports(running.database.prisma).exportFile({ accountId }, new Date(from), new Date(to), format, { omitSessionIds: incognito, pageRows })) chunks.push(chunk);
+    return { text: Buffer.concat(chunks).toString('utf8'), chunks: chunks.length };
+  }
+
+  async function expected(incognito: boolean, from = '2026-03-01T00:00:00Z', to = '2026-05-01T00:00:00Z'): Promise<{ csv: string; jsonl: string }> {
+    const rows: CallRow[] = [];
+    for await (const page of createUsageReports(running.database.prisma).exportCalls({ accountId }, new Date(from), new Date(to), 1_000)) rows.push(...page);
+    return { csv: `${CSV_HEADER}\r\n${rows.map((row) => csvRow(row, incognito)).join('')}`, jsonl: rows.map((row) => `${JSON.stringify(generationJson(row, incognito))}\n`).join('') };
+  }
+
+  it('is, byte for byte, the calls written as the edge writes them: JSON lines and CSV, hostile text, tiny costs, missing fields', async () => {
+    for (const incognito of [false, true]) {
+      const want = await expected(incognito);
+      expect(want.jsonl.split('\n')).toHaveLength(2_346);
+      for (const pageRows of [7, 1_000, 10_000]) {
+        expect((await read('jsonl', incognito, pageRows)).text).toBe(want.jsonl);
+        expect((await read('csv', incognito, pageRows)).text).toBe(want.csv);
+      }
+    }
+    expect((await read('jsonl', false, 10_000)).text).toContain('"total_cost_usd":1.23e-7');
+    expect((await read('jsonl', true, 10_000)).text).not.toContain('session_id');
+  }, 120_000);
+
+  it('covers [from, to) only; an empty window is an empty JSON file and a CSV header alone', async () => {
+    const from = '2026-04-01T00:01:39.700Z';
+    const to = '2026-04-01T00:03:19.400Z';
+    const want = await expected(false, from, to);
+    expect(want.jsonl.length).toBeGreaterThan(0);
+    expect((await read('jsonl', false, 1, from, to)).text).toBe(want.jsonl);
+    expect((await read('jsonl', false, 50, '2027-01-01T00:00:00Z', '2027-02-01T00:00:00Z')).text).toBe('');
+    expect((await read('csv', false, 50, '2027-01-01T00:00:00Z', '2027-02-01T00:00:00Z')).text).toBe(`${CSV_HEADER}\r\n`);
+  });
+
+  it('comes in chunks of at most 1 MiB, whatever the page', async () => {
+    const { text, chunks } = await read('jsonl', false, 10_000);
+    expect(Buffer.byteLength(text)).toBeGreaterThan(1 << 20);
+    expect(chunks).toBe(Math.ceil(Buffer.byteLength(text) / (1 << 20)));
   });
 });

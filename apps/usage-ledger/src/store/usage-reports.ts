@@ -325,6 +325,45 @@ export function createUsageReports(db: PrismaClient) {
       }
     },
 
+    /**
+     * The export file of a window (GET /v1/usage/export), oldest call first, rendered by PostgreSQL a page at a
+     * time (a keyset loop on the (scope, ts, event_id) index) and handed out in chunks of at most
+     * EXPORT_CHUNK_BYTES: no row becomes an object on the way, and memory holds about one page.
+     */
+    async *exportFile(scope: UsageScope, from: Date, to: Date, format: ExportFormat, options: { omitSessionIds: boolean; pageRows: number; signal?: AbortSignal }): AsyncGenerator<Buffer> {
+      // The header goes out with the first page, so an export that fails to start fails before any byte is sent.
+      let header = format === 'csv' ? `${CSV_COLUMNS.join(',')}\r\n` : '';
+      const line = format === 'csv' ? csvLine(options.omitSessionIds) : jsonLine(options.omitSessionIds);
+      let cursor: { ts: Date; eventId: string } | undefined;
+      for (;;) {
+        if (options.signal?.aborted) return;
+        const [page] = await query<{ text: string | null; rows: number; last_ts: Date | null; last_event_id: string | null }>(
+          `WITH page AS (
+             SELECT ts, event_id, ${line} AS line FROM usage_generations
+             WHERE ${CALLS.scope(scope, '$1')} AND ts >= $2::timestamptz AND ts < $3::timestamptz
+               ${cursor ? 'AND (ts, event_id) > ($5::timestamptz, $6)' : ''}
+             ORDER BY ts ASC, event_id ASC LIMIT $4
+           )
+           SELECT string_agg(line, '' ORDER BY ts, event_id) AS text, count(*)::int AS rows,
+                  (SELECT ts FROM page ORDER BY ts DESC, event_id DESC LIMIT 1) AS last_ts,
+                  (SELECT event_id FROM page ORDER BY ts DESC, event_id DESC LIMIT 1) AS last_event_id
+           FROM page`,
+          scopeValue(scope),
+          from.toISOString(),
+          to.toISOString(),
+          options.pageRows,
+          ...(cursor ? [cursor.ts.toISOString(), cursor.eventId] : []),
+        );
+        const text = header + (page?.text ?? '');
+        header = '';
+        if (text === '') return;
+        const bytes = Buffer.from(text);
+        for (let at = 0; at < bytes.length; at += EXPORT_CHUNK_BYTES) yield bytes.subarray(at, at + EXPORT_CHUNK_BYTES);
+        if (!page || page.rows < options.pageRows) return;
+        cursor = { ts: page.last_ts!, eventId: page.last_event_id! };
+      }
+    },
+
     /** Distinct keys that made calls, and the newest call applied (what usage is fresh up to). */
     async accountFacts(accountId: string): Promise<{ keysCount: number; lastAppliedAt: Date | null }> {
       const [row] = await query<{ keys: string; last_applied_at: Date | null }>(
@@ -385,6 +424,112 @@ const CALL_COLUMNS = `event_id, request_id, ts, model, key_id, key_label, sessio
   cache_write::text AS cache_write, reasoning_tokens::text AS reasoning_tokens, total_cost_usd::text AS total_cost_usd,
   cache_discount_usd::text AS cache_discount_usd, credits_charged::text AS credits_charged, is_byok, status, latency_ms,
   ttft_ms, stream, dialect_in, route`;
+
+export type ExportFormat = 'csv' | 'jsonl';
+
+/** Under gRPC's default 4 MiB receive limit, with room to spare. */
+const EXPORT_CHUNK_BYTES = 1 << 20;
+
+/** The export's CSV header; the same columns as the JSON lines, in this order. */
+const CSV_COLUMNS = [
+  'request_id',
+  'ts',
+  'model',
+  'key_id',
+  'key_label',
+  'session_id',
+  'upstream',
+  'provider',
+  'status',
+  'stream',
+  'is_byok',
+  'native_tokens_prompt',
+  'native_tokens_completion',
+  'cache_read',
+  'cache_write',
+  'reasoning_tokens',
+  'total_cost_usd',
+  'cache_discount',
+  'credits_charged',
+  'latency_ms',
+  'ttft_ms',
+];
+
+/** An instant as JavaScript's toISOString writes it. */
+const isoText = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/**
+ * A numeric column (scale 9 at most) as JavaScript prints the number: shortest decimal, and below 1e-6 in
+ * exponent notation ("1.23e-7"), where the value is a whole number of nanos m, 1 to 999, so m's digits are the
+ * mantissa's and its length fixes the exponent.
+ */
+const numberText = (column: string) =>
+  `CASE WHEN ${column} = 0 OR abs(${column}) >= 0.000001 THEN trim_scale(${column})::text
+   ELSE (SELECT CASE WHEN ${column} < 0 THEN '-' ELSE '' END || left(digits, 1) || CASE WHEN length(digits) > 1 THEN '.' || substr(digits, 2) ELSE '' END || 'e-' || (10 - length(nanos))
+         FROM (SELECT nanos, rtrim(nanos, '0') AS digits FROM (SELECT (abs(${column}) * 1000000000)::bigint::text AS nanos) AS n) AS m) END`;
+
+/** A CSV cell: quoted, with quotes doubled, when it holds a quote, a comma or a line break; NULL is empty. */
+const csvText = (value: string) => `COALESCE(CASE WHEN ${value} ~ E'[",\\r\\n]' THEN '"' || replace(${value}, '"', '""') || '"' ELSE ${value} END, '')`;
+
+function csvLine(omitSessionIds: boolean): string {
+  const cells = [
+    csvText('request_id'),
+    isoText('ts'),
+    csvText('model'),
+    csvText('key_id'),
+    csvText('key_label'),
+    omitSessionIds ? `''` : csvText('session_id'),
+    csvText(`COALESCE(upstream, '')`),
+    csvText(`COALESCE(provider, '')`),
+    'status::text',
+    'stream::text',
+    'is_byok::text',
+    'tokens_prompt::text',
+    'tokens_completion::text',
+    'cache_read::text',
+    'cache_write::text',
+    'reasoning_tokens::text',
+    numberText('total_cost_usd'),
+    numberText('cache_discount_usd'),
+    numberText('credits_charged'),
+    `COALESCE(latency_ms::text, '')`,
+    `COALESCE(ttft_ms::text, '')`,
+  ];
+  return `${cells.join(` || ',' || `)} || E'\\r\\n'`;
+}
+
+/** The spec's UsageGeneration as one JSON line, keys in the order the requests list writes them. */
+function jsonLine(omitSessionIds: boolean): string {
+  const field = (name: string, value: string) => `',"${name}":' || ${value}`;
+  const optional = (name: string, column: string, value: string) => `CASE WHEN ${column} IS NULL THEN '' ELSE ${field(name, value)} END`;
+  const parts = [
+    `'{"id":' || to_json(COALESCE(NULLIF(event_id, ''), request_id))::text`,
+    `',"object":"usage_generation"'`,
+    field('request_id', 'to_json(request_id)::text'),
+    field('ts', `'"' || ${isoText('ts')} || '"'`),
+    field('model', 'to_json(model)::text'),
+    optional('key_id', 'key_id', 'to_json(key_id)::text'),
+    optional('key_label', 'key_label', 'to_json(key_label)::text'),
+    ...(omitSessionIds ? [] : [optional('session_id', 'session_id', 'to_json(session_id)::text')]),
+    field('native_tokens_prompt', 'tokens_prompt::text'),
+    field('native_tokens_completion', 'tokens_completion::text'),
+    field('cache_read', 'cache_read::text'),
+    field('cache_write', 'cache_write::text'),
+    field('reasoning_tokens', 'reasoning_tokens::text'),
+    field('total_cost_usd', numberText('total_cost_usd')),
+    field('cache_discount', numberText('cache_discount_usd')),
+    field('credits_charged', numberText('credits_charged')),
+    field('is_byok', 'is_byok::text'),
+    field('status', 'status::text'),
+    optional('latency_ms', 'latency_ms', 'latency_ms::text'),
+    optional('ttft_ms', 'ttft_ms', 'ttft_ms::text'),
+    field('stream', 'stream::text'),
+    field('upstream', `to_json(COALESCE(upstream, ''))::text`),
+    field('provider', `to_json(COALESCE(provider, ''))::text`),
+    `'}' || E'\\n'`,
+  ];
+  return parts.join(' || ');
+}
 
 export function addUp(all: Metrics[]): Metrics {
   const total = { ...ZERO_METRICS };
