@@ -12,19 +12,33 @@
 // of hours so the rollups see realistic cardinality. A second pass feeds every event again (a full
 // redelivery), which must change nothing.
 //
+// BENCH_READS=1 runs the read phase instead: the usage routes as a dashboard and an export call them, through
+// HTTP against the real edge route. The account service (PGlite in a temporary folder), the usage ledger (on
+// its own fresh PostgreSQL database) and the edge run as separate processes from bundles built into
+// dist/bench/ledger-reads. Calls are seeded straight into usage_generations with generate_series, and the
+// rollups are built from them by the ledger's own rollup SQL (ROLLUP_CTES in store/generations.ts), for:
+// 10k, 100k and 1M calls of one account over 90 days, and 1M calls spread over 1,000 accounts (the reader's
+// share: 1,000). Each route is timed BENCH_RUNS times after one unmeasured call (p50 printed); the export is
+// a 90-day CSV, read to its end, in rows/s.
+//
 // Environment:
 //   DATABASE_URL   PostgreSQL server to use (default postgres://postgres@127.0.0.1:5432/test); the bench makes
 //                  and drops its own database there
+//   BENCH_READS=1  the read phase;  BENCH_SIZES=10000,100000,1000000,1000000x1000 (calls, or calls x accounts)
+//   BENCH_RUNS     timed calls per route (default 5; the export 3)
 //   BENCH_EVENTS   events to apply (default 50000)      BENCH_ACCOUNTS  accounts they spread over (default 200)
 //   LEDGER_BATCH_SIZE  events per transaction (the ledger's setting, default 500)
 //   BENCH_TARGET   events/s to meet (default 5000); exit 2 below it when BENCH_ENFORCE=1
-import { cpSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
 import { build } from 'esbuild';
 import pg from 'pg';
+import { request } from 'undici';
+import { freePort, startChild, stopChildren, waitReady } from './lib/procs.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const env = process.env;
@@ -33,13 +47,16 @@ const accounts = Number(env.BENCH_ACCOUNTS ?? 200);
 const target = Number(env.BENCH_TARGET ?? 5_000);
 const serverUrl = env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
-/** The ledger as a library: its main.ts bundled with its migrations beside it, not marked as a bundle entry. */
-async function buildLedger() {
-  const dir = path.join(root, 'dist/bench/usage-ledger');
-  rmSync(dir, { recursive: true, force: true });
+/**
+ * `apps/<app>/src/<entry>` bundled into dist/bench/<dir>, with the app's migrations beside it. `entryOf` names the
+ * bundle for libs/lifecycle: the app's own name starts the service; anything else leaves it a library.
+ */
+async function bundle(app, entry, dir, entryOf) {
+  const outdir = path.join(root, 'dist/bench', dir);
+  rmSync(outdir, { recursive: true, force: true });
   await build({
-    entryPoints: [path.join(root, 'apps/usage-ledger/src/main.ts')],
-    outfile: path.join(dir, 'main.js'),
+    entryPoints: [path.join(root, 'apps', app, 'src', entry)],
+    outfile: path.join(outdir, 'main.js'),
     bundle: true,
     platform: 'node',
     target: 'node20',
@@ -47,13 +64,12 @@ async function buildLedger() {
     packages: 'external',
     tsconfig: path.join(root, 'tsconfig.base.json'),
     logLevel: 'warning',
-    define: { SBC_BUNDLE_ENTRY: JSON.stringify('bench') },
+    define: { SBC_BUNDLE_ENTRY: JSON.stringify(entryOf) },
   });
-  cpSync(path.join(root, 'apps/usage-ledger/prisma/migrations'), path.join(dir, 'migrations/usage-ledger'), { recursive: true });
-  return createRequire(import.meta.url)(path.join(dir, 'main.js'));
+  const migrations = path.join(root, 'apps', app, 'prisma/migrations');
+  if (existsSync(migrations)) cpSync(migrations, path.join(outdir, 'migrations', app), { recursive: true });
+  return path.join(outdir, 'main.js');
 }
-
-const ledger = await buildLedger();
 
 /** One UsageEvent in protobuf wire format (field numbers from usage_event.proto). */
 function encodeEvent(e) {
@@ -159,50 +175,204 @@ async function applyAll(handler, batchSize, list) {
   return (performance.now() - started) / 1000;
 }
 
+/** The write phase: events applied per second by one consumer, then the same events redelivered. */
+async function writes(dbUrl) {
+  const ledger = createRequire(import.meta.url)(await bundle('usage-ledger', 'main.ts', 'usage-ledger', 'bench'));
+  let running;
+  try {
+    const { bus, captured } = captureBus();
+    running = await ledger.start(
+      ledger.loadUsageLedgerConfig({ ...env, DATABASE_URL: dbUrl, USAGE_LEDGER_GRPC_PORT: '0', USAGE_LEDGER_HTTP_PORT: '0', SBC_DATA_DIR: 'memory://', LOG_LEVEL: 'warn' }),
+      { bus, store: memoryStore() },
+    );
+    const list = makeEvents(events);
+    const firstSeconds = await applyAll(captured.handler, captured.maxBatchSize, list);
+    const shuffled = [...list].sort(() => Math.random() - 0.5);
+    const replaySeconds = await applyAll(captured.handler, captured.maxBatchSize, shuffled);
+
+    const check = new pg.Client({ connectionString: dbUrl });
+    await check.connect();
+    const { rows } = await check.query(
+      `SELECT (SELECT count(*) FROM usage_generations)::int AS calls, (SELECT sum(requests) FROM usage_hourly)::int AS hourly, (SELECT sum(requests) FROM usage_daily)::int AS daily`,
+    );
+    await check.end();
+    const result = {
+      events,
+      accounts,
+      batch_size: captured.maxBatchSize,
+      applied_events_per_s: Math.round(events / firstSeconds),
+      redelivered_events_per_s: Math.round(events / replaySeconds),
+      seconds: { first: Number(firstSeconds.toFixed(2)), redelivery: Number(replaySeconds.toFixed(2)) },
+      rows: rows[0],
+      target_events_per_s: target,
+    };
+    console.log(JSON.stringify(result, null, 2));
+    console.log(`\nusage ledger: ${result.applied_events_per_s} events/s applied by one consumer (${result.redelivered_events_per_s}/s redelivered), target ${target}/s`);
+    if (rows[0].calls !== events || rows[0].hourly !== events || rows[0].daily !== events) {
+      console.error('rows do not add up to the events applied');
+      return 1;
+    }
+    return env.BENCH_ENFORCE === '1' && result.applied_events_per_s < target ? 2 : 0;
+  } finally {
+    await running?.stop();
+  }
+}
+
+// --- read phase ---------------------------------------------------------------------------------------------
+
+const READ_KEY = 'sbc_' + 'benchledgerreads0123456789abcdef'; // the account service's bootstrap key
+const DAY_MS = 86_400_000;
+const SPAN_DAYS = 90;
+
+/** "10000" is 10,000 calls of the reader's account; "1000000x1000" is 1M calls over 1,000 accounts, the reader one of them. */
+function sizeOf(spec) {
+  const [calls, accountsOver = '1'] = spec.split('x');
+  return { name: spec, calls: Number(calls), accounts: Number(accountsOver) };
+}
+
+/**
+ * Replaces every call with `size.calls` calls spread evenly over the last 90 days (every `accounts`-th one the
+ * reader's, the rest other accounts'), 3 models, 5 keys per account, 2% failed, and builds the rollups from
+ * them with the ledger's own rollup statement.
+ */
+async function seed(db, size, readerId, rollupCtes) {
+  await db.query('TRUNCATE usage_generations, usage_hourly, usage_daily');
+  const started = performance.now();
+  await db.query(
+    `INSERT INTO usage_generations (event_id, request_id, account_id, user_id, key_id, key_label, model, upstream, provider, dialect_in, dialect_out, route,
+       tokens_prompt, tokens_completion, cache_read, total_cost_usd, credits_charged, status, latency_ms, ttft_ms, stream, session_id, ts)
+     SELECT 'evt_' || g, 'req_' || g, a, a, 'key_' || (g % 5), 'bench key ' || (g % 5), (ARRAY['house', 'house-omni', 'house-fast'])[g % 3 + 1],
+            'house', 'sim-upstream', 'chat', 'openai', 'auto', 200 + (g * 7919) % 4000, 20 + (g * 104729) % 800, CASE WHEN g % 4 = 0 THEN 100 ELSE 0 END,
+            c, c * 1000, CASE WHEN g % 50 = 0 THEN 502 ELSE 200 END, 40 + g % 900, 5 + g % 90, g % 2 = 0, 'ses_' || (g % 1000),
+            $2::timestamptz - (g::float8 / $1) * interval '${SPAN_DAYS} days'
+     FROM generate_series(1, $1::int) AS g,
+          LATERAL (SELECT CASE WHEN g % $3 = 0 THEN $4 ELSE 'usr_bench_' || (g % $3) END AS a,
+                          ((200 + (g * 7919) % 4000) * 200 + (20 + (g * 104729) % 800) * 800) * 0.000000001::numeric AS c) AS row`,
+    [size.calls, new Date().toISOString(), size.accounts, readerId],
+  );
+  await db.query(`WITH inserted AS (SELECT * FROM usage_generations), ${rollupCtes} SELECT 1`);
+  await db.query('VACUUM ANALYZE usage_generations, usage_hourly, usage_daily');
+  const { rows } = await db.query('SELECT count(*)::int AS calls FROM usage_generations WHERE account_id = $1', [readerId]);
+  return { seconds: (performance.now() - started) / 1000, readerCalls: rows[0].calls };
+}
+
+/** One GET through the edge, read to its end: milliseconds, body bytes and lines. */
+async function timedGet(origin, pathAndQuery) {
+  const started = performance.now();
+  const res = await request(`${origin}${pathAndQuery}`, { headers: { authorization: `Bearer ${READ_KEY}` }, headersTimeout: 600_000, bodyTimeout: 600_000 });
+  let bytes = 0;
+  let lines = 0;
+  for await (const chunk of res.body) {
+    bytes += chunk.length;
+    for (let at = chunk.indexOf(10); at !== -1; at = chunk.indexOf(10, at + 1)) lines++;
+  }
+  if (res.statusCode !== 200) throw new Error(`GET ${pathAndQuery}: ${res.statusCode}`);
+  return { ms: performance.now() - started, bytes, lines };
+}
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)];
+
+async function p50(origin, pathAndQuery, runs) {
+  await timedGet(origin, pathAndQuery); // unmeasured: connection, first plan
+  const samples = [];
+  for (let n = 0; n < runs; n++) samples.push(await timedGet(origin, pathAndQuery));
+  return { ms: median(samples.map((s) => s.ms)), bytes: samples[0].bytes, lines: samples[0].lines };
+}
+
+/** The usage routes as the dashboard calls them, and a 90-day CSV export. */
+async function readRoutes(origin, runs) {
+  const firstPage = JSON.parse(await (await request(`${origin}/v1/usage/requests?limit=50`, { headers: { authorization: `Bearer ${READ_KEY}` } })).body.text());
+  const exportFrom = new Date(Date.now() - (SPAN_DAYS + 1) * DAY_MS).toISOString();
+  const routes = {
+    usage: '/v1/usage',
+    daily: '/v1/usage/daily',
+    breakdown_day: '/v1/usage/breakdown?group=model',
+    breakdown_hour: '/v1/usage/breakdown?bucket=hour&group=key',
+    report: '/v1/usage/report',
+    requests: '/v1/usage/requests?limit=50',
+    requests_next: `/v1/usage/requests?limit=50&after_id=${firstPage.last_id}`,
+  };
+  const times = {};
+  for (const [name, route] of Object.entries(routes)) times[name] = (await p50(origin, route, runs)).ms;
+  const exported = await p50(origin, `/v1/usage/export?format=csv&from=${exportFrom}`, Math.max(1, Math.ceil(runs / 2)));
+  const rows = exported.lines - 1; // the header
+  return { times, export: { rows, mb: exported.bytes / 1e6, ms: exported.ms, rows_per_s: rows / (exported.ms / 1000) } };
+}
+
+async function reads(dbUrl) {
+  const sizes = (env.BENCH_SIZES ?? '10000,100000,1000000,1000000x1000').split(',').map(sizeOf);
+  const runs = Math.max(1, Number(env.BENCH_RUNS ?? 5));
+  const dir = 'ledger-reads';
+  const [ledgerMain, accountMain, gatewayMain] = await Promise.all([
+    bundle('usage-ledger', 'main.ts', `${dir}/usage-ledger`, 'usage-ledger'),
+    bundle('account', 'main.ts', `${dir}/account`, 'account'),
+    bundle('gateway', 'main.ts', `${dir}/gateway`, 'gateway'),
+  ]);
+  const { ROLLUP_CTES } = createRequire(import.meta.url)(await bundle('usage-ledger', 'store/generations.ts', `${dir}/generations`, 'bench'));
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'sbc-bench-ledger-reads-'));
+  const db = new pg.Client({ connectionString: dbUrl });
+  try {
+    const [ledgerGrpc, ledgerHttp, accountGrpc, accountHttp, edgePort] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
+    const ledger = startChild('usage-ledger', ledgerMain, { DATABASE_URL: dbUrl, USAGE_LEDGER_GRPC_PORT: String(ledgerGrpc), USAGE_LEDGER_HTTP_PORT: String(ledgerHttp), LOG_LEVEL: 'warn' });
+    const account = startChild('account', accountMain, { SBC_DATA_DIR: dataDir, SBC_BOOTSTRAP_KEY: READ_KEY, ACCOUNT_GRPC_PORT: String(accountGrpc), ACCOUNT_HTTP_PORT: String(accountHttp), LOG_LEVEL: 'warn' });
+    await waitReady(ledger, `http://127.0.0.1:${ledgerHttp}/readyz`);
+    await waitReady(account, `http://127.0.0.1:${accountHttp}/readyz`);
+    const edge = startChild('gateway', gatewayMain, {
+      ACCOUNT_GRPC_TARGET: `127.0.0.1:${accountGrpc}`,
+      USAGE_LEDGER_GRPC_TARGET: `127.0.0.1:${ledgerGrpc}`,
+      PORT: String(edgePort),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      // The request bucket would refuse a benchmark's pace (an export costs 20 requests); it is measured apart.
+      RATE_LIMIT_PER_MINUTE: '100000000',
+    });
+    const origin = `http://127.0.0.1:${edgePort}`;
+    await waitReady(edge, `${origin}/readyz`);
+    const whoami = JSON.parse(await (await request(`${origin}/v1/keys/whoami`, { headers: { authorization: `Bearer ${READ_KEY}` } })).body.text());
+    const readerId = whoami.user_id;
+    if (!readerId) throw new Error(`whoami gave no user_id: ${JSON.stringify(whoami)}`);
+    await db.connect();
+
+    const results = [];
+    for (const size of sizes) {
+      const seeded = await seed(db, size, readerId, ROLLUP_CTES);
+      console.log(`${size.name}: seeded ${size.calls.toLocaleString('en-US')} calls (${seeded.readerCalls.toLocaleString('en-US')} the reader's) in ${seeded.seconds.toFixed(1)} s`);
+      results.push({ size, seeded, ...(await readRoutes(origin, runs)) });
+    }
+    printReads(results, runs);
+  } finally {
+    await db.end().catch(() => undefined);
+    await stopChildren();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+  return 0;
+}
+
+function printReads(results, runs) {
+  const label = ({ size, seeded }) => (size.accounts === 1 ? `${compact(size.calls)} calls, 1 account` : `${compact(size.calls)} calls, ${size.accounts.toLocaleString('en-US')} accounts (${compact(seeded.readerCalls)} the reader's)`);
+  const ms = (value) => (value >= 100 ? value.toFixed(0) : value.toFixed(1));
+  const names = Object.keys(results[0].times);
+  console.log(`\nusage reads through the edge, p50 of ${runs} in ms; export: a 90-day CSV\n`);
+  console.log(`| calls | ${names.map((n) => n.replace('_', ' ')).join(' | ')} | export | export rows/s |`);
+  console.log(`| --- | ${names.map(() => '---:').join(' | ')} | ---: | ---: |`);
+  for (const r of results) {
+    console.log(`| ${label(r)} | ${names.map((n) => ms(r.times[n])).join(' | ')} | ${(r.export.ms / 1000).toFixed(2)} s (${r.export.mb.toFixed(0)} MB) | ${Math.round(r.export.rows_per_s).toLocaleString('en-US')} |`);
+  }
+  console.log(JSON.stringify(results.map((r) => ({ size: r.size.name, reader_calls: r.seeded.readerCalls, seed_seconds: Number(r.seeded.seconds.toFixed(1)), ms: r.times, export: r.export }))));
+}
+
+const compact = (value) => new Intl.NumberFormat('en-US', { notation: 'compact' }).format(value);
+
 const dbName = `bench_ledger_${process.pid}_${Date.now()}`;
 const admin = new pg.Client({ connectionString: serverUrl });
 await admin.connect();
 await admin.query(`CREATE DATABASE ${dbName}`);
 const dbUrl = new URL(serverUrl);
 dbUrl.pathname = `/${dbName}`;
-
-let running;
-let exitCode = 0;
+let exitCode = 1;
 try {
-  const { bus, captured } = captureBus();
-  running = await ledger.start(
-    ledger.loadUsageLedgerConfig({ ...env, DATABASE_URL: dbUrl.toString(), USAGE_LEDGER_GRPC_PORT: '0', USAGE_LEDGER_HTTP_PORT: '0', SBC_DATA_DIR: 'memory://', LOG_LEVEL: 'warn' }),
-    { bus, store: memoryStore() },
-  );
-  const list = makeEvents(events);
-  const firstSeconds = await applyAll(captured.handler, captured.maxBatchSize, list);
-  const shuffled = [...list].sort(() => Math.random() - 0.5);
-  const replaySeconds = await applyAll(captured.handler, captured.maxBatchSize, shuffled);
-
-  const check = new pg.Client({ connectionString: dbUrl.toString() });
-  await check.connect();
-  const { rows } = await check.query(
-    `SELECT (SELECT count(*) FROM usage_generations)::int AS calls, (SELECT sum(requests) FROM usage_hourly)::int AS hourly, (SELECT sum(requests) FROM usage_daily)::int AS daily`,
-  );
-  await check.end();
-  const result = {
-    events,
-    accounts,
-    batch_size: captured.maxBatchSize,
-    applied_events_per_s: Math.round(events / firstSeconds),
-    redelivered_events_per_s: Math.round(events / replaySeconds),
-    seconds: { first: Number(firstSeconds.toFixed(2)), redelivery: Number(replaySeconds.toFixed(2)) },
-    rows: rows[0],
-    target_events_per_s: target,
-  };
-  console.log(JSON.stringify(result, null, 2));
-  console.log(`\nusage ledger: ${result.applied_events_per_s} events/s applied by one consumer (${result.redelivered_events_per_s}/s redelivered), target ${target}/s`);
-  if (rows[0].calls !== events || rows[0].hourly !== events || rows[0].daily !== events) {
-    console.error('rows do not add up to the events applied');
-    exitCode = 1;
-  } else if (env.BENCH_ENFORCE === '1' && result.applied_events_per_s < target) exitCode = 2;
+  exitCode = env.BENCH_READS === '1' ? await reads(dbUrl.toString()) : await writes(dbUrl.toString());
 } finally {
-  await running?.stop();
   await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
   await admin.end();
 }

@@ -45,6 +45,13 @@ function rollup(table: string, bucket: string, bucketOf: string): string {
 }
 
 /**
+ * Adds the calls of a CTE named `inserted` to the hourly and daily rollups: two data-modifying CTEs to follow
+ * it in one WITH (bench/ledger.mjs builds the rollups of calls it seeds in bulk with them too).
+ */
+export const ROLLUP_CTES = `hourly AS (${rollup('usage_hourly', 'hour', `date_trunc('hour', ts AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`)}),
+daily AS (${rollup('usage_daily', 'day', `(ts AT TIME ZONE 'UTC')::date`)})`;
+
+/**
  * One statement does the whole batch, so it commits or fails as a unit without a transaction round trip:
  * record each event id not yet recorded (`ON CONFLICT DO NOTHING`: the first write wins, a redelivery
  * changes nothing; request ids may repeat and do not matter here), add exactly the rows it recorded to the hourly and daily rollups, note each account's
@@ -58,8 +65,7 @@ inserted AS (
   RETURNING account_id, org_id, key_id, key_label, model, provider, upstream, status, tokens_prompt, tokens_completion,
     cache_read, cache_write, reasoning_tokens, total_cost_usd, credits_charged, ts
 ),
-hourly AS (${rollup('usage_hourly', 'hour', `date_trunc('hour', ts AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`)}),
-daily AS (${rollup('usage_daily', 'day', `(ts AT TIME ZONE 'UTC')::date`)}),
+${ROLLUP_CTES},
 accounts AS (
   INSERT INTO credit_accounts (account_id, last_usage_at, last_applied_at, needs_reconcile, refilled_period)
     SELECT account_id, max(ts), $2::timestamptz, true, $3 FROM inserted GROUP BY account_id ORDER BY account_id
