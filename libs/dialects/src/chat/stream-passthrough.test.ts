@@ -1,5 +1,6 @@
 import { chatViolations, decode, fixture, payload, upstreamEvents } from '../__fixtures__/streams/replay';
 import type { SseFrame, StreamEvent } from '../ir';
+import { createChatStreamParser } from './stream-parser';
 import { createChatPassthrough } from './stream-passthrough';
 
 function pass(name: string, options: { model: string; includeUsage: boolean }) {
@@ -55,5 +56,34 @@ describe('createChatPassthrough', () => {
   it('text that is not JSON becomes an OpenAI-shaped error', () => {
     const out = createChatPassthrough({ model: 'm', includeUsage: false }).push({ data: '{"id":' });
     expect(payload(out.frames[0]!)).toEqual({ error: expect.objectContaining({ type: 'server_error' }) });
+  });
+});
+
+describe('createChatPassthrough on text chunks that differ only in their text', () => {
+  const texts = ['Hello', ' wor"ld\\\n', '', 'é 中 😀', '\u0001', '\ud800', '\u2028', 'end'];
+  const chunk = (content: string, spaced = false) => {
+    const data = JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'up', choices: [{ index: 0, delta: { content }, logprobs: null, finish_reason: null }], usage: null, obfuscation: `p${content.length}` });
+    return { data: spaced ? data.replace('"created":', '"created": ') : data };
+  };
+  // What a full parse and serialisation of each chunk gives, as the passthrough did for every chunk before.
+  const parsedAndWritten = (data: string, includeUsage: boolean) => {
+    const value = JSON.parse(data) as Record<string, unknown>;
+    value.model = 'caller';
+    if (!includeUsage) delete value.usage;
+    return JSON.stringify(value);
+  };
+
+  it.each([false, true])('give the bytes and events a full parse gives (include_usage %s)', (includeUsage) => {
+    const upstream = [chunk(''), ...texts.map((text) => chunk(text)), chunk('spaced', true), ...texts.map((text) => chunk(text))];
+    const passthrough = createChatPassthrough({ model: 'caller', includeUsage });
+    const parser = createChatStreamParser();
+    for (const event of upstream) {
+      expect(passthrough.push(event)).toEqual({ frames: [{ data: parsedAndWritten(event.data, includeUsage) }], events: parser.push(event) });
+    }
+  });
+
+  it('forward chunks as they came when nothing in them changes', () => {
+    const passthrough = createChatPassthrough({ model: 'up', includeUsage: true });
+    for (const text of texts) expect(passthrough.push(chunk(text)).frames).toEqual([chunk(text)]);
   });
 });

@@ -1,6 +1,8 @@
-import { isObject } from '../json';
+import type { StreamEvent } from '../ir';
+import { isObject, type JsonObject } from '../json';
 import { parseData, type StreamPassthrough } from '../stream';
 import { chatStreamError } from '../stream-errors';
+import { cutTemplate, fillTemplate, readTemplate, slotText, type Template } from '../frame-template';
 import { createChatStreamParser, DONE } from './stream-parser';
 
 export interface ChatPassthroughOptions {
@@ -12,18 +14,40 @@ export interface ChatPassthroughOptions {
 
 const NOTHING = { frames: [], events: [] };
 
+/** A text chunk cut around its delta's `content` (and `obfuscation`): as the upstream wrote it, and as the caller got it when changed. */
+interface TextChunk {
+  upstream: Template;
+  caller?: Template;
+}
+
 /**
  * A chat caller on a chat upstream: chunks go out as the upstream wrote them, except that `model` names the
  * caller's model and, when the caller did not ask for usage, `usage` fields and the usage-only chunk are
  * removed (strict clients reject a `choices: []` chunk they did not ask for). A chunk is serialised again
  * only when one of those changes applies. Nothing is forwarded after `[DONE]` or an error.
+ *
+ * Text chunks after the first are read and rewritten through a template (frame-template.ts) when they differ
+ * from the last parsed one only in their text and padding, which is what upstreams send for almost every
+ * token; the bytes are the same as the full parse and serialisation would give.
  */
 export function createChatPassthrough(options: ChatPassthroughOptions): StreamPassthrough {
   const parser = createChatStreamParser();
   let finished = false;
+  let textChunk: TextChunk | undefined;
+  // An upstream that does not write its chunks as JSON.stringify would is not cut into templates again.
+  let templatesOff = false;
   return {
     push(event) {
       if (finished) return NOTHING;
+      if (textChunk && event.event === undefined) {
+        const bodies = readTemplate(event.data, textChunk.upstream);
+        if (bodies) {
+          const text = slotText(bodies[0]!);
+          const data = textChunk.caller ? fillTemplate(textChunk.caller, bodies) : event.data;
+          return { frames: [{ data }], events: text === '' ? [] : [{ type: 'text', text }] };
+        }
+      }
+      textChunk = undefined;
       const data = event.data.trim();
       if (data === DONE) {
         finished = true;
@@ -41,6 +65,12 @@ export function createChatPassthrough(options: ChatPassthroughOptions): StreamPa
         return { frames: [{ data: forward }], events };
       }
       if (!isObject(payload)) return { frames: [], events };
+      const delta = !templatesOff && event.event === undefined ? textDelta(payload, events) : undefined;
+      let upstream: Template | undefined;
+      if (delta) {
+        if (JSON.stringify(payload) === event.data) upstream = cutTextChunk(payload, delta);
+        else templatesOff = true;
+      }
       let changed = false;
       if (payload.model !== options.model) {
         payload.model = options.model;
@@ -51,7 +81,34 @@ export function createChatPassthrough(options: ChatPassthroughOptions): StreamPa
         delete payload.usage;
         changed = true;
       }
+      if (upstream && delta) {
+        const caller = changed ? cutTextChunk(payload, delta) : undefined;
+        if (!changed || caller) textChunk = { upstream, caller };
+      }
       return { frames: [{ data: changed ? JSON.stringify(payload) : event.data }], events };
     },
   };
+}
+
+/**
+ * The delta of a chunk whose only neutral event (past the stream's start) is its `content` as text: a later
+ * chunk that differs only in that text yields just its text too, and leaves the parser where it was.
+ */
+function textDelta(payload: JsonObject, events: StreamEvent[]): JsonObject | undefined {
+  const content = events.filter((e) => e.type !== 'start');
+  if (content.length !== 1 || content[0]!.type !== 'text') return undefined;
+  // The parser read that text from choice 0's delta.content.
+  return ((payload.choices as unknown[])[0] as JsonObject).delta as JsonObject;
+}
+
+/** The chunk cut around its delta's content and its `obfuscation` padding, both left as they were. */
+function cutTextChunk(payload: JsonObject, delta: JsonObject): Template | undefined {
+  const text = delta.content;
+  const padding = payload.obfuscation;
+  const puts = [(value: string) => (delta.content = value)];
+  if (typeof padding === 'string') puts.push((value) => (payload.obfuscation = value));
+  const template = cutTemplate(payload, puts);
+  delta.content = text;
+  if (typeof padding === 'string') payload.obfuscation = padding;
+  return template;
 }

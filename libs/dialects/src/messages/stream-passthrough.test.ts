@@ -1,5 +1,6 @@
 import { decode, fixture, messagesViolations, payload, upstreamEvents } from '../__fixtures__/streams/replay';
 import type { SseFrame, StreamEvent } from '../ir';
+import { createMessagesStreamParser } from './stream-parser';
 import { createMessagesPassthrough } from './stream-passthrough';
 
 function pass(name: string, model: string) {
@@ -43,5 +44,20 @@ describe('createMessagesPassthrough', () => {
     const { upstream, frames } = pass('messages-error-midstream.sse', 'house/claude');
     expect(frames[frames.length - 1]).toEqual(upstream[3]);
     expect(frames).toHaveLength(4);
+  });
+});
+
+describe('createMessagesPassthrough on text deltas that differ only in their text', () => {
+  it('forwards them byte-identical with the events a full parse gives', () => {
+    const texts = ['Hello', ' wor"ld\\\n', '', 'é 中 😀', '\u0001', '\ud800', 'end'];
+    const delta = (text: string, spaced = false) => {
+      const data = JSON.stringify({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } });
+      return { event: 'content_block_delta', data: spaced ? data.replace('"index":', '"index": ') : data };
+    };
+    const start = { event: 'content_block_start', data: JSON.stringify({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }) };
+    const upstream = [start, delta(''), ...texts.map((text) => delta(text)), delta('spaced', true), ...texts.map((text) => delta(text))];
+    const passthrough = createMessagesPassthrough({ model: 'caller' });
+    const parser = createMessagesStreamParser();
+    for (const event of upstream) expect(passthrough.push(event)).toEqual({ frames: [event], events: parser.push(event) });
   });
 });
