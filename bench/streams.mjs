@@ -1,53 +1,105 @@
-// Thousands of slow streams held at once: what one edge process holds, against the bare forwarder floor.
+// Thousands of slow streams held at once: what one edge process holds, against the bare forwarder floor and Portkey.
 //
 //   npm run bench:streams                   builds dist/apps/{gateway,account,sim-upstream} first (or: node bench/streams.mjs)
-//   BENCH_STREAMS=1000,5000,9000            concurrent streams per case (default)
+//   BENCH_STREAMS=1000,5000,10000           concurrent streams per case (default)
 //   BENCH_TOKENS=60 BENCH_TOKENS_PER_SECOND=4   each stream's length and drip rate (15 s by default)
 //   BENCH_RAMP=300                          streams started every 100 ms
+//   BENCH_PORTKEY=0                         skip Portkey (else @portkey-ai/gateway@PORTKEY_VERSION is installed once
+//                                           into BENCH_PORTKEY_DIR, by default under the OS temp dir: never a project dependency)
+//   BENCH_OUT=1                             write the JSON to bench/results/streams-<timestamp>.json (or BENCH_OUT=<file.json>)
 //   BENCH_GATEWAY_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'   node flags for the edge (profiling)
 //
 // Processes, each its own child: a slow simulator (SIM_TOKENS_PER_SECOND drip) for the streams, a fast one
 // (no latency) for the probe, the account service, the edge (the gateway bundle alone, as in services mode),
-// the bare forwarder (bench/lib/forwarder.mjs) and, per case, the load generator (bench/lib/streams-load.mjs).
-// Per case and target, the load generator ramps the streams up (BENCH_RAMP every 100 ms), reports once every stream
-// has its first token, probes the target with a one-token non-streamed call every 50 ms while they run, and
-// reports when they have all ended. Figures per target:
+// the bare forwarder (bench/lib/forwarder.mjs), Portkey's Node server and, per case, the load generator
+// (bench/lib/streams-load.mjs). Per case and target, the load generator ramps the streams up (BENCH_RAMP every
+// 100 ms), reports once every stream has its first token, probes the target with a one-token non-streamed call
+// every 50 ms while they run, and reports when they have all ended. Figures per target:
 //   - per-stream memory: (target RSS with every stream open − its RSS before the case) / streams, in KiB;
 //   - CPU per relayed token: the target's CPU time over the case / tokens the load generator received, in µs;
 //   - probe p50 / p99 in ms, and failures (streams refused, broken, short, or never started).
-// Each figure of the edge is also given as a ratio to the floor's in the same run.
+// Each figure of the edge is also given as a ratio to the floor's and to Portkey's in the same run.
 //
-// File descriptors: at N streams the edge holds N caller sockets and N upstream sockets. This container's
-// hard limit is 20,000 (`ulimit -Hn`), so 10,000 streams cannot be held by any single proxy process here;
-// the default sizes stop at 9,000. Children inherit the limit; Node raises its soft limit to the hard one.
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+// Upstreams speak TLS with a throwaway self-signed certificate (trusted by the targets through
+// NODE_EXTRA_CA_CERTS): HTTP/2 by ALPN to clients that offer it, as OpenAI and Anthropic do, HTTP/1.1 to the
+// rest. The edge and the floor offer HTTP/2 and carry 100 streams per upstream connection; Portkey fetches with
+// Node's fetch, which offers only HTTP/1.1, so it holds one upstream socket per stream.
+// File descriptors: this container's hard limit is 20,000 per process (`ulimit -Hn`). A proxy holds a caller
+// socket per stream, plus one upstream socket per stream over HTTP/1.1 or one per 100 over HTTP/2, so 10,000
+// streams fit the edge and the floor, but not Portkey. Children inherit the limit; Node raises its soft limit.
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Agent, setGlobalDispatcher } from 'undici';
 import { cpuMs, freePort, startChild, stopChildren, waitReady } from './lib/procs.mjs';
+import { table } from './lib/report.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const env = process.env;
-const sizes = (env.BENCH_STREAMS ?? '1000,5000,9000').split(',').map(Number);
+const sizes = (env.BENCH_STREAMS ?? '1000,5000,10000').split(',').map(Number);
 const TOKENS = Number(env.BENCH_TOKENS ?? 60);
 const TOKENS_PER_SECOND = Number(env.BENCH_TOKENS_PER_SECOND ?? 4);
 const RAMP = Number(env.BENCH_RAMP ?? 300); // streams started every 100 ms
+const PORTKEY_VERSION = '1.15.2';
+const withPortkey = env.BENCH_PORTKEY !== '0';
+const portkeyDir = env.BENCH_PORTKEY_DIR ?? path.join(tmpdir(), `sbc-bench-portkey-${PORTKEY_VERSION}-hono-node-server-1.14.1`);
 const KEY = 'sbc_' + 'benchstreams0123456789abcdefghij';
 const SIM_KEY = 'sim-bench-key';
 
 const rssKiB = (pid) => Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
 
-let dataDir;
+let workDir;
 async function cleanup() {
   await stopChildren();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  if (workDir) rmSync(workDir, { recursive: true, force: true });
 }
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.once(signal, async () => {
     await cleanup();
     process.exit(130);
   });
+}
+
+/** A self-signed certificate for 127.0.0.1, for this run only. */
+function selfSignedCert(dir) {
+  const cert = path.join(dir, 'sim-cert.pem');
+  const key = path.join(dir, 'sim-key.pem');
+  execFileSync(
+    'openssl',
+    ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost', '-keyout', key, '-out', cert],
+    { stdio: 'ignore' },
+  );
+  return { cert, key };
+}
+
+/**
+ * Portkey's Node server entry, installed once into `portkeyDir` (outside the repository) and reused. Its
+ * @hono/node-server dependency is pinned to 1.14.1: from 1.14.2 on, a proxied streaming response keeps the
+ * upstream fetch's immutable headers and Portkey's own header writes fail every streamed call with a 500
+ * (Portkey-AI/gateway issues 1389 and 1550).
+ */
+function portkeyEntry() {
+  const pins = { '@portkey-ai/gateway': PORTKEY_VERSION, '@hono/node-server': '1.14.1' };
+  const installedVersion = (name) => {
+    try {
+      return JSON.parse(readFileSync(path.join(portkeyDir, 'node_modules', name, 'package.json'), 'utf8')).version;
+    } catch {
+      return undefined;
+    }
+  };
+  const wrong = () => Object.entries(pins).filter(([name, version]) => installedVersion(name) !== version);
+  if (wrong().length > 0) {
+    console.log(`installing @portkey-ai/gateway@${PORTKEY_VERSION} into ${portkeyDir} (for this bench only, not a project dependency)`);
+    mkdirSync(portkeyDir, { recursive: true });
+    const manifest = { private: true, dependencies: { '@portkey-ai/gateway': PORTKEY_VERSION }, overrides: { '@hono/node-server': pins['@hono/node-server'] } };
+    writeFileSync(path.join(portkeyDir, 'package.json'), JSON.stringify(manifest, null, 2));
+    execFileSync('npm', ['install', '--prefix', portkeyDir, '--no-audit', '--no-fund'], { stdio: 'inherit' });
+    // An earlier install's lock file can keep other versions; the directory is not ours to clear.
+    if (wrong().length > 0) throw new Error(`${portkeyDir} holds ${JSON.stringify(wrong().map(([name]) => `${name}@${installedVersion(name)}`))}; remove it or set BENCH_PORTKEY_DIR to a fresh one`);
+  }
+  return path.join(portkeyDir, 'node_modules/@portkey-ai/gateway/build/start-server.js');
 }
 
 /** Runs the load generator as its own process; resolves with its `done` line, calling `onOpen` at its `open` line. */
@@ -82,6 +134,7 @@ async function measure(target, streams) {
   const cpuBefore = cpuMs(target.pid);
   let rssOpen = 0;
   let open;
+  let load1m;
   const result = await runLoad(
     {
       origin: target.origin,
@@ -90,12 +143,13 @@ async function measure(target, streams) {
       rampEveryMs: 100,
       probeEveryMs: 50,
       deadlineMs: 60_000 + (TOKENS / TOKENS_PER_SECOND) * 1000,
-      stream: { path: '/v1/chat/completions', headers: target.headers, body: chatBody(target.model, TOKENS, true) },
-      probe: { method: 'POST', path: target.probePath, headers: target.headers, body: chatBody(target.probeModel, 1, false) },
+      stream: { path: '/v1/chat/completions', headers: target.streamHeaders, body: chatBody(target.model, TOKENS, true) },
+      probe: { method: 'POST', path: target.probePath, headers: target.probeHeaders, body: chatBody(target.probeModel, 1, false) },
     },
     (event) => {
       open = event;
       rssOpen = rssKiB(target.pid);
+      load1m = loadavg()[0];
     },
   );
   const cpu = cpuMs(target.pid) - cpuBefore;
@@ -113,65 +167,134 @@ async function measure(target, streams) {
     probe_p50_ms: result.probe.p50,
     probe_p99_ms: result.probe.p99,
     probe_failures: result.probe.failures,
+    load_1m: load1m === undefined ? null : Math.round(load1m * 10) / 10,
   };
 }
 
+const ratio = (a, b) => (a != null && b ? Math.round((a / b) * 100) / 100 : null);
+
 async function main() {
-  console.log(`streams bench: ${cpus().length} cores, node ${process.version}; ${TOKENS} tokens per stream at ${TOKENS_PER_SECOND}/s; sizes ${sizes.join(', ')}`);
-  const [slowPort, fastPort, forwardPort, edgePort, accountGrpc, accountHttp] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort(), freePort()]);
-  const simEnv = { SIM_HOST: '127.0.0.1', SIM_LATENCY_MS: '0', SIM_API_KEY: SIM_KEY, LOG_LEVEL: 'warn' };
+  console.log(
+    `streams bench: ${cpus().length} cores, node ${process.version}; ${TOKENS} tokens per stream at ${TOKENS_PER_SECOND}/s; sizes ${sizes.join(', ')}; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`,
+  );
+  workDir = mkdtempSync(path.join(tmpdir(), 'sbc-bench-streams-'));
+  const tls = selfSignedCert(workDir);
+  // This process polls the simulators' readiness over the same TLS.
+  setGlobalDispatcher(new Agent({ connect: { ca: readFileSync(tls.cert) } }));
+  const trustSim = { NODE_EXTRA_CA_CERTS: tls.cert };
+  const portkey = withPortkey ? portkeyEntry() : undefined;
+
+  const [slowPort, fastPort, forwardPort, edgePort, portkeyPort, accountGrpc, accountHttp] = await Promise.all(Array.from({ length: 7 }, freePort));
+  const simEnv = { SIM_HOST: '127.0.0.1', SIM_LATENCY_MS: '0', SIM_API_KEY: SIM_KEY, SIM_TLS_CERT: tls.cert, SIM_TLS_KEY: tls.key, LOG_LEVEL: 'warn' };
   const simEntry = path.join(root, 'dist/apps/sim-upstream/main.js');
   const slow = startChild('sim-slow', simEntry, { ...simEnv, SIM_PORT: String(slowPort), SIM_TOKENS_PER_SECOND: String(TOKENS_PER_SECOND) });
   const fast = startChild('sim-fast', simEntry, { ...simEnv, SIM_PORT: String(fastPort), SIM_TOKENS_PER_SECOND: '0' });
-  const slowOrigin = `http://127.0.0.1:${slowPort}`;
-  const fastOrigin = `http://127.0.0.1:${fastPort}`;
+  const slowOrigin = `https://127.0.0.1:${slowPort}`;
+  const fastOrigin = `https://127.0.0.1:${fastPort}`;
   await waitReady(slow, `${slowOrigin}/v1/models`, { authorization: `Bearer ${SIM_KEY}` });
   await waitReady(fast, `${fastOrigin}/v1/models`, { authorization: `Bearer ${SIM_KEY}` });
 
-  const forwarder = startChild('forwarder', path.join(root, 'bench/lib/forwarder.mjs'), { FORWARD_PORT: String(forwardPort), FORWARD_UPSTREAM: slowOrigin, FORWARD_FAST_UPSTREAM: fastOrigin });
+  const forwarder = startChild('forwarder', path.join(root, 'bench/lib/forwarder.mjs'), { ...trustSim, FORWARD_PORT: String(forwardPort), FORWARD_UPSTREAM: slowOrigin, FORWARD_FAST_UPSTREAM: fastOrigin });
   await waitReady(forwarder, `http://127.0.0.1:${forwardPort}/readyz`);
 
-  dataDir = mkdtempSync(path.join(tmpdir(), 'sbc-bench-streams-'));
   const account = startChild('account', path.join(root, 'dist/apps/account/main.js'), {
-    SBC_DATA_DIR: dataDir,
+    SBC_DATA_DIR: path.join(workDir, 'data'),
     SBC_BOOTSTRAP_KEY: KEY,
     ACCOUNT_GRPC_PORT: String(accountGrpc),
     ACCOUNT_HTTP_PORT: String(accountHttp),
     LOG_LEVEL: 'warn',
   });
   await waitReady(account, `http://127.0.0.1:${accountHttp}/readyz`, {}, 120_000);
+  // House engines are the operator's: the edge dials them as configured (its egress policy guards callers' own endpoints).
   const engine = (origin) => [{ dialect: 'openai', base_url: `${origin}/v1`, api_key: SIM_KEY, model: 'sim-large' }];
-  const edge = startChild('gateway', path.join(root, 'dist/apps/gateway/main.js'), {
-    ACCOUNT_GRPC_TARGET: `127.0.0.1:${accountGrpc}`,
-    PORT: String(edgePort),
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'warn',
-    RATE_LIMIT_PER_MINUTE: '100000000',
-    HOUSE_ENGINES: JSON.stringify({ house: engine(slowOrigin), 'house-fast': engine(fastOrigin) }),
-  }, env.BENCH_GATEWAY_NODE_ARGS ? env.BENCH_GATEWAY_NODE_ARGS.split(' ') : []);
+  const edge = startChild(
+    'gateway',
+    path.join(root, 'dist/apps/gateway/main.js'),
+    {
+      ...trustSim,
+      ACCOUNT_GRPC_TARGET: `127.0.0.1:${accountGrpc}`,
+      PORT: String(edgePort),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_PER_MINUTE: '100000000',
+      HOUSE_ENGINES: JSON.stringify({ house: engine(slowOrigin), 'house-fast': engine(fastOrigin) }),
+    },
+    env.BENCH_GATEWAY_NODE_ARGS ? env.BENCH_GATEWAY_NODE_ARGS.split(' ') : [],
+  );
   const edgeOrigin = `http://127.0.0.1:${edgePort}`;
   await waitReady(edge, `${edgeOrigin}/readyz`);
 
+  const json = { 'content-type': 'application/json' };
+  const simAuth = { ...json, authorization: `Bearer ${SIM_KEY}` };
   const targets = {
-    floor: { pid: forwarder.child.pid, origin: `http://127.0.0.1:${forwardPort}`, headers: { 'content-type': 'application/json', authorization: `Bearer ${SIM_KEY}` }, model: 'sim-large', probeModel: 'sim-large', probePath: '/fast/v1/chat/completions' },
-    edge: { pid: edge.child.pid, origin: edgeOrigin, headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` }, model: 'house', probeModel: 'house-fast', probePath: '/v1/chat/completions' },
+    floor: { pid: forwarder.child.pid, origin: `http://127.0.0.1:${forwardPort}`, streamHeaders: simAuth, probeHeaders: simAuth, model: 'sim-large', probeModel: 'sim-large', probePath: '/fast/v1/chat/completions' },
+    edge: { pid: edge.child.pid, origin: edgeOrigin, streamHeaders: { ...json, authorization: `Bearer ${KEY}` }, probeHeaders: { ...json, authorization: `Bearer ${KEY}` }, model: 'house', probeModel: 'house-fast', probePath: '/v1/chat/completions' },
   };
-  // A small warm-up through both, so neither is measured while V8 is still compiling its hot paths.
+  if (portkey) {
+    // Portkey's OpenAI provider with a custom host (it trusts loopback hosts by default); the caller's bearer
+    // key goes to the upstream as is. --headless: no web UI.
+    const portkeyServer = startChild('portkey', portkey, { ...trustSim, NODE_ENV: 'production' }, [], [`--port=${portkeyPort}`, '--headless']);
+    const viaPortkey = (origin) => ({ ...simAuth, 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${origin}/v1` });
+    targets.portkey = { pid: portkeyServer.child.pid, origin: `http://127.0.0.1:${portkeyPort}`, streamHeaders: viaPortkey(slowOrigin), probeHeaders: viaPortkey(fastOrigin), model: 'sim-large', probeModel: 'sim-large', probePath: '/v1/chat/completions' };
+    await waitReady(portkeyServer, `${targets.portkey.origin}/`);
+  }
+  // A small warm-up through each, so none is measured while V8 is still compiling its hot paths.
   for (const target of Object.values(targets)) await measure(target, 200);
 
   const rows = [];
   for (const streams of sizes) {
-    const floor = await measure(targets.floor, streams);
-    const gateway = await measure(targets.edge, streams);
-    const ratio = (a, b) => (a != null && b ? Math.round((a / b) * 100) / 100 : null);
-    rows.push({ target: 'floor', ...floor });
-    rows.push({ target: 'edge', ...gateway, kib_over_floor: Math.round((gateway.kib_per_stream - floor.kib_per_stream) * 10) / 10, cpu_ratio: ratio(gateway.cpu_us_per_token, floor.cpu_us_per_token), p99_over_floor_ms: Math.round((gateway.probe_p99_ms - floor.probe_p99_ms) * 100) / 100 });
-    console.log(JSON.stringify(rows.at(-2)));
-    console.log(JSON.stringify(rows.at(-1)));
+    const byTarget = {};
+    for (const [name, target] of Object.entries(targets)) {
+      byTarget[name] = { target: name, ...(await measure(target, streams)) };
+      console.log(JSON.stringify(byTarget[name]));
+    }
+    const { floor, portkey: viaPortkey } = byTarget;
+    for (const row of Object.values(byTarget)) {
+      rows.push({
+        ...row,
+        kib_over_floor: Math.round((row.kib_per_stream - floor.kib_per_stream) * 10) / 10,
+        cpu_vs_floor: ratio(row.cpu_us_per_token, floor.cpu_us_per_token),
+        cpu_vs_portkey: viaPortkey ? ratio(row.cpu_us_per_token, viaPortkey.cpu_us_per_token) : null,
+        kib_vs_portkey: viaPortkey ? ratio(row.kib_per_stream, viaPortkey.kib_per_stream) : null,
+        p99_over_floor_ms: row.probe_p99_ms != null && floor.probe_p99_ms != null ? Math.round((row.probe_p99_ms - floor.probe_p99_ms) * 100) / 100 : null,
+      });
+    }
   }
-  console.table(rows.map(({ failures, ...row }) => row));
-  for (const row of rows) if (row.failed > 0) console.log(`${row.target} @ ${row.streams}: failures ${JSON.stringify(row.failures)}`);
-  return rows.some((row) => row.failed > 0) ? 1 : 0;
+  console.log(`\n${TOKENS} tokens per stream at ${TOKENS_PER_SECOND}/s (KiB per stream = RSS growth ÷ streams; CPU per relayed token; probe times in ms; load = 1-minute load average when every stream was open):\n`);
+  console.log(
+    table(rows, [
+      ['streams', (r) => r.streams],
+      ['target', (r) => r.target],
+      ['', () => ''],
+      ['opened', (r) => r.opened],
+      ['failed', (r) => r.failed],
+      ['KiB/stream', (r) => r.kib_per_stream],
+      ['RSS open MiB', (r) => r.rss_open_mib],
+      ['CPU µs/token', (r) => r.cpu_us_per_token],
+      ['× floor', (r) => r.cpu_vs_floor],
+      ['× Portkey', (r) => r.cpu_vs_portkey],
+      ['probe p50', (r) => r.probe_p50_ms],
+      ['probe p99', (r) => r.probe_p99_ms],
+      ['load', (r) => r.load_1m],
+    ]),
+  );
+  for (const row of rows) if (row.failed > 0) console.log(`  ! ${row.target} @ ${row.streams}: failures ${JSON.stringify(row.failures)}`);
+
+  const report = {
+    bench: 'streams',
+    at: new Date().toISOString(),
+    machine: { cores: cpus().length, memory_gib: Math.round(totalmem() / 2 ** 30), node: process.version },
+    settings: { tokens: TOKENS, tokens_per_second: TOKENS_PER_SECOND, ramp_per_100ms: RAMP, sizes, portkey: withPortkey ? PORTKEY_VERSION : null },
+    rows,
+  };
+  if (env.BENCH_OUT) {
+    const file = env.BENCH_OUT.endsWith('.json') ? path.resolve(env.BENCH_OUT) : path.join(root, 'bench/results', `streams-${report.at.replace(/[:.]/g, '-')}.json`);
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, JSON.stringify(report, null, 2) + '\n');
+    console.log(`\nJSON written to ${file}`);
+  }
+  // Portkey's failures are its own figures; the bench fails when the edge or the floor did.
+  return rows.some((row) => row.target !== 'portkey' && row.failed > 0) ? 1 : 0;
 }
 
 main()

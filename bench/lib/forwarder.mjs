@@ -3,13 +3,18 @@
 // and bytes back as they come, with backpressure. No auth, no parsing, no accounting: what a gateway costs
 // above this is the gateway's own.
 //
+// Upstreams are dialed as the edge dials them: HTTP/2 when the upstream offers it by ALPN over TLS, with up to
+// 100 streams on one connection (the edge's H2_STREAMS_PER_CONNECTION). The bench's upstreams always offer
+// HTTP/2, so the pipelining below never applies to an HTTP/1.1 connection.
+//
 //   node bench/lib/forwarder.mjs   FORWARD_PORT, FORWARD_UPSTREAM (origin), FORWARD_FAST_UPSTREAM (for /fast/…)
+//   A private CA for https upstreams comes from NODE_EXTRA_CA_CERTS.
 import { createServer } from 'node:http';
 import { Agent } from 'undici';
 
 const upstream = process.env.FORWARD_UPSTREAM;
 const fast = process.env.FORWARD_FAST_UPSTREAM ?? upstream;
-const agent = new Agent({ connections: null, headersTimeout: 120_000, bodyTimeout: 300_000, keepAliveTimeout: 30_000 });
+const agent = new Agent({ connections: null, allowH2: true, pipelining: 100, headersTimeout: 120_000, bodyTimeout: 300_000, keepAliveTimeout: 30_000 });
 
 const server = createServer((req, res) => {
   if (req.url === '/readyz') return res.end('ok');
@@ -21,7 +26,9 @@ const server = createServer((req, res) => {
     delete headers.host;
     delete headers.connection;
     agent.dispatch(
-      { origin: toFast ? fast : upstream, path: toFast ? req.url.slice(5) : req.url, method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : null },
+      // Idempotent, as the edge marks its calls: undici sends a non-idempotent request on an HTTP/2 connection
+      // only when nothing else is in flight on it (so that a failure cannot take retried requests with it).
+      { origin: toFast ? fast : upstream, path: toFast ? req.url.slice(5) : req.url, method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : null, idempotent: true },
       {
         onRequestStart(controller) {
           res.once('close', () => {

@@ -19,11 +19,11 @@ export function freePort() {
 const children = new Set();
 
 /**
- * Starts `node <entry>` with `env` added to ours. Output is kept (last 16 KB) so a failure to start or a
+ * Starts `node <nodeArgs> <entry> <args>` with `env` added to ours. Output is kept (last 16 KB) so a failure to start or a
  * crash mid-run can show what the child said; LOG_LEVEL=warn keeps it quiet otherwise.
  */
-export function startChild(name, entry, env, nodeArgs = []) {
-  const child = spawn(process.execPath, [...nodeArgs, entry], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export function startChild(name, entry, env, nodeArgs = [], args = []) {
+  const child = spawn(process.execPath, [...nodeArgs, entry, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const state = { name, child, output: '' };
   const keep = (chunk) => (state.output = (state.output + chunk).slice(-16_384));
   child.stdout.on('data', keep);
