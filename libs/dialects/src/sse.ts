@@ -1,6 +1,6 @@
-import { TextDecoder } from 'node:util';
 import { createParser } from 'eventsource-parser';
 import type { SseFrame } from './ir';
+import { createUtf8Decoder, type Utf8Decoder } from './utf8';
 
 /** One decoded SSE event: the `event:` name when the frame had one, and the joined `data:` lines. */
 export interface SseEvent {
@@ -11,7 +11,7 @@ export interface SseEvent {
 export interface SseDecoder {
   /**
    * Feeds the next piece of the body. Bytes may split anywhere, even inside a multi-byte character: they
-   * go through one streaming TextDecoder so a character cut between two network chunks is not mangled.
+   * go through one streaming decoder so a character cut between two network chunks is not mangled.
    */
   feed(chunk: string | Uint8Array): void;
   /** The body ended: flushes the last event even when the upstream left out the closing blank line. */
@@ -27,14 +27,14 @@ export function createSseDecoder(onEvent: (event: SseEvent) => void): SseDecoder
   const parser = createParser({
     onEvent: (message) => onEvent(message.event === undefined ? { data: message.data } : { event: message.event, data: message.data }),
   });
-  let bytes: TextDecoder | undefined;
+  let bytes: Utf8Decoder | undefined;
   return {
     feed(chunk) {
       if (typeof chunk === 'string') parser.feed(chunk);
-      else parser.feed((bytes ??= new TextDecoder('utf-8')).decode(chunk, { stream: true }));
+      else parser.feed((bytes ??= createUtf8Decoder()).write(chunk));
     },
     end() {
-      if (bytes) parser.feed(bytes.decode());
+      if (bytes) parser.feed(bytes.end());
       // Some OpenAI-compatible servers close after `data: [DONE]\n` without the blank line that dispatches
       // an event. Two line feeds finish any partial line and dispatch; a cut-off JSON line then surfaces as
       // malformed data, which the stream parsers report as an upstream error instead of losing it quietly.

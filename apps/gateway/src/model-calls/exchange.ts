@@ -164,7 +164,6 @@ export async function exchange(
         for (const frame of source.cut(usage)) pending += encodeSse(frame);
       }
     });
-    const text = new TextDecoder();
     out.openStream();
     // Chunks are pushed from the upstream socket straight through the decoder to the caller, each written as
     // it comes; the promise settles when the upstream body ends, breaks off, or the caller hangs up.
@@ -193,7 +192,7 @@ export async function exchange(
         data(chunk) {
           if (settled) return;
           try {
-            decoder.feed(text.decode(chunk, { stream: true }));
+            decoder.feed(chunk);
           } catch {
             // A chunk the translation cannot take ends the stream as broken off; the upstream is let go.
             brokeOff();
@@ -220,7 +219,6 @@ export async function exchange(
         },
         end() {
           try {
-            decoder.feed(text.decode());
             decoder.end();
           } catch {
             brokeOff();
