@@ -39,8 +39,9 @@ export class CallResponse {
   }
 
   /**
-   * Opens the event stream: no compression, no proxy buffering, headers flushed now. The connection header
-   * is Node's (keep-alive, or close while the edge drains).
+   * Opens the event stream: no compression, no proxy buffering. The headers go out with the first frames
+   * written in this tick, in one write with them, or on their own at the latest when `flushHeaders` says so.
+   * The connection header is Node's (keep-alive, or close while the edge drains).
    */
   openStream(): void {
     this.res.writeHead(200, {
@@ -49,6 +50,10 @@ export class CallResponse {
       'cache-control': 'no-cache, no-transform',
       'x-accel-buffering': 'no',
     });
+  }
+
+  /** Sends the stream's headers now if no frame took them along yet (a no-op once they went out). */
+  flushHeaders(): void {
     this.res.flushHeaders();
   }
 

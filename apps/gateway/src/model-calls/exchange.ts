@@ -231,6 +231,9 @@ export async function exchange(
           settle();
         },
       });
+      // The first chunk was already here (dispatch waited for it), so its frames took the headers along;
+      // a first chunk that made no frame still gets the caller its headers at once.
+      out.flushHeaders();
       // A body already over (attach delivers what was held) has nothing left to end at the deadline.
       if (!settled) stopWatchingDrain = whenAborted(deps.drainDeadline, endForDrain);
     });
