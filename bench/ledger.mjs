@@ -26,6 +26,7 @@
 //                  and drops its own database there
 //   BENCH_READS=1  the read phase;  BENCH_SIZES=10000,100000,1000000,1000000x1000 (calls, or calls x accounts)
 //   BENCH_RUNS     timed calls per route (default 5; the export 3)
+//   BENCH_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'   node flags for the ledger and edge processes
 //   BENCH_EVENTS   events to apply (default 50000)      BENCH_ACCOUNTS  accounts they spread over (default 200)
 //   LEDGER_BATCH_SIZE  events per transaction (the ledger's setting, default 500)
 //   BENCH_TARGET   events/s to meet (default 5000); exit 2 below it when BENCH_ENFORCE=1
@@ -38,7 +39,7 @@ import { BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
 import { build } from 'esbuild';
 import pg from 'pg';
 import { request } from 'undici';
-import { freePort, startChild, stopChildren, waitReady } from './lib/procs.mjs';
+import { cpuMs, freePort, startChild, stopChildren, waitReady } from './lib/procs.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const env = process.env;
@@ -241,11 +242,11 @@ async function seed(db, size, readerId, rollupCtes) {
   await db.query(
     `INSERT INTO usage_generations (event_id, request_id, account_id, user_id, key_id, key_label, model, upstream, provider, dialect_in, dialect_out, route,
        tokens_prompt, tokens_completion, cache_read, total_cost_usd, credits_charged, status, latency_ms, ttft_ms, stream, session_id, ts)
-     SELECT 'evt_' || g, 'req_' || g, a, a, 'key_' || (g % 5), 'bench key ' || (g % 5), (ARRAY['house', 'house-omni', 'house-fast'])[g % 3 + 1],
+     SELECT 'evt_' || g, 'req_' || g, a, a, 'key_' || (g % 5), 'bench key ' || (g % 5), (ARRAY['house', 'house-omni', 'house-fast'])[(g % 3 + 1)::int],
             'house', 'sim-upstream', 'chat', 'openai', 'auto', 200 + (g * 7919) % 4000, 20 + (g * 104729) % 800, CASE WHEN g % 4 = 0 THEN 100 ELSE 0 END,
             c, c * 1000, CASE WHEN g % 50 = 0 THEN 502 ELSE 200 END, 40 + g % 900, 5 + g % 90, g % 2 = 0, 'ses_' || (g % 1000),
             $2::timestamptz - (g::float8 / $1) * interval '${SPAN_DAYS} days'
-     FROM generate_series(1, $1::int) AS g,
+     FROM generate_series(1, $1::bigint) AS g,
           LATERAL (SELECT CASE WHEN g % $3 = 0 THEN $4 ELSE 'usr_bench_' || (g % $3) END AS a,
                           ((200 + (g * 7919) % 4000) * 200 + (20 + (g * 104729) % 800) * 800) * 0.000000001::numeric AS c) AS row`,
     [size.calls, new Date().toISOString(), size.accounts, readerId],
@@ -280,7 +281,7 @@ async function p50(origin, pathAndQuery, runs) {
 }
 
 /** The usage routes as the dashboard calls them, and a 90-day CSV export. */
-async function readRoutes(origin, runs) {
+async function readRoutes(origin, runs, processes) {
   const firstPage = JSON.parse(await (await request(`${origin}/v1/usage/requests?limit=50`, { headers: { authorization: `Bearer ${READ_KEY}` } })).body.text());
   const exportFrom = new Date(Date.now() - (SPAN_DAYS + 1) * DAY_MS).toISOString();
   const routes = {
@@ -294,9 +295,13 @@ async function readRoutes(origin, runs) {
   };
   const times = {};
   for (const [name, route] of Object.entries(routes)) times[name] = (await p50(origin, route, runs)).ms;
-  const exported = await p50(origin, `/v1/usage/export?format=csv&from=${exportFrom}`, Math.max(1, Math.ceil(runs / 2)));
+  const exportRuns = Math.max(1, Math.ceil(runs / 2));
+  const cpuBefore = processes.map((p) => cpuMs(p.child.pid));
+  const exported = await p50(origin, `/v1/usage/export?format=csv&from=${exportFrom}`, exportRuns);
   const rows = exported.lines - 1; // the header
-  return { times, export: { rows, mb: exported.bytes / 1e6, ms: exported.ms, rows_per_s: rows / (exported.ms / 1000) } };
+  // CPU per export, per process (the unmeasured first export included), as a check on where the time goes.
+  const cpu = Object.fromEntries(processes.map((p, i) => [p.name, Math.round((cpuMs(p.child.pid) - cpuBefore[i]) / (exportRuns + 1))]));
+  return { times, export: { rows, mb: exported.bytes / 1e6, ms: exported.ms, rows_per_s: rows / (exported.ms / 1000), cpu_ms: cpu } };
 }
 
 async function reads(dbUrl) {
@@ -313,7 +318,8 @@ async function reads(dbUrl) {
   const db = new pg.Client({ connectionString: dbUrl });
   try {
     const [ledgerGrpc, ledgerHttp, accountGrpc, accountHttp, edgePort] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
-    const ledger = startChild('usage-ledger', ledgerMain, { DATABASE_URL: dbUrl, USAGE_LEDGER_GRPC_PORT: String(ledgerGrpc), USAGE_LEDGER_HTTP_PORT: String(ledgerHttp), LOG_LEVEL: 'warn' });
+    const nodeArgs = env.BENCH_NODE_ARGS ? env.BENCH_NODE_ARGS.split(' ').filter(Boolean) : [];
+    const ledger = startChild('usage-ledger', ledgerMain, { DATABASE_URL: dbUrl, USAGE_LEDGER_GRPC_PORT: String(ledgerGrpc), USAGE_LEDGER_HTTP_PORT: String(ledgerHttp), LOG_LEVEL: 'warn' }, nodeArgs);
     const account = startChild('account', accountMain, { SBC_DATA_DIR: dataDir, SBC_BOOTSTRAP_KEY: READ_KEY, ACCOUNT_GRPC_PORT: String(accountGrpc), ACCOUNT_HTTP_PORT: String(accountHttp), LOG_LEVEL: 'warn' });
     await waitReady(ledger, `http://127.0.0.1:${ledgerHttp}/readyz`);
     await waitReady(account, `http://127.0.0.1:${accountHttp}/readyz`);
@@ -325,7 +331,7 @@ async function reads(dbUrl) {
       LOG_LEVEL: 'warn',
       // The request bucket would refuse a benchmark's pace (an export costs 20 requests); it is measured apart.
       RATE_LIMIT_PER_MINUTE: '100000000',
-    });
+    }, nodeArgs);
     const origin = `http://127.0.0.1:${edgePort}`;
     await waitReady(edge, `${origin}/readyz`);
     const whoami = JSON.parse(await (await request(`${origin}/v1/keys/whoami`, { headers: { authorization: `Bearer ${READ_KEY}` } })).body.text());
@@ -337,7 +343,7 @@ async function reads(dbUrl) {
     for (const size of sizes) {
       const seeded = await seed(db, size, readerId, ROLLUP_CTES);
       console.log(`${size.name}: seeded ${size.calls.toLocaleString('en-US')} calls (${seeded.readerCalls.toLocaleString('en-US')} the reader's) in ${seeded.seconds.toFixed(1)} s`);
-      results.push({ size, seeded, ...(await readRoutes(origin, runs)) });
+      results.push({ size, seeded, ...(await readRoutes(origin, runs, [ledger, edge])) });
     }
     printReads(results, runs);
   } finally {

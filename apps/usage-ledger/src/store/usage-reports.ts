@@ -328,16 +328,13 @@ export function createUsageReports(db: PrismaClient) {
     /**
      * The export file of a window (GET /v1/usage/export), oldest call first, rendered by PostgreSQL a page at a
      * time (a keyset loop on the (scope, ts, event_id) index) and handed out in chunks of at most
-     * EXPORT_CHUNK_BYTES: no row becomes an object on the way, and memory holds about one page.
+     * EXPORT_CHUNK_BYTES: no row becomes an object on the way. The next page is read while this one is handed
+     * out, so the database and the stream work side by side; memory holds about two pages.
      */
     async *exportFile(scope: UsageScope, from: Date, to: Date, format: ExportFormat, options: { omitSessionIds: boolean; pageRows: number; signal?: AbortSignal }): AsyncGenerator<Buffer> {
-      // The header goes out with the first page, so an export that fails to start fails before any byte is sent.
-      let header = format === 'csv' ? `${CSV_COLUMNS.join(',')}\r\n` : '';
       const line = format === 'csv' ? csvLine(options.omitSessionIds) : jsonLine(options.omitSessionIds);
-      let cursor: { ts: Date; eventId: string } | undefined;
-      for (;;) {
-        if (options.signal?.aborted) return;
-        const [page] = await query<{ text: string | null; rows: number; last_ts: Date | null; last_event_id: string | null }>(
+      const readPage = (cursor?: { ts: Date; eventId: string }): Promise<ExportPage> => {
+        const page = query<ExportPage>(
           `WITH page AS (
              SELECT ts, event_id, ${line} AS line FROM usage_generations
              WHERE ${CALLS.scope(scope, '$1')} AND ts >= $2::timestamptz AND ts < $3::timestamptz
@@ -353,14 +350,21 @@ export function createUsageReports(db: PrismaClient) {
           to.toISOString(),
           options.pageRows,
           ...(cursor ? [cursor.ts.toISOString(), cursor.eventId] : []),
-        );
-        const text = header + (page?.text ?? '');
+        ).then(([row]) => row!);
+        // Read ahead while the caller holds the previous page: a failure surfaces when it is awaited, and an
+        // export abandoned in between must not leave it unhandled.
+        page.catch(() => undefined);
+        return page;
+      };
+      // The header goes out with the first page, so an export that fails to start fails before any byte is sent.
+      let header = format === 'csv' ? `${CSV_COLUMNS.join(',')}\r\n` : '';
+      let next: Promise<ExportPage> | undefined = readPage();
+      while (next && !options.signal?.aborted) {
+        const page: ExportPage = await next;
+        next = page.rows === options.pageRows ? readPage({ ts: page.last_ts!, eventId: page.last_event_id! }) : undefined;
+        const bytes = Buffer.from(header + (page.text ?? ''));
         header = '';
-        if (text === '') return;
-        const bytes = Buffer.from(text);
         for (let at = 0; at < bytes.length; at += EXPORT_CHUNK_BYTES) yield bytes.subarray(at, at + EXPORT_CHUNK_BYTES);
-        if (!page || page.rows < options.pageRows) return;
-        cursor = { ts: page.last_ts!, eventId: page.last_event_id! };
       }
     },
 
@@ -427,6 +431,14 @@ const CALL_COLUMNS = `event_id, request_id, ts, model, key_id, key_label, sessio
 
 export type ExportFormat = 'csv' | 'jsonl';
 
+/** One page of a rendered export: its text, how many calls it holds, and the last one's keyset position. */
+interface ExportPage {
+  text: string | null;
+  rows: number;
+  last_ts: Date | null;
+  last_event_id: string | null;
+}
+
 /** Under gRPC's default 4 MiB receive limit, with room to spare. */
 const EXPORT_CHUNK_BYTES = 1 << 20;
 
@@ -468,67 +480,93 @@ const numberText = (column: string) =>
    ELSE (SELECT CASE WHEN ${column} < 0 THEN '-' ELSE '' END || left(digits, 1) || CASE WHEN length(digits) > 1 THEN '.' || substr(digits, 2) ELSE '' END || 'e-' || (10 - length(nanos))
          FROM (SELECT nanos, rtrim(nanos, '0') AS digits FROM (SELECT (abs(${column}) * 1000000000)::bigint::text AS nanos) AS n) AS m) END`;
 
+/** The calls' free-text columns: only these can hold what CSV must quote or JSON must escape. */
+const TEXT_COLUMNS = ['event_id', 'request_id', 'model', 'key_id', 'key_label', 'session_id', 'upstream', 'provider'];
+
+/**
+ * A line in two renderings: `plain` for the calls whose text needs no quoting or escaping (nearly all: a
+ * test per row is cheaper than one per cell), `escaped` for the rest.
+ */
+interface Line {
+  needsEscape: string;
+  plain: string;
+  escaped: string;
+}
+
+const same = (sql: string) => ({ plain: sql, escaped: sql });
+
+/** Regular expressions (PostgreSQL string literals) for text that CSV must quote, and that JSON must escape. */
+const CSV_SPECIAL = String.raw`'[",\r\n]'`;
+const JSON_SPECIAL = String.raw`'[\x01-\x1f"\\]'`;
+
+const lineSql = (line: Line) => `CASE WHEN concat(${TEXT_COLUMNS.join(', ')}) ~ ${line.needsEscape} THEN ${line.escaped} ELSE ${line.plain} END`;
+
 /** A CSV cell: quoted, with quotes doubled, when it holds a quote, a comma or a line break; NULL is empty. */
-const csvText = (value: string) => `COALESCE(CASE WHEN ${value} ~ E'[",\\r\\n]' THEN '"' || replace(${value}, '"', '""') || '"' ELSE ${value} END, '')`;
+const csvQuoted = (value: string) => `COALESCE(CASE WHEN ${value} ~ ${CSV_SPECIAL} THEN '"' || replace(${value}, '"', '""') || '"' ELSE ${value} END, '')`;
 
 function csvLine(omitSessionIds: boolean): string {
+  const text = (column: string) => ({ plain: `COALESCE(${column}, '')`, escaped: csvQuoted(column) });
   const cells = [
-    csvText('request_id'),
-    isoText('ts'),
-    csvText('model'),
-    csvText('key_id'),
-    csvText('key_label'),
-    omitSessionIds ? `''` : csvText('session_id'),
-    csvText(`COALESCE(upstream, '')`),
-    csvText(`COALESCE(provider, '')`),
-    'status::text',
-    'stream::text',
-    'is_byok::text',
-    'tokens_prompt::text',
-    'tokens_completion::text',
-    'cache_read::text',
-    'cache_write::text',
-    'reasoning_tokens::text',
-    numberText('total_cost_usd'),
-    numberText('cache_discount_usd'),
-    numberText('credits_charged'),
-    `COALESCE(latency_ms::text, '')`,
-    `COALESCE(ttft_ms::text, '')`,
+    text('request_id'),
+    same(isoText('ts')),
+    text('model'),
+    text('key_id'),
+    text('key_label'),
+    omitSessionIds ? same(`''`) : text('session_id'),
+    text('upstream'),
+    text('provider'),
+    same('status::text'),
+    same('stream::text'),
+    same('is_byok::text'),
+    same('tokens_prompt::text'),
+    same('tokens_completion::text'),
+    same('cache_read::text'),
+    same('cache_write::text'),
+    same('reasoning_tokens::text'),
+    same(numberText('total_cost_usd')),
+    same(numberText('cache_discount_usd')),
+    same(numberText('credits_charged')),
+    same(`COALESCE(latency_ms::text, '')`),
+    same(`COALESCE(ttft_ms::text, '')`),
   ];
-  return `${cells.join(` || ',' || `)} || E'\\r\\n'`;
+  // concat_ws builds the line in one pass; every cell is non-NULL, so none is skipped.
+  const row = (pick: 'plain' | 'escaped') => `concat_ws(',', ${cells.map((cell) => cell[pick]).join(', ')}) || E'\\r\\n'`;
+  return lineSql({ needsEscape: CSV_SPECIAL, plain: row('plain'), escaped: row('escaped') });
 }
 
 /** The spec's UsageGeneration as one JSON line, keys in the order the requests list writes them. */
 function jsonLine(omitSessionIds: boolean): string {
-  const field = (name: string, value: string) => `',"${name}":' || ${value}`;
-  const optional = (name: string, column: string, value: string) => `CASE WHEN ${column} IS NULL THEN '' ELSE ${field(name, value)} END`;
-  const parts = [
-    `'{"id":' || to_json(COALESCE(NULLIF(event_id, ''), request_id))::text`,
-    `',"object":"usage_generation"'`,
-    field('request_id', 'to_json(request_id)::text'),
-    field('ts', `'"' || ${isoText('ts')} || '"'`),
-    field('model', 'to_json(model)::text'),
-    optional('key_id', 'key_id', 'to_json(key_id)::text'),
-    optional('key_label', 'key_label', 'to_json(key_label)::text'),
-    ...(omitSessionIds ? [] : [optional('session_id', 'session_id', 'to_json(session_id)::text')]),
-    field('native_tokens_prompt', 'tokens_prompt::text'),
-    field('native_tokens_completion', 'tokens_completion::text'),
-    field('cache_read', 'cache_read::text'),
-    field('cache_write', 'cache_write::text'),
-    field('reasoning_tokens', 'reasoning_tokens::text'),
-    field('total_cost_usd', numberText('total_cost_usd')),
-    field('cache_discount', numberText('cache_discount_usd')),
-    field('credits_charged', numberText('credits_charged')),
-    field('is_byok', 'is_byok::text'),
-    field('status', 'status::text'),
-    optional('latency_ms', 'latency_ms', 'latency_ms::text'),
-    optional('ttft_ms', 'ttft_ms', 'ttft_ms::text'),
-    field('stream', 'stream::text'),
-    field('upstream', `to_json(COALESCE(upstream, ''))::text`),
-    field('provider', `to_json(COALESCE(provider, ''))::text`),
-    `'}' || E'\\n'`,
+  const raw = (name: string, value: string) => same(`',"${name}":' || ${value}`);
+  // A NULL column makes its whole field NULL, which concat leaves out: the field is absent, as in the spec.
+  const text = (name: string, column: string) => ({ plain: `',"${name}":"' || ${column} || '"'`, escaped: `',"${name}":' || to_json(${column})::text` });
+  const fields = [
+    { plain: `'{"id":"' || COALESCE(NULLIF(event_id, ''), request_id) || '"'`, escaped: `'{"id":' || to_json(COALESCE(NULLIF(event_id, ''), request_id))::text` },
+    raw('object', `'"usage_generation"'`),
+    text('request_id', 'request_id'),
+    raw('ts', `'"' || ${isoText('ts')} || '"'`),
+    text('model', 'model'),
+    text('key_id', 'key_id'),
+    text('key_label', 'key_label'),
+    ...(omitSessionIds ? [] : [text('session_id', 'session_id')]),
+    raw('native_tokens_prompt', 'tokens_prompt::text'),
+    raw('native_tokens_completion', 'tokens_completion::text'),
+    raw('cache_read', 'cache_read::text'),
+    raw('cache_write', 'cache_write::text'),
+    raw('reasoning_tokens', 'reasoning_tokens::text'),
+    raw('total_cost_usd', numberText('total_cost_usd')),
+    raw('cache_discount', numberText('cache_discount_usd')),
+    raw('credits_charged', numberText('credits_charged')),
+    raw('is_byok', 'is_byok::text'),
+    raw('status', 'status::text'),
+    raw('latency_ms', 'latency_ms::text'),
+    raw('ttft_ms', 'ttft_ms::text'),
+    raw('stream', 'stream::text'),
+    text('upstream', `COALESCE(upstream, '')`),
+    text('provider', `COALESCE(provider, '')`),
+    same(`E'}\\n'`),
   ];
-  return parts.join(' || ');
+  const row = (pick: 'plain' | 'escaped') => `concat(${fields.map((field) => field[pick]).join(', ')})`;
+  return lineSql({ needsEscape: JSON_SPECIAL, plain: row('plain'), escaped: row('escaped') });
 }
 
 export function addUp(all: Metrics[]): Metrics {
