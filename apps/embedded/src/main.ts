@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { createBus, flushWithin } from '@sbc/bus';
 import { createCacheAdapters } from '@sbc/cache';
+import { chooseDatabase, initialiseDatabases } from '@sbc/db';
 import { isBundleEntry, runService, type Stoppable } from '@sbc/lifecycle';
 import { createLogger } from '@sbc/logging';
 import { start as startAccount } from '@sbc/app-account';
@@ -31,6 +32,9 @@ export interface RunningEmbedded extends Stoppable {
  */
 export async function start(config: EmbeddedConfig): Promise<RunningEmbedded> {
   const bootstrap = await resolveBootstrapKey(config.dataDir, config.account.bootstrap?.key);
+  // A first start makes every service's database with one initdb, not one each.
+  const databases = { account: config.account, 'usage-ledger': config.usageLedger, 'x-builds': config.xBuilds, runs: config.runs };
+  await initialiseDatabases(Object.entries(databases).map(([service, { databaseUrl, dataDir }]) => chooseDatabase({ databaseUrl, dataDir, service })));
   // One store and pub/sub for every service: in memory, or Redis when REDIS_URL is set.
   const cache = createCacheAdapters({ redisUrl: config.gateway.redisUrl });
   const { pubsub, store } = cache;

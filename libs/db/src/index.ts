@@ -1,5 +1,5 @@
 export { locateMigrations } from './locate';
 export { applyMigrations, readMigrations, type Migration } from './migrations';
-export { openDatabase, type Database, type OpenDatabaseOptions, type PrismaLike } from './open';
+export { initialiseDatabases, openDatabase, type Database, type OpenDatabaseOptions, type PrismaLike } from './open';
 export { pgliteConnection, postgresConnection, type SqlConnection } from './sql';
 export { chooseDatabase, describeTarget, type DatabaseTarget } from './target';

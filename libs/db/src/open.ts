@@ -1,9 +1,9 @@
-import { mkdir } from 'node:fs/promises';
 import { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { applyMigrations, readMigrations } from './migrations';
+import { initialisePgliteDirs } from './pglite-init';
 import { pgliteConnection, postgresConnection, type SqlConnection } from './sql';
 import type { DatabaseTarget } from './target';
 
@@ -36,6 +36,15 @@ export interface Database<Client extends PrismaLike> {
  */
 const PGLITE_START_PARAMS = [...PGlite.defaultStartParams, '-c', 'shared_buffers=8MB', '-c', 'max_connections=4'];
 
+/**
+ * Initialises the PGlite data directories among `targets` that have none yet, with one initdb for all of
+ * them: the embedded start calls it for its four services before opening any. Opening does it on its own too.
+ */
+export async function initialiseDatabases(targets: DatabaseTarget[]): Promise<void> {
+  const dataDirs = targets.flatMap((target) => (target.kind === 'pglite' && target.dataDir !== 'memory://' ? [target.dataDir] : []));
+  await initialisePgliteDirs(dataDirs, PGLITE_START_PARAMS);
+}
+
 /** Opens a service's database, applies its pending migrations, and returns a Prisma client over it. */
 export async function openDatabase<Client extends PrismaLike>(
   target: DatabaseTarget,
@@ -43,7 +52,7 @@ export async function openDatabase<Client extends PrismaLike>(
 ): Promise<Database<Client>> {
   const migrations = await readMigrations(options.migrationsDir);
   if (target.kind === 'pglite') {
-    if (target.dataDir !== 'memory://') await mkdir(target.dataDir, { recursive: true });
+    await initialiseDatabases([target]);
     const pglite = await PGlite.create({ dataDir: target.dataDir === 'memory://' ? undefined : target.dataDir, startParams: PGLITE_START_PARAMS });
     const sql = pgliteConnection(pglite);
     try {
