@@ -3,7 +3,8 @@
 //   npm run bench:streams                   builds dist/apps/{gateway,account,sim-upstream} first (or: node bench/streams.mjs)
 //   BENCH_STREAMS=1000,5000,10000           concurrent streams per case (default)
 //   BENCH_TOKENS=60 BENCH_TOKENS_PER_SECOND=4   each stream's length and drip rate (15 s by default)
-//   BENCH_RAMP=300                          streams started every 100 ms
+//   BENCH_RAMP=100                          streams started every 100 ms (1,000 a second: 10,000 streams open in 10 s)
+//   BENCH_TARGETS=floor,edge,portkey        which targets to measure (all by default)
 //   BENCH_PORTKEY=0                         skip Portkey (else @portkey-ai/gateway@PORTKEY_VERSION is installed once
 //                                           into BENCH_PORTKEY_DIR, by default under the OS temp dir: never a project dependency)
 //   BENCH_OUT=1                             write the JSON to bench/results/streams-<timestamp>.json (or BENCH_OUT=<file.json>)
@@ -28,7 +29,7 @@
 // socket per stream, plus one upstream socket per stream over HTTP/1.1 or one per 100 over HTTP/2, so 10,000
 // streams fit the edge and the floor, but not Portkey. Children inherit the limit; Node raises its soft limit.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,9 +42,10 @@ const env = process.env;
 const sizes = (env.BENCH_STREAMS ?? '1000,5000,10000').split(',').map(Number);
 const TOKENS = Number(env.BENCH_TOKENS ?? 60);
 const TOKENS_PER_SECOND = Number(env.BENCH_TOKENS_PER_SECOND ?? 4);
-const RAMP = Number(env.BENCH_RAMP ?? 300); // streams started every 100 ms
+const RAMP = Number(env.BENCH_RAMP ?? 100); // streams started every 100 ms
+const chosen = new Set((env.BENCH_TARGETS ?? 'floor,edge,portkey').split(','));
 const PORTKEY_VERSION = '1.15.2';
-const withPortkey = env.BENCH_PORTKEY !== '0';
+const withPortkey = env.BENCH_PORTKEY !== '0' && chosen.has('portkey');
 const portkeyDir = env.BENCH_PORTKEY_DIR ?? path.join(tmpdir(), `sbc-bench-portkey-${PORTKEY_VERSION}-hono-node-server-1.14.1`);
 const KEY = 'sbc_' + 'benchstreams0123456789abcdefghij';
 const SIM_KEY = 'sim-bench-key';
@@ -127,12 +129,15 @@ function chatBody(model, tokens, stream) {
   return JSON.stringify({ model, stream, max_tokens: 1024, messages: [{ role: 'user', content: `Benchmark stream. sim-tokens:${tokens}` }] });
 }
 
-async function measure(target, streams) {
+/** `sim` is the slow simulator's pid: its CPU over the case says how close the machine was to saturation. */
+async function measure(target, streams, sim) {
   const settleMs = 1500;
   await new Promise((resolve) => setTimeout(resolve, settleMs));
   const rssBefore = rssKiB(target.pid);
   const cpuBefore = cpuMs(target.pid);
+  const simCpuBefore = cpuMs(sim);
   let rssOpen = 0;
+  let fdsOpen = 0;
   let open;
   let load1m;
   const result = await runLoad(
@@ -149,11 +154,16 @@ async function measure(target, streams) {
     (event) => {
       open = event;
       rssOpen = rssKiB(target.pid);
+      fdsOpen = readdirSync(`/proc/${target.pid}/fd`).length;
       load1m = loadavg()[0];
     },
   );
   const cpu = cpuMs(target.pid) - cpuBefore;
-  const failed = Object.values(result.failures).reduce((a, b) => a + b, 0) + result.unfinished;
+  const cores = (ms) => Math.round((ms / 1000 / result.seconds) * 100) / 100;
+  // Unfinished at the deadline: streams that had their first token (stalled) and streams that never did.
+  if (result.stalled > 0) result.failures['stalled mid-stream at the deadline'] = result.stalled;
+  if (result.unfinished > result.stalled) result.failures['no first token by the deadline'] = result.unfinished - result.stalled;
+  const failed = Object.values(result.failures).reduce((a, b) => a + b, 0);
   return {
     streams,
     opened: open?.open ?? 0,
@@ -162,12 +172,15 @@ async function measure(target, streams) {
     failures: result.failures,
     kib_per_stream: Math.round(((rssOpen - rssBefore) / streams) * 10) / 10,
     rss_open_mib: Math.round(rssOpen / 1024),
+    fds_open: fdsOpen,
     cpu_us_per_token: result.tokens ? Math.round(((cpu * 1000) / result.tokens) * 10) / 10 : null,
     tokens: result.tokens,
     probe_p50_ms: result.probe.p50,
     probe_p99_ms: result.probe.p99,
     probe_failures: result.probe.failures,
     load_1m: load1m === undefined ? null : Math.round(load1m * 10) / 10,
+    // Cores used over the case by the target, the slow simulator and the load generator.
+    cores: { target: cores(cpu), sim: cores(cpuMs(sim) - simCpuBefore), load: cores(result.cpu_ms) },
   };
 }
 
@@ -238,29 +251,30 @@ async function main() {
     targets.portkey = { pid: portkeyServer.child.pid, origin: `http://127.0.0.1:${portkeyPort}`, streamHeaders: viaPortkey(slowOrigin), probeHeaders: viaPortkey(fastOrigin), model: 'sim-large', probeModel: 'sim-large', probePath: '/v1/chat/completions' };
     await waitReady(portkeyServer, `${targets.portkey.origin}/`);
   }
+  for (const name of Object.keys(targets)) if (!chosen.has(name)) delete targets[name];
   // A small warm-up through each, so none is measured while V8 is still compiling its hot paths.
-  for (const target of Object.values(targets)) await measure(target, 200);
+  for (const target of Object.values(targets)) await measure(target, 200, slow.child.pid);
 
   const rows = [];
   for (const streams of sizes) {
     const byTarget = {};
     for (const [name, target] of Object.entries(targets)) {
-      byTarget[name] = { target: name, ...(await measure(target, streams)) };
+      byTarget[name] = { target: name, ...(await measure(target, streams, slow.child.pid)) };
       console.log(JSON.stringify(byTarget[name]));
     }
     const { floor, portkey: viaPortkey } = byTarget;
     for (const row of Object.values(byTarget)) {
       rows.push({
         ...row,
-        kib_over_floor: Math.round((row.kib_per_stream - floor.kib_per_stream) * 10) / 10,
-        cpu_vs_floor: ratio(row.cpu_us_per_token, floor.cpu_us_per_token),
+        kib_over_floor: floor ? Math.round((row.kib_per_stream - floor.kib_per_stream) * 10) / 10 : null,
+        cpu_vs_floor: floor ? ratio(row.cpu_us_per_token, floor.cpu_us_per_token) : null,
         cpu_vs_portkey: viaPortkey ? ratio(row.cpu_us_per_token, viaPortkey.cpu_us_per_token) : null,
         kib_vs_portkey: viaPortkey ? ratio(row.kib_per_stream, viaPortkey.kib_per_stream) : null,
-        p99_over_floor_ms: row.probe_p99_ms != null && floor.probe_p99_ms != null ? Math.round((row.probe_p99_ms - floor.probe_p99_ms) * 100) / 100 : null,
+        p99_over_floor_ms: row.probe_p99_ms != null && floor?.probe_p99_ms != null ? Math.round((row.probe_p99_ms - floor.probe_p99_ms) * 100) / 100 : null,
       });
     }
   }
-  console.log(`\n${TOKENS} tokens per stream at ${TOKENS_PER_SECOND}/s (KiB per stream = RSS growth ÷ streams; CPU per relayed token; probe times in ms; load = 1-minute load average when every stream was open):\n`);
+  console.log(`\n${TOKENS} tokens per stream at ${TOKENS_PER_SECOND}/s (KiB per stream = RSS growth ÷ streams; CPU per relayed token; probe times in ms; cores used over the case by the target, the slow simulator and the load generator; the machine's 1-minute load average when every stream was open):\n`);
   console.log(
     table(rows, [
       ['streams', (r) => r.streams],
@@ -270,12 +284,14 @@ async function main() {
       ['failed', (r) => r.failed],
       ['KiB/stream', (r) => r.kib_per_stream],
       ['RSS open MiB', (r) => r.rss_open_mib],
+      ['fds open', (r) => r.fds_open],
       ['CPU µs/token', (r) => r.cpu_us_per_token],
       ['× floor', (r) => r.cpu_vs_floor],
       ['× Portkey', (r) => r.cpu_vs_portkey],
       ['probe p50', (r) => r.probe_p50_ms],
       ['probe p99', (r) => r.probe_p99_ms],
-      ['load', (r) => r.load_1m],
+      ['cores t/sim/load', (r) => `${r.cores.target}/${r.cores.sim}/${r.cores.load}`],
+      ['load avg', (r) => r.load_1m],
     ]),
   );
   for (const row of rows) if (row.failed > 0) console.log(`  ! ${row.target} @ ${row.streams}: failures ${JSON.stringify(row.failures)}`);
@@ -284,7 +300,7 @@ async function main() {
     bench: 'streams',
     at: new Date().toISOString(),
     machine: { cores: cpus().length, memory_gib: Math.round(totalmem() / 2 ** 30), node: process.version },
-    settings: { tokens: TOKENS, tokens_per_second: TOKENS_PER_SECOND, ramp_per_100ms: RAMP, sizes, portkey: withPortkey ? PORTKEY_VERSION : null },
+    settings: { tokens: TOKENS, tokens_per_second: TOKENS_PER_SECOND, ramp_per_100ms: RAMP, sizes, targets: Object.keys(targets), portkey: withPortkey ? PORTKEY_VERSION : null },
     rows,
   };
   if (env.BENCH_OUT) {

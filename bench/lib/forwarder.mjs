@@ -7,14 +7,17 @@
 // 100 streams on one connection (the edge's H2_STREAMS_PER_CONNECTION). The bench's upstreams always offer
 // HTTP/2, so the pipelining below never applies to an HTTP/1.1 connection.
 //
-//   node bench/lib/forwarder.mjs   FORWARD_PORT, FORWARD_UPSTREAM (origin), FORWARD_FAST_UPSTREAM (for /fast/…)
+//   node bench/lib/forwarder.mjs   FORWARD_PORT, FORWARD_UPSTREAM (origin), FORWARD_FAST_UPSTREAM (for /fast/…),
+//                                  FORWARD_CONNECTIONS (per upstream origin, 200: 20,000 streams over HTTP/2)
 //   A private CA for https upstreams comes from NODE_EXTRA_CA_CERTS.
 import { createServer } from 'node:http';
 import { Agent } from 'undici';
 
 const upstream = process.env.FORWARD_UPSTREAM;
 const fast = process.env.FORWARD_FAST_UPSTREAM ?? upstream;
-const agent = new Agent({ connections: null, allowH2: true, pipelining: 100, headersTimeout: 120_000, bodyTimeout: 300_000, keepAliveTimeout: 30_000 });
+// Connections per upstream are capped: undici's pool opens a new connection for every request sent while each
+// connection it has is still connecting, so a burst of streams would otherwise dial one TLS connection each.
+const agent = new Agent({ connections: Number(process.env.FORWARD_CONNECTIONS ?? 200), allowH2: true, pipelining: 100, headersTimeout: 120_000, bodyTimeout: 300_000, keepAliveTimeout: 30_000 });
 
 const server = createServer((req, res) => {
   if (req.url === '/readyz') return res.end('ok');

@@ -19,6 +19,20 @@ let tokens = 0;
 const failures = new Map();
 const fail = (why) => failures.set(why, (failures.get(why) ?? 0) + 1);
 const settledCount = () => ended + [...failures.values()].reduce((a, b) => a + b, 0);
+// Streams with a first token that have not ended: at the deadline these are the stalled ones.
+let streaming = 0;
+
+/** A refusal's message, short and without ids, so equal refusals count together. */
+function refusal(text) {
+  let message = text;
+  try {
+    const body = JSON.parse(text);
+    message = body.error?.message ?? body.message ?? text;
+  } catch {
+    // not JSON: the text itself
+  }
+  return String(message).replace(/\b(req|chatcmpl|call)[-_][\w-]+/g, '$1_…').slice(0, 120);
+}
 
 async function oneStream() {
   let res;
@@ -28,8 +42,7 @@ async function oneStream() {
     return fail(`request failed: ${error.code ?? error.message}`);
   }
   if (res.statusCode !== 200) {
-    await res.body.dump();
-    return fail(`HTTP ${res.statusCode}`);
+    return fail(`HTTP ${res.statusCode}: ${refusal(await res.body.text().catch(() => ''))}`);
   }
   let first = false;
   let tail = '';
@@ -42,6 +55,7 @@ async function oneStream() {
       if (found > 0 && !first) {
         first = true;
         firstBytes += 1;
+        streaming += 1;
       }
       tokens += found;
       if (text.includes('[DONE]')) done = true;
@@ -49,8 +63,10 @@ async function oneStream() {
       tail = chunk.slice(-8);
     }
   } catch (error) {
+    if (first) streaming -= 1;
     return fail(`body broke: ${error.code ?? error.message}`);
   }
+  if (first) streaming -= 1;
   if (!done) return fail('stream ended without [DONE]');
   ended += 1;
 }
@@ -90,9 +106,11 @@ say({
   firstBytes,
   ended,
   unfinished: streams - settledCount(),
+  stalled: streaming,
   failures: Object.fromEntries(failures),
   tokens,
   probe: { count: sorted.length, failures: probeFailures, p50: pct(50), p99: pct(99) },
   seconds: (performance.now() - startedAt) / 1000,
+  cpu_ms: (process.cpuUsage().user + process.cpuUsage().system) / 1000,
 });
 process.exit(0);
