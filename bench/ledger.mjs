@@ -13,8 +13,8 @@
 // redelivery), which must change nothing.
 //
 // BENCH_READS=1 runs the read phase instead: the usage routes as a dashboard and an export call them, through
-// HTTP against the real edge route. The account service (PGlite in a temporary folder), the usage ledger (on
-// its own fresh PostgreSQL database) and the edge run as separate processes from bundles built into
+// HTTP against the real edge route. The account service and the usage ledger (each on its own fresh PostgreSQL
+// database) and the edge run as separate processes from bundles built into
 // dist/bench/ledger-reads. Calls are seeded straight into usage_generations with generate_series, and the
 // rollups are built from them by the ledger's own rollup SQL (ROLLUP_CTES in store/generations.ts), for:
 // 10k, 100k and 1M calls of one account over 90 days, and 1M calls spread over 1,000 accounts (the reader's
@@ -23,16 +23,15 @@
 //
 // Environment:
 //   DATABASE_URL   PostgreSQL server to use (default postgres://postgres@127.0.0.1:5432/test); the bench makes
-//                  and drops its own database there
+//                  and drops its own databases there
 //   BENCH_READS=1  the read phase;  BENCH_SIZES=10000,100000,1000000,1000000x1000 (calls, or calls x accounts)
 //   BENCH_RUNS     timed calls per route (default 5; the export 3)
 //   BENCH_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'   node flags for the ledger and edge processes
 //   BENCH_EVENTS   events to apply (default 50000)      BENCH_ACCOUNTS  accounts they spread over (default 200)
 //   LEDGER_BATCH_SIZE  events per transaction (the ledger's setting, default 500)
 //   BENCH_TARGET   events/s to meet (default 5000); exit 2 below it when BENCH_ENFORCE=1
-import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
@@ -281,7 +280,49 @@ async function p50(origin, pathAndQuery, runs) {
 }
 
 /** The usage routes as the dashboard calls them, and a 90-day CSV export. */
-async function readRoutes(origin, runs, processes) {
+/**
+ * The PostgreSQL backends connected to `dbName` (their process titles name it), as processes to read CPU time
+ * from: only on a server on this machine; elsewhere none.
+ */
+function backendsOf(dbName) {
+  const found = [];
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const title = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      if (title.startsWith('postgres: ') && title.includes(` ${dbName} `)) found.push({ name: 'postgres', child: { pid: Number(pid) } });
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return found;
+}
+
+/** CPU milliseconds used by each named group of processes while `run` runs; 0 for a process not readable here. */
+async function cpuWhile(processes, run, dbName) {
+  const read = () => processes.map((p) => {
+    try {
+      return cpuMs(p.child.pid);
+    } catch {
+      return 0; // gone, or a remote server
+    }
+  });
+  const before = read();
+  const client = process.cpuUsage();
+  const result = await run();
+  const after = read();
+  // A backend the pool opened during the run counts from zero; one it closed is lost (the pool keeps them while busy).
+  const extra = backendsOf(dbName).filter((b) => !processes.some((p) => p.child.pid === b.child.pid));
+  for (const b of extra) {
+    processes = [...processes, b];
+    before.push(0);
+    after.push(cpuMs(b.child.pid));
+  }
+  const used = { client: (process.cpuUsage(client).user + process.cpuUsage(client).system) / 1000 };
+  processes.forEach((p, i) => (used[p.name] = (used[p.name] ?? 0) + after[i] - before[i]));
+  return { result, used };
+}
+
+async function readRoutes(origin, runs, processes, dbName) {
   const firstPage = JSON.parse(await (await request(`${origin}/v1/usage/requests?limit=50`, { headers: { authorization: `Bearer ${READ_KEY}` } })).body.text());
   const exportFrom = new Date(Date.now() - (SPAN_DAYS + 1) * DAY_MS).toISOString();
   const routes = {
@@ -296,15 +337,15 @@ async function readRoutes(origin, runs, processes) {
   const times = {};
   for (const [name, route] of Object.entries(routes)) times[name] = (await p50(origin, route, runs)).ms;
   const exportRuns = Math.max(1, Math.ceil(runs / 2));
-  const cpuBefore = processes.map((p) => cpuMs(p.child.pid));
-  const exported = await p50(origin, `/v1/usage/export?format=csv&from=${exportFrom}`, exportRuns);
+  const { result: exported, used } = await cpuWhile([...processes, ...backendsOf(dbName)], () => p50(origin, `/v1/usage/export?format=csv&from=${exportFrom}`, exportRuns), dbName);
   const rows = exported.lines - 1; // the header
-  // CPU per export, per process (the unmeasured first export included), as a check on where the time goes.
-  const cpu = Object.fromEntries(processes.map((p, i) => [p.name, Math.round((cpuMs(p.child.pid) - cpuBefore[i]) / (exportRuns + 1))]));
-  return { times, export: { rows, mb: exported.bytes / 1e6, ms: exported.ms, rows_per_s: rows / (exported.ms / 1000), cpu_ms: cpu } };
+  // CPU per 1,000 exported rows, per process (every export counted, the unmeasured first one too): where the
+  // time goes, whatever else the machine is running.
+  const cpuPer1k = Object.fromEntries(Object.entries(used).map(([name, ms]) => [name, Number(((ms / (exportRuns + 1) / Math.max(1, rows)) * 1000).toFixed(2))]));
+  return { times, export: { rows, mb: exported.bytes / 1e6, ms: exported.ms, rows_per_s: rows / (exported.ms / 1000), cpu_ms_per_1k_rows: cpuPer1k } };
 }
 
-async function reads(dbUrl) {
+async function reads(dbUrl, accountDbUrl) {
   const sizes = (env.BENCH_SIZES ?? '10000,100000,1000000,1000000x1000').split(',').map(sizeOf);
   const runs = Math.max(1, Number(env.BENCH_RUNS ?? 5));
   const dir = 'ledger-reads';
@@ -314,13 +355,12 @@ async function reads(dbUrl) {
     bundle('gateway', 'main.ts', `${dir}/gateway`, 'gateway'),
   ]);
   const { ROLLUP_CTES } = createRequire(import.meta.url)(await bundle('usage-ledger', 'store/generations.ts', `${dir}/generations`, 'bench'));
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'sbc-bench-ledger-reads-'));
   const db = new pg.Client({ connectionString: dbUrl });
   try {
     const [ledgerGrpc, ledgerHttp, accountGrpc, accountHttp, edgePort] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
     const nodeArgs = env.BENCH_NODE_ARGS ? env.BENCH_NODE_ARGS.split(' ').filter(Boolean) : [];
     const ledger = startChild('usage-ledger', ledgerMain, { DATABASE_URL: dbUrl, USAGE_LEDGER_GRPC_PORT: String(ledgerGrpc), USAGE_LEDGER_HTTP_PORT: String(ledgerHttp), LOG_LEVEL: 'warn' }, nodeArgs);
-    const account = startChild('account', accountMain, { SBC_DATA_DIR: dataDir, SBC_BOOTSTRAP_KEY: READ_KEY, ACCOUNT_GRPC_PORT: String(accountGrpc), ACCOUNT_HTTP_PORT: String(accountHttp), LOG_LEVEL: 'warn' });
+    const account = startChild('account', accountMain, { DATABASE_URL: accountDbUrl, UPSTREAM_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'), SBC_BOOTSTRAP_KEY: READ_KEY, ACCOUNT_GRPC_PORT: String(accountGrpc), ACCOUNT_HTTP_PORT: String(accountHttp), LOG_LEVEL: 'warn' });
     await waitReady(ledger, `http://127.0.0.1:${ledgerHttp}/readyz`);
     await waitReady(account, `http://127.0.0.1:${accountHttp}/readyz`);
     const edge = startChild('gateway', gatewayMain, {
@@ -343,13 +383,12 @@ async function reads(dbUrl) {
     for (const size of sizes) {
       const seeded = await seed(db, size, readerId, ROLLUP_CTES);
       console.log(`${size.name}: seeded ${size.calls.toLocaleString('en-US')} calls (${seeded.readerCalls.toLocaleString('en-US')} the reader's) in ${seeded.seconds.toFixed(1)} s`);
-      results.push({ size, seeded, ...(await readRoutes(origin, runs, [ledger, edge])) });
+      results.push({ size, seeded, ...(await readRoutes(origin, runs, [ledger, edge], new URL(dbUrl).pathname.slice(1))) });
     }
     printReads(results, runs);
   } finally {
     await db.end().catch(() => undefined);
     await stopChildren();
-    rmSync(dataDir, { recursive: true, force: true });
   }
   return 0;
 }
@@ -364,22 +403,29 @@ function printReads(results, runs) {
   for (const r of results) {
     console.log(`| ${label(r)} | ${names.map((n) => ms(r.times[n])).join(' | ')} | ${(r.export.ms / 1000).toFixed(2)} s (${r.export.mb.toFixed(0)} MB) | ${Math.round(r.export.rows_per_s).toLocaleString('en-US')} |`);
   }
+  console.log('\nexport CPU per 1,000 rows, ms:');
+  for (const r of results) console.log(`  ${label(r)}: ${Object.entries(r.export.cpu_ms_per_1k_rows).map(([name, value]) => `${name} ${value}`).join(', ')}`);
   console.log(JSON.stringify(results.map((r) => ({ size: r.size.name, reader_calls: r.seeded.readerCalls, seed_seconds: Number(r.seeded.seconds.toFixed(1)), ms: r.times, export: r.export }))));
 }
 
 const compact = (value) => new Intl.NumberFormat('en-US', { notation: 'compact' }).format(value);
 
+// The ledger's database, and the account service's for the read phase, made here and dropped at the end.
 const dbName = `bench_ledger_${process.pid}_${Date.now()}`;
+const databases = env.BENCH_READS === '1' ? [dbName, `${dbName}_account`] : [dbName];
 const admin = new pg.Client({ connectionString: serverUrl });
 await admin.connect();
-await admin.query(`CREATE DATABASE ${dbName}`);
-const dbUrl = new URL(serverUrl);
-dbUrl.pathname = `/${dbName}`;
+const urlOf = (name) => {
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+};
 let exitCode = 1;
 try {
-  exitCode = env.BENCH_READS === '1' ? await reads(dbUrl.toString()) : await writes(dbUrl.toString());
+  for (const name of databases) await admin.query(`CREATE DATABASE ${name}`);
+  exitCode = env.BENCH_READS === '1' ? await reads(urlOf(dbName), urlOf(`${dbName}_account`)) : await writes(urlOf(dbName));
 } finally {
-  await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+  for (const name of databases) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
   await admin.end();
 }
 process.exit(exitCode);
