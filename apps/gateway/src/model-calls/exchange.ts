@@ -23,7 +23,7 @@ import { isAbort, UpstreamUnavailableError } from '../upstream/client';
 import type { CallResponse } from './call-response';
 import { dispatch, type DispatchDeps, type InFlight } from './dispatch';
 import { type CallerCall, type EngineCall } from './plan';
-import { CONTENT_EVENTS, createOutputGuard, frameSource, usageOfAbandoned, usageOfCut } from './stream-frames';
+import { CONTENT_EVENTS, createOutputGuard, DeliveredText, frameSource, usageOfAbandoned, usageOfCut } from './stream-frames';
 
 /** What a finished call reports for accounting. */
 export interface CallOutcome {
@@ -93,7 +93,7 @@ export async function exchange(
   let ttftMs = 0;
   let stopReason: StopReason | undefined;
   let engine: Engine | undefined;
-  let streamed: string[] = [];
+  let streamed = new DeliveredText();
   try {
     const dispatched = await dispatch(call, engines, deps, inFlight, passHeaders);
     if (dispatched.kind === 'failed') {
@@ -127,7 +127,7 @@ export async function exchange(
 
     const source = frameSource(call, dispatched.plan, engine, out.requestId);
     // What reached the caller, kept so a caller that hangs up before the usage event is still billed for it.
-    const delivered: string[] = [];
+    const delivered = new DeliveredText();
     streamed = delivered;
     let pending = '';
     let ended = false;

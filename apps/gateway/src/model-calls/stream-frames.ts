@@ -101,6 +101,34 @@ export function frameSource(call: CallerCall, plan: EngineCall, engine: Engine, 
   };
 }
 
+/** Pieces joined into one string each time this many arrive. */
+const PIECES_PER_RUN = 16;
+
+/**
+ * The text a stream delivered, kept so a call that does not reach its upstream's usage is still counted.
+ * Pieces (a token or a few each) are joined in runs as they come: an open stream then holds about a byte
+ * per character instead of a string object per piece, and the final join copies each character once more.
+ */
+export class DeliveredText {
+  private readonly runs: string[] = [];
+  private readonly pieces: string[] = [];
+
+  push(piece: string): void {
+    this.pieces.push(piece);
+    if (this.pieces.length < PIECES_PER_RUN) return;
+    this.runs.push(this.pieces.join(''));
+    this.pieces.length = 0;
+  }
+
+  get empty(): boolean {
+    return this.runs.length === 0 && this.pieces.length === 0;
+  }
+
+  text(): string {
+    return this.runs.join('') + this.pieces.join('');
+  }
+}
+
 /**
  * Local counts run this far past an upstream's own before a stream is taken for one that ignores its output
  * limit: vendors' tokenizers differ from o200k (the bundled simulator counts words), and a well-behaved
@@ -114,7 +142,7 @@ const RUNAWAY_FACTOR = 2;
  * least one UTF-8 byte and a UTF-16 unit at most three, so nothing is counted until the text could hold that
  * many tokens; from then on each piece is counted as it comes.
  */
-export function createOutputGuard(limit: number | undefined, delivered: string[]) {
+export function createOutputGuard(limit: number | undefined, delivered: DeliveredText) {
   const stopAt = limit === undefined ? Infinity : RUNAWAY_FACTOR * Math.max(limit, 1);
   let units = 0;
   let tokens = -1; // not counting yet
@@ -126,7 +154,7 @@ export function createOutputGuard(limit: number | undefined, delivered: string[]
       if (tokens < 0) {
         units += piece.length;
         if (units * 3 < stopAt) return false;
-        tokens = count(delivered.join(''));
+        tokens = count(delivered.text());
       } else {
         tokens += count(piece);
       }
@@ -136,7 +164,7 @@ export function createOutputGuard(limit: number | undefined, delivered: string[]
 }
 
 /** Usage of a stream the edge stopped at its output limit: what was delivered, counted, and the prompt. */
-export function usageOfCut(call: CallerCall, reported: Usage, delivered: string[]): Usage {
+export function usageOfCut(call: CallerCall, reported: Usage, delivered: DeliveredText): Usage {
   const counted = usageOfAbandoned(call, { ...reported, outputTokens: 0 }, delivered);
   return { ...counted, outputTokens: Math.max(reported.outputTokens, counted.outputTokens) };
 }
@@ -153,13 +181,13 @@ export const CONTENT_EVENTS = new Set(['text', 'reasoning', 'refusal', 'tool_cal
  * call never reaches; what the caller already received is counted with the tokenizer, and the prompt from
  * the request, so hanging up just before the end does not make a call free.
  */
-export function usageOfAbandoned(call: CallerCall, reported: Usage, delivered: string[]): Usage {
+export function usageOfAbandoned(call: CallerCall, reported: Usage, delivered: DeliveredText): Usage {
   const usage = { ...reported };
   // One budget of exact counting for the whole call, output and prompt together.
   const count = createTokenCounter();
   // Anthropic's message_start already reports an output count (1): what was delivered counts when larger.
-  if (delivered.length > 0) usage.outputTokens = Math.max(usage.outputTokens, count(delivered.join('')));
-  if (usage.inputTokens === 0 && (usage.outputTokens > 0 || delivered.length > 0)) {
+  if (!delivered.empty) usage.outputTokens = Math.max(usage.outputTokens, count(delivered.text()));
+  if (usage.inputTokens === 0 && (usage.outputTokens > 0 || !delivered.empty)) {
     try {
       usage.inputTokens = countRequestTokens(call.request ?? parseCallerRequest(call.dialect, call.body), count);
     } catch {
