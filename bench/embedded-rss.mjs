@@ -3,6 +3,7 @@
 //
 //   node bench/embedded-rss.mjs            needs dist/apps/embedded (npx nx run embedded:build)
 //   BENCH_IDLE_MS=N                        how long the process idles before its RSS is read (default 5000)
+//   BENCH_BUNDLE=path/main.js              another build to measure (e.g. a copy of an earlier one, to compare)
 //
 // Each start is timed from spawn to the edge answering /readyz; RSS is read from /proc/<pid>/status after
 // the idle wait (VmRSS, and VmHWM for the peak). The data directory is a fresh temp dir, removed at the end.
@@ -14,6 +15,7 @@ import { freePort, startChild, stopChildren, waitReady } from './lib/procs.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const idleMs = Number(process.env.BENCH_IDLE_MS ?? 5000);
+const bundle = path.resolve(root, process.env.BENCH_BUNDLE ?? 'dist/apps/embedded/main.js');
 const KEY = 'sbc_' + 'benchembeddedrss0123456789abcdef';
 
 function memoryOf(pid) {
@@ -25,7 +27,7 @@ function memoryOf(pid) {
 async function startOnce(label, dataDir) {
   const port = await freePort();
   const startedAt = performance.now();
-  const state = startChild(label, path.join(root, 'dist/apps/embedded/main.js'), {
+  const state = startChild(label, bundle, {
     PORT: String(port),
     SBC_DATA_DIR: dataDir,
     SBC_BOOTSTRAP_KEY: KEY,

@@ -56,7 +56,7 @@ describe('PGlite data directories', () => {
     const dataDir = path.join(root, 'svc');
     // What a kill can leave: an empty target, a half-copied staging directory, a half-made initdb template.
     await mkdir(dataDir);
-    for (const partial of ['.svc.initialising', '.pglite-initdb']) {
+    for (const partial of ['.svc.initialising', '.pglite-initdb-Xq3v9a']) {
       await mkdir(path.join(root, partial, 'base'), { recursive: true });
       await writeFile(path.join(root, partial, 'PG_VERSION'), '17\n');
     }

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { cp, mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
@@ -14,6 +14,8 @@ const INITDB_CHILD = `
 const [entry, dataDir, startParams] = process.argv.slice(1);
 require(entry).PGlite.create({ dataDir, startParams: JSON.parse(startParams) }).then((db) => db.close());
 `;
+
+const TEMPLATE_PREFIX = '.pglite-initdb-';
 
 /** Whether `dataDir` holds an initialised cluster: initialisation only ever renames a complete one into place. */
 export function isInitialised(dataDir: string): boolean {
@@ -47,9 +49,14 @@ export async function initialisePgliteDirs(dataDirs: string[], startParams: stri
   const [first] = missing;
   if (!first) return;
   for (const dataDir of missing) await refuseForeignFiles(dataDir);
-  const template = path.join(path.dirname(first), '.pglite-initdb');
-  await rm(template, { recursive: true, force: true });
   for (const dataDir of missing) await mkdir(path.dirname(dataDir), { recursive: true });
+  const parent = path.dirname(first);
+  // A fresh name each time, and those of earlier starts removed: the initdb of a start killed meanwhile may
+  // still be running, writing into its own.
+  for (const name of await readdir(parent)) {
+    if (name.startsWith(TEMPLATE_PREFIX)) await rm(path.join(parent, name), { recursive: true, force: true });
+  }
+  const template = await mkdtemp(path.join(parent, TEMPLATE_PREFIX));
   try {
     await run(process.execPath, ['-e', INITDB_CHILD, require.resolve('@electric-sql/pglite'), template, JSON.stringify(startParams)]);
     if (!isInitialised(template)) throw new Error(`PGlite initdb left no cluster in ${template}`);
