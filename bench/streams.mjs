@@ -34,7 +34,7 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, setGlobalDispatcher } from 'undici';
-import { cpuMs, freePort, startChild, stopChildren, waitReady } from './lib/procs.mjs';
+import { cpuMs, freePort, machineCpuMs, startChild, stopChildren, waitReady } from './lib/procs.mjs';
 import { table } from './lib/report.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -136,6 +136,7 @@ async function measure(target, streams, sim) {
   const rssBefore = rssKiB(target.pid);
   const cpuBefore = cpuMs(target.pid);
   const simCpuBefore = cpuMs(sim);
+  const machineBefore = machineCpuMs().busy;
   let rssOpen = 0;
   let fdsOpen = 0;
   let open;
@@ -159,7 +160,9 @@ async function measure(target, streams, sim) {
     },
   );
   const cpu = cpuMs(target.pid) - cpuBefore;
+  const simCpu = cpuMs(sim) - simCpuBefore;
   const cores = (ms) => Math.round((ms / 1000 / result.seconds) * 100) / 100;
+  const otherCpu = machineCpuMs().busy - machineBefore - cpu - simCpu - result.cpu_ms;
   // Unfinished at the deadline: streams that had their first token (stalled) and streams that never did.
   if (result.stalled > 0) result.failures['stalled mid-stream at the deadline'] = result.stalled;
   if (result.unfinished > result.stalled) result.failures['no first token by the deadline'] = result.unfinished - result.stalled;
@@ -180,7 +183,8 @@ async function measure(target, streams, sim) {
     probe_failures: result.probe.failures,
     load_1m: load1m === undefined ? null : Math.round(load1m * 10) / 10,
     // Cores used over the case by the target, the slow simulator and the load generator.
-    cores: { target: cores(cpu), sim: cores(cpuMs(sim) - simCpuBefore), load: cores(result.cpu_ms) },
+    // `others`: every other process on the machine (this benchmark's idle children, other people's work).
+    cores: { target: cores(cpu), sim: cores(simCpu), load: cores(result.cpu_ms), others: cores(Math.max(0, otherCpu)) },
   };
 }
 
@@ -274,7 +278,7 @@ async function main() {
       });
     }
   }
-  console.log(`\n${TOKENS} tokens per stream at ${TOKENS_PER_SECOND}/s (KiB per stream = RSS growth ÷ streams; CPU per relayed token; probe times in ms; cores used over the case by the target, the slow simulator and the load generator; the machine's 1-minute load average when every stream was open):\n`);
+  console.log(`\n${TOKENS} tokens per stream at ${TOKENS_PER_SECOND}/s (KiB per stream = RSS growth ÷ streams; CPU per relayed token; probe times in ms; cores used over the case by the target, the slow simulator, the load generator and every other process; the machine's 1-minute load average when every stream was open):\n`);
   console.log(
     table(rows, [
       ['streams', (r) => r.streams],
@@ -290,7 +294,7 @@ async function main() {
       ['× Portkey', (r) => r.cpu_vs_portkey],
       ['probe p50', (r) => r.probe_p50_ms],
       ['probe p99', (r) => r.probe_p99_ms],
-      ['cores t/sim/load', (r) => `${r.cores.target}/${r.cores.sim}/${r.cores.load}`],
+      ['cores t/sim/load/others', (r) => `${r.cores.target}/${r.cores.sim}/${r.cores.load}/${r.cores.others}`],
       ['load avg', (r) => r.load_1m],
     ]),
   );
