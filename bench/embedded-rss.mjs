@@ -6,7 +6,9 @@
 //   BENCH_BUNDLE=path/main.js              another build to measure (e.g. a copy of an earlier one, to compare)
 //
 // Each start is timed from spawn to the edge answering /readyz; RSS is read from /proc/<pid>/status after
-// the idle wait (VmRSS, and VmHWM for the peak). The data directory is a fresh temp dir, removed at the end.
+// the idle wait (VmRSS, and VmHWM for the peak). startCpuS is the CPU time the start took (the process and
+// the children it waited for, from /proc/<pid>/stat): on a busy machine it varies less than the wall time.
+// The data directory is a fresh temp dir, removed at the end.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -24,6 +26,13 @@ function memoryOf(pid) {
   return { rssMiB: Math.round(field('VmRSS')), peakMiB: Math.round(field('VmHWM')) };
 }
 
+// Fields 14-17 after the command name: utime, stime, cutime, cstime, in clock ticks (100 a second on Linux).
+function cpuSecondsOf(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return fields.slice(11, 15).reduce((sum, ticks) => sum + Number(ticks), 0) / 100;
+}
+
 async function startOnce(label, dataDir) {
   const port = await freePort();
   const startedAt = performance.now();
@@ -33,12 +42,13 @@ async function startOnce(label, dataDir) {
     SBC_BOOTSTRAP_KEY: KEY,
     LOG_LEVEL: 'warn',
   });
-  await waitReady(state, `http://127.0.0.1:${port}/readyz`, {}, 180_000);
+  await waitReady(state, `http://127.0.0.1:${port}/readyz`, {}, 300_000);
   const startMs = Math.round(performance.now() - startedAt);
+  const startCpuS = cpuSecondsOf(state.child.pid);
   await new Promise((resolve) => setTimeout(resolve, idleMs));
   const memory = memoryOf(state.child.pid);
   await stopChildren();
-  return { start: label, startMs, ...memory };
+  return { start: label, startMs, startCpuS, ...memory };
 }
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'sbc-rss-'));
