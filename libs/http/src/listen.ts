@@ -85,6 +85,13 @@ function checkingIntervalMs(limits: HttpLimits): number {
   return Math.max(50, Math.min(1_000, Math.floor(Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 4)));
 }
 
+/**
+ * Connections the kernel may hold accepted-but-not-yet-taken. Node's default (511) overflows when thousands of
+ * streaming callers connect within a second while the event loop is busy relaying, and an overflowing queue
+ * drops connections (callers see resets and connect timeouts). The kernel caps it at net.core.somaxconn.
+ */
+const LISTEN_BACKLOG = 4_096;
+
 export async function listen(handler: RequestListener, options: ListenOptions): Promise<RunningHttpServer> {
   const limits = { ...DEFAULT_HTTP_LIMITS, ...options.limits };
   let draining = false;
@@ -126,7 +133,7 @@ export async function listen(handler: RequestListener, options: ListenOptions): 
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port, options.host, () => {
+    server.listen({ port: options.port, host: options.host, backlog: LISTEN_BACKLOG }, () => {
       server.off('error', reject);
       resolve();
     });
