@@ -9,6 +9,7 @@
 //                                           into BENCH_PORTKEY_DIR, by default under the OS temp dir: never a project dependency)
 //   BENCH_OUT=1                             write the JSON to bench/results/streams-<timestamp>.json (or BENCH_OUT=<file.json>)
 //   BENCH_GATEWAY_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'   node flags for the edge (profiling)
+//   BENCH_FLOOR_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof-floor'  the same for the floor, to compare profiles
 //
 // Processes, each its own child: a slow simulator (SIM_TOKENS_PER_SECOND drip) for the streams, a fast one
 // (no latency) for the probe, the account service, the edge (the gateway bundle alone, as in services mode),
@@ -211,7 +212,7 @@ async function main() {
   await waitReady(slow, `${slowOrigin}/v1/models`, { authorization: `Bearer ${SIM_KEY}` });
   await waitReady(fast, `${fastOrigin}/v1/models`, { authorization: `Bearer ${SIM_KEY}` });
 
-  const forwarder = startChild('forwarder', path.join(root, 'bench/lib/forwarder.mjs'), { ...trustSim, FORWARD_PORT: String(forwardPort), FORWARD_UPSTREAM: slowOrigin, FORWARD_FAST_UPSTREAM: fastOrigin });
+  const forwarder = startChild('forwarder', path.join(root, 'bench/lib/forwarder.mjs'), { ...trustSim, FORWARD_PORT: String(forwardPort), FORWARD_UPSTREAM: slowOrigin, FORWARD_FAST_UPSTREAM: fastOrigin }, env.BENCH_FLOOR_NODE_ARGS ? env.BENCH_FLOOR_NODE_ARGS.split(' ') : []);
   await waitReady(forwarder, `http://127.0.0.1:${forwardPort}/readyz`);
 
   const account = startChild('account', path.join(root, 'dist/apps/account/main.js'), {
