@@ -4,6 +4,7 @@
 //   node bench/embedded-rss.mjs            needs dist/apps/embedded (npx nx run embedded:build)
 //   BENCH_IDLE_MS=N                        how long the process idles before its RSS is read (default 5000)
 //   BENCH_BUNDLE=path/main.js              another build to measure (e.g. a copy of an earlier one, to compare)
+//   BENCH_NODE_ARGS='…'                    node flags (default: those of package.json's start script)
 //
 // Each start is timed from spawn to the edge answering /readyz; RSS is read from /proc/<pid>/status after
 // the idle wait (VmRSS, and VmHWM for the peak). startCpuS is the CPU time the start took (the process and
@@ -18,6 +19,8 @@ import { freePort, startChild, stopChildren, waitReady } from './lib/procs.mjs';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const idleMs = Number(process.env.BENCH_IDLE_MS ?? 5000);
 const bundle = path.resolve(root, process.env.BENCH_BUNDLE ?? 'dist/apps/embedded/main.js');
+// The node flags `npm start` runs the bundle with (package.json's start script), so the figures are its own.
+const nodeArgs = (process.env.BENCH_NODE_ARGS ?? /^node ((?:--\S+ )*)/.exec(JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).scripts.start)?.[1] ?? '').split(' ').filter(Boolean);
 const KEY = 'sbc_' + 'benchembeddedrss0123456789abcdef';
 
 function memoryOf(pid) {
@@ -41,7 +44,7 @@ async function startOnce(label, dataDir) {
     SBC_DATA_DIR: dataDir,
     SBC_BOOTSTRAP_KEY: KEY,
     LOG_LEVEL: 'warn',
-  });
+  }, nodeArgs);
   await waitReady(state, `http://127.0.0.1:${port}/readyz`, {}, 300_000);
   const startMs = Math.round(performance.now() - startedAt);
   const startCpuS = cpuSecondsOf(state.child.pid);
