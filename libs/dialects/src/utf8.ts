@@ -11,6 +11,8 @@ export interface Utf8Decoder {
  * sequence one U+FFFD, the same text from each chunk), for a fraction of its cost: Node's TextDecoder
  * leaves its fast path once asked to stream, which made decoding the largest part of relaying a token.
  * Whole characters are decoded by Buffer#toString, which replaces invalid sequences by the same rule.
+ * (Node's StringDecoder is as fast but holds back and replaces some invalid sequences otherwise, so the text
+ * of a chunk would differ from TextDecoder's.)
  */
 export function createUtf8Decoder(): Utf8Decoder {
   let held: Buffer | undefined;
