@@ -132,6 +132,7 @@ export async function exchange(
     let pending = '';
     let ended = false;
     let capped = false;
+    let awaitingDrain = false; // the caller's socket is full and the upstream paused until it drains
     let failed: UpstreamFailure | undefined;
     let drained = false;
     const guard = createOutputGuard(call.outputLimit, delivered);
@@ -212,9 +213,14 @@ export async function exchange(
           // the edge's memory; a hang-up while paused aborts like any other.
           const flushed = out.res.write(pending);
           pending = '';
-          if (!flushed) {
+          // Chunks the upstream had already delivered still come while paused: one drain listener is enough.
+          if (!flushed && !awaitingDrain) {
+            awaitingDrain = true;
             reply.pause();
-            out.res.once('drain', () => reply.resume());
+            out.res.once('drain', () => {
+              awaitingDrain = false;
+              reply.resume();
+            });
           }
         },
         end() {
