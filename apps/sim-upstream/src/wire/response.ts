@@ -9,9 +9,6 @@ export interface SimResponse {
   getHeader(name: string): unknown;
   flushHeaders(): void;
   write(chunk: string): boolean;
-  cork(): void;
-  uncork(): void;
-  readonly writableCorked: number;
   end(): unknown;
   once(event: 'close' | 'drain', listener: () => void): unknown;
   off(event: 'drain', listener: () => void): unknown;

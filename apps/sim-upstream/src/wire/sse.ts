@@ -28,11 +28,6 @@ export function openSse(res: SimResponse, signal: AbortSignal): SseStream {
 
   async function write(frame: string): Promise<boolean> {
     if (signal.aborted || res.destroyed) return false;
-    // Frames due in the same tick (a role chunk and the first token, the finish chunk and [DONE]) leave as one write.
-    if (res.writableCorked === 0) {
-      res.cork();
-      process.nextTick(() => res.uncork());
-    }
     if (res.write(frame)) return true;
     // Respect backpressure: wait for the socket to drain, or for the client to leave.
     return new Promise((resolve) => {
