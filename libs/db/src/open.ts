@@ -1,6 +1,7 @@
 import { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
+import pg from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { applyMigrations, readMigrations } from './migrations';
 import { initialisePgliteDirs } from './pglite-init';
@@ -24,6 +25,11 @@ export interface Database<Client extends PrismaLike> {
   prisma: Client;
   sql: SqlConnection;
   kind: DatabaseTarget['kind'];
+  /**
+   * PostgreSQL only: the pool Prisma's queries run on, for the few reads that need the driver itself (COPY);
+   * a connection taken from it counts against the same bound as Prisma's.
+   */
+  pool?: pg.Pool;
   /** Migrations this open applied (empty when the schema was current). */
   applied: string[];
   close(): Promise<void>;
@@ -77,14 +83,19 @@ export async function openDatabase<Client extends PrismaLike>(
   const sql = await postgresConnection(target.url);
   try {
     const applied = await applyMigrations(sql, options.service, migrations);
-    const prisma = options.createClient(new PrismaPg({ connectionString: target.url, max: options.maxConnections ?? 10 }));
+    const pool = new pg.Pool({ connectionString: target.url, max: options.maxConnections ?? 10 });
+    // An idle connection's error (the server restarting) must not crash the process; the next query reports it.
+    pool.on('error', () => undefined);
+    const prisma = options.createClient(new PrismaPg(pool));
     return {
       prisma,
       sql,
       kind: 'postgres',
+      pool,
       applied,
       async close() {
         await prisma.$disconnect();
+        await pool.end();
         await sql.close();
       },
     };

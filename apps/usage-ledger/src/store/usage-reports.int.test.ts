@@ -1,5 +1,6 @@
 import { createTestDatabase, type TestDatabase } from '@sbc/testing';
 import { loadUsageLedgerConfig, start, type RunningUsageLedger } from '../main';
+import { copyExportPages, prismaExportPages } from './export-pages';
 import { applyGenerations, type GenerationRow } from './generations';
 import { addUp, createUsageReports, type CallRow, type GroupTotals, type Metrics, type UsageScope } from './usage-reports';
 
@@ -106,7 +107,7 @@ describe('usage totals per group', () => {
   const byId = (groups: GroupTotals[]) => [...groups].sort((a, b) => (a.id < b.id ? -1 : 1));
 
   it('match a scan of the calls for any window: partial hours, whole hours and whole days read from where they are exact', async () => {
-    const reports = createUsageReports(running.database.prisma);
+    const reports = createUsageReports(running.database.prisma, prismaExportPages(running.database.prisma));
     const next = random(42);
     const scopes: UsageScope[] = [{ accountId: 'usr_reports' }, { orgId: 'org_reports' }];
     let compared = 0;
@@ -128,7 +129,7 @@ describe('usage totals per group', () => {
   }, 120_000);
 
   it('a window inside one hour, and one of whole days only, each still count every call once', async () => {
-    const reports = createUsageReports(running.database.prisma);
+    const reports = createUsageReports(running.database.prisma, prismaExportPages(running.database.prisma));
     const scope = { accountId: 'usr_reports' };
     for (const [from, to] of [
       ['2026-03-28T10:15:00.001Z', '2026-03-28T10:45:00Z'],
@@ -186,7 +187,11 @@ function csvRow(row: CallRow, incognito: boolean): string {
 describe('the export file', () => {
   let db: TestDatabase;
   let running: RunningUsageLedger;
+  /** The same calls in an embedded (PGlite) ledger, whose export reads through Prisma. */
+  let embedded: RunningUsageLedger;
   const accountId = 'usr_export';
+  /** An account id and event ids that are only safe in SQL as values, for the COPY path's quoted literals. */
+  const quotingAccountId = String.raw`usr_o'brien\ "x"; --`;
   const quiet = ['plain', '', 'ünïcödé 🙂 \u2028', 'slash / and spaces'];
   const hostile = ['plain', 'comma, inside', 'a "quoted" word', 'line\nbreak', 'carriage\rreturn', 'tab\tand \u0001 control', 'back\\slash /', 'ünïcödé 🙂 \u2028', ''];
   beforeAll(async () => {
@@ -194,6 +199,7 @@ describe('the export file', () => {
     running = await start(
       loadUsageLedgerConfig({ USAGE_LEDGER_GRPC_PORT: '0', USAGE_LEDGER_HTTP_PORT: '0', DATABASE_URL: db.databaseUrl, SBC_DATA_DIR: 'memory://', LOG_LEVEL: 'silent' }),
     );
+    embedded = await start(loadUsageLedgerConfig({ USAGE_LEDGER_GRPC_PORT: '0', USAGE_LEDGER_HTTP_PORT: '0', SBC_DATA_DIR: 'memory://', LOG_LEVEL: 'silent' }));
     const costs = [0, 0.000000001, 0.000000004, 0.00000012, 0.000000123, 0.0000005, 0.000001, 0.0000123, 0.25, 3.000000001, 123456.123456789, -0.000000002, -1.5];
     const rows: GenerationRow[] = Array.from({ length: 2_345 }, (_, n) => {
       // Every other call's text needs no quoting or escaping, the rest's mostly does: both renderings are used.
@@ -226,22 +232,39 @@ describe('the export file', () => {
         fairUseCredits: 0,
       };
     });
-    for (let i = 0; i < rows.length; i += 500) await applyGenerations(running.database.prisma, rows.slice(i, i + 500));
-  }, 60_000);
+    const quoting = rows.slice(0, 20).map((row, n) => ({ ...row, accountId: quotingAccountId, eventId: `evt_'\\${n}"` }));
+    for (const ledger of [running, embedded]) {
+      for (let i = 0; i < rows.length; i += 500) await applyGenerations(ledger.database.prisma, rows.slice(i, i + 500));
+      await applyGenerations(ledger.database.prisma, quoting);
+    }
+  }, 120_000);
   afterAll(async () => {
     await running?.stop();
+    await embedded?.stop();
     await db?.drop();
   });
 
-  async function read(format: 'csv' | 'jsonl', incognito: boolean, pageRows: number, from = '2026-03-01T00:00:00Z', to = '2026-05-01T00:00:00Z'): Promise<{ text: string; chunks: number }> {
+  /** The export as the ledger serves it: from PostgreSQL by COPY, or from the embedded ledger through Prisma. */
+  const reportsOf = (via: 'postgres' | 'pglite') =>
+    via === 'postgres' ? createUsageReports(running.database.prisma, copyExportPages(running.database.pool!)) : createUsageReports(embedded.database.prisma, prismaExportPages(embedded.database.prisma));
+
+  async function read(
+    format: 'csv' | 'jsonl',
+    incognito: boolean,
+    pageRows: number,
+    from = '2026-03-01T00:00:00Z',
+    to = '2026-05-01T00:00:00Z',
+    options: { via?: 'postgres' | 'pglite'; scope?: UsageScope } = {},
+  ): Promise<{ text: string; chunks: number }> {
     const chunks: Buffer[] = [];
-    for await (const chunk of createUsageReports(running.database.prisma).exportFile({ accountId }, new Date(from), new Date(to), format, { omitSessionIds: incognito, pageRows })) chunks.push(chunk);
+    const file = reportsOf(options.via ?? 'postgres').exportFile(options.scope ?? { accountId }, new Date(from), new Date(to), format, { omitSessionIds: incognito, pageRows });
+    for await (const chunk of file) chunks.push(chunk);
     return { text: Buffer.concat(chunks).toString('utf8'), chunks: chunks.length };
   }
 
-  async function expected(incognito: boolean, from = '2026-03-01T00:00:00Z', to = '2026-05-01T00:00:00Z'): Promise<{ csv: string; jsonl: string }> {
+  async function expected(incognito: boolean, from = '2026-03-01T00:00:00Z', to = '2026-05-01T00:00:00Z', scope: UsageScope = { accountId }): Promise<{ csv: string; jsonl: string }> {
     const rows: CallRow[] = [];
-    for await (const page of createUsageReports(running.database.prisma).exportCalls({ accountId }, new Date(from), new Date(to), 1_000)) rows.push(...page);
+    for await (const page of reportsOf('postgres').exportCalls(scope, new Date(from), new Date(to), 1_000)) rows.push(...page);
     return { csv: `${CSV_HEADER}\r\n${rows.map((row) => csvRow(row, incognito)).join('')}`, jsonl: rows.map((row) => `${JSON.stringify(generationJson(row, incognito))}\n`).join('') };
   }
 
@@ -269,8 +292,53 @@ describe('the export file', () => {
   });
 
   it('comes in chunks of at most 1 MiB, whatever the page', async () => {
-    const { text, chunks } = await read('jsonl', false, 10_000);
-    expect(Buffer.byteLength(text)).toBeGreaterThan(1 << 20);
-    expect(chunks).toBe(Math.ceil(Buffer.byteLength(text) / (1 << 20)));
+    for (const via of ['postgres', 'pglite'] as const) {
+      const { text, chunks } = await read('jsonl', false, 10_000, undefined, undefined, { via });
+      expect(Buffer.byteLength(text)).toBeGreaterThan(1 << 20);
+      expect(chunks).toBe(Math.ceil(Buffer.byteLength(text) / (1 << 20)));
+    }
   });
+
+  it('is the same bytes from the embedded ledger (PGlite, through Prisma) as from PostgreSQL (COPY)', async () => {
+    for (const incognito of [false, true]) {
+      for (const format of ['csv', 'jsonl'] as const) {
+        const fromPostgres = await read(format, incognito, 1_000);
+        expect((await read(format, incognito, 1_000, undefined, undefined, { via: 'pglite' })).text).toBe(fromPostgres.text);
+      }
+    }
+  }, 60_000);
+
+  it('takes quotes, backslashes and SQL in an account id and in the event ids it pages after as values', async () => {
+    const scope = { accountId: quotingAccountId };
+    const want = await expected(false, undefined, undefined, scope);
+    expect(want.jsonl.split('\n')).toHaveLength(21);
+    for (const via of ['postgres', 'pglite'] as const) {
+      expect((await read('jsonl', false, 1, undefined, undefined, { via, scope })).text).toBe(want.jsonl);
+      expect((await read('csv', false, 3, undefined, undefined, { via, scope })).text).toBe(want.csv);
+    }
+  });
+
+  it('a caller who leaves mid-export leaves no database connection behind: after more abandoned exports than the pool holds, the next export still finishes', async () => {
+    const pool = running.database.pool!;
+    const reports = reportsOf('postgres');
+    const window = [{ accountId }, new Date('2026-03-01T00:00:00Z'), new Date('2026-05-01T00:00:00Z')] as const;
+    for (let n = 0; n < pool.options.max + 2; n++) {
+      const abort = new AbortController();
+      const file = reports.exportFile(...window, 'jsonl', { omitSessionIds: false, pageRows: 100, signal: abort.signal });
+      // Half leave by dropping the stream, half by cancelling it (as the edge does when its caller goes).
+      let chunks = 0;
+      for await (const chunk of file) {
+        expect(chunk.length).toBeGreaterThan(0);
+        chunks += 1;
+        if (n % 2 === 0) break;
+        abort.abort();
+      }
+      expect(chunks).toBe(1);
+    }
+    expect((await read('jsonl', false, 100)).text).toBe((await expected(false)).jsonl);
+    // A page read ahead for an abandoned export finishes on its own and gives its connection back.
+    for (let waited = 0; pool.idleCount < pool.totalCount && waited < 5_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(pool.idleCount).toBe(pool.totalCount);
+    expect(pool.waitingCount).toBe(0);
+  }, 60_000);
 });

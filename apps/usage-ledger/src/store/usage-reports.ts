@@ -1,5 +1,6 @@
 import { keysetRange, toPage, type ListEnvelope } from '@sbc/pagination';
 import type { PrismaClient } from '../generated/prisma/client';
+import type { ExportPage, ReadExportPage } from './export-pages';
 
 /** Whose usage: an account, or a team (every call made with that team's keys). */
 export type UsageScope = { accountId: string } | { orgId: string };
@@ -176,7 +177,11 @@ function scopeValue(scope: UsageScope): string {
 /** A group id as shown: calls made with no key (a session) group under `(none)`. */
 const groupId = (id: string) => (id === '' ? '(none)' : id);
 
-export function createUsageReports(db: PrismaClient) {
+/**
+ * Usage reports over the ledger's calls and rollups. `readExportPage` reads the export file's pages: through
+ * Prisma, or straight from PostgreSQL's wire where the driver is at hand (main.ts chooses).
+ */
+export function createUsageReports(db: PrismaClient, readExportPage: ReadExportPage) {
   const query = <T>(sql: string, ...params: unknown[]) => db.$queryRawUnsafe<T[]>(sql, ...params);
 
   /**
@@ -328,24 +333,20 @@ export function createUsageReports(db: PrismaClient) {
     /**
      * The export file of a window (GET /v1/usage/export), oldest call first, each line rendered by PostgreSQL,
      * a page at a time (a keyset loop on the (scope, ts, event_id) index), and handed out in chunks of at most
-     * EXPORT_CHUNK_BYTES: a row is one string on the way, never an object of fields. The next page is read
+     * 1 MiB (EXPORT_CHUNK_BYTES): a row is one line on the way, never an object of fields. The next page is read
      * while this one is handed out, so the database and the stream work side by side; memory holds about two
      * pages.
      */
     async *exportFile(scope: UsageScope, from: Date, to: Date, format: ExportFormat, options: { omitSessionIds: boolean; pageRows: number; signal?: AbortSignal }): AsyncGenerator<Buffer> {
       const line = format === 'csv' ? csvLine(options.omitSessionIds) : jsonLine(options.omitSessionIds);
-      const readPage = (afterEventId?: string): Promise<ExportLine[]> => {
+      const readPage = (head: string, afterEventId?: string): Promise<ExportPage> => {
         // Lines one per row: aggregating them in PostgreSQL (string_agg) costs it more than the rows do.
-        const page = query<ExportLine>(
-          `SELECT ${line} AS line, event_id FROM usage_generations
-           WHERE ${CALLS.scope(scope, '$1')} AND ts >= $2::timestamptz AND ts < $3::timestamptz
-             ${afterEventId ? 'AND (ts, event_id) > (SELECT ts, event_id FROM usage_generations WHERE event_id = $5)' : ''}
-           ORDER BY ts ASC, event_id ASC LIMIT $4`,
-          scopeValue(scope),
-          from.toISOString(),
-          to.toISOString(),
-          options.pageRows,
-          ...(afterEventId ? [afterEventId] : []),
+        const page = readExportPage(
+          (bind) => `SELECT ${line} AS line, event_id FROM usage_generations
+           WHERE ${CALLS.scope(scope, bind(scopeValue(scope)))} AND ts >= ${bind(from.toISOString())}::timestamptz AND ts < ${bind(to.toISOString())}::timestamptz
+             ${afterEventId ? `AND (ts, event_id) > (SELECT ts, event_id FROM usage_generations WHERE event_id = ${bind(afterEventId)})` : ''}
+           ORDER BY ts ASC, event_id ASC LIMIT ${bind(String(options.pageRows))}::integer`,
+          head,
         );
         // Read ahead while the caller holds the previous page: a failure surfaces when it is awaited, and an
         // export abandoned in between must not leave it unhandled.
@@ -353,16 +354,11 @@ export function createUsageReports(db: PrismaClient) {
         return page;
       };
       // The header goes out with the first page, so an export that fails to start fails before any byte is sent.
-      let header = format === 'csv' ? `${CSV_COLUMNS.join(',')}\r\n` : '';
-      let next: Promise<ExportLine[]> | undefined = readPage();
+      let next: Promise<ExportPage> | undefined = readPage(format === 'csv' ? `${CSV_COLUMNS.join(',')}\r\n` : '');
       while (next && !options.signal?.aborted) {
-        const page: ExportLine[] = await next;
-        next = page.length === options.pageRows ? readPage(page.at(-1)!.event_id) : undefined;
-        let text = header;
-        for (const row of page) text += row.line;
-        header = '';
-        const bytes = Buffer.from(text);
-        for (let at = 0; at < bytes.length; at += EXPORT_CHUNK_BYTES) yield bytes.subarray(at, at + EXPORT_CHUNK_BYTES);
+        const page: ExportPage = await next;
+        next = page.rows === options.pageRows ? readPage('', page.lastEventId) : undefined;
+        yield* page.chunks;
       }
     },
 
@@ -428,15 +424,6 @@ const CALL_COLUMNS = `event_id, request_id, ts, model, key_id, key_label, sessio
   ttft_ms, stream, dialect_in, route`;
 
 export type ExportFormat = 'csv' | 'jsonl';
-
-/** A call rendered as a line of the export, with its event id (the keyset cursor after it). */
-interface ExportLine {
-  line: string;
-  event_id: string;
-}
-
-/** Under gRPC's default 4 MiB receive limit, with room to spare. */
-const EXPORT_CHUNK_BYTES = 1 << 20;
 
 /** The export's CSV header; the same columns as the JSON lines, in this order. */
 const CSV_COLUMNS = [
