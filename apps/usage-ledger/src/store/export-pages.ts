@@ -106,6 +106,7 @@ class CopyOutPage implements pg.Submittable {
     }
   }
 
+  /** pg calls this after the last row; the page is settled at ReadyForQuery, which follows it. */
   handleCommandComplete(): void {}
 
   handleReadyForQuery(): void {
