@@ -14,9 +14,9 @@ function fakeBroker() {
   const sendBatch: SendBatch = (messages) =>
     new Promise<void>((resolve, reject) => batches.push({ messages, ack: resolve, fail: (err) => reject(err ?? new Error('broker down')) }));
   let taken = 0;
-  /** The next batch the producer sent, waiting up to ~400 ms for it. */
+  /** The next batch the producer sent, waiting up to ~2 s for it (a loaded CI machine is slow). */
   const next = async () => {
-    for (let i = 0; i < 200 && batches.length <= taken; i++) await sleep(2);
+    for (let i = 0; i < 1_000 && batches.length <= taken; i++) await sleep(2);
     const batch = batches[taken++];
     if (!batch) throw new Error('no batch was sent');
     return batch;
@@ -27,7 +27,8 @@ function fakeBroker() {
 describe('batching producer', () => {
   it('send returns before anything reaches the broker, and messages within the linger go in one batch', async () => {
     const broker = fakeBroker();
-    const producer = createBatchingProducer(broker.sendBatch, { lingerMs: 20, logger });
+    // A linger far longer than the 5 ms pause below, so that a loaded machine cannot end it early.
+    const producer = createBatchingProducer(broker.sendBatch, { lingerMs: 300, logger });
     producer.send('t', msg('a'));
     producer.send('t', msg('b'));
     expect(broker.batches).toHaveLength(0);
