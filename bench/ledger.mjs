@@ -328,6 +328,8 @@ async function readRoutes(origin, runs, processes, dbName) {
   const routes = {
     usage: '/v1/usage',
     daily: '/v1/usage/daily',
+    // A zone whose midnights fall inside UTC hours (+05:30): the hours they cut are read from the calls.
+    daily_kolkata: '/v1/usage/daily?tz=Asia/Kolkata',
     breakdown_day: '/v1/usage/breakdown?group=model',
     breakdown_hour: '/v1/usage/breakdown?bucket=hour&group=key',
     report: '/v1/usage/report',

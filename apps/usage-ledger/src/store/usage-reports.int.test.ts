@@ -140,6 +140,46 @@ describe('usage totals per group', () => {
       expect(fast.model.totals).toEqual((await scanCalls(scope, new Date(from), new Date(to), 'model')).totals);
     }
   });
+
+  it('day buckets in zones with :30 and :45 offsets match a scan of the calls by local day (hours a midnight cuts come from the calls)', async () => {
+    const reports = createUsageReports(running.database.prisma, prismaExportPages(running.database.prisma));
+    const next = random(11);
+    const scope = { accountId: 'usr_reports' };
+    let compared = 0;
+    for (const tz of ['Asia/Kolkata', 'Asia/Kathmandu', 'America/St_Johns', 'Australia/Adelaide', 'Australia/Lord_Howe']) {
+      for (let n = 0; n < 4; n++) {
+        const [a, b] = [edge(next), edge(next)].sort((x, y) => x - y);
+        if (a === b) continue;
+        const got = await reports.buckets(scope, { from: new Date(a!), to: new Date(b!), tz }, 'day', 'model');
+        const scanned = await running.database.prisma.$queryRawUnsafe<Array<{ day: string; model: string; requests: string; failed: string; tokens_in: string; tokens_out: string; credits: string }>>(
+          `SELECT to_char(date_trunc('day', ts AT TIME ZONE $4), 'YYYY-MM-DD') AS day, model, count(*)::text AS requests, count(*) FILTER (WHERE status >= 400)::text AS failed,
+                  sum(tokens_prompt)::text AS tokens_in, sum(tokens_completion)::text AS tokens_out, sum(credits_charged)::text AS credits
+           FROM usage_generations WHERE account_id = $1 AND ts >= $2::timestamptz AND ts < $3::timestamptz GROUP BY 1, 2`,
+          scope.accountId,
+          got.from.toISOString(),
+          got.to.toISOString(),
+          tz,
+        );
+        const fromBuckets = got.buckets.flatMap((bucket) =>
+          [...bucket.by].map(([model, m]) => ({ day: bucket.key, model, requests: m.requests, failed: m.failed, tokensIn: m.tokensIn, tokensOut: m.tokensOut, credits: Math.round(m.credits * 1e6) / 1e6 })),
+        );
+        const fromCalls = scanned.map((row) => ({
+          day: row.day,
+          model: row.model,
+          requests: Number(row.requests),
+          failed: Number(row.failed),
+          tokensIn: Number(row.tokens_in),
+          tokensOut: Number(row.tokens_out),
+          credits: Math.round(Number(row.credits) * 1e6) / 1e6,
+        }));
+        const order = (rows: typeof fromCalls) => [...rows].sort((x, y) => (x.day + x.model < y.day + y.model ? -1 : 1));
+        const window = `${tz} ${got.from.toISOString()} .. ${got.to.toISOString()}`;
+        expect({ window, rows: order(fromBuckets) }).toEqual({ window, rows: order(fromCalls) });
+        compared += fromCalls.reduce((sum, row) => sum + row.requests, 0);
+      }
+    }
+    expect(compared).toBeGreaterThan(1_000); // the windows held calls
+  }, 120_000);
 });
 
 /** A call as the spec's UsageGeneration, written the way the edge writes one for GET /v1/usage/requests. */
