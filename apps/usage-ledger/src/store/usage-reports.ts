@@ -272,8 +272,9 @@ export function createUsageReports(db: PrismaClient, readExportPage: ReadExportP
     const from = frames[0]!.start;
     const to = frames.at(-1)!.end;
     const boundaries = frames.flatMap((f) => [f.start, f.end]);
-    const cutHours = [...new Set(boundaries.filter((at) => at.getTime() % HOUR_MS !== 0).map((at) => Math.floor(at.getTime() / HOUR_MS) * HOUR_MS))];
-    const source = cutHours.length > 0 && bucket === 'day' ? hoursAndCutHours(scope, '$5') : sourceFor(boundaries, window.tz);
+    // Hour buckets always start on whole UTC hours; day buckets do not in :30 and :45 zones.
+    const cutHours = bucket === 'day' ? [...new Set(boundaries.filter((at) => at.getTime() % HOUR_MS !== 0).map((at) => Math.floor(at.getTime() / HOUR_MS) * HOUR_MS))] : [];
+    const source = cutHours.length > 0 ? hoursAndCutHours(scope, '$5') : sourceFor(boundaries, window.tz);
     const bucketOf = bucket === 'day' ? `to_char(date_trunc('day', ${source.time} AT TIME ZONE $4), 'YYYY-MM-DD')` : `to_char(date_trunc('hour', ${source.time} AT TIME ZONE 'UTC'), 'YYYY-MM-DD"T"HH24')`;
     const dim = group ? source.dims[group] : `''`;
     const rows = await query<MetricsRow & { bucket: string; gid: string; label: string | null }>(
@@ -283,7 +284,7 @@ export function createUsageReports(db: PrismaClient, readExportPage: ReadExportP
       from.toISOString(),
       to.toISOString(),
       ...(bucket === 'day' ? [window.tz] : []),
-      ...(cutHours.length > 0 && bucket === 'day' ? [cutHours.map((at) => new Date(at).toISOString()).join(',')] : []),
+      ...(cutHours.length > 0 ? [cutHours.map((at) => new Date(at).toISOString()).join(',')] : []),
     );
     const frameKey = (frame: { key: string; start: Date }) => (bucket === 'day' ? frame.key : frame.start.toISOString().slice(0, 13));
     const byFrame = new Map<string, Bucket>(frames.map((frame) => [frameKey(frame), { key: frame.key, start: frame.start, metrics: ZERO_METRICS, by: new Map() }]));
