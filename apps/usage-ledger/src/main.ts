@@ -12,7 +12,7 @@ import { PrismaClient } from './generated/prisma/client';
 import { createLedgerService } from './rpc/ledger-service';
 import { anthropicCostReport, openAiCostReport, type CostReportReader } from './spend/cost-reports';
 import { createSpend } from './spend/spend';
-import { copyExportPages, prismaExportPages } from './store/export-pages';
+import { exportPagesFor } from './store/export-pages';
 import { createUsageReports } from './store/usage-reports';
 
 export { loadUsageLedgerConfig, type UsageLedgerConfig } from './config';
@@ -113,8 +113,7 @@ export async function start(config: UsageLedgerConfig, overrides: UsageLedgerOve
         sweepTimer.unref();
       },
       register(rpc, database) {
-        // On PostgreSQL the export reads its pages with COPY on Prisma's pool; PGlite's go through Prisma.
-        const reports = createUsageReports(database.prisma, database.pool ? copyExportPages(database.pool) : prismaExportPages(database.prisma));
+        const reports = createUsageReports(database.prisma, exportPagesFor(database));
         const spend = createSpend({ db: database.prisma, reports, logger, costReports, refreshMs: config.spendRefreshMs });
         rpc.add(UsageLedgerService, createLedgerService({ db: database.prisma, reports, spend, publisher: balances! }));
       },

@@ -18,6 +18,11 @@ export interface ExportPage {
  */
 export type ReadExportPage = (select: (bind: (value: string) => string) => string, head: string) => Promise<ExportPage>;
 
+/** The page reader for a ledger's database: COPY on PostgreSQL, where the driver's pool is at hand; Prisma on PGlite. */
+export function exportPagesFor(database: { prisma: PrismaClient; pool?: pg.Pool }): ReadExportPage {
+  return database.pool ? copyExportPages(database.pool) : prismaExportPages(database.prisma);
+}
+
 /** Pages through Prisma (PGlite, embedded): each line arrives as a string and the page is encoded at once. */
 export function prismaExportPages(db: PrismaClient): ReadExportPage {
   return async (select, head) => {
