@@ -14,9 +14,10 @@ const SECRETS_KEY = randomBytes(32).toString('base64');
 describe('account service start', () => {
   let db: TestDatabase;
   const config = (env: Record<string, string> = { SBC_BOOTSTRAP_KEY: KEY }) =>
-    loadAccountConfig({ ACCOUNT_GRPC_PORT: '0', ACCOUNT_HTTP_PORT: '0', DATABASE_URL: db.databaseUrl, SBC_DATA_DIR: 'memory://', UPSTREAM_SECRETS_KEY: SECRETS_KEY, LOG_LEVEL: 'silent', ...env });
+    loadAccountConfig({ ACCOUNT_GRPC_PORT: '0', ACCOUNT_HTTP_PORT: '0', DATABASE_URL: db.databaseUrl, SBC_DATA_DIR: db.dataDir, UPSTREAM_SECRETS_KEY: SECRETS_KEY, LOG_LEVEL: 'silent', ...env });
   beforeAll(async () => {
-    db = await createTestDatabase('account');
+    // Every test restarts the service on the same database.
+    db = await createTestDatabase('account', { restarts: true });
   });
   afterAll(async () => {
     await db?.drop();

@@ -1,6 +1,3 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { create, toBinary, type MessageInitShape } from '@bufbuild/protobuf';
 import { timestampFromMs } from '@bufbuild/protobuf/wkt';
 import { createBus, flushWithin, type Bus } from '@sbc/bus';
@@ -85,9 +82,6 @@ export async function startUsageStack(label: string, extra: { ledgerEnv?: Record
   let ledger: RunningUsageLedger | undefined;
   let edge: RunningGateway | undefined;
   let ledgerRpc: RpcClientOf<typeof UsageLedgerService> | undefined;
-  // Without a PostgreSQL server the ledger runs on PGlite: in a directory, not in memory, so that its rows
-  // outlive restartLedger as they do on a server.
-  let ledgerDataDir: string | undefined;
   const stop = async () => {
     ledgerRpc?.close();
     await edge?.stop();
@@ -99,22 +93,21 @@ export async function startUsageStack(label: string, extra: { ledgerEnv?: Record
     await pubsub?.close();
     await store.close();
     for (const db of dbs) await db.drop();
-    if (ledgerDataDir) await rm(ledgerDataDir, { recursive: true, force: true });
   };
   try {
     sim = await startSim(loadSimConfig({ SIM_PORT: '0', SIM_LATENCY_MS: '0', SIM_TOKENS_PER_SECOND: '0', LOG_LEVEL: 'silent' }));
     const accountDb = await createTestDatabase(`${label}_account`);
     dbs.push(accountDb);
     account = await startTestAccount({ databaseUrl: accountDb.databaseUrl, redisUrl, pubsub, bootstrapKey: USAGE_OWNER_KEY });
-    const ledgerDb = await createTestDatabase(`${label}_ledger`);
+    // Its rows outlive restartLedger, on PGlite too.
+    const ledgerDb = await createTestDatabase(`${label}_ledger`, { restarts: true });
     dbs.push(ledgerDb);
-    if (!ledgerDb.databaseUrl) ledgerDataDir = await mkdtemp(path.join(tmpdir(), 'sbc-usage-ledger-'));
     const ledgerEnv = (ports: { grpc: string; http: string }) =>
       loadUsageLedgerConfig({
         USAGE_LEDGER_GRPC_PORT: ports.grpc,
         USAGE_LEDGER_HTTP_PORT: ports.http,
         DATABASE_URL: ledgerDb.databaseUrl,
-        SBC_DATA_DIR: ledgerDataDir ?? 'memory://',
+        SBC_DATA_DIR: ledgerDb.dataDir,
         LOG_LEVEL: 'silent',
         ...extra.ledgerEnv,
       });

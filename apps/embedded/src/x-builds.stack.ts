@@ -94,7 +94,8 @@ export async function startXBuildsStack(
           X_POLL_MS: '200',
         }
       : {};
-    const buildsDb = await createTestDatabase(`${label}_builds`);
+    // Its rows outlive restartBuilds, on PGlite too.
+    const buildsDb = await createTestDatabase(`${label}_builds`, { restarts: true });
     dbs.push(buildsDb);
     const buildsPort = await freePort();
     const accountTarget = account.grpcAddress;
@@ -104,7 +105,7 @@ export async function startXBuildsStack(
           X_BUILDS_GRPC_PORT: String(buildsPort),
           X_BUILDS_HTTP_PORT: '0',
           DATABASE_URL: buildsDb.databaseUrl,
-          SBC_DATA_DIR: 'memory://',
+          SBC_DATA_DIR: buildsDb.dataDir,
           LOG_LEVEL: 'silent',
           BASE_URL: 'http://localhost:8080',
           APPS_DOMAIN,

@@ -65,7 +65,7 @@ describe('usage ledger: a poisoned event cannot block the ledger', () => {
   beforeAll(async () => {
     db = await createTestDatabase('usage_dead_letters');
     bus = createBus({ clientId: 'usage-ledger-test', logger, retry: { initialMs: 10, maxMs: 50 } });
-    running = await start(loadUsageLedgerConfig({ USAGE_LEDGER_GRPC_PORT: '0', USAGE_LEDGER_HTTP_PORT: '0', DATABASE_URL: db.databaseUrl, LOG_LEVEL: 'silent' }), { bus, logger });
+    running = await start(loadUsageLedgerConfig({ USAGE_LEDGER_GRPC_PORT: '0', USAGE_LEDGER_HTTP_PORT: '0', DATABASE_URL: db.databaseUrl, SBC_DATA_DIR: db.dataDir, LOG_LEVEL: 'silent' }), { bus, logger });
   });
 
   afterAll(async () => {
