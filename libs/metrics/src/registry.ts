@@ -4,6 +4,13 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 export { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /**
+ * How often the event-loop delay is sampled. prom-client's default (10 ms) wakes an idle process 100 times a
+ * second per registry: an idle edge spent about 0.6% of a core on it (0.07% at 100 ms), and the embedded
+ * start runs four registries. A stall still shows in full, as the sample after it comes late.
+ */
+const EVENT_LOOP_SAMPLE_MS = 100;
+
+/**
  * One Prometheus registry per service: the process's own figures (CPU, memory, event-loop lag, GC) plus
  * whatever the service registers, every series labelled with the service name. Services that share one
  * process (embedded mode) each keep their own registry and answer /metrics on their own port.
@@ -11,7 +18,7 @@ export { Counter, Gauge, Histogram, Registry } from 'prom-client';
 export function createMetricsRegistry(service: string): Registry {
   const registry = new Registry();
   registry.setDefaultLabels({ service });
-  collectDefaultMetrics({ register: registry });
+  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
   return registry;
 }
 
