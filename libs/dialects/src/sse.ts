@@ -16,7 +16,14 @@ export interface SseDecoder {
   feed(chunk: string | Uint8Array): void;
   /** The body ended: flushes the last event even when the upstream left out the closing blank line. */
   end(): void;
+  /**
+   * Everything fed so far ended with a blank line (LF LF), so no event, line or character is pending: the
+   * bytes that come next may be read apart (as the byte relay does) and this decoder fed after them.
+   */
+  atEventBoundary(): boolean;
 }
+
+const LF = 0x0a;
 
 /**
  * Upstream SSE bodies into events. eventsource-parser owns the framing rules (chunks split mid-line, CRLF
@@ -28,11 +35,19 @@ export function createSseDecoder(onEvent: (event: SseEvent) => void): SseDecoder
     onEvent: (message) => onEvent(message.event === undefined ? { data: message.data } : { event: message.event, data: message.data }),
   });
   let bytes: Utf8Decoder | undefined;
+  let boundary = false;
   return {
     feed(chunk) {
-      if (typeof chunk === 'string') parser.feed(chunk);
-      else parser.feed((bytes ??= createUtf8Decoder()).write(chunk));
+      if (typeof chunk === 'string') {
+        parser.feed(chunk);
+        boundary = chunk.endsWith('\n\n');
+      } else {
+        parser.feed((bytes ??= createUtf8Decoder()).write(chunk));
+        // Two line feeds last: no character is held back, and the text ends with them too.
+        boundary = chunk.length >= 2 && chunk[chunk.length - 1] === LF && chunk[chunk.length - 2] === LF;
+      }
     },
+    atEventBoundary: () => boundary,
     end() {
       if (bytes) parser.feed(bytes.end());
       // Some OpenAI-compatible servers close after `data: [DONE]\n` without the blank line that dispatches
@@ -40,6 +55,7 @@ export function createSseDecoder(onEvent: (event: SseEvent) => void): SseDecoder
       // malformed data, which the stream parsers report as an upstream error instead of losing it quietly.
       parser.feed('\n\n');
       parser.reset();
+      boundary = false;
     },
   };
 }

@@ -1,3 +1,4 @@
+import type { EventTemplate } from './event-template';
 import { dialectId } from './ids';
 import type { SseFrame, StopReason, StreamEvent, Usage } from './ir';
 import type { SseEvent } from './sse';
@@ -13,6 +14,12 @@ export interface UpstreamStreamParser {
 /** Upstream frames to forward unchanged (or nearly), plus the neutral events they carried for accounting. */
 export interface StreamPassthrough {
   push(event: SseEvent): { frames: SseFrame[]; events: StreamEvent[] };
+  /**
+   * The text deltas `push` now reads through a template, as bytes (event-template.ts): an event it reads is
+   * the frame `push` would forward, whose one neutral event is its slot's text (none when empty), and reading
+   * it leaves the passthrough as it was. Undefined while there is no such template.
+   */
+  textTemplate(): EventTemplate | undefined;
 }
 
 /** What a renderer produced, for the gateway's accounting and logs. */

@@ -1,7 +1,5 @@
 import {
-  createSseDecoder,
   droppedForUpstream,
-  encodeSse,
   mergeUsage,
   parseChatResponse,
   parseMessagesResponse,
@@ -13,7 +11,6 @@ import {
   usageFromMessages,
   ZERO_USAGE,
   type StopReason,
-  type UpstreamFailure,
   type Usage,
   UpstreamResponseError,
 } from '@sbc/dialects';
@@ -23,7 +20,8 @@ import { isAbort, UpstreamUnavailableError } from '../upstream/client';
 import type { CallResponse } from './call-response';
 import { dispatch, type DispatchDeps, type InFlight } from './dispatch';
 import { type CallerCall, type EngineCall } from './plan';
-import { CONTENT_EVENTS, createOutputGuard, DeliveredText, frameSource, usageOfAbandoned, usageOfCut } from './stream-frames';
+import { frameSource, usageOfAbandoned } from './stream-frames';
+import { DRAINED, StreamRelay } from './stream-relay';
 
 /** What a finished call reports for accounting. */
 export interface CallOutcome {
@@ -40,9 +38,6 @@ export interface ExchangeDeps extends DispatchDeps {
   /** Aborted when the edge's drain time is up (SHUTDOWN_DRAIN_MS after SIGTERM). */
   drainDeadline?: AbortSignal;
 }
-
-/** How a call still running at the drain deadline ends: `overloaded_error` to messages callers, retryable for all. */
-const DRAINED: UpstreamFailure = { status: 503, code: 'overloaded_error', message: 'The gateway is restarting and ended this call; retry it.' };
 
 function renderReply(call: CallerCall, plan: EngineCall, engine: Engine, raw: unknown): { body: unknown; usage: Usage; stopReason?: StopReason } {
   if (plan.passthrough && raw && typeof raw === 'object') {
@@ -89,16 +84,14 @@ export async function exchange(
     inFlight.current?.abort();
   };
   const stopWatchingDeadline = deps.drainDeadline?.aborted ? () => undefined : whenAborted(deps.drainDeadline, onDeadline);
-  let usage = ZERO_USAGE;
-  let ttftMs = 0;
-  let stopReason: StopReason | undefined;
   let engine: Engine | undefined;
-  let streamed = new DeliveredText();
+  // The stream being relayed, once the reply is a stream: what it delivered counts if the caller hangs up.
+  let streamed: StreamRelay | undefined;
   try {
     const dispatched = await dispatch(call, engines, deps, inFlight, passHeaders);
     if (dispatched.kind === 'failed') {
       out.fail(dispatched.failure, { ...(dispatched.exhausted ? { 'x-should-retry': 'false' } : {}), ...dispatched.headers });
-      return { status: dispatched.failure.status, engine: dispatched.engine, usage, ttftMs };
+      return { status: dispatched.failure.status, engine: dispatched.engine, usage: ZERO_USAGE, ttftMs: 0 };
     }
     engine = dispatched.engine;
     const reply = dispatched.reply;
@@ -117,7 +110,7 @@ export async function exchange(
         const failure = error instanceof UpstreamResponseError ? error.failure : error instanceof UpstreamUnavailableError ? { status: error.status, message: error.message } : undefined;
         if (!failure || inFlight.callerGone) throw error;
         out.fail(failure);
-        return { status: failure.status, engine, usage, ttftMs };
+        return { status: failure.status, engine, usage: ZERO_USAGE, ttftMs: 0 };
       }
       const outcome: CallOutcome = { status: 200, engine, usage: rendered.usage, ttftMs: Math.max(1, Math.round(performance.now() - startedAt)), stopReason: rendered.stopReason };
       await beforeEnd(outcome);
@@ -125,143 +118,27 @@ export async function exchange(
       return outcome;
     }
 
-    const source = frameSource(call, dispatched.plan, engine, out.requestId);
-    // What reached the caller, kept so a caller that hangs up before the usage event is still billed for it.
-    const delivered = new DeliveredText();
-    streamed = delivered;
-    let pending = '';
-    let ended = false;
-    let capped = false;
-    let awaitingDrain = false; // the caller's socket is full and the upstream paused until it drains
-    let failed: UpstreamFailure | undefined;
-    let drained = false;
-    const guard = createOutputGuard(call.outputLimit, delivered);
-    const brokeOff = () => {
-      if (failed) return;
-      failed = { status: 502, message: 'The upstream stream broke off.' };
-      for (const frame of source.fail(failed)) pending += encodeSse(frame);
-    };
-    const decoder = createSseDecoder((event) => {
-      if (capped) return;
-      const { frames, events } = source.push(event);
-      for (const item of events) {
-        if (CONTENT_EVENTS.has(item.type)) {
-          if (ttftMs === 0) ttftMs = Math.max(1, Math.round(performance.now() - startedAt));
-          const piece = item.type === 'tool_arguments' ? item.delta : item.type === 'tool_call' ? item.name : 'text' in item ? item.text : '';
-          if (piece) {
-            delivered.push(piece);
-            if (guard.reached(piece)) capped = true;
-          }
-        }
-        if (item.type === 'start' && item.usage) usage = mergeUsage(usage, item.usage);
-        else if (item.type === 'usage') usage = mergeUsage(usage, item.usage);
-        else if (item.type === 'stop') stopReason = item.reason;
-        else if (item.type === 'end') ended = true;
-        else if (item.type === 'error') failed = item.error;
-      }
-      for (const frame of frames) pending += encodeSse(frame);
-      if (capped) {
-        usage = usageOfCut(call, usage, delivered);
-        for (const frame of source.cut(usage)) pending += encodeSse(frame);
-      }
-    });
+    const relay = new StreamRelay(call, frameSource(call, dispatched.plan, engine, out.requestId), out, inFlight, startedAt);
+    streamed = relay;
     out.openStream();
-    // Chunks are pushed from the upstream socket straight through the decoder to the caller, each written as
-    // it comes; the promise settles when the upstream body ends, breaks off, or the caller hangs up.
-    await new Promise<void>((resolve, reject) => {
-      let settled = false;
-      let stopWatchingDrain: () => void = () => undefined;
-      const settle = (error?: Error) => {
-        if (settled) return;
-        settled = true;
-        stopWatchingDrain();
-        if (error) reject(error);
-        else resolve();
-      };
-      // At the drain deadline a stream still running ends with its dialect's error event instead of a reset.
-      function endForDrain() {
-        if (settled) return;
-        drained = true;
-        if (!failed) {
-          failed = DRAINED;
-          for (const frame of source.fail(failed)) pending += encodeSse(frame);
-        }
-        settle();
-        reply.abort();
-      }
-      reply.attach({
-        data(chunk) {
-          if (settled) return;
-          try {
-            decoder.feed(chunk);
-          } catch {
-            // A chunk the translation cannot take ends the stream as broken off; the upstream is let go.
-            brokeOff();
-            settle();
-            reply.abort();
-            return;
-          }
-          if (capped) {
-            // The reply reached its output limit: the stream was ended for the caller; the upstream is let go.
-            settle();
-            reply.abort();
-            return;
-          }
-          // The stream's terminator (and what came with it) waits for the call's usage to become durable.
-          if (pending === '' || ended) return;
-          // A caller that reads slower than the upstream writes holds the upstream back instead of filling
-          // the edge's memory; a hang-up while paused aborts like any other.
-          const flushed = out.res.write(pending);
-          pending = '';
-          // Chunks the upstream had already delivered still come while paused: one drain listener is enough.
-          if (!flushed && !awaitingDrain) {
-            awaitingDrain = true;
-            reply.pause();
-            out.res.once('drain', () => {
-              awaitingDrain = false;
-              reply.resume();
-            });
-          }
-        },
-        end() {
-          try {
-            decoder.end();
-          } catch {
-            brokeOff();
-          }
-          settle();
-        },
-        error(error) {
-          if (isAbort(error) || inFlight.callerGone) return settle(error);
-          brokeOff();
-          settle();
-        },
-      });
-      // The first chunk was already here (dispatch waited for it), so its frames took the headers along;
-      // a first chunk that made no frame still gets the caller its headers at once.
-      out.flushHeaders();
-      // A body already over (attach delivers what was held) has nothing left to end at the deadline.
-      if (!settled) stopWatchingDrain = whenAborted(deps.drainDeadline, endForDrain);
-    });
+    await relay.relay(reply, deps.drainDeadline);
     // An upstream error event was already rendered by the source; a stream that merely stopped needs one.
-    if (!ended && !failed && !capped) {
-      failed = { status: 502, message: 'The upstream closed the stream before it finished.' };
-      for (const frame of source.fail(failed)) pending += encodeSse(frame);
-    }
+    if (!relay.ended && !relay.failed && !relay.capped) relay.fail({ status: 502, message: 'The upstream closed the stream before it finished.' });
     // A stream the edge ended is billed like one the caller abandoned: for what was delivered.
-    if (drained) usage = usageOfAbandoned(call, usage, delivered);
-    const outcome: CallOutcome = { status: failed ? failed.status : 200, engine, usage, ttftMs, stopReason: capped ? 'max_tokens' : stopReason };
+    const usage = relay.drained ? usageOfAbandoned(call, relay.usage, relay.delivered) : relay.usage;
+    const outcome: CallOutcome = { status: relay.failed ? relay.failed.status : 200, engine, usage, ttftMs: relay.ttftMs, stopReason: relay.capped ? 'max_tokens' : relay.stopReason };
     await beforeEnd(outcome);
-    out.res.end(pending);
+    out.res.end(relay.pending);
     return outcome;
   } catch (error) {
     if (inFlight.drained && !inFlight.callerGone && !out.started) {
       out.fail(DRAINED);
-      return { status: DRAINED.status, engine, usage, ttftMs };
+      return { status: DRAINED.status, engine, usage: ZERO_USAGE, ttftMs: 0 };
     }
     if (isAbort(error) || inFlight.callerGone) {
       if (!out.res.destroyed) out.res.destroy();
-      return { status: 499, engine, usage: usageOfAbandoned(call, usage, streamed), ttftMs, stopReason };
+      if (!streamed) return { status: 499, engine, usage: ZERO_USAGE, ttftMs: 0 };
+      return { status: 499, engine, usage: usageOfAbandoned(call, streamed.usage, streamed.delivered), ttftMs: streamed.ttftMs, stopReason: streamed.stopReason };
     }
     throw error;
   } finally {

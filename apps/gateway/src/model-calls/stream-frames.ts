@@ -12,6 +12,7 @@ import {
   nowSeconds,
   parseData,
   toolNameMap,
+  type EventTemplate,
   type SseFrame,
   type StreamEvent,
   type UpstreamFailure,
@@ -27,6 +28,8 @@ import { parseCallerRequest, type CallerCall, type EngineCall } from './plan';
 
 export interface FrameSource {
   push(event: { event?: string; data: string }): { frames: SseFrame[]; events: StreamEvent[] };
+  /** The text deltas `push` now passes through by template, as bytes (StreamPassthrough.textTemplate); never for translated streams. */
+  textTemplate(): EventTemplate | undefined;
   /** Frames that end the stream with an error in the caller's dialect. */
   fail(failure: UpstreamFailure): SseFrame[];
   /** Frames that end the stream as stopped at its output limit, in the caller's dialect. */
@@ -43,6 +46,7 @@ export function frameSource(call: CallerCall, plan: EngineCall, engine: Engine, 
         if (!start) start = pushed.events.find((item) => item.type === 'start');
         return pushed;
       },
+      textTemplate: () => passthrough.textTemplate(),
       fail: (failure) => [inStreamError(call, failure, requestId)],
       cut(usage) {
         const chunk = { id: start?.id || dialectId('chatcmpl-'), object: 'chat.completion.chunk', created: start?.created ?? nowSeconds(), model: call.callerModel };
@@ -66,6 +70,7 @@ export function frameSource(call: CallerCall, plan: EngineCall, engine: Engine, 
         else if (event.event === 'content_block_stop') openBlock = undefined;
         return passthrough.push(event);
       },
+      textTemplate: () => passthrough.textTemplate(),
       fail: (failure) => [inStreamError(call, failure, requestId)],
       cut(usage) {
         const frames: SseFrame[] = [];
@@ -95,37 +100,61 @@ export function frameSource(call: CallerCall, plan: EngineCall, engine: Engine, 
       for (const item of events) for (const frame of renderer.render(item)) frames.push(frame);
       return { frames, events };
     },
+    textTemplate: () => undefined,
     // Translated streams end through their renderer, which closes whatever block or item is open.
     fail: (failure) => renderer.render({ type: 'error', error: failure }),
     cut: (usage) => [...renderer.render({ type: 'usage', usage }), ...renderer.render({ type: 'stop', reason: 'max_tokens' }), ...renderer.render({ type: 'end' })],
   };
 }
 
-/** Pieces joined into one string each time this many arrive. */
-const PIECES_PER_RUN = 16;
+/** Bytes a stream's delivered text starts with room for; it doubles as needed. */
+const DELIVERED_START_BYTES = 512;
 
 /**
- * The text a stream delivered, kept so a call that does not reach its upstream's usage is still counted.
- * Pieces (a token or a few each) are joined in runs as they come: an open stream then holds about a byte
- * per character instead of a string object per piece, and the final join copies each character once more.
+ * The text a stream delivered, kept so a call that does not reach its upstream's usage is still counted. It
+ * is held as one JSON string body in UTF-8 (the text escaped as JSON.stringify escapes it, without the
+ * quotes), about a byte per character: text deltas the byte relay reads (event-template.ts) are appended as
+ * they came off the wire, with no string made per token, and text pushed as a string is escaped first.
  */
 export class DeliveredText {
-  private readonly runs: string[] = [];
-  private readonly pieces: string[] = [];
+  private bytes?: Buffer;
+  private length = 0;
 
   push(piece: string): void {
-    this.pieces.push(piece);
-    if (this.pieces.length < PIECES_PER_RUN) return;
-    this.runs.push(this.pieces.join(''));
-    this.pieces.length = 0;
+    const escaped = JSON.stringify(piece);
+    const size = Buffer.byteLength(escaped) - 2;
+    this.room(size);
+    this.bytes!.write(escaped.slice(1, -1), this.length);
+    this.length += size;
+  }
+
+  /** Appends `source[start, end)`, a string body as JSON.stringify writes it, in well-formed UTF-8. */
+  pushEscaped(source: Buffer, start: number, end: number): void {
+    this.room(end - start);
+    this.length += source.copy(this.bytes!, this.length, start, end);
   }
 
   get empty(): boolean {
-    return this.runs.length === 0 && this.pieces.length === 0;
+    return this.length === 0;
   }
 
-  text(): string {
-    return this.runs.join('') + this.pieces.join('');
+  /** Bytes held: at least the text's length in UTF-8, so at least its count of tokens (none is under a byte). */
+  get size(): number {
+    return this.length;
+  }
+
+  /** The text, or what was delivered after the first `from` bytes (a size this had). */
+  text(from = 0): string {
+    return this.length === from ? '' : (JSON.parse(`"${this.bytes!.toString('utf8', from, this.length)}"`) as string);
+  }
+
+  private room(more: number): void {
+    const needed = this.length + more;
+    if (this.bytes && needed <= this.bytes.length) return;
+    // Not from Buffer's shared pool: a long-lived slice would keep a whole pool slab alive.
+    const grown = Buffer.allocUnsafeSlow(Math.max(DELIVERED_START_BYTES, needed, 2 * (this.bytes?.length ?? 0)));
+    this.bytes?.copy(grown, 0, 0, this.length);
+    this.bytes = grown;
   }
 }
 
@@ -138,29 +167,32 @@ const RUNAWAY_FACTOR = 2;
 
 /**
  * Watches a priced stream's output against the limit it was admitted under (and sent upstream), so an
- * upstream that ignores that limit is stopped instead of streaming on at the service's cost. A token is at
- * least one UTF-8 byte and a UTF-16 unit at most three, so nothing is counted until the text could hold that
- * many tokens; from then on each piece is counted as it comes.
+ * upstream that ignores that limit is stopped instead of streaming on at the service's cost. Nothing is
+ * counted while the delivered text holds fewer bytes than the limit allows tokens (a token is at least a
+ * byte); from then on, what was delivered since the last look is counted each time.
  */
-export function createOutputGuard(limit: number | undefined, delivered: DeliveredText) {
-  const stopAt = limit === undefined ? Infinity : RUNAWAY_FACTOR * Math.max(limit, 1);
-  let units = 0;
-  let tokens = -1; // not counting yet
-  const count = createTokenCounter();
-  return {
-    /** Takes the piece just delivered; true once the output has run past the limit. */
-    reached(piece: string): boolean {
-      if (stopAt === Infinity) return false;
-      if (tokens < 0) {
-        units += piece.length;
-        if (units * 3 < stopAt) return false;
-        tokens = count(delivered.text());
-      } else {
-        tokens += count(piece);
-      }
-      return tokens >= stopAt;
-    },
-  };
+export class OutputGuard {
+  private readonly stopAt: number;
+  private tokens = 0;
+  private counted = 0;
+  private count?: (text: string) => number;
+
+  constructor(
+    limit: number | undefined,
+    private readonly delivered: DeliveredText,
+  ) {
+    this.stopAt = limit === undefined ? Infinity : RUNAWAY_FACTOR * Math.max(limit, 1);
+  }
+
+  /** True once the text delivered so far has run past the limit. */
+  reached(): boolean {
+    const size = this.delivered.size;
+    if (size < this.stopAt || size === this.counted) return this.tokens >= this.stopAt;
+    this.count ??= createTokenCounter();
+    this.tokens += this.count(this.delivered.text(this.counted));
+    this.counted = size;
+    return this.tokens >= this.stopAt;
+  }
 }
 
 /** Usage of a stream the edge stopped at its output limit: what was delivered, counted, and the prompt. */

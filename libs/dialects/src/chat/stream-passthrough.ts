@@ -2,6 +2,7 @@ import type { StreamEvent } from '../ir';
 import { isObject, type JsonObject } from '../json';
 import { parseData, type StreamPassthrough } from '../stream';
 import { chatStreamError } from '../stream-errors';
+import { EventTemplate } from '../event-template';
 import { cutTemplate, fillTemplate, readTemplate, slotText, type Template } from '../frame-template';
 import { createChatStreamParser, DONE } from './stream-parser';
 
@@ -18,6 +19,8 @@ const NOTHING = { frames: [], events: [] };
 interface TextChunk {
   upstream: Template;
   caller?: Template;
+  /** Both as bytes on the wire, made when first asked for (null: they do not have the same slots). */
+  bytes?: EventTemplate | null;
 }
 
 /**
@@ -37,6 +40,11 @@ export function createChatPassthrough(options: ChatPassthroughOptions): StreamPa
   // An upstream that does not write its chunks as JSON.stringify would is not cut into templates again.
   let templatesOff = false;
   return {
+    textTemplate() {
+      if (!textChunk) return undefined;
+      textChunk.bytes ??= EventTemplate.of('data: ', textChunk.upstream, textChunk.caller) ?? null;
+      return textChunk.bytes ?? undefined;
+    },
     push(event) {
       if (finished) return NOTHING;
       if (textChunk && event.event === undefined) {

@@ -1,6 +1,7 @@
 import { isObject, objectOf, stringOf, type JsonObject } from '../json';
 import { parseData, type StreamPassthrough } from '../stream';
 import { messagesStreamError } from '../stream-errors';
+import { EventTemplate } from '../event-template';
 import { cutTemplate, readTemplate, slotText, type Template } from '../frame-template';
 import { createMessagesStreamParser } from './stream-parser';
 
@@ -25,9 +26,15 @@ export function createMessagesPassthrough(options: MessagesPassthroughOptions): 
   const parser = createMessagesStreamParser();
   let finished = false;
   let textDelta: Template | undefined;
+  // textDelta as bytes on the wire, made when first asked for.
+  let textBytes: EventTemplate | undefined;
   // An upstream that does not write its events as JSON.stringify would is not cut into templates again.
   let templatesOff = false;
   return {
+    textTemplate() {
+      if (!textDelta) return undefined;
+      return (textBytes ??= EventTemplate.of(`event: ${TEXT_DELTA}\ndata: `, textDelta));
+    },
     push(event) {
       if (finished) return NOTHING;
       if (textDelta && event.event === TEXT_DELTA) {
@@ -38,6 +45,7 @@ export function createMessagesPassthrough(options: MessagesPassthroughOptions): 
         }
       }
       textDelta = undefined;
+      textBytes = undefined;
       if (event.data.trim() === '') return { frames: [event.event === undefined ? { data: event.data } : { event: event.event, data: event.data }], events: [] };
       const payload = parseData(event.data);
       const name = event.event ?? stringOf(objectOf(payload).type);
