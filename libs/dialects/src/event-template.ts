@@ -90,10 +90,14 @@ export class EventTemplate {
 
 /** The pieces as they go on the wire (the prefix before the first, the blank line after the last), joined, and where each starts. */
 function wireBytes(prefix: string, pieces: readonly string[]): [Buffer, Int32Array] {
-  const parts = pieces.map((piece, i) => Buffer.from(`${i === 0 ? prefix : ''}${piece}${i === pieces.length - 1 ? '\n\n' : ''}`));
+  const parts = pieces.map((piece, i) => `${i === 0 ? prefix : ''}${piece}${i === pieces.length - 1 ? '\n\n' : ''}`);
   const starts = new Int32Array(parts.length + 1);
-  for (let i = 0; i < parts.length; i++) starts[i + 1] = starts[i]! + parts[i]!.length;
-  return [Buffer.concat(parts), starts];
+  for (let i = 0; i < parts.length; i++) starts[i + 1] = starts[i]! + Buffer.byteLength(parts[i]!);
+  // Not from Buffer's shared pool: a template lives as long as its stream, and a pooled slice would keep a
+  // whole pool slab alive with it.
+  const bytes = Buffer.allocUnsafeSlow(starts[parts.length]!);
+  for (let i = 0; i < parts.length; i++) bytes.write(parts[i]!, starts[i]!);
+  return [bytes, starts];
 }
 
 // The bytes after a backslash that JSON.stringify writes: " \ b f n r t. Its \u escapes (control characters,
