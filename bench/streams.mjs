@@ -4,6 +4,7 @@
 //   BENCH_STREAMS=1000,5000,10000           concurrent streams per case (default)
 //   BENCH_TOKENS=60 BENCH_TOKENS_PER_SECOND=4   each stream's length and drip rate (15 s by default)
 //   BENCH_RAMP=100                          streams started every 100 ms (1,000 a second: 10,000 streams open in 10 s)
+//   BENCH_WARMUP=2000                       streams through each target, unmeasured, before the cases
 //   BENCH_TARGETS=floor,edge,portkey        which targets to measure (all by default)
 //   BENCH_PORTKEY=0                         skip Portkey (else @portkey-ai/gateway@PORTKEY_VERSION is installed once
 //                                           into BENCH_PORTKEY_DIR, by default under the OS temp dir: never a project dependency)
@@ -44,6 +45,7 @@ const sizes = (env.BENCH_STREAMS ?? '1000,5000,10000').split(',').map(Number);
 const TOKENS = Number(env.BENCH_TOKENS ?? 60);
 const TOKENS_PER_SECOND = Number(env.BENCH_TOKENS_PER_SECOND ?? 4);
 const RAMP = Number(env.BENCH_RAMP ?? 100); // streams started every 100 ms
+const WARMUP = Number(env.BENCH_WARMUP ?? 2000); // streams through each target before the cases
 const chosen = new Set((env.BENCH_TARGETS ?? 'floor,edge,portkey').split(','));
 const PORTKEY_VERSION = '1.15.2';
 const withPortkey = env.BENCH_PORTKEY !== '0' && chosen.has('portkey');
@@ -257,8 +259,9 @@ async function main() {
     await waitReady(portkeyServer, `${targets.portkey.origin}/`);
   }
   for (const name of Object.keys(targets)) if (!chosen.has(name)) delete targets[name];
-  // A small warm-up through each, so none is measured while V8 is still compiling its hot paths.
-  for (const target of Object.values(targets)) await measure(target, 200, slow.child.pid);
+  // A warm-up through each, so none is measured while V8 is still compiling its hot paths and growing its heap:
+  // after 200 streams the edge's first case of 1,000 still cost half again what its later ones did.
+  for (const target of Object.values(targets)) await measure(target, WARMUP, slow.child.pid);
 
   const rows = [];
   for (const streams of sizes) {
