@@ -184,6 +184,11 @@ async function measure(target, streams, sim) {
     probe_p50_ms: result.probe.p50,
     probe_p99_ms: result.probe.p99,
     probe_failures: result.probe.failures,
+    // ms from a stream's request to its first token: the simulator sends it after one token's interval, so
+    // a max far above that means some stream was held back.
+    first_token_p50_ms: result.first_token_ms.p50,
+    first_token_max_ms: result.first_token_ms.max,
+    head_max_ms: result.head_ms.max,
     load_1m: load1m === undefined ? null : Math.round(load1m * 10) / 10,
     // Cores used over the case by the target, the slow simulator and the load generator.
     // `others`: every other process on the machine (this benchmark's idle children, other people's work).
@@ -296,6 +301,7 @@ async function main() {
       ['CPU µs/token', (r) => r.cpu_us_per_token],
       ['× floor', (r) => r.cpu_vs_floor],
       ['× Portkey', (r) => r.cpu_vs_portkey],
+      ['1st token p50/max', (r) => `${r.first_token_p50_ms}/${r.first_token_max_ms}`],
       ['probe p50', (r) => r.probe_p50_ms],
       ['probe p99', (r) => r.probe_p99_ms],
       ['cores t/sim/load/others', (r) => `${r.cores.target}/${r.cores.sim}/${r.cores.load}/${r.cores.others}`],

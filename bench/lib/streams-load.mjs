@@ -21,6 +21,10 @@ const fail = (why) => failures.set(why, (failures.get(why) ?? 0) + 1);
 const settledCount = () => ended + [...failures.values()].reduce((a, b) => a + b, 0);
 // Streams with a first token that have not ended: at the deadline these are the stalled ones.
 let streaming = 0;
+// Per stream, ms from its request to its response head and to its first token: a stream held back anywhere
+// (a queue, a buffer) shows here even when it ends well.
+const headMs = [];
+const firstTokenMs = [];
 
 /** A refusal's message, short and without ids, so equal refusals count together. */
 function refusal(text) {
@@ -35,9 +39,11 @@ function refusal(text) {
 }
 
 async function oneStream() {
+  const t0 = performance.now();
   let res;
   try {
     res = await agent.request({ origin, method: 'POST', path: stream.path, headers: stream.headers, body: stream.body });
+    headMs.push(performance.now() - t0);
   } catch (error) {
     return fail(`request failed: ${error.code ?? error.message}`);
   }
@@ -54,6 +60,7 @@ async function oneStream() {
       const found = text.match(TOKEN)?.length ?? 0;
       if (found > 0 && !first) {
         first = true;
+        firstTokenMs.push(performance.now() - t0);
         firstBytes += 1;
         streaming += 1;
       }
@@ -100,8 +107,11 @@ while (settledCount() < streams && performance.now() < deadline) {
   await new Promise((resolve) => setTimeout(resolve, probeEveryMs));
 }
 const cpu = process.cpuUsage();
-const sorted = probes.sort((a, b) => a - b);
-const pct = (p) => (sorted.length ? Math.round(sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] * 100) / 100 : null);
+const percentile = (values, p) => {
+  if (values.length === 0) return null;
+  const sorted = values.sort((a, b) => a - b);
+  return Math.round(sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] * 100) / 100;
+};
 say({
   event: 'done',
   firstBytes,
@@ -110,7 +120,9 @@ say({
   stalled: streaming,
   failures: Object.fromEntries(failures),
   tokens,
-  probe: { count: sorted.length, failures: probeFailures, p50: pct(50), p99: pct(99) },
+  probe: { count: probes.length, failures: probeFailures, p50: percentile(probes, 50), p99: percentile(probes, 99) },
+  head_ms: { p50: percentile(headMs, 50), p99: percentile(headMs, 99), max: percentile(headMs, 100) },
+  first_token_ms: { p50: percentile(firstTokenMs, 50), p99: percentile(firstTokenMs, 99), max: percentile(firstTokenMs, 100) },
   seconds: (performance.now() - startedAt) / 1000,
   cpu_ms: (cpu.user + cpu.system) / 1000,
 });

@@ -113,4 +113,44 @@ describe('upstream pools: capacity and overload', () => {
       server.close();
     }
   });
+
+  it('a thousand calls arriving in bursts over HTTP/2 all reach the upstream at once: none waits behind a full connection', async () => {
+    // undici's Client can announce room it no longer has (a drain queued while it had room, emitted after it
+    // filled again); its Pool then hands it the next call, which waits behind 100 running streams until one
+    // ends. Streams here never end, so such a call would never start.
+    const cert = readFileSync(path.join(FIXTURES, 'localhost-cert.pem'));
+    const key = readFileSync(path.join(FIXTURES, 'localhost-key.pem'));
+    const held: Http2ServerResponse[] = [];
+    let closing = false;
+    const server = createSecureServer({ key, cert }, (req, res) => {
+      req.resume();
+      if (closing) return void res.end();
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: {}\n\n');
+      held.push(res);
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const baseUrl = `https://localhost:${(server.address() as AddressInfo).port}/v1`;
+    // The defaults' pool and queue, and timeouts longer than the test, so nothing frees a connection early.
+    client = createUpstreamClient({ ...OPTIONS, headersTimeoutMs: 60_000, bodyTimeoutMs: 60_000, connectionsPerOrigin: 10_000, queueLimit: 1_000, tls: { ca: cert } }, EGRESS);
+    try {
+      const calls = [];
+      for (let burst = 0; burst < 10; burst++) {
+        for (let i = 0; i < 100; i++) calls.push(client.send({ engine: engineAt(baseUrl), path: '/chat/completions', body: '{}' }));
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await until('the upstream holds every call', () => held.length === calls.length, 3_000);
+      expect(client.stats()).toEqual({ queued: 0, inFlight: 1_000 });
+      for (const res of held.splice(0)) res.end();
+      await Promise.all(calls.map((call) => call.head));
+      await until('every call finished', () => client!.stats().inFlight === 0);
+    } finally {
+      closing = true;
+      for (const res of held.splice(0)) res.end();
+      await client.close();
+      client = undefined;
+      server.close();
+    }
+  });
 });

@@ -56,6 +56,7 @@ export function createH2Agent(
           (callback as (error: Error | null, socket: unknown) => void)(error, socket);
         }),
     });
+    dropDrainsWithoutRoom(client);
     return client;
   };
   return new Agent({
@@ -64,6 +65,34 @@ export function createH2Agent(
     allowH2: true,
     factory: (origin, agentOptions) => new Pool(origin, { ...agentOptions, factory: clientFor }),
   });
+}
+
+// undici's Client has no public "busy" or "need drain"; their symbols are found by their descriptions.
+const symbolOf = (of: object, description: string): symbol => {
+  const found = Object.getOwnPropertySymbols(of).find((symbol) => symbol.description === description);
+  if (!found) throw new Error(`undici's Client has no '${description}' symbol any more: review dropDrainsWithoutRoom in pools.ts`);
+  return found;
+};
+const BUSY = symbolOf(Client.prototype, 'busy');
+
+/**
+ * undici 7's Client can say 'drain' (it has room) after it filled up again: a drain queued on a microtask
+ * while it had room is emitted as is. Its Pool then takes the client for free and gives it the next call,
+ * which waits behind the connection's 100 running streams until one of them ends: a whole stream's length
+ * (29 s in bench:streams), with nothing to show for it. Such a drain is dropped here, and the client left
+ * to announce room again when a stream ends (its "need drain" state is set back to what a busy client has).
+ */
+function dropDrainsWithoutRoom(client: Client): void {
+  const needDrain = symbolOf(client, 'need drain');
+  const emit = client.emit;
+  const state = client as unknown as Record<symbol, unknown>;
+  client.emit = function (this: Client, event: string | symbol, ...args: unknown[]): boolean {
+    if (event === 'drain' && state[BUSY]) {
+      state[needDrain] = 2;
+      return false;
+    }
+    return (emit as (this: Client, event: string | symbol, ...args: unknown[]) => boolean).call(this, event, ...args);
+  };
 }
 
 /** The operator's dialer: undici's own, with ALPN offering HTTP/2, plus any TLS options (a private CA). */
