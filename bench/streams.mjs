@@ -20,6 +20,7 @@
 // every 50 ms while they run, and reports when they have all ended. Figures per target:
 //   - per-stream memory: (target RSS with every stream open − its RSS before the case) / streams, in KiB;
 //   - CPU per relayed token: the target's CPU time over the case / tokens the load generator received, in µs;
+//   - the time from a stream's request to its first token, p50 and max, in ms;
 //   - probe p50 / p99 in ms, and failures (streams refused, broken, short, or never started).
 // Each figure of the edge is also given as a ratio to the floor's and to Portkey's in the same run.
 //
@@ -184,8 +185,8 @@ async function measure(target, streams, sim) {
     probe_p50_ms: result.probe.p50,
     probe_p99_ms: result.probe.p99,
     probe_failures: result.probe.failures,
-    // ms from a stream's request to its first token: the simulator sends it after one token's interval, so
-    // a max far above that means some stream was held back.
+    // ms from a stream's request to its first token: the simulator sends the first token at once, so a max
+    // far above the p50 means some stream was held back (a queue, a buffer) even if it then ended well.
     first_token_p50_ms: result.first_token_ms.p50,
     first_token_max_ms: result.first_token_ms.max,
     head_max_ms: result.head_ms.max,
