@@ -154,7 +154,7 @@ export class StreamRelay implements BodySink {
       const start = FOUND[base + text]!;
       const stop = FOUND[base + text + 1]!;
       if (start === stop) continue;
-      if (this.ttftMs === 0) this.ttftMs = Math.max(1, Math.round(performance.now() - this.startedAt));
+      this.sawToken();
       this.delivered.pushEscaped(chunk, start, stop);
       if (this.guard.reached()) {
         this.capped = true;
@@ -180,7 +180,7 @@ export class StreamRelay implements BodySink {
     const { frames, events } = this.source.push(event);
     for (const item of events) {
       if (CONTENT_EVENTS.has(item.type)) {
-        if (this.ttftMs === 0) this.ttftMs = Math.max(1, Math.round(performance.now() - this.startedAt));
+        this.sawToken();
         const piece = item.type === 'tool_arguments' ? item.delta : item.type === 'tool_call' ? item.name : 'text' in item ? item.text : '';
         if (piece) {
           this.delivered.push(piece);
@@ -195,6 +195,11 @@ export class StreamRelay implements BodySink {
     }
     for (const frame of frames) this.pending += encodeSse(frame);
     if (this.capped) this.cut();
+  }
+
+  /** A token reached the caller: the first one sets the time to first token. */
+  private sawToken(): void {
+    if (this.ttftMs === 0) this.ttftMs = Math.max(1, Math.round(performance.now() - this.startedAt));
   }
 
   /** The stream ends at its output limit: usage counted from what was delivered, and the frames that end it. */
