@@ -133,14 +133,20 @@ describe('upstream pools: capacity and overload', () => {
     await once(server, 'listening');
     const baseUrl = `https://localhost:${(server.address() as AddressInfo).port}/v1`;
     // The defaults' pool and queue, and timeouts longer than the test, so nothing frees a connection early.
-    client = createUpstreamClient({ ...OPTIONS, headersTimeoutMs: 60_000, bodyTimeoutMs: 60_000, connectionsPerOrigin: 10_000, queueLimit: 1_000, tls: { ca: cert } }, EGRESS);
+    // The first burst dials a TLS connection per call before any has negotiated HTTP/2, which on a busy
+    // machine takes seconds: a connect timeout that failed those calls would read as calls held back.
+    client = createUpstreamClient(
+      { ...OPTIONS, connectTimeoutMs: 15_000, headersTimeoutMs: 60_000, bodyTimeoutMs: 60_000, connectionsPerOrigin: 10_000, queueLimit: 1_000, tls: { ca: cert } },
+      EGRESS,
+    );
     try {
       const calls = [];
       for (let burst = 0; burst < 10; burst++) {
         for (let i = 0; i < 100; i++) calls.push(client.send({ engine: engineAt(baseUrl), path: '/chat/completions', body: '{}' }));
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
-      await until('the upstream holds every call', () => held.length === calls.length, 3_000);
+      // A call held behind a full connection never arrives while these streams run, however long this waits.
+      await until('the upstream holds every call', () => held.length === calls.length, 15_000);
       expect(client.stats()).toEqual({ queued: 0, inFlight: 1_000 });
       for (const res of held.splice(0)) res.end();
       await Promise.all(calls.map((call) => call.head));
