@@ -19,16 +19,25 @@ export interface Template {
 }
 
 // Strings no upstream sends: a frame in which one of their encodings appears other than once is not cut.
-const marks = (count: number) => Array.from({ length: count }, (_, i) => `\u0000sbc-slot-${i}\u0000`);
+// Made once each, with their JSON encodings, since every stream cuts a template or two.
+const MARKS: Array<{ mark: string; encoded: string }> = [];
+function markAt(i: number): { mark: string; encoded: string } {
+  for (let next = MARKS.length; next <= i; next++) {
+    const mark = `\u0000sbc-slot-${next}\u0000`;
+    MARKS.push({ mark, encoded: JSON.stringify(mark) });
+  }
+  return MARKS[i]!;
+}
 
 /**
  * Cuts `value`'s JSON text around the strings the setters write: each `put(text)` sets one string of
  * `value` (callers restore them afterwards). Undefined when a mark is not found exactly once.
  */
 export function cutTemplate(value: unknown, puts: Array<(text: string) => void>): Template | undefined {
-  const encoded = marks(puts.length).map((mark, i) => {
-    puts[i]!(mark);
-    return JSON.stringify(mark);
+  const encoded = puts.map((put, i) => {
+    const { mark, encoded: written } = markAt(i);
+    put(mark);
+    return written;
   });
   const json = JSON.stringify(value);
   const found: Array<{ at: number; put: number }> = [];

@@ -75,9 +75,16 @@ export function createChatPassthrough(options: ChatPassthroughOptions): StreamPa
       if (!isObject(payload)) return { frames: [], events };
       const delta = !templatesOff && event.event === undefined ? textDelta(payload, events) : undefined;
       let upstream: Template | undefined;
+      let bodies: string[] | undefined;
       if (delta) {
-        if (JSON.stringify(payload) === event.data) upstream = cutTextChunk(payload, delta);
-        else templatesOff = true;
+        // A template reads later chunks exactly only when this one is written as JSON.stringify writes it:
+        // the chunk is then its own template with its own strings in the slots.
+        upstream = cutTextChunk(payload, delta);
+        bodies = upstream && slotBodies(payload, delta);
+        if (upstream ? fillTemplate(upstream, bodies!) !== event.data : JSON.stringify(payload) !== event.data) {
+          upstream = undefined;
+          templatesOff = true;
+        }
       }
       let changed = false;
       if (payload.model !== options.model) {
@@ -92,6 +99,8 @@ export function createChatPassthrough(options: ChatPassthroughOptions): StreamPa
       if (upstream && delta) {
         const caller = changed ? cutTextChunk(payload, delta) : undefined;
         if (!changed || caller) textChunk = { upstream, caller };
+        // The changed chunk is its caller template with the same strings, as JSON.stringify would write it.
+        if (caller) return { frames: [{ data: fillTemplate(caller, bodies!) }], events };
       }
       return { frames: [{ data: changed ? JSON.stringify(payload) : event.data }], events };
     },
@@ -107,6 +116,12 @@ function textDelta(payload: JsonObject, events: StreamEvent[]): JsonObject | und
   if (content.length !== 1 || content[0]!.type !== 'text') return undefined;
   // The parser read that text from choice 0's delta.content.
   return ((payload.choices as unknown[])[0] as JsonObject).delta as JsonObject;
+}
+
+/** The strings cutTextChunk cuts around, in its order, as JSON.stringify writes them between their quotes. */
+function slotBodies(payload: JsonObject, delta: JsonObject): string[] {
+  const body = (value: unknown) => JSON.stringify(value).slice(1, -1);
+  return typeof payload.obfuscation === 'string' ? [body(delta.content), body(payload.obfuscation)] : [body(delta.content)];
 }
 
 /** The chunk cut around its delta's content and its `obfuscation` padding, both left as they were. */
