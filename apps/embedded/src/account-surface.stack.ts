@@ -32,18 +32,6 @@ export interface AccountSurfaceStack {
   stop(): Promise<void>;
 }
 
-/** Statuses of a credential settle at every edge through pub/sub, which is asynchronous: polls for a moment. */
-export async function statusSettles(call: () => Promise<{ status: number }>, expected: number): Promise<number> {
-  const deadline = Date.now() + 2_000;
-  let status = 0;
-  while (Date.now() < deadline) {
-    status = (await call()).status;
-    if (status === expected) break;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return status;
-}
-
 export async function startAccountSurface(
   label: string,
   extra: { edgeEnv?: Record<string, string>; accountEnv?: Record<string, string>; egressResolve?: Resolver } = {},

@@ -15,6 +15,7 @@ import type { Authorize } from './auth/authorize';
 import type { SignInThrottle } from './limits/sign-in-throttle';
 import { errorHandler, notFound } from './http/errors';
 import { refuseHostileUrl } from './http/hostile-input';
+import { WRITE_BARRIER } from './http/mount';
 import { requestId } from './http/request-id';
 import type { HouseEngines, ProviderEngines } from './routing/engines';
 import type { RoutingTables } from './routing/routing-tables';
@@ -67,6 +68,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  app.locals[WRITE_BARRIER] = () => deps.pubsub.barrier();
   app.use(requestId());
   app.use(refuseHostileUrl());
   app.use(healthRoutes(deps.ready));

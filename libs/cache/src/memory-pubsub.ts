@@ -42,6 +42,11 @@ export function createMemoryPubSub(options: MemoryPubSubOptions = {}): PubSub {
       };
     },
 
+    barrier() {
+      // Each delivery is a macrotask scheduled at publish: one scheduled now runs after all of them.
+      return new Promise<void>((resolve) => setImmediate(resolve));
+    },
+
     async close() {
       closed = true;
       channels.clear();

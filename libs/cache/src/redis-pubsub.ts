@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { createLogger, type Logger } from '@sbc/logging';
-import { invokeHandler, type MessageHandler, type PubSub } from './pubsub';
+import { BARRIER_WAIT_MS, invokeHandler, type MessageHandler, type PubSub } from './pubsub';
 import { closeRedis } from './redis-store';
 
 export interface RedisPubSubOptions {
@@ -70,6 +70,22 @@ export function createRedisPubSub(url: string, options: RedisPubSubOptions = {})
         channels.delete(channel);
         if (!closed) await subscriber.unsubscribe(prefix + channel);
       };
+    },
+
+    async barrier() {
+      // Redis answers a PING on the subscriber connection after the messages it queued there before the
+      // PING, and ioredis hands those to the handlers as it reads them. A connection that is down has nothing
+      // to deliver until it is back, so it is not waited for.
+      if (closed || subscriber.status !== 'ready') return;
+      let timer: NodeJS.Timeout | undefined;
+      const cut = new Promise<void>((resolve) => (timer = setTimeout(resolve, BARRIER_WAIT_MS)));
+      try {
+        await Promise.race([subscriber.ping().then(() => undefined), cut]);
+      } catch (err) {
+        logger.warn({ err: (err as Error).message }, 'pubsub barrier: the subscriber connection did not answer');
+      } finally {
+        clearTimeout(timer);
+      }
     },
 
     async close() {

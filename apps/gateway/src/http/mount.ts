@@ -20,6 +20,13 @@ export interface RouteInput<R extends RouteSpec> {
   res: Response;
 }
 
+/**
+ * The app setting (`app.locals`) that resolves once a write's fan-out has reached this edge (PubSub.barrier):
+ * every route but a GET awaits it before answering, so a key revoked, a member removed or an endpoint deleted
+ * is refused by the next request this edge serves, not once the message happens to arrive.
+ */
+export const WRITE_BARRIER = 'writeBarrier';
+
 /** A handler's answer: a status and a JSON body (none for 204). A handler that wrote `res` itself returns nothing. */
 export type RouteResult = { status: number; body?: unknown } | void;
 
@@ -52,7 +59,8 @@ export function mount<R extends RouteSpec>(router: Router, route: R, authorize: 
       req,
       res,
     } as RouteInput<R>;
-    handler(input).then((result) => {
+    handler(input).then(async (result) => {
+      if (route.method !== 'get') await (req.app.locals[WRITE_BARRIER] as (() => Promise<void>) | undefined)?.();
       if (!result) return;
       if (result.body === undefined) {
         res.status(result.status).end();
