@@ -121,7 +121,7 @@ say({
   failures: Object.fromEntries(failures),
   tokens,
   probe: { count: probes.length, failures: probeFailures, p50: percentile(probes, 50), p99: percentile(probes, 99) },
-  head_ms: { p50: percentile(headMs, 50), max: percentile(headMs, 100) },
+  head_ms: { max: percentile(headMs, 100) },
   first_token_ms: { p50: percentile(firstTokenMs, 50), max: percentile(firstTokenMs, 100) },
   seconds: (performance.now() - startedAt) / 1000,
   cpu_ms: (cpu.user + cpu.system) / 1000,
