@@ -1,4 +1,4 @@
-import { EventTemplate, stringEnd } from './event-template';
+import { copyBytes, EventTemplate, stringEnd } from './event-template';
 import { cutTemplate, fillTemplate, readTemplate, type Template } from './frame-template';
 import { encodeSse } from './sse';
 
@@ -131,5 +131,24 @@ describe('stringEnd', () => {
     expect(at('a\u0001"')).toBe(-1);
     expect(at('\\u0041"')).toBe(-1);
     expect(at('\\')).toBe(-1);
+  });
+});
+
+describe('copyBytes', () => {
+  it('copies a range of any length to where it is asked, and says where the copy ends', () => {
+    const source = Uint8Array.from({ length: 300 }, (_, i) => i % 251);
+    for (const [start, end] of [
+      [0, 0],
+      [5, 6],
+      [10, 74],
+      [10, 75],
+      [3, 300],
+    ] as const) {
+      const target = new Uint8Array(320).fill(255);
+      expect(copyBytes(source, start, end, target, 7)).toBe(7 + end - start);
+      expect([...target.subarray(7, 7 + end - start)]).toEqual([...source.subarray(start, end)]);
+      expect(target[6]).toBe(255);
+      expect(target[7 + end - start]).toBe(255);
+    }
   });
 });

@@ -21,7 +21,7 @@ export { renderMessagesRequest, type MessagesRenderOptions } from './messages/re
 export { parseMessagesResponse } from './messages/parse-response';
 export { renderMessagesResponse } from './messages/render-response';
 export { createSseDecoder, encodeSse, type SseDecoder, type SseEvent } from './sse';
-export { EventTemplate } from './event-template';
+export { copyBytes, EventTemplate } from './event-template';
 export { nowSeconds, parseData } from './stream';
 export type { StreamPassthrough, StreamRenderer, StreamSummary, UpstreamStreamParser } from './stream';
 export { createChatStreamParser, type ChatStreamParser } from './chat/stream-parser';

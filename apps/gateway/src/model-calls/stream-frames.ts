@@ -1,5 +1,6 @@
 import {
   chatStreamError,
+  copyBytes,
   createChatPassthrough,
   createChatStreamParser,
   createChatStreamRenderer,
@@ -131,7 +132,7 @@ export class DeliveredText {
   /** Appends `source[start, end)`, a string body as JSON.stringify writes it, in well-formed UTF-8. */
   pushEscaped(source: Buffer, start: number, end: number): void {
     this.room(end - start);
-    this.length += source.copy(this.bytes!, this.length, start, end);
+    this.length = copyBytes(source, start, end, this.bytes!, this.length);
   }
 
   get empty(): boolean {

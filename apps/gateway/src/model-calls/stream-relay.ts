@@ -1,6 +1,8 @@
 import { createSseDecoder, encodeSse, mergeUsage, ZERO_USAGE, type EventTemplate, type SseDecoder, type SseEvent, type StopReason, type UpstreamFailure, type Usage } from '@sbc/dialects';
+import type { Socket } from 'node:net';
 import { isAbort, type BodySink, type UpstreamCall } from '../upstream/client';
 import { whenAborted } from './abort-watch';
+import { chunkBodyStart, chunkBuffer, chunkedSocket, chunkOf } from './chunked-body';
 import type { CallResponse } from './call-response';
 import type { InFlight } from './dispatch';
 import type { CallerCall } from './plan';
@@ -48,8 +50,14 @@ export class StreamRelay implements BodySink {
   /** The template the frame source reads text deltas through now, as bytes (undefined: none, or not a passthrough). */
   private template: EventTemplate | undefined;
   private reply?: UpstreamCall;
+  /** The caller's socket, once the body's chunks may be written to it directly (chunked-body.ts). */
+  private socket: Socket | undefined;
   /** The caller's socket is full and the upstream paused until it drains. */
   private awaitingDrain = false;
+  private readonly onDrain = () => {
+    this.awaitingDrain = false;
+    this.reply!.resume();
+  };
   private settled = false;
   private done?: { resolve: () => void; reject: (error: Error) => void };
   private stopWatchingDrain: () => void = () => undefined;
@@ -77,6 +85,7 @@ export class StreamRelay implements BodySink {
       // The first chunk was already here (dispatch waited for it), so its frames took the headers along; a
       // first chunk that made no frame still gets the caller its headers at once.
       this.out.flushHeaders();
+      this.socket = chunkedSocket(this.out.res);
       // A body already over (attach delivers what was held) has nothing left to end at the deadline.
       if (!this.settled) this.stopWatchingDrain = whenAborted(drainDeadline, () => this.endForDrain());
     });
@@ -165,10 +174,11 @@ export class StreamRelay implements BodySink {
     if (template.unchanged) {
       this.write(at === chunk.length ? chunk : chunk.subarray(0, at));
     } else {
-      const frames = Buffer.allocUnsafe(length);
-      let pos = 0;
+      // Written where a chunk's body goes when it is framed here, so the events are copied once.
+      const frames = this.socket ? chunkBuffer(length) : Buffer.allocUnsafe(length);
+      let pos = this.socket ? chunkBodyStart(length) : 0;
       for (let event = 0; event < events; event++) pos = template.writeCaller(chunk, FOUND, event * step, frames, pos);
-      this.write(frames);
+      this.send(frames);
     }
     if (this.capped) this.cut();
     return at;
@@ -214,13 +224,17 @@ export class StreamRelay implements BodySink {
    * listener is enough.
    */
   private write(frames: string | Buffer): void {
-    if (this.out.res.write(frames) || this.awaitingDrain) return;
+    if (frames.length === 0) return;
+    this.send(this.socket ? chunkOf(frames) : frames);
+  }
+
+  /** Writes `bytes`: framed as a chunk already when the socket takes them (`this.socket`), else through `res`. */
+  private send(bytes: string | Buffer): void {
+    const target = this.socket ?? this.out.res;
+    if (target.write(bytes) || this.awaitingDrain) return;
     this.awaitingDrain = true;
     this.reply!.pause();
-    this.out.res.once('drain', () => {
-      this.awaitingDrain = false;
-      this.reply!.resume();
-    });
+    target.once('drain', this.onDrain);
   }
 
   private brokeOff(): void {
@@ -245,6 +259,8 @@ export class StreamRelay implements BodySink {
     if (this.settled) return;
     this.settled = true;
     this.stopWatchingDrain();
+    // A kept-alive socket outlives this reply.
+    if (this.awaitingDrain) this.socket?.off('drain', this.onDrain);
     if (error) this.done!.reject(error);
     else this.done!.resolve();
   }
