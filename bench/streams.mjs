@@ -5,6 +5,10 @@
 //   BENCH_TOKENS=60 BENCH_TOKENS_PER_SECOND=4   each stream's length and drip rate (15 s by default)
 //   BENCH_RAMP=100                          streams started every 100 ms (1,000 a second: 10,000 streams open in 10 s)
 //   BENCH_WARMUP=2000                       streams through each target, unmeasured, before the cases
+//   BENCH_REPEAT=1                          runs of each case, the targets in turn each time; with more than one,
+//                                           each target's ratios to the floor's are also given as a median and range
+//                                           (memory per stream only from the first run: later ones start from the
+//                                           heap it grew)
 //   BENCH_TARGETS=floor,edge,portkey        which targets to measure (all by default)
 //   BENCH_PORTKEY=0                         skip Portkey (else @portkey-ai/gateway@PORTKEY_VERSION is installed once
 //                                           into BENCH_PORTKEY_DIR, by default under the OS temp dir: never a project dependency)
@@ -47,6 +51,7 @@ const TOKENS = Number(env.BENCH_TOKENS ?? 60);
 const TOKENS_PER_SECOND = Number(env.BENCH_TOKENS_PER_SECOND ?? 4);
 const RAMP = Number(env.BENCH_RAMP ?? 100); // streams started every 100 ms
 const WARMUP = Number(env.BENCH_WARMUP ?? 2000); // streams through each target before the cases
+const REPEAT = Math.max(1, Number(env.BENCH_REPEAT ?? 1)); // runs of each case
 const chosen = new Set((env.BENCH_TARGETS ?? 'floor,edge,portkey').split(','));
 const PORTKEY_VERSION = '1.15.2';
 const withPortkey = env.BENCH_PORTKEY !== '0' && chosen.has('portkey');
@@ -199,9 +204,18 @@ async function measure(target, streams, sim) {
 
 const ratio = (a, b) => (a != null && b ? Math.round((a / b) * 100) / 100 : null);
 
+/** The median, least and greatest of the figures that are there ("–" when none is). */
+function spread(values) {
+  const sorted = values.filter((value) => value != null).sort((a, b) => a - b);
+  if (sorted.length === 0) return '–';
+  const middle = sorted.length >> 1;
+  const median = sorted.length % 2 ? sorted[middle] : Math.round(((sorted[middle - 1] + sorted[middle]) / 2) * 100) / 100;
+  return `${median} (${sorted[0]} to ${sorted.at(-1)})`;
+}
+
 async function main() {
   console.log(
-    `streams bench: ${cpus().length} cores, node ${process.version}; ${TOKENS} tokens per stream at ${TOKENS_PER_SECOND}/s; sizes ${sizes.join(', ')}; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`,
+    `streams bench: ${cpus().length} cores, node ${process.version}; ${TOKENS} tokens per stream at ${TOKENS_PER_SECOND}/s; sizes ${sizes.join(', ')}${REPEAT > 1 ? `, ${REPEAT} runs each` : ''}; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`,
   );
   workDir = mkdtempSync(path.join(tmpdir(), 'sbc-bench-streams-'));
   const tls = selfSignedCert(workDir);
@@ -270,10 +284,12 @@ async function main() {
   for (const target of Object.values(targets)) await measure(target, WARMUP, slow.child.pid);
 
   const rows = [];
-  for (const streams of sizes) {
+  // A case's targets run one after another, so a ratio compares runs minutes apart; repeats show how far the
+  // machine moves them.
+  for (const streams of sizes) for (let run = 1; run <= REPEAT; run++) {
     const byTarget = {};
     for (const [name, target] of Object.entries(targets)) {
-      byTarget[name] = { target: name, ...(await measure(target, streams, slow.child.pid)) };
+      byTarget[name] = { target: name, run, ...(await measure(target, streams, slow.child.pid)) };
       console.log(JSON.stringify(byTarget[name]));
     }
     const { floor, portkey: viaPortkey } = byTarget;
@@ -292,6 +308,7 @@ async function main() {
   console.log(
     table(rows, [
       ['streams', (r) => r.streams],
+      ...(REPEAT > 1 ? [['run', (r) => r.run]] : []),
       ['target', (r) => r.target],
       ['', () => ''],
       ['opened', (r) => r.opened],
@@ -309,13 +326,36 @@ async function main() {
       ['load avg', (r) => r.load_1m],
     ]),
   );
-  for (const row of rows) if (row.failed > 0) console.log(`  ! ${row.target} @ ${row.streams}: failures ${JSON.stringify(row.failures)}`);
+  for (const row of rows) if (row.failed > 0) console.log(`  ! ${row.target} @ ${row.streams}${REPEAT > 1 ? ` run ${row.run}` : ''}: failures ${JSON.stringify(row.failures)}`);
+  if (REPEAT > 1 && targets.floor) {
+    console.log(`\nAgainst the floor in the same run, median (least to greatest) over ${REPEAT} runs:\n`);
+    const summaries = [];
+    for (const streams of sizes) {
+      for (const name of Object.keys(targets)) {
+        if (name === 'floor') continue;
+        const runs = rows.filter((row) => row.streams === streams && row.target === name);
+        // Memory from the first run only: later runs start from the heap the first one grew, so they show little growth.
+        summaries.push({ streams, target: name, cpu: spread(runs.map((row) => row.cpu_vs_floor)), p99: spread(runs.map((row) => row.p99_over_floor_ms)), kib: runs[0]?.kib_over_floor, failed: runs.reduce((sum, row) => sum + row.failed, 0) });
+      }
+    }
+    console.log(
+      table(summaries, [
+        ['streams', (r) => r.streams],
+        ['target', (r) => r.target],
+        ['', () => ''],
+        ['CPU per token × floor', (r) => r.cpu],
+        ['probe p99 over floor (ms)', (r) => r.p99],
+        ['KiB/stream over floor (run 1)', (r) => r.kib],
+        ['failed (all runs)', (r) => r.failed],
+      ]),
+    );
+  }
 
   const report = {
     bench: 'streams',
     at: new Date().toISOString(),
     machine: { cores: cpus().length, memory_gib: Math.round(totalmem() / 2 ** 30), node: process.version },
-    settings: { tokens: TOKENS, tokens_per_second: TOKENS_PER_SECOND, ramp_per_100ms: RAMP, sizes, targets: Object.keys(targets), portkey: withPortkey ? PORTKEY_VERSION : null },
+    settings: { tokens: TOKENS, tokens_per_second: TOKENS_PER_SECOND, ramp_per_100ms: RAMP, sizes, repeat: REPEAT, targets: Object.keys(targets), portkey: withPortkey ? PORTKEY_VERSION : null },
     rows,
   };
   if (env.BENCH_OUT) {
