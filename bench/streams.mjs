@@ -51,7 +51,7 @@ const TOKENS = Number(env.BENCH_TOKENS ?? 60);
 const TOKENS_PER_SECOND = Number(env.BENCH_TOKENS_PER_SECOND ?? 4);
 const RAMP = Number(env.BENCH_RAMP ?? 100); // streams started every 100 ms
 const WARMUP = Number(env.BENCH_WARMUP ?? 2000); // streams through each target before the cases
-const REPEAT = Math.max(1, Number(env.BENCH_REPEAT ?? 1)); // runs of each case
+const REPEAT = Math.max(1, Math.floor(Number(env.BENCH_REPEAT ?? 1)) || 1); // runs of each case
 const chosen = new Set((env.BENCH_TARGETS ?? 'floor,edge,portkey').split(','));
 const PORTKEY_VERSION = '1.15.2';
 const withPortkey = env.BENCH_PORTKEY !== '0' && chosen.has('portkey');
@@ -284,8 +284,8 @@ async function main() {
   for (const target of Object.values(targets)) await measure(target, WARMUP, slow.child.pid);
 
   const rows = [];
-  // A case's targets run one after another, so a ratio compares runs minutes apart; repeats show how far the
-  // machine moves them.
+  // A case's targets run one after another, so a ratio compares runs about a minute apart; repeats show how far
+  // the machine moves them.
   for (const streams of sizes) for (let run = 1; run <= REPEAT; run++) {
     const byTarget = {};
     for (const [name, target] of Object.entries(targets)) {
