@@ -218,17 +218,18 @@ export class StreamRelay implements BodySink {
     for (const frame of this.source.cut(this.usage)) this.pending += encodeSse(frame);
   }
 
-  /**
-   * A slow caller holds the upstream back instead of filling the edge's memory (a hang-up while paused
-   * aborts like any other). Chunks the upstream had already delivered still come while paused: one drain
-   * listener is enough.
-   */
+  /** Writes frames to the caller: framed as a chunk here when the socket takes them (an empty chunk would end the body). */
   private write(frames: string | Buffer): void {
     if (frames.length === 0) return;
     this.send(this.socket ? chunkOf(frames) : frames);
   }
 
-  /** Writes `bytes`: framed as a chunk already when the socket takes them (`this.socket`), else through `res`. */
+  /**
+   * Writes `bytes`: framed as a chunk already when the socket takes them (`this.socket`), else through `res`.
+   * A slow caller holds the upstream back instead of filling the edge's memory (a hang-up while paused
+   * aborts like any other). Chunks the upstream had already delivered still come while paused: one drain
+   * listener is enough.
+   */
   private send(bytes: string | Buffer): void {
     const target = this.socket ?? this.out.res;
     if (target.write(bytes) || this.awaitingDrain) return;
