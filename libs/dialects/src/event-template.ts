@@ -20,23 +20,27 @@ export class EventTemplate {
   /** The caller's event is the upstream's, byte for byte: a read event is relayed as it came. */
   readonly unchanged: boolean;
 
-  /** The caller's event's fixed pieces, each its own view, so that writing one copies it whole. */
-  private readonly callerPieces: Uint8Array[];
+  /** The length of the caller's event's fixed bytes (all its pieces). */
+  private readonly callerFixedLength: number;
 
   private constructor(
-    /** The upstream event's fixed bytes: its pieces one after the other, the prefix and the blank line included. */
+    /**
+     * The upstream event's fixed bytes (its pieces one after the other, the prefix and the blank line
+     * included), then the caller's: one buffer, so reading and writing a token touch one block of memory.
+     */
     private readonly fixed: Buffer,
-    /** Where each piece of `fixed` starts, and (last) where the last one ends. */
+    /**
+     * Where each piece of the upstream's event starts in `fixed` and (last) where its last one ends, then the
+     * same for the caller's: `slots + 2` bounds each.
+     */
     private readonly starts: Int32Array,
-    private readonly callerFixed: Buffer,
-    callerStarts: Int32Array,
     order: readonly number[],
   ) {
     this.slots = order.length;
     this.textSlot = order.indexOf(0);
-    this.unchanged = fixed.equals(callerFixed);
-    this.callerPieces = [];
-    for (let piece = 0; piece + 1 < callerStarts.length; piece++) this.callerPieces.push(callerFixed.subarray(callerStarts[piece], callerStarts[piece + 1]));
+    const caller = this.slots + 2;
+    this.callerFixedLength = starts[2 * caller - 1]! - starts[caller]!;
+    this.unchanged = fixed.compare(fixed, starts[caller], starts[2 * caller - 1], 0, starts[caller - 1]) === 0;
   }
 
   /**
@@ -46,9 +50,8 @@ export class EventTemplate {
    */
   static of(prefix: string, upstream: Template, caller: Template = upstream): EventTemplate | undefined {
     if (caller.order.length !== upstream.order.length || caller.order.some((put, slot) => put !== upstream.order[slot])) return undefined;
-    const [fixed, starts] = wireBytes(prefix, upstream.pieces);
-    const [callerFixed, callerStarts] = wireBytes(prefix, caller.pieces);
-    return new EventTemplate(fixed, starts, callerFixed, callerStarts, upstream.order);
+    const [fixed, starts] = wireBytes(prefix, [upstream.pieces, caller.pieces]);
+    return new EventTemplate(fixed, starts, upstream.order);
   }
 
   /**
@@ -63,7 +66,7 @@ export class EventTemplate {
       const from = starts[slot]!;
       const to = starts[slot + 1]!;
       const end = pos + to - from;
-      if (end > bytes.length || bytes.compare(fixed, from, to, pos, end) !== 0) return -1;
+      if (end > bytes.length || !sameBytes(bytes, pos, fixed, from, to)) return -1;
       if (slot === this.slots) return end;
       const close = stringEnd(bytes, end);
       if (close < 0) return -1;
@@ -76,23 +79,28 @@ export class EventTemplate {
 
   /** The length of the caller's event for the slots read into `found` at `from`. */
   callerLength(found: Int32Array, from: number): number {
-    let length = this.callerFixed.length;
+    let length = this.callerFixedLength;
     for (let slot = 0; slot < this.slots; slot++) length += found[from + 2 * slot + 1]! - found[from + 2 * slot]!;
     return length;
   }
 
   /** Writes the caller's event, with the slots read from `bytes` into `found` at `from`, to `target` at `pos`; returns its end. */
   writeCaller(bytes: Buffer, found: Int32Array, from: number, target: Buffer, pos: number): number {
-    const pieces = this.callerPieces;
-    let at = pos;
-    for (let slot = 0; slot <= this.slots; slot++) {
-      if (slot > 0) at = copyBytes(bytes, found[from + 2 * slot - 2]!, found[from + 2 * slot - 1]!, target, at);
-      const piece = pieces[slot]!;
-      target.set(piece, at);
-      at += piece.length;
+    const { fixed, starts } = this;
+    const first = this.slots + 2;
+    let at = copyBytes(fixed, starts[first]!, starts[first + 1]!, target, pos);
+    for (let slot = 0; slot < this.slots; slot++) {
+      at = copyBytes(bytes, found[from + 2 * slot]!, found[from + 2 * slot + 1]!, target, at);
+      at = copyBytes(fixed, starts[first + slot + 1]!, starts[first + slot + 2]!, target, at);
     }
     return at;
   }
+}
+
+/** Whether `bytes` from `at` on holds `fixed[from, to)`; a loop, as a Buffer#compare call costs more than its bytes. */
+function sameBytes(bytes: Uint8Array, at: number, fixed: Uint8Array, from: number, to: number): boolean {
+  for (let i = from, j = at; i < to; i++, j++) if (bytes[j] !== fixed[i]) return false;
+  return true;
 }
 
 /** Slices at most this long are copied byte by byte: a token's text is a few bytes, and a call is dearer. */
@@ -113,15 +121,27 @@ export function copyBytes(source: Uint8Array, start: number, end: number, target
   return to;
 }
 
-/** The pieces as they go on the wire (the prefix before the first, the blank line after the last), joined, and where each starts. */
-function wireBytes(prefix: string, pieces: readonly string[]): [Buffer, Int32Array] {
-  const parts = pieces.map((piece, i) => `${i === 0 ? prefix : ''}${piece}${i === pieces.length - 1 ? '\n\n' : ''}`);
-  const starts = new Int32Array(parts.length + 1);
-  for (let i = 0; i < parts.length; i++) starts[i + 1] = starts[i]! + Buffer.byteLength(parts[i]!);
+/**
+ * Each event's pieces as they go on the wire (the prefix before its first, the blank line after its last),
+ * one event after the other in one buffer, and where each piece starts, with each event's end after its
+ * pieces' starts.
+ */
+function wireBytes(prefix: string, events: ReadonlyArray<readonly string[]>): [Buffer, Int32Array] {
+  const parts = events.map((pieces) => pieces.map((piece, i) => `${i === 0 ? prefix : ''}${piece}${i === pieces.length - 1 ? '\n\n' : ''}`));
+  const starts = new Int32Array(parts.reduce((count, event) => count + event.length + 1, 0));
+  let bound = 0;
+  let at = 0;
+  for (const event of parts) {
+    for (const part of event) {
+      starts[bound++] = at;
+      at += Buffer.byteLength(part);
+    }
+    starts[bound++] = at;
+  }
   // Not from Buffer's shared pool: a template lives as long as its stream, and a pooled slice would keep a
   // whole pool slab alive with it.
-  const bytes = Buffer.allocUnsafeSlow(starts[parts.length]!);
-  for (let i = 0; i < parts.length; i++) bytes.write(parts[i]!, starts[i]!);
+  const bytes = Buffer.allocUnsafeSlow(at);
+  bytes.write(parts.flat().join(''));
   return [bytes, starts];
 }
 

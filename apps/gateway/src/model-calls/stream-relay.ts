@@ -2,7 +2,7 @@ import { createSseDecoder, encodeSse, mergeUsage, ZERO_USAGE, type EventTemplate
 import type { Socket } from 'node:net';
 import { isAbort, type BodySink, type UpstreamCall } from '../upstream/client';
 import { whenAborted } from './abort-watch';
-import { chunkBodyStart, chunkBuffer, chunkedSocket, chunkOf } from './chunked-body';
+import { chunkBodyStart, chunkBuffer, chunkedSocket, chunkOf, writeChunk } from './chunked-body';
 import type { CallResponse } from './call-response';
 import type { InFlight } from './dispatch';
 import type { CallerCall } from './plan';
@@ -175,7 +175,7 @@ export class StreamRelay implements BodySink {
       this.write(at === chunk.length ? chunk : chunk.subarray(0, at));
     } else {
       // Written where a chunk's body goes when it is framed here, so the events are copied once.
-      const frames = this.socket ? chunkBuffer(length) : Buffer.allocUnsafe(length);
+      const frames = this.socket ? chunkBuffer(length, this.socket) : Buffer.allocUnsafe(length);
       let pos = this.socket ? chunkBodyStart(length) : 0;
       for (let event = 0; event < events; event++) pos = template.writeCaller(chunk, FOUND, event * step, frames, pos);
       this.send(frames);
@@ -221,7 +221,7 @@ export class StreamRelay implements BodySink {
   /** Writes frames to the caller: framed as a chunk here when the socket takes them (an empty chunk would end the body). */
   private write(frames: string | Buffer): void {
     if (frames.length === 0) return;
-    this.send(this.socket ? chunkOf(frames) : frames);
+    this.send(this.socket ? chunkOf(frames, this.socket) : frames);
   }
 
   /**
@@ -232,7 +232,8 @@ export class StreamRelay implements BodySink {
    */
   private send(bytes: string | Buffer): void {
     const target = this.socket ?? this.out.res;
-    if (target.write(bytes) || this.awaitingDrain) return;
+    const taken = this.socket ? writeChunk(this.socket, bytes as Buffer) : this.out.res.write(bytes);
+    if (taken || this.awaitingDrain) return;
     this.awaitingDrain = true;
     this.reply!.pause();
     target.once('drain', this.onDrain);
