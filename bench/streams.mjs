@@ -2,7 +2,8 @@
 //
 //   npm run bench:streams                   builds dist/apps/{gateway,account,sim-upstream} first (or: node bench/streams.mjs)
 //   BENCH_STREAMS=1000,5000,10000           concurrent streams per case (default)
-//   BENCH_TOKENS=60 BENCH_TOKENS_PER_SECOND=4   each stream's length and drip rate (15 s by default)
+//   BENCH_TOKENS=60 BENCH_TOKENS_PER_SECOND=4   each stream's length and drip rate (15 s by default); a list of
+//                                           lengths (BENCH_TOKENS=30,60) runs each case at each length in turn
 //   BENCH_RAMP=100                          streams started every 100 ms (1,000 a second: 10,000 streams open in 10 s)
 //   BENCH_WARMUP=2000                       streams through each target, unmeasured, before the cases
 //   BENCH_REPEAT=1                          runs of each case, the targets in turn each time; with more than one,
@@ -12,6 +13,10 @@
 //   BENCH_TARGETS=floor,edge,portkey        which targets to measure (all by default)
 //   BENCH_PORTKEY=0                         skip Portkey (else @portkey-ai/gateway@PORTKEY_VERSION is installed once
 //                                           into BENCH_PORTKEY_DIR, by default under the OS temp dir: never a project dependency)
+//   BENCH_HEAP=1                            also count what each open stream keeps on the floor's and the edge's heap:
+//                                           a heap snapshot before each case and one once its streams are open
+//                                           (bench/lib/heap-census.mjs); the targets stop while they write them, so
+//                                           the run's CPU and memory figures are not comparable to others
 //   BENCH_OUT=1                             write the JSON to bench/results/streams-<timestamp>.json (or BENCH_OUT=<file.json>)
 //   BENCH_GATEWAY_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'   node flags for the edge (profiling)
 //   BENCH_FLOOR_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof-floor'  the same for the floor, to compare profiles
@@ -27,6 +32,9 @@
 //   - the time from a stream's request to its first token, p50 and max, in ms;
 //   - probe p50 / p99 in ms, and failures (streams refused, broken, short, or never started).
 // Each figure of the edge is also given as a ratio to the floor's and to Portkey's in the same run.
+// CPU per relayed token mixes what a target spends per stream (the request, its checks and accounting, opening
+// and closing the stream) with what it spends per token, so it depends on the streams' length: a list of
+// lengths measures each case at each, one after the other in the same run.
 //
 // Upstreams speak TLS with a throwaway self-signed certificate (trusted by the targets through
 // NODE_EXTRA_CA_CERTS): HTTP/2 by ALPN to clients that offer it, as OpenAI and Anthropic do, HTTP/1.1 to the
@@ -41,13 +49,14 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, setGlobalDispatcher } from 'undici';
+import { heapSnapshotArgs, perStream, snapshot } from './lib/heap-census.mjs';
 import { cpuMs, freePort, machineCpuMs, startChild, stopChildren, waitReady } from './lib/procs.mjs';
 import { table } from './lib/report.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const env = process.env;
 const sizes = (env.BENCH_STREAMS ?? '1000,5000,10000').split(',').map(Number);
-const TOKENS = Number(env.BENCH_TOKENS ?? 60);
+const lengths = String(env.BENCH_TOKENS ?? 60).split(',').map(Number);
 const TOKENS_PER_SECOND = Number(env.BENCH_TOKENS_PER_SECOND ?? 4);
 const RAMP = Number(env.BENCH_RAMP ?? 100); // streams started every 100 ms
 const WARMUP = Number(env.BENCH_WARMUP ?? 2000); // streams through each target before the cases
@@ -55,6 +64,7 @@ const REPEAT = Math.max(1, Math.floor(Number(env.BENCH_REPEAT ?? 1)) || 1); // r
 const chosen = new Set((env.BENCH_TARGETS ?? 'floor,edge,portkey').split(','));
 const PORTKEY_VERSION = '1.15.2';
 const withPortkey = env.BENCH_PORTKEY !== '0' && chosen.has('portkey');
+const HEAP = env.BENCH_HEAP === '1';
 const portkeyDir = env.BENCH_PORTKEY_DIR ?? path.join(tmpdir(), `sbc-bench-portkey-${PORTKEY_VERSION}-hono-node-server-1.14.1`);
 const KEY = 'sbc_' + 'benchstreams0123456789abcdefghij';
 const SIM_KEY = 'sim-bench-key';
@@ -138,10 +148,15 @@ function chatBody(model, tokens, stream) {
   return JSON.stringify({ model, stream, max_tokens: 1024, messages: [{ role: 'user', content: `Benchmark stream. sim-tokens:${tokens}` }] });
 }
 
-/** `sim` is the slow simulator's pid: its CPU over the case says how close the machine was to saturation. */
-async function measure(target, streams, sim) {
+/**
+ * `sim` is the slow simulator's pid: its CPU over the case says how close the machine was to saturation.
+ * `census`: count what each open stream keeps on the target's heap (BENCH_HEAP, targets started with a heap dir).
+ */
+async function measure(target, streams, tokens, sim, census = false) {
   const settleMs = 1500;
   await new Promise((resolve) => setTimeout(resolve, settleMs));
+  const heapBefore = census ? await snapshot(target.pid, target.heapDir) : undefined;
+  let heapOpen;
   const rssBefore = rssKiB(target.pid);
   const cpuBefore = cpuMs(target.pid);
   const simCpuBefore = cpuMs(sim);
@@ -157,8 +172,8 @@ async function measure(target, streams, sim) {
       rampBatch: RAMP,
       rampEveryMs: 100,
       probeEveryMs: 50,
-      deadlineMs: 60_000 + (TOKENS / TOKENS_PER_SECOND) * 1000,
-      stream: { path: '/v1/chat/completions', headers: target.streamHeaders, body: chatBody(target.model, TOKENS, true) },
+      deadlineMs: 60_000 + (tokens / TOKENS_PER_SECOND) * 1000,
+      stream: { path: '/v1/chat/completions', headers: target.streamHeaders, body: chatBody(target.model, tokens, true) },
       probe: { method: 'POST', path: target.probePath, headers: target.probeHeaders, body: chatBody(target.probeModel, 1, false) },
     },
     (event) => {
@@ -166,9 +181,11 @@ async function measure(target, streams, sim) {
       rssOpen = rssKiB(target.pid);
       fdsOpen = readdirSync(`/proc/${target.pid}/fd`).length;
       load1m = loadavg()[0];
+      if (census) heapOpen = snapshot(target.pid, target.heapDir);
     },
   );
   const cpu = cpuMs(target.pid) - cpuBefore;
+  const heap = heapOpen && open?.open ? perStream(heapBefore, await heapOpen, open.open) : undefined;
   const simCpu = cpuMs(sim) - simCpuBefore;
   const cores = (ms) => Math.round((ms / 1000 / result.seconds) * 100) / 100;
   const otherCpu = machineCpuMs().busy - machineBefore - cpu - simCpu - result.cpu_ms;
@@ -178,6 +195,7 @@ async function measure(target, streams, sim) {
   const failed = Object.values(result.failures).reduce((a, b) => a + b, 0);
   return {
     streams,
+    tokens_per_stream: tokens,
     opened: open?.open ?? 0,
     open_ms: open?.ms ?? null,
     failed,
@@ -199,6 +217,7 @@ async function measure(target, streams, sim) {
     // Cores used over the case by the target, the slow simulator and the load generator.
     // `others`: every other process on the machine (this benchmark's idle children, other people's work).
     cores: { target: cores(cpu), sim: cores(simCpu), load: cores(result.cpu_ms), others: cores(Math.max(0, otherCpu)) },
+    ...(heap ? { heap } : {}),
   };
 }
 
@@ -213,9 +232,33 @@ function spread(values) {
   return `${median} (${sorted[0]} to ${sorted.at(-1)})`;
 }
 
+/** What each open stream kept on the floor's and the edge's heap (BENCH_HEAP), and the kinds with the most objects. */
+function printHeap(rows) {
+  const counted = rows.filter((row) => row.heap);
+  console.log('\nWhat each open stream keeps on the JavaScript heap (a snapshot before the case and one with its streams open; the difference ÷ open streams):\n');
+  const floorOf = (row) => counted.find((other) => other.target === 'floor' && other.streams === row.streams && other.run === row.run && other.tokens_per_stream === row.tokens_per_stream);
+  console.log(
+    table(counted, [
+      ['streams', (r) => r.streams],
+      ...(REPEAT > 1 ? [['run', (r) => r.run]] : []),
+      ...(lengths.length > 1 ? [['tokens', (r) => r.tokens_per_stream]] : []),
+      ['target', (r) => r.target],
+      ['', () => ''],
+      ['objects', (r) => r.heap.objects],
+      ['over floor', (r) => (floorOf(r) ? r.heap.objects - floorOf(r).heap.objects : '–')],
+      ['heap KiB', (r) => r.heap.kib],
+      ['over floor ', (r) => (floorOf(r) ? Math.round((r.heap.kib - floorOf(r).heap.kib) * 10) / 10 : '–')],
+    ]),
+  );
+  for (const row of counted) {
+    console.log(`\n${row.target} @ ${row.streams}${lengths.length > 1 ? ` × ${row.tokens_per_stream} tokens` : ''}${REPEAT > 1 ? ` run ${row.run}` : ''}, the kinds with the most objects per stream (count, bytes):`);
+    console.log(`  ${row.heap.top.map((kind) => `${kind.kind} ${kind.count} (${kind.bytes} B)`).join('; ')}`);
+  }
+}
+
 async function main() {
   console.log(
-    `streams bench: ${cpus().length} cores, node ${process.version}; ${TOKENS} tokens per stream at ${TOKENS_PER_SECOND}/s; sizes ${sizes.join(', ')}${REPEAT > 1 ? `, ${REPEAT} runs each` : ''}; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`,
+    `streams bench: ${cpus().length} cores, node ${process.version}; ${lengths.join(' and ')} tokens per stream at ${TOKENS_PER_SECOND}/s; sizes ${sizes.join(', ')}${REPEAT > 1 ? `, ${REPEAT} runs each` : ''}; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`,
   );
   workDir = mkdtempSync(path.join(tmpdir(), 'sbc-bench-streams-'));
   const tls = selfSignedCert(workDir);
@@ -234,7 +277,11 @@ async function main() {
   await waitReady(slow, `${slowOrigin}/v1/models`, { authorization: `Bearer ${SIM_KEY}` });
   await waitReady(fast, `${fastOrigin}/v1/models`, { authorization: `Bearer ${SIM_KEY}` });
 
-  const forwarder = startChild('forwarder', path.join(root, 'bench/lib/forwarder.mjs'), { ...trustSim, FORWARD_PORT: String(forwardPort), FORWARD_UPSTREAM: slowOrigin, FORWARD_FAST_UPSTREAM: fastOrigin }, env.BENCH_FLOOR_NODE_ARGS ? env.BENCH_FLOOR_NODE_ARGS.split(' ') : []);
+  // BENCH_HEAP: the floor and the edge write heap snapshots into their own directory when signalled.
+  const heapDirs = { floor: path.join(workDir, 'heap-floor'), edge: path.join(workDir, 'heap-edge') };
+  const nodeArgs = (name, extra) => [...(HEAP ? heapSnapshotArgs(heapDirs[name]) : []), ...(extra ? extra.split(' ') : [])];
+  if (HEAP) for (const dir of Object.values(heapDirs)) mkdirSync(dir);
+  const forwarder = startChild('forwarder', path.join(root, 'bench/lib/forwarder.mjs'), { ...trustSim, FORWARD_PORT: String(forwardPort), FORWARD_UPSTREAM: slowOrigin, FORWARD_FAST_UPSTREAM: fastOrigin }, nodeArgs('floor', env.BENCH_FLOOR_NODE_ARGS));
   await waitReady(forwarder, `http://127.0.0.1:${forwardPort}/readyz`);
 
   const account = startChild('account', path.join(root, 'dist/apps/account/main.js'), {
@@ -259,7 +306,7 @@ async function main() {
       RATE_LIMIT_PER_MINUTE: '100000000',
       HOUSE_ENGINES: JSON.stringify({ house: engine(slowOrigin), 'house-fast': engine(fastOrigin) }),
     },
-    env.BENCH_GATEWAY_NODE_ARGS ? env.BENCH_GATEWAY_NODE_ARGS.split(' ') : [],
+    nodeArgs('edge', env.BENCH_GATEWAY_NODE_ARGS),
   );
   const edgeOrigin = `http://127.0.0.1:${edgePort}`;
   await waitReady(edge, `${edgeOrigin}/readyz`);
@@ -267,8 +314,8 @@ async function main() {
   const json = { 'content-type': 'application/json' };
   const simAuth = { ...json, authorization: `Bearer ${SIM_KEY}` };
   const targets = {
-    floor: { pid: forwarder.child.pid, origin: `http://127.0.0.1:${forwardPort}`, streamHeaders: simAuth, probeHeaders: simAuth, model: 'sim-large', probeModel: 'sim-large', probePath: '/fast/v1/chat/completions' },
-    edge: { pid: edge.child.pid, origin: edgeOrigin, streamHeaders: { ...json, authorization: `Bearer ${KEY}` }, probeHeaders: { ...json, authorization: `Bearer ${KEY}` }, model: 'house', probeModel: 'house-fast', probePath: '/v1/chat/completions' },
+    floor: { pid: forwarder.child.pid, heapDir: heapDirs.floor, origin: `http://127.0.0.1:${forwardPort}`, streamHeaders: simAuth, probeHeaders: simAuth, model: 'sim-large', probeModel: 'sim-large', probePath: '/fast/v1/chat/completions' },
+    edge: { pid: edge.child.pid, heapDir: heapDirs.edge, origin: edgeOrigin, streamHeaders: { ...json, authorization: `Bearer ${KEY}` }, probeHeaders: { ...json, authorization: `Bearer ${KEY}` }, model: 'house', probeModel: 'house-fast', probePath: '/v1/chat/completions' },
   };
   if (portkey) {
     // Portkey's OpenAI provider with a custom host (it trusts loopback hosts by default); the caller's bearer
@@ -281,15 +328,15 @@ async function main() {
   for (const name of Object.keys(targets)) if (!chosen.has(name)) delete targets[name];
   // A warm-up through each, so none is measured while V8 is still compiling its hot paths and growing its heap:
   // after 200 streams the edge's first case of 1,000 still cost half again what its later ones did.
-  for (const target of Object.values(targets)) await measure(target, WARMUP, slow.child.pid);
+  for (const target of Object.values(targets)) await measure(target, WARMUP, lengths[0], slow.child.pid);
 
   const rows = [];
   // A case's targets run one after another, so a ratio compares runs about a minute apart; repeats show how far
   // the machine moves them.
-  for (const streams of sizes) for (let run = 1; run <= REPEAT; run++) {
+  for (const streams of sizes) for (let run = 1; run <= REPEAT; run++) for (const tokens of lengths) {
     const byTarget = {};
     for (const [name, target] of Object.entries(targets)) {
-      byTarget[name] = { target: name, run, ...(await measure(target, streams, slow.child.pid)) };
+      byTarget[name] = { target: name, run, ...(await measure(target, streams, tokens, slow.child.pid, HEAP && name !== 'portkey')) };
       console.log(JSON.stringify(byTarget[name]));
     }
     const { floor, portkey: viaPortkey } = byTarget;
@@ -304,11 +351,12 @@ async function main() {
       });
     }
   }
-  console.log(`\n${TOKENS} tokens per stream at ${TOKENS_PER_SECOND}/s (KiB per stream = RSS growth ÷ streams; CPU per relayed token; probe times in ms; cores used over the case by the target, the slow simulator, the load generator and every other process; the machine's 1-minute load average when every stream was open):\n`);
+  console.log(`\n${lengths.join(' and ')} tokens per stream at ${TOKENS_PER_SECOND}/s (KiB per stream = RSS growth ÷ streams; CPU per relayed token; probe times in ms; cores used over the case by the target, the slow simulator, the load generator and every other process; the machine's 1-minute load average when every stream was open):\n`);
   console.log(
     table(rows, [
       ['streams', (r) => r.streams],
       ...(REPEAT > 1 ? [['run', (r) => r.run]] : []),
+      ...(lengths.length > 1 ? [['tokens', (r) => r.tokens_per_stream]] : []),
       ['target', (r) => r.target],
       ['', () => ''],
       ['opened', (r) => r.opened],
@@ -326,21 +374,24 @@ async function main() {
       ['load avg', (r) => r.load_1m],
     ]),
   );
-  for (const row of rows) if (row.failed > 0) console.log(`  ! ${row.target} @ ${row.streams}${REPEAT > 1 ? ` run ${row.run}` : ''}: failures ${JSON.stringify(row.failures)}`);
+  if (HEAP) printHeap(rows);
+  for (const row of rows) if (row.failed > 0) console.log(`  ! ${row.target} @ ${row.streams}${lengths.length > 1 ? ` × ${row.tokens_per_stream} tokens` : ''}${REPEAT > 1 ? ` run ${row.run}` : ''}: failures ${JSON.stringify(row.failures)}`);
   if (REPEAT > 1 && targets.floor) {
     console.log(`\nAgainst the floor in the same run, median (least to greatest) over ${REPEAT} runs:\n`);
     const summaries = [];
-    for (const streams of sizes) {
+    for (const streams of sizes) for (const tokens of lengths) {
       for (const name of Object.keys(targets)) {
         if (name === 'floor') continue;
-        const runs = rows.filter((row) => row.streams === streams && row.target === name);
-        // Memory from the first run only: later runs start from the heap the first one grew, so they show little growth.
-        summaries.push({ streams, target: name, cpu: spread(runs.map((row) => row.cpu_vs_floor)), p99: spread(runs.map((row) => row.p99_over_floor_ms)), kib: runs[0]?.kib_over_floor, failed: runs.reduce((sum, row) => sum + row.failed, 0) });
+        const runs = rows.filter((row) => row.streams === streams && row.tokens_per_stream === tokens && row.target === name);
+        // Memory from a size's first run at the first length only: later cases start from the heap it grew, so they show little growth.
+        const kib = tokens === lengths[0] ? runs[0]?.kib_over_floor : undefined;
+        summaries.push({ streams, tokens, target: name, cpu: spread(runs.map((row) => row.cpu_vs_floor)), p99: spread(runs.map((row) => row.p99_over_floor_ms)), kib: kib ?? '–', failed: runs.reduce((sum, row) => sum + row.failed, 0) });
       }
     }
     console.log(
       table(summaries, [
         ['streams', (r) => r.streams],
+        ...(lengths.length > 1 ? [['tokens', (r) => r.tokens]] : []),
         ['target', (r) => r.target],
         ['', () => ''],
         ['CPU per token × floor', (r) => r.cpu],
@@ -355,7 +406,7 @@ async function main() {
     bench: 'streams',
     at: new Date().toISOString(),
     machine: { cores: cpus().length, memory_gib: Math.round(totalmem() / 2 ** 30), node: process.version },
-    settings: { tokens: TOKENS, tokens_per_second: TOKENS_PER_SECOND, ramp_per_100ms: RAMP, sizes, repeat: REPEAT, targets: Object.keys(targets), portkey: withPortkey ? PORTKEY_VERSION : null },
+    settings: { tokens: lengths, tokens_per_second: TOKENS_PER_SECOND, ramp_per_100ms: RAMP, sizes, repeat: REPEAT, targets: Object.keys(targets), portkey: withPortkey ? PORTKEY_VERSION : null },
     rows,
   };
   if (env.BENCH_OUT) {
