@@ -20,27 +20,34 @@ export function readJsonBody(req: IncomingMessage, limit: number, options: { opt
     const chunks: Buffer[] = [];
     let bytes = 0;
     let done = false;
+    // Once the body is read or refused, the listeners go: a stream's request lives as long as its reply, and
+    // they would keep the body's bytes (and the socket read they are a slice of) with it. An IncomingMessage
+    // with no error listener emits no error.
+    const stop = () => {
+      done = true;
+      req.off('data', onData);
+      req.off('error', hungUp);
+      req.off('close', hungUp);
+      req.off('end', onEnd);
+    };
     const fail = (error: ApiError) => {
       if (done) return;
-      done = true;
-      req.removeAllListeners('data');
+      stop();
       reject(error);
     };
-    req.on('data', (chunk: Buffer) => {
+    const onData = (chunk: Buffer) => {
       bytes += chunk.length;
       if (bytes > limit) return fail(tooLarge(limit));
       chunks.push(chunk);
-    });
-    // A caller that hangs up mid-body is no failure of ours (499, logged as such, not as an error). 'close'
-    // also comes after every body read in full; the error (and its stack trace) is built only when it is news.
+    };
+    // A caller that hangs up mid-body is no failure of ours (499, logged as such, not as an error). The error
+    // (and its stack trace) is built only when it is news.
     const hungUp = () => {
       if (!done) fail(new ApiError('client_closed_request'));
     };
-    req.on('error', hungUp);
-    req.on('close', hungUp);
-    req.on('end', () => {
+    const onEnd = () => {
       if (done) return;
-      done = true;
+      stop();
       let text: string;
       try {
         text = decodeUtf8Body(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, bytes));
@@ -62,6 +69,10 @@ export function readJsonBody(req: IncomingMessage, limit: number, options: { opt
       } catch {
         reject(new ApiError('invalid_request', 'The request body is not valid JSON.', { param: 'body' }));
       }
-    });
+    };
+    req.on('data', onData);
+    req.on('error', hungUp);
+    req.on('close', hungUp);
+    req.on('end', onEnd);
   });
 }

@@ -39,9 +39,9 @@ export class CallResponse {
   }
 
   /**
-   * Opens the event stream: no compression, no proxy buffering. The headers go out with the first frames
-   * written in this tick, in one write with them, or on their own at the latest when `flushHeaders` says so.
-   * The connection header is Node's (keep-alive, or close while the edge drains).
+   * Opens the event stream: no compression, no proxy buffering. The headers go out when `flushHeaders` says
+   * so (the stream relay: in one write with the first frames). The connection header is Node's (keep-alive,
+   * or close while the edge drains).
    */
   openStream(): void {
     this.res.writeHead(200, {
@@ -52,7 +52,7 @@ export class CallResponse {
     });
   }
 
-  /** Sends the stream's headers now if no frame took them along yet (a no-op once they went out). */
+  /** Writes the stream's headers now (a no-op once they went out). */
   flushHeaders(): void {
     this.res.flushHeaders();
   }
