@@ -10,9 +10,13 @@ export function heapSnapshotArgs(dir) {
   return ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${dir}`];
 }
 
+/** The longest snapshot read: its text must fit in one JavaScript string (V8 allows about 512 MiB). */
+const MAX_SNAPSHOT_BYTES = 500 * 2 ** 20;
+
 /**
  * Signals `pid` to write a heap snapshot into `dir`, waits until the file is whole, and returns its census
- * (the file is removed: a snapshot of 10,000 streams is hundreds of MB).
+ * (the file is removed). A snapshot of 2,000 open streams is about 150 MB, so one of more than about 6,000 is
+ * too long to read.
  */
 export async function snapshot(pid, dir) {
   const before = new Set(readdirSync(dir));
@@ -31,11 +35,17 @@ export async function snapshot(pid, dir) {
       size = now;
       continue;
     }
+    if (now > MAX_SNAPSHOT_BYTES) {
+      rmSync(path.join(dir, file));
+      throw new Error(`the heap snapshot is ${Math.round(now / 2 ** 20)} MiB, too long to read: use BENCH_HEAP with fewer streams (2,000 is plenty)`);
+    }
     try {
       const census = censusOf(JSON.parse(readFileSync(path.join(dir, file), 'utf8')));
       rmSync(path.join(dir, file));
       return census;
-    } catch {
+    } catch (error) {
+      // Not whole yet after all: wait for it to grow.
+      if (!(error instanceof SyntaxError)) throw error;
       size = -1;
     }
   }
