@@ -237,6 +237,15 @@ function spread(values) {
   return `${median} (${sorted[0]} to ${sorted.at(-1)})`;
 }
 
+/** The columns that name a case's row in the printed tables: its size, run, stream length and target. */
+const caseColumns = [
+  ['streams', (r) => r.streams],
+  ...(REPEAT > 1 ? [['run', (r) => r.run]] : []),
+  ...(lengths.length > 1 ? [['tokens', (r) => r.tokens_per_stream]] : []),
+  ['target', (r) => r.target],
+  ['', () => ''],
+];
+
 /** What each open stream kept on the floor's and the edge's heap (BENCH_HEAP), and the kinds with the most objects. */
 function printHeap(rows) {
   const counted = rows.filter((row) => row.heap);
@@ -244,11 +253,7 @@ function printHeap(rows) {
   const floorOf = (row) => counted.find((other) => other.target === 'floor' && other.streams === row.streams && other.run === row.run && other.tokens_per_stream === row.tokens_per_stream);
   console.log(
     table(counted, [
-      ['streams', (r) => r.streams],
-      ...(REPEAT > 1 ? [['run', (r) => r.run]] : []),
-      ...(lengths.length > 1 ? [['tokens', (r) => r.tokens_per_stream]] : []),
-      ['target', (r) => r.target],
-      ['', () => ''],
+      ...caseColumns,
       ['objects', (r) => r.heap.objects],
       ['over floor', (r) => (floorOf(r) ? r.heap.objects - floorOf(r).heap.objects : '–')],
       ['heap KiB', (r) => r.heap.kib],
@@ -359,11 +364,7 @@ async function main() {
   console.log(`\n${lengths.join(' and ')} tokens per stream at ${TOKENS_PER_SECOND}/s (KiB per stream = RSS growth ÷ streams; CPU per relayed token; probe times in ms; cores used over the case by the target, the slow simulator, the load generator and every other process; the machine's 1-minute load average when every stream was open):\n`);
   console.log(
     table(rows, [
-      ['streams', (r) => r.streams],
-      ...(REPEAT > 1 ? [['run', (r) => r.run]] : []),
-      ...(lengths.length > 1 ? [['tokens', (r) => r.tokens_per_stream]] : []),
-      ['target', (r) => r.target],
-      ['', () => ''],
+      ...caseColumns,
       ['opened', (r) => r.opened],
       ['failed', (r) => r.failed],
       ['KiB/stream', (r) => r.kib_per_stream],
