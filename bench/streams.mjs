@@ -30,6 +30,9 @@
 // every 50 ms while they run, and reports when they have all ended. Figures per target:
 //   - per-stream memory: (target RSS with every stream open − its RSS before the case) / streams, in KiB;
 //   - CPU per relayed token: the target's CPU time over the case / tokens the load generator received, in µs;
+//     and the same CPU split at the moment every stream had its first token: while the streams opened, per
+//     stream (the tokens relayed meanwhile included), and once all were open, per token relayed to the end
+//     (the streams' ends included), so a ratio to the floor's says whether opening or relaying costs more;
 //   - the time from a stream's request to its first token, p50 and max, in ms;
 //   - probe p50 / p99 in ms, and failures (streams refused, broken, short, or never started).
 // Each figure of the edge is also given as a ratio to the floor's and to Portkey's in the same run.
@@ -164,6 +167,7 @@ async function measure(target, streams, tokens, sim, census = false) {
   const machineBefore = machineCpuMs().busy;
   let rssOpen = 0;
   let fdsOpen = 0;
+  let cpuOpen;
   let open;
   let load1m;
   const result = await runLoad(
@@ -179,6 +183,7 @@ async function measure(target, streams, tokens, sim, census = false) {
     },
     (event) => {
       open = event;
+      cpuOpen = cpuMs(target.pid);
       rssOpen = rssKiB(target.pid);
       fdsOpen = readdirSync(`/proc/${target.pid}/fd`).length;
       load1m = loadavg()[0];
@@ -209,6 +214,9 @@ async function measure(target, streams, tokens, sim, census = false) {
     rss_open_mib: Math.round(rssOpen / 1024),
     fds_open: fdsOpen,
     cpu_us_per_token: result.tokens ? Math.round(((cpu * 1000) / result.tokens) * 10) / 10 : null,
+    // Split where every stream had its first token (see the figures above).
+    cpu_us_per_stream_opening: cpuOpen !== undefined && open.open ? Math.round(((cpuOpen - cpuBefore) * 1000) / open.open) : null,
+    cpu_us_per_token_held: cpuOpen !== undefined && result.tokens > open.tokens ? Math.round((((cpuBefore + cpu - cpuOpen) * 1000) / (result.tokens - open.tokens)) * 10) / 10 : null,
     tokens: result.tokens,
     probe_p50_ms: result.probe.p50,
     probe_p99_ms: result.probe.p99,
@@ -355,13 +363,15 @@ async function main() {
         ...row,
         kib_over_floor: floor ? Math.round((row.kib_per_stream - floor.kib_per_stream) * 10) / 10 : null,
         cpu_vs_floor: floor ? ratio(row.cpu_us_per_token, floor.cpu_us_per_token) : null,
+        opening_vs_floor: floor ? ratio(row.cpu_us_per_stream_opening, floor.cpu_us_per_stream_opening) : null,
+        held_vs_floor: floor ? ratio(row.cpu_us_per_token_held, floor.cpu_us_per_token_held) : null,
         cpu_vs_portkey: viaPortkey ? ratio(row.cpu_us_per_token, viaPortkey.cpu_us_per_token) : null,
         kib_vs_portkey: viaPortkey ? ratio(row.kib_per_stream, viaPortkey.kib_per_stream) : null,
         p99_over_floor_ms: row.probe_p99_ms != null && floor?.probe_p99_ms != null ? Math.round((row.probe_p99_ms - floor.probe_p99_ms) * 100) / 100 : null,
       });
     }
   }
-  console.log(`\n${lengths.join(' and ')} tokens per stream at ${TOKENS_PER_SECOND}/s (KiB per stream = RSS growth ÷ streams; CPU per relayed token; probe times in ms; cores used over the case by the target, the slow simulator, the load generator and every other process; the machine's 1-minute load average when every stream was open):\n`);
+  console.log(`\n${lengths.join(' and ')} tokens per stream at ${TOKENS_PER_SECOND}/s (KiB per stream = RSS growth ÷ streams; CPU per relayed token, and split where every stream had its first token: per stream while they opened, per token once all were open; probe times in ms; cores used over the case by the target, the slow simulator, the load generator and every other process; the machine's 1-minute load average when every stream was open):\n`);
   console.log(
     table(rows, [
       ...caseColumns,
@@ -373,6 +383,10 @@ async function main() {
       ['CPU µs/token', (r) => r.cpu_us_per_token],
       ['× floor', (r) => r.cpu_vs_floor],
       ['× Portkey', (r) => r.cpu_vs_portkey],
+      ['opening µs/stream', (r) => r.cpu_us_per_stream_opening],
+      ['opening × floor', (r) => r.opening_vs_floor],
+      ['held µs/token', (r) => r.cpu_us_per_token_held],
+      ['held × floor', (r) => r.held_vs_floor],
       ['1st token p50/max', (r) => `${r.first_token_p50_ms}/${r.first_token_max_ms}`],
       ['probe p50', (r) => r.probe_p50_ms],
       ['probe p99', (r) => r.probe_p99_ms],
@@ -391,7 +405,7 @@ async function main() {
         const runs = rows.filter((row) => row.streams === streams && row.tokens_per_stream === tokens && row.target === name);
         // Memory from a size's first run at the first length only: later cases start from the heap it grew, so they show little growth.
         const kib = tokens === lengths[0] ? runs[0]?.kib_over_floor : undefined;
-        summaries.push({ streams, tokens, target: name, cpu: spread(runs.map((row) => row.cpu_vs_floor)), p99: spread(runs.map((row) => row.p99_over_floor_ms)), kib: kib ?? '–', failed: runs.reduce((sum, row) => sum + row.failed, 0) });
+        summaries.push({ streams, tokens, target: name, cpu: spread(runs.map((row) => row.cpu_vs_floor)), opening: spread(runs.map((row) => row.opening_vs_floor)), held: spread(runs.map((row) => row.held_vs_floor)), p99: spread(runs.map((row) => row.p99_over_floor_ms)), kib: kib ?? '–', failed: runs.reduce((sum, row) => sum + row.failed, 0) });
       }
     }
     console.log(
@@ -401,6 +415,8 @@ async function main() {
         ['target', (r) => r.target],
         ['', () => ''],
         ['CPU per token × floor', (r) => r.cpu],
+        ['opening × floor', (r) => r.opening],
+        ['held × floor', (r) => r.held],
         ['probe p99 over floor (ms)', (r) => r.p99],
         ['KiB/stream over floor (run 1)', (r) => r.kib],
         ['failed (all runs)', (r) => r.failed],

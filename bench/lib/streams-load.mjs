@@ -100,7 +100,7 @@ for (let i = 0; i < streams; i += rampBatch) {
   await new Promise((resolve) => setTimeout(resolve, rampEveryMs));
 }
 while (firstBytes + settledCount() - ended < streams && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-say({ event: 'open', open: firstBytes, failed: settledCount() - ended, ms: Math.round(performance.now() - startedAt) });
+say({ event: 'open', open: firstBytes, failed: settledCount() - ended, ms: Math.round(performance.now() - startedAt), tokens });
 // Probes run while the streams do (and stop with them, or at the deadline).
 while (settledCount() < streams && performance.now() < deadline) {
   await probeOnce();
