@@ -4,6 +4,8 @@
 //   BENCH_STREAMS=1000,5000,10000           concurrent streams per case (default)
 //   BENCH_TOKENS=60 BENCH_TOKENS_PER_SECOND=4   each stream's length and drip rate (15 s by default); a list of
 //                                           lengths (BENCH_TOKENS=30,60) runs each case at each length in turn
+//   BENCH_PROMPT_KIB=16                     each stream's request carries a 16 KiB conversation before its last
+//                                           message, as chat clients resend their history (none by default)
 //   BENCH_RAMP=100                          streams started every 100 ms (1,000 a second: 10,000 streams open in 10 s)
 //   BENCH_WARMUP=2000                       streams through each target, unmeasured, before the cases
 //   BENCH_REPEAT=1                          runs of each case, the targets in turn each time; with more than one,
@@ -69,6 +71,7 @@ const chosen = new Set((env.BENCH_TARGETS ?? 'floor,edge,portkey').split(','));
 const PORTKEY_VERSION = '1.15.2';
 const withPortkey = env.BENCH_PORTKEY !== '0' && chosen.has('portkey');
 const HEAP = env.BENCH_HEAP === '1';
+const PROMPT_KIB = Math.max(0, Math.floor(Number(env.BENCH_PROMPT_KIB ?? 0)) || 0); // history each stream's request carries
 const portkeyDir = env.BENCH_PORTKEY_DIR ?? path.join(tmpdir(), `sbc-bench-portkey-${PORTKEY_VERSION}-hono-node-server-1.14.1`);
 const KEY = 'sbc_' + 'benchstreams0123456789abcdefghij';
 const SIM_KEY = 'sim-bench-key';
@@ -148,8 +151,17 @@ function runLoad(settings, onOpen) {
   });
 }
 
-function chatBody(model, tokens, stream) {
-  return JSON.stringify({ model, stream, max_tokens: 1024, messages: [{ role: 'user', content: `Benchmark stream. sim-tokens:${tokens}` }] });
+/**
+ * A conversation of about `kib` KiB before the last user message (BENCH_PROMPT_KIB): turns of about 1 KiB,
+ * user and assistant in turn, as a chat client resends its history with every call.
+ */
+function history(kib) {
+  const turn = (i) => `Turn ${i}: ${'the quick brown fox jumps over the lazy dog '.repeat(23)}`;
+  return Array.from({ length: kib }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: turn(i) }));
+}
+
+function chatBody(model, tokens, stream, promptKiB = 0) {
+  return JSON.stringify({ model, stream, max_tokens: 1024, messages: [...history(promptKiB), { role: 'user', content: `Benchmark stream. sim-tokens:${tokens}` }] });
 }
 
 /**
@@ -178,7 +190,7 @@ async function measure(target, streams, tokens, sim, census = false) {
       rampEveryMs: 100,
       probeEveryMs: 50,
       deadlineMs: 60_000 + (tokens / TOKENS_PER_SECOND) * 1000,
-      stream: { path: '/v1/chat/completions', headers: target.streamHeaders, body: chatBody(target.model, tokens, true) },
+      stream: { path: '/v1/chat/completions', headers: target.streamHeaders, body: chatBody(target.model, tokens, true, PROMPT_KIB) },
       probe: { method: 'POST', path: target.probePath, headers: target.probeHeaders, body: chatBody(target.probeModel, 1, false) },
     },
     (event) => {
