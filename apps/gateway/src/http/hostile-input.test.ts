@@ -8,6 +8,45 @@ describe('hostile input checks', () => {
     expect(exceedsJsonDepth('{"a":{"b":[{"c":1}]}}', 3)).toBe(true);
   });
 
+  it('ends a string at a quote after an even run of backslashes, and skips one after an odd run', () => {
+    // "x\\" ends after the escaped backslash, so the brackets after it count.
+    expect(exceedsJsonDepth('["x\\\\",[[1]]]', 2)).toBe(true);
+    // "x\\\"[[" goes on past the escaped quote, so its brackets do not.
+    expect(exceedsJsonDepth('["x\\\\\\"[[[", 1]', 2)).toBe(false);
+    expect(exceedsJsonDepth('["\\"', 0)).toBe(true);
+    expect(exceedsJsonDepth('"never closed [[[[', 1)).toBe(false);
+  });
+
+  it('counts as a plain scan of every character does, on any text', () => {
+    // The scan it replaced: one character at a time, a backslash in a string escaping the next one.
+    const byCharacter = (text: string, max: number): boolean => {
+      let depth = 0;
+      let inString = false;
+      for (let i = 0; i < text.length; i++) {
+        const c = text[i];
+        if (inString) {
+          if (c === '\\') i++;
+          else if (c === '"') inString = false;
+        } else if (c === '"') inString = true;
+        else if (c === '[' || c === '{') {
+          if (++depth > max) return true;
+        } else if (c === ']' || c === '}') depth--;
+      }
+      return false;
+    };
+    const alphabet = ['"', '\\', '[', ']', '{', '}', 'a', ','];
+    let seed = 7;
+    // A 32-bit linear congruential generator (its high bits: the low ones of such a generator cycle fast).
+    const next = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 16;
+    const differing: Array<[string, number]> = [];
+    for (let run = 0; run < 20_000; run++) {
+      const text = Array.from({ length: next() % 40 }, () => alphabet[next() % alphabet.length]).join('');
+      const max = next() % 5;
+      if (exceedsJsonDepth(text, max) !== byCharacter(text, max)) differing.push([text, max]);
+    }
+    expect(differing).toEqual([]);
+  });
+
   it('refuses bytes that are not UTF-8 and keeps every real character', () => {
     expect(() => decodeUtf8Body(Buffer.from([0x22, 0xff, 0x22]))).toThrow(expect.objectContaining({ code: 'invalid_request', param: 'body' }));
     expect(() => decodeUtf8Body(Buffer.from([0xed, 0xa0, 0x80]))).toThrow();

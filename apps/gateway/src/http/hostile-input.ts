@@ -11,17 +11,22 @@ export const MAX_JSON_DEPTH = 64;
 
 const STRING_RULE = 'must not contain NUL characters or unpaired UTF-16 surrogates';
 
-/** Whether `text`'s arrays and objects nest deeper than `max`; scanned before parsing, so nothing deep is ever built. */
+/**
+ * Whether `text`'s arrays and objects nest deeper than `max`; scanned before parsing, so nothing deep is ever
+ * built. A string is skipped with `indexOf` to its closing quote (one not escaped by an odd run of
+ * backslashes): a model call's body is mostly the strings of its prompt, which a loop over every character
+ * made the edge's costliest step per byte of prompt.
+ */
 export function exceedsJsonDepth(text: string, max: number): boolean {
   let depth = 0;
-  let inString = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++; // a backslash escapes the next character
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) {
-      inString = true;
+    if (c === 0x22) {
+      let close = text.indexOf('"', i + 1);
+      while (close > 0 && escaped(text, close)) close = text.indexOf('"', close + 1);
+      // An unterminated string holds the rest: no bracket in it counts (the parser refuses the body anyway).
+      if (close < 0) return false;
+      i = close;
     } else if (c === 0x5b || c === 0x7b) {
       if (++depth > max) return true;
     } else if (c === 0x5d || c === 0x7d) {
@@ -29,6 +34,13 @@ export function exceedsJsonDepth(text: string, max: number): boolean {
     }
   }
   return false;
+}
+
+/** Whether the character at `at` is escaped: preceded by an odd run of backslashes. */
+function escaped(text: string, at: number): boolean {
+  let slashes = 0;
+  while (text.charCodeAt(at - 1 - slashes) === 0x5c) slashes++;
+  return (slashes & 1) === 1;
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
