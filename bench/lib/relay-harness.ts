@@ -29,7 +29,7 @@ function openStream(index: number) {
   const res = { chunkedEncoding: true, socket, destroyed: false, headersSent: true, write: (bytes: Buffer) => ((bytesWritten += bytes.length), true) };
   const out = { res, requestId: `req_${index}`, flushHeaders() {} } as unknown as CallResponse;
   const call: CallerCall = { dialect: 'chat', body: {}, callerModel: 'caller-model', stream: true, includeUsage: false, outputLimit: 4_096 };
-  const relay = new StreamRelay(call, frameSource(call, { path: '/chat/completions', body: '', passthrough: true }, engine, out.requestId), out, { callerGone: false }, performance.now());
+  const relay = new StreamRelay(call, frameSource(call, true, engine, out.requestId), out, { callerGone: false }, performance.now());
   // Chunks as OpenAI writes them (and the bundled simulator): one object around each delta.
   const head = JSON.stringify({ id: `chatcmpl-${String(index).padStart(24, '0')}`, object: 'chat.completion.chunk', created: 1_764_000_000, model: 'upstream-model', system_fingerprint: 'fp_bench', service_tier: 'default' });
   const event = (delta: object, finish: string | null) => `data: ${head.slice(0, -1)},"choices":[{"index":0,"delta":${JSON.stringify(delta)},"logprobs":null,"finish_reason":${JSON.stringify(finish)}}]}\n\n`;

@@ -2,7 +2,7 @@ import { parseUpstreamError, type UpstreamFailure } from '@sbc/dialects';
 import { errorSpec } from '@sbc/errors';
 import type { Engine } from '../routing/engines';
 import { isAbort, UpstreamAbortedError, UpstreamOverloadedError, UpstreamUnavailableError, type UpstreamCall, type UpstreamClient } from '../upstream/client';
-import { engineCall, type CallerCall, type EngineCall } from './plan';
+import { engineCall, type CallerCall } from './plan';
 
 // The fallback loop of a model call: which engine answers, tried in order until one does or none can.
 
@@ -15,7 +15,9 @@ export interface DispatchDeps {
 const RETRYABLE = new Set([408, 409, 429, 500, 502, 503, 504, 529]);
 
 export type Dispatched =
-  | { kind: 'reply'; engine: Engine; plan: EngineCall; reply: UpstreamCall }
+  // Whether the reply passes through, not its plan: the caller's suspended frame keeps this object for as long
+  // as a stream runs, and the plan's body is the whole prompt as sent (BENCH_PROMPT_KIB with BENCH_HEAP).
+  | { kind: 'reply'; engine: Engine; passthrough: boolean; reply: UpstreamCall }
   | { kind: 'failed'; failure: UpstreamFailure; exhausted: boolean; engine?: Engine; headers?: Record<string, string> };
 
 /**
@@ -54,7 +56,7 @@ export async function dispatch(call: CallerCall, engines: Engine[], deps: Dispat
       await reply.head;
       if (reply.status >= 200 && reply.status < 300) {
         if (call.stream) await reply.firstData();
-        return { kind: 'reply', engine, plan, reply };
+        return { kind: 'reply', engine, passthrough: plan.passthrough, reply };
       }
       const failure = parseUpstreamError(reply.status, await reply.json());
       // Exhausted = a fallback was tried and failed too; retrying the whole call would not help.

@@ -19,7 +19,7 @@ import type { Engine } from '../routing/engines';
 import { isAbort, UpstreamUnavailableError } from '../upstream/client';
 import type { CallResponse } from './call-response';
 import { dispatch, type DispatchDeps, type InFlight } from './dispatch';
-import { type CallerCall, type EngineCall } from './plan';
+import { type CallerCall } from './plan';
 import { frameSource, usageOfAbandoned } from './stream-frames';
 import { DRAINED, StreamRelay } from './stream-relay';
 
@@ -39,8 +39,8 @@ export interface ExchangeDeps extends DispatchDeps {
   drainDeadline?: AbortSignal;
 }
 
-function renderReply(call: CallerCall, plan: EngineCall, engine: Engine, raw: unknown): { body: unknown; usage: Usage; stopReason?: StopReason } {
-  if (plan.passthrough && raw && typeof raw === 'object') {
+function renderReply(call: CallerCall, passthrough: boolean, engine: Engine, raw: unknown): { body: unknown; usage: Usage; stopReason?: StopReason } {
+  if (passthrough && raw && typeof raw === 'object') {
     const body = raw as Record<string, unknown>;
     const usage = mergeUsage(ZERO_USAGE, engine.dialect === 'openai' ? usageFromChat(body.usage) : usageFromMessages(body.usage));
     body.model = call.callerModel;
@@ -95,7 +95,7 @@ export async function exchange(
     }
     engine = dispatched.engine;
     const reply = dispatched.reply;
-    if (!dispatched.plan.passthrough && call.request) {
+    if (!dispatched.passthrough && call.request) {
       // What the caller sent that this engine's dialect cannot carry, named so it is never silently lost.
       const dropped = new Set([...call.request.dropped, ...droppedForUpstream(call.dialect, call.request, engine.dialect)]);
       if (dropped.size > 0) out.addHeaders({ 'x-sbc-dropped-fields': [...dropped].join(',') });
@@ -103,7 +103,7 @@ export async function exchange(
     if (!call.stream) {
       let rendered: ReturnType<typeof renderReply>;
       try {
-        rendered = renderReply(call, dispatched.plan, engine, await reply.json());
+        rendered = renderReply(call, dispatched.passthrough, engine, await reply.json());
       } catch (error) {
         // A body that broke off, or a 200 whose body is not a reply (an error object, no choices, not JSON),
         // is the upstream's failure.
@@ -118,7 +118,7 @@ export async function exchange(
       return outcome;
     }
 
-    const relay = new StreamRelay(call, frameSource(call, dispatched.plan, engine, out.requestId), out, inFlight, startedAt);
+    const relay = new StreamRelay(call, frameSource(call, dispatched.passthrough, engine, out.requestId), out, inFlight, startedAt);
     streamed = relay;
     out.openStream();
     await relay.relay(reply, deps.drainDeadline);

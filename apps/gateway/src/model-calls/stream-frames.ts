@@ -21,7 +21,7 @@ import {
 } from '@sbc/dialects';
 import type { Engine } from '../routing/engines';
 import { countRequestTokens, createTokenCounter } from './count-tokens';
-import { parseCallerRequest, type CallerCall, type EngineCall } from './plan';
+import { parseCallerRequest, type CallerCall } from './plan';
 
 // The stream relay's pieces: upstream events into the caller's frames (passed through or translated), the
 // frames that end a stream early, the guard on a priced stream's output, and the usage of a stream that did
@@ -37,8 +37,8 @@ export interface FrameSource {
   cut(usage: Usage): SseFrame[];
 }
 
-export function frameSource(call: CallerCall, plan: EngineCall, engine: Engine, requestId: string): FrameSource {
-  if (plan.passthrough && engine.dialect === 'openai') {
+export function frameSource(call: CallerCall, passthrough: boolean, engine: Engine, requestId: string): FrameSource {
+  if (passthrough && engine.dialect === 'openai') {
     const passthrough = createChatPassthrough({ model: call.callerModel, includeUsage: call.includeUsage });
     let start: Extract<StreamEvent, { type: 'start' }> | undefined;
     return {
@@ -61,7 +61,7 @@ export function frameSource(call: CallerCall, plan: EngineCall, engine: Engine, 
       },
     };
   }
-  if (plan.passthrough) {
+  if (passthrough) {
     const passthrough = createMessagesPassthrough({ model: call.callerModel });
     // The content block left open when the stream is cut must be closed before the message ends.
     let openBlock: number | undefined;

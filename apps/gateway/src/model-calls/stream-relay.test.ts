@@ -103,17 +103,15 @@ describe('StreamRelay', () => {
       }
       const chunks = chunksOf(wire, next);
       const call = callOf(dialect, next(3) === 0 ? 1 + next(6) : undefined);
-      const plan = { path: dialect === 'chat' ? ('/chat/completions' as const) : ('/messages' as const), body: '', passthrough: true };
-      const viaBytes = await relayed(call, frameSource(call, plan, engineOf(dialect), 'req_1'), chunks);
-      const viaDecoder = await relayed(call, decoderOnly(frameSource(call, plan, engineOf(dialect), 'req_1')), chunks);
+      const viaBytes = await relayed(call, frameSource(call, true, engineOf(dialect), 'req_1'), chunks);
+      const viaDecoder = await relayed(call, decoderOnly(frameSource(call, true, engineOf(dialect), 'req_1')), chunks);
       expect({ round, ...viaBytes }).toEqual({ round, ...viaDecoder });
     }
   });
 
   it('relays templated text deltas from the bytes, not the decoder', async () => {
     const call = callOf('chat');
-    const plan = { path: '/chat/completions' as const, body: '', passthrough: true };
-    const source = frameSource(call, plan, engineOf('chat'), 'req_1');
+    const source = frameSource(call, true, engineOf('chat'), 'req_1');
     let pushed = 0;
     const counting: FrameSource = { ...source, push: (event) => (pushed++, source.push(event)) };
     // One event to a chunk, as upstreams write them.
