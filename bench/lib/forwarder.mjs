@@ -25,13 +25,16 @@ const server = createServer((req, res) => {
   const chunks = [];
   req.on('data', (chunk) => chunks.push(chunk));
   req.on('end', () => {
+    const body = chunks.length ? Buffer.concat(chunks) : null;
+    // The data listener stays on the request as long as its reply runs: it must not keep the body's chunks.
+    chunks.length = 0;
     const headers = { ...req.headers };
     delete headers.host;
     delete headers.connection;
     agent.dispatch(
       // Idempotent, as the edge marks its calls: undici sends a non-idempotent request on an HTTP/2 connection
       // only when nothing else is in flight on it (so that a failure cannot take retried requests with it).
-      { origin: toFast ? fast : upstream, path: toFast ? req.url.slice(5) : req.url, method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : null, idempotent: true },
+      { origin: toFast ? fast : upstream, path: toFast ? req.url.slice(5) : req.url, method: req.method, headers, body, idempotent: true },
       {
         onRequestStart(controller) {
           res.once('close', () => {
