@@ -288,7 +288,7 @@ function printHeap(rows) {
 
 async function main() {
   console.log(
-    `streams bench: ${cpus().length} cores, node ${process.version}; ${lengths.join(' and ')} tokens per stream at ${TOKENS_PER_SECOND}/s; sizes ${sizes.join(', ')}${REPEAT > 1 ? `, ${REPEAT} runs each` : ''}; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`,
+    `streams bench: ${cpus().length} cores, node ${process.version}; ${lengths.join(' and ')} tokens per stream at ${TOKENS_PER_SECOND}/s${PROMPT_KIB ? `, ${PROMPT_KIB} KiB prompts` : ''}; sizes ${sizes.join(', ')}${REPEAT > 1 ? `, ${REPEAT} runs each` : ''}; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`,
   );
   workDir = mkdtempSync(path.join(tmpdir(), 'sbc-bench-streams-'));
   const tls = selfSignedCert(workDir);
@@ -440,7 +440,7 @@ async function main() {
     bench: 'streams',
     at: new Date().toISOString(),
     machine: { cores: cpus().length, memory_gib: Math.round(totalmem() / 2 ** 30), node: process.version },
-    settings: { tokens: lengths, tokens_per_second: TOKENS_PER_SECOND, ramp_per_100ms: RAMP, sizes, repeat: REPEAT, targets: Object.keys(targets), portkey: withPortkey ? PORTKEY_VERSION : null },
+    settings: { tokens: lengths, tokens_per_second: TOKENS_PER_SECOND, prompt_kib: PROMPT_KIB, ramp_per_100ms: RAMP, sizes, repeat: REPEAT, targets: Object.keys(targets), portkey: withPortkey ? PORTKEY_VERSION : null },
     rows,
   };
   if (env.BENCH_OUT) {
