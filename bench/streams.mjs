@@ -266,6 +266,9 @@ const caseColumns = [
   ['', () => ''],
 ];
 
+/** A case's row named in a line: its target, size, and stream length and run where there are several. */
+const caseLabel = (row) => `${row.target} @ ${row.streams}${lengths.length > 1 ? ` × ${row.tokens_per_stream} tokens` : ''}${REPEAT > 1 ? ` run ${row.run}` : ''}`;
+
 /** What each open stream kept on the floor's and the edge's heap (BENCH_HEAP), and the kinds with the most objects. */
 function printHeap(rows) {
   const counted = rows.filter((row) => row.heap);
@@ -275,13 +278,13 @@ function printHeap(rows) {
     table(counted, [
       ...caseColumns,
       ['objects', (r) => r.heap.objects],
-      ['over floor', (r) => (floorOf(r) ? r.heap.objects - floorOf(r).heap.objects : '–')],
+      ['objects over floor', (r) => (floorOf(r) ? r.heap.objects - floorOf(r).heap.objects : '–')],
       ['heap KiB', (r) => r.heap.kib],
-      ['over floor ', (r) => (floorOf(r) ? Math.round((r.heap.kib - floorOf(r).heap.kib) * 10) / 10 : '–')],
+      ['KiB over floor', (r) => (floorOf(r) ? Math.round((r.heap.kib - floorOf(r).heap.kib) * 10) / 10 : '–')],
     ]),
   );
   for (const row of counted) {
-    console.log(`\n${row.target} @ ${row.streams}${lengths.length > 1 ? ` × ${row.tokens_per_stream} tokens` : ''}${REPEAT > 1 ? ` run ${row.run}` : ''}, the kinds with the most objects per stream (count, bytes):`);
+    console.log(`\n${caseLabel(row)}, the kinds with the most objects per stream (count, bytes):`);
     console.log(`  ${row.heap.top.map((kind) => `${kind.kind} ${kind.count} (${kind.bytes} B)`).join('; ')}`);
   }
 }
@@ -407,7 +410,7 @@ async function main() {
     ]),
   );
   if (HEAP) printHeap(rows);
-  for (const row of rows) if (row.failed > 0) console.log(`  ! ${row.target} @ ${row.streams}${lengths.length > 1 ? ` × ${row.tokens_per_stream} tokens` : ''}${REPEAT > 1 ? ` run ${row.run}` : ''}: failures ${JSON.stringify(row.failures)}`);
+  for (const row of rows) if (row.failed > 0) console.log(`  ! ${caseLabel(row)}: failures ${JSON.stringify(row.failures)}`);
   if (REPEAT > 1 && targets.floor) {
     console.log(`\nAgainst the floor in the same run, median (least to greatest) over ${REPEAT} runs:\n`);
     const summaries = [];
