@@ -154,12 +154,15 @@ describe('usage rows', () => {
     expect(credits(row)).toBe(0);
   });
 
-  it('a caller that hangs up mid-stream is recorded with status 499 and billed for what it received', async () => {
+  it('a caller that hangs up mid-stream is recorded with status 499 and billed for what it received, its whole prompt included', async () => {
     const key = await stack.createKey();
     const id = requestId('hangup');
     const controller = new AbortController();
+    // A conversation resent whole, as chat clients do: the prompt the stream is billed for is all of it.
+    const history = Array.from({ length: 6 }, (_, turn) => ({ role: turn % 2 === 0 ? ('user' as const) : ('assistant' as const), content: `Turn ${turn}: ${'a fairly long line of history '.repeat(40)}` }));
+    const messages = [...history, { role: 'user' as const, content: 'sim-tokens:400 tell me a long story' }];
     const stream = await openAiFor(stack.pacedEdge.url, key.secret).chat.completions.create(
-      { model: 'house', messages: [{ role: 'user', content: 'sim-tokens:400 tell me a long story' }], max_tokens: 1000, stream: true },
+      { model: 'house', messages, max_tokens: 1000, stream: true },
       { ...withId(id), signal: controller.signal },
     );
     let pieces = 0;
@@ -173,7 +176,10 @@ describe('usage rows', () => {
     // 400 tokens at 20 per second take 20 s; the row came long before (only what was produced is counted).
     expect(row.tokensCompletion).toBeLessThan(400n);
     expect(row.tokensCompletion).toBeGreaterThanOrEqual(2n);
-    expect(row.tokensPrompt).toBeGreaterThan(0n);
+    // The edge's own count of the same turns, by its tokenizer (the house model's engine cannot count them).
+    const counted = await anthropicFor(stack.pacedEdge.url, key.secret).messages.countTokens({ model: 'house', messages });
+    expect(counted.input_tokens).toBeGreaterThan(1_000);
+    expect(row.tokensPrompt).toBe(BigInt(counted.input_tokens));
     expect(credits(row)).toBeGreaterThan(0);
   });
 });

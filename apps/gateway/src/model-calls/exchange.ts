@@ -19,7 +19,7 @@ import type { Engine } from '../routing/engines';
 import { isAbort, UpstreamUnavailableError } from '../upstream/client';
 import type { CallResponse } from './call-response';
 import { dispatch, type DispatchDeps, type InFlight } from './dispatch';
-import { type CallerCall } from './plan';
+import { forgetBody, type CallerCall } from './plan';
 import { frameSource, usageOfAbandoned } from './stream-frames';
 import { DRAINED, StreamRelay } from './stream-relay';
 
@@ -95,6 +95,8 @@ export async function exchange(
     }
     engine = dispatched.engine;
     const reply = dispatched.reply;
+    // The caller's suspended frames keep the call for as long as its reply runs; its parsed body need not.
+    forgetBody(call, dispatched.sent);
     if (!dispatched.passthrough && call.request) {
       // What the caller sent that this engine's dialect cannot carry, named so it is never silently lost.
       const dropped = new Set([...call.request.dropped, ...droppedForUpstream(call.dialect, call.request, engine.dialect)]);

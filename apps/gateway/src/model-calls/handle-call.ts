@@ -18,7 +18,7 @@ import { readJsonBody } from './body';
 import { CallResponse } from './call-response';
 import { countRequestTokens } from './count-tokens';
 import { exchange, type CallOutcome } from './exchange';
-import { isPassthrough, parseCallerRequest, requestedMaxTokens, type CallerCall } from './plan';
+import { bodyOf, isPassthrough, parseCallerRequest, promptOf, requestedMaxTokens, type CallerCall } from './plan';
 import type { Pricing } from './pricing';
 import { resolveCallRoute } from './route-call';
 import { findUnsafeString } from '../http/unsafe-strings';
@@ -54,8 +54,16 @@ const OUTPUT_LIMIT_FIELDS: Record<Dialect, readonly string[]> = {
   messages: ['max_tokens'],
 };
 
-/** The caller's body, checked just enough to route it; the rest is the dialect parser's or upstream's job. */
-function readCall(dialect: Dialect, value: unknown): CallerCall {
+/**
+ * The caller's body, read and checked just enough to route it; the rest is the dialect parser's or upstream's
+ * job. A function of its own so that no frame but the call's keeps the parsed body (see `forgetBody`).
+ */
+async function readCall(req: IncomingMessage, dialect: Dialect, maxBodyBytes: number): Promise<{ call: CallerCall; bytes: number }> {
+  const { value, bytes } = await readJsonBody(req, maxBodyBytes);
+  return { call: checkedCall(dialect, value), bytes };
+}
+
+function checkedCall(dialect: Dialect, value: unknown): CallerCall {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new ApiError('invalid_request', 'The request body must be a JSON object.', { param: 'body' });
   }
@@ -91,7 +99,7 @@ function readCall(dialect: Dialect, value: unknown): CallerCall {
 
 /** The field that carries the caller's output limit in its body. */
 function outputLimitField(call: CallerCall): string {
-  return OUTPUT_LIMIT_FIELDS[call.dialect].find((field) => typeof call.body[field] === 'number') ?? OUTPUT_LIMIT_FIELDS[call.dialect][0]!;
+  return OUTPUT_LIMIT_FIELDS[call.dialect].find((field) => typeof bodyOf(call)[field] === 'number') ?? OUTPUT_LIMIT_FIELDS[call.dialect][0]!;
 }
 
 function budgetSubject(principal: Principal): BudgetSubject {
@@ -107,7 +115,7 @@ function budgetSubject(principal: Principal): BudgetSubject {
 /** The prompt's tokens by the local tokenizer; a body the neutral parser cannot read keeps its byte bound. */
 function countCallInput(call: CallerCall, bytes: number): number {
   try {
-    return countRequestTokens(call.request ?? parseCallerRequest(call.dialect, call.body));
+    return countRequestTokens(promptOf(call));
   } catch {
     return bytes;
   }
@@ -147,10 +155,11 @@ export function createModelCallHandler(deps: ModelCallDeps) {
       // A priced call takes from its request bucket in the round trip that reserves its budget; any other
       // call (its own endpoint, free fair use) takes from it on its own.
       bucket = deps.rateLimit.bucket(rateLimitSubject(principal));
-      const { value, bytes } = await readJsonBody(req, deps.maxBodyBytes);
-      call = readCall(dialect, value);
+      const read = await readCall(req, dialect, deps.maxBodyBytes);
+      call = read.call;
+      const bytes = read.bytes;
       route = await resolveCallRoute(deps, principal, call.callerModel, requestId);
-      if (route.engines.some((engine) => !isPassthrough(dialect, engine))) call.request = parseCallerRequest(dialect, call.body);
+      if (route.engines.some((engine) => !isPassthrough(dialect, engine))) call.request = parseCallerRequest(dialect, bodyOf(call));
 
       price = deps.pricing.priceOf(route);
       if (route.kind !== 'byo' && price) {

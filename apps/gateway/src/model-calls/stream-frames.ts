@@ -21,7 +21,7 @@ import {
 } from '@sbc/dialects';
 import type { Engine } from '../routing/engines';
 import { countRequestTokens, createTokenCounter } from './count-tokens';
-import { parseCallerRequest, type CallerCall } from './plan';
+import { promptOf, type CallerCall } from './plan';
 
 // The stream relay's pieces: upstream events into the caller's frames (passed through or translated), the
 // frames that end a stream early, the guard on a priced stream's output, and the usage of a stream that did
@@ -222,7 +222,7 @@ export function usageOfAbandoned(call: CallerCall, reported: Usage, delivered: D
   if (!delivered.empty) usage.outputTokens = Math.max(usage.outputTokens, count(delivered.text()));
   if (usage.inputTokens === 0 && (usage.outputTokens > 0 || !delivered.empty)) {
     try {
-      usage.inputTokens = countRequestTokens(call.request ?? parseCallerRequest(call.dialect, call.body), count);
+      usage.inputTokens = countRequestTokens(promptOf(call), count);
     } catch {
       usage.inputTokens = 0;
     }
