@@ -26,7 +26,8 @@ describe('account service start', () => {
   it('migrates an empty database, creates the owner and the bootstrap key, and stores only its hash', async () => {
     const running = await start(config());
     try {
-      expect(await checkHealth(running.grpcAddress)).toBe('SERVING');
+      // A first call's connection set-up can outlast the readiness probes' 1 s deadline on a busy test machine.
+      expect(await checkHealth(running.grpcAddress, '', 10_000)).toBe('SERVING');
       const prisma = running.database.prisma;
       const keys = await prisma.callerKey.findMany({ include: { user: true } });
       expect(keys).toHaveLength(1);

@@ -44,7 +44,8 @@ describe('runs service shell', () => {
   });
 
   it('serves gRPC health, turns NOT_SERVING and unready when stopping', async () => {
-    expect(await checkHealth(running.grpcAddress)).toBe('SERVING');
+    // A first call's connection set-up can outlast the readiness probes' 1 s deadline on a busy test machine.
+    expect(await checkHealth(running.grpcAddress, '', 10_000)).toBe('SERVING');
     expect((await fetch(`${running.httpUrl}/healthz`)).status).toBe(200);
     expect((await fetch(`${running.httpUrl}/readyz`)).status).toBe(200);
   });

@@ -59,7 +59,8 @@ describe('usage-ledger service shell', () => {
   });
 
   it('serves gRPC health and HTTP readiness', async () => {
-    expect(await checkHealth(running.grpcAddress)).toBe('SERVING');
+    // A first call's connection set-up can outlast the readiness probes' 1 s deadline on a busy test machine.
+    expect(await checkHealth(running.grpcAddress, '', 10_000)).toBe('SERVING');
     expect((await fetch(`${running.httpUrl}/readyz`)).status).toBe(200);
   });
 });

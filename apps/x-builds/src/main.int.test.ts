@@ -22,7 +22,8 @@ describe('x-builds service', () => {
   });
 
   it('serves gRPC health and HTTP readiness', async () => {
-    expect(await checkHealth(running.grpcAddress)).toBe('SERVING');
+    // A first call's connection set-up can outlast the readiness probes' 1 s deadline on a busy test machine.
+    expect(await checkHealth(running.grpcAddress, '', 10_000)).toBe('SERVING');
     expect((await fetch(`${running.httpUrl}/readyz`)).status).toBe(200);
   });
 });
