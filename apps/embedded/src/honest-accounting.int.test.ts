@@ -195,7 +195,13 @@ describe('caps and balances under attack', () => {
   it('an upstream that ignores the output limit it is sent is stopped at the limit, with a clean end, and billed no more than reserved', async () => {
     const key = await stack.seedKey({ scopes: ['gateway:invoke', 'usage:read'], dailyLimitCredits: 1 });
     const client = openAi(key.secret);
-    const stream = await client.chat.completions.create({ model: 'house-omni', max_tokens: 300, stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'go on forever' }] });
+    // A history resent whole: the stream the edge cuts is billed for all of its prompt.
+    const messages = [
+      { role: 'user' as const, content: `Earlier: ${'a line of what was said before '.repeat(8)}` },
+      { role: 'assistant' as const, content: `And the answer: ${'a line of what was answered '.repeat(8)}` },
+      { role: 'user' as const, content: 'go on forever' },
+    ];
+    const stream = await client.chat.completions.create({ model: 'house-omni', max_tokens: 300, stream: true, stream_options: { include_usage: true }, messages });
     let text = '';
     let finish: string | null | undefined;
     let usage: OpenAI.CompletionUsage | undefined | null;
@@ -208,6 +214,10 @@ describe('caps and balances under attack', () => {
     expect(finish).toBe('length');
     expect(usage?.completion_tokens).toBeGreaterThanOrEqual(300);
     expect(text.split(' ').length).toBeLessThan(2_000);
+    // The upstream never reported usage; the prompt is the edge's own count, the one count_tokens answers.
+    const counted = await anthropic(key.secret).messages.countTokens({ model: 'house-omni', messages });
+    expect(counted.input_tokens).toBeGreaterThan(80);
+    expect(usage?.prompt_tokens).toBe(counted.input_tokens);
 
     // Not streamed, the whole runaway reply arrives (6,000 tokens: 4.8 credits at list price), but the charge
     // stops at what the call reserved, inside the 1-credit cap.
