@@ -15,9 +15,9 @@ export interface DispatchDeps {
 const RETRYABLE = new Set([408, 409, 429, 500, 502, 503, 504, 529]);
 
 export type Dispatched =
-  // Whether the reply passes through, not its whole plan; `sent` is the plan's body, the very bytes the
-  // upstream client holds until the reply ends, so keeping it costs nothing more.
-  | { kind: 'reply'; engine: Engine; passthrough: boolean; sent: Buffer; reply: UpstreamCall }
+  // Not the whole plan: `sent` is its body, the very bytes the upstream client holds until the reply ends, so
+  // keeping it costs nothing more (whether it passes through follows from the engine).
+  | { kind: 'reply'; engine: Engine; sent: Buffer; reply: UpstreamCall }
   | { kind: 'failed'; failure: UpstreamFailure; exhausted: boolean; engine?: Engine; headers?: Record<string, string> };
 
 /**
@@ -56,7 +56,7 @@ export async function dispatch(call: CallerCall, engines: Engine[], deps: Dispat
       await reply.head;
       if (reply.status >= 200 && reply.status < 300) {
         if (call.stream) await reply.firstData();
-        return { kind: 'reply', engine, passthrough: plan.passthrough, sent: plan.body, reply };
+        return { kind: 'reply', engine, sent: plan.body, reply };
       }
       const failure = parseUpstreamError(reply.status, await reply.json());
       // Exhausted = a fallback was tried and failed too; retrying the whole call would not help.

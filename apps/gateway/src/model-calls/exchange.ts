@@ -19,7 +19,7 @@ import type { Engine } from '../routing/engines';
 import { isAbort, UpstreamUnavailableError } from '../upstream/client';
 import type { CallResponse } from './call-response';
 import { dispatch, type DispatchDeps, type InFlight } from './dispatch';
-import { forgetBody, type CallerCall } from './plan';
+import { forgetBody, isPassthrough, type CallerCall } from './plan';
 import { frameSource, usageOfAbandoned } from './stream-frames';
 import { DRAINED, StreamRelay } from './stream-relay';
 
@@ -95,9 +95,10 @@ export async function exchange(
     }
     engine = dispatched.engine;
     const reply = dispatched.reply;
+    const passthrough = isPassthrough(call.dialect, engine);
     // The caller's suspended frames keep the call for as long as its reply runs; its parsed body need not.
     forgetBody(call, dispatched.sent);
-    if (!dispatched.passthrough && call.request) {
+    if (!passthrough && call.request) {
       // What the caller sent that this engine's dialect cannot carry, named so it is never silently lost.
       const dropped = new Set([...call.request.dropped, ...droppedForUpstream(call.dialect, call.request, engine.dialect)]);
       if (dropped.size > 0) out.addHeaders({ 'x-sbc-dropped-fields': [...dropped].join(',') });
@@ -105,7 +106,7 @@ export async function exchange(
     if (!call.stream) {
       let rendered: ReturnType<typeof renderReply>;
       try {
-        rendered = renderReply(call, dispatched.passthrough, engine, await reply.json());
+        rendered = renderReply(call, passthrough, engine, await reply.json());
       } catch (error) {
         // A body that broke off, or a 200 whose body is not a reply (an error object, no choices, not JSON),
         // is the upstream's failure.
@@ -120,7 +121,7 @@ export async function exchange(
       return outcome;
     }
 
-    const relay = new StreamRelay(call, frameSource(call, dispatched.passthrough, engine, out.requestId), out, inFlight, startedAt);
+    const relay = new StreamRelay(call, frameSource(call, passthrough, engine, out.requestId), out, inFlight, startedAt);
     streamed = relay;
     out.openStream();
     await relay.relay(reply, deps.drainDeadline);
