@@ -34,8 +34,6 @@ export interface EngineCall {
   path: UpstreamRequest['path'];
   /** Bytes, not a string: the upstream client keeps these very bytes until the reply ends (a string it copies). */
   body: Buffer;
-  /** Same dialect on both sides: forwarded with the least change, replies passed through. */
-  passthrough: boolean;
 }
 
 export function isPassthrough(dialect: Dialect, engine: Engine): boolean {
@@ -89,12 +87,12 @@ export function engineCall(call: CallerCall, engine: Engine, options: { defaultM
       const streamOptions = typeof callerBody.stream_options === 'object' && callerBody.stream_options !== null ? callerBody.stream_options : {};
       body.stream_options = { ...streamOptions, include_usage: true };
     }
-    return { path: call.dialect === 'chat' ? '/chat/completions' : '/messages', body: Buffer.from(JSON.stringify(body)), passthrough: true };
+    return { path: call.dialect === 'chat' ? '/chat/completions' : '/messages', body: Buffer.from(JSON.stringify(body)) };
   }
   const parsed = call.request!;
   const request = call.outputLimit !== undefined && parsed.maxOutputTokens === undefined ? { ...parsed, maxOutputTokens: call.outputLimit } : parsed;
-  if (engine.dialect === 'openai') return { path: '/chat/completions', body: Buffer.from(JSON.stringify(renderChatRequest(request, engine.model))), passthrough: false };
-  return { path: '/messages', body: Buffer.from(JSON.stringify(renderMessagesRequest(request, engine.model, { defaultMaxTokens: options.defaultMaxTokens }))), passthrough: false };
+  if (engine.dialect === 'openai') return { path: '/chat/completions', body: Buffer.from(JSON.stringify(renderChatRequest(request, engine.model))) };
+  return { path: '/messages', body: Buffer.from(JSON.stringify(renderMessagesRequest(request, engine.model, { defaultMaxTokens: options.defaultMaxTokens }))) };
 }
 
 /** The caller's output cap, whatever its dialect calls it. */
