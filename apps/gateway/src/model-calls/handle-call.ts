@@ -1,12 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { creditsForUsd, type ModelPrice } from '@sbc/catalog';
+import type { ModelPrice } from '@sbc/catalog';
 import { ApiError } from '@sbc/errors';
 import { DialectRequestError, ZERO_USAGE, type Dialect } from '@sbc/dialects';
 import type { Logger } from '@sbc/logging';
 import { authorizeRequest, type AuthorizeDeps } from '../auth/authorize';
 import type { Principal } from '../auth/authenticator';
 import { requestIdFor } from '../http/request-id';
-import { MILLI, type Bucket, type Budget, type BudgetSubject, type Reservation } from '../limits/budget';
+import { type Bucket, type Budget, type BudgetSubject, type Reservation } from '../limits/budget';
 import { MAX_TOKEN_COUNT } from '../limits/reservation-plan';
 import { rateLimitSubject, type RateLimiter } from '../limits/rate-limit';
 import type { HouseEngines, ProviderEngines } from '../routing/engines';
@@ -21,6 +21,7 @@ import { exchange, type CallOutcome } from './exchange';
 import { bodyOf, isPassthrough, parseCallerRequest, promptOf, requestedMaxTokens, type CallerCall } from './plan';
 import type { Pricing } from './pricing';
 import { resolveCallRoute } from './route-call';
+import { settle } from './settle';
 import { findUnsafeString } from '../http/unsafe-strings';
 
 export interface ModelCallDeps extends AuthorizeDeps {
@@ -210,72 +211,4 @@ export function createModelCallHandler(deps: ModelCallDeps) {
     }
     await settleOnce(outcome);
   };
-}
-
-/**
- * Settles the reservation to the real cost and emits the call's usage event; resolves once the event is
- * durable (see usage-events), which the reply's last bytes wait for.
- */
-async function settle(
-  deps: ModelCallDeps,
-  state: {
-    principal?: Principal;
-    call?: CallerCall;
-    route?: ResolvedRoute;
-    price?: ModelPrice;
-    reservation?: Reservation;
-    fairUse: boolean;
-    outcome: CallOutcome;
-    requestId: string;
-    atMs: number;
-    startedAt: number;
-    dialect: Dialect;
-    sessionId: string | string[] | undefined;
-  },
-): Promise<void> {
-  const { principal, call, route, price, outcome } = state;
-  const listCostUsd = price ? deps.pricing.costUsd(price, outcome.usage) : 0;
-  const costMilli = route && route.kind !== 'byo' && !state.fairUse ? Math.ceil(listCostUsd * 1_000_000) : 0;
-  // A call is never charged past what it reserved: an upstream that ignored the output limit it was sent, or
-  // a prompt that cost more than its bound, is the service's loss, not a cap or balance overdrawn.
-  const chargedMilli = state.reservation ? Math.min(costMilli, state.reservation.reservedMilli) : costMilli;
-  try {
-    await state.reservation?.settle(chargedMilli);
-    if (state.fairUse && principal) await deps.budget.recordFairUse(principal.userId, Math.ceil(listCostUsd * 1_000_000));
-  } catch (error) {
-    deps.logger.error({ requestId: state.requestId, err: error }, 'settling a call budget failed');
-  }
-  if (!principal || !call) return;
-  const key = principal.key;
-  await deps.usage.emit({
-    requestId: state.requestId,
-    accountId: principal.userId,
-    userId: principal.userId,
-    keyId: key?.id ?? '',
-    orgId: key?.orgId,
-    model: call.callerModel,
-    upstreamModel: outcome.engine?.model ?? '',
-    upstream: route?.upstream ?? '',
-    provider: outcome.engine?.label ?? '',
-    dialectIn: state.dialect,
-    dialectOut: outcome.engine?.dialect ?? '',
-    route: key?.route || 'auto',
-    inputTokens: BigInt(outcome.usage.inputTokens),
-    outputTokens: BigInt(outcome.usage.outputTokens),
-    cacheReadTokens: BigInt(outcome.usage.cacheReadTokens),
-    cacheWriteTokens: BigInt(outcome.usage.cacheWriteTokens),
-    reasoningTokens: BigInt(outcome.usage.reasoningTokens ?? 0),
-    listCostUsd,
-    // The ledger keeps the exact amount; only the shared-store counters are rounded up to whole millicredits.
-    creditsCharged: chargedMilli <= 0 ? 0 : chargedMilli < costMilli ? chargedMilli / MILLI : creditsForUsd(listCostUsd),
-    isByok: route?.kind === 'byo',
-    status: outcome.status,
-    latencyMs: BigInt(Math.round(performance.now() - state.startedAt)),
-    ttftMs: BigInt(outcome.ttftMs),
-    sessionId: key?.incognito || typeof state.sessionId !== 'string' ? undefined : state.sessionId.slice(0, 128),
-    stream: call.stream,
-    keyLabel: key?.name ?? '',
-    fairUseCredits: state.fairUse ? listCostUsd * 1_000 : 0,
-    atMs: state.atMs,
-  });
 }

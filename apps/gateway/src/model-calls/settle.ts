@@ -1,0 +1,85 @@
+import { creditsForUsd, type ModelPrice } from '@sbc/catalog';
+import type { Dialect } from '@sbc/dialects';
+import type { Logger } from '@sbc/logging';
+import type { Principal } from '../auth/authenticator';
+import { MILLI, type Budget, type Reservation } from '../limits/budget';
+import type { ResolvedRoute } from '../routing/resolve';
+import type { UsageEmitter } from '../usage/usage-events';
+import type { CallOutcome } from './exchange';
+import type { CallerCall } from './plan';
+import type { Pricing } from './pricing';
+
+export interface SettleDeps {
+  budget: Budget;
+  usage: UsageEmitter;
+  pricing: Pricing;
+  logger: Logger;
+}
+
+/** What a call learned on its way, for settling it. */
+export interface CallRecord {
+  principal?: Principal;
+  call?: CallerCall;
+  route?: ResolvedRoute;
+  price?: ModelPrice;
+  reservation?: Reservation;
+  fairUse: boolean;
+  outcome: CallOutcome;
+  requestId: string;
+  atMs: number;
+  startedAt: number;
+  dialect: Dialect;
+  sessionId: string | string[] | undefined;
+}
+
+/**
+ * Settles the reservation to the real cost and emits the call's usage event; resolves once the event is
+ * durable (see usage-events), which the reply's last bytes wait for.
+ */
+export async function settle(deps: SettleDeps, state: CallRecord): Promise<void> {
+  const { principal, call, route, price, outcome } = state;
+  const listCostUsd = price ? deps.pricing.costUsd(price, outcome.usage) : 0;
+  const costMilli = route && route.kind !== 'byo' && !state.fairUse ? Math.ceil(listCostUsd * 1_000_000) : 0;
+  // A call is never charged past what it reserved: an upstream that ignored the output limit it was sent, or
+  // a prompt that cost more than its bound, is the service's loss, not a cap or balance overdrawn.
+  const chargedMilli = state.reservation ? Math.min(costMilli, state.reservation.reservedMilli) : costMilli;
+  try {
+    await state.reservation?.settle(chargedMilli);
+    if (state.fairUse && principal) await deps.budget.recordFairUse(principal.userId, Math.ceil(listCostUsd * 1_000_000));
+  } catch (error) {
+    deps.logger.error({ requestId: state.requestId, err: error }, 'settling a call budget failed');
+  }
+  if (!principal || !call) return;
+  const key = principal.key;
+  await deps.usage.emit({
+    requestId: state.requestId,
+    accountId: principal.userId,
+    userId: principal.userId,
+    keyId: key?.id ?? '',
+    orgId: key?.orgId,
+    model: call.callerModel,
+    upstreamModel: outcome.engine?.model ?? '',
+    upstream: route?.upstream ?? '',
+    provider: outcome.engine?.label ?? '',
+    dialectIn: state.dialect,
+    dialectOut: outcome.engine?.dialect ?? '',
+    route: key?.route || 'auto',
+    inputTokens: BigInt(outcome.usage.inputTokens),
+    outputTokens: BigInt(outcome.usage.outputTokens),
+    cacheReadTokens: BigInt(outcome.usage.cacheReadTokens),
+    cacheWriteTokens: BigInt(outcome.usage.cacheWriteTokens),
+    reasoningTokens: BigInt(outcome.usage.reasoningTokens ?? 0),
+    listCostUsd,
+    // The ledger keeps the exact amount; only the shared-store counters are rounded up to whole millicredits.
+    creditsCharged: chargedMilli <= 0 ? 0 : chargedMilli < costMilli ? chargedMilli / MILLI : creditsForUsd(listCostUsd),
+    isByok: route?.kind === 'byo',
+    status: outcome.status,
+    latencyMs: BigInt(Math.round(performance.now() - state.startedAt)),
+    ttftMs: BigInt(outcome.ttftMs),
+    sessionId: key?.incognito || typeof state.sessionId !== 'string' ? undefined : state.sessionId.slice(0, 128),
+    stream: call.stream,
+    keyLabel: key?.name ?? '',
+    fairUseCredits: state.fairUse ? listCostUsd * 1_000 : 0,
+    atMs: state.atMs,
+  });
+}
