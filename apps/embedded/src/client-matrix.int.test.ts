@@ -24,7 +24,7 @@ const TARGETS: Target[] = [
 ];
 const CELLS: Cell[] = [...sdkCells, ...vercelCells, ...langchainCells, ...agentsCells];
 
-const README = path.join(__dirname, '../../../README.md');
+const README = path.join(__dirname, '../../../docs/model-calls.md');
 
 const oneDialectSim = (dialect: SimDialect) =>
   startSim(loadSimConfig({ SIM_PORT: '0', SIM_LATENCY_MS: '0', SIM_TOKENS_PER_SECOND: '0', LOG_LEVEL: 'silent' }), { dialects: [dialect] });
