@@ -1,5 +1,5 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import type { Dialect } from '@sbc/dialects';
+import { callerDialect, type CallerDialect } from '@sbc/dialects';
 import type { Logger } from '@sbc/logging';
 import { extractContext, SpanKind, SpanStatusCode, startSpan, tracingEnabled, withContext } from '@sbc/telemetry';
 import { MODEL_CALL_ROUTES } from './model-calls/handle-call';
@@ -12,13 +12,15 @@ export interface EdgeRouterDeps {
   metrics: EdgeMetrics;
   /** Published apps, by Host header; true when it answered. */
   appsHost: { handle(req: IncomingMessage, res: ServerResponse): boolean };
-  handleModelCall(req: IncomingMessage, res: ServerResponse, dialect: Dialect): Promise<void>;
+  handleModelCall(req: IncomingMessage, res: ServerResponse, adapter: CallerDialect): Promise<void>;
   handleCountTokens(req: IncomingMessage, res: ServerResponse): Promise<void>;
   /** Prometheus scrapes on the main port, for loopback callers; absent when metrics have a port of their own. */
   scrape?: RequestListener;
   /** The REST surface (Express). */
   rest: RequestListener;
 }
+
+const MESSAGES = callerDialect('messages');
 
 function isLoopback(address: string | undefined): boolean {
   return address === '127.0.0.1' || address === '::1' || address === '::ffff:127.0.0.1';
@@ -45,16 +47,16 @@ export function createEdgeRouter(deps: EdgeRouterDeps): RequestListener {
     }
     if (req.method === 'POST') {
       const path = pathOf(req.url);
-      const dialect = MODEL_CALL_ROUTES.get(path);
-      if (dialect) {
-        metrics.track(req, res, dialect, path);
-        if (refuseReturningCall(req, res, dialect, deps.baseUrl)) return;
-        deps.handleModelCall(req, res, dialect).catch((err: unknown) => deps.logger.error({ err }, 'model call handler failed'));
+      const adapter = MODEL_CALL_ROUTES.get(path);
+      if (adapter) {
+        metrics.track(req, res, adapter.name, path);
+        if (refuseReturningCall(req, res, adapter, deps.baseUrl)) return;
+        deps.handleModelCall(req, res, adapter).catch((err: unknown) => deps.logger.error({ err }, 'model call handler failed'));
         return;
       }
       if (path === '/v1/messages/count_tokens') {
         metrics.track(req, res, 'messages', path);
-        if (refuseReturningCall(req, res, 'messages', deps.baseUrl)) return;
+        if (refuseReturningCall(req, res, MESSAGES, deps.baseUrl)) return;
         deps.handleCountTokens(req, res).catch((err: unknown) => deps.logger.error({ err }, 'count_tokens handler failed'));
         return;
       }

@@ -1,4 +1,13 @@
 export * from './ir';
+export {
+  createTranslatedStream,
+  type CallerDialect,
+  type CallerStream,
+  type CallerStreamOptions,
+  type Passthrough,
+  type UpstreamAdapter,
+} from './adapter';
+export { callerDialect, upstreamAdapter } from './dialect-registry';
 export { dialectId, OPENAI_TOOL_NAME_MAX, sanitizeToolId } from './ids';
 export { chatFinishReason, messagesStopReason, responsesStatus, settleStopReason, stopFromChat, stopFromMessages } from './stop-reasons';
 export { chatUsage, mergeUsage, messagesUsage, responsesUsage, usageFromChat, usageFromMessages, ZERO_USAGE } from './usage';

@@ -1,11 +1,12 @@
 import type { ProbeFold, UpstreamProbe } from '../store/upstreams';
-import type { ProbeReport, SpokenDialect } from './probe-endpoint';
+import type { UpstreamDialect } from '@sbc/dialects';
+import type { ProbeReport } from './probe-endpoint';
 
 /**
  * The spec's UpstreamProbe for a report, with the dialect that answered. A failed probe keeps the dialect the
  * same dial last answered in: an `auto` endpoint that is briefly down must not be dialed in a guessed one.
  */
-export function probeOfReport(report: ProbeReport, lastAnsweredIn?: SpokenDialect): UpstreamProbe {
+export function probeOfReport(report: ProbeReport, lastAnsweredIn?: UpstreamDialect): UpstreamProbe {
   if (report.ok) {
     const probe: UpstreamProbe = { ok: true, models_found: report.models.length, dialect: report.dialect, at: report.at.toISOString() };
     if (report.dialectReason !== undefined) probe.dialect_reason = report.dialectReason;
@@ -22,7 +23,7 @@ export function probeOfReport(report: ProbeReport, lastAnsweredIn?: SpokenDialec
  */
 export function foldProbe(
   report: ProbeReport,
-  current: { models: string[]; modelNames: Record<string, string>; lastAnsweredIn?: SpokenDialect },
+  current: { models: string[]; modelNames: Record<string, string>; lastAnsweredIn?: UpstreamDialect },
   kept: readonly string[],
 ): ProbeFold {
   const probe = probeOfReport(report, current.lastAnsweredIn);

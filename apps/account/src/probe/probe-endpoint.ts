@@ -1,14 +1,14 @@
 import { Agent, errors as undiciErrors } from 'undici';
+import type { UpstreamDialect } from '@sbc/dialects';
 import type { EgressCaller, EgressPolicy } from '@sbc/egress';
 import { decideByCalls, decideByShape, listShape, type ListShape } from './decide-dialect';
 import { endpointUrl } from './endpoint-url';
-
-export type SpokenDialect = 'openai' | 'anthropic';
+import type { EndpointDialect } from '../store/upstreams';
 
 /** What a probe dials: an endpoint's dial with its secrets opened. */
 export interface ProbeTarget {
   baseUrl: string;
-  dialect: SpokenDialect | 'auto';
+  dialect: EndpointDialect;
   /** '' when the endpoint needs none. */
   apiKey: string;
   headers: Record<string, string>;
@@ -20,7 +20,7 @@ export interface ProbeTarget {
 export interface ProbeReport {
   ok: boolean;
   /** The dialect that answered. */
-  dialect?: SpokenDialect;
+  dialect?: UpstreamDialect;
   /** Why an `auto` endpoint was taken to speak `dialect`, in words. */
   dialectReason?: string;
   models: string[];
@@ -50,12 +50,12 @@ const MAX_ANTHROPIC_PAGES = 5;
 type Attempt = { ok: true; models: string[]; modelNames: Record<string, string>; shape: ListShape } | { ok: false; error: string };
 
 /** The dialect to prefer when an `auto` endpoint answers both: Anthropic for a host that names it, else OpenAI. */
-export function preferredDialects(baseUrl: string): [SpokenDialect, SpokenDialect] {
+export function preferredDialects(baseUrl: string): [UpstreamDialect, UpstreamDialect] {
   return new URL(baseUrl).hostname.includes('anthropic') ? ['anthropic', 'openai'] : ['openai', 'anthropic'];
 }
 
 /** Each dialect's credential headers; the endpoint's own headers go on top, as the edge sends them. */
-export function probeHeaders(dialect: SpokenDialect, target: ProbeTarget): Record<string, string> {
+export function probeHeaders(dialect: UpstreamDialect, target: ProbeTarget): Record<string, string> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (dialect === 'anthropic') {
     headers['anthropic-version'] = ANTHROPIC_VERSION;
@@ -146,7 +146,7 @@ async function readBody(body: AsyncIterable<Buffer>): Promise<string | undefined
 }
 
 /** One page of the model list in one dialect; a non-list answer throws ProbeFailure with what came back. */
-async function listOnce(agent: Agent, dialect: SpokenDialect, target: ProbeTarget, signal: AbortSignal, afterId?: string) {
+async function listOnce(agent: Agent, dialect: UpstreamDialect, target: ProbeTarget, signal: AbortSignal, afterId?: string) {
   const { origin, path } = endpointUrl(target.baseUrl, '/models');
   const url = new URL(path, origin);
   if (dialect === 'anthropic') {
@@ -178,7 +178,7 @@ async function listOnce(agent: Agent, dialect: SpokenDialect, target: ProbeTarge
  * a report with a reason. Redirects are not followed (a redirect could lead past the egress check).
  */
 export function createProber(options: ProberOptions): Prober {
-  async function attempt(agent: Agent, dialect: SpokenDialect, target: ProbeTarget, signal: AbortSignal, timedOut: AbortSignal): Promise<Attempt> {
+  async function attempt(agent: Agent, dialect: UpstreamDialect, target: ProbeTarget, signal: AbortSignal, timedOut: AbortSignal): Promise<Attempt> {
     const models: string[] = [];
     const modelNames: Record<string, string> = {};
     let afterId: string | undefined;
@@ -228,7 +228,7 @@ export function createProber(options: ProberOptions): Prober {
   };
 }
 
-function answeredReport(dialect: SpokenDialect, found: Extract<Attempt, { ok: true }>, dialectReason?: string): ProbeReport {
+function answeredReport(dialect: UpstreamDialect, found: Extract<Attempt, { ok: true }>, dialectReason?: string): ProbeReport {
   const report: ProbeReport = { ok: true, dialect, models: found.models, modelNames: found.modelNames, at: new Date() };
   if (dialectReason !== undefined) report.dialectReason = dialectReason;
   return report;
@@ -238,8 +238,8 @@ function answeredReport(dialect: SpokenDialect, found: Extract<Attempt, { ok: tr
  * An `auto` endpoint of which at least one probe answered: decided by the lists' shapes, or, when those do
  * not say, by which dialect answers a one-token call for the first model listed (decide-dialect.ts).
  */
-async function decideAuto(agent: Agent, target: ProbeTarget, dialects: SpokenDialect[], attempts: Attempt[], signal: AbortSignal): Promise<ProbeReport> {
-  const byDialect = Object.fromEntries(dialects.map((dialect, i) => [dialect, attempts[i]!])) as Record<SpokenDialect, Attempt>;
+async function decideAuto(agent: Agent, target: ProbeTarget, dialects: UpstreamDialect[], attempts: Attempt[], signal: AbortSignal): Promise<ProbeReport> {
+  const byDialect = Object.fromEntries(dialects.map((dialect, i) => [dialect, attempts[i]!])) as Record<UpstreamDialect, Attempt>;
   const preferred = dialects[0]!;
   const decision = decideByShape({ openai: byDialect.openai, anthropic: byDialect.anthropic }, preferred);
   if (!('ask' in decision)) return answeredReport(decision.dialect, byDialect[decision.dialect] as Extract<Attempt, { ok: true }>, decision.reason);
@@ -252,7 +252,7 @@ async function decideAuto(agent: Agent, target: ProbeTarget, dialects: SpokenDia
 }
 
 /** Whether the endpoint answers a one-token call in `dialect` with a reply in that dialect's shape. */
-async function answersCall(agent: Agent, dialect: SpokenDialect, target: ProbeTarget, model: string, signal: AbortSignal): Promise<boolean> {
+async function answersCall(agent: Agent, dialect: UpstreamDialect, target: ProbeTarget, model: string, signal: AbortSignal): Promise<boolean> {
   const { origin, path } = endpointUrl(target.baseUrl, dialect === 'openai' ? '/chat/completions' : '/messages');
   const messages = [{ role: 'user', content: 'hi' }];
   const body = JSON.stringify({ model, max_tokens: 1, messages });
@@ -269,7 +269,7 @@ async function answersCall(agent: Agent, dialect: SpokenDialect, target: ProbeTa
 }
 
 /** No dialect answered: one reason, or each dialect's when they differ. */
-function failedReport(dialects: SpokenDialect[], attempts: Attempt[]): ProbeReport {
+function failedReport(dialects: UpstreamDialect[], attempts: Attempt[]): ProbeReport {
   const reasons = [...new Set(attempts.map((result) => (result.ok ? '' : result.error)))];
   const error = reasons.length === 1 ? reasons[0] : dialects.map((dialect, i) => `${dialect}: ${(attempts[i] as { error: string }).error}`).join('; ');
   return { ok: false, models: [], modelNames: {}, error, at: new Date() };

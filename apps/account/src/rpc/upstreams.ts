@@ -8,19 +8,19 @@ import { foldProbe } from '../probe/fold';
 import { createProber, type ProbeTarget } from '../probe/probe-endpoint';
 import { createRoutingWrites } from '../routing/writes';
 import { aliasRevOf, listAliases, normalizeAliasToken, type AliasCustody } from '../store/aliases';
-import { findUpstreamDial, listEndpointModels, listUpstreamPage, UPSTREAM_DIALECTS, type UpstreamDialect, type UpstreamView } from '../store/upstreams';
+import { findUpstreamDial, listEndpointModels, listUpstreamPage, ENDPOINT_DIALECTS, type EndpointDialect, type UpstreamView } from '../store/upstreams';
 import type { AccountServiceDeps } from './account-service';
 import { toProtoUpstream, withProbe } from './upstream-messages';
 
 /** Connect plus the whole answer; `auto` asks both dialects at once, so a probe never takes much longer. */
 export const PROBE_TIMEOUT_MS = 5_000;
 
-function dialectOf(value: string, fallback: UpstreamDialect): UpstreamDialect {
+function dialectOf(value: string, fallback: EndpointDialect): EndpointDialect {
   if (value === '') return fallback;
-  if (!(UPSTREAM_DIALECTS as readonly string[]).includes(value)) {
+  if (!(ENDPOINT_DIALECTS as readonly string[]).includes(value)) {
     throw ApiError.invalid([{ path: 'dialect', code: 'invalid_value', message: 'dialect must be one of openai, anthropic, auto' }]);
   }
-  return value as UpstreamDialect;
+  return value as EndpointDialect;
 }
 
 function custodyOf(value: string | undefined): AliasCustody | undefined {

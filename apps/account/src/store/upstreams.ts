@@ -6,8 +6,8 @@ import { stringsOf } from './json-columns';
 import { SecretDecryptError, type SecretCipher } from './secrets';
 import { firstFreeSlug, slugBase } from './upstream-slug';
 
-export type UpstreamDialect = 'openai' | 'anthropic' | 'auto';
-export const UPSTREAM_DIALECTS: readonly UpstreamDialect[] = ['openai', 'anthropic', 'auto'];
+export type EndpointDialect = 'openai' | 'anthropic' | 'auto';
+export const ENDPOINT_DIALECTS: readonly EndpointDialect[] = ['openai', 'anthropic', 'auto'];
 
 /** The endpoint id: lowercase, starts with a letter or digit, at most 48 characters (checked by the table too). */
 export const UPSTREAM_SLUG_PATTERN = /^[a-z0-9][a-z0-9-]{0,47}$/;
@@ -38,7 +38,7 @@ export interface SaveUpstreamInput {
   slug: string;
   label: string;
   baseUrl: string;
-  dialect: UpstreamDialect;
+  dialect: EndpointDialect;
   apiKey?: string | null;
   headers?: Record<string, string> | null;
   models?: string[];
@@ -55,7 +55,7 @@ export interface UpstreamView {
   slug: string;
   label: string;
   baseUrl: string;
-  dialect: UpstreamDialect;
+  dialect: EndpointDialect;
   hasApiKey: boolean;
   headerNames: string[];
   models: string[];
@@ -93,7 +93,7 @@ function validate(input: SaveUpstreamInput): void {
   }
   if (input.label.trim().length === 0) issues.push({ path: 'label', code: 'too_small', message: 'label must not be empty' });
   if (!isHttpUrl(input.baseUrl)) issues.push({ path: 'base_url', code: 'invalid_url', message: 'base_url must be an http(s) URL' });
-  if (!UPSTREAM_DIALECTS.includes(input.dialect)) {
+  if (!ENDPOINT_DIALECTS.includes(input.dialect)) {
     issues.push({ path: 'dialect', code: 'invalid_value', message: 'dialect must be one of openai, anthropic, auto' });
   }
   for (const name of Object.keys(input.headers ?? {})) {
@@ -370,7 +370,7 @@ function toView(row: UpstreamRow): UpstreamView {
     slug: row.slug,
     label: row.label,
     baseUrl: row.baseUrl,
-    dialect: row.dialect as UpstreamDialect,
+    dialect: row.dialect as EndpointDialect,
     hasApiKey: row.apiKeyCiphertext !== null,
     headerNames: stringsOf(row.headerNames),
     models: stringsOf(row.models),

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { ApiError, toEnvelope } from '@sbc/errors';
-import { renderErrorBody, type Dialect, type UpstreamFailure } from '@sbc/dialects';
+import type { CallerDialect, UpstreamFailure } from '@sbc/dialects';
 import { closeIfUnread } from '../http/json-body';
 
 /**
@@ -13,12 +13,11 @@ export class CallResponse {
 
   constructor(
     readonly res: ServerResponse,
-    readonly dialect: Dialect,
+    readonly adapter: CallerDialect,
     readonly requestId: string,
     private readonly baseUrl: string,
   ) {
-    // The Anthropic SDK reads `request-id`, the OpenAI SDK `x-request-id`.
-    this.headers = dialect === 'messages' ? { 'x-request-id': requestId, 'request-id': requestId } : { 'x-request-id': requestId };
+    this.headers = adapter.requestIdHeaders(requestId);
   }
 
   addHeaders(headers: Record<string, string>): void {
@@ -70,7 +69,7 @@ export class CallResponse {
 
   /** An upstream's or the edge's failure in the called dialect. */
   fail(failure: UpstreamFailure, headers: Record<string, string> = {}, extra: Record<string, unknown> = {}): void {
-    const body = renderErrorBody(this.dialect, failure, this.requestId);
+    const body = this.adapter.errorBody(failure, this.requestId);
     const inner = body.error;
     if (Object.keys(extra).length > 0 && inner && typeof inner === 'object') Object.assign(inner, extra);
     this.json(failure.status, body, headers);

@@ -65,8 +65,8 @@ export async function dispatch(call: CallerCall, engines: Engine[], deps: Dispat
     } catch (error) {
       if (isAbort(error) || inFlight.callerGone) throw error;
       if (error instanceof UpstreamOverloadedError) {
-        // The edge's own pool is full: an overload in the caller's dialect (529 is Anthropic's own status).
-        const failure = { status: call.dialect === 'messages' ? 529 : 503, message: error.message, code: 'overloaded_error' };
+        // The edge's own pool is full: an overload in the caller's dialect (Anthropic has a status of its own).
+        const failure = { status: call.adapter.overloadStatus, message: error.message, code: 'overloaded_error' };
         last = { kind: 'failed', failure, exhausted: false, engine, headers: { 'retry-after': String(error.retryAfterSeconds) } };
         if (!more) return last;
         continue;

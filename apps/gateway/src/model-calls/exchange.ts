@@ -1,18 +1,10 @@
 import {
   droppedForUpstream,
-  mergeUsage,
-  parseChatResponse,
-  parseMessagesResponse,
-  renderChatResponse,
-  renderMessagesResponse,
-  renderResponsesResponse,
-  restoreToolNames,
-  usageFromChat,
-  usageFromMessages,
+  upstreamAdapter,
   ZERO_USAGE,
+  UpstreamResponseError,
   type StopReason,
   type Usage,
-  UpstreamResponseError,
 } from '@sbc/dialects';
 import { whenAborted } from './abort-watch';
 import type { Engine } from '../routing/engines';
@@ -39,18 +31,14 @@ export interface ExchangeDeps extends DispatchDeps {
   drainDeadline?: AbortSignal;
 }
 
-function renderReply(call: CallerCall, passthrough: boolean, engine: Engine, raw: unknown): { body: unknown; usage: Usage; stopReason?: StopReason } {
-  if (passthrough && raw && typeof raw === 'object') {
-    const body = raw as Record<string, unknown>;
-    const usage = mergeUsage(ZERO_USAGE, engine.dialect === 'openai' ? usageFromChat(body.usage) : usageFromMessages(body.usage));
-    body.model = call.callerModel;
-    return { body, usage };
+function renderReply(call: CallerCall, engine: Engine, raw: unknown): { body: unknown; usage: Usage; stopReason?: StopReason } {
+  const passthrough = call.adapter.passthrough;
+  if (passthrough?.upstream === engine.dialect && raw && typeof raw === 'object') {
+    return passthrough.reply(raw as Record<string, unknown>, call.callerModel);
   }
-  // Tool names cut to OpenAI's 64 characters go back to the caller as it declared them.
-  const reply = engine.dialect === 'openai' ? restoreToolNames(parseChatResponse(raw), call.request?.tools) : parseMessagesResponse(raw);
+  const reply = upstreamAdapter(engine.dialect).parseReply(raw, call.request);
   reply.model = call.callerModel;
-  const body = call.dialect === 'chat' ? renderChatResponse(reply) : call.dialect === 'responses' ? renderResponsesResponse(reply, call.request) : renderMessagesResponse(reply);
-  return { body, usage: reply.usage, stopReason: reply.stopReason };
+  return { body: call.adapter.renderReply(reply, call.request), usage: reply.usage, stopReason: reply.stopReason };
 }
 
 /**
@@ -95,18 +83,18 @@ export async function exchange(
     }
     engine = dispatched.engine;
     const reply = dispatched.reply;
-    const passthrough = isPassthrough(call.dialect, engine);
+    const passthrough = isPassthrough(call, engine);
     // The caller's suspended frames keep the call for as long as its reply runs; its parsed body need not.
     forgetBody(call, dispatched.sent);
     if (!passthrough && call.request) {
       // What the caller sent that this engine's dialect cannot carry, named so it is never silently lost.
-      const dropped = new Set([...call.request.dropped, ...droppedForUpstream(call.dialect, call.request, engine.dialect)]);
+      const dropped = new Set([...call.request.dropped, ...droppedForUpstream(call.adapter.name, call.request, engine.dialect)]);
       if (dropped.size > 0) out.addHeaders({ 'x-sbc-dropped-fields': [...dropped].join(',') });
     }
     if (!call.stream) {
       let rendered: ReturnType<typeof renderReply>;
       try {
-        rendered = renderReply(call, passthrough, engine, await reply.json());
+        rendered = renderReply(call, engine, await reply.json());
       } catch (error) {
         // A body that broke off, or a 200 whose body is not a reply (an error object, no choices, not JSON),
         // is the upstream's failure.
@@ -121,7 +109,7 @@ export async function exchange(
       return outcome;
     }
 
-    const relay = new StreamRelay(call, frameSource(call, passthrough, engine, out.requestId), out, inFlight, startedAt);
+    const relay = new StreamRelay(call, frameSource(call, engine, out.requestId), out, inFlight, startedAt);
     streamed = relay;
     out.openStream();
     await relay.relay(reply, deps.drainDeadline);

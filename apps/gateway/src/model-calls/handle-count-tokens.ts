@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '@sbc/errors';
-import { DialectRequestError } from '@sbc/dialects';
+import { callerDialect, DialectRequestError, upstreamAdapter, type UpstreamAdapter } from '@sbc/dialects';
 import { authorizeRequest } from '../auth/authorize';
 import { requestIdFor } from '../http/request-id';
 import { rateLimitSubject } from '../limits/rate-limit';
@@ -12,15 +12,17 @@ import type { ModelCallDeps } from './handle-call';
 import { countMessagesBody } from './count-tokens';
 import { resolveCallRoute } from './route-call';
 
+const MESSAGES = callerDialect('messages');
+
 /**
- * `POST /v1/messages/count_tokens` (any key; `?beta=true` too). When the model's first engine speaks the
- * Anthropic dialect its own count is used; otherwise, or when the upstream cannot count, the o200k tokenizer
+ * `POST /v1/messages/count_tokens` (any key; `?beta=true` too). When the model's first engine's dialect has a
+ * count route (Anthropic's) its own count is used; otherwise, or when the upstream cannot count, the o200k tokenizer
  * counts locally. Either way the answer is `{input_tokens}`.
  */
 export function createCountTokensHandler(deps: ModelCallDeps) {
   return async function handleCountTokens(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const requestId = requestIdFor(req.headers['x-request-id']);
-    const out = new CallResponse(res, 'messages', requestId, deps.baseUrl);
+    const out = new CallResponse(res, MESSAGES, requestId, deps.baseUrl);
     try {
       const principal = await authorizeRequest(deps, req.headers, requestId, []);
       out.addHeaders(await deps.rateLimit(rateLimitSubject(principal)));
@@ -31,8 +33,9 @@ export function createCountTokensHandler(deps: ModelCallDeps) {
       const localCount = countMessagesBody(body); // also validates the body
       const route = await resolveCallRoute(deps, principal, body.model, requestId);
       const engine = route.engines[0];
-      if (engine?.dialect === 'anthropic') {
-        const upstreamCount = await countUpstream(deps, engine, body, req);
+      const countPath = engine && upstreamAdapter(engine.dialect).countTokensPath;
+      if (engine && countPath) {
+        const upstreamCount = await countUpstream(deps, engine, countPath, body, req);
         if (upstreamCount !== undefined) {
           out.json(200, { input_tokens: upstreamCount });
           return;
@@ -47,10 +50,14 @@ export function createCountTokensHandler(deps: ModelCallDeps) {
   };
 }
 
-async function countUpstream(deps: ModelCallDeps, engine: Engine, body: Record<string, unknown>, req: IncomingMessage): Promise<number | undefined> {
+async function countUpstream(
+  deps: ModelCallDeps,
+  engine: Engine,
+  path: NonNullable<UpstreamAdapter['countTokensPath']>,
+  body: Record<string, unknown>, req: IncomingMessage): Promise<number | undefined> {
   const reply = deps.upstream.send({
     engine,
-    path: '/messages/count_tokens',
+    path,
     body: JSON.stringify({ ...body, model: engine.model }),
     passHeaders: passHeadersOf(req.headers),
   });

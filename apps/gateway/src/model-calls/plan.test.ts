@@ -1,6 +1,10 @@
+import { callerDialect } from '@sbc/dialects';
 import type { Engine } from '../routing/engines';
 import { countRequestTokens } from './count-tokens';
-import { bodyOf, engineCall, forgetBody, parseCallerRequest, promptOf, type CallerCall } from './plan';
+import { bodyOf, engineCall, forgetBody, promptOf, type CallerCall } from './plan';
+
+const CHAT = callerDialect('chat');
+const MESSAGES = callerDialect('messages');
 
 const openai: Engine = { dialect: 'openai', baseUrl: 'http://upstream.test', model: 'engine-model', headers: {}, label: 'test' };
 const anthropic: Engine = { ...openai, dialect: 'anthropic' };
@@ -15,7 +19,7 @@ const conversation = [
 const tools = [{ type: 'function', function: { name: 'lookup', description: 'Looks a term up.', parameters: { type: 'object', properties: { q: { type: 'string' } } } } }];
 
 function chatCall(body: Record<string, unknown>): CallerCall {
-  return { dialect: 'chat', body, callerModel: body.model as string, stream: true, includeUsage: false, outputLimit: 512 };
+  return { adapter: CHAT, body, callerModel: body.model as string, stream: true, includeUsage: false, outputLimit: 512 };
 }
 
 describe('a call whose reply was chosen', () => {
@@ -31,7 +35,7 @@ describe('a call whose reply was chosen', () => {
     expect(call.sent).toBe(plan.body);
     expect(() => bodyOf(call)).toThrow('let go');
     // ... but not in its prompt: the same turns and tools, the same count.
-    const before = parseCallerRequest('chat', body);
+    const before = CHAT.parse(body);
     const after = promptOf(call);
     expect(after.messages).toEqual(before.messages);
     expect(after.tools).toEqual(before.tools);
@@ -40,7 +44,7 @@ describe('a call whose reply was chosen', () => {
 
   it('translated: the parsed neutral form is kept and the body as sent (another dialect) is not', () => {
     const call = chatCall({ model: 'caller-model', messages: conversation, tools });
-    call.request = parseCallerRequest('chat', bodyOf(call));
+    call.request = CHAT.parse(bodyOf(call));
     const plan = engineCall(call, anthropic, { defaultMaxTokens: 4_096 });
     forgetBody(call, plan.body);
     expect(call.body).toBeUndefined();
@@ -50,7 +54,7 @@ describe('a call whose reply was chosen', () => {
 
   it('before it was chosen, the prompt is read from the caller body', () => {
     const body = { model: 'caller-model', max_tokens: 64, messages: [{ role: 'user', content: 'Hello there' }] };
-    const call: CallerCall = { dialect: 'messages', body, callerModel: 'caller-model', stream: false, includeUsage: false };
-    expect(promptOf(call)).toEqual(parseCallerRequest('messages', body));
+    const call: CallerCall = { adapter: MESSAGES, body, callerModel: 'caller-model', stream: false, includeUsage: false };
+    expect(promptOf(call)).toEqual(MESSAGES.parse(body));
   });
 });

@@ -1,18 +1,12 @@
-import {
-  parseChatRequest,
-  parseMessagesRequest,
-  parseResponsesRequest,
-  renderChatRequest,
-  renderMessagesRequest,
-  type ChatRequest,
-  type Dialect,
-} from '@sbc/dialects';
+import type { CallerDialect, ChatRequest } from '@sbc/dialects';
+import { upstreamAdapter } from '@sbc/dialects';
 import type { Engine } from '../routing/engines';
 import type { UpstreamRequest } from '../upstream/client';
 
-/** What the caller sent, read once. */
+/** What the caller sent, read once (read-call.ts). */
 export interface CallerCall {
-  dialect: Dialect;
+  /** The caller's dialect, looked up once: everything the call path needs to know of it. */
+  adapter: CallerDialect;
   /** The caller's body as parsed, until a reply is chosen (see `forgetBody`); read it with `bodyOf`. */
   body?: Record<string, unknown>;
   callerModel: string;
@@ -36,15 +30,14 @@ export interface EngineCall {
   body: Buffer;
 }
 
-export function isPassthrough(dialect: Dialect, engine: Engine): boolean {
-  return (dialect === 'chat' && engine.dialect === 'openai') || (dialect === 'messages' && engine.dialect === 'anthropic');
+/** Whether the engine takes the caller's body as it is (same dialect on both sides). */
+export function isPassthrough(call: CallerCall, engine: Engine): boolean {
+  return call.adapter.passthrough?.upstream === engine.dialect;
 }
 
-/** Parses the caller's body into the neutral form; throws DialectRequestError (400) on a bad body. */
-export function parseCallerRequest(dialect: Dialect, body: unknown): ChatRequest {
-  if (dialect === 'chat') return parseChatRequest(body);
-  if (dialect === 'responses') return parseResponsesRequest(body);
-  return parseMessagesRequest(body);
+/** Parses the caller's body into the neutral form, once some engine needs it; throws DialectRequestError (400). */
+export function parseRequestFor(call: CallerCall, engines: readonly Engine[]): void {
+  if (engines.some((engine) => !isPassthrough(call, engine))) call.request = call.adapter.parse(bodyOf(call));
 }
 
 /** The caller's parsed body; there is none once the call's reply was chosen. */
@@ -69,35 +62,28 @@ export function forgetBody(call: CallerCall, sent: Buffer): void {
 /** The prompt in neutral form, to count it after the fact; throws DialectRequestError when it cannot be read. */
 export function promptOf(call: CallerCall): ChatRequest {
   if (call.request) return call.request;
-  return parseCallerRequest(call.dialect, call.sent ? (JSON.parse(call.sent.toString('utf8')) as unknown) : bodyOf(call));
+  return call.adapter.parse(call.sent ? (JSON.parse(call.sent.toString('utf8')) as unknown) : bodyOf(call));
 }
 
 /**
- * The body one engine receives. Same dialect: the caller's body with the engine's model id, and for chat
- * streams usage always requested (the caller's own choice decides only what it sees). Otherwise the neutral
- * form rendered for the engine's dialect, which carries only fields that dialect knows.
+ * The body one engine receives. Same dialect: the caller's body as its dialect's passthrough writes it (the
+ * engine's model, limits). Otherwise the neutral form rendered for the engine's dialect, which carries only
+ * fields that dialect knows.
  */
 export function engineCall(call: CallerCall, engine: Engine, options: { defaultMaxTokens: number }): EngineCall {
-  if (isPassthrough(call.dialect, engine)) {
-    const callerBody = bodyOf(call);
-    const body: Record<string, unknown> = { ...callerBody, model: engine.model };
-    // Messages callers always name max_tokens; a chat caller that did not is held to its reservation.
-    if (call.dialect === 'chat' && call.outputLimit !== undefined && requestedMaxTokens(call) === undefined) body.max_completion_tokens = call.outputLimit;
-    if (call.dialect === 'chat' && call.stream) {
-      const streamOptions = typeof callerBody.stream_options === 'object' && callerBody.stream_options !== null ? callerBody.stream_options : {};
-      body.stream_options = { ...streamOptions, include_usage: true };
-    }
-    return { path: call.dialect === 'chat' ? '/chat/completions' : '/messages', body: Buffer.from(JSON.stringify(body)) };
+  const upstream = upstreamAdapter(engine.dialect);
+  const passthrough = call.adapter.passthrough;
+  if (passthrough?.upstream === engine.dialect) {
+    const body = passthrough.request(bodyOf(call), { model: engine.model, outputLimit: call.outputLimit, stream: call.stream });
+    return { path: upstream.path, body: Buffer.from(JSON.stringify(body)) };
   }
   const parsed = call.request!;
-  const request = call.outputLimit !== undefined && parsed.maxOutputTokens === undefined ? { ...parsed, maxOutputTokens: call.outputLimit } : parsed;
-  if (engine.dialect === 'openai') return { path: '/chat/completions', body: Buffer.from(JSON.stringify(renderChatRequest(request, engine.model))) };
-  return { path: '/messages', body: Buffer.from(JSON.stringify(renderMessagesRequest(request, engine.model, { defaultMaxTokens: options.defaultMaxTokens }))) };
+  const request =
+    call.outputLimit !== undefined && parsed.maxOutputTokens === undefined ? { ...parsed, maxOutputTokens: call.outputLimit } : parsed;
+  return { path: upstream.path, body: Buffer.from(JSON.stringify(upstream.renderRequest(request, engine.model, options))) };
 }
 
 /** The caller's output cap, whatever its dialect calls it. */
 export function requestedMaxTokens(call: CallerCall): number | undefined {
-  const body = bodyOf(call);
-  const value = call.dialect === 'chat' ? (body.max_completion_tokens ?? body.max_tokens) : call.dialect === 'responses' ? body.max_output_tokens : body.max_tokens;
-  return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined;
+  return call.adapter.requestedOutputLimit(bodyOf(call));
 }

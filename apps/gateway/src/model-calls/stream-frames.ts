@@ -1,111 +1,26 @@
 import {
-  chatStreamError,
   copyBytes,
-  createChatPassthrough,
-  createChatStreamParser,
-  createChatStreamRenderer,
-  createMessagesPassthrough,
-  createMessagesStreamParser,
-  createMessagesStreamRenderer,
-  createResponsesStreamRenderer,
-  dialectId,
-  messagesStreamError,
-  nowSeconds,
-  parseData,
-  toolNameMap,
-  type EventTemplate,
-  type SseFrame,
-  type StreamEvent,
-  type UpstreamFailure,
+  createTranslatedStream,
+  upstreamAdapter,
+  type CallerStream,
   type Usage,
 } from '@sbc/dialects';
 import type { Engine } from '../routing/engines';
 import { countRequestTokens, createTokenCounter } from './count-tokens';
 import { promptOf, type CallerCall } from './plan';
 
-// The stream relay's pieces: upstream events into the caller's frames (passed through or translated), the
-// frames that end a stream early, the guard on a priced stream's output, and the usage of a stream that did
-// not reach its upstream's own end.
+// The stream relay's pieces: upstream events into the caller's frames (passed through or translated, by the
+// dialects' adapters), the guard on a priced stream's output, and the usage of a stream that did not reach its
+// upstream's own end.
 
-export interface FrameSource {
-  push(event: { event?: string; data: string }): { frames: SseFrame[]; events: StreamEvent[] };
-  /** The text deltas `push` now passes through by template, as bytes (StreamPassthrough.textTemplate); never for translated streams. */
-  textTemplate(): EventTemplate | undefined;
-  /** Frames that end the stream with an error in the caller's dialect. */
-  fail(failure: UpstreamFailure): SseFrame[];
-  /** Frames that end the stream as stopped at its output limit, in the caller's dialect. */
-  cut(usage: Usage): SseFrame[];
-}
+/** The caller's frames of one streamed reply; the frames that end it early come from its dialect too. */
+export type FrameSource = CallerStream;
 
-export function frameSource(call: CallerCall, passthrough: boolean, engine: Engine, requestId: string): FrameSource {
-  if (passthrough && engine.dialect === 'openai') {
-    const passthrough = createChatPassthrough({ model: call.callerModel, includeUsage: call.includeUsage });
-    let start: Extract<StreamEvent, { type: 'start' }> | undefined;
-    return {
-      push(event) {
-        const pushed = passthrough.push(event);
-        if (!start) start = pushed.events.find((item) => item.type === 'start');
-        return pushed;
-      },
-      textTemplate: () => passthrough.textTemplate(),
-      fail: (failure) => [inStreamError(call, failure, requestId)],
-      cut(usage) {
-        const chunk = { id: start?.id || dialectId('chatcmpl-'), object: 'chat.completion.chunk', created: start?.created ?? nowSeconds(), model: call.callerModel };
-        const frames: SseFrame[] = [{ data: JSON.stringify({ ...chunk, choices: [{ index: 0, delta: {}, finish_reason: 'length' }] }) }];
-        if (call.includeUsage) {
-          const tokens = { prompt_tokens: usage.inputTokens, completion_tokens: usage.outputTokens, total_tokens: usage.inputTokens + usage.outputTokens };
-          frames.push({ data: JSON.stringify({ ...chunk, choices: [], usage: tokens }) });
-        }
-        frames.push({ data: '[DONE]' });
-        return frames;
-      },
-    };
-  }
-  if (passthrough) {
-    const passthrough = createMessagesPassthrough({ model: call.callerModel });
-    // The content block left open when the stream is cut must be closed before the message ends.
-    let openBlock: number | undefined;
-    return {
-      push(event) {
-        if (event.event === 'content_block_start') openBlock = (parseData(event.data) as { index?: number } | undefined)?.index;
-        else if (event.event === 'content_block_stop') openBlock = undefined;
-        return passthrough.push(event);
-      },
-      textTemplate: () => passthrough.textTemplate(),
-      fail: (failure) => [inStreamError(call, failure, requestId)],
-      cut(usage) {
-        const frames: SseFrame[] = [];
-        if (typeof openBlock === 'number') frames.push({ event: 'content_block_stop', data: JSON.stringify({ type: 'content_block_stop', index: openBlock }) });
-        const delta = { type: 'message_delta', delta: { stop_reason: 'max_tokens', stop_sequence: null }, usage: { output_tokens: usage.outputTokens } };
-        frames.push({ event: 'message_delta', data: JSON.stringify(delta) }, { event: 'message_stop', data: JSON.stringify({ type: 'message_stop' }) });
-        return frames;
-      },
-    };
-  }
-  const parser = engine.dialect === 'openai' ? createChatStreamParser() : createMessagesStreamParser();
-  // Tool names cut to OpenAI's 64 characters go back to the caller as it declared them.
-  const shortNames = engine.dialect === 'openai' ? toolNameMap(call.request?.tools) : new Map<string, string>();
-  const renderer =
-    call.dialect === 'chat'
-      ? createChatStreamRenderer({ model: call.callerModel, includeUsage: call.includeUsage })
-      : call.dialect === 'responses'
-        ? createResponsesStreamRenderer({ model: call.callerModel, request: call.request })
-        : createMessagesStreamRenderer({ model: call.callerModel });
-  return {
-    push(event) {
-      const events = parser.push(event);
-      if (shortNames.size > 0) {
-        for (const item of events) if (item.type === 'tool_call') item.name = shortNames.get(item.name) ?? item.name;
-      }
-      const frames: SseFrame[] = [];
-      for (const item of events) for (const frame of renderer.render(item)) frames.push(frame);
-      return { frames, events };
-    },
-    textTemplate: () => undefined,
-    // Translated streams end through their renderer, which closes whatever block or item is open.
-    fail: (failure) => renderer.render({ type: 'error', error: failure }),
-    cut: (usage) => [...renderer.render({ type: 'usage', usage }), ...renderer.render({ type: 'stop', reason: 'max_tokens' }), ...renderer.render({ type: 'end' })],
-  };
+export function frameSource(call: CallerCall, engine: Engine, requestId: string): FrameSource {
+  const options = { model: call.callerModel, includeUsage: call.includeUsage, requestId, request: call.request };
+  const passthrough = call.adapter.passthrough;
+  if (passthrough?.upstream === engine.dialect) return passthrough.stream(options);
+  return createTranslatedStream(call.adapter, upstreamAdapter(engine.dialect), options);
 }
 
 /** Bytes a stream's delivered text starts with room for; it doubles as needed. */
@@ -200,11 +115,6 @@ export class OutputGuard {
 export function usageOfCut(call: CallerCall, reported: Usage, delivered: DeliveredText): Usage {
   const counted = usageOfAbandoned(call, { ...reported, outputTokens: 0 }, delivered);
   return { ...counted, outputTokens: Math.max(reported.outputTokens, counted.outputTokens) };
-}
-
-/** The dialect's in-stream error, for a passed-through (chat or messages) stream that broke after it began. */
-function inStreamError(call: CallerCall, failure: UpstreamFailure, requestId: string): SseFrame {
-  return call.dialect === 'chat' ? { data: chatStreamError(failure, requestId) } : { event: 'error', data: messagesStreamError(failure, requestId) };
 }
 
 export const CONTENT_EVENTS = new Set(['text', 'reasoning', 'refusal', 'tool_call', 'tool_arguments']);

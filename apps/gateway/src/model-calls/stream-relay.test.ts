@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { callerDialect } from '@sbc/dialects';
 import type { Engine } from '../routing/engines';
 import type { BodySink, UpstreamCall } from '../upstream/client';
 import { CallResponse } from './call-response';
@@ -40,7 +41,7 @@ const messagesWire = (texts: string[]) =>
 
 function callOf(dialect: 'chat' | 'messages', outputLimit?: number): CallerCall {
   const body = { model: 'caller-model', max_tokens: 100, messages: [{ role: 'user', content: 'hello there' }] };
-  return { dialect, body, callerModel: 'caller-model', stream: true, includeUsage: true, outputLimit };
+  return { adapter: callerDialect(dialect), body, callerModel: 'caller-model', stream: true, includeUsage: true, outputLimit };
 }
 const engineOf = (dialect: 'chat' | 'messages'): Engine => ({ dialect: dialect === 'chat' ? 'openai' : 'anthropic', baseUrl: 'http://up.test', model: 'up-model', headers: {}, label: 'up' });
 
@@ -57,7 +58,7 @@ async function relayed(call: CallerCall, source: FrameSource, chunks: Buffer[]) 
   let sink: BodySink | undefined;
   let aborted = false;
   const reply = { attach: (to: BodySink) => (sink = to), pause: () => undefined, resume: () => undefined, abort: () => (aborted = true) } as unknown as UpstreamCall;
-  const relay = new StreamRelay(call, source, new CallResponse(res as unknown as ServerResponse, call.dialect, 'req_1', 'https://gw.test'), { callerGone: false }, performance.now());
+  const relay = new StreamRelay(call, source, new CallResponse(res as unknown as ServerResponse, call.adapter, 'req_1', 'https://gw.test'), { callerGone: false }, performance.now());
   const done = relay.relay(reply, undefined);
   for (const chunk of chunks) {
     if (aborted) break;
@@ -103,15 +104,15 @@ describe('StreamRelay', () => {
       }
       const chunks = chunksOf(wire, next);
       const call = callOf(dialect, next(3) === 0 ? 1 + next(6) : undefined);
-      const viaBytes = await relayed(call, frameSource(call, true, engineOf(dialect), 'req_1'), chunks);
-      const viaDecoder = await relayed(call, decoderOnly(frameSource(call, true, engineOf(dialect), 'req_1')), chunks);
+      const viaBytes = await relayed(call, frameSource(call, engineOf(dialect), 'req_1'), chunks);
+      const viaDecoder = await relayed(call, decoderOnly(frameSource(call, engineOf(dialect), 'req_1')), chunks);
       expect({ round, ...viaBytes }).toEqual({ round, ...viaDecoder });
     }
   });
 
   it('relays templated text deltas from the bytes, not the decoder', async () => {
     const call = callOf('chat');
-    const source = frameSource(call, true, engineOf('chat'), 'req_1');
+    const source = frameSource(call, engineOf('chat'), 'req_1');
     let pushed = 0;
     const counting: FrameSource = { ...source, push: (event) => (pushed++, source.push(event)) };
     // One event to a chunk, as upstreams write them.

@@ -3,6 +3,7 @@ import type { ConnectionOptions } from 'node:tls';
 import type { Agent, Dispatcher } from 'undici';
 import type { EgressCaller, EgressPolicy } from '@sbc/egress';
 import { injectContext, inSpan, SpanKind, tracingEnabled } from '@sbc/telemetry';
+import { upstreamAdapter } from '@sbc/dialects';
 import type { Engine } from '../routing/engines';
 import { endpointUrl } from './endpoint-url';
 import { createAdmission, createH2Agent, plainConnector, type QueueObserver } from './pools';
@@ -266,15 +267,7 @@ function boundedError(body: object): object {
 function headersFor(request: UpstreamRequest): Record<string, string> {
   const { engine } = request;
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: request.path === '/messages/count_tokens' ? 'application/json' : '*/*' };
-  if (engine.dialect === 'anthropic') {
-    headers['anthropic-version'] = request.passHeaders?.['anthropic-version'] ?? '2023-06-01';
-    const beta = request.passHeaders?.['anthropic-beta'];
-    if (beta) headers['anthropic-beta'] = beta;
-    if (engine.apiKey) headers['x-api-key'] = engine.apiKey;
-  } else if (engine.apiKey) {
-    headers.authorization = `Bearer ${engine.apiKey}`;
-  }
-  Object.assign(headers, engine.headers);
+  Object.assign(headers, upstreamAdapter(engine.dialect).headers(engine.apiKey, request.passHeaders), engine.headers);
   // The hop mark cannot be unset or respelled by an endpoint's own headers.
   for (const name of Object.keys(engine.headers)) if (name.toLowerCase() === HOP_HEADER) delete headers[name];
   headers[HOP_HEADER] = '1';

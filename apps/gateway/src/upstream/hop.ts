@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Dialect } from '@sbc/dialects';
+import type { CallerDialect } from '@sbc/dialects';
 import { ApiError } from '@sbc/errors';
 import { requestIdFor } from '../http/request-id';
 import { CallResponse } from '../model-calls/call-response';
@@ -11,9 +11,9 @@ import { HOP_HEADER } from './client';
  * the credential or the body is looked at, so a loop costs one refused request instead of a fan-out.
  * Returns whether it answered.
  */
-export function refuseReturningCall(req: IncomingMessage, res: ServerResponse, dialect: Dialect, baseUrl: string): boolean {
+export function refuseReturningCall(req: IncomingMessage, res: ServerResponse, adapter: CallerDialect, baseUrl: string): boolean {
   if (req.headers[HOP_HEADER] === undefined) return false;
-  const out = new CallResponse(res, dialect, requestIdFor(req.headers['x-request-id']), baseUrl);
+  const out = new CallResponse(res, adapter, requestIdFor(req.headers['x-request-id']), baseUrl);
   out.refuse(new ApiError('invalid_request', 'This call came from this gateway itself: an endpoint cannot point back into the gateway.', { param: 'base_url' }));
   return true;
 }

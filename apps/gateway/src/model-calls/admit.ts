@@ -1,0 +1,117 @@
+import type { ModelPrice } from '@sbc/catalog';
+import { ApiError } from '@sbc/errors';
+import type { Principal } from '../auth/authenticator';
+import type { Bucket, Budget, BudgetSubject, Reservation } from '../limits/budget';
+import { rateLimitSubject, type RateLimiter } from '../limits/rate-limit';
+import type { ResolvedRoute } from '../routing/resolve';
+import type { CallResponse } from './call-response';
+import { countRequestTokens } from './count-tokens';
+import { promptOf, requestedMaxTokens, type CallerCall } from './plan';
+import type { Pricing } from './pricing';
+import { outputLimitField } from './read-call';
+
+export interface AdmitDeps {
+  rateLimit: RateLimiter;
+  budget: Budget;
+  pricing: Pricing;
+  defaultMaxTokens: number;
+}
+
+/** What a call was admitted under, for settling it. */
+export interface AdmissionTerms {
+  price?: ModelPrice;
+  reservation?: Reservation;
+  /** A house-fast call inside the caller's free fair use: counted for its windows, charged nothing. */
+  fairUse: boolean;
+}
+
+function budgetSubject(principal: Principal): BudgetSubject {
+  const key = principal.key;
+  return {
+    userId: principal.userId,
+    keyId: key?.id,
+    dailyCapCredits: key?.dailyLimitCredits === undefined ? undefined : Number(key.dailyLimitCredits),
+    monthlyCapCredits: key?.monthlyLimitCredits === undefined ? undefined : Number(key.monthlyLimitCredits),
+  };
+}
+
+/** The prompt's tokens by the local tokenizer; a body the neutral parser cannot read keeps its byte bound. */
+function countCallInput(call: CallerCall, bytes: number): number {
+  try {
+    return countRequestTokens(promptOf(call));
+  } catch {
+    return bytes;
+  }
+}
+
+/**
+ * The admit step: the caller's request bucket, free fair use, the catalog's output limit and the budget's
+ * reservation. Every call takes from its request bucket once: a priced call in the round trip that reserves
+ * its budget, any other call (its own endpoint, free fair use) on its own, and a call refused before either
+ * when it is refused (`takeOnRefusal`), so a refusal's answer says what is left too.
+ */
+export class Admission {
+  readonly terms: AdmissionTerms = { fairUse: false };
+  /** The caller's request bucket, until this call has taken from it. */
+  private bucket?: Bucket;
+
+  constructor(
+    private readonly deps: AdmitDeps,
+    private readonly principal: Principal,
+    private readonly out: CallResponse,
+  ) {
+    this.bucket = deps.rateLimit.bucket(rateLimitSubject(principal));
+  }
+
+  /** Admits the call on its route, or throws the refusal (400 past the catalog's limit, 402, 429). */
+  async admit(call: CallerCall, route: ResolvedRoute, bytes: number): Promise<void> {
+    const { deps, terms } = this;
+    const price = deps.pricing.priceOf(route);
+    terms.price = price;
+    if (route.kind !== 'byo' && price) {
+      terms.fairUse = route.catalogId === 'house-fast' && (await deps.budget.fairUseLeft(this.principal.userId));
+      const requested = requestedMaxTokens(call);
+      const catalogLimit = deps.pricing.outputLimitOf(route);
+      if (requested !== undefined && catalogLimit !== undefined && requested > catalogLimit) {
+        const field = outputLimitField(call);
+        const message = `${field} is ${requested}; ${call.callerModel} produces at most ${catalogLimit} output tokens.`;
+        throw ApiError.invalid([{ path: field, code: 'too_big', message }]);
+      }
+      const modelLimit = catalogLimit ?? deps.defaultMaxTokens;
+      if (terms.fairUse) {
+        call.outputLimit = requested ?? modelLimit;
+      } else {
+        // The reservation takes from the bucket (its refusals carry the bucket's headers).
+        const bucket = this.bucket;
+        this.bucket = undefined;
+        const admitted = await deps.budget.reserveCall(
+          budgetSubject(this.principal),
+          {
+            price,
+            inputTokens: { bound: bytes, count: () => countCallInput(call, bytes) },
+            requestedOutputTokens: requested,
+            modelOutputTokens: modelLimit,
+          },
+          { fairUse: route.catalogId === 'house-fast', bucket },
+        );
+        this.out.addHeaders(admitted.headers ?? {});
+        terms.reservation = admitted.reservation;
+        call.outputLimit = admitted.outputTokens;
+      }
+    }
+    if (this.bucket) await this.takeBucket();
+  }
+
+  /**
+   * A call refused before it took from its bucket still counts, and its answer says what is left; a spent
+   * bucket's 429 is thrown instead.
+   */
+  async takeOnRefusal(): Promise<void> {
+    if (this.bucket) await this.takeBucket();
+  }
+
+  private async takeBucket(): Promise<void> {
+    this.bucket = undefined;
+    this.out.addHeaders(await this.deps.rateLimit(rateLimitSubject(this.principal)));
+  }
+}

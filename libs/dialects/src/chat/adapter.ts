@@ -1,0 +1,108 @@
+import type { CallerDialect, CallerStream, Passthrough } from '../adapter';
+import { renderErrorBody } from '../error-bodies';
+import { dialectId } from '../ids';
+import type { SseFrame, StreamEvent } from '../ir';
+import { isObject } from '../json';
+import type { DialectIssue } from '../request-error';
+import { nowSeconds } from '../stream';
+import { chatStreamError } from '../stream-errors';
+import { mergeUsage, usageFromChat, ZERO_USAGE } from '../usage';
+import { parseChatRequest } from './parse-request';
+import { renderChatResponse } from './render-response';
+import { createChatPassthrough } from './stream-passthrough';
+import { createChatStreamRenderer } from './stream-renderer';
+
+const OUTPUT_LIMIT_FIELDS = ['max_tokens', 'max_completion_tokens'] as const;
+
+/**
+ * A passed-through reply gains the fields OpenAI's document requires of every choice and an OpenAI-compatible
+ * server may leave out: strict clients validate the reply against that document.
+ */
+function completeChoices(body: Record<string, unknown>): void {
+  if (!Array.isArray(body.choices)) return;
+  for (const choice of body.choices) {
+    if (!isObject(choice)) continue;
+    if (!('logprobs' in choice)) choice.logprobs = null;
+    const message = choice.message;
+    if (!isObject(message)) continue;
+    if (!('content' in message)) message.content = null;
+    if (!('refusal' in message)) message.refusal = null;
+  }
+}
+
+/** A chat caller on a chat upstream: chunks pass through (createChatPassthrough); the edge's own ends are chunks too. */
+function chatPassthroughStream(options: { model: string; includeUsage: boolean; requestId: string }): CallerStream {
+  const passthrough = createChatPassthrough({ model: options.model, includeUsage: options.includeUsage });
+  let start: Extract<StreamEvent, { type: 'start' }> | undefined;
+  return {
+    push(event) {
+      const pushed = passthrough.push(event);
+      if (!start) start = pushed.events.find((item) => item.type === 'start');
+      return pushed;
+    },
+    textTemplate: () => passthrough.textTemplate(),
+    fail: (failure) => [{ data: chatStreamError(failure, options.requestId) }],
+    cut(usage) {
+      const chunk = {
+        id: start?.id || dialectId('chatcmpl-'),
+        object: 'chat.completion.chunk',
+        created: start?.created ?? nowSeconds(),
+        model: options.model,
+      };
+      const frames: SseFrame[] = [{ data: JSON.stringify({ ...chunk, choices: [{ index: 0, delta: {}, finish_reason: 'length' }] }) }];
+      if (options.includeUsage) {
+        const tokens = {
+          prompt_tokens: usage.inputTokens,
+          completion_tokens: usage.outputTokens,
+          total_tokens: usage.inputTokens + usage.outputTokens,
+        };
+        frames.push({ data: JSON.stringify({ ...chunk, choices: [], usage: tokens }) });
+      }
+      frames.push({ data: '[DONE]' });
+      return frames;
+    },
+  };
+}
+
+const chatPassthrough: Passthrough = {
+  upstream: 'openai',
+  request(body, { model, outputLimit, stream }) {
+    const sent: Record<string, unknown> = { ...body, model };
+    // A caller that set no limit is held to the one its call was admitted under.
+    if (outputLimit !== undefined && requestedOutputLimit(body) === undefined) sent.max_completion_tokens = outputLimit;
+    // Usage is always asked of the upstream; the caller's own choice decides only what it sees.
+    if (stream) sent.stream_options = { ...(isObject(body.stream_options) ? body.stream_options : {}), include_usage: true };
+    return sent;
+  },
+  reply(raw, model) {
+    raw.model = model;
+    completeChoices(raw);
+    return { body: raw, usage: mergeUsage(ZERO_USAGE, usageFromChat(raw.usage)) };
+  },
+  stream: chatPassthroughStream,
+};
+
+function requestedOutputLimit(body: Readonly<Record<string, unknown>>): number | undefined {
+  const value = body.max_completion_tokens ?? body.max_tokens;
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined;
+}
+
+export const CHAT: CallerDialect = {
+  name: 'chat',
+  outputLimitFields: OUTPUT_LIMIT_FIELDS,
+  nullOutputLimit: true,
+  check(body) {
+    const issues: DialectIssue[] = [];
+    if (!Array.isArray(body.messages)) issues.push({ path: 'messages', code: 'required', message: 'messages must be an array.' });
+    return issues;
+  },
+  requestedOutputLimit,
+  includeUsage: (body) => isObject(body.stream_options) && body.stream_options.include_usage === true,
+  parse: parseChatRequest,
+  renderReply: (reply) => renderChatResponse(reply),
+  streamRenderer: (options) => createChatStreamRenderer({ model: options.model, includeUsage: options.includeUsage }),
+  errorBody: (failure, requestId) => renderErrorBody('chat', failure, requestId),
+  overloadStatus: 503,
+  requestIdHeaders: (requestId) => ({ 'x-request-id': requestId }),
+  passthrough: chatPassthrough,
+};

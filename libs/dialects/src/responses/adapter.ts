@@ -1,0 +1,31 @@
+import type { CallerDialect } from '../adapter';
+import { renderErrorBody } from '../error-bodies';
+import type { DialectIssue } from '../request-error';
+import { parseResponsesRequest } from './parse-request';
+import { renderResponsesResponse } from './render-response';
+import { createResponsesStreamRenderer } from './stream-renderer';
+
+/** The Responses dialect: no upstream speaks it here, so every call is translated. */
+export const RESPONSES: CallerDialect = {
+  name: 'responses',
+  outputLimitFields: ['max_output_tokens'],
+  nullOutputLimit: true,
+  check(body) {
+    const issues: DialectIssue[] = [];
+    if (typeof body.input !== 'string' && !Array.isArray(body.input)) {
+      issues.push({ path: 'input', code: 'required', message: 'input must be a string or an array of items.' });
+    }
+    return issues;
+  },
+  requestedOutputLimit(body) {
+    const value = body.max_output_tokens;
+    return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined;
+  },
+  includeUsage: () => false,
+  parse: parseResponsesRequest,
+  renderReply: (reply, request) => renderResponsesResponse(reply, request),
+  streamRenderer: (options) => createResponsesStreamRenderer({ model: options.model, request: options.request }),
+  errorBody: (failure, requestId) => renderErrorBody('responses', failure, requestId),
+  overloadStatus: 503,
+  requestIdHeaders: (requestId) => ({ 'x-request-id': requestId }),
+};
