@@ -4,7 +4,6 @@ import type { Principal } from '../auth/authenticator';
 import type { Bucket, Budget, BudgetSubject, Reservation } from '../limits/budget';
 import { rateLimitSubject, type RateLimiter } from '../limits/rate-limit';
 import type { ResolvedRoute } from '../routing/resolve';
-import type { CallResponse } from './call-response';
 import { countRequestTokens } from './count-tokens';
 import { promptOf, requestedMaxTokens, type CallerCall } from './plan';
 import type { Pricing } from './pricing';
@@ -58,7 +57,8 @@ export class Admission {
   constructor(
     private readonly deps: AdmitDeps,
     private readonly principal: Principal,
-    private readonly out: CallResponse,
+    /** Where the bucket's and the reservation's headers go (the call's response). */
+    private readonly out: { addHeaders(headers: Record<string, string>): void },
   ) {
     this.bucket = deps.rateLimit.bucket(rateLimitSubject(principal));
   }
