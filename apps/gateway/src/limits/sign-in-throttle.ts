@@ -3,8 +3,8 @@ import type { SharedStore } from '@sbc/cache';
 import { ApiError } from '@sbc/errors';
 
 /**
- * Throttles for the routes a caller reaches without a key (README, "Abuse"), kept in the shared store so
- * every edge replica counts together:
+ * Throttles for the routes a caller reaches without a key (docs/account-surface.md, "Throttles without a
+ * key"), kept in the shared store so every edge replica counts together:
  * - failed sign-ins, per account and address (5 per 15 minutes) and per address across accounts (30 per
  *   15 minutes), so guessing is slow from any one place;
  * - failed sign-ins per account from addresses that never signed in to it (100 per hour), so many places
