@@ -8,6 +8,7 @@ export {
   millicreditsForNanoUsd,
   millicreditsFromCredits,
   nanoUsd,
+  nanoUsdForMicrocredits,
   nanoUsdForMillicredits,
   nanoUsdFromUsd,
   USD_PER_CREDIT,

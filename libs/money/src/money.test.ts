@@ -9,6 +9,7 @@ import {
   millicreditsForNanoUsd,
   millicreditsFromCredits,
   nanoUsd,
+  nanoUsdForMicrocredits,
   nanoUsdForMillicredits,
   nanoUsdFromUsd,
   USD_PER_CREDIT,
@@ -82,7 +83,12 @@ describe('USD and nano-USD', () => {
 
 describe('credits', () => {
   it('a microcredit is worth exactly one nano-dollar', () => {
-    fc.assert(fc.property(amounts, (amount) => expect(microcreditsForNanoUsd(nanoUsd(amount))).toBe(amount)));
+    fc.assert(
+      fc.property(amounts, (amount) => {
+        expect(microcreditsForNanoUsd(nanoUsd(amount))).toBe(amount);
+        expect(nanoUsdForMicrocredits(microcredits(amount))).toBe(amount);
+      }),
+    );
     expect(microcreditsForNanoUsd(nanoUsdFromUsd(1, 'nearest'))).toBe(1_000_000_000);
   });
 

@@ -75,6 +75,10 @@ export function microcreditsForNanoUsd(cost: NanoUsd): Microcredits {
   return microcredits(cost / NANO_USD_PER_MICROCREDIT);
 }
 
+export function nanoUsdForMicrocredits(amount: Microcredits): NanoUsd {
+  return nanoUsd(amount * NANO_USD_PER_MICROCREDIT);
+}
+
 /** A cost in the budget counters' whole millicredits: rounded up, so a charge is never short of the cost. */
 export function millicreditsForNanoUsd(cost: NanoUsd): Millicredits {
   return millicredits(Math.ceil(microcreditsForNanoUsd(cost) / MICROCREDITS_PER_MILLICREDIT));
