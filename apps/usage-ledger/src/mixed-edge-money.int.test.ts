@@ -37,7 +37,12 @@ function call(init: EventInit): EventInit {
  * doubles only; a current edge writes the whole units and, for older ledgers, the doubles too.
  */
 const oldEdge = {
-  paid: call({ eventId: 'evt_old_paid', requestId: 'req_old_paid', listCostUsd: 0.000_123_456, creditsCharged: 0.123_456 }),
+  paid: call({
+    eventId: 'evt_old_paid',
+    requestId: 'req_old_paid',
+    listCostUsd: 0.000_123_456,
+    creditsCharged: 0.123_456,
+  }),
   capped: call({ eventId: 'evt_old_capped', requestId: 'req_old_capped', listCostUsd: 0.002, creditsCharged: 1.5 }),
   fairUse: call({ eventId: 'evt_old_fair', requestId: 'req_old_fair', listCostUsd: 0.000_3, fairUseCredits: 0.3 }),
 };
@@ -104,7 +109,15 @@ describe('a ledger fed by old and new edges at once', () => {
       { bus, logger },
     );
     // Interleaved, as a rolling deploy delivers them.
-    const interleaved = [oldEdge.paid, newEdge.paid, newEdge.capped, oldEdge.capped, oldEdge.fairUse, newEdge.fairUse, newEdge.byo];
+    const interleaved = [
+      oldEdge.paid,
+      newEdge.paid,
+      newEdge.capped,
+      oldEdge.capped,
+      oldEdge.fairUse,
+      newEdge.fairUse,
+      newEdge.byo,
+    ];
     for (const init of interleaved) {
       const event = create(UsageEventSchema, init);
       bus.producer.send(USAGE_EVENTS_TOPIC, { key: event.accountId, value: toBinary(UsageEventSchema, event) });
@@ -121,7 +134,8 @@ describe('a ledger fed by old and new edges at once', () => {
 
   const amountsOf = async (requestId: string) => {
     const row = await prisma().usageGeneration.findFirstOrThrow({ where: { requestId } });
-    return { cost: row.totalCostUsd.toString(), charged: row.creditsCharged.toString(), fairUse: row.fairUseCredits.toString() };
+    const [cost, charged, fairUse] = [row.totalCostUsd, row.creditsCharged, row.fairUseCredits].map(String);
+    return { cost, charged, fairUse };
   };
 
   it('the same call from either edge is billed the same amounts', async () => {
@@ -152,7 +166,10 @@ describe('a ledger fed by old and new edges at once', () => {
       charged: sums._sum.creditsCharged?.toString(),
       fairUse: sums._sum.fairUseCredits?.toString(),
     }).toEqual({ rows: 7, cost: '0.004891912', charged: '3.246912', fairUse: '0.6' });
-    const daily = await prisma().usageDaily.aggregate({ where: { accountId: ACCOUNT }, _sum: { listUsd: true, credits: true } });
+    const daily = await prisma().usageDaily.aggregate({
+      where: { accountId: ACCOUNT },
+      _sum: { listUsd: true, credits: true },
+    });
     expect({ listUsd: daily._sum.listUsd?.toString(), credits: daily._sum.credits?.toString() }).toEqual({
       listUsd: '0.004891912',
       credits: '3.246912',

@@ -81,7 +81,10 @@ export function usdForCredits(credits: number): number {
  * input token at the dearest input-side rate (a cache write costs more than plain input on some vendors) and
  * the full output allowance. The real cost, priced with listCostNanoUsd afterwards, is never above this.
  */
-export function worstCaseCostNanoUsd(price: ModelPrice, request: { inputTokens: number; maxOutputTokens: number }): NanoUsd {
+export function worstCaseCostNanoUsd(
+  price: ModelPrice,
+  request: { inputTokens: number; maxOutputTokens: number },
+): NanoUsd {
   const input = tokens(request.inputTokens);
   const rates = ratesFor(price, input);
   const inputRate = Math.max(rates.input, rates.cache_read, rates.cache_write);

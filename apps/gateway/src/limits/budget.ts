@@ -79,10 +79,14 @@ export function createBudget(deps: { store: SharedStore; now?: () => Date }) {
     const at = now();
     const counters: Counter[] = [];
     if (subject.keyId && subject.dailyCapCredits !== undefined) {
-      counters.push({ key: `spend:key:${subject.keyId}:d:${utcDay(at)}`, sign: 1, limit: millicreditsFromCredits(subject.dailyCapCredits), ttlMs: 2 * DAY_MS, kind: 'key_daily' });
+      const limit = millicreditsFromCredits(subject.dailyCapCredits);
+      const key = `spend:key:${subject.keyId}:d:${utcDay(at)}`;
+      counters.push({ key, sign: 1, limit, ttlMs: 2 * DAY_MS, kind: 'key_daily' });
     }
     if (subject.keyId && subject.monthlyCapCredits !== undefined) {
-      counters.push({ key: `spend:key:${subject.keyId}:m:${utcMonth(at)}`, sign: 1, limit: millicreditsFromCredits(subject.monthlyCapCredits), ttlMs: 32 * DAY_MS, kind: 'key_monthly' });
+      const limit = millicreditsFromCredits(subject.monthlyCapCredits);
+      const key = `spend:key:${subject.keyId}:m:${utcMonth(at)}`;
+      counters.push({ key, sign: 1, limit, ttlMs: 32 * DAY_MS, kind: 'key_monthly' });
     }
     counters.push({ key: `credits:available:${subject.userId}`, sign: -1, kind: 'account' });
     return counters;

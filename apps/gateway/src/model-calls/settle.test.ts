@@ -27,7 +27,12 @@ function houseFastPrice(): ModelPrice {
 const PRICE: ModelPrice = { currency: 'usd', input: 1, output: 10, cache_read: 0.1, cache_write: 1.25 };
 const principal = { kind: 'key', userId: USER, scopes: 'unrestricted', revoked: false, operator: false } as Principal;
 const call = { dialect: 'chat', callerModel: 'a-model', stream: false, includeUsage: false } as CallerCall;
-const route = (kind: ResolvedRoute['kind']): ResolvedRoute => ({ callerModel: 'a-model', kind, engines: [], upstream: kind });
+const route = (kind: ResolvedRoute['kind']): ResolvedRoute => ({
+  callerModel: 'a-model',
+  kind,
+  engines: [],
+  upstream: kind,
+});
 const outcome = (inputTokens: number, outputTokens: number): CallOutcome => ({
   status: 200,
   usage: { inputTokens, outputTokens, cacheReadTokens: 0, cacheWriteTokens: 0 },
@@ -39,7 +44,12 @@ describe('settle', () => {
   let events: UsageEvent[];
   const store = createMemoryStore();
   const budget = createBudget({ store });
-  const deps = () => ({ budget, usage: createUsageEmitter({ producer: bus.producer, logger }), pricing: createPricing(), logger });
+  const deps = () => ({
+    budget,
+    usage: createUsageEmitter({ producer: bus.producer, logger }),
+    pricing: createPricing(),
+    logger,
+  });
   const record = (fields: Partial<CallRecord>): CallRecord => ({
     principal,
     call,
@@ -74,10 +84,14 @@ describe('settle', () => {
     return events[0]!;
   };
 
-  it('a priced call is recorded at its exact cost in whole units, with the same amounts as decimals beside them', async () => {
+  it('a priced call is recorded at its exact cost in whole units, and the same amounts as decimals', async () => {
     // 1,000 input at $1/M + 100 output at $10/M = $0.002 = 2,000,000 nano-USD = 2 credits.
     const event = await settled({ route: route('provider') });
-    expect(event).toMatchObject({ listCostNanoUsd: 2_000_000n, creditsChargedMicrocredits: 2_000_000n, fairUseMicrocredits: 0n });
+    expect(event).toMatchObject({
+      listCostNanoUsd: 2_000_000n,
+      creditsChargedMicrocredits: 2_000_000n,
+      fairUseMicrocredits: 0n,
+    });
     expect(event).toMatchObject({ listCostUsd: 0.002, creditsCharged: 2, fairUseCredits: 0 });
   });
 
@@ -90,7 +104,11 @@ describe('settle', () => {
       route: route('provider'),
       price: odd,
       reservation,
-      outcome: { status: 200, usage: { inputTokens: 2, outputTokens: 1, cacheReadTokens: 1, cacheWriteTokens: 0 }, ttftMs: 0 },
+      outcome: {
+        status: 200,
+        usage: { inputTokens: 2, outputTokens: 1, cacheReadTokens: 1, cacheWriteTokens: 0 },
+        ttftMs: 0,
+      },
     });
     expect(event.listCostNanoUsd).toBe(11_011n);
     expect(event.creditsChargedMicrocredits).toBe(11_011n);
@@ -103,7 +121,11 @@ describe('settle', () => {
     await store.set(`credits:available:${USER}`, '100000');
     const reservation = await budget.reserve({ userId: USER }, 1_500);
     const event = await settled({ route: route('provider'), reservation });
-    expect(event).toMatchObject({ listCostNanoUsd: 2_000_000n, creditsChargedMicrocredits: 1_500_000n, creditsCharged: 1.5 });
+    expect(event).toMatchObject({
+      listCostNanoUsd: 2_000_000n,
+      creditsChargedMicrocredits: 1_500_000n,
+      creditsCharged: 1.5,
+    });
     expect(Number(await store.get(`credits:available:${USER}`))).toBe(100_000 - 1_500);
   });
 
@@ -120,6 +142,7 @@ describe('settle', () => {
     expect(event.fairUseMicrocredits).toBeGreaterThan(0n);
     expect(event.fairUseCredits).toBe(Number(event.fairUseMicrocredits) / 1e6);
     const hour = Math.floor(Date.now() / 3_600_000);
-    expect(Number(await store.get(`fair:usr_fair:h:${hour}`))).toBe(Math.ceil(Number(event.fairUseMicrocredits) / 1_000));
+    const countedMilli = Math.ceil(Number(event.fairUseMicrocredits) / 1_000);
+    expect(Number(await store.get(`fair:usr_fair:h:${hour}`))).toBe(countedMilli);
   });
 });

@@ -52,10 +52,12 @@ export interface CallRecord {
 export async function settle(deps: SettleDeps, state: CallRecord): Promise<void> {
   const { principal, call, route, price, outcome } = state;
   const listCost = price ? deps.pricing.costNanoUsd(price, outcome.usage) : nanoUsd(0);
-  const costMilli = route && route.kind !== 'byo' && !state.fairUse ? millicreditsForNanoUsd(listCost) : millicredits(0);
+  const billed = route && route.kind !== 'byo' && !state.fairUse;
+  const costMilli = billed ? millicreditsForNanoUsd(listCost) : millicredits(0);
   // A call is never charged past what it reserved: an upstream that ignored the output limit it was sent, or
   // a prompt that cost more than its bound, is the service's loss, not a cap or balance overdrawn.
-  const chargedMilli = state.reservation ? millicredits(Math.min(costMilli, state.reservation.reservedMilli)) : costMilli;
+  const reserved = state.reservation?.reservedMilli;
+  const chargedMilli = reserved === undefined ? costMilli : millicredits(Math.min(costMilli, reserved));
   try {
     await state.reservation?.settle(chargedMilli);
     if (state.fairUse && principal) await deps.budget.recordFairUse(principal.userId, millicreditsForNanoUsd(listCost));

@@ -153,14 +153,20 @@ describe('encodeUsageEvent', () => {
   });
 
   it('writes the whole-unit amounts whenever they are set, even 0: a free call is not read as an older edge', () => {
-    const free: UsageFields = { ...typicalEvent(), listCostNanoUsd: 0n, creditsChargedMicrocredits: 0n, fairUseMicrocredits: 0n };
+    const free: UsageFields = {
+      ...typicalEvent(),
+      listCostNanoUsd: 0n,
+      creditsChargedMicrocredits: 0n,
+      fairUseMicrocredits: 0n,
+    };
     const bytes = encodeUsageEvent(free, EVENT_ID);
     expect(hex(bytes)).toBe(hex(reference(free)));
     const decoded = fromBinary(UsageEventSchema, bytes);
     expect(decoded.listCostNanoUsd).toBe(0n);
     expect(decoded.creditsChargedMicrocredits).toBe(0n);
     expect(decoded.fairUseMicrocredits).toBe(0n);
-    const paid = fromBinary(UsageEventSchema, encodeUsageEvent({ ...free, listCostNanoUsd: 123_000n, creditsChargedMicrocredits: 123_000n }, EVENT_ID));
+    const paidFields: UsageFields = { ...free, listCostNanoUsd: 123_000n, creditsChargedMicrocredits: 123_000n };
+    const paid = fromBinary(UsageEventSchema, encodeUsageEvent(paidFields, EVENT_ID));
     expect(paid.listCostNanoUsd).toBe(123_000n);
     expect(paid.creditsChargedMicrocredits).toBe(123_000n);
     expect(fromBinary(UsageEventSchema, encodeUsageEvent(typicalEvent(), EVENT_ID)).listCostNanoUsd).toBeUndefined();

@@ -77,7 +77,12 @@ describe('decodeUsageEvent', () => {
   });
 
   it('a free call from a new edge is free: a whole-unit 0 is not taken for an older edge', () => {
-    const free = encode({ listCostNanoUsd: 0n, creditsChargedMicrocredits: 0n, fairUseMicrocredits: 0n, creditsCharged: 5 });
+    const free = encode({
+      listCostNanoUsd: 0n,
+      creditsChargedMicrocredits: 0n,
+      fairUseMicrocredits: 0n,
+      creditsCharged: 5,
+    });
     expect(rowOf(free)).toMatchObject({ totalCostUsd: 0, creditsCharged: 0, fairUseCredits: 0 });
   });
 
@@ -88,8 +93,8 @@ describe('decodeUsageEvent', () => {
 
   it('whole units too large to count exactly are refused, and the double beside them does not rescue them', () => {
     const tooLarge = BigInt(Number.MAX_SAFE_INTEGER) + 1n;
-    expect(problemOf(encode({ listCostNanoUsd: tooLarge, listCostUsd: 1 }))).toMatch(/^list_cost_nano_usd out of range/);
-    expect(problemOf(encode({ creditsChargedMicrocredits: -tooLarge }))).toMatch(/^credits_charged_microcredits out of range/);
+    expect(problemOf(encode({ listCostNanoUsd: tooLarge, listCostUsd: 1 }))).toMatch(/^list_cost_nano_usd out/);
+    expect(problemOf(encode({ creditsChargedMicrocredits: -tooLarge }))).toMatch(/^credits_charged_microcredits out/);
     expect(problemOf(encode({ fairUseMicrocredits: 2n ** 63n - 1n }))).toMatch(/^fair_use_microcredits out of range/);
   });
 

@@ -87,7 +87,11 @@ class AmountOutOfRange extends Error {
 const microcreditsAsCredits = (units: number) => creditsFromMicrocredits(microcredits(units));
 
 /** A whole-unit field as the row's decimal; undefined when the event does not carry it. */
-function wholeUnits(field: string, units: bigint | undefined, asDecimal: (units: number) => number): number | undefined {
+function wholeUnits(
+  field: string,
+  units: bigint | undefined,
+  asDecimal: (units: number) => number,
+): number | undefined {
   if (units === undefined) return undefined;
   if (units > MAX_WHOLE_UNITS || units < -MAX_WHOLE_UNITS) throw new AmountOutOfRange(field, units);
   return asDecimal(Number(units));
