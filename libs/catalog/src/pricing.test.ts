@@ -1,5 +1,14 @@
 import { findCatalogModel } from './catalog';
-import { creditsForUsd, listCostUsd, USD_PER_CREDIT, usdForCredits, worstCaseCostUsd } from './pricing';
+import {
+  cacheDiscountNanoUsd,
+  creditsForUsd,
+  listCostNanoUsd,
+  listCostUsd,
+  USD_PER_CREDIT,
+  usdForCredits,
+  worstCaseCostNanoUsd,
+  worstCaseCostUsd,
+} from './pricing';
 import type { ModelPrice } from './types';
 
 // Round numbers so every expectation below can be checked by hand: $1 per 1M input = $0.000001 a token.
@@ -131,5 +140,32 @@ describe('worst-case reservation', () => {
   it('rounds up, never down, so the reservation is not a hair short', () => {
     const odd: ModelPrice = { currency: 'usd', input: 0.000_7, output: 0, cache_read: 0, cache_write: 0 };
     expect(worstCaseCostUsd(odd, { inputTokens: 1, maxOutputTokens: 0 })).toBe(0.000_000_001);
+  });
+});
+
+describe('whole nano-USD', () => {
+  it('a cost is a whole number of nano-dollars, and the decimal view is that number over 1e9', () => {
+    const call = usage(123_457, 4_096, 100_000, 7);
+    for (const model of ['house', 'claude-fable-5-2', 'gpt-6-luna']) {
+      const cost = listCostNanoUsd(price(model), call);
+      expect(Number.isSafeInteger(cost)).toBe(true);
+      expect(listCostUsd(price(model), call)).toBe(cost / 1e9);
+    }
+    expect(listCostNanoUsd(price('gpt-6-luna'), usage(1, 0, 1))).toBe(10);
+    expect(worstCaseCostNanoUsd(flat, { inputTokens: 1_000_000, maxOutputTokens: 100_000 })).toBe(2_250_000_000);
+  });
+
+  it('an absurd usage block is priced at the ceiling rather than failing a call that already succeeded', () => {
+    const cost = listCostNanoUsd(flat, usage(0, 1e15));
+    expect(cost).toBe(9_000_000 * 1e9);
+    expect(worstCaseCostNanoUsd(flat, { inputTokens: 0, maxOutputTokens: 1e15 })).toBe(cost);
+  });
+
+  it('the cache discount is what the cache reads saved against uncached input at the base rates', () => {
+    // house: input 200, cache read 5 credits per 1M tokens; 1M cache reads save 195 credits = $0.195.
+    expect(cacheDiscountNanoUsd(price('house'), 1_000_000)).toBe(195_000_000);
+    expect(cacheDiscountNanoUsd(flat, 1_000)).toBe(900_000);
+    expect(cacheDiscountNanoUsd(flat, 0)).toBe(0);
+    expect(cacheDiscountNanoUsd(flat, -3)).toBe(0);
   });
 });

@@ -1,6 +1,7 @@
 import { ApiError } from '@sbc/errors';
 import type { SharedStore, SlidingWindowResult, StoreOp } from '@sbc/cache';
 import type { ModelPrice } from '@sbc/catalog';
+import { millicredits, millicreditsFromCredits, type Millicredits } from '@sbc/money';
 import { planReservation } from './reservation-plan';
 
 /**
@@ -17,11 +18,12 @@ import { planReservation } from './reservation-plan';
  *   500-per-5-hours and 2,000-per-7-days fair-use windows.
  */
 
-export const MILLI = 1_000;
+/** One credit in millicredits. */
+export const MILLI = millicreditsFromCredits(1);
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
-const FAIR_USE_5H = 500 * MILLI;
-const FAIR_USE_7D = 2_000 * MILLI;
+const FAIR_USE_5H = millicreditsFromCredits(500);
+const FAIR_USE_7D = millicreditsFromCredits(2_000);
 
 export type BudgetKind = 'account' | 'key_daily' | 'key_monthly' | 'fair_use';
 
@@ -43,8 +45,8 @@ interface Counter {
 }
 
 export interface Reservation {
-  /** What was reserved, in millicredits: the most this call may be charged. */
-  readonly reservedMilli: number;
+  /** What was reserved: the most this call may be charged. */
+  readonly reservedMilli: Millicredits;
   /** Settles to the real cost (which may be 0) and releases the rest. Call exactly once. */
   settle(actualMilli: number): Promise<void>;
 }
@@ -77,10 +79,14 @@ export function createBudget(deps: { store: SharedStore; now?: () => Date }) {
     const at = now();
     const counters: Counter[] = [];
     if (subject.keyId && subject.dailyCapCredits !== undefined) {
-      counters.push({ key: `spend:key:${subject.keyId}:d:${utcDay(at)}`, sign: 1, limit: subject.dailyCapCredits * MILLI, ttlMs: 2 * DAY_MS, kind: 'key_daily' });
+      const limit = millicreditsFromCredits(subject.dailyCapCredits);
+      const key = `spend:key:${subject.keyId}:d:${utcDay(at)}`;
+      counters.push({ key, sign: 1, limit, ttlMs: 2 * DAY_MS, kind: 'key_daily' });
     }
     if (subject.keyId && subject.monthlyCapCredits !== undefined) {
-      counters.push({ key: `spend:key:${subject.keyId}:m:${utcMonth(at)}`, sign: 1, limit: subject.monthlyCapCredits * MILLI, ttlMs: 32 * DAY_MS, kind: 'key_monthly' });
+      const limit = millicreditsFromCredits(subject.monthlyCapCredits);
+      const key = `spend:key:${subject.keyId}:m:${utcMonth(at)}`;
+      counters.push({ key, sign: 1, limit, ttlMs: 32 * DAY_MS, kind: 'key_monthly' });
     }
     counters.push({ key: `credits:available:${subject.userId}`, sign: -1, kind: 'account' });
     return counters;
@@ -129,7 +135,7 @@ export function createBudget(deps: { store: SharedStore; now?: () => Date }) {
     let settled = false;
     return {
       reservation: {
-        reservedMilli: amount,
+        reservedMilli: millicredits(amount),
         async settle(actualMilli) {
           if (settled) return;
           settled = true;

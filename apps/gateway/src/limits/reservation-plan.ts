@@ -1,4 +1,5 @@
-import { worstCaseCostUsd, type ModelPrice } from '@sbc/catalog';
+import { worstCaseCostNanoUsd, type ModelPrice } from '@sbc/catalog';
+import { millicredits, millicreditsForNanoUsd, nanoUsdForMillicredits, type Millicredits } from '@sbc/money';
 
 /**
  * The admission arithmetic of a priced call: how many output tokens it may produce and what its worst case
@@ -9,8 +10,8 @@ import { worstCaseCostUsd, type ModelPrice } from '@sbc/catalog';
 /** The largest token count a caller may name: PostgreSQL's `integer`, far above any model's output limit. */
 export const MAX_TOKEN_COUNT = 2 ** 31 - 1;
 
-/** Nano-dollars per millicredit. Costs are computed in whole nano-dollars, which stay exact integers here. */
-const NANO_PER_MILLI = 1_000;
+/** The output allowance the per-token output rate is measured over: large enough that rounding vanishes. */
+const RATE_PROBE_TOKENS = 1_000_000;
 
 export interface ReservationRequest {
   price: ModelPrice;
@@ -32,16 +33,12 @@ export interface ReservationPlan {
   /** The output limit the call runs under: sent upstream and enforced on the stream. */
   outputTokens: number;
   /** The most the call may cost, rounded up to whole millicredits. */
-  worstCaseMilli: number;
-}
-
-function nanoUsd(usd: number): number {
-  return Math.round(usd * 1e9);
+  worstCaseMilli: Millicredits;
 }
 
 /** The worst case of `inputTokens` in and `outputTokens` out, in millicredits, rounded up. */
-export function worstCaseMilli(price: ModelPrice, inputTokens: number, outputTokens: number): number {
-  return Math.ceil(nanoUsd(worstCaseCostUsd(price, { inputTokens, maxOutputTokens: outputTokens })) / NANO_PER_MILLI);
+export function worstCaseMilli(price: ModelPrice, inputTokens: number, outputTokens: number): Millicredits {
+  return millicreditsForNanoUsd(worstCaseCostNanoUsd(price, { inputTokens, maxOutputTokens: outputTokens }));
 }
 
 /**
@@ -56,10 +53,13 @@ export function planReservation(request: ReservationRequest): ReservationPlan | 
   }
   const full = worstCaseMilli(price, inputTokens, modelOutputTokens);
   if (roomMilli === undefined || full <= roomMilli) return { outputTokens: modelOutputTokens, worstCaseMilli: full };
-  const inputNano = nanoUsd(worstCaseCostUsd(price, { inputTokens, maxOutputTokens: 0 }));
+  const inputNano = worstCaseCostNanoUsd(price, { inputTokens, maxOutputTokens: 0 });
   // The output rate at this prompt size (a long-context tariff raises it), per token, in nano-dollars.
-  const perTokenNano = (nanoUsd(worstCaseCostUsd(price, { inputTokens, maxOutputTokens: 1_000_000 })) - inputNano) / 1_000_000;
-  let outputTokens = Math.min(modelOutputTokens, Math.floor((roomMilli * NANO_PER_MILLI - inputNano) / perTokenNano));
+  const probeNano = worstCaseCostNanoUsd(price, { inputTokens, maxOutputTokens: RATE_PROBE_TOKENS }) - inputNano;
+  const perTokenNano = probeNano / RATE_PROBE_TOKENS;
+  // The room the store reports is whole millicredits; flooring keeps a stray fraction from overshooting it.
+  const roomNano = nanoUsdForMillicredits(millicredits(Math.floor(roomMilli)));
+  let outputTokens = Math.min(modelOutputTokens, Math.floor((roomNano - inputNano) / perTokenNano));
   // Rounding up to whole millicredits can put the estimate a token over the room; step back until it fits.
   while (outputTokens >= 1 && worstCaseMilli(price, inputTokens, outputTokens) > roomMilli) outputTokens--;
   if (!(outputTokens >= 1)) return undefined;

@@ -1,4 +1,5 @@
-import { findBuiltInAlias, findCatalogModel, listCostUsd, modelAllowed, type ModelPrice } from '@sbc/catalog';
+import { findBuiltInAlias, findCatalogModel, listCostNanoUsd, modelAllowed, type ModelPrice } from '@sbc/catalog';
+import type { NanoUsd } from '@sbc/money';
 import type { Usage } from '@sbc/dialects';
 import type { ResolvedRoute } from '../routing/resolve';
 
@@ -14,8 +15,8 @@ export function createPricing() {
       const model = route.engines[0]?.model;
       return model ? findCatalogModel(model)?.price : undefined;
     },
-    costUsd(price: ModelPrice, usage: Usage): number {
-      return listCostUsd(price, usage);
+    costNanoUsd(price: ModelPrice, usage: Usage): NanoUsd {
+      return listCostNanoUsd(price, usage);
     },
     /** The output limit the catalog gives the model that serves the route; undefined for a model it does not list. */
     outputLimitOf(route: ResolvedRoute): number | undefined {

@@ -1,8 +1,21 @@
-import { creditsForUsd, type ModelPrice } from '@sbc/catalog';
+import type { ModelPrice } from '@sbc/catalog';
 import type { Dialect } from '@sbc/dialects';
 import type { Logger } from '@sbc/logging';
+import {
+  creditsFromMicrocredits,
+  microcredits,
+  microcreditsForMillicredits,
+  microcreditsForNanoUsd,
+  millicredits,
+  millicreditsForNanoUsd,
+  nanoUsd,
+  usdFromNanoUsd,
+  type Microcredits,
+  type Millicredits,
+  type NanoUsd,
+} from '@sbc/money';
 import type { Principal } from '../auth/authenticator';
-import { MILLI, type Budget, type Reservation } from '../limits/budget';
+import type { Budget, Reservation } from '../limits/budget';
 import type { ResolvedRoute } from '../routing/resolve';
 import type { UsageEmitter } from '../usage/usage-events';
 import type { CallOutcome } from './exchange';
@@ -38,19 +51,23 @@ export interface CallRecord {
  */
 export async function settle(deps: SettleDeps, state: CallRecord): Promise<void> {
   const { principal, call, route, price, outcome } = state;
-  const listCostUsd = price ? deps.pricing.costUsd(price, outcome.usage) : 0;
-  const costMilli = route && route.kind !== 'byo' && !state.fairUse ? Math.ceil(listCostUsd * 1_000_000) : 0;
+  const listCost = price ? deps.pricing.costNanoUsd(price, outcome.usage) : nanoUsd(0);
+  const billed = route && route.kind !== 'byo' && !state.fairUse;
+  const costMilli = billed ? millicreditsForNanoUsd(listCost) : millicredits(0);
   // A call is never charged past what it reserved: an upstream that ignored the output limit it was sent, or
   // a prompt that cost more than its bound, is the service's loss, not a cap or balance overdrawn.
-  const chargedMilli = state.reservation ? Math.min(costMilli, state.reservation.reservedMilli) : costMilli;
+  const reserved = state.reservation?.reservedMilli;
+  const chargedMilli = reserved === undefined ? costMilli : millicredits(Math.min(costMilli, reserved));
   try {
     await state.reservation?.settle(chargedMilli);
-    if (state.fairUse && principal) await deps.budget.recordFairUse(principal.userId, Math.ceil(listCostUsd * 1_000_000));
+    if (state.fairUse && principal) await deps.budget.recordFairUse(principal.userId, millicreditsForNanoUsd(listCost));
   } catch (error) {
     deps.logger.error({ requestId: state.requestId, err: error }, 'settling a call budget failed');
   }
   if (!principal || !call) return;
   const key = principal.key;
+  const charged = creditsCharged(listCost, costMilli, chargedMilli);
+  const fairUse = state.fairUse ? microcreditsForNanoUsd(listCost) : microcredits(0);
   await deps.usage.emit({
     requestId: state.requestId,
     accountId: principal.userId,
@@ -69,9 +86,13 @@ export async function settle(deps: SettleDeps, state: CallRecord): Promise<void>
     cacheReadTokens: BigInt(outcome.usage.cacheReadTokens),
     cacheWriteTokens: BigInt(outcome.usage.cacheWriteTokens),
     reasoningTokens: BigInt(outcome.usage.reasoningTokens ?? 0),
-    listCostUsd,
-    // The ledger keeps the exact amount; only the shared-store counters are rounded up to whole millicredits.
-    creditsCharged: chargedMilli <= 0 ? 0 : chargedMilli < costMilli ? chargedMilli / MILLI : creditsForUsd(listCostUsd),
+    listCostNanoUsd: BigInt(listCost),
+    creditsChargedMicrocredits: BigInt(charged),
+    fairUseMicrocredits: BigInt(fairUse),
+    // The decimal forms, for ledgers from before the whole units; drop them once every ledger reads those.
+    listCostUsd: usdFromNanoUsd(listCost),
+    creditsCharged: creditsFromMicrocredits(charged),
+    fairUseCredits: creditsFromMicrocredits(fairUse),
     isByok: route?.kind === 'byo',
     status: outcome.status,
     latencyMs: BigInt(Math.round(performance.now() - state.startedAt)),
@@ -79,7 +100,15 @@ export async function settle(deps: SettleDeps, state: CallRecord): Promise<void>
     sessionId: key?.incognito || typeof state.sessionId !== 'string' ? undefined : state.sessionId.slice(0, 128),
     stream: call.stream,
     keyLabel: key?.name ?? '',
-    fairUseCredits: state.fairUse ? listCostUsd * 1_000 : 0,
     atMs: state.atMs,
   });
+}
+
+/**
+ * What the ledger records as charged: the exact cost, since only the shared-store counters are rounded up to
+ * whole millicredits, unless the reservation capped the charge below that.
+ */
+function creditsCharged(listCost: NanoUsd, costMilli: Millicredits, chargedMilli: Millicredits): Microcredits {
+  if (chargedMilli <= 0) return microcredits(0);
+  return chargedMilli < costMilli ? microcreditsForMillicredits(chargedMilli) : microcreditsForNanoUsd(listCost);
 }

@@ -152,6 +152,26 @@ describe('encodeUsageEvent', () => {
     expect(decoded.sessionId).toBeUndefined();
   });
 
+  it('writes the whole-unit amounts whenever they are set, even 0: a free call is not read as an older edge', () => {
+    const free: UsageFields = {
+      ...typicalEvent(),
+      listCostNanoUsd: 0n,
+      creditsChargedMicrocredits: 0n,
+      fairUseMicrocredits: 0n,
+    };
+    const bytes = encodeUsageEvent(free, EVENT_ID);
+    expect(hex(bytes)).toBe(hex(reference(free)));
+    const decoded = fromBinary(UsageEventSchema, bytes);
+    expect(decoded.listCostNanoUsd).toBe(0n);
+    expect(decoded.creditsChargedMicrocredits).toBe(0n);
+    expect(decoded.fairUseMicrocredits).toBe(0n);
+    const paidFields: UsageFields = { ...free, listCostNanoUsd: 123_000n, creditsChargedMicrocredits: 123_000n };
+    const paid = fromBinary(UsageEventSchema, encodeUsageEvent(paidFields, EVENT_ID));
+    expect(paid.listCostNanoUsd).toBe(123_000n);
+    expect(paid.creditsChargedMicrocredits).toBe(123_000n);
+    expect(fromBinary(UsageEventSchema, encodeUsageEvent(typicalEvent(), EVENT_ID)).listCostNanoUsd).toBeUndefined();
+  });
+
   it('matches toBinary on 2,000 events generated from the schema (unicode, long strings, int64 extremes, NaN)', () => {
     const next = rng(0x5bc);
     for (let i = 0; i < 2_000; i++) {

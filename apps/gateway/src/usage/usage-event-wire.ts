@@ -89,6 +89,11 @@ class ScratchWriter {
 
   int64(field: number, value: bigint): void {
     if (value === 0n) return;
+    this.presentInt64(field, value);
+  }
+
+  /** A field with explicit presence (`optional`), written whenever it is set, even 0. */
+  presentInt64(field: number, value: bigint): void {
     this.tag(field, VARINT);
     this.int64Varint(value);
   }
@@ -187,5 +192,8 @@ export function encodeUsageEvent(event: UsageFields, eventId: string): Uint8Arra
   w.string(27, event.keyLabel);
   w.double(28, event.fairUseCredits);
   w.string(29, eventId);
+  if (event.listCostNanoUsd !== undefined) w.presentInt64(30, event.listCostNanoUsd);
+  if (event.creditsChargedMicrocredits !== undefined) w.presentInt64(31, event.creditsChargedMicrocredits);
+  if (event.fairUseMicrocredits !== undefined) w.presentInt64(32, event.fairUseMicrocredits);
   return w.take();
 }

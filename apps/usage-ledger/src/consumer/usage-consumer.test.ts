@@ -61,6 +61,43 @@ describe('decodeUsageEvent', () => {
     expect(problemOf(encode({ fairUseCredits: 1e12 }))).toMatch(/^fair_use_credits out of range/);
   });
 
+  it('an event from a new edge is read from its whole units, not from the deprecated doubles beside them', () => {
+    const row = rowOf(
+      encode({
+        listCostNanoUsd: 12_345_678n,
+        creditsChargedMicrocredits: 12_345_000n,
+        fairUseMicrocredits: 7n,
+        // Deliberately not the same amounts: the whole units win.
+        listCostUsd: 99,
+        creditsCharged: 99,
+        fairUseCredits: 99,
+      }),
+    );
+    expect(row).toMatchObject({ totalCostUsd: 0.012_345_678, creditsCharged: 12.345, fairUseCredits: 0.000_007 });
+  });
+
+  it('a free call from a new edge is free: a whole-unit 0 is not taken for an older edge', () => {
+    const free = encode({
+      listCostNanoUsd: 0n,
+      creditsChargedMicrocredits: 0n,
+      fairUseMicrocredits: 0n,
+      creditsCharged: 5,
+    });
+    expect(rowOf(free)).toMatchObject({ totalCostUsd: 0, creditsCharged: 0, fairUseCredits: 0 });
+  });
+
+  it('each amount an event does not carry in whole units falls back to its double', () => {
+    const row = rowOf(encode({ listCostNanoUsd: 500_000_000n, creditsCharged: 2, fairUseCredits: 0.25 }));
+    expect(row).toMatchObject({ totalCostUsd: 0.5, creditsCharged: 2, fairUseCredits: 0.25 });
+  });
+
+  it('whole units too large to count exactly are refused, and the double beside them does not rescue them', () => {
+    const tooLarge = BigInt(Number.MAX_SAFE_INTEGER) + 1n;
+    expect(problemOf(encode({ listCostNanoUsd: tooLarge, listCostUsd: 1 }))).toMatch(/^list_cost_nano_usd out/);
+    expect(problemOf(encode({ creditsChargedMicrocredits: -tooLarge }))).toMatch(/^credits_charged_microcredits out/);
+    expect(problemOf(encode({ fairUseMicrocredits: 2n ** 63n - 1n }))).toMatch(/^fair_use_microcredits out of range/);
+  });
+
   it('the event id is the row key; an event from before event ids is keyed by its request id', () => {
     expect(rowOf(encode({ eventId: 'evt_1', requestId: 'shared' }))).toMatchObject({ eventId: 'evt_1', requestId: 'shared' });
     expect(rowOf(encode({ eventId: '', requestId: 'req_old' }))).toMatchObject({ eventId: 'req_old', requestId: 'req_old' });

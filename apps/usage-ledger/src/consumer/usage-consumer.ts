@@ -1,9 +1,10 @@
 import { fromBinary } from '@bufbuild/protobuf';
 import { timestampMs } from '@bufbuild/protobuf/wkt';
 import type { BatchHandler, BatchOutcome, DeadLetterSink, EventConsumer, IncomingMessage, Subscription } from '@sbc/bus';
-import { findCatalogModel, type ModelPrice } from '@sbc/catalog';
+import { cacheDiscountNanoUsd, findCatalogModel } from '@sbc/catalog';
 import { storableText, USAGE_EVENTS_TOPIC } from '@sbc/events';
 import type { Logger } from '@sbc/logging';
+import { creditsFromMicrocredits, microcredits, nanoUsd, usdFromNanoUsd } from '@sbc/money';
 import { UsageEventSchema, type UsageEvent } from '@sbc/proto/sbc/usage/v1/usage_event_pb';
 import type { PrismaClient } from '../generated/prisma/client';
 import { recordDeadLetter } from '../store/dead-letters';
@@ -18,6 +19,8 @@ const MAX_INT4 = 2 ** 31 - 1;
 /** `numeric(18, 9)` keeps 9 digits before the point, `numeric(18, 6)` keeps 12. */
 const MAX_USD = 1e9;
 const MAX_CREDITS = 1e12;
+/** Whole units past this cannot be counted exactly; far above any call (about $9M), far below the columns. */
+const MAX_WHOLE_UNITS = BigInt(Number.MAX_SAFE_INTEGER);
 
 export type DecodedUsageEvent = { row: GenerationRow } | { problem: string };
 
@@ -39,18 +42,67 @@ export function decodeUsageEvent(bytes: Uint8Array): DecodedUsageEvent {
   if (!event.accountId) return { problem: 'no account_id' };
   const ts = event.ts ? new Date(timestampMs(event.ts)) : undefined;
   if (!ts || Number.isNaN(ts.getTime())) return { problem: 'no valid ts' };
-  const money: [string, number, number][] = [
-    ['list_cost_usd', event.listCostUsd, MAX_USD],
-    ['credits_charged', event.creditsCharged, MAX_CREDITS],
-    ['fair_use_credits', event.fairUseCredits, MAX_CREDITS],
-  ];
-  for (const [field, value, max] of money) {
-    if (!Number.isFinite(value) || Math.abs(value) >= max) return { problem: `${field} out of range: ${value}` };
-  }
-  return { row: toGenerationRow(event, ts) };
+  const money = moneyOf(event);
+  if ('problem' in money) return money;
+  return { row: toGenerationRow(event, ts, money) };
 }
 
-function toGenerationRow(event: UsageEvent, ts: Date): GenerationRow {
+/** A call's amounts as the row's decimals (USD, credits). */
+interface EventMoney {
+  totalCostUsd: number;
+  creditsCharged: number;
+  fairUseCredits: number;
+}
+
+/**
+ * The call's amounts from the whole-unit fields, or, for an event from an edge that predates them, from the
+ * deprecated doubles, range-checked since a float can hold what no column can (NaN, infinities, 1e300). Each
+ * amount falls back on its own, so an event carrying some of the whole units is still read right.
+ */
+function moneyOf(event: UsageEvent): EventMoney | { problem: string } {
+  try {
+    return {
+      totalCostUsd:
+        wholeUnits('list_cost_nano_usd', event.listCostNanoUsd, (units) => usdFromNanoUsd(nanoUsd(units))) ??
+        decimal('list_cost_usd', event.listCostUsd, MAX_USD),
+      creditsCharged:
+        wholeUnits('credits_charged_microcredits', event.creditsChargedMicrocredits, microcreditsAsCredits) ??
+        decimal('credits_charged', event.creditsCharged, MAX_CREDITS),
+      fairUseCredits:
+        wholeUnits('fair_use_microcredits', event.fairUseMicrocredits, microcreditsAsCredits) ??
+        decimal('fair_use_credits', event.fairUseCredits, MAX_CREDITS),
+    };
+  } catch (error) {
+    if (error instanceof AmountOutOfRange) return { problem: error.message };
+    throw error;
+  }
+}
+
+class AmountOutOfRange extends Error {
+  constructor(field: string, value: number | bigint) {
+    super(`${field} out of range: ${value}`);
+  }
+}
+
+const microcreditsAsCredits = (units: number) => creditsFromMicrocredits(microcredits(units));
+
+/** A whole-unit field as the row's decimal; undefined when the event does not carry it. */
+function wholeUnits(
+  field: string,
+  units: bigint | undefined,
+  asDecimal: (units: number) => number,
+): number | undefined {
+  if (units === undefined) return undefined;
+  if (units > MAX_WHOLE_UNITS || units < -MAX_WHOLE_UNITS) throw new AmountOutOfRange(field, units);
+  return asDecimal(Number(units));
+}
+
+function decimal(field: string, value: number, max: number): number {
+  if (!Number.isFinite(value) || Math.abs(value) >= max) throw new AmountOutOfRange(field, value);
+  return value;
+}
+
+function toGenerationRow(event: UsageEvent, ts: Date, money: EventMoney): GenerationRow {
   return {
     eventId: storableText(event.eventId || event.requestId),
     requestId: storableText(event.requestId),
@@ -71,10 +123,8 @@ function toGenerationRow(event: UsageEvent, ts: Date): GenerationRow {
     cacheRead: event.cacheReadTokens,
     cacheWrite: event.cacheWriteTokens,
     reasoningTokens: event.reasoningTokens,
-    totalCostUsd: event.listCostUsd,
+    ...money,
     cacheDiscountUsd: cacheDiscountUsd(event),
-    creditsCharged: event.creditsCharged,
-    fairUseCredits: event.fairUseCredits,
     isByok: event.isByok,
     status: event.status,
     latencyMs: toInt4(event.latencyMs),
@@ -91,12 +141,8 @@ function toGenerationRow(event: UsageEvent, ts: Date): GenerationRow {
  * prices with (the model as called, else the model sent upstream); 0 for a model the catalog does not price.
  */
 function cacheDiscountUsd(event: UsageEvent): number {
-  const price: ModelPrice | undefined = (findCatalogModel(event.model) ?? findCatalogModel(event.upstreamModel))?.price;
-  const cacheRead = Number(event.cacheReadTokens);
-  if (!price || cacheRead <= 0) return 0;
-  const perMillion = price.currency === 'credits' ? 0.001 : 1;
-  const saved = (cacheRead * Math.max(0, price.input - price.cache_read) * perMillion) / 1_000_000;
-  return Math.round(saved * 1e9) / 1e9;
+  const price = (findCatalogModel(event.model) ?? findCatalogModel(event.upstreamModel))?.price;
+  return price ? usdFromNanoUsd(cacheDiscountNanoUsd(price, Number(event.cacheReadTokens))) : 0;
 }
 
 /** proto3 strings are '' when unset. */
