@@ -2,6 +2,7 @@ import { fromBinary } from '@bufbuild/protobuf';
 import { createBus, type Bus } from '@sbc/bus';
 import { createMemoryStore } from '@sbc/cache';
 import { findCatalogModel, type ModelPrice } from '@sbc/catalog';
+import { callerDialect } from '@sbc/dialects';
 import { USAGE_EVENTS_TOPIC } from '@sbc/events';
 import { createLogger } from '@sbc/logging';
 import { UsageEventSchema, type UsageEvent } from '@sbc/proto/sbc/usage/v1/usage_event_pb';
@@ -26,7 +27,7 @@ function houseFastPrice(): ModelPrice {
 // Round numbers, checked by hand: $1 per 1M input and $10 per 1M output tokens.
 const PRICE: ModelPrice = { currency: 'usd', input: 1, output: 10, cache_read: 0.1, cache_write: 1.25 };
 const principal = { kind: 'key', userId: USER, scopes: 'unrestricted', revoked: false, operator: false } as Principal;
-const call = { dialect: 'chat', callerModel: 'a-model', stream: false, includeUsage: false } as CallerCall;
+const call: CallerCall = { adapter: callerDialect('chat'), callerModel: 'a-model', stream: false, includeUsage: false };
 const route = (kind: ResolvedRoute['kind']): ResolvedRoute => ({
   callerModel: 'a-model',
   kind,
