@@ -67,6 +67,26 @@ export class FakeKafkaCluster {
     return { producer: (config?: ProducerConfig) => this.newProducer(config ?? {}) } as unknown as Kafka;
   }
 
+  /**
+   * A client in a process that is killed (kill -9) by `kill()`: from then on none of its requests reaches the
+   * broker and none gets an answer, as if the process were gone.
+   */
+  killableClient(): { client: Kafka; kill: () => void } {
+    let killed = false;
+    const client = {
+      producer: (config?: ProducerConfig) => {
+        const producer = this.newProducer(config ?? {});
+        const never = () => new Promise<never>(() => undefined);
+        return {
+          connect: () => (killed ? never() : producer.connect()),
+          disconnect: () => (killed ? never() : producer.disconnect()),
+          sendBatch: (batch: ProducerBatch) => (killed ? never() : producer.sendBatch(batch)),
+        };
+      },
+    } as unknown as Kafka;
+    return { client, kill: () => (killed = true) };
+  }
+
   private unreachable(): Error {
     const cause = new KafkaJSConnectionError('Connection error: connect ECONNREFUSED 127.0.0.1:9092', {
       broker: '127.0.0.1:9092',
