@@ -4,6 +4,9 @@ import {
   KafkaJSNumberOfRetriesExceeded,
   KafkaJSProtocolError,
   KafkaJSRequestTimeoutError,
+  type Consumer,
+  type ConsumerConfig,
+  type ConsumerRunConfig,
   type Kafka,
   type Producer,
   type ProducerBatch,
@@ -44,6 +47,9 @@ export class FakeKafkaCluster {
   readonly requestSizes: number[] = [];
   /** Produce requests received, successful or not. */
   produceRequests = 0;
+  /** Per consumer group, the offset of the next record of the log it has not committed. */
+  readonly committed = new Map<string, number>();
+  private readonly consumers = new Set<FakeConsumer>();
   private down = false;
   private readonly faults: ProduceFault[] = [];
   private readonly fenced = new WeakSet<object>();
@@ -64,7 +70,25 @@ export class FakeKafkaCluster {
 
   /** The client an app would build with `new Kafka(...)`. */
   client(): Kafka {
-    return { producer: (config?: ProducerConfig) => this.newProducer(config ?? {}) } as unknown as Kafka;
+    return {
+      producer: (config?: ProducerConfig) => this.newProducer(config ?? {}),
+      consumer: (config: ConsumerConfig) => this.newConsumer(config),
+    } as unknown as Kafka;
+  }
+
+  /** kafkajs crashing every running consumer with a non-retriable error: disconnected, CRASH `restart: false`. */
+  crashConsumers(error: Error): void {
+    for (const consumer of [...this.consumers]) consumer.crash(error);
+  }
+
+  /** How many kafkajs consumers were ever created. */
+  consumersCreated = 0;
+
+  private newConsumer(config: ConsumerConfig): Consumer {
+    this.consumersCreated++;
+    const consumer = new FakeConsumer(this, config.groupId, (c) => this.consumers.delete(c));
+    this.consumers.add(consumer);
+    return consumer as unknown as Consumer;
   }
 
   /**
@@ -151,4 +175,76 @@ function outOfOrderSequence(): Error {
     message: 'The broker received an out of order sequence number',
   } as unknown as Error);
   return Object.assign(new KafkaJSNonRetriableError(protocolError), { cause: protocolError });
+}
+
+/**
+ * One kafkajs consumer over the fake log (one partition, 0): fetches what its group has not committed, hands
+ * it to `eachBatch`, and commits the offsets resolved, as kafkajs does with autoCommit.
+ */
+class FakeConsumer {
+  readonly events = { CRASH: 'consumer.crash' };
+  private readonly listeners: ((event: unknown) => void)[] = [];
+  private running = false;
+  private topic = '';
+
+  constructor(
+    private readonly cluster: FakeKafkaCluster,
+    private readonly groupId: string,
+    private readonly gone: (consumer: FakeConsumer) => void,
+  ) {}
+
+  on(_event: string, listener: (event: unknown) => void): () => void {
+    this.listeners.push(listener);
+    return () => undefined;
+  }
+
+  async connect(): Promise<void> {}
+
+  async subscribe({ topics }: { topics: string[] }): Promise<void> {
+    this.topic = topics[0]!;
+  }
+
+  async run(config: ConsumerRunConfig): Promise<void> {
+    this.running = true;
+    void this.loop(config);
+  }
+
+  async disconnect(): Promise<void> {
+    this.running = false;
+    this.gone(this);
+  }
+
+  crash(error: Error): void {
+    void this.disconnect();
+    const event = { type: this.events.CRASH, payload: { error, groupId: this.groupId, restart: false } };
+    for (const listener of this.listeners) listener(event);
+  }
+
+  private async loop(config: ConsumerRunConfig): Promise<void> {
+    while (this.running) {
+      const from = this.cluster.committed.get(this.groupId) ?? 0;
+      const records = this.cluster.log
+        .map((r, offset) => ({ r, offset }))
+        .filter(({ r, offset }) => offset >= from && r.topic === this.topic);
+      if (records.length === 0) {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        continue;
+      }
+      let resolved = from;
+      const messages = records.map(({ r, offset }) => {
+        return { offset: String(offset), key: Buffer.from(r.key), value: r.value, headers: r.headers };
+      });
+      await config.eachBatch!({
+        batch: { topic: this.topic, partition: 0, messages },
+        resolveOffset: (offset: string) => (resolved = Number(offset) + 1),
+        heartbeat: async () => undefined,
+        commitOffsetsIfNecessary: async () => {
+          if (this.running) this.cluster.committed.set(this.groupId, resolved);
+        },
+        isRunning: () => this.running,
+        isStale: () => false,
+      } as never);
+      if (this.running) this.cluster.committed.set(this.groupId, resolved);
+    }
+  }
 }
