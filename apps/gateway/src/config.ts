@@ -1,8 +1,10 @@
 import { z } from 'zod';
+import { KAFKA_COMPRESSIONS, type KafkaCompression } from '@sbc/bus';
 import type { HttpLimits } from '@sbc/http';
 import { flag, grpcTarget, hostList, logLevel, parseEnv, port, positiveInt, url } from '@sbc/config';
 import { PRIVATE_EGRESS, privateEgressOf, type PrivateEgress } from '@sbc/egress';
 import { houseEnginesVar, providerEnginesVar, type HouseEngines, type ProviderEngines } from './routing/engines';
+import { USAGE_DURABLE_WAIT_MS } from './usage/usage-events';
 
 const schema = z.object({
   PORT: port(8080),
@@ -36,6 +38,14 @@ const schema = z.object({
   /** Per vendor, the service-held endpoint that serves catalog models on credits (JSON). */
   PROVIDER_ENGINES: providerEnginesVar.optional(),
   KAFKA_BROKERS: hostList.optional(),
+  /** Producer compression of usage events; lz4 needs a codec package the images do not carry yet. */
+  KAFKA_COMPRESSION: z.enum(KAFKA_COMPRESSIONS).default('none'),
+  /** With KAFKA_BROKERS: where usage events the broker has not acked wait on disk. One edge per directory. */
+  USAGE_SPOOL_DIR: z.string().default('.data/usage-spool'),
+  /** How long a usage event waits for the broker's ack before it is spooled (a reply's end waits this at most). */
+  USAGE_SPOOL_AFTER_MS: positiveInt(500),
+  /** Usage events pending (in memory and spooled) above which the edge reports itself not ready. */
+  USAGE_PENDING_READY_MAX: positiveInt(100_000),
   UPSTREAM_CONNECT_TIMEOUT_MS: positiveInt(5_000),
   /** How long an upstream may take to send its response headers (first byte) before the next engine is tried. */
   UPSTREAM_HEADERS_TIMEOUT_MS: positiveInt(120_000),
@@ -72,6 +82,10 @@ const schema = z.object({
 }).refine((vars) => vars.HTTP_HEADERS_TIMEOUT_MS <= vars.HTTP_REQUEST_TIMEOUT_MS, {
   path: ['HTTP_HEADERS_TIMEOUT_MS'],
   message: 'must not be longer than HTTP_REQUEST_TIMEOUT_MS',
+}).refine((vars) => vars.USAGE_SPOOL_AFTER_MS < USAGE_DURABLE_WAIT_MS, {
+  // A reply's end stops waiting for its usage event after USAGE_DURABLE_WAIT_MS: the spool must come first.
+  path: ['USAGE_SPOOL_AFTER_MS'],
+  message: `must be shorter than ${USAGE_DURABLE_WAIT_MS} ms, the longest a reply's end waits for its usage event`,
 });
 
 export interface GatewayConfig {
@@ -98,6 +112,8 @@ export interface GatewayConfig {
   houseEngines?: HouseEngines;
   providerEngines: ProviderEngines;
   kafkaBrokers?: string[];
+  /** Usage events over Kafka: compression, the spool, and when pending events make the edge unready. */
+  usageEvents: { compression: KafkaCompression; spoolDir: string; spoolAfterMs: number; pendingReadyMax: number };
   upstream: { connectTimeoutMs: number; headersTimeoutMs: number; bodyTimeoutMs: number; idleTimeoutMs: number; connectionsPerOrigin: number; queueLimit: number };
   defaultMaxTokens: number;
   rateLimitPerMinute: number;
@@ -136,6 +152,12 @@ export function loadGatewayConfig(env: Record<string, string | undefined>): Gate
     houseEngines: vars.HOUSE_ENGINES,
     providerEngines: vars.PROVIDER_ENGINES ?? {},
     kafkaBrokers: vars.KAFKA_BROKERS,
+    usageEvents: {
+      compression: vars.KAFKA_COMPRESSION,
+      spoolDir: vars.USAGE_SPOOL_DIR,
+      spoolAfterMs: vars.USAGE_SPOOL_AFTER_MS,
+      pendingReadyMax: vars.USAGE_PENDING_READY_MAX,
+    },
     upstream: {
       connectTimeoutMs: vars.UPSTREAM_CONNECT_TIMEOUT_MS,
       headersTimeoutMs: vars.UPSTREAM_HEADERS_TIMEOUT_MS,

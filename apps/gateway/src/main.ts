@@ -85,7 +85,11 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
   const store = overrides.store ?? cache.store;
   // Usage events go to the bus the embedded app shares, or to Kafka. An edge started alone without
   // KAFKA_BROKERS has no ledger to reach, and says so once.
-  const ownBus = !overrides.bus && config.kafkaBrokers ? createBus({ kafkaBrokers: config.kafkaBrokers, clientId: 'gateway', logger }) : undefined;
+  // Over Kafka, an event the broker has not acked within USAGE_SPOOL_AFTER_MS waits in the spool on disk.
+  const { compression, spoolDir: outboxDir, spoolAfterMs } = config.usageEvents;
+  const busOptions = { clientId: 'gateway', logger, compression, outboxDir, spoolAfterMs };
+  const ownBus =
+    !overrides.bus && config.kafkaBrokers ? createBus({ kafkaBrokers: config.kafkaBrokers, ...busOptions }) : undefined;
   const bus = overrides.bus ?? ownBus;
   if (!bus) logger.warn('KAFKA_BROKERS is not set: usage events of this edge reach no ledger');
   const house = config.houseEngines ?? simulatorHouseEngines(DEFAULT_SIM_URL);
@@ -147,7 +151,10 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     routing,
     pubsub,
     draining: drain.signal,
-    ready: async () => !draining && (await checkHealth(config.accountTarget, '', 1_000)) === 'SERVING',
+    ready: async () =>
+      !draining &&
+      (bus?.producer.stats().pending ?? 0) <= config.usageEvents.pendingReadyMax &&
+      (await checkHealth(config.accountTarget, '', 1_000)) === 'SERVING',
   });
   const modelCallDeps = {
     ...authorizeDeps,

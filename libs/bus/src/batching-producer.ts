@@ -24,9 +24,10 @@ export interface BatchingOptions {
 
 /**
  * The broker-agnostic half of a producer: an in-memory FIFO, a linger timer, and exactly one batch in flight
- * at a time. One batch in flight keeps per-key order (a failed batch goes back to the head of the queue) and
- * is what the idempotent Kafka producer needs to avoid sequence errors. Because acks arrive in send order,
- * "everything sent before flush() is acked" is just a count.
+ * at a time. One batch in flight keeps per-key order. A failed batch is retried as exactly the same message
+ * set, before anything newer and never merged with it: a retry then repeats the attempt the broker may have
+ * written (a timeout after the write), so the broker sees a repeat rather than a new, overlapping batch.
+ * Because acks arrive in send order, "everything sent before flush() is acked" is just a count.
  */
 export function createBatchingProducer(sendBatch: SendBatch, options: BatchingOptions = {}): EventProducer {
   const lingerMs = options.lingerMs ?? 5;
@@ -36,6 +37,7 @@ export function createBatchingProducer(sendBatch: SendBatch, options: BatchingOp
 
   const queue: QueuedMessage[] = []; // not yet handed to sendBatch, oldest first
   let inFlight = 0; // size of the batch being sent
+  let failedBatch: QueuedMessage[] | undefined; // the last attempt, which failed: the next one repeats it
   let accepted = 0; // messages ever accepted by send
   let settled = 0; // acked or dropped, always the oldest `settled` of the `accepted`
   const counters = { sent: 0, failed: 0, dropped: 0 };
@@ -53,16 +55,17 @@ export function createBatchingProducer(sendBatch: SendBatch, options: BatchingOp
 
   /** Decides when the queue is next looked at; the end of an attempt or a backoff re-enters here. */
   function schedule(urgent: boolean): void {
-    if (inFlight > 0 || backingOff || queue.length === 0 || closed) return;
-    if (urgent || queue.length >= maxBatchSize) arm(0);
+    if (inFlight > 0 || backingOff || unsent() === 0 || closed) return;
+    if (urgent || failedBatch || queue.length >= maxBatchSize) arm(0);
     else if (!timer) arm(lingerMs);
   }
 
   function pump(): void {
     timer = undefined;
     backingOff = false;
-    if (inFlight > 0 || queue.length === 0 || closed) return;
-    const batch = queue.splice(0, maxBatchSize);
+    if (inFlight > 0 || unsent() === 0 || closed) return;
+    const batch = failedBatch ?? queue.splice(0, maxBatchSize);
+    failedBatch = undefined;
     inFlight = batch.length;
     Promise.resolve()
       .then(() => sendBatch(batch))
@@ -80,7 +83,7 @@ export function createBatchingProducer(sendBatch: SendBatch, options: BatchingOp
           if (closed) return;
           inFlight = 0;
           counters.failed += batch.length;
-          queue.unshift(...batch); // back to the head, so nothing later overtakes it
+          failedBatch = batch; // retried as it is, so nothing later overtakes it or joins it
           attempt++;
           const delay = backoffDelay(attempt, options.retry);
           options.logger?.warn({ err, messages: batch.length, attempt, retryInMs: delay }, 'event batch send failed; will retry');
@@ -88,6 +91,11 @@ export function createBatchingProducer(sendBatch: SendBatch, options: BatchingOp
           arm(delay);
         },
       );
+  }
+
+  /** Accepted and not yet acked nor in flight. */
+  function unsent(): number {
+    return queue.length + (failedBatch?.length ?? 0);
   }
 
   function settle(count: number): void {
@@ -114,10 +122,11 @@ export function createBatchingProducer(sendBatch: SendBatch, options: BatchingOp
     const outcome = await Promise.race([flush().then(() => 'flushed' as const), timedOut]);
     clearTimeout(timeout);
     if (outcome === 'timeout') {
-      const lost = queue.length + inFlight;
+      const lost = unsent() + inFlight;
       counters.dropped += lost;
       options.logger?.error({ dropped: lost }, 'event producer closed with unacked messages');
       queue.length = 0;
+      failedBatch = undefined;
       inFlight = 0;
       settled = accepted;
       for (const waiter of waiters.splice(0)) waiter.reject(new Error(`event producer closed with ${lost} unacked messages`));
@@ -129,7 +138,7 @@ export function createBatchingProducer(sendBatch: SendBatch, options: BatchingOp
 
   function send(topic: string, message: OutgoingMessage): void {
     if (closing) throw new BusClosedError();
-    if (queue.length + inFlight >= maxBuffered) throw new BusBufferFullError(maxBuffered);
+    if (unsent() + inFlight >= maxBuffered) throw new BusBufferFullError(maxBuffered);
     queue.push({ topic, key: message.key, value: message.value, headers: message.headers });
     accepted++;
     schedule(false);
@@ -151,7 +160,7 @@ export function createBatchingProducer(sendBatch: SendBatch, options: BatchingOp
     flush,
 
     stats(): ProducerStats {
-      return { pending: queue.length + inFlight, ...counters };
+      return { pending: unsent() + inFlight, ...counters };
     },
 
     close() {

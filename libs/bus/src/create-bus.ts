@@ -1,11 +1,12 @@
 import { Kafka, logLevel } from 'kafkajs';
 import type { Logger } from '@sbc/logging';
 import type { BackoffOptions } from './backoff';
-import { openFileOutbox } from './file-outbox';
+import { openFileOutbox, type FileOutbox } from './file-outbox';
 import { createInProcessBus } from './in-process-bus';
 import { createKafkaConsumer } from './kafka-consumer';
 import { kafkaLogCreator } from './kafka-logger';
-import { createKafkaProducer } from './kafka-producer';
+import { createKafkaProducer, type KafkaCompression, type KafkaProducerOptions } from './kafka-producer';
+import { createSpoolingProducer } from './spooling-producer';
 import type { EventConsumer, EventProducer } from './types';
 
 export interface BusOptions {
@@ -20,10 +21,16 @@ export interface BusOptions {
   retry?: BackoffOptions;
   closeTimeoutMs?: number;
   /**
-   * Embedded mode: a directory for the in-process bus's durable outbox (see file-outbox.ts), so an event
-   * acknowledged by `sendDurable` survives a crash. Ignored with Kafka, whose acks are durable already.
+   * A directory for the durable outbox (see file-outbox.ts), so an event acknowledged by `sendDurable`
+   * survives a crash. Embedded mode: every event is appended to it. With Kafka it is the spool: an event the
+   * broker has not acked within `spoolAfterMs` is appended to it, and sent from it once the broker is back
+   * (spooling-producer.ts). One process per directory.
    */
   outboxDir?: string;
+  /** With Kafka and an outbox: how long an event waits for the broker's ack before it is spooled; default 500 ms. */
+  spoolAfterMs?: number;
+  /** With Kafka; default `none`. */
+  compression?: KafkaCompression;
 }
 
 export interface Bus {
@@ -40,12 +47,13 @@ export function createBus(options: BusOptions): Bus {
   const batching = { lingerMs: options.lingerMs, maxBatchSize: options.maxBatchSize, maxBuffered: options.maxBuffered, closeTimeoutMs: options.closeTimeoutMs, retry, logger };
   let producer: EventProducer;
   let consumer: EventConsumer;
+  const outbox = options.outboxDir ? openFileOutbox({ dir: options.outboxDir, logger }) : undefined;
   if (kafkaBrokers && kafkaBrokers.length > 0) {
     const kafka = new Kafka({ clientId, brokers: kafkaBrokers, logLevel: logLevel.WARN, logCreator: kafkaLogCreator(logger) });
-    producer = createKafkaProducer(kafka, batching);
+    const { compression, spoolAfterMs } = options;
+    producer = createKafkaEventProducer(kafka, { ...batching, compression, outbox, spoolAfterMs });
     consumer = createKafkaConsumer(kafka, { retry, logger });
   } else {
-    const outbox = options.outboxDir ? openFileOutbox({ dir: options.outboxDir, logger }) : undefined;
     ({ producer, consumer } = createInProcessBus({ maxBuffered: options.maxBuffered, closeTimeoutMs: options.closeTimeoutMs, retry, logger, outbox }));
   }
   return {
@@ -57,4 +65,21 @@ export function createBus(options: BusOptions): Bus {
       await consumer.close();
     },
   };
+}
+
+/**
+ * The services-mode producer: Kafka, behind the spool when there is an outbox. The spool bounds memory
+ * (`maxBuffered` events in memory) and decides when `close` gives up, so the Kafka producer under it holds
+ * whatever it is handed and closes at once.
+ */
+export function createKafkaEventProducer(
+  kafka: Kafka,
+  options: KafkaProducerOptions & { outbox?: FileOutbox; spoolAfterMs?: number },
+): EventProducer {
+  const { outbox, spoolAfterMs, ...kafkaOptions } = options;
+  if (!outbox) return createKafkaProducer(kafka, kafkaOptions);
+  const unbounded = { maxBuffered: Number.MAX_SAFE_INTEGER, closeTimeoutMs: 0 };
+  const broker = createKafkaProducer(kafka, { ...kafkaOptions, ...unbounded });
+  const { maxBuffered: maxInMemory, closeTimeoutMs, logger } = kafkaOptions;
+  return createSpoolingProducer(broker, { outbox, spoolAfterMs, maxInMemory, closeTimeoutMs, logger });
 }

@@ -32,6 +32,16 @@ describe('the file outbox', () => {
     await outbox.close();
   });
 
+  it('a segment rotated in the tick of its appends still gets them on disk, and reads back whole', async () => {
+    const outbox = openFileOutbox({ dir });
+    await outbox.append(message(1)).durable; // the segment's file is open from here on
+    const later = [2, 3].map((n) => outbox.append(message(n)));
+    const closed = outbox.rotate()!;
+    await Promise.all(later.map((a) => a.durable));
+    expect(outbox.read(closed)).toEqual([1, 2, 3].map(message));
+    await outbox.close();
+  });
+
   it('ignores a torn last record, which was never acknowledged', async () => {
     const outbox = openFileOutbox({ dir });
     await outbox.append(message(7)).durable;

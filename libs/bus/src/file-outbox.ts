@@ -39,6 +39,8 @@ export interface FileOutbox {
   append(message: QueuedMessage): { segment: OutboxSegment; durable: Promise<void> };
   /** Starts a new segment for later appends and returns the one that was open (undefined when it is empty). */
   rotate(): OutboxSegment | undefined;
+  /** Reads back a segment that `rotate` closed, once its appends are durable. */
+  read(segment: OutboxSegment): QueuedMessage[];
   /** Deletes a segment whose messages have all been handled. */
   release(segment: OutboxSegment): void;
   close(): Promise<void>;
@@ -143,6 +145,7 @@ export function openFileOutbox(options: { dir: string; logger?: Logger }): FileO
   }
 
   async function closeSegment(target: OpenSegment): Promise<void> {
+    sync(target); // appends of this tick would otherwise be written after the file is closed
     while (target.syncing) await target.syncing;
     openSegments.delete(target);
     if (target.file) await (await target.file).close();
@@ -168,6 +171,10 @@ export function openFileOutbox(options: { dir: string; logger?: Logger }): FileO
       openSegments.add(current);
       void closeSegment(previous).catch((error: unknown) => logger?.error({ err: error }, 'usage outbox: closing a segment failed'));
       return previous.segment;
+    },
+
+    read(segment) {
+      return decodeSegment(readFileSync(path.join(dir, segment.name)));
     },
 
     release(segment) {

@@ -1,12 +1,13 @@
 export { backoffDelay, type BackoffOptions } from './backoff';
 export { createBatchingProducer, type BatchingOptions, type SendBatch } from './batching-producer';
-export { createBus, type Bus, type BusOptions } from './create-bus';
+export { createBus, createKafkaEventProducer, type Bus, type BusOptions } from './create-bus';
 export { BusBufferFullError, BusClosedError } from './errors';
 export { openFileOutbox, type FileOutbox } from './file-outbox';
 export { flushWithin } from './flush-within';
 export { createInProcessBus, type InProcessBusOptions } from './in-process-bus';
 export { createKafkaConsumer, type KafkaConsumerOptions } from './kafka-consumer';
-export { createKafkaProducer } from './kafka-producer';
+export { createKafkaProducer, KAFKA_COMPRESSIONS, type KafkaCompression, type KafkaProducerOptions } from './kafka-producer';
+export { createSpoolingProducer, type SpoolOptions } from './spooling-producer';
 export type {
   BatchHandler,
   BatchOutcome,

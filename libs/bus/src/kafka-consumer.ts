@@ -1,4 +1,4 @@
-import type { IHeaders, Kafka, KafkaMessage } from 'kafkajs';
+import type { Consumer, ConsumerCrashEvent, IHeaders, Kafka, KafkaMessage } from 'kafkajs';
 import type { Logger } from '@sbc/logging';
 import { backoffDelay, interruptibleSleep, type BackoffOptions } from './backoff';
 import { settleBatch } from './poison';
@@ -60,12 +60,48 @@ export function createKafkaConsumer(kafka: Kafka, options: KafkaConsumerOptions 
     handle: BatchHandler;
   }): Promise<Subscription> {
     const { topic, groupId, handle, fromBeginning } = member;
-    const consumer = kafka.consumer({ groupId });
+    let consumer: Consumer;
     let stopping = false;
     let wake: (() => void) | undefined;
-    await consumer.connect();
-    try {
-      await consumer.subscribe({ topics: [topic], fromBeginning: fromBeginning ?? false });
+    let restarts = 0;
+
+    /**
+     * kafkajs restarts a consumer itself after a retriable crash, but after any other (`restart: false`) it
+     * leaves it disconnected for good while the process looks healthy. Such a member is started again here,
+     * with backoff, as a new kafkajs consumer; what it had not committed is redelivered.
+     */
+    const onCrash = ({ payload }: ConsumerCrashEvent) => {
+      if (payload.restart || stopping) return;
+      const delay = backoffDelay(++restarts, options.retry);
+      const fields = { err: payload.error, topic, groupId, restartInMs: delay };
+      options.logger?.error(fields, 'event consumer crashed; starting it again');
+      const sleep = interruptibleSleep(delay);
+      wake = sleep.wake;
+      void sleep.done.then(async () => {
+        wake = undefined;
+        if (stopping) return;
+        try {
+          await startConsumer();
+        } catch (err) {
+          onCrash({ payload: { error: err as Error, groupId, restart: false } } as ConsumerCrashEvent);
+        }
+      });
+    };
+
+    const startConsumer = async () => {
+      consumer = kafka.consumer({ groupId });
+      consumer.on(consumer.events.CRASH, onCrash);
+      await consumer.connect();
+      try {
+        await consumer.subscribe({ topics: [topic], fromBeginning: fromBeginning ?? false });
+        await runConsumer(consumer);
+      } catch (err) {
+        await consumer.disconnect().catch(() => undefined);
+        throw err;
+      }
+    };
+
+    const runConsumer = async (consumer: Consumer) => {
       const toIncoming = (partition: number, message: KafkaMessage): IncomingMessage => ({
         topic,
         key: message.key?.toString('utf8') ?? '',
@@ -101,6 +137,8 @@ export function createKafkaConsumer(kafka: Kafka, options: KafkaConsumerOptions 
       } else {
         await consumer.run({
           autoCommit: true,
+          // Without a threshold `commitOffsetsIfNecessary` commits nothing between fetches: a slice's worth.
+          autoCommitThreshold: member.maxBatch,
           eachBatchAutoResolve: false,
           eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }) => {
             for (let from = 0; from < batch.messages.length; from += member.maxBatch) {
@@ -114,10 +152,8 @@ export function createKafkaConsumer(kafka: Kafka, options: KafkaConsumerOptions 
           },
         });
       }
-    } catch (err) {
-      await consumer.disconnect().catch(() => undefined);
-      throw err;
-    }
+    };
+    await startConsumer();
     let stopped: Promise<void> | undefined;
     const subscription: Subscription = {
       stop() {

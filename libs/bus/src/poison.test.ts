@@ -134,6 +134,8 @@ function fakeKafka(batches: { partition: number; values: string[] }[]) {
   const done = new Promise<void>((resolve) => (finished = resolve));
   const kafka = {
     consumer: () => ({
+      events: { CRASH: 'consumer.crash' },
+      on: () => () => undefined, // this broker never crashes a consumer
       connect: async () => undefined,
       subscribe: async () => undefined,
       disconnect: async () => undefined,

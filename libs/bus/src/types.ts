@@ -35,8 +35,10 @@ export interface ProducerStats {
   sent: number;
   /** Messages in failed delivery attempts; each retry counts again, and the messages stay pending. */
   failed: number;
-  /** Given up on: still unacked when `close` ran out of time. */
+  /** Given up on: still unacked when `close` ran out of time, or (with a spool) not written to it. */
   dropped: number;
+  /** With a spool (services mode): events on disk and not yet acked by the broker; included in `pending`. */
+  spooled?: number;
 }
 
 export interface EventProducer {

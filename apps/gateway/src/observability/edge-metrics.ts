@@ -64,6 +64,14 @@ export function createEdgeMetrics(registry: Registry, usage: { producerStats?: (
     },
   });
   new Gauge({
+    name: 'sbc_usage_events_spooled',
+    help: 'Usage events on disk in the spool, not yet acknowledged by Kafka (kept across a restart of the edge).',
+    registers,
+    collect() {
+      this.set(usage.producerStats?.().spooled ?? 0);
+    },
+  });
+  new Gauge({
     name: 'sbc_usage_events_dropped',
     help: 'Usage events that could not be queued since start (bus buffer full, or no bus configured).',
     registers,

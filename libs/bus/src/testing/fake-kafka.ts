@@ -1,0 +1,250 @@
+import {
+  KafkaJSConnectionError,
+  KafkaJSNonRetriableError,
+  KafkaJSNumberOfRetriesExceeded,
+  KafkaJSProtocolError,
+  KafkaJSRequestTimeoutError,
+  type Consumer,
+  type ConsumerConfig,
+  type ConsumerRunConfig,
+  type Kafka,
+  type Producer,
+  type ProducerBatch,
+  type ProducerConfig,
+} from 'kafkajs';
+
+/** A record as the broker stored it. */
+export interface StoredRecord {
+  topic: string;
+  key: string;
+  value: Buffer;
+  headers: Record<string, string>;
+}
+
+/**
+ * What the broker does to the next produce request, as kafkajs 2.2.4 reports it to its caller once its own
+ * retries are spent:
+ * - `timeout-after-write`: the broker appended the batch, the reply never came (KafkaJSRequestTimeoutError,
+ *   retriable, so it surfaces wrapped in KafkaJSNumberOfRetriesExceeded);
+ * - `out-of-order-sequence`: code 45, not retriable (bailed out at once as KafkaJSNonRetriableError), and
+ *   that producer instance fails the same way on every later request (kafkajs never resets its producer id).
+ */
+export type ProduceFault = 'timeout-after-write' | 'out-of-order-sequence';
+
+/**
+ * A stand-in for a Kafka cluster behind the kafkajs client, for unit tests of our producer: the part of the
+ * kafkajs `Kafka` surface the bus uses, with kafkajs's own error classes and error shapes, and a broker that
+ * can be taken down, brought back, or told to fault one request.
+ */
+export class FakeKafkaCluster {
+  /** Every record ever appended, in append order (duplicates from retries included). */
+  readonly log: StoredRecord[] = [];
+  /** The options of every kafkajs producer created, oldest first. */
+  readonly producerConfigs: ProducerConfig[] = [];
+  /** The `acks` of every produce request received. */
+  readonly acks: number[] = [];
+  /** How many records each produce request carried, in order. */
+  readonly requestSizes: number[] = [];
+  /** Produce requests received, successful or not. */
+  produceRequests = 0;
+  /** Per consumer group, the offset of the next record of the log it has not committed. */
+  readonly committed = new Map<string, number>();
+  private readonly consumers = new Set<FakeConsumer>();
+  private down = false;
+  private readonly faults: ProduceFault[] = [];
+  private readonly fenced = new WeakSet<object>();
+
+  /** Connections are refused until `bringUp`. */
+  takeDown(): void {
+    this.down = true;
+  }
+
+  bringUp(): void {
+    this.down = false;
+  }
+
+  /** The next produce requests that reach a running broker fault this way, one fault each. */
+  fault(...faults: ProduceFault[]): void {
+    this.faults.push(...faults);
+  }
+
+  /** The client an app would build with `new Kafka(...)`. */
+  client(): Kafka {
+    return {
+      producer: (config?: ProducerConfig) => this.newProducer(config ?? {}),
+      consumer: (config: ConsumerConfig) => this.newConsumer(config),
+    } as unknown as Kafka;
+  }
+
+  /** kafkajs crashing every running consumer with a non-retriable error: disconnected, CRASH `restart: false`. */
+  crashConsumers(error: Error): void {
+    for (const consumer of [...this.consumers]) consumer.crash(error);
+  }
+
+  /** How many kafkajs consumers were ever created. */
+  consumersCreated = 0;
+
+  private newConsumer(config: ConsumerConfig): Consumer {
+    this.consumersCreated++;
+    const consumer = new FakeConsumer(this, config.groupId, (c) => this.consumers.delete(c));
+    this.consumers.add(consumer);
+    return consumer as unknown as Consumer;
+  }
+
+  /**
+   * A client in a process that is killed (kill -9) by `kill()`: from then on none of its requests reaches the
+   * broker and none gets an answer, as if the process were gone.
+   */
+  killableClient(): { client: Kafka; kill: () => void } {
+    let killed = false;
+    const client = {
+      producer: (config?: ProducerConfig) => {
+        const producer = this.newProducer(config ?? {});
+        const never = () => new Promise<never>(() => undefined);
+        return {
+          connect: () => (killed ? never() : producer.connect()),
+          disconnect: () => (killed ? never() : producer.disconnect()),
+          sendBatch: (batch: ProducerBatch) => (killed ? never() : producer.sendBatch(batch)),
+        };
+      },
+    } as unknown as Kafka;
+    return { client, kill: () => (killed = true) };
+  }
+
+  private unreachable(): Error {
+    const cause = new KafkaJSConnectionError('Connection error: connect ECONNREFUSED 127.0.0.1:9092', {
+      broker: '127.0.0.1:9092',
+    });
+    return new KafkaJSNumberOfRetriesExceeded(cause, { retryCount: 5, retryTime: 1_000 });
+  }
+
+  private newProducer(config: ProducerConfig): Producer {
+    this.producerConfigs.push(config);
+    let connected = false;
+    const handle = {} as Producer;
+    Object.assign(handle, {
+      connect: async () => {
+        if (this.down) throw this.unreachable();
+        connected = true;
+      },
+      disconnect: async () => {
+        connected = false;
+      },
+      sendBatch: async (batch: ProducerBatch) => {
+        if (!connected) throw new KafkaJSNonRetriableError('The producer is disconnected');
+        this.produceRequests++;
+        this.acks.push(batch.acks ?? -1);
+        this.requestSizes.push((batch.topicMessages ?? []).reduce((n, t) => n + t.messages.length, 0));
+        if (this.down) throw this.unreachable();
+        if (this.fenced.has(handle)) throw outOfOrderSequence();
+        const fault = this.faults.shift();
+        if (fault === 'out-of-order-sequence') {
+          this.fenced.add(handle);
+          throw outOfOrderSequence();
+        }
+        for (const { topic, messages } of batch.topicMessages ?? []) {
+          for (const m of messages) {
+            const headers = Object.fromEntries(Object.entries(m.headers ?? {}).map(([k, v]) => [k, String(v)]));
+            this.log.push({ topic, key: String(m.key), value: Buffer.from(m.value as Buffer), headers });
+          }
+        }
+        if (fault === 'timeout-after-write') {
+          const cause = new KafkaJSRequestTimeoutError('Request Produce(key: 0, version: 7) timed out', {
+            broker: '127.0.0.1:9092',
+            clientId: 'gateway',
+            correlationId: this.produceRequests,
+            createdAt: Date.now(),
+            sentAt: Date.now(),
+            pendingDuration: 0,
+          });
+          throw new KafkaJSNumberOfRetriesExceeded(cause, { retryCount: 5, retryTime: 1_000 });
+        }
+        return [];
+      },
+    });
+    return handle;
+  }
+}
+
+/** Code 45 as kafkajs's produce path raises it: a protocol error, bailed out of the retrier as non-retriable. */
+function outOfOrderSequence(): Error {
+  const protocolError = new KafkaJSProtocolError({
+    type: 'OUT_OF_ORDER_SEQUENCE_NUMBER',
+    code: 45,
+    retriable: false,
+    message: 'The broker received an out of order sequence number',
+  } as unknown as Error);
+  return Object.assign(new KafkaJSNonRetriableError(protocolError), { cause: protocolError });
+}
+
+/**
+ * One kafkajs consumer over the fake log (one partition, 0): fetches what its group has not committed, hands
+ * it to `eachBatch`, and commits the offsets resolved, as kafkajs does with autoCommit.
+ */
+class FakeConsumer {
+  readonly events = { CRASH: 'consumer.crash' };
+  private readonly listeners: ((event: unknown) => void)[] = [];
+  private running = false;
+  private topic = '';
+
+  constructor(
+    private readonly cluster: FakeKafkaCluster,
+    private readonly groupId: string,
+    private readonly gone: (consumer: FakeConsumer) => void,
+  ) {}
+
+  on(_event: string, listener: (event: unknown) => void): () => void {
+    this.listeners.push(listener);
+    return () => undefined;
+  }
+
+  async connect(): Promise<void> {}
+
+  async subscribe({ topics }: { topics: string[] }): Promise<void> {
+    this.topic = topics[0]!;
+  }
+
+  async run(config: ConsumerRunConfig): Promise<void> {
+    this.running = true;
+    void this.loop(config);
+  }
+
+  async disconnect(): Promise<void> {
+    this.running = false;
+    this.gone(this);
+  }
+
+  crash(error: Error): void {
+    void this.disconnect();
+    const event = { type: this.events.CRASH, payload: { error, groupId: this.groupId, restart: false } };
+    for (const listener of this.listeners) listener(event);
+  }
+
+  private async loop(config: ConsumerRunConfig): Promise<void> {
+    while (this.running) {
+      const from = this.cluster.committed.get(this.groupId) ?? 0;
+      const records = this.cluster.log
+        .map((r, offset) => ({ r, offset }))
+        .filter(({ r, offset }) => offset >= from && r.topic === this.topic);
+      if (records.length === 0) {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        continue;
+      }
+      let resolved = from;
+      const messages = records.map(({ r, offset }) => {
+        return { offset: String(offset), key: Buffer.from(r.key), value: r.value, headers: r.headers };
+      });
+      await config.eachBatch!({
+        batch: { topic: this.topic, partition: 0, messages },
+        resolveOffset: (offset: string) => (resolved = Number(offset) + 1),
+        heartbeat: async () => undefined,
+        commitOffsetsIfNecessary: async () => {
+          if (this.running) this.cluster.committed.set(this.groupId, resolved);
+        },
+        isRunning: () => this.running,
+        isStale: () => false,
+      } as never);
+      if (this.running) this.cluster.committed.set(this.groupId, resolved);
+    }
+  }
+}
