@@ -36,6 +36,9 @@ function brokerWithOneBatch(partition: number, firstOffset: number, values: Uint
   const messages = values.map((value, i) => ({ key: Buffer.from('k'), value: Buffer.from(value), headers: {}, offset: String(firstOffset + i), timestamp: '0', attributes: 0 }) as KafkaMessage);
   const kafka = {
     consumer: () => ({
+      // kafkajs's instrumentation events: the consumer listens for CRASH to start a new member.
+      events: { CRASH: 'consumer.crash' },
+      on: () => () => undefined,
       connect: async () => undefined,
       subscribe: async () => undefined,
       disconnect: async () => undefined,
