@@ -1,5 +1,5 @@
 import { get, type IncomingMessage } from 'node:http';
-import { OWNER_KEY, startAccountSurface, type AccountSurfaceStack } from '../support/account-surface.stack';
+import { OWNER_KEY, startStack, type AccountSurfaceStack } from '../support/stack';
 
 interface SseEvent {
   event: string;
@@ -41,7 +41,7 @@ async function openEvents(url: string, key: string) {
 describe('aliases: /v1/aliases', () => {
   let stack: AccountSurfaceStack;
   beforeAll(async () => {
-    stack = await startAccountSurface('aliases');
+    stack = await startStack({ label: 'aliases' });
   }, 60_000);
   afterAll(async () => {
     await stack?.stop();

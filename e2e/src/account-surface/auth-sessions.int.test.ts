@@ -1,5 +1,5 @@
 import { newId } from '@sbc/ids';
-import { OWNER_KEY, startAccountSurface, type AccountSurfaceStack } from '../support/account-surface.stack';
+import { OWNER_KEY, startStack, type AccountSurfaceStack } from '../support/stack';
 
 const PASSWORD = 'correct horse battery staple';
 
@@ -7,7 +7,7 @@ describe('users and sessions with sign-up enabled (POST /v1/auth/signup, POST /v
   let signupStack: AccountSurfaceStack;
   // The shared stack keeps sign-up at its default (off); this one turns it on, as embedded mode does.
   beforeAll(async () => {
-    signupStack = await startAccountSurface('auth_sessions', { accountEnv: { SBC_SIGNUP_ENABLED: 'true' }, edgeEnv: { AUTH_CACHE_FRESH_MS: '600000' } });
+    signupStack = await startStack({ label: 'auth_sessions', accountEnv: { SBC_SIGNUP_ENABLED: 'true' }, edgeEnv: { AUTH_CACHE_FRESH_MS: '600000' } });
   });
   afterAll(async () => {
     await signupStack?.stop();
@@ -101,7 +101,7 @@ describe('users and sessions with sign-up enabled (POST /v1/auth/signup, POST /v
 describe('sign-up is off by default', () => {
   let stack: AccountSurfaceStack;
   beforeAll(async () => {
-    stack = await startAccountSurface('auth_signup_off');
+    stack = await startStack({ label: 'auth_signup_off' });
   });
   afterAll(async () => {
     await stack?.stop();

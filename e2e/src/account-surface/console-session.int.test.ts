@@ -1,4 +1,4 @@
-import { startAccountSurface, type AccountSurfaceStack } from '../support/account-surface.stack';
+import { startStack, type AccountSurfaceStack } from '../support/stack';
 
 const PASSWORD = 'correct horse battery staple';
 
@@ -6,7 +6,7 @@ const PASSWORD = 'correct horse battery staple';
 describe('the console session cookie (POST/GET /v1/auth/console/session)', () => {
   let stack: AccountSurfaceStack;
   beforeAll(async () => {
-    stack = await startAccountSurface('console_session', { accountEnv: { SBC_SIGNUP_ENABLED: 'true' }, edgeEnv: { AUTH_CACHE_FRESH_MS: '600000' } });
+    stack = await startStack({ label: 'console_session', accountEnv: { SBC_SIGNUP_ENABLED: 'true' }, edgeEnv: { AUTH_CACHE_FRESH_MS: '600000' } });
   });
   afterAll(async () => {
     await stack?.stop();

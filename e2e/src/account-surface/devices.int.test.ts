@@ -1,6 +1,6 @@
 import { hashSecret } from '@sbc/ids';
 import { SCOPES, type Scope } from '@sbc/scopes';
-import { startAccountSurface, type AccountSurfaceStack } from '../support/account-surface.stack';
+import { startStack, type AccountSurfaceStack } from '../support/stack';
 
 const USER_CODE = /^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/;
 const CAPABILITIES = { tools_count: 3, hub_port: 7777, helper_version: '1.2.0', held_vendors: ['anthropic'], held_models: ['claude-sonnet-4'] };
@@ -12,7 +12,7 @@ describe('devices: pairing (RFC 8628), the device list, heartbeats and unlinking
 
   beforeAll(async () => {
     // A 10-minute auth cache: only the revocation broadcast can explain an unlinked device's token being refused.
-    stack = await startAccountSurface('devices', { edgeEnv: { AUTH_CACHE_FRESH_MS: '600000' } });
+    stack = await startStack({ label: 'devices', edgeEnv: { AUTH_CACHE_FRESH_MS: '600000' } });
     session = await stack.seedSession();
     otherSession = await stack.seedSession(await stack.seedUser());
   });

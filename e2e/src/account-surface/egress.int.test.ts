@@ -3,8 +3,8 @@ import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { systemResolver, type Resolver } from '@sbc/egress';
 import { rejectionOf } from '@sbc/testing';
-import { OWNER_KEY, startAccountSurface, type AccountSurfaceStack } from '../support/account-surface.stack';
-import { startRunsStack, type RunsStack } from '../support/runs.stack';
+import { SIM_TOKENS_PER_SECOND } from '../support/run-events';
+import { OWNER_KEY, startStack, type AccountSurfaceStack, type RunsStack } from '../support/stack';
 
 const BASE_URL = 'https://gw.test';
 const INTERNAL_SECRET = 'internal-dashboard-secret-7731';
@@ -76,7 +76,7 @@ describe('egress: what a tenant can aim the gateway at, and what the owner still
 
   beforeAll(async () => {
     local = await startLocalModelServer();
-    stack = await startAccountSurface('egress', { accountEnv: { SBC_SIGNUP_ENABLED: 'true', BASE_URL }, egressResolve: resolve });
+    stack = await startStack({ label: 'egress', accountEnv: { SBC_SIGNUP_ENABLED: 'true', BASE_URL }, egressResolve: resolve });
     // A fresh sign-up, as anyone on the internet can make one.
     const email = `tenant.${Date.now()}@example.test`;
     expect((await stack.api('POST', '/v1/auth/signup', { body: { email, password: 'correct horse battery staple' } })).status).toBe(201);
@@ -167,7 +167,11 @@ describe('egress: webhooks', () => {
   let stack: RunsStack;
   beforeAll(async () => {
     // The runs service as deployed: its default, not the loopback-friendly setting the other runs tests use.
-    stack = await startRunsStack('egress_webhooks', { runsEnv: { EGRESS_PRIVATE: 'operators', BASE_URL } });
+    stack = await startStack({
+      label: 'egress_webhooks',
+      simTokensPerSecond: SIM_TOKENS_PER_SECOND,
+      runs: { env: { EGRESS_PRIVATE: 'operators', BASE_URL } },
+    });
   }, 60_000);
   afterAll(async () => {
     await stack?.stop();

@@ -1,7 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { loadSimConfig, start as startSim, type RunningSim } from '@sbc/app-sim-upstream';
-import { OWNER_KEY, startAccountSurface, type AccountSurfaceStack } from '../support/account-surface.stack';
+import { OWNER_KEY, startStack, type AccountSurfaceStack } from '../support/stack';
 
 /**
  * `dialect: auto` decides by what the endpoint is, not by which credential header it tolerates (issue 17):
@@ -14,7 +14,7 @@ describe('an auto endpoint that answers both probes', () => {
   let stack: AccountSurfaceStack;
   let anthropicOnly: RunningSim;
   beforeAll(async () => {
-    stack = await startAccountSurface('auto-dialect');
+    stack = await startStack({ label: 'auto-dialect' });
     anthropicOnly = await startSim(loadSimConfig({ SIM_PORT: '0', SIM_LATENCY_MS: '0', SIM_TOKENS_PER_SECOND: '0', LOG_LEVEL: 'silent' }), { dialects: ['anthropic'] });
   }, 60_000);
   afterAll(async () => {

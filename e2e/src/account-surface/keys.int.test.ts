@@ -1,11 +1,11 @@
 import { hashSecret, newId, newSecret } from '@sbc/ids';
 import { LEGACY_SCOPES, PRESETS, SCOPES } from '@sbc/scopes';
-import { OWNER_KEY, startAccountSurface, type AccountSurfaceStack } from '../support/account-surface.stack';
+import { OWNER_KEY, startStack, type AccountSurfaceStack } from '../support/stack';
 
 describe('caller keys (GET/POST /v1/keys, GET /v1/keys/whoami, PATCH/DELETE /v1/keys/{id})', () => {
   let stack: AccountSurfaceStack;
   beforeAll(async () => {
-    stack = await startAccountSurface('keys');
+    stack = await startStack({ label: 'keys' });
   });
   afterAll(async () => {
     await stack?.stop();

@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { freePort } from '@sbc/testing';
-import { OWNER_KEY, startAccountSurface, type AccountSurfaceStack } from '../support/account-surface.stack';
+import { OWNER_KEY, startStack, type AccountSurfaceStack } from '../support/stack';
 
 /** The value of one series in a Prometheus text exposition, or undefined when it is absent. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
@@ -17,7 +17,7 @@ describe('Prometheus metrics', () => {
   let metricsPort: number;
   beforeAll(async () => {
     metricsPort = await freePort();
-    stack = await startAccountSurface('metrics', { edgeEnv: { METRICS_PORT: String(metricsPort), RATE_LIMIT_PER_MINUTE: '2' } });
+    stack = await startStack({ label: 'metrics', edgeEnv: { METRICS_PORT: String(metricsPort), RATE_LIMIT_PER_MINUTE: '2' } });
   });
   afterAll(async () => {
     await stack?.stop();

@@ -1,6 +1,6 @@
 import { ROUTES } from '@sbc/api';
 import { SCOPES } from '@sbc/scopes';
-import { startAccountSurface, type AccountSurfaceStack } from '../support/account-surface.stack';
+import { startStack, type AccountSurfaceStack } from '../support/stack';
 
 // Every scoped route of the service, called with a key that holds every scope except the ones the route needs.
 const scoped = ROUTES.flatMap((route) => (route.auth.kind === 'scoped' ? [{ route, scopes: route.auth.scopes }] : []));
@@ -8,7 +8,7 @@ const scoped = ROUTES.flatMap((route) => (route.auth.kind === 'scoped' ? [{ rout
 describe('scope matrix: each scoped route refuses a key lacking its scope', () => {
   let stack: AccountSurfaceStack;
   beforeAll(async () => {
-    stack = await startAccountSurface('scope_matrix');
+    stack = await startStack({ label: 'scope_matrix' });
   });
   afterAll(async () => {
     await stack?.stop();

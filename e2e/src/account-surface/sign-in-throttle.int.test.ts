@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { startAccountSurface, type AccountSurfaceStack } from '../support/account-surface.stack';
+import { startStack, type AccountSurfaceStack } from '../support/stack';
 
 /**
  * Routes reached without a key are throttled (README, "Abuse"): guessing passwords at POST /v1/auth/sessions
@@ -11,7 +11,7 @@ const PASSWORD = 'correct horse battery staple';
 let stack: AccountSurfaceStack;
 
 beforeAll(async () => {
-  stack = await startAccountSurface('sign_in_throttle', { accountEnv: { SBC_SIGNUP_ENABLED: 'true' }, edgeEnv: { TRUSTED_PROXY_HOPS: '1' } });
+  stack = await startStack({ label: 'sign_in_throttle', accountEnv: { SBC_SIGNUP_ENABLED: 'true' }, edgeEnv: { TRUSTED_PROXY_HOPS: '1' } });
 });
 
 afterAll(async () => {

@@ -1,4 +1,4 @@
-import { startAccountSurface, type AccountSurfaceStack } from '../support/account-surface.stack';
+import { startStack, type AccountSurfaceStack } from '../support/stack';
 import { teamFixtures } from '../support/teams.harness';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -7,7 +7,7 @@ describe('team invites', () => {
   let stack: AccountSurfaceStack;
   let fx: ReturnType<typeof teamFixtures>;
   beforeAll(async () => {
-    stack = await startAccountSurface('team_invites');
+    stack = await startStack({ label: 'team_invites' });
     fx = teamFixtures(stack);
   });
   afterAll(async () => {

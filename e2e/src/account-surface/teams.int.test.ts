@@ -1,12 +1,12 @@
 import { SCOPES } from '@sbc/scopes';
-import { startAccountSurface, type AccountSurfaceStack } from '../support/account-surface.stack';
+import { startStack, type AccountSurfaceStack } from '../support/stack';
 import { teamFixtures } from '../support/teams.harness';
 
 describe('teams and members', () => {
   let stack: AccountSurfaceStack;
   let fx: ReturnType<typeof teamFixtures>;
   beforeAll(async () => {
-    stack = await startAccountSurface('teams');
+    stack = await startStack({ label: 'teams' });
     fx = teamFixtures(stack);
   });
   afterAll(async () => {

@@ -1,6 +1,6 @@
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { SpanKind, startTracing, type Tracing } from '@sbc/telemetry';
-import { OWNER_KEY, startAccountSurface, type AccountSurfaceStack } from '../support/account-surface.stack';
+import { OWNER_KEY, startStack, type AccountSurfaceStack } from '../support/stack';
 
 // A caller's trace continues through the edge, its gRPC calls to the services and its call to the upstream.
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -13,7 +13,7 @@ describe('OpenTelemetry traces', () => {
   let stack: AccountSurfaceStack;
   beforeAll(async () => {
     tracing = startTracing({ service: 'embedded-test', exporter });
-    stack = await startAccountSurface('tracing');
+    stack = await startStack({ label: 'tracing' });
   });
   afterAll(async () => {
     await stack?.stop();

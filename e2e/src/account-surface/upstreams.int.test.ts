@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { freePort } from '@sbc/testing';
-import { OWNER_KEY, startAccountSurface, type AccountSurfaceStack } from '../support/account-surface.stack';
+import { OWNER_KEY, startStack, type AccountSurfaceStack } from '../support/stack';
 
 const API_KEY = 'sk-upstream-secret-0123456789';
 const HEADER_VALUE = 'header-secret-value-9876';
@@ -23,7 +23,7 @@ describe('custom endpoints: /v1/upstreams', () => {
   let stack: AccountSurfaceStack;
   let closedUrl: string;
   beforeAll(async () => {
-    stack = await startAccountSurface('upstreams');
+    stack = await startStack({ label: 'upstreams' });
     closedUrl = `http://127.0.0.1:${await freePort()}`;
   }, 60_000);
   afterAll(async () => {

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadSimConfig, start as startSim, type RunningSim, type SimDialect } from '@sbc/app-sim-upstream';
-import { OWNER_KEY, startAccountSurface, type AccountSurfaceStack } from '../support/account-surface.stack';
+import { OWNER_KEY, startStack, type AccountSurfaceStack } from '../support/stack';
 import type { Cell, Target } from './client-matrix.cells';
 import { agentsCells } from './client-matrix.agents-cells';
 import { langchainCells } from './client-matrix.langchain-cells';
@@ -32,7 +32,7 @@ const oneDialectSim = (dialect: SimDialect) =>
 let stack: AccountSurfaceStack;
 const sims: RunningSim[] = [];
 beforeAll(async () => {
-  stack = await startAccountSurface('client_matrix');
+  stack = await startStack({ label: 'client_matrix' });
   const [openai, anthropic] = await Promise.all([oneDialectSim('openai'), oneDialectSim('anthropic')]);
   sims.push(openai, anthropic);
   for (const [slug, dialect, baseUrl] of [['oai', 'openai', `${openai.url}/v1`], ['ant', 'anthropic', anthropic.url]] as const) {

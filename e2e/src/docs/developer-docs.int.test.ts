@@ -3,7 +3,7 @@ import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { ROUTES } from '@sbc/api';
 import { errorCodes } from '@sbc/errors';
-import { OWNER_KEY, startAccountSurface, type AccountSurfaceStack } from '../support/account-surface.stack';
+import { OWNER_KEY, startStack, type AccountSurfaceStack } from '../support/stack';
 
 // The developer docs as a developer meets them: every doc_url the service hands out lands on an anchor of
 // /developers, the API reference lists every documented operation, and the page passes axe in Chromium.
@@ -31,7 +31,7 @@ describe('developer docs at /developers', () => {
   let stack: AccountSurfaceStack;
   let guide: string;
   beforeAll(async () => {
-    stack = await startAccountSurface('developer_docs');
+    stack = await startStack({ label: 'developer_docs' });
     guide = await (await fetch(`${stack.edge.url}/developers`)).text();
   }, 60_000);
   afterAll(async () => {

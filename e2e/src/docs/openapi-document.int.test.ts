@@ -1,11 +1,11 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { ROUTES } from '@sbc/api';
-import { OWNER_KEY, startAccountSurface, type AccountSurfaceStack } from '../support/account-surface.stack';
+import { OWNER_KEY, startStack, type AccountSurfaceStack } from '../support/stack';
 
 describe('GET /docs/openapi.json', () => {
   let stack: AccountSurfaceStack;
   beforeAll(async () => {
-    stack = await startAccountSurface('openapi_document');
+    stack = await startStack({ label: 'openapi_document' });
   });
   afterAll(async () => {
     await stack?.stop();

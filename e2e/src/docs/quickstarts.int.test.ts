@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { OWNER_KEY, startAccountSurface, type AccountSurfaceStack } from '../support/account-surface.stack';
+import { OWNER_KEY, startStack, type AccountSurfaceStack } from '../support/stack';
 
 // The quick starts on /developers are these very files: each runs here against a live edge, with a house
 // model and with a model of a custom endpoint that add-endpoint.sh registers, so a broken snippet fails CI.
@@ -14,7 +14,7 @@ describe('quick starts (docs/quickstarts)', () => {
   let stack: AccountSurfaceStack;
   let env: NodeJS.ProcessEnv;
   beforeAll(async () => {
-    stack = await startAccountSurface('quickstarts');
+    stack = await startStack({ label: 'quickstarts' });
     env = { PATH: process.env.PATH, HOME: process.env.HOME, SBC_BASE_URL: stack.edge.url, SBC_API_KEY: OWNER_KEY };
   }, 60_000);
   afterAll(async () => {

@@ -1,11 +1,11 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { SERVICE_CATALOG } from '@sbc/service-docs';
-import { OWNER_KEY, startAccountSurface, type AccountSurfaceStack } from '../support/account-surface.stack';
+import { OWNER_KEY, startStack, type AccountSurfaceStack } from '../support/stack';
 
 describe('GET /docs/services/{service_id}.json', () => {
   let stack: AccountSurfaceStack;
   beforeAll(async () => {
-    stack = await startAccountSurface('service_docs');
+    stack = await startStack({ label: 'service_docs' });
   });
   afterAll(async () => {
     await stack?.stop();

@@ -7,7 +7,8 @@ import { createLogger } from '@sbc/logging';
 import { testBackends } from '@sbc/testing';
 import { loadGatewayConfig, start as startGateway } from '@sbc/app-gateway';
 import { loadSimConfig, start as startSim, type RunningSim } from '@sbc/app-sim-upstream';
-import { anthropicFor, KEY, openAiFor, startStack, within, type Stack } from '../support/model-calls.harness';
+import { within } from '../support/model-calls.harness';
+import { anthropicFor, OWNER_KEY as KEY, openAiFor, simHouse, startStack, type Stack } from '../support/stack';
 
 /**
  * The edge's drain, as SIGTERM runs it (`stop()`): idle kept-alive sockets close at once, answers begun
@@ -21,7 +22,7 @@ let pacedSim: RunningSim;
 const DRAIN_MS = 2_000;
 
 beforeAll(async () => {
-  stack = await startStack('edge_drain');
+  stack = await startStack({ label: 'edge_drain', house: simHouse });
   pacedSim = await startSim(loadSimConfig({ SIM_PORT: '0', SIM_LATENCY_MS: '0', SIM_TOKENS_PER_SECOND: '20', LOG_LEVEL: 'silent' }));
 }, 60_000);
 

@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import { jsonOf } from '@sbc/testing';
 import type { RunningGateway } from '@sbc/app-gateway';
-import { KEY, simHouse, startStack, type Stack } from '../support/model-calls.harness';
+import { OWNER_KEY as KEY, simHouse, startStack, type Stack } from '../support/stack';
 
 /**
  * What a caller without a credential can cost the edge, and the bounds on every caller: bodies are read only
@@ -13,7 +13,7 @@ let stack: Stack;
 let strictEdge: RunningGateway;
 
 beforeAll(async () => {
-  stack = await startStack('edge_limits');
+  stack = await startStack({ label: 'edge_limits', house: simHouse });
   strictEdge = await stack.startEdge(simHouse(stack.sim.url), { HTTP_HEADERS_TIMEOUT_MS: '300', HTTP_REQUEST_TIMEOUT_MS: '600' });
   // Timings below are of a warm edge: its first answers pay for code loaded and compiled on first use.
   for (const path of ['/v1/keys', '/v1/no-such-route', '/v1/chat/completions']) await fetch(`${stack.edge.url}${path}`, { method: 'POST', body: '{}' });

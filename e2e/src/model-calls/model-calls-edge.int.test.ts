@@ -7,19 +7,15 @@ import { jsonOf, rejectionOf } from '@sbc/testing';
 import type { RunningGateway } from '@sbc/app-gateway';
 import { loadSimConfig, start as startSim, type RunningSim } from '@sbc/app-sim-upstream';
 import {
-  anthropicFor,
   closedPortUrl,
-  KEY,
-  openAiFor,
   rawStream,
   startRelay,
-  startStack,
   TEXT_PROMPT,
   TEXT_REPLY,
   within,
   type Relay,
-  type Stack,
 } from '../support/model-calls.harness';
+import { anthropicFor, OWNER_KEY as KEY, openAiFor, simHouse, startStack, type Stack } from '../support/stack';
 
 /**
  * What the edge guarantees around a model call, whatever the dialects: refusals and upstream failures in the
@@ -36,7 +32,7 @@ let pacedRelay: Relay;
 let slowRelay: Relay;
 
 beforeAll(async () => {
-  stack = await startStack('model_calls_edge');
+  stack = await startStack({ label: 'model_calls_edge', house: simHouse });
   const down = await closedPortUrl();
   fallbackEdge = await stack.startEdge({
     house: [
@@ -131,7 +127,7 @@ describe('errors in the dialect called', () => {
     ['/v1/responses', { model: 'house', input: TEXT_PROMPT }],
     ['/v1/messages', { model: 'house', max_tokens: 10, messages: hello }],
   ])('a key without gateway:invoke is 403 insufficient_scope in the shared envelope on %s', async (path, body) => {
-    const { secret } = await stack.createKey(['usage:read']);
+    const { secret } = await stack.seedKey({ scopes: ['usage:read'] });
     const res = await fetch(`${stack.edge.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     expect(res.status).toBe(403);
     expect(await jsonOf(res)).toEqual({
@@ -146,8 +142,8 @@ describe('errors in the dialect called', () => {
   });
 
   it('a revoked key is refused with 403 on its next call while other keys keep working', async () => {
-    const doomed = await stack.createKey(['gateway:invoke']);
-    const other = await stack.createKey(['gateway:invoke']);
+    const doomed = await stack.seedKey({ scopes: ['gateway:invoke'] });
+    const other = await stack.seedKey({ scopes: ['gateway:invoke'] });
     const doomedClient = openAiFor(stack.edge.url, doomed.secret);
     expect((await doomedClient.chat.completions.create({ model: 'house', messages: hello })).choices[0]?.message.content).toBe(TEXT_REPLY);
 

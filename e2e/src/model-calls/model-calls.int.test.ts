@@ -1,11 +1,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type OpenAI from 'openai';
 import {
-  anthropicFor,
-  KEY,
-  openAiFor,
   rawStream,
-  startStack,
   TEXT_PROMPT,
   TEXT_REPLY,
   TOOL_PROMPT,
@@ -13,8 +9,8 @@ import {
   TOOL_RESULT,
   weatherArguments,
   weatherSchema,
-  type Stack,
 } from '../support/model-calls.harness';
+import { anthropicFor, OWNER_KEY as KEY, openAiFor, simHouse, startStack, type Stack } from '../support/stack';
 
 /**
  * The three caller dialects against both upstream dialects, end to end through the real edge with the official
@@ -22,7 +18,7 @@ import {
  */
 let stack: Stack;
 beforeAll(async () => {
-  stack = await startStack('model_calls');
+  stack = await startStack({ label: 'model_calls', house: simHouse });
 }, 60_000);
 afterAll(() => stack?.stop());
 

@@ -1,6 +1,6 @@
 import { testBackends } from '@sbc/testing';
 import type { RunningGateway } from '@sbc/app-gateway';
-import { simHouse, startStack, type Stack } from '../support/model-calls.harness';
+import { simHouse, startStack, type Stack } from '../support/stack';
 
 /**
  * One request bucket per key on every keyed route (README, "Limits"), shared by every edge replica through
@@ -15,7 +15,7 @@ describeWithRedis('the per-key request bucket across two edges on one Redis', ()
   let stack: Stack;
   let second: RunningGateway;
   beforeAll(async () => {
-    stack = await startStack('rate_limit');
+    stack = await startStack({ label: 'rate_limit', house: simHouse });
     second = await stack.startEdge(simHouse(stack.sim.url));
   }, 60_000);
   afterAll(async () => {
@@ -43,7 +43,7 @@ describeWithRedis('the per-key request bucket across two edges on one Redis', ()
     // slow machine saw 1,209). The burst starts with at least 20 s of its cell left.
     const left = 60_000 - (Date.now() % 60_000);
     if (left < 20_000) await new Promise((resolve) => setTimeout(resolve, left + 50));
-    const key = await stack.createKey(['keys:read']);
+    const key = await stack.seedKey({ scopes: ['keys:read'] });
     const edges = [stack.edge.url, second.url];
     const { ok, limited } = await hammer(1_300, (i) => fetch(`${edges[i % 2]}/v1/keys/whoami`, { headers: { authorization: `Bearer ${key.secret}` } }));
     expect(ok).toBe(1_200);
@@ -56,7 +56,7 @@ describeWithRedis('the per-key request bucket across two edges on one Redis', ()
   }, 60_000);
 
   it('model calls and REST calls of one key share its bucket, and every keyed answer says what is left', async () => {
-    const key = await stack.createKey(['keys:read', 'gateway:invoke']);
+    const key = await stack.seedKey({ scopes: ['keys:read', 'gateway:invoke'] });
     const first = await fetch(`${stack.edge.url}/v1/keys/whoami`, { headers: { authorization: `Bearer ${key.secret}` } });
     expect(first.headers.get('x-ratelimit-remaining')).toBe('1199');
     const chat = await fetch(`${second.url}/v1/chat/completions`, {
@@ -69,7 +69,7 @@ describeWithRedis('the per-key request bucket across two edges on one Redis', ()
   }, 60_000);
 
   it('a model call refused for its budget or its model still counts once, and says what is left', async () => {
-    const key = await stack.createKey(['gateway:invoke']);
+    const key = await stack.seedKey({ scopes: ['gateway:invoke'] });
     const call = (model: string) =>
       fetch(`${stack.edge.url}/v1/chat/completions`, {
         method: 'POST',
@@ -85,7 +85,7 @@ describeWithRedis('the per-key request bucket across two edges on one Redis', ()
   });
 
   it('a route that costs more than a request takes more of the bucket (a usage export counts 20)', async () => {
-    const key = await stack.createKey(['usage:read']);
+    const key = await stack.seedKey({ scopes: ['usage:read'] });
     const exported = await fetch(`${stack.edge.url}/v1/usage/export?format=jsonl`, { headers: { authorization: `Bearer ${key.secret}` } });
     await exported.arrayBuffer();
     expect(exported.headers.get('x-ratelimit-remaining')).toBe('1180');

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { Agent, request } from 'undici';
-import { anthropicFor, KEY, openAiFor, startStack, type HouseSpec, type Stack } from '../support/model-calls.harness';
+import { anthropicFor, OWNER_KEY as KEY, openAiFor, startStack, type HouseSpec, type Stack } from '../support/stack';
 
 /**
  * What one edge carries to one upstream: on the default configuration a thousand streams all start at
@@ -56,7 +56,7 @@ const house = (url: string): HouseSpec => ({
 
 beforeAll(async () => {
   upstream = await startHoldingUpstream();
-  stack = await startStack('upstream_capacity', () => house(upstream.url));
+  stack = await startStack({ label: 'upstream_capacity', house: () => house(upstream.url) });
 }, 60_000);
 
 afterAll(async () => {

@@ -3,7 +3,7 @@ import { request, type IncomingMessage } from 'node:http';
 import { createBatchingProducer, createInProcessBus, type Bus, type QueuedMessage } from '@sbc/bus';
 import { testBackends } from '@sbc/testing';
 import { loadGatewayConfig, start as startGateway, type RunningGateway } from '@sbc/app-gateway';
-import { KEY, simHouse, startStack, type Stack } from '../support/model-calls.harness';
+import { OWNER_KEY as KEY, simHouse, startStack, type Stack } from '../support/stack';
 
 /**
  * A call's usage event is durable before the caller receives the last bytes of its reply (ARCHITECTURE,
@@ -22,7 +22,7 @@ function heldBroker(): Bus {
 }
 
 beforeAll(async () => {
-  stack = await startStack('usage_durable');
+  stack = await startStack({ label: 'usage_durable', house: simHouse });
   edge = await startGateway(
     loadGatewayConfig({
       PORT: '0',

@@ -1,7 +1,8 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import { SCOPES } from '@sbc/scopes';
-import { OWNER_KEY, readEventStream, startRunsStack, type RunsStack, type SseFrame } from '../support/runs.stack';
+import { readEventStream, SIM_TOKENS_PER_SECOND, type SseFrame } from '../support/run-events';
+import { OWNER_KEY, startStack, type RunsStack } from '../support/stack';
 
 interface Received {
   path: string;
@@ -47,7 +48,11 @@ describe('runs: projects, runs from start to settle, resumable event streams, ca
 
   beforeAll(async () => {
     // A fast retry ladder, so retries are observed in well under a second.
-    stack = await startRunsStack('runs_api', { runsEnv: { RUNS_WEBHOOK_RETRY_SCHEDULE_MS: '150,150,150,150,150,150,150' } });
+    stack = await startStack({
+      label: 'runs_api',
+      simTokensPerSecond: SIM_TOKENS_PER_SECOND,
+      runs: { env: { RUNS_WEBHOOK_RETRY_SCHEDULE_MS: '150,150,150,150,150,150,150' } },
+    });
     receiver = await startReceiver();
     projectId = await stack.createProject({ name: 'main', instructions: 'Be brief.' });
   });

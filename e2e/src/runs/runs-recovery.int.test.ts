@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { build } from 'esbuild';
 import { testBackends } from '@sbc/testing';
-import { OWNER_KEY, readEventStream, startRunsStack, type RunsStack, type SseFrame } from '../support/runs.stack';
+import { readEventStream, SIM_TOKENS_PER_SECOND, type SseFrame } from '../support/run-events';
+import { OWNER_KEY, startStack, type RunsStack } from '../support/stack';
 
 const ROOT = path.resolve(__dirname, '../../..');
 
@@ -44,7 +45,14 @@ describeWithPostgres('runs: a worker killed mid-run is recovered by another', ()
 
   beforeAll(async () => {
     // The edge's own runs service serves the API only; the workers are the process below, then another service.
-    [stack, dir] = await Promise.all([startRunsStack('runs_recovery', { runsEnv: { RUNS_WORKERS: '0', RUNS_LEASE_MS: '1500' } }), mkdtemp(path.join(tmpdir(), 'sbc-runs-worker-'))]);
+    [stack, dir] = await Promise.all([
+      startStack({
+        label: 'runs_recovery',
+        simTokensPerSecond: SIM_TOKENS_PER_SECOND,
+        runs: { env: { RUNS_WORKERS: '0', RUNS_LEASE_MS: '1500' } },
+      }),
+      mkdtemp(path.join(tmpdir(), 'sbc-runs-worker-')),
+    ]);
     entry = await bundleRunsService(dir);
   });
   afterAll(async () => {

@@ -1,113 +1,11 @@
 import { createServer, connect, type Socket } from 'node:net';
-import Anthropic from '@anthropic-ai/sdk';
-import OpenAI from 'openai';
-import { createMemoryPubSub, type PubSub } from '@sbc/cache';
-import { hashSecret, maskSecret, newId, newSecret } from '@sbc/ids';
-import { createTestDatabase, freePort, testBackends, type TestDatabase } from '@sbc/testing';
-import type { RunningAccount } from '@sbc/app-account';
-import { loadGatewayConfig, start as startGateway, type RunningGateway } from '@sbc/app-gateway';
-import { loadSimConfig, start as startSim, type RunningSim } from '@sbc/app-sim-upstream';
-import { startTestAccount } from './test-account';
+import { freePort } from '@sbc/testing';
+import { OWNER_KEY } from './stack';
 
 /**
- * The whole model path for end-to-end tests: the simulated engine (both dialects, no latency), the account
- * service with a bootstrap key on a fresh test database, and the edge whose house models point at the sim —
- * `house` in the OpenAI dialect, `house-omni` in the Anthropic one — driven by the official SDKs.
+ * Helpers of the model-path suites, which drive startStack's edge (house models on the sim: `house` in the
+ * OpenAI dialect, `house-omni` in the Anthropic one; see simHouse) with the official SDKs and raw HTTP.
  */
-export const KEY = 'sbc_model_calls_bootstrap_0123456789abcdef';
-
-/** One house engine as HOUSE_ENGINES spells it. */
-export interface EngineSpec {
-  dialect: 'openai' | 'anthropic';
-  base_url: string;
-  model: string;
-  label?: string;
-}
-export type HouseSpec = Partial<Record<'house' | 'house-omni' | 'house-fast', EngineSpec[]>>;
-
-export interface Stack {
-  sim: RunningSim;
-  account: RunningAccount;
-  edge: RunningGateway;
-  openai: OpenAI;
-  anthropic: Anthropic;
-  /** Starts a further edge on the same account service (stopped with the stack). */
-  startEdge(house: HouseSpec, extraEnv?: Record<string, string>): Promise<RunningGateway>;
-  /** Inserts a caller key on the bootstrap user with these scopes; returns its id and secret. */
-  createKey(scopes: string[]): Promise<{ id: string; secret: string }>;
-  stop(): Promise<void>;
-}
-
-export function openAiFor(url: string, apiKey = KEY): OpenAI {
-  return new OpenAI({ apiKey, baseURL: `${url}/v1`, maxRetries: 0 });
-}
-
-export function anthropicFor(url: string, apiKey = KEY): Anthropic {
-  return new Anthropic({ apiKey, baseURL: url, maxRetries: 0 });
-}
-
-/** The usual house mapping: the same sim behind both upstream dialects (with and without `/v1`). */
-export function simHouse(simUrl: string, fast: EngineSpec = { dialect: 'openai', base_url: simUrl, model: 'sim-error-429' }): HouseSpec {
-  return {
-    house: [{ dialect: 'openai', base_url: `${simUrl}/v1`, model: 'sim-large' }],
-    'house-omni': [{ dialect: 'anthropic', base_url: simUrl, model: 'sim-large' }],
-    'house-fast': [fast],
-  };
-}
-
-export async function startStack(label: string, house: (simUrl: string) => HouseSpec = (url) => simHouse(url)): Promise<Stack> {
-  const redisUrl = testBackends().redisUrl;
-  const pubsub: PubSub | undefined = redisUrl ? undefined : createMemoryPubSub();
-  const edges: RunningGateway[] = [];
-  let db: TestDatabase | undefined;
-  let sim: RunningSim | undefined;
-  let account: RunningAccount | undefined;
-  const stop = async () => {
-    for (const edge of edges.splice(0).reverse()) await edge.stop();
-    await account?.stop();
-    await sim?.stop();
-    await pubsub?.close();
-    await db?.drop();
-  };
-  try {
-    sim = await startSim(loadSimConfig({ SIM_PORT: '0', SIM_LATENCY_MS: '0', SIM_TOKENS_PER_SECOND: '0', LOG_LEVEL: 'silent' }));
-    db = await createTestDatabase(label);
-    account = await startTestAccount({ databaseUrl: db.databaseUrl, redisUrl, pubsub, bootstrapKey: KEY });
-    const running = account;
-    const startEdge = async (spec: HouseSpec, extraEnv: Record<string, string> = {}) => {
-      const edge = await startGateway(
-        loadGatewayConfig({
-          PORT: '0',
-          BASE_URL: 'https://gw.test',
-          ACCOUNT_GRPC_TARGET: running.grpcAddress,
-          REDIS_URL: redisUrl,
-          HOUSE_ENGINES: JSON.stringify(spec),
-          KEY_USE_FLUSH_MS: '50',
-          LOG_LEVEL: 'silent',
-          ...extraEnv,
-        }),
-        { pubsub },
-      );
-      edges.push(edge);
-      return edge;
-    };
-    const edge = await startEdge(house(sim.url));
-    const createKey = async (scopes: string[]) => {
-      const prisma = running.database.prisma;
-      const owner = await prisma.callerKey.findUnique({ where: { keyHash: new Uint8Array(hashSecret(KEY)) } });
-      const secret = newSecret('sbc');
-      const id = newId('key');
-      await prisma.callerKey.create({
-        data: { id, userId: owner!.userId, name: `test ${scopes.join(' ')}`, keyHash: new Uint8Array(hashSecret(secret)), mask: maskSecret(secret), scopes, route: 'auto', mode: 'model' },
-      });
-      return { id, secret };
-    };
-    return { sim, account, edge, openai: openAiFor(edge.url), anthropic: anthropicFor(edge.url), startEdge, createKey, stop };
-  } catch (error) {
-    await stop();
-    throw error;
-  }
-}
 
 /** A port nothing listens on (an engine that is down). */
 export async function closedPortUrl(): Promise<string> {
@@ -186,7 +84,7 @@ export interface RawFrame {
 export async function rawStream(url: string, path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ res: Response; frames: RawFrame[]; text: string }> {
   const res = await fetch(`${url}${path}`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', ...headers },
+    headers: { authorization: `Bearer ${OWNER_KEY}`, 'content-type': 'application/json', ...headers },
     body: JSON.stringify(body),
   });
   const text = await res.text();

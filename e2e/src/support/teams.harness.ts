@@ -1,6 +1,6 @@
 import { newId } from '@sbc/ids';
 import type { Scope } from '@sbc/scopes';
-import type { AccountSurfaceStack } from './account-surface.stack';
+import type { AccountSurfaceStack } from './stack';
 
 /** A signed-up user with a Full access caller key. */
 export interface TeamUser {

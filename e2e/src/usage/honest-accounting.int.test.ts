@@ -4,7 +4,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { rejectionOf } from '@sbc/testing';
 import { loadSimConfig, start as startSim, type RunningSim } from '@sbc/app-sim-upstream';
-import { startUsageStack, type UsageStack } from '../support/usage.stack';
+import { startStack, type UsageStack } from '../support/stack';
 
 /**
  * Honest accounting against a hostile caller, through the edge with the official SDKs: strings the ledger
@@ -50,7 +50,9 @@ async function startRunawayEngine() {
 beforeAll(async () => {
   sim = await startSim(loadSimConfig({ SIM_PORT: '0', SIM_LATENCY_MS: '0', SIM_TOKENS_PER_SECOND: '0', LOG_LEVEL: 'silent' }));
   runaway = await startRunawayEngine();
-  stack = await startUsageStack('honest_accounting', {
+  stack = await startStack({
+    label: 'honest_accounting',
+    ledger: {},
     edgeEnv: {
       PROVIDER_ENGINES: JSON.stringify({ openai: { dialect: 'openai', base_url: `${sim.url}/v1`, api_key: 'sk-sim' } }),
       HOUSE_ENGINES: JSON.stringify({

@@ -1,18 +1,19 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { rejectionOf } from '@sbc/testing';
-import { anthropicFor, openAiFor, TEXT_PROMPT } from '../support/model-calls.harness';
-import { requestId, startUsageStack, type UsageStack } from '../support/model-usage.stack';
+import { TEXT_PROMPT } from '../support/model-calls.harness';
+import { anthropicFor, openAiFor, simHouse, startStack, type PacedParts, type UsageStack } from '../support/stack';
+import { requestId } from '../support/usage-events';
 
 /**
  * What a model call leaves behind: one usage row per call in the ledger (fed over the bus the edge and the
  * ledger share), charged at the house list price, and spend held to key caps and the account balance.
  * House rates: 200 credits per 1M input tokens, 800 per 1M output, so 0.2 / 0.8 millicredits per token.
  */
-let stack: UsageStack;
+let stack: UsageStack & PacedParts;
 
 beforeAll(async () => {
-  stack = await startUsageStack('model_usage');
+  stack = await startStack({ label: 'model_usage', house: simHouse, paced: { tokensPerSecond: 20 }, ledger: { sharesStore: false } });
 }, 60_000);
 
 afterAll(async () => {
@@ -86,7 +87,7 @@ function expectRecorded(row: Row, seen: Seen, keyId: string): void {
 
 describe('usage rows', () => {
   it('every call, streamed or not and whatever the dialects, leaves exactly one row with the usage the caller saw', async () => {
-    const key = await stack.createKey();
+    const key = await stack.seedKey({ scopes: ['gateway:invoke'] });
     const openai = openAiFor(stack.edge.url, key.secret);
     const anthropic = anthropicFor(stack.edge.url, key.secret);
     const seen: Seen[] = [];
@@ -132,7 +133,7 @@ describe('usage rows', () => {
   });
 
   it('the request id the edge answers with (x-request-id / request-id) keys the row when the caller sends none', async () => {
-    const key = await stack.createKey();
+    const key = await stack.seedKey({ scopes: ['gateway:invoke'] });
     const chat = await openAiFor(stack.edge.url, key.secret).chat.completions.create({ model: 'house', messages: hello, max_tokens: 16 }).withResponse();
     const messages = await anthropicFor(stack.edge.url, key.secret).messages.create({ model: 'house-omni', messages: hello, max_tokens: 16 }).withResponse();
     const chatId = chat.response.headers.get('x-request-id')!;
@@ -145,7 +146,7 @@ describe('usage rows', () => {
   });
 
   it('a refused call (unknown model → 404) is recorded with status 404 and nothing used or charged', async () => {
-    const key = await stack.createKey();
+    const key = await stack.seedKey({ scopes: ['gateway:invoke'] });
     const id = requestId('unknown');
     const error = await rejectionOf(openAiFor(stack.edge.url, key.secret).chat.completions.create({ model: 'no-such-model', messages: hello }, withId(id)));
     expect(error).toBeInstanceOf(OpenAI.NotFoundError);
@@ -155,7 +156,7 @@ describe('usage rows', () => {
   });
 
   it('a caller that hangs up mid-stream is recorded with status 499 and billed for what it received, its whole prompt included', async () => {
-    const key = await stack.createKey();
+    const key = await stack.seedKey({ scopes: ['gateway:invoke'] });
     const id = requestId('hangup');
     const controller = new AbortController();
     // A conversation resent whole, as chat clients do: the prompt the stream is billed for is all of it.
@@ -196,7 +197,7 @@ const utcDay = () => new Date().toISOString().slice(0, 10).replace(/-/g, '');
 
 describe('key daily cap (1 credit)', () => {
   it('calls that fit succeed; once spent, the next is 402 in the dialect called with budget key_daily and x-should-retry: false', async () => {
-    const key = await stack.createKey({ dailyLimitCredits: 1 });
+    const key = await stack.seedKey({ scopes: ['gateway:invoke'], dailyLimitCredits: 1 });
     const openai = openAiFor(stack.edge.url, key.secret);
     const worst = worstMilli(spendBody);
     expect(worst).toBeGreaterThan(300);
@@ -255,7 +256,7 @@ describe('key daily cap (1 credit)', () => {
   });
 
   it('parallel calls against a cap that fits only some of them never push recorded spend over the cap', async () => {
-    const key = await stack.createKey({ dailyLimitCredits: 1 });
+    const key = await stack.seedKey({ scopes: ['gateway:invoke'], dailyLimitCredits: 1 });
     const openai = openAiFor(stack.edge.url, key.secret);
     const n = 10;
     const ids = Array.from({ length: n }, (_, i) => requestId(`par${i}`));
@@ -283,13 +284,13 @@ describe('key daily cap (1 credit)', () => {
 });
 
 describe('account balance (credits:available)', () => {
-  const balanceKey = () => `credits:available:${stack.userId}`;
+  const balanceKey = () => `credits:available:${stack.ownerId}`;
   afterEach(async () => {
     await stack.store.del(balanceKey());
   });
 
   it('a call that does not fit is 402 budget account; one that fits is served and the balance drops by its charge', async () => {
-    const key = await stack.createKey();
+    const key = await stack.seedKey({ scopes: ['gateway:invoke'] });
     const openai = openAiFor(stack.edge.url, key.secret);
     await stack.store.set(balanceKey(), '100');
     expect(worstMilli(spendBody)).toBeGreaterThan(100);

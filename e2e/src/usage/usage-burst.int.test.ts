@@ -1,5 +1,5 @@
 import { USAGE_EVENTS_TOPIC } from '@sbc/events';
-import { startUsageStack, type UsageStack } from '../support/usage.stack';
+import { startStack, type UsageStack } from '../support/stack';
 
 /**
  * The ledger's promise, end to end: every call through the edge is one usage row, and the daily, breakdown
@@ -19,7 +19,11 @@ const recorded: Uint8Array[] = [];
 beforeAll(async () => {
   // The test runs the reconciling sweep itself: the ledger's own (every minute by default) would, on a slow
   // run, reconcile the account first and leave the test's sweep nothing to do.
-  stack = await startUsageStack('usage_burst', { edgeEnv: { RATE_LIMIT_PER_MINUTE: '1000000' }, ledgerEnv: { LEDGER_RECONCILE_QUIET_MS: '300', LEDGER_RECONCILE_INTERVAL_MS: '3600000' } });
+  stack = await startStack({
+    label: 'usage_burst',
+    edgeEnv: { RATE_LIMIT_PER_MINUTE: '1000000' },
+    ledger: { env: { LEDGER_RECONCILE_QUIET_MS: '300', LEDGER_RECONCILE_INTERVAL_MS: '3600000' } },
+  });
   userId = await stack.seedUser();
   for (let i = 0; i < KEYS; i++) keys.push(await stack.seedKey({ userId, name: `burst key ${i}` }));
   reader = keys[0]!.secret;

@@ -3,7 +3,7 @@ import { create, toBinary } from '@bufbuild/protobuf';
 import { timestampFromMs } from '@bufbuild/protobuf/wkt';
 import { USAGE_EVENTS_TOPIC } from '@sbc/events';
 import { UsageEventSchema } from '@sbc/proto/sbc/usage/v1/usage_event_pb';
-import { startUsageStack, type UsageStack } from '../support/usage.stack';
+import { startStack, type UsageStack } from '../support/stack';
 
 /**
  * Issue 24, through the edge with the official SDK: a caller's x-request-id is for correlation only. Calls
@@ -13,7 +13,7 @@ import { startUsageStack, type UsageStack } from '../support/usage.stack';
 let stack: UsageStack;
 
 beforeAll(async () => {
-  stack = await startUsageStack('usage_identity');
+  stack = await startStack({ label: 'usage_identity', ledger: {} });
 }, 60_000);
 
 afterAll(async () => {

@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { startUsageStack, usageEvent, type UsageEventFields, type UsageEventInit, type UsageStack } from '../support/usage.stack';
+import { startStack, type UsageStack } from '../support/stack';
+import { usageEvent, type UsageEventFields, type UsageEventInit } from '../support/usage-events';
 
 /**
  * The usage routes, credits and spend as a caller sees them, over usage events fed to the ledger as the edge
@@ -39,13 +40,16 @@ beforeAll(async () => {
     res.statusCode = 503;
     res.end('{"type":"error"}');
   });
-  stack = await startUsageStack('usage_routes', {
-    ledgerEnv: {
-      LEDGER_RECONCILE_QUIET_MS: '200',
-      OPENAI_ADMIN_KEY: 'sk-admin-fake-openai',
-      OPENAI_ADMIN_BASE_URL: `${openai}/v1`,
-      ANTHROPIC_ADMIN_KEY: 'sk-ant-admin-fake',
-      ANTHROPIC_ADMIN_BASE_URL: anthropic,
+  stack = await startStack({
+    label: 'usage_routes',
+    ledger: {
+      env: {
+        LEDGER_RECONCILE_QUIET_MS: '200',
+        OPENAI_ADMIN_KEY: 'sk-admin-fake-openai',
+        OPENAI_ADMIN_BASE_URL: `${openai}/v1`,
+        ANTHROPIC_ADMIN_KEY: 'sk-ant-admin-fake',
+        ANTHROPIC_ADMIN_BASE_URL: anthropic,
+      },
     },
   });
 }, 60_000);

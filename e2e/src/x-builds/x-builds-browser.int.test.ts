@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { startFakeXApi, type FakeXApi } from '@sbc/app-x-builds';
-import { startXBuildsStack, XB_OWNER_KEY, type XbJob, type XBuildsStack } from '../support/x-builds.stack';
+import { OWNER_KEY as XB_OWNER_KEY, startStack, type XbJob, type XBuildsStack } from '../support/stack';
 
 // Verification in a real browser. CI installs Debian's chromium and ffmpeg; without Chromium this file is
 // skipped (and says so), never faked.
@@ -63,7 +63,10 @@ function probeClip(clip: Buffer): { frames: number; seconds: number; codec: stri
 
   beforeAll(async () => {
     x = await startFakeXApi({ accountId: ACCOUNT_ID, ...TOKENS });
-    stack = await startXBuildsStack('xb_browser', { x: { apiUrl: x.url, accountId: ACCOUNT_ID, ...TOKENS }, buildsEnv: { X_BUILDS_CHROMIUM_PATH: CHROMIUM } });
+    stack = await startStack({
+      label: 'xb_browser',
+      builds: { x: { apiUrl: x.url, accountId: ACCOUNT_ID, ...TOKENS }, env: { X_BUILDS_CHROMIUM_PATH: CHROMIUM } },
+    });
     // The API build and the X one at once (an author has one active job at a time, the X author is another).
     ids.ball = await submit('A bouncing ball on a dark canvas');
     // Its first version loads an outside image, which the CSP blocks: it is built twice.

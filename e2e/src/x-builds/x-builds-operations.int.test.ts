@@ -1,4 +1,4 @@
-import { startXBuildsStack, type XbJob, type XBuildsStack } from '../support/x-builds.stack';
+import { startStack, type XbJob, type XBuildsStack } from '../support/stack';
 
 const settled = (job: XbJob) => ['done', 'refused', 'failed', 'cancelled'].includes(job.status);
 let post = 1_000_000;
@@ -12,9 +12,13 @@ describe('x builds: intake refusals, the ordered queue, operator controls and re
 
   beforeAll(async () => {
     // A short lease, so a build abandoned by a stopped worker is recovered within seconds.
-    stack = await startXBuildsStack('xb_operations', { simTokensPerSecond: 200, buildsEnv: { X_BUILDS_LEASE_MS: '1500', X_BUILDS_AUTHOR_DAILY_LIMIT: '3' } });
-    key = await stack.seedKey(['builds:read', 'builds:write', 'builds:admin', 'gateway:invoke']);
-    reader = await stack.seedKey(['builds:read', 'builds:write']);
+    stack = await startStack({
+      label: 'xb_operations',
+      simTokensPerSecond: 200,
+      builds: { env: { X_BUILDS_LEASE_MS: '1500', X_BUILDS_AUTHOR_DAILY_LIMIT: '3' } },
+    });
+    key = (await stack.seedKey({ scopes: ['builds:read', 'builds:write', 'builds:admin', 'gateway:invoke'] })).secret;
+    reader = (await stack.seedKey({ scopes: ['builds:read', 'builds:write'] })).secret;
   });
   afterAll(async () => {
     await stack?.stop();

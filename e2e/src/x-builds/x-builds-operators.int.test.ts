@@ -1,7 +1,7 @@
 import { hashSecret, newId, newSecret } from '@sbc/ids';
 import { SCOPES } from '@sbc/scopes';
 import { seedCallerKey } from '../support/test-account';
-import { startXBuildsStack, type XbJob, type XBuildsStack } from '../support/x-builds.stack';
+import { startStack, type XbJob, type XBuildsStack } from '../support/stack';
 
 const settled = (job: XbJob) => ['done', 'refused', 'failed', 'cancelled'].includes(job.status);
 const PASSWORD = 'a long enough password 1';
@@ -24,8 +24,8 @@ describe('x builds: only operators run the lane; a fresh sign-up cannot', () => 
   let attacker: { label: string; credential: string }[];
 
   beforeAll(async () => {
-    stack = await startXBuildsStack('xb_operators', { simTokensPerSecond: 400, accountEnv: { SBC_SIGNUP_ENABLED: 'true' } });
-    operator = await stack.seedKey();
+    stack = await startStack({ label: 'xb_operators', simTokensPerSecond: 400, accountEnv: { SBC_SIGNUP_ENABLED: 'true' }, builds: {} });
+    operator = (await stack.seedKey()).secret;
     const prisma = stack.account.database.prisma;
     const victimUser = await prisma.user.create({ data: { id: newId('usr'), email: `victim-${newId('usr').toLowerCase()}@example.test` } });
     victim = (await seedCallerKey(prisma, { userId: victimUser.id, scopes: ['gateway:invoke', 'builds:read', 'builds:write'] })).secret;

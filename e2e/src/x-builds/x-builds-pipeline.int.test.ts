@@ -1,4 +1,4 @@
-import { startXBuildsStack, type XbJob, type XBuildsStack } from '../support/x-builds.stack';
+import { simHouseOnly, startStack, type XbJob, type XBuildsStack } from '../support/stack';
 
 const settled = (job: XbJob) => ['done', 'refused', 'failed', 'cancelled'].includes(job.status);
 
@@ -9,9 +9,9 @@ describe('x builds: an API prompt goes through the whole pipeline to a live app'
 
   beforeAll(async () => {
     // 400 tokens per second: a page of ~120 tokens builds in a moment, a padded one (sim-tokens:N) takes a while.
-    stack = await startXBuildsStack('xb_pipeline', { simTokensPerSecond: 400 });
-    key = await stack.seedKey(['builds:read', 'builds:write', 'builds:admin', 'gateway:invoke']);
-    buildsOnly = await stack.seedKey(['builds:read', 'builds:write']);
+    stack = await startStack({ label: 'xb_pipeline', simTokensPerSecond: 400, builds: {} });
+    key = (await stack.seedKey({ scopes: ['builds:read', 'builds:write', 'builds:admin', 'gateway:invoke'] })).secret;
+    buildsOnly = (await stack.seedKey({ scopes: ['builds:read', 'builds:write'] })).secret;
   });
   afterAll(async () => {
     await stack?.stop();
@@ -130,8 +130,12 @@ describe('x builds: an upstream that keeps failing puts the lane in backoff', ()
   let key: string;
 
   beforeAll(async () => {
-    stack = await startXBuildsStack('xb_backoff', { houseModel: 'sim-error-503', buildsEnv: { X_BUILDS_BACKOFF_BASE_MS: '60000' } });
-    key = await stack.seedKey(['builds:read', 'builds:write', 'builds:admin', 'gateway:invoke']);
+    stack = await startStack({
+      label: 'xb_backoff',
+      house: (simUrl) => simHouseOnly(simUrl, 'sim-error-503'),
+      builds: { env: { X_BUILDS_BACKOFF_BASE_MS: '60000' } },
+    });
+    key = (await stack.seedKey({ scopes: ['builds:read', 'builds:write', 'builds:admin', 'gateway:invoke'] })).secret;
   });
   afterAll(async () => {
     await stack?.stop();

@@ -1,5 +1,5 @@
 import { startFakeXApi, type FakeXApi } from '@sbc/app-x-builds';
-import { startXBuildsStack, XB_OWNER_KEY, type XbJob, type XBuildsStack } from '../support/x-builds.stack';
+import { OWNER_KEY as XB_OWNER_KEY, startStack, type XbJob, type XBuildsStack } from '../support/stack';
 
 const ACCOUNT_ID = '4200000000';
 const TOKENS = { bearerToken: 'fake-x-app-bearer', userAccessToken: 'fake-x-user-token' };
@@ -25,7 +25,10 @@ describe('x builds: the X poller against a fake X API', () => {
   beforeAll(async () => {
     x = await startFakeXApi({ accountId: ACCOUNT_ID, ...TOKENS });
     // One reply per 15 minutes, so the per-user post limit is reached within the test.
-    stack = await startXBuildsStack('xb_poller', { x: { apiUrl: x.url, accountId: ACCOUNT_ID, ...TOKENS }, buildsEnv: { X_REPLIES_PER_15_MIN: '1' } });
+    stack = await startStack({
+      label: 'xb_poller',
+      builds: { x: { apiUrl: x.url, accountId: ACCOUNT_ID, ...TOKENS }, env: { X_REPLIES_PER_15_MIN: '1' } },
+    });
   });
   afterAll(async () => {
     await stack?.stop();
