@@ -2,6 +2,8 @@ import nx from '@nx/eslint-plugin';
 import tseslint from 'typescript-eslint';
 
 const depConstraints = [
+  // End-to-end suites boot the real apps (and the embedded composition root) as a caller meets them.
+  { sourceTag: 'type:e2e', onlyDependOnLibsWithTags: ['type:composition', 'type:app', 'type:core', 'type:plumbing'] },
   { sourceTag: 'type:composition', onlyDependOnLibsWithTags: ['type:app', 'type:core', 'type:plumbing'] },
   { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:core', 'type:plumbing'] },
   { sourceTag: 'type:plumbing', onlyDependOnLibsWithTags: ['type:core', 'type:plumbing'] },
@@ -28,8 +30,8 @@ export default tseslint.config(
   },
   {
     // Apps never import apps, except the embedded composition root, whose job is to start every app's
-    // exported start(config) in one process.
-    files: ['apps/embedded/**/*.ts', 'deploy/**/*.ts'],
+    // exported start(config) in one process, and the end-to-end suites, which boot them as a caller meets them.
+    files: ['apps/embedded/**/*.ts', 'deploy/**/*.ts', 'e2e/**/*.ts'],
     rules: {
       '@nx/enforce-module-boundaries': ['error', { allow: ['@sbc/proto/*', '@sbc/app-*'], depConstraints }],
     },

@@ -4,6 +4,17 @@ const path = require('node:path');
 const { compilerOptions } = require('./tsconfig.base.json');
 
 const root = __dirname;
+
+// `npm test` runs two phases, unit tests (`*.test.ts`) and then integration tests (`*.int.test.ts`, which boot
+// real apps), chosen by SBC_TEST_PHASE; unset (a project's own `nx test`, or `npx jest <file>`) runs both.
+const TEST_MATCH_BY_PHASE = {
+  unit: ['**/*.test.ts', '!**/*.int.test.ts'],
+  int: ['**/*.int.test.ts'],
+};
+const phase = process.env.SBC_TEST_PHASE;
+if (phase !== undefined && !(phase in TEST_MATCH_BY_PHASE)) {
+  throw new Error(`SBC_TEST_PHASE=${phase}: expected one of ${Object.keys(TEST_MATCH_BY_PHASE).join(', ')}, or unset for all tests`);
+}
 const moduleNameMapper = {};
 for (const [alias, [target]] of Object.entries(compilerOptions.paths)) {
   const from = '^' + alias.replace('*', '(.*)') + '$';
@@ -27,7 +38,7 @@ module.exports = {
   transformIgnorePatterns: ['/node_modules/(?!(@electric-sql/pglite|eventsource-parser|@apidevtools|parse5|entities)/)'],
   moduleFileExtensions: ['ts', 'js', 'cjs', 'json'],
   moduleNameMapper,
-  testMatch: ['**/*.test.ts'],
+  testMatch: TEST_MATCH_BY_PHASE[phase] ?? ['**/*.test.ts'],
   globalSetup: path.join(root, 'libs/testing/src/global-setup.ts'),
   globalTeardown: path.join(root, 'libs/testing/src/global-teardown.ts'),
   testTimeout: 30000,
