@@ -18,3 +18,8 @@ export function stringOf(value: unknown): string | undefined {
 export function numberOf(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
 }
+
+/** A whole count of zero or more, or undefined for anything else (output limits). */
+export function countOf(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined;
+}

@@ -2,7 +2,7 @@ import type { CallerDialect, CallerStream, Passthrough } from '../adapter';
 import { renderErrorBody } from '../error-bodies';
 import { dialectId } from '../ids';
 import type { SseFrame, StreamEvent } from '../ir';
-import { isObject } from '../json';
+import { countOf, isObject } from '../json';
 import type { DialectIssue } from '../request-error';
 import { nowSeconds } from '../stream';
 import { chatStreamError } from '../stream-errors';
@@ -83,8 +83,7 @@ const chatPassthrough: Passthrough = {
 };
 
 function requestedOutputLimit(body: Readonly<Record<string, unknown>>): number | undefined {
-  const value = body.max_completion_tokens ?? body.max_tokens;
-  return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined;
+  return countOf(body.max_completion_tokens ?? body.max_tokens);
 }
 
 export const CHAT: CallerDialect = {

@@ -1,6 +1,7 @@
 import type { CallerDialect, CallerStream, Passthrough } from '../adapter';
 import { renderErrorBody } from '../error-bodies';
 import type { SseFrame } from '../ir';
+import { countOf } from '../json';
 import type { DialectIssue } from '../request-error';
 import { parseData } from '../stream';
 import { messagesStreamError } from '../stream-errors';
@@ -63,10 +64,7 @@ export const MESSAGES: CallerDialect = {
     if (body.max_tokens === undefined) issues.push({ path: 'max_tokens', code: 'required', message: 'max_tokens is required.' });
     return issues;
   },
-  requestedOutputLimit(body) {
-    const value = body.max_tokens;
-    return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined;
-  },
+  requestedOutputLimit: (body) => countOf(body.max_tokens),
   includeUsage: () => false,
   parse: parseMessagesRequest,
   renderReply: (reply) => renderMessagesResponse(reply),

@@ -1,5 +1,6 @@
 import type { CallerDialect } from '../adapter';
 import { renderErrorBody } from '../error-bodies';
+import { countOf } from '../json';
 import type { DialectIssue } from '../request-error';
 import { parseResponsesRequest } from './parse-request';
 import { renderResponsesResponse } from './render-response';
@@ -17,10 +18,7 @@ export const RESPONSES: CallerDialect = {
     }
     return issues;
   },
-  requestedOutputLimit(body) {
-    const value = body.max_output_tokens;
-    return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined;
-  },
+  requestedOutputLimit: (body) => countOf(body.max_output_tokens),
   includeUsage: () => false,
   parse: parseResponsesRequest,
   renderReply: (reply, request) => renderResponsesResponse(reply, request),
