@@ -1,8 +1,9 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import { callerDialect, type CallerDialect } from '@sbc/dialects';
+import type { CallerDialect } from '@sbc/dialects';
 import type { Logger } from '@sbc/logging';
 import { extractContext, SpanKind, SpanStatusCode, startSpan, tracingEnabled, withContext } from '@sbc/telemetry';
 import { MODEL_CALL_ROUTES } from './model-calls/handle-call';
+import { MESSAGES } from './model-calls/handle-count-tokens';
 import { routeTemplateOf, type EdgeMetrics } from './observability/edge-metrics';
 import { refuseReturningCall } from './upstream/hop';
 
@@ -19,8 +20,6 @@ export interface EdgeRouterDeps {
   /** The REST surface (Express). */
   rest: RequestListener;
 }
-
-const MESSAGES = callerDialect('messages');
 
 function isLoopback(address: string | undefined): boolean {
   return address === '127.0.0.1' || address === '::1' || address === '::ffff:127.0.0.1';

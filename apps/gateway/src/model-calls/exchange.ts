@@ -11,7 +11,7 @@ import type { Engine } from '../routing/engines';
 import { isAbort, UpstreamUnavailableError } from '../upstream/client';
 import type { CallResponse } from './call-response';
 import { dispatch, type DispatchDeps, type InFlight } from './dispatch';
-import { forgetBody, isPassthrough, type CallerCall } from './plan';
+import { forgetBody, isPassthrough, passthroughTo, type CallerCall } from './plan';
 import { frameSource, usageOfAbandoned } from './stream-frames';
 import { DRAINED, StreamRelay } from './stream-relay';
 
@@ -32,8 +32,8 @@ export interface ExchangeDeps extends DispatchDeps {
 }
 
 function renderReply(call: CallerCall, engine: Engine, raw: unknown): { body: unknown; usage: Usage; stopReason?: StopReason } {
-  const passthrough = call.adapter.passthrough;
-  if (passthrough?.upstream === engine.dialect && raw && typeof raw === 'object') {
+  const passthrough = passthroughTo(call, engine);
+  if (passthrough && raw && typeof raw === 'object') {
     return passthrough.reply(raw as Record<string, unknown>, call.callerModel);
   }
   const reply = upstreamAdapter(engine.dialect).parseReply(raw, call.request);

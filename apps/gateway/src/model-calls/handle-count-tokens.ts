@@ -12,7 +12,8 @@ import type { ModelCallDeps } from './handle-call';
 import { countMessagesBody } from './count-tokens';
 import { resolveCallRoute } from './route-call';
 
-const MESSAGES = callerDialect('messages');
+/** The dialect of `/v1/messages/count_tokens`, and of its refusals. */
+export const MESSAGES = callerDialect('messages');
 
 /**
  * `POST /v1/messages/count_tokens` (any key; `?beta=true` too). When the model's first engine's dialect has a

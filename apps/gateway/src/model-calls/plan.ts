@@ -1,4 +1,4 @@
-import type { CallerDialect, ChatRequest } from '@sbc/dialects';
+import type { CallerDialect, ChatRequest, Passthrough } from '@sbc/dialects';
 import { upstreamAdapter } from '@sbc/dialects';
 import type { Engine } from '../routing/engines';
 import type { UpstreamRequest } from '../upstream/client';
@@ -30,9 +30,14 @@ export interface EngineCall {
   body: Buffer;
 }
 
-/** Whether the engine takes the caller's body as it is (same dialect on both sides). */
+/** The caller dialect's passthrough when the engine takes the caller's body as it is (same dialect on both sides). */
+export function passthroughTo(call: CallerCall, engine: Engine): Passthrough | undefined {
+  const passthrough = call.adapter.passthrough;
+  return passthrough?.upstream === engine.dialect ? passthrough : undefined;
+}
+
 export function isPassthrough(call: CallerCall, engine: Engine): boolean {
-  return call.adapter.passthrough?.upstream === engine.dialect;
+  return passthroughTo(call, engine) !== undefined;
 }
 
 /** Parses the caller's body into the neutral form, once some engine needs it; throws DialectRequestError (400). */
@@ -72,8 +77,8 @@ export function promptOf(call: CallerCall): ChatRequest {
  */
 export function engineCall(call: CallerCall, engine: Engine, options: { defaultMaxTokens: number }): EngineCall {
   const upstream = upstreamAdapter(engine.dialect);
-  const passthrough = call.adapter.passthrough;
-  if (passthrough?.upstream === engine.dialect) {
+  const passthrough = passthroughTo(call, engine);
+  if (passthrough) {
     const body = passthrough.request(bodyOf(call), { model: engine.model, outputLimit: call.outputLimit, stream: call.stream });
     return { path: upstream.path, body: Buffer.from(JSON.stringify(body)) };
   }

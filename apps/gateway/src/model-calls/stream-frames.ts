@@ -7,7 +7,7 @@ import {
 } from '@sbc/dialects';
 import type { Engine } from '../routing/engines';
 import { countRequestTokens, createTokenCounter } from './count-tokens';
-import { promptOf, type CallerCall } from './plan';
+import { passthroughTo, promptOf, type CallerCall } from './plan';
 
 // The stream relay's pieces: upstream events into the caller's frames (passed through or translated, by the
 // dialects' adapters), the guard on a priced stream's output, and the usage of a stream that did not reach its
@@ -18,8 +18,8 @@ export type FrameSource = CallerStream;
 
 export function frameSource(call: CallerCall, engine: Engine, requestId: string): FrameSource {
   const options = { model: call.callerModel, includeUsage: call.includeUsage, requestId, request: call.request };
-  const passthrough = call.adapter.passthrough;
-  if (passthrough?.upstream === engine.dialect) return passthrough.stream(options);
+  const passthrough = passthroughTo(call, engine);
+  if (passthrough) return passthrough.stream(options);
   return createTranslatedStream(call.adapter, upstreamAdapter(engine.dialect), options);
 }
 
