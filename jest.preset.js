@@ -13,7 +13,9 @@ const TEST_MATCH_BY_PHASE = {
 };
 const phase = process.env.SBC_TEST_PHASE;
 if (phase !== undefined && !(phase in TEST_MATCH_BY_PHASE)) {
-  throw new Error(`SBC_TEST_PHASE=${phase}: expected one of ${Object.keys(TEST_MATCH_BY_PHASE).join(', ')}, or unset for all tests`);
+  throw new Error(
+    `SBC_TEST_PHASE=${phase}: expected one of ${Object.keys(TEST_MATCH_BY_PHASE).join(', ')}, or unset for all tests`,
+  );
 }
 const moduleNameMapper = {};
 for (const [alias, [target]] of Object.entries(compilerOptions.paths)) {
@@ -35,7 +37,9 @@ module.exports = {
   // PGlite loads Node built-ins with dynamic import(), which Jest's VM refuses without a flag; swc
   // rewrites those to require() when the package goes through the transform. eventsource-parser ships
   // ESM only, and so does the OpenAPI validator (@apidevtools); Jest's CommonJS runtime needs them transpiled like our own sources.
-  transformIgnorePatterns: ['/node_modules/(?!(@electric-sql/pglite|eventsource-parser|@apidevtools|parse5|entities)/)'],
+  transformIgnorePatterns: [
+    '/node_modules/(?!(@electric-sql/pglite|eventsource-parser|@apidevtools|parse5|entities)/)',
+  ],
   moduleFileExtensions: ['ts', 'js', 'cjs', 'json'],
   moduleNameMapper,
   testMatch: TEST_MATCH_BY_PHASE[phase] ?? ['**/*.test.ts'],

@@ -22,25 +22,54 @@ if (!existsSync(path.join(dist, 'index.html'))) {
 
 const index = readFileSync(path.join(dist, 'index.html'), 'utf8');
 // What the first visit loads before any page chunk: the entry script and every module it preloads.
-const initial = [...index.matchAll(/<(?:script[^>]*\bsrc|link[^>]*rel="modulepreload"[^>]*\bhref)="\/console\/([^"]+\.js)"/g)].map((m) => m[1]);
+const initial = [
+  ...index.matchAll(/<(?:script[^>]*\bsrc|link[^>]*rel="modulepreload"[^>]*\bhref)="\/console\/([^"]+\.js)"/g),
+].map((m) => m[1]);
 const gzipped = (file) => gzipSync(readFileSync(path.join(dist, file)), { level: 9 }).length;
 const initialGz = initial.reduce((sum, file) => sum + gzipped(file), 0);
 const css = [...index.matchAll(/href="\/console\/([^"]+\.css)"/g)].map((m) => m[1]);
 const cssGz = css.reduce((sum, file) => sum + gzipped(file), 0);
 
 function metrics(requests) {
-  return { requests, tokens_in: requests * 900, tokens_out: requests * 300, cache_read: 0, cache_write: 0, tokens: requests * 2, usd: requests * 0.002, list_usd: requests * 0.002 };
+  return {
+    requests,
+    tokens_in: requests * 900,
+    tokens_out: requests * 300,
+    cache_read: 0,
+    cache_write: 0,
+    tokens: requests * 2,
+    usd: requests * 0.002,
+    list_usd: requests * 0.002,
+  };
 }
 function breakdown() {
   const start = Date.UTC(2026, 0, 1);
-  const groups = Array.from({ length: MODELS }, (_, m) => ({ ...metrics(DAYS * (m + 1)), id: `model-${m}`, label: `model-${m}` }));
+  const groups = Array.from({ length: MODELS }, (_, m) => ({
+    ...metrics(DAYS * (m + 1)),
+    id: `model-${m}`,
+    label: `model-${m}`,
+  }));
   const buckets = Array.from({ length: DAYS }, (_, d) => {
     const by = Object.fromEntries(groups.map((g, m) => [g.id, metrics(m + 1 + (d % 7))]));
     const requests = Object.values(by).reduce((sum, one) => sum + one.requests, 0);
-    return { ...metrics(requests), key: new Date(start + d * 86_400_000).toISOString().slice(0, 10), start: new Date(start + d * 86_400_000).toISOString(), by };
+    return {
+      ...metrics(requests),
+      key: new Date(start + d * 86_400_000).toISOString().slice(0, 10),
+      start: new Date(start + d * 86_400_000).toISOString(),
+      by,
+    };
   });
   const total = buckets.reduce((sum, b) => sum + b.requests, 0);
-  return { from: '2026-01-01', to: '2026-03-31', tz: 'UTC', bucket: 'day', group: 'model', totals: metrics(total), groups, buckets };
+  return {
+    from: '2026-01-01',
+    to: '2026-03-31',
+    tz: 'UTC',
+    bucket: 'day',
+    group: 'model',
+    totals: metrics(total),
+    groups,
+    buckets,
+  };
 }
 const BREAKDOWN = JSON.stringify(breakdown());
 const EMPTY_LIST = JSON.stringify({ object: 'list', data: [], has_more: false, first_id: null, last_id: null });
@@ -48,10 +77,13 @@ const EMPTY_LIST = JSON.stringify({ object: 'list', data: [], has_more: false, f
 const server = createServer((req, res) => {
   const url = new URL(req.url, 'http://x');
   const json = (body) => res.writeHead(200, { 'content-type': 'application/json' }).end(body);
-  if (url.pathname === '/v1/auth/console/session') return json(JSON.stringify({ object: 'console_session', user: { id: 'usr_bench' }, operator: false }));
+  if (url.pathname === '/v1/auth/console/session')
+    return json(JSON.stringify({ object: 'console_session', user: { id: 'usr_bench' }, operator: false }));
   if (url.pathname === '/v1/usage/breakdown') return json(BREAKDOWN);
   if (url.pathname.startsWith('/v1/')) return json(EMPTY_LIST);
-  const file = url.pathname.startsWith('/console/assets/') ? path.join(dist, url.pathname.slice('/console/'.length)) : path.join(dist, 'index.html');
+  const file = url.pathname.startsWith('/console/assets/')
+    ? path.join(dist, url.pathname.slice('/console/'.length))
+    : path.join(dist, 'index.html');
   const type = file.endsWith('.js') ? 'text/javascript' : file.endsWith('.css') ? 'text/css' : 'text/html';
   res.writeHead(200, { 'content-type': type }).end(readFileSync(file));
 });
@@ -60,7 +92,14 @@ const base = `http://127.0.0.1:${server.address().port}`;
 
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+  args: [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--no-first-run',
+  ],
 });
 const draws = [];
 try {
@@ -81,5 +120,7 @@ draws.sort((a, b) => a - b);
 const median = draws[Math.floor(draws.length / 2)];
 const kb = (bytes) => `${(bytes / 1024).toFixed(1)} KB`;
 console.log(`initial JS (gzipped): ${kb(initialGz)} in ${initial.length} file(s) [budget 200 KB]; CSS ${kb(cssGz)}`);
-console.log(`Usage page draw, ${DAYS} days x ${MODELS} models: median ${median.toFixed(1)} ms, worst ${draws.at(-1).toFixed(1)} ms over ${draws.length} runs [budget 200 ms]`);
+console.log(
+  `Usage page draw, ${DAYS} days x ${MODELS} models: median ${median.toFixed(1)} ms, worst ${draws.at(-1).toFixed(1)} ms over ${draws.length} runs [budget 200 ms]`,
+);
 process.exitCode = initialGz <= 200 * 1024 && median <= 200 ? 0 : 1;

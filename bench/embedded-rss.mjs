@@ -20,7 +20,13 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const idleMs = Number(process.env.BENCH_IDLE_MS ?? 5000);
 const bundle = path.resolve(root, process.env.BENCH_BUNDLE ?? 'dist/apps/embedded/main.js');
 // The node flags `npm start` runs the bundle with (package.json's start script), so the figures are its own.
-const nodeArgs = (process.env.BENCH_NODE_ARGS ?? /^node ((?:--\S+ )*)/.exec(JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).scripts.start)?.[1] ?? '').split(' ').filter(Boolean);
+const nodeArgs = (
+  process.env.BENCH_NODE_ARGS ??
+  /^node ((?:--\S+ )*)/.exec(JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).scripts.start)?.[1] ??
+  ''
+)
+  .split(' ')
+  .filter(Boolean);
 const KEY = 'sbc_' + 'benchembeddedrss0123456789abcdef';
 
 function memoryOf(pid) {
@@ -39,12 +45,17 @@ function cpuSecondsOf(pid) {
 async function startOnce(label, dataDir) {
   const port = await freePort();
   const startedAt = performance.now();
-  const state = startChild(label, bundle, {
-    PORT: String(port),
-    SBC_DATA_DIR: dataDir,
-    SBC_BOOTSTRAP_KEY: KEY,
-    LOG_LEVEL: 'warn',
-  }, nodeArgs);
+  const state = startChild(
+    label,
+    bundle,
+    {
+      PORT: String(port),
+      SBC_DATA_DIR: dataDir,
+      SBC_BOOTSTRAP_KEY: KEY,
+      LOG_LEVEL: 'warn',
+    },
+    nodeArgs,
+  );
   await waitReady(state, `http://127.0.0.1:${port}/readyz`, {}, 300_000);
   const startMs = Math.round(performance.now() - startedAt);
   const startCpuS = cpuSecondsOf(state.child.pid);

@@ -37,13 +37,28 @@ import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openPool, runLoad } from './lib/load.mjs';
-import { assertAlive, clockTicks, cpuMs, freePort, machineCpuMs, startChild, stopChildren, waitReady } from './lib/procs.mjs';
+import {
+  assertAlive,
+  clockTicks,
+  cpuMs,
+  freePort,
+  machineCpuMs,
+  startChild,
+  stopChildren,
+  waitReady,
+} from './lib/procs.mjs';
 import { checkTargets, overhead, printReport, summarize } from './lib/report.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const env = process.env;
 const flag = (name) => env[name] === '1' || env[name] === 'true';
-const list = (value, fallback) => (value ? value.split(',').map((s) => s.trim()).filter(Boolean) : fallback);
+const list = (value, fallback) =>
+  value
+    ? value
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : fallback;
 
 const quick = flag('BENCH_QUICK');
 const directOnly = flag('BENCH_DIRECT_ONLY');
@@ -79,7 +94,12 @@ function requestSpec(kase, key, model) {
       tokens: TOKENS,
       path: '/v1/chat/completions',
       headers: { ...common, authorization: `Bearer ${key}` },
-      body: JSON.stringify({ model, messages: [{ role: 'user', content: text }], max_tokens: 256, stream: kase.stream }),
+      body: JSON.stringify({
+        model,
+        messages: [{ role: 'user', content: text }],
+        max_tokens: 256,
+        stream: kase.stream,
+      }),
     };
   }
   return {
@@ -107,13 +127,33 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 }
 
 async function main() {
-  const machine = { cores: cpus().length, cpu_model: cpus()[0]?.model, node: process.version, platform: `${process.platform}/${process.arch}`, clk_tck: clockTicks() };
+  const machine = {
+    cores: cpus().length,
+    cpu_model: cpus()[0]?.model,
+    node: process.version,
+    platform: `${process.platform}/${process.arch}`,
+    clk_tck: clockTicks(),
+  };
   // With BENCH_REDIS_URL the edge keeps its request buckets and budget counters in Redis, as services mode
   // does (one pipeline per priced call); without it, in memory, as embedded mode does.
   const store = env.BENCH_REDIS_URL ? 'redis' : 'memory';
-  const settings = { quick, direct_only: directOnly, store, requests: Object.fromEntries(concurrencies.map((c) => [c, requestsAt(c)])), rounds, concurrencies, cases: CASES.map((c) => c.name), stream_tokens: TOKENS, prime_requests: primeRequests, prime_concurrency: PRIME_CONCURRENCY };
-  console.log(`gateway bench: ${machine.cores} cores, node ${machine.node}; edge store: ${store}; ${rounds} alternating rounds per case; requests per case and target ${JSON.stringify(settings.requests)}`);
-  if (machine.cores !== 2) console.log(`note: the targets are set for a 2-core machine; this one has ${machine.cores}.`);
+  const settings = {
+    quick,
+    direct_only: directOnly,
+    store,
+    requests: Object.fromEntries(concurrencies.map((c) => [c, requestsAt(c)])),
+    rounds,
+    concurrencies,
+    cases: CASES.map((c) => c.name),
+    stream_tokens: TOKENS,
+    prime_requests: primeRequests,
+    prime_concurrency: PRIME_CONCURRENCY,
+  };
+  console.log(
+    `gateway bench: ${machine.cores} cores, node ${machine.node}; edge store: ${store}; ${rounds} alternating rounds per case; requests per case and target ${JSON.stringify(settings.requests)}`,
+  );
+  if (machine.cores !== 2)
+    console.log(`note: the targets are set for a 2-core machine; this one has ${machine.cores}.`);
 
   // --- processes -------------------------------------------------------------------------------------------
   const simPort = await freePort();
@@ -144,16 +184,25 @@ async function main() {
       LOG_LEVEL: 'warn',
     });
     await waitReady(account, `http://127.0.0.1:${accountHttpPort}/readyz`);
-    gateway = startChild('gateway', gatewayEntry, {
-      ACCOUNT_GRPC_TARGET: `127.0.0.1:${accountGrpcPort}`,
-      PORT: String(gatewayPort),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      // The per-key bucket (1,200 a minute) would refuse a benchmark's load; it is measured apart.
-      RATE_LIMIT_PER_MINUTE: '100000000',
-      ...(env.BENCH_REDIS_URL ? { REDIS_URL: env.BENCH_REDIS_URL } : {}),
-      HOUSE_ENGINES: JSON.stringify({ house: engine('openai', 'sim-large'), 'house-omni': engine('anthropic', 'sim-large'), 'house-fast': engine('openai', 'sim-small') }),
-    }, list(env.BENCH_GATEWAY_NODE_ARGS?.replaceAll(' ', ','), []));
+    gateway = startChild(
+      'gateway',
+      gatewayEntry,
+      {
+        ACCOUNT_GRPC_TARGET: `127.0.0.1:${accountGrpcPort}`,
+        PORT: String(gatewayPort),
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+        // The per-key bucket (1,200 a minute) would refuse a benchmark's load; it is measured apart.
+        RATE_LIMIT_PER_MINUTE: '100000000',
+        ...(env.BENCH_REDIS_URL ? { REDIS_URL: env.BENCH_REDIS_URL } : {}),
+        HOUSE_ENGINES: JSON.stringify({
+          house: engine('openai', 'sim-large'),
+          'house-omni': engine('anthropic', 'sim-large'),
+          'house-fast': engine('openai', 'sim-small'),
+        }),
+      },
+      list(env.BENCH_GATEWAY_NODE_ARGS?.replaceAll(' ', ','), []),
+    );
     edgeOrigin = `http://127.0.0.1:${gatewayPort}`;
     await waitReady(gateway, `${edgeOrigin}/readyz`);
   }
@@ -161,7 +210,12 @@ async function main() {
   // --- per case: preflight, warm-up, alternating measured rounds -------------------------------------------
   const targetsFor = (kase) => {
     const targets = [{ name: 'direct', origin: simOrigin, spec: requestSpec(kase, SIM_KEY, 'sim-large') }];
-    if (!directOnly) targets.push({ name: 'edge', origin: edgeOrigin, spec: requestSpec(kase, KEY, kase.dialect === 'chat' ? 'house' : 'house-omni') });
+    if (!directOnly)
+      targets.push({
+        name: 'edge',
+        origin: edgeOrigin,
+        spec: requestSpec(kase, KEY, kase.dialect === 'chat' ? 'house' : 'house-omni'),
+      });
     return targets;
   };
   if (primeRequests > 0) {
@@ -171,16 +225,24 @@ async function main() {
         const pool = openPool(t.origin, PRIME_CONCURRENCY);
         const primed = await runLoad(pool, t.spec, primeRequests, PRIME_CONCURRENCY);
         await pool.close();
-        if (primed.errors.size > 0) throw new Error(`${t.name} failed while priming ${kase.name}:\n  ${[...primed.errors.keys()][0]}`);
+        if (primed.errors.size > 0)
+          throw new Error(`${t.name} failed while priming ${kase.name}:\n  ${[...primed.errors.keys()][0]}`);
       }
     }
-    console.log(`  primed: ${primeRequests} requests per case and target at c=${PRIME_CONCURRENCY} in ${((performance.now() - started) / 1000).toFixed(1)} s (not measured)`);
+    console.log(
+      `  primed: ${primeRequests} requests per case and target at c=${PRIME_CONCURRENCY} in ${((performance.now() - started) / 1000).toFixed(1)} s (not measured)`,
+    );
   }
   // Everything else that ran while the rounds were measured: the machine's busy time less the benchmark's own
   // processes. Other work on the two cores inflates every figure, the edge's most (it is the third process).
   const ourCpuMs = () => {
     const bench = process.cpuUsage();
-    return cpuMs(sim.child.pid) + (gateway ? cpuMs(gateway.child.pid) : 0) + (account ? cpuMs(account.child.pid) : 0) + (bench.user + bench.system) / 1000;
+    return (
+      cpuMs(sim.child.pid) +
+      (gateway ? cpuMs(gateway.child.pid) : 0) +
+      (account ? cpuMs(account.child.pid) : 0) +
+      (bench.user + bench.system) / 1000
+    );
   };
   const loadBefore = { machine: machineCpuMs(), ours: ourCpuMs(), at: performance.now() };
   const results = [];
@@ -195,7 +257,9 @@ async function main() {
         const probe = await runLoad(t.pool, t.spec, 1, 1);
         if (probe.errors.size > 0) {
           const [message] = probe.errors.keys();
-          throw new Error(`${t.name} failed the preflight for ${kase.name} (POST ${t.origin}${t.spec.path}, model ${JSON.parse(t.spec.body).model}):\n  ${message}`);
+          throw new Error(
+            `${t.name} failed the preflight for ${kase.name} (POST ${t.origin}${t.spec.path}, model ${JSON.parse(t.spec.body).model}):\n  ${message}`,
+          );
         }
         await runLoad(t.pool, t.spec, warmupAt(concurrency), concurrency);
       }
@@ -220,7 +284,10 @@ async function main() {
       if (row.edge) row.overhead = overhead(row.direct, row.edge);
       results.push(row);
       const e = row.edge;
-      console.log(`  ${kase.name} c=${concurrency}: direct ${row.direct.rps} rps p50 ${row.direct.p50_ms} ms` + (e ? ` | edge ${e.rps} rps p50 ${e.p50_ms} ms, gateway cpu ${e.gateway_cpu_ms_per_req} ms/req` : ''));
+      console.log(
+        `  ${kase.name} c=${concurrency}: direct ${row.direct.rps} rps p50 ${row.direct.p50_ms} ms` +
+          (e ? ` | edge ${e.rps} rps p50 ${e.p50_ms} ms, gateway cpu ${e.gateway_cpu_ms_per_req} ms/req` : ''),
+      );
     }
   }
 
@@ -236,15 +303,30 @@ async function main() {
   // --- report ----------------------------------------------------------------------------------------------
   const checks = directOnly ? [] : checkTargets(results);
   printReport(results, checks, directOnly);
-  console.log(`\nWhile measuring (${machineLoad.seconds} s): other processes used ${machineLoad.other_processes_cores} of a core on average, hypervisor steal ${machineLoad.steal_cores}.`);
+  console.log(
+    `\nWhile measuring (${machineLoad.seconds} s): other processes used ${machineLoad.other_processes_cores} of a core on average, hypervisor steal ${machineLoad.steal_cores}.`,
+  );
   if (machineLoad.other_processes_cores + machineLoad.steal_cores > 0.1) {
-    console.log('WARNING: the machine was not quiet; every figure above is inflated, the edge\'s most. Re-run on an idle machine.');
+    console.log(
+      "WARNING: the machine was not quiet; every figure above is inflated, the edge's most. Re-run on an idle machine.",
+    );
   }
   const failedRequests = results.reduce((n, r) => n + r.direct.errors + (r.edge?.errors ?? 0), 0);
-  const report = { bench: 'gateway', at: new Date().toISOString(), machine, settings, machine_load: machineLoad, results, targets: checks, failed_requests: failedRequests };
+  const report = {
+    bench: 'gateway',
+    at: new Date().toISOString(),
+    machine,
+    settings,
+    machine_load: machineLoad,
+    results,
+    targets: checks,
+    failed_requests: failedRequests,
+  };
   const json = JSON.stringify(report, null, 2);
   if (env.BENCH_OUT) {
-    const file = env.BENCH_OUT.endsWith('.json') ? path.resolve(env.BENCH_OUT) : path.join(root, 'bench/results', `gateway-${report.at.replace(/[:.]/g, '-')}.json`);
+    const file = env.BENCH_OUT.endsWith('.json')
+      ? path.resolve(env.BENCH_OUT)
+      : path.join(root, 'bench/results', `gateway-${report.at.replace(/[:.]/g, '-')}.json`);
     mkdirSync(path.dirname(file), { recursive: true });
     writeFileSync(file, json + '\n');
     console.log(`\nJSON written to ${file}`);

@@ -125,7 +125,14 @@ function makeEvents(count) {
       credits: Math.round(listUsd * 1e3 * 1e6) / 1e6,
       atMs: start + Math.floor((n / count) * 48 * 3_600_000),
     });
-    return { topic: 'usage.events.v1', key: `usr_bench_${account}`, value, headers: {}, partition: 0, offset: String(n) };
+    return {
+      topic: 'usage.events.v1',
+      key: `usr_bench_${account}`,
+      value,
+      headers: {},
+      partition: 0,
+      offset: String(n),
+    };
   });
 }
 
@@ -182,7 +189,14 @@ async function writes(dbUrl) {
   try {
     const { bus, captured } = captureBus();
     running = await ledger.start(
-      ledger.loadUsageLedgerConfig({ ...env, DATABASE_URL: dbUrl, USAGE_LEDGER_GRPC_PORT: '0', USAGE_LEDGER_HTTP_PORT: '0', SBC_DATA_DIR: 'memory://', LOG_LEVEL: 'warn' }),
+      ledger.loadUsageLedgerConfig({
+        ...env,
+        DATABASE_URL: dbUrl,
+        USAGE_LEDGER_GRPC_PORT: '0',
+        USAGE_LEDGER_HTTP_PORT: '0',
+        SBC_DATA_DIR: 'memory://',
+        LOG_LEVEL: 'warn',
+      }),
       { bus, store: memoryStore() },
     );
     const list = makeEvents(events);
@@ -207,7 +221,9 @@ async function writes(dbUrl) {
       target_events_per_s: target,
     };
     console.log(JSON.stringify(result, null, 2));
-    console.log(`\nusage ledger: ${result.applied_events_per_s} events/s applied by one consumer (${result.redelivered_events_per_s}/s redelivered), target ${target}/s`);
+    console.log(
+      `\nusage ledger: ${result.applied_events_per_s} events/s applied by one consumer (${result.redelivered_events_per_s}/s redelivered), target ${target}/s`,
+    );
     if (rows[0].calls !== events || rows[0].hourly !== events || rows[0].daily !== events) {
       console.error('rows do not add up to the events applied');
       return 1;
@@ -252,14 +268,20 @@ async function seed(db, size, readerId, rollupCtes) {
   );
   await db.query(`WITH inserted AS (SELECT * FROM usage_generations), ${rollupCtes} SELECT 1`);
   await db.query('VACUUM ANALYZE usage_generations, usage_hourly, usage_daily');
-  const { rows } = await db.query('SELECT count(*)::int AS calls FROM usage_generations WHERE account_id = $1', [readerId]);
+  const { rows } = await db.query('SELECT count(*)::int AS calls FROM usage_generations WHERE account_id = $1', [
+    readerId,
+  ]);
   return { seconds: (performance.now() - started) / 1000, readerCalls: rows[0].calls };
 }
 
 /** One GET through the edge, read to its end: milliseconds, body bytes and lines. */
 async function timedGet(origin, pathAndQuery) {
   const started = performance.now();
-  const res = await request(`${origin}${pathAndQuery}`, { headers: { authorization: `Bearer ${READ_KEY}` }, headersTimeout: 600_000, bodyTimeout: 600_000 });
+  const res = await request(`${origin}${pathAndQuery}`, {
+    headers: { authorization: `Bearer ${READ_KEY}` },
+    headersTimeout: 600_000,
+    bodyTimeout: 600_000,
+  });
   let bytes = 0;
   let lines = 0;
   for await (const chunk of res.body) {
@@ -289,7 +311,8 @@ function backendsOf(dbName) {
   for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
     try {
       const title = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-      if (title.startsWith('postgres: ') && title.includes(` ${dbName} `)) found.push({ name: 'postgres', child: { pid: Number(pid) } });
+      if (title.startsWith('postgres: ') && title.includes(` ${dbName} `))
+        found.push({ name: 'postgres', child: { pid: Number(pid) } });
     } catch {
       // gone, or not ours to read
     }
@@ -299,13 +322,14 @@ function backendsOf(dbName) {
 
 /** CPU milliseconds used by each named group of processes while `run` runs; 0 for a process not readable here. */
 async function cpuWhile(processes, run, dbName) {
-  const read = () => processes.map((p) => {
-    try {
-      return cpuMs(p.child.pid);
-    } catch {
-      return 0; // gone, or a remote server
-    }
-  });
+  const read = () =>
+    processes.map((p) => {
+      try {
+        return cpuMs(p.child.pid);
+      } catch {
+        return 0; // gone, or a remote server
+      }
+    });
   const before = read();
   const client = process.cpuUsage();
   const result = await run();
@@ -323,7 +347,11 @@ async function cpuWhile(processes, run, dbName) {
 }
 
 async function readRoutes(origin, runs, processes, dbName) {
-  const firstPage = JSON.parse(await (await request(`${origin}/v1/usage/requests?limit=50`, { headers: { authorization: `Bearer ${READ_KEY}` } })).body.text());
+  const firstPage = JSON.parse(
+    await (
+      await request(`${origin}/v1/usage/requests?limit=50`, { headers: { authorization: `Bearer ${READ_KEY}` } })
+    ).body.text(),
+  );
   const exportFrom = new Date(Date.now() - (SPAN_DAYS + 1) * DAY_MS).toISOString();
   const routes = {
     usage: '/v1/usage',
@@ -339,12 +367,30 @@ async function readRoutes(origin, runs, processes, dbName) {
   const times = {};
   for (const [name, route] of Object.entries(routes)) times[name] = (await p50(origin, route, runs)).ms;
   const exportRuns = Math.max(1, Math.ceil(runs / 2));
-  const { result: exported, used } = await cpuWhile([...processes, ...backendsOf(dbName)], () => p50(origin, `/v1/usage/export?format=csv&from=${exportFrom}`, exportRuns), dbName);
+  const { result: exported, used } = await cpuWhile(
+    [...processes, ...backendsOf(dbName)],
+    () => p50(origin, `/v1/usage/export?format=csv&from=${exportFrom}`, exportRuns),
+    dbName,
+  );
   const rows = exported.lines - 1; // the header
   // CPU per 1,000 exported rows, per process (every export counted, the unmeasured first one too): where the
   // time goes, whatever else the machine is running.
-  const cpuPer1k = Object.fromEntries(Object.entries(used).map(([name, ms]) => [name, Number(((ms / (exportRuns + 1) / Math.max(1, rows)) * 1000).toFixed(2))]));
-  return { times, export: { rows, mb: exported.bytes / 1e6, ms: exported.ms, rows_per_s: rows / (exported.ms / 1000), cpu_ms_per_1k_rows: cpuPer1k } };
+  const cpuPer1k = Object.fromEntries(
+    Object.entries(used).map(([name, ms]) => [
+      name,
+      Number(((ms / (exportRuns + 1) / Math.max(1, rows)) * 1000).toFixed(2)),
+    ]),
+  );
+  return {
+    times,
+    export: {
+      rows,
+      mb: exported.bytes / 1e6,
+      ms: exported.ms,
+      rows_per_s: rows / (exported.ms / 1000),
+      cpu_ms_per_1k_rows: cpuPer1k,
+    },
+  };
 }
 
 async function reads(dbUrl, accountDbUrl) {
@@ -356,27 +402,61 @@ async function reads(dbUrl, accountDbUrl) {
     bundle('account', 'main.ts', `${dir}/account`, 'account'),
     bundle('gateway', 'main.ts', `${dir}/gateway`, 'gateway'),
   ]);
-  const { ROLLUP_CTES } = createRequire(import.meta.url)(await bundle('usage-ledger', 'store/generations.ts', `${dir}/generations`, 'bench'));
+  const { ROLLUP_CTES } = createRequire(import.meta.url)(
+    await bundle('usage-ledger', 'store/generations.ts', `${dir}/generations`, 'bench'),
+  );
   const db = new pg.Client({ connectionString: dbUrl });
   try {
-    const [ledgerGrpc, ledgerHttp, accountGrpc, accountHttp, edgePort] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
+    const [ledgerGrpc, ledgerHttp, accountGrpc, accountHttp, edgePort] = await Promise.all([
+      freePort(),
+      freePort(),
+      freePort(),
+      freePort(),
+      freePort(),
+    ]);
     const nodeArgs = env.BENCH_NODE_ARGS ? env.BENCH_NODE_ARGS.split(' ').filter(Boolean) : [];
-    const ledger = startChild('usage-ledger', ledgerMain, { DATABASE_URL: dbUrl, USAGE_LEDGER_GRPC_PORT: String(ledgerGrpc), USAGE_LEDGER_HTTP_PORT: String(ledgerHttp), LOG_LEVEL: 'warn' }, nodeArgs);
-    const account = startChild('account', accountMain, { DATABASE_URL: accountDbUrl, UPSTREAM_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'), SBC_BOOTSTRAP_KEY: READ_KEY, ACCOUNT_GRPC_PORT: String(accountGrpc), ACCOUNT_HTTP_PORT: String(accountHttp), LOG_LEVEL: 'warn' });
+    const ledger = startChild(
+      'usage-ledger',
+      ledgerMain,
+      {
+        DATABASE_URL: dbUrl,
+        USAGE_LEDGER_GRPC_PORT: String(ledgerGrpc),
+        USAGE_LEDGER_HTTP_PORT: String(ledgerHttp),
+        LOG_LEVEL: 'warn',
+      },
+      nodeArgs,
+    );
+    const account = startChild('account', accountMain, {
+      DATABASE_URL: accountDbUrl,
+      UPSTREAM_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
+      SBC_BOOTSTRAP_KEY: READ_KEY,
+      ACCOUNT_GRPC_PORT: String(accountGrpc),
+      ACCOUNT_HTTP_PORT: String(accountHttp),
+      LOG_LEVEL: 'warn',
+    });
     await waitReady(ledger, `http://127.0.0.1:${ledgerHttp}/readyz`);
     await waitReady(account, `http://127.0.0.1:${accountHttp}/readyz`);
-    const edge = startChild('gateway', gatewayMain, {
-      ACCOUNT_GRPC_TARGET: `127.0.0.1:${accountGrpc}`,
-      USAGE_LEDGER_GRPC_TARGET: `127.0.0.1:${ledgerGrpc}`,
-      PORT: String(edgePort),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      // The request bucket would refuse a benchmark's pace (an export costs 20 requests); it is measured apart.
-      RATE_LIMIT_PER_MINUTE: '100000000',
-    }, nodeArgs);
+    const edge = startChild(
+      'gateway',
+      gatewayMain,
+      {
+        ACCOUNT_GRPC_TARGET: `127.0.0.1:${accountGrpc}`,
+        USAGE_LEDGER_GRPC_TARGET: `127.0.0.1:${ledgerGrpc}`,
+        PORT: String(edgePort),
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+        // The request bucket would refuse a benchmark's pace (an export costs 20 requests); it is measured apart.
+        RATE_LIMIT_PER_MINUTE: '100000000',
+      },
+      nodeArgs,
+    );
     const origin = `http://127.0.0.1:${edgePort}`;
     await waitReady(edge, `${origin}/readyz`);
-    const whoami = JSON.parse(await (await request(`${origin}/v1/keys/whoami`, { headers: { authorization: `Bearer ${READ_KEY}` } })).body.text());
+    const whoami = JSON.parse(
+      await (
+        await request(`${origin}/v1/keys/whoami`, { headers: { authorization: `Bearer ${READ_KEY}` } })
+      ).body.text(),
+    );
     const readerId = whoami.user_id;
     if (!readerId) throw new Error(`whoami gave no user_id: ${JSON.stringify(whoami)}`);
     await db.connect();
@@ -384,8 +464,14 @@ async function reads(dbUrl, accountDbUrl) {
     const results = [];
     for (const size of sizes) {
       const seeded = await seed(db, size, readerId, ROLLUP_CTES);
-      console.log(`${size.name}: seeded ${size.calls.toLocaleString('en-US')} calls (${seeded.readerCalls.toLocaleString('en-US')} the reader's) in ${seeded.seconds.toFixed(1)} s`);
-      results.push({ size, seeded, ...(await readRoutes(origin, runs, [ledger, edge], new URL(dbUrl).pathname.slice(1))) });
+      console.log(
+        `${size.name}: seeded ${size.calls.toLocaleString('en-US')} calls (${seeded.readerCalls.toLocaleString('en-US')} the reader's) in ${seeded.seconds.toFixed(1)} s`,
+      );
+      results.push({
+        size,
+        seeded,
+        ...(await readRoutes(origin, runs, [ledger, edge], new URL(dbUrl).pathname.slice(1))),
+      });
     }
     printReads(results, runs);
   } finally {
@@ -396,18 +482,38 @@ async function reads(dbUrl, accountDbUrl) {
 }
 
 function printReads(results, runs) {
-  const label = ({ size, seeded }) => (size.accounts === 1 ? `${compact(size.calls)} calls, 1 account` : `${compact(size.calls)} calls, ${size.accounts.toLocaleString('en-US')} accounts (${compact(seeded.readerCalls)} the reader's)`);
+  const label = ({ size, seeded }) =>
+    size.accounts === 1
+      ? `${compact(size.calls)} calls, 1 account`
+      : `${compact(size.calls)} calls, ${size.accounts.toLocaleString('en-US')} accounts (${compact(seeded.readerCalls)} the reader's)`;
   const ms = (value) => (value >= 100 ? value.toFixed(0) : value.toFixed(1));
   const names = Object.keys(results[0].times);
   console.log(`\nusage reads through the edge, p50 of ${runs} in ms; export: a 90-day CSV\n`);
   console.log(`| calls | ${names.map((n) => n.replace('_', ' ')).join(' | ')} | export | export rows/s |`);
   console.log(`| --- | ${names.map(() => '---:').join(' | ')} | ---: | ---: |`);
   for (const r of results) {
-    console.log(`| ${label(r)} | ${names.map((n) => ms(r.times[n])).join(' | ')} | ${(r.export.ms / 1000).toFixed(2)} s (${r.export.mb.toFixed(0)} MB) | ${Math.round(r.export.rows_per_s).toLocaleString('en-US')} |`);
+    console.log(
+      `| ${label(r)} | ${names.map((n) => ms(r.times[n])).join(' | ')} | ${(r.export.ms / 1000).toFixed(2)} s (${r.export.mb.toFixed(0)} MB) | ${Math.round(r.export.rows_per_s).toLocaleString('en-US')} |`,
+    );
   }
   console.log('\nexport CPU per 1,000 rows, ms:');
-  for (const r of results) console.log(`  ${label(r)}: ${Object.entries(r.export.cpu_ms_per_1k_rows).map(([name, value]) => `${name} ${value}`).join(', ')}`);
-  console.log(JSON.stringify(results.map((r) => ({ size: r.size.name, reader_calls: r.seeded.readerCalls, seed_seconds: Number(r.seeded.seconds.toFixed(1)), ms: r.times, export: r.export }))));
+  for (const r of results)
+    console.log(
+      `  ${label(r)}: ${Object.entries(r.export.cpu_ms_per_1k_rows)
+        .map(([name, value]) => `${name} ${value}`)
+        .join(', ')}`,
+    );
+  console.log(
+    JSON.stringify(
+      results.map((r) => ({
+        size: r.size.name,
+        reader_calls: r.seeded.readerCalls,
+        seed_seconds: Number(r.seeded.seconds.toFixed(1)),
+        ms: r.times,
+        export: r.export,
+      })),
+    ),
+  );
 }
 
 const compact = (value) => new Intl.NumberFormat('en-US', { notation: 'compact' }).format(value);
@@ -425,7 +531,8 @@ const urlOf = (name) => {
 let exitCode = 1;
 try {
   for (const name of databases) await admin.query(`CREATE DATABASE ${name}`);
-  exitCode = env.BENCH_READS === '1' ? await reads(urlOf(dbName), urlOf(`${dbName}_account`)) : await writes(urlOf(dbName));
+  exitCode =
+    env.BENCH_READS === '1' ? await reads(urlOf(dbName), urlOf(`${dbName}_account`)) : await writes(urlOf(dbName));
 } finally {
   for (const name of databases) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
   await admin.end();

@@ -38,7 +38,14 @@ async function measure(label, url, headers, expectStatus) {
   await agent.close();
   latencies.sort((a, b) => a - b);
   const pct = (p) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))].toFixed(2);
-  return { label, requests: latencies.length, rps: Math.round(latencies.length / seconds), p50_ms: pct(50), p99_ms: pct(99), unexpected_status: wrong };
+  return {
+    label,
+    requests: latencies.length,
+    rps: Math.round(latencies.length / seconds),
+    p50_ms: pct(50),
+    p99_ms: pct(99),
+    unexpected_status: wrong,
+  };
 }
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'sbc-bench-'));
@@ -66,7 +73,9 @@ try {
   console.log(`edge overhead: ${requests} requests per case, ${concurrency} concurrent, loopback, embedded mode`);
   console.table(results);
   const [floor, cached] = results;
-  console.log(`cached-auth p50 over the no-lookup floor: ${(cached.p50_ms / floor.p50_ms).toFixed(2)}x; throughput ratio ${(cached.rps / floor.rps).toFixed(2)}`);
+  console.log(
+    `cached-auth p50 over the no-lookup floor: ${(cached.p50_ms / floor.p50_ms).toFixed(2)}x; throughput ratio ${(cached.rps / floor.rps).toFixed(2)}`,
+  );
 } finally {
   child.kill('SIGTERM');
   await new Promise((resolve) => child.once('exit', resolve));

@@ -62,7 +62,9 @@ import { table } from './lib/report.mjs';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const env = process.env;
 const sizes = (env.BENCH_STREAMS ?? '1000,5000,10000').split(',').map(Number);
-const lengths = String(env.BENCH_TOKENS ?? 60).split(',').map(Number);
+const lengths = String(env.BENCH_TOKENS ?? 60)
+  .split(',')
+  .map(Number);
 const TOKENS_PER_SECOND = Number(env.BENCH_TOKENS_PER_SECOND ?? 4);
 const RAMP = Number(env.BENCH_RAMP ?? 100); // streams started every 100 ms
 const WARMUP = Number(env.BENCH_WARMUP ?? 2000); // streams through each target before the cases
@@ -72,7 +74,8 @@ const PORTKEY_VERSION = '1.15.2';
 const withPortkey = env.BENCH_PORTKEY !== '0' && chosen.has('portkey');
 const HEAP = env.BENCH_HEAP === '1';
 const PROMPT_KIB = Math.max(0, Math.floor(Number(env.BENCH_PROMPT_KIB ?? 0)) || 0); // history each stream's request carries
-const portkeyDir = env.BENCH_PORTKEY_DIR ?? path.join(tmpdir(), `sbc-bench-portkey-${PORTKEY_VERSION}-hono-node-server-1.14.1`);
+const portkeyDir =
+  env.BENCH_PORTKEY_DIR ?? path.join(tmpdir(), `sbc-bench-portkey-${PORTKEY_VERSION}-hono-node-server-1.14.1`);
 const KEY = 'sbc_' + 'benchstreams0123456789abcdefghij';
 const SIM_KEY = 'sim-bench-key';
 
@@ -96,7 +99,25 @@ function selfSignedCert(dir) {
   const key = path.join(dir, 'sim-key.pem');
   execFileSync(
     'openssl',
-    ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost', '-keyout', key, '-out', cert],
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-days',
+      '2',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1,DNS:localhost',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+    ],
     { stdio: 'ignore' },
   );
   return { cert, key };
@@ -119,13 +140,22 @@ function portkeyEntry() {
   };
   const wrong = () => Object.entries(pins).filter(([name, version]) => installedVersion(name) !== version);
   if (wrong().length > 0) {
-    console.log(`installing @portkey-ai/gateway@${PORTKEY_VERSION} into ${portkeyDir} (for this bench only, not a project dependency)`);
+    console.log(
+      `installing @portkey-ai/gateway@${PORTKEY_VERSION} into ${portkeyDir} (for this bench only, not a project dependency)`,
+    );
     mkdirSync(portkeyDir, { recursive: true });
-    const manifest = { private: true, dependencies: { '@portkey-ai/gateway': PORTKEY_VERSION }, overrides: { '@hono/node-server': pins['@hono/node-server'] } };
+    const manifest = {
+      private: true,
+      dependencies: { '@portkey-ai/gateway': PORTKEY_VERSION },
+      overrides: { '@hono/node-server': pins['@hono/node-server'] },
+    };
     writeFileSync(path.join(portkeyDir, 'package.json'), JSON.stringify(manifest, null, 2));
     execFileSync('npm', ['install', '--prefix', portkeyDir, '--no-audit', '--no-fund'], { stdio: 'inherit' });
     // An earlier install's lock file can keep other versions; the directory is not ours to clear.
-    if (wrong().length > 0) throw new Error(`${portkeyDir} holds ${JSON.stringify(wrong().map(([name]) => `${name}@${installedVersion(name)}`))}; remove it or set BENCH_PORTKEY_DIR to a fresh one`);
+    if (wrong().length > 0)
+      throw new Error(
+        `${portkeyDir} holds ${JSON.stringify(wrong().map(([name]) => `${name}@${installedVersion(name)}`))}; remove it or set BENCH_PORTKEY_DIR to a fresh one`,
+      );
   }
   return path.join(portkeyDir, 'node_modules/@portkey-ai/gateway/build/start-server.js');
 }
@@ -133,7 +163,9 @@ function portkeyEntry() {
 /** Runs the load generator as its own process; resolves with its `done` line, calling `onOpen` at its `open` line. */
 function runLoad(settings, onOpen) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(root, 'bench/lib/streams-load.mjs'), JSON.stringify(settings)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [path.join(root, 'bench/lib/streams-load.mjs'), JSON.stringify(settings)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let buffered = '';
     let done;
     child.stdout.setEncoding('utf8');
@@ -147,7 +179,9 @@ function runLoad(settings, onOpen) {
         else done = event;
       }
     });
-    child.once('exit', (code) => (done ? resolve(done) : reject(new Error(`load generator exited ${code} without a result`))));
+    child.once('exit', (code) =>
+      done ? resolve(done) : reject(new Error(`load generator exited ${code} without a result`)),
+    );
   });
 }
 
@@ -161,7 +195,12 @@ function history(kib) {
 }
 
 function chatBody(model, tokens, stream, promptKiB = 0) {
-  return JSON.stringify({ model, stream, max_tokens: 1024, messages: [...history(promptKiB), { role: 'user', content: `Benchmark stream. sim-tokens:${tokens}` }] });
+  return JSON.stringify({
+    model,
+    stream,
+    max_tokens: 1024,
+    messages: [...history(promptKiB), { role: 'user', content: `Benchmark stream. sim-tokens:${tokens}` }],
+  });
 }
 
 /**
@@ -190,8 +229,17 @@ async function measure(target, streams, tokens, sim, census = false) {
       rampEveryMs: 100,
       probeEveryMs: 50,
       deadlineMs: 60_000 + (tokens / TOKENS_PER_SECOND) * 1000,
-      stream: { path: '/v1/chat/completions', headers: target.streamHeaders, body: chatBody(target.model, tokens, true, PROMPT_KIB) },
-      probe: { method: 'POST', path: target.probePath, headers: target.probeHeaders, body: chatBody(target.probeModel, 1, false) },
+      stream: {
+        path: '/v1/chat/completions',
+        headers: target.streamHeaders,
+        body: chatBody(target.model, tokens, true, PROMPT_KIB),
+      },
+      probe: {
+        method: 'POST',
+        path: target.probePath,
+        headers: target.probeHeaders,
+        body: chatBody(target.probeModel, 1, false),
+      },
     },
     (event) => {
       open = event;
@@ -213,7 +261,8 @@ async function measure(target, streams, tokens, sim, census = false) {
   const otherCpu = machineCpuMs().busy - machineBefore - cpu - simCpu - result.cpu_ms;
   // Unfinished at the deadline: streams that had their first token (stalled) and streams that never did.
   if (result.stalled > 0) result.failures['stalled mid-stream at the deadline'] = result.stalled;
-  if (result.unfinished > result.stalled) result.failures['no first token by the deadline'] = result.unfinished - result.stalled;
+  if (result.unfinished > result.stalled)
+    result.failures['no first token by the deadline'] = result.unfinished - result.stalled;
   const failed = Object.values(result.failures).reduce((a, b) => a + b, 0);
   return {
     streams,
@@ -227,8 +276,12 @@ async function measure(target, streams, tokens, sim, census = false) {
     fds_open: fdsOpen,
     cpu_us_per_token: result.tokens ? Math.round(((cpu * 1000) / result.tokens) * 10) / 10 : null,
     // Split where every stream had its first token (see the figures above).
-    cpu_us_per_stream_opening: cpuOpen !== undefined && open.open ? Math.round(((cpuOpen - cpuBefore) * 1000) / open.open) : null,
-    cpu_us_per_token_held: cpuOpen !== undefined && result.tokens > open.tokens ? Math.round((((cpuBefore + cpu - cpuOpen) * 1000) / (result.tokens - open.tokens)) * 10) / 10 : null,
+    cpu_us_per_stream_opening:
+      cpuOpen !== undefined && open.open ? Math.round(((cpuOpen - cpuBefore) * 1000) / open.open) : null,
+    cpu_us_per_token_held:
+      cpuOpen !== undefined && result.tokens > open.tokens
+        ? Math.round((((cpuBefore + cpu - cpuOpen) * 1000) / (result.tokens - open.tokens)) * 10) / 10
+        : null,
     tokens: result.tokens,
     probe_p50_ms: result.probe.p50,
     probe_p99_ms: result.probe.p99,
@@ -253,7 +306,8 @@ function spread(values) {
   const sorted = values.filter((value) => value != null).sort((a, b) => a - b);
   if (sorted.length === 0) return '–';
   const middle = sorted.length >> 1;
-  const median = sorted.length % 2 ? sorted[middle] : Math.round(((sorted[middle - 1] + sorted[middle]) / 2) * 100) / 100;
+  const median =
+    sorted.length % 2 ? sorted[middle] : Math.round(((sorted[middle - 1] + sorted[middle]) / 2) * 100) / 100;
   return `${median} (${sorted[0]} to ${sorted.at(-1)})`;
 }
 
@@ -267,13 +321,23 @@ const caseColumns = [
 ];
 
 /** A case's row named in a line: its target, size, and stream length and run where there are several. */
-const caseLabel = (row) => `${row.target} @ ${row.streams}${lengths.length > 1 ? ` × ${row.tokens_per_stream} tokens` : ''}${REPEAT > 1 ? ` run ${row.run}` : ''}`;
+const caseLabel = (row) =>
+  `${row.target} @ ${row.streams}${lengths.length > 1 ? ` × ${row.tokens_per_stream} tokens` : ''}${REPEAT > 1 ? ` run ${row.run}` : ''}`;
 
 /** What each open stream kept on the floor's and the edge's heap (BENCH_HEAP), and the kinds with the most objects. */
 function printHeap(rows) {
   const counted = rows.filter((row) => row.heap);
-  console.log('\nWhat each open stream keeps on the JavaScript heap (a snapshot before the case and one with its streams open; the difference ÷ open streams):\n');
-  const floorOf = (row) => counted.find((other) => other.target === 'floor' && other.streams === row.streams && other.run === row.run && other.tokens_per_stream === row.tokens_per_stream);
+  console.log(
+    '\nWhat each open stream keeps on the JavaScript heap (a snapshot before the case and one with its streams open; the difference ÷ open streams):\n',
+  );
+  const floorOf = (row) =>
+    counted.find(
+      (other) =>
+        other.target === 'floor' &&
+        other.streams === row.streams &&
+        other.run === row.run &&
+        other.tokens_per_stream === row.tokens_per_stream,
+    );
   console.log(
     table(counted, [
       ...caseColumns,
@@ -291,7 +355,9 @@ function printHeap(rows) {
 
 async function main() {
   console.log(
-    `streams bench: ${cpus().length} cores, node ${process.version}; ${lengths.join(' and ')} tokens per stream at ${TOKENS_PER_SECOND}/s${PROMPT_KIB ? `, ${PROMPT_KIB} KiB prompts` : ''}; sizes ${sizes.join(', ')}${REPEAT > 1 ? `, ${REPEAT} runs each` : ''}; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`,
+    `streams bench: ${cpus().length} cores, node ${process.version}; ${lengths.join(' and ')} tokens per stream at ${TOKENS_PER_SECOND}/s${PROMPT_KIB ? `, ${PROMPT_KIB} KiB prompts` : ''}; sizes ${sizes.join(', ')}${REPEAT > 1 ? `, ${REPEAT} runs each` : ''}; load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
   );
   workDir = mkdtempSync(path.join(tmpdir(), 'sbc-bench-streams-'));
   const tls = selfSignedCert(workDir);
@@ -300,10 +366,23 @@ async function main() {
   const trustSim = { NODE_EXTRA_CA_CERTS: tls.cert };
   const portkey = withPortkey ? portkeyEntry() : undefined;
 
-  const [slowPort, fastPort, forwardPort, edgePort, portkeyPort, accountGrpc, accountHttp] = await Promise.all(Array.from({ length: 7 }, freePort));
-  const simEnv = { SIM_HOST: '127.0.0.1', SIM_LATENCY_MS: '0', SIM_API_KEY: SIM_KEY, SIM_TLS_CERT: tls.cert, SIM_TLS_KEY: tls.key, LOG_LEVEL: 'warn' };
+  const [slowPort, fastPort, forwardPort, edgePort, portkeyPort, accountGrpc, accountHttp] = await Promise.all(
+    Array.from({ length: 7 }, freePort),
+  );
+  const simEnv = {
+    SIM_HOST: '127.0.0.1',
+    SIM_LATENCY_MS: '0',
+    SIM_API_KEY: SIM_KEY,
+    SIM_TLS_CERT: tls.cert,
+    SIM_TLS_KEY: tls.key,
+    LOG_LEVEL: 'warn',
+  };
   const simEntry = path.join(root, 'dist/apps/sim-upstream/main.js');
-  const slow = startChild('sim-slow', simEntry, { ...simEnv, SIM_PORT: String(slowPort), SIM_TOKENS_PER_SECOND: String(TOKENS_PER_SECOND) });
+  const slow = startChild('sim-slow', simEntry, {
+    ...simEnv,
+    SIM_PORT: String(slowPort),
+    SIM_TOKENS_PER_SECOND: String(TOKENS_PER_SECOND),
+  });
   const fast = startChild('sim-fast', simEntry, { ...simEnv, SIM_PORT: String(fastPort), SIM_TOKENS_PER_SECOND: '0' });
   const slowOrigin = `https://127.0.0.1:${slowPort}`;
   const fastOrigin = `https://127.0.0.1:${fastPort}`;
@@ -312,9 +391,17 @@ async function main() {
 
   // BENCH_HEAP: the floor and the edge write heap snapshots into their own directory when signalled.
   const heapDirs = { floor: path.join(workDir, 'heap-floor'), edge: path.join(workDir, 'heap-edge') };
-  const nodeArgs = (name, extra) => [...(HEAP ? heapSnapshotArgs(heapDirs[name]) : []), ...(extra ? extra.split(' ') : [])];
+  const nodeArgs = (name, extra) => [
+    ...(HEAP ? heapSnapshotArgs(heapDirs[name]) : []),
+    ...(extra ? extra.split(' ') : []),
+  ];
   if (HEAP) for (const dir of Object.values(heapDirs)) mkdirSync(dir);
-  const forwarder = startChild('forwarder', path.join(root, 'bench/lib/forwarder.mjs'), { ...trustSim, FORWARD_PORT: String(forwardPort), FORWARD_UPSTREAM: slowOrigin, FORWARD_FAST_UPSTREAM: fastOrigin }, nodeArgs('floor', env.BENCH_FLOOR_NODE_ARGS));
+  const forwarder = startChild(
+    'forwarder',
+    path.join(root, 'bench/lib/forwarder.mjs'),
+    { ...trustSim, FORWARD_PORT: String(forwardPort), FORWARD_UPSTREAM: slowOrigin, FORWARD_FAST_UPSTREAM: fastOrigin },
+    nodeArgs('floor', env.BENCH_FLOOR_NODE_ARGS),
+  );
   await waitReady(forwarder, `http://127.0.0.1:${forwardPort}/readyz`);
 
   const account = startChild('account', path.join(root, 'dist/apps/account/main.js'), {
@@ -347,15 +434,51 @@ async function main() {
   const json = { 'content-type': 'application/json' };
   const simAuth = { ...json, authorization: `Bearer ${SIM_KEY}` };
   const targets = {
-    floor: { pid: forwarder.child.pid, heapDir: heapDirs.floor, origin: `http://127.0.0.1:${forwardPort}`, streamHeaders: simAuth, probeHeaders: simAuth, model: 'sim-large', probeModel: 'sim-large', probePath: '/fast/v1/chat/completions' },
-    edge: { pid: edge.child.pid, heapDir: heapDirs.edge, origin: edgeOrigin, streamHeaders: { ...json, authorization: `Bearer ${KEY}` }, probeHeaders: { ...json, authorization: `Bearer ${KEY}` }, model: 'house', probeModel: 'house-fast', probePath: '/v1/chat/completions' },
+    floor: {
+      pid: forwarder.child.pid,
+      heapDir: heapDirs.floor,
+      origin: `http://127.0.0.1:${forwardPort}`,
+      streamHeaders: simAuth,
+      probeHeaders: simAuth,
+      model: 'sim-large',
+      probeModel: 'sim-large',
+      probePath: '/fast/v1/chat/completions',
+    },
+    edge: {
+      pid: edge.child.pid,
+      heapDir: heapDirs.edge,
+      origin: edgeOrigin,
+      streamHeaders: { ...json, authorization: `Bearer ${KEY}` },
+      probeHeaders: { ...json, authorization: `Bearer ${KEY}` },
+      model: 'house',
+      probeModel: 'house-fast',
+      probePath: '/v1/chat/completions',
+    },
   };
   if (portkey) {
     // Portkey's OpenAI provider with a custom host (it trusts loopback hosts by default); the caller's bearer
     // key goes to the upstream as is. --headless: no web UI.
-    const portkeyServer = startChild('portkey', portkey, { ...trustSim, NODE_ENV: 'production' }, [], [`--port=${portkeyPort}`, '--headless']);
-    const viaPortkey = (origin) => ({ ...simAuth, 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${origin}/v1` });
-    targets.portkey = { pid: portkeyServer.child.pid, origin: `http://127.0.0.1:${portkeyPort}`, streamHeaders: viaPortkey(slowOrigin), probeHeaders: viaPortkey(fastOrigin), model: 'sim-large', probeModel: 'sim-large', probePath: '/v1/chat/completions' };
+    const portkeyServer = startChild(
+      'portkey',
+      portkey,
+      { ...trustSim, NODE_ENV: 'production' },
+      [],
+      [`--port=${portkeyPort}`, '--headless'],
+    );
+    const viaPortkey = (origin) => ({
+      ...simAuth,
+      'x-portkey-provider': 'openai',
+      'x-portkey-custom-host': `${origin}/v1`,
+    });
+    targets.portkey = {
+      pid: portkeyServer.child.pid,
+      origin: `http://127.0.0.1:${portkeyPort}`,
+      streamHeaders: viaPortkey(slowOrigin),
+      probeHeaders: viaPortkey(fastOrigin),
+      model: 'sim-large',
+      probeModel: 'sim-large',
+      probePath: '/v1/chat/completions',
+    };
     await waitReady(portkeyServer, `${targets.portkey.origin}/`);
   }
   for (const name of Object.keys(targets)) if (!chosen.has(name)) delete targets[name];
@@ -366,27 +489,38 @@ async function main() {
   const rows = [];
   // A case's targets run one after another, so a ratio compares runs about a minute apart; repeats show how far
   // the machine moves them.
-  for (const streams of sizes) for (let run = 1; run <= REPEAT; run++) for (const tokens of lengths) {
-    const byTarget = {};
-    for (const [name, target] of Object.entries(targets)) {
-      byTarget[name] = { target: name, run, ...(await measure(target, streams, tokens, slow.child.pid, HEAP && name !== 'portkey')) };
-      console.log(JSON.stringify(byTarget[name]));
-    }
-    const { floor, portkey: viaPortkey } = byTarget;
-    for (const row of Object.values(byTarget)) {
-      rows.push({
-        ...row,
-        kib_over_floor: floor ? Math.round((row.kib_per_stream - floor.kib_per_stream) * 10) / 10 : null,
-        cpu_vs_floor: floor ? ratio(row.cpu_us_per_token, floor.cpu_us_per_token) : null,
-        opening_vs_floor: floor ? ratio(row.cpu_us_per_stream_opening, floor.cpu_us_per_stream_opening) : null,
-        held_vs_floor: floor ? ratio(row.cpu_us_per_token_held, floor.cpu_us_per_token_held) : null,
-        cpu_vs_portkey: viaPortkey ? ratio(row.cpu_us_per_token, viaPortkey.cpu_us_per_token) : null,
-        kib_vs_portkey: viaPortkey ? ratio(row.kib_per_stream, viaPortkey.kib_per_stream) : null,
-        p99_over_floor_ms: row.probe_p99_ms != null && floor?.probe_p99_ms != null ? Math.round((row.probe_p99_ms - floor.probe_p99_ms) * 100) / 100 : null,
-      });
-    }
-  }
-  console.log(`\n${lengths.join(' and ')} tokens per stream at ${TOKENS_PER_SECOND}/s (KiB per stream = RSS growth ÷ streams; CPU per relayed token, and split where every stream had its first token: per stream while they opened, per token once all were open; probe times in ms; cores used over the case by the target, the slow simulator, the load generator and every other process; the machine's 1-minute load average when every stream was open):\n`);
+  for (const streams of sizes)
+    for (let run = 1; run <= REPEAT; run++)
+      for (const tokens of lengths) {
+        const byTarget = {};
+        for (const [name, target] of Object.entries(targets)) {
+          byTarget[name] = {
+            target: name,
+            run,
+            ...(await measure(target, streams, tokens, slow.child.pid, HEAP && name !== 'portkey')),
+          };
+          console.log(JSON.stringify(byTarget[name]));
+        }
+        const { floor, portkey: viaPortkey } = byTarget;
+        for (const row of Object.values(byTarget)) {
+          rows.push({
+            ...row,
+            kib_over_floor: floor ? Math.round((row.kib_per_stream - floor.kib_per_stream) * 10) / 10 : null,
+            cpu_vs_floor: floor ? ratio(row.cpu_us_per_token, floor.cpu_us_per_token) : null,
+            opening_vs_floor: floor ? ratio(row.cpu_us_per_stream_opening, floor.cpu_us_per_stream_opening) : null,
+            held_vs_floor: floor ? ratio(row.cpu_us_per_token_held, floor.cpu_us_per_token_held) : null,
+            cpu_vs_portkey: viaPortkey ? ratio(row.cpu_us_per_token, viaPortkey.cpu_us_per_token) : null,
+            kib_vs_portkey: viaPortkey ? ratio(row.kib_per_stream, viaPortkey.kib_per_stream) : null,
+            p99_over_floor_ms:
+              row.probe_p99_ms != null && floor?.probe_p99_ms != null
+                ? Math.round((row.probe_p99_ms - floor.probe_p99_ms) * 100) / 100
+                : null,
+          });
+        }
+      }
+  console.log(
+    `\n${lengths.join(' and ')} tokens per stream at ${TOKENS_PER_SECOND}/s (KiB per stream = RSS growth ÷ streams; CPU per relayed token, and split where every stream had its first token: per stream while they opened, per token once all were open; probe times in ms; cores used over the case by the target, the slow simulator, the load generator and every other process; the machine's 1-minute load average when every stream was open):\n`,
+  );
   console.log(
     table(rows, [
       ...caseColumns,
@@ -410,19 +544,33 @@ async function main() {
     ]),
   );
   if (HEAP) printHeap(rows);
-  for (const row of rows) if (row.failed > 0) console.log(`  ! ${caseLabel(row)}: failures ${JSON.stringify(row.failures)}`);
+  for (const row of rows)
+    if (row.failed > 0) console.log(`  ! ${caseLabel(row)}: failures ${JSON.stringify(row.failures)}`);
   if (REPEAT > 1 && targets.floor) {
     console.log(`\nAgainst the floor in the same run, median (least to greatest) over ${REPEAT} runs:\n`);
     const summaries = [];
-    for (const streams of sizes) for (const tokens of lengths) {
-      for (const name of Object.keys(targets)) {
-        if (name === 'floor') continue;
-        const runs = rows.filter((row) => row.streams === streams && row.tokens_per_stream === tokens && row.target === name);
-        // Memory from a size's first run at the first length only: later cases start from the heap it grew, so they show little growth.
-        const kib = tokens === lengths[0] ? runs[0]?.kib_over_floor : undefined;
-        summaries.push({ streams, tokens, target: name, cpu: spread(runs.map((row) => row.cpu_vs_floor)), opening: spread(runs.map((row) => row.opening_vs_floor)), held: spread(runs.map((row) => row.held_vs_floor)), p99: spread(runs.map((row) => row.p99_over_floor_ms)), kib: kib ?? '–', failed: runs.reduce((sum, row) => sum + row.failed, 0) });
+    for (const streams of sizes)
+      for (const tokens of lengths) {
+        for (const name of Object.keys(targets)) {
+          if (name === 'floor') continue;
+          const runs = rows.filter(
+            (row) => row.streams === streams && row.tokens_per_stream === tokens && row.target === name,
+          );
+          // Memory from a size's first run at the first length only: later cases start from the heap it grew, so they show little growth.
+          const kib = tokens === lengths[0] ? runs[0]?.kib_over_floor : undefined;
+          summaries.push({
+            streams,
+            tokens,
+            target: name,
+            cpu: spread(runs.map((row) => row.cpu_vs_floor)),
+            opening: spread(runs.map((row) => row.opening_vs_floor)),
+            held: spread(runs.map((row) => row.held_vs_floor)),
+            p99: spread(runs.map((row) => row.p99_over_floor_ms)),
+            kib: kib ?? '–',
+            failed: runs.reduce((sum, row) => sum + row.failed, 0),
+          });
+        }
       }
-    }
     console.log(
       table(summaries, [
         ['streams', (r) => r.streams],
@@ -443,11 +591,22 @@ async function main() {
     bench: 'streams',
     at: new Date().toISOString(),
     machine: { cores: cpus().length, memory_gib: Math.round(totalmem() / 2 ** 30), node: process.version },
-    settings: { tokens: lengths, tokens_per_second: TOKENS_PER_SECOND, prompt_kib: PROMPT_KIB, ramp_per_100ms: RAMP, sizes, repeat: REPEAT, targets: Object.keys(targets), portkey: withPortkey ? PORTKEY_VERSION : null },
+    settings: {
+      tokens: lengths,
+      tokens_per_second: TOKENS_PER_SECOND,
+      prompt_kib: PROMPT_KIB,
+      ramp_per_100ms: RAMP,
+      sizes,
+      repeat: REPEAT,
+      targets: Object.keys(targets),
+      portkey: withPortkey ? PORTKEY_VERSION : null,
+    },
     rows,
   };
   if (env.BENCH_OUT) {
-    const file = env.BENCH_OUT.endsWith('.json') ? path.resolve(env.BENCH_OUT) : path.join(root, 'bench/results', `streams-${report.at.replace(/[:.]/g, '-')}.json`);
+    const file = env.BENCH_OUT.endsWith('.json')
+      ? path.resolve(env.BENCH_OUT)
+      : path.join(root, 'bench/results', `streams-${report.at.replace(/[:.]/g, '-')}.json`);
     mkdirSync(path.dirname(file), { recursive: true });
     writeFileSync(file, JSON.stringify(report, null, 2) + '\n');
     console.log(`\nJSON written to ${file}`);

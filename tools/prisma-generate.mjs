@@ -13,7 +13,12 @@ if (!app) {
 }
 const result = spawnSync(
   process.execPath,
-  [path.join(root, 'node_modules/prisma/build/index.js'), 'generate', '--schema', path.join(root, 'apps', app, 'prisma/schema.prisma')],
+  [
+    path.join(root, 'node_modules/prisma/build/index.js'),
+    'generate',
+    '--schema',
+    path.join(root, 'apps', app, 'prisma/schema.prisma'),
+  ],
   {
     stdio: 'inherit',
     env: {

@@ -17,7 +17,14 @@ const upstream = process.env.FORWARD_UPSTREAM;
 const fast = process.env.FORWARD_FAST_UPSTREAM ?? upstream;
 // Connections per upstream are capped: undici's pool opens a new connection for every request sent while each
 // connection it has is still connecting, so a burst of streams would otherwise dial one TLS connection each.
-const agent = new Agent({ connections: Number(process.env.FORWARD_CONNECTIONS ?? 200), allowH2: true, pipelining: 100, headersTimeout: 120_000, bodyTimeout: 300_000, keepAliveTimeout: 30_000 });
+const agent = new Agent({
+  connections: Number(process.env.FORWARD_CONNECTIONS ?? 200),
+  allowH2: true,
+  pipelining: 100,
+  headersTimeout: 120_000,
+  bodyTimeout: 300_000,
+  keepAliveTimeout: 30_000,
+});
 
 const server = createServer((req, res) => {
   if (req.url === '/readyz') return res.end('ok');
@@ -34,7 +41,14 @@ const server = createServer((req, res) => {
     agent.dispatch(
       // Idempotent, as the edge marks its calls: undici sends a non-idempotent request on an HTTP/2 connection
       // only when nothing else is in flight on it (so that a failure cannot take retried requests with it).
-      { origin: toFast ? fast : upstream, path: toFast ? req.url.slice(5) : req.url, method: req.method, headers, body, idempotent: true },
+      {
+        origin: toFast ? fast : upstream,
+        path: toFast ? req.url.slice(5) : req.url,
+        method: req.method,
+        headers,
+        body,
+        idempotent: true,
+      },
       {
         onRequestStart(controller) {
           res.once('close', () => {

@@ -37,7 +37,9 @@ export async function snapshot(pid, dir) {
     }
     if (now > MAX_SNAPSHOT_BYTES) {
       rmSync(path.join(dir, file));
-      throw new Error(`the heap snapshot is ${Math.round(now / 2 ** 20)} MiB, too long to read: use BENCH_HEAP with fewer streams (2,000 is plenty)`);
+      throw new Error(
+        `the heap snapshot is ${Math.round(now / 2 ** 20)} MiB, too long to read: use BENCH_HEAP with fewer streams (2,000 is plenty)`,
+      );
     }
     try {
       const census = censusOf(JSON.parse(readFileSync(path.join(dir, file), 'utf8')));
@@ -96,6 +98,8 @@ export function perStream(before, after, streams, top = 12) {
   return {
     objects: Math.round(count),
     kib: Math.round((bytes / 1024) * 10) / 10,
-    top: kinds.slice(0, top).map((k) => ({ kind: k.kind, count: Math.round(k.count * 10) / 10, bytes: Math.round(k.bytes) })),
+    top: kinds
+      .slice(0, top)
+      .map((k) => ({ kind: k.kind, count: Math.round(k.count * 10) / 10, bytes: Math.round(k.bytes) })),
   };
 }

@@ -5,7 +5,12 @@ import { Pool } from 'undici';
 
 /** One pool per target and concurrency, kept across the alternating rounds so connections stay warm. */
 export function openPool(origin, concurrency) {
-  return new Pool(origin, { connections: concurrency, pipelining: 1, keepAliveTimeout: 60_000, keepAliveMaxTimeout: 600_000 });
+  return new Pool(origin, {
+    connections: concurrency,
+    pipelining: 1,
+    keepAliveTimeout: 60_000,
+    keepAliveMaxTimeout: 600_000,
+  });
 }
 
 /**

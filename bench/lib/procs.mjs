@@ -23,7 +23,10 @@ const children = new Set();
  * crash mid-run can show what the child said; LOG_LEVEL=warn keeps it quiet otherwise.
  */
 export function startChild(name, entry, env, nodeArgs = [], args = []) {
-  const child = spawn(process.execPath, [...nodeArgs, entry, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeArgs, entry, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const state = { name, child, output: '' };
   const keep = (chunk) => (state.output = (state.output + chunk).slice(-16_384));
   child.stdout.on('data', keep);
@@ -40,7 +43,8 @@ export function startChild(name, entry, env, nodeArgs = [], args = []) {
 export async function waitReady(state, url, headers = {}, timeoutMs = 60_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (state.exited) throw new Error(`${state.name} exited (${JSON.stringify(state.exited)}) before it was ready:\n${state.output}`);
+    if (state.exited)
+      throw new Error(`${state.name} exited (${JSON.stringify(state.exited)}) before it was ready:\n${state.output}`);
     try {
       const res = await request(url, { headers, headersTimeout: 2000, bodyTimeout: 2000 });
       await res.body.dump();
@@ -48,14 +52,16 @@ export async function waitReady(state, url, headers = {}, timeoutMs = 60_000) {
     } catch {
       // not listening yet
     }
-    if (Date.now() > deadline) throw new Error(`${state.name} not ready at ${url} after ${timeoutMs} ms:\n${state.output}`);
+    if (Date.now() > deadline)
+      throw new Error(`${state.name} not ready at ${url} after ${timeoutMs} ms:\n${state.output}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 
 /** Fails loudly when a child died while the benchmark was using it. */
 export function assertAlive(state) {
-  if (state?.exited) throw new Error(`${state.name} died during the run (${JSON.stringify(state.exited)}):\n${state.output}`);
+  if (state?.exited)
+    throw new Error(`${state.name} died during the run (${JSON.stringify(state.exited)}):\n${state.output}`);
 }
 
 let ticksPerSecond;

@@ -22,19 +22,66 @@ const feedOnly = process.env.HARNESS_FEED_ONLY === '1';
 const TOKEN_VARIANTS = 10;
 
 let bytesWritten = 0;
-const engine: Engine = { dialect: 'openai', baseUrl: 'https://upstream.invalid', model: 'upstream-model', headers: {}, label: 'bench' };
+const engine: Engine = {
+  dialect: 'openai',
+  baseUrl: 'https://upstream.invalid',
+  model: 'upstream-model',
+  headers: {},
+  label: 'bench',
+};
 
 function openStream(index: number) {
-  const socket = { destroyed: false, writable: true, writableLength: 0, write: (bytes: Buffer) => ((bytesWritten += bytes.length), true), once() {}, off() {} };
-  const res = { chunkedEncoding: true, socket, destroyed: false, headersSent: true, write: (bytes: Buffer) => ((bytesWritten += bytes.length), true) };
+  const socket = {
+    destroyed: false,
+    writable: true,
+    writableLength: 0,
+    write: (bytes: Buffer) => ((bytesWritten += bytes.length), true),
+    once() {},
+    off() {},
+  };
+  const res = {
+    chunkedEncoding: true,
+    socket,
+    destroyed: false,
+    headersSent: true,
+    write: (bytes: Buffer) => ((bytesWritten += bytes.length), true),
+  };
   const out = { res, requestId: `req_${index}`, flushHeaders() {} } as unknown as CallResponse;
-  const call: CallerCall = { dialect: 'chat', body: {}, callerModel: 'caller-model', stream: true, includeUsage: false, outputLimit: 4_096 };
-  const relay = new StreamRelay(call, frameSource(call, true, engine, out.requestId), out, { callerGone: false }, performance.now());
+  const call: CallerCall = {
+    dialect: 'chat',
+    body: {},
+    callerModel: 'caller-model',
+    stream: true,
+    includeUsage: false,
+    outputLimit: 4_096,
+  };
+  const relay = new StreamRelay(
+    call,
+    frameSource(call, true, engine, out.requestId),
+    out,
+    { callerGone: false },
+    performance.now(),
+  );
   // Chunks as OpenAI writes them (and the bundled simulator): one object around each delta.
-  const head = JSON.stringify({ id: `chatcmpl-${String(index).padStart(24, '0')}`, object: 'chat.completion.chunk', created: 1_764_000_000, model: 'upstream-model', system_fingerprint: 'fp_bench', service_tier: 'default' });
-  const event = (delta: object, finish: string | null) => `data: ${head.slice(0, -1)},"choices":[{"index":0,"delta":${JSON.stringify(delta)},"logprobs":null,"finish_reason":${JSON.stringify(finish)}}]}\n\n`;
-  const first = Buffer.from(event({ role: 'assistant', content: '', refusal: null }, null) + event({ content: 'Hello' }, null));
-  const reply = { attach: (sink: StreamRelay) => sink.data(first), pause() {}, resume() {}, abort() {} } as unknown as UpstreamCall;
+  const head = JSON.stringify({
+    id: `chatcmpl-${String(index).padStart(24, '0')}`,
+    object: 'chat.completion.chunk',
+    created: 1_764_000_000,
+    model: 'upstream-model',
+    system_fingerprint: 'fp_bench',
+    service_tier: 'default',
+  });
+  const event = (delta: object, finish: string | null) =>
+    `data: ${head.slice(0, -1)},"choices":[{"index":0,"delta":${JSON.stringify(delta)},"logprobs":null,"finish_reason":${JSON.stringify(finish)}}]}\n\n`;
+  const first = Buffer.from(
+    event({ role: 'assistant', content: '', refusal: null }, null) + event({ content: 'Hello' }, null),
+  );
+  const reply = {
+    attach: (sink: StreamRelay) => sink.data(first),
+    pause() {},
+    resume() {},
+    abort() {},
+  } as unknown as UpstreamCall;
   void relay.relay(reply, undefined);
   const tokens = Array.from({ length: TOKEN_VARIANTS }, (_, k) => Buffer.from(event({ content: ` word${k}` }, null)));
   return { relay, tokens };
@@ -49,4 +96,12 @@ for (let token = 0; token < TOKENS; token++) {
   }
 }
 const used = process.cpuUsage(before);
-console.log(JSON.stringify({ streams: STREAMS, tokens: TOKENS, feedOnly, cpuNsPerToken: Math.round(((used.user + used.system) * 1_000) / (STREAMS * TOKENS)), bytesWritten }));
+console.log(
+  JSON.stringify({
+    streams: STREAMS,
+    tokens: TOKENS,
+    feedOnly,
+    cpuNsPerToken: Math.round(((used.user + used.system) * 1_000) / (STREAMS * TOKENS)),
+    bytesWritten,
+  }),
+);

@@ -1,7 +1,8 @@
 // Figures and printing for bench/gateway.mjs: per-target summaries, the edge's overhead, the targets.
 import { percentile } from './load.mjs';
 
-const round = (value, digits = 3) => (value === null || value === undefined || Number.isNaN(value) ? null : Number(value.toFixed(digits)));
+const round = (value, digits = 3) =>
+  value === null || value === undefined || Number.isNaN(value) ? null : Number(value.toFixed(digits));
 
 /**
  * Merges the rounds of one target into its figures:
@@ -54,7 +55,15 @@ export function overhead(direct, edge) {
 /** Targets (2-core machine, zero-latency upstream); `rows` are { case, stream, concurrency, overhead }. */
 export function checkTargets(rows) {
   const checks = [];
-  const add = (name, row, value, limit, ok) => checks.push({ target: name, case: row.case, concurrency: row.concurrency, value, limit, pass: value !== null && ok(value, limit) });
+  const add = (name, row, value, limit, ok) =>
+    checks.push({
+      target: name,
+      case: row.case,
+      concurrency: row.concurrency,
+      value,
+      limit,
+      pass: value !== null && ok(value, limit),
+    });
   const le = (v, l) => v <= l;
   for (const row of rows) {
     const o = row.overhead;
@@ -63,10 +72,12 @@ export function checkTargets(rows) {
       add('added p99 ≤ 3 ms (non-streaming, c=10)', row, o.added_p99_ms, 3, le);
     }
     if (row.concurrency === 50) add('edge RPS ≥ 15% of direct (c=50)', row, o.rps_ratio, 0.15, (v, l) => v >= l);
-    if (row.stream && row.concurrency === 1) add('added TTFT p50 ≤ 1 ms (streaming, c=1)', row, o.added_ttft_p50_ms, 1, le);
+    if (row.stream && row.concurrency === 1)
+      add('added TTFT p50 ≤ 1 ms (streaming, c=1)', row, o.added_ttft_p50_ms, 1, le);
     // CPU per request is judged under load (c ≥ 10). At c=1 every process pays a wake-up per request (the
     // simulator alone shows ~0.3–0.5 ms there), so that row is reported but not held to the target.
-    if (!row.stream && row.concurrency >= 10) add('gateway CPU ≤ 0.25 ms/request (non-streaming, c ≥ 10)', row, o.gateway_cpu_ms_per_req, 0.25, le);
+    if (!row.stream && row.concurrency >= 10)
+      add('gateway CPU ≤ 0.25 ms/request (non-streaming, c ≥ 10)', row, o.gateway_cpu_ms_per_req, 0.25, le);
   }
   return checks.sort((a, b) => a.target.localeCompare(b.target)); // stable: cases keep their order
 }
@@ -80,7 +91,9 @@ export function table(rows, columns) {
 }
 
 export function printReport(results, checks, directOnly) {
-  const perTarget = results.flatMap((r) => ['direct', 'edge'].filter((t) => r[t]).map((t) => ({ ...r[t], case: r.case, c: r.concurrency, target: t })));
+  const perTarget = results.flatMap((r) =>
+    ['direct', 'edge'].filter((t) => r[t]).map((t) => ({ ...r[t], case: r.case, c: r.concurrency, target: t })),
+  );
   console.log('\nPer target (times in ms; cpu = ms of process CPU per request):\n');
   console.log(
     table(perTarget, [
@@ -98,7 +111,9 @@ export function printReport(results, checks, directOnly) {
       ['errors', (r) => r.errors],
     ]),
   );
-  for (const r of perTarget) for (const [message, n] of Object.entries(r.error_samples)) console.log(`  ! ${r.case} c=${r.c} ${r.target}: ${n}× ${message}`);
+  for (const r of perTarget)
+    for (const [message, n] of Object.entries(r.error_samples))
+      console.log(`  ! ${r.case} c=${r.c} ${r.target}: ${n}× ${message}`);
   if (directOnly) return console.log('\nBENCH_DIRECT_ONLY=1: edge skipped, no overhead figures or targets.');
 
   console.log('\nEdge overhead (edge − direct; rps ratio = edge ÷ direct; cpu in ms per request):\n');
@@ -116,5 +131,8 @@ export function printReport(results, checks, directOnly) {
     ]),
   );
   console.log('\nTargets (2-core machine, zero-latency upstream):');
-  for (const c of checks) console.log(`  ${c.pass ? 'PASS' : 'FAIL'}  ${c.target.padEnd(46)} ${c.case.padEnd(16)} c=${String(c.concurrency).padEnd(3)} ${c.value ?? 'n/a'} (limit ${c.limit})`);
+  for (const c of checks)
+    console.log(
+      `  ${c.pass ? 'PASS' : 'FAIL'}  ${c.target.padEnd(46)} ${c.case.padEnd(16)} c=${String(c.concurrency).padEnd(3)} ${c.value ?? 'n/a'} (limit ${c.limit})`,
+    );
 }

@@ -35,14 +35,22 @@ function refusal(text) {
   } catch {
     // not JSON: the text itself
   }
-  return String(message).replace(/\b(req|chatcmpl|call)[-_][\w-]+/g, '$1_…').slice(0, 120);
+  return String(message)
+    .replace(/\b(req|chatcmpl|call)[-_][\w-]+/g, '$1_…')
+    .slice(0, 120);
 }
 
 async function oneStream() {
   const t0 = performance.now();
   let res;
   try {
-    res = await agent.request({ origin, method: 'POST', path: stream.path, headers: stream.headers, body: stream.body });
+    res = await agent.request({
+      origin,
+      method: 'POST',
+      path: stream.path,
+      headers: stream.headers,
+      body: stream.body,
+    });
     headMs.push(performance.now() - t0);
   } catch (error) {
     return fail(`request failed: ${error.code ?? error.message}`);
@@ -83,7 +91,13 @@ let probeFailures = 0;
 async function probeOnce() {
   const t0 = performance.now();
   try {
-    const res = await probeAgent.request({ origin, method: probe.method, path: probe.path, headers: probe.headers, body: probe.body });
+    const res = await probeAgent.request({
+      origin,
+      method: probe.method,
+      path: probe.path,
+      headers: probe.headers,
+      body: probe.body,
+    });
     await res.body.dump();
     if (res.statusCode !== 200) probeFailures += 1;
     else probes.push(performance.now() - t0);
@@ -99,8 +113,15 @@ for (let i = 0; i < streams; i += rampBatch) {
   for (let j = i; j < Math.min(streams, i + rampBatch); j++) running.push(oneStream());
   await new Promise((resolve) => setTimeout(resolve, rampEveryMs));
 }
-while (firstBytes + settledCount() - ended < streams && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-say({ event: 'open', open: firstBytes, failed: settledCount() - ended, ms: Math.round(performance.now() - startedAt), tokens });
+while (firstBytes + settledCount() - ended < streams && performance.now() < deadline)
+  await new Promise((resolve) => setTimeout(resolve, 20));
+say({
+  event: 'open',
+  open: firstBytes,
+  failed: settledCount() - ended,
+  ms: Math.round(performance.now() - startedAt),
+  tokens,
+});
 // Probes run while the streams do (and stop with them, or at the deadline).
 while (settledCount() < streams && performance.now() < deadline) {
   await probeOnce();

@@ -6,8 +6,12 @@ import { missingFromProduction, packageOf, runtimePackages } from './runtime-pac
 // only a devDependency is missing there, and the app dies at start. `npm test` builds the bundles first.
 
 const ROOT = path.resolve(__dirname, '../..');
-const manifest = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
-const apps = readdirSync(path.join(ROOT, 'apps')).filter((app) => existsSync(path.join(ROOT, 'apps', app, 'src/main.ts')));
+const manifest = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+  dependencies: Record<string, string>;
+};
+const apps = readdirSync(path.join(ROOT, 'apps')).filter((app) =>
+  existsSync(path.join(ROOT, 'apps', app, 'src/main.ts')),
+);
 
 describe('what each app bundle loads at run time', () => {
   it.each(apps)('%s loads only production dependencies and Node built-ins', (app) => {
@@ -16,7 +20,10 @@ describe('what each app bundle loads at run time', () => {
     const packages = runtimePackages(readFileSync(file, 'utf8'));
     // A bundle that loads nothing would mean the scan no longer matches esbuild's output.
     expect(packages).toContain('zod');
-    expect({ app, notInDependencies: missingFromProduction(packages, manifest) }).toEqual({ app, notInDependencies: [] });
+    expect({ app, notInDependencies: missingFromProduction(packages, manifest) }).toEqual({
+      app,
+      notInDependencies: [],
+    });
   });
 });
 

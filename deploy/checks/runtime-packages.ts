@@ -26,6 +26,9 @@ export function runtimePackages(bundle: string): string[] {
 }
 
 /** Of the packages a bundle loads, those a production-only install (`npm install --omit=dev`) would not provide. */
-export function missingFromProduction(packages: string[], manifest: { dependencies?: Record<string, string> }): string[] {
+export function missingFromProduction(
+  packages: string[],
+  manifest: { dependencies?: Record<string, string> },
+): string[] {
   return packages.filter((name) => !Object.hasOwn(manifest.dependencies ?? {}, name));
 }

@@ -8,7 +8,8 @@ const CORE_GROUP = '';
 
 async function modelFor(apiVersion, kind) {
   const [group, version] = apiVersion.includes('/') ? apiVersion.split('/') : [CORE_GROUP, apiVersion];
-  const path = group === CORE_GROUP ? `kubernetes-models/${version}/${kind}` : `kubernetes-models/${group}/${version}/${kind}`;
+  const path =
+    group === CORE_GROUP ? `kubernetes-models/${version}/${kind}` : `kubernetes-models/${group}/${version}/${kind}`;
   try {
     return (await import(path))[kind];
   } catch {

@@ -23,11 +23,16 @@ describe('account configuration', () => {
     }
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as ConfigError).problems.map((p) => p.variable)).toEqual(['UPSTREAM_SECRETS_KEY']);
-    expect((error as ConfigError).message).toMatch(/UPSTREAM_SECRETS_KEY: required when DATABASE_URL is set.*openssl rand -base64 32/);
+    expect((error as ConfigError).message).toMatch(
+      /UPSTREAM_SECRETS_KEY: required when DATABASE_URL is set.*openssl rand -base64 32/,
+    );
   });
 
   it('accepts a PostgreSQL DATABASE_URL with a secrets key', () => {
-    const config = loadAccountConfig({ DATABASE_URL: 'postgres://db/account', UPSTREAM_SECRETS_KEY: key.toString('base64') });
+    const config = loadAccountConfig({
+      DATABASE_URL: 'postgres://db/account',
+      UPSTREAM_SECRETS_KEY: key.toString('base64'),
+    });
     expect(config.databaseUrl).toBe('postgres://db/account');
   });
 

@@ -6,9 +6,12 @@ import { decodeSecretsKey } from './store/secrets';
 /** CONTRACTS: `sbc_` + 20 to 124 characters from [A-Za-z0-9_-] (24 to 128 in all). */
 export const BOOTSTRAP_KEY_PATTERN = /^sbc_[A-Za-z0-9_-]{20,124}$/;
 
-const commaList = z
-  .string()
-  .transform((value) => value.split(',').map((item) => item.trim()).filter(Boolean));
+const commaList = z.string().transform((value) =>
+  value
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean),
+);
 
 const schema = z.object({
   ...backendVars('ACCOUNT', { grpc: 50051, http: 9101 }),
@@ -21,7 +24,10 @@ const schema = z.object({
   SBC_BOOTSTRAP_EMAIL: z.email({ pattern: z.regexes.html5Email }).default('owner@localhost'),
   UPSTREAM_SECRETS_KEY: z
     .string()
-    .refine((value) => decodeSecretsKey(value) !== undefined, 'must be 32 bytes in base64 (e.g. the output of `openssl rand -base64 32`)')
+    .refine(
+      (value) => decodeSecretsKey(value) !== undefined,
+      'must be 32 bytes in base64 (e.g. the output of `openssl rand -base64 32`)',
+    )
     .optional(),
   /** Who may aim custom endpoints at loopback and private addresses: `operators` (default), `everyone` (a single-user install) or `none` (hosted). */
   EGRESS_PRIVATE: z.enum(PRIVATE_EGRESS).optional(),
@@ -63,7 +69,8 @@ export function loadAccountConfig(env: Record<string, string | undefined>): Acco
     throw new ConfigError('account', [
       {
         variable: 'UPSTREAM_SECRETS_KEY',
-        message: 'required when DATABASE_URL is set: 32 bytes in base64 that encrypt upstream API keys at rest (e.g. `openssl rand -base64 32`); keep it, stored secrets cannot be read without it',
+        message:
+          'required when DATABASE_URL is set: 32 bytes in base64 that encrypt upstream API keys at rest (e.g. `openssl rand -base64 32`); keep it, stored secrets cannot be read without it',
       },
     ]);
   }
@@ -73,7 +80,10 @@ export function loadAccountConfig(env: Record<string, string | undefined>): Acco
     bootstrap: vars.SBC_BOOTSTRAP_KEY ? { key: vars.SBC_BOOTSTRAP_KEY, email: vars.SBC_BOOTSTRAP_EMAIL } : undefined,
     bootstrapEmail: vars.SBC_BOOTSTRAP_EMAIL,
     upstreamSecretsKey: vars.UPSTREAM_SECRETS_KEY ? decodeSecretsKey(vars.UPSTREAM_SECRETS_KEY) : undefined,
-    egress: { private: privateEgressOf(vars.EGRESS_PRIVATE, vars.EGRESS_DENY_PRIVATE), ownOrigins: vars.BASE_URL ? [vars.BASE_URL] : [] },
+    egress: {
+      private: privateEgressOf(vars.EGRESS_PRIVATE, vars.EGRESS_DENY_PRIVATE),
+      ownOrigins: vars.BASE_URL ? [vars.BASE_URL] : [],
+    },
     adminUserIds: vars.X_BUILDS_ADMIN_USER_IDS,
     signupEnabled: vars.SBC_SIGNUP_ENABLED,
   };

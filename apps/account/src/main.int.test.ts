@@ -14,7 +14,15 @@ const SECRETS_KEY = randomBytes(32).toString('base64');
 describe('account service start', () => {
   let db: TestDatabase;
   const config = (env: Record<string, string> = { SBC_BOOTSTRAP_KEY: KEY }) =>
-    loadAccountConfig({ ACCOUNT_GRPC_PORT: '0', ACCOUNT_HTTP_PORT: '0', DATABASE_URL: db.databaseUrl, SBC_DATA_DIR: db.dataDir, UPSTREAM_SECRETS_KEY: SECRETS_KEY, LOG_LEVEL: 'silent', ...env });
+    loadAccountConfig({
+      ACCOUNT_GRPC_PORT: '0',
+      ACCOUNT_HTTP_PORT: '0',
+      DATABASE_URL: db.databaseUrl,
+      SBC_DATA_DIR: db.dataDir,
+      UPSTREAM_SECRETS_KEY: SECRETS_KEY,
+      LOG_LEVEL: 'silent',
+      ...env,
+    });
   beforeAll(async () => {
     // Every test restarts the service on the same database.
     db = await createTestDatabase('account', { restarts: true });
@@ -31,7 +39,13 @@ describe('account service start', () => {
       const prisma = running.database.prisma;
       const keys = await prisma.callerKey.findMany({ include: { user: true } });
       expect(keys).toHaveLength(1);
-      expect(keys[0]).toMatchObject({ name: 'bootstrap', route: 'auto', mode: 'model', incognito: false, revokedAt: null });
+      expect(keys[0]).toMatchObject({
+        name: 'bootstrap',
+        route: 'auto',
+        mode: 'model',
+        incognito: false,
+        revokedAt: null,
+      });
       expect(keys[0]!.user.email).toBe('owner@localhost');
       expect(Buffer.from(keys[0]!.keyHash).equals(hashSecret(KEY))).toBe(true);
       expect(JSON.stringify(keys, (_k, v) => (typeof v === 'bigint' ? String(v) : v))).not.toContain(KEY);
@@ -62,8 +76,16 @@ describe('account service start', () => {
     const stranger = newSecret('sbs');
     const seed = await start(config());
     try {
-      const user = await seed.database.prisma.user.create({ data: { id: newId('usr'), email: 'someone@example.test' } });
-      await seed.database.prisma.session.create({ data: { tokenHash: new Uint8Array(hashSecret(stranger)), userId: user.id, expiresAt: new Date(Date.now() + 86_400_000) } });
+      const user = await seed.database.prisma.user.create({
+        data: { id: newId('usr'), email: 'someone@example.test' },
+      });
+      await seed.database.prisma.session.create({
+        data: {
+          tokenHash: new Uint8Array(hashSecret(stranger)),
+          userId: user.id,
+          expiresAt: new Date(Date.now() + 86_400_000),
+        },
+      });
       expect([await isOperator(seed, KEY), await isOperator(seed, stranger)]).toEqual([true, false]);
     } finally {
       await seed.stop();
@@ -80,7 +102,10 @@ describe('account service start', () => {
     const running = await start(config({ SBC_SIGNUP_ENABLED: 'true', SBC_BOOTSTRAP_EMAIL: 'boss@example.test' }));
     try {
       const sessions = createRpcClient(SessionService, { target: running.grpcAddress, deadlineMs: 5_000 });
-      const claimed = sessions.signUp({ email: 'Boss@Example.test', password: 'a long enough password 1' }, { requestId: 'test' });
+      const claimed = sessions.signUp(
+        { email: 'Boss@Example.test', password: 'a long enough password 1' },
+        { requestId: 'test' },
+      );
       await expect(claimed).rejects.toMatchObject({ code: 'conflict' });
       await expect(claimed).rejects.toBeInstanceOf(ApiError);
       expect(await running.database.prisma.user.count({ where: { email: 'boss@example.test' } })).toBe(0);

@@ -10,7 +10,9 @@ export interface Operators {
 
 export function createOperators(options: { adminUserIds: readonly string[]; ownerId?: string }): Operators {
   // An empty list never means "everyone": it means the owner, and with no owner known, no one.
-  const named = new Set(options.adminUserIds.length > 0 ? options.adminUserIds : options.ownerId ? [options.ownerId] : []);
+  const named = new Set(
+    options.adminUserIds.length > 0 ? options.adminUserIds : options.ownerId ? [options.ownerId] : [],
+  );
   return {
     isOperator: (userId) => userId !== '' && named.has(userId),
   };

@@ -70,10 +70,21 @@ describe('GetRoutingTable over gRPC', () => {
         probe: { ok: true, models_found: 2, at: '2026-11-01T10:00:00.000Z' },
       }),
     );
-    await running.routing.saveUpstream(upstream(alice, 'ollama', { baseUrl: 'http://127.0.0.1:11434', dialect: 'auto' }));
-    await running.routing.saveUpstream(upstream(bob, 'bobs-proxy', { apiKey: BOB_KEY, baseUrl: 'https://api.anthropic.com', dialect: 'anthropic' }));
-    await running.routing.saveUpstream(upstream(carol, 'team-gpu', { orgId: team, apiKey: TEAM_KEY, models: ['big-model'] }));
-    await running.routing.saveAlias({ userId: alice, token: '@Claude', vendor: 'anthropic', modelId: 'claude-opus-5-5' });
+    await running.routing.saveUpstream(
+      upstream(alice, 'ollama', { baseUrl: 'http://127.0.0.1:11434', dialect: 'auto' }),
+    );
+    await running.routing.saveUpstream(
+      upstream(bob, 'bobs-proxy', { apiKey: BOB_KEY, baseUrl: 'https://api.anthropic.com', dialect: 'anthropic' }),
+    );
+    await running.routing.saveUpstream(
+      upstream(carol, 'team-gpu', { orgId: team, apiKey: TEAM_KEY, models: ['big-model'] }),
+    );
+    await running.routing.saveAlias({
+      userId: alice,
+      token: '@Claude',
+      vendor: 'anthropic',
+      modelId: 'claude-opus-5-5',
+    });
     await running.routing.saveAlias({ userId: alice, token: 'cheap', vendor: 'openai', modelId: 'gpt-6-luna' });
     await running.routing.saveAlias({ userId: bob, token: 'bobs', vendor: 'openai', modelId: 'gpt-6-sol' });
   });
@@ -105,7 +116,12 @@ describe('GetRoutingTable over gRPC', () => {
 
   it('an endpoint without a key, never probed and saved as auto, comes back keyless, unprobed and in a dialect the edge can speak', async () => {
     const table = await client.getRoutingTable({ userId: alice });
-    expect(table.upstreams.find((u) => u.slug === 'ollama')).toMatchObject({ apiKey: '', headers: {}, probedAtMs: 0n, dialect: 'openai' });
+    expect(table.upstreams.find((u) => u.slug === 'ollama')).toMatchObject({
+      apiKey: '',
+      headers: {},
+      probedAtMs: 0n,
+      dialect: 'openai',
+    });
   });
 
   it("another user's endpoints and aliases never appear, whatever the caller asks", async () => {
@@ -127,10 +143,14 @@ describe('GetRoutingTable over gRPC', () => {
   });
 
   it('the table holds ciphertext, never the plaintext key or header value', async () => {
-    const rows = await running.database.sql.query<{ api_key_ciphertext: Uint8Array | null; headers_ciphertext: Uint8Array | null; header_names: unknown }>(
-      'SELECT api_key_ciphertext, headers_ciphertext, header_names FROM upstreams WHERE user_id = $1 AND slug = $2',
-      [alice, 'my-vllm'],
-    );
+    const rows = await running.database.sql.query<{
+      api_key_ciphertext: Uint8Array | null;
+      headers_ciphertext: Uint8Array | null;
+      header_names: unknown;
+    }>('SELECT api_key_ciphertext, headers_ciphertext, header_names FROM upstreams WHERE user_id = $1 AND slug = $2', [
+      alice,
+      'my-vllm',
+    ]);
     const row = rows[0]!;
     const apiKey = Buffer.from(row.api_key_ciphertext!);
     const headers = Buffer.from(row.headers_ciphertext!);
@@ -146,14 +166,17 @@ describe('GetRoutingTable over gRPC', () => {
     const personal = await client.getRoutingTable({ userId: alice });
     expect(personal.upstreams.map((u) => u.slug)).not.toContain('team-gpu');
     const teamKey = await client.getRoutingTable({ userId: alice, orgId: team });
-    expect(teamKey.upstreams.find((u) => u.slug === 'team-gpu')).toMatchObject({ apiKey: TEAM_KEY, models: ['big-model'] });
+    expect(teamKey.upstreams.find((u) => u.slug === 'team-gpu')).toMatchObject({
+      apiKey: TEAM_KEY,
+      models: ['big-model'],
+    });
     const otherTeam = await client.getRoutingTable({ userId: alice, orgId: newId('org') });
     expect(otherTeam.upstreams.map((u) => u.slug)).not.toContain('team-gpu');
     // The sharer's own personal table does not include the team row either: it belongs to team keys.
     expect((await client.getRoutingTable({ userId: carol })).upstreams).toEqual([]);
   });
 
-  it("a personal endpoint shadows a team endpoint with the same slug, so <slug>/<model> means one endpoint", async () => {
+  it('a personal endpoint shadows a team endpoint with the same slug, so <slug>/<model> means one endpoint', async () => {
     const dave = newId('usr');
     await running.database.prisma.user.create({ data: { id: dave, email: `${dave.toLowerCase()}@example.test` } });
     await running.routing.saveUpstream(upstream(dave, 'team-gpu', { apiKey: 'sk-dave-own' }));
@@ -162,7 +185,9 @@ describe('GetRoutingTable over gRPC', () => {
   });
 
   it('probed_at_ms is when the endpoint last answered: a failed probe leaves it alone', async () => {
-    await running.routing.saveUpstream(upstream(alice, 'my-vllm', { probe: { ok: false, error: 'connection refused', at: '2026-11-02T10:00:00.000Z' } }));
+    await running.routing.saveUpstream(
+      upstream(alice, 'my-vllm', { probe: { ok: false, error: 'connection refused', at: '2026-11-02T10:00:00.000Z' } }),
+    );
     const table = await client.getRoutingTable({ userId: alice });
     const vllm = table.upstreams.find((u) => u.slug === 'my-vllm');
     expect(vllm?.probedAtMs).toBe(BigInt(Date.parse('2026-11-01T10:00:00.000Z')));
@@ -181,10 +206,12 @@ describe('GetRoutingTable over gRPC', () => {
       [alice, erin],
     );
     const table = await client.getRoutingTable({ userId: erin });
-    expect(table.upstreams.map((u) => ({ slug: u.slug, apiKey: u.apiKey }))).toEqual([{ slug: 'fine', apiKey: 'sk-erin-fine' }]);
+    expect(table.upstreams.map((u) => ({ slug: u.slug, apiKey: u.apiKey }))).toEqual([
+      { slug: 'fine', apiKey: 'sk-erin-fine' },
+    ]);
   });
 
-  it('every save tells the edges to drop the user\'s cached table, and the team\'s for a shared endpoint', async () => {
+  it("every save tells the edges to drop the user's cached table, and the team's for a shared endpoint", async () => {
     published.length = 0;
     await running.routing.saveAlias({ userId: bob, token: 'fast', vendor: 'house', modelId: 'house-fast' });
     await running.routing.saveUpstream(upstream(carol, 'team-gpu', { orgId: team, label: 'relabelled' }));
@@ -193,7 +220,12 @@ describe('GetRoutingTable over gRPC', () => {
 
   it("alias writes bump the user's revision; overwriting keeps one alias", async () => {
     const first = await running.routing.saveAlias({ userId: bob, token: 'x', vendor: 'openai', modelId: 'gpt-6-sol' });
-    const second = await running.routing.saveAlias({ userId: bob, token: '@X', vendor: 'openai', modelId: 'gpt-6-luna' });
+    const second = await running.routing.saveAlias({
+      userId: bob,
+      token: '@X',
+      vendor: 'openai',
+      modelId: 'gpt-6-luna',
+    });
     expect(second.rev).toBeGreaterThan(first.rev);
     expect(second).toMatchObject({ token: 'x', modelId: 'gpt-6-luna', label: 'GPT-6 Luna', tier: 'fast' });
     const table = await client.getRoutingTable({ userId: bob });
@@ -215,14 +247,22 @@ describe('the embedded default without a configured secrets key', () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  const config = () => loadAccountConfig({ ACCOUNT_GRPC_PORT: '0', ACCOUNT_HTTP_PORT: '0', SBC_DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
+  const config = () =>
+    loadAccountConfig({ ACCOUNT_GRPC_PORT: '0', ACCOUNT_HTTP_PORT: '0', SBC_DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
 
   it('keeps a generated key beside the data (mode 0600) and still opens stored secrets after a restart', async () => {
     const userId = newId('usr');
     const first = await start(config(), { pubsub: createMemoryPubSub() });
     try {
       await first.database.prisma.user.create({ data: { id: userId, email: 'embedded@example.test' } });
-      await first.routing.saveUpstream({ userId, slug: 'local', label: 'local', baseUrl: 'http://127.0.0.1:1234', dialect: 'openai', apiKey: 'sk-embedded' });
+      await first.routing.saveUpstream({
+        userId,
+        slug: 'local',
+        label: 'local',
+        baseUrl: 'http://127.0.0.1:1234',
+        dialect: 'openai',
+        apiKey: 'sk-embedded',
+      });
     } finally {
       await first.stop();
     }

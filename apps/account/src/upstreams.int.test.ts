@@ -43,23 +43,40 @@ describe('UpstreamService with EGRESS_DENY_PRIVATE', () => {
     await db?.drop();
   });
 
-  it.each(['http://127.0.0.1:8090/v1', 'http://localhost:11434', 'http://10.0.0.5', 'http://[::1]:8000', 'http://169.254.169.254/latest'])(
-    'a private base_url (%s) is 400 invalid_request when created, and nothing is saved',
-    async (baseUrl) => {
-      const error = await client.createUpstream({ userId: alice, label: 'inward', baseUrl, apiKey: 'k', dialect: 'openai' }).catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(ApiError);
-      expect(error).toMatchObject({ code: 'invalid_request', param: 'base_url' });
-      expect(await running.database.prisma.upstream.count({ where: { userId: alice, label: 'inward' } })).toBe(0);
-    },
-  );
+  it.each([
+    'http://127.0.0.1:8090/v1',
+    'http://localhost:11434',
+    'http://10.0.0.5',
+    'http://[::1]:8000',
+    'http://169.254.169.254/latest',
+  ])('a private base_url (%s) is 400 invalid_request when created, and nothing is saved', async (baseUrl) => {
+    const error = await client
+      .createUpstream({ userId: alice, label: 'inward', baseUrl, apiKey: 'k', dialect: 'openai' })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error).toMatchObject({ code: 'invalid_request', param: 'base_url' });
+    expect(await running.database.prisma.upstream.count({ where: { userId: alice, label: 'inward' } })).toBe(0);
+  });
 
   it('moving an endpoint to a private base_url is refused; one saved before the switch is refused when dialed', async () => {
     // Saved directly, as rows written before EGRESS_DENY_PRIVATE was set would be.
-    await running.routing.saveUpstream({ userId: alice, slug: 'legacy', label: 'legacy', baseUrl: 'http://127.0.0.1:9', dialect: 'openai', apiKey: 'k' });
-    const moved = await client.updateUpstream({ userId: alice, slug: 'legacy', baseUrl: 'http://192.168.1.10' }).catch((e: unknown) => e);
+    await running.routing.saveUpstream({
+      userId: alice,
+      slug: 'legacy',
+      label: 'legacy',
+      baseUrl: 'http://127.0.0.1:9',
+      dialect: 'openai',
+      apiKey: 'k',
+    });
+    const moved = await client
+      .updateUpstream({ userId: alice, slug: 'legacy', baseUrl: 'http://192.168.1.10' })
+      .catch((e: unknown) => e);
     expect(moved).toMatchObject({ code: 'invalid_request', param: 'base_url' });
     const probed = await client.probeUpstream({ userId: alice, slug: 'legacy' });
-    expect(probed.result?.probe).toMatchObject({ ok: false, error: expect.stringMatching(/127\.0\.0\.1 is a loopback or private address/) });
+    expect(probed.result?.probe).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/127\.0\.0\.1 is a loopback or private address/),
+    });
   });
 
   it('alias writes are published for paired devices, a no-op delete is not', async () => {

@@ -5,16 +5,29 @@ import { ErrorState, Loading } from './ui/states';
 import { SignInPage } from './pages/sign-in/sign-in-page';
 
 // Each page is its own chunk, so the first load carries the shell and the sign-in page only.
-const named = <K extends string>(load: () => Promise<Record<K, ComponentType>>, name: K) => lazy(() => load().then((module) => ({ default: module[name] })));
+const named = <K extends string>(load: () => Promise<Record<K, ComponentType>>, name: K) =>
+  lazy(() => load().then((module) => ({ default: module[name] })));
 const PAGES: { path: string; label: string; component: ComponentType }[] = [
   { path: '', label: 'Overview', component: named(() => import('./pages/overview/overview-page'), 'OverviewPage') },
   { path: 'usage', label: 'Usage', component: named(() => import('./pages/usage/usage-page'), 'UsagePage') },
-  { path: 'credits', label: 'Credits and plan', component: named(() => import('./pages/credits/credits-page'), 'CreditsPage') },
+  {
+    path: 'credits',
+    label: 'Credits and plan',
+    component: named(() => import('./pages/credits/credits-page'), 'CreditsPage'),
+  },
   { path: 'spend', label: 'Spend', component: named(() => import('./pages/spend/spend-page'), 'SpendPage') },
   { path: 'keys', label: 'Keys', component: named(() => import('./pages/keys/keys-page'), 'KeysPage') },
-  { path: 'endpoints', label: 'Endpoints', component: named(() => import('./pages/endpoints/endpoints-page'), 'EndpointsPage') },
+  {
+    path: 'endpoints',
+    label: 'Endpoints',
+    component: named(() => import('./pages/endpoints/endpoints-page'), 'EndpointsPage'),
+  },
   { path: 'aliases', label: 'Aliases', component: named(() => import('./pages/aliases/aliases-page'), 'AliasesPage') },
-  { path: 'device', label: 'Device activation', component: named(() => import('./pages/device/device-page'), 'DevicePage') },
+  {
+    path: 'device',
+    label: 'Device activation',
+    component: named(() => import('./pages/device/device-page'), 'DevicePage'),
+  },
 ];
 
 function Shell({ page, email }: { page: string; email?: string }) {
@@ -44,7 +57,11 @@ function Shell({ page, email }: { page: string; email?: string }) {
         </nav>
         <div className="who">
           {email && <span>{email}</span>}
-          <button type="button" onClick={() => signOut.mutate(undefined, { onSettled: () => navigate('sign-in', { replace: true }) })} disabled={signOut.isPending}>
+          <button
+            type="button"
+            onClick={() => signOut.mutate(undefined, { onSettled: () => navigate('sign-in', { replace: true }) })}
+            disabled={signOut.isPending}
+          >
             Sign out
           </button>
         </div>
@@ -84,8 +101,26 @@ export function App() {
     }
   }, [session.isPending, session.error, signedIn, page, query]);
 
-  if (session.isPending) return <main id="main"><Loading what="your session" /></main>;
-  if (session.error) return <main id="main"><h1>Console</h1><ErrorState error={session.error} retry={() => void session.refetch()} /></main>;
-  if (!signedIn) return page === 'sign-in' ? <SignInPage /> : <main id="main"><Loading what="the sign-in page" /></main>;
+  if (session.isPending)
+    return (
+      <main id="main">
+        <Loading what="your session" />
+      </main>
+    );
+  if (session.error)
+    return (
+      <main id="main">
+        <h1>Console</h1>
+        <ErrorState error={session.error} retry={() => void session.refetch()} />
+      </main>
+    );
+  if (!signedIn)
+    return page === 'sign-in' ? (
+      <SignInPage />
+    ) : (
+      <main id="main">
+        <Loading what="the sign-in page" />
+      </main>
+    );
   return <Shell page={page} email={session.data?.user.email} />;
 }

@@ -8,7 +8,9 @@ import './styles.css';
 
 const queryClient: QueryClient = new QueryClient({
   // A 401 anywhere means the session is over (signed out at another tab or edge, or expired): show sign-in.
-  queryCache: new QueryCache({ onError: (error) => void (isSignedOut(error) && queryClient.setQueryData(['session'], null)) }),
+  queryCache: new QueryCache({
+    onError: (error) => void (isSignedOut(error) && queryClient.setQueryData(['session'], null)),
+  }),
   defaultOptions: {
     queries: {
       // A refusal (4xx) will not change by asking again; a network blip or 5xx might.

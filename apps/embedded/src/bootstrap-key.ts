@@ -7,7 +7,10 @@ import { newSecret } from '@sbc/ids';
  * directory by an earlier start; else a new one, saved with mode 0600 and reported as new so it is
  * printed once. An in-memory start (`memory://`) keeps nothing on disk, its key included.
  */
-export async function resolveBootstrapKey(dataDir: string, configured: string | undefined): Promise<{ key: string; file?: string; generated: boolean }> {
+export async function resolveBootstrapKey(
+  dataDir: string,
+  configured: string | undefined,
+): Promise<{ key: string; file?: string; generated: boolean }> {
   if (configured) return { key: configured, generated: false };
   if (dataDir.startsWith('memory://')) return { key: newSecret('sbc'), generated: true };
   const file = path.join(dataDir, 'bootstrap-key');

@@ -53,7 +53,8 @@ export function loadEmbeddedConfig(env: Env): EmbeddedConfig {
       return loader();
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
-      for (const problem of error.problems) if (!problems.some((p) => p.variable === problem.variable)) problems.push(problem);
+      for (const problem of error.problems)
+        if (!problems.some((p) => p.variable === problem.variable)) problems.push(problem);
       return undefined as T;
     }
   }
@@ -61,7 +62,9 @@ export function loadEmbeddedConfig(env: Env): EmbeddedConfig {
   const config: EmbeddedConfig = {
     dataDir: vars?.SBC_DATA_DIR ?? '.data',
     logLevel: vars?.LOG_LEVEL ?? 'info',
-    account: load(() => loadAccountConfig({ SBC_SIGNUP_ENABLED: 'true', ...internalEnv('ACCOUNT', env, vars?.ACCOUNT_DATABASE_URL) })),
+    account: load(() =>
+      loadAccountConfig({ SBC_SIGNUP_ENABLED: 'true', ...internalEnv('ACCOUNT', env, vars?.ACCOUNT_DATABASE_URL) }),
+    ),
     usageLedger: load(() => loadUsageLedgerConfig(internalEnv('USAGE_LEDGER', env, vars?.USAGE_LEDGER_DATABASE_URL))),
     xBuilds: load(() => loadXBuildsConfig(internalEnv('X_BUILDS', env, vars?.X_BUILDS_DATABASE_URL))),
     runs: load(() => loadRunsConfig(internalEnv('RUNS', env, vars?.RUNS_DATABASE_URL))),

@@ -33,8 +33,17 @@ export interface RunningEmbedded extends Stoppable {
 export async function start(config: EmbeddedConfig): Promise<RunningEmbedded> {
   const bootstrap = await resolveBootstrapKey(config.dataDir, config.account.bootstrap?.key);
   // A first start makes every service's database with one initdb, not one each.
-  const databases = { account: config.account, 'usage-ledger': config.usageLedger, 'x-builds': config.xBuilds, runs: config.runs };
-  await initialiseDatabases(Object.entries(databases).map(([service, { databaseUrl, dataDir }]) => chooseDatabase({ databaseUrl, dataDir, service })));
+  const databases = {
+    account: config.account,
+    'usage-ledger': config.usageLedger,
+    'x-builds': config.xBuilds,
+    runs: config.runs,
+  };
+  await initialiseDatabases(
+    Object.entries(databases).map(([service, { databaseUrl, dataDir }]) =>
+      chooseDatabase({ databaseUrl, dataDir, service }),
+    ),
+  );
   // One store and pub/sub for every service: in memory, or Redis when REDIS_URL is set.
   const cache = createCacheAdapters({ redisUrl: config.gateway.redisUrl });
   const { pubsub, store } = cache;
@@ -42,7 +51,12 @@ export async function start(config: EmbeddedConfig): Promise<RunningEmbedded> {
   // One usage bus for the edge (producer) and the ledger (consumer): in-process unless KAFKA_BROKERS is set.
   // Usage events become durable in an outbox under the data directory before a reply ends (memory:// keeps none).
   const outboxDir = config.dataDir.startsWith('memory://') ? undefined : path.join(config.dataDir, 'usage-outbox');
-  const bus = createBus({ kafkaBrokers: config.gateway.kafkaBrokers, clientId: 'embedded', logger: logger('bus'), outboxDir });
+  const bus = createBus({
+    kafkaBrokers: config.gateway.kafkaBrokers,
+    clientId: 'embedded',
+    logger: logger('bus'),
+    outboxDir,
+  });
   const started: Stoppable[] = [];
   const stopAll = async () => {
     for (const service of started.splice(0).reverse()) await service.stop();
@@ -96,7 +110,9 @@ function banner(running: RunningEmbedded): string {
   const lines = [`\nModel gateway (embedded) serving at ${running.baseUrl}`];
   lines.push(`  console: ${running.baseUrl}/console/`);
   if (bootstrap.generated) {
-    lines.push(`  bootstrap key (shown once${bootstrap.file ? `; saved to ${bootstrap.file}` : ', kept in memory only'}): ${bootstrap.key}`);
+    lines.push(
+      `  bootstrap key (shown once${bootstrap.file ? `; saved to ${bootstrap.file}` : ', kept in memory only'}): ${bootstrap.key}`,
+    );
   } else {
     lines.push(`  bootstrap key: ${bootstrap.file ? `saved in ${bootstrap.file}` : 'from SBC_BOOTSTRAP_KEY'}`);
   }

@@ -10,7 +10,9 @@ describe('the end-of-life warning of npm start', () => {
   });
 
   it('warns on a line older than the table and on an odd line past its end', () => {
-    expect(endOfLifeWarning('v18.20.0', TODAY)).toMatch(/^warning: Node\.js v18\.20\.0 reached end of life and gets no security fixes/);
+    expect(endOfLifeWarning('v18.20.0', TODAY)).toMatch(
+      /^warning: Node\.js v18\.20\.0 reached end of life and gets no security fixes/,
+    );
     expect(endOfLifeWarning('25.2.0', TODAY)).toContain('end of life on 2026-06-01');
   });
 

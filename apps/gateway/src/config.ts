@@ -6,87 +6,90 @@ import { PRIVATE_EGRESS, privateEgressOf, type PrivateEgress } from '@sbc/egress
 import { houseEnginesVar, providerEnginesVar, type HouseEngines, type ProviderEngines } from './routing/engines';
 import { USAGE_DURABLE_WAIT_MS } from './usage/usage-events';
 
-const schema = z.object({
-  PORT: port(8080),
-  HOST: z.string().default('127.0.0.1'),
-  BASE_URL: url(['http', 'https']).optional(),
-  APPS_DOMAIN: z.string().default('apps.localhost'),
-  ACCOUNT_GRPC_TARGET: grpcTarget.default('127.0.0.1:50051'),
-  USAGE_LEDGER_GRPC_TARGET: grpcTarget.default('127.0.0.1:50052'),
-  X_BUILDS_GRPC_TARGET: grpcTarget.default('127.0.0.1:50053'),
-  RUNS_GRPC_TARGET: grpcTarget.default('127.0.0.1:50054'),
-  REDIS_URL: url(['redis', 'rediss']).optional(),
-  RPC_DEADLINE_MS: positiveInt(2_000),
-  AUTH_CACHE_FRESH_MS: positiveInt(10_000),
-  AUTH_CACHE_STALE_MS: positiveInt(60_000),
-  AUTH_CACHE_MAX_ENTRIES: positiveInt(100_000),
-  KEY_USE_FLUSH_MS: positiveInt(30_000),
-  /** Model-call bodies (prompts with images and long histories). */
-  MAX_BODY_BYTES: positiveInt(32 * 1024 * 1024),
-  /** A caller's request headers must arrive within this long, else 408. */
-  HTTP_HEADERS_TIMEOUT_MS: positiveInt(10_000),
-  /** A caller's whole request, body included, must arrive within this long, else 408; the answer (a stream too) may take longer. */
-  HTTP_REQUEST_TIMEOUT_MS: positiveInt(60_000),
-  /** An idle kept-alive caller socket is closed after this long; longer than common load balancers' idle timeouts. */
-  HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt(65_000),
-  /** Request line and headers together; beyond it 431. */
-  HTTP_MAX_HEADER_BYTES: positiveInt(16 * 1024),
-  SHUTDOWN_DRAIN_MS: positiveInt(10_000),
-  LOG_LEVEL: logLevel,
-  /** Per house model, the ordered engines that serve it (JSON); the embedded app defaults it to its simulator. */
-  HOUSE_ENGINES: houseEnginesVar.optional(),
-  /** Per vendor, the service-held endpoint that serves catalog models on credits (JSON). */
-  PROVIDER_ENGINES: providerEnginesVar.optional(),
-  KAFKA_BROKERS: hostList.optional(),
-  /** Producer compression of usage events; lz4 needs a codec package the images do not carry yet. */
-  KAFKA_COMPRESSION: z.enum(KAFKA_COMPRESSIONS).default('none'),
-  /** With KAFKA_BROKERS: where usage events the broker has not acked wait on disk. One edge per directory. */
-  USAGE_SPOOL_DIR: z.string().default('.data/usage-spool'),
-  /** How long a usage event waits for the broker's ack before it is spooled (a reply's end waits this at most). */
-  USAGE_SPOOL_AFTER_MS: positiveInt(500),
-  /** Usage events pending (in memory and spooled) above which the edge reports itself not ready. */
-  USAGE_PENDING_READY_MAX: positiveInt(100_000),
-  UPSTREAM_CONNECT_TIMEOUT_MS: positiveInt(5_000),
-  /** How long an upstream may take to send its response headers (first byte) before the next engine is tried. */
-  UPSTREAM_HEADERS_TIMEOUT_MS: positiveInt(120_000),
-  /** Longest silence inside an upstream body (between chunks). */
-  UPSTREAM_BODY_TIMEOUT_MS: positiveInt(300_000),
-  /** Idle keep-alive sockets to an upstream are closed after this long. */
-  UPSTREAM_IDLE_TIMEOUT_MS: positiveInt(30_000),
-  /**
-   * HTTP/1.1 connections per upstream origin: a streamed reply holds one for its whole length, so this is
-   * how many calls to one origin stream at once (an HTTP/2 connection, negotiated when the upstream offers
-   * it, carries 100). Sized for what one edge process holds (about 10,000 streams).
-   */
-  UPSTREAM_CONNECTIONS_PER_ORIGIN: positiveInt(10_000),
-  /** Calls per origin that may wait for a connection when all are busy; past it a call is answered overloaded at once. */
-  UPSTREAM_QUEUE_LIMIT: positiveInt(1_000),
-  /** Output cap sent to Anthropic upstreams when the caller named none (their API requires one). */
-  DEFAULT_MAX_TOKENS: positiveInt(4_096),
-  RATE_LIMIT_PER_MINUTE: positiveInt(1_200),
-  /**
-   * Proxies in front of the edge that append the caller's address to `x-forwarded-for` (an ingress, a load
-   * balancer): the sign-in and sign-up throttles count per caller address, taken that many hops from the end.
-   * 0 (default) uses the socket's peer and ignores the header, which a caller could forge.
-   */
-  TRUSTED_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
-  /** A separate listener for Prometheus scrapes (e.g. 9100 in a cluster); unset serves /metrics on PORT to loopback callers only. */
-  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
-  METRICS_HOST: z.string().default('127.0.0.1'),
-  ROUTING_CACHE_FRESH_MS: positiveInt(30_000),
-  ROUTING_CACHE_STALE_MS: positiveInt(300_000),
-  /** Who may dial custom endpoints on loopback and private addresses (CONTRACTS Egress). */
-  EGRESS_PRIVATE: z.enum(PRIVATE_EGRESS).optional(),
-  /** Deprecated: `true` reads as EGRESS_PRIVATE=none. */
-  EGRESS_DENY_PRIVATE: flag(false),
-}).refine((vars) => vars.HTTP_HEADERS_TIMEOUT_MS <= vars.HTTP_REQUEST_TIMEOUT_MS, {
-  path: ['HTTP_HEADERS_TIMEOUT_MS'],
-  message: 'must not be longer than HTTP_REQUEST_TIMEOUT_MS',
-}).refine((vars) => vars.USAGE_SPOOL_AFTER_MS < USAGE_DURABLE_WAIT_MS, {
-  // A reply's end stops waiting for its usage event after USAGE_DURABLE_WAIT_MS: the spool must come first.
-  path: ['USAGE_SPOOL_AFTER_MS'],
-  message: `must be shorter than ${USAGE_DURABLE_WAIT_MS} ms, the longest a reply's end waits for its usage event`,
-});
+const schema = z
+  .object({
+    PORT: port(8080),
+    HOST: z.string().default('127.0.0.1'),
+    BASE_URL: url(['http', 'https']).optional(),
+    APPS_DOMAIN: z.string().default('apps.localhost'),
+    ACCOUNT_GRPC_TARGET: grpcTarget.default('127.0.0.1:50051'),
+    USAGE_LEDGER_GRPC_TARGET: grpcTarget.default('127.0.0.1:50052'),
+    X_BUILDS_GRPC_TARGET: grpcTarget.default('127.0.0.1:50053'),
+    RUNS_GRPC_TARGET: grpcTarget.default('127.0.0.1:50054'),
+    REDIS_URL: url(['redis', 'rediss']).optional(),
+    RPC_DEADLINE_MS: positiveInt(2_000),
+    AUTH_CACHE_FRESH_MS: positiveInt(10_000),
+    AUTH_CACHE_STALE_MS: positiveInt(60_000),
+    AUTH_CACHE_MAX_ENTRIES: positiveInt(100_000),
+    KEY_USE_FLUSH_MS: positiveInt(30_000),
+    /** Model-call bodies (prompts with images and long histories). */
+    MAX_BODY_BYTES: positiveInt(32 * 1024 * 1024),
+    /** A caller's request headers must arrive within this long, else 408. */
+    HTTP_HEADERS_TIMEOUT_MS: positiveInt(10_000),
+    /** A caller's whole request, body included, must arrive within this long, else 408; the answer (a stream too) may take longer. */
+    HTTP_REQUEST_TIMEOUT_MS: positiveInt(60_000),
+    /** An idle kept-alive caller socket is closed after this long; longer than common load balancers' idle timeouts. */
+    HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt(65_000),
+    /** Request line and headers together; beyond it 431. */
+    HTTP_MAX_HEADER_BYTES: positiveInt(16 * 1024),
+    SHUTDOWN_DRAIN_MS: positiveInt(10_000),
+    LOG_LEVEL: logLevel,
+    /** Per house model, the ordered engines that serve it (JSON); the embedded app defaults it to its simulator. */
+    HOUSE_ENGINES: houseEnginesVar.optional(),
+    /** Per vendor, the service-held endpoint that serves catalog models on credits (JSON). */
+    PROVIDER_ENGINES: providerEnginesVar.optional(),
+    KAFKA_BROKERS: hostList.optional(),
+    /** Producer compression of usage events; lz4 needs a codec package the images do not carry yet. */
+    KAFKA_COMPRESSION: z.enum(KAFKA_COMPRESSIONS).default('none'),
+    /** With KAFKA_BROKERS: where usage events the broker has not acked wait on disk. One edge per directory. */
+    USAGE_SPOOL_DIR: z.string().default('.data/usage-spool'),
+    /** How long a usage event waits for the broker's ack before it is spooled (a reply's end waits this at most). */
+    USAGE_SPOOL_AFTER_MS: positiveInt(500),
+    /** Usage events pending (in memory and spooled) above which the edge reports itself not ready. */
+    USAGE_PENDING_READY_MAX: positiveInt(100_000),
+    UPSTREAM_CONNECT_TIMEOUT_MS: positiveInt(5_000),
+    /** How long an upstream may take to send its response headers (first byte) before the next engine is tried. */
+    UPSTREAM_HEADERS_TIMEOUT_MS: positiveInt(120_000),
+    /** Longest silence inside an upstream body (between chunks). */
+    UPSTREAM_BODY_TIMEOUT_MS: positiveInt(300_000),
+    /** Idle keep-alive sockets to an upstream are closed after this long. */
+    UPSTREAM_IDLE_TIMEOUT_MS: positiveInt(30_000),
+    /**
+     * HTTP/1.1 connections per upstream origin: a streamed reply holds one for its whole length, so this is
+     * how many calls to one origin stream at once (an HTTP/2 connection, negotiated when the upstream offers
+     * it, carries 100). Sized for what one edge process holds (about 10,000 streams).
+     */
+    UPSTREAM_CONNECTIONS_PER_ORIGIN: positiveInt(10_000),
+    /** Calls per origin that may wait for a connection when all are busy; past it a call is answered overloaded at once. */
+    UPSTREAM_QUEUE_LIMIT: positiveInt(1_000),
+    /** Output cap sent to Anthropic upstreams when the caller named none (their API requires one). */
+    DEFAULT_MAX_TOKENS: positiveInt(4_096),
+    RATE_LIMIT_PER_MINUTE: positiveInt(1_200),
+    /**
+     * Proxies in front of the edge that append the caller's address to `x-forwarded-for` (an ingress, a load
+     * balancer): the sign-in and sign-up throttles count per caller address, taken that many hops from the end.
+     * 0 (default) uses the socket's peer and ignores the header, which a caller could forge.
+     */
+    TRUSTED_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
+    /** A separate listener for Prometheus scrapes (e.g. 9100 in a cluster); unset serves /metrics on PORT to loopback callers only. */
+    METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+    METRICS_HOST: z.string().default('127.0.0.1'),
+    ROUTING_CACHE_FRESH_MS: positiveInt(30_000),
+    ROUTING_CACHE_STALE_MS: positiveInt(300_000),
+    /** Who may dial custom endpoints on loopback and private addresses (CONTRACTS Egress). */
+    EGRESS_PRIVATE: z.enum(PRIVATE_EGRESS).optional(),
+    /** Deprecated: `true` reads as EGRESS_PRIVATE=none. */
+    EGRESS_DENY_PRIVATE: flag(false),
+  })
+  .refine((vars) => vars.HTTP_HEADERS_TIMEOUT_MS <= vars.HTTP_REQUEST_TIMEOUT_MS, {
+    path: ['HTTP_HEADERS_TIMEOUT_MS'],
+    message: 'must not be longer than HTTP_REQUEST_TIMEOUT_MS',
+  })
+  .refine((vars) => vars.USAGE_SPOOL_AFTER_MS < USAGE_DURABLE_WAIT_MS, {
+    // A reply's end stops waiting for its usage event after USAGE_DURABLE_WAIT_MS: the spool must come first.
+    path: ['USAGE_SPOOL_AFTER_MS'],
+    message: `must be shorter than ${USAGE_DURABLE_WAIT_MS} ms, the longest a reply's end waits for its usage event`,
+  });
 
 export interface GatewayConfig {
   host: string;
@@ -114,7 +117,14 @@ export interface GatewayConfig {
   kafkaBrokers?: string[];
   /** Usage events over Kafka: compression, the spool, and when pending events make the edge unready. */
   usageEvents: { compression: KafkaCompression; spoolDir: string; spoolAfterMs: number; pendingReadyMax: number };
-  upstream: { connectTimeoutMs: number; headersTimeoutMs: number; bodyTimeoutMs: number; idleTimeoutMs: number; connectionsPerOrigin: number; queueLimit: number };
+  upstream: {
+    connectTimeoutMs: number;
+    headersTimeoutMs: number;
+    bodyTimeoutMs: number;
+    idleTimeoutMs: number;
+    connectionsPerOrigin: number;
+    queueLimit: number;
+  };
   defaultMaxTokens: number;
   rateLimitPerMinute: number;
   /** Proxies whose `x-forwarded-for` entries are trusted (see TRUSTED_PROXY_HOPS). */
@@ -138,7 +148,11 @@ export function loadGatewayConfig(env: Record<string, string | undefined>): Gate
     runsTarget: vars.RUNS_GRPC_TARGET,
     redisUrl: vars.REDIS_URL,
     rpcDeadlineMs: vars.RPC_DEADLINE_MS,
-    authCache: { freshMs: vars.AUTH_CACHE_FRESH_MS, staleMs: vars.AUTH_CACHE_STALE_MS, maxEntries: vars.AUTH_CACHE_MAX_ENTRIES },
+    authCache: {
+      freshMs: vars.AUTH_CACHE_FRESH_MS,
+      staleMs: vars.AUTH_CACHE_STALE_MS,
+      maxEntries: vars.AUTH_CACHE_MAX_ENTRIES,
+    },
     keyUseFlushMs: vars.KEY_USE_FLUSH_MS,
     maxBodyBytes: vars.MAX_BODY_BYTES,
     http: {

@@ -50,13 +50,17 @@ export function createEdgeRouter(deps: EdgeRouterDeps): RequestListener {
       if (adapter) {
         metrics.track(req, res, adapter.name, path);
         if (refuseReturningCall(req, res, adapter, deps.baseUrl)) return;
-        deps.handleModelCall(req, res, adapter).catch((err: unknown) => deps.logger.error({ err }, 'model call handler failed'));
+        deps
+          .handleModelCall(req, res, adapter)
+          .catch((err: unknown) => deps.logger.error({ err }, 'model call handler failed'));
         return;
       }
       if (path === '/v1/messages/count_tokens') {
         metrics.track(req, res, 'messages', path);
         if (refuseReturningCall(req, res, MESSAGES, deps.baseUrl)) return;
-        deps.handleCountTokens(req, res).catch((err: unknown) => deps.logger.error({ err }, 'count_tokens handler failed'));
+        deps
+          .handleCountTokens(req, res)
+          .catch((err: unknown) => deps.logger.error({ err }, 'count_tokens handler failed'));
         return;
       }
     }
@@ -69,7 +73,11 @@ export function createEdgeRouter(deps: EdgeRouterDeps): RequestListener {
   };
   return (req, res) => {
     if (!tracingEnabled()) return answer(req, res);
-    const { span, context } = startSpan(`${req.method} ${pathOf(req.url)}`, SpanKind.SERVER, extractContext(req.headers));
+    const { span, context } = startSpan(
+      `${req.method} ${pathOf(req.url)}`,
+      SpanKind.SERVER,
+      extractContext(req.headers),
+    );
     res.once('close', () => {
       const routed = routeTemplateOf(req);
       if (routed) span.updateName(`${req.method} ${routed}`);

@@ -95,7 +95,11 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
   const house = config.houseEngines ?? simulatorHouseEngines(DEFAULT_SIM_URL);
   // The edge's own origins, which no caller's endpoint may dial: BASE_URL now, the bound address once listening.
   const ownOrigins = [config.baseUrl];
-  const egress = createEgressPolicy({ privateEgress: config.egress.private, ownOrigins: () => ownOrigins, resolve: overrides.egressResolve });
+  const egress = createEgressPolicy({
+    privateEgress: config.egress.private,
+    ownOrigins: () => ownOrigins,
+    resolve: overrides.egressResolve,
+  });
   const upstream = createUpstreamClient(config.upstream, egress);
   const pricing = createPricing();
   const routing = createRoutingTables({
@@ -135,9 +139,17 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
   const authorizeDeps = { authenticator, keyUse };
   const registry = createMetricsRegistry('gateway');
   const usageEmitter = createUsageEmitter({ producer: bus?.producer, logger });
-  const metrics = createEdgeMetrics(registry, { producerStats: bus ? () => bus.producer.stats() : undefined, dropped: usageEmitter.dropped }, upstream);
+  const metrics = createEdgeMetrics(
+    registry,
+    { producerStats: bus ? () => bus.producer.stats() : undefined, dropped: usageEmitter.dropped },
+    upstream,
+  );
   // One request bucket per key (or per user, for sessions and device tokens) on every keyed route.
-  const rateLimit = createRateLimiter({ store, limitPerMinute: config.rateLimitPerMinute, onRefused: () => metrics.rateLimited() });
+  const rateLimit = createRateLimiter({
+    store,
+    limitPerMinute: config.rateLimitPerMinute,
+    onRefused: () => metrics.rateLimited(),
+  });
   const app = createGatewayApp({
     baseUrl: config.baseUrl,
     logger,
@@ -212,8 +224,14 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
   try {
     await authenticator.start();
     await routing.start();
-    if (config.metrics.port !== undefined) metricsHttp = await listen(scrape, { host: config.metrics.host, port: config.metrics.port });
-    http = await listen(listener, { host: config.host, port: config.port, limits: config.http, renderClientError: renderClientError(config.baseUrl) });
+    if (config.metrics.port !== undefined)
+      metricsHttp = await listen(scrape, { host: config.metrics.host, port: config.metrics.port });
+    http = await listen(listener, {
+      host: config.host,
+      port: config.port,
+      limits: config.http,
+      renderClientError: renderClientError(config.baseUrl),
+    });
   } catch (error) {
     await metricsHttp?.close(0);
     await releaseClients();

@@ -1,13 +1,30 @@
 import { z } from 'zod';
-import { backendVars, flag, grpcTarget, parseEnv, positiveInt, toBackendConfig, url, type BackendConfig } from '@sbc/config';
+import {
+  backendVars,
+  flag,
+  grpcTarget,
+  parseEnv,
+  positiveInt,
+  toBackendConfig,
+  url,
+  type BackendConfig,
+} from '@sbc/config';
 import { PRIVATE_EGRESS, privateEgressOf, type PrivateEgress } from '@sbc/egress';
 
 /** Svix's ladder (reference §3.2): the delays before the 2nd to 8th attempts of a webhook delivery. */
-export const DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS = [
+  5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000,
+];
 
 const msList = z
   .string()
-  .transform((value) => value.split(',').map((item) => item.trim()).filter(Boolean).map(Number))
+  .transform((value) =>
+    value
+      .split(',')
+      .map((item) => item.trim())
+      .filter(Boolean)
+      .map(Number),
+  )
   .refine((items) => items.length > 0 && items.every((item) => Number.isInteger(item) && item >= 0), {
     message: 'must be a comma-separated list of whole milliseconds',
   });
@@ -75,11 +92,23 @@ export function loadRunsConfig(env: Record<string, string | undefined>): RunsCon
     accountTarget: vars.ACCOUNT_GRPC_TARGET,
     gatewayUrl: vars.GATEWAY_URL,
     redisUrl: vars.REDIS_URL,
-    egress: { private: privateEgressOf(vars.EGRESS_PRIVATE, vars.EGRESS_DENY_PRIVATE), ownOrigins: [vars.GATEWAY_URL, ...(vars.BASE_URL ? [vars.BASE_URL] : [])] },
+    egress: {
+      private: privateEgressOf(vars.EGRESS_PRIVATE, vars.EGRESS_DENY_PRIVATE),
+      ownOrigins: [vars.GATEWAY_URL, ...(vars.BASE_URL ? [vars.BASE_URL] : [])],
+    },
     rpcDeadlineMs: vars.RPC_DEADLINE_MS,
-    workers: { concurrency: vars.RUNS_WORKERS, pollMs: vars.RUNS_POLL_MS, leaseMs: vars.RUNS_LEASE_MS, maxAttempts: vars.RUNS_MAX_ATTEMPTS },
+    workers: {
+      concurrency: vars.RUNS_WORKERS,
+      pollMs: vars.RUNS_POLL_MS,
+      leaseMs: vars.RUNS_LEASE_MS,
+      maxAttempts: vars.RUNS_MAX_ATTEMPTS,
+    },
     budget: { maxSteps: vars.RUNS_MAX_STEPS, maxDurationMs: vars.RUNS_MAX_DURATION_MS },
     fetchTimeoutMs: vars.RUNS_FETCH_TIMEOUT_MS,
-    webhooks: { timeoutMs: vars.RUNS_WEBHOOK_TIMEOUT_MS, pollMs: vars.RUNS_WEBHOOK_POLL_MS, retryScheduleMs: vars.RUNS_WEBHOOK_RETRY_SCHEDULE_MS },
+    webhooks: {
+      timeoutMs: vars.RUNS_WEBHOOK_TIMEOUT_MS,
+      pollMs: vars.RUNS_WEBHOOK_POLL_MS,
+      retryScheduleMs: vars.RUNS_WEBHOOK_RETRY_SCHEDULE_MS,
+    },
   };
 }

@@ -35,7 +35,10 @@ export async function start(config: RunsConfig, overrides: RunsOverrides = {}): 
   const logger = overrides.logger ?? createLogger({ service: 'runs', level: config.logLevel });
   const cache = overrides.pubsub ? undefined : createCacheAdapters({ redisUrl: config.redisUrl, logger });
   const pubsub = overrides.pubsub ?? cache!.pubsub;
-  const account = createRpcClient(AccountService, { target: overrides.accountTarget ?? config.accountTarget, deadlineMs: config.rpcDeadlineMs });
+  const account = createRpcClient(AccountService, {
+    target: overrides.accountTarget ?? config.accountTarget,
+    deadlineMs: config.rpcDeadlineMs,
+  });
   const gatewayUrl = () => overrides.gatewayUrl?.() ?? config.gatewayUrl;
   const egress = createEgress({
     privateEgress: config.egress.private,
@@ -59,7 +62,10 @@ export async function start(config: RunsConfig, overrides: RunsOverrides = {}): 
       appDir: __dirname,
       createClient: (adapter) => new PrismaClient({ adapter }),
       register(rpc, database) {
-        rpc.add(RunsService, createRunsService({ db: database.prisma, pubsub, logger, egress, closing: closing.signal }));
+        rpc.add(
+          RunsService,
+          createRunsService({ db: database.prisma, pubsub, logger, egress, closing: closing.signal }),
+        );
       },
       beforeClose: release,
     });
@@ -95,7 +101,13 @@ export async function start(config: RunsConfig, overrides: RunsOverrides = {}): 
       this.set(await writer.db.run.count({ where: { status: 'queued' } }));
     },
   });
-  const sender = createWebhookSender({ db: writer.db, egress, logger, ...config.webhooks, onOutcome: (outcome) => deliveries.inc({ outcome }) });
+  const sender = createWebhookSender({
+    db: writer.db,
+    egress,
+    logger,
+    ...config.webhooks,
+    onOutcome: (outcome) => deliveries.inc({ outcome }),
+  });
   stopWorkers = async () => {
     await Promise.all([pool.stop(), sender.stop()]);
   };

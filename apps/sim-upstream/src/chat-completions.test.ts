@@ -15,18 +15,26 @@ const hello: OpenAI.ChatCompletionMessageParam[] = [
   { role: 'user', content: 'Hello there, how are you today?' },
 ];
 const weatherTools: OpenAI.ChatCompletionTool[] = [
-  { type: 'function', function: { name: 'get_weather', description: 'Weather for a place', parameters: weatherSchema } },
+  {
+    type: 'function',
+    function: { name: 'get_weather', description: 'Weather for a place', parameters: weatherSchema },
+  },
 ];
 
 describe('POST /v1/chat/completions', () => {
   it('answers deterministically from the last user message, echoes the model and labels itself simulated', async () => {
-    const { data, response } = await client.chat.completions.create({ model: 'house-model-x', messages: hello }).withResponse();
+    const { data, response } = await client.chat.completions
+      .create({ model: 'house-model-x', messages: hello })
+      .withResponse();
     expect(response.headers.get('x-sim-upstream')).toBe('1');
     expect(response.headers.get('x-request-id')).toMatch(/^req_/);
     expect(data).toMatchObject({ object: 'chat.completion', model: 'house-model-x' });
     expect(data.id).toMatch(/^chatcmpl-/);
     const choice = data.choices[0]!;
-    expect(choice.message).toMatchObject({ role: 'assistant', content: 'Simulated reply to: Hello there, how are you today?' });
+    expect(choice.message).toMatchObject({
+      role: 'assistant',
+      content: 'Simulated reply to: Hello there, how are you today?',
+    });
     expect(choice.finish_reason).toBe('stop');
     // 9 + 31 characters of prompt text → 40 / 4 = 10 tokens in; 9 word pieces out.
     expect(data.usage).toMatchObject({ prompt_tokens: 10, completion_tokens: 9, total_tokens: 19 });
@@ -67,7 +75,12 @@ describe('POST /v1/chat/completions', () => {
     expect(cut.choices[0]).toMatchObject({ finish_reason: 'length', message: { content: 'Simulated reply to:' } });
     expect(cut.usage?.completion_tokens).toBe(3);
 
-    const stream = await client.chat.completions.create({ model: 'sim-large', messages: hello, max_tokens: 2, stream: true });
+    const stream = await client.chat.completions.create({
+      model: 'sim-large',
+      messages: hello,
+      max_tokens: 2,
+      stream: true,
+    });
     const deltas: string[] = [];
     let finish: string | null = null;
     for await (const chunk of stream) {
@@ -80,7 +93,10 @@ describe('POST /v1/chat/completions', () => {
 
   it('ends the reply before a stop sequence with finish_reason stop', async () => {
     const data = await client.chat.completions.create({ model: 'sim-large', messages: hello, stop: ['how', 'zzz'] });
-    expect(data.choices[0]).toMatchObject({ finish_reason: 'stop', message: { content: 'Simulated reply to: Hello there, ' } });
+    expect(data.choices[0]).toMatchObject({
+      finish_reason: 'stop',
+      message: { content: 'Simulated reply to: Hello there, ' },
+    });
   });
 
   it('answers a weather question with a call to the first tool and JSON-string arguments', async () => {
@@ -131,7 +147,9 @@ describe('POST /v1/chat/completions', () => {
         {
           role: 'assistant',
           content: null,
-          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"location":"Paris"}' } }],
+          tool_calls: [
+            { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"location":"Paris"}' } },
+          ],
         },
         { role: 'tool', tool_call_id: 'call_1', content: '18 degrees and cloudy' },
       ],
@@ -149,6 +167,9 @@ describe('POST /v1/chat/completions', () => {
       tools: weatherTools,
       tool_choice: 'none',
     });
-    expect(data.choices[0]).toMatchObject({ finish_reason: 'stop', message: { content: 'Simulated reply to: weather?' } });
+    expect(data.choices[0]).toMatchObject({
+      finish_reason: 'stop',
+      message: { content: 'Simulated reply to: weather?' },
+    });
   });
 });

@@ -26,7 +26,14 @@ describe('sim-upstream config', () => {
       SIM_MODELS: 'house-a, house-b,,',
       LOG_LEVEL: 'debug',
     });
-    expect(config).toMatchObject({ port: 0, latencyMs: 0, tokensPerSecond: 0, slowMs: 250, apiKey: 'secret', extraModels: ['house-a', 'house-b'] });
+    expect(config).toMatchObject({
+      port: 0,
+      latencyMs: 0,
+      tokensPerSecond: 0,
+      slowMs: 250,
+      apiKey: 'secret',
+      extraModels: ['house-a', 'house-b'],
+    });
   });
 
   it('names every bad variable at once', () => {
@@ -37,6 +44,10 @@ describe('sim-upstream config', () => {
       error = caught;
     }
     expect(error).toBeInstanceOf(ConfigError);
-    expect((error as ConfigError).problems.map((p) => p.variable).sort()).toEqual(['LOG_LEVEL', 'SIM_PORT', 'SIM_TOKENS_PER_SECOND']);
+    expect((error as ConfigError).problems.map((p) => p.variable).sort()).toEqual([
+      'LOG_LEVEL',
+      'SIM_PORT',
+      'SIM_TOKENS_PER_SECOND',
+    ]);
   });
 });

@@ -6,8 +6,15 @@ const nonNegativeInt = (fallback: number) => z.coerce.number().int().min(0).defa
 const modelList = z
   .string()
   .default('')
-  .transform((value) => value.split(',').map((item) => item.trim()).filter(Boolean))
-  .refine((ids) => ids.every((id) => /^[\w.:/-]+$/.test(id)), { message: 'must be a comma-separated list of model ids' });
+  .transform((value) =>
+    value
+      .split(',')
+      .map((item) => item.trim())
+      .filter(Boolean),
+  )
+  .refine((ids) => ids.every((id) => /^[\w.:/-]+$/.test(id)), {
+    message: 'must be a comma-separated list of model ids',
+  });
 
 /** Environment of the simulator; every variable has a default so `npm start` needs none. */
 export const simEnvSchema = z
@@ -33,19 +40,20 @@ export const simEnvSchema = z
     path: ['SIM_TLS_KEY'],
     message: 'SIM_TLS_CERT and SIM_TLS_KEY are set together or not at all',
   })
-  .transform(
-    (env): SimConfig => ({
-      port: env.SIM_PORT,
-      host: env.SIM_HOST,
-      latencyMs: env.SIM_LATENCY_MS,
-      tokensPerSecond: env.SIM_TOKENS_PER_SECOND,
-      slowMs: env.SIM_SLOW_MS,
-      apiKey: env.SIM_API_KEY,
-      extraModels: env.SIM_MODELS,
-      tls: env.SIM_TLS_CERT !== undefined && env.SIM_TLS_KEY !== undefined ? { certFile: env.SIM_TLS_CERT, keyFile: env.SIM_TLS_KEY } : undefined,
-      logLevel: env.LOG_LEVEL,
-    }),
-  );
+  .transform((env): SimConfig => ({
+    port: env.SIM_PORT,
+    host: env.SIM_HOST,
+    latencyMs: env.SIM_LATENCY_MS,
+    tokensPerSecond: env.SIM_TOKENS_PER_SECOND,
+    slowMs: env.SIM_SLOW_MS,
+    apiKey: env.SIM_API_KEY,
+    extraModels: env.SIM_MODELS,
+    tls:
+      env.SIM_TLS_CERT !== undefined && env.SIM_TLS_KEY !== undefined
+        ? { certFile: env.SIM_TLS_CERT, keyFile: env.SIM_TLS_KEY }
+        : undefined,
+    logLevel: env.LOG_LEVEL,
+  }));
 
 export interface SimConfig {
   port: number;

@@ -23,7 +23,9 @@ describe('failure hooks (model sim-error-<status>)', () => {
       const failure = await client.chat.completions.create({ model, messages: user }).catch((e: unknown) => e);
       expect(failure).toBeInstanceOf(type);
     }
-    const limited = (await client.responses.create({ model: 'sim-error-429', input: 'hi' }).catch((e: unknown) => e)) as OpenAiApiError;
+    const limited = (await client.responses
+      .create({ model: 'sim-error-429', input: 'hi' })
+      .catch((e: unknown) => e)) as OpenAiApiError;
     expect(limited).toBeInstanceOf(OpenAI.RateLimitError);
     expect(limited.headers?.get('retry-after')).toBe('1');
     expect(limited.error).toMatchObject({ type: 'requests', code: 'rate_limit_exceeded', param: null });
@@ -38,7 +40,9 @@ describe('failure hooks (model sim-error-<status>)', () => {
     expect(overloaded).toBeInstanceOf(Anthropic.OverloadedError);
     expect(overloaded.status).toBe(529);
     expect(overloaded.error).toMatchObject({ type: 'error', error: { type: 'overloaded_error' } });
-    const limited = await client.messages.create({ model: 'sim-error-429', max_tokens: 10, messages: user }).catch((e: unknown) => e);
+    const limited = await client.messages
+      .create({ model: 'sim-error-429', max_tokens: 10, messages: user })
+      .catch((e: unknown) => e);
     expect(limited).toBeInstanceOf(Anthropic.RateLimitError);
     // Streaming calls fail before the stream opens, with the same status.
     const streamed = await client.messages
@@ -86,12 +90,19 @@ describe('request validation', () => {
       .messages.create({ messages: user } as unknown as Anthropic.MessageCreateParamsNonStreaming)
       .catch((e: unknown) => e)) as AnthropicApiError;
     expect(failure).toBeInstanceOf(Anthropic.BadRequestError);
-    expect(failure.error).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: 'model: Field required' } });
+    expect(failure.error).toMatchObject({
+      type: 'error',
+      error: { type: 'invalid_request_error', message: 'model: Field required' },
+    });
   });
 
   it('answers invalid JSON with a 400 in the dialect of the route', async () => {
     const post = (path: string) =>
-      fetch(`${sim.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"model":' });
+      fetch(`${sim.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"model":',
+      });
     const chat = await post('/v1/chat/completions');
     expect(chat.status).toBe(400);
     expect(await chat.json()).toMatchObject({ error: { type: 'invalid_request_error', param: null, code: null } });
@@ -119,14 +130,23 @@ describe('API key check (SIM_API_KEY)', () => {
       .catch((e: unknown) => e)) as AnthropicApiError;
     expect(anthropicFailure).toBeInstanceOf(Anthropic.AuthenticationError);
     expect(anthropicFailure.error).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
-    const models = await openAiClient(locked, { apiKey: 'wrong' }).models.list().catch((e: unknown) => e);
+    const models = await openAiClient(locked, { apiKey: 'wrong' })
+      .models.list()
+      .catch((e: unknown) => e);
     expect(models).toBeInstanceOf(OpenAI.AuthenticationError);
   });
 
   it('accepts the key as a Bearer token (both SDKs) or as x-api-key', async () => {
-    const chat = await openAiClient(locked, { apiKey: 'sim-secret' }).chat.completions.create({ model: 'sim-large', messages: user });
+    const chat = await openAiClient(locked, { apiKey: 'sim-secret' }).chat.completions.create({
+      model: 'sim-large',
+      messages: user,
+    });
     expect(chat.choices[0]!.message.content).toBe('Simulated reply to: hi');
-    const message = await anthropicClient(locked, { apiKey: 'sim-secret' }).messages.create({ model: 'sim-large', max_tokens: 5, messages: user });
+    const message = await anthropicClient(locked, { apiKey: 'sim-secret' }).messages.create({
+      model: 'sim-large',
+      max_tokens: 5,
+      messages: user,
+    });
     expect(message.content).toEqual([expect.objectContaining({ text: 'Simulated reply to: hi' })]);
     const raw = await fetch(`${locked.url}/v1/messages/count_tokens`, {
       method: 'POST',

@@ -21,7 +21,10 @@ export interface RunningSim {
  * a server that speaks only one: it lists models in that dialect's shape whatever the request's headers, and
  * has no routes of the other.
  */
-export async function start(config: SimConfig, options: { logger?: Logger; dialects?: readonly SimDialect[] } = {}): Promise<RunningSim> {
+export async function start(
+  config: SimConfig,
+  options: { logger?: Logger; dialects?: readonly SimDialect[] } = {},
+): Promise<RunningSim> {
   const logger = options.logger ?? createLogger({ service: 'sim-upstream', level: config.logLevel });
   const models = [...new Set([...BUILT_IN_MODELS, ...config.extraModels])];
   const deps = {
@@ -34,9 +37,17 @@ export async function start(config: SimConfig, options: { logger?: Logger; diale
   };
   const app = createApp(deps);
   const server = config.tls
-    ? await listenTls(app, deps, { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile), host: config.host, port: config.port })
+    ? await listenTls(app, deps, {
+        cert: readFileSync(config.tls.certFile),
+        key: readFileSync(config.tls.keyFile),
+        host: config.host,
+        port: config.port,
+      })
     : await listen(app, { host: config.host, port: config.port });
-  logger.info({ url: server.url, latencyMs: config.latencyMs, tokensPerSecond: config.tokensPerSecond }, 'sim-upstream (simulated LLM vendor) listening');
+  logger.info(
+    { url: server.url, latencyMs: config.latencyMs, tokensPerSecond: config.tokensPerSecond },
+    'sim-upstream (simulated LLM vendor) listening',
+  );
   return { url: server.url, stop: () => server.close() };
 }
 

@@ -12,7 +12,11 @@ afterAll(() => sim.stop());
 
 const hello: Anthropic.MessageParam[] = [{ role: 'user', content: 'Hello there, how are you today?' }];
 const weatherTools: Anthropic.Tool[] = [
-  { name: 'get_weather', description: 'Weather for a place', input_schema: weatherSchema as Anthropic.Tool.InputSchema },
+  {
+    name: 'get_weather',
+    description: 'Weather for a place',
+    input_schema: weatherSchema as Anthropic.Tool.InputSchema,
+  },
 ];
 
 describe('POST /v1/messages', () => {
@@ -31,7 +35,12 @@ describe('POST /v1/messages', () => {
       content: [{ type: 'text', text: 'Simulated reply to: Hello there, how are you today?' }],
     });
     expect(data.id).toMatch(/^msg_/);
-    expect(data.usage).toMatchObject({ input_tokens: 10, output_tokens: 9, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });
+    expect(data.usage).toMatchObject({
+      input_tokens: 10,
+      output_tokens: 9,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+    });
   });
 
   it('streams message_start, one text block, ping, deltas, message_delta and message_stop in order', async () => {
@@ -51,7 +60,10 @@ describe('POST /v1/messages', () => {
     const start = events[0] as Anthropic.RawMessageStartEvent;
     expect(start.message).toMatchObject({ content: [], stop_reason: null, usage: { input_tokens: 8 } });
     const delta = events[events.length - 2] as Anthropic.RawMessageDeltaEvent;
-    expect(delta).toMatchObject({ delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 9 } });
+    expect(delta).toMatchObject({
+      delta: { stop_reason: 'end_turn', stop_sequence: null },
+      usage: { output_tokens: 9 },
+    });
   });
 
   it('sends a ping frame and an event: line on every frame', async () => {
@@ -78,14 +90,31 @@ describe('POST /v1/messages', () => {
 
   it('stops at max_tokens with stop_reason max_tokens, streamed or not', async () => {
     const cut = await client.messages.create({ model: 'sim-large', max_tokens: 2, messages: hello });
-    expect(cut).toMatchObject({ stop_reason: 'max_tokens', content: [{ type: 'text', text: 'Simulated reply' }], usage: { output_tokens: 2 } });
+    expect(cut).toMatchObject({
+      stop_reason: 'max_tokens',
+      content: [{ type: 'text', text: 'Simulated reply' }],
+      usage: { output_tokens: 2 },
+    });
     const final = await client.messages.stream({ model: 'sim-large', max_tokens: 2, messages: hello }).finalMessage();
-    expect(final).toMatchObject({ stop_reason: 'max_tokens', content: [{ type: 'text', text: 'Simulated reply' }], usage: { output_tokens: 2 } });
+    expect(final).toMatchObject({
+      stop_reason: 'max_tokens',
+      content: [{ type: 'text', text: 'Simulated reply' }],
+      usage: { output_tokens: 2 },
+    });
   });
 
   it('ends before a stop sequence and reports it', async () => {
-    const data = await client.messages.create({ model: 'sim-large', max_tokens: 100, messages: hello, stop_sequences: ['how'] });
-    expect(data).toMatchObject({ stop_reason: 'stop_sequence', stop_sequence: 'how', content: [{ type: 'text', text: 'Simulated reply to: Hello there, ' }] });
+    const data = await client.messages.create({
+      model: 'sim-large',
+      max_tokens: 100,
+      messages: hello,
+      stop_sequences: ['how'],
+    });
+    expect(data).toMatchObject({
+      stop_reason: 'stop_sequence',
+      stop_sequence: 'how',
+      content: [{ type: 'text', text: 'Simulated reply to: Hello there, ' }],
+    });
   });
 
   it('answers a weather question with a tool_use block whose input is an object', async () => {
@@ -113,7 +142,9 @@ describe('POST /v1/messages', () => {
     const final = await stream.finalMessage();
     expect(partials.length).toBeGreaterThan(1);
     expect(final.stop_reason).toBe('tool_use');
-    expect(final.content).toEqual([expect.objectContaining({ type: 'tool_use', name: 'get_weather', input: weatherArguments })]);
+    expect(final.content).toEqual([
+      expect.objectContaining({ type: 'tool_use', name: 'get_weather', input: weatherArguments }),
+    ]);
     expect(final.usage.output_tokens).toBe(partials.length);
   });
 
@@ -124,18 +155,31 @@ describe('POST /v1/messages', () => {
       tools: weatherTools,
       messages: [
         { role: 'user', content: 'What is the weather in Lima?' },
-        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { location: 'Lima' } }] },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'foggy, 16 degrees' }] }] },
+        {
+          role: 'assistant',
+          content: [{ type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { location: 'Lima' } }],
+        },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'foggy, 16 degrees' }] },
+          ],
+        },
       ],
     });
-    expect(data).toMatchObject({ stop_reason: 'end_turn', content: [{ type: 'text', text: 'Simulated reply using the tool result: foggy, 16 degrees' }] });
+    expect(data).toMatchObject({
+      stop_reason: 'end_turn',
+      content: [{ type: 'text', text: 'Simulated reply using the tool result: foggy, 16 degrees' }],
+    });
   });
 });
 
 describe('Anthropic beta namespace (?beta=true)', () => {
   it('routes on the path and ignores the query string', async () => {
     const data = await client.beta.messages.create({ model: 'sim-large', max_tokens: 50, messages: hello });
-    expect(data.content).toEqual([expect.objectContaining({ text: 'Simulated reply to: Hello there, how are you today?' })]);
+    expect(data.content).toEqual([
+      expect.objectContaining({ text: 'Simulated reply to: Hello there, how are you today?' }),
+    ]);
     const counted = await client.beta.messages.countTokens({ model: 'sim-large', messages: hello });
     expect(counted.input_tokens).toBe(8);
   });

@@ -14,7 +14,9 @@ describe('GET /v1/models', () => {
     const models = [];
     for await (const model of openAiClient(sim).models.list()) models.push(model);
     expect(models.map((m) => m.id)).toEqual(allIds);
-    expect(models.every((m) => m.object === 'model' && m.owned_by === 'sim-upstream' && Number.isInteger(m.created))).toBe(true);
+    expect(
+      models.every((m) => m.object === 'model' && m.owned_by === 'sim-upstream' && Number.isInteger(m.created)),
+    ).toBe(true);
   });
 
   it("pages Anthropic's shape through every model when the SDK asks one at a time", async () => {
@@ -30,8 +32,14 @@ describe('GET /v1/models', () => {
   });
 
   it('retrieves any model id in either shape', async () => {
-    expect(await openAiClient(sim).models.retrieve('anything-goes')).toMatchObject({ id: 'anything-goes', owned_by: 'sim-upstream' });
-    expect(await anthropicClient(sim).models.retrieve('claude-like')).toMatchObject({ type: 'model', id: 'claude-like' });
+    expect(await openAiClient(sim).models.retrieve('anything-goes')).toMatchObject({
+      id: 'anything-goes',
+      owned_by: 'sim-upstream',
+    });
+    expect(await anthropicClient(sim).models.retrieve('claude-like')).toMatchObject({
+      type: 'model',
+      id: 'claude-like',
+    });
   });
 });
 
@@ -44,10 +52,22 @@ describe('a simulator that speaks only Anthropic', () => {
 
   it("lists in Anthropic's shape whatever headers come, as many self-hosted servers do, and has no OpenAI routes", async () => {
     const listed = await fetch(`${only.url}/v1/models`, { headers: { authorization: 'Bearer k' } });
-    expect(((await listed.json()) as { data: unknown[] }).data[0]).toMatchObject({ type: 'model', display_name: expect.any(String), created_at: expect.any(String) });
-    const chat = await fetch(`${only.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(((await listed.json()) as { data: unknown[] }).data[0]).toMatchObject({
+      type: 'model',
+      display_name: expect.any(String),
+      created_at: expect.any(String),
+    });
+    const chat = await fetch(`${only.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(chat.status).toBe(404);
-    const reply = await anthropicClient(only).messages.create({ model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] });
+    const reply = await anthropicClient(only).messages.create({
+      model: 'm',
+      max_tokens: 10,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
     expect(reply.type).toBe('message');
   });
 });

@@ -15,7 +15,11 @@ describe('pacing (SIM_LATENCY_MS, SIM_TOKENS_PER_SECOND)', () => {
 
   it('sends the first token after the latency and the rest at the token rate', async () => {
     const startedAt = performance.now();
-    const stream = await openAiClient(sim).chat.completions.create({ model: 'sim-large', messages: user, stream: true });
+    const stream = await openAiClient(sim).chat.completions.create({
+      model: 'sim-large',
+      messages: user,
+      stream: true,
+    });
     const arrivals: number[] = [];
     for await (const chunk of stream) if (chunk.choices[0]?.delta.content) arrivals.push(performance.now() - startedAt);
     expect(arrivals).toHaveLength(6);
@@ -36,7 +40,8 @@ describe('client disconnect', () => {
     const lines: { msg?: string; outcome?: string }[] = [];
     const destination = new Writable({
       write(chunk: Buffer, _encoding, done) {
-        for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line) as { msg?: string });
+        for (const line of chunk.toString().split('\n').filter(Boolean))
+          lines.push(JSON.parse(line) as { msg?: string });
         done();
       },
     });
@@ -48,7 +53,11 @@ describe('client disconnect', () => {
       const response = await fetch(`${sim.url}/v1/chat/completions`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'sim-large', stream: true, messages: [{ role: 'user', content: 'sim-tokens:100' }] }),
+        body: JSON.stringify({
+          model: 'sim-large',
+          stream: true,
+          messages: [{ role: 'user', content: 'sim-tokens:100' }],
+        }),
         signal: controller.signal,
       });
       const reader = response.body!.getReader();

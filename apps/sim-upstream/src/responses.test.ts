@@ -10,7 +10,9 @@ beforeAll(async () => {
 });
 afterAll(() => sim.stop());
 
-const weatherTools: OpenAI.Responses.FunctionTool[] = [{ type: 'function', name: 'get_weather', parameters: weatherSchema, strict: false }];
+const weatherTools: OpenAI.Responses.FunctionTool[] = [
+  { type: 'function', name: 'get_weather', parameters: weatherSchema, strict: false },
+];
 
 async function collect(stream: AsyncIterable<OpenAI.Responses.ResponseStreamEvent>) {
   const events: OpenAI.Responses.ResponseStreamEvent[] = [];
@@ -20,8 +22,17 @@ async function collect(stream: AsyncIterable<OpenAI.Responses.ResponseStreamEven
 
 describe('POST /v1/responses', () => {
   it('answers deterministically with a completed message item and usage, echoing the model', async () => {
-    const response = await client.responses.create({ model: 'house-model-y', instructions: 'Be brief.', input: 'Tell me a story' });
-    expect(response).toMatchObject({ object: 'response', status: 'completed', model: 'house-model-y', instructions: 'Be brief.' });
+    const response = await client.responses.create({
+      model: 'house-model-y',
+      instructions: 'Be brief.',
+      input: 'Tell me a story',
+    });
+    expect(response).toMatchObject({
+      object: 'response',
+      status: 'completed',
+      model: 'house-model-y',
+      instructions: 'Be brief.',
+    });
     expect(response.id).toMatch(/^resp_/);
     expect(response.output_text).toBe('Simulated reply to: Tell me a story');
     expect(response.output[0]).toMatchObject({ type: 'message', role: 'assistant', status: 'completed' });
@@ -36,7 +47,9 @@ describe('POST /v1/responses', () => {
   });
 
   it('streams the full text event sequence with contiguous sequence numbers and a completed terminal event', async () => {
-    const events = await collect(await client.responses.create({ model: 'sim-small', input: 'Tell me a story', stream: true }));
+    const events = await collect(
+      await client.responses.create({ model: 'sim-small', input: 'Tell me a story', stream: true }),
+    );
     const types = events.map((e) => e.type);
     const deltas = types.filter((t) => t === 'response.output_text.delta').length;
     expect(types).toEqual([
@@ -57,7 +70,10 @@ describe('POST /v1/responses', () => {
   });
 
   it('assembles into the same text through the SDK stream helper', async () => {
-    const stream = client.responses.stream({ model: 'sim-small', input: [{ role: 'user', content: 'Tell me a story' }] });
+    const stream = client.responses.stream({
+      model: 'sim-small',
+      input: [{ role: 'user', content: 'Tell me a story' }],
+    });
     let snapshot = '';
     stream.on('response.output_text.delta', (event) => (snapshot = event.snapshot));
     const final = await stream.finalResponse();
@@ -67,10 +83,21 @@ describe('POST /v1/responses', () => {
 
   it('stops at max_output_tokens with status incomplete and a response.incomplete terminal event', async () => {
     const cut = await client.responses.create({ model: 'sim-large', input: 'Tell me a story', max_output_tokens: 4 });
-    expect(cut).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' }, output_text: 'Simulated reply to: Tell' });
+    expect(cut).toMatchObject({
+      status: 'incomplete',
+      incomplete_details: { reason: 'max_output_tokens' },
+      output_text: 'Simulated reply to: Tell',
+    });
     expect(cut.usage?.output_tokens).toBe(4);
 
-    const events = await collect(await client.responses.create({ model: 'sim-large', input: 'Tell me a story', max_output_tokens: 4, stream: true }));
+    const events = await collect(
+      await client.responses.create({
+        model: 'sim-large',
+        input: 'Tell me a story',
+        max_output_tokens: 4,
+        stream: true,
+      }),
+    );
     expect(events.filter((e) => e.type === 'response.output_text.delta')).toHaveLength(4);
     const terminal = events[events.length - 1]!;
     expect(terminal.type).toBe('response.incomplete');
@@ -78,7 +105,11 @@ describe('POST /v1/responses', () => {
   });
 
   it('answers a weather question with a function_call item carrying call_id and JSON arguments', async () => {
-    const response = await client.responses.create({ model: 'sim-large', input: 'What is the weather in Rome?', tools: weatherTools });
+    const response = await client.responses.create({
+      model: 'sim-large',
+      input: 'What is the weather in Rome?',
+      tools: weatherTools,
+    });
     const call = response.output[0] as OpenAI.Responses.ResponseFunctionToolCall;
     expect(call).toMatchObject({ type: 'function_call', name: 'get_weather', status: 'completed' });
     expect(call.id).toMatch(/^fc_/);
@@ -112,7 +143,11 @@ describe('POST /v1/responses', () => {
   });
 
   it('counts input tokens with the same estimate as the reply usage', async () => {
-    const counted = await client.responses.inputTokens.count({ model: 'sim-large', input: 'Tell me a story', instructions: 'Be brief.' });
+    const counted = await client.responses.inputTokens.count({
+      model: 'sim-large',
+      input: 'Tell me a story',
+      instructions: 'Be brief.',
+    });
     expect(counted).toEqual({ object: 'response.input_tokens', input_tokens: 6 });
   });
 });

@@ -40,7 +40,10 @@ export function createApp(deps: AppDeps): Express {
     const startedAt = performance.now();
     res.once('close', () => {
       const ms = Math.round(performance.now() - startedAt);
-      deps.logger.debug({ requestId: res.getHeader('request-id'), route: req.path, status: res.statusCode, ms }, 'request');
+      deps.logger.debug(
+        { requestId: res.getHeader('request-id'), route: req.path, status: res.statusCode, ms },
+        'request',
+      );
     });
     next();
   });
@@ -62,7 +65,11 @@ export function createApp(deps: AppDeps): Express {
   }
 
   app.use((req, res) => {
-    sendError(res, requestDialect(req), new SimError(404, `sim-upstream has no route ${req.method} ${req.path}`, null, 'unknown_url'));
+    sendError(
+      res,
+      requestDialect(req),
+      new SimError(404, `sim-upstream has no route ${req.method} ${req.path}`, null, 'unknown_url'),
+    );
   });
   app.use(renderErrors(deps));
   return app;
@@ -81,7 +88,10 @@ function renderErrors(deps: AppDeps): ErrorRequestHandler {
     }
     const bodyError = error as { type?: unknown; status?: unknown };
     if (bodyError.type === 'entity.parse.failed') {
-      const message = dialect === 'anthropic' ? 'There was an issue with your request body: invalid JSON' : 'We could not parse the JSON body of your request.';
+      const message =
+        dialect === 'anthropic'
+          ? 'There was an issue with your request body: invalid JSON'
+          : 'We could not parse the JSON body of your request.';
       sendError(res, dialect, new SimError(400, message));
       return;
     }

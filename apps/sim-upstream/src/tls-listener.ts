@@ -85,7 +85,12 @@ export async function listenTls(
     const dialect = requestDialect({ path, headers: req.headers });
     try {
       if (req.method !== 'POST' || path !== '/v1/chat/completions') {
-        throw new SimError(404, `sim-upstream has no route ${req.method} ${path} over HTTP/2 (HTTP/1.1 serves every route)`, null, 'unknown_url');
+        throw new SimError(
+          404,
+          `sim-upstream has no route ${req.method} ${path} over HTTP/2 (HTTP/1.1 serves every route)`,
+          null,
+          'unknown_url',
+        );
       }
       const refusal = checkKey(req.headers, dialect);
       if (refusal) throw refusal;
@@ -95,16 +100,24 @@ export async function listenTls(
         res.stream.close(constants.NGHTTP2_INTERNAL_ERROR);
         return;
       }
-      if (!(error instanceof SimError)) deps.logger.error({ err: error, requestId: res.getHeader('request-id'), route: path }, 'unhandled error');
-      sendError(res, dialect, error instanceof SimError ? error : new SimError(500, 'sim-upstream failed unexpectedly.'));
+      if (!(error instanceof SimError))
+        deps.logger.error({ err: error, requestId: res.getHeader('request-id'), route: path }, 'unhandled error');
+      sendError(
+        res,
+        dialect,
+        error instanceof SimError ? error : new SimError(500, 'sim-upstream failed unexpectedly.'),
+      );
     }
   }
 
-  const server = createSecureServer({ cert: options.cert, key: options.key, allowHTTP1: true, Http2ServerResponse: SimH2Response }, (req, res) => {
-    // With allowHTTP1, HTTP/1.1 requests arrive as plain http.IncomingMessage / ServerResponse, which Express serves.
-    if (req.httpVersionMajor !== 2) app(req as never, res as never);
-    else void answerH2(req, res as SimH2Response);
-  });
+  const server = createSecureServer(
+    { cert: options.cert, key: options.key, allowHTTP1: true, Http2ServerResponse: SimH2Response },
+    (req, res) => {
+      // With allowHTTP1, HTTP/1.1 requests arrive as plain http.IncomingMessage / ServerResponse, which Express serves.
+      if (req.httpVersionMajor !== 2) app(req as never, res as never);
+      else void answerH2(req, res as SimH2Response);
+    },
+  );
   const sockets = new Set<TLSSocket>();
   server.on('secureConnection', (socket: TLSSocket) => {
     sockets.add(socket);

@@ -58,8 +58,12 @@ export function loadUsageLedgerConfig(env: Record<string, string | undefined>): 
     reconcileIntervalMs: vars.LEDGER_RECONCILE_INTERVAL_MS,
     reconcileQuietMs: vars.LEDGER_RECONCILE_QUIET_MS,
     costSources: {
-      openai: vars.OPENAI_ADMIN_KEY ? { baseUrl: vars.OPENAI_ADMIN_BASE_URL, adminKey: vars.OPENAI_ADMIN_KEY } : undefined,
-      anthropic: vars.ANTHROPIC_ADMIN_KEY ? { baseUrl: vars.ANTHROPIC_ADMIN_BASE_URL, adminKey: vars.ANTHROPIC_ADMIN_KEY } : undefined,
+      openai: vars.OPENAI_ADMIN_KEY
+        ? { baseUrl: vars.OPENAI_ADMIN_BASE_URL, adminKey: vars.OPENAI_ADMIN_KEY }
+        : undefined,
+      anthropic: vars.ANTHROPIC_ADMIN_KEY
+        ? { baseUrl: vars.ANTHROPIC_ADMIN_BASE_URL, adminKey: vars.ANTHROPIC_ADMIN_KEY }
+        : undefined,
     },
     spendRefreshMs: vars.SPEND_REFRESH_MS,
   };

@@ -22,7 +22,18 @@ const AT = Date.parse('2026-11-01T12:00:00.000Z');
 const BEFORE_POSTGRES_TIME = -8.64e15;
 
 const event = (init: EventInit): Uint8Array =>
-  toBinary(UsageEventSchema, create(UsageEventSchema, { requestId: 'req_x', model: 'house', status: 200, creditsCharged: 2, outputTokens: 10n, ts: timestampFromMs(AT), ...init }));
+  toBinary(
+    UsageEventSchema,
+    create(UsageEventSchema, {
+      requestId: 'req_x',
+      model: 'house',
+      status: 200,
+      creditsCharged: 2,
+      outputTokens: 10n,
+      ts: timestampFromMs(AT),
+      ...init,
+    }),
+  );
 
 /**
  * Just enough of a Kafka broker for one consumer group member: `run` hands one fetched batch of one
@@ -33,7 +44,17 @@ function brokerWithOneBatch(partition: number, firstOffset: number, values: Uint
   const resolved: string[] = [];
   let delivered!: () => void;
   const done = new Promise<void>((resolve) => (delivered = resolve));
-  const messages = values.map((value, i) => ({ key: Buffer.from('k'), value: Buffer.from(value), headers: {}, offset: String(firstOffset + i), timestamp: '0', attributes: 0 }) as KafkaMessage);
+  const messages = values.map(
+    (value, i) =>
+      ({
+        key: Buffer.from('k'),
+        value: Buffer.from(value),
+        headers: {},
+        offset: String(firstOffset + i),
+        timestamp: '0',
+        attributes: 0,
+      }) as KafkaMessage,
+  );
   const kafka = {
     consumer: () => ({
       // kafkajs's instrumentation events: the consumer listens for CRASH to start a new member.
@@ -63,12 +84,24 @@ describe('usage ledger: a poisoned event cannot block the ledger', () => {
   let bus: Bus;
   let running: RunningUsageLedger;
   const prisma = () => running.database.prisma;
-  const creditsOf = async (accountId: string) => (await prisma().usageGeneration.aggregate({ where: { accountId }, _sum: { creditsCharged: true } }))._sum.creditsCharged?.toString();
+  const creditsOf = async (accountId: string) =>
+    (
+      await prisma().usageGeneration.aggregate({ where: { accountId }, _sum: { creditsCharged: true } })
+    )._sum.creditsCharged?.toString();
 
   beforeAll(async () => {
     db = await createTestDatabase('usage_dead_letters');
     bus = createBus({ clientId: 'usage-ledger-test', logger, retry: { initialMs: 10, maxMs: 50 } });
-    running = await start(loadUsageLedgerConfig({ USAGE_LEDGER_GRPC_PORT: '0', USAGE_LEDGER_HTTP_PORT: '0', DATABASE_URL: db.databaseUrl, SBC_DATA_DIR: db.dataDir, LOG_LEVEL: 'silent' }), { bus, logger });
+    running = await start(
+      loadUsageLedgerConfig({
+        USAGE_LEDGER_GRPC_PORT: '0',
+        USAGE_LEDGER_HTTP_PORT: '0',
+        DATABASE_URL: db.databaseUrl,
+        SBC_DATA_DIR: db.dataDir,
+        LOG_LEVEL: 'silent',
+      }),
+      { bus, logger },
+    );
   });
 
   afterAll(async () => {
@@ -78,21 +111,40 @@ describe('usage ledger: a poisoned event cannot block the ledger', () => {
   });
 
   it('other accounts keep being billed after an event the database refuses, which is parked as a dead letter', async () => {
-    bus.producer.send(USAGE_EVENTS_TOPIC, { key: 'usr_before', value: event({ eventId: 'evt_before', accountId: 'usr_before' }) });
-    bus.producer.send(USAGE_EVENTS_TOPIC, { key: 'usr_poison', value: event({ eventId: 'evt_poison', accountId: 'usr_poison', ts: timestampFromMs(BEFORE_POSTGRES_TIME) }) });
-    for (let i = 0; i < 5; i++) bus.producer.send(USAGE_EVENTS_TOPIC, { key: 'usr_after', value: event({ eventId: `evt_after_${i}`, accountId: 'usr_after' }) });
+    bus.producer.send(USAGE_EVENTS_TOPIC, {
+      key: 'usr_before',
+      value: event({ eventId: 'evt_before', accountId: 'usr_before' }),
+    });
+    bus.producer.send(USAGE_EVENTS_TOPIC, {
+      key: 'usr_poison',
+      value: event({ eventId: 'evt_poison', accountId: 'usr_poison', ts: timestampFromMs(BEFORE_POSTGRES_TIME) }),
+    });
+    for (let i = 0; i < 5; i++)
+      bus.producer.send(USAGE_EVENTS_TOPIC, {
+        key: 'usr_after',
+        value: event({ eventId: `evt_after_${i}`, accountId: 'usr_after' }),
+      });
     await bus.producer.flush();
 
     expect(await creditsOf('usr_before')).toBe('2');
     expect(await creditsOf('usr_after')).toBe('10');
     expect(await prisma().usageGeneration.count({ where: { accountId: 'usr_poison' } })).toBe(0);
     const [letter] = await prisma().usageDeadLetter.findMany({ where: { eventId: 'evt_poison' } });
-    expect(letter).toMatchObject({ topic: USAGE_EVENTS_TOPIC, key: 'usr_poison', replayedAt: null, error: expect.stringMatching(/22009/) });
-    expect(await running.metrics.getSingleMetricAsString('sbc_usage_dead_letters_total')).toMatch(/reason="refused"[^}]*} 1$/m);
+    expect(letter).toMatchObject({
+      topic: USAGE_EVENTS_TOPIC,
+      key: 'usr_poison',
+      replayedAt: null,
+      error: expect.stringMatching(/22009/),
+    });
+    expect(await running.metrics.getSingleMetricAsString('sbc_usage_dead_letters_total')).toMatch(
+      /reason="refused"[^}]*} 1$/m,
+    );
   });
 
   it('the error PostgreSQL raises for a refused row, as Prisma hands it over, is classed as data (parked even alone)', async () => {
-    const decoded = decodeUsageEvent(event({ eventId: 'evt_classify', accountId: 'usr_classify', ts: timestampFromMs(BEFORE_POSTGRES_TIME) }));
+    const decoded = decodeUsageEvent(
+      event({ eventId: 'evt_classify', accountId: 'usr_classify', ts: timestampFromMs(BEFORE_POSTGRES_TIME) }),
+    );
     if (!('row' in decoded)) throw new Error(decoded.problem);
     const refused = await applyGenerations(prisma(), [decoded.row]).then(
       () => undefined,
@@ -102,8 +154,14 @@ describe('usage ledger: a poisoned event cannot block the ledger', () => {
   });
 
   it('a model id with a NUL written straight with toBinary (no edge sanitiser) is applied with the NUL dropped', async () => {
-    bus.producer.send(USAGE_EVENTS_TOPIC, { key: 'usr_nul', value: event({ eventId: 'evt_nul', accountId: 'usr_nul', model: 'x\u0000y' }) });
-    bus.producer.send(USAGE_EVENTS_TOPIC, { key: 'usr_nul_next', value: event({ eventId: 'evt_nul_next', accountId: 'usr_nul_next' }) });
+    bus.producer.send(USAGE_EVENTS_TOPIC, {
+      key: 'usr_nul',
+      value: event({ eventId: 'evt_nul', accountId: 'usr_nul', model: 'x\u0000y' }),
+    });
+    bus.producer.send(USAGE_EVENTS_TOPIC, {
+      key: 'usr_nul_next',
+      value: event({ eventId: 'evt_nul_next', accountId: 'usr_nul_next' }),
+    });
     await bus.producer.flush();
 
     expect((await prisma().usageGeneration.findUniqueOrThrow({ where: { eventId: 'evt_nul' } })).model).toBe('xy');
@@ -135,20 +193,38 @@ describe('usage ledger: a poisoned event cannot block the ledger', () => {
 
   it('an operator lists dead letters and replays them: an applicable one lands once and is marked, a refused one stays', async () => {
     // Parked while the database refused it for a reason since fixed; its bytes still carry a NUL the decoder cleans.
-    await recordDeadLetter(prisma(), { eventId: 'evt_replay', topic: USAGE_EVENTS_TOPIC, partition: 0, offset: '42', key: 'usr_replay', error: '22P05: unsupported Unicode escape sequence', event: event({ eventId: 'evt_replay', accountId: 'usr_replay', model: 'm\u0000' }) });
+    await recordDeadLetter(prisma(), {
+      eventId: 'evt_replay',
+      topic: USAGE_EVENTS_TOPIC,
+      partition: 0,
+      offset: '42',
+      key: 'usr_replay',
+      error: '22P05: unsupported Unicode escape sequence',
+      event: event({ eventId: 'evt_replay', accountId: 'usr_replay', model: 'm\u0000' }),
+    });
     const lines: string[] = [];
     const run = (...args: string[]) => deadLettersCommand(prisma(), args, (line) => lines.push(line));
 
     expect(await run('list')).toBe(0);
-    expect(lines.filter((l) => l.includes('\tpending\t')).map((l) => l.split('\t')[3]).sort()).toEqual(expect.arrayContaining(['evt_poison', 'evt_replay']));
+    expect(
+      lines
+        .filter((l) => l.includes('\tpending\t'))
+        .map((l) => l.split('\t')[3])
+        .sort(),
+    ).toEqual(expect.arrayContaining(['evt_poison', 'evt_replay']));
     const replayId = lines.find((l) => l.includes('evt_replay'))!.split('\t')[0]!;
     const poisonId = lines.find((l) => l.includes('evt_poison'))!.split('\t')[0]!;
 
     lines.length = 0;
     expect(await run('replay', replayId, poisonId)).toBe(1);
-    expect(lines).toEqual([expect.stringMatching(new RegExp(`^${poisonId} not replayed: .*22009`)), `${replayId} replayed`]);
+    expect(lines).toEqual([
+      expect.stringMatching(new RegExp(`^${poisonId} not replayed: .*22009`)),
+      `${replayId} replayed`,
+    ]);
     expect(await creditsOf('usr_replay')).toBe('2');
-    expect((await prisma().usageDeadLetter.findFirstOrThrow({ where: { eventId: 'evt_replay' } })).replayedAt).not.toBeNull();
+    expect(
+      (await prisma().usageDeadLetter.findFirstOrThrow({ where: { eventId: 'evt_replay' } })).replayedAt,
+    ).not.toBeNull();
 
     lines.length = 0;
     expect(await run('replay', replayId)).toBe(0);

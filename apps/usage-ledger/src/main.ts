@@ -1,6 +1,13 @@
 import { createBus, type Bus, type Subscription } from '@sbc/bus';
 import { createCacheAdapters, type PubSub, type SharedStore } from '@sbc/cache';
-import { isBundleEntry, migrateBackend, openServiceDatabase, runService, startBackend, type RunningBackend } from '@sbc/lifecycle';
+import {
+  isBundleEntry,
+  migrateBackend,
+  openServiceDatabase,
+  runService,
+  startBackend,
+  type RunningBackend,
+} from '@sbc/lifecycle';
 import { createLogger, type Logger } from '@sbc/logging';
 import { Counter, createMetricsRegistry, Histogram } from '@sbc/metrics';
 import { UsageLedgerService } from '@sbc/proto/sbc/usage/v1/ledger_pb';
@@ -37,9 +44,14 @@ export interface RunningUsageLedger extends RunningBackend<PrismaClient> {
  * The usage ledger owns usage, credits and spend: it applies usage events in batches, serves usage reports,
  * credits and spend over gRPC, and publishes each account's balance for the edge, reconciling it on a timer.
  */
-export async function start(config: UsageLedgerConfig, overrides: UsageLedgerOverrides = {}): Promise<RunningUsageLedger> {
+export async function start(
+  config: UsageLedgerConfig,
+  overrides: UsageLedgerOverrides = {},
+): Promise<RunningUsageLedger> {
   const logger = overrides.logger ?? createLogger({ service: 'usage-ledger', level: config.logLevel });
-  const ownBus = overrides.bus ? undefined : createBus({ kafkaBrokers: config.kafkaBrokers, clientId: 'usage-ledger', logger });
+  const ownBus = overrides.bus
+    ? undefined
+    : createBus({ kafkaBrokers: config.kafkaBrokers, clientId: 'usage-ledger', logger });
   const bus = overrides.bus ?? ownBus!;
   const cache = overrides.store ? undefined : createCacheAdapters({ redisUrl: config.redisUrl, logger });
   const store = overrides.store ?? cache!.store;
@@ -64,7 +76,12 @@ export async function start(config: UsageLedgerConfig, overrides: UsageLedgerOve
   };
   // The bus lag: how far behind the calls the ledger applies their events.
   const metrics = createMetricsRegistry('usage-ledger');
-  const applied = new Counter({ name: 'sbc_usage_events_applied_total', help: 'Usage events handled: applied, or duplicate (already applied, e.g. a redelivery).', labelNames: ['outcome'], registers: [metrics] });
+  const applied = new Counter({
+    name: 'sbc_usage_events_applied_total',
+    help: 'Usage events handled: applied, or duplicate (already applied, e.g. a redelivery).',
+    labelNames: ['outcome'],
+    registers: [metrics],
+  });
   const lag = new Histogram({
     name: 'sbc_usage_event_lag_seconds',
     help: 'From a call to its usage event being committed by the ledger (the oldest event of each batch).',
@@ -86,7 +103,12 @@ export async function start(config: UsageLedgerConfig, overrides: UsageLedgerOve
       appDir: __dirname,
       createClient: (adapter) => new PrismaClient({ adapter }),
       async prepare(database) {
-        const publisher = createBalancePublisher({ db: database.prisma, store, logger, quietMs: config.reconcileQuietMs });
+        const publisher = createBalancePublisher({
+          db: database.prisma,
+          store,
+          logger,
+          quietMs: config.reconcileQuietMs,
+        });
         balances = publisher;
         // After migrations, so every event lands in the current schema.
         subscription = await subscribeUsageEvents(bus.consumer, {
@@ -114,7 +136,13 @@ export async function start(config: UsageLedgerConfig, overrides: UsageLedgerOve
       },
       register(rpc, database) {
         const reports = createUsageReports(database.prisma, exportPagesFor(database));
-        const spend = createSpend({ db: database.prisma, reports, logger, costReports, refreshMs: config.spendRefreshMs });
+        const spend = createSpend({
+          db: database.prisma,
+          reports,
+          logger,
+          costReports,
+          refreshMs: config.spendRefreshMs,
+        });
         rpc.add(UsageLedgerService, createLedgerService({ db: database.prisma, reports, spend, publisher: balances! }));
       },
       beforeClose: stopWorkers,

@@ -16,7 +16,8 @@ const logger = createLogger({ service: 'usage-ledger-test', level: 'silent' });
 const AT = Date.parse('2026-11-01T12:00:00.000Z');
 
 /** The shared bus the embedded app hands every service: `createBus` without brokers is the in-process bus. */
-const inProcessBus = (): Bus => createBus({ clientId: 'usage-ledger-test', logger, retry: { initialMs: 10, maxMs: 50 } });
+const inProcessBus = (): Bus =>
+  createBus({ clientId: 'usage-ledger-test', logger, retry: { initialMs: 10, maxMs: 50 } });
 
 function usageEvent(init: EventInit = {}): EventInit {
   return {
@@ -82,7 +83,8 @@ describe('usage-ledger consumer of usage.events.v1', () => {
     running = undefined;
   };
   const prisma = () => running!.database.prisma;
-  const rowsOf = (accountId: string) => prisma().usageGeneration.findMany({ where: { accountId }, orderBy: { requestId: 'asc' } });
+  const rowsOf = (accountId: string) =>
+    prisma().usageGeneration.findMany({ where: { accountId }, orderBy: { requestId: 'asc' } });
   const totalsOf = async (accountId: string) => {
     const sums = await prisma().usageGeneration.aggregate({
       where: { accountId },
@@ -178,7 +180,16 @@ describe('usage-ledger consumer of usage.events.v1', () => {
     await bus.producer.flush();
 
     const [row] = await rowsOf('usr_byo');
-    expect(row).toMatchObject({ orgId: null, sessionId: null, ttftMs: null, isByok: true, status: 499, route: 'byo', upstream: 'byo:my-endpoint', stream: false });
+    expect(row).toMatchObject({
+      orgId: null,
+      sessionId: null,
+      ttftMs: null,
+      isByok: true,
+      status: 499,
+      route: 'byo',
+      upstream: 'byo:my-endpoint',
+      stream: false,
+    });
     expect(row!.creditsCharged.toString()).toBe('0');
   });
 
@@ -190,7 +201,13 @@ describe('usage-ledger consumer of usage.events.v1', () => {
     send(bus, { ...event, outputTokens: 9_999n, listCostUsd: 9.99, creditsCharged: 999 });
     await bus.producer.flush();
 
-    expect(await totalsOf('usr_twice')).toEqual({ rows: 1, tokensPrompt: 1200n, tokensCompletion: 300n, totalCostUsd: '0.012345', creditsCharged: '12.5' });
+    expect(await totalsOf('usr_twice')).toEqual({
+      rows: 1,
+      tokensPrompt: 1200n,
+      tokensCompletion: 300n,
+      totalCostUsd: '0.012345',
+      creditsCharged: '12.5',
+    });
   });
 
   it('an event redelivered after the ledger restarts is not applied again, and events sent while it was down are applied', async () => {
@@ -200,18 +217,34 @@ describe('usage-ledger consumer of usage.events.v1', () => {
     const before = await totalsOf('usr_restart');
 
     await stopLedger();
-    expect(() => send(bus, usageEvent({ requestId: 'req_restart_2', accountId: 'usr_restart', outputTokens: 7n }))).not.toThrow(); // the shared bus stays open
+    expect(() =>
+      send(bus, usageEvent({ requestId: 'req_restart_2', accountId: 'usr_restart', outputTokens: 7n })),
+    ).not.toThrow(); // the shared bus stays open
     await startLedger();
     send(bus, first);
     await bus.producer.flush();
 
-    expect(before).toEqual({ rows: 1, tokensPrompt: 1200n, tokensCompletion: 300n, totalCostUsd: '0.012345', creditsCharged: '12.5' });
-    expect(await totalsOf('usr_restart')).toEqual({ rows: 2, tokensPrompt: 2400n, tokensCompletion: 307n, totalCostUsd: '0.02469', creditsCharged: '25' });
+    expect(before).toEqual({
+      rows: 1,
+      tokensPrompt: 1200n,
+      tokensCompletion: 300n,
+      totalCostUsd: '0.012345',
+      creditsCharged: '12.5',
+    });
+    expect(await totalsOf('usr_restart')).toEqual({
+      rows: 2,
+      tokensPrompt: 2400n,
+      tokensCompletion: 307n,
+      totalCostUsd: '0.02469',
+      creditsCharged: '25',
+    });
   });
 
   it('replaying the whole topic to a ledger that lost its offsets changes no row', async () => {
     const accountId = 'usr_replay';
-    const events = [1, 2, 3].map((n) => usageEvent({ requestId: `req_replay_${n}`, accountId, outputTokens: BigInt(n * 100) }));
+    const events = [1, 2, 3].map((n) =>
+      usageEvent({ requestId: `req_replay_${n}`, accountId, outputTokens: BigInt(n * 100) }),
+    );
     for (const event of events) send(bus, event);
     await bus.producer.flush();
     const before = await prisma().usageGeneration.findMany({ orderBy: { requestId: 'asc' } });
@@ -220,7 +253,11 @@ describe('usage-ledger consumer of usage.events.v1', () => {
     await stopLedger();
     await bus.close();
     bus = inProcessBus();
-    for (const event of [...events, usageEvent({ requestId: 'req_fields', accountId: 'usr_fields', userId: 'usr_fields' })]) send(bus, event);
+    for (const event of [
+      ...events,
+      usageEvent({ requestId: 'req_fields', accountId: 'usr_fields', userId: 'usr_fields' }),
+    ])
+      send(bus, event);
     await startLedger();
     await bus.producer.flush();
 
@@ -229,7 +266,8 @@ describe('usage-ledger consumer of usage.events.v1', () => {
   });
 
   it('calls sharing a request id, in one account or across accounts, are each applied', async () => {
-    for (const [n, accountId] of ['usr_shared_a', 'usr_shared_a', 'usr_shared_b'].entries()) send(bus, usageEvent({ eventId: `evt_shared_${n}`, requestId: 'same-id-every-time', accountId }));
+    for (const [n, accountId] of ['usr_shared_a', 'usr_shared_a', 'usr_shared_b'].entries())
+      send(bus, usageEvent({ eventId: `evt_shared_${n}`, requestId: 'same-id-every-time', accountId }));
     await bus.producer.flush();
 
     expect(await totalsOf('usr_shared_a')).toMatchObject({ rows: 2, creditsCharged: '25' });
@@ -241,7 +279,10 @@ describe('usage-ledger consumer of usage.events.v1', () => {
     const accountId = 'usr_garbage';
     const countBefore = await prisma().usageGeneration.count();
     bus.producer.send(USAGE_EVENTS_TOPIC, { key: accountId, value: new Uint8Array([0xff, 0xff, 0xff, 0xff]) }); // not protobuf
-    bus.producer.send(USAGE_EVENTS_TOPIC, { key: accountId, value: new TextEncoder().encode('{"request_id":"req_json"}') });
+    bus.producer.send(USAGE_EVENTS_TOPIC, {
+      key: accountId,
+      value: new TextEncoder().encode('{"request_id":"req_json"}'),
+    });
     bus.producer.send(USAGE_EVENTS_TOPIC, { key: accountId, value: new Uint8Array(0) }); // decodes, but has no request id
     send(bus, usageEvent({ requestId: 'req_after_garbage', accountId }));
     await bus.producer.flush();
@@ -250,7 +291,11 @@ describe('usage-ledger consumer of usage.events.v1', () => {
     expect(await prisma().usageGeneration.count()).toBe(countBefore + 1);
     expect(bus.producer.stats()).toMatchObject({ pending: 0, failed: 0 }); // parked, not retried
     const parked = await prisma().usageDeadLetter.findMany({ where: { key: accountId }, orderBy: { id: 'asc' } });
-    expect(parked.map((letter) => letter.error)).toEqual([expect.stringMatching(/not a UsageEvent/), expect.stringMatching(/not a UsageEvent/), expect.stringMatching(/no request_id/)]);
+    expect(parked.map((letter) => letter.error)).toEqual([
+      expect.stringMatching(/not a UsageEvent/),
+      expect.stringMatching(/not a UsageEvent/),
+      expect.stringMatching(/no request_id/),
+    ]);
     expect(Buffer.from(parked[0]!.event)).toEqual(Buffer.from([0xff, 0xff, 0xff, 0xff]));
   });
 });

@@ -1,9 +1,22 @@
 import { z } from 'zod';
-import { backendVars, flag, grpcTarget, parseEnv, port, positiveInt, toBackendConfig, url, type BackendConfig } from '@sbc/config';
+import {
+  backendVars,
+  flag,
+  grpcTarget,
+  parseEnv,
+  port,
+  positiveInt,
+  toBackendConfig,
+  url,
+  type BackendConfig,
+} from '@sbc/config';
 
-const commaList = z
-  .string()
-  .transform((value) => value.split(',').map((item) => item.trim()).filter(Boolean));
+const commaList = z.string().transform((value) =>
+  value
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean),
+);
 
 const schema = z.object({
   ...backendVars('X_BUILDS', { grpc: 50053, http: 9103 }),
@@ -16,7 +29,10 @@ const schema = z.object({
   X_BUILDS_VERIFY_URL: url(['http', 'https']).optional(),
   PORT: port(8080),
   BASE_URL: url(['http', 'https']).optional(),
-  APPS_DOMAIN: z.string().regex(/^[a-z0-9.-]+$/i, 'must be a host name').default('apps.localhost'),
+  APPS_DOMAIN: z
+    .string()
+    .regex(/^[a-z0-9.-]+$/i, 'must be a host name')
+    .default('apps.localhost'),
   HOUSE_ENGINES: z.string().optional(),
   X_BUILDS_ENABLED: flag(true),
   X_BUILDS_MODEL: z.string().min(1).default('house'),

@@ -34,11 +34,17 @@ export interface XBuildsOverrides {
  * The X builds service owns build jobs, the queue, published apps and media. Every replica serves the gRPC
  * API, runs a dispatcher (claims are coordinated in PostgreSQL) and competes for the single X poller lease.
  */
-export async function start(config: XBuildsConfig, overrides: XBuildsOverrides = {}): Promise<RunningBackend<PrismaClient>> {
+export async function start(
+  config: XBuildsConfig,
+  overrides: XBuildsOverrides = {},
+): Promise<RunningBackend<PrismaClient>> {
   const logger = overrides.logger ?? createLogger({ service: 'x-builds', level: config.logLevel });
   const cache = overrides.pubsub ? undefined : createCacheAdapters({ redisUrl: config.redisUrl });
   const pubsub = overrides.pubsub ?? cache!.pubsub;
-  const account = createRpcClient(AccountService, { target: overrides.accountTarget ?? config.accountTarget, deadlineMs: config.rpcDeadlineMs });
+  const account = createRpcClient(AccountService, {
+    target: overrides.accountTarget ?? config.accountTarget,
+    deadlineMs: config.rpcDeadlineMs,
+  });
   const gatewayUrl = () => overrides.gatewayUrl?.() ?? config.gatewayUrl;
   const notConfigured = () => {
     if (!config.enabled) return 'X_BUILDS_ENABLED is false';
@@ -48,7 +54,10 @@ export async function start(config: XBuildsConfig, overrides: XBuildsOverrides =
   const xReplies = Boolean(config.x?.userAccessToken);
   const chromiumPath = findChromium(config.chromiumPath);
   if (chromiumPath) logger.info({ chromium: chromiumPath }, 'verification opens published apps in headless Chromium');
-  else logger.warn('no Chromium found (X_BUILDS_CHROMIUM_PATH, /usr/bin/chromium): the browser checks of verification are skipped');
+  else
+    logger.warn(
+      'no Chromium found (X_BUILDS_CHROMIUM_PATH, /usr/bin/chromium): the browser checks of verification are skipped',
+    );
   const appChanged = (slug: string) => pubsub.publish(XBUILDS_APP_CHANGED_CHANNEL, slug);
   const jobCancelled = (jobId: string) => pubsub.publish(XBUILDS_JOB_CANCELLED_CHANNEL, jobId);
   let dispatcher: Dispatcher | undefined;
@@ -71,7 +80,10 @@ export async function start(config: XBuildsConfig, overrides: XBuildsOverrides =
         dispatcher = createDispatcher({ db, config, logger, pubsub, account, gatewayUrl, xReplies, chromiumPath });
         const wake = () => dispatcher?.wake();
         if (config.x) poller = createXPoller({ db, config: config.x, limits: config, logger, notConfigured, wake });
-        rpc.add(XBuildsService, createXBuildsService({ db, config, logger, notConfigured, wake, xReplies, appChanged, jobCancelled }));
+        rpc.add(
+          XBuildsService,
+          createXBuildsService({ db, config, logger, notConfigured, wake, xReplies, appChanged, jobCancelled }),
+        );
       },
       beforeClose: release,
     });
@@ -82,9 +94,14 @@ export async function start(config: XBuildsConfig, overrides: XBuildsOverrides =
       labelNames: ['status'],
       registers: [backend.metrics],
       async collect() {
-        const counts = await backend.database.prisma.buildJob.groupBy({ by: ['status'], where: { status: { in: [...OPEN_STATUSES] } }, _count: { _all: true } });
+        const counts = await backend.database.prisma.buildJob.groupBy({
+          by: ['status'],
+          where: { status: { in: [...OPEN_STATUSES] } },
+          _count: { _all: true },
+        });
         this.reset();
-        for (const status of OPEN_STATUSES) this.set({ status }, counts.find((row) => row.status === status)?._count._all ?? 0);
+        for (const status of OPEN_STATUSES)
+          this.set({ status }, counts.find((row) => row.status === status)?._count._all ?? 0);
       },
     });
     await dispatcher!.start();

@@ -18,7 +18,15 @@ describe('x builds queue and intake against PostgreSQL', () => {
   beforeAll(async () => {
     db = await createTestDatabase('x_builds_queue');
     running = await start(
-      loadXBuildsConfig({ X_BUILDS_GRPC_PORT: '0', X_BUILDS_HTTP_PORT: '0', DATABASE_URL: db.databaseUrl, SBC_DATA_DIR: 'memory://', LOG_LEVEL: 'silent', X_BUILDS_DISPATCH_POLL_MS: '100', RPC_DEADLINE_MS: '1000' }),
+      loadXBuildsConfig({
+        X_BUILDS_GRPC_PORT: '0',
+        X_BUILDS_HTTP_PORT: '0',
+        DATABASE_URL: db.databaseUrl,
+        SBC_DATA_DIR: 'memory://',
+        LOG_LEVEL: 'silent',
+        X_BUILDS_DISPATCH_POLL_MS: '100',
+        RPC_DEADLINE_MS: '1000',
+      }),
       // Nothing listens on port 1: minting a build key fails at once.
       { gatewayUrl: () => gatewayUrl, accountTarget: '127.0.0.1:1' },
     );
@@ -46,12 +54,18 @@ describe('x builds queue and intake against PostgreSQL', () => {
     for (let i = 0; i < count; i += 1) ids.push((await admit(intake(), submission(`author-${post}-${i}`))).job.id);
     return ids;
   };
-  const claim = (workerId: string, leaseMs = 60_000, maxAttempts = 3) => claimJobs(prisma(), { workerId, leaseMs, maxAttempts });
+  const claim = (workerId: string, leaseMs = 60_000, maxAttempts = 3) =>
+    claimJobs(prisma(), { workerId, leaseMs, maxAttempts });
 
   it('refuses every submission with 503 xbuilds_not_configured while no gateway is configured, and writes nothing', async () => {
     const client = createRpcClient(XBuildsService, { target: running.grpcAddress });
     try {
-      await expect(client.submitJob({ caller: { userId: 'usr_x', route: 'auto' }, source: { kind: { case: 'api', value: { prompt: 'a clock' } } } })).rejects.toMatchObject({
+      await expect(
+        client.submitJob({
+          caller: { userId: 'usr_x', route: 'auto' },
+          source: { kind: { case: 'api', value: { prompt: 'a clock' } } },
+        }),
+      ).rejects.toMatchObject({
         code: 'xbuilds_not_configured',
         status: 503,
       });
@@ -63,11 +77,23 @@ describe('x builds queue and intake against PostgreSQL', () => {
 
   it('refuses past the daily cap and past the live-app capacity, in that order, with nothing written', async () => {
     await queueJobs(2);
-    await expect(admit(intake({ ...open, dailyCap: 2 }), submission('late'))).rejects.toMatchObject({ code: 'daily_cap', extra: { retry_after_s: expect.any(Number) } });
+    await expect(admit(intake({ ...open, dailyCap: 2 }), submission('late'))).rejects.toMatchObject({
+      code: 'daily_cap',
+      extra: { retry_after_s: expect.any(Number) },
+    });
     const [first] = await prisma().buildJob.findMany();
-    await publishBundle(prisma(), { jobId: first!.id, title: 'x', html: '<!doctype html><html></html>', csp: "default-src 'none'" });
-    await expect(admit(intake({ ...open, dailyCap: 2, appCapacity: 1 }), submission('late'))).rejects.toMatchObject({ code: 'daily_cap' });
-    await expect(admit(intake({ ...open, appCapacity: 1 }), submission('late'))).rejects.toMatchObject({ code: 'app_capacity' });
+    await publishBundle(prisma(), {
+      jobId: first!.id,
+      title: 'x',
+      html: '<!doctype html><html></html>',
+      csp: "default-src 'none'",
+    });
+    await expect(admit(intake({ ...open, dailyCap: 2, appCapacity: 1 }), submission('late'))).rejects.toMatchObject({
+      code: 'daily_cap',
+    });
+    await expect(admit(intake({ ...open, appCapacity: 1 }), submission('late'))).rejects.toMatchObject({
+      code: 'app_capacity',
+    });
     expect(await prisma().buildJob.count()).toBe(2);
   });
 
@@ -127,6 +153,10 @@ describe('x builds queue and intake against PostgreSQL', () => {
     }
     // Claimed; with no account service to mint its build key, the job fails and says why.
     const settled = await prisma().buildJob.findUniqueOrThrow({ where: { id: job.id } });
-    expect(settled).toMatchObject({ status: 'failed', attempt: 1, error: expect.stringContaining('No build key could be minted') });
+    expect(settled).toMatchObject({
+      status: 'failed',
+      attempt: 1,
+      error: expect.stringContaining('No build key could be minted'),
+    });
   });
 });

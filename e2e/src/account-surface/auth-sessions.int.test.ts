@@ -7,7 +7,11 @@ describe('users and sessions with sign-up enabled (POST /v1/auth/signup, POST /v
   let signupStack: AccountSurfaceStack;
   // The shared stack keeps sign-up at its default (off); this one turns it on, as embedded mode does.
   beforeAll(async () => {
-    signupStack = await startStack({ label: 'auth_sessions', accountEnv: { SBC_SIGNUP_ENABLED: 'true' }, edgeEnv: { AUTH_CACHE_FRESH_MS: '600000' } });
+    signupStack = await startStack({
+      label: 'auth_sessions',
+      accountEnv: { SBC_SIGNUP_ENABLED: 'true' },
+      edgeEnv: { AUTH_CACHE_FRESH_MS: '600000' },
+    });
   });
   afterAll(async () => {
     await signupStack?.stop();
@@ -23,19 +27,30 @@ describe('users and sessions with sign-up enabled (POST /v1/auth/signup, POST /v
     const email = freshEmail();
     const created = await signUp({ email: email.toUpperCase(), password: PASSWORD });
     expect(created.status).toBe(201);
-    expect(created.body.user).toEqual({ id: expect.stringMatching(/^usr_/), object: 'user', email, created_at: expect.any(String) });
+    expect(created.body.user).toEqual({
+      id: expect.stringMatching(/^usr_/),
+      object: 'user',
+      email,
+      created_at: expect.any(String),
+    });
     expect(JSON.stringify(created.body)).not.toContain(PASSWORD);
 
     const session = await signIn({ email, password: PASSWORD });
     expect(session.status).toBe(201);
-    expect(session.body).toMatchObject({ token: expect.stringMatching(/^sbs_/), user: { id: created.body.user.id, email } });
+    expect(session.body).toMatchObject({
+      token: expect.stringMatching(/^sbs_/),
+      user: { id: created.body.user.id, email },
+    });
     const days = (Date.parse(session.body.expires_at) - Date.now()) / 86_400_000;
     expect(days).toBeGreaterThan(29.9);
     expect(days).toBeLessThanOrEqual(30);
     const token: string = session.body.token;
 
     // A session passes scoped routes unnarrowed: it mints a key and lists it.
-    const minted = await api('POST', '/v1/keys', { key: token, body: { name: 'from my session', preset: 'full_access' } });
+    const minted = await api('POST', '/v1/keys', {
+      key: token,
+      body: { name: 'from my session', preset: 'full_access' },
+    });
     expect(minted.status).toBe(201);
     const listed = await api('GET', '/v1/keys', { key: token });
     expect(listed.body.data.map((key: { id: string }) => key.id)).toEqual([minted.body.id]);
@@ -60,14 +75,19 @@ describe('users and sessions with sign-up enabled (POST /v1/auth/signup, POST /v
   });
 
   it('a user without a password (the bootstrap owner kind) cannot sign in', async () => {
-    await signupStack.account.database.prisma.user.create({ data: { id: newId('usr'), email: 'nopassword@example.test' } });
+    await signupStack.account.database.prisma.user.create({
+      data: { id: newId('usr'), email: 'nopassword@example.test' },
+    });
     expect((await signIn({ email: 'nopassword@example.test', password: PASSWORD })).status).toBe(401);
   });
 
   it('refuses an email already in use, in any case, with 409', async () => {
     const email = freshEmail();
     expect((await signUp({ email, password: PASSWORD })).status).toBe(201);
-    expect(await signUp({ email: email.toUpperCase(), password: 'another password' })).toMatchObject({ status: 409, body: { error: 'conflict', param: 'email' } });
+    expect(await signUp({ email: email.toUpperCase(), password: 'another password' })).toMatchObject({
+      status: 409,
+      body: { error: 'conflict', param: 'email' },
+    });
   });
 
   it.each([
@@ -93,7 +113,10 @@ describe('users and sessions with sign-up enabled (POST /v1/auth/signup, POST /v
     await signUp({ email, password: PASSWORD });
     const token = (await signIn({ email, password: PASSWORD })).body.token;
     const key = (await api('POST', '/v1/keys', { key: token, body: { name: 'k', preset: 'full_access' } })).body.key;
-    expect(await api('DELETE', '/v1/auth/sessions/current', { key })).toMatchObject({ status: 403, body: { error: 'insufficient_scope' } });
+    expect(await api('DELETE', '/v1/auth/sessions/current', { key })).toMatchObject({
+      status: 403,
+      body: { error: 'insufficient_scope' },
+    });
     expect((await api('GET', '/v1/keys/whoami', { key })).status).toBe(200);
   });
 });
@@ -108,9 +131,16 @@ describe('sign-up is off by default', () => {
   });
 
   it('POST /v1/auth/signup is 404 with a message saying so, and creates no user', async () => {
-    const answer = await stack.api('POST', '/v1/auth/signup', { body: { email: 'someone@example.test', password: PASSWORD } });
-    expect(answer).toMatchObject({ status: 404, body: { error: 'not_found', message: expect.stringMatching(/sign-up is not enabled/i) } });
-    expect(await stack.account.database.prisma.user.findUnique({ where: { email: 'someone@example.test' } })).toBeNull();
+    const answer = await stack.api('POST', '/v1/auth/signup', {
+      body: { email: 'someone@example.test', password: PASSWORD },
+    });
+    expect(answer).toMatchObject({
+      status: 404,
+      body: { error: 'not_found', message: expect.stringMatching(/sign-up is not enabled/i) },
+    });
+    expect(
+      await stack.account.database.prisma.user.findUnique({ where: { email: 'someone@example.test' } }),
+    ).toBeNull();
     expect((await stack.api('GET', '/v1/keys/whoami', { key: OWNER_KEY })).status).toBe(200);
   });
 });

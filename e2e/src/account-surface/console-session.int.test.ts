@@ -6,7 +6,11 @@ const PASSWORD = 'correct horse battery staple';
 describe('the console session cookie (POST/GET /v1/auth/console/session)', () => {
   let stack: AccountSurfaceStack;
   beforeAll(async () => {
-    stack = await startStack({ label: 'console_session', accountEnv: { SBC_SIGNUP_ENABLED: 'true' }, edgeEnv: { AUTH_CACHE_FRESH_MS: '600000' } });
+    stack = await startStack({
+      label: 'console_session',
+      accountEnv: { SBC_SIGNUP_ENABLED: 'true' },
+      edgeEnv: { AUTH_CACHE_FRESH_MS: '600000' },
+    });
   });
   afterAll(async () => {
     await stack?.stop();
@@ -17,10 +21,18 @@ describe('the console session cookie (POST/GET /v1/auth/console/session)', () =>
   const sameOrigin = () => ({ 'sec-fetch-site': 'same-origin', origin: stack.edge.url });
 
   /** A signed-up person signed in through the console route; returns the cookie pair the browser would send. */
-  async function signedIn(): Promise<{ cookie: string; setCookie: string; body: Record<string, unknown>; email: string }> {
+  async function signedIn(): Promise<{
+    cookie: string;
+    setCookie: string;
+    body: Record<string, unknown>;
+    email: string;
+  }> {
     const email = `console${++counter}.${Date.now()}@example.test`;
     expect((await stack.api('POST', '/v1/auth/signup', { body: { email, password: PASSWORD } })).status).toBe(201);
-    const answer = await stack.api('POST', '/v1/auth/console/session', { body: { email, password: PASSWORD }, headers: sameOrigin() });
+    const answer = await stack.api('POST', '/v1/auth/console/session', {
+      body: { email, password: PASSWORD },
+      headers: sameOrigin(),
+    });
     expect(answer.status).toBe(201);
     const setCookie = answer.headers.get('set-cookie') ?? '';
     return { cookie: setCookie.split(';')[0]!, setCookie, body: answer.body, email };
@@ -30,7 +42,9 @@ describe('the console session cookie (POST/GET /v1/auth/console/session)', () =>
 
   it('sets the session in an HttpOnly, SameSite=Strict, Secure cookie and never shows the token to the page', async () => {
     const { setCookie, body, email } = await signedIn();
-    expect(setCookie).toMatch(/^sbc_session=sbs_[A-Za-z0-9_-]+; Max-Age=\d+; Path=\/; HttpOnly; SameSite=Strict; Secure$/);
+    expect(setCookie).toMatch(
+      /^sbc_session=sbs_[A-Za-z0-9_-]+; Max-Age=\d+; Path=\/; HttpOnly; SameSite=Strict; Secure$/,
+    );
     expect(body).toMatchObject({ object: 'console_session', user: { email } });
     expect(JSON.stringify(body)).not.toMatch(/sbs_/);
   });
@@ -38,14 +52,31 @@ describe('the console session cookie (POST/GET /v1/auth/console/session)', () =>
   it('the cookie reads any route and says who is signed in', async () => {
     const { cookie, body } = await signedIn();
     expect((await stack.api('GET', '/v1/keys', withCookie(cookie))).status).toBe(200);
-    expect(await stack.api('GET', '/v1/auth/console/session', withCookie(cookie))).toMatchObject({ status: 200, body: { user: { id: (body.user as { id: string }).id }, operator: false } });
+    expect(await stack.api('GET', '/v1/auth/console/session', withCookie(cookie))).toMatchObject({
+      status: 200,
+      body: { user: { id: (body.user as { id: string }).id }, operator: false },
+    });
     expect((await stack.api('GET', '/v1/auth/console/session')).status).toBe(401);
   });
 
   it('a write signed in by the cookie passes from the same origin (Sec-Fetch-Site, or a matching Origin)', async () => {
     const { cookie } = await signedIn();
-    expect((await stack.api('POST', '/v1/keys', { body: { name: 'from the console' }, ...withCookie(cookie, { 'sec-fetch-site': 'same-origin' }) })).status).toBe(201);
-    expect((await stack.api('POST', '/v1/keys', { body: { name: 'older browser' }, ...withCookie(cookie, { origin: `http://${host()}` }) })).status).toBe(201);
+    expect(
+      (
+        await stack.api('POST', '/v1/keys', {
+          body: { name: 'from the console' },
+          ...withCookie(cookie, { 'sec-fetch-site': 'same-origin' }),
+        })
+      ).status,
+    ).toBe(201);
+    expect(
+      (
+        await stack.api('POST', '/v1/keys', {
+          body: { name: 'older browser' },
+          ...withCookie(cookie, { origin: `http://${host()}` }),
+        })
+      ).status,
+    ).toBe(201);
   });
 
   it.each([
@@ -53,16 +84,26 @@ describe('the console session cookie (POST/GET /v1/auth/console/session)', () =>
     ['Sec-Fetch-Site: same-site (a sibling host)', { 'sec-fetch-site': 'same-site', origin: 'https://apps.gw.test' }],
     ['another Origin', { origin: 'https://evil.test' }],
     ['no Origin and no Sec-Fetch-Site', {}],
-  ])('a cookie write marked %s is 403 in the shared envelope and changes nothing', async (_label, headers: Record<string, string>) => {
-    const { cookie } = await signedIn();
-    const refused = await stack.api('POST', '/v1/keys', { body: { name: 'forged' }, ...withCookie(cookie, headers) });
-    expect(refused).toMatchObject({ status: 403, body: { error: 'insufficient_scope', message: expect.stringMatching(/same-origin/), request_id: expect.any(String) } });
-    const listed = await stack.api('GET', '/v1/keys', withCookie(cookie));
-    expect(listed.body.data).toEqual([]);
-    // Sign-out is a write too: a forged one does not end the session.
-    expect((await stack.api('DELETE', '/v1/auth/sessions/current', withCookie(cookie, headers))).status).toBe(403);
-    expect((await stack.api('GET', '/v1/keys', withCookie(cookie))).status).toBe(200);
-  });
+  ])(
+    'a cookie write marked %s is 403 in the shared envelope and changes nothing',
+    async (_label, headers: Record<string, string>) => {
+      const { cookie } = await signedIn();
+      const refused = await stack.api('POST', '/v1/keys', { body: { name: 'forged' }, ...withCookie(cookie, headers) });
+      expect(refused).toMatchObject({
+        status: 403,
+        body: {
+          error: 'insufficient_scope',
+          message: expect.stringMatching(/same-origin/),
+          request_id: expect.any(String),
+        },
+      });
+      const listed = await stack.api('GET', '/v1/keys', withCookie(cookie));
+      expect(listed.body.data).toEqual([]);
+      // Sign-out is a write too: a forged one does not end the session.
+      expect((await stack.api('DELETE', '/v1/auth/sessions/current', withCookie(cookie, headers))).status).toBe(403);
+      expect((await stack.api('GET', '/v1/keys', withCookie(cookie))).status).toBe(200);
+    },
+  );
 
   it('a model call made with the cookie from another site is 403 as well', async () => {
     const { cookie } = await signedIn();
@@ -77,14 +118,20 @@ describe('the console session cookie (POST/GET /v1/auth/console/session)', () =>
   it('a cross-site page cannot sign a visitor in (login CSRF): 403 and no cookie', async () => {
     const email = `csrf${Date.now()}@example.test`;
     await stack.api('POST', '/v1/auth/signup', { body: { email, password: PASSWORD } });
-    const answer = await stack.api('POST', '/v1/auth/console/session', { body: { email, password: PASSWORD }, headers: { 'sec-fetch-site': 'cross-site', origin: 'https://evil.test' } });
+    const answer = await stack.api('POST', '/v1/auth/console/session', {
+      body: { email, password: PASSWORD },
+      headers: { 'sec-fetch-site': 'cross-site', origin: 'https://evil.test' },
+    });
     expect(answer.status).toBe(403);
     expect(answer.headers.get('set-cookie')).toBeNull();
   });
 
   it('a wrong password is the same 401 as on the session route, and sets no cookie', async () => {
     const { email } = await signedIn();
-    const answer = await stack.api('POST', '/v1/auth/console/session', { body: { email, password: 'not the password' }, headers: sameOrigin() });
+    const answer = await stack.api('POST', '/v1/auth/console/session', {
+      body: { email, password: 'not the password' },
+      headers: sameOrigin(),
+    });
     expect(answer).toMatchObject({ status: 401, body: { error: 'unauthorized' } });
     expect(answer.headers.get('set-cookie')).toBeNull();
   });
@@ -105,6 +152,14 @@ describe('the console session cookie (POST/GET /v1/auth/console/session)', () =>
     // A key's writes need no Origin: it is not the cookie.
     expect((await stack.api('POST', '/v1/keys', { key: key.secret, body: { name: 'no' } })).status).toBe(403);
     const writer = await stack.seedKey();
-    expect((await stack.api('POST', '/v1/keys', { key: writer.secret, body: { name: 'yes' }, ...withCookie(cookie, { 'sec-fetch-site': 'cross-site' }) })).status).toBe(201);
+    expect(
+      (
+        await stack.api('POST', '/v1/keys', {
+          key: writer.secret,
+          body: { name: 'yes' },
+          ...withCookie(cookie, { 'sec-fetch-site': 'cross-site' }),
+        })
+      ).status,
+    ).toBe(201);
   });
 });

@@ -3,7 +3,13 @@ import { SCOPES, type Scope } from '@sbc/scopes';
 import { startStack, type AccountSurfaceStack } from '../support/stack';
 
 const USER_CODE = /^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/;
-const CAPABILITIES = { tools_count: 3, hub_port: 7777, helper_version: '1.2.0', held_vendors: ['anthropic'], held_models: ['claude-sonnet-4'] };
+const CAPABILITIES = {
+  tools_count: 3,
+  hub_port: 7777,
+  helper_version: '1.2.0',
+  held_vendors: ['anthropic'],
+  held_models: ['claude-sonnet-4'],
+};
 
 describe('devices: pairing (RFC 8628), the device list, heartbeats and unlinking', () => {
   let stack: AccountSurfaceStack;
@@ -21,11 +27,17 @@ describe('devices: pairing (RFC 8628), the device list, heartbeats and unlinking
   });
 
   const api = (...args: Parameters<AccountSurfaceStack['api']>) => stack.api(...args);
-  const grantOf = (deviceCode: string) => stack.account.database.prisma.devicePairing.findUnique({ where: { deviceCodeHash: new Uint8Array(hashSecret(deviceCode)) } });
-  const keyWithout = (...missing: Scope[]) => stack.seedKey({ scopes: SCOPES.filter((scope) => !missing.includes(scope)) });
+  const grantOf = (deviceCode: string) =>
+    stack.account.database.prisma.devicePairing.findUnique({
+      where: { deviceCodeHash: new Uint8Array(hashSecret(deviceCode)) },
+    });
+  const keyWithout = (...missing: Scope[]) =>
+    stack.seedKey({ scopes: SCOPES.filter((scope) => !missing.includes(scope)) });
 
   const startPairing = async (body: Record<string, unknown> = {}) => {
-    const res = await api('POST', '/v1/devices/pair', { body: { kind: 'desktop', label: 'Work laptop', fingerprint: 'fp-work-laptop', ...body } });
+    const res = await api('POST', '/v1/devices/pair', {
+      body: { kind: 'desktop', label: 'Work laptop', fingerprint: 'fp-work-laptop', ...body },
+    });
     expect(res.status).toBe(200);
     return res.body as { device_code: string; user_code: string; interval: number };
   };
@@ -34,7 +46,9 @@ describe('devices: pairing (RFC 8628), the device list, heartbeats and unlinking
   /** A device paired to the account behind `approver` (a session). */
   const pairDevice = async (approver = session, label = 'Paired device') => {
     const grant = await startPairing({ label, fingerprint: `fp-${label}` });
-    expect((await api('POST', '/v1/devices/pair/approve', { key: approver, body: { user_code: grant.user_code } })).status).toBe(200);
+    expect(
+      (await api('POST', '/v1/devices/pair/approve', { key: approver, body: { user_code: grant.user_code } })).status,
+    ).toBe(200);
     const res = await poll(grant.device_code);
     expect(res.status).toBe(200);
     return { token: res.body.device_token as string, device: res.body.device };
@@ -42,7 +56,9 @@ describe('devices: pairing (RFC 8628), the device list, heartbeats and unlinking
 
   describe('pairing', () => {
     it('runs the whole flow: pending, slow_down, approval, one token that works like a session', async () => {
-      const grant = await api('POST', '/v1/devices/pair', { body: { kind: 'desktop', label: 'Work laptop', fingerprint: 'fp-1', capabilities: CAPABILITIES } });
+      const grant = await api('POST', '/v1/devices/pair', {
+        body: { kind: 'desktop', label: 'Work laptop', fingerprint: 'fp-1', capabilities: CAPABILITIES },
+      });
       expect(grant.status).toBe(200);
       expect(grant.body).toMatchObject({
         user_code: expect.stringMatching(USER_CODE),
@@ -56,7 +72,11 @@ describe('devices: pairing (RFC 8628), the device list, heartbeats and unlinking
 
       const pending = await poll(deviceCode);
       expect(pending.status).toBe(400);
-      expect(pending.body).toMatchObject({ error: 'authorization_pending', error_description: expect.any(String), doc_url: 'https://gw.test/developers#errors-authorization_pending' });
+      expect(pending.body).toMatchObject({
+        error: 'authorization_pending',
+        error_description: expect.any(String),
+        doc_url: 'https://gw.test/developers#errors-authorization_pending',
+      });
 
       const tooFast = await poll(deviceCode);
       expect(tooFast.status).toBe(400);
@@ -64,14 +84,30 @@ describe('devices: pairing (RFC 8628), the device list, heartbeats and unlinking
       expect((await grantOf(deviceCode))!.intervalS).toBe(10);
 
       // Typed as a person might: lower case, no dash.
-      const approved = await api('POST', '/v1/devices/pair/approve', { key: session, body: { user_code: userCode.replace('-', '').toLowerCase() } });
+      const approved = await api('POST', '/v1/devices/pair/approve', {
+        key: session,
+        body: { user_code: userCode.replace('-', '').toLowerCase() },
+      });
       expect(approved.status).toBe(200);
-      expect(approved.body).toMatchObject({ ok: true, status: 'approved', user_code: userCode, device: { kind: 'desktop', label: 'Work laptop', fingerprint: 'fp-1', capabilities: CAPABILITIES } });
+      expect(approved.body).toMatchObject({
+        ok: true,
+        status: 'approved',
+        user_code: userCode,
+        device: { kind: 'desktop', label: 'Work laptop', fingerprint: 'fp-1', capabilities: CAPABILITIES },
+      });
 
       const issued = await poll(deviceCode);
       expect(issued.status).toBe(200);
       expect(issued.body.device_token).toMatch(/^sbd_[0-9A-Za-z]{32}$/);
-      expect(issued.body.device).toMatchObject({ id: expect.stringMatching(/^dev_/), object: 'device', kind: 'desktop', label: 'Work laptop', last_seen_at: null, online: false, capabilities: CAPABILITIES });
+      expect(issued.body.device).toMatchObject({
+        id: expect.stringMatching(/^dev_/),
+        object: 'device',
+        kind: 'desktop',
+        label: 'Work laptop',
+        last_seen_at: null,
+        online: false,
+        capabilities: CAPABILITIES,
+      });
       const token = issued.body.device_token as string;
 
       const again = await poll(deviceCode);
@@ -95,7 +131,9 @@ describe('devices: pairing (RFC 8628), the device list, heartbeats and unlinking
       await api('POST', '/v1/devices/pair/approve', { key: session, body: { user_code: grant.user_code } });
       const answers = await Promise.all(Array.from({ length: 6 }, () => poll(grant.device_code)));
       expect(answers.filter((answer) => answer.status === 200)).toHaveLength(1);
-      expect(answers.filter((answer) => answer.status === 400).map((answer) => answer.body.error)).toEqual(Array(5).fill('invalid_grant'));
+      expect(answers.filter((answer) => answer.status === 400).map((answer) => answer.body.error)).toEqual(
+        Array(5).fill('invalid_grant'),
+      );
     });
 
     it('pairs the device to the account of the session that approved it', async () => {
@@ -107,12 +145,19 @@ describe('devices: pairing (RFC 8628), the device list, heartbeats and unlinking
     it('refuses approval by a caller key or a device token: a signed-in session only', async () => {
       const grant = await startPairing();
       const key = await stack.seedKey();
-      const byKey = await api('POST', '/v1/devices/pair/approve', { key: key.secret, body: { user_code: grant.user_code } });
+      const byKey = await api('POST', '/v1/devices/pair/approve', {
+        key: key.secret,
+        body: { user_code: grant.user_code },
+      });
       expect(byKey.status).toBe(403);
       expect(byKey.body.error).toBe('insufficient_scope');
       const { token } = await pairDevice();
-      expect((await api('POST', '/v1/devices/pair/approve', { key: token, body: { user_code: grant.user_code } })).status).toBe(403);
-      expect((await api('POST', '/v1/devices/pair/approve', { body: { user_code: grant.user_code } })).status).toBe(401);
+      expect(
+        (await api('POST', '/v1/devices/pair/approve', { key: token, body: { user_code: grant.user_code } })).status,
+      ).toBe(403);
+      expect((await api('POST', '/v1/devices/pair/approve', { body: { user_code: grant.user_code } })).status).toBe(
+        401,
+      );
       expect((await poll(grant.device_code)).body.error).toBe('authorization_pending');
     });
 
@@ -123,8 +168,13 @@ describe('devices: pairing (RFC 8628), the device list, heartbeats and unlinking
         expect(res.body).toMatchObject({ error: 'not_found', param: 'user_code' });
       }
       const grant = await startPairing();
-      expect((await api('POST', '/v1/devices/pair/approve', { key: session, body: { user_code: grant.user_code } })).status).toBe(200);
-      expect((await api('POST', '/v1/devices/pair/approve', { key: otherSession, body: { user_code: grant.user_code } })).status).toBe(404);
+      expect(
+        (await api('POST', '/v1/devices/pair/approve', { key: session, body: { user_code: grant.user_code } })).status,
+      ).toBe(200);
+      expect(
+        (await api('POST', '/v1/devices/pair/approve', { key: otherSession, body: { user_code: grant.user_code } }))
+          .status,
+      ).toBe(404);
     });
 
     it('an expired grant answers expired_token and can no longer be approved', async () => {
@@ -133,7 +183,9 @@ describe('devices: pairing (RFC 8628), the device list, heartbeats and unlinking
         where: { deviceCodeHash: new Uint8Array(hashSecret(grant.device_code)) },
         data: { expiresAt: new Date(Date.now() - 1_000) },
       });
-      expect((await api('POST', '/v1/devices/pair/approve', { key: session, body: { user_code: grant.user_code } })).status).toBe(404);
+      expect(
+        (await api('POST', '/v1/devices/pair/approve', { key: session, body: { user_code: grant.user_code } })).status,
+      ).toBe(404);
       const res = await poll(grant.device_code);
       expect(res.status).toBe(400);
       expect(res.body.error).toBe('expired_token');
@@ -145,7 +197,9 @@ describe('devices: pairing (RFC 8628), the device list, heartbeats and unlinking
       expect(denied.status).toBe(200);
       expect(denied.body).toMatchObject({ ok: true, status: 'denied', user_code: grant.user_code });
       expect((await poll(grant.device_code)).body.error).toBe('access_denied');
-      expect((await api('POST', '/v1/devices/pair/approve', { key: session, body: { user_code: grant.user_code } })).status).toBe(404);
+      expect(
+        (await api('POST', '/v1/devices/pair/approve', { key: session, body: { user_code: grant.user_code } })).status,
+      ).toBe(404);
     });
 
     it('an unknown device code is invalid_grant; a malformed poll is invalid_request', async () => {
@@ -158,12 +212,21 @@ describe('devices: pairing (RFC 8628), the device list, heartbeats and unlinking
     });
 
     it('validates the pairing request: every problem listed, unknown fields refused', async () => {
-      const res = await api('POST', '/v1/devices/pair', { body: { kind: 'desktop', label: '', capabilities: { tools_count: -1, held_vendors: [], held_models: [] }, extra: 1 } });
+      const res = await api('POST', '/v1/devices/pair', {
+        body: {
+          kind: 'desktop',
+          label: '',
+          capabilities: { tools_count: -1, held_vendors: [], held_models: [] },
+          extra: 1,
+        },
+      });
       expect(res.status).toBe(400);
       expect(res.body.error).toBe('invalid_request');
       const paths = res.body.issues.map((issue: { path: string }) => issue.path);
       expect(paths).toEqual(expect.arrayContaining(['label', 'fingerprint', 'capabilities.tools_count']));
-      const badAgent = await api('POST', '/v1/devices/pair', { body: { kind: 'agent', label: 'vm', fingerprint: 'fp', agent: { agent_vendor: 'generic', tier: 'gold' } } });
+      const badAgent = await api('POST', '/v1/devices/pair', {
+        body: { kind: 'agent', label: 'vm', fingerprint: 'fp', agent: { agent_vendor: 'generic', tier: 'gold' } },
+      });
       expect(badAgent.status).toBe(400);
       expect(badAgent.body.param).toBe('agent.tier');
     });
@@ -199,7 +262,14 @@ describe('devices: pairing (RFC 8628), the device list, heartbeats and unlinking
       const { device } = await pairDevice(session, 'Old name');
       const got = await api('GET', `/v1/devices/${device.id}`, { key: session });
       expect(got.status).toBe(200);
-      expect(got.body).toMatchObject({ id: device.id, object: 'device', label: 'Old name', fingerprint: 'fp-Old name', online: false, last_seen_at: null });
+      expect(got.body).toMatchObject({
+        id: device.id,
+        object: 'device',
+        label: 'Old name',
+        fingerprint: 'fp-Old name',
+        online: false,
+        last_seen_at: null,
+      });
 
       const renamed = await api('PATCH', `/v1/devices/${device.id}`, { key: session, body: { label: '  New name ' } });
       expect(renamed.status).toBe(200);
@@ -209,8 +279,14 @@ describe('devices: pairing (RFC 8628), the device list, heartbeats and unlinking
 
     it('refuses bad input with 400 naming the field', async () => {
       const { device } = await pairDevice();
-      expect((await api('GET', '/v1/devices?limit=0', { key: session })).body).toMatchObject({ error: 'invalid_request', param: 'limit' });
-      expect((await api('GET', '/v1/devices/not-a-device', { key: session })).body).toMatchObject({ error: 'invalid_request', param: 'device_id' });
+      expect((await api('GET', '/v1/devices?limit=0', { key: session })).body).toMatchObject({
+        error: 'invalid_request',
+        param: 'limit',
+      });
+      expect((await api('GET', '/v1/devices/not-a-device', { key: session })).body).toMatchObject({
+        error: 'invalid_request',
+        param: 'device_id',
+      });
       for (const body of [{ label: '' }, { label: 'x'.repeat(65) }, { label: 'ok', kind: 'cli' }]) {
         const res = await api('PATCH', `/v1/devices/${device.id}`, { key: session, body });
         expect(res.status).toBe(400);
@@ -221,9 +297,19 @@ describe('devices: pairing (RFC 8628), the device list, heartbeats and unlinking
 
     it('needs a credential: 401 without one', async () => {
       const { device } = await pairDevice();
-      for (const [method, path] of [['GET', '/v1/devices'], ['GET', `/v1/devices/${device.id}`], ['PATCH', `/v1/devices/${device.id}`], ['DELETE', `/v1/devices/${device.id}`]] as const) {
+      for (const [method, path] of [
+        ['GET', '/v1/devices'],
+        ['GET', `/v1/devices/${device.id}`],
+        ['PATCH', `/v1/devices/${device.id}`],
+        ['DELETE', `/v1/devices/${device.id}`],
+      ] as const) {
         const res = await api(method, path, { body: method === 'PATCH' ? { label: 'x' } : undefined });
-        expect({ method, path, status: res.status, error: res.body.error }).toEqual({ method, path, status: 401, error: 'unauthorized' });
+        expect({ method, path, status: res.status, error: res.body.error }).toEqual({
+          method,
+          path,
+          status: 401,
+          error: 'unauthorized',
+        });
       }
     });
 
@@ -242,14 +328,18 @@ describe('devices: pairing (RFC 8628), the device list, heartbeats and unlinking
       const del = await api('DELETE', `/v1/devices/${device.id}`, { key: noWrite.secret });
       expect(del.body).toMatchObject({ error: 'insufficient_scope', required_scopes: ['devices:write'] });
       const key = await stack.seedKey({ scopes: ['devices:read', 'devices:write'] });
-      expect((await api('PATCH', `/v1/devices/${device.id}`, { key: key.secret, body: { label: 'By key' } })).status).toBe(200);
+      expect(
+        (await api('PATCH', `/v1/devices/${device.id}`, { key: key.secret, body: { label: 'By key' } })).status,
+      ).toBe(200);
     });
 
     it("another account's device is 404 on every route, as is an unknown one", async () => {
       const { device } = await pairDevice(otherSession, 'Not yours');
       for (const id of [device.id, 'dev_00000000000000000000000000']) {
         expect((await api('GET', `/v1/devices/${id}`, { key: session })).body).toMatchObject({ error: 'not_found' });
-        expect((await api('PATCH', `/v1/devices/${id}`, { key: session, body: { label: 'mine now' } })).status).toBe(404);
+        expect((await api('PATCH', `/v1/devices/${id}`, { key: session, body: { label: 'mine now' } })).status).toBe(
+          404,
+        );
         expect((await api('DELETE', `/v1/devices/${id}`, { key: session })).status).toBe(404);
       }
       const list = await api('GET', '/v1/devices?limit=100', { key: session });
@@ -259,7 +349,7 @@ describe('devices: pairing (RFC 8628), the device list, heartbeats and unlinking
   });
 
   describe('unlinking', () => {
-    it("removes the device and refuses its token (401) at once, though the edge had it cached", async () => {
+    it('removes the device and refuses its token (401) at once, though the edge had it cached', async () => {
       const { token, device } = await pairDevice(session, 'To unlink');
       expect((await api('GET', '/v1/models', { key: token })).status).toBe(200);
 
@@ -282,7 +372,8 @@ describe('devices: pairing (RFC 8628), the device list, heartbeats and unlinking
   });
 
   describe('heartbeats', () => {
-    const heartbeat = (key: string | undefined, body: unknown = {}) => api('POST', '/v1/devices/heartbeat', { key, body });
+    const heartbeat = (key: string | undefined, body: unknown = {}) =>
+      api('POST', '/v1/devices/heartbeat', { key, body });
     const rowOf = (id: string) => stack.account.database.prisma.device.findUnique({ where: { id } });
 
     it('a heartbeat sets last_seen_at and shows the device online', async () => {
@@ -305,7 +396,10 @@ describe('devices: pairing (RFC 8628), the device list, heartbeats and unlinking
       expect((await rowOf(device.id))!.capabilities).toBeNull();
 
       // Once the recorded heartbeat is older than the window, the next one is written with its capabilities.
-      await stack.account.database.prisma.device.update({ where: { id: device.id }, data: { lastSeenAt: new Date(Date.now() - 30_000) } });
+      await stack.account.database.prisma.device.update({
+        where: { id: device.id },
+        data: { lastSeenAt: new Date(Date.now() - 30_000) },
+      });
       await heartbeat(token, { capabilities: CAPABILITIES });
       expect((await rowOf(device.id))!.lastSeenAt!.getTime()).toBeGreaterThan(first.getTime());
       expect((await api('GET', `/v1/devices/${device.id}`, { key: session })).body.capabilities).toEqual(CAPABILITIES);
@@ -313,7 +407,10 @@ describe('devices: pairing (RFC 8628), the device list, heartbeats and unlinking
 
     it('a device whose last heartbeat is over 90 s old is offline', async () => {
       const { device } = await pairDevice(session, 'Quiet');
-      await stack.account.database.prisma.device.update({ where: { id: device.id }, data: { lastSeenAt: new Date(Date.now() - 91_000) } });
+      await stack.account.database.prisma.device.update({
+        where: { id: device.id },
+        data: { lastSeenAt: new Date(Date.now() - 91_000) },
+      });
       const got = await api('GET', `/v1/devices/${device.id}`, { key: session });
       expect(got.body).toMatchObject({ online: false, last_seen_at: expect.any(String) });
     });

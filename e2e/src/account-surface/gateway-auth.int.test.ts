@@ -48,7 +48,8 @@ describe('gateway authentication against the account service', () => {
     await db?.drop();
   });
 
-  const whoami = (gw: RunningGateway, headers: Record<string, string>) => fetch(`${gw.url}/v1/keys/whoami`, { headers });
+  const whoami = (gw: RunningGateway, headers: Record<string, string>) =>
+    fetch(`${gw.url}/v1/keys/whoami`, { headers });
 
   it('whoami returns the calling key as a CallerKey, with the request id in header and body', async () => {
     const res = await whoami(gatewayA, { authorization: `Bearer ${KEY}` });
@@ -129,7 +130,10 @@ describe('gateway authentication against the account service', () => {
   });
 
   it('revoking a key of another account or an unknown id is 404', async () => {
-    const res = await fetch(`${gatewayA.url}/v1/keys/key_01NOPE`, { method: 'DELETE', headers: { authorization: `Bearer ${KEY}` } });
+    const res = await fetch(`${gatewayA.url}/v1/keys/key_01NOPE`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${KEY}` },
+    });
     expect(res.status).toBe(404);
     expect((await jsonOf(res)).error).toBe('not_found');
   });
@@ -158,7 +162,10 @@ describe('gateway authentication against the account service', () => {
     expect((await whoami(gatewayB, { authorization: `Bearer ${KEY}` })).status).toBe(200);
     const me = await jsonOf(await whoami(gatewayA, { authorization: `Bearer ${KEY}` }));
 
-    const revoke = await fetch(`${gatewayA.url}/v1/keys/${me.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${KEY}` } });
+    const revoke = await fetch(`${gatewayA.url}/v1/keys/${me.id}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${KEY}` },
+    });
     expect(revoke.status).toBe(200);
     expect((await jsonOf(revoke)).revoked_at).toEqual(expect.any(String));
 

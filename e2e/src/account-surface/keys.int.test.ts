@@ -31,7 +31,15 @@ describe('caller keys (GET/POST /v1/keys, GET /v1/keys/whoami, PATCH/DELETE /v1/
 
   describe('POST /v1/keys', () => {
     it('mints a key whose secret works and is shown only once; the list shows only the mask', async () => {
-      const minted = await mint({ name: 'my cli', preset: 'gateway', allowed_models: ['gpt-*'], daily_limit_tokens: 100, route: 'credits', mode: 'agent', incognito: true });
+      const minted = await mint({
+        name: 'my cli',
+        preset: 'gateway',
+        allowed_models: ['gpt-*'],
+        daily_limit_tokens: 100,
+        route: 'credits',
+        mode: 'agent',
+        incognito: true,
+      });
       expect(minted.status).toBe(201);
       expect(minted.body).toMatchObject({
         id: expect.stringMatching(/^key_/),
@@ -64,13 +72,24 @@ describe('caller keys (GET/POST /v1/keys, GET /v1/keys/whoami, PATCH/DELETE /v1/
     it('gives the Gateway preset when neither scopes nor preset is sent, and defaults route, mode and incognito', async () => {
       const minted = await mint({ name: 'defaults' });
       expect(minted.status).toBe(201);
-      expect(minted.body).toMatchObject({ scopes: [...PRESETS.gateway], route: 'auto', mode: 'model', incognito: false });
+      expect(minted.body).toMatchObject({
+        scopes: [...PRESETS.gateway],
+        route: 'auto',
+        mode: 'model',
+        incognito: false,
+      });
       expect(minted.body.allowed_models).toBeUndefined();
       expect(minted.body.daily_limit_tokens).toBeUndefined();
     });
 
     it('refuses an invalid body with every issue listed and the first named in param', async () => {
-      const answer = await mint({ name: '', scopes: ['keys:nope'], daily_limit_tokens: 1.5, route: 'somewhere', colour: 'red' });
+      const answer = await mint({
+        name: '',
+        scopes: ['keys:nope'],
+        daily_limit_tokens: 1.5,
+        route: 'somewhere',
+        colour: 'red',
+      });
       expect(answer.status).toBe(400);
       expect(answer.body).toMatchObject({ error: 'invalid_request', param: expect.any(String) });
       const paths = answer.body.issues.map((issue: { path: string }) => issue.path);
@@ -87,7 +106,10 @@ describe('caller keys (GET/POST /v1/keys, GET /v1/keys/whoami, PATCH/DELETE /v1/
     it('is 401 without a credential and 403 with required_scopes for a key lacking keys:write', async () => {
       expect((await stack.api('POST', '/v1/keys', { body: { name: 'x' } })).status).toBe(401);
       const answer = await mint({ name: 'x' }, (await lacking('keys:write')).secret);
-      expect(answer).toMatchObject({ status: 403, body: { error: 'insufficient_scope', required_scopes: ['keys:write'] } });
+      expect(answer).toMatchObject({
+        status: 403,
+        body: { error: 'insufficient_scope', required_scopes: ['keys:write'] },
+      });
     });
 
     it.each([
@@ -100,7 +122,14 @@ describe('caller keys (GET/POST /v1/keys, GET /v1/keys/whoami, PATCH/DELETE /v1/
       ['another route', { route: 'auto' }, 'route'],
     ])('never mints a key wider than the caller: %s is 403', async (_label, change, param) => {
       const minter = await limitedMinter();
-      const within = { name: 'narrower', scopes: ['gateway:invoke'], allowed_models: ['gpt-4o', 'gpt-4*'], daily_limit_tokens: 100, monthly_limit_tokens: 1000, route: 'credits' };
+      const within = {
+        name: 'narrower',
+        scopes: ['gateway:invoke'],
+        allowed_models: ['gpt-4o', 'gpt-4*'],
+        daily_limit_tokens: 100,
+        monthly_limit_tokens: 1000,
+        route: 'credits',
+      };
       expect((await mint(within, minter)).status).toBe(201);
       const answer = await mint({ ...within, ...change }, minter);
       expect(answer).toMatchObject({ status: 403, body: { error: 'insufficient_scope', param } });
@@ -116,28 +145,52 @@ describe('caller keys (GET/POST /v1/keys, GET /v1/keys/whoami, PATCH/DELETE /v1/
       const prisma = stack.account.database.prisma;
       const stranger = await stack.seedUser();
       const teamId = newId('org');
-      await prisma.team.create({ data: { id: teamId, name: 'crew', createdBy: stranger, members: { create: { userId: stranger, role: 'owner' } } } });
-      expect(await mint({ name: 'team', org_id: teamId })).toMatchObject({ status: 404, body: { error: 'not_found', param: 'org_id' } });
+      await prisma.team.create({
+        data: {
+          id: teamId,
+          name: 'crew',
+          createdBy: stranger,
+          members: { create: { userId: stranger, role: 'owner' } },
+        },
+      });
+      expect(await mint({ name: 'team', org_id: teamId })).toMatchObject({
+        status: 404,
+        body: { error: 'not_found', param: 'org_id' },
+      });
 
       await prisma.teamMember.create({ data: { teamId, userId: stack.ownerId, role: 'member' } });
       const minted = await mint({ name: 'team', org_id: teamId, preset: 'full_access' });
       expect(minted).toMatchObject({ status: 201, body: { org_id: teamId } });
-      for (const excluded of ['keys:write', 'teams:write', 'devices:write', 'builds:admin']) expect(minted.body.scopes).not.toContain(excluded);
+      for (const excluded of ['keys:write', 'teams:write', 'devices:write', 'builds:admin'])
+        expect(minted.body.scopes).not.toContain(excluded);
       expect(minted.body.scopes).toContain('gateway:invoke');
     });
 
     it('binds a key to a device of this account only', async () => {
-      expect(await mint({ name: 'device', device_id: 'dev_01NOTPAIRED' })).toMatchObject({ status: 404, body: { param: 'device_id' } });
+      expect(await mint({ name: 'device', device_id: 'dev_01NOTPAIRED' })).toMatchObject({
+        status: 404,
+        body: { param: 'device_id' },
+      });
       const deviceId = newId('dev');
       await stack.account.database.prisma.device.create({
-        data: { id: deviceId, userId: stack.ownerId, kind: 'cli', label: 'laptop', fingerprint: 'fp', tokenHash: new Uint8Array(hashSecret(newSecret('sbd'))) },
+        data: {
+          id: deviceId,
+          userId: stack.ownerId,
+          kind: 'cli',
+          label: 'laptop',
+          fingerprint: 'fp',
+          tokenHash: new Uint8Array(hashSecret(newSecret('sbd'))),
+        },
       });
-      expect(await mint({ name: 'device', device_id: deviceId })).toMatchObject({ status: 201, body: { device_id: deviceId } });
+      expect(await mint({ name: 'device', device_id: deviceId })).toMatchObject({
+        status: 201,
+        body: { device_id: deviceId },
+      });
     });
   });
 
   describe('GET /v1/keys', () => {
-    it('lists only this account\'s keys, newest first, paging with limit, after_id and before_id', async () => {
+    it("lists only this account's keys, newest first, paging with limit, after_id and before_id", async () => {
       const userId = await stack.seedUser();
       const keys = [];
       for (let i = 0; i < 3; i++) keys.push(await stack.seedKey({ userId, scopes: ['keys:read'] }));
@@ -157,88 +210,150 @@ describe('caller keys (GET/POST /v1/keys, GET /v1/keys/whoami, PATCH/DELETE /v1/
     });
 
     it('refuses a bad limit and both cursors at once with 400 naming the parameter', async () => {
-      expect(await stack.api('GET', '/v1/keys?limit=0', { key: OWNER_KEY })).toMatchObject({ status: 400, body: { param: 'limit' } });
-      expect(await stack.api('GET', '/v1/keys?after_id=key_a&before_id=key_b', { key: OWNER_KEY })).toMatchObject({ status: 400, body: { param: 'before_id' } });
+      expect(await stack.api('GET', '/v1/keys?limit=0', { key: OWNER_KEY })).toMatchObject({
+        status: 400,
+        body: { param: 'limit' },
+      });
+      expect(await stack.api('GET', '/v1/keys?after_id=key_a&before_id=key_b', { key: OWNER_KEY })).toMatchObject({
+        status: 400,
+        body: { param: 'before_id' },
+      });
     });
 
     it('is 401 without a credential and 403 for a key lacking keys:read', async () => {
       expect((await stack.api('GET', '/v1/keys')).status).toBe(401);
       const answer = await stack.api('GET', '/v1/keys', { key: (await lacking('keys:read')).secret });
-      expect(answer).toMatchObject({ status: 403, body: { error: 'insufficient_scope', required_scopes: ['keys:read'] } });
+      expect(answer).toMatchObject({
+        status: 403,
+        body: { error: 'insufficient_scope', required_scopes: ['keys:read'] },
+      });
     });
   });
 
   describe('GET /v1/keys/whoami', () => {
     it('a key without a stored scope list shows the legacy set', async () => {
       const legacy = await stack.seedKey({ scopes: null });
-      expect(await whoami(legacy.secret)).toMatchObject({ status: 200, body: { id: legacy.id, scopes: [...LEGACY_SCOPES] } });
+      expect(await whoami(legacy.secret)).toMatchObject({
+        status: 200,
+        body: { id: legacy.id, scopes: [...LEGACY_SCOPES] },
+      });
     });
 
     it('a team key shows its capped scopes', async () => {
       const team = await stack.seedKey({ orgId: newId('org') });
       const answer = await whoami(team.secret);
-      expect(answer.body.scopes).toEqual(SCOPES.filter((scope) => !['keys:write', 'teams:write', 'devices:write', 'builds:admin'].includes(scope)));
+      expect(answer.body.scopes).toEqual(
+        SCOPES.filter((scope) => !['keys:write', 'teams:write', 'devices:write', 'builds:admin'].includes(scope)),
+      );
     });
 
     it('is 401 without a credential, and 400 for a session, which is not a key', async () => {
       expect((await whoami()).status).toBe(401);
-      expect(await whoami(await stack.seedSession())).toMatchObject({ status: 400, body: { error: 'invalid_request' } });
+      expect(await whoami(await stack.seedSession())).toMatchObject({
+        status: 400,
+        body: { error: 'invalid_request' },
+      });
     });
   });
 
   describe('PATCH /v1/keys/{id}', () => {
-    it('takes effect on the key\'s next call: a removed scope is refused at once', async () => {
+    it("takes effect on the key's next call: a removed scope is refused at once", async () => {
       const minted = await mint({ name: 'shrinking', scopes: ['keys:read', 'gateway:invoke'] });
       const key: string = minted.body.key;
       expect((await stack.api('GET', '/v1/keys', { key })).status).toBe(200);
-      const changed = await stack.api('PATCH', `/v1/keys/${minted.body.id}`, { key: OWNER_KEY, body: { scopes: ['gateway:invoke'] } });
+      const changed = await stack.api('PATCH', `/v1/keys/${minted.body.id}`, {
+        key: OWNER_KEY,
+        body: { scopes: ['gateway:invoke'] },
+      });
       expect(changed).toMatchObject({ status: 200, body: { scopes: ['gateway:invoke'] } });
       expect((await stack.api('GET', '/v1/keys', { key })).status).toBe(403);
     });
 
     it('changes only the fields sent; null clears caps and allowed models', async () => {
-      const minted = await mint({ name: 'capped', allowed_models: ['gpt-*'], daily_limit_tokens: 5, monthly_limit_tokens: 50, mode: 'agent' });
+      const minted = await mint({
+        name: 'capped',
+        allowed_models: ['gpt-*'],
+        daily_limit_tokens: 5,
+        monthly_limit_tokens: 50,
+        mode: 'agent',
+      });
       const changed = await stack.api('PATCH', `/v1/keys/${minted.body.id}`, {
         key: OWNER_KEY,
         body: { name: 'renamed', allowed_models: null, daily_limit_tokens: null, preset: 'read_only' },
       });
       expect(changed.status).toBe(200);
-      expect(changed.body).toMatchObject({ name: 'renamed', monthly_limit_tokens: 50, mode: 'agent', scopes: [...PRESETS.read_only] });
+      expect(changed.body).toMatchObject({
+        name: 'renamed',
+        monthly_limit_tokens: 50,
+        mode: 'agent',
+        scopes: [...PRESETS.read_only],
+      });
       expect(changed.body.allowed_models).toBeUndefined();
       expect(changed.body.daily_limit_tokens).toBeUndefined();
     });
 
     it('refuses an invalid body or id with 400', async () => {
       const minted = await mint({ name: 'target' });
-      const bad = await stack.api('PATCH', `/v1/keys/${minted.body.id}`, { key: OWNER_KEY, body: { name: 'x'.repeat(65), org_id: 'org_x' } });
+      const bad = await stack.api('PATCH', `/v1/keys/${minted.body.id}`, {
+        key: OWNER_KEY,
+        body: { name: 'x'.repeat(65), org_id: 'org_x' },
+      });
       expect(bad).toMatchObject({ status: 400, body: { error: 'invalid_request', param: 'name' } });
       expect(bad.body.issues).toHaveLength(2);
-      expect(await stack.api('PATCH', `/v1/keys/key_${'x'.repeat(70)}`, { key: OWNER_KEY, body: {} })).toMatchObject({ status: 400, body: { param: 'id' } });
+      expect(await stack.api('PATCH', `/v1/keys/key_${'x'.repeat(70)}`, { key: OWNER_KEY, body: {} })).toMatchObject({
+        status: 400,
+        body: { param: 'id' },
+      });
     });
 
-    it('is 401 without a credential, 403 for a key lacking keys:write, 404 for another account\'s key', async () => {
+    it("is 401 without a credential, 403 for a key lacking keys:write, 404 for another account's key", async () => {
       const minted = await mint({ name: 'target' });
       expect((await stack.api('PATCH', `/v1/keys/${minted.body.id}`, { body: {} })).status).toBe(401);
-      const refused = await stack.api('PATCH', `/v1/keys/${minted.body.id}`, { key: (await lacking('keys:write')).secret, body: {} });
+      const refused = await stack.api('PATCH', `/v1/keys/${minted.body.id}`, {
+        key: (await lacking('keys:write')).secret,
+        body: {},
+      });
       expect(refused).toMatchObject({ status: 403, body: { required_scopes: ['keys:write'] } });
       const other = await stack.seedKey({ userId: await stack.seedUser() });
-      expect(await stack.api('PATCH', `/v1/keys/${other.id}`, { key: OWNER_KEY, body: { name: 'mine now' } })).toMatchObject({ status: 404, body: { error: 'not_found' } });
+      expect(
+        await stack.api('PATCH', `/v1/keys/${other.id}`, { key: OWNER_KEY, body: { name: 'mine now' } }),
+      ).toMatchObject({ status: 404, body: { error: 'not_found' } });
     });
 
     it('never edits a key to be, or to stay, wider than the caller', async () => {
       const minter = await limitedMinter();
-      const own = await mint({ name: 'own', scopes: ['gateway:invoke'], allowed_models: ['gpt-4o'], daily_limit_tokens: 10, monthly_limit_tokens: 10, route: 'credits' }, minter);
-      expect(await stack.api('PATCH', `/v1/keys/${own.body.id}`, { key: minter, body: { daily_limit_tokens: null } })).toMatchObject({ status: 403, body: { param: 'daily_limit_tokens' } });
-      expect(await stack.api('PATCH', `/v1/keys/${own.body.id}`, { key: minter, body: { scopes: ['usage:read'] } })).toMatchObject({ status: 403, body: { param: 'scopes' } });
-      expect((await stack.api('PATCH', `/v1/keys/${own.body.id}`, { key: minter, body: { name: 'fine' } })).status).toBe(200);
+      const own = await mint(
+        {
+          name: 'own',
+          scopes: ['gateway:invoke'],
+          allowed_models: ['gpt-4o'],
+          daily_limit_tokens: 10,
+          monthly_limit_tokens: 10,
+          route: 'credits',
+        },
+        minter,
+      );
+      expect(
+        await stack.api('PATCH', `/v1/keys/${own.body.id}`, { key: minter, body: { daily_limit_tokens: null } }),
+      ).toMatchObject({ status: 403, body: { param: 'daily_limit_tokens' } });
+      expect(
+        await stack.api('PATCH', `/v1/keys/${own.body.id}`, { key: minter, body: { scopes: ['usage:read'] } }),
+      ).toMatchObject({ status: 403, body: { param: 'scopes' } });
+      expect(
+        (await stack.api('PATCH', `/v1/keys/${own.body.id}`, { key: minter, body: { name: 'fine' } })).status,
+      ).toBe(200);
       const wide = await mint({ name: 'wide', preset: 'full_access' });
-      expect((await stack.api('PATCH', `/v1/keys/${wide.body.id}`, { key: minter, body: { name: 'narrow?' } })).status).toBe(403);
+      expect(
+        (await stack.api('PATCH', `/v1/keys/${wide.body.id}`, { key: minter, body: { name: 'narrow?' } })).status,
+      ).toBe(403);
     });
 
     it('a revoked key cannot be changed: 409', async () => {
       const minted = await mint({ name: 'gone' });
       expect((await stack.api('DELETE', `/v1/keys/${minted.body.id}`, { key: OWNER_KEY })).status).toBe(200);
-      expect(await stack.api('PATCH', `/v1/keys/${minted.body.id}`, { key: OWNER_KEY, body: { name: 'back' } })).toMatchObject({ status: 409, body: { error: 'conflict' } });
+      expect(
+        await stack.api('PATCH', `/v1/keys/${minted.body.id}`, { key: OWNER_KEY, body: { name: 'back' } }),
+      ).toMatchObject({ status: 409, body: { error: 'conflict' } });
     });
   });
 
@@ -253,11 +368,16 @@ describe('caller keys (GET/POST /v1/keys, GET /v1/keys/whoami, PATCH/DELETE /v1/
       expect((await whoami(OWNER_KEY)).status).toBe(200);
     });
 
-    it('is 400 for an over-long id, 401 without a credential, 403 lacking keys:write, 404 for another account\'s key', async () => {
+    it("is 400 for an over-long id, 401 without a credential, 403 lacking keys:write, 404 for another account's key", async () => {
       const minted = await mint({ name: 'kept' });
-      expect(await stack.api('DELETE', `/v1/keys/key_${'x'.repeat(70)}`, { key: OWNER_KEY })).toMatchObject({ status: 400, body: { param: 'id' } });
+      expect(await stack.api('DELETE', `/v1/keys/key_${'x'.repeat(70)}`, { key: OWNER_KEY })).toMatchObject({
+        status: 400,
+        body: { param: 'id' },
+      });
       expect((await stack.api('DELETE', `/v1/keys/${minted.body.id}`)).status).toBe(401);
-      const refused = await stack.api('DELETE', `/v1/keys/${minted.body.id}`, { key: (await lacking('keys:write')).secret });
+      const refused = await stack.api('DELETE', `/v1/keys/${minted.body.id}`, {
+        key: (await lacking('keys:write')).secret,
+      });
       expect(refused).toMatchObject({ status: 403, body: { required_scopes: ['keys:write'] } });
       const other = await stack.seedKey({ userId: await stack.seedUser() });
       expect((await stack.api('DELETE', `/v1/keys/${other.id}`, { key: OWNER_KEY })).status).toBe(404);
@@ -271,9 +391,14 @@ describe('caller keys (GET/POST /v1/keys, GET /v1/keys/whoami, PATCH/DELETE /v1/
       const narrow = (await mint({ name: 'narrow', scopes: ['keys:write'] })).body.key;
       const revoked = await stack.api('DELETE', `/v1/keys/${wide.body.id}`, { key: narrow });
       expect(revoked).toMatchObject({ status: 403, body: { error: 'insufficient_scope', param: 'id' } });
-      expect(revoked.body.required_scopes).toEqual(expect.arrayContaining(['gateway:invoke', 'keys:read', 'builds:admin']));
+      expect(revoked.body.required_scopes).toEqual(
+        expect.arrayContaining(['gateway:invoke', 'keys:read', 'builds:admin']),
+      );
       expect(revoked.body.required_scopes).not.toContain('keys:write');
-      const edited = await stack.api('PATCH', `/v1/keys/${wide.body.id}`, { key: narrow, body: { name: 'renamed by a narrower key' } });
+      const edited = await stack.api('PATCH', `/v1/keys/${wide.body.id}`, {
+        key: narrow,
+        body: { name: 'renamed by a narrower key' },
+      });
       expect(edited).toMatchObject({ status: 403, body: { error: 'insufficient_scope', param: 'id' } });
       const still = await whoami(wide.body.key);
       expect(still).toMatchObject({ status: 200, body: { name: 'wide' } });
@@ -283,17 +408,24 @@ describe('caller keys (GET/POST /v1/keys, GET /v1/keys/whoami, PATCH/DELETE /v1/
     it('a key may revoke or edit a key no wider than itself, and a session any key of the account', async () => {
       const minter = (await mint({ name: 'minter', scopes: ['gateway:invoke', 'keys:write'] })).body.key;
       const same = await mint({ name: 'same', scopes: ['gateway:invoke', 'keys:write'] });
-      expect((await stack.api('PATCH', `/v1/keys/${same.body.id}`, { key: minter, body: { name: 'same, renamed' } })).status).toBe(200);
+      expect(
+        (await stack.api('PATCH', `/v1/keys/${same.body.id}`, { key: minter, body: { name: 'same, renamed' } })).status,
+      ).toBe(200);
       expect((await stack.api('DELETE', `/v1/keys/${same.body.id}`, { key: minter })).status).toBe(200);
       const wide = await mint({ name: 'wide for a session', preset: 'full_access' });
-      expect((await stack.api('DELETE', `/v1/keys/${wide.body.id}`, { key: await stack.seedSession() })).status).toBe(200);
+      expect((await stack.api('DELETE', `/v1/keys/${wide.body.id}`, { key: await stack.seedSession() })).status).toBe(
+        200,
+      );
     });
 
     it("a non-operator's key that stores builds:admin acts without it and can still be edited by itself", async () => {
       const stored = await stack.seedKey({ userId: await stack.seedUser(), scopes: [...SCOPES] });
       const withoutAdmin = SCOPES.filter((scope) => scope !== 'builds:admin');
       expect((await whoami(stored.secret)).body.scopes).toEqual(withoutAdmin);
-      const renamed = await stack.api('PATCH', `/v1/keys/${stored.id}`, { key: stored.secret, body: { name: 'renamed' } });
+      const renamed = await stack.api('PATCH', `/v1/keys/${stored.id}`, {
+        key: stored.secret,
+        body: { name: 'renamed' },
+      });
       expect(renamed).toMatchObject({ status: 200, body: { name: 'renamed', scopes: withoutAdmin } });
     });
   });

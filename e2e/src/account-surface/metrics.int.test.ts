@@ -7,7 +7,8 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
   for (const line of text.split('\n')) {
     if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
     const labelText = /\{(.*)\}/.exec(line)?.[1] ?? '';
-    if (Object.entries(labels).every(([key, value]) => labelText.includes(`${key}="${value}"`))) return Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (Object.entries(labels).every(([key, value]) => labelText.includes(`${key}="${value}"`)))
+      return Number(line.slice(line.lastIndexOf(' ') + 1));
   }
   return undefined;
 }
@@ -17,7 +18,10 @@ describe('Prometheus metrics', () => {
   let metricsPort: number;
   beforeAll(async () => {
     metricsPort = await freePort();
-    stack = await startStack({ label: 'metrics', edgeEnv: { METRICS_PORT: String(metricsPort), RATE_LIMIT_PER_MINUTE: '2' } });
+    stack = await startStack({
+      label: 'metrics',
+      edgeEnv: { METRICS_PORT: String(metricsPort), RATE_LIMIT_PER_MINUTE: '2' },
+    });
   });
   afterAll(async () => {
     await stack?.stop();
@@ -33,7 +37,11 @@ describe('Prometheus metrics', () => {
   it('the edge counts requests by route template, model calls by dialect and upstream, time to first token and rate-limit refusals', async () => {
     const openai = new OpenAI({ apiKey: OWNER_KEY, baseURL: `${stack.edge.url}/v1`, maxRetries: 0 });
     await openai.chat.completions.create({ model: 'house', messages: [{ role: 'user', content: 'count me' }] });
-    const stream = await openai.chat.completions.create({ model: 'house', stream: true, messages: [{ role: 'user', content: 'sim-tokens:3' }] });
+    const stream = await openai.chat.completions.create({
+      model: 'house',
+      stream: true,
+      messages: [{ role: 'user', content: 'sim-tokens:3' }],
+    });
     for await (const _chunk of stream) void _chunk;
     // Another key renames itself: REST calls count against the caller's bucket too, and the owner's is
     // kept for the model calls below.
@@ -45,10 +53,12 @@ describe('Prometheus metrics', () => {
     });
     expect(edited.status).toBe(200);
     // The bucket holds two calls a minute here: the third is refused.
-    const refused = await openai.chat.completions.create({ model: 'house', messages: [{ role: 'user', content: 'one too many' }] }).then(
-      () => 0,
-      (error: { status?: number }) => error.status,
-    );
+    const refused = await openai.chat.completions
+      .create({ model: 'house', messages: [{ role: 'user', content: 'one too many' }] })
+      .then(
+        () => 0,
+        (error: { status?: number }) => error.status,
+      );
     expect(refused).toBe(429);
 
     const text = await scrape(`http://127.0.0.1:${metricsPort}/metrics`);
@@ -58,7 +68,9 @@ describe('Prometheus metrics', () => {
     expect(sample(text, 'sbc_rate_limit_refusals_total')).toBe(1);
     expect(sample(text, 'sbc_http_requests_total', { route: '/v1/keys/:id', method: 'PATCH', status: '200' })).toBe(1);
     expect(sample(text, 'sbc_http_requests_total', { route: '/v1/chat/completions', status: '429' })).toBe(1);
-    expect(sample(text, 'sbc_http_request_duration_seconds_count', { route: '/v1/chat/completions', dialect: 'chat' })).toBe(3);
+    expect(
+      sample(text, 'sbc_http_request_duration_seconds_count', { route: '/v1/chat/completions', dialect: 'chat' }),
+    ).toBe(3);
     expect(sample(text, 'sbc_http_requests_in_flight')).toBe(0);
     expect(sample(text, 'process_resident_memory_bytes')).toBeGreaterThan(0);
   });

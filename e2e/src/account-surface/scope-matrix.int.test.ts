@@ -16,7 +16,17 @@ describe('scope matrix: each scoped route refuses a key lacking its scope', () =
 
   it('covers the scopes of the gateway and the account surface', () => {
     const covered = new Set(scoped.flatMap(({ scopes }) => scopes));
-    for (const scope of ['gateway:invoke', 'keys:read', 'keys:write', 'endpoints:read', 'endpoints:write', 'teams:read', 'teams:write', 'devices:read', 'devices:write'] as const) {
+    for (const scope of [
+      'gateway:invoke',
+      'keys:read',
+      'keys:write',
+      'endpoints:read',
+      'endpoints:write',
+      'teams:read',
+      'teams:write',
+      'devices:read',
+      'devices:write',
+    ] as const) {
       expect({ scope, covered: covered.has(scope) }).toEqual({ scope, covered: true });
     }
   });
@@ -27,7 +37,10 @@ describe('scope matrix: each scoped route refuses a key lacking its scope', () =
       const key = await stack.seedKey({ scopes: SCOPES.filter((scope) => !scopes.includes(scope)) });
       // Path parameters are placeholders: the scope check comes before the route looks anything up.
       const path = route.path.replace(/\{[^}]+\}/g, 'placeholder');
-      const answer = await stack.api(route.method.toUpperCase(), path, { key: key.secret, body: route.method === 'get' || route.method === 'delete' ? undefined : {} });
+      const answer = await stack.api(route.method.toUpperCase(), path, {
+        key: key.secret,
+        body: route.method === 'get' || route.method === 'delete' ? undefined : {},
+      });
       expect(answer.status).toBe(403);
       expect(answer.body).toMatchObject({ error: 'insufficient_scope', required_scopes: scopes });
     },

@@ -11,7 +11,11 @@ const PASSWORD = 'correct horse battery staple';
 let stack: AccountSurfaceStack;
 
 beforeAll(async () => {
-  stack = await startStack({ label: 'sign_in_throttle', accountEnv: { SBC_SIGNUP_ENABLED: 'true' }, edgeEnv: { TRUSTED_PROXY_HOPS: '1' } });
+  stack = await startStack({
+    label: 'sign_in_throttle',
+    accountEnv: { SBC_SIGNUP_ENABLED: 'true' },
+    edgeEnv: { TRUSTED_PROXY_HOPS: '1' },
+  });
 });
 
 afterAll(async () => {
@@ -23,11 +27,15 @@ afterAll(async () => {
 const run = randomBytes(4).toString('hex');
 const address = (n: number) => `2001:db8:${run.slice(0, 4)}:${run.slice(4)}::${n}`;
 const from = (address: string) => ({ 'x-forwarded-for': address });
-const signIn = (email: string, password: string, address: string) => stack.api('POST', '/v1/auth/sessions', { body: { email, password }, headers: from(address) });
+const signIn = (email: string, password: string, address: string) =>
+  stack.api('POST', '/v1/auth/sessions', { body: { email, password }, headers: from(address) });
 
 it('wrong passwords from one address are refused with 429 and Retry-After after five, while the owner still signs in from elsewhere', async () => {
   const email = `guessed.${Date.now()}@example.test`;
-  expect((await stack.api('POST', '/v1/auth/signup', { body: { email, password: PASSWORD }, headers: from(address(1)) })).status).toBe(201);
+  expect(
+    (await stack.api('POST', '/v1/auth/signup', { body: { email, password: PASSWORD }, headers: from(address(1)) }))
+      .status,
+  ).toBe(201);
 
   for (let i = 0; i < 5; i++) expect((await signIn(email, `wrong ${i}`, address(2))).status).toBe(401);
   const refused = await signIn(email, PASSWORD, address(2));
@@ -44,7 +52,11 @@ it('wrong passwords from one address are refused with 429 and Retry-After after 
 
 it('sign-ups from one address are refused with 429 past twenty an hour; another address is not', async () => {
   const stamp = Date.now();
-  const signUp = (i: number, address: string) => stack.api('POST', '/v1/auth/signup', { body: { email: `bulk${i}.${stamp}@example.test`, password: PASSWORD }, headers: from(address) });
+  const signUp = (i: number, address: string) =>
+    stack.api('POST', '/v1/auth/signup', {
+      body: { email: `bulk${i}.${stamp}@example.test`, password: PASSWORD },
+      headers: from(address),
+    });
   for (let i = 0; i < 20; i++) expect((await signUp(i, address(3))).status).toBe(201);
   const refused = await signUp(20, address(3));
   expect(refused.status).toBe(429);
@@ -54,7 +66,10 @@ it('sign-ups from one address are refused with 429 past twenty an hour; another 
 
 it('a forged x-forwarded-for from the caller itself does not reset the count: only the last hop is trusted', async () => {
   const email = `forged.${Date.now()}@example.test`;
-  expect((await stack.api('POST', '/v1/auth/signup', { body: { email, password: PASSWORD }, headers: from(address(5)) })).status).toBe(201);
+  expect(
+    (await stack.api('POST', '/v1/auth/signup', { body: { email, password: PASSWORD }, headers: from(address(5)) }))
+      .status,
+  ).toBe(201);
   for (let i = 0; i < 5; i++) expect((await signIn(email, 'wrong', `10.9.9.${i}, ${address(6)}`)).status).toBe(401);
   expect((await signIn(email, PASSWORD, `anything, ${address(6)}`)).status).toBe(429);
 });

@@ -13,7 +13,8 @@ describe('teams and members', () => {
     await stack?.stop();
   });
 
-  const role = async (teamId: string, key: string) => (await stack.api('GET', `/v1/teams/${teamId}`, { key })).body.role;
+  const role = async (teamId: string, key: string) =>
+    (await stack.api('GET', `/v1/teams/${teamId}`, { key })).body.role;
 
   describe('teams', () => {
     it('creating a team makes the caller its owner, with the default settings', async () => {
@@ -35,7 +36,15 @@ describe('teams and members', () => {
       expect(got.status).toBe(200);
       expect(got.body).toMatchObject({ id: created.body.id, role: 'owner', created_at: created.body.created_at });
       const members = await stack.api('GET', `/v1/teams/${created.body.id}/members`, { key: owner.key });
-      expect(members.body.data).toEqual([expect.objectContaining({ object: 'team_member', user_id: owner.id, email: owner.email, role: 'owner', groups: [] })]);
+      expect(members.body.data).toEqual([
+        expect.objectContaining({
+          object: 'team_member',
+          user_id: owner.id,
+          email: owner.email,
+          role: 'owner',
+          groups: [],
+        }),
+      ]);
     });
 
     it('lists only the caller’s teams, newest first, in pages', async () => {
@@ -55,11 +64,26 @@ describe('teams and members', () => {
 
     it('owners and admins change settings, share_defaults merging; editors and members get 403', async () => {
       const { team, owner, admin, editor, member } = await fx.teamWithRoles();
-      const changed = await stack.api('PATCH', `/v1/teams/${team.id}`, { key: owner.key, body: { name: 'Renamed', share_defaults: { mcp: false }, share_policy: 'editors' } });
+      const changed = await stack.api('PATCH', `/v1/teams/${team.id}`, {
+        key: owner.key,
+        body: { name: 'Renamed', share_defaults: { mcp: false }, share_policy: 'editors' },
+      });
       expect(changed.status).toBe(200);
-      expect(changed.body).toMatchObject({ name: 'Renamed', share_defaults: { mcp: false, rules: true, skills: true }, share_policy: 'editors', member_count: 4 });
-      const byAdmin = await stack.api('PATCH', `/v1/teams/${team.id}`, { key: admin.key, body: { require_manual_confirm: true } });
-      expect(byAdmin.body).toMatchObject({ role: 'admin', require_manual_confirm: true, share_defaults: { mcp: false } });
+      expect(changed.body).toMatchObject({
+        name: 'Renamed',
+        share_defaults: { mcp: false, rules: true, skills: true },
+        share_policy: 'editors',
+        member_count: 4,
+      });
+      const byAdmin = await stack.api('PATCH', `/v1/teams/${team.id}`, {
+        key: admin.key,
+        body: { require_manual_confirm: true },
+      });
+      expect(byAdmin.body).toMatchObject({
+        role: 'admin',
+        require_manual_confirm: true,
+        share_defaults: { mcp: false },
+      });
       for (const who of [editor, member]) {
         const refused = await stack.api('PATCH', `/v1/teams/${team.id}`, { key: who.key, body: { name: 'Mine' } });
         expect(refused.status).toBe(403);
@@ -91,7 +115,10 @@ describe('teams and members', () => {
     it('a key lacking teams:read or teams:write gets 403 insufficient_scope with required_scopes', async () => {
       const owner = await fx.user();
       const team = await fx.createTeam(owner);
-      const noRead = await stack.seedKey({ userId: owner.id, scopes: SCOPES.filter((scope) => scope !== 'teams:read') });
+      const noRead = await stack.seedKey({
+        userId: owner.id,
+        scopes: SCOPES.filter((scope) => scope !== 'teams:read'),
+      });
       const readOnly = await stack.seedKey({ userId: owner.id, scopes: ['teams:read'] });
       const listed = await stack.api('GET', `/v1/teams/${team.id}/members`, { key: noRead.secret });
       expect(listed.status).toBe(403);
@@ -130,7 +157,12 @@ describe('teams and members', () => {
       ];
       for (const [method, path, body] of calls) {
         const answer = await stack.api(method, path, { key: stranger.key, body });
-        expect({ method, path, status: answer.status, error: answer.body.error }).toEqual({ method, path, status: 404, error: 'not_found' });
+        expect({ method, path, status: answer.status, error: answer.body.error }).toEqual({
+          method,
+          path,
+          status: 404,
+          error: 'not_found',
+        });
       }
       expect((await stack.api('GET', '/v1/teams/org_00000000000000000000000000', { key: owner.key })).status).toBe(404);
     });
@@ -142,14 +174,25 @@ describe('teams and members', () => {
       expect(created.status).toBe(400);
       expect(created.body.error).toBe('invalid_request');
       expect(created.body.issues.map((issue: { path: string }) => issue.path).sort()).toEqual(['body', 'name']);
-      const patched = await stack.api('PATCH', `/v1/teams/${team.id}`, { key: owner.key, body: { share_policy: 'everyone', share_defaults: { mcp: 'yes' } } });
+      const patched = await stack.api('PATCH', `/v1/teams/${team.id}`, {
+        key: owner.key,
+        body: { share_policy: 'everyone', share_defaults: { mcp: 'yes' } },
+      });
       expect(patched.status).toBe(400);
-      expect(patched.body.issues.map((issue: { path: string }) => issue.path).sort()).toEqual(['share_defaults.mcp', 'share_policy']);
-      const member = await stack.api('PATCH', `/v1/teams/${team.id}/members/${owner.id}`, { key: owner.key, body: { role: 'root' } });
+      expect(patched.body.issues.map((issue: { path: string }) => issue.path).sort()).toEqual([
+        'share_defaults.mcp',
+        'share_policy',
+      ]);
+      const member = await stack.api('PATCH', `/v1/teams/${team.id}/members/${owner.id}`, {
+        key: owner.key,
+        body: { role: 'root' },
+      });
       expect(member).toMatchObject({ status: 400, body: { param: 'role' } });
       const empty = await stack.api('PATCH', `/v1/teams/${team.id}/members/${owner.id}`, { key: owner.key, body: {} });
       expect(empty.status).toBe(400);
-      const page = await stack.api('GET', `/v1/teams/${team.id}/members?limit=0&after_id=a&before_id=b`, { key: owner.key });
+      const page = await stack.api('GET', `/v1/teams/${team.id}/members?limit=0&after_id=a&before_id=b`, {
+        key: owner.key,
+      });
       expect(page.status).toBe(400);
       expect(page.body.issues.map((issue: { path: string }) => issue.path).sort()).toEqual(['before_id', 'limit']);
     });
@@ -158,16 +201,33 @@ describe('teams and members', () => {
   describe('roles', () => {
     it('an admin changes members up to admin, but not to owner, and cannot touch an owner or another admin', async () => {
       const { team, owner, admin, editor, member } = await fx.teamWithRoles();
-      const promoted = await stack.api('PATCH', `/v1/teams/${team.id}/members/${member.id}`, { key: admin.key, body: { role: 'admin', groups: ['ops'] } });
+      const promoted = await stack.api('PATCH', `/v1/teams/${team.id}/members/${member.id}`, {
+        key: admin.key,
+        body: { role: 'admin', groups: ['ops'] },
+      });
       expect(promoted.status).toBe(200);
-      expect(promoted.body).toMatchObject({ object: 'team_member', user_id: member.id, role: 'admin', groups: ['ops'] });
-      const toOwner = await stack.api('PATCH', `/v1/teams/${team.id}/members/${editor.id}`, { key: admin.key, body: { role: 'owner' } });
+      expect(promoted.body).toMatchObject({
+        object: 'team_member',
+        user_id: member.id,
+        role: 'admin',
+        groups: ['ops'],
+      });
+      const toOwner = await stack.api('PATCH', `/v1/teams/${team.id}/members/${editor.id}`, {
+        key: admin.key,
+        body: { role: 'owner' },
+      });
       expect(toOwner.status).toBe(403);
       expect(toOwner.body).toMatchObject({ error: 'insufficient_scope', required_scopes: ['teams:write'] });
-      const demoteOwner = await stack.api('PATCH', `/v1/teams/${team.id}/members/${owner.id}`, { key: admin.key, body: { role: 'member' } });
+      const demoteOwner = await stack.api('PATCH', `/v1/teams/${team.id}/members/${owner.id}`, {
+        key: admin.key,
+        body: { role: 'member' },
+      });
       expect(demoteOwner.status).toBe(403);
       expect(demoteOwner.body.message).toMatch(/owner/);
-      const demoteAdmin = await stack.api('PATCH', `/v1/teams/${team.id}/members/${member.id}`, { key: admin.key, body: { role: 'member' } });
+      const demoteAdmin = await stack.api('PATCH', `/v1/teams/${team.id}/members/${member.id}`, {
+        key: admin.key,
+        body: { role: 'member' },
+      });
       expect(demoteAdmin.status).toBe(403);
       expect(await role(team.id, owner.key)).toBe('owner');
     });
@@ -175,11 +235,20 @@ describe('teams and members', () => {
     it('editors and members read but change no one; anyone may step down', async () => {
       const { team, admin, editor, member } = await fx.teamWithRoles();
       expect((await stack.api('GET', `/v1/teams/${team.id}/members`, { key: member.key })).body.data).toHaveLength(4);
-      const byEditor = await stack.api('PATCH', `/v1/teams/${team.id}/members/${member.id}`, { key: editor.key, body: { role: 'editor' } });
+      const byEditor = await stack.api('PATCH', `/v1/teams/${team.id}/members/${member.id}`, {
+        key: editor.key,
+        body: { role: 'editor' },
+      });
       expect(byEditor.status).toBe(403);
-      const selfPromote = await stack.api('PATCH', `/v1/teams/${team.id}/members/${member.id}`, { key: member.key, body: { role: 'admin' } });
+      const selfPromote = await stack.api('PATCH', `/v1/teams/${team.id}/members/${member.id}`, {
+        key: member.key,
+        body: { role: 'admin' },
+      });
       expect(selfPromote.status).toBe(403);
-      const stepDown = await stack.api('PATCH', `/v1/teams/${team.id}/members/${admin.id}`, { key: admin.key, body: { role: 'editor' } });
+      const stepDown = await stack.api('PATCH', `/v1/teams/${team.id}/members/${admin.id}`, {
+        key: admin.key,
+        body: { role: 'editor' },
+      });
       expect(stepDown.body.role).toBe('editor');
     });
 
@@ -187,11 +256,21 @@ describe('teams and members', () => {
       const { team, owner, admin, editor, member } = await fx.teamWithRoles();
       const second = await fx.user();
       await fx.join(team.id, owner, second, 'admin');
-      expect((await stack.api('DELETE', `/v1/teams/${team.id}/members/${second.id}`, { key: admin.key })).status).toBe(403);
-      expect((await stack.api('DELETE', `/v1/teams/${team.id}/members/${editor.id}`, { key: member.key })).status).toBe(403);
-      expect((await stack.api('DELETE', `/v1/teams/${team.id}/members/${editor.id}`, { key: admin.key })).status).toBe(204);
-      expect((await stack.api('DELETE', `/v1/teams/${team.id}/members/${second.id}`, { key: owner.key })).status).toBe(204);
-      expect((await stack.api('DELETE', `/v1/teams/${team.id}/members/${member.id}`, { key: member.key })).status).toBe(204);
+      expect((await stack.api('DELETE', `/v1/teams/${team.id}/members/${second.id}`, { key: admin.key })).status).toBe(
+        403,
+      );
+      expect((await stack.api('DELETE', `/v1/teams/${team.id}/members/${editor.id}`, { key: member.key })).status).toBe(
+        403,
+      );
+      expect((await stack.api('DELETE', `/v1/teams/${team.id}/members/${editor.id}`, { key: admin.key })).status).toBe(
+        204,
+      );
+      expect((await stack.api('DELETE', `/v1/teams/${team.id}/members/${second.id}`, { key: owner.key })).status).toBe(
+        204,
+      );
+      expect((await stack.api('DELETE', `/v1/teams/${team.id}/members/${member.id}`, { key: member.key })).status).toBe(
+        204,
+      );
       expect((await stack.api('GET', `/v1/teams/${team.id}`, { key: member.key })).status).toBe(404);
       const gone = await stack.api('DELETE', `/v1/teams/${team.id}/members/${member.id}`, { key: owner.key });
       expect(gone).toMatchObject({ status: 404, body: { param: 'user_id' } });
@@ -203,7 +282,9 @@ describe('teams and members', () => {
       const teamKey = await stack.seedKey({ userId: member.id, orgId: team.id, scopes: ['teams:read'] });
       const ownKey = await stack.seedKey({ userId: member.id, scopes: ['teams:read'] });
       expect((await stack.api('GET', `/v1/teams/${team.id}`, { key: teamKey.secret })).status).toBe(200);
-      expect((await stack.api('DELETE', `/v1/teams/${team.id}/members/${member.id}`, { key: owner.key })).status).toBe(204);
+      expect((await stack.api('DELETE', `/v1/teams/${team.id}/members/${member.id}`, { key: owner.key })).status).toBe(
+        204,
+      );
       expect((await stack.api('GET', '/v1/teams', { key: teamKey.secret })).status).toBe(403);
       expect((await stack.api('GET', '/v1/teams', { key: ownKey.secret })).status).toBe(200);
     });
@@ -213,14 +294,31 @@ describe('teams and members', () => {
       const leave = await stack.api('DELETE', `/v1/teams/${team.id}/members/${owner.id}`, { key: owner.key });
       expect(leave.status).toBe(409);
       expect(leave.body).toMatchObject({ error: 'conflict' });
-      const demote = await stack.api('PATCH', `/v1/teams/${team.id}/members/${owner.id}`, { key: owner.key, body: { role: 'admin' } });
+      const demote = await stack.api('PATCH', `/v1/teams/${team.id}/members/${owner.id}`, {
+        key: owner.key,
+        body: { role: 'admin' },
+      });
       expect(demote.status).toBe(409);
 
-      const promoted = await stack.api('PATCH', `/v1/teams/${team.id}/members/${admin.id}`, { key: owner.key, body: { role: 'owner' } });
+      const promoted = await stack.api('PATCH', `/v1/teams/${team.id}/members/${admin.id}`, {
+        key: owner.key,
+        body: { role: 'owner' },
+      });
       expect(promoted.body.role).toBe('owner');
-      expect((await stack.api('PATCH', `/v1/teams/${team.id}/members/${owner.id}`, { key: owner.key, body: { role: 'admin' } })).body.role).toBe('admin');
-      expect((await stack.api('DELETE', `/v1/teams/${team.id}/members/${admin.id}`, { key: admin.key })).status).toBe(409);
-      expect((await stack.api('DELETE', `/v1/teams/${team.id}/members/${owner.id}`, { key: owner.key })).status).toBe(204);
+      expect(
+        (
+          await stack.api('PATCH', `/v1/teams/${team.id}/members/${owner.id}`, {
+            key: owner.key,
+            body: { role: 'admin' },
+          })
+        ).body.role,
+      ).toBe('admin');
+      expect((await stack.api('DELETE', `/v1/teams/${team.id}/members/${admin.id}`, { key: admin.key })).status).toBe(
+        409,
+      );
+      expect((await stack.api('DELETE', `/v1/teams/${team.id}/members/${owner.id}`, { key: owner.key })).status).toBe(
+        204,
+      );
       expect(await role(team.id, admin.key)).toBe('owner');
     });
 
@@ -248,12 +346,20 @@ describe('teams and members', () => {
       const newestFirst = [...joined].reverse();
       const first = await stack.api('GET', `/v1/teams/${team.id}/members?limit=2`, { key: owner.key });
       expect(first.body).toMatchObject({ has_more: true, first_id: newestFirst[0], last_id: newestFirst[1] });
-      const second = await stack.api('GET', `/v1/teams/${team.id}/members?limit=2&after_id=${first.body.last_id}`, { key: owner.key });
-      const third = await stack.api('GET', `/v1/teams/${team.id}/members?limit=2&after_id=${second.body.last_id}`, { key: owner.key });
-      const ids = [first, second, third].flatMap((page) => page.body.data.map((member: { user_id: string }) => member.user_id));
+      const second = await stack.api('GET', `/v1/teams/${team.id}/members?limit=2&after_id=${first.body.last_id}`, {
+        key: owner.key,
+      });
+      const third = await stack.api('GET', `/v1/teams/${team.id}/members?limit=2&after_id=${second.body.last_id}`, {
+        key: owner.key,
+      });
+      const ids = [first, second, third].flatMap((page) =>
+        page.body.data.map((member: { user_id: string }) => member.user_id),
+      );
       expect(ids).toEqual(newestFirst);
       expect(third.body.has_more).toBe(false);
-      const back = await stack.api('GET', `/v1/teams/${team.id}/members?limit=2&before_id=${third.body.first_id}`, { key: owner.key });
+      const back = await stack.api('GET', `/v1/teams/${team.id}/members?limit=2&before_id=${third.body.first_id}`, {
+        key: owner.key,
+      });
       expect(back.body.data.map((member: { user_id: string }) => member.user_id)).toEqual(newestFirst.slice(2, 4));
       const unknown = await stack.api('GET', `/v1/teams/${team.id}/members?after_id=usr_nobody`, { key: owner.key });
       expect(unknown).toMatchObject({ status: 400, body: { param: 'after_id' } });

@@ -20,7 +20,8 @@ describe('OpenTelemetry traces', () => {
     await tracing?.shutdown();
   });
 
-  const spansOf = (traceId: string) => exporter.getFinishedSpans().filter((span) => span.spanContext().traceId === traceId);
+  const spansOf = (traceId: string) =>
+    exporter.getFinishedSpans().filter((span) => span.spanContext().traceId === traceId);
   const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId;
 
   it('a model call is a server span under the caller span, with the upstream call as its child', async () => {
@@ -48,7 +49,11 @@ describe('OpenTelemetry traces', () => {
     const key = await stack.seedKey();
     const res = await fetch(`${stack.edge.url}/v1/keys/${key.id}`, {
       method: 'PATCH',
-      headers: { authorization: `Bearer ${OWNER_KEY}`, 'content-type': 'application/json', traceparent: `00-${traceId}-${CALLER_SPAN}-01` },
+      headers: {
+        authorization: `Bearer ${OWNER_KEY}`,
+        'content-type': 'application/json',
+        traceparent: `00-${traceId}-${CALLER_SPAN}-01`,
+      },
       body: JSON.stringify({ name: 'traced' }),
     });
     expect(res.status).toBe(200);
@@ -57,8 +62,12 @@ describe('OpenTelemetry traces', () => {
     const server = spans.find((span) => span.kind === SpanKind.SERVER && span.name === 'PATCH /v1/keys/:id');
     expect(server).toBeDefined();
     expect(parentOf(server!)).toBe(CALLER_SPAN);
-    const rpcClient = spans.find((span) => span.kind === SpanKind.CLIENT && span.name === '/sbc.account.v1.AccountService/UpdateKey');
-    const rpcServer = spans.find((span) => span.kind === SpanKind.SERVER && span.name === '/sbc.account.v1.AccountService/UpdateKey');
+    const rpcClient = spans.find(
+      (span) => span.kind === SpanKind.CLIENT && span.name === '/sbc.account.v1.AccountService/UpdateKey',
+    );
+    const rpcServer = spans.find(
+      (span) => span.kind === SpanKind.SERVER && span.name === '/sbc.account.v1.AccountService/UpdateKey',
+    );
     expect(parentOf(rpcClient!)).toBe(server!.spanContext().spanId);
     expect(parentOf(rpcServer!)).toBe(rpcClient!.spanContext().spanId);
   });

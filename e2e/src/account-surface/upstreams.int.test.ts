@@ -13,7 +13,13 @@ async function anthropicOnlyEndpoint(): Promise<{ url: string; server: Server }>
   const server = createServer((req, res) => {
     const anthropic = req.headers['x-api-key'] && req.headers['anthropic-version'];
     res.writeHead(anthropic ? 200 : 401, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(anthropic ? { data: [{ type: 'model', id: 'claude-x', display_name: 'Claude X' }], has_more: false } : { type: 'error', error: { type: 'authentication_error', message: 'x-api-key header is required' } }));
+    res.end(
+      JSON.stringify(
+        anthropic
+          ? { data: [{ type: 'model', id: 'claude-x', display_name: 'Claude X' }], has_more: false }
+          : { type: 'error', error: { type: 'authentication_error', message: 'x-api-key header is required' } },
+      ),
+    );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
@@ -30,21 +36,31 @@ describe('custom endpoints: /v1/upstreams', () => {
     await stack?.stop();
   });
 
-  const create = (body: Record<string, unknown>, key = OWNER_KEY) => stack.api('POST', '/v1/upstreams', { key, body: { api_key: API_KEY, ...body } });
+  const create = (body: Record<string, unknown>, key = OWNER_KEY) =>
+    stack.api('POST', '/v1/upstreams', { key, body: { api_key: API_KEY, ...body } });
 
   describe('probing', () => {
     it('an OpenAI endpoint is probed on create and its models fill the row', async () => {
       const answer = await create({ label: 'Sim as OpenAI', base_url: `${stack.sim.url}/v1`, dialect: 'openai' });
       expect(answer.status).toBe(201);
       expect(answer.body.probe).toMatchObject({ ok: true, models_found: 2, dialect: 'openai' });
-      expect(answer.body.upstream).toMatchObject({ slug: 'sim-as-openai', dialect: 'openai', dialect_setting: 'openai', models: ['sim-large', 'sim-small'] });
+      expect(answer.body.upstream).toMatchObject({
+        slug: 'sim-as-openai',
+        dialect: 'openai',
+        dialect_setting: 'openai',
+        models: ['sim-large', 'sim-small'],
+      });
       expect(answer.body.upstream.probe).toEqual(answer.body.probe);
     });
 
     it('an Anthropic endpoint is probed in its dialect; its display names fill model_names', async () => {
       const answer = await create({ label: 'Sim as Anthropic', base_url: stack.sim.url, dialect: 'anthropic' });
       expect(answer.status).toBe(201);
-      expect(answer.body.upstream).toMatchObject({ dialect: 'anthropic', models: ['sim-large', 'sim-small'], model_names: { 'sim-large': 'sim-large (sim-upstream simulator)' } });
+      expect(answer.body.upstream).toMatchObject({
+        dialect: 'anthropic',
+        models: ['sim-large', 'sim-small'],
+        model_names: { 'sim-large': 'sim-large (sim-upstream simulator)' },
+      });
     });
 
     it('auto records the dialect that answered', async () => {
@@ -54,7 +70,11 @@ describe('custom endpoints: /v1/upstreams', () => {
       try {
         const anthropicOnly = await create({ label: 'Anthropic only', base_url: fake.url, dialect: 'auto' });
         expect(anthropicOnly.body.probe).toMatchObject({ ok: true, dialect: 'anthropic' });
-        expect(anthropicOnly.body.upstream).toMatchObject({ dialect: 'anthropic', dialect_setting: 'auto', models: ['claude-x'] });
+        expect(anthropicOnly.body.upstream).toMatchObject({
+          dialect: 'anthropic',
+          dialect_setting: 'auto',
+          models: ['claude-x'],
+        });
         // Down for a moment: the failed probe keeps the dialect (and the models) it answered with.
         await new Promise((resolve) => fake.server.close(resolve));
         const down = await stack.api('POST', '/v1/upstreams/anthropic-only/probe', { key: OWNER_KEY });
@@ -68,7 +88,10 @@ describe('custom endpoints: /v1/upstreams', () => {
     it('a closed port still saves the endpoint, with probe.ok false and the reason', async () => {
       const answer = await create({ label: 'Down', base_url: closedUrl, models: ['my-model'] });
       expect(answer.status).toBe(201);
-      expect(answer.body.probe).toMatchObject({ ok: false, error: expect.stringMatching(/connection refused by 127\.0\.0\.1:\d+/) });
+      expect(answer.body.probe).toMatchObject({
+        ok: false,
+        error: expect.stringMatching(/connection refused by 127\.0\.0\.1:\d+/),
+      });
       expect(answer.body.upstream).toMatchObject({ slug: 'down', models: ['my-model'] });
       const list = await stack.api('GET', '/v1/upstreams?limit=100', { key: OWNER_KEY });
       expect(list.body.data.find((u: { slug: string }) => u.slug === 'down')).toMatchObject({ probe: { ok: false } });
@@ -81,36 +104,60 @@ describe('custom endpoints: /v1/upstreams', () => {
       await create({ label: 'Reprobe', base_url: stack.sim.url, dialect: 'openai', models: ['hand-made'] });
       const probed = await stack.api('POST', '/v1/upstreams/reprobe/probe', { key: OWNER_KEY });
       expect(probed.status).toBe(200);
-      expect(probed.body).toMatchObject({ probe: { ok: true, models_found: 2 }, upstream: { models: ['sim-large', 'sim-small', 'hand-made'] } });
+      expect(probed.body).toMatchObject({
+        probe: { ok: true, models_found: 2 },
+        upstream: { models: ['sim-large', 'sim-small', 'hand-made'] },
+      });
     });
   });
 
   describe('editing', () => {
     it('changing only the label does not re-probe; changing base_url does', async () => {
       const created = await create({ label: 'Movable', base_url: closedUrl, dialect: 'openai' });
-      const relabelled = await stack.api('PATCH', '/v1/upstreams/movable', { key: OWNER_KEY, body: { label: 'Moved box' } });
+      const relabelled = await stack.api('PATCH', '/v1/upstreams/movable', {
+        key: OWNER_KEY,
+        body: { label: 'Moved box' },
+      });
       expect(relabelled.status).toBe(200);
       expect(relabelled.body.upstream).toMatchObject({ slug: 'movable', label: 'Moved box' });
       expect(relabelled.body.probe).toEqual(created.body.probe);
 
-      const moved = await stack.api('PATCH', '/v1/upstreams/movable', { key: OWNER_KEY, body: { base_url: `${stack.sim.url}/v1` } });
+      const moved = await stack.api('PATCH', '/v1/upstreams/movable', {
+        key: OWNER_KEY,
+        body: { base_url: `${stack.sim.url}/v1` },
+      });
       expect(moved.status).toBe(200);
       expect(moved.body.probe).toMatchObject({ ok: true, models_found: 2 });
       expect(moved.body.probe.at).not.toBe(created.body.probe.at);
-      expect(moved.body.upstream).toMatchObject({ base_url: `${stack.sim.url}/v1`, models: ['sim-large', 'sim-small'], probed_at: expect.any(String) });
+      expect(moved.body.upstream).toMatchObject({
+        base_url: `${stack.sim.url}/v1`,
+        models: ['sim-large', 'sim-small'],
+        probed_at: expect.any(String),
+      });
     });
 
     it('models and model_names are replaced as given', async () => {
       await create({ label: 'Named', base_url: closedUrl, dialect: 'openai' });
-      const answer = await stack.api('PATCH', '/v1/upstreams/named', { key: OWNER_KEY, body: { models: ['a', 'b'], model_names: { a: 'Model A' } } });
+      const answer = await stack.api('PATCH', '/v1/upstreams/named', {
+        key: OWNER_KEY,
+        body: { models: ['a', 'b'], model_names: { a: 'Model A' } },
+      });
       expect(answer.body.upstream).toMatchObject({ models: ['a', 'b'], model_names: { a: 'Model A' } });
     });
   });
 
   describe('secrets', () => {
     it('the API key is never returned and header values are redacted', async () => {
-      const created = await create({ label: 'Secretive', base_url: stack.sim.url, dialect: 'openai', headers: { 'x-team': HEADER_VALUE } });
-      const patched = await stack.api('PATCH', '/v1/upstreams/secretive', { key: OWNER_KEY, body: { api_key: `${API_KEY}-2` } });
+      const created = await create({
+        label: 'Secretive',
+        base_url: stack.sim.url,
+        dialect: 'openai',
+        headers: { 'x-team': HEADER_VALUE },
+      });
+      const patched = await stack.api('PATCH', '/v1/upstreams/secretive', {
+        key: OWNER_KEY,
+        body: { api_key: `${API_KEY}-2` },
+      });
       const listed = await stack.api('GET', '/v1/upstreams?limit=100', { key: OWNER_KEY });
       expect(created.body.upstream.headers).toEqual({ 'x-team': '••••' });
       for (const answer of [created, patched, listed]) {
@@ -221,7 +268,10 @@ describe('custom endpoints: /v1/upstreams', () => {
       const unknown = await create({ label: 'x', base_url: closedUrl, surprise: true });
       expect(unknown.status).toBe(400);
       await create({ label: 'Patchable', base_url: closedUrl });
-      const badDialect = await stack.api('PATCH', '/v1/upstreams/patchable', { key: OWNER_KEY, body: { dialect: 'cohere' } });
+      const badDialect = await stack.api('PATCH', '/v1/upstreams/patchable', {
+        key: OWNER_KEY,
+        body: { dialect: 'cohere' },
+      });
       expect(badDialect.body).toMatchObject({ error: 'invalid_request', param: 'dialect' });
       const bothCursors = await stack.api('GET', '/v1/upstreams?after_id=a&before_id=b', { key: OWNER_KEY });
       expect(bothCursors.status).toBe(400);
@@ -234,11 +284,14 @@ describe('custom endpoints: /v1/upstreams', () => {
       ['DELETE', '/v1/upstreams/some', 'endpoints:write'],
       ['POST', '/v1/upstreams/some/probe', 'endpoints:write'],
     ] as const)('%s %s: 401 without a credential, 403 insufficient_scope without %s', async (method, path, scope) => {
-      const body = method === 'POST' || method === 'PATCH' ? { label: 'x', base_url: closedUrl, api_key: 'k' } : undefined;
+      const body =
+        method === 'POST' || method === 'PATCH' ? { label: 'x', base_url: closedUrl, api_key: 'k' } : undefined;
       const anonymous = await stack.api(method, path, { body });
       expect(anonymous.status).toBe(401);
       expect(anonymous.body.error).toBe('unauthorized');
-      const narrow = await stack.seedKey({ scopes: scope === 'endpoints:read' ? ['gateway:invoke'] : ['endpoints:read'] });
+      const narrow = await stack.seedKey({
+        scopes: scope === 'endpoints:read' ? ['gateway:invoke'] : ['endpoints:read'],
+      });
       const refused = await stack.api(method, path, { key: narrow.secret, body });
       expect(refused.status).toBe(403);
       expect(refused.body).toMatchObject({ error: 'insufficient_scope', required_scopes: [scope] });

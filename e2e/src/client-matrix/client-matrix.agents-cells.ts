@@ -21,13 +21,30 @@ async function agentRun(ctx: CellContext, useResponses: boolean): Promise<void> 
   });
   const agent = new Agent({ name: 'Forecaster', instructions: 'Be brief.', model: ctx.model, tools: [getWeather] });
   const openAIClient = new OpenAI({ apiKey: ctx.apiKey, baseURL: `${ctx.edgeUrl}/v1`, maxRetries: 0 });
-  const runner = new Runner({ modelProvider: new OpenAIProvider({ openAIClient, useResponses }), tracingDisabled: true });
+  const runner = new Runner({
+    modelProvider: new OpenAIProvider({ openAIClient, useResponses }),
+    tracingDisabled: true,
+  });
   const result = await runner.run(agent, QUESTION, { maxTurns: 3 });
   expect(calls).toEqual([{ location: expect.any(String) }]);
   expect(result.finalOutput).toMatch(AFTER_TOOL);
 }
 
 export const agentsCells: Cell[] = [
-  { client: '@openai/agents', route: '/v1/responses', call: 'run (agent with a tool)', streams: false, tools: true, run: (ctx) => agentRun(ctx, true) },
-  { client: '@openai/agents', route: '/v1/chat/completions', call: 'run (agent with a tool, chat completions model)', streams: false, tools: true, run: (ctx) => agentRun(ctx, false) },
+  {
+    client: '@openai/agents',
+    route: '/v1/responses',
+    call: 'run (agent with a tool)',
+    streams: false,
+    tools: true,
+    run: (ctx) => agentRun(ctx, true),
+  },
+  {
+    client: '@openai/agents',
+    route: '/v1/chat/completions',
+    call: 'run (agent with a tool, chat completions model)',
+    streams: false,
+    tools: true,
+    run: (ctx) => agentRun(ctx, false),
+  },
 ];

@@ -27,7 +27,9 @@ const CELLS: Cell[] = [...sdkCells, ...vercelCells, ...langchainCells, ...agents
 const WORKS_WITH_PAGE = path.join(__dirname, '../../../docs/model-calls.md');
 
 const oneDialectSim = (dialect: SimDialect) =>
-  startSim(loadSimConfig({ SIM_PORT: '0', SIM_LATENCY_MS: '0', SIM_TOKENS_PER_SECOND: '0', LOG_LEVEL: 'silent' }), { dialects: [dialect] });
+  startSim(loadSimConfig({ SIM_PORT: '0', SIM_LATENCY_MS: '0', SIM_TOKENS_PER_SECOND: '0', LOG_LEVEL: 'silent' }), {
+    dialects: [dialect],
+  });
 
 let stack: AccountSurfaceStack;
 const sims: RunningSim[] = [];
@@ -35,8 +37,14 @@ beforeAll(async () => {
   stack = await startStack({ label: 'client_matrix' });
   const [openai, anthropic] = await Promise.all([oneDialectSim('openai'), oneDialectSim('anthropic')]);
   sims.push(openai, anthropic);
-  for (const [slug, dialect, baseUrl] of [['oai', 'openai', `${openai.url}/v1`], ['ant', 'anthropic', anthropic.url]] as const) {
-    const saved = await stack.api('POST', '/v1/upstreams', { key: OWNER_KEY, body: { label: slug, slug, base_url: baseUrl, dialect, api_key: 'sk-endpoint' } });
+  for (const [slug, dialect, baseUrl] of [
+    ['oai', 'openai', `${openai.url}/v1`],
+    ['ant', 'anthropic', anthropic.url],
+  ] as const) {
+    const saved = await stack.api('POST', '/v1/upstreams', {
+      key: OWNER_KEY,
+      body: { label: slug, slug, base_url: baseUrl, dialect, api_key: 'sk-endpoint' },
+    });
     expect(saved.body.probe).toMatchObject({ ok: true, dialect });
   }
 }, 60_000);
@@ -47,7 +55,13 @@ afterAll(async () => {
 
 describe.each(CELLS.map((cell) => [`${cell.client} ${cell.call}`, cell] as const))('%s', (_name, cell) => {
   it.each(TARGETS.map((target) => [target.label, target] as const))('works against the %s', async (_label, target) => {
-    await cell.run({ target: target.name, edgeUrl: stack.edge.url, apiKey: OWNER_KEY, model: target.model, listedAs: target.listedAs });
+    await cell.run({
+      target: target.name,
+      edgeUrl: stack.edge.url,
+      apiKey: OWNER_KEY,
+      model: target.model,
+      listedAs: target.listedAs,
+    });
   });
 });
 

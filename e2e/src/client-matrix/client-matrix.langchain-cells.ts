@@ -2,7 +2,15 @@ import { ChatAnthropic } from '@langchain/anthropic';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { AIMessage, HumanMessage, ToolMessage, type AIMessageChunk, type BaseMessage } from '@langchain/core/messages';
 import { ChatOpenAI } from '@langchain/openai';
-import { AFTER_TOOL, QUESTION, SIMULATED, TOOL_RESULT, WEATHER_SCHEMA, type Cell, type CellContext } from './client-matrix.cells';
+import {
+  AFTER_TOOL,
+  QUESTION,
+  SIMULATED,
+  TOOL_RESULT,
+  WEATHER_SCHEMA,
+  type Cell,
+  type CellContext,
+} from './client-matrix.cells';
 
 /** LangChain JS: `ChatOpenAI` on chat completions and on Responses, `ChatAnthropic` on Messages. */
 
@@ -12,23 +20,43 @@ const chats: Chat[] = [
   {
     name: '@langchain/openai ChatOpenAI',
     route: '/v1/chat/completions',
-    model: (ctx) => new ChatOpenAI({ model: ctx.model, apiKey: ctx.apiKey, maxRetries: 0, configuration: { baseURL: `${ctx.edgeUrl}/v1` } }),
+    model: (ctx) =>
+      new ChatOpenAI({
+        model: ctx.model,
+        apiKey: ctx.apiKey,
+        maxRetries: 0,
+        configuration: { baseURL: `${ctx.edgeUrl}/v1` },
+      }),
   },
   {
     name: '@langchain/openai ChatOpenAI (Responses)',
     route: '/v1/responses',
-    model: (ctx) => new ChatOpenAI({ model: ctx.model, apiKey: ctx.apiKey, maxRetries: 0, useResponsesApi: true, configuration: { baseURL: `${ctx.edgeUrl}/v1` } }),
+    model: (ctx) =>
+      new ChatOpenAI({
+        model: ctx.model,
+        apiKey: ctx.apiKey,
+        maxRetries: 0,
+        useResponsesApi: true,
+        configuration: { baseURL: `${ctx.edgeUrl}/v1` },
+      }),
   },
   {
     name: '@langchain/anthropic ChatAnthropic',
     route: '/v1/messages',
-    model: (ctx) => new ChatAnthropic({ model: ctx.model, apiKey: ctx.apiKey, maxRetries: 0, anthropicApiUrl: ctx.edgeUrl }),
+    model: (ctx) =>
+      new ChatAnthropic({ model: ctx.model, apiKey: ctx.apiKey, maxRetries: 0, anthropicApiUrl: ctx.edgeUrl }),
   },
 ];
 
-const weatherTool = { type: 'function' as const, function: { name: 'get_weather', description: 'Weather for a city', parameters: WEATHER_SCHEMA } };
+const weatherTool = {
+  type: 'function' as const,
+  function: { name: 'get_weather', description: 'Weather for a city', parameters: WEATHER_SCHEMA },
+};
 
-const textOf = (message: BaseMessage): string => (typeof message.content === 'string' ? message.content : message.content.map((part) => ('text' in part ? part.text : '')).join(''));
+const textOf = (message: BaseMessage): string =>
+  typeof message.content === 'string'
+    ? message.content
+    : message.content.map((part) => ('text' in part ? part.text : '')).join('');
 
 function cellsFor(chat: Chat): Cell[] {
   const client = chat.name;
@@ -65,7 +93,9 @@ function cellsFor(chat: Chat): Cell[] {
         const model = chat.model(ctx).bindTools!([weatherTool]);
         const history: BaseMessage[] = [new HumanMessage(QUESTION)];
         const asked = (await model.invoke(history)) as AIMessageChunk | AIMessage;
-        expect(asked.tool_calls).toEqual([expect.objectContaining({ name: 'get_weather', args: { location: expect.any(String) } })]);
+        expect(asked.tool_calls).toEqual([
+          expect.objectContaining({ name: 'get_weather', args: { location: expect.any(String) } }),
+        ]);
         history.push(asked, new ToolMessage({ content: TOOL_RESULT, tool_call_id: asked.tool_calls![0]!.id! }));
         expect(textOf(await model.invoke(history))).toMatch(AFTER_TOOL);
       },

@@ -19,13 +19,34 @@ async function refusedByOpenAi(call: Promise<unknown>, says: RegExp): Promise<vo
 const openAi = (ctx: CellContext) => new OpenAI({ apiKey: ctx.apiKey, baseURL: `${ctx.edgeUrl}/v1`, maxRetries: 0 });
 const anthropic = (ctx: CellContext) => new Anthropic({ apiKey: ctx.apiKey, baseURL: ctx.edgeUrl, maxRetries: 0 });
 
-const chatTools: OpenAI.Chat.ChatCompletionTool[] = [{ type: 'function', function: { name: 'get_weather', description: 'Weather for a city', parameters: WEATHER_SCHEMA } }];
-const responsesTools: OpenAI.Responses.FunctionTool[] = [{ type: 'function', name: 'get_weather', description: 'Weather for a city', parameters: WEATHER_SCHEMA, strict: true }];
-const messagesTools: Anthropic.Tool[] = [{ name: 'get_weather', description: 'Weather for a city', input_schema: WEATHER_SCHEMA }];
+const chatTools: OpenAI.Chat.ChatCompletionTool[] = [
+  {
+    type: 'function',
+    function: { name: 'get_weather', description: 'Weather for a city', parameters: WEATHER_SCHEMA },
+  },
+];
+const responsesTools: OpenAI.Responses.FunctionTool[] = [
+  {
+    type: 'function',
+    name: 'get_weather',
+    description: 'Weather for a city',
+    parameters: WEATHER_SCHEMA,
+    strict: true,
+  },
+];
+const messagesTools: Anthropic.Tool[] = [
+  { name: 'get_weather', description: 'Weather for a city', input_schema: WEATHER_SCHEMA },
+];
 
 /** A chat tool loop: the call, then the answer to its result. `first` makes the first turn (streamed or not). */
-async function chatToolLoop(ctx: CellContext, first: (messages: OpenAI.Chat.ChatCompletionMessageParam[]) => Promise<OpenAI.Chat.ChatCompletion>) {
-  const messages: OpenAI.Chat.ChatCompletionMessageParam[] = [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: QUESTION }];
+async function chatToolLoop(
+  ctx: CellContext,
+  first: (messages: OpenAI.Chat.ChatCompletionMessageParam[]) => Promise<OpenAI.Chat.ChatCompletion>,
+) {
+  const messages: OpenAI.Chat.ChatCompletionMessageParam[] = [
+    { role: 'system', content: 'Be brief.' },
+    { role: 'user', content: QUESTION },
+  ];
   const asked = await first(messages);
   const call = asked.choices[0]!.message.tool_calls?.[0];
   expect(asked.choices[0]!.finish_reason).toBe('tool_calls');
@@ -37,26 +58,45 @@ async function chatToolLoop(ctx: CellContext, first: (messages: OpenAI.Chat.Chat
   expect(answered.choices[0]!.message.content).toMatch(AFTER_TOOL);
 }
 
-async function responsesToolLoop(ctx: CellContext, first: (input: OpenAI.Responses.ResponseInputItem[]) => Promise<OpenAI.Responses.Response>) {
+async function responsesToolLoop(
+  ctx: CellContext,
+  first: (input: OpenAI.Responses.ResponseInputItem[]) => Promise<OpenAI.Responses.Response>,
+) {
   const input: OpenAI.Responses.ResponseInputItem[] = [{ role: 'user', content: QUESTION }];
   const asked = await first(input);
   const call = asked.output.find((item) => item.type === 'function_call');
   expect(call).toMatchObject({ name: 'get_weather', call_id: expect.any(String) });
   if (call?.type !== 'function_call') throw new Error('no function call');
-  input.push(...(asked.output as OpenAI.Responses.ResponseInputItem[]), { type: 'function_call_output', call_id: call.call_id, output: TOOL_RESULT });
+  input.push(...(asked.output as OpenAI.Responses.ResponseInputItem[]), {
+    type: 'function_call_output',
+    call_id: call.call_id,
+    output: TOOL_RESULT,
+  });
   const answered = await openAi(ctx).responses.create({ model: ctx.model, input, tools: responsesTools });
   expect(answered.output_text).toMatch(AFTER_TOOL);
 }
 
-async function messagesToolLoop(ctx: CellContext, first: (messages: Anthropic.MessageParam[]) => Promise<Anthropic.Message>) {
+async function messagesToolLoop(
+  ctx: CellContext,
+  first: (messages: Anthropic.MessageParam[]) => Promise<Anthropic.Message>,
+) {
   const messages: Anthropic.MessageParam[] = [{ role: 'user', content: QUESTION }];
   const asked = await first(messages);
   const use = asked.content.find((block) => block.type === 'tool_use');
   expect(asked.stop_reason).toBe('tool_use');
   expect(use).toMatchObject({ name: 'get_weather', input: { location: expect.any(String) } });
   if (use?.type !== 'tool_use') throw new Error('no tool use');
-  messages.push({ role: 'assistant', content: asked.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: TOOL_RESULT }] });
-  const answered = await anthropic(ctx).messages.create({ model: ctx.model, max_tokens: 200, system: 'Be brief.', messages, tools: messagesTools });
+  messages.push(
+    { role: 'assistant', content: asked.content },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: TOOL_RESULT }] },
+  );
+  const answered = await anthropic(ctx).messages.create({
+    model: ctx.model,
+    max_tokens: 200,
+    system: 'Be brief.',
+    messages,
+    tools: messagesTools,
+  });
   expect(answered.content).toEqual([{ type: 'text', text: expect.stringMatching(AFTER_TOOL) }]);
 }
 
@@ -67,7 +107,10 @@ export const sdkCells: Cell[] = [
     call: 'chat.completions.create',
     streams: false,
     tools: true,
-    run: (ctx) => chatToolLoop(ctx, (messages) => openAi(ctx).chat.completions.create({ model: ctx.model, messages, tools: chatTools })),
+    run: (ctx) =>
+      chatToolLoop(ctx, (messages) =>
+        openAi(ctx).chat.completions.create({ model: ctx.model, messages, tools: chatTools }),
+      ),
   },
   {
     client: 'openai',
@@ -75,7 +118,17 @@ export const sdkCells: Cell[] = [
     call: 'chat.completions.stream',
     streams: true,
     tools: true,
-    run: (ctx) => chatToolLoop(ctx, (messages) => openAi(ctx).chat.completions.stream({ model: ctx.model, messages, tools: chatTools, stream_options: { include_usage: true } }).finalChatCompletion()),
+    run: (ctx) =>
+      chatToolLoop(ctx, (messages) =>
+        openAi(ctx)
+          .chat.completions.stream({
+            model: ctx.model,
+            messages,
+            tools: chatTools,
+            stream_options: { include_usage: true },
+          })
+          .finalChatCompletion(),
+      ),
   },
   {
     client: 'openai',
@@ -114,7 +167,10 @@ export const sdkCells: Cell[] = [
     call: 'responses.create',
     streams: false,
     tools: true,
-    run: (ctx) => responsesToolLoop(ctx, (input) => openAi(ctx).responses.create({ model: ctx.model, input, tools: responsesTools })),
+    run: (ctx) =>
+      responsesToolLoop(ctx, (input) =>
+        openAi(ctx).responses.create({ model: ctx.model, input, tools: responsesTools }),
+      ),
   },
   {
     client: 'openai',
@@ -122,7 +178,10 @@ export const sdkCells: Cell[] = [
     call: 'responses.stream',
     streams: true,
     tools: true,
-    run: (ctx) => responsesToolLoop(ctx, (input) => openAi(ctx).responses.stream({ model: ctx.model, input, tools: responsesTools }).finalResponse()),
+    run: (ctx) =>
+      responsesToolLoop(ctx, (input) =>
+        openAi(ctx).responses.stream({ model: ctx.model, input, tools: responsesTools }).finalResponse(),
+      ),
   },
   {
     client: 'openai',
@@ -142,8 +201,15 @@ export const sdkCells: Cell[] = [
     call: 'responses.create with previous_response_id',
     streams: false,
     tools: false,
-    refusal: { targets: ALL_TARGETS, why: 'the gateway keeps no server-side state (`previous_response_id`, `conversation`, `prompt`, `item_reference`); send the whole conversation in `input`' },
-    run: (ctx) => refusedByOpenAi(openAi(ctx).responses.create({ model: ctx.model, input: 'and then?', previous_response_id: 'resp_earlier' }), /server-side state/),
+    refusal: {
+      targets: ALL_TARGETS,
+      why: 'the gateway keeps no server-side state (`previous_response_id`, `conversation`, `prompt`, `item_reference`); send the whole conversation in `input`',
+    },
+    run: (ctx) =>
+      refusedByOpenAi(
+        openAi(ctx).responses.create({ model: ctx.model, input: 'and then?', previous_response_id: 'resp_earlier' }),
+        /server-side state/,
+      ),
   },
   {
     client: 'openai',
@@ -152,9 +218,16 @@ export const sdkCells: Cell[] = [
     streams: false,
     tools: false,
     // Passed through as sent to an OpenAI-dialect upstream; a translation carries one choice only.
-    refusal: { targets: ['anthropic-endpoint'], why: 'a translated call carries one choice (`n` = 1); OpenAI-dialect upstreams get `n` as sent' },
+    refusal: {
+      targets: ['anthropic-endpoint'],
+      why: 'a translated call carries one choice (`n` = 1); OpenAI-dialect upstreams get `n` as sent',
+    },
     async run(ctx) {
-      const call = openAi(ctx).chat.completions.create({ model: ctx.model, messages: [{ role: 'user', content: 'hi' }], n: 2 });
+      const call = openAi(ctx).chat.completions.create({
+        model: ctx.model,
+        messages: [{ role: 'user', content: 'hi' }],
+        n: 2,
+      });
       if (ctx.target === 'anthropic-endpoint') await refusedByOpenAi(call, /n = 1/);
       else expect((await call).choices[0]!.message.content).toMatch(/Simulated reply/);
     },
@@ -165,7 +238,16 @@ export const sdkCells: Cell[] = [
     call: 'messages.create',
     streams: false,
     tools: true,
-    run: (ctx) => messagesToolLoop(ctx, (messages) => anthropic(ctx).messages.create({ model: ctx.model, max_tokens: 200, system: 'Be brief.', messages, tools: messagesTools })),
+    run: (ctx) =>
+      messagesToolLoop(ctx, (messages) =>
+        anthropic(ctx).messages.create({
+          model: ctx.model,
+          max_tokens: 200,
+          system: 'Be brief.',
+          messages,
+          tools: messagesTools,
+        }),
+      ),
   },
   {
     client: '@anthropic-ai/sdk',
@@ -173,7 +255,12 @@ export const sdkCells: Cell[] = [
     call: 'messages.stream().finalMessage',
     streams: true,
     tools: true,
-    run: (ctx) => messagesToolLoop(ctx, (messages) => anthropic(ctx).messages.stream({ model: ctx.model, max_tokens: 200, messages, tools: messagesTools }).finalMessage()),
+    run: (ctx) =>
+      messagesToolLoop(ctx, (messages) =>
+        anthropic(ctx)
+          .messages.stream({ model: ctx.model, max_tokens: 200, messages, tools: messagesTools })
+          .finalMessage(),
+      ),
   },
   {
     client: '@anthropic-ai/sdk',
@@ -182,7 +269,11 @@ export const sdkCells: Cell[] = [
     streams: false,
     tools: true,
     async run(ctx) {
-      const counted = await anthropic(ctx).messages.countTokens({ model: ctx.model, messages: [{ role: 'user', content: QUESTION }], tools: messagesTools });
+      const counted = await anthropic(ctx).messages.countTokens({
+        model: ctx.model,
+        messages: [{ role: 'user', content: QUESTION }],
+        tools: messagesTools,
+      });
       expect(counted.input_tokens).toBeGreaterThan(0);
     },
   },
@@ -195,7 +286,11 @@ export const sdkCells: Cell[] = [
     async run(ctx) {
       const ids: string[] = [];
       for await (const model of anthropic(ctx).models.list()) {
-        expect(model).toMatchObject({ type: 'model', display_name: expect.any(String), created_at: expect.any(String) });
+        expect(model).toMatchObject({
+          type: 'model',
+          display_name: expect.any(String),
+          created_at: expect.any(String),
+        });
         ids.push(model.id);
       }
       expect(ids).toContain(ctx.listedAs);

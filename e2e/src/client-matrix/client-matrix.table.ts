@@ -19,8 +19,20 @@ export function worksWithTable(cells: readonly Cell[], targets: readonly Target[
     ...targets.map((target) => (cell.refusal?.targets.includes(target.name) ? '400, see below' : '✅')),
   ]);
   const line = (cols: string[]) => `| ${cols.join(' | ')} |`;
-  const refusals = cells.filter((cell) => cell.refusal).map((cell) => `- \`${cell.client}\` \`${cell.call}\`: 400 in the caller's dialect, because ${cell.refusal!.why}.`);
-  return [TABLE_START, line(head), line(head.map(() => '---')), ...rows.map(line), '', 'Known refusals (each checked by the matrix):', '', ...refusals, TABLE_END].join('\n');
+  const refusals = cells
+    .filter((cell) => cell.refusal)
+    .map((cell) => `- \`${cell.client}\` \`${cell.call}\`: 400 in the caller's dialect, because ${cell.refusal!.why}.`);
+  return [
+    TABLE_START,
+    line(head),
+    line(head.map(() => '---')),
+    ...rows.map(line),
+    '',
+    'Known refusals (each checked by the matrix):',
+    '',
+    ...refusals,
+    TABLE_END,
+  ].join('\n');
 }
 
 /** `readme` with its generated section replaced by `table`; undefined when the README has no such section. */

@@ -15,16 +15,34 @@ import { AFTER_TOOL, QUESTION, SIMULATED, TOOL_RESULT, type Cell, type CellConte
 type Provider = { name: string; route: Cell['route']; model(ctx: CellContext): LanguageModel };
 
 const providers: Provider[] = [
-  { name: '@ai-sdk/openai (Responses)', route: '/v1/responses', model: (ctx) => createOpenAI({ apiKey: ctx.apiKey, baseURL: `${ctx.edgeUrl}/v1` }).responses(ctx.model) },
-  { name: '@ai-sdk/openai (chat)', route: '/v1/chat/completions', model: (ctx) => createOpenAI({ apiKey: ctx.apiKey, baseURL: `${ctx.edgeUrl}/v1` }).chat(ctx.model) },
-  { name: '@ai-sdk/anthropic', route: '/v1/messages', model: (ctx) => createAnthropic({ apiKey: ctx.apiKey, baseURL: `${ctx.edgeUrl}/v1` })(ctx.model) },
+  {
+    name: '@ai-sdk/openai (Responses)',
+    route: '/v1/responses',
+    model: (ctx) => createOpenAI({ apiKey: ctx.apiKey, baseURL: `${ctx.edgeUrl}/v1` }).responses(ctx.model),
+  },
+  {
+    name: '@ai-sdk/openai (chat)',
+    route: '/v1/chat/completions',
+    model: (ctx) => createOpenAI({ apiKey: ctx.apiKey, baseURL: `${ctx.edgeUrl}/v1` }).chat(ctx.model),
+  },
+  {
+    name: '@ai-sdk/anthropic',
+    route: '/v1/messages',
+    model: (ctx) => createAnthropic({ apiKey: ctx.apiKey, baseURL: `${ctx.edgeUrl}/v1` })(ctx.model),
+  },
   {
     name: '@ai-sdk/openai-compatible',
     route: '/v1/chat/completions',
     // Structured outputs on: without it the provider asks for JSON mode and puts the schema in the prompt,
     // which the simulators (unlike a model) do not read.
     model: (ctx) =>
-      createOpenAICompatible({ name: 'edge', apiKey: ctx.apiKey, baseURL: `${ctx.edgeUrl}/v1`, includeUsage: true, supportsStructuredOutputs: true }).chatModel(ctx.model),
+      createOpenAICompatible({
+        name: 'edge',
+        apiKey: ctx.apiKey,
+        baseURL: `${ctx.edgeUrl}/v1`,
+        includeUsage: true,
+        supportsStructuredOutputs: true,
+      }).chatModel(ctx.model),
   },
 ];
 
@@ -53,7 +71,12 @@ function cellsFor(provider: Provider): Cell[] {
       streams: false,
       tools: false,
       async run(ctx) {
-        const { text, finishReason, usage } = await generateText({ model: provider.model(ctx), system: 'Be brief.', prompt: 'Say hello', maxRetries: 0 });
+        const { text, finishReason, usage } = await generateText({
+          model: provider.model(ctx),
+          system: 'Be brief.',
+          prompt: 'Say hello',
+          maxRetries: 0,
+        });
         expect(text).toMatch(SIMULATED);
         expect(finishReason).toBe('stop');
         expect(usage.outputTokens).toBeGreaterThan(0);
@@ -67,7 +90,13 @@ function cellsFor(provider: Provider): Cell[] {
       tools: true,
       async run(ctx) {
         const { tools, calls } = weatherTools();
-        const result = await generateText({ model: provider.model(ctx), tools, prompt: QUESTION, stopWhen: stepCountIs(3), maxRetries: 0 });
+        const result = await generateText({
+          model: provider.model(ctx),
+          tools,
+          prompt: QUESTION,
+          stopWhen: stepCountIs(3),
+          maxRetries: 0,
+        });
         expect(calls).toEqual([{ location: expect.any(String) }]);
         expect(result.steps).toHaveLength(2);
         expect(result.text).toMatch(AFTER_TOOL);
@@ -82,7 +111,14 @@ function cellsFor(provider: Provider): Cell[] {
       async run(ctx) {
         const { tools, calls } = weatherTools();
         const errors: unknown[] = [];
-        const result = streamText({ model: provider.model(ctx), tools, prompt: QUESTION, stopWhen: stepCountIs(3), maxRetries: 0, onError: ({ error }) => void errors.push(error) });
+        const result = streamText({
+          model: provider.model(ctx),
+          tools,
+          prompt: QUESTION,
+          stopWhen: stepCountIs(3),
+          maxRetries: 0,
+          onError: ({ error }) => void errors.push(error),
+        });
         expect(await result.text).toMatch(AFTER_TOOL);
         expect(errors).toEqual([]);
         expect(calls).toHaveLength(1);
@@ -95,7 +131,12 @@ function cellsFor(provider: Provider): Cell[] {
       streams: false,
       tools: false,
       async run(ctx) {
-        const { object } = await generateObject({ model: provider.model(ctx), schema: z.object({ city: z.string(), celsius: z.number() }), prompt: 'Weather report as JSON', maxRetries: 0 });
+        const { object } = await generateObject({
+          model: provider.model(ctx),
+          schema: z.object({ city: z.string(), celsius: z.number() }),
+          prompt: 'Weather report as JSON',
+          maxRetries: 0,
+        });
         expect(object).toEqual({ city: expect.any(String), celsius: expect.any(Number) });
       },
     },

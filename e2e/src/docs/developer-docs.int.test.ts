@@ -59,7 +59,9 @@ describe('developer docs at /developers', () => {
     const ids = anchorIds(guide);
     expect(errorCodes.filter((code) => !ids.has(`errors-${code}`))).toEqual([]);
     const entry = guide.slice(guide.indexOf('id="errors-rate_limited"'));
-    expect(entry.slice(0, entry.indexOf('</section>'))).toMatch(/HTTP 429[\s\S]*Meaning[\s\S]*What to do[\s\S]*Retry helps<\/dt><dd>Yes/);
+    expect(entry.slice(0, entry.indexOf('</section>'))).toMatch(
+      /HTTP 429[\s\S]*Meaning[\s\S]*What to do[\s\S]*Retry helps<\/dt><dd>Yes/,
+    );
   });
 
   it('shows the error shapes of both model-call dialects', () => {
@@ -74,7 +76,11 @@ describe('developer docs at /developers', () => {
     const record = async (method: string, path: string, init: { key?: string; body?: string } = {}) => {
       const headers: Record<string, string> = { 'content-type': 'application/json' };
       if (init.key) headers.authorization = `Bearer ${init.key}`;
-      const res = await fetch(`${stack.edge.url}${path}`, { method, headers, body: method === 'GET' ? undefined : (init.body ?? '{}') });
+      const res = await fetch(`${stack.edge.url}${path}`, {
+        method,
+        headers,
+        body: method === 'GET' ? undefined : (init.body ?? '{}'),
+      });
       const text = res.headers.get('content-type')?.startsWith('text/event-stream') ? '' : await res.text();
       if (res.status >= 400 && text.startsWith('{')) docUrlsIn(JSON.parse(text), found);
     };
@@ -87,10 +93,15 @@ describe('developer docs at /developers', () => {
     }
     await record('GET', '/v1/nowhere', { key: OWNER_KEY });
     await record('GET', '/v1/keys?limit=1000', { key: OWNER_KEY });
-    await record('POST', '/v1/chat/completions', { key: OWNER_KEY, body: '{"model": "no-such-model", "messages": []}' });
+    await record('POST', '/v1/chat/completions', {
+      key: OWNER_KEY,
+      body: '{"model": "no-such-model", "messages": []}',
+    });
 
     const codes = [...found].map((url) => new URL(url).hash.replace('#errors-', ''));
-    expect(codes).toEqual(expect.arrayContaining(['unauthorized', 'insufficient_scope', 'invalid_request', 'not_found']));
+    expect(codes).toEqual(
+      expect.arrayContaining(['unauthorized', 'insufficient_scope', 'invalid_request', 'not_found']),
+    );
     const ids = anchorIds(guide);
     const dead = [...found].filter((url) => {
       const parsed = new URL(url);
@@ -100,7 +111,9 @@ describe('developer docs at /developers', () => {
   }, 60_000);
 
   it('the API reference lists every operation of /docs/openapi.json with its scopes', async () => {
-    const document = (await (await fetch(`${stack.edge.url}/docs/openapi.json`)).json()) as { paths: Record<string, Record<string, { operationId?: string; 'x-required-scopes'?: string[] }>> };
+    const document = (await (await fetch(`${stack.edge.url}/docs/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { operationId?: string; 'x-required-scopes'?: string[] }>>;
+    };
     const html = await (await fetch(`${stack.edge.url}/developers/api`)).text();
     const ids = anchorIds(html);
     const missing: string[] = [];
@@ -109,7 +122,8 @@ describe('developer docs at /developers', () => {
         const id = `op-${op.operationId}`;
         if (!ids.has(id)) missing.push(`${method} ${path}`);
         const section = html.slice(html.indexOf(`id="${id}"`), html.indexOf('</section>', html.indexOf(`id="${id}"`)));
-        for (const scope of op['x-required-scopes'] ?? []) if (!section.includes(`<code>${scope}</code>`)) missing.push(`${method} ${path} scope ${scope}`);
+        for (const scope of op['x-required-scopes'] ?? [])
+          if (!section.includes(`<code>${scope}</code>`)) missing.push(`${method} ${path} scope ${scope}`);
       }
     }
     expect(missing).toEqual([]);
@@ -117,7 +131,10 @@ describe('developer docs at /developers', () => {
   });
 
   it('GET / sends a browser to the console and gives an API client an index of where things are', async () => {
-    const browser = await fetch(`${stack.edge.url}/`, { headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' }, redirect: 'manual' });
+    const browser = await fetch(`${stack.edge.url}/`, {
+      headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' },
+      redirect: 'manual',
+    });
     expect(browser.status).toBe(302);
     expect(browser.headers.get('location')).toBe('/console/');
     for (const accept of ['application/json', '*/*']) {
@@ -139,36 +156,63 @@ describe('developer docs at /developers', () => {
       if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`);
       browser = await chromium.launch({
         executablePath: CHROMIUM,
-        args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+        args: [
+          '--headless',
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--no-first-run',
+        ],
       });
     }, 30_000);
     afterAll(async () => {
       await browser?.close();
     });
 
-    it.each(['/developers', '/developers/api'])('%s has no serious or critical axe violation and breaks no CSP rule', async (path) => {
-      const page = await browser!.newPage();
-      const refused: string[] = [];
-      page.on('console', (message) => {
-        if (message.type() === 'error') refused.push(message.text());
-      });
-      await page.goto(`${stack.edge.url}${path}#errors-rate_limited`);
-      // The stylesheet applied (the CSP let it in): the skip link is moved off screen.
-      expect(await page.evaluate<string>("getComputedStyle(document.querySelector('.skip')).position")).toBe('absolute');
-      // Evaluated through the DevTools protocol: the page's CSP refuses inline script tags.
-      await page.evaluate(AXE);
-      const found = await page.evaluate<{ id: string; impact: string; nodes: { target: string[] }[] }[]>('axe.run().then((result) => result.violations)');
-      const violations = found.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`);
-      expect(violations).toEqual([]);
-      expect(refused).toEqual([]);
-      await page.close();
-    }, 60_000);
+    it.each(['/developers', '/developers/api'])(
+      '%s has no serious or critical axe violation and breaks no CSP rule',
+      async (path) => {
+        const page = await browser!.newPage();
+        const refused: string[] = [];
+        page.on('console', (message) => {
+          if (message.type() === 'error') refused.push(message.text());
+        });
+        await page.goto(`${stack.edge.url}${path}#errors-rate_limited`);
+        // The stylesheet applied (the CSP let it in): the skip link is moved off screen.
+        expect(await page.evaluate<string>("getComputedStyle(document.querySelector('.skip')).position")).toBe(
+          'absolute',
+        );
+        // Evaluated through the DevTools protocol: the page's CSP refuses inline script tags.
+        await page.evaluate(AXE);
+        const found = await page.evaluate<{ id: string; impact: string; nodes: { target: string[] }[] }[]>(
+          'axe.run().then((result) => result.violations)',
+        );
+        const violations = found
+          .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+          .map(
+            (v) =>
+              `${v.id}: ${v.nodes
+                .slice(0, 3)
+                .map((n) => n.target.join(' '))
+                .join(', ')}`,
+          );
+        expect(violations).toEqual([]);
+        expect(refused).toEqual([]);
+        await page.close();
+      },
+      60_000,
+    );
 
     it('/developers#errors-rate_limited lands on its entry', async () => {
       const page = await browser!.newPage();
       await page.goto(`${stack.edge.url}/developers#errors-rate_limited`);
       expect(await page.evaluate<string>("document.querySelector(':target').id")).toBe('errors-rate_limited');
-      expect(await page.evaluate<number>("Math.round(document.getElementById('errors-rate_limited').getBoundingClientRect().top)")).toBeLessThan(100);
+      expect(
+        await page.evaluate<number>(
+          "Math.round(document.getElementById('errors-rate_limited').getBoundingClientRect().top)",
+        ),
+      ).toBeLessThan(100);
       mkdirSync(ARTIFACTS, { recursive: true });
       await page.screenshot({ path: path.join(ARTIFACTS, 'errors-rate_limited.png') });
       await page.goto(`${stack.edge.url}/developers`);

@@ -17,7 +17,11 @@ describe('GET /docs/openapi.json', () => {
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     const document = (await res.json()) as Parameters<typeof SwaggerParser.validate>[0];
     await expect(SwaggerParser.validate(document)).resolves.toBeDefined();
-    expect(document).toMatchObject({ openapi: '3.1.0', info: { version: '2026-09-23' }, servers: [{ url: 'https://gw.test' }] });
+    expect(document).toMatchObject({
+      openapi: '3.1.0',
+      info: { version: '2026-09-23' },
+      servers: [{ url: 'https://gw.test' }],
+    });
   });
 
   it('describes every route the edge serves: each documented operation answers something other than 404 "no route"', async () => {
@@ -34,12 +38,17 @@ describe('GET /docs/openapi.json', () => {
       const streaming = res.headers.get('content-type')?.startsWith('text/event-stream') ?? false;
       const body = streaming ? '' : await res.text();
       controller.abort();
-      expect({ route: `${route.method} ${route.path}`, noRoute: body.includes('No route') }).toEqual({ route: `${route.method} ${route.path}`, noRoute: false });
+      expect({ route: `${route.method} ${route.path}`, noRoute: body.includes('No route') }).toEqual({
+        route: `${route.method} ${route.path}`,
+        noRoute: false,
+      });
     }
   });
 
   it('the contract checker refuses an answer the document does not describe', () => {
-    expect(() => stack.contract.check('GET', '/v1/models', 200, { object: 'list', data: 'nope' })).toThrow(/does not match/);
+    expect(() => stack.contract.check('GET', '/v1/models', 200, { object: 'list', data: 'nope' })).toThrow(
+      /does not match/,
+    );
     expect(() => stack.contract.check('GET', '/v1/models', 418, {})).toThrow(/does not document/);
     expect(() => stack.contract.check('GET', '/v1/nowhere', 200, {})).toThrow(/not in/);
   });
@@ -50,6 +59,10 @@ describe('GET /docs/openapi.json', () => {
     expect(page.body).toMatchObject({ object: 'list', has_more: true, data: [{ id: 'house' }, { id: 'house-omni' }] });
     const refused = await stack.api('GET', '/v1/models?after_id=a&before_id=b', { key: OWNER_KEY });
     expect(refused.status).toBe(400);
-    expect(refused.body).toMatchObject({ error: 'invalid_request', param: 'before_id', issues: [{ path: 'before_id' }] });
+    expect(refused.body).toMatchObject({
+      error: 'invalid_request',
+      param: 'before_id',
+      issues: [{ path: 'before_id' }],
+    });
   });
 });

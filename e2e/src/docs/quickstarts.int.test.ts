@@ -22,7 +22,9 @@ describe('quick starts (docs/quickstarts)', () => {
   });
 
   function start(file: string, extra: NodeJS.ProcessEnv = {}) {
-    const [command, args] = file.endsWith('.sh') ? ['bash', [path.join(DIR, file)]] : [process.execPath, [path.join(DIR, file)]];
+    const [command, args] = file.endsWith('.sh')
+      ? ['bash', [path.join(DIR, file)]]
+      : [process.execPath, [path.join(DIR, file)]];
     return run(command, args, { env: { ...env, ...extra }, cwd: DIR, timeout: 30_000 });
   }
 
@@ -31,8 +33,17 @@ describe('quick starts (docs/quickstarts)', () => {
     expect(JSON.parse(stdout)).toMatchObject({ upstream: { slug: 'my-engine' }, probe: { ok: true } });
   });
 
-  it.each(CLIENTS.flatMap((file) => [[file, 'house'], [file, 'my-engine/sim-large']]))('%s runs against %s and prints the reply', async (file, model) => {
-    const { stdout } = await start(file, { SBC_MODEL: model });
-    expect(stdout).toMatch(/Simulated reply/);
-  }, 40_000);
+  it.each(
+    CLIENTS.flatMap((file) => [
+      [file, 'house'],
+      [file, 'my-engine/sim-large'],
+    ]),
+  )(
+    '%s runs against %s and prints the reply',
+    async (file, model) => {
+      const { stdout } = await start(file, { SBC_MODEL: model });
+      expect(stdout).toMatch(/Simulated reply/);
+    },
+    40_000,
+  );
 });

@@ -29,7 +29,11 @@ describe('GET /docs/services/{service_id}.json', () => {
   it('an unknown service id is 404 not_found in the shared Error envelope', async () => {
     const res = await stack.api('GET', '/docs/services/no-such-service.json');
     expect(res.status).toBe(404);
-    expect(res.body).toMatchObject({ error: 'not_found', param: 'service_id', request_id: res.headers.get('x-request-id') });
+    expect(res.body).toMatchObject({
+      error: 'not_found',
+      param: 'service_id',
+      request_id: res.headers.get('x-request-id'),
+    });
     expect(typeof res.body.message).toBe('string');
     expect(res.body.doc_url).toMatch(/#errors-not_found$/);
   });

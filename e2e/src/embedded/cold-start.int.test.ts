@@ -18,7 +18,13 @@ const START_MS = 120_000;
 
 function launch(dataDir: string, port: number): { child: ChildProcess; output: () => string } {
   const child = spawn(process.execPath, [BUNDLE], {
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', SBC_DATA_DIR: dataDir, PORT: String(port), SBC_BOOTSTRAP_KEY: KEY },
+    env: {
+      PATH: process.env.PATH ?? '',
+      LOG_LEVEL: 'warn',
+      SBC_DATA_DIR: dataDir,
+      PORT: String(port),
+      SBC_BOOTSTRAP_KEY: KEY,
+    },
   });
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
@@ -56,36 +62,44 @@ describe('the first start of the embedded bundle', () => {
     await rm(root, { recursive: true, force: true });
   });
 
-  it('killed while it makes the databases, is redone by the next start, whose data a later start keeps', async () => {
-    const dataDir = path.join(root, 'data');
-    const port = await freePort();
-    const killed = launch(dataDir, port);
-    children.push(killed.child);
-    const initdbRunning = () => existsSync(dataDir) && readdirSync(dataDir).some((name) => name.startsWith('.pglite-initdb-'));
-    await until('began initdb', initdbRunning, killed.child, killed.output);
-    await stop(killed.child, 'SIGKILL');
-    for (const service of SERVICES) expect(existsSync(path.join(dataDir, service, 'PG_VERSION'))).toBe(false);
+  it(
+    'killed while it makes the databases, is redone by the next start, whose data a later start keeps',
+    async () => {
+      const dataDir = path.join(root, 'data');
+      const port = await freePort();
+      const killed = launch(dataDir, port);
+      children.push(killed.child);
+      const initdbRunning = () =>
+        existsSync(dataDir) && readdirSync(dataDir).some((name) => name.startsWith('.pglite-initdb-'));
+      await until('began initdb', initdbRunning, killed.child, killed.output);
+      await stop(killed.child, 'SIGKILL');
+      for (const service of SERVICES) expect(existsSync(path.join(dataDir, service, 'PG_VERSION'))).toBe(false);
 
-    const cold = launch(dataDir, port);
-    children.push(cold.child);
-    await until('served', () => /serving at/.test(cold.output()), cold.child, cold.output);
-    const minted = await fetch(`http://127.0.0.1:${port}/v1/keys`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'made on the first start', preset: 'gateway' }),
-    });
-    expect(minted.status).toBe(201);
-    const mintedKey = ((await minted.json()) as { key: string }).key;
-    await stop(cold.child, 'SIGTERM');
-    // No initdb template or half-made copy left over, the killed start's included.
-    expect((await readdir(dataDir)).filter((name) => name.startsWith('.pglite-initdb-') || name.endsWith('.initialising'))).toEqual([]);
+      const cold = launch(dataDir, port);
+      children.push(cold.child);
+      await until('served', () => /serving at/.test(cold.output()), cold.child, cold.output);
+      const minted = await fetch(`http://127.0.0.1:${port}/v1/keys`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'made on the first start', preset: 'gateway' }),
+      });
+      expect(minted.status).toBe(201);
+      const mintedKey = ((await minted.json()) as { key: string }).key;
+      await stop(cold.child, 'SIGTERM');
+      // No initdb template or half-made copy left over, the killed start's included.
+      expect(
+        (await readdir(dataDir)).filter((name) => name.startsWith('.pglite-initdb-') || name.endsWith('.initialising')),
+      ).toEqual([]);
 
-    const warm = launch(dataDir, port);
-    children.push(warm.child);
-    await until('served', () => /serving at/.test(warm.output()), warm.child, warm.output);
-    const whoami = await fetch(`http://127.0.0.1:${port}/v1/keys/whoami`, { headers: { authorization: `Bearer ${mintedKey}` } });
-    expect(whoami.status).toBe(200);
-    await stop(warm.child, 'SIGTERM');
-  }, 3 * START_MS);
+      const warm = launch(dataDir, port);
+      children.push(warm.child);
+      await until('served', () => /serving at/.test(warm.output()), warm.child, warm.output);
+      const whoami = await fetch(`http://127.0.0.1:${port}/v1/keys/whoami`, {
+        headers: { authorization: `Bearer ${mintedKey}` },
+      });
+      expect(whoami.status).toBe(200);
+      await stop(warm.child, 'SIGTERM');
+    },
+    3 * START_MS,
+  );
 });
-

@@ -44,14 +44,18 @@ describe('the console in a browser', () => {
   const keyName = 'ci laptop';
 
   beforeAll(async () => {
-    if (!existsSync(CONSOLE_BUILD)) throw new Error('dist/apps/console is missing: run "npx nx run console:build" first (npm test does)');
+    if (!existsSync(CONSOLE_BUILD))
+      throw new Error('dist/apps/console is missing: run "npx nx run console:build" first (npm test does)');
     if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`);
     mkdirSync(ARTIFACTS, { recursive: true });
     dataDir = await mkdtemp(path.join(tmpdir(), 'sbc-console-'));
-    for (const service of ['account', 'usage', 'xbuilds', 'runs']) databases.push(await createTestDatabase(`console_${service}`));
+    for (const service of ['account', 'usage', 'xbuilds', 'runs'])
+      databases.push(await createTestDatabase(`console_${service}`));
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    sim = await startSim(loadSimConfig({ SIM_PORT: '0', SIM_LATENCY_MS: '0', SIM_TOKENS_PER_SECOND: '0', LOG_LEVEL: 'silent' }));
+    sim = await startSim(
+      loadSimConfig({ SIM_PORT: '0', SIM_LATENCY_MS: '0', SIM_TOKENS_PER_SECOND: '0', LOG_LEVEL: 'silent' }),
+    );
     const [account, usage, xbuilds, runs] = databases.map((db) => db.databaseUrl ?? '');
     running = await start(
       loadEmbeddedConfig({
@@ -61,15 +65,33 @@ describe('the console in a browser', () => {
         LOG_LEVEL: 'silent',
         // The endpoint added below is the simulator on loopback, which only operators may dial by default.
         EGRESS_PRIVATE: 'everyone',
-        ...(account ? { ACCOUNT_DATABASE_URL: account, USAGE_LEDGER_DATABASE_URL: usage, X_BUILDS_DATABASE_URL: xbuilds, RUNS_DATABASE_URL: runs } : {}),
+        ...(account
+          ? {
+              ACCOUNT_DATABASE_URL: account,
+              USAGE_LEDGER_DATABASE_URL: usage,
+              X_BUILDS_DATABASE_URL: xbuilds,
+              RUNS_DATABASE_URL: runs,
+            }
+          : {}),
         UPSTREAM_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
       }),
     );
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--no-first-run',
+      ],
     });
-    const context = await browser.newContext({ timezoneId: 'UTC', locale: 'en-GB', viewport: { width: 1280, height: 900 } });
+    const context = await browser.newContext({
+      timezoneId: 'UTC',
+      locale: 'en-GB',
+      viewport: { width: 1280, height: 900 },
+    });
     page = await context.newPage();
     page.setDefaultTimeout(10_000);
   }, 120_000);
@@ -87,8 +109,12 @@ describe('the console in a browser', () => {
     // Evaluated through the DevTools protocol: the console's CSP refuses inline script tags (addScriptTag). The
     // page's globals are reached through strings, as this file is compiled without the DOM types.
     if (!(await page.evaluate<boolean>("'axe' in window"))) await page.evaluate(AXE);
-    const found = await page.evaluate<{ id: string; impact: string; nodes: { target: string[] }[] }[]>('axe.run().then((result) => result.violations)');
-    const violations = found.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+    const found = await page.evaluate<{ id: string; impact: string; nodes: { target: string[] }[] }[]>(
+      'axe.run().then((result) => result.violations)',
+    );
+    const violations = found
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
     expect({ page: name, violations }).toEqual({ page: name, violations: [] });
     await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
   }
@@ -132,12 +158,20 @@ describe('the console in a browser', () => {
 
     const openai = new OpenAI({ apiKey: key, baseURL: `${base}/v1` });
     const calls = 3;
-    for (let i = 0; i < calls; i++) await openai.chat.completions.create({ model: i === 2 ? 'house-fast' : 'house', messages: [{ role: 'user', content: `hello ${i}` }] });
+    for (let i = 0; i < calls; i++)
+      await openai.chat.completions.create({
+        model: i === 2 ? 'house-fast' : 'house',
+        messages: [{ role: 'user', content: `hello ${i}` }],
+      });
     // The ledger applies usage events shortly after each reply: wait until the API counts every call.
     const window = `from=${utcDay(29)}&to=${utcDay(-1)}&tz=UTC&bucket=day&group=model`;
-    let api: { totals: { requests: number; tokens_in: number; tokens_out: number } } = { totals: { requests: 0, tokens_in: 0, tokens_out: 0 } };
+    let api: { totals: { requests: number; tokens_in: number; tokens_out: number } } = {
+      totals: { requests: 0, tokens_in: 0, tokens_out: 0 },
+    };
     for (let tries = 0; tries < 50 && api.totals.requests < calls; tries++) {
-      api = await jsonOf(await fetch(`${base}/v1/usage/breakdown?${window}`, { headers: { authorization: `Bearer ${key}` } }));
+      api = await jsonOf(
+        await fetch(`${base}/v1/usage/breakdown?${window}`, { headers: { authorization: `Bearer ${key}` } }),
+      );
       if (api.totals.requests < calls) await new Promise((resolve) => setTimeout(resolve, 100));
     }
     expect(api.totals.requests).toBe(calls);
@@ -148,9 +182,15 @@ describe('the console in a browser', () => {
     await chartTotal.waitFor();
     expect(await chartTotal.textContent()).toContain(`Chart total: ${calls} requests`);
     const totalRow = page.getByRole('row', { name: /^Total/ });
-    expect((await totalRow.getByRole('cell').allTextContents()).slice(0, 3)).toEqual([String(api.totals.requests), api.totals.tokens_in.toLocaleString('en-US'), api.totals.tokens_out.toLocaleString('en-US')]);
+    expect((await totalRow.getByRole('cell').allTextContents()).slice(0, 3)).toEqual([
+      String(api.totals.requests),
+      api.totals.tokens_in.toLocaleString('en-US'),
+      api.totals.tokens_out.toLocaleString('en-US'),
+    ]);
     await page.getByLabel('Measure').selectOption('tokens');
-    expect(await chartTotal.textContent()).toContain(`Chart total: ${(api.totals.tokens_in + api.totals.tokens_out).toLocaleString('en-US')} tokens`);
+    expect(await chartTotal.textContent()).toContain(
+      `Chart total: ${(api.totals.tokens_in + api.totals.tokens_out).toLocaleString('en-US')} tokens`,
+    );
     // The request log lists every call, with its latency.
     const log = page.getByRole('table', { name: 'Calls, newest first' });
     expect(await countSettles(log.getByRole('row'), calls + 1)).toBe(calls + 1);
@@ -177,7 +217,11 @@ describe('the console in a browser', () => {
 
   it("approves a device code at the pairing flow's verification URI, and the device gets its token", async () => {
     const pairing = await jsonOf(
-      await fetch(`${base}/v1/devices/pair`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ kind: 'cli', label: 'build box', fingerprint: 'fp-console-test' }) }),
+      await fetch(`${base}/v1/devices/pair`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ kind: 'cli', label: 'build box', fingerprint: 'fp-console-test' }),
+      }),
     );
     expect(pairing.verification_uri).toBe(`${base}/device`);
     await page.goto(pairing.verification_uri_complete);
@@ -186,7 +230,11 @@ describe('the console in a browser', () => {
     await accessible('device');
     await page.getByRole('button', { name: 'Approve' }).click();
     expect(await page.getByRole('status').filter({ hasText: 'Approved' }).textContent()).toContain('build box');
-    const token = await fetch(`${base}/v1/devices/pair/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ device_code: pairing.device_code }) });
+    const token = await fetch(`${base}/v1/devices/pair/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ device_code: pairing.device_code }),
+    });
     expect(token.status).toBe(200);
     expect((await jsonOf(token)).device_token).toMatch(/^sbd_/);
   });
@@ -194,7 +242,11 @@ describe('the console in a browser', () => {
   it('every other page passes axe with no serious or critical violation', async () => {
     for (const label of ['Overview', 'Credits and plan', 'Spend', 'Aliases']) {
       await open(label);
-      await page.getByRole('status').filter({ hasText: /^Loading/ }).first().waitFor({ state: 'detached' });
+      await page
+        .getByRole('status')
+        .filter({ hasText: /^Loading/ })
+        .first()
+        .waitFor({ state: 'detached' });
       await accessible(label.toLowerCase().replace(/ /g, '-'));
     }
   });

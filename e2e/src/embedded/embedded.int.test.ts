@@ -16,48 +16,69 @@ describe('embedded start (every service in one process)', () => {
   // A first start creates four PGlite databases (initdb in WASM, one after another): tens of seconds on a
   // loaded 2-core machine.
   const FIRST_START_MS = 90_000;
-  const config = () => loadEmbeddedConfig({ SBC_DATA_DIR: dataDir, PORT: '0', BASE_URL: 'http://localhost:8080', LOG_LEVEL: 'silent' });
+  const config = () =>
+    loadEmbeddedConfig({ SBC_DATA_DIR: dataDir, PORT: '0', BASE_URL: 'http://localhost:8080', LOG_LEVEL: 'silent' });
 
-  it('generates a bootstrap key on first start, saves it 0600, and serves whoami with it', async () => {
-    const running = await start(config());
-    try {
-      expect(running.bootstrap.generated).toBe(true);
-      expect(running.bootstrap.key).toMatch(/^sbc_[A-Za-z0-9]{32}$/);
-      const mode = (await stat(path.join(dataDir, 'bootstrap-key'))).mode & 0o777;
-      expect(mode).toBe(0o600);
-      const res = await fetch(`${running.url}/v1/keys/whoami`, { headers: { authorization: `Bearer ${running.bootstrap.key}` } });
-      expect(res.status).toBe(200);
-      expect((await jsonOf(res)).name).toBe('bootstrap');
-      expect((await fetch(`${running.url}/readyz`)).status).toBe(200);
-    } finally {
-      await running.stop();
-    }
-  }, FIRST_START_MS);
+  it(
+    'generates a bootstrap key on first start, saves it 0600, and serves whoami with it',
+    async () => {
+      const running = await start(config());
+      try {
+        expect(running.bootstrap.generated).toBe(true);
+        expect(running.bootstrap.key).toMatch(/^sbc_[A-Za-z0-9]{32}$/);
+        const mode = (await stat(path.join(dataDir, 'bootstrap-key'))).mode & 0o777;
+        expect(mode).toBe(0o600);
+        const res = await fetch(`${running.url}/v1/keys/whoami`, {
+          headers: { authorization: `Bearer ${running.bootstrap.key}` },
+        });
+        expect(res.status).toBe(200);
+        expect((await jsonOf(res)).name).toBe('bootstrap');
+        expect((await fetch(`${running.url}/readyz`)).status).toBe(200);
+      } finally {
+        await running.stop();
+      }
+    },
+    FIRST_START_MS,
+  );
 
-  it('a restart keeps the data and the key, and does not show the key again', async () => {
-    const running = await start(config());
-    try {
-      expect(running.bootstrap.generated).toBe(false);
-      const res = await fetch(`${running.url}/v1/keys/whoami`, { headers: { 'x-api-key': running.bootstrap.key } });
-      expect(res.status).toBe(200);
+  it(
+    'a restart keeps the data and the key, and does not show the key again',
+    async () => {
+      const running = await start(config());
+      try {
+        expect(running.bootstrap.generated).toBe(false);
+        const res = await fetch(`${running.url}/v1/keys/whoami`, { headers: { 'x-api-key': running.bootstrap.key } });
+        expect(res.status).toBe(200);
 
-      // The owner is still the operator; a fresh sign-up on this `npm start` is not, not even with its session.
-      const queue = (credential: string, init: RequestInit = {}) =>
-        fetch(`${running.url}/v1/x-builds/queue`, { ...init, headers: { authorization: `Bearer ${credential}`, 'content-type': 'application/json' } });
-      expect((await queue(running.bootstrap.key)).status).toBe(200);
-      const account = { email: 'newcomer@example.test', password: 'a long enough password 1' };
-      const post = (route: string) => fetch(`${running.url}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(account) });
-      expect((await post('/v1/auth/signup')).status).toBe(201);
-      const session: string = (await jsonOf(await post('/v1/auth/sessions'))).token;
-      const paused = await queue(session, { method: 'PATCH', body: JSON.stringify({ paused: true }) });
-      expect(paused.status).toBe(403);
-      expect((await jsonOf(await queue(running.bootstrap.key))).paused).toBe(false);
-    } finally {
-      await running.stop();
-    }
-  }, FIRST_START_MS);
+        // The owner is still the operator; a fresh sign-up on this `npm start` is not, not even with its session.
+        const queue = (credential: string, init: RequestInit = {}) =>
+          fetch(`${running.url}/v1/x-builds/queue`, {
+            ...init,
+            headers: { authorization: `Bearer ${credential}`, 'content-type': 'application/json' },
+          });
+        expect((await queue(running.bootstrap.key)).status).toBe(200);
+        const account = { email: 'newcomer@example.test', password: 'a long enough password 1' };
+        const post = (route: string) =>
+          fetch(`${running.url}${route}`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify(account),
+          });
+        expect((await post('/v1/auth/signup')).status).toBe(201);
+        const session: string = (await jsonOf(await post('/v1/auth/sessions'))).token;
+        const paused = await queue(session, { method: 'PATCH', body: JSON.stringify({ paused: true }) });
+        expect(paused.status).toBe(403);
+        expect((await jsonOf(await queue(running.bootstrap.key))).paused).toBe(false);
+      } finally {
+        await running.stop();
+      }
+    },
+    FIRST_START_MS,
+  );
 
   it('a bad variable stops the start with a message naming it', () => {
-    expect(() => loadEmbeddedConfig({ ACCOUNT_DATABASE_URL: 'mysql://x', PORT: 'eighty' })).toThrow(/ACCOUNT_DATABASE_URL[\s\S]*PORT|PORT[\s\S]*ACCOUNT_DATABASE_URL/);
+    expect(() => loadEmbeddedConfig({ ACCOUNT_DATABASE_URL: 'mysql://x', PORT: 'eighty' })).toThrow(
+      /ACCOUNT_DATABASE_URL[\s\S]*PORT|PORT[\s\S]*ACCOUNT_DATABASE_URL/,
+    );
   });
 });

@@ -67,7 +67,8 @@ export function operationsOf(document: OpenApiDocument): FuzzOperation[] {
         query: parameters.filter((parameter) => parameter.in === 'query'),
         body: op.requestBody?.content?.['application/json']?.schema,
         open: security.length === 0,
-        sessionOnly: security.length > 0 && security.every((scheme) => Object.keys(scheme).every((name) => name === 'session')),
+        sessionOnly:
+          security.length > 0 && security.every((scheme) => Object.keys(scheme).every((name) => name === 'session')),
       });
     }
   }
@@ -82,7 +83,21 @@ export interface FuzzPools {
 
 // Values no field admits, or that sit on the edge of what text and numbers may be.
 const NUMBER_EDGES = [-1, 0, 0.5, 2 ** 31 - 1, 2 ** 31, 2 ** 53, Number.MAX_SAFE_INTEGER + 2, 1e308, -1e308, -0];
-const STRING_EDGES = ['', ' ', 'a\u0000b', '\ud800', 'x\udc00y', '😀', 'e\u0301', '\u202e', '%ff', '../../etc/passwd', '<script>', "'; drop table x; --", 'x'.repeat(5_000)];
+const STRING_EDGES = [
+  '',
+  ' ',
+  'a\u0000b',
+  '\ud800',
+  'x\udc00y',
+  '😀',
+  'e\u0301',
+  '\u202e',
+  '%ff',
+  '../../etc/passwd',
+  '<script>',
+  "'; drop table x; --",
+  'x'.repeat(5_000),
+];
 const hostileValue = fc.oneof(
   fc.constantFrom<unknown>(null, true, false, [], {}, [null], { '': 1 }, ...NUMBER_EDGES, ...STRING_EDGES),
   // Every UTF-16 code unit, unpaired surrogates included.
@@ -107,7 +122,11 @@ export class SchemaArbitraries {
   value(schema: Schema | undefined, depth = 0): fc.Arbitrary<unknown> {
     if (!schema) return hostileValue;
     const resolved = this.resolve(schema);
-    return fc.oneof({ weight: 5, arbitrary: this.valid(resolved, depth) }, { weight: 2, arbitrary: this.boundary(resolved) }, { weight: 1, arbitrary: hostileValue });
+    return fc.oneof(
+      { weight: 5, arbitrary: this.valid(resolved, depth) },
+      { weight: 2, arbitrary: this.boundary(resolved) },
+      { weight: 1, arbitrary: hostileValue },
+    );
   }
 
   valid(schema: Schema, depth: number): fc.Arbitrary<unknown> {
@@ -117,7 +136,9 @@ export class SchemaArbitraries {
     if (Array.isArray(s.allOf) && s.allOf.length > 0) return this.valid(s.allOf[0] as Schema, depth);
     if (Array.isArray(s.enum) && s.enum.length > 0) return fc.constantFrom(...(s.enum as unknown[]));
     if ('const' in s) return fc.constant(s.const);
-    const type = Array.isArray(s.type) ? (s.type as string[]).find((t) => t !== 'null') : (s.type as string | undefined);
+    const type = Array.isArray(s.type)
+      ? (s.type as string[]).find((t) => t !== 'null')
+      : (s.type as string | undefined);
     switch (type) {
       case 'string':
         return this.string(s);
@@ -127,13 +148,19 @@ export class SchemaArbitraries {
         return fc.integer({ min: Math.ceil(min), max: Math.floor(Math.max(min, max)) });
       }
       case 'number':
-        return fc.double({ min: typeof s.minimum === 'number' ? s.minimum : -1e6, max: typeof s.maximum === 'number' ? s.maximum : 1e6, noNaN: true });
+        return fc.double({
+          min: typeof s.minimum === 'number' ? s.minimum : -1e6,
+          max: typeof s.maximum === 'number' ? s.maximum : 1e6,
+          noNaN: true,
+        });
       case 'boolean':
         return fc.boolean();
       case 'array': {
         if (depth > 3) return fc.constant([]);
         const items = s.items as Schema | undefined;
-        return fc.array(items ? this.valid(items, depth + 1) : fc.string({ maxLength: 8 }), { maxLength: Math.min(3, typeof s.maxItems === 'number' ? s.maxItems : 3) });
+        return fc.array(items ? this.valid(items, depth + 1) : fc.string({ maxLength: 8 }), {
+          maxLength: Math.min(3, typeof s.maxItems === 'number' ? s.maxItems : 3),
+        });
       }
       case 'object':
         return depth > 3 ? fc.constant({}) : this.object(s, depth);
@@ -148,11 +175,23 @@ export class SchemaArbitraries {
     const options: fc.Arbitrary<unknown>[] = [fc.string({ unit: 'grapheme', minLength, maxLength })];
     if (s.format === 'email') options.push(fc.emailAddress());
     if (s.format === 'uri') options.push(fc.webUrl());
-    if (s.format === 'date-time') options.push(fc.date({ min: new Date(2020, 0, 1), max: new Date(2030, 0, 1), noInvalidDate: true }).map((date) => date.toISOString()));
-    if (s.format === 'date') options.push(fc.date({ min: new Date(2020, 0, 1), max: new Date(2030, 0, 1), noInvalidDate: true }).map((date) => date.toISOString().slice(0, 10)));
+    if (s.format === 'date-time')
+      options.push(
+        fc
+          .date({ min: new Date(2020, 0, 1), max: new Date(2030, 0, 1), noInvalidDate: true })
+          .map((date) => date.toISOString()),
+      );
+    if (s.format === 'date')
+      options.push(
+        fc
+          .date({ min: new Date(2020, 0, 1), max: new Date(2030, 0, 1), noInvalidDate: true })
+          .map((date) => date.toISOString().slice(0, 10)),
+      );
     if (typeof s.pattern === 'string') {
       try {
-        options.push(fc.stringMatching(new RegExp(s.pattern)).filter((text) => text.length <= Math.max(maxLength, 200)));
+        options.push(
+          fc.stringMatching(new RegExp(s.pattern)).filter((text) => text.length <= Math.max(maxLength, 200)),
+        );
       } catch {
         // A pattern JavaScript cannot compile is left to the other generators.
       }
@@ -176,7 +215,9 @@ export class SchemaArbitraries {
     const properties = Object.entries((s.properties ?? {}) as Record<string, Schema>);
     if (properties.length === 0) return this.value(s);
     const field = fc.oneof(
-      ...properties.map(([name, property]) => fc.tuple(fc.constant(name), fc.oneof(this.boundary(property), hostileValue))),
+      ...properties.map(([name, property]) =>
+        fc.tuple(fc.constant(name), fc.oneof(this.boundary(property), hostileValue)),
+      ),
       fc.tuple(fc.string({ maxLength: 10 }), hostileValue),
     );
     return fc.tuple(this.valid(s, 0), field).map(([value, [name, bad]]) => ({ ...(value as object), [name]: bad }));
@@ -187,14 +228,29 @@ export class SchemaArbitraries {
     const s = this.resolve(schema);
     const edges: unknown[] = [...NUMBER_EDGES];
     for (const bound of [s.minimum, s.maximum]) if (typeof bound === 'number') edges.push(bound - 1, bound, bound + 1);
-    for (const bound of [s.minLength, s.maxLength]) if (typeof bound === 'number') edges.push('x'.repeat(Math.max(0, bound - 1)), 'é'.repeat(bound + 1));
-    for (const bound of [s.minItems, s.maxItems]) if (typeof bound === 'number') edges.push(Array.from({ length: bound + 1 }, () => 'x'));
+    for (const bound of [s.minLength, s.maxLength])
+      if (typeof bound === 'number') edges.push('x'.repeat(Math.max(0, bound - 1)), 'é'.repeat(bound + 1));
+    for (const bound of [s.minItems, s.maxItems])
+      if (typeof bound === 'number') edges.push(Array.from({ length: bound + 1 }, () => 'x'));
     return fc.constantFrom(...edges);
   }
 }
 
 /** Path segments as an attacker writes them: escapes that are malformed, spell invalid UTF-8 or a NUL, and traversal. */
-const RAW_SEGMENTS = ['%ff', '%00', 'a%00b', '%', '%e2%82', '%ed%a0%80', '%c0%af', '%2e%2e', '%2f', '..%2f..', '%F0%9F%98%80', 'x'.repeat(3_000)];
+const RAW_SEGMENTS = [
+  '%ff',
+  '%00',
+  'a%00b',
+  '%',
+  '%e2%82',
+  '%ed%a0%80',
+  '%c0%af',
+  '%2e%2e',
+  '%2f',
+  '..%2f..',
+  '%F0%9F%98%80',
+  'x'.repeat(3_000),
+];
 
 /** Bodies no parser should take: invalid JSON, bytes that are not UTF-8, nesting past the limit, wrong top-level types. */
 const RAW_BODIES: Array<string | Uint8Array> = [
@@ -211,7 +267,11 @@ const RAW_BODIES: Array<string | Uint8Array> = [
   Uint8Array.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xed, 0xa0, 0x80, 0x22, 0x7d]),
 ];
 
-export function requestArbitrary(op: FuzzOperation, schemas: SchemaArbitraries, pools: FuzzPools): fc.Arbitrary<FuzzRequest> {
+export function requestArbitrary(
+  op: FuzzOperation,
+  schemas: SchemaArbitraries,
+  pools: FuzzPools,
+): fc.Arbitrary<FuzzRequest> {
   const segment = fc.oneof(
     { weight: 3, arbitrary: pools.ids.length > 0 ? fc.constantFrom(...pools.ids) : fc.constant('x') },
     { weight: 2, arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 30 }).map(escape) },
@@ -223,11 +283,23 @@ export function requestArbitrary(op: FuzzOperation, schemas: SchemaArbitraries, 
   });
   const queryValue = (parameter: Parameter) =>
     fc.oneof(
-      { weight: 4, arbitrary: schemas.value(parameter.schema).map((value) => escape(typeof value === 'string' ? value : JSON.stringify(value) ?? '')) },
+      {
+        weight: 4,
+        arbitrary: schemas
+          .value(parameter.schema)
+          .map((value) => escape(typeof value === 'string' ? value : (JSON.stringify(value) ?? ''))),
+      },
       { weight: 1, arbitrary: fc.constantFrom(...RAW_SEGMENTS) },
     );
   const query = fc
-    .tuple(...op.query.map((parameter) => fc.option(queryValue(parameter).map((value) => `${escape(parameter.name)}=${value}`), { freq: 2 })))
+    .tuple(
+      ...op.query.map((parameter) =>
+        fc.option(
+          queryValue(parameter).map((value) => `${escape(parameter.name)}=${value}`),
+          { freq: 2 },
+        ),
+      ),
+    )
     .map((pairs) => pairs.filter((pair): pair is string => pair !== null).join('&'));
   const body: fc.Arbitrary<string | Uint8Array | undefined> = op.body
     ? fc.oneof(
@@ -236,5 +308,10 @@ export function requestArbitrary(op: FuzzOperation, schemas: SchemaArbitraries, 
         { weight: 1, arbitrary: fc.constantFrom(...RAW_BODIES) },
       )
     : fc.constant(undefined);
-  return fc.record({ path, query, body }).map(({ path: filled, query: search, body: sent }) => ({ url: search ? `${filled}?${search}` : filled, body: sent }));
+  return fc
+    .record({ path, query, body })
+    .map(({ path: filled, query: search, body: sent }) => ({
+      url: search ? `${filled}?${search}` : filled,
+      body: sent,
+    }));
 }

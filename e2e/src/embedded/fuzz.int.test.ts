@@ -2,7 +2,15 @@ import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { isErrorCode } from '@sbc/errors';
 import { createTestDatabase, testBackends, type TestDatabase } from '@sbc/testing';
-import { operationsOf, requestArbitrary, SchemaArbitraries, type FuzzOperation, type FuzzPools, type FuzzRequest, type OpenApiDocument } from './fuzz.inputs';
+import {
+  operationsOf,
+  requestArbitrary,
+  SchemaArbitraries,
+  type FuzzOperation,
+  type FuzzPools,
+  type FuzzRequest,
+  type OpenApiDocument,
+} from './fuzz.inputs';
 import { loadEmbeddedConfig, start, type RunningEmbedded } from '@sbc/app-embedded';
 
 /**
@@ -22,7 +30,14 @@ const MODEL_DIALECTS: Record<string, 'openai' | 'anthropic'> = {
   '/v1/messages/count_tokens': 'anthropic',
 };
 /** Operations whose success legitimately shows a fresh secret of their own (a session, a webhook's signing secret, a device token). */
-const MINTS = new Set(['POST /v1/auth/signup', 'POST /v1/auth/sessions', 'POST /v1/auth/console/session', 'POST /v1/webhooks', 'POST /v1/devices/pair/token', 'POST /v1/keys']);
+const MINTS = new Set([
+  'POST /v1/auth/signup',
+  'POST /v1/auth/sessions',
+  'POST /v1/auth/console/session',
+  'POST /v1/webhooks',
+  'POST /v1/devices/pair/token',
+  'POST /v1/keys',
+]);
 /** Another account's id for each path parameter that names an account's own resource. */
 type CrossIds = Record<string, string>;
 
@@ -40,7 +55,12 @@ let queueSettings: Record<string, unknown> = {};
 /** Statuses seen per operation, printed after a long pass to show how deep the generated requests reached. */
 const seen = new Map<string, Map<number, number>>();
 
-async function call(method: string, path: string, credential: string | undefined, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+async function call(
+  method: string,
+  path: string,
+  credential: string | undefined,
+  body?: unknown,
+): Promise<{ status: number; json: Record<string, unknown> }> {
   const res = await fetch(`${embedded.url}${path}`, {
     method,
     headers: { 'content-type': 'application/json', ...(credential ? { authorization: `Bearer ${credential}` } : {}) },
@@ -68,7 +88,14 @@ async function signUp(email: string, password: string): Promise<string> {
 beforeAll(async () => {
   // The request bucket would turn most of a long pass into 429s; the RPC deadline is raised because a build
   // intake on a busy shared CI machine (builds running beside it) once took past 2 s, a 503 about load, not input.
-  const env: Record<string, string> = { SBC_DATA_DIR: 'memory://', PORT: '0', BASE_URL: 'https://gw.test', LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '10000000', RPC_DEADLINE_MS: '10000' };
+  const env: Record<string, string> = {
+    SBC_DATA_DIR: 'memory://',
+    PORT: '0',
+    BASE_URL: 'https://gw.test',
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_PER_MINUTE: '10000000',
+    RPC_DEADLINE_MS: '10000',
+  };
   if (testBackends().postgresUrl) {
     env.UPSTREAM_SECRETS_KEY = randomBytes(32).toString('base64');
     for (const name of ['ACCOUNT', 'USAGE_LEDGER', 'X_BUILDS', 'RUNS']) {
@@ -85,8 +112,11 @@ beforeAll(async () => {
   // Another account, with one of each resource it owns; the owner gets the same, so generated ids reach past lookups.
   const password = 'fuzzing password 0123';
   const otherSession = await signUp('fuzz-other@example.test', password);
-  const otherKey = (await call('POST', '/v1/keys', otherSession, { name: 'other', preset: 'full_access' })).json.key as string;
-  throwawaySession = (await call('POST', '/v1/auth/sessions', undefined, { email: 'fuzz-other@example.test', password })).json.token as string;
+  const otherKey = (await call('POST', '/v1/keys', otherSession, { name: 'other', preset: 'full_access' })).json
+    .key as string;
+  throwawaySession = (
+    await call('POST', '/v1/auth/sessions', undefined, { email: 'fuzz-other@example.test', password })
+  ).json.token as string;
   held.push(ownerKey, otherKey, otherSession, throwawaySession, password);
   const owned = async (credential: string) => ({
     id: await create('/v1/keys', credential, { name: 'fuzz throwaway' }),
@@ -107,7 +137,13 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (LONG || process.env.FUZZ_STATS) {
-    const lines = [...seen].map(([op, counts]) => `${op}: ${[...counts].sort(([a], [b]) => a - b).map(([status, n]) => `${status}×${n}`).join(' ')}`);
+    const lines = [...seen].map(
+      ([op, counts]) =>
+        `${op}: ${[...counts]
+          .sort(([a], [b]) => a - b)
+          .map(([status, n]) => `${status}×${n}`)
+          .join(' ')}`,
+    );
     console.log(`statuses per operation (seed ${SEED}):\n${lines.join('\n')}`);
   }
   await embedded?.stop();
@@ -130,7 +166,12 @@ async function send(op: FuzzOperation, request: FuzzRequest, credential: string 
   const headers: Record<string, string> = {};
   if (credential) headers.authorization = `Bearer ${credential}`;
   if (request.body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(`${embedded.url}${request.url}`, { method: op.method, headers, body: request.body, signal: AbortSignal.timeout(20_000) });
+  const res = await fetch(`${embedded.url}${request.url}`, {
+    method: op.method,
+    headers,
+    body: request.body,
+    signal: AbortSignal.timeout(20_000),
+  });
   const contentType = res.headers.get('content-type') ?? '';
   // A stream that opened (alias events, a streamed call) is not read to its end.
   const text = contentType.includes('text/event-stream') ? (await res.body?.cancel(), '') : await res.text();
@@ -148,7 +189,8 @@ function checkAnswer(op: FuzzOperation, request: FuzzRequest, answer: Answer): v
   if (answer.status >= 500) fail('a 5xx');
   if (!answer.requestId) fail('no x-request-id');
   for (const secret of held) if (answer.text.includes(secret)) fail('a held secret in the body');
-  if (!(MINTS.has(`${op.method} ${op.path}`) && answer.status < 300) && /(whsec|sbs)_[A-Za-z0-9]{6,}/.test(answer.text)) fail('a secret-shaped value in the body');
+  if (!(MINTS.has(`${op.method} ${op.path}`) && answer.status < 300) && /(whsec|sbs)_[A-Za-z0-9]{6,}/.test(answer.text))
+    fail('a secret-shaped value in the body');
   if (answer.status < 400 || !answer.contentType.includes('json')) {
     if (answer.status >= 400) fail('an error that is not JSON');
     return;
@@ -157,55 +199,90 @@ function checkAnswer(op: FuzzOperation, request: FuzzRequest, answer: Answer): v
   const error = body.error as Record<string, unknown> | undefined;
   const dialect = MODEL_DIALECTS[op.path];
   if (dialect === 'anthropic') {
-    if (body.type !== 'error' || typeof error?.type !== 'string' || typeof error.message !== 'string') fail('not an Anthropic error');
+    if (body.type !== 'error' || typeof error?.type !== 'string' || typeof error.message !== 'string')
+      fail('not an Anthropic error');
   } else if (dialect === 'openai') {
     if (typeof error?.message !== 'string' || typeof error.type !== 'string') fail('not an OpenAI error');
   } else {
-    for (const field of ['error', 'message', 'doc_url', 'request_id']) if (typeof body[field] !== 'string') fail(`envelope without ${field}`);
+    for (const field of ['error', 'message', 'doc_url', 'request_id'])
+      if (typeof body[field] !== 'string') fail(`envelope without ${field}`);
     if (body.request_id !== answer.requestId) fail('request_id is not the x-request-id echoed');
     // /developers has an anchor for every registry code, so this is a link that lands (developer-docs.int.test.ts).
-    if (!isErrorCode(String(body.error)) || !String(body.doc_url).endsWith(`/developers#errors-${String(body.error)}`)) fail("a doc_url that is not its code's entry");
+    if (!isErrorCode(String(body.error)) || !String(body.doc_url).endsWith(`/developers#errors-${String(body.error)}`))
+      fail("a doc_url that is not its code's entry");
   }
 }
 
-async function runProperty(label: string, index: number, arbitrary: fc.Arbitrary<FuzzRequest>, property: (request: FuzzRequest) => Promise<void>): Promise<void> {
+async function runProperty(
+  label: string,
+  index: number,
+  arbitrary: fc.Arbitrary<FuzzRequest>,
+  property: (request: FuzzRequest) => Promise<void>,
+): Promise<void> {
   const seed = SEED + index;
   try {
-    await fc.assert(fc.asyncProperty(arbitrary, property), { seed, numRuns: RUNS_PER_OPERATION, includeErrorInReport: true });
+    await fc.assert(fc.asyncProperty(arbitrary, property), {
+      seed,
+      numRuns: RUNS_PER_OPERATION,
+      includeErrorInReport: true,
+    });
   } catch (error) {
-    throw new Error(`${label} failed with FUZZ_SEED=${SEED} (this operation's seed ${seed}); replay: FUZZ_SEED=${SEED} npm run fuzz\n${(error as Error).message}`);
+    throw new Error(
+      `${label} failed with FUZZ_SEED=${SEED} (this operation's seed ${seed}); replay: FUZZ_SEED=${SEED} npm run fuzz\n${(error as Error).message}`,
+    );
   }
 }
 
 describe(`fuzzing every operation of /docs/openapi.json (seed ${SEED}, ${RUNS_PER_OPERATION} requests each)`, () => {
-  it('answers every generated request below 500, in its envelope with x-request-id, and with no secret in any body', async () => {
-    expect(operations.length).toBeGreaterThan(50);
-    for (const [index, op] of operations.entries()) {
-      await runProperty(`${op.method} ${op.path}`, index, requestArbitrary(op, schemas, pools), async (request) => {
-        checkAnswer(op, request, await send(op, request, credentialFor(op)));
-        if (op.method === 'PATCH' && op.path === '/v1/x-builds/queue') await call('PATCH', op.path, ownerKey, queueSettings);
-      });
-    }
-  }, LONG ? 3_600_000 : 120_000);
+  it(
+    'answers every generated request below 500, in its envelope with x-request-id, and with no secret in any body',
+    async () => {
+      expect(operations.length).toBeGreaterThan(50);
+      for (const [index, op] of operations.entries()) {
+        await runProperty(`${op.method} ${op.path}`, index, requestArbitrary(op, schemas, pools), async (request) => {
+          checkAnswer(op, request, await send(op, request, credentialFor(op)));
+          if (op.method === 'PATCH' && op.path === '/v1/x-builds/queue')
+            await call('PATCH', op.path, ownerKey, queueSettings);
+        });
+      }
+    },
+    LONG ? 3_600_000 : 120_000,
+  );
 
-  it("answers another account's ids exactly as ids that exist nowhere: 404 (or the same 400 for a body refused first)", async () => {
-    // `id` names a key only under /v1/keys (builds use it too, for ids no account owns).
-    const names = (op: FuzzOperation, param: string) => param in crossIds && (param !== 'id' || op.path.startsWith('/v1/keys/'));
-    const crossing = operations.filter((op) => !op.open && !op.sessionOnly && op.pathParams.length > 0 && op.pathParams.every((param) => names(op, param)));
-    expect(crossing.length).toBeGreaterThan(10);
-    for (const [index, op] of crossing.entries()) {
-      const fill = (ids: CrossIds) => op.path.replace(/\{([^}]+)\}/g, (_, param: string) => ids[param]!);
-      const nowhere = Object.fromEntries(Object.entries(crossIds).map(([param, id]) => [param, id.replace(/.{6}$/, '000000')]));
-      const body = op.body ? schemas.valid(op.body, 0).map((value) => JSON.stringify(value)) : fc.constant(undefined);
-      await runProperty(`cross-account ${op.method} ${op.path}`, 10_000 + index, body.map((sent) => ({ url: fill(crossIds), body: sent })), async (request) => {
-        const theirs = await send(op, request, ownerKey);
-        const absent = await send(op, { ...request, url: fill(nowhere) }, ownerKey);
-        checkAnswer(op, request, theirs);
-        if (request.body === undefined || theirs.status !== 400) expect(`${op.method} ${op.path} ${theirs.status}`).toBe(`${op.method} ${op.path} 404`);
-        expect(theirs.status).toBe(absent.status);
-      });
-    }
-  }, LONG ? 3_600_000 : 60_000);
+  it(
+    "answers another account's ids exactly as ids that exist nowhere: 404 (or the same 400 for a body refused first)",
+    async () => {
+      // `id` names a key only under /v1/keys (builds use it too, for ids no account owns).
+      const names = (op: FuzzOperation, param: string) =>
+        param in crossIds && (param !== 'id' || op.path.startsWith('/v1/keys/'));
+      const crossing = operations.filter(
+        (op) =>
+          !op.open && !op.sessionOnly && op.pathParams.length > 0 && op.pathParams.every((param) => names(op, param)),
+      );
+      expect(crossing.length).toBeGreaterThan(10);
+      for (const [index, op] of crossing.entries()) {
+        const fill = (ids: CrossIds) => op.path.replace(/\{([^}]+)\}/g, (_, param: string) => ids[param]!);
+        const nowhere = Object.fromEntries(
+          Object.entries(crossIds).map(([param, id]) => [param, id.replace(/.{6}$/, '000000')]),
+        );
+        const body = op.body ? schemas.valid(op.body, 0).map((value) => JSON.stringify(value)) : fc.constant(undefined);
+        await runProperty(
+          `cross-account ${op.method} ${op.path}`,
+          10_000 + index,
+          body.map((sent) => ({ url: fill(crossIds), body: sent })),
+          async (request) => {
+            const theirs = await send(op, request, ownerKey);
+            const absent = await send(op, { ...request, url: fill(nowhere) }, ownerKey);
+            checkAnswer(op, request, theirs);
+            if (request.body === undefined || theirs.status !== 400)
+              expect(`${op.method} ${op.path} ${theirs.status}`).toBe(`${op.method} ${op.path} 404`);
+            expect(theirs.status).toBe(absent.status);
+          },
+        );
+      }
+    },
+    LONG ? 3_600_000 : 60_000,
+  );
 
   it('answers the hostile inputs of issue 18 with 400 invalid_request naming the parameter', async () => {
     const cases: Array<[string, string, unknown, string]> = [
@@ -215,11 +292,19 @@ describe(`fuzzing every operation of /docs/openapi.json (seed ${SEED}, ${RUNS_PE
       ['POST', '/v1/teams', { name: 'a\u0000b' }, 'name'],
     ];
     for (const [method, path, body, param] of cases) {
-      const res = await fetch(`${embedded.url}${path}`, { method, headers: { authorization: `Bearer ${ownerKey}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const res = await fetch(`${embedded.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${ownerKey}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       const json = (await res.json()) as Record<string, unknown>;
       expect([path, res.status, json.error, json.param]).toEqual([path, 400, 'invalid_request', param]);
     }
-    const deep = await fetch(`${embedded.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${ownerKey}`, 'content-type': 'application/json' }, body: `{"model":"house","messages":${'['.repeat(100)}${']'.repeat(100)}}` });
+    const deep = await fetch(`${embedded.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ownerKey}`, 'content-type': 'application/json' },
+      body: `{"model":"house","messages":${'['.repeat(100)}${']'.repeat(100)}}`,
+    });
     expect(deep.status).toBe(400);
     expect(((await deep.json()) as { error: { message: string } }).error.message).toMatch(/64 levels/);
   });

@@ -71,7 +71,10 @@ async function usageRequestIds(url: string, key: string): Promise<string[]> {
   const ids: string[] = [];
   let after = '';
   for (;;) {
-    const res = await fetch(`${url}/v1/usage/requests?limit=100${after ? `&after_id=${after}` : ''}`, { headers: { authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(10_000) });
+    const res = await fetch(`${url}/v1/usage/requests?limit=100${after ? `&after_id=${after}` : ''}`, {
+      headers: { authorization: `Bearer ${key}` },
+      signal: AbortSignal.timeout(10_000),
+    });
     const page = (await res.json()) as { data: Array<{ request_id: string }>; has_more: boolean; last_id: string };
     ids.push(...page.data.map((row) => row.request_id));
     if (!page.has_more) return ids;
@@ -111,7 +114,10 @@ describe('the embedded bundle after kill -9', () => {
       while (!stopping) {
         const id = `req_kill_${++n}_${Date.now()}`;
         try {
-          const stream = await client.chat.completions.create({ model: 'house', stream: true, messages: [{ role: 'user', content: `sim-tokens:30 call ${id}` }] }, { headers: { 'x-request-id': id } });
+          const stream = await client.chat.completions.create(
+            { model: 'house', stream: true, messages: [{ role: 'user', content: `sim-tokens:30 call ${id}` }] },
+            { headers: { 'x-request-id': id } },
+          );
           let finished = false;
           for await (const chunk of stream) if (chunk.choices[0]?.finish_reason) finished = true;
           // The SDK ends the loop only after the stream's terminator: this caller saw its reply complete.

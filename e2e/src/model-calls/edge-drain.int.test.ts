@@ -23,7 +23,9 @@ const DRAIN_MS = 2_000;
 
 beforeAll(async () => {
   stack = await startStack({ label: 'edge_drain', house: simHouse });
-  pacedSim = await startSim(loadSimConfig({ SIM_PORT: '0', SIM_LATENCY_MS: '0', SIM_TOKENS_PER_SECOND: '20', LOG_LEVEL: 'silent' }));
+  pacedSim = await startSim(
+    loadSimConfig({ SIM_PORT: '0', SIM_LATENCY_MS: '0', SIM_TOKENS_PER_SECOND: '20', LOG_LEVEL: 'silent' }),
+  );
 }, 60_000);
 
 afterAll(async () => {
@@ -39,7 +41,11 @@ interface RawAnswer {
 
 /** One request over `agent` (kept alive between requests), read to its end. */
 async function call(url: string, agent: Agent, method: string, path: string, body?: unknown): Promise<RawAnswer> {
-  const req = request(`${url}${path}`, { method, agent, headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' } });
+  const req = request(`${url}${path}`, {
+    method,
+    agent,
+    headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+  });
   const socket = new Promise<Socket>((resolve) => req.once('socket', resolve));
   req.end(body === undefined ? undefined : JSON.stringify(body));
   const [res] = (await once(req, 'response')) as [IncomingMessage];
@@ -67,23 +73,50 @@ it('on SIGTERM the edge drains: kept-alive callers told to close, new ones refus
     expect(idle.res.headers.connection).toBe('keep-alive');
     const idleClosed = once(idle.socket, 'close');
     const warm = await call(edge.url, busyAgent, 'GET', '/v1/keys/whoami');
-    const busyAnswer = call(edge.url, busyAgent, 'POST', '/v1/chat/completions', { model: 'house', messages: prompt('sim-tokens:20 a short answer'), max_tokens: 100 });
+    const busyAnswer = call(edge.url, busyAgent, 'POST', '/v1/chat/completions', {
+      model: 'house',
+      messages: prompt('sim-tokens:20 a short answer'),
+      max_tokens: 100,
+    });
 
     // Long streams in both dialects, and a short one, all under way when the signal lands.
     const chatDeltas: string[] = [];
-    const chat = await openAiFor(edge.url).chat.completions.create({ model: 'house', messages: prompt('sim-tokens:400 a long story'), stream: true, max_tokens: 1_000 });
+    const chat = await openAiFor(edge.url).chat.completions.create({
+      model: 'house',
+      messages: prompt('sim-tokens:400 a long story'),
+      stream: true,
+      max_tokens: 1_000,
+    });
     const chatEnded = (async () => {
       for await (const chunk of chat) chatDeltas.push(chunk.choices[0]?.delta?.content ?? '');
-    })().then(() => undefined, (error: unknown) => error);
+    })().then(
+      () => undefined,
+      (error: unknown) => error,
+    );
     const messagesText: string[] = [];
-    const messages = anthropicFor(edge.url).messages.stream({ model: 'house-omni', max_tokens: 1_000, messages: prompt('sim-tokens:400 a long story') });
+    const messages = anthropicFor(edge.url).messages.stream({
+      model: 'house-omni',
+      max_tokens: 1_000,
+      messages: prompt('sim-tokens:400 a long story'),
+    });
     messages.on('text', (text) => messagesText.push(text));
-    const messagesEnded = messages.finalMessage().then(() => undefined, (error: unknown) => error);
+    const messagesEnded = messages.finalMessage().then(
+      () => undefined,
+      (error: unknown) => error,
+    );
     // A call answered in one piece that would take 20 s: still waiting on its upstream at the deadline.
     const unfinished = openAiFor(edge.url)
       .chat.completions.create({ model: 'house', messages: prompt('sim-tokens:400 a long answer'), max_tokens: 1_000 })
-      .then(() => undefined, (error: unknown) => error);
-    const short = await openAiFor(edge.url).chat.completions.create({ model: 'house', messages: prompt('sim-tokens:10 a short story'), stream: true, max_tokens: 100 });
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    const short = await openAiFor(edge.url).chat.completions.create({
+      model: 'house',
+      messages: prompt('sim-tokens:10 a short story'),
+      stream: true,
+      max_tokens: 100,
+    });
     const shortDeltas: string[] = [];
     const shortEnded = (async () => {
       let finish: string | null = null;
@@ -129,7 +162,10 @@ it('on SIGTERM the edge drains: kept-alive callers told to close, new ones refus
     const messagesError = await messagesEnded;
     expect(messagesError).toBeInstanceOf(Anthropic.APIError);
     expect(messagesError).not.toBeInstanceOf(Anthropic.APIConnectionError);
-    expect((messagesError as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ type: 'error', error: { type: 'overloaded_error' } });
+    expect((messagesError as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({
+      type: 'error',
+      error: { type: 'overloaded_error' },
+    });
     // The call still waiting at the deadline is answered 503 in its dialect, not reset.
     const unfinishedError = await unfinished;
     expect(unfinishedError).toBeInstanceOf(OpenAI.APIError);
@@ -149,14 +185,20 @@ it('on SIGTERM the edge drains: kept-alive callers told to close, new ones refus
 
 it('a caller hanging up mid-body or mid-stream is logged at info, never as an error', async () => {
   const lines: Array<{ level: number; msg: string }> = [];
-  const logger = createLogger({ service: 'gateway', level: 'info', destination: { write: (line: string) => void lines.push(JSON.parse(line)) } });
+  const logger = createLogger({
+    service: 'gateway',
+    level: 'info',
+    destination: { write: (line: string) => void lines.push(JSON.parse(line)) },
+  });
   const edge = await startGateway(
     loadGatewayConfig({
       PORT: '0',
       BASE_URL: 'https://gw.test',
       ACCOUNT_GRPC_TARGET: stack.account.grpcAddress,
       REDIS_URL: testBackends().redisUrl,
-      HOUSE_ENGINES: JSON.stringify({ house: [{ dialect: 'openai', base_url: `${pacedSim.url}/v1`, model: 'sim-large' }] }),
+      HOUSE_ENGINES: JSON.stringify({
+        house: [{ dialect: 'openai', base_url: `${pacedSim.url}/v1`, model: 'sim-large' }],
+      }),
     }),
     { logger },
   );
@@ -165,12 +207,17 @@ it('a caller hanging up mid-body or mid-stream is logged at info, never as an er
     for (const path of ['/v1/chat/completions', '/v1/keys']) {
       const socket = connect(Number(port), '127.0.0.1');
       await once(socket, 'connect');
-      socket.write(`POST ${path} HTTP/1.1\r\nhost: edge.test\r\nauthorization: Bearer ${KEY}\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"model":`);
+      socket.write(
+        `POST ${path} HTTP/1.1\r\nhost: edge.test\r\nauthorization: Bearer ${KEY}\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"model":`,
+      );
       await new Promise((resolve) => setTimeout(resolve, 100));
       socket.destroy();
     }
     const aborted = new AbortController();
-    const stream = await openAiFor(edge.url).chat.completions.create({ model: 'house', messages: prompt('sim-tokens:400 a long story'), stream: true, max_tokens: 1_000 }, { signal: aborted.signal });
+    const stream = await openAiFor(edge.url).chat.completions.create(
+      { model: 'house', messages: prompt('sim-tokens:400 a long story'), stream: true, max_tokens: 1_000 },
+      { signal: aborted.signal },
+    );
     // The SDK ends the iteration quietly when its signal aborts.
     let deltas = 0;
     for await (const _chunk of stream) if (++deltas === 3) aborted.abort();

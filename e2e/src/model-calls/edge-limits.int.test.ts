@@ -14,9 +14,13 @@ let strictEdge: RunningGateway;
 
 beforeAll(async () => {
   stack = await startStack({ label: 'edge_limits', house: simHouse });
-  strictEdge = await stack.startEdge(simHouse(stack.sim.url), { HTTP_HEADERS_TIMEOUT_MS: '300', HTTP_REQUEST_TIMEOUT_MS: '600' });
+  strictEdge = await stack.startEdge(simHouse(stack.sim.url), {
+    HTTP_HEADERS_TIMEOUT_MS: '300',
+    HTTP_REQUEST_TIMEOUT_MS: '600',
+  });
   // Timings below are of a warm edge: its first answers pay for code loaded and compiled on first use.
-  for (const path of ['/v1/keys', '/v1/no-such-route', '/v1/chat/completions']) await fetch(`${stack.edge.url}${path}`, { method: 'POST', body: '{}' });
+  for (const path of ['/v1/keys', '/v1/no-such-route', '/v1/chat/completions'])
+    await fetch(`${stack.edge.url}${path}`, { method: 'POST', body: '{}' });
 }, 60_000);
 
 afterAll(async () => {
@@ -53,7 +57,17 @@ function zeros(bytes: number): Buffer {
  * Sends a request over a raw socket: the head at once, then up to `bodyBytes` of a JSON array of zeros,
  * chunk by chunk, stopping when the answer arrives. Resolves once the whole answer is in.
  */
-function send(url: string, options: { method?: string; path: string; headers?: Record<string, string>; bodyBytes: number; declareLength?: boolean; stopAfter?: number }): Promise<RawAnswer> {
+function send(
+  url: string,
+  options: {
+    method?: string;
+    path: string;
+    headers?: Record<string, string>;
+    bodyBytes: number;
+    declareLength?: boolean;
+    stopAfter?: number;
+  },
+): Promise<RawAnswer> {
   const { port } = new URL(url);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), '127.0.0.1');
@@ -68,12 +82,20 @@ function send(url: string, options: { method?: string; path: string; headers?: R
       if (split < 0) return false;
       const [statusLine, ...lines] = text.slice(0, split).split('\r\n');
       const headers: Record<string, string> = {};
-      for (const line of lines) headers[line.slice(0, line.indexOf(':')).toLowerCase()] = line.slice(line.indexOf(':') + 1).trim();
+      for (const line of lines)
+        headers[line.slice(0, line.indexOf(':')).toLowerCase()] = line.slice(line.indexOf(':') + 1).trim();
       const body = text.slice(split + 4);
-      if (headers['content-length'] !== undefined && Buffer.byteLength(body) < Number(headers['content-length'])) return false;
+      if (headers['content-length'] !== undefined && Buffer.byteLength(body) < Number(headers['content-length']))
+        return false;
       settled = true;
       socket.destroy();
-      resolve({ status: Number(statusLine!.split(' ')[1]), headers, body, ms: answeredAt - startedAt, bodyBytesSent: sent });
+      resolve({
+        status: Number(statusLine!.split(' ')[1]),
+        headers,
+        body,
+        ms: answeredAt - startedAt,
+        bodyBytesSent: sent,
+      });
       return true;
     };
     socket.on('data', (chunk: Buffer) => {
@@ -83,9 +105,14 @@ function send(url: string, options: { method?: string; path: string; headers?: R
     });
     socket.on('error', () => undefined);
     socket.on('close', () => {
-      if (!settled && !finish()) reject(new Error(`closed without an answer: ${received.toString('utf8').slice(0, 200)}`));
+      if (!settled && !finish())
+        reject(new Error(`closed without an answer: ${received.toString('utf8').slice(0, 200)}`));
     });
-    const head = [`${options.method ?? 'POST'} ${options.path} HTTP/1.1`, 'host: edge.test', 'content-type: application/json'];
+    const head = [
+      `${options.method ?? 'POST'} ${options.path} HTTP/1.1`,
+      'host: edge.test',
+      'content-type: application/json',
+    ];
     if (options.declareLength === false) head.push('transfer-encoding: chunked');
     else head.push(`content-length: ${options.bodyBytes}`);
     for (const [name, value] of Object.entries(options.headers ?? {})) head.push(`${name}: ${value}`);
@@ -96,7 +123,10 @@ function send(url: string, options: { method?: string; path: string; headers?: R
       while (answeredAt === 0 && !socket.destroyed && sent < limit) {
         const piece = body.subarray(sent, Math.min(sent + 64 * 1024, limit));
         sent += piece.length;
-        const framed = options.declareLength === false ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]) : piece;
+        const framed =
+          options.declareLength === false
+            ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')])
+            : piece;
         if (!socket.write(framed)) return void socket.once('drain', pump);
       }
     };
@@ -107,7 +137,11 @@ function send(url: string, options: { method?: string; path: string; headers?: R
 function expectEnvelope(answer: RawAnswer, status: number, code: string): void {
   expect(answer.status).toBe(status);
   const body = JSON.parse(answer.body);
-  expect(body).toMatchObject({ error: code, message: expect.any(String), doc_url: `https://gw.test/developers#errors-${code}` });
+  expect(body).toMatchObject({
+    error: code,
+    message: expect.any(String),
+    doc_url: `https://gw.test/developers#errors-${code}`,
+  });
   expect(body.request_id).toBe(answer.headers['x-request-id']);
 }
 
@@ -184,7 +218,11 @@ describe('a caller without a credential costs almost nothing', () => {
 
 describe('each route family has its body limit', () => {
   it('an authenticated account-surface body over 1 MiB is 413 from its content-length, before it is read', async () => {
-    const answer = await send(stack.edge.url, { path: '/v1/keys', bodyBytes: 2 * MiB, headers: { authorization: `Bearer ${KEY}` } });
+    const answer = await send(stack.edge.url, {
+      path: '/v1/keys',
+      bodyBytes: 2 * MiB,
+      headers: { authorization: `Bearer ${KEY}` },
+    });
     expectEnvelope(answer, 413, 'request_too_large');
     expect(answer.headers.connection).toBe('close');
     expect(answer.ms).toBeLessThan(1_000);
@@ -193,7 +231,12 @@ describe('each route family has its body limit', () => {
   it('an authenticated account-surface body over 1 MiB sent without a length is 413 as soon as it passes the limit', async () => {
     // Larger than loopback's socket buffers can take (here up to 32 MiB received and 4 MiB sent): a 4 MiB body
     // was sometimes handed over whole before a busy edge had read its first MiB and answered.
-    const answer = await send(stack.edge.url, { path: '/v1/keys', bodyBytes: 64 * MiB, declareLength: false, headers: { authorization: `Bearer ${KEY}` } });
+    const answer = await send(stack.edge.url, {
+      path: '/v1/keys',
+      bodyBytes: 64 * MiB,
+      declareLength: false,
+      headers: { authorization: `Bearer ${KEY}` },
+    });
     expectEnvelope(answer, 413, 'request_too_large');
     expect(answer.bodyBytesSent).toBeLessThan(64 * MiB);
   });
@@ -209,10 +252,18 @@ describe('each route family has its body limit', () => {
   });
 
   it('a model call may be far larger than an account body; past MAX_BODY_BYTES it is 413 in its dialect, unread', async () => {
-    const withinModelLimit = await send(stack.edge.url, { path: '/v1/chat/completions', bodyBytes: 2 * MiB, headers: { authorization: `Bearer ${KEY}` } });
+    const withinModelLimit = await send(stack.edge.url, {
+      path: '/v1/chat/completions',
+      bodyBytes: 2 * MiB,
+      headers: { authorization: `Bearer ${KEY}` },
+    });
     expect(withinModelLimit.status).toBe(400); // read and parsed in full: an array is not a call
     expect(JSON.parse(withinModelLimit.body).error.message).toMatch(/JSON object/);
-    const answer = await send(stack.edge.url, { path: '/v1/messages', bodyBytes: 40 * MiB, headers: { 'x-api-key': KEY } });
+    const answer = await send(stack.edge.url, {
+      path: '/v1/messages',
+      bodyBytes: 40 * MiB,
+      headers: { 'x-api-key': KEY },
+    });
     expect(answer.status).toBe(413);
     expect(JSON.parse(answer.body)).toMatchObject({ type: 'error', error: { type: 'request_too_large' } });
     expect(answer.headers['request-id']).toBe(answer.headers['x-request-id']);
@@ -223,7 +274,9 @@ describe('each route family has its body limit', () => {
 
 describe('header and time bounds', () => {
   it('a 60 KB header is 431 in the shared envelope with x-request-id', async () => {
-    const res = await fetch(`${stack.edge.url}/v1/keys/whoami`, { headers: { authorization: `Bearer ${KEY}`, 'x-padding': 'a'.repeat(60_000) } });
+    const res = await fetch(`${stack.edge.url}/v1/keys/whoami`, {
+      headers: { authorization: `Bearer ${KEY}`, 'x-padding': 'a'.repeat(60_000) },
+    });
     expect(res.status).toBe(431);
     const body = await jsonOf(res);
     expect(body).toMatchObject({ error: 'headers_too_large', message: expect.any(String) });
@@ -231,7 +284,12 @@ describe('header and time bounds', () => {
   });
 
   it('a body that stops arriving is 408 in the shared envelope once the request time is up, with the request id it was given', async () => {
-    const answer = await send(strictEdge.url, { path: '/v1/keys', bodyBytes: 1_000, stopAfter: 10, headers: { authorization: `Bearer ${KEY}`, 'x-request-id': 'req_slow_body' } });
+    const answer = await send(strictEdge.url, {
+      path: '/v1/keys',
+      bodyBytes: 1_000,
+      stopAfter: 10,
+      headers: { authorization: `Bearer ${KEY}`, 'x-request-id': 'req_slow_body' },
+    });
     expectEnvelope(answer, 408, 'request_timeout');
     expect(answer.headers['x-request-id']).toBe('req_slow_body');
     expect(answer.ms).toBeGreaterThanOrEqual(500);

@@ -45,14 +45,19 @@ beforeAll(async () => {
     ],
     'house-fast': [{ dialect: 'anthropic', base_url: stack.sim.url, model: 'sim-error-500' }],
   });
-  pacedSim = await startSim(loadSimConfig({ SIM_PORT: '0', SIM_LATENCY_MS: '0', SIM_TOKENS_PER_SECOND: '20', LOG_LEVEL: 'silent' }));
+  pacedSim = await startSim(
+    loadSimConfig({ SIM_PORT: '0', SIM_LATENCY_MS: '0', SIM_TOKENS_PER_SECOND: '20', LOG_LEVEL: 'silent' }),
+  );
   pacedRelay = await startRelay(pacedSim.url);
   slowRelay = await startRelay(stack.sim.url);
-  hangUpEdge = await stack.startEdge({
-    house: [{ dialect: 'openai', base_url: pacedRelay.url, model: 'sim-large' }],
-    'house-omni': [{ dialect: 'anthropic', base_url: slowRelay.url, model: 'sim-slow' }],
-    'house-fast': [{ dialect: 'openai', base_url: stack.sim.url, model: 'sim-small' }],
-  }, { SHUTDOWN_DRAIN_MS: '1000' });
+  hangUpEdge = await stack.startEdge(
+    {
+      house: [{ dialect: 'openai', base_url: pacedRelay.url, model: 'sim-large' }],
+      'house-omni': [{ dialect: 'anthropic', base_url: slowRelay.url, model: 'sim-slow' }],
+      'house-fast': [{ dialect: 'openai', base_url: stack.sim.url, model: 'sim-small' }],
+    },
+    { SHUTDOWN_DRAIN_MS: '1000' },
+  );
 }, 60_000);
 
 afterAll(async () => {
@@ -71,9 +76,13 @@ describe('errors in the dialect called', () => {
     expect(chat).toMatchObject({ status: 404, code: 'model_not_found', param: 'model' });
     const responses = await rejectionOf(stack.openai.responses.create({ model: 'no-such-model', input: TEXT_PROMPT }));
     expect(responses).toBeInstanceOf(OpenAI.NotFoundError);
-    const streamed = await rejectionOf(stack.openai.chat.completions.create({ model: 'no-such-model', messages: hello, stream: true }));
+    const streamed = await rejectionOf(
+      stack.openai.chat.completions.create({ model: 'no-such-model', messages: hello, stream: true }),
+    );
     expect(streamed).toBeInstanceOf(OpenAI.NotFoundError);
-    const messages = await rejectionOf(stack.anthropic.messages.create({ model: 'no-such-model', max_tokens: 10, messages: hello }));
+    const messages = await rejectionOf(
+      stack.anthropic.messages.create({ model: 'no-such-model', max_tokens: 10, messages: hello }),
+    );
     expect(messages).toBeInstanceOf(Anthropic.NotFoundError);
     expect(messages.type).toBe('not_found_error');
     expect(messages.error).toMatchObject({ type: 'error', error: { type: 'not_found_error' } });
@@ -85,18 +94,26 @@ describe('errors in the dialect called', () => {
     expect(chat.message).toContain('sim-upstream answers 429');
     const responses = await rejectionOf(stack.openai.responses.create({ model: 'house-fast', input: TEXT_PROMPT }));
     expect(responses).toBeInstanceOf(OpenAI.RateLimitError);
-    const messages = await rejectionOf(stack.anthropic.messages.create({ model: 'house-fast', max_tokens: 10, messages: hello }));
+    const messages = await rejectionOf(
+      stack.anthropic.messages.create({ model: 'house-fast', max_tokens: 10, messages: hello }),
+    );
     expect(messages).toBeInstanceOf(Anthropic.RateLimitError);
     expect(messages.type).toBe('rate_limit_error');
-    const streamed = await rejectionOf(stack.anthropic.messages.stream({ model: 'house-fast', max_tokens: 10, messages: hello }).finalMessage());
+    const streamed = await rejectionOf(
+      stack.anthropic.messages.stream({ model: 'house-fast', max_tokens: 10, messages: hello }).finalMessage(),
+    );
     expect(streamed).toBeInstanceOf(Anthropic.RateLimitError);
   });
 
   it('an upstream 500 (Anthropic-dialect engine) arrives as 500 in the caller’s dialect', async () => {
-    const chat = await rejectionOf(openAiFor(fallbackEdge.url).chat.completions.create({ model: 'house-fast', messages: hello }));
+    const chat = await rejectionOf(
+      openAiFor(fallbackEdge.url).chat.completions.create({ model: 'house-fast', messages: hello }),
+    );
     expect(chat).toBeInstanceOf(OpenAI.InternalServerError);
     expect(chat.status).toBe(500);
-    const messages = await rejectionOf(anthropicFor(fallbackEdge.url).messages.create({ model: 'house-fast', max_tokens: 10, messages: hello }));
+    const messages = await rejectionOf(
+      anthropicFor(fallbackEdge.url).messages.create({ model: 'house-fast', max_tokens: 10, messages: hello }),
+    );
     expect(messages).toBeInstanceOf(Anthropic.InternalServerError);
     expect(messages).toMatchObject({ status: 500, type: 'api_error' });
   });
@@ -106,18 +123,32 @@ describe('errors in the dialect called', () => {
     ['/v1/responses', { model: 'house', input: TEXT_PROMPT }],
     ['/v1/messages', { model: 'house-omni', max_tokens: 10, messages: hello }],
   ])('a call without a key is 401 in the dialect of %s', async (path, body) => {
-    const res = await fetch(`${stack.edge.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${stack.edge.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     expect(res.status).toBe(401);
     const answer = await jsonOf(res);
     expect(answer.request_id).toBe(res.headers.get('x-request-id'));
-    if (path === '/v1/messages') expect(answer).toMatchObject({ type: 'error', error: { type: 'authentication_error', message: expect.any(String) } });
+    if (path === '/v1/messages')
+      expect(answer).toMatchObject({
+        type: 'error',
+        error: { type: 'authentication_error', message: expect.any(String) },
+      });
     else expect(answer.error).toMatchObject({ message: expect.any(String), type: expect.any(String) });
   });
 
   it('an unknown key is AuthenticationError through both SDKs', async () => {
     const stranger = 'sbc_unknown_key_0123456789abcdefgh';
-    expect(await rejectionOf(openAiFor(stack.edge.url, stranger).chat.completions.create({ model: 'house', messages: hello }))).toBeInstanceOf(OpenAI.AuthenticationError);
-    const messages = await rejectionOf(anthropicFor(stack.edge.url, stranger).messages.create({ model: 'house', max_tokens: 10, messages: hello }));
+    expect(
+      await rejectionOf(
+        openAiFor(stack.edge.url, stranger).chat.completions.create({ model: 'house', messages: hello }),
+      ),
+    ).toBeInstanceOf(OpenAI.AuthenticationError);
+    const messages = await rejectionOf(
+      anthropicFor(stack.edge.url, stranger).messages.create({ model: 'house', max_tokens: 10, messages: hello }),
+    );
     expect(messages).toBeInstanceOf(Anthropic.AuthenticationError);
     expect(messages.type).toBe('authentication_error');
   });
@@ -128,7 +159,11 @@ describe('errors in the dialect called', () => {
     ['/v1/messages', { model: 'house', max_tokens: 10, messages: hello }],
   ])('a key without gateway:invoke is 403 insufficient_scope in the shared envelope on %s', async (path, body) => {
     const { secret } = await stack.seedKey({ scopes: ['usage:read'] });
-    const res = await fetch(`${stack.edge.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${stack.edge.url}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     expect(res.status).toBe(403);
     expect(await jsonOf(res)).toEqual({
       error: 'insufficient_scope',
@@ -137,17 +172,28 @@ describe('errors in the dialect called', () => {
       doc_url: 'https://gw.test/developers#errors-insufficient_scope',
       request_id: res.headers.get('x-request-id'),
     });
-    expect(await rejectionOf(openAiFor(stack.edge.url, secret).chat.completions.create({ model: 'house', messages: hello }))).toBeInstanceOf(OpenAI.PermissionDeniedError);
-    expect(await rejectionOf(anthropicFor(stack.edge.url, secret).messages.create({ model: 'house', max_tokens: 10, messages: hello }))).toBeInstanceOf(Anthropic.PermissionDeniedError);
+    expect(
+      await rejectionOf(openAiFor(stack.edge.url, secret).chat.completions.create({ model: 'house', messages: hello })),
+    ).toBeInstanceOf(OpenAI.PermissionDeniedError);
+    expect(
+      await rejectionOf(
+        anthropicFor(stack.edge.url, secret).messages.create({ model: 'house', max_tokens: 10, messages: hello }),
+      ),
+    ).toBeInstanceOf(Anthropic.PermissionDeniedError);
   });
 
   it('a revoked key is refused with 403 on its next call while other keys keep working', async () => {
     const doomed = await stack.seedKey({ scopes: ['gateway:invoke'] });
     const other = await stack.seedKey({ scopes: ['gateway:invoke'] });
     const doomedClient = openAiFor(stack.edge.url, doomed.secret);
-    expect((await doomedClient.chat.completions.create({ model: 'house', messages: hello })).choices[0]?.message.content).toBe(TEXT_REPLY);
+    expect(
+      (await doomedClient.chat.completions.create({ model: 'house', messages: hello })).choices[0]?.message.content,
+    ).toBe(TEXT_REPLY);
 
-    const revoke = await fetch(`${stack.edge.url}/v1/keys/${doomed.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${KEY}` } });
+    const revoke = await fetch(`${stack.edge.url}/v1/keys/${doomed.id}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${KEY}` },
+    });
     expect(revoke.status).toBe(200);
 
     const refused = await rejectionOf(doomedClient.chat.completions.create({ model: 'house', messages: hello }));
@@ -159,16 +205,25 @@ describe('errors in the dialect called', () => {
     });
     expect(raw.status).toBe(403);
     expect(await jsonOf(raw)).toMatchObject({ error: 'insufficient_scope', required_scopes: ['gateway:invoke'] });
-    expect((await openAiFor(stack.edge.url, other.secret).chat.completions.create({ model: 'house', messages: hello })).choices[0]?.message.content).toBe(TEXT_REPLY);
-    expect((await stack.anthropic.messages.create({ model: 'house-omni', max_tokens: 64, messages: hello })).stop_reason).toBe('end_turn');
+    expect(
+      (await openAiFor(stack.edge.url, other.secret).chat.completions.create({ model: 'house', messages: hello }))
+        .choices[0]?.message.content,
+    ).toBe(TEXT_REPLY);
+    expect(
+      (await stack.anthropic.messages.create({ model: 'house-omni', max_tokens: 64, messages: hello })).stop_reason,
+    ).toBe('end_turn');
   });
 
   it('a house model whose first engine is down is answered by its next engine, streamed or not', async () => {
     const openai = openAiFor(fallbackEdge.url);
     const anthropic = anthropicFor(fallbackEdge.url);
-    expect((await openai.chat.completions.create({ model: 'house', messages: hello })).choices[0]?.message.content).toBe(TEXT_REPLY);
+    expect(
+      (await openai.chat.completions.create({ model: 'house', messages: hello })).choices[0]?.message.content,
+    ).toBe(TEXT_REPLY);
     expect((await openai.responses.create({ model: 'house-omni', input: TEXT_PROMPT })).output_text).toBe(TEXT_REPLY);
-    const streamed = await anthropic.messages.stream({ model: 'house-omni', max_tokens: 64, messages: hello }).finalMessage();
+    const streamed = await anthropic.messages
+      .stream({ model: 'house-omni', max_tokens: 64, messages: hello })
+      .finalMessage();
     expect(streamed.content).toEqual([expect.objectContaining({ type: 'text', text: TEXT_REPLY })]);
     const chatStream = await openai.chat.completions.stream({ model: 'house', messages: hello }).finalChatCompletion();
     expect(chatStream.choices[0]?.message.content).toBe(TEXT_REPLY);
@@ -182,7 +237,8 @@ describe('GET /v1/models', () => {
     const openaiIds: string[] = [];
     for await (const model of stack.openai.models.list()) {
       openaiIds.push(model.id);
-      if (HOUSE.includes(model.id)) expect(model).toMatchObject({ object: 'model', created: expect.any(Number), owned_by: expect.any(String) });
+      if (HOUSE.includes(model.id))
+        expect(model).toMatchObject({ object: 'model', created: expect.any(Number), owned_by: expect.any(String) });
     }
     const items: Anthropic.ModelInfo[] = [];
     for await (const model of stack.anthropic.models.list()) items.push(model);
@@ -205,7 +261,11 @@ describe('GET /v1/models', () => {
 
 describe('headers', () => {
   const call = (path: string, body: Record<string, unknown>) =>
-    fetch(`${stack.edge.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    fetch(`${stack.edge.url}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
 
   it.each([
     ['chat', '/v1/chat/completions', { model: 'house', messages: hello }, 200],
@@ -217,25 +277,33 @@ describe('headers', () => {
     ['count_tokens', '/v1/messages/count_tokens', { model: 'house', messages: hello }, 200],
     ['an unknown model', '/v1/chat/completions', { model: 'no-such-model', messages: hello }, 404],
     ['an upstream error', '/v1/messages', { model: 'house-fast', max_tokens: 64, messages: hello }, 429],
-  ])('%s: the answer carries x-request-id and the rate-limit headers (and request-id on messages routes)', async (_label, path, body, status) => {
-    const res = await call(path, body);
-    await res.text();
-    expect(res.status).toBe(status);
-    const requestId = res.headers.get('x-request-id');
-    expect(requestId).toMatch(/^req_/);
-    if (path.startsWith('/v1/messages')) expect(res.headers.get('request-id')).toBe(requestId);
-    const limit = Number(res.headers.get('x-ratelimit-limit'));
-    const remaining = Number(res.headers.get('x-ratelimit-remaining'));
-    const reset = Number(res.headers.get('x-ratelimit-reset'));
-    expect(limit).toBeGreaterThan(0);
-    expect(remaining).toBeGreaterThanOrEqual(0);
-    expect(remaining).toBeLessThan(limit);
-    expect(reset).toBeGreaterThanOrEqual(0);
-    expect(reset).toBeLessThanOrEqual(60);
-  });
+  ])(
+    '%s: the answer carries x-request-id and the rate-limit headers (and request-id on messages routes)',
+    async (_label, path, body, status) => {
+      const res = await call(path, body);
+      await res.text();
+      expect(res.status).toBe(status);
+      const requestId = res.headers.get('x-request-id');
+      expect(requestId).toMatch(/^req_/);
+      if (path.startsWith('/v1/messages')) expect(res.headers.get('request-id')).toBe(requestId);
+      const limit = Number(res.headers.get('x-ratelimit-limit'));
+      const remaining = Number(res.headers.get('x-ratelimit-remaining'));
+      const reset = Number(res.headers.get('x-ratelimit-reset'));
+      expect(limit).toBeGreaterThan(0);
+      expect(remaining).toBeGreaterThanOrEqual(0);
+      expect(remaining).toBeLessThan(limit);
+      expect(reset).toBeGreaterThanOrEqual(0);
+      expect(reset).toBeLessThanOrEqual(60);
+    },
+  );
 
   it('a caller’s own request id is kept on a model call', async () => {
-    const { res } = await rawStream(stack.edge.url, '/v1/messages', { model: 'house', max_tokens: 64, messages: hello, stream: true }, { 'x-request-id': 'trace-model-call-1' });
+    const { res } = await rawStream(
+      stack.edge.url,
+      '/v1/messages',
+      { model: 'house', max_tokens: 64, messages: hello, stream: true },
+      { 'x-request-id': 'trace-model-call-1' },
+    );
     expect(res.headers.get('x-request-id')).toBe('trace-model-call-1');
     expect(res.headers.get('request-id')).toBe('trace-model-call-1');
   });
@@ -260,12 +328,19 @@ describe('a caller hanging up', () => {
     // 400 tokens at 20 per second would keep the upstream busy for 20 s.
     expect(await within(1_000, () => pacedRelay.open() === 0)).toBeGreaterThanOrEqual(0);
     expect((await fetch(`${hangUpEdge.url}/healthz`)).status).toBe(200);
-    expect((await openAiFor(hangUpEdge.url).chat.completions.create({ model: 'house-fast', messages: hello })).choices[0]?.message.content).toBe(TEXT_REPLY);
+    expect(
+      (await openAiFor(hangUpEdge.url).chat.completions.create({ model: 'house-fast', messages: hello })).choices[0]
+        ?.message.content,
+    ).toBe(TEXT_REPLY);
   });
 
   it('mid-stream on a translated call (messages caller, OpenAI-dialect engine), the edge drops its upstream request at once', async () => {
     const before = pacedRelay.opened();
-    const stream = anthropicFor(hangUpEdge.url).messages.stream({ model: 'house', max_tokens: 1000, messages: [{ role: 'user', content: 'sim-tokens:400 tell me a long story' }] });
+    const stream = anthropicFor(hangUpEdge.url).messages.stream({
+      model: 'house',
+      max_tokens: 1000,
+      messages: [{ role: 'user', content: 'sim-tokens:400 tell me a long story' }],
+    });
     let pieces = 0;
     stream.on('text', () => {
       pieces += 1;
@@ -279,7 +354,12 @@ describe('a caller hanging up', () => {
 
   it('before the first byte of a slow engine, the edge drops its upstream request at once and stays healthy', async () => {
     const controller = new AbortController();
-    const pending = rejectionOf(anthropicFor(hangUpEdge.url).messages.create({ model: 'house-omni', max_tokens: 64, messages: hello, stream: true }, { signal: controller.signal }));
+    const pending = rejectionOf(
+      anthropicFor(hangUpEdge.url).messages.create(
+        { model: 'house-omni', max_tokens: 64, messages: hello, stream: true },
+        { signal: controller.signal },
+      ),
+    );
     await slowRelay.requested();
     // The sim holds `sim-slow` for 10 s before its first byte; the caller leaves long before.
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -288,7 +368,11 @@ describe('a caller hanging up', () => {
     expect(await pending).toBeInstanceOf(Anthropic.APIUserAbortError);
     expect(await within(1_000, () => slowRelay.open() === 0)).toBeGreaterThanOrEqual(0);
     expect((await fetch(`${hangUpEdge.url}/healthz`)).status).toBe(200);
-    const after = await anthropicFor(hangUpEdge.url).messages.create({ model: 'house-fast', max_tokens: 64, messages: hello });
+    const after = await anthropicFor(hangUpEdge.url).messages.create({
+      model: 'house-fast',
+      max_tokens: 64,
+      messages: hello,
+    });
     expect(after.content).toEqual([expect.objectContaining({ text: TEXT_REPLY })]);
   });
 });
@@ -306,7 +390,9 @@ describe('a caller reading slowly', () => {
       req.on('end', () => {
         if (req.method === 'GET') {
           res.writeHead(200, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ object: 'list', data: [{ id: 'flood', object: 'model', created: 1, owned_by: 'test' }] }));
+          res.end(
+            JSON.stringify({ object: 'list', data: [{ id: 'flood', object: 'model', created: 1, owned_by: 'test' }] }),
+          );
           return;
         }
         res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -322,8 +408,12 @@ describe('a caller reading slowly', () => {
               return;
             }
           }
-          res.write(`data: ${JSON.stringify({ id: 'chatcmpl-flood', object: 'chat.completion.chunk', created: 1, model: 'flood', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`);
-          res.write(`data: ${JSON.stringify({ id: 'chatcmpl-flood', object: 'chat.completion.chunk', created: 1, model: 'flood', choices: [], usage: { prompt_tokens: 5, completion_tokens: EVENTS, total_tokens: EVENTS + 5 } })}\n\n`);
+          res.write(
+            `data: ${JSON.stringify({ id: 'chatcmpl-flood', object: 'chat.completion.chunk', created: 1, model: 'flood', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`,
+          );
+          res.write(
+            `data: ${JSON.stringify({ id: 'chatcmpl-flood', object: 'chat.completion.chunk', created: 1, model: 'flood', choices: [], usage: { prompt_tokens: 5, completion_tokens: EVENTS, total_tokens: EVENTS + 5 } })}\n\n`,
+          );
           res.end('data: [DONE]\n\n');
         };
         pump();
@@ -335,10 +425,11 @@ describe('a caller reading slowly', () => {
       url: `http://127.0.0.1:${port}/v1`,
       written: () => written,
       blocked: () => blocked,
-      stop: () => new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+      stop: () =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
     };
   }
 
@@ -354,7 +445,10 @@ describe('a caller reading slowly', () => {
     });
     expect(saved.status).toBe(201);
     try {
-      const caller = request(`${edge.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' } });
+      const caller = request(`${edge.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+      });
       caller.end(JSON.stringify({ model: 'flood/flood', messages: hello, stream: true }));
       const [res] = (await once(caller, 'response')) as [IncomingMessage];
       expect(res.statusCode).toBe(200);

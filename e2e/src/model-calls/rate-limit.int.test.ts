@@ -9,7 +9,10 @@ import { simHouse, startStack, type Stack } from '../support/stack';
  */
 const redisUrl = testBackends().redisUrl;
 const describeWithRedis = redisUrl ? describe : describe.skip;
-if (!redisUrl) process.stdout.write('rate-limit.int.test: no Redis in this run (TEST_REDIS_URL): the shared-bucket tests are skipped\n');
+if (!redisUrl)
+  process.stdout.write(
+    'rate-limit.int.test: no Redis in this run (TEST_REDIS_URL): the shared-bucket tests are skipped\n',
+  );
 
 describeWithRedis('the per-key request bucket across two edges on one Redis', () => {
   let stack: Stack;
@@ -22,7 +25,10 @@ describeWithRedis('the per-key request bucket across two edges on one Redis', ()
     await stack?.stop();
   });
 
-  async function hammer(count: number, send: (i: number) => Promise<Response>): Promise<{ ok: number; limited: Response[] }> {
+  async function hammer(
+    count: number,
+    send: (i: number) => Promise<Response>,
+  ): Promise<{ ok: number; limited: Response[] }> {
     let ok = 0;
     const limited: Response[] = [];
     for (let from = 0; from < count; from += 25) {
@@ -45,11 +51,17 @@ describeWithRedis('the per-key request bucket across two edges on one Redis', ()
     if (left < 20_000) await new Promise((resolve) => setTimeout(resolve, left + 50));
     const key = await stack.seedKey({ scopes: ['keys:read'] });
     const edges = [stack.edge.url, second.url];
-    const { ok, limited } = await hammer(1_300, (i) => fetch(`${edges[i % 2]}/v1/keys/whoami`, { headers: { authorization: `Bearer ${key.secret}` } }));
+    const { ok, limited } = await hammer(1_300, (i) =>
+      fetch(`${edges[i % 2]}/v1/keys/whoami`, { headers: { authorization: `Bearer ${key.secret}` } }),
+    );
     expect(ok).toBe(1_200);
     expect(limited).toHaveLength(100);
     const refused = limited[0]!;
-    expect(await refused.json()).toMatchObject({ error: 'rate_limited', request_id: expect.any(String), doc_url: expect.stringContaining('#errors-rate_limited') });
+    expect(await refused.json()).toMatchObject({
+      error: 'rate_limited',
+      request_id: expect.any(String),
+      doc_url: expect.stringContaining('#errors-rate_limited'),
+    });
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(refused.headers.get('x-ratelimit-limit')).toBe('1200');
     expect(refused.headers.get('x-ratelimit-remaining')).toBe('0');
@@ -57,7 +69,9 @@ describeWithRedis('the per-key request bucket across two edges on one Redis', ()
 
   it('model calls and REST calls of one key share its bucket, and every keyed answer says what is left', async () => {
     const key = await stack.seedKey({ scopes: ['keys:read', 'gateway:invoke'] });
-    const first = await fetch(`${stack.edge.url}/v1/keys/whoami`, { headers: { authorization: `Bearer ${key.secret}` } });
+    const first = await fetch(`${stack.edge.url}/v1/keys/whoami`, {
+      headers: { authorization: `Bearer ${key.secret}` },
+    });
     expect(first.headers.get('x-ratelimit-remaining')).toBe('1199');
     const chat = await fetch(`${second.url}/v1/chat/completions`, {
       method: 'POST',
@@ -86,7 +100,9 @@ describeWithRedis('the per-key request bucket across two edges on one Redis', ()
 
   it('a route that costs more than a request takes more of the bucket (a usage export counts 20)', async () => {
     const key = await stack.seedKey({ scopes: ['usage:read'] });
-    const exported = await fetch(`${stack.edge.url}/v1/usage/export?format=jsonl`, { headers: { authorization: `Bearer ${key.secret}` } });
+    const exported = await fetch(`${stack.edge.url}/v1/usage/export?format=jsonl`, {
+      headers: { authorization: `Bearer ${key.secret}` },
+    });
     await exported.arrayBuffer();
     expect(exported.headers.get('x-ratelimit-remaining')).toBe('1180');
   });

@@ -21,7 +21,9 @@ async function startHoldingUpstream() {
     req.resume();
     req.once('end', () => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.write(`data: ${JSON.stringify({ ...CHUNK, choices: [{ index: 0, delta: { role: 'assistant', content: 'first' }, finish_reason: null }] })}\n\n`);
+      res.write(
+        `data: ${JSON.stringify({ ...CHUNK, choices: [{ index: 0, delta: { role: 'assistant', content: 'first' }, finish_reason: null }] })}\n\n`,
+      );
       held.add(res);
       res.once('close', () => held.delete(res));
     });
@@ -35,7 +37,9 @@ async function startHoldingUpstream() {
     releaseAll() {
       for (const res of held) {
         held.delete(res);
-        res.write(`data: ${JSON.stringify({ ...CHUNK, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`);
+        res.write(
+          `data: ${JSON.stringify({ ...CHUNK, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`,
+        );
         res.end('data: [DONE]\n\n');
       }
     },
@@ -91,7 +95,8 @@ it(`${STREAMS} concurrent streams to one upstream all receive their first token 
       }
     });
     const deadline = Date.now() + 30_000;
-    while (firstBytes + failures.length < STREAMS && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    while (firstBytes + failures.length < STREAMS && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     // Every stream is open upstream at the same moment: none is waiting for a connection.
     expect(failures).toEqual([]);
     expect(firstBytes).toBe(STREAMS);
@@ -104,23 +109,34 @@ it(`${STREAMS} concurrent streams to one upstream all receive their first token 
 }, 55_000);
 
 it('with a small pool and queue, the call past both is answered overloaded at once: 503 for OpenAI callers, 529 overloaded_error for messages', async () => {
-  const small = await stack.startEdge(house(upstream.url), { UPSTREAM_CONNECTIONS_PER_ORIGIN: '2', UPSTREAM_QUEUE_LIMIT: '2' });
+  const small = await stack.startEdge(house(upstream.url), {
+    UPSTREAM_CONNECTIONS_PER_ORIGIN: '2',
+    UPSTREAM_QUEUE_LIMIT: '2',
+  });
   const openai = openAiFor(small.url);
   const anthropic = anthropicFor(small.url);
   // Two streams hold both connections; two more wait in the queue.
-  const running = [0, 1].map(() => openai.chat.completions.create({ model: 'house', stream: true, messages: [{ role: 'user', content: 'hold' }] }));
+  const running = [0, 1].map(() =>
+    openai.chat.completions.create({ model: 'house', stream: true, messages: [{ role: 'user', content: 'hold' }] }),
+  );
   const opened = await Promise.all(running);
-  const queued = [0, 1].map(() => openai.chat.completions.create({ model: 'house', stream: true, messages: [{ role: 'user', content: 'wait' }] }));
+  const queued = [0, 1].map(() =>
+    openai.chat.completions.create({ model: 'house', stream: true, messages: [{ role: 'user', content: 'wait' }] }),
+  );
   // The queued calls reach the edge's queue (they are not refused) before the next call arrives.
   await new Promise((resolve) => setTimeout(resolve, 300));
 
   const startedAt = performance.now();
-  const chat = await openai.chat.completions.create({ model: 'house', messages: [{ role: 'user', content: 'x' }] }).catch((error: unknown) => error);
+  const chat = await openai.chat.completions
+    .create({ model: 'house', messages: [{ role: 'user', content: 'x' }] })
+    .catch((error: unknown) => error);
   expect(chat).toBeInstanceOf(OpenAI.APIError);
   expect((chat as InstanceType<typeof OpenAI.APIError>).status).toBe(503);
   expect((chat as InstanceType<typeof OpenAI.APIError>).headers?.get('retry-after')).toBe('1');
 
-  const messages = await anthropic.messages.create({ model: 'house-omni', max_tokens: 16, messages: [{ role: 'user', content: 'x' }] }).catch((error: unknown) => error);
+  const messages = await anthropic.messages
+    .create({ model: 'house-omni', max_tokens: 16, messages: [{ role: 'user', content: 'x' }] })
+    .catch((error: unknown) => error);
   expect(messages).toBeInstanceOf(Anthropic.APIError);
   const refusal = messages as InstanceType<typeof Anthropic.APIError>;
   expect(refusal.status).toBe(529);

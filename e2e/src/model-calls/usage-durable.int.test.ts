@@ -16,7 +16,10 @@ const acks: Array<{ messages: readonly QueuedMessage[]; ack: () => void }> = [];
 
 /** A Kafka stand-in for the producer: each batch waits until the test acks it. */
 function heldBroker(): Bus {
-  const producer = createBatchingProducer((messages) => new Promise<void>((resolve) => acks.push({ messages, ack: resolve })), { lingerMs: 0 });
+  const producer = createBatchingProducer(
+    (messages) => new Promise<void>((resolve) => acks.push({ messages, ack: resolve })),
+    { lingerMs: 0 },
+  );
   const { consumer } = createInProcessBus();
   return { producer, consumer, kind: 'kafka', close: async () => undefined };
 }
@@ -45,7 +48,10 @@ afterAll(async () => {
 /** Sends one call and reports whether its body has ended, and the body when it has. */
 function call(body: Record<string, unknown>) {
   const state = { ended: false, text: '' };
-  const req = request(`${edge.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' } });
+  const req = request(`${edge.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+  });
   req.end(JSON.stringify(body));
   const done = (async () => {
     const [res] = (await once(req, 'response')) as [IncomingMessage];
@@ -75,7 +81,12 @@ it('a non-streamed reply is not sent until its usage event is acked', async () =
 });
 
 it("a stream's terminator is held until its usage event is acked; the tokens before it are not", async () => {
-  const { state, done } = call({ model: 'house', max_tokens: 5, stream: true, messages: [{ role: 'user', content: 'hello' }] });
+  const { state, done } = call({
+    model: 'house',
+    max_tokens: 5,
+    stream: true,
+    messages: [{ role: 'user', content: 'hello' }],
+  });
   await waitForAcks(2);
   await new Promise((resolve) => setTimeout(resolve, 200));
   expect(state.ended).toBe(false);

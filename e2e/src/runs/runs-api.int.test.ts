@@ -26,10 +26,18 @@ async function startReceiver(): Promise<{ url: string; received: Received[]; clo
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
-  return { url: `http://127.0.0.1:${port}`, received, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    received,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }
 
-async function eventually<T>(read: () => Promise<T> | T, accept: (value: T) => boolean, timeoutMs = 15_000): Promise<T> {
+async function eventually<T>(
+  read: () => Promise<T> | T,
+  accept: (value: T) => boolean,
+  timeoutMs = 15_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await read();
@@ -38,8 +46,10 @@ async function eventually<T>(read: () => Promise<T> | T, accept: (value: T) => b
   }
 }
 
-const payloadOf = (delivery: Received) => JSON.parse(delivery.body) as { type: string; data: { run_id: string; status: string } };
-const headersOf = (delivery: Received) => Object.fromEntries(Object.entries(delivery.headers).map(([name, value]) => [name, String(value)]));
+const payloadOf = (delivery: Received) =>
+  JSON.parse(delivery.body) as { type: string; data: { run_id: string; status: string } };
+const headersOf = (delivery: Received) =>
+  Object.fromEntries(Object.entries(delivery.headers).map(([name, value]) => [name, String(value)]));
 
 describe('runs: projects, runs from start to settle, resumable event streams, cancel, signed webhooks', () => {
   let stack: RunsStack;
@@ -72,9 +82,13 @@ describe('runs: projects, runs from start to settle, resumable event streams, ca
     expect(res.status).toBe(201);
     return res.body as { id: string; status: string };
   };
-  const followToEnd = (runId: string, lastEventId?: string) => readEventStream(eventsUrl(runId), { key: OWNER_KEY, lastEventId });
+  const followToEnd = (runId: string, lastEventId?: string) =>
+    readEventStream(eventsUrl(runId), { key: OWNER_KEY, lastEventId });
   const registerWebhook = async (path: string, key = OWNER_KEY, events?: string[]) => {
-    const res = await api('POST', '/v1/webhooks', { key, body: { url: `${receiver.url}${path}`, ...(events ? { events } : {}) } });
+    const res = await api('POST', '/v1/webhooks', {
+      key,
+      body: { url: `${receiver.url}${path}`, ...(events ? { events } : {}) },
+    });
     expect(res.status).toBe(201);
     return res.body as { id: string; secret: string };
   };
@@ -84,17 +98,30 @@ describe('runs: projects, runs from start to settle, resumable event streams, ca
       const a = await stack.createProject({ name: 'alpha', default_model: 'house' });
       const b = await stack.createProject({ name: 'beta' });
       const page = await api('GET', '/v1/projects?limit=1', { key: OWNER_KEY });
-      expect(page.body).toMatchObject({ object: 'list', data: [{ id: b, name: 'beta' }], has_more: true, first_id: b, last_id: b });
+      expect(page.body).toMatchObject({
+        object: 'list',
+        data: [{ id: b, name: 'beta' }],
+        has_more: true,
+        first_id: b,
+        last_id: b,
+      });
       expect((await api('GET', `/v1/projects?limit=1&after_id=${b}`, { key: OWNER_KEY })).body.data[0].id).toBe(a);
 
-      const updated = await api('PATCH', `/v1/projects/${a}`, { key: OWNER_KEY, body: { name: 'alpha 2', default_model: null, instructions: 'Use tools.' } });
+      const updated = await api('PATCH', `/v1/projects/${a}`, {
+        key: OWNER_KEY,
+        body: { name: 'alpha 2', default_model: null, instructions: 'Use tools.' },
+      });
       expect(updated.status).toBe(200);
       expect(updated.body).toMatchObject({ id: a, object: 'project', name: 'alpha 2', instructions: 'Use tools.' });
       expect(updated.body.default_model).toBeUndefined();
 
       const stranger = await stack.seedKey({ userId: await stack.seedUser() });
       expect((await api('GET', `/v1/projects/${a}`, { key: stranger.secret })).status).toBe(404);
-      expect((await api('DELETE', `/v1/projects/${a}`, { key: OWNER_KEY })).body).toMatchObject({ id: a, object: 'project', deleted: true });
+      expect((await api('DELETE', `/v1/projects/${a}`, { key: OWNER_KEY })).body).toMatchObject({
+        id: a,
+        object: 'project',
+        deleted: true,
+      });
       expect((await api('GET', `/v1/projects/${a}`, { key: OWNER_KEY })).body).toMatchObject({ error: 'not_found' });
       const bad = await api('POST', '/v1/projects', { key: OWNER_KEY, body: { name: '' } });
       expect(bad.status).toBe(400);
@@ -110,12 +137,18 @@ describe('runs: projects, runs from start to settle, resumable event streams, ca
     it('follows its events live, resumes with Last-Event-ID after a disconnect without loss or repeat, and sends one signed run.succeeded', async () => {
       webhookSecret = (await registerWebhook('/ok')).secret;
       expect(webhookSecret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
-      const run = await startRun({ prompt: 'sim:tool what is in the workspace?', metadata: { ticket: 'T-1' } }, { idempotencyKey: 'first-run' });
+      const run = await startRun(
+        { prompt: 'sim:tool what is in the workspace?', metadata: { ticket: 'T-1' } },
+        { idempotencyKey: 'first-run' },
+      );
       runId = run.id;
       expect(run).toMatchObject({ object: 'run', status: 'queued', model: 'house', metadata: { ticket: 'T-1' } });
 
       // A client that goes away after three events, then comes back with the last id it saw.
-      const first = await readEventStream(eventsUrl(runId), { key: OWNER_KEY, until: (_frame, frames) => frames.length === 3 });
+      const first = await readEventStream(eventsUrl(runId), {
+        key: OWNER_KEY,
+        until: (_frame, frames) => frames.length === 3,
+      });
       expect(first.status).toBe(200);
       expect(first.contentType).toContain('text/event-stream');
       expect(first.ended).toBe(false);
@@ -129,56 +162,96 @@ describe('runs: projects, runs from start to settle, resumable event streams, ca
       expect(types.at(-1)).toBe('run.succeeded');
       expect(types).toEqual(expect.arrayContaining(['tool.call', 'tool.result', 'message.delta']));
       const call = JSON.parse(fullStream.find((frame) => frame.event === 'tool.call')!.data);
-      expect(call).toMatchObject({ object: 'run.event', run_id: runId, type: 'tool.call', data: { name: 'list_files', step: 1 } });
-      expect(JSON.parse(fullStream.find((frame) => frame.event === 'tool.result')!.data).data).toMatchObject({ name: 'list_files', ok: true });
+      expect(call).toMatchObject({
+        object: 'run.event',
+        run_id: runId,
+        type: 'tool.call',
+        data: { name: 'list_files', step: 1 },
+      });
+      expect(JSON.parse(fullStream.find((frame) => frame.event === 'tool.result')!.data).data).toMatchObject({
+        name: 'list_files',
+        ok: true,
+      });
 
       const settled = await api('GET', `/v1/runs/${runId}`, { key: OWNER_KEY });
-      const deltas = fullStream.filter((frame) => frame.event === 'message.delta').map((frame) => JSON.parse(frame.data).data.text as string);
-      expect(settled.body).toMatchObject({ status: 'succeeded', output: deltas.join(''), usage: { steps: 2, model_calls: 2, tool_calls: 1 } });
+      const deltas = fullStream
+        .filter((frame) => frame.event === 'message.delta')
+        .map((frame) => JSON.parse(frame.data).data.text as string);
+      expect(settled.body).toMatchObject({
+        status: 'succeeded',
+        output: deltas.join(''),
+        usage: { steps: 2, model_calls: 2, tool_calls: 1 },
+      });
       expect(settled.body.output).toMatch(/^Simulated reply using the tool result/);
       expect(settled.body.usage.output_tokens).toBeGreaterThan(0);
       expect(settled.body.settled_at).toEqual(expect.any(String));
 
       const deliveries = await eventually(
-        () => receiver.received.filter((delivery) => delivery.path === '/ok' && payloadOf(delivery).data.run_id === runId),
+        () =>
+          receiver.received.filter((delivery) => delivery.path === '/ok' && payloadOf(delivery).data.run_id === runId),
         (found) => found.length > 0,
       );
       // Nothing else arrives for the run: one settle, one delivery.
       await new Promise((resolve) => setTimeout(resolve, 600));
-      expect(receiver.received.filter((delivery) => delivery.path === '/ok' && payloadOf(delivery).data.run_id === runId)).toHaveLength(1);
-      const verified = new Webhook(webhookSecret).verify(deliveries[0]!.body, headersOf(deliveries[0]!)) as { type: string; data: unknown };
-      expect(verified).toMatchObject({ type: 'run.succeeded', data: { run_id: runId, project_id: projectId, status: 'succeeded' } });
+      expect(
+        receiver.received.filter((delivery) => delivery.path === '/ok' && payloadOf(delivery).data.run_id === runId),
+      ).toHaveLength(1);
+      const verified = new Webhook(webhookSecret).verify(deliveries[0]!.body, headersOf(deliveries[0]!)) as {
+        type: string;
+        data: unknown;
+      };
+      expect(verified).toMatchObject({
+        type: 'run.succeeded',
+        data: { run_id: runId, project_id: projectId, status: 'succeeded' },
+      });
       expect(deliveries[0]!.headers['webhook-id']).toMatch(/^evt_/);
       expect(() => new Webhook(webhookSecret).verify(`${deliveries[0]!.body} `, headersOf(deliveries[0]!))).toThrow();
     });
 
     it('resumed at every sequence number, the stream is exactly the rest of the whole stream', async () => {
       for (let n = 0; n <= fullStream.length; n++) {
-        const resumed = n % 2 === 0 ? await followToEnd(runId, String(n)) : await readEventStream(eventsUrl(runId, `?after=${n}`), { key: OWNER_KEY });
+        const resumed =
+          n % 2 === 0
+            ? await followToEnd(runId, String(n))
+            : await readEventStream(eventsUrl(runId, `?after=${n}`), { key: OWNER_KEY });
         expect({ n, frames: resumed.frames }).toEqual({ n, frames: fullStream.slice(n) });
       }
     });
 
     it('pages the same events as JSON for Accept: application/json', async () => {
-      const page = await api('GET', `/v1/runs/${runId}/events?after=1&limit=2`, { key: OWNER_KEY, headers: { accept: 'application/json' } });
+      const page = await api('GET', `/v1/runs/${runId}/events?after=1&limit=2`, {
+        key: OWNER_KEY,
+        headers: { accept: 'application/json' },
+      });
       expect(page.status).toBe(200);
       expect(page.body).toMatchObject({ object: 'list', has_more: true, next_after: 3 });
       expect(page.body.data).toEqual(fullStream.slice(1, 3).map((frame) => JSON.parse(frame.data)));
-      const all = await api('GET', `/v1/runs/${runId}/events`, { key: OWNER_KEY, headers: { accept: 'application/json' } });
+      const all = await api('GET', `/v1/runs/${runId}/events`, {
+        key: OWNER_KEY,
+        headers: { accept: 'application/json' },
+      });
       expect(all.body.data).toHaveLength(fullStream.length);
       expect(all.body.has_more).toBe(false);
     });
 
     it('replays the run for a repeated idempotency-key, and refuses the key with a different body', async () => {
-      const again = await api('POST', '/v1/runs', { key: OWNER_KEY, body: { project_id: projectId, prompt: 'sim:tool what is in the workspace?', metadata: { ticket: 'T-1' } }, headers: { 'idempotency-key': 'first-run' } });
+      const again = await api('POST', '/v1/runs', {
+        key: OWNER_KEY,
+        body: { project_id: projectId, prompt: 'sim:tool what is in the workspace?', metadata: { ticket: 'T-1' } },
+        headers: { 'idempotency-key': 'first-run' },
+      });
       expect(again.status).toBe(200);
       expect(again.body).toMatchObject({ id: runId, status: 'succeeded' });
-      const clash = await api('POST', '/v1/runs', { key: OWNER_KEY, body: { project_id: projectId, prompt: 'something else' }, headers: { 'idempotency-key': 'first-run' } });
+      const clash = await api('POST', '/v1/runs', {
+        key: OWNER_KEY,
+        body: { project_id: projectId, prompt: 'something else' },
+        headers: { 'idempotency-key': 'first-run' },
+      });
       expect(clash.status).toBe(409);
       expect(clash.body).toMatchObject({ error: 'conflict' });
     });
 
-    it("made its model calls with a key of its own, holding only gateway:invoke, revoked once the run settled", async () => {
+    it('made its model calls with a key of its own, holding only gateway:invoke, revoked once the run settled', async () => {
       const keys = await stack.account.database.prisma.callerKey.findMany({ where: { name: `run ${runId}` } });
       expect(keys).toHaveLength(1);
       expect(keys[0]).toMatchObject({ scopes: ['gateway:invoke'], revokedAt: expect.any(Date) });
@@ -202,7 +275,11 @@ describe('runs: projects, runs from start to settle, resumable event streams, ca
       const pieces: SseFrame[] = [];
       let last = '0';
       while (pieces.at(-1)?.event !== 'run.succeeded') {
-        const { frames } = await readEventStream(eventsUrl(run.id), { key: OWNER_KEY, lastEventId: last, until: () => true });
+        const { frames } = await readEventStream(eventsUrl(run.id), {
+          key: OWNER_KEY,
+          lastEventId: last,
+          until: () => true,
+        });
         expect(frames).toHaveLength(1);
         pieces.push(frames[0]!);
         last = frames[0]!.id!;
@@ -213,12 +290,17 @@ describe('runs: projects, runs from start to settle, resumable event streams, ca
 
     it('refuse a malformed Last-Event-ID (400) and an unknown or foreign run (404)', async () => {
       const run = await startRun({ prompt: 'hello' });
-      const bad = await fetch(eventsUrl(run.id), { headers: { authorization: `Bearer ${OWNER_KEY}`, 'last-event-id': 'seven' } });
+      const bad = await fetch(eventsUrl(run.id), {
+        headers: { authorization: `Bearer ${OWNER_KEY}`, 'last-event-id': 'seven' },
+      });
       expect(bad.status).toBe(400);
       expect(await bad.json()).toMatchObject({ error: 'invalid_request', param: 'last-event-id' });
       const stranger = await stack.seedKey({ userId: await stack.seedUser() });
       expect((await readEventStream(eventsUrl(run.id), { key: stranger.secret })).status).toBe(404);
-      const unknown = await api('GET', '/v1/runs/run_01JZZZZZZZZZZZZZZZZZZZZZZZ/events', { key: OWNER_KEY, headers: { accept: 'application/json' } });
+      const unknown = await api('GET', '/v1/runs/run_01JZZZZZZZZZZZZZZZZZZZZZZZ/events', {
+        key: OWNER_KEY,
+        headers: { accept: 'application/json' },
+      });
       expect(unknown.status).toBe(404);
     });
   });
@@ -227,7 +309,10 @@ describe('runs: projects, runs from start to settle, resumable event streams, ca
     it('stops a run mid model call promptly, records run.cancelled, and answers 409 once settled', async () => {
       // 3,000 tokens at the sim's pace would take 30 s.
       const run = await startRun({ prompt: 'write at length sim-tokens:3000' });
-      const started = await readEventStream(eventsUrl(run.id), { key: OWNER_KEY, until: (frame) => frame.event === 'message.delta' });
+      const started = await readEventStream(eventsUrl(run.id), {
+        key: OWNER_KEY,
+        until: (frame) => frame.event === 'message.delta',
+      });
       const askedAt = Date.now();
       const cancel = await api('POST', `/v1/runs/${run.id}/cancel`, { key: OWNER_KEY });
       expect(cancel.status).toBe(202);
@@ -264,37 +349,60 @@ describe('runs: projects, runs from start to settle, resumable event streams, ca
       await followToEnd(run.id);
 
       const attempts = await eventually(
-        () => receiver.received.filter((delivery) => delivery.path === '/flaky' && payloadOf(delivery).data.run_id === run.id),
+        () =>
+          receiver.received.filter(
+            (delivery) => delivery.path === '/flaky' && payloadOf(delivery).data.run_id === run.id,
+          ),
         (found) => found.length >= 3,
       );
       expect(attempts).toHaveLength(3);
       // One message, retried: the same webhook-id every time, each attempt signed afresh and verifiable.
       expect(new Set(attempts.map((attempt) => attempt.headers['webhook-id'])).size).toBe(1);
-      for (const attempt of attempts) expect(new Webhook(flaky.secret).verify(attempt.body, headersOf(attempt))).toMatchObject({ type: 'run.succeeded' });
+      for (const attempt of attempts)
+        expect(new Webhook(flaky.secret).verify(attempt.body, headersOf(attempt))).toMatchObject({
+          type: 'run.succeeded',
+        });
 
       const deliveries = await eventually(
         () => api('GET', `/v1/webhooks/${flaky.id}/deliveries`, { key }),
         (res) => res.body.data[0]?.status === 'succeeded',
       );
       expect(deliveries.body.data).toHaveLength(1);
-      expect(deliveries.body.data[0]).toMatchObject({ object: 'webhook_delivery', event_type: 'run.succeeded', run_id: run.id, status: 'succeeded' });
-      expect(deliveries.body.data[0].attempts.map((attempt: { status_code: number }) => attempt.status_code)).toEqual([500, 500, 200]);
+      expect(deliveries.body.data[0]).toMatchObject({
+        object: 'webhook_delivery',
+        event_type: 'run.succeeded',
+        run_id: run.id,
+        status: 'succeeded',
+      });
+      expect(deliveries.body.data[0].attempts.map((attempt: { status_code: number }) => attempt.status_code)).toEqual([
+        500, 500, 200,
+      ]);
 
       const endpoints = await eventually(
         () => api('GET', '/v1/webhooks', { key }),
         (res) => res.body.data.find((endpoint: { id: string }) => endpoint.id === gone.id)?.disabled_at !== undefined,
       );
-      expect(endpoints.body.data.find((endpoint: { id: string }) => endpoint.id === gone.id)).toMatchObject({ disabled_at: expect.any(String) });
-      expect(endpoints.body.data.every((endpoint: Record<string, unknown>) => endpoint.secret === undefined)).toBe(true);
+      expect(endpoints.body.data.find((endpoint: { id: string }) => endpoint.id === gone.id)).toMatchObject({
+        disabled_at: expect.any(String),
+      });
+      expect(endpoints.body.data.every((endpoint: Record<string, unknown>) => endpoint.secret === undefined)).toBe(
+        true,
+      );
       const goneDeliveries = await api('GET', `/v1/webhooks/${gone.id}/deliveries`, { key });
-      expect(goneDeliveries.body.data[0]).toMatchObject({ status: 'failed', attempts: [{ attempt: 1, status_code: 410 }] });
+      expect(goneDeliveries.body.data[0]).toMatchObject({
+        status: 'failed',
+        attempts: [{ attempt: 1, status_code: 410 }],
+      });
 
       // A disabled endpoint gets nothing more.
       const next = await startRun({ project_id: project, prompt: 'hello again' }, { key });
       await followToEnd(next.id);
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(receiver.received.filter((delivery) => delivery.path === '/gone')).toHaveLength(1);
-      expect((await api('DELETE', `/v1/webhooks/${flaky.id}`, { key })).body).toMatchObject({ id: flaky.id, deleted: true });
+      expect((await api('DELETE', `/v1/webhooks/${flaky.id}`, { key })).body).toMatchObject({
+        id: flaky.id,
+        deleted: true,
+      });
     });
   });
 });

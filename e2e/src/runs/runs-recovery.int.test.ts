@@ -62,7 +62,11 @@ describeWithPostgres('runs: a worker killed mid-run is recovered by another', ()
   });
 
   const eventsUrl = (runId: string) => `${stack.edge.url}/v1/runs/${runId}/events`;
-  const runKeys = (runId: string) => stack.account.database.prisma.callerKey.findMany({ where: { name: `run ${runId}` }, orderBy: { createdAt: 'asc' } });
+  const runKeys = (runId: string) =>
+    stack.account.database.prisma.callerKey.findMany({
+      where: { name: `run ${runId}` },
+      orderBy: { createdAt: 'asc' },
+    });
 
   it('continues the run from its last checkpoint after the lease runs out: one gapless stream, one settle, every key revoked', async () => {
     child = spawn(process.execPath, [entry], {
@@ -75,12 +79,20 @@ describeWithPostgres('runs: a worker killed mid-run is recovered by another', ()
 
     const projectId = await stack.createProject({ name: 'recovery' });
     // 400 tokens at the sim's pace: about 4 s per model call, long enough to be cut.
-    const created = await stack.api('POST', '/v1/runs', { key: OWNER_KEY, body: { project_id: projectId, prompt: 'write it all sim-tokens:400' } });
+    const created = await stack.api('POST', '/v1/runs', {
+      key: OWNER_KEY,
+      body: { project_id: projectId, prompt: 'write it all sim-tokens:400' },
+    });
     expect(created.status).toBe(201);
     const runId = created.body.id as string;
 
-    const before = await readEventStream(eventsUrl(runId), { key: OWNER_KEY, until: (frame) => frame.event === 'message.delta', timeoutMs: 30_000 });
-    if (before.frames.at(-1)?.event !== 'message.delta') throw new Error(`the worker process did not start the run; its output:\n${childOutput}`);
+    const before = await readEventStream(eventsUrl(runId), {
+      key: OWNER_KEY,
+      until: (frame) => frame.event === 'message.delta',
+      timeoutMs: 30_000,
+    });
+    if (before.frames.at(-1)?.event !== 'message.delta')
+      throw new Error(`the worker process did not start the run; its output:\n${childOutput}`);
     expect(before.frames.map((frame) => frame.event)).toEqual(['run.queued', 'run.started', 'message.delta']);
     const [firstKey] = await runKeys(runId);
     expect(firstKey?.revokedAt).toBeNull();
@@ -90,7 +102,11 @@ describeWithPostgres('runs: a worker killed mid-run is recovered by another', ()
     child = undefined;
     await stack.startRunsService({ RUNS_WORKERS: '1' });
 
-    const after = await readEventStream(eventsUrl(runId), { key: OWNER_KEY, lastEventId: before.frames.at(-1)!.id, timeoutMs: 30_000 });
+    const after = await readEventStream(eventsUrl(runId), {
+      key: OWNER_KEY,
+      lastEventId: before.frames.at(-1)!.id,
+      timeoutMs: 30_000,
+    });
     expect(after.ended).toBe(true);
     const stream: SseFrame[] = [...before.frames, ...after.frames];
     expect(stream.map((frame) => Number(frame.id))).toEqual(stream.map((_frame, index) => index + 1));

@@ -81,7 +81,12 @@ export interface RawFrame {
   json?: any; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
 
-export async function rawStream(url: string, path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ res: Response; frames: RawFrame[]; text: string }> {
+export async function rawStream(
+  url: string,
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ res: Response; frames: RawFrame[]; text: string }> {
   const res = await fetch(`${url}${path}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${OWNER_KEY}`, 'content-type': 'application/json', ...headers },
@@ -113,7 +118,11 @@ export async function rawStream(url: string, path: string, body: unknown, header
 /** The weather tool the sim calls when asked `sim:tool weather …`; it fills arguments from the schema. */
 export const weatherSchema = {
   type: 'object',
-  properties: { location: { type: 'string' }, unit: { type: 'string', enum: ['celsius', 'fahrenheit'] }, days: { type: 'integer' } },
+  properties: {
+    location: { type: 'string' },
+    unit: { type: 'string', enum: ['celsius', 'fahrenheit'] },
+    days: { type: 'integer' },
+  },
   required: ['location'],
 };
 export const weatherArguments = { location: 'simulated location', unit: 'celsius', days: 1 };

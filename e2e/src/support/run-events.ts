@@ -15,7 +15,12 @@ export interface SseFrame {
  */
 export async function readEventStream(
   url: string,
-  options: { key: string; lastEventId?: string; until?: (frame: SseFrame, frames: SseFrame[]) => boolean; timeoutMs?: number },
+  options: {
+    key: string;
+    lastEventId?: string;
+    until?: (frame: SseFrame, frames: SseFrame[]) => boolean;
+    timeoutMs?: number;
+  },
 ): Promise<{ status: number; frames: SseFrame[]; ended: boolean; contentType: string | null }> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), options.timeoutMs ?? 20_000);
@@ -23,14 +28,23 @@ export async function readEventStream(
   let stopped = false;
   try {
     const res = await fetch(url, {
-      headers: { authorization: `Bearer ${options.key}`, accept: 'text/event-stream', ...(options.lastEventId ? { 'last-event-id': options.lastEventId } : {}) },
+      headers: {
+        authorization: `Bearer ${options.key}`,
+        accept: 'text/event-stream',
+        ...(options.lastEventId ? { 'last-event-id': options.lastEventId } : {}),
+      },
       signal: controller.signal,
     });
-    if (!res.ok || !res.body) return { status: res.status, frames, ended: true, contentType: res.headers.get('content-type') };
+    if (!res.ok || !res.body)
+      return { status: res.status, frames, ended: true, contentType: res.headers.get('content-type') };
     const parser = createParser({
       onEvent(event) {
         if (stopped) return;
-        const frame: SseFrame = { data: event.data, ...(event.id !== undefined ? { id: event.id } : {}), ...(event.event ? { event: event.event } : {}) };
+        const frame: SseFrame = {
+          data: event.data,
+          ...(event.id !== undefined ? { id: event.id } : {}),
+          ...(event.event ? { event: event.event } : {}),
+        };
         frames.push(frame);
         if (options.until?.(frame, frames)) stopped = true;
       },

@@ -27,7 +27,12 @@ export function teamFixtures(stack: AccountSurfaceStack) {
     return answer.body;
   };
 
-  const invite = async (teamId: string, by: TeamUser, email: string, role = 'member'): Promise<{ code: string; expires_at: string; sent_count: number }> => {
+  const invite = async (
+    teamId: string,
+    by: TeamUser,
+    email: string,
+    role = 'member',
+  ): Promise<{ code: string; expires_at: string; sent_count: number }> => {
     const answer = await stack.api('POST', `/v1/teams/${teamId}/invites`, { key: by.key, body: { email, role } });
     expect(answer.status).toBe(201);
     return answer.body;

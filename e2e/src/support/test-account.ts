@@ -43,7 +43,10 @@ export interface SeededKeyOptions {
 }
 
 /** A caller key written straight into the account service's table, for tests that need one before the routes. */
-export async function seedCallerKey(prisma: RunningAccount['database']['prisma'], options: SeededKeyOptions): Promise<{ id: string; secret: string }> {
+export async function seedCallerKey(
+  prisma: RunningAccount['database']['prisma'],
+  options: SeededKeyOptions,
+): Promise<{ id: string; secret: string }> {
   const secret = newSecret('sbc');
   const id = newId('key');
   await prisma.callerKey.create({

@@ -31,15 +31,27 @@ async function startRunawayEngine() {
       const usage = { prompt_tokens: 10, completion_tokens: 2_000 * 3, total_tokens: 10 + 2_000 * 3 };
       if (!body.stream) {
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ id: 'chatcmpl-run', object: 'chat.completion', created: 1, model: 'runaway', choices: [{ index: 0, message: { role: 'assistant', content: pieces.join('') }, finish_reason: 'stop' }], usage }));
+        res.end(
+          JSON.stringify({
+            id: 'chatcmpl-run',
+            object: 'chat.completion',
+            created: 1,
+            model: 'runaway',
+            choices: [{ index: 0, message: { role: 'assistant', content: pieces.join('') }, finish_reason: 'stop' }],
+            usage,
+          }),
+        );
         return;
       }
       res.writeHead(200, { 'content-type': 'text/event-stream' });
-      const chunk = (delta: object, finish: string | null = null) => `data: ${JSON.stringify({ id: 'chatcmpl-run', object: 'chat.completion.chunk', created: 1, model: 'runaway', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+      const chunk = (delta: object, finish: string | null = null) =>
+        `data: ${JSON.stringify({ id: 'chatcmpl-run', object: 'chat.completion.chunk', created: 1, model: 'runaway', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
       res.write(chunk({ role: 'assistant', content: '' }));
       for (const piece of pieces) res.write(chunk({ content: piece }));
       res.write(chunk({}, 'stop'));
-      res.write(`data: ${JSON.stringify({ id: 'chatcmpl-run', object: 'chat.completion.chunk', created: 1, model: 'runaway', choices: [], usage })}\n\n`);
+      res.write(
+        `data: ${JSON.stringify({ id: 'chatcmpl-run', object: 'chat.completion.chunk', created: 1, model: 'runaway', choices: [], usage })}\n\n`,
+      );
       res.end('data: [DONE]\n\n');
     });
   });
@@ -48,7 +60,9 @@ async function startRunawayEngine() {
 }
 
 beforeAll(async () => {
-  sim = await startSim(loadSimConfig({ SIM_PORT: '0', SIM_LATENCY_MS: '0', SIM_TOKENS_PER_SECOND: '0', LOG_LEVEL: 'silent' }));
+  sim = await startSim(
+    loadSimConfig({ SIM_PORT: '0', SIM_LATENCY_MS: '0', SIM_TOKENS_PER_SECOND: '0', LOG_LEVEL: 'silent' }),
+  );
   runaway = await startRunawayEngine();
   stack = await startStack({
     label: 'honest_accounting',
@@ -88,7 +102,11 @@ async function rowsOf(key: { id: string; secret: string }, count: number, ms = 2
     const rows: UsageRow[] = [];
     let after = '';
     for (;;) {
-      const page = await stack.api('GET', `/v1/usage/requests?limit=100&key_id=${key.id}${after ? `&after_id=${after}` : ''}`, { key: key.secret });
+      const page = await stack.api(
+        'GET',
+        `/v1/usage/requests?limit=100&key_id=${key.id}${after ? `&after_id=${after}` : ''}`,
+        { key: key.secret },
+      );
       expect(page.status).toBe(200);
       rows.push(...(page.body.data as UsageRow[]));
       if (!page.body.has_more) break;
@@ -105,13 +123,23 @@ const billed = (rows: UsageRow[]) => rows.reduce((sum, row) => sum + row.credits
 describe('strings the ledger cannot store', () => {
   it('a NUL in the model id is a 400 invalid_request naming model, and the ledger goes on billing every other account', async () => {
     const attacker = await stack.seedKey({ userId: await stack.seedUser(), scopes: ['gateway:invoke'] });
-    const poisoned = await rejectionOf(openAi(attacker.secret).chat.completions.create({ model: 'x\u0000y', messages: [{ role: 'user', content: 'hi' }] }));
+    const poisoned = await rejectionOf(
+      openAi(attacker.secret).chat.completions.create({
+        model: 'x\u0000y',
+        messages: [{ role: 'user', content: 'hi' }],
+      }),
+    );
     expect(poisoned).toBeInstanceOf(OpenAI.BadRequestError);
     expect(poisoned).toMatchObject({ status: 400, code: 'invalid_request', param: 'model' });
 
     const victim = await stack.seedKey({ userId: await stack.seedUser(), scopes: ['gateway:invoke', 'usage:read'] });
     const client = openAi(victim.secret);
-    for (let i = 0; i < 5; i++) await client.chat.completions.create({ model: 'house', max_tokens: 5, messages: [{ role: 'user', content: `call ${i}` }] });
+    for (let i = 0; i < 5; i++)
+      await client.chat.completions.create({
+        model: 'house',
+        max_tokens: 5,
+        messages: [{ role: 'user', content: `call ${i}` }],
+      });
     const rows = await rowsOf(victim, 5);
     expect(rows.filter((row) => row.status === 200)).toHaveLength(5);
     expect(billed(rows)).toBeGreaterThan(0);
@@ -119,29 +147,71 @@ describe('strings the ledger cannot store', () => {
 
   it('an unpaired surrogate anywhere in a Messages body is a 400 invalid_request_error in that dialect, naming its path', async () => {
     const key = await stack.seedKey({ scopes: ['gateway:invoke'] });
-    const body = '{"model":"house","max_tokens":5,"messages":[{"role":"user","content":[{"type":"text","text":"a\\ud800b"}]}]}';
-    const res = await fetch(`${stack.edge.url}/v1/messages`, { method: 'POST', headers: { 'x-api-key': key.secret, 'content-type': 'application/json' }, body });
+    const body =
+      '{"model":"house","max_tokens":5,"messages":[{"role":"user","content":[{"type":"text","text":"a\\ud800b"}]}]}';
+    const res = await fetch(`${stack.edge.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': key.secret, 'content-type': 'application/json' },
+      body,
+    });
     expect(res.status).toBe(400);
-    expect(await res.json()).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', issues: [{ path: 'messages.0.content.0.text', code: 'invalid_string' }] } });
-    const viaSdk = await rejectionOf(anthropic(key.secret).messages.create({ model: 'house', max_tokens: 5, messages: [{ role: 'user', content: 'nul \u0000 here' }] }));
+    expect(await res.json()).toMatchObject({
+      type: 'error',
+      error: { type: 'invalid_request_error', issues: [{ path: 'messages.0.content.0.text', code: 'invalid_string' }] },
+    });
+    const viaSdk = await rejectionOf(
+      anthropic(key.secret).messages.create({
+        model: 'house',
+        max_tokens: 5,
+        messages: [{ role: 'user', content: 'nul \u0000 here' }],
+      }),
+    );
     expect(viaSdk).toBeInstanceOf(Anthropic.BadRequestError);
   });
 
   it('an output limit past any safe integer is a 400 naming the field, in every dialect', async () => {
     const key = await stack.seedKey({ scopes: ['gateway:invoke'] });
-    const chat = await rejectionOf(openAi(key.secret).chat.completions.create({ model: 'house', max_tokens: 1e308, messages: [{ role: 'user', content: 'hi' }] }));
+    const chat = await rejectionOf(
+      openAi(key.secret).chat.completions.create({
+        model: 'house',
+        max_tokens: 1e308,
+        messages: [{ role: 'user', content: 'hi' }],
+      }),
+    );
     expect(chat).toMatchObject({ status: 400, param: 'max_tokens' });
-    const responses = await rejectionOf(openAi(key.secret).responses.create({ model: 'house', max_output_tokens: 2 ** 53, input: 'hi' }));
+    const responses = await rejectionOf(
+      openAi(key.secret).responses.create({ model: 'house', max_output_tokens: 2 ** 53, input: 'hi' }),
+    );
     expect(responses).toMatchObject({ status: 400, param: 'max_output_tokens' });
-    const messages = await rejectionOf(anthropic(key.secret).messages.create({ model: 'house', max_tokens: 1.5, messages: [{ role: 'user', content: 'hi' }] }));
+    const messages = await rejectionOf(
+      anthropic(key.secret).messages.create({
+        model: 'house',
+        max_tokens: 1.5,
+        messages: [{ role: 'user', content: 'hi' }],
+      }),
+    );
     expect(messages).toMatchObject({ status: 400 });
   });
 
   it("an output limit past the model's own is a 400 naming the field, as the vendors answer it", async () => {
     const key = await stack.seedKey({ scopes: ['gateway:invoke'] });
-    const chat = await rejectionOf(openAi(key.secret).chat.completions.create({ model: 'gpt-6-astra', max_completion_tokens: 128_001, messages: [{ role: 'user', content: 'hi' }] }));
+    const chat = await rejectionOf(
+      openAi(key.secret).chat.completions.create({
+        model: 'gpt-6-astra',
+        max_completion_tokens: 128_001,
+        messages: [{ role: 'user', content: 'hi' }],
+      }),
+    );
     expect(chat).toMatchObject({ status: 400, param: 'max_completion_tokens' });
-    expect((await openAi(key.secret).chat.completions.create({ model: 'gpt-6-astra', max_completion_tokens: 128_000, messages: [{ role: 'user', content: 'sim-tokens:2' }] })).choices[0]?.message.content).toBeTruthy();
+    expect(
+      (
+        await openAi(key.secret).chat.completions.create({
+          model: 'gpt-6-astra',
+          max_completion_tokens: 128_000,
+          messages: [{ role: 'user', content: 'sim-tokens:2' }],
+        })
+      ).choices[0]?.message.content,
+    ).toBeTruthy();
   });
 });
 
@@ -153,9 +223,16 @@ describe('caps and balances under attack', () => {
     const results = await Promise.allSettled(
       Array.from({ length: 50 }, (_, i) =>
         i % 2 === 0
-          ? client.chat.completions.create({ model: 'house', messages: [{ role: 'user', content: `sim-tokens:20000 call ${i}` }] })
+          ? client.chat.completions.create({
+              model: 'house',
+              messages: [{ role: 'user', content: `sim-tokens:20000 call ${i}` }],
+            })
           : (async () => {
-              const stream = await client.chat.completions.create({ model: 'house', stream: true, messages: [{ role: 'user', content: `sim-tokens:20000 call ${i}` }] });
+              const stream = await client.chat.completions.create({
+                model: 'house',
+                stream: true,
+                messages: [{ role: 'user', content: `sim-tokens:20000 call ${i}` }],
+              });
               for await (const chunk of stream) void chunk;
             })(),
       ),
@@ -163,7 +240,8 @@ describe('caps and balances under attack', () => {
     const served = results.filter((result) => result.status === 'fulfilled').length;
     expect(served).toBeGreaterThanOrEqual(1);
     for (const result of results) {
-      if (result.status === 'rejected') expect(result.reason).toMatchObject({ status: 402, error: { budget: 'key_daily' } });
+      if (result.status === 'rejected')
+        expect(result.reason).toMatchObject({ status: 402, error: { budget: 'key_daily' } });
     }
     const rows = await rowsOf(key, 50);
     expect(billed(rows)).toBeGreaterThan(5);
@@ -175,18 +253,28 @@ describe('caps and balances under attack', () => {
     const key = await stack.seedKey({ userId, scopes: ['gateway:invoke', 'usage:read', 'billing:read'] });
     const client = openAi(key.secret);
     // The ledger's first sight of the account publishes its Free beta pot (10,000 credits) to the edge.
-    await client.chat.completions.create({ model: 'house', max_tokens: 1, messages: [{ role: 'user', content: 'hello' }] });
+    await client.chat.completions.create({
+      model: 'house',
+      max_tokens: 1,
+      messages: [{ role: 'user', content: 'hello' }],
+    });
     const deadline = Date.now() + 10_000;
     while ((await stack.store.get(`credits:available:${userId}`)) === null) {
       if (Date.now() > deadline) throw new Error('the ledger never published the balance');
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     const results = await Promise.allSettled(
-      Array.from({ length: 20 }, (_, i) => client.chat.completions.create({ model: 'gpt-6-astra', messages: [{ role: 'user', content: `sim-tokens:100000 reply ${i}` }] })),
+      Array.from({ length: 20 }, (_, i) =>
+        client.chat.completions.create({
+          model: 'gpt-6-astra',
+          messages: [{ role: 'user', content: `sim-tokens:100000 reply ${i}` }],
+        }),
+      ),
     );
     expect(results.filter((result) => result.status === 'fulfilled').length).toBeGreaterThanOrEqual(1);
     for (const result of results) {
-      if (result.status === 'rejected') expect(result.reason).toMatchObject({ status: 402, error: { budget: 'account' } });
+      if (result.status === 'rejected')
+        expect(result.reason).toMatchObject({ status: 402, error: { budget: 'account' } });
     }
     const rows = await rowsOf(key, 21);
     expect(billed(rows)).toBeGreaterThan(5_000);
@@ -203,7 +291,13 @@ describe('caps and balances under attack', () => {
       { role: 'assistant' as const, content: `And the answer: ${'a line of what was answered '.repeat(8)}` },
       { role: 'user' as const, content: 'go on forever' },
     ];
-    const stream = await client.chat.completions.create({ model: 'house-omni', max_tokens: 300, stream: true, stream_options: { include_usage: true }, messages });
+    const stream = await client.chat.completions.create({
+      model: 'house-omni',
+      max_tokens: 300,
+      stream: true,
+      stream_options: { include_usage: true },
+      messages,
+    });
     let text = '';
     let finish: string | null | undefined;
     let usage: OpenAI.CompletionUsage | undefined | null;
@@ -223,7 +317,11 @@ describe('caps and balances under attack', () => {
 
     // Not streamed, the whole runaway reply arrives (6,000 tokens: 4.8 credits at list price), but the charge
     // stops at what the call reserved, inside the 1-credit cap.
-    const reply = await client.chat.completions.create({ model: 'house-omni', max_tokens: 600, messages: [{ role: 'user', content: 'more' }] });
+    const reply = await client.chat.completions.create({
+      model: 'house-omni',
+      max_tokens: 600,
+      messages: [{ role: 'user', content: 'more' }],
+    });
     expect(reply.usage?.completion_tokens).toBe(6_000);
     const rows = await rowsOf(key, 2);
     expect(rows.map((row) => row.status)).toEqual([200, 200]);
@@ -233,7 +331,10 @@ describe('caps and balances under attack', () => {
 
   it('a chat call without max_tokens is sent upstream with the output limit it was admitted under', async () => {
     const key = await stack.seedKey({ scopes: ['gateway:invoke'], dailyLimitCredits: 1 });
-    await openAi(key.secret).chat.completions.create({ model: 'house-omni', messages: [{ role: 'user', content: 'no limit given' }] });
+    await openAi(key.secret).chat.completions.create({
+      model: 'house-omni',
+      messages: [{ role: 'user', content: 'no limit given' }],
+    });
     const sent = runaway.maxTokensSeen.at(-1) as number;
     // 1 credit pays for at most 1,250 output tokens at 800 credits per 1M.
     expect(sent).toBeGreaterThan(1_000);

@@ -13,7 +13,12 @@ import { requestId } from '../support/usage-events';
 let stack: UsageStack & PacedParts;
 
 beforeAll(async () => {
-  stack = await startStack({ label: 'model_usage', house: simHouse, paced: { tokensPerSecond: 20 }, ledger: { sharesStore: false } });
+  stack = await startStack({
+    label: 'model_usage',
+    house: simHouse,
+    paced: { tokensPerSecond: 20 },
+    ledger: { sharesStore: false },
+  });
 }, 60_000);
 
 afterAll(async () => {
@@ -37,7 +42,12 @@ async function poll<T>(what: string, ms: number, read: () => Promise<T | undefin
 
 /** The ledger's row for a request id, once the event has been applied. */
 function rowFor(id: string, ms = 5_000): Promise<Row> {
-  return poll(`the usage row of ${id}`, ms, async () => (await stack.ledger.database.prisma.usageGeneration.findFirst({ where: { requestId: id } })) ?? undefined);
+  return poll(
+    `the usage row of ${id}`,
+    ms,
+    async () =>
+      (await stack.ledger.database.prisma.usageGeneration.findFirst({ where: { requestId: id } })) ?? undefined,
+  );
 }
 
 /** Every row of a key, once there are `count` of them (then a short pause shows no more arrive). */
@@ -56,7 +66,8 @@ const listCredits = (input: number, output: number) => (input * 200 + output * 8
  * each byte at the dearest input rate (200) + max_tokens at 800. A call that does not fit that way is admitted
  * on its prompt's counted tokens instead, which never costs more.
  */
-const worstMilli = (body: { max_tokens: number }) => Math.ceil((Buffer.byteLength(JSON.stringify(body)) * 200 + body.max_tokens * 800) / 1_000);
+const worstMilli = (body: { max_tokens: number }) =>
+  Math.ceil((Buffer.byteLength(JSON.stringify(body)) * 200 + body.max_tokens * 800) / 1_000);
 
 interface Seen {
   id: string;
@@ -69,7 +80,17 @@ interface Seen {
 }
 
 function expectRecorded(row: Row, seen: Seen, keyId: string): void {
-  expect(row).toMatchObject({ requestId: seen.id, keyId, model: seen.model, upstream: 'house', dialectIn: seen.dialectIn, dialectOut: seen.dialectOut, status: 200, isByok: false, stream: seen.stream });
+  expect(row).toMatchObject({
+    requestId: seen.id,
+    keyId,
+    model: seen.model,
+    upstream: 'house',
+    dialectIn: seen.dialectIn,
+    dialectOut: seen.dialectOut,
+    status: 200,
+    isByok: false,
+    stream: seen.stream,
+  });
   expect(row.tokensPrompt).toBe(BigInt(seen.input));
   expect(row.tokensCompletion).toBe(BigInt(seen.output));
   expect(seen.input).toBeGreaterThan(0);
@@ -96,46 +117,109 @@ describe('usage rows', () => {
       const id = requestId('chat');
       const reply = await openai.chat.completions.create({ model, messages: hello, max_tokens: 64 }, withId(id));
       const out = model === 'house' ? 'openai' : 'anthropic';
-      seen.push({ id, model, dialectIn: 'chat', dialectOut: out, stream: false, input: reply.usage!.prompt_tokens, output: reply.usage!.completion_tokens });
+      seen.push({
+        id,
+        model,
+        dialectIn: 'chat',
+        dialectOut: out,
+        stream: false,
+        input: reply.usage!.prompt_tokens,
+        output: reply.usage!.completion_tokens,
+      });
     }
     for (const model of ['house-omni', 'house'] as const) {
       const id = requestId('msg');
       const reply = await anthropic.messages.create({ model, messages: hello, max_tokens: 64 }, withId(id));
       const out = model === 'house' ? 'openai' : 'anthropic';
-      seen.push({ id, model, dialectIn: 'messages', dialectOut: out, stream: false, input: reply.usage.input_tokens, output: reply.usage.output_tokens });
+      seen.push({
+        id,
+        model,
+        dialectIn: 'messages',
+        dialectOut: out,
+        stream: false,
+        input: reply.usage.input_tokens,
+        output: reply.usage.output_tokens,
+      });
     }
     {
       const id = requestId('chatstream');
       const stream = await openai.chat.completions.create(
-        { model: 'house', messages: [{ role: 'user', content: 'sim-tokens:40 stream it' }], max_tokens: 64, stream: true, stream_options: { include_usage: true } },
+        {
+          model: 'house',
+          messages: [{ role: 'user', content: 'sim-tokens:40 stream it' }],
+          max_tokens: 64,
+          stream: true,
+          stream_options: { include_usage: true },
+        },
         withId(id),
       );
       let usage: OpenAI.CompletionUsage | undefined;
       for await (const chunk of stream) if (chunk.usage) usage = chunk.usage;
-      seen.push({ id, model: 'house', dialectIn: 'chat', dialectOut: 'openai', stream: true, input: usage!.prompt_tokens, output: usage!.completion_tokens });
+      seen.push({
+        id,
+        model: 'house',
+        dialectIn: 'chat',
+        dialectOut: 'openai',
+        stream: true,
+        input: usage!.prompt_tokens,
+        output: usage!.completion_tokens,
+      });
     }
     {
       const id = requestId('msgstream');
-      const final = await anthropic.messages.stream({ model: 'house-omni', messages: [{ role: 'user', content: 'sim-tokens:40 stream it' }], max_tokens: 64 }, withId(id)).finalMessage();
-      seen.push({ id, model: 'house-omni', dialectIn: 'messages', dialectOut: 'anthropic', stream: true, input: final.usage.input_tokens, output: final.usage.output_tokens });
+      const final = await anthropic.messages
+        .stream(
+          { model: 'house-omni', messages: [{ role: 'user', content: 'sim-tokens:40 stream it' }], max_tokens: 64 },
+          withId(id),
+        )
+        .finalMessage();
+      seen.push({
+        id,
+        model: 'house-omni',
+        dialectIn: 'messages',
+        dialectOut: 'anthropic',
+        stream: true,
+        input: final.usage.input_tokens,
+        output: final.usage.output_tokens,
+      });
     }
     {
       const id = requestId('responses');
-      const reply = await openai.responses.create({ model: 'house', input: TEXT_PROMPT, max_output_tokens: 64 }, withId(id));
-      seen.push({ id, model: 'house', dialectIn: 'responses', dialectOut: 'openai', stream: false, input: reply.usage!.input_tokens, output: reply.usage!.output_tokens });
+      const reply = await openai.responses.create(
+        { model: 'house', input: TEXT_PROMPT, max_output_tokens: 64 },
+        withId(id),
+      );
+      seen.push({
+        id,
+        model: 'house',
+        dialectIn: 'responses',
+        dialectOut: 'openai',
+        stream: false,
+        input: reply.usage!.input_tokens,
+        output: reply.usage!.output_tokens,
+      });
     }
 
     const rows = await rowsOfKey(key.id, seen.length);
     expect(rows.map((row) => row.requestId).sort()).toEqual(seen.map((call) => call.id).sort());
-    for (const call of seen) expectRecorded(rows.find((row) => row.requestId === call.id)!, call, key.id);
+    for (const call of seen)
+      expectRecorded(
+        rows.find((row) => row.requestId === call.id)!,
+        call,
+        key.id,
+      );
     // Streamed calls: 40 output tokens, as asked.
     expect(seen.filter((call) => call.stream).map((call) => call.output)).toEqual([40, 40]);
   });
 
   it('the request id the edge answers with (x-request-id / request-id) keys the row when the caller sends none', async () => {
     const key = await stack.seedKey({ scopes: ['gateway:invoke'] });
-    const chat = await openAiFor(stack.edge.url, key.secret).chat.completions.create({ model: 'house', messages: hello, max_tokens: 16 }).withResponse();
-    const messages = await anthropicFor(stack.edge.url, key.secret).messages.create({ model: 'house-omni', messages: hello, max_tokens: 16 }).withResponse();
+    const chat = await openAiFor(stack.edge.url, key.secret)
+      .chat.completions.create({ model: 'house', messages: hello, max_tokens: 16 })
+      .withResponse();
+    const messages = await anthropicFor(stack.edge.url, key.secret)
+      .messages.create({ model: 'house-omni', messages: hello, max_tokens: 16 })
+      .withResponse();
     const chatId = chat.response.headers.get('x-request-id')!;
     const messagesId = messages.response.headers.get('request-id')!;
     expect(chatId).toBeTruthy();
@@ -148,10 +232,23 @@ describe('usage rows', () => {
   it('a refused call (unknown model → 404) is recorded with status 404 and nothing used or charged', async () => {
     const key = await stack.seedKey({ scopes: ['gateway:invoke'] });
     const id = requestId('unknown');
-    const error = await rejectionOf(openAiFor(stack.edge.url, key.secret).chat.completions.create({ model: 'no-such-model', messages: hello }, withId(id)));
+    const error = await rejectionOf(
+      openAiFor(stack.edge.url, key.secret).chat.completions.create(
+        { model: 'no-such-model', messages: hello },
+        withId(id),
+      ),
+    );
     expect(error).toBeInstanceOf(OpenAI.NotFoundError);
     const row = await rowFor(id);
-    expect(row).toMatchObject({ keyId: key.id, model: 'no-such-model', status: 404, dialectIn: 'chat', isByok: false, tokensPrompt: 0n, tokensCompletion: 0n });
+    expect(row).toMatchObject({
+      keyId: key.id,
+      model: 'no-such-model',
+      status: 404,
+      dialectIn: 'chat',
+      isByok: false,
+      tokensPrompt: 0n,
+      tokensCompletion: 0n,
+    });
     expect(credits(row)).toBe(0);
   });
 
@@ -160,7 +257,10 @@ describe('usage rows', () => {
     const id = requestId('hangup');
     const controller = new AbortController();
     // A conversation resent whole, as chat clients do: the prompt the stream is billed for is all of it.
-    const history = Array.from({ length: 6 }, (_, turn) => ({ role: turn % 2 === 0 ? ('user' as const) : ('assistant' as const), content: `Turn ${turn}: ${'a fairly long line of history '.repeat(40)}` }));
+    const history = Array.from({ length: 6 }, (_, turn) => ({
+      role: turn % 2 === 0 ? ('user' as const) : ('assistant' as const),
+      content: `Turn ${turn}: ${'a fairly long line of history '.repeat(40)}`,
+    }));
     const messages = [...history, { role: 'user' as const, content: 'sim-tokens:400 tell me a long story' }];
     const stream = await openAiFor(stack.pacedEdge.url, key.secret).chat.completions.create(
       { model: 'house', messages, max_tokens: 1000, stream: true },
@@ -178,7 +278,10 @@ describe('usage rows', () => {
     expect(row.tokensCompletion).toBeLessThan(400n);
     expect(row.tokensCompletion).toBeGreaterThanOrEqual(2n);
     // The edge's own count of the same turns, by its tokenizer (the house model's engine cannot count them).
-    const counted = await anthropicFor(stack.pacedEdge.url, key.secret).messages.countTokens({ model: 'house', messages });
+    const counted = await anthropicFor(stack.pacedEdge.url, key.secret).messages.countTokens({
+      model: 'house',
+      messages,
+    });
     expect(counted.input_tokens).toBeGreaterThan(1_000);
     expect(row.tokensPrompt).toBe(BigInt(counted.input_tokens));
     expect(credits(row)).toBeGreaterThan(0);
@@ -191,7 +294,11 @@ function counterMilli(rows: Array<Parameters<typeof credits>[0]>): number {
 }
 
 /** A call that costs ~240 millicredits (300 output tokens) and reserves ~330 (max_tokens 400). */
-const spendBody = { model: 'house', max_tokens: 400, messages: [{ role: 'user' as const, content: 'sim-tokens:300 spend some credits' }] };
+const spendBody = {
+  model: 'house',
+  max_tokens: 400,
+  messages: [{ role: 'user' as const, content: 'sim-tokens:300 spend some credits' }],
+};
 const smallBody = { model: 'house', max_tokens: 16, messages: hello };
 const utcDay = () => new Date().toISOString().slice(0, 10).replace(/-/g, '');
 
@@ -230,10 +337,18 @@ describe('key daily cap (1 credit)', () => {
 
     // The same refusal in the Messages dialect.
     const messagesId = requestId('capmsg');
-    const refused = await rejectionOf(anthropicFor(stack.edge.url, key.secret).messages.create({ ...spendBody, model: 'house-omni' }, withId(messagesId)));
+    const refused = await rejectionOf(
+      anthropicFor(stack.edge.url, key.secret).messages.create(
+        { ...spendBody, model: 'house-omni' },
+        withId(messagesId),
+      ),
+    );
     expect(refused).toBeInstanceOf(Anthropic.APIError);
     expect(refused.status).toBe(402);
-    expect(refused.error).toMatchObject({ type: 'error', error: { type: 'billing_error', budget: 'key_daily', message: expect.any(String) } });
+    expect(refused.error).toMatchObject({
+      type: 'error',
+      error: { type: 'billing_error', budget: 'key_daily', message: expect.any(String) },
+    });
     expect(refused.headers.get('x-should-retry')).toBe('false');
 
     // Refusals are recorded, with nothing charged.
@@ -302,7 +417,9 @@ describe('account balance (credits:available)', () => {
     expect(error).toMatchObject({ code: 'budget_exhausted' });
     expect(error.error).toMatchObject({ budget: 'account' });
     expect(error.headers.get('x-should-retry')).toBe('false');
-    const refused = await rejectionOf(anthropicFor(stack.edge.url, key.secret).messages.create({ ...spendBody, model: 'house-omni' }));
+    const refused = await rejectionOf(
+      anthropicFor(stack.edge.url, key.secret).messages.create({ ...spendBody, model: 'house-omni' }),
+    );
     expect(refused.status).toBe(402);
     expect(refused.error).toMatchObject({ type: 'error', error: { type: 'billing_error', budget: 'account' } });
     expect((await rowFor(bigId)).status).toBe(402);

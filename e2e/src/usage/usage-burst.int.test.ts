@@ -28,7 +28,11 @@ beforeAll(async () => {
   for (let i = 0; i < KEYS; i++) keys.push(await stack.seedKey({ userId, name: `burst key ${i}` }));
   reader = keys[0]!.secret;
   // A second consumer group keeps a copy of every event the edge emits, to feed them again later.
-  await stack.bus.consumer.subscribe({ topic: USAGE_EVENTS_TOPIC, groupId: 'test-recorder', handler: async (message) => void recorded.push(message.value) });
+  await stack.bus.consumer.subscribe({
+    topic: USAGE_EVENTS_TOPIC,
+    groupId: 'test-recorder',
+    handler: async (message) => void recorded.push(message.value),
+  });
 }, 60_000);
 
 afterAll(async () => {
@@ -56,11 +60,21 @@ async function waitForRequests(count: number): Promise<void> {
 }
 
 /** Every row of /v1/usage/requests, following last_id. */
-async function allRequests(): Promise<Array<{ id: string; credits_charged: number; native_tokens_prompt: number; native_tokens_completion: number; key_id: string }>> {
+async function allRequests(): Promise<
+  Array<{
+    id: string;
+    credits_charged: number;
+    native_tokens_prompt: number;
+    native_tokens_completion: number;
+    key_id: string;
+  }>
+> {
   const rows = [];
   let after = '';
   for (;;) {
-    const page = await stack.api('GET', `/v1/usage/requests?limit=100${after ? `&after_id=${after}` : ''}`, { key: reader });
+    const page = await stack.api('GET', `/v1/usage/requests?limit=100${after ? `&after_id=${after}` : ''}`, {
+      key: reader,
+    });
     expect(page.status).toBe(200);
     rows.push(...page.body.data);
     if (!page.body.has_more) return rows;
@@ -89,7 +103,10 @@ const sum = (values: number[]) => values.reduce((total, value) => total + value,
 
 it(`${CALLS} calls through the edge are exactly ${CALLS} usage rows, and daily, breakdown and credits add up to them`, async () => {
   // Reading the credits sets the account up (Free plan) and publishes its balance before the first call.
-  expect((await stack.api('GET', '/v1/credits', { key: reader })).body).toMatchObject({ plan: 'free', balance_credits: 10_000 });
+  expect((await stack.api('GET', '/v1/credits', { key: reader })).body).toMatchObject({
+    plan: 'free',
+    balance_credits: 10_000,
+  });
   const statuses = new Map<number, number>();
   let next = 0;
   await Promise.all(
@@ -113,7 +130,12 @@ it(`${CALLS} calls through the edge are exactly ${CALLS} usage rows, and daily, 
   expect(credits).toBeGreaterThan(0);
 
   const { daily, breakdown, hourly, credits: balance } = await views();
-  expect(daily.totals).toMatchObject({ turns: CALLS, tokens_in: tokensIn, tokens_out: tokensOut, tokens: tokensIn + tokensOut });
+  expect(daily.totals).toMatchObject({
+    turns: CALLS,
+    tokens_in: tokensIn,
+    tokens_out: tokensOut,
+    tokens: tokensIn + tokensOut,
+  });
   expect(daily.totals.credits).toBeCloseTo(credits, 6);
   expect(daily.totals.charged_usd).toBeCloseTo(credits / 1000, 9);
   expect(sum(daily.days.map((day: { turns: number }) => day.turns))).toBe(CALLS);
@@ -124,7 +146,10 @@ it(`${CALLS} calls through the edge are exactly ${CALLS} usage rows, and daily, 
   for (const key of keys) {
     const group = breakdown.groups.find((g: { id: string }) => g.id === key.id);
     expect(group).toMatchObject({ requests: CALLS / KEYS });
-    expect(group.tokens).toBeCloseTo(sum(rows.filter((row) => row.key_id === key.id).map((row) => row.credits_charged)), 6);
+    expect(group.tokens).toBeCloseTo(
+      sum(rows.filter((row) => row.key_id === key.id).map((row) => row.credits_charged)),
+      6,
+    );
   }
   expect(sum(hourly.buckets.map((b: { requests: number }) => b.requests))).toBe(CALLS);
 
@@ -140,7 +165,7 @@ it(`${CALLS} calls through the edge are exactly ${CALLS} usage rows, and daily, 
   // ...and once the account is quiet (no event applied for LEDGER_RECONCILE_QUIET_MS, which on a loaded machine
   // may be a while after the last answer), a sweep reconciles it to the derived balance.
   let reconciled = 0;
-  for (const deadline = Date.now() + 15_000; reconciled === 0 && Date.now() < deadline; ) {
+  for (const deadline = Date.now() + 15_000; reconciled === 0 && Date.now() < deadline;) {
     await new Promise((resolve) => setTimeout(resolve, 200));
     reconciled = (await stack.ledger.balances.sweep()).reconciled;
   }

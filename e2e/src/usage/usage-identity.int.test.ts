@@ -32,26 +32,39 @@ interface Caller {
 async function caller(): Promise<Caller> {
   const userId = await stack.seedUser();
   const { secret } = await stack.seedKey({ userId, scopes: ['gateway:invoke', 'usage:read'] });
-  return { userId, key: secret, client: new OpenAI({ apiKey: secret, baseURL: `${stack.edge.url}/v1`, maxRetries: 0 }) };
+  return {
+    userId,
+    key: secret,
+    client: new OpenAI({ apiKey: secret, baseURL: `${stack.edge.url}/v1`, maxRetries: 0 }),
+  };
 }
 
 /** One short house call with the given x-request-id; resolves to the id the edge echoed. */
 async function call(who: Caller, requestId: string): Promise<string | null> {
   const { response } = await who.client.chat.completions
-    .create({ model: 'house', max_tokens: 16, messages: [{ role: 'user', content: 'Count to three.' }] }, { headers: { 'x-request-id': requestId } })
+    .create(
+      { model: 'house', max_tokens: 16, messages: [{ role: 'user', content: 'Count to three.' }] },
+      { headers: { 'x-request-id': requestId } },
+    )
     .withResponse();
   return response.headers.get('x-request-id');
 }
 
 async function rowsOf(userId: string, count: number) {
-  const find = () => stack.ledger.database.prisma.usageGeneration.findMany({ where: { accountId: userId }, orderBy: { eventId: 'asc' } });
+  const find = () =>
+    stack.ledger.database.prisma.usageGeneration.findMany({
+      where: { accountId: userId },
+      orderBy: { eventId: 'asc' },
+    });
   const deadline = Date.now() + 10_000;
-  while ((await find()).length < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
+  while ((await find()).length < count && Date.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, 25));
   await new Promise((resolve) => setTimeout(resolve, 100)); // and no more than that arrive
   return find();
 }
 
-const creditsOf = (rows: Awaited<ReturnType<typeof rowsOf>>) => rows.reduce((sum, row) => sum + Number(row.creditsCharged.toString()), 0);
+const creditsOf = (rows: Awaited<ReturnType<typeof rowsOf>>) =>
+  rows.reduce((sum, row) => sum + Number(row.creditsCharged.toString()), 0);
 
 describe('request ids are for correlation, not identity', () => {
   let sharing: Caller;
@@ -109,14 +122,23 @@ describe('a poisoned usage event does not stop billing', () => {
   it('after an event PostgreSQL refuses, another account’s calls through the edge are still recorded and billed', async () => {
     const victim = await caller();
     // Written as a producer without the edge's sanitiser could: a timestamp PostgreSQL cannot hold (SQLSTATE 22009).
-    const poison = create(UsageEventSchema, { eventId: 'evt_poison_http', requestId: 'req_poison', accountId: 'usr_poisoner', model: 'house', status: 200, ts: timestampFromMs(-8.64e15) });
+    const poison = create(UsageEventSchema, {
+      eventId: 'evt_poison_http',
+      requestId: 'req_poison',
+      accountId: 'usr_poisoner',
+      model: 'house',
+      status: 200,
+      ts: timestampFromMs(-8.64e15),
+    });
     stack.bus.producer.send(USAGE_EVENTS_TOPIC, { key: poison.accountId, value: toBinary(UsageEventSchema, poison) });
     for (let i = 0; i < 5; i++) await call(victim, `after-poison-${i}`);
 
     const rows = await rowsOf(victim.userId, 5);
     expect(rows).toHaveLength(5);
     expect(creditsOf(rows)).toBeGreaterThan(0);
-    const parked = await stack.ledger.database.prisma.usageDeadLetter.findFirst({ where: { eventId: 'evt_poison_http' } });
+    const parked = await stack.ledger.database.prisma.usageDeadLetter.findFirst({
+      where: { eventId: 'evt_poison_http' },
+    });
     expect(parked).toMatchObject({ key: 'usr_poisoner', replayedAt: null, error: expect.stringMatching(/22009/) });
   });
 });

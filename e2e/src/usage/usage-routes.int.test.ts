@@ -18,7 +18,9 @@ const providerCalls: Array<{ provider: string; url: URL; headers: IncomingMessag
 function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
   const server = createServer(handler);
   fakes.push(server);
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
+  );
 }
 
 const DAY_MS = 86_400_000;
@@ -30,10 +32,33 @@ beforeAll(async () => {
   const openai = await listen((req, res) => {
     const url = new URL(req.url!, 'http://fake');
     providerCalls.push({ provider: 'openai', url, headers: req.headers });
-    const bucket = (day: string, value: number, line: string) => ({ object: 'bucket', start_time: Date.parse(`${day}T00:00:00Z`) / 1000, end_time: Date.parse(`${day}T00:00:00Z`) / 1000 + 86_400, results: [{ object: 'organization.costs.result', amount: { value, currency: 'usd' }, line_item: line, project_id: null }] });
+    const bucket = (day: string, value: number, line: string) => ({
+      object: 'bucket',
+      start_time: Date.parse(`${day}T00:00:00Z`) / 1000,
+      end_time: Date.parse(`${day}T00:00:00Z`) / 1000 + 86_400,
+      results: [
+        { object: 'organization.costs.result', amount: { value, currency: 'usd' }, line_item: line, project_id: null },
+      ],
+    });
     res.setHeader('content-type', 'application/json');
-    if (url.searchParams.get('page') === 'p2') res.end(JSON.stringify({ object: 'page', data: [bucket(yesterday(), 0.25, 'gpt-6.1-sol, output')], has_more: false, next_page: null }));
-    else res.end(JSON.stringify({ object: 'page', data: [bucket(yesterday(), 1.5, 'gpt-6.1-sol, input')], has_more: true, next_page: 'p2' }));
+    if (url.searchParams.get('page') === 'p2')
+      res.end(
+        JSON.stringify({
+          object: 'page',
+          data: [bucket(yesterday(), 0.25, 'gpt-6.1-sol, output')],
+          has_more: false,
+          next_page: null,
+        }),
+      );
+    else
+      res.end(
+        JSON.stringify({
+          object: 'page',
+          data: [bucket(yesterday(), 1.5, 'gpt-6.1-sol, input')],
+          has_more: true,
+          next_page: 'p2',
+        }),
+      );
   });
   const anthropic = await listen((req, res) => {
     providerCalls.push({ provider: 'anthropic', url: new URL(req.url!, 'http://fake'), headers: req.headers });
@@ -67,9 +92,18 @@ async function newAccount() {
 }
 
 const event = (userId: string, at: string, init: UsageEventFields = {}) =>
-  usageEvent({ requestId: `req_${randomUUID().replace(/-/g, '')}`, accountId: userId, userId, keyId: 'key_default', keyLabel: 'default key', atMs: Date.parse(at), ...init });
+  usageEvent({
+    requestId: `req_${randomUUID().replace(/-/g, '')}`,
+    accountId: userId,
+    userId,
+    keyId: 'key_default',
+    keyLabel: 'default key',
+    atMs: Date.parse(at),
+    ...init,
+  });
 
-const dayCounts = (body: { days: Array<{ day: string; turns: number }> }) => Object.fromEntries(body.days.map((d) => [d.day, d.turns]));
+const dayCounts = (body: { days: Array<{ day: string; turns: number }> }) =>
+  Object.fromEntries(body.days.map((d) => [d.day, d.turns]));
 
 describe('day boundaries', () => {
   it('days are UTC by default, and local days of a named zone with tz, across a daylight-saving change', async () => {
@@ -87,16 +121,35 @@ describe('day boundaries', () => {
     const utc = await daily('');
     expect(utc.status).toBe(200);
     expect(dayCounts(utc.body)).toEqual({ '2026-03-28': 3, '2026-03-29': 2, '2026-03-30': 0 });
-    expect(utc.body).toMatchObject({ from: '2026-03-28', to: '2026-03-30', tz: 'UTC', totals: { turns: 5, tokens_in: 500, tokens_out: 250, tokens: 750 } });
+    expect(utc.body).toMatchObject({
+      from: '2026-03-28',
+      to: '2026-03-30',
+      tz: 'UTC',
+      totals: { turns: 5, tokens_in: 500, tokens_out: 250, tokens: 750 },
+    });
     expect(utc.body.totals.charged_usd).toBeCloseTo(0.0003, 9);
 
-    expect(dayCounts((await daily('&tz=Europe/Berlin')).body)).toEqual({ '2026-03-28': 2, '2026-03-29': 2, '2026-03-30': 1 });
+    expect(dayCounts((await daily('&tz=Europe/Berlin')).body)).toEqual({
+      '2026-03-28': 2,
+      '2026-03-29': 2,
+      '2026-03-30': 1,
+    });
     // A half-hour zone is read from the calls themselves rather than the hourly rollup; same rules.
-    expect(dayCounts((await daily('&tz=Asia/Kolkata')).body)).toEqual({ '2026-03-28': 1, '2026-03-29': 2, '2026-03-30': 2 });
+    expect(dayCounts((await daily('&tz=Asia/Kolkata')).body)).toEqual({
+      '2026-03-28': 1,
+      '2026-03-29': 2,
+      '2026-03-30': 2,
+    });
 
-    const hours = await stack.api('GET', '/v1/usage/breakdown?bucket=hour&from=2026-03-28T22:00:00Z&to=2026-03-29T00:00:00Z&tz=Europe/Berlin&group=model', { key });
+    const hours = await stack.api(
+      'GET',
+      '/v1/usage/breakdown?bucket=hour&from=2026-03-28T22:00:00Z&to=2026-03-29T00:00:00Z&tz=Europe/Berlin&group=model',
+      { key },
+    );
     expect(hours.status).toBe(200);
-    expect(hours.body.buckets.map((b: { key: string; start: string; requests: number }) => [b.key, b.start, b.requests])).toEqual([
+    expect(
+      hours.body.buckets.map((b: { key: string; start: string; requests: number }) => [b.key, b.start, b.requests]),
+    ).toEqual([
       ['2026-03-28T23:00', '2026-03-28T22:00:00.000Z', 1],
       ['2026-03-29T00:00', '2026-03-28T23:00:00.000Z', 1],
     ]);
@@ -130,10 +183,21 @@ describe('usage routes', () => {
   it('GET /v1/usage totals a window, per model and per key', async () => {
     const usage = await stack.api('GET', '/v1/usage?from=2026-05-01&to=2026-05-04', { key: account.key });
     expect(usage.status).toBe(200);
-    expect(usage.body).toMatchObject({ object: 'usage', tz: 'UTC', totals: { requests: 12, tokens_in: 1200, tokens_out: 600 } });
+    expect(usage.body).toMatchObject({
+      object: 'usage',
+      tz: 'UTC',
+      totals: { requests: 12, tokens_in: 1200, tokens_out: 600 },
+    });
     expect(usage.body.totals.tokens).toBeCloseTo(0.72, 6);
-    expect(usage.body.models.map((m: { id: string; requests: number }) => [m.id, m.requests]).sort()).toEqual([['gpt-6.1-sol', 4], ['house', 4], ['house-omni', 4]]);
-    expect(usage.body.keys.map((k: { label: string; requests: number }) => [k.label, k.requests]).sort()).toEqual([['key 0', 6], ['key 1', 6]]);
+    expect(usage.body.models.map((m: { id: string; requests: number }) => [m.id, m.requests]).sort()).toEqual([
+      ['gpt-6.1-sol', 4],
+      ['house', 4],
+      ['house-omni', 4],
+    ]);
+    expect(usage.body.keys.map((k: { label: string; requests: number }) => [k.label, k.requests]).sort()).toEqual([
+      ['key 0', 6],
+      ['key 1', 6],
+    ]);
   });
 
   it('GET /v1/usage/requests pages newest first with after_id and before_id, and filters by key and model', async () => {
@@ -142,7 +206,13 @@ describe('usage routes', () => {
     expect(first.body).toMatchObject({ object: 'list', has_more: true });
     const ts = first.body.data.map((row: { ts: string }) => row.ts);
     expect([...ts].sort().reverse()).toEqual(ts);
-    expect(first.body.data[0]).toMatchObject({ object: 'usage_generation', native_tokens_prompt: 100, native_tokens_completion: 50, session_id: 'ses_visible', is_byok: false });
+    expect(first.body.data[0]).toMatchObject({
+      object: 'usage_generation',
+      native_tokens_prompt: 100,
+      native_tokens_completion: 50,
+      session_id: 'ses_visible',
+      is_byok: false,
+    });
     const all: string[] = [];
     let page = first;
     for (;;) {
@@ -155,24 +225,49 @@ describe('usage routes', () => {
     const back = await stack.api('GET', `/v1/usage/requests?limit=5&before_id=${all[7]}`, { key: account.key });
     expect(back.body.data.map((row: { id: string }) => row.id)).toEqual(all.slice(2, 7));
     const filtered = await stack.api('GET', '/v1/usage/requests?key_id=key_1&model=house', { key: account.key });
-    expect(filtered.body.data.every((row: { key_id: string; model: string }) => row.key_id === 'key_1' && row.model === 'house')).toBe(true);
+    expect(
+      filtered.body.data.every(
+        (row: { key_id: string; model: string }) => row.key_id === 'key_1' && row.model === 'house',
+      ),
+    ).toBe(true);
     expect(filtered.body.data).toHaveLength(2);
-    const both = await stack.api('GET', `/v1/usage/requests?after_id=${all[0]}&before_id=${all[1]}`, { key: account.key });
+    const both = await stack.api('GET', `/v1/usage/requests?after_id=${all[0]}&before_id=${all[1]}`, {
+      key: account.key,
+    });
     expect(both).toMatchObject({ status: 400, body: { error: 'invalid_request', param: 'before_id' } });
   });
 
   it('GET /v1/usage/breakdown buckets by day or hour and groups by key, model, provider or upstream', async () => {
-    const byProvider = await stack.api('GET', '/v1/usage/breakdown?from=2026-05-01&to=2026-05-04&group=provider', { key: account.key });
+    const byProvider = await stack.api('GET', '/v1/usage/breakdown?from=2026-05-01&to=2026-05-04&group=provider', {
+      key: account.key,
+    });
     expect(byProvider.status).toBe(200);
-    expect(byProvider.body).toMatchObject({ bucket: 'day', group: 'provider', tz: 'UTC', from: '2026-05-01T00:00:00.000Z', to: '2026-05-04T00:00:00.000Z', totals: { requests: 12 } });
+    expect(byProvider.body).toMatchObject({
+      bucket: 'day',
+      group: 'provider',
+      tz: 'UTC',
+      from: '2026-05-01T00:00:00.000Z',
+      to: '2026-05-04T00:00:00.000Z',
+      totals: { requests: 12 },
+    });
     expect(byProvider.body.buckets).toHaveLength(3);
-    expect(byProvider.body.groups.map((g: { id: string; requests: number }) => [g.id, g.requests]).sort()).toEqual([['openai', 4], ['sim', 8]]);
+    expect(byProvider.body.groups.map((g: { id: string; requests: number }) => [g.id, g.requests]).sort()).toEqual([
+      ['openai', 4],
+      ['sim', 8],
+    ]);
     for (const bucket of byProvider.body.buckets) {
       expect(bucket.requests).toBe(4);
-      const parts = Object.values(bucket.by as Record<string, { requests: number }>).reduce((sum, m) => sum + m.requests, 0);
+      const parts = Object.values(bucket.by as Record<string, { requests: number }>).reduce(
+        (sum, m) => sum + m.requests,
+        0,
+      );
       expect(parts).toBe(bucket.requests);
     }
-    const byUpstream = await stack.api('GET', '/v1/usage/breakdown?from=2026-05-01T10:00:00Z&to=2026-05-03T20:00:00Z&bucket=hour&group=upstream', { key: account.key });
+    const byUpstream = await stack.api(
+      'GET',
+      '/v1/usage/breakdown?from=2026-05-01T10:00:00Z&to=2026-05-03T20:00:00Z&bucket=hour&group=upstream',
+      { key: account.key },
+    );
     expect(byUpstream.body.buckets).toHaveLength(58);
     expect(byUpstream.body.totals.requests).toBe(12);
     expect(byUpstream.body.groups.map((g: { id: string }) => g.id).sort()).toEqual(['house', 'provider:openai']);
@@ -192,14 +287,25 @@ describe('usage routes', () => {
     ];
     for (const [path, param] of cases) {
       const answer = await stack.api('GET', path, { key: account.key });
-      expect({ path, status: answer.status, error: answer.body.error, param: answer.body.param }).toEqual({ path, status: 400, error: 'invalid_request', param });
+      expect({ path, status: answer.status, error: answer.body.error, param: answer.body.param }).toEqual({
+        path,
+        status: 400,
+        error: 'invalid_request',
+        param,
+      });
     }
   });
 
   it('GET /v1/usage/report summarises a period: totals, top models and keys, a day series', async () => {
     const report = await stack.api('GET', '/v1/usage/report?from=2026-05-01&to=2026-05-04', { key: account.key });
     expect(report.status).toBe(200);
-    expect(report.body).toMatchObject({ object: 'usage_report', from: '2026-05-01', to: '2026-05-03', failed_requests: 1, totals: { requests: 12 } });
+    expect(report.body).toMatchObject({
+      object: 'usage_report',
+      from: '2026-05-01',
+      to: '2026-05-03',
+      failed_requests: 1,
+      totals: { requests: 12 },
+    });
     expect(report.body.top_models).toHaveLength(3);
     expect(report.body.top_keys).toHaveLength(2);
     expect(report.body.days.map((d: { turns: number }) => d.turns)).toEqual([4, 4, 4]);
@@ -208,13 +314,28 @@ describe('usage routes', () => {
   });
 
   it('without a credential it is 401; without usage:read or billing:read it is 403 naming the scope', async () => {
-    for (const path of ['/v1/usage', '/v1/usage/requests', '/v1/usage/daily', '/v1/usage/breakdown', '/v1/usage/export', '/v1/usage/report', '/v1/credits', '/v1/spend']) {
+    for (const path of [
+      '/v1/usage',
+      '/v1/usage/requests',
+      '/v1/usage/daily',
+      '/v1/usage/breakdown',
+      '/v1/usage/export',
+      '/v1/usage/report',
+      '/v1/credits',
+      '/v1/spend',
+    ]) {
       expect((await stack.api('GET', path)).status).toBe(401);
     }
     const gatewayOnly = await stack.seedKey({ userId: account.userId, scopes: ['gateway:invoke'] });
     const usageOnly = await stack.seedKey({ userId: account.userId, scopes: ['usage:read'] });
-    expect((await stack.api('GET', '/v1/usage/daily', { key: gatewayOnly.secret })).body).toMatchObject({ error: 'insufficient_scope', required_scopes: ['usage:read'] });
-    expect((await stack.api('GET', '/v1/credits', { key: usageOnly.secret })).body).toMatchObject({ error: 'insufficient_scope', required_scopes: ['billing:read'] });
+    expect((await stack.api('GET', '/v1/usage/daily', { key: gatewayOnly.secret })).body).toMatchObject({
+      error: 'insufficient_scope',
+      required_scopes: ['usage:read'],
+    });
+    expect((await stack.api('GET', '/v1/credits', { key: usageOnly.secret })).body).toMatchObject({
+      error: 'insufficient_scope',
+      required_scopes: ['billing:read'],
+    });
     expect((await stack.api('GET', '/v1/spend', { key: usageOnly.secret })).status).toBe(200);
   });
 });
@@ -234,7 +355,10 @@ describe('team and incognito keys', () => {
     const team = await stack.api('GET', '/v1/usage/daily?from=2026-06-01&to=2026-06-02', { key: teamKey.secret });
     expect(team.body.totals.turns).toBe(2);
     expect((await stack.api('GET', '/v1/usage/requests', { key: teamKey.secret })).body.data).toHaveLength(2);
-    expect((await stack.api('GET', '/v1/usage/daily?from=2026-06-01&to=2026-06-02', { key: bobKey.secret })).body.totals.turns).toBe(2);
+    expect(
+      (await stack.api('GET', '/v1/usage/daily?from=2026-06-01&to=2026-06-02', { key: bobKey.secret })).body.totals
+        .turns,
+    ).toBe(2);
   });
 
   it('an incognito key is shown counts and cost but no session ids', async () => {
@@ -245,7 +369,9 @@ describe('team and incognito keys', () => {
     const seen = (await stack.api('GET', '/v1/usage/requests', { key: incognito.secret })).body.data[0];
     expect(seen).toMatchObject({ native_tokens_prompt: 100, credits_charged: 0.06 });
     expect(seen).not.toHaveProperty('session_id');
-    expect((await stack.api('GET', '/v1/usage/requests', { key: plain.secret })).body.data[0]).toMatchObject({ session_id: 'ses_private' });
+    expect((await stack.api('GET', '/v1/usage/requests', { key: plain.secret })).body.data[0]).toMatchObject({
+      session_id: 'ses_private',
+    });
   });
 });
 
@@ -257,8 +383,16 @@ describe('credits', () => {
     const { userId, key } = await newAccount();
     const credits = await stack.api('GET', '/v1/credits', { key });
     expect(credits.status).toBe(200);
-    expect(credits.body).toMatchObject({ plan: 'free', balance_credits: 10_000, balance_tokens: 10_000, capacity_tokens: 10_000, credits: { beta: 10_000, plan: 0, permanent: 0, total: 10_000 } });
-    expect(credits.body.renews_at).toBe(new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() + 1, 1)).toISOString());
+    expect(credits.body).toMatchObject({
+      plan: 'free',
+      balance_credits: 10_000,
+      balance_tokens: 10_000,
+      capacity_tokens: 10_000,
+      credits: { beta: 10_000, plan: 0, permanent: 0, total: 10_000 },
+    });
+    expect(credits.body.renews_at).toBe(
+      new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() + 1, 1)).toISOString(),
+    );
     expect(await published(userId)).toBe(10_000_000);
   });
 
@@ -289,13 +423,22 @@ describe('credits', () => {
     await stack.ledgerRpc.grantCredits({ userId, credits: 500, reason: 'support credit' });
     await stack.ledgerRpc.setPlan({ userId, plan: 'plus', overageLimitCredits: 1_000 });
     expect(await published(userId)).toBe(6_000_000);
-    expect((await stack.api('GET', '/v1/credits', { key })).body).toMatchObject({ balance_credits: 5_000, overage: { limit_credits: 1_000, used_credits: 0 } });
+    expect((await stack.api('GET', '/v1/credits', { key })).body).toMatchObject({
+      balance_credits: 5_000,
+      overage: { limit_credits: 1_000, used_credits: 0 },
+    });
   });
 
   it('unknown plans and packs are refused', async () => {
     const userId = await stack.seedUser();
-    await expect(stack.ledgerRpc.setPlan({ userId, plan: 'enterprise' })).rejects.toMatchObject({ code: 'invalid_request', param: 'plan' });
-    await expect(stack.ledgerRpc.purchasePack({ userId, packUsd: 7 })).rejects.toMatchObject({ code: 'invalid_request', param: 'pack_usd' });
+    await expect(stack.ledgerRpc.setPlan({ userId, plan: 'enterprise' })).rejects.toMatchObject({
+      code: 'invalid_request',
+      param: 'plan',
+    });
+    await expect(stack.ledgerRpc.purchasePack({ userId, packUsd: 7 })).rejects.toMatchObject({
+      code: 'invalid_request',
+      param: 'pack_usd',
+    });
   });
 
   it('through the edge, the call whose worst case no longer fits the balance is refused 402 budget_exhausted, and not one before it', async () => {
@@ -303,7 +446,11 @@ describe('credits', () => {
     await stack.api('GET', '/v1/credits', { key });
     await stack.ledgerRpc.grantCredits({ userId, credits: -9_999.95, reason: 'leave 50 millicredits' });
     expect(await published(userId)).toBe(50);
-    const body = { model: 'house', max_tokens: 4, messages: [{ role: 'user', content: 'sim-tokens:4 count my credits' }] };
+    const body = {
+      model: 'house',
+      max_tokens: 4,
+      messages: [{ role: 'user', content: 'sim-tokens:4 count my credits' }],
+    };
     // A call is admitted while its worst case fits: at most every byte of the body as an input token, at
     // least its 4 output tokens (the prompt's counted tokens lie between).
     const bytesWorst = Math.ceil((Buffer.byteLength(JSON.stringify(body)) * 200 + body.max_tokens * 800) / 1_000);
@@ -312,7 +459,11 @@ describe('credits', () => {
     let refused = false;
     for (let i = 0; i < 100 && !refused; i++) {
       const before = await published(userId);
-      const res = await fetch(`${stack.edge.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const res = await fetch(`${stack.edge.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       const answer = (await res.json()) as { error?: { code?: string; budget?: string } };
       if (res.status === 200) {
         expect(before).toBeGreaterThanOrEqual(outputWorst);
@@ -381,16 +532,31 @@ describe('export', () => {
     expect(tail).toBe('');
     expect(lines).toBe(rows + 1);
     expect(JSON.parse(lastLine)).toMatchObject({ request_id: 'req_export_late' });
-    expect(JSON.parse(firstLine)).toMatchObject({ object: 'usage_generation', request_id: 'req_export_000001', key_label: `exporter, "quoted" ${'x'.repeat(300)}`, native_tokens_prompt: 1, credits_charged: 0.06 });
+    expect(JSON.parse(firstLine)).toMatchObject({
+      object: 'usage_generation',
+      request_id: 'req_export_000001',
+      key_label: `exporter, "quoted" ${'x'.repeat(300)}`,
+      native_tokens_prompt: 1,
+      credits_charged: 0.06,
+    });
     // The body is ~80 MB; an edge or ledger that buffered it would hold all of it (and more, as row objects).
     expect(bytes).toBeGreaterThan(70_000_000);
     expect(peak - baseline).toBeLessThan(bytes / 2);
 
-    const csv = await fetch(`${stack.edge.url}/v1/usage/export?format=csv&from=2026-04-01T00:00:01Z&to=2026-04-01T00:00:04Z`, { headers: { authorization: `Bearer ${key}` } });
+    const csv = await fetch(
+      `${stack.edge.url}/v1/usage/export?format=csv&from=2026-04-01T00:00:01Z&to=2026-04-01T00:00:04Z`,
+      { headers: { authorization: `Bearer ${key}` } },
+    );
     expect(csv.headers.get('content-type')).toContain('text/csv');
     const text = (await csv.text()).trim().split('\r\n');
-    expect(text[0]).toBe('request_id,ts,model,key_id,key_label,session_id,upstream,provider,status,stream,is_byok,native_tokens_prompt,native_tokens_completion,cache_read,cache_write,reasoning_tokens,total_cost_usd,cache_discount,credits_charged,latency_ms,ttft_ms');
-    expect(text.slice(1).map((line) => line.split(',')[0])).toEqual(['req_export_000001', 'req_export_000002', 'req_export_000003']);
+    expect(text[0]).toBe(
+      'request_id,ts,model,key_id,key_label,session_id,upstream,provider,status,stream,is_byok,native_tokens_prompt,native_tokens_completion,cache_read,cache_write,reasoning_tokens,total_cost_usd,cache_discount,credits_charged,latency_ms,ttft_ms',
+    );
+    expect(text.slice(1).map((line) => line.split(',')[0])).toEqual([
+      'req_export_000001',
+      'req_export_000002',
+      'req_export_000003',
+    ]);
     expect(text[1]).toContain('"exporter, ""quoted"" xxx');
   }, 120_000);
 });
@@ -403,24 +569,80 @@ describe('spend', () => {
     const y = `${yesterday()}T12:00:00Z`;
     const t = new Date().toISOString();
     await stack.sendEvents([
-      event(userId, y, { upstream: 'byo:my-openai', model: 'gpt-6.1-sol', isByok: true, creditsCharged: 0, listCostUsd: 1.6 }),
-      event(userId, t, { upstream: 'byo:my-openai', model: 'gpt-6.1-sol', isByok: true, creditsCharged: 0, listCostUsd: 0.4 }),
-      event(userId, t, { upstream: 'byo:claude', model: 'claude-sonnet-5-5', isByok: true, creditsCharged: 0, listCostUsd: 2 }),
-      event(userId, t, { upstream: 'byo:local', model: 'my-own-llama', isByok: true, creditsCharged: 0, listCostUsd: 0 }),
+      event(userId, y, {
+        upstream: 'byo:my-openai',
+        model: 'gpt-6.1-sol',
+        isByok: true,
+        creditsCharged: 0,
+        listCostUsd: 1.6,
+      }),
+      event(userId, t, {
+        upstream: 'byo:my-openai',
+        model: 'gpt-6.1-sol',
+        isByok: true,
+        creditsCharged: 0,
+        listCostUsd: 0.4,
+      }),
+      event(userId, t, {
+        upstream: 'byo:claude',
+        model: 'claude-sonnet-5-5',
+        isByok: true,
+        creditsCharged: 0,
+        listCostUsd: 2,
+      }),
+      event(userId, t, {
+        upstream: 'byo:local',
+        model: 'my-own-llama',
+        isByok: true,
+        creditsCharged: 0,
+        listCostUsd: 0,
+      }),
       event(userId, t, { creditsCharged: 100, listCostUsd: 0.1 }),
     ]);
     const spend = await stack.api('GET', `/v1/spend?from=${yesterday()}`, { key });
     expect(spend.status).toBe(200);
-    expect(spend.body).toMatchObject({ from: yesterday(), to: today(), currency: 'USD', unpriced_models: ['my-own-llama'] });
+    expect(spend.body).toMatchObject({
+      from: yesterday(),
+      to: today(),
+      currency: 'USD',
+      unpriced_models: ['my-own-llama'],
+    });
     const provider = (id: string) => spend.body.providers.find((p: { provider: string }) => p.provider === id);
 
-    expect(provider('house')).toMatchObject({ status: 'caught_up', plan_usd: 100, purchase_usd: 20, total_usd: 120, estimated_usd: 0.1, sources: [{ source: 'usage_ledger', status: 'ok' }] });
+    expect(provider('house')).toMatchObject({
+      status: 'caught_up',
+      plan_usd: 100,
+      purchase_usd: 20,
+      total_usd: 120,
+      estimated_usd: 0.1,
+      sources: [{ source: 'usage_ledger', status: 'ok' }],
+    });
     // Yesterday is in OpenAI's report ($1.50 + $0.25 over two pages); today is still an estimate.
-    expect(provider('openai')).toMatchObject({ status: 'residual', measured_usd: 1.75, estimated_usd: 2, residual_usd: 0.4, usage_usd: 2.15, total_usd: 2.15 });
-    expect(provider('openai').sources).toEqual([{ source: 'openai_costs_api', fresh_at: expect.any(String), status: 'ok' }]);
-    expect(provider('openai').services.map((s: { service: string }) => s.service).sort()).toEqual(['gpt-6.1-sol, input', 'gpt-6.1-sol, output']);
+    expect(provider('openai')).toMatchObject({
+      status: 'residual',
+      measured_usd: 1.75,
+      estimated_usd: 2,
+      residual_usd: 0.4,
+      usage_usd: 2.15,
+      total_usd: 2.15,
+    });
+    expect(provider('openai').sources).toEqual([
+      { source: 'openai_costs_api', fresh_at: expect.any(String), status: 'ok' },
+    ]);
+    expect(
+      provider('openai')
+        .services.map((s: { service: string }) => s.service)
+        .sort(),
+    ).toEqual(['gpt-6.1-sol, input', 'gpt-6.1-sol, output']);
     // Anthropic's report is down: its spend is the estimate alone.
-    expect(provider('anthropic')).toMatchObject({ status: 'estimate_only', measured_usd: 0, estimated_usd: 2, residual_usd: null, total_usd: 2, sources: [{ source: 'anthropic_cost_report', fresh_at: null, status: 'missing' }] });
+    expect(provider('anthropic')).toMatchObject({
+      status: 'estimate_only',
+      measured_usd: 0,
+      estimated_usd: 2,
+      residual_usd: null,
+      total_usd: 2,
+      sources: [{ source: 'anthropic_cost_report', fresh_at: null, status: 'missing' }],
+    });
     expect(spend.body.total_usd).toBeCloseTo(120 + 2.15 + 2, 6);
     expect(spend.body.estimated_usd).toBeCloseTo(0.4 + 2, 6);
     expect(spend.body.tied_usd).toBeCloseTo(120 + 1.75, 6);

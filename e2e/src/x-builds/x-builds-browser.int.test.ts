@@ -14,7 +14,10 @@ const hasChromium = (() => {
     return false;
   }
 })();
-if (!hasChromium) console.warn(`x-builds-browser.int.test.ts SKIPPED: no Chromium at ${CHROMIUM} (apt-get install -y chromium, or set X_BUILDS_CHROMIUM_PATH)`);
+if (!hasChromium)
+  console.warn(
+    `x-builds-browser.int.test.ts SKIPPED: no Chromium at ${CHROMIUM} (apt-get install -y chromium, or set X_BUILDS_CHROMIUM_PATH)`,
+  );
 
 const ACCOUNT_ID = '4200000001';
 const TOKENS = { bearerToken: 'fake-x-app-bearer', userAccessToken: 'fake-x-user-token' };
@@ -25,7 +28,24 @@ const pngSize = (png: Buffer) => ({ width: png.readUInt32BE(16), height: png.rea
 
 /** Standard deviation of a PNG's grey levels, decoded by ffmpeg (not by the browser that took it). */
 function greySpread(png: Buffer): number {
-  const grey = execFileSync('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-f', 'png_pipe', '-i', 'pipe:0', '-f', 'rawvideo', '-pix_fmt', 'gray', 'pipe:1'], { input: png, maxBuffer: 64 * 1024 * 1024 });
+  const grey = execFileSync(
+    'ffmpeg',
+    [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-f',
+      'png_pipe',
+      '-i',
+      'pipe:0',
+      '-f',
+      'rawvideo',
+      '-pix_fmt',
+      'gray',
+      'pipe:1',
+    ],
+    { input: png, maxBuffer: 64 * 1024 * 1024 },
+  );
   let sum = 0;
   let squares = 0;
   for (const value of grey) {
@@ -38,9 +58,31 @@ function greySpread(png: Buffer): number {
 
 /** Frames and seconds of a clip, counted by ffprobe. */
 function probeClip(clip: Buffer): { frames: number; seconds: number; codec: string } {
-  const out = execFileSync('ffprobe', ['-v', 'error', '-count_frames', '-select_streams', 'v:0', '-show_entries', 'stream=nb_read_frames,codec_name:format=duration', '-of', 'json', 'pipe:0'], { input: clip });
-  const probe = JSON.parse(out.toString('utf8')) as { streams: { nb_read_frames: string; codec_name: string }[]; format: { duration: string } };
-  return { frames: Number(probe.streams[0]!.nb_read_frames), seconds: Number(probe.format.duration), codec: probe.streams[0]!.codec_name };
+  const out = execFileSync(
+    'ffprobe',
+    [
+      '-v',
+      'error',
+      '-count_frames',
+      '-select_streams',
+      'v:0',
+      '-show_entries',
+      'stream=nb_read_frames,codec_name:format=duration',
+      '-of',
+      'json',
+      'pipe:0',
+    ],
+    { input: clip },
+  );
+  const probe = JSON.parse(out.toString('utf8')) as {
+    streams: { nb_read_frames: string; codec_name: string }[];
+    format: { duration: string };
+  };
+  return {
+    frames: Number(probe.streams[0]!.nb_read_frames),
+    seconds: Number(probe.format.duration),
+    codec: probe.streams[0]!.codec_name,
+  };
 }
 
 (hasChromium ? describe : describe.skip)('x builds: verification in headless Chromium', () => {
@@ -50,14 +92,21 @@ function probeClip(clip: Buffer): { frames: number; seconds: number; codec: stri
   const ids = { ball: '', throws: '' };
   let mentionId = '';
 
-  const submit = async (prompt: string) => (await stack.api('POST', '/v1/x-builds', { key, body: { source: { type: 'api', prompt } } })).body.id as string;
+  const submit = async (prompt: string) =>
+    (await stack.api('POST', '/v1/x-builds', { key, body: { source: { type: 'api', prompt } } })).body.id as string;
 
   /** A media route's answer, bytes intact, checked against /docs/openapi.json. */
   async function media(path: string, headers: Record<string, string> = {}) {
     const res = await fetch(`${stack.edge.url}${path}`, { headers: { authorization: `Bearer ${key}`, ...headers } });
     const body = Buffer.from(await res.arrayBuffer());
     const type = res.headers.get('content-type') ?? undefined;
-    stack.contract.check('GET', path, res.status, type?.includes('json') ? JSON.parse(body.toString('utf8')) : body.length > 0 ? '<bytes>' : undefined, type);
+    stack.contract.check(
+      'GET',
+      path,
+      res.status,
+      type?.includes('json') ? JSON.parse(body.toString('utf8')) : body.length > 0 ? '<bytes>' : undefined,
+      type,
+    );
     return { status: res.status, headers: res.headers, body };
   }
 
@@ -81,7 +130,9 @@ function probeClip(clip: Buffer): { frames: number; seconds: number; codec: stri
     const job = await stack.waitForJob(key, ids.ball, settled, 75_000);
     // The checks are in the message when it did not end done.
     expect({ status: job.status, error: job.error }).toEqual({ status: 'done', error: null });
-    const outcome = Object.fromEntries(job.checks.map((check: { name: string; outcome: string }) => [check.name, check.outcome]));
+    const outcome = Object.fromEntries(
+      job.checks.map((check: { name: string; outcome: string }) => [check.name, check.outcome]),
+    );
     expect(outcome).toEqual({
       http: 'passed',
       html: 'passed',
@@ -125,7 +176,9 @@ function probeClip(clip: Buffer): { frames: number; seconds: number; codec: stri
     expect(probe.seconds).toBeGreaterThanOrEqual(3);
     expect(probe.seconds).toBeLessThanOrEqual(5);
     // The animation painted many frames, not one held still.
-    const painted = Number(/from (\d+) painted frame/.exec(job.checks.find((check: { name: string }) => check.name === 'clip').detail)![1]);
+    const painted = Number(
+      /from (\d+) painted frame/.exec(job.checks.find((check: { name: string }) => check.name === 'clip').detail)![1],
+    );
     expect(painted).toBeGreaterThan(1);
 
     const size = clip.body.length;
@@ -137,7 +190,10 @@ function probeClip(clip: Buffer): { frames: number; seconds: number; codec: stri
     expect(tail.status).toBe(206);
     expect(tail.headers.get('content-range')).toBe(`bytes ${size - 10}-${size - 1}/${size}`);
     expect(tail.body).toEqual(clip.body.subarray(size - 10));
-    const stale = await media(`/v1/x-builds/${job.id}/clip`, { range: 'bytes=0-9', 'if-range': '"not-the-current-tag"' });
+    const stale = await media(`/v1/x-builds/${job.id}/clip`, {
+      range: 'bytes=0-9',
+      'if-range': '"not-the-current-tag"',
+    });
     expect(stale.status).toBe(200);
     expect(stale.body.length).toBe(size);
     const past = await media(`/v1/x-builds/${job.id}/clip`, { range: `bytes=${size}-` });
@@ -145,7 +201,11 @@ function probeClip(clip: Buffer): { frames: number; seconds: number; codec: stri
     expect(past.headers.get('content-range')).toBe(`bytes */${size}`);
 
     const stats = await stack.api('GET', '/v1/x-builds/stats?window=1h', { key });
-    expect(stats.body.accessibility).toEqual({ jobs: expect.any(Number), by_impact: expect.any(Object), by_rule: expect.any(Object) });
+    expect(stats.body.accessibility).toEqual({
+      jobs: expect.any(Number),
+      by_impact: expect.any(Object),
+      by_rule: expect.any(Object),
+    });
   }, 90_000);
 
   it('an app that throws on load fails verification, goes to fixing with what the browser saw, and ends done once repaired', async () => {
@@ -153,7 +213,18 @@ function probeClip(clip: Buffer): { frames: number; seconds: number; codec: stri
     const job = await stack.waitForJob(key, ids.throws, settled, 75_000);
     expect(job.status).toBe('done');
     expect(job.fix_attempts).toBe(1);
-    expect(job.stages.map((stage: { name: string }) => stage.name)).toEqual(['screening', 'building', 'auditing', 'publishing', 'verifying', 'fixing', 'auditing', 'publishing', 'verifying', 'drafting']);
+    expect(job.stages.map((stage: { name: string }) => stage.name)).toEqual([
+      'screening',
+      'building',
+      'auditing',
+      'publishing',
+      'verifying',
+      'fixing',
+      'auditing',
+      'publishing',
+      'verifying',
+      'drafting',
+    ]);
     expect(job.findings).toEqual(
       expect.arrayContaining([
         { check: 'uncaught_exceptions', message: expect.stringContaining('sim: the app failed to start') },
@@ -173,8 +244,16 @@ function probeClip(clip: Buffer): { frames: number; seconds: number; codec: stri
     const [upload] = x.uploads;
     expect(upload).toMatchObject({ media_category: 'tweet_image', media_type: 'image/png' });
     expect(x.replies[0]).toMatchObject({ in_reply_to_tweet_id: mentionId, media_ids: [upload!.id] });
-    const job = ((await stack.api('GET', '/v1/x-builds', { key })).body.data as XbJob[]).find((j) => j.source.post_id === mentionId)!;
-    expect(job).toMatchObject({ status: 'done', fix_attempts: 1, findings: [{ check: 'csp_violations', message: expect.stringContaining('https://pixel.sim-upstream.invalid/p.png') }] });
+    const job = ((await stack.api('GET', '/v1/x-builds', { key })).body.data as XbJob[]).find(
+      (j) => j.source.post_id === mentionId,
+    )!;
+    expect(job).toMatchObject({
+      status: 'done',
+      fix_attempts: 1,
+      findings: [
+        { check: 'csp_violations', message: expect.stringContaining('https://pixel.sim-upstream.invalid/p.png') },
+      ],
+    });
     expect((await media(`/v1/x-builds/${job.id}/screenshot`)).body).toEqual(upload!.bytes);
   }, 90_000);
 

@@ -24,11 +24,28 @@ describe('x builds: intake refusals, the ordered queue, operator controls and re
     await stack?.stop();
   });
 
-  const submitX = (authorId: string, options: { conversationId?: string; postId?: string; text?: string; key?: string; headers?: Record<string, string> } = {}) =>
+  const submitX = (
+    authorId: string,
+    options: {
+      conversationId?: string;
+      postId?: string;
+      text?: string;
+      key?: string;
+      headers?: Record<string, string>;
+    } = {},
+  ) =>
     stack.api('POST', '/v1/x-builds', {
       key: options.key ?? key,
       headers: options.headers,
-      body: { source: { type: 'x', post_id: options.postId ?? nextPostId(), author_id: authorId, ...(options.conversationId ? { conversation_id: options.conversationId } : {}), text: options.text ?? `@builder a tiny game for ${authorId}` } },
+      body: {
+        source: {
+          type: 'x',
+          post_id: options.postId ?? nextPostId(),
+          author_id: authorId,
+          ...(options.conversationId ? { conversation_id: options.conversationId } : {}),
+          text: options.text ?? `@builder a tiny game for ${authorId}`,
+        },
+      },
     });
   const queue = async () => (await stack.api('GET', '/v1/x-builds/queue', { key })).body;
   const patchQueue = async (body: Record<string, unknown>) => {
@@ -36,11 +53,17 @@ describe('x builds: intake refusals, the ordered queue, operator controls and re
     expect(answer.status).toBe(200);
     return answer.body;
   };
-  const allJobs = async () => (await stack.api('GET', '/v1/x-builds?platform=all&limit=200', { key })).body.data as XbJob[];
-  const cancel = async (id: string) => expect((await stack.api('POST', `/v1/x-builds/${id}/cancel`, { key })).status).toBe(200);
+  const allJobs = async () =>
+    (await stack.api('GET', '/v1/x-builds?platform=all&limit=200', { key })).body.data as XbJob[];
+  const cancel = async (id: string) =>
+    expect((await stack.api('POST', `/v1/x-builds/${id}/cancel`, { key })).status).toBe(200);
 
   it('holds the single build slot with a long build, so later jobs wait in the queue', async () => {
-    expect(await patchQueue({ max_concurrent: 1 })).toMatchObject({ max_concurrent: 1, effective_concurrency: 1, paused: false });
+    expect(await patchQueue({ max_concurrent: 1 })).toMatchObject({
+      max_concurrent: 1,
+      effective_concurrency: 1,
+      paused: false,
+    });
     const answer = await submitX('blocker', { text: 'a long page sim-tokens:16000' });
     expect(answer.status).toBe(201);
     blocker = answer.body.id;
@@ -55,7 +78,14 @@ describe('x builds: intake refusals, the ordered queue, operator controls and re
     expect(first.body).toMatchObject({ status: 'queued', position: 1, eta_s: expect.any(Number) });
     const repeat = await submitX('idem-author', { postId, text: 'different text, same post' });
     expect(repeat.status).toBe(200);
-    expect(repeat.body).toEqual({ id: first.body.id, status: 'queued', position: 1, eta_s: expect.any(Number), existing: true, request_id: expect.any(String) });
+    expect(repeat.body).toEqual({
+      id: first.body.id,
+      status: 'queued',
+      position: 1,
+      eta_s: expect.any(Number),
+      existing: true,
+      request_id: expect.any(String),
+    });
 
     const prompt = { source: { type: 'api', prompt: 'A counter app' } };
     const headers = { 'idempotency-key': 'order-7781' };
@@ -92,7 +122,9 @@ describe('x builds: intake refusals, the ordered queue, operator controls and re
     const blocked = await stack.api('PUT', '/v1/x-builds/blocklist/author-d', { key, body: {} });
     expect(blocked.status).toBe(200);
     expect(blocked.body).toMatchObject({ author_id: 'author-d', reason: 'operator', created_at: expect.any(String) });
-    expect((await stack.api('GET', '/v1/x-builds/blocklist', { key })).body.data).toEqual([expect.objectContaining({ author_id: 'author-d', reason: 'operator' })]);
+    expect((await stack.api('GET', '/v1/x-builds/blocklist', { key })).body.data).toEqual([
+      expect.objectContaining({ author_id: 'author-d', reason: 'operator' }),
+    ]);
     expect(await patchQueue({ paused: true })).toMatchObject({ paused: true, paused_reason: 'operator' });
     // Blocked is decided before paused; paused before anything about the author's jobs.
     const blockedWhilePaused = await submitX('author-d');
@@ -102,7 +134,10 @@ describe('x builds: intake refusals, the ordered queue, operator controls and re
     expect(paused.status).toBe(503);
     expect(paused.body.error).toBe('intake_paused');
     await patchQueue({ paused: false });
-    expect((await stack.api('DELETE', '/v1/x-builds/blocklist/author-d', { key })).body).toMatchObject({ author_id: 'author-d', deleted: true });
+    expect((await stack.api('DELETE', '/v1/x-builds/blocklist/author-d', { key })).body).toMatchObject({
+      author_id: 'author-d',
+      deleted: true,
+    });
     expect((await stack.api('DELETE', '/v1/x-builds/blocklist/author-d', { key })).status).toBe(404);
 
     expect((await allJobs()).length).toBe(before + 1);
@@ -145,12 +180,17 @@ describe('x builds: intake refusals, the ordered queue, operator controls and re
     expect(pinned.body).toMatchObject({ id: j3, pinned: true, position: 1 });
     expect((await queue()).order).toEqual([j3, j1, j2, j4]);
 
-    expect((await stack.api('POST', `/v1/x-builds/${j4}/move`, { key, body: { before_id: j1 } })).body).toMatchObject({ position: 2 });
+    expect((await stack.api('POST', `/v1/x-builds/${j4}/move`, { key, body: { before_id: j1 } })).body).toMatchObject({
+      position: 2,
+    });
     expect((await queue()).order).toEqual([j3, j4, j1, j2]);
     await stack.api('POST', `/v1/x-builds/${j1}/move`, { key, body: { after_id: j2 } });
     expect((await queue()).order).toEqual([j3, j4, j2, j1]);
     // Moving before a pinned job joins the pinned group.
-    expect((await stack.api('POST', `/v1/x-builds/${j2}/move`, { key, body: { before_id: j3 } })).body).toMatchObject({ pinned: true, position: 1 });
+    expect((await stack.api('POST', `/v1/x-builds/${j2}/move`, { key, body: { before_id: j3 } })).body).toMatchObject({
+      pinned: true,
+      position: 1,
+    });
     expect((await queue()).order).toEqual([j2, j3, j4, j1]);
     await stack.api('POST', `/v1/x-builds/${j2}/unpin`, { key });
     await stack.api('POST', `/v1/x-builds/${j3}/unpin`, { key });
@@ -168,7 +208,9 @@ describe('x builds: intake refusals, the ordered queue, operator controls and re
     await cancel(j1);
     expect((await stack.api('POST', `/v1/x-builds/${j1}/resume`, { key })).body).toMatchObject({ error: 'conflict' });
     expect((await stack.api('POST', `/v1/x-builds/${j1}/pin`, { key })).status).toBe(409);
-    expect((await stack.api('POST', `/v1/x-builds/${j2}/move`, { key, body: { before_id: j3, after_id: j4 } })).status).toBe(400);
+    expect(
+      (await stack.api('POST', `/v1/x-builds/${j2}/move`, { key, body: { before_id: j3, after_id: j4 } })).status,
+    ).toBe(400);
     expect((await stack.api('POST', '/v1/x-builds/xbj_00000000000000000000000000/pin', { key })).status).toBe(404);
     for (const id of [j2, j3, j4]) await cancel(id);
   });
@@ -183,14 +225,23 @@ describe('x builds: intake refusals, the ordered queue, operator controls and re
     expect(next.body.data[0].id < page.body.data[1].id).toBe(true);
     const byAuthor = await stack.api('GET', '/v1/x-builds?author_id=daily-author&status=cancelled', { key });
     expect(byAuthor.body.data).toHaveLength(3);
-    expect((await stack.api('GET', '/v1/x-builds?platform=api', { key: reader })).body.data.map((job: XbJob) => job.prompt)).toEqual(['A counter app']);
+    expect(
+      (await stack.api('GET', '/v1/x-builds?platform=api', { key: reader })).body.data.map((job: XbJob) => job.prompt),
+    ).toEqual(['A counter app']);
     for (const query of ['status=stuck', 'platform=mastodon', 'limit=0', 'limit=201', 'cursor=nope']) {
       const bad = await stack.api('GET', `/v1/x-builds?${query}`, { key });
-      expect({ query, status: bad.status, error: bad.body.error }).toEqual({ query, status: 400, error: 'invalid_request' });
+      expect({ query, status: bad.status, error: bad.body.error }).toEqual({
+        query,
+        status: 400,
+        error: 'invalid_request',
+      });
     }
     expect((await stack.api('GET', '/v1/x-builds/stats?window=2d', { key })).status).toBe(400);
     // A key without builds:admin cannot reach the operator routes.
-    expect((await stack.api('GET', '/v1/x-builds/queue', { key: reader })).body).toMatchObject({ error: 'insufficient_scope', required_scopes: ['builds:admin'] });
+    expect((await stack.api('GET', '/v1/x-builds/queue', { key: reader })).body).toMatchObject({
+      error: 'insufficient_scope',
+      required_scopes: ['builds:admin'],
+    });
   });
 
   it('recovers a build whose worker was stopped mid-stage: re-claimed after its lease, resumed and finished', async () => {

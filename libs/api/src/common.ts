@@ -14,7 +14,10 @@ export const ErrorEnvelope = z
       .array(z.object({ path: z.string(), code: z.string(), message: z.string() }))
       .optional()
       .meta({ description: 'Every problem of a 400, paths in dotted form.' }),
-    required_scopes: z.array(z.string()).optional().meta({ description: 'The scopes the route needs (403 insufficient_scope).' }),
+    required_scopes: z
+      .array(z.string())
+      .optional()
+      .meta({ description: 'The scopes the route needs (403 insufficient_scope).' }),
   })
   .loose()
   .meta({ id: 'Error' });
@@ -24,19 +27,38 @@ export const Scope = z.enum(SCOPES).meta({ id: 'Scope' });
 export const DateTime = z.iso.datetime({ offset: true });
 
 const PAGE_QUERY_SHAPE = {
-  limit: z.coerce.number().int().min(1).max(MAX_PAGE_LIMIT).default(DEFAULT_PAGE_LIMIT).meta({ description: `1 to ${MAX_PAGE_LIMIT}, default ${DEFAULT_PAGE_LIMIT}.` }),
-  after_id: z.string().min(1).optional().meta({ description: 'The next page: items after this id (pass the last_id of a page).' }),
-  before_id: z.string().min(1).optional().meta({ description: 'The previous page: items before this id (pass the first_id of a page).' }),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_PAGE_LIMIT)
+    .default(DEFAULT_PAGE_LIMIT)
+    .meta({ description: `1 to ${MAX_PAGE_LIMIT}, default ${DEFAULT_PAGE_LIMIT}.` }),
+  after_id: z
+    .string()
+    .min(1)
+    .optional()
+    .meta({ description: 'The next page: items after this id (pass the last_id of a page).' }),
+  before_id: z
+    .string()
+    .min(1)
+    .optional()
+    .meta({ description: 'The previous page: items before this id (pass the first_id of a page).' }),
 };
 
 /** `limit`, `after_id`, `before_id` (CONTRACTS "Lists") plus a list's own filters; both cursors at once is refused. */
 export function pageQuery<Extra extends z.ZodRawShape = Record<never, never>>(extra?: Extra) {
   return z
     .object({ ...PAGE_QUERY_SHAPE, ...(extra ?? ({} as Extra)) })
-    .refine((query) => (query as { after_id?: string }).after_id === undefined || (query as { before_id?: string }).before_id === undefined, {
-      message: 'Pass after_id or before_id, not both.',
-      path: ['before_id'],
-    });
+    .refine(
+      (query) =>
+        (query as { after_id?: string }).after_id === undefined ||
+        (query as { before_id?: string }).before_id === undefined,
+      {
+        message: 'Pass after_id or before_id, not both.',
+        path: ['before_id'],
+      },
+    );
 }
 
 export const PageQuery = pageQuery();

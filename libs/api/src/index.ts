@@ -12,7 +12,15 @@ import { X_BUILD_ROUTES } from './routes/x-builds';
 
 export { DateTime, ErrorEnvelope, listOf, NO_CONTENT, PageQuery, pageQuery, Scope } from './common';
 export { API_VERSION, buildOpenApiDocument } from './openapi';
-export { defineRoute, expressPath, refusalStatuses, type HttpMethod, type ResponseSpec, type RouteAuth, type RouteSpec } from './route';
+export {
+  defineRoute,
+  expressPath,
+  refusalStatuses,
+  type HttpMethod,
+  type ResponseSpec,
+  type RouteAuth,
+  type RouteSpec,
+} from './route';
 export * as authRoutes from './routes/auth';
 export * as deviceRoutes from './routes/devices';
 export * as gatewayRoutes from './routes/gateway';
@@ -25,4 +33,15 @@ export * as runRoutes from './routes/runs';
 export * as xBuildRoutes from './routes/x-builds';
 
 /** Every route the service serves, in document order. */
-export const ROUTES: readonly RouteSpec[] = [...SERVICE_ROUTES, ...GATEWAY_ROUTES, ...AUTH_ROUTES, ...KEY_ROUTES, ...UPSTREAM_ROUTES, ...TEAM_ROUTES, ...DEVICE_ROUTES, ...USAGE_ROUTES, ...X_BUILD_ROUTES, ...RUN_ROUTES];
+export const ROUTES: readonly RouteSpec[] = [
+  ...SERVICE_ROUTES,
+  ...GATEWAY_ROUTES,
+  ...AUTH_ROUTES,
+  ...KEY_ROUTES,
+  ...UPSTREAM_ROUTES,
+  ...TEAM_ROUTES,
+  ...DEVICE_ROUTES,
+  ...USAGE_ROUTES,
+  ...X_BUILD_ROUTES,
+  ...RUN_ROUTES,
+];

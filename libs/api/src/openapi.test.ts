@@ -23,9 +23,17 @@ describe('the OpenAPI document', () => {
   });
 
   it('names the three credentials as security schemes and the scopes of each scoped operation', () => {
-    expect(Object.keys(document.components.securitySchemes).sort()).toEqual(['callerKey', 'callerKeyHeader', 'session']);
+    expect(Object.keys(document.components.securitySchemes).sort()).toEqual([
+      'callerKey',
+      'callerKeyHeader',
+      'session',
+    ]);
     const chat = document.paths['/v1/chat/completions'].post;
-    expect(chat.security).toEqual([{ callerKey: ['gateway:invoke'] }, { callerKeyHeader: ['gateway:invoke'] }, { session: [] }]);
+    expect(chat.security).toEqual([
+      { callerKey: ['gateway:invoke'] },
+      { callerKeyHeader: ['gateway:invoke'] },
+      { session: [] },
+    ]);
     expect(chat['x-required-scopes']).toEqual(['gateway:invoke']);
     expect(document.paths['/healthz'].get.security).toEqual([]);
   });
@@ -34,10 +42,14 @@ describe('the OpenAPI document', () => {
     for (const route of ROUTES.filter((r) => !r.errorBody)) {
       const op = document.paths[route.path][route.method];
       for (const status of refusalStatuses(route)) {
-        expect(op.responses[String(status)].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+        expect(op.responses[String(status)].content['application/json'].schema).toEqual({
+          $ref: '#/components/schemas/Error',
+        });
       }
     }
-    expect(document.components.schemas.Error.required).toEqual(expect.arrayContaining(['error', 'message', 'doc_url', 'request_id']));
+    expect(document.components.schemas.Error.required).toEqual(
+      expect.arrayContaining(['error', 'message', 'doc_url', 'request_id']),
+    );
   });
 
   it('documents paging parameters on lists and refuses both cursors at once', () => {

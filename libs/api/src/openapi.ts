@@ -1,4 +1,9 @@
-import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject, type ZodOpenApiResponseObject } from 'zod-openapi';
+import {
+  createDocument,
+  type ZodOpenApiOperationObject,
+  type ZodOpenApiPathsObject,
+  type ZodOpenApiResponseObject,
+} from 'zod-openapi';
 import { ErrorEnvelope } from './common';
 import { refusalStatuses, type RouteSpec } from './route';
 
@@ -21,8 +26,18 @@ const REFUSALS: Record<number, string> = {
 };
 
 const SECURITY_SCHEMES = {
-  callerKey: { type: 'http', scheme: 'bearer', bearerFormat: 'sbc_…', description: 'A caller key: `Authorization: Bearer sbc_…`. What it may do is its scopes.' },
-  callerKeyHeader: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'The same caller key in `x-api-key`, as messages-dialect clients send it.' },
+  callerKey: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'sbc_…',
+    description: 'A caller key: `Authorization: Bearer sbc_…`. What it may do is its scopes.',
+  },
+  callerKeyHeader: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'x-api-key',
+    description: 'The same caller key in `x-api-key`, as messages-dialect clients send it.',
+  },
   session: {
     type: 'http',
     scheme: 'bearer',
@@ -54,13 +69,18 @@ function operation(route: RouteSpec): ZodOpenApiOperationObject {
           ...headers,
           content: {
             [response.contentType ?? 'application/json']: { schema: response.schema },
-            ...Object.fromEntries(Object.entries(response.alternatives ?? {}).map(([type, schema]) => [type, { schema }])),
+            ...Object.fromEntries(
+              Object.entries(response.alternatives ?? {}).map(([type, schema]) => [type, { schema }]),
+            ),
           },
         }
       : { description: response.description, ...headers };
   }
   for (const status of refusalStatuses(route)) {
-    responses[String(status)] = { description: REFUSALS[status] ?? 'A refusal.', content: { 'application/json': { schema: route.errorBody ?? ErrorEnvelope } } };
+    responses[String(status)] = {
+      description: REFUSALS[status] ?? 'A refusal.',
+      content: { 'application/json': { schema: route.errorBody ?? ErrorEnvelope } },
+    };
   }
   const op: ZodOpenApiOperationObject = {
     operationId: route.operationId,
@@ -72,13 +92,20 @@ function operation(route: RouteSpec): ZodOpenApiOperationObject {
   if (route.description) op.description = route.description;
   if (route.auth.kind === 'scoped') op['x-required-scopes'] = route.auth.scopes;
   if (route.auth.kind !== 'none') op['x-rate-cost'] = route.rateCost ?? 1;
-  if (route.params || route.query) op.requestParams = { ...(route.params ? { path: route.params } : {}), ...(route.query ? { query: route.query } : {}) } as ZodOpenApiOperationObject['requestParams'];
+  if (route.params || route.query)
+    op.requestParams = {
+      ...(route.params ? { path: route.params } : {}),
+      ...(route.query ? { query: route.query } : {}),
+    } as ZodOpenApiOperationObject['requestParams'];
   if (route.body) op.requestBody = { required: true, content: { 'application/json': { schema: route.body } } };
   return op;
 }
 
 /** OpenAPI 3.1.0 for every route, built from the same schemas that validate requests. */
-export function buildOpenApiDocument(routes: readonly RouteSpec[], options: { baseUrl: string }): ReturnType<typeof createDocument> {
+export function buildOpenApiDocument(
+  routes: readonly RouteSpec[],
+  options: { baseUrl: string },
+): ReturnType<typeof createDocument> {
   const paths: ZodOpenApiPathsObject = {};
   for (const route of routes) {
     const item = (paths[route.path] ??= {});
@@ -90,7 +117,8 @@ export function buildOpenApiDocument(routes: readonly RouteSpec[], options: { ba
     info: {
       title: 'Model Gateway and Account API',
       version: API_VERSION,
-      description: 'One gateway for three model dialects (chat completions, responses, messages), the account surface around it, X builds and cloud agent runs.',
+      description:
+        'One gateway for three model dialects (chat completions, responses, messages), the account surface around it, X builds and cloud agent runs.',
     },
     servers: [{ url: options.baseUrl }],
     paths,

@@ -60,9 +60,11 @@ export interface RouteSpec<
 }
 
 /** Declares a route; the generic parameters carry the input types to the handler that mounts it. */
-export function defineRoute<Params extends z.ZodType = z.ZodNever, Query extends z.ZodType = z.ZodNever, Body extends z.ZodType = z.ZodNever>(
-  spec: RouteSpec<Params, Query, Body>,
-): RouteSpec<Params, Query, Body> {
+export function defineRoute<
+  Params extends z.ZodType = z.ZodNever,
+  Query extends z.ZodType = z.ZodNever,
+  Body extends z.ZodType = z.ZodNever,
+>(spec: RouteSpec<Params, Query, Body>): RouteSpec<Params, Query, Body> {
   return spec;
 }
 

@@ -9,7 +9,11 @@ export interface BackoffOptions {
  * Exponential backoff with "equal jitter": half the delay is fixed, half random, so many replicas retrying
  * against one broker spread out without any retry becoming immediate.
  */
-export function backoffDelay(attempt: number, options: BackoffOptions = {}, random: () => number = Math.random): number {
+export function backoffDelay(
+  attempt: number,
+  options: BackoffOptions = {},
+  random: () => number = Math.random,
+): number {
   const initialMs = options.initialMs ?? 100;
   const maxMs = options.maxMs ?? 10_000;
   const ceiling = Math.min(maxMs, initialMs * 2 ** Math.max(0, attempt - 1));

@@ -11,7 +11,13 @@ describe('in-process bus, batch subscriptions', () => {
     const { producer, consumer } = createInProcessBus({ logger });
     const batches: string[][] = [];
     for (let i = 0; i < 25; i++) producer.send('t', { key: 'k', value: encode(String(i)) });
-    await consumer.subscribeBatches({ topic: 't', groupId: 'g', fromBeginning: true, maxBatchSize: 10, handler: async (ms) => void batches.push(ms.map(decode)) });
+    await consumer.subscribeBatches({
+      topic: 't',
+      groupId: 'g',
+      fromBeginning: true,
+      maxBatchSize: 10,
+      handler: async (ms) => void batches.push(ms.map(decode)),
+    });
     await producer.flush();
     expect(batches.map((b) => b.length)).toEqual([10, 10, 5]);
     expect(batches.flat()).toEqual(Array.from({ length: 25 }, (_, i) => String(i)));
@@ -53,7 +59,9 @@ describe('in-process bus, batch subscriptions', () => {
     for (const [key, values] of Object.entries(seen)) {
       const owners = new Set(values.map((v) => v.split(':')[0]));
       expect(owners.size).toBe(1); // a key sticks to one member
-      expect(values.map((v) => Number(v.split(':')[1]))).toEqual(Array.from({ length: 10 }, (_, i) => i * 4 + Number(key.slice(1))));
+      expect(values.map((v) => Number(v.split(':')[1]))).toEqual(
+        Array.from({ length: 10 }, (_, i) => i * 4 + Number(key.slice(1))),
+      );
     }
     await consumer.close();
   });

@@ -12,7 +12,9 @@ const keys = (batch: readonly QueuedMessage[]) => batch.map((m) => m.key);
 function fakeBroker() {
   const batches: { messages: readonly QueuedMessage[]; ack: () => void; fail: (err?: Error) => void }[] = [];
   const sendBatch: SendBatch = (messages) =>
-    new Promise<void>((resolve, reject) => batches.push({ messages, ack: resolve, fail: (err) => reject(err ?? new Error('broker down')) }));
+    new Promise<void>((resolve, reject) =>
+      batches.push({ messages, ack: resolve, fail: (err) => reject(err ?? new Error('broker down')) }),
+    );
   let taken = 0;
   /** The next batch the producer sent, waiting up to ~2 s for it (a loaded CI machine is slow). */
   const next = async () => {
@@ -75,7 +77,11 @@ describe('batching producer', () => {
 
   it('a failed batch is retried with backoff as the same message set, ahead of later ones and never merged with them', async () => {
     const broker = fakeBroker();
-    const producer = createBatchingProducer(broker.sendBatch, { lingerMs: 1, retry: { initialMs: 30, maxMs: 30 }, logger });
+    const producer = createBatchingProducer(broker.sendBatch, {
+      lingerMs: 1,
+      retry: { initialMs: 30, maxMs: 30 },
+      logger,
+    });
     producer.send('t', msg('a'));
     producer.send('t', msg('b'));
     const first = await broker.next();

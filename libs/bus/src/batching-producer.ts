@@ -86,7 +86,10 @@ export function createBatchingProducer(sendBatch: SendBatch, options: BatchingOp
           failedBatch = batch; // retried as it is, so nothing later overtakes it or joins it
           attempt++;
           const delay = backoffDelay(attempt, options.retry);
-          options.logger?.warn({ err, messages: batch.length, attempt, retryInMs: delay }, 'event batch send failed; will retry');
+          options.logger?.warn(
+            { err, messages: batch.length, attempt, retryInMs: delay },
+            'event batch send failed; will retry',
+          );
           backingOff = true;
           arm(delay);
         },
@@ -118,7 +121,9 @@ export function createBatchingProducer(sendBatch: SendBatch, options: BatchingOp
 
   async function shutdown(): Promise<void> {
     let timeout: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<'timeout'>((resolve) => (timeout = setTimeout(() => resolve('timeout'), closeTimeoutMs)));
+    const timedOut = new Promise<'timeout'>(
+      (resolve) => (timeout = setTimeout(() => resolve('timeout'), closeTimeoutMs)),
+    );
     const outcome = await Promise.race([flush().then(() => 'flushed' as const), timedOut]);
     clearTimeout(timeout);
     if (outcome === 'timeout') {
@@ -129,7 +134,8 @@ export function createBatchingProducer(sendBatch: SendBatch, options: BatchingOp
       failedBatch = undefined;
       inFlight = 0;
       settled = accepted;
-      for (const waiter of waiters.splice(0)) waiter.reject(new Error(`event producer closed with ${lost} unacked messages`));
+      for (const waiter of waiters.splice(0))
+        waiter.reject(new Error(`event producer closed with ${lost} unacked messages`));
     }
     closed = true;
     if (timer) clearTimeout(timer);

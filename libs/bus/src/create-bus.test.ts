@@ -10,7 +10,11 @@ describe('createBus', () => {
     const bus = createBus({ clientId: 'test', logger });
     expect(bus.kind).toBe('in-process');
     const seen: string[] = [];
-    await bus.consumer.subscribe({ topic: 'usage.events.v1', groupId: 'ledger', handler: async (m) => void seen.push(m.key) });
+    await bus.consumer.subscribe({
+      topic: 'usage.events.v1',
+      groupId: 'ledger',
+      handler: async (m) => void seen.push(m.key),
+    });
     bus.producer.send('usage.events.v1', { key: 'req-1', value: new Uint8Array([1]) });
     await bus.close();
     expect(seen).toEqual(['req-1']);

@@ -44,17 +44,35 @@ export interface Bus {
 /** The one place that picks Kafka or the in-process bus, called once from an app's main.ts. */
 export function createBus(options: BusOptions): Bus {
   const { kafkaBrokers, clientId, logger, retry } = options;
-  const batching = { lingerMs: options.lingerMs, maxBatchSize: options.maxBatchSize, maxBuffered: options.maxBuffered, closeTimeoutMs: options.closeTimeoutMs, retry, logger };
+  const batching = {
+    lingerMs: options.lingerMs,
+    maxBatchSize: options.maxBatchSize,
+    maxBuffered: options.maxBuffered,
+    closeTimeoutMs: options.closeTimeoutMs,
+    retry,
+    logger,
+  };
   let producer: EventProducer;
   let consumer: EventConsumer;
   const outbox = options.outboxDir ? openFileOutbox({ dir: options.outboxDir, logger }) : undefined;
   if (kafkaBrokers && kafkaBrokers.length > 0) {
-    const kafka = new Kafka({ clientId, brokers: kafkaBrokers, logLevel: logLevel.WARN, logCreator: kafkaLogCreator(logger) });
+    const kafka = new Kafka({
+      clientId,
+      brokers: kafkaBrokers,
+      logLevel: logLevel.WARN,
+      logCreator: kafkaLogCreator(logger),
+    });
     const { compression, spoolAfterMs } = options;
     producer = createKafkaEventProducer(kafka, { ...batching, compression, outbox, spoolAfterMs });
     consumer = createKafkaConsumer(kafka, { retry, logger });
   } else {
-    ({ producer, consumer } = createInProcessBus({ maxBuffered: options.maxBuffered, closeTimeoutMs: options.closeTimeoutMs, retry, logger, outbox }));
+    ({ producer, consumer } = createInProcessBus({
+      maxBuffered: options.maxBuffered,
+      closeTimeoutMs: options.closeTimeoutMs,
+      retry,
+      logger,
+      outbox,
+    }));
   }
   return {
     producer,

@@ -6,7 +6,12 @@ import { decodeSegment, openFileOutbox } from './file-outbox';
 import { createInProcessBus } from './in-process-bus';
 import type { IncomingMessage, QueuedMessage } from './types';
 
-const message = (n: number): QueuedMessage => ({ topic: 'usage.events.v1', key: `usr_${n % 3}`, value: new Uint8Array([n, 0, 255, n]), headers: { n: String(n) } });
+const message = (n: number): QueuedMessage => ({
+  topic: 'usage.events.v1',
+  key: `usr_${n % 3}`,
+  value: new Uint8Array([n, 0, 255, n]),
+  headers: { n: String(n) },
+});
 
 async function eventually(check: () => boolean, ms = 3_000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -62,13 +67,20 @@ describe('the file outbox', () => {
     expect(outbox.recovered.flatMap((r) => r.messages)).toEqual([1, 2, 3].map(message));
     const second = createInProcessBus({ outbox, outboxRotateMs: 20 });
     const seen: IncomingMessage[] = [];
-    await second.consumer.subscribe({ topic: 'usage.events.v1', groupId: 'ledger', fromBeginning: true, handler: async (m) => void seen.push(m) });
+    await second.consumer.subscribe({
+      topic: 'usage.events.v1',
+      groupId: 'ledger',
+      fromBeginning: true,
+      handler: async (m) => void seen.push(m),
+    });
     await eventually(() => seen.length === 3);
     expect(seen.map((m) => m.value)).toEqual([1, 2, 3].map((n) => message(n).value));
     // The recovered segment goes once handled; new sends go to segments of their own and go too.
     await second.producer.sendDurable('usage.events.v1', message(4));
     await eventually(() => seen.length === 4);
-    await eventually(() => readdirSync(dir).every((name) => decodeSegment(readFileSync(path.join(dir, name))).length === 0));
+    await eventually(() =>
+      readdirSync(dir).every((name) => decodeSegment(readFileSync(path.join(dir, name))).length === 0),
+    );
     await second.producer.close();
     expect(readdirSync(dir)).toEqual([]);
   });
@@ -82,7 +94,9 @@ describe('the file outbox', () => {
     await new Promise((resolve) => setTimeout(resolve, 80));
     expect(readdirSync(dir).some((name) => decodeSegment(readFileSync(path.join(dir, name))).length === 1)).toBe(true);
     release();
-    await eventually(() => readdirSync(dir).every((name) => decodeSegment(readFileSync(path.join(dir, name))).length === 0));
+    await eventually(() =>
+      readdirSync(dir).every((name) => decodeSegment(readFileSync(path.join(dir, name))).length === 0),
+    );
     await bus.producer.close();
   });
 });

@@ -104,7 +104,11 @@ export function openFileOutbox(options: { dir: string; logger?: Logger }): FileO
     const messages = decodeSegment(readFileSync(path.join(dir, name)));
     return { segment: { name, count: messages.length }, messages };
   });
-  if (recovered.length > 0) logger?.info({ segments: recovered.length, messages: recovered.reduce((n, r) => n + r.messages.length, 0) }, 'usage outbox: replaying what the last run left unhandled');
+  if (recovered.length > 0)
+    logger?.info(
+      { segments: recovered.length, messages: recovered.reduce((n, r) => n + r.messages.length, 0) },
+      'usage outbox: replaying what the last run left unhandled',
+    );
   let sequence = (existing.at(-1)?.sequence ?? 0) + 1;
 
   interface OpenSegment {
@@ -119,7 +123,13 @@ export function openFileOutbox(options: { dir: string; logger?: Logger }): FileO
   const openSegments = new Set([current]);
 
   function newSegment(): OpenSegment {
-    return { segment: { name: segmentName(sequence++), count: 0 }, file: undefined, pending: [], waiters: [], syncing: undefined };
+    return {
+      segment: { name: segmentName(sequence++), count: 0 },
+      file: undefined,
+      pending: [],
+      waiters: [],
+      syncing: undefined,
+    };
   }
 
   /** One write and one fdatasync for everything appended since the last; runs again if more arrived meanwhile. */
@@ -169,7 +179,9 @@ export function openFileOutbox(options: { dir: string; logger?: Logger }): FileO
       const previous = current;
       current = newSegment();
       openSegments.add(current);
-      void closeSegment(previous).catch((error: unknown) => logger?.error({ err: error }, 'usage outbox: closing a segment failed'));
+      void closeSegment(previous).catch((error: unknown) =>
+        logger?.error({ err: error }, 'usage outbox: closing a segment failed'),
+      );
       return previous.segment;
     },
 

@@ -18,7 +18,13 @@ describe('in-process bus', () => {
     expect(seen).toHaveLength(0);
     await producer.flush();
     expect(seen).toHaveLength(1);
-    expect(seen[0]).toMatchObject({ topic: 'usage.events.v1', key: 'k1', headers: { 'event-type': 'usage' }, partition: 0, offset: '0' });
+    expect(seen[0]).toMatchObject({
+      topic: 'usage.events.v1',
+      key: 'k1',
+      headers: { 'event-type': 'usage' },
+      partition: 0,
+      offset: '0',
+    });
     expect(decode(seen[0]!)).toBe('hello');
     await consumer.close();
   });
@@ -153,7 +159,12 @@ describe('in-process bus', () => {
     expect(producer.stats().pending).toBe(1);
     const fromStart: string[] = [];
     const latest: string[] = [];
-    await consumer.subscribe({ topic: 't', groupId: 'replay', fromBeginning: true, handler: async (m) => void fromStart.push(decode(m)) });
+    await consumer.subscribe({
+      topic: 't',
+      groupId: 'replay',
+      fromBeginning: true,
+      handler: async (m) => void fromStart.push(decode(m)),
+    });
     await consumer.subscribe({ topic: 't', groupId: 'tail', handler: async (m) => void latest.push(decode(m)) });
     producer.send('t', { key: 'k', value: encode('late') });
     await producer.flush();

@@ -3,7 +3,16 @@ import { backoffDelay, interruptibleSleep, type BackoffOptions } from './backoff
 import { BusBufferFullError, BusClosedError } from './errors';
 import type { FileOutbox, OutboxSegment } from './file-outbox';
 import { settleBatch } from './poison';
-import type { BatchHandler, EventConsumer, EventProducer, IncomingMessage, PoisonOptions, QueuedMessage, SubscribeOptions, Subscription } from './types';
+import type {
+  BatchHandler,
+  EventConsumer,
+  EventProducer,
+  IncomingMessage,
+  PoisonOptions,
+  QueuedMessage,
+  SubscribeOptions,
+  Subscription,
+} from './types';
 
 /** The default of `subscribeBatches` `maxBatchSize`. */
 const DEFAULT_MAX_BATCH = 500;
@@ -60,7 +69,10 @@ interface Topic {
  * no group yet, so a consumer that subscribes after the first sends (with `fromBeginning`) still sees them. "Acked" for `flush` means handled by every group that has a
  * live subscriber.
  */
-export function createInProcessBus(options: InProcessBusOptions = {}): { producer: EventProducer; consumer: EventConsumer } {
+export function createInProcessBus(options: InProcessBusOptions = {}): {
+  producer: EventProducer;
+  consumer: EventConsumer;
+} {
   const maxBuffered = options.maxBuffered ?? 10_000;
   const topics = new Map<string, Topic>();
   const counters = { sent: 0, failed: 0, dropped: 0 };
@@ -101,7 +113,9 @@ export function createInProcessBus(options: InProcessBusOptions = {}): { produce
       const segment = releasable[i]!;
       const ends = segmentEnds.get(segment)!;
       // A topic nobody consumes yet keeps its messages, and so does the outbox.
-      const handled = [...ends].every(([topic, end]) => topic.groups.size > 0 && [...topic.groups.values()].every((g) => g.cursor >= end));
+      const handled = [...ends].every(
+        ([topic, end]) => topic.groups.size > 0 && [...topic.groups.values()].every((g) => g.cursor >= end),
+      );
       if (!handled) continue;
       releasable.splice(i, 1);
       segmentEnds.delete(segment);
@@ -117,7 +131,9 @@ export function createInProcessBus(options: InProcessBusOptions = {}): { produce
     if (releasable.length > 0) releaseHandledSegments();
     for (let i = flushWaiters.length - 1; i >= 0; i--) {
       const waiter = flushWaiters[i]!;
-      const done = [...waiter.ends].every(([topic, end]) => [...topic.groups.values()].every((g) => g.members.length === 0 || g.cursor >= end));
+      const done = [...waiter.ends].every(([topic, end]) =>
+        [...topic.groups.values()].every((g) => g.members.length === 0 || g.cursor >= end),
+      );
       if (done) {
         flushWaiters.splice(i, 1);
         waiter.resolve();
@@ -172,7 +188,10 @@ export function createInProcessBus(options: InProcessBusOptions = {}): { produce
           counters.failed += batch.length;
           attempt++;
           const delay = backoffDelay(attempt, options.retry);
-          options.logger?.warn({ err, topic: message.topic, offset, attempt, retryInMs: delay }, 'event handler failed; will retry');
+          options.logger?.warn(
+            { err, topic: message.topic, offset, attempt, retryInMs: delay },
+            'event handler failed; will retry',
+          );
           const sleep = interruptibleSleep(delay);
           group.wake = sleep.wake;
           await sleep.done;
@@ -215,10 +234,18 @@ export function createInProcessBus(options: InProcessBusOptions = {}): { produce
       }, options.outboxRotateMs ?? 500).unref()
     : undefined;
 
-  function accept(topicName: string, message: { key: string; value: Uint8Array; headers?: Record<string, string> }): Promise<void> | undefined {
+  function accept(
+    topicName: string,
+    message: { key: string; value: Uint8Array; headers?: Record<string, string> },
+  ): Promise<void> | undefined {
     if (closing) throw new BusClosedError();
     if (retained >= maxBuffered) throw new BusBufferFullError(maxBuffered);
-    const queued: QueuedMessage = { topic: topicName, key: message.key, value: message.value, headers: message.headers };
+    const queued: QueuedMessage = {
+      topic: topicName,
+      key: message.key,
+      value: message.value,
+      headers: message.headers,
+    };
     const appended = outbox?.append(queued);
     enqueue(queued, appended?.segment);
     return appended?.durable;
@@ -248,7 +275,9 @@ export function createInProcessBus(options: InProcessBusOptions = {}): { produce
     close() {
       closing ??= (async () => {
         let timeout: NodeJS.Timeout | undefined;
-        const timedOut = new Promise<'timeout'>((resolve) => (timeout = setTimeout(() => resolve('timeout'), options.closeTimeoutMs ?? 10_000)));
+        const timedOut = new Promise<'timeout'>(
+          (resolve) => (timeout = setTimeout(() => resolve('timeout'), options.closeTimeoutMs ?? 10_000)),
+        );
         const outcome = await Promise.race([producer.flush().then(() => 'flushed' as const), timedOut]);
         clearTimeout(timeout);
         if (outcome === 'timeout') {
@@ -303,7 +332,12 @@ export function createInProcessBus(options: InProcessBusOptions = {}): { produce
     },
 
     subscribeBatches(options) {
-      return join(options, options.handler, Math.max(1, options.maxBatchSize ?? DEFAULT_MAX_BATCH), Math.max(0, options.lingerMs ?? 0));
+      return join(
+        options,
+        options.handler,
+        Math.max(1, options.maxBatchSize ?? DEFAULT_MAX_BATCH),
+        Math.max(0, options.lingerMs ?? 0),
+      );
     },
 
     async close() {
@@ -315,7 +349,14 @@ export function createInProcessBus(options: InProcessBusOptions = {}): { produce
 }
 
 function toIncoming(message: QueuedMessage, offset: number): IncomingMessage {
-  return { topic: message.topic, key: message.key, value: message.value, headers: { ...message.headers }, partition: 0, offset: String(offset) };
+  return {
+    topic: message.topic,
+    key: message.key,
+    value: message.value,
+    headers: { ...message.headers },
+    partition: 0,
+    offset: String(offset),
+  };
 }
 
 /** FNV-1a: cheap, stable across runs, good enough to spread keys over a handful of members. */

@@ -6,7 +6,12 @@ export { openFileOutbox, type FileOutbox } from './file-outbox';
 export { flushWithin } from './flush-within';
 export { createInProcessBus, type InProcessBusOptions } from './in-process-bus';
 export { createKafkaConsumer, type KafkaConsumerOptions } from './kafka-consumer';
-export { createKafkaProducer, KAFKA_COMPRESSIONS, type KafkaCompression, type KafkaProducerOptions } from './kafka-producer';
+export {
+  createKafkaProducer,
+  KAFKA_COMPRESSIONS,
+  type KafkaCompression,
+  type KafkaProducerOptions,
+} from './kafka-producer';
 export { createSpoolingProducer, type SpoolOptions } from './spooling-producer';
 export type {
   BatchHandler,

@@ -2,7 +2,14 @@ import type { Consumer, ConsumerCrashEvent, IHeaders, Kafka, KafkaMessage } from
 import type { Logger } from '@sbc/logging';
 import { backoffDelay, interruptibleSleep, type BackoffOptions } from './backoff';
 import { settleBatch } from './poison';
-import type { BatchHandler, EventConsumer, IncomingMessage, MessageHeaders, PoisonOptions, Subscription } from './types';
+import type {
+  BatchHandler,
+  EventConsumer,
+  IncomingMessage,
+  MessageHeaders,
+  PoisonOptions,
+  Subscription,
+} from './types';
 
 /** The default of `subscribeBatches` `maxBatchSize`. */
 const DEFAULT_MAX_BATCH = 500;
@@ -35,11 +42,25 @@ export function createKafkaConsumer(kafka: Kafka, options: KafkaConsumerOptions 
 
   return {
     subscribe({ topic, groupId, handler, fromBeginning, poison }) {
-      return run({ topic, groupId, fromBeginning, poison, maxBatch: 1, handle: async ([message]) => handler(message!) });
+      return run({
+        topic,
+        groupId,
+        fromBeginning,
+        poison,
+        maxBatch: 1,
+        handle: async ([message]) => handler(message!),
+      });
     },
 
     subscribeBatches({ topic, groupId, handler, fromBeginning, maxBatchSize, poison }) {
-      return run({ topic, groupId, fromBeginning, poison, maxBatch: Math.max(1, maxBatchSize ?? DEFAULT_MAX_BATCH), handle: handler });
+      return run({
+        topic,
+        groupId,
+        fromBeginning,
+        poison,
+        maxBatch: Math.max(1, maxBatchSize ?? DEFAULT_MAX_BATCH),
+        handle: handler,
+      });
     },
 
     async close() {
@@ -120,7 +141,18 @@ export function createKafkaConsumer(kafka: Kafka, options: KafkaConsumerOptions 
           } catch (err) {
             const delay = backoffDelay(attempt, options.retry);
             const first = messages[0]!;
-            options.logger?.warn({ err, topic, partition: first.partition, offset: first.offset, messages: messages.length, attempt, retryInMs: delay }, 'event handler failed; will retry');
+            options.logger?.warn(
+              {
+                err,
+                topic,
+                partition: first.partition,
+                offset: first.offset,
+                messages: messages.length,
+                attempt,
+                retryInMs: delay,
+              },
+              'event handler failed; will retry',
+            );
             const sleep = interruptibleSleep(delay);
             wake = sleep.wake;
             await sleep.done;
@@ -132,7 +164,8 @@ export function createKafkaConsumer(kafka: Kafka, options: KafkaConsumerOptions 
       if (member.maxBatch === 1) {
         await consumer.run({
           autoCommit: true,
-          eachMessage: ({ partition, message, heartbeat }) => handleWithRetry([toIncoming(partition, message)], heartbeat),
+          eachMessage: ({ partition, message, heartbeat }) =>
+            handleWithRetry([toIncoming(partition, message)], heartbeat),
         });
       } else {
         await consumer.run({
@@ -144,7 +177,10 @@ export function createKafkaConsumer(kafka: Kafka, options: KafkaConsumerOptions 
             for (let from = 0; from < batch.messages.length; from += member.maxBatch) {
               if (!isRunning() || isStale()) return; // a rebalance took the partition: the rest is refetched
               const slice = batch.messages.slice(from, from + member.maxBatch);
-              await handleWithRetry(slice.map((message) => toIncoming(batch.partition, message)), heartbeat);
+              await handleWithRetry(
+                slice.map((message) => toIncoming(batch.partition, message)),
+                heartbeat,
+              );
               resolveOffset(slice.at(-1)!.offset);
               await commitOffsetsIfNecessary();
               await heartbeat();

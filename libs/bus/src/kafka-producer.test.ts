@@ -18,7 +18,12 @@ describe('Kafka producer while the broker is unreachable', () => {
       retry: { retries: 1, initialRetryTime: 10 }, // idempotence needs >= 1; keep kafkajs' own retries short here
       logLevel: logLevel.NOTHING,
     });
-    const producer = createKafkaProducer(kafka, { lingerMs: 1, retry: { initialMs: 20, maxMs: 50 }, closeTimeoutMs: 1_500, logger });
+    const producer = createKafkaProducer(kafka, {
+      lingerMs: 1,
+      retry: { initialMs: 20, maxMs: 50 },
+      closeTimeoutMs: 1_500,
+      logger,
+    });
     const started = Date.now();
     producer.send('usage.events.v1', { key: 'k', value: new Uint8Array([1, 2, 3]) });
     producer.send('usage.events.v1', { key: 'k', value: new Uint8Array([4]) });
@@ -53,7 +58,11 @@ describe('Kafka producer against kafkajs error semantics (fake cluster)', () => 
 
   it('a batch the broker wrote but whose reply timed out is sent again as it was: nothing lost, applied once', async () => {
     const cluster = new FakeKafkaCluster();
-    const producer = createKafkaProducer(cluster.client(), { lingerMs: 1, retry: { initialMs: 100, maxMs: 100 }, logger });
+    const producer = createKafkaProducer(cluster.client(), {
+      lingerMs: 1,
+      retry: { initialMs: 100, maxMs: 100 },
+      logger,
+    });
     cluster.fault('timeout-after-write');
     const first = ['evt_1', 'evt_2'].map((id) => producer.sendDurable('usage.events.v1', event(id)));
     await jest.advanceTimersByTimeAsync(5);
@@ -68,7 +77,11 @@ describe('Kafka producer against kafkajs error semantics (fake cluster)', () => 
 
   it('after OUT_OF_ORDER_SEQUENCE_NUMBER (45) the kafkajs producer is replaced, and later sends go through', async () => {
     const cluster = new FakeKafkaCluster();
-    const producer = createKafkaProducer(cluster.client(), { lingerMs: 1, retry: { initialMs: 100, maxMs: 100 }, logger });
+    const producer = createKafkaProducer(cluster.client(), {
+      lingerMs: 1,
+      retry: { initialMs: 100, maxMs: 100 },
+      logger,
+    });
     cluster.fault('out-of-order-sequence');
     const acked = producer.sendDurable('usage.events.v1', event('evt_1'));
     await jest.advanceTimersByTimeAsync(1_000);
@@ -82,7 +95,11 @@ describe('Kafka producer against kafkajs error semantics (fake cluster)', () => 
 
   it('a broker down for 60 s then back: events wait (below the buffer nothing is dropped) and are all delivered', async () => {
     const cluster = new FakeKafkaCluster();
-    const producer = createKafkaProducer(cluster.client(), { lingerMs: 5, retry: { initialMs: 100, maxMs: 5_000 }, logger });
+    const producer = createKafkaProducer(cluster.client(), {
+      lingerMs: 5,
+      retry: { initialMs: 100, maxMs: 5_000 },
+      logger,
+    });
     cluster.takeDown();
     for (let second = 0; second < 60; second++) {
       for (let i = 0; i < 10; i++) producer.send('usage.events.v1', event(`evt_${second}_${i}`));

@@ -70,7 +70,11 @@ export function createKafkaProducer(kafka: Kafka, options: KafkaProducerOptions 
     for (const m of messages) {
       let list = byTopic.get(m.topic);
       if (!list) byTopic.set(m.topic, (list = []));
-      list.push({ key: m.key, value: Buffer.from(m.value.buffer, m.value.byteOffset, m.value.byteLength), headers: m.headers });
+      list.push({
+        key: m.key,
+        value: Buffer.from(m.value.buffer, m.value.byteOffset, m.value.byteLength),
+        headers: m.headers,
+      });
     }
     try {
       await producer.sendBatch({

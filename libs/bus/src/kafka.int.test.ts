@@ -36,7 +36,12 @@ async function waitFor(condition: () => boolean, timeoutMs = 30_000): Promise<vo
   }
 
   beforeAll(async () => {
-    kafka = new Kafka({ clientId: 'sbc-bus-test', brokers: brokers!, logLevel: logLevel.WARN, logCreator: kafkaLogCreator(logger) });
+    kafka = new Kafka({
+      clientId: 'sbc-bus-test',
+      brokers: brokers!,
+      logLevel: logLevel.WARN,
+      logCreator: kafkaLogCreator(logger),
+    });
     admin = kafka.admin();
     await admin.connect();
   });
@@ -52,8 +57,14 @@ async function waitFor(condition: () => boolean, timeoutMs = 30_000): Promise<vo
     const consumer = createKafkaConsumer(kafka, { logger });
     const received: IncomingMessage[] = [];
     try {
-      await consumer.subscribe({ topic, groupId: `g-${randomUUID()}`, fromBeginning: true, handler: async (m) => void received.push(m) });
-      for (let i = 0; i < 10; i++) producer.send(topic, { key: `k${i % 2}`, value: encode(String(i)), headers: { 'event-type': 'usage' } });
+      await consumer.subscribe({
+        topic,
+        groupId: `g-${randomUUID()}`,
+        fromBeginning: true,
+        handler: async (m) => void received.push(m),
+      });
+      for (let i = 0; i < 10; i++)
+        producer.send(topic, { key: `k${i % 2}`, value: encode(String(i)), headers: { 'event-type': 'usage' } });
       await producer.flush();
       expect(producer.stats()).toEqual({ pending: 0, sent: 10, failed: 0, dropped: 0 });
       await waitFor(() => received.length === 10);
@@ -111,7 +122,12 @@ async function waitFor(condition: () => boolean, timeoutMs = 30_000): Promise<vo
 
       // 3. The next member of the group gets 'two' again, and only it.
       const redelivered: string[] = [];
-      await consumer.subscribe({ topic, groupId, fromBeginning: true, handler: async (m) => void redelivered.push(decode(m)) });
+      await consumer.subscribe({
+        topic,
+        groupId,
+        fromBeginning: true,
+        handler: async (m) => void redelivered.push(decode(m)),
+      });
       await waitFor(() => redelivered.length >= 1);
       await sleep(500);
       expect(redelivered).toEqual(['two']);

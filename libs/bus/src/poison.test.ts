@@ -9,7 +9,14 @@ const logger = createLogger({ service: 'bus-test', level: 'silent' });
 const encode = (text: string) => new TextEncoder().encode(text);
 const decode = (m: IncomingMessage) => new TextDecoder().decode(m.value);
 const messagesOf = (...values: string[]): IncomingMessage[] =>
-  values.map((value, i) => ({ topic: 't', key: 'k', value: encode(value), headers: {}, partition: 0, offset: String(i) }));
+  values.map((value, i) => ({
+    topic: 't',
+    key: 'k',
+    value: encode(value),
+    headers: {},
+    partition: 0,
+    offset: String(i),
+  }));
 
 class DataError extends Error {
   readonly kind = 'data';
@@ -17,7 +24,8 @@ class DataError extends Error {
 class ConnectionError extends Error {
   readonly kind = 'transient';
 }
-const classify = (error: unknown): FailureKind => (error instanceof DataError ? 'data' : error instanceof ConnectionError ? 'transient' : 'unknown');
+const classify = (error: unknown): FailureKind =>
+  error instanceof DataError ? 'data' : error instanceof ConnectionError ? 'transient' : 'unknown';
 
 /** A store that applies values in one all-or-nothing write and refuses any value holding "poison". */
 function store(options: { down?: () => boolean } = {}) {
@@ -43,14 +51,18 @@ describe('settleBatch: split and park', () => {
 
   it('an outage (every message fails) parks nothing and rejects, so the batch is retried', async () => {
     const s = store({ down: () => true });
-    await expect(settleBatch(messagesOf('a', 'b'), s.handler, { ...s.poison, classify: () => 'unknown' }, logger)).rejects.toThrow('connection refused');
+    await expect(
+      settleBatch(messagesOf('a', 'b'), s.handler, { ...s.poison, classify: () => 'unknown' }, logger),
+    ).rejects.toThrow('connection refused');
     expect(s.parked).toEqual([]);
   });
 
   it('a transient error mid-pass stops the pass and parks nothing, even after neighbours succeeded', async () => {
     let calls = 0;
     const s = store({ down: () => ++calls > 3 }); // the batch and "poison" fail, "a" succeeds, then the store goes down
-    await expect(settleBatch(messagesOf('poison', 'a', 'b', 'c'), s.handler, s.poison, logger)).rejects.toBeInstanceOf(ConnectionError);
+    await expect(settleBatch(messagesOf('poison', 'a', 'b', 'c'), s.handler, s.poison, logger)).rejects.toBeInstanceOf(
+      ConnectionError,
+    );
     expect(s.parked).toEqual([]);
   });
 
@@ -59,7 +71,12 @@ describe('settleBatch: split and park', () => {
       throw new DataError('22P05 unsupported Unicode escape sequence');
     };
     const parked: string[] = [];
-    await settleBatch(messagesOf('x'), refuse, { deadLetter: async (m) => void parked.push(decode(m)), classify }, logger);
+    await settleBatch(
+      messagesOf('x'),
+      refuse,
+      { deadLetter: async (m) => void parked.push(decode(m)), classify },
+      logger,
+    );
     expect(parked).toEqual(['x']);
     const s = store();
     await expect(settleBatch(messagesOf('poison'), s.handler, s.poison, logger)).rejects.toThrow('refused');
@@ -68,14 +85,26 @@ describe('settleBatch: split and park', () => {
 
   it('messages a handler names as rejected are parked and the rest count as applied', async () => {
     const parked: string[] = [];
-    const handler: BatchHandler = async (ms) => ({ rejected: ms.filter((m) => decode(m) === 'garbage').map((message) => ({ message, error: new Error('does not decode') })) });
-    await settleBatch(messagesOf('a', 'garbage', 'b'), handler, { deadLetter: async (m) => void parked.push(decode(m)) }, logger);
+    const handler: BatchHandler = async (ms) => ({
+      rejected: ms
+        .filter((m) => decode(m) === 'garbage')
+        .map((message) => ({ message, error: new Error('does not decode') })),
+    });
+    await settleBatch(
+      messagesOf('a', 'garbage', 'b'),
+      handler,
+      { deadLetter: async (m) => void parked.push(decode(m)) },
+      logger,
+    );
     expect(parked).toEqual(['garbage']);
   });
 
   it('a dead-letter sink that fails rejects, so the message is retried rather than lost', async () => {
     const s = store();
-    const failingSink: PoisonOptions = { classify, deadLetter: () => Promise.reject(new ConnectionError('dead-letter table unreachable')) };
+    const failingSink: PoisonOptions = {
+      classify,
+      deadLetter: () => Promise.reject(new ConnectionError('dead-letter table unreachable')),
+    };
     await expect(settleBatch(messagesOf('a', 'poison'), s.handler, failingSink, logger)).rejects.toThrow('unreachable');
   });
 
@@ -91,7 +120,14 @@ describe('in-process bus with poison options', () => {
     const { producer, consumer } = createInProcessBus({ logger, retry: { initialMs: 5, maxMs: 10 } });
     const s = store();
     for (const v of ['a', 'poison', 'b', 'c']) producer.send('t', { key: 'k', value: encode(v) });
-    await consumer.subscribeBatches({ topic: 't', groupId: 'g', fromBeginning: true, maxBatchSize: 10, handler: s.handler, poison: s.poison });
+    await consumer.subscribeBatches({
+      topic: 't',
+      groupId: 'g',
+      fromBeginning: true,
+      maxBatchSize: 10,
+      handler: s.handler,
+      poison: s.poison,
+    });
     await producer.flush();
     expect(s.applied).toEqual(['a', 'b', 'c']);
     expect(s.parked).toEqual(['poison']);
@@ -103,7 +139,13 @@ describe('in-process bus with poison options', () => {
     let downFor = 5;
     const s = store({ down: () => downFor-- > 0 });
     for (const v of ['a', 'b', 'c']) producer.send('t', { key: 'k', value: encode(v) });
-    await consumer.subscribeBatches({ topic: 't', groupId: 'g', fromBeginning: true, handler: s.handler, poison: { ...s.poison, classify: () => 'unknown' } });
+    await consumer.subscribeBatches({
+      topic: 't',
+      groupId: 'g',
+      fromBeginning: true,
+      handler: s.handler,
+      poison: { ...s.poison, classify: () => 'unknown' },
+    });
     await producer.flush();
     expect(s.applied).toEqual(['a', 'b', 'c']);
     expect(s.parked).toEqual([]);
@@ -113,7 +155,12 @@ describe('in-process bus with poison options', () => {
   it('a lone poison message with an unknown error is parked once later messages succeed beside it', async () => {
     const { producer, consumer } = createInProcessBus({ logger, retry: { initialMs: 5, maxMs: 10 } });
     const s = store();
-    await consumer.subscribeBatches({ topic: 't', groupId: 'g', handler: s.handler, poison: { ...s.poison, classify: () => 'unknown' } });
+    await consumer.subscribeBatches({
+      topic: 't',
+      groupId: 'g',
+      handler: s.handler,
+      poison: { ...s.poison, classify: () => 'unknown' },
+    });
     producer.send('t', { key: 'k', value: encode('poison') });
     await new Promise((resolve) => setTimeout(resolve, 20)); // handed over alone, and retried alone
     for (const v of ['a', 'b']) producer.send('t', { key: 'k', value: encode(v) });
@@ -143,7 +190,17 @@ function fakeKafka(batches: { partition: number; values: string[] }[]) {
         void (async () => {
           let offset = 0;
           for (const { partition, values } of batches) {
-            const messages = values.map((v) => ({ key: Buffer.from('k'), value: Buffer.from(v), headers: {}, offset: String(offset++), timestamp: '0', attributes: 0 }) as KafkaMessage);
+            const messages = values.map(
+              (v) =>
+                ({
+                  key: Buffer.from('k'),
+                  value: Buffer.from(v),
+                  headers: {},
+                  offset: String(offset++),
+                  timestamp: '0',
+                  attributes: 0,
+                }) as KafkaMessage,
+            );
             await eachBatch({
               batch: { topic: 't', partition, messages },
               resolveOffset: (o: string) => void resolved.push(o),
@@ -163,7 +220,10 @@ function fakeKafka(batches: { partition: number; values: string[] }[]) {
 
 describe('Kafka consumer with poison options', () => {
   it('parks a poison message of a fetched batch and resolves the partition past it', async () => {
-    const { kafka, resolved, done } = fakeKafka([{ partition: 3, values: ['a', 'poison', 'b'] }, { partition: 3, values: ['c'] }]);
+    const { kafka, resolved, done } = fakeKafka([
+      { partition: 3, values: ['a', 'poison', 'b'] },
+      { partition: 3, values: ['c'] },
+    ]);
     const s = store();
     const consumer = createKafkaConsumer(kafka, { logger, retry: { initialMs: 5, maxMs: 10 } });
     await consumer.subscribeBatches({ topic: 't', groupId: 'g', handler: s.handler, poison: s.poison });

@@ -9,7 +9,12 @@ const unknownKind = (): FailureKind => 'unknown';
  * without poison options on any failure, and with them on an outage (a `transient` error, or every message of
  * the batch failing). Retrying re-applies messages already applied here, which at-least-once handlers absorb.
  */
-export async function settleBatch(messages: IncomingMessage[], handler: BatchHandler, poison: PoisonOptions | undefined, logger: Logger | undefined): Promise<void> {
+export async function settleBatch(
+  messages: IncomingMessage[],
+  handler: BatchHandler,
+  poison: PoisonOptions | undefined,
+  logger: Logger | undefined,
+): Promise<void> {
   if (!poison) {
     reportUnparked(await handler(messages), logger);
     return;
@@ -52,13 +57,19 @@ export async function settleBatch(messages: IncomingMessage[], handler: BatchHan
 async function park(outcome: void | BatchOutcome, poison: PoisonOptions, logger: Logger | undefined): Promise<void> {
   for (const { message, error } of outcome?.rejected ?? []) {
     await poison.deadLetter(message, error);
-    logger?.error({ err: error, topic: message.topic, partition: message.partition, offset: message.offset, key: message.key }, 'event handler failed on a message for good; parked as a dead letter');
+    logger?.error(
+      { err: error, topic: message.topic, partition: message.partition, offset: message.offset, key: message.key },
+      'event handler failed on a message for good; parked as a dead letter',
+    );
   }
 }
 
 /** A subscriber without a dead-letter sink: what its handler rejected is acked, and said once at error level. */
 function reportUnparked(outcome: void | BatchOutcome, logger: Logger | undefined): void {
   for (const { message, error } of outcome?.rejected ?? []) {
-    logger?.error({ err: error, topic: message.topic, partition: message.partition, offset: message.offset, key: message.key }, 'event handler rejected a message; skipped (no dead-letter sink)');
+    logger?.error(
+      { err: error, topic: message.topic, partition: message.partition, offset: message.offset, key: message.key },
+      'event handler rejected a message; skipped (no dead-letter sink)',
+    );
   }
 }

@@ -165,7 +165,10 @@ export function createSpoolingProducer(inner: EventProducer, options: SpoolOptio
     const queued: QueuedMessage = { topic, key: message.key, value: message.value, headers: message.headers };
     const { segment, durable } = outbox.append(queued);
     spoolOnly++;
-    spoolOnlyWrites.set(segment, durable.catch(() => undefined));
+    spoolOnlyWrites.set(
+      segment,
+      durable.catch(() => undefined),
+    );
     if (segment.count >= SEGMENT_EVENTS && outbox.rotate()) backlog.push({ segment });
     drain();
     return durable.catch((err: unknown) => {

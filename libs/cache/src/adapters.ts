@@ -26,7 +26,9 @@ export interface CacheAdapters {
 export function createCacheAdapters(options: CacheAdaptersOptions): CacheAdapters {
   const { redisUrl, keyPrefix, logger } = options;
   const store = redisUrl ? createRedisStore(redisUrl, { keyPrefix, logger }) : createMemoryStore();
-  const pubsub = redisUrl ? createRedisPubSub(redisUrl, { channelPrefix: keyPrefix, logger }) : createMemoryPubSub({ logger });
+  const pubsub = redisUrl
+    ? createRedisPubSub(redisUrl, { channelPrefix: keyPrefix, logger })
+    : createMemoryPubSub({ logger });
   return {
     store,
     pubsub,

@@ -6,4 +6,9 @@ export type { MessageHandler, PubSub, Unsubscribe } from './pubsub';
 export { createRedisPubSub, type RedisPubSubOptions } from './redis-pubsub';
 export { createRedisStore, type RedisStoreOptions } from './redis-store';
 export type { SharedStore, StoreOp, StoreOpResult } from './shared-store';
-export { evaluateSlidingWindow, type SlidingWindowOptions, type SlidingWindowResult, type WindowCounts } from './sliding-window';
+export {
+  evaluateSlidingWindow,
+  type SlidingWindowOptions,
+  type SlidingWindowResult,
+  type WindowCounts,
+} from './sliding-window';

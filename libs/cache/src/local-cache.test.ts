@@ -98,7 +98,12 @@ describe('LocalCache', () => {
 
     it('a failed refresh keeps the stale value and is reported', async () => {
       const errors: unknown[] = [];
-      const cache = new LocalCache<string>({ now: clock, freshMs: 100, staleMs: 1000, onRefreshError: (err) => errors.push(err) });
+      const cache = new LocalCache<string>({
+        now: clock,
+        freshMs: 100,
+        staleMs: 1000,
+        onRefreshError: (err) => errors.push(err),
+      });
       cache.set('k', 'old');
       now += 500;
       expect(await cache.swr('k', async () => Promise.reject(new Error('db down')))).toBe('old');
@@ -128,7 +133,12 @@ describe('LocalCache', () => {
     });
 
     it('a null result is cached with the shorter negative windows', async () => {
-      const cache = new LocalCache<string>({ now: clock, freshMs: 60_000, negativeFreshMs: 1_000, negativeStaleMs: 2_000 });
+      const cache = new LocalCache<string>({
+        now: clock,
+        freshMs: 60_000,
+        negativeFreshMs: 1_000,
+        negativeStaleMs: 2_000,
+      });
       const loader = jest.fn(async () => null);
       expect(await cache.swr('unknown', loader)).toBeNull();
       expect(await cache.swr('unknown', loader)).toBeNull();

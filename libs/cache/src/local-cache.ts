@@ -49,7 +49,8 @@ export class LocalCache<V> {
 
   constructor(private readonly options: LocalCacheOptions = {}) {
     this.maxEntries = options.maxEntries ?? 10_000;
-    if (!Number.isInteger(this.maxEntries) || this.maxEntries < 1) throw new RangeError('maxEntries must be a positive integer');
+    if (!Number.isInteger(this.maxEntries) || this.maxEntries < 1)
+      throw new RangeError('maxEntries must be a positive integer');
     this.now = options.now ?? Date.now;
   }
 
@@ -72,8 +73,12 @@ export class LocalCache<V> {
 
   set(key: string, value: V | null, windows: EntryWindows = {}): void {
     const negative = value === null;
-    const freshMs = windows.freshMs ?? (negative ? this.options.negativeFreshMs ?? 10_000 : this.options.freshMs ?? 60_000);
-    const staleMs = Math.max(freshMs, windows.staleMs ?? (negative ? this.options.negativeStaleMs ?? 30_000 : this.options.staleMs ?? 300_000));
+    const freshMs =
+      windows.freshMs ?? (negative ? (this.options.negativeFreshMs ?? 10_000) : (this.options.freshMs ?? 60_000));
+    const staleMs = Math.max(
+      freshMs,
+      windows.staleMs ?? (negative ? (this.options.negativeStaleMs ?? 30_000) : (this.options.staleMs ?? 300_000)),
+    );
     const at = this.now();
     // An explicit write is newer than any load in flight: forget the load so its result cannot overwrite this.
     this.loads.delete(key);

@@ -1,5 +1,11 @@
 import { validateAmount, validateOps, validateTtl, type SharedStore } from './shared-store';
-import { evaluateSlidingWindow, locateCell, validateWindowOptions, type SlidingWindowOptions, type SlidingWindowResult } from './sliding-window';
+import {
+  evaluateSlidingWindow,
+  locateCell,
+  validateWindowOptions,
+  type SlidingWindowOptions,
+  type SlidingWindowResult,
+} from './sliding-window';
 
 export interface MemoryStoreOptions {
   /** Clock in epoch ms; injectable so tests can step time. */
@@ -48,7 +54,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SharedStore
   function stringAt(key: string): string | null {
     const entry = live(key);
     if (!entry) return null;
-    if (typeof entry.value !== 'string') throw new Error(`WRONGTYPE key ${key} holds a rate-limit window, not a string`);
+    if (typeof entry.value !== 'string')
+      throw new Error(`WRONGTYPE key ${key} holds a rate-limit window, not a string`);
     return entry.value;
   }
 
@@ -91,7 +98,15 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SharedStore
     async batch(ops) {
       ensureOpen();
       validateOps(ops); // nothing runs when any operation is malformed
-      return ops.map((op) => (op.op === 'incrBy' ? incrBy(op.key, op.amount, op.ttlMs) : op.op === 'incrIfExists' ? (live(op.key) ? incrBy(op.key, op.amount) : null) : windowHit(op.key, op.options)));
+      return ops.map((op) =>
+        op.op === 'incrBy'
+          ? incrBy(op.key, op.amount, op.ttlMs)
+          : op.op === 'incrIfExists'
+            ? live(op.key)
+              ? incrBy(op.key, op.amount)
+              : null
+            : windowHit(op.key, op.options),
+      );
     },
 
     async close() {
@@ -119,7 +134,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SharedStore
     const opts = validateWindowOptions(hitOptions);
     const { cell, elapsedMs } = locateCell(now(), opts.windowMs);
     const entry = live(key);
-    if (entry && typeof entry.value === 'string') throw new Error(`WRONGTYPE key ${key} holds a string, not a rate-limit window`);
+    if (entry && typeof entry.value === 'string')
+      throw new Error(`WRONGTYPE key ${key} holds a string, not a rate-limit window`);
     const stored = entry?.value as WindowState | undefined;
     // Same roll-forward as the Lua script: a state from this cell is used as is, one from the cell before
     // becomes the previous count, anything older has fully left the window.
@@ -127,7 +143,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SharedStore
     const current = stored?.cell === cell ? stored.current : 0;
     const result = evaluateSlidingWindow(opts, { previous, current, elapsedMs });
     if (result.allowed) {
-      entries.set(key, { value: { cell, previous, current: current + opts.cost }, expiresAt: now() + 2 * opts.windowMs });
+      entries.set(key, {
+        value: { cell, previous, current: current + opts.cost },
+        expiresAt: now() + 2 * opts.windowMs,
+      });
     }
     return result;
   }

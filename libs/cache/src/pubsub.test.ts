@@ -12,7 +12,11 @@ const quiet = createLogger({ service: 'cache-test', level: 'silent' });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Resolves with the first `count` messages a channel receives. */
-function collect(pubsub: PubSub, channel: string, count: number): { received: string[]; done: Promise<string[]>; ready: Promise<() => Promise<void>> } {
+function collect(
+  pubsub: PubSub,
+  channel: string,
+  count: number,
+): { received: string[]; done: Promise<string[]>; ready: Promise<() => Promise<void>> } {
   const received: string[] = [];
   let finish!: (value: string[]) => void;
   const done = new Promise<string[]>((resolve) => (finish = resolve));

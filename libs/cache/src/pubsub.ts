@@ -27,7 +27,12 @@ export interface PubSub {
  * Runs one handler so that neither a throw nor a rejected promise reaches the connection's event loop or the
  * other handlers of the channel.
  */
-export function invokeHandler(handler: MessageHandler, message: string, channel: string, onError: (err: unknown) => void): void {
+export function invokeHandler(
+  handler: MessageHandler,
+  message: string,
+  channel: string,
+  onError: (err: unknown) => void,
+): void {
   try {
     const result = handler(message, channel);
     if (result) result.catch(onError);

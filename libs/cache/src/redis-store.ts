@@ -18,7 +18,12 @@ export interface RedisStoreOptions {
 /** The Lua commands registered with `defineCommand`; ioredis adds them at run time (and to pipelines), typed here. */
 type ScriptedRedis = Redis & {
   sbcIncrBy(key: string, amount: number, ttlMs: number): Promise<number>;
-  sbcSlidingWindow(key: string, limit: number, windowMs: number, cost: number): Promise<[number, number, number, number]>;
+  sbcSlidingWindow(
+    key: string,
+    limit: number,
+    windowMs: number,
+    cost: number,
+  ): Promise<[number, number, number, number]>;
 };
 type ScriptedPipeline = ReturnType<Redis['pipeline']> & {
   sbcIncrBy(key: string, amount: number, ttlMs: number): ScriptedPipeline;
@@ -72,7 +77,11 @@ export function createRedisStore(url: string, options: RedisStoreOptions = {}): 
     async slidingWindowHit(key, hitOptions) {
       const opts = validateWindowOptions(hitOptions);
       const [, previous, current, elapsedMs] = await redis.sbcSlidingWindow(key, opts.limit, opts.windowMs, opts.cost);
-      return evaluateSlidingWindow(opts, { previous: Number(previous), current: Number(current), elapsedMs: Number(elapsedMs) });
+      return evaluateSlidingWindow(opts, {
+        previous: Number(previous),
+        current: Number(current),
+        elapsedMs: Number(elapsedMs),
+      });
     },
 
     async batch(ops) {
@@ -93,7 +102,11 @@ export function createRedisStore(url: string, options: RedisStoreOptions = {}): 
         const op = ops[i]!;
         if (op.op === 'window') {
           const [, previous, current, elapsedMs] = reply as [number, number, number, number];
-          return evaluateSlidingWindow(validateWindowOptions(op.options), { previous: Number(previous), current: Number(current), elapsedMs: Number(elapsedMs) });
+          return evaluateSlidingWindow(validateWindowOptions(op.options), {
+            previous: Number(previous),
+            current: Number(current),
+            elapsedMs: Number(elapsedMs),
+          });
         }
         return reply === null ? null : Number(reply);
       });

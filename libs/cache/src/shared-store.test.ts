@@ -116,19 +116,33 @@ function storeContract(makeStore: () => SharedStore): void {
       expect(last.resetMs).toBeLessThanOrEqual(hour);
       expect(last.retryAfterMs).toBeGreaterThan(0);
       // A cost-0 hit reads the window: still 0 remaining, so the refused hits were not counted.
-      expect(await store.slidingWindowHit(k, { limit: 5, windowMs: hour, cost: 0 })).toMatchObject({ allowed: true, remaining: 0 });
+      expect(await store.slidingWindowHit(k, { limit: 5, windowMs: hour, cost: 0 })).toMatchObject({
+        allowed: true,
+        remaining: 0,
+      });
     });
 
     it('a hit with a cost consumes that many units and is refused when they do not fit', async () => {
       const k = key('w');
-      expect(await store.slidingWindowHit(k, { limit: 10, windowMs: hour, cost: 7 })).toMatchObject({ allowed: true, remaining: 3 });
-      expect(await store.slidingWindowHit(k, { limit: 10, windowMs: hour, cost: 4 })).toMatchObject({ allowed: false, remaining: 3 });
-      expect(await store.slidingWindowHit(k, { limit: 10, windowMs: hour, cost: 3 })).toMatchObject({ allowed: true, remaining: 0 });
+      expect(await store.slidingWindowHit(k, { limit: 10, windowMs: hour, cost: 7 })).toMatchObject({
+        allowed: true,
+        remaining: 3,
+      });
+      expect(await store.slidingWindowHit(k, { limit: 10, windowMs: hour, cost: 4 })).toMatchObject({
+        allowed: false,
+        remaining: 3,
+      });
+      expect(await store.slidingWindowHit(k, { limit: 10, windowMs: hour, cost: 3 })).toMatchObject({
+        allowed: true,
+        remaining: 0,
+      });
     });
 
     it('concurrent hits never admit more than the limit', async () => {
       const k = key('w');
-      const results = await Promise.all(Array.from({ length: 60 }, () => store.slidingWindowHit(k, { limit: 25, windowMs: hour })));
+      const results = await Promise.all(
+        Array.from({ length: 60 }, () => store.slidingWindowHit(k, { limit: 25, windowMs: hour })),
+      );
       expect(results.filter((r) => r.allowed)).toHaveLength(25);
     });
 
@@ -140,11 +154,12 @@ function storeContract(makeStore: () => SharedStore): void {
       expect((await store.slidingWindowHit(b, { limit: 1, windowMs: hour })).allowed).toBe(true);
     });
 
-    it("the previous cell counts in proportion to its overlap with the window, then drops out", async () => {
+    it('the previous cell counts in proportion to its overlap with the window, then drops out', async () => {
       const windowMs = 1000;
       const k = key('w');
       await alignToCell(windowMs, 20);
-      for (let i = 0; i < 10; i++) expect((await store.slidingWindowHit(k, { limit: 10, windowMs })).allowed).toBe(true);
+      for (let i = 0; i < 10; i++)
+        expect((await store.slidingWindowHit(k, { limit: 10, windowMs })).allowed).toBe(true);
       expect((await store.slidingWindowHit(k, { limit: 10, windowMs })).allowed).toBe(false);
       // Half way through the next cell the 10 earlier hits weigh ~5, leaving room for ~5 more (4..6 allows for
       // timer jitter of a few tens of ms either side of the midpoint).
@@ -179,14 +194,21 @@ function storeContract(makeStore: () => SharedStore): void {
 
     it('a batch with a malformed operation runs none of them', async () => {
       const counter = key('b');
-      await expect(store.batch([{ op: 'incrBy', key: counter, amount: 1 }, { op: 'incrBy', key: counter, amount: 1.5 }])).rejects.toThrow(RangeError);
+      await expect(
+        store.batch([
+          { op: 'incrBy', key: counter, amount: 1 },
+          { op: 'incrBy', key: counter, amount: 1.5 },
+        ]),
+      ).rejects.toThrow(RangeError);
       expect(await store.get(counter)).toBeNull();
     });
 
     it('invalid limits, windows and costs are refused', async () => {
       await expect(store.slidingWindowHit(key('w'), { limit: 0, windowMs: 1000 })).rejects.toThrow(RangeError);
       await expect(store.slidingWindowHit(key('w'), { limit: 5, windowMs: 1.5 })).rejects.toThrow(RangeError);
-      await expect(store.slidingWindowHit(key('w'), { limit: 5, windowMs: 1000, cost: -1 })).rejects.toThrow(RangeError);
+      await expect(store.slidingWindowHit(key('w'), { limit: 5, windowMs: 1000, cost: -1 })).rejects.toThrow(
+        RangeError,
+      );
     });
   });
 }

@@ -55,7 +55,9 @@ describe('sliding window over a stepped clock (memory store)', () => {
     expect(admitted).toBe(300);
 
     now += 120_000; // two cells on: everything has slid out
-    expect(await store.slidingWindowHit('k', { limit: 1200, windowMs: 60_000, cost: 0 })).toMatchObject({ remaining: 1200 });
+    expect(await store.slidingWindowHit('k', { limit: 1200, windowMs: 60_000, cost: 0 })).toMatchObject({
+      remaining: 1200,
+    });
     await store.close();
   });
 });

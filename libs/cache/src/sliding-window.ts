@@ -45,8 +45,10 @@ export function locateCell(nowMs: number, windowMs: number): { cell: number; ela
 /** Rejects options that Redis would otherwise store as fractions or that make the math meaningless. */
 export function validateWindowOptions(options: SlidingWindowOptions): Required<SlidingWindowOptions> {
   const cost = options.cost ?? 1;
-  if (!Number.isSafeInteger(options.limit) || options.limit < 1) throw new RangeError(`limit must be a positive integer, got ${options.limit}`);
-  if (!Number.isSafeInteger(options.windowMs) || options.windowMs < 1) throw new RangeError(`windowMs must be a positive integer, got ${options.windowMs}`);
+  if (!Number.isSafeInteger(options.limit) || options.limit < 1)
+    throw new RangeError(`limit must be a positive integer, got ${options.limit}`);
+  if (!Number.isSafeInteger(options.windowMs) || options.windowMs < 1)
+    throw new RangeError(`windowMs must be a positive integer, got ${options.windowMs}`);
   if (!Number.isSafeInteger(cost) || cost < 0) throw new RangeError(`cost must be a non-negative integer, got ${cost}`);
   return { limit: options.limit, windowMs: options.windowMs, cost };
 }
@@ -56,7 +58,10 @@ export function weightedCount(counts: WindowCounts, windowMs: number): number {
   return (counts.previous * (windowMs - counts.elapsedMs)) / windowMs + counts.current;
 }
 
-export function evaluateSlidingWindow(options: Required<SlidingWindowOptions>, counts: WindowCounts): SlidingWindowResult {
+export function evaluateSlidingWindow(
+  options: Required<SlidingWindowOptions>,
+  counts: WindowCounts,
+): SlidingWindowResult {
   const { limit, windowMs, cost } = options;
   const weighted = weightedCount(counts, windowMs);
   const allowed = weighted + cost <= limit;

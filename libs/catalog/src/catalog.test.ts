@@ -13,8 +13,18 @@ describe('the catalog', () => {
   });
 
   it('house models are listed at the spec rates, in credits per 1M tokens', () => {
-    expect(findCatalogModel('house')?.price).toMatchObject({ currency: 'credits', input: 200, output: 800, cache_read: 5 });
-    expect(findCatalogModel('house-fast')?.price).toMatchObject({ currency: 'credits', input: 100, output: 400, cache_read: 2.5 });
+    expect(findCatalogModel('house')?.price).toMatchObject({
+      currency: 'credits',
+      input: 200,
+      output: 800,
+      cache_read: 5,
+    });
+    expect(findCatalogModel('house-fast')?.price).toMatchObject({
+      currency: 'credits',
+      input: 100,
+      output: 400,
+      cache_read: 2.5,
+    });
     expect(findCatalogModel('house-omni')?.price).toEqual(findCatalogModel('house')?.price);
   });
 
@@ -25,7 +35,12 @@ describe('the catalog', () => {
   it('house models are vendor and lane "house"; every other model is a vendor model priced in USD', () => {
     for (const model of CATALOG) {
       const house = isHouseModel(model.id);
-      expect({ id: model.id, vendor: model.vendor === 'house', lane: model.lane, currency: model.price.currency }).toEqual({
+      expect({
+        id: model.id,
+        vendor: model.vendor === 'house',
+        lane: model.lane,
+        currency: model.price.currency,
+      }).toEqual({
         id: model.id,
         vendor: house,
         lane: house ? 'house' : 'vendor',
@@ -38,14 +53,18 @@ describe('the catalog', () => {
     for (const model of CATALOG) {
       const { price } = model;
       const problems: string[] = [];
-      for (const rate of [price.input, price.output, price.cache_read, price.cache_write]) if (!(rate > 0)) problems.push(`rate ${rate}`);
+      for (const rate of [price.input, price.output, price.cache_read, price.cache_write])
+        if (!(rate > 0)) problems.push(`rate ${rate}`);
       if (price.cache_read > price.input) problems.push('cache read dearer than input');
       if (model.max_output_tokens > model.context_window) problems.push('max output beyond the context window');
       if (price.long_context) {
-        if (price.long_context.above_input_tokens >= model.context_window) problems.push('long-context line beyond the window');
-        if (price.long_context.input < price.input || price.long_context.output < price.output) problems.push('long context cheaper');
+        if (price.long_context.above_input_tokens >= model.context_window)
+          problems.push('long-context line beyond the window');
+        if (price.long_context.input < price.input || price.long_context.output < price.output)
+          problems.push('long context cheaper');
       }
-      if (!/^\d{4}-\d{2}-\d{2}$/.test(model.priced_on) || model.price_source.length === 0) problems.push('no provenance');
+      if (!/^\d{4}-\d{2}-\d{2}$/.test(model.priced_on) || model.price_source.length === 0)
+        problems.push('no provenance');
       expect({ id: model.id, problems }).toEqual({ id: model.id, problems: [] });
     }
   });
@@ -83,10 +102,12 @@ describe('house models', () => {
 
 describe('built-in aliases', () => {
   it('include @house, @fast, @claude, @gpt and @gemini', () => {
-    expect(Object.keys(BUILT_IN_ALIASES)).toEqual(expect.arrayContaining(['@house', '@fast', '@claude', '@gpt', '@gemini']));
+    expect(Object.keys(BUILT_IN_ALIASES)).toEqual(
+      expect.arrayContaining(['@house', '@fast', '@claude', '@gpt', '@gemini']),
+    );
   });
 
-  it('each names a catalog model, with that model\'s vendor, tier and display name', () => {
+  it("each names a catalog model, with that model's vendor, tier and display name", () => {
     for (const [token, alias] of Object.entries(BUILT_IN_ALIASES)) {
       const model = findCatalogModel(alias.model_id);
       expect({ token, found: model !== undefined }).toEqual({ token, found: true });

@@ -39,7 +39,12 @@ export const BUILT_IN_ALIASES: Readonly<Record<`@${string}`, BuiltInAlias>> = {
   // Sol is OpenAI's everyday model; Astra is a separate, pricier step up.
   '@gpt': { vendor: 'openai', model_id: 'gpt-6.1-sol', label: 'GPT-6.1 Sol', tier: 'standard' },
   '@astra': { vendor: 'openai', model_id: 'gpt-6-astra', label: 'GPT-6 Astra', tier: 'frontier' },
-  '@gemini': { vendor: 'google', model_id: 'gemini-3.1-pro-preview', label: 'Gemini 3.1 Pro Preview', tier: 'frontier' },
+  '@gemini': {
+    vendor: 'google',
+    model_id: 'gemini-3.1-pro-preview',
+    label: 'Gemini 3.1 Pro Preview',
+    tier: 'frontier',
+  },
 };
 
 /** Alias tokens arrive with or without their `@` (CONTRACTS: the path accepts both). */

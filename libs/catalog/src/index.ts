@@ -1,4 +1,12 @@
-export { BUILT_IN_ALIASES, CATALOG, findBuiltInAlias, findCatalogModel, HOUSE_MODELS, isHouseModel, type HouseModelId } from './catalog';
+export {
+  BUILT_IN_ALIASES,
+  CATALOG,
+  findBuiltInAlias,
+  findCatalogModel,
+  HOUSE_MODELS,
+  isHouseModel,
+  type HouseModelId,
+} from './catalog';
 export { modelAllowed } from './model-glob';
 export {
   cacheDiscountNanoUsd,

@@ -10,10 +10,7 @@
  * loop below backtracks only to the last `*`, so a match costs at most pattern length x name length steps.
  */
 
-type Compiled =
-  | { kind: 'any' }
-  | { kind: 'exact'; text: string }
-  | { kind: 'glob'; chars: readonly string[] };
+type Compiled = { kind: 'any' } | { kind: 'exact'; text: string } | { kind: 'glob'; chars: readonly string[] };
 
 // Distinct globs are few (they come from keys), but a cap keeps a flood of odd keys from growing this forever.
 const MAX_CACHED_GLOBS = 10_000;

@@ -59,7 +59,10 @@ describe('list cost', () => {
   });
 
   it('keeps costs to the nano-dollar, so float noise never reaches a stored number', () => {
-    const cost = listCostUsd({ currency: 'usd', input: 0.1, output: 0.2, cache_read: 0, cache_write: 0 }, usage(1_000_000, 1_000_000));
+    const cost = listCostUsd(
+      { currency: 'usd', input: 0.1, output: 0.2, cache_read: 0, cache_write: 0 },
+      usage(1_000_000, 1_000_000),
+    );
     expect(cost).toBe(0.3);
     // One token of the cheapest rate in the catalog is still visible.
     expect(listCostUsd(price('gpt-6-luna'), usage(1, 0, 1))).toBe(0.00000001);
@@ -124,7 +127,14 @@ describe('worst-case reservation', () => {
       usage(123_457, 0),
       usage(400_000, 4_096, 100_000, 50_000),
     ];
-    for (const model of ['house', 'house-fast', 'claude-fable-5-2', 'gpt-6-astra', 'gpt-6-luna', 'gemini-3.1-pro-preview']) {
+    for (const model of [
+      'house',
+      'house-fast',
+      'claude-fable-5-2',
+      'gpt-6-astra',
+      'gpt-6-luna',
+      'gemini-3.1-pro-preview',
+    ]) {
       for (const call of cases) {
         const reserved = worstCaseCostUsd(price(model), { inputTokens: call.inputTokens, maxOutputTokens: 4_096 });
         expect({ model, call, ok: listCostUsd(price(model), call) <= reserved }).toEqual({ model, call, ok: true });

@@ -17,11 +17,22 @@ describe('parsing an app environment', () => {
   });
 
   it('treats empty values as unset, so FOO= in a .env file falls back to the default', () => {
-    expect(parseEnv('app', schema, { PORT: '', REDIS_URL: '' })).toEqual({ PORT: 8080, DEBUG: false, TARGET: '127.0.0.1:50051' });
+    expect(parseEnv('app', schema, { PORT: '', REDIS_URL: '' })).toEqual({
+      PORT: 8080,
+      DEBUG: false,
+      TARGET: '127.0.0.1:50051',
+    });
   });
 
   it('coerces numbers, switches and lists', () => {
-    expect(parseEnv('app', schema, { PORT: '9000', DEBUG: 'yes', BROKERS: 'k1:9092, k2:9092', TARGET: 'dns:///account:50051' })).toEqual({
+    expect(
+      parseEnv('app', schema, {
+        PORT: '9000',
+        DEBUG: 'yes',
+        BROKERS: 'k1:9092, k2:9092',
+        TARGET: 'dns:///account:50051',
+      }),
+    ).toEqual({
       PORT: 9000,
       DEBUG: true,
       BROKERS: ['k1:9092', 'k2:9092'],
@@ -43,7 +54,10 @@ describe('parsing an app environment', () => {
   });
 
   it('reads a backend service block under its own prefix', () => {
-    const vars = parseEnv('svc', z.object(backendVars('RUNS', { grpc: 50054, http: 9104 })), { RUNS_GRPC_PORT: '0', DATABASE_URL: 'postgres://db/runs' });
+    const vars = parseEnv('svc', z.object(backendVars('RUNS', { grpc: 50054, http: 9104 })), {
+      RUNS_GRPC_PORT: '0',
+      DATABASE_URL: 'postgres://db/runs',
+    });
     expect(toBackendConfig('RUNS', vars)).toEqual({
       grpc: { host: '127.0.0.1', port: 0 },
       http: { host: '127.0.0.1', port: 9104 },

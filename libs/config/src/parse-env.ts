@@ -24,6 +24,9 @@ export function parseEnv<S extends z.ZodType>(app: string, schema: S, env: Env):
   if (result.success) return result.data;
   throw new ConfigError(
     app,
-    result.error.issues.map((issue) => ({ variable: issue.path.map(String).join('.') || '(environment)', message: issue.message })),
+    result.error.issues.map((issue) => ({
+      variable: issue.path.map(String).join('.') || '(environment)',
+      message: issue.message,
+    })),
   );
 }

@@ -53,7 +53,9 @@ describe('migrations', () => {
   });
 
   it('rolls a failing migration back whole, leaving no half-applied schema', async () => {
-    const broken = [{ name: '0001_broken.sql', checksum: 'x', sql: 'CREATE TABLE half (id int); SELECT no_such_function();' }];
+    const broken = [
+      { name: '0001_broken.sql', checksum: 'x', sql: 'CREATE TABLE half (id int); SELECT no_such_function();' },
+    ];
     await expect(applyMigrations(conn.sql, 'svc', broken)).rejects.toThrow(/0001_broken.sql failed/);
     const tables = await conn.sql.query(`SELECT 1 FROM information_schema.tables WHERE table_name = 'half'`);
     expect(tables).toHaveLength(0);

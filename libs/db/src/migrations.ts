@@ -15,7 +15,8 @@ const MIGRATION_FILE = /^\d{4}_[a-z0-9_]+\.sql$/;
 export async function readMigrations(dir: string): Promise<Migration[]> {
   const names = (await readdir(dir)).filter((name) => !name.startsWith('.')).sort();
   const bad = names.filter((name) => !MIGRATION_FILE.test(name));
-  if (bad.length > 0) throw new Error(`migrations in ${dir}: unexpected files ${bad.join(', ')} (expected NNNN_name.sql)`);
+  if (bad.length > 0)
+    throw new Error(`migrations in ${dir}: unexpected files ${bad.join(', ')} (expected NNNN_name.sql)`);
   return Promise.all(
     names.map(async (name) => {
       const sql = await readFile(path.join(dir, name), 'utf8');
@@ -46,7 +47,10 @@ export async function applyMigrations(sql: SqlConnection, service: string, migra
   const lock = lockId(service);
   await sql.query('SELECT pg_advisory_lock($1)', [lock]);
   try {
-    const rows = await sql.query<{ name: string; checksum: string }>('SELECT name, checksum FROM _migrations WHERE service = $1', [service]);
+    const rows = await sql.query<{ name: string; checksum: string }>(
+      'SELECT name, checksum FROM _migrations WHERE service = $1',
+      [service],
+    );
     const applied = new Map(rows.map((row) => [row.name, row.checksum]));
     const known = new Set(migrations.map((m) => m.name));
     const unknown = [...applied.keys()].filter((name) => !known.has(name));
@@ -58,18 +62,26 @@ export async function applyMigrations(sql: SqlConnection, service: string, migra
       const checksum = applied.get(migration.name);
       if (checksum !== undefined) {
         if (checksum !== migration.checksum) {
-          throw new Error(`${service}: migration ${migration.name} was edited after it was applied; add a new migration instead`);
+          throw new Error(
+            `${service}: migration ${migration.name} was edited after it was applied; add a new migration instead`,
+          );
         }
         continue;
       }
       await sql.exec('BEGIN');
       try {
         await sql.exec(migration.sql);
-        await sql.query('INSERT INTO _migrations (service, name, checksum) VALUES ($1, $2, $3)', [service, migration.name, migration.checksum]);
+        await sql.query('INSERT INTO _migrations (service, name, checksum) VALUES ($1, $2, $3)', [
+          service,
+          migration.name,
+          migration.checksum,
+        ]);
         await sql.exec('COMMIT');
       } catch (error) {
         await sql.exec('ROLLBACK');
-        throw new Error(`${service}: migration ${migration.name} failed: ${(error as Error).message}`, { cause: error });
+        throw new Error(`${service}: migration ${migration.name} failed: ${(error as Error).message}`, {
+          cause: error,
+        });
       }
       done.push(migration.name);
     }

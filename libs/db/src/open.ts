@@ -48,7 +48,9 @@ const PGLITE_START_PARAMS = [...PGlite.defaultStartParams, '-c', 'shared_buffers
  * them: the embedded start calls it for its four services before opening any. Opening does it on its own too.
  */
 export async function initialiseDatabases(targets: DatabaseTarget[]): Promise<void> {
-  const dataDirs = targets.flatMap((target) => (target.kind === 'pglite' && target.dataDir !== 'memory://' ? [target.dataDir] : []));
+  const dataDirs = targets.flatMap((target) =>
+    target.kind === 'pglite' && target.dataDir !== 'memory://' ? [target.dataDir] : [],
+  );
   await initialisePgliteDirs(dataDirs, PGLITE_START_PARAMS);
 }
 
@@ -60,7 +62,10 @@ export async function openDatabase<Client extends PrismaLike>(
   const migrations = await readMigrations(options.migrationsDir);
   if (target.kind === 'pglite') {
     await initialiseDatabases([target]);
-    const pglite = await PGlite.create({ dataDir: target.dataDir === 'memory://' ? undefined : target.dataDir, startParams: PGLITE_START_PARAMS });
+    const pglite = await PGlite.create({
+      dataDir: target.dataDir === 'memory://' ? undefined : target.dataDir,
+      startParams: PGLITE_START_PARAMS,
+    });
     const sql = pgliteConnection(pglite);
     try {
       const applied = await applyMigrations(sql, options.service, migrations);

@@ -34,7 +34,9 @@ async function refuseForeignFiles(dataDir: string): Promise<void> {
     throw error;
   });
   if (entries.length > 0) {
-    throw new Error(`${dataDir} is not empty and holds no PostgreSQL cluster (no PG_VERSION): move it away to start afresh`);
+    throw new Error(
+      `${dataDir} is not empty and holds no PostgreSQL cluster (no PG_VERSION): move it away to start afresh`,
+    );
   }
 }
 
@@ -58,7 +60,13 @@ export async function initialisePgliteDirs(dataDirs: string[], startParams: stri
   }
   const template = await mkdtemp(path.join(parent, TEMPLATE_PREFIX));
   try {
-    await run(process.execPath, ['-e', INITDB_CHILD, require.resolve('@electric-sql/pglite'), template, JSON.stringify(startParams)]);
+    await run(process.execPath, [
+      '-e',
+      INITDB_CHILD,
+      require.resolve('@electric-sql/pglite'),
+      template,
+      JSON.stringify(startParams),
+    ]);
     if (!isInitialised(template)) throw new Error(`PGlite initdb left no cluster in ${template}`);
     for (const dataDir of missing) {
       const staging = stagingDir(dataDir);

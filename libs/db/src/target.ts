@@ -14,7 +14,8 @@ export function chooseDatabase(options: { databaseUrl?: string; dataDir: string;
 }
 
 export function describeTarget(target: DatabaseTarget): string {
-  if (target.kind === 'pglite') return target.dataDir === 'memory://' ? 'PGlite (memory)' : `PGlite (${target.dataDir})`;
+  if (target.kind === 'pglite')
+    return target.dataDir === 'memory://' ? 'PGlite (memory)' : `PGlite (${target.dataDir})`;
   try {
     const url = new URL(target.url);
     return `PostgreSQL (${url.hostname}:${url.port || 5432}${url.pathname})`;

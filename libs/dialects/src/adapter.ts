@@ -1,5 +1,14 @@
 import type { EventTemplate } from './event-template';
-import type { ChatRequest, ChatResponse, Dialect, SseFrame, StreamEvent, UpstreamDialect, UpstreamFailure, Usage } from './ir';
+import type {
+  ChatRequest,
+  ChatResponse,
+  Dialect,
+  SseFrame,
+  StreamEvent,
+  UpstreamDialect,
+  UpstreamFailure,
+  Usage,
+} from './ir';
 import type { DialectIssue } from './request-error';
 import type { SseEvent } from './sse';
 import type { StreamRenderer, UpstreamStreamParser } from './stream';
@@ -37,7 +46,10 @@ export interface Passthrough {
    * The caller's body for an engine of the same dialect: the engine's model, the output limit the call was
    * admitted under when the caller set none, and for chat streams usage always requested.
    */
-  request(body: Readonly<Record<string, unknown>>, options: { model: string; outputLimit?: number; stream: boolean }): Record<string, unknown>;
+  request(
+    body: Readonly<Record<string, unknown>>,
+    options: { model: string; outputLimit?: number; stream: boolean },
+  ): Record<string, unknown>;
   /** An upstream's non-streamed reply as the caller receives it, and its usage. Takes ownership of `raw`. */
   reply(raw: Record<string, unknown>, model: string): { body: Record<string, unknown>; usage: Usage };
   stream(options: CallerStreamOptions): CallerStream;
@@ -87,11 +99,18 @@ export interface UpstreamAdapter {
   /** The upstream's stream events as neutral events, tool names restored as the caller declared them. */
   streamParser(request: ChatRequest | undefined): UpstreamStreamParser;
   /** Version and credential headers; `passHeaders` are the caller's headers this dialect forwards. */
-  headers(apiKey: string | undefined, passHeaders: Readonly<Record<string, string>> | undefined): Record<string, string>;
+  headers(
+    apiKey: string | undefined,
+    passHeaders: Readonly<Record<string, string>> | undefined,
+  ): Record<string, string>;
 }
 
 /** A translated stream: the engine's events parsed into neutral ones and rendered in the caller's dialect. */
-export function createTranslatedStream(caller: CallerDialect, upstream: UpstreamAdapter, options: CallerStreamOptions): CallerStream {
+export function createTranslatedStream(
+  caller: CallerDialect,
+  upstream: UpstreamAdapter,
+  options: CallerStreamOptions,
+): CallerStream {
   const parser = upstream.streamParser(options.request);
   const renderer = caller.streamRenderer(options);
   return {

@@ -23,7 +23,8 @@ export function imageFromUrl(url: string, detail?: ImageBlock['detail']): DataUr
   let block: ImageBlock;
   if (url.startsWith('data:')) {
     const parsed = parseDataUrl(url);
-    if (!parsed || parsed.mediaType === '') return { error: 'must be an https URL or a base64 data URL (data:<mime>;base64,…)' };
+    if (!parsed || parsed.mediaType === '')
+      return { error: 'must be an https URL or a base64 data URL (data:<mime>;base64,…)' };
     block = { type: 'image', source: { kind: 'base64', mediaType: parsed.mediaType, data: parsed.data } };
   } else {
     block = { type: 'image', source: { kind: 'url', url } };

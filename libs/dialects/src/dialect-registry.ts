@@ -51,7 +51,11 @@ const ANTHROPIC: UpstreamAdapter = {
   },
 };
 
-const CALLER_DIALECTS: Readonly<Record<Dialect, CallerDialect>> = { chat: CHAT, responses: RESPONSES, messages: MESSAGES };
+const CALLER_DIALECTS: Readonly<Record<Dialect, CallerDialect>> = {
+  chat: CHAT,
+  responses: RESPONSES,
+  messages: MESSAGES,
+};
 const UPSTREAM_ADAPTERS: Readonly<Record<UpstreamDialect, UpstreamAdapter>> = { openai: OPENAI, anthropic: ANTHROPIC };
 
 /** The adapter record of a caller dialect. */

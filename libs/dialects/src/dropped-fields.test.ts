@@ -26,14 +26,26 @@ describe('DROPPED_FIELDS', () => {
   });
 
   it('reports Anthropic-only settings once the route to an OpenAI upstream is known', () => {
-    const req = parseMessagesRequest({ model: 'm', max_tokens: 5000, messages: [{ role: 'user', content: 'x' }], top_k: 5, thinking: { type: 'enabled', budget_tokens: 2000 }, container: 'c1' });
+    const req = parseMessagesRequest({
+      model: 'm',
+      max_tokens: 5000,
+      messages: [{ role: 'user', content: 'x' }],
+      top_k: 5,
+      thinking: { type: 'enabled', budget_tokens: 2000 },
+      container: 'c1',
+    });
     expect(req.dropped).toEqual(['container']);
     expect(droppedForUpstream('messages', req, 'openai')).toEqual(['top_k', 'thinking.budget_tokens']);
     expect(droppedForUpstream('messages', req, 'anthropic')).toEqual([]);
   });
 
   it('reports JSON mode and metadata as dropped for an Anthropic upstream', () => {
-    const req = parseResponsesRequest({ model: 'm', input: 'x', text: { format: { type: 'json_object' } }, metadata: { a: 'b' } });
+    const req = parseResponsesRequest({
+      model: 'm',
+      input: 'x',
+      text: { format: { type: 'json_object' } },
+      metadata: { a: 'b' },
+    });
     expect(droppedForUpstream('responses', req, 'anthropic')).toEqual(['metadata', 'text.format[json_object]']);
     expect(droppedForUpstream('responses', req, 'openai')).toEqual(['metadata']);
   });

@@ -28,7 +28,8 @@ const jsonMode = (r: ChatRequest): boolean => r.responseFormat?.type === 'json_o
 const strictTools = (r: ChatRequest): boolean => (r.tools ?? []).some((tool) => tool.strict !== undefined);
 
 const metadata: DroppedFieldSpec = {
-  reason: 'OpenAI accepts chat metadata only with `store`, which the gateway never sets; Anthropic allows only `user_id`',
+  reason:
+    'OpenAI accepts chat metadata only with `store`, which the gateway never sets; Anthropic allows only `user_id`',
   upstreams: BOTH,
   present: hasMetadata,
 };
@@ -113,8 +114,12 @@ export const DROPPED_FIELDS = {
     'thinking.display': { reason: 'thinking display options are not carried' },
     'messages.*.content.*.citations': { reason: 'citations are not carried' },
     'messages.*.content.*.context': { reason: 'document context is not carried' },
-    'messages.*.content.*[server]': { reason: 'server-tool and search-result blocks cannot be replayed to another upstream' },
-    'tools.*[server]': { reason: 'versioned server and client tools (web_search_…, bash_…, text_editor_…) are not routed' },
+    'messages.*.content.*[server]': {
+      reason: 'server-tool and search-result blocks cannot be replayed to another upstream',
+    },
+    'tools.*[server]': {
+      reason: 'versioned server and client tools (web_search_…, bash_…, text_editor_…) are not routed',
+    },
     top_k: {
       reason: 'OpenAI-compatible chat completions have no top_k',
       upstreams: ['openai'],

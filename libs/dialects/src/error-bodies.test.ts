@@ -2,7 +2,16 @@ import { anthropicErrorType, openAiErrorType, parseUpstreamError, renderErrorBod
 
 describe('parseUpstreamError', () => {
   it('reads an OpenAI error body', () => {
-    expect(parseUpstreamError(404, { error: { message: 'The model `gpt-9` does not exist', type: 'invalid_request_error', param: null, code: 'model_not_found' } })).toEqual({
+    expect(
+      parseUpstreamError(404, {
+        error: {
+          message: 'The model `gpt-9` does not exist',
+          type: 'invalid_request_error',
+          param: null,
+          code: 'model_not_found',
+        },
+      }),
+    ).toEqual({
       status: 404,
       message: 'The model `gpt-9` does not exist',
       code: 'model_not_found',
@@ -11,7 +20,13 @@ describe('parseUpstreamError', () => {
   });
 
   it('reads an Anthropic error body, keeping its type as the code', () => {
-    expect(parseUpstreamError(529, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' }, request_id: 'req_1' })).toEqual({
+    expect(
+      parseUpstreamError(529, {
+        type: 'error',
+        error: { type: 'overloaded_error', message: 'Overloaded' },
+        request_id: 'req_1',
+      }),
+    ).toEqual({
       status: 529,
       message: 'Overloaded',
       code: 'overloaded_error',
@@ -20,11 +35,20 @@ describe('parseUpstreamError', () => {
   });
 
   it('reads JSON text, FastAPI detail, bare error strings and plain text', () => {
-    expect(parseUpstreamError(400, '{"error":{"message":"bad","type":"invalid_request_error","param":"messages"}}')).toMatchObject({ message: 'bad', param: 'messages' });
-    expect(parseUpstreamError(422, { detail: [{ loc: ['body'], msg: 'field required' }] }).message).toBe('[{"loc":["body"],"msg":"field required"}]');
+    expect(
+      parseUpstreamError(400, '{"error":{"message":"bad","type":"invalid_request_error","param":"messages"}}'),
+    ).toMatchObject({ message: 'bad', param: 'messages' });
+    expect(parseUpstreamError(422, { detail: [{ loc: ['body'], msg: 'field required' }] }).message).toBe(
+      '[{"loc":["body"],"msg":"field required"}]',
+    );
     expect(parseUpstreamError(500, { error: 'boom' }).message).toBe('boom');
     expect(parseUpstreamError(502, '<html>Bad Gateway</html>').message).toBe('<html>Bad Gateway</html>');
-    expect(parseUpstreamError(503, '')).toEqual({ status: 503, message: 'The upstream answered with HTTP 503.', code: null, param: null });
+    expect(parseUpstreamError(503, '')).toEqual({
+      status: 503,
+      message: 'The upstream answered with HTTP 503.',
+      code: null,
+      param: null,
+    });
   });
 
   it('treats an error body with a success status as a bad gateway', () => {
@@ -49,11 +73,17 @@ describe('renderErrorBody', () => {
     [529, 'overloaded_error'],
   ])('gives a messages caller the Anthropic type for %i', (status, type) => {
     expect(anthropicErrorType(status)).toBe(type);
-    expect(renderErrorBody('messages', { status, message: 'm' }, 'req_1')).toEqual({ type: 'error', error: { type, message: 'm' }, request_id: 'req_1' });
+    expect(renderErrorBody('messages', { status, message: 'm' }, 'req_1')).toEqual({
+      type: 'error',
+      error: { type, message: 'm' },
+      request_id: 'req_1',
+    });
   });
 
   it('keeps an upstream overload an overloaded_error for a messages caller', () => {
-    expect(renderErrorBody('messages', { status: 503, message: 'Overloaded', code: 'overloaded_error' }, 'r')).toMatchObject({ error: { type: 'overloaded_error' } });
+    expect(
+      renderErrorBody('messages', { status: 503, message: 'Overloaded', code: 'overloaded_error' }, 'r'),
+    ).toMatchObject({ error: { type: 'overloaded_error' } });
   });
 
   it.each([
@@ -68,16 +98,25 @@ describe('renderErrorBody', () => {
   ])('gives chat and responses callers the OpenAI type and code for %i', (status, type, code) => {
     expect(openAiErrorType(status)).toBe(type);
     for (const dialect of ['chat', 'responses'] as const) {
-      expect(renderErrorBody(dialect, { status, message: 'm' }, 'req_1')).toEqual({ error: { message: 'm', type, param: null, code }, request_id: 'req_1' });
+      expect(renderErrorBody(dialect, { status, message: 'm' }, 'req_1')).toEqual({
+        error: { message: 'm', type, param: null, code },
+        request_id: 'req_1',
+      });
     }
   });
 
   it('says model_not_found when a 404 is about the model', () => {
-    expect(renderErrorBody('chat', { status: 404, message: 'Unknown model "x"', param: 'model' }, 'r')).toMatchObject({ error: { code: 'model_not_found', param: 'model' } });
+    expect(renderErrorBody('chat', { status: 404, message: 'Unknown model "x"', param: 'model' }, 'r')).toMatchObject({
+      error: { code: 'model_not_found', param: 'model' },
+    });
   });
 
   it('passes an upstream’s own OpenAI code on, but not an Anthropic type', () => {
-    expect(renderErrorBody('chat', { status: 429, message: 'quota', code: 'insufficient_quota' }, 'r')).toMatchObject({ error: { code: 'insufficient_quota' } });
-    expect(renderErrorBody('responses', { status: 529, message: 'Overloaded', code: 'overloaded_error' }, 'r')).toMatchObject({ error: { type: 'server_error', code: null } });
+    expect(renderErrorBody('chat', { status: 429, message: 'quota', code: 'insufficient_quota' }, 'r')).toMatchObject({
+      error: { code: 'insufficient_quota' },
+    });
+    expect(
+      renderErrorBody('responses', { status: 529, message: 'Overloaded', code: 'overloaded_error' }, 'r'),
+    ).toMatchObject({ error: { type: 'server_error', code: null } });
   });
 });

@@ -88,14 +88,26 @@ function openAiErrorCode(failure: UpstreamFailure): string | null {
   }
 }
 
-export function renderErrorBody(dialect: Dialect, failure: UpstreamFailure, requestId: string): Record<string, unknown> {
+export function renderErrorBody(
+  dialect: Dialect,
+  failure: UpstreamFailure,
+  requestId: string,
+): Record<string, unknown> {
   if (dialect === 'messages') {
     // An upstream's own `overloaded_error` stays one whatever 5xx carries it: Claude Code says "overloaded".
-    const type = failure.code === 'overloaded_error' && failure.status >= 500 ? 'overloaded_error' : anthropicErrorType(failure.status);
+    const type =
+      failure.code === 'overloaded_error' && failure.status >= 500
+        ? 'overloaded_error'
+        : anthropicErrorType(failure.status);
     return { type: 'error', error: { type, message: failure.message }, request_id: requestId };
   }
   return {
-    error: { message: failure.message, type: openAiErrorType(failure.status), param: failure.param ?? null, code: openAiErrorCode(failure) },
+    error: {
+      message: failure.message,
+      type: openAiErrorType(failure.status),
+      param: failure.param ?? null,
+      code: openAiErrorCode(failure),
+    },
     request_id: requestId,
   };
 }
@@ -133,7 +145,12 @@ export function parseUpstreamError(status: number, body: unknown): UpstreamFailu
   const fallback = `The upstream answered with HTTP ${status}.`;
   if (typeof parsed === 'string') {
     const text = parsed.trim();
-    return { status: failureStatus, message: text === '' ? fallback : text.slice(0, MAX_TEXT_MESSAGE), code: null, param: null };
+    return {
+      status: failureStatus,
+      message: text === '' ? fallback : text.slice(0, MAX_TEXT_MESSAGE),
+      code: null,
+      param: null,
+    };
   }
   if (!isObject(parsed)) return { status: failureStatus, message: fallback, code: null, param: null };
 
@@ -148,6 +165,15 @@ export function parseUpstreamError(status: number, body: unknown): UpstreamFailu
     };
   }
   const detail = parsed.detail;
-  const message = stringOf(error) ?? stringOf(parsed.message) ?? stringOf(detail) ?? (detail !== undefined ? JSON.stringify(detail) : undefined);
-  return { status: failureStatus, message: message ?? fallback, code: stringOf(parsed.code) ?? stringOf(parsed.type) ?? null, param: null };
+  const message =
+    stringOf(error) ??
+    stringOf(parsed.message) ??
+    stringOf(detail) ??
+    (detail !== undefined ? JSON.stringify(detail) : undefined);
+  return {
+    status: failureStatus,
+    message: message ?? fallback,
+    code: stringOf(parsed.code) ?? stringOf(parsed.type) ?? null,
+    param: null,
+  };
 }

@@ -11,9 +11,20 @@ function random(seed: number) {
   };
 }
 
-type Chunk = { id: string; model: string; choices: Array<{ index: number; delta: { content: string } }>; obfuscation: string };
-const chunk = (content: string, obfuscation = 'pad', model = 'up-model'): Chunk => ({ id: 'c1', model, choices: [{ index: 0, delta: { content } }], obfuscation });
-const cut = (value: Chunk): Template => cutTemplate(value, [(text) => (value.choices[0]!.delta.content = text), (text) => (value.obfuscation = text)])!;
+type Chunk = {
+  id: string;
+  model: string;
+  choices: Array<{ index: number; delta: { content: string } }>;
+  obfuscation: string;
+};
+const chunk = (content: string, obfuscation = 'pad', model = 'up-model'): Chunk => ({
+  id: 'c1',
+  model,
+  choices: [{ index: 0, delta: { content } }],
+  obfuscation,
+});
+const cut = (value: Chunk): Template =>
+  cutTemplate(value, [(text) => (value.choices[0]!.delta.content = text), (text) => (value.obfuscation = text)])!;
 /** The upstream's template, and the caller's: the same chunk naming the caller's model. */
 const upstream = () => cut(chunk('x'));
 const caller = () => cut(chunk('x', 'pad', 'caller-model'));
@@ -32,7 +43,28 @@ function stringPath(event: Buffer): { frame: string; bodies: string[] } | undefi
 
 // Strings whose JSON encodings exercise every way a slot can be written: short escapes, \u escapes (control
 // characters, lone surrogates), characters of every UTF-8 length, separators JSON.stringify leaves raw.
-const ATOMS = ['a', ' ', 'word', '"', '\\', '\n', '\t', '\r', '\b', '\f', '\u0001', '\u001f', '\u007f', 'é', '中', '😀', '\u2028', '\ud800', '\udc00', '/'];
+const ATOMS = [
+  'a',
+  ' ',
+  'word',
+  '"',
+  '\\',
+  '\n',
+  '\t',
+  '\r',
+  '\b',
+  '\f',
+  '\u0001',
+  '\u001f',
+  '\u007f',
+  'é',
+  '中',
+  '😀',
+  '\u2028',
+  '\ud800',
+  '\udc00',
+  '/',
+];
 
 describe('EventTemplate', () => {
   it('reads and rewrites exactly the events the string path reads, to the same bytes', () => {
@@ -59,7 +91,18 @@ describe('EventTemplate', () => {
     const template = EventTemplate.of('data: ', upstream(), caller())!;
     const good = wire(chunk('ab'));
     const at = good.indexOf('ab');
-    for (const bad of [[0x80], [0xc0, 0x80], [0xc1, 0xbf], [0xe0, 0x80, 0x80], [0xed, 0xa0, 0x80], [0xf0, 0x80, 0x80, 0x80], [0xf4, 0x90, 0x80, 0x80], [0xf5, 0x80, 0x80, 0x80], [0xff], [0xe2, 0x82]]) {
+    for (const bad of [
+      [0x80],
+      [0xc0, 0x80],
+      [0xc1, 0xbf],
+      [0xe0, 0x80, 0x80],
+      [0xed, 0xa0, 0x80],
+      [0xf0, 0x80, 0x80, 0x80],
+      [0xf4, 0x90, 0x80, 0x80],
+      [0xf5, 0x80, 0x80, 0x80],
+      [0xff],
+      [0xe2, 0x82],
+    ]) {
       const event = Buffer.concat([good.subarray(0, at), Buffer.from(bad), good.subarray(at + 2)]);
       expect([bad, template.read(event, 0, FOUND, 0)]).toEqual([bad, -1]);
     }
@@ -83,9 +126,11 @@ describe('EventTemplate', () => {
   it('reads only whole events written as the template writes them', () => {
     const template = EventTemplate.of('data: ', upstream(), caller())!;
     const event = wire(chunk('ab'));
-    for (let cutAt = 0; cutAt < event.length; cutAt++) expect(template.read(event.subarray(0, cutAt), 0, FOUND, 0)).toBe(-1);
+    for (let cutAt = 0; cutAt < event.length; cutAt++)
+      expect(template.read(event.subarray(0, cutAt), 0, FOUND, 0)).toBe(-1);
     const json = JSON.stringify(chunk('ab'));
-    for (const other of [`data:${json}\n\n`, `data: ${json}\r\n\r\n`, `event: x\ndata: ${json}\n\n`, `data: ${json}\n`]) expect(template.read(Buffer.from(other), 0, FOUND, 0)).toBe(-1);
+    for (const other of [`data:${json}\n\n`, `data: ${json}\r\n\r\n`, `event: x\ndata: ${json}\n\n`, `data: ${json}\n`])
+      expect(template.read(Buffer.from(other), 0, FOUND, 0)).toBe(-1);
   });
 
   it('reads events one after another in one chunk, each slot where it is', () => {
@@ -105,9 +150,14 @@ describe('EventTemplate', () => {
 
   it('knows an event that goes out as it came, with an event line in its prefix', () => {
     const value = { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'x' } };
-    const template = EventTemplate.of('event: content_block_delta\ndata: ', cutTemplate(value, [(text) => (value.delta.text = text)])!)!;
+    const template = EventTemplate.of(
+      'event: content_block_delta\ndata: ',
+      cutTemplate(value, [(text) => (value.delta.text = text)])!,
+    )!;
     expect(template.unchanged).toBe(true);
-    const event = Buffer.from(`event: content_block_delta\ndata: ${JSON.stringify({ ...value, delta: { type: 'text_delta', text: 'hi "you"' } })}\n\n`);
+    const event = Buffer.from(
+      `event: content_block_delta\ndata: ${JSON.stringify({ ...value, delta: { type: 'text_delta', text: 'hi "you"' } })}\n\n`,
+    );
     expect(template.read(event, 0, FOUND, 0)).toBe(event.length);
     expect(event.toString('utf8', FOUND[0], FOUND[1])).toBe('hi \\"you\\"');
     expect(EventTemplate.of('data: ', upstream(), caller())!.unchanged).toBe(false);

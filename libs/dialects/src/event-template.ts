@@ -49,7 +49,8 @@ export class EventTemplate {
    * or the upstream's own. Undefined when the two do not have the same slots.
    */
   static of(prefix: string, upstream: Template, caller: Template = upstream): EventTemplate | undefined {
-    if (caller.order.length !== upstream.order.length || caller.order.some((put, slot) => put !== upstream.order[slot])) return undefined;
+    if (caller.order.length !== upstream.order.length || caller.order.some((put, slot) => put !== upstream.order[slot]))
+      return undefined;
     const [fixed, starts] = wireBytes(prefix, [upstream.pieces, caller.pieces]);
     return new EventTemplate(fixed, starts, upstream.order);
   }
@@ -127,7 +128,9 @@ export function copyBytes(source: Uint8Array, start: number, end: number, target
  * pieces' starts.
  */
 function wireBytes(prefix: string, events: ReadonlyArray<readonly string[]>): [Buffer, Int32Array] {
-  const parts = events.map((pieces) => pieces.map((piece, i) => `${i === 0 ? prefix : ''}${piece}${i === pieces.length - 1 ? '\n\n' : ''}`));
+  const parts = events.map((pieces) =>
+    pieces.map((piece, i) => `${i === 0 ? prefix : ''}${piece}${i === pieces.length - 1 ? '\n\n' : ''}`),
+  );
   const starts = new Int32Array(parts.reduce((count, event) => count + event.length + 1, 0));
   let bound = 0;
   let at = 0;

@@ -1,20 +1,31 @@
 import { cutTemplate, fillTemplate, readTemplate, slotText } from './frame-template';
 
-const chunk = (content: string, obfuscation = 'pad') => ({ id: 'c1', choices: [{ index: 0, delta: { content } }], usage: null, obfuscation });
+const chunk = (content: string, obfuscation = 'pad') => ({
+  id: 'c1',
+  choices: [{ index: 0, delta: { content } }],
+  usage: null,
+  obfuscation,
+});
 const template = () => {
   const value = chunk('x');
-  return cutTemplate(value, [(text) => (value.choices[0]!.delta.content = text), (text) => (value.obfuscation = text)])!;
+  return cutTemplate(value, [
+    (text) => (value.choices[0]!.delta.content = text),
+    (text) => (value.obfuscation = text),
+  ])!;
 };
 
 describe('frame templates', () => {
   // Strings whose JSON.stringify encoding uses only the short escapes, or none.
-  it.each(['', 'word ', 'say "hi"\\n', 'line\nbreak\ttab\r\b\f', 'é ü 中文 😀', '\u2028\u2029\u007f', '/path'])('reads and refills %j exactly', (text) => {
-    const data = JSON.stringify(chunk(text, 'Zq9'));
-    const bodies = readTemplate(data, template())!;
-    expect(slotText(bodies[0]!)).toBe(text);
-    expect(slotText(bodies[1]!)).toBe('Zq9');
-    expect(fillTemplate(template(), bodies)).toBe(data);
-  });
+  it.each(['', 'word ', 'say "hi"\\n', 'line\nbreak\ttab\r\b\f', 'é ü 中文 😀', '\u2028\u2029\u007f', '/path'])(
+    'reads and refills %j exactly',
+    (text) => {
+      const data = JSON.stringify(chunk(text, 'Zq9'));
+      const bodies = readTemplate(data, template())!;
+      expect(slotText(bodies[0]!)).toBe(text);
+      expect(slotText(bodies[1]!)).toBe('Zq9');
+      expect(fillTemplate(template(), bodies)).toBe(data);
+    },
+  );
 
   it.each([
     ['a control character, written as \\u', JSON.stringify(chunk('\u0001'))],

@@ -84,7 +84,8 @@ const matches = (data: string, at: number, piece: string) => data.slice(at, at +
 /** The template's text with `bodies` (in the order given to cutTemplate, as readTemplate returns them) in its slots. */
 export function fillTemplate(template: Template, bodies: string[]): string {
   let text = template.pieces[0]!;
-  for (let slot = 0; slot < template.order.length; slot++) text += bodies[template.order[slot]!]! + template.pieces[slot + 1]!;
+  for (let slot = 0; slot < template.order.length; slot++)
+    text += bodies[template.order[slot]!]! + template.pieces[slot + 1]!;
   return text;
 }
 

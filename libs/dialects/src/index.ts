@@ -9,12 +9,33 @@ export {
 } from './adapter';
 export { callerDialect, upstreamAdapter } from './dialect-registry';
 export { dialectId, OPENAI_TOOL_NAME_MAX, sanitizeToolId } from './ids';
-export { chatFinishReason, messagesStopReason, responsesStatus, settleStopReason, stopFromChat, stopFromMessages } from './stop-reasons';
-export { chatUsage, mergeUsage, messagesUsage, responsesUsage, usageFromChat, usageFromMessages, ZERO_USAGE } from './usage';
+export {
+  chatFinishReason,
+  messagesStopReason,
+  responsesStatus,
+  settleStopReason,
+  stopFromChat,
+  stopFromMessages,
+} from './stop-reasons';
+export {
+  chatUsage,
+  mergeUsage,
+  messagesUsage,
+  responsesUsage,
+  usageFromChat,
+  usageFromMessages,
+  ZERO_USAGE,
+} from './usage';
 export { responsesObject, type ResponsesObjectInput } from './responses/response-object';
 export { DialectRequestError, type DialectIssue } from './request-error';
 export { DROPPED_FIELDS, droppedForUpstream, type DroppedField, type DroppedFieldSpec } from './dropped-fields';
-export { anthropicErrorType, openAiErrorType, parseUpstreamError, renderErrorBody, UpstreamResponseError } from './error-bodies';
+export {
+  anthropicErrorType,
+  openAiErrorType,
+  parseUpstreamError,
+  renderErrorBody,
+  UpstreamResponseError,
+} from './error-bodies';
 export { openAiToolName, restoreToolNames, toolNameMap } from './tool-names';
 export { parseToolArguments, stringifyToolInput } from './tool-arguments';
 export { parseDataUrl, toDataUrl } from './data-url';

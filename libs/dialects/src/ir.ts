@@ -158,13 +158,7 @@ export interface ChatRequest {
 // Replies
 
 export type StopReason =
-  | 'end_turn'
-  | 'stop_sequence'
-  | 'max_tokens'
-  | 'tool_use'
-  | 'refusal'
-  | 'pause_turn'
-  | 'context_window_exceeded';
+  'end_turn' | 'stop_sequence' | 'max_tokens' | 'tool_use' | 'refusal' | 'pause_turn' | 'context_window_exceeded';
 
 /** Token counts in OpenAI's convention: `inputTokens` includes cache reads and writes. */
 export interface Usage {

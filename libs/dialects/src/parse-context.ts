@@ -47,7 +47,13 @@ export interface StringRule {
   nonEmpty?: boolean;
 }
 
-export function readString(ctx: ParseContext, obj: JsonObject, key: string, path: string, rule: StringRule = {}): string | undefined {
+export function readString(
+  ctx: ParseContext,
+  obj: JsonObject,
+  key: string,
+  path: string,
+  rule: StringRule = {},
+): string | undefined {
   const value = obj[key];
   const where = at(path, key);
   if (absent(value)) return missing(ctx, where, rule.required);
@@ -66,14 +72,26 @@ export interface NumberRule {
   max?: number;
 }
 
-export function readNumber(ctx: ParseContext, obj: JsonObject, key: string, path: string, rule: NumberRule = {}): number | undefined {
+export function readNumber(
+  ctx: ParseContext,
+  obj: JsonObject,
+  key: string,
+  path: string,
+  rule: NumberRule = {},
+): number | undefined {
   const value = obj[key];
   const where = at(path, key);
   if (absent(value)) return missing(ctx, where, rule.required);
-  if (typeof value !== 'number' || !Number.isFinite(value)) return wrongType(ctx, where, rule.integer ? 'an integer' : 'a number', value);
+  if (typeof value !== 'number' || !Number.isFinite(value))
+    return wrongType(ctx, where, rule.integer ? 'an integer' : 'a number', value);
   if (rule.integer && !Number.isInteger(value)) return wrongType(ctx, where, 'an integer', value);
   if ((rule.min !== undefined && value < rule.min) || (rule.max !== undefined && value > rule.max)) {
-    const range = rule.max === undefined ? `at least ${rule.min}` : rule.min === undefined ? `at most ${rule.max}` : `between ${rule.min} and ${rule.max}`;
+    const range =
+      rule.max === undefined
+        ? `at least ${rule.min}`
+        : rule.min === undefined
+          ? `at most ${rule.max}`
+          : `between ${rule.min} and ${rule.max}`;
     addIssue(ctx, where, 'invalid_value', `must be ${range}`);
     return undefined;
   }
@@ -87,7 +105,14 @@ export function readBoolean(ctx: ParseContext, obj: JsonObject, key: string, pat
   return value;
 }
 
-export function readEnum<T extends string>(ctx: ParseContext, obj: JsonObject, key: string, path: string, allowed: readonly T[], required = false): T | undefined {
+export function readEnum<T extends string>(
+  ctx: ParseContext,
+  obj: JsonObject,
+  key: string,
+  path: string,
+  allowed: readonly T[],
+  required = false,
+): T | undefined {
   const value = obj[key];
   const where = at(path, key);
   if (absent(value)) return missing(ctx, where, required);
@@ -98,7 +123,13 @@ export function readEnum<T extends string>(ctx: ParseContext, obj: JsonObject, k
   return value as T;
 }
 
-export function readObject(ctx: ParseContext, obj: JsonObject, key: string, path: string, required = false): JsonObject | undefined {
+export function readObject(
+  ctx: ParseContext,
+  obj: JsonObject,
+  key: string,
+  path: string,
+  required = false,
+): JsonObject | undefined {
   const value = obj[key];
   const where = at(path, key);
   if (absent(value)) return missing(ctx, where, required);
@@ -106,7 +137,13 @@ export function readObject(ctx: ParseContext, obj: JsonObject, key: string, path
   return value;
 }
 
-export function readArray(ctx: ParseContext, obj: JsonObject, key: string, path: string, rule: { required?: boolean; nonEmpty?: boolean } = {}): unknown[] | undefined {
+export function readArray(
+  ctx: ParseContext,
+  obj: JsonObject,
+  key: string,
+  path: string,
+  rule: { required?: boolean; nonEmpty?: boolean } = {},
+): unknown[] | undefined {
   const value = obj[key];
   const where = at(path, key);
   if (absent(value)) return missing(ctx, where, rule.required);
@@ -119,7 +156,12 @@ export function readArray(ctx: ParseContext, obj: JsonObject, key: string, path:
 }
 
 /** Each item must be an object; the callback gets it with its path. Non-objects become issues. */
-export function eachObject(ctx: ParseContext, items: unknown[], path: string, visit: (item: JsonObject, itemPath: string) => void): void {
+export function eachObject(
+  ctx: ParseContext,
+  items: unknown[],
+  path: string,
+  visit: (item: JsonObject, itemPath: string) => void,
+): void {
   for (let i = 0; i < items.length; i++) {
     const item = items[i];
     const itemPath = at(path, i);
@@ -129,7 +171,12 @@ export function eachObject(ctx: ParseContext, items: unknown[], path: string, vi
 }
 
 /** OpenAI `metadata`: a flat map of strings. */
-export function readStringMap(ctx: ParseContext, obj: JsonObject, key: string, path: string): Record<string, string> | undefined {
+export function readStringMap(
+  ctx: ParseContext,
+  obj: JsonObject,
+  key: string,
+  path: string,
+): Record<string, string> | undefined {
   const map = readObject(ctx, obj, key, path);
   if (!map) return undefined;
   const where = at(path, key);
@@ -140,12 +187,19 @@ export function readStringMap(ctx: ParseContext, obj: JsonObject, key: string, p
 }
 
 /** `stop` / `stop_sequences`: one string or a list of them. */
-export function readStops(ctx: ParseContext, obj: JsonObject, key: string, path: string, allowSingle: boolean): string[] | undefined {
+export function readStops(
+  ctx: ParseContext,
+  obj: JsonObject,
+  key: string,
+  path: string,
+  allowSingle: boolean,
+): string[] | undefined {
   const value = obj[key];
   const where = at(path, key);
   if (absent(value)) return undefined;
   if (allowSingle && typeof value === 'string') return value === '' ? undefined : [value];
-  if (!Array.isArray(value)) return wrongType(ctx, where, allowSingle ? 'a string or an array of strings' : 'an array of strings', value);
+  if (!Array.isArray(value))
+    return wrongType(ctx, where, allowSingle ? 'a string or an array of strings' : 'an array of strings', value);
   const stops: string[] = [];
   value.forEach((stop, i) => {
     if (typeof stop === 'string') stops.push(stop);
@@ -163,5 +217,11 @@ export function finishRequest(ctx: ParseContext, request: Omit<ChatRequest, 'dro
 /** A body that is not a JSON object has nothing to collect further. */
 export function requireBodyObject(body: unknown): JsonObject {
   if (isObject(body)) return body;
-  throw new DialectRequestError([{ path: 'body', code: 'invalid_type', message: `the request body must be a JSON object, received ${typeName(body)}` }]);
+  throw new DialectRequestError([
+    {
+      path: 'body',
+      code: 'invalid_type',
+      message: `the request body must be a JSON object, received ${typeName(body)}`,
+    },
+  ]);
 }

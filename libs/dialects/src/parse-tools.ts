@@ -5,7 +5,12 @@ import { readBoolean, readObject, readString, type ParseContext } from './parse-
 /** Readers shared by the dialect parsers, whose tool and JSON-schema shapes differ only in nesting and key names. */
 
 /** `{name, description?, <schemaKey>?, strict?}`: chat's nested function and Responses' flat tool alike. */
-export function readFunctionTool(ctx: ParseContext, fn: JsonObject, path: string, schemaKey: string): ToolDefinition | undefined {
+export function readFunctionTool(
+  ctx: ParseContext,
+  fn: JsonObject,
+  path: string,
+  schemaKey: string,
+): ToolDefinition | undefined {
   const name = readString(ctx, fn, 'name', path, { required: true, nonEmpty: true });
   const description = readString(ctx, fn, 'description', path);
   const parameters = readObject(ctx, fn, schemaKey, path);

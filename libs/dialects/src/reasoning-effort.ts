@@ -1,7 +1,15 @@
 import type { ReasoningEffort } from './ir';
 
 /** Every effort the neutral form knows; OpenAI's set grows, and an unknown value is a 400 as OpenAI makes it. */
-export const REASONING_EFFORTS: readonly ReasoningEffort[] = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'];
+export const REASONING_EFFORTS: readonly ReasoningEffort[] = [
+  'none',
+  'minimal',
+  'low',
+  'medium',
+  'high',
+  'xhigh',
+  'max',
+];
 
 /** Anthropic `output_config.effort` knows fewer levels than OpenAI. */
 export const ANTHROPIC_EFFORTS: readonly ReasoningEffort[] = ['low', 'medium', 'high', 'xhigh', 'max'];

@@ -1,7 +1,15 @@
 import chatToolCalls from './__fixtures__/bodies/chat-response-tool-calls.json';
 import messagesText from './__fixtures__/bodies/messages-response-text.json';
 import messagesThinking from './__fixtures__/bodies/messages-response-thinking.json';
-import { chatChunk, chatReply, messagesEvent, messagesReply, responsesEvent, responsesReply, shapeIssues } from './__fixtures__/consumer-shapes';
+import {
+  chatChunk,
+  chatReply,
+  messagesEvent,
+  messagesReply,
+  responsesEvent,
+  responsesReply,
+  shapeIssues,
+} from './__fixtures__/consumer-shapes';
 import { payload, received, translate } from './__fixtures__/streams/replay';
 import { parseChatResponse } from './chat/parse-response';
 import { renderChatResponse } from './chat/render-response';
@@ -56,7 +64,16 @@ describe.each(replies)('non-streaming: %s', (_name, reply) => {
   });
 });
 
-const streams = ['chat-text.sse', 'chat-reasoning.sse', 'chat-tools-parallel.sse', 'chat-tools-then-stop.sse', 'chat-fake-stream.sse', 'messages-text.sse', 'messages-thinking.sse', 'messages-tools.sse'];
+const streams = [
+  'chat-text.sse',
+  'chat-reasoning.sse',
+  'chat-tools-parallel.sse',
+  'chat-tools-then-stop.sse',
+  'chat-fake-stream.sse',
+  'messages-text.sse',
+  'messages-thinking.sse',
+  'messages-tools.sse',
+];
 
 describe.each(streams)('streamed from %s', (name) => {
   it('every Messages event passes, and its event line names its type', () => {
@@ -64,7 +81,10 @@ describe.each(streams)('streamed from %s', (name) => {
     expect(frames.length).toBeGreaterThan(2);
     for (const frame of frames) {
       const event = payload(frame);
-      expect({ event: frame.event, issues: shapeIssues(messagesEvent, event) }).toEqual({ event: event.type, issues: [] });
+      expect({ event: frame.event, issues: shapeIssues(messagesEvent, event) }).toEqual({
+        event: event.type,
+        issues: [],
+      });
     }
   });
 
@@ -76,7 +96,11 @@ describe.each(streams)('streamed from %s', (name) => {
 
   it('every Responses event passes, the terminal one with the whole response', () => {
     const frames = received(translate(name, createResponsesStreamRenderer({ model: MODEL })));
-    for (const frame of frames) expect({ event: frame.event, issues: shapeIssues(responsesEvent, payload(frame)) }).toEqual({ event: payload(frame).type, issues: [] });
+    for (const frame of frames)
+      expect({ event: frame.event, issues: shapeIssues(responsesEvent, payload(frame)) }).toEqual({
+        event: payload(frame).type,
+        issues: [],
+      });
     expect(payload(frames[frames.length - 1]!).type).toMatch(/^response\.(completed|incomplete)$/);
   });
 });

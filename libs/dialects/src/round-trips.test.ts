@@ -23,7 +23,11 @@ describe('a Responses caller (Codex) on an Anthropic upstream', () => {
     const call = output.find((item) => item.type === 'function_call')!;
     const next = parseResponsesRequest({
       model: 'claude',
-      input: [{ role: 'user', content: 'Weather in Paris?' }, ...output, { type: 'function_call_output', call_id: call.call_id, output: '18°C' }],
+      input: [
+        { role: 'user', content: 'Weather in Paris?' },
+        ...output,
+        { type: 'function_call_output', call_id: call.call_id, output: '18°C' },
+      ],
       reasoning: { effort: 'medium' },
     });
     const body = renderMessagesRequest(next, 'claude-sonnet-4-5', options);
@@ -34,7 +38,9 @@ describe('a Responses caller (Codex) on an Anthropic upstream', () => {
       { type: 'text', text: 'Checking the weather.' },
       { type: 'tool_use', id: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6', name: 'get_weather', input: { city: 'Paris' } },
     ]);
-    expect(turns[2]!.content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6', content: [{ type: 'text', text: '18°C' }] }]);
+    expect(turns[2]!.content).toEqual([
+      { type: 'tool_result', tool_use_id: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6', content: [{ type: 'text', text: '18°C' }] },
+    ]);
   });
 });
 
@@ -44,7 +50,11 @@ describe('a chat caller on an Anthropic upstream', () => {
     const message = (first.choices as Array<{ message: Record<string, unknown> }>)[0]!.message;
     const next = parseChatRequest({
       model: 'claude',
-      messages: [{ role: 'user', content: 'Weather in Paris?' }, message, { role: 'tool', tool_call_id: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6', content: '18°C' }],
+      messages: [
+        { role: 'user', content: 'Weather in Paris?' },
+        message,
+        { role: 'tool', tool_call_id: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6', content: '18°C' },
+      ],
     });
     const turns = renderMessagesRequest(next, 'claude-sonnet-4-5', options).messages as Turn[];
     expect(turns[1]!.content.map((block) => block.type)).toEqual(['text', 'tool_use']);
@@ -58,7 +68,19 @@ describe('a messages caller (Claude Code) on an OpenAI-compatible upstream', () 
       id: 'chatcmpl-1',
       created: 1,
       model: 'kimi-k2',
-      choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: 'functions.bash:0', type: 'function', function: { name: 'bash', arguments: '{"command":"ls"}' } }] }, finish_reason: 'tool_calls' }],
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              { id: 'functions.bash:0', type: 'function', function: { name: 'bash', arguments: '{"command":"ls"}' } },
+            ],
+          },
+          finish_reason: 'tool_calls',
+        },
+      ],
     };
     const shown = renderMessagesResponse(parseChatResponse(upstreamReply));
     const toolUse = (shown.content as Array<Record<string, unknown>>)[0]!;
@@ -73,16 +95,30 @@ describe('a messages caller (Claude Code) on an OpenAI-compatible upstream', () 
       ],
     });
     const messages = renderChatRequest(next, 'kimi-k2').messages as Array<Record<string, unknown>>;
-    expect(messages[1]!.tool_calls).toEqual([{ id: 'functions_bash_0', type: 'function', function: { name: 'bash', arguments: '{"command":"ls"}' } }]);
+    expect(messages[1]!.tool_calls).toEqual([
+      { id: 'functions_bash_0', type: 'function', function: { name: 'bash', arguments: '{"command":"ls"}' } },
+    ]);
     expect(messages[2]).toEqual({ role: 'tool', tool_call_id: 'functions_bash_0', content: 'a.txt' });
   });
 
   it('gets its long tool names back after the upstream used the shortened ones', () => {
     const long = `mcp__server__${'x'.repeat(90)}`;
-    const req = parseMessagesRequest({ model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'go' }], tools: [{ name: long, input_schema: { type: 'object' } }] });
+    const req = parseMessagesRequest({
+      model: 'm',
+      max_tokens: 10,
+      messages: [{ role: 'user', content: 'go' }],
+      tools: [{ name: long, input_schema: { type: 'object' } }],
+    });
     const sent = renderChatRequest(req, 'u');
     const short = (sent.tools as Array<{ function: { name: string } }>)[0]!.function.name;
-    const upstream = parseChatResponse({ choices: [{ message: { tool_calls: [{ id: 'call_1', type: 'function', function: { name: short, arguments: '{}' } }] }, finish_reason: 'tool_calls' }] });
+    const upstream = parseChatResponse({
+      choices: [
+        {
+          message: { tool_calls: [{ id: 'call_1', type: 'function', function: { name: short, arguments: '{}' } }] },
+          finish_reason: 'tool_calls',
+        },
+      ],
+    });
     const shown = renderMessagesResponse(restoreToolNames(upstream, req.tools));
     expect((shown.content as Array<Record<string, unknown>>)[0]).toMatchObject({ type: 'tool_use', name: long });
   });

@@ -5,7 +5,7 @@ import { createSseDecoder, encodeSse, type SseEvent } from './sse';
 function split(bytes: Uint8Array, seed: number): Uint8Array[] {
   const pieces: Uint8Array[] = [];
   let state = seed;
-  for (let at = 0; at < bytes.length; ) {
+  for (let at = 0; at < bytes.length;) {
     state = (state * 1103515245 + 12345) % 2147483648;
     const size = 1 + (state % 7);
     pieces.push(bytes.subarray(at, at + size));
@@ -14,7 +14,13 @@ function split(bytes: Uint8Array, seed: number): Uint8Array[] {
   return pieces;
 }
 
-const FIXTURES = ['chat-text.sse', 'chat-tools-parallel.sse', 'chat-reasoning.sse', 'messages-text.sse', 'messages-thinking.sse'];
+const FIXTURES = [
+  'chat-text.sse',
+  'chat-tools-parallel.sse',
+  'chat-reasoning.sse',
+  'messages-text.sse',
+  'messages-thinking.sse',
+];
 
 describe('createSseDecoder', () => {
   it.each(FIXTURES)('SSE frames split at arbitrary byte boundaries decode identically (%s)', (name) => {
@@ -57,7 +63,9 @@ describe('createSseDecoder', () => {
 
 describe('encodeSse', () => {
   it('writes event and data lines ended by a blank line', () => {
-    expect(encodeSse({ event: 'message_stop', data: '{"type":"message_stop"}' })).toBe('event: message_stop\ndata: {"type":"message_stop"}\n\n');
+    expect(encodeSse({ event: 'message_stop', data: '{"type":"message_stop"}' })).toBe(
+      'event: message_stop\ndata: {"type":"message_stop"}\n\n',
+    );
     expect(encodeSse({ data: '[DONE]' })).toBe('data: [DONE]\n\n');
   });
 

@@ -32,7 +32,8 @@ const LF = 0x0a;
  */
 export function createSseDecoder(onEvent: (event: SseEvent) => void): SseDecoder {
   const parser = createParser({
-    onEvent: (message) => onEvent(message.event === undefined ? { data: message.data } : { event: message.event, data: message.data }),
+    onEvent: (message) =>
+      onEvent(message.event === undefined ? { data: message.data } : { event: message.event, data: message.data }),
   });
   let bytes: Utf8Decoder | undefined;
   let boundary = false;

@@ -50,7 +50,10 @@ export function messagesStopReason(reason: StopReason): string {
 }
 
 /** Responses has no stop reason: a status plus, when incomplete, why. */
-export function responsesStatus(reason: StopReason): { status: 'completed' | 'incomplete'; incomplete_details: { reason: string } | null } {
+export function responsesStatus(reason: StopReason): {
+  status: 'completed' | 'incomplete';
+  incomplete_details: { reason: string } | null;
+} {
   switch (reason) {
     case 'max_tokens':
     case 'context_window_exceeded':

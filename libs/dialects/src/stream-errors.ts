@@ -47,7 +47,8 @@ const ANTHROPIC_ERROR_STATUS: Record<string, number> = {
 const statusOf = (table: Record<string, number>, key: string | undefined): number | undefined =>
   key !== undefined && Object.hasOwn(table, key) ? table[key] : undefined;
 
-const isHttpStatus = (value: number | undefined): value is number => value !== undefined && value >= 400 && value <= 599;
+const isHttpStatus = (value: number | undefined): value is number =>
+  value !== undefined && value >= 400 && value <= 599;
 
 /**
  * An OpenAI-style in-stream error (`{"error":{message,type,param,code}}`, or the bare object). Compatible
@@ -60,7 +61,8 @@ export function failureFromChatError(payload: unknown): UpstreamFailure {
   const code = stringOf(error.code);
   const type = stringOf(error.type);
   const numeric = [numberOf(error.status), numberOf(error.code), numberOf(outer.status)].find(isHttpStatus);
-  const status = numeric ?? statusOf(OPENAI_ERROR_STATUS, code) ?? statusOf(OPENAI_ERROR_STATUS, type) ?? UNKNOWN_UPSTREAM_STATUS;
+  const status =
+    numeric ?? statusOf(OPENAI_ERROR_STATUS, code) ?? statusOf(OPENAI_ERROR_STATUS, type) ?? UNKNOWN_UPSTREAM_STATUS;
   return {
     status,
     message: stringOf(error.message) ?? stringOf(outer.error) ?? 'The upstream stream failed.',

@@ -1,4 +1,12 @@
-import { assembleChat, assembleMessages, assembleResponses, chatViolations, messagesViolations, responsesViolations, translate } from './__fixtures__/streams/replay';
+import {
+  assembleChat,
+  assembleMessages,
+  assembleResponses,
+  chatViolations,
+  messagesViolations,
+  responsesViolations,
+  translate,
+} from './__fixtures__/streams/replay';
 import { createChatStreamRenderer } from './chat/stream-renderer';
 import { createMessagesStreamRenderer } from './messages/stream-renderer';
 import { reasoningFromItem } from './responses/reasoning-carrier';
@@ -34,7 +42,9 @@ describe.each(upstreams)('$upstream upstream', ({ upstream, text, tools, reasoni
       const reply = assembleChat(frames);
       expect(reply.text).toBe('Bonjour le monde — ça va? 🌍');
       expect(reply.finishReasons).toEqual(['stop']);
-      expect(reply.usages).toEqual([expect.objectContaining({ prompt_tokens: upstream === 'openai' ? 24 : 472, completion_tokens: 9 })]);
+      expect(reply.usages).toEqual([
+        expect.objectContaining({ prompt_tokens: upstream === 'openai' ? 24 : 472, completion_tokens: 9 }),
+      ]);
     });
 
     it('parallel tool calls keep their ids, indices and argument pieces', () => {
@@ -43,9 +53,19 @@ describe.each(upstreams)('$upstream upstream', ({ upstream, text, tools, reasoni
       const reply = assembleChat(frames);
       expect(reply.calls.map((c) => ({ name: c.name, input: JSON.parse(c.arguments) }))).toEqual(CALLS);
       expect(reply.calls.map((c) => c.arguments)).toEqual(ARGUMENTS);
-      expect(reply.calls.map((c) => c.id)).toEqual(upstream === 'openai' ? ['call_3QHd5bTjKfV9r2LmXw8yNcAe', 'call_8WmZsL0pQe4xTn7YbVd2HkJu'] : ['toolu_01T1x1fJ34qAmk2tNTrN7Up6', 'toolu_01HzB8cV3kYqW5nLpD2sRtMa']);
+      expect(reply.calls.map((c) => c.id)).toEqual(
+        upstream === 'openai'
+          ? ['call_3QHd5bTjKfV9r2LmXw8yNcAe', 'call_8WmZsL0pQe4xTn7YbVd2HkJu']
+          : ['toolu_01T1x1fJ34qAmk2tNTrN7Up6', 'toolu_01HzB8cV3kYqW5nLpD2sRtMa'],
+      );
       expect(reply.finishReasons).toEqual(['tool_calls']);
-      expect(reply.usages).toEqual([expect.objectContaining({ prompt_tokens: 312, completion_tokens: 48, prompt_tokens_details: { cached_tokens: 256 } })]);
+      expect(reply.usages).toEqual([
+        expect.objectContaining({
+          prompt_tokens: 312,
+          completion_tokens: 48,
+          prompt_tokens_details: { cached_tokens: 256 },
+        }),
+      ]);
     });
 
     it('reasoning arrives as reasoning_content before the answer', () => {
@@ -62,11 +82,22 @@ describe.each(upstreams)('$upstream upstream', ({ upstream, text, tools, reasoni
       const frames = render(text);
       expect(messagesViolations(frames)).toEqual([]);
       const reply = assembleMessages(frames);
-      expect(reply.message).toMatchObject({ type: 'message', role: 'assistant', model: MODEL, content: [], stop_reason: null });
+      expect(reply.message).toMatchObject({
+        type: 'message',
+        role: 'assistant',
+        model: MODEL,
+        content: [],
+        stop_reason: null,
+      });
       expect(reply.message.id).toEqual(expect.stringMatching(/^msg_/));
       expect(reply.blocks).toEqual([{ type: 'text', text: 'Bonjour le monde — ça va? 🌍' }]);
       expect(reply.stopReason).toBe('end_turn');
-      expect(reply.usage).toEqual({ input_tokens: upstream === 'openai' ? 24 : 472, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 9 });
+      expect(reply.usage).toEqual({
+        input_tokens: upstream === 'openai' ? 24 : 472,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+        output_tokens: 9,
+      });
     });
 
     it('parallel tool calls become tool_use blocks with parsed input and stop_reason tool_use', () => {
@@ -77,7 +108,12 @@ describe.each(upstreams)('$upstream upstream', ({ upstream, text, tools, reasoni
       expect(reply.blocks.map((b) => b.type)).toEqual(['tool_use', 'tool_use']);
       expect(reply.stopReason).toBe('tool_use');
       // Anthropic counts input without the cache: 312 prompt tokens of which 256 were cache reads.
-      expect(reply.usage).toEqual({ input_tokens: 56, cache_creation_input_tokens: 0, cache_read_input_tokens: 256, output_tokens: 48 });
+      expect(reply.usage).toEqual({
+        input_tokens: 56,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 256,
+        output_tokens: 48,
+      });
     });
 
     it('reasoning becomes a thinking block; an Anthropic signature and redacted thinking round-trip', () => {
@@ -107,7 +143,11 @@ describe.each(upstreams)('$upstream upstream', ({ upstream, text, tools, reasoni
       expect(responsesViolations(frames)).toEqual([]);
       const reply = assembleResponses(frames);
       expect(reply.terminal).toBe('response.completed');
-      expect(reply.response).toMatchObject({ status: 'completed', model: MODEL, usage: { input_tokens: upstream === 'openai' ? 24 : 472, output_tokens: 9 } });
+      expect(reply.response).toMatchObject({
+        status: 'completed',
+        model: MODEL,
+        usage: { input_tokens: upstream === 'openai' ? 24 : 472, output_tokens: 9 },
+      });
       expect(reply.items).toEqual([
         {
           id: expect.stringMatching(/^msg_/),
@@ -129,7 +169,10 @@ describe.each(upstreams)('$upstream upstream', ({ upstream, text, tools, reasoni
           id: expect.stringMatching(/^fc_/),
           type: 'function_call',
           status: 'completed',
-          call_id: upstream === 'openai' ? ['call_3QHd5bTjKfV9r2LmXw8yNcAe', 'call_8WmZsL0pQe4xTn7YbVd2HkJu'][i] : ['toolu_01T1x1fJ34qAmk2tNTrN7Up6', 'toolu_01HzB8cV3kYqW5nLpD2sRtMa'][i],
+          call_id:
+            upstream === 'openai'
+              ? ['call_3QHd5bTjKfV9r2LmXw8yNcAe', 'call_8WmZsL0pQe4xTn7YbVd2HkJu'][i]
+              : ['toolu_01T1x1fJ34qAmk2tNTrN7Up6', 'toolu_01HzB8cV3kYqW5nLpD2sRtMa'][i],
           name: call.name,
           arguments: ARGUMENTS[i],
         })),
@@ -143,16 +186,35 @@ describe.each(upstreams)('$upstream upstream', ({ upstream, text, tools, reasoni
       const summary = [{ type: 'summary_text', text: 'The user asks 2+2. That is 4.' }];
       if (upstream === 'anthropic') {
         expect(items.map((i) => i.type)).toEqual(['reasoning', 'reasoning', 'message']);
-        expect(items[0]).toEqual({ id: expect.stringMatching(/^rs_/), type: 'reasoning', summary, encrypted_content: expect.any(String) });
-        expect(items[1]).toEqual({ id: expect.stringMatching(/^rs_/), type: 'reasoning', summary: [], encrypted_content: expect.any(String) });
+        expect(items[0]).toEqual({
+          id: expect.stringMatching(/^rs_/),
+          type: 'reasoning',
+          summary,
+          encrypted_content: expect.any(String),
+        });
+        expect(items[1]).toEqual({
+          id: expect.stringMatching(/^rs_/),
+          type: 'reasoning',
+          summary: [],
+          encrypted_content: expect.any(String),
+        });
         // What a Responses client replays comes back as Anthropic-signed reasoning.
-        expect(reasoningFromItem('', String(items[0]!.encrypted_content), undefined)).toMatchObject({ origin: 'anthropic', signature: SIGNATURE });
-        expect(reasoningFromItem('', String(items[1]!.encrypted_content), undefined)).toMatchObject({ origin: 'anthropic', redacted: expect.stringMatching(/^EmwKAhgB/) });
+        expect(reasoningFromItem('', String(items[0]!.encrypted_content), undefined)).toMatchObject({
+          origin: 'anthropic',
+          signature: SIGNATURE,
+        });
+        expect(reasoningFromItem('', String(items[1]!.encrypted_content), undefined)).toMatchObject({
+          origin: 'anthropic',
+          redacted: expect.stringMatching(/^EmwKAhgB/),
+        });
       } else {
         expect(items.map((i) => i.type)).toEqual(['reasoning', 'message']);
         expect(items[0]).toEqual({ id: expect.stringMatching(/^rs_/), type: 'reasoning', summary });
       }
-      expect(items[items.length - 1]).toMatchObject({ type: 'message', content: [{ type: 'output_text', text: '2 + 2 = 4.' }] });
+      expect(items[items.length - 1]).toMatchObject({
+        type: 'message',
+        content: [{ type: 'output_text', text: '2 + 2 = 4.' }],
+      });
     });
   });
 });

@@ -50,7 +50,12 @@ export function parseData(data: string): unknown {
 /** A payload that is not a JSON object: the upstream is broken, and the caller is told so in-stream. */
 export const malformedStreamEvent = (): StreamEvent => ({
   type: 'error',
-  error: { status: UNKNOWN_UPSTREAM_STATUS, message: 'The upstream sent a stream event that is not a JSON object.', code: null, param: null },
+  error: {
+    status: UNKNOWN_UPSTREAM_STATUS,
+    message: 'The upstream sent a stream event that is not a JSON object.',
+    code: null,
+    param: null,
+  },
 });
 
 /**

@@ -35,7 +35,10 @@ describe('tool names', () => {
 describe('data URLs', () => {
   it('splits a base64 data URL and refuses one that is not base64', () => {
     expect(parseDataUrl('data:image/webp;base64,AAAA')).toEqual({ mediaType: 'image/webp', data: 'AAAA' });
-    expect(parseDataUrl('data:application/pdf;name=a.pdf;base64,JVBE')).toEqual({ mediaType: 'application/pdf', data: 'JVBE' });
+    expect(parseDataUrl('data:application/pdf;name=a.pdf;base64,JVBE')).toEqual({
+      mediaType: 'application/pdf',
+      data: 'JVBE',
+    });
     expect(parseDataUrl('data:text/plain,hello')).toBeUndefined();
     expect(parseDataUrl('https://x.test/a.png')).toBeUndefined();
   });

@@ -40,6 +40,8 @@ export function restoreToolNames(response: ChatResponse, tools: ToolDefinition[]
   if (map.size === 0) return response;
   return {
     ...response,
-    content: response.content.map((block) => (block.type === 'tool_call' && map.has(block.name) ? { ...block, name: map.get(block.name)! } : block)),
+    content: response.content.map((block) =>
+      block.type === 'tool_call' && map.has(block.name) ? { ...block, name: map.get(block.name)! } : block,
+    ),
   };
 }

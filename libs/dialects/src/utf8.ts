@@ -53,13 +53,23 @@ function startOfCutCharacter(bytes: Buffer): number {
     const byte = bytes[length - back]!;
     if (byte < 0x80) return length;
     if (byte < 0xc0) continue; // a continuation byte: the lead is further back
-    const needs = byte >= 0xc2 && byte <= 0xdf ? 2 : byte >= 0xe0 && byte <= 0xef ? 3 : byte >= 0xf0 && byte <= 0xf4 ? 4 : 0;
+    const needs =
+      byte >= 0xc2 && byte <= 0xdf ? 2 : byte >= 0xe0 && byte <= 0xef ? 3 : byte >= 0xf0 && byte <= 0xf4 ? 4 : 0;
     if (back >= needs) return length;
     if (back === 1) return length - 1;
     // The second byte of E0, ED, F0 and F4 sequences has a narrower range (no overlong forms, no surrogates,
     // nothing past U+10FFFF); the later ones may be any continuation byte.
     const second = bytes[length - back + 1]!;
-    const [low, high] = byte === 0xe0 ? [0xa0, 0xbf] : byte === 0xed ? [0x80, 0x9f] : byte === 0xf0 ? [0x90, 0xbf] : byte === 0xf4 ? [0x80, 0x8f] : [0x80, 0xbf];
+    const [low, high] =
+      byte === 0xe0
+        ? [0xa0, 0xbf]
+        : byte === 0xed
+          ? [0x80, 0x9f]
+          : byte === 0xf0
+            ? [0x90, 0xbf]
+            : byte === 0xf4
+              ? [0x80, 0x8f]
+              : [0x80, 0xbf];
     return second >= low && second <= high ? length - back : length;
   }
   return length;

@@ -63,15 +63,26 @@ describe('classifyAddress', () => {
     expect(classifyAddress(address)).toEqual({ kind: 'private', range });
   });
 
-  it.each(['64:ff9b::808:808', '8.8.8.8', '172.32.0.1', '100.128.0.1', '1.1.1.1', '2606:4700::1111', '2002:808:808::1', '2001:0:4136:e378:8000:63bf:f7f7:f7f7'])('%s is public', (address) => {
+  it.each([
+    '64:ff9b::808:808',
+    '8.8.8.8',
+    '172.32.0.1',
+    '100.128.0.1',
+    '1.1.1.1',
+    '2606:4700::1111',
+    '2002:808:808::1',
+    '2001:0:4136:e378:8000:63bf:f7f7:f7f7',
+  ])('%s is public', (address) => {
     expect(classifyAddress(address).kind).toBe('public');
   });
 });
 
 describe('names and spellings', () => {
   it('localhost and its subdomains are loopback by name', () => {
-    for (const name of ['localhost', 'LOCALHOST', 'localhost.', 'api.localhost']) expect(isLocalhostName(name)).toBe(true);
-    for (const name of ['localhost.example.com', 'mylocalhost', 'example.com']) expect(isLocalhostName(name)).toBe(false);
+    for (const name of ['localhost', 'LOCALHOST', 'localhost.', 'api.localhost'])
+      expect(isLocalhostName(name)).toBe(true);
+    for (const name of ['localhost.example.com', 'mylocalhost', 'example.com'])
+      expect(isLocalhostName(name)).toBe(false);
   });
 
   it('one address in two spellings has one canonical form', () => {

@@ -45,7 +45,8 @@ function classifyV6(address: ipaddr.IPv6): AddressClass {
   const parts = address.parts;
   // `::a.b.c.d` (IPv4-compatible, deprecated by RFC 4291); ipaddr.js calls some of these unicast. `::` and `::1`
   // are left to the ranges below.
-  if (parts.slice(0, 6).every((part) => part === 0) && (parts[6] !== 0 || parts[7]! > 1)) return { kind: 'refused', range: 'ipv4Compatible' };
+  if (parts.slice(0, 6).every((part) => part === 0) && (parts[6] !== 0 || parts[7]! > 1))
+    return { kind: 'refused', range: 'ipv4Compatible' };
   const range = address.range();
   if (range === 'unicast') return { kind: 'public', range };
   if (PRIVATE_V6.has(range)) return { kind: 'private', range };
@@ -57,7 +58,10 @@ function classifyV6(address: ipaddr.IPv6): AddressClass {
   if (EMBEDS_V4.has(range)) return { kind: 'refused', range };
   // Tunnels to a public IPv4 address are ordinary public addresses; to any other, refused.
   if (range === '6to4' || range === 'teredo') {
-    return { kind: tunnelV4s(range, parts).every((v4) => classifyV4(v4).kind === 'public') ? 'public' : 'refused', range };
+    return {
+      kind: tunnelV4s(range, parts).every((v4) => classifyV4(v4).kind === 'public') ? 'public' : 'refused',
+      range,
+    };
   }
   return { kind: 'refused', range };
 }
@@ -82,7 +86,9 @@ export function isIpLiteral(host: string): boolean {
 export function canonicalAddress(address: string): string {
   const parsed = ipaddr.parse(address.replace(/^\[|\]$/g, ''));
   // A mapped address is the IPv4 host a dual-stack socket reports it as.
-  return parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress() ? (parsed as ipaddr.IPv6).toIPv4Address().toString() : parsed.toString();
+  return parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()
+    ? (parsed as ipaddr.IPv6).toIPv4Address().toString()
+    : parsed.toString();
 }
 
 /** `localhost` and its subdomains are loopback by definition (RFC 6761), whatever a resolver says. */

@@ -1,4 +1,11 @@
-export { canonicalAddress, classifyAddress, isIpLiteral, isLocalhostName, type AddressClass, type AddressKind } from './classify';
+export {
+  canonicalAddress,
+  classifyAddress,
+  isIpLiteral,
+  isLocalhostName,
+  type AddressClass,
+  type AddressKind,
+} from './classify';
 export {
   createEgressPolicy,
   EgressDeniedError,

@@ -12,7 +12,12 @@ function fakeResolver(table: Record<string, string[]>): Resolver {
   };
 }
 
-const names = fakeResolver({ localhost: ['127.0.0.1', '::1'], 'public.test': ['8.8.8.8'], 'inward.test': ['8.8.8.8', '10.0.0.7'], 'gw.test': ['8.8.4.4'] });
+const names = fakeResolver({
+  localhost: ['127.0.0.1', '::1'],
+  'public.test': ['8.8.8.8'],
+  'inward.test': ['8.8.8.8', '10.0.0.7'],
+  'gw.test': ['8.8.4.4'],
+});
 
 const INWARD = [
   'http://127.0.0.1:8090/v1',
@@ -46,7 +51,9 @@ describe('egress policy at write time', () => {
   const operatorsOnly = createEgressPolicy({ privateEgress: 'operators', resolve: names });
 
   it.each(INWARD)('a tenant may not aim at %s; an operator may', async (url) => {
-    await expect(operatorsOnly.refusal(url, 'tenant')).resolves.toMatch(/loopback or private address, which this service dials only for its operators/);
+    await expect(operatorsOnly.refusal(url, 'tenant')).resolves.toMatch(
+      /loopback or private address, which this service dials only for its operators/,
+    );
     await expect(operatorsOnly.refusal(url, 'operator')).resolves.toBeUndefined();
   });
 
@@ -57,18 +64,31 @@ describe('egress policy at write time', () => {
   });
 
   it('EGRESS_PRIVATE=none refuses loopback for operators too; everyone allows it for tenants', async () => {
-    await expect(createEgressPolicy({ privateEgress: 'none', resolve: names }).refusal('http://localhost:11434', 'operator')).resolves.toMatch(/does not dial/);
-    await expect(createEgressPolicy({ privateEgress: 'everyone', resolve: names }).refusal('http://localhost:11434', 'tenant')).resolves.toBeUndefined();
+    await expect(
+      createEgressPolicy({ privateEgress: 'none', resolve: names }).refusal('http://localhost:11434', 'operator'),
+    ).resolves.toMatch(/does not dial/);
+    await expect(
+      createEgressPolicy({ privateEgress: 'everyone', resolve: names }).refusal('http://localhost:11434', 'tenant'),
+    ).resolves.toBeUndefined();
   });
 
   it('public addresses and names pass; a name that does not resolve is left to the dial', async () => {
-    for (const url of ['https://8.8.8.8/v1', 'https://public.test/v1', 'https://[2606:4700::1111]/', 'https://nowhere.test']) {
+    for (const url of [
+      'https://8.8.8.8/v1',
+      'https://public.test/v1',
+      'https://[2606:4700::1111]/',
+      'https://nowhere.test',
+    ]) {
       await expect(operatorsOnly.refusal(url, 'tenant')).resolves.toBeUndefined();
     }
   });
 
   it("the gateway's own origin is refused for everyone, by name, by address and on a wildcard listener", async () => {
-    const policy = createEgressPolicy({ privateEgress: 'everyone', resolve: names, ownOrigins: () => ['https://gw.test', 'http://0.0.0.0:8080'] });
+    const policy = createEgressPolicy({
+      privateEgress: 'everyone',
+      resolve: names,
+      ownOrigins: () => ['https://gw.test', 'http://0.0.0.0:8080'],
+    });
     await expect(policy.refusal('https://gw.test/v1', 'operator')).resolves.toMatch(/own address/);
     await expect(policy.refusal('https://8.8.4.4/v1', 'operator')).resolves.toMatch(/own address/);
     await expect(policy.refusal('http://127.0.0.1:8080/v1', 'operator')).resolves.toMatch(/own address/);
@@ -93,7 +113,11 @@ describe('egress policy at dial time', () => {
   });
   afterAll(() => new Promise((resolve) => server.close(resolve)));
 
-  async function dial(policy: ReturnType<typeof createEgressPolicy>, caller: 'operator' | 'tenant', host: string): Promise<string> {
+  async function dial(
+    policy: ReturnType<typeof createEgressPolicy>,
+    caller: 'operator' | 'tenant',
+    host: string,
+  ): Promise<string> {
     const agent = new Agent({ connect: policy.connector(caller, { timeout: 2_000 }) });
     try {
       const reply = await agent.request({ origin: `http://${host}:${port}`, path: '/', method: 'GET' });
@@ -107,10 +131,15 @@ describe('egress policy at dial time', () => {
 
   it('a name that passed at write time and then resolves inward is refused when dialed (DNS rebinding)', async () => {
     let answer = '8.8.8.8';
-    const policy = createEgressPolicy({ privateEgress: 'operators', resolve: async () => [{ address: answer, family: 4 }] });
+    const policy = createEgressPolicy({
+      privateEgress: 'operators',
+      resolve: async () => [{ address: answer, family: 4 }],
+    });
     await expect(policy.refusal(`http://rebind.test:${port}`, 'tenant')).resolves.toBeUndefined();
     answer = '127.0.0.1';
-    expect(await dial(policy, 'tenant', 'rebind.test')).toMatch(/^refused: EGRESS_DENIED: rebind\.test is a loopback or private address/);
+    expect(await dial(policy, 'tenant', 'rebind.test')).toMatch(
+      /^refused: EGRESS_DENIED: rebind\.test is a loopback or private address/,
+    );
     expect(await dial(policy, 'operator', 'rebind.test')).toBe('ok');
   });
 
@@ -123,6 +152,8 @@ describe('egress policy at dial time', () => {
 
   it("the connected peer is compared with the gateway's own listener", async () => {
     const policy = createEgressPolicy({ privateEgress: 'everyone', ownOrigins: () => [`http://127.0.0.1:${port}`] });
-    expect(await dial(policy, 'operator', 'localhost')).toMatch(/^refused: EGRESS_DENIED: localhost is this gateway's own address/);
+    expect(await dial(policy, 'operator', 'localhost')).toMatch(
+      /^refused: EGRESS_DENIED: localhost is this gateway's own address/,
+    );
   });
 });

@@ -23,7 +23,9 @@ export type EgressCaller = 'operator' | 'tenant';
 export type Resolver = (hostname: string) => Promise<LookupAddress[]>;
 
 export const systemResolver: Resolver = (hostname) =>
-  new Promise((resolve, reject) => dnsLookup(hostname, { all: true }, (err, addresses) => (err ? reject(err) : resolve(addresses))));
+  new Promise((resolve, reject) =>
+    dnsLookup(hostname, { all: true }, (err, addresses) => (err ? reject(err) : resolve(addresses))),
+  );
 
 /** A dial the policy refused; `code` lets transport-error mappers recognise it through undici's wrapping. */
 export class EgressDeniedError extends Error {
@@ -68,7 +70,13 @@ interface Origin {
 
 function originOf(url: URL): Origin {
   const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
-  return { hostname: url.hostname.replace(/^\[|\]$/g, '').toLowerCase().replace(/\.$/, ''), port };
+  return {
+    hostname: url.hostname
+      .replace(/^\[|\]$/g, '')
+      .toLowerCase()
+      .replace(/\.$/, ''),
+    port,
+  };
 }
 
 const WILDCARD = new Set(['0.0.0.0', '::']);
@@ -77,13 +85,15 @@ const OWN_ADDRESSES_TTL_MS = 30_000;
 /** The addresses this host answers on: a listener on 0.0.0.0 or :: is reached through any of them. */
 function localAddresses(): Set<string> {
   const found = new Set<string>();
-  for (const list of Object.values(networkInterfaces())) for (const item of list ?? []) found.add(canonicalAddress(item.address));
+  for (const list of Object.values(networkInterfaces()))
+    for (const item of list ?? []) found.add(canonicalAddress(item.address));
   return found;
 }
 
 export function createEgressPolicy(options: EgressPolicyOptions): EgressPolicy {
   const resolve = options.resolve ?? systemResolver;
-  const privateAllowed = (caller: EgressCaller) => options.privateEgress === 'everyone' || (options.privateEgress === 'operators' && caller === 'operator');
+  const privateAllowed = (caller: EgressCaller) =>
+    options.privateEgress === 'everyone' || (options.privateEgress === 'operators' && caller === 'operator');
   const privateRefusal = (host: string) =>
     options.privateEgress === 'none'
       ? `${host} is a loopback or private address, which this service does not dial`
@@ -92,7 +102,8 @@ export function createEgressPolicy(options: EgressPolicyOptions): EgressPolicy {
   /** Why one resolved address may not be dialed for `caller`, naming the host as the caller wrote it. */
   const addressRefusal = (host: string, address: string, caller: EgressCaller): string | undefined => {
     const found = classifyAddress(address);
-    if (found.kind === 'refused') return `${host} is a ${found.range} address${host === address ? '' : ` (${address})`}, which this service never dials`;
+    if (found.kind === 'refused')
+      return `${host} is a ${found.range} address${host === address ? '' : ` (${address})`}, which this service never dials`;
     if (found.kind === 'private' && !privateAllowed(caller)) return privateRefusal(host);
     return undefined;
   };
@@ -100,7 +111,9 @@ export function createEgressPolicy(options: EgressPolicyOptions): EgressPolicy {
   // Own origins as address:port (names resolved), refreshed now and then; a wildcard listener as its port.
   let own: { at: number; key: string; endpoints: Set<string>; wildcardPorts: Set<number> } | undefined;
   const ownEndpoints = async () => {
-    const origins = (options.ownOrigins?.() ?? []).filter((value): value is string => !!value && URL.canParse(value)).map((value) => originOf(new URL(value)));
+    const origins = (options.ownOrigins?.() ?? [])
+      .filter((value): value is string => !!value && URL.canParse(value))
+      .map((value) => originOf(new URL(value)));
     const key = origins.map((origin) => `${origin.hostname}:${origin.port}`).join(',');
     if (own && own.key === key && Date.now() - own.at < OWN_ADDRESSES_TTL_MS) return own;
     const endpoints = new Set<string>();
@@ -108,7 +121,9 @@ export function createEgressPolicy(options: EgressPolicyOptions): EgressPolicy {
     for (const origin of origins) {
       endpoints.add(`${origin.hostname}|${origin.port}`);
       if (WILDCARD.has(origin.hostname)) wildcardPorts.add(origin.port);
-      const addresses = isIpLiteral(origin.hostname) ? [origin.hostname] : (await resolve(origin.hostname).catch(() => [])).map((entry) => entry.address);
+      const addresses = isIpLiteral(origin.hostname)
+        ? [origin.hostname]
+        : (await resolve(origin.hostname).catch(() => [])).map((entry) => entry.address);
       for (const address of addresses) endpoints.add(`${canonicalAddress(address)}|${origin.port}`);
     }
     own = { at: Date.now(), key, endpoints, wildcardPorts };
@@ -118,24 +133,38 @@ export function createEgressPolicy(options: EgressPolicyOptions): EgressPolicy {
     const { endpoints, wildcardPorts } = await ownEndpoints();
     const canonical = canonicalAddress(address);
     if (endpoints.has(`${canonical}|${port}`)) return true;
-    return wildcardPorts.has(port) && (classifyAddress(canonical).range === 'loopback' || localAddresses().has(canonical));
+    return (
+      wildcardPorts.has(port) && (classifyAddress(canonical).range === 'loopback' || localAddresses().has(canonical))
+    );
   };
-  const ownRefusal = (host: string) => `${host} is this gateway's own address; a call through the gateway cannot come back into it`;
+  const ownRefusal = (host: string) =>
+    `${host} is this gateway's own address; a call through the gateway cannot come back into it`;
 
   const lookup = (caller: EgressCaller): LookupFunction =>
-    ((hostname: string, lookupOptions: { all?: boolean; family?: number | string }, callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void) => {
-      if (isLocalhostName(hostname) && !privateAllowed(caller)) return callback(new EgressDeniedError(privateRefusal(hostname)), '');
+    ((
+      hostname: string,
+      lookupOptions: { all?: boolean; family?: number | string },
+      callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
+    ) => {
+      if (isLocalhostName(hostname) && !privateAllowed(caller))
+        return callback(new EgressDeniedError(privateRefusal(hostname)), '');
       resolve(hostname).then(
         (answers) => {
           for (const answer of answers) {
             const reason = addressRefusal(hostname, answer.address, caller);
             if (reason) return callback(new EgressDeniedError(reason), '');
           }
-          const family = lookupOptions.family === 'IPv4' ? 4 : lookupOptions.family === 'IPv6' ? 6 : Number(lookupOptions.family ?? 0);
+          const family =
+            lookupOptions.family === 'IPv4'
+              ? 4
+              : lookupOptions.family === 'IPv6'
+                ? 6
+                : Number(lookupOptions.family ?? 0);
           const usable = family === 4 || family === 6 ? answers.filter((answer) => answer.family === family) : answers;
           if (lookupOptions.all) return callback(null, usable);
           const first = usable[0];
-          if (!first) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '');
+          if (!first)
+            return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '');
           callback(null, first.address, first.family);
         },
         (err: NodeJS.ErrnoException) => callback(err, ''),
@@ -151,7 +180,9 @@ export function createEgressPolicy(options: EgressPolicyOptions): EgressPolicy {
       const { endpoints } = await ownEndpoints();
       if (endpoints.has(`${hostname}|${port}`)) return ownRefusal(hostname);
       if (isLocalhostName(hostname) && !privateAllowed(caller)) return privateRefusal(hostname);
-      const addresses = isIpLiteral(hostname) ? [hostname] : (await resolve(hostname).catch(() => [])).map((entry) => entry.address);
+      const addresses = isIpLiteral(hostname)
+        ? [hostname]
+        : (await resolve(hostname).catch(() => [])).map((entry) => entry.address);
       for (const address of addresses) {
         const reason = addressRefusal(hostname, address, caller);
         if (reason) return reason;

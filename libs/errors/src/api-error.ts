@@ -54,5 +54,11 @@ export class ApiError extends Error {
 }
 
 export function isApiError(value: unknown): value is ApiError {
-  return value instanceof ApiError || (typeof value === 'object' && value !== null && (value as { name?: unknown }).name === 'ApiError' && isErrorCode(String((value as { code?: unknown }).code)));
+  return (
+    value instanceof ApiError ||
+    (typeof value === 'object' &&
+      value !== null &&
+      (value as { name?: unknown }).name === 'ApiError' &&
+      isErrorCode(String((value as { code?: unknown }).code)))
+  );
 }

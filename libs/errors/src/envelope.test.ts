@@ -23,7 +23,9 @@ describe('error envelope', () => {
   });
 
   it('carries extra fields such as required_scopes without letting them override the core fields', () => {
-    const error = new ApiError('insufficient_scope', undefined, { extra: { required_scopes: ['keys:write'], error: 'spoofed' } });
+    const error = new ApiError('insufficient_scope', undefined, {
+      extra: { required_scopes: ['keys:write'], error: 'spoofed' },
+    });
     const envelope = toEnvelope(error, 'req_3', 'https://gw.example');
     expect(envelope.required_scopes).toEqual(['keys:write']);
     expect(envelope.error).toBe('insufficient_scope');

@@ -4,7 +4,12 @@ describe('error registry', () => {
   it('every code says what to do about it and whether a retry helps (the developer page is built from these)', () => {
     const undocumented = errorCodes.filter((code) => {
       const spec = errorSpec(code) as Partial<ReturnType<typeof errorSpec>>;
-      return typeof spec.action !== 'string' || spec.action.trim().length < 10 || typeof spec.retryable !== 'boolean' || !spec.message?.trim();
+      return (
+        typeof spec.action !== 'string' ||
+        spec.action.trim().length < 10 ||
+        typeof spec.retryable !== 'boolean' ||
+        !spec.message?.trim()
+      );
     });
     expect(undocumented).toEqual([]);
   });

@@ -6,7 +6,10 @@ const names = Object.fromEntries(Object.entries(exported).filter(([, value]) => 
 describe('cross-service channel and topic names', () => {
   it('every name follows <domain>.<event>.v<n>, so versions are explicit when a payload changes', () => {
     for (const [constant, name] of Object.entries(names)) {
-      expect({ constant, name }).toEqual({ constant, name: expect.stringMatching(/^[a-z]+(-[a-z]+)*\.[a-z]+(-[a-z]+)*\.v[1-9]\d*$/) });
+      expect({ constant, name }).toEqual({
+        constant,
+        name: expect.stringMatching(/^[a-z]+(-[a-z]+)*\.[a-z]+(-[a-z]+)*\.v[1-9]\d*$/),
+      });
     }
   });
 

@@ -69,7 +69,10 @@ async function until(check: () => boolean, timeoutMs = 3_000): Promise<void> {
   }
 }
 
-const render: RenderClientError = (status, res) => ({ headers: { 'x-request-id': String(res?.getHeader('x-request-id') ?? 'fresh') }, body: `refused ${status}` });
+const render: RenderClientError = (status, res) => ({
+  headers: { 'x-request-id': String(res?.getHeader('x-request-id') ?? 'fresh') },
+  body: `refused ${status}`,
+});
 
 describe('listen: caller limits', () => {
   it('a body that stops arriving is answered 408 in the rendered words once the request time is up', async () => {
@@ -78,7 +81,12 @@ describe('listen: caller limits', () => {
         res.setHeader('x-request-id', 'req_partial');
         req.on('data', () => undefined);
       },
-      { host: '127.0.0.1', port: 0, limits: { headersTimeoutMs: 200, requestTimeoutMs: 300 }, renderClientError: render },
+      {
+        host: '127.0.0.1',
+        port: 0,
+        limits: { headersTimeoutMs: 200, requestTimeoutMs: 300 },
+        renderClientError: render,
+      },
     );
     try {
       const caller = await rawConnection(server.url);
@@ -96,7 +104,12 @@ describe('listen: caller limits', () => {
   });
 
   it('headers over the size limit are answered 431 in the rendered words', async () => {
-    const server = await listen((_req, res) => res.end('ok'), { host: '127.0.0.1', port: 0, limits: { maxHeaderBytes: 8 * 1024 }, renderClientError: render });
+    const server = await listen((_req, res) => res.end('ok'), {
+      host: '127.0.0.1',
+      port: 0,
+      limits: { maxHeaderBytes: 8 * 1024 },
+      renderClientError: render,
+    });
     try {
       const caller = await rawConnection(server.url);
       caller.socket.write(`GET / HTTP/1.1\r\nhost: x\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`);
@@ -125,7 +138,11 @@ describe('listen: caller limits', () => {
   });
 
   it('a kept-alive socket idle past the header time still serves its next request (the keep-alive time bounds idling)', async () => {
-    const server = await listen((req, res) => res.end(`ok ${req.url}`), { host: '127.0.0.1', port: 0, limits: { headersTimeoutMs: 100, requestTimeoutMs: 200, keepAliveTimeoutMs: 5_000 } });
+    const server = await listen((req, res) => res.end(`ok ${req.url}`), {
+      host: '127.0.0.1',
+      port: 0,
+      limits: { headersTimeoutMs: 100, requestTimeoutMs: 200, keepAliveTimeoutMs: 5_000 },
+    });
     try {
       const caller = await rawConnection(server.url);
       caller.socket.write('GET /first HTTP/1.1\r\nhost: x\r\n\r\n');

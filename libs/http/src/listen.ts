@@ -1,4 +1,11 @@
-import { createServer, STATUS_CODES, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  STATUS_CODES,
+  type IncomingMessage,
+  type RequestListener,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
 /**
@@ -25,7 +32,10 @@ const DEFAULT_HTTP_LIMITS: HttpLimits = {
 export type ClientErrorStatus = 400 | 408 | 413 | 431;
 
 /** Body and headers of such a refusal; `res` is the answer in progress when the request had reached a handler. */
-export type RenderClientError = (status: ClientErrorStatus, res: ServerResponse | undefined) => { headers: Record<string, string>; body: string };
+export type RenderClientError = (
+  status: ClientErrorStatus,
+  res: ServerResponse | undefined,
+) => { headers: Record<string, string>; body: string };
 
 export interface ListenOptions {
   host: string;

@@ -1,7 +1,15 @@
 import path from 'node:path';
 import express from 'express';
 import type { BackendConfig } from '@sbc/config';
-import { chooseDatabase, describeTarget, locateMigrations, openDatabase, type Database, type OpenDatabaseOptions, type PrismaLike } from '@sbc/db';
+import {
+  chooseDatabase,
+  describeTarget,
+  locateMigrations,
+  openDatabase,
+  type Database,
+  type OpenDatabaseOptions,
+  type PrismaLike,
+} from '@sbc/db';
 import { healthRoutes, listen } from '@sbc/http';
 import type { Logger } from '@sbc/logging';
 import { createMetricsRegistry, writeMetrics, type Registry } from '@sbc/metrics';
@@ -35,13 +43,18 @@ export interface RunningBackend<Client extends PrismaLike> {
   stop(): Promise<void>;
 }
 
-type DatabaseOptions<Client extends PrismaLike> = Pick<BackendOptions<Client>, 'service' | 'config' | 'logger' | 'appDir' | 'createClient'>;
+type DatabaseOptions<Client extends PrismaLike> = Pick<
+  BackendOptions<Client>,
+  'service' | 'config' | 'logger' | 'appDir' | 'createClient'
+>;
 
 /**
  * Opens the service's database, applying its pending migrations under the migrations lock. Exported for
  * operator commands that work on the database without starting the service.
  */
-export async function openServiceDatabase<Client extends PrismaLike>(options: DatabaseOptions<Client>): Promise<Database<Client>> {
+export async function openServiceDatabase<Client extends PrismaLike>(
+  options: DatabaseOptions<Client>,
+): Promise<Database<Client>> {
   const { logger, config, service } = options;
   const target = chooseDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, service });
   const database = await openDatabase(target, {
@@ -64,7 +77,9 @@ export async function migrateBackend<Client extends PrismaLike>(options: Databas
  * health, answer /healthz and /readyz over HTTP, and stop in order: readiness off, RPCs drained, workers
  * stopped, database closed.
  */
-export async function startBackend<Client extends PrismaLike>(options: BackendOptions<Client>): Promise<RunningBackend<Client>> {
+export async function startBackend<Client extends PrismaLike>(
+  options: BackendOptions<Client>,
+): Promise<RunningBackend<Client>> {
   const { logger, config, service } = options;
   const database = await openServiceDatabase(options);
   const metrics = options.metrics ?? createMetricsRegistry(service);

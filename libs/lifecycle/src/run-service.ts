@@ -49,7 +49,9 @@ export function runService<Config>(options: {
     own(config, process.argv.slice(3)).then(
       (code) => process.exit(code),
       (error: unknown) => {
-        process.stderr.write(`${options.name}: ${command} failed: ${error instanceof Error ? error.message : String(error)}\n`);
+        process.stderr.write(
+          `${options.name}: ${command} failed: ${error instanceof Error ? error.message : String(error)}\n`,
+        );
         process.exit(1);
       },
     );
@@ -63,7 +65,9 @@ export function runService<Config>(options: {
     options.migrate(config).then(
       () => process.exit(0),
       (error: unknown) => {
-        process.stderr.write(`${options.name}: migration failed: ${error instanceof Error ? error.message : String(error)}\n`);
+        process.stderr.write(
+          `${options.name}: migration failed: ${error instanceof Error ? error.message : String(error)}\n`,
+        );
         process.exit(1);
       },
     );
@@ -93,7 +97,9 @@ export function runService<Config>(options: {
       process.on('SIGINT', shutdown);
     },
     (error: unknown) => {
-      process.stderr.write(`${options.name}: failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.stderr.write(
+        `${options.name}: failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
+      );
       process.exit(1);
     },
   );

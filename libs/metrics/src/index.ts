@@ -1,1 +1,9 @@
-export { Counter, createMetricsRegistry, Gauge, Histogram, LATENCY_BUCKETS_S, Registry, writeMetrics } from './registry';
+export {
+  Counter,
+  createMetricsRegistry,
+  Gauge,
+  Histogram,
+  LATENCY_BUCKETS_S,
+  Registry,
+  writeMetrics,
+} from './registry';

@@ -5,7 +5,12 @@ import { Counter, createMetricsRegistry, writeMetrics } from './index';
 describe('a service metrics registry', () => {
   it('serves its own series and the process figures, labelled with the service, in the Prometheus text format', async () => {
     const registry = createMetricsRegistry('ledger');
-    const applied = new Counter({ name: 'sbc_test_events_total', help: 'Events applied.', labelNames: ['outcome'], registers: [registry] });
+    const applied = new Counter({
+      name: 'sbc_test_events_total',
+      help: 'Events applied.',
+      labelNames: ['outcome'],
+      registers: [registry],
+    });
     applied.inc({ outcome: 'applied' }, 3);
     const server = createServer((req, res) => void writeMetrics(registry, req, res));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

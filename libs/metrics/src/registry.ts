@@ -35,4 +35,6 @@ export async function writeMetrics(registry: Registry, _req: IncomingMessage, re
 }
 
 /** Latency buckets in seconds, from sub-millisecond edge overhead to multi-minute streams. */
-export const LATENCY_BUCKETS_S = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+export const LATENCY_BUCKETS_S = [
+  0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300,
+];

@@ -1,1 +1,11 @@
-export { DEFAULT_PAGE_LIMIT, keysetRange, mapPage, MAX_PAGE_LIMIT, pageOf, toPage, type KeysetRange, type ListEnvelope, type PageQuery } from './pagination';
+export {
+  DEFAULT_PAGE_LIMIT,
+  keysetRange,
+  mapPage,
+  MAX_PAGE_LIMIT,
+  pageOf,
+  toPage,
+  type KeysetRange,
+  type ListEnvelope,
+  type PageQuery,
+} from './pagination';

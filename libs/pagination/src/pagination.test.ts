@@ -17,7 +17,13 @@ const page = (query: PageQuery) => toPage(read(query), query, (id) => id);
 
 describe('keyset pages of a newest-first list', () => {
   it('the first page holds the newest items and says more exist', () => {
-    expect(page({ limit: 3 })).toEqual({ object: 'list', data: ['k09', 'k08', 'k07'], has_more: true, first_id: 'k09', last_id: 'k07' });
+    expect(page({ limit: 3 })).toEqual({
+      object: 'list',
+      data: ['k09', 'k08', 'k07'],
+      has_more: true,
+      first_id: 'k09',
+      last_id: 'k07',
+    });
   });
 
   it('following last_id as after_id walks every item exactly once', () => {
@@ -33,13 +39,31 @@ describe('keyset pages of a newest-first list', () => {
   });
 
   it('before_id gives the page just before, still newest first', () => {
-    expect(page({ limit: 2, before_id: 'k05' })).toEqual({ object: 'list', data: ['k07', 'k06'], has_more: true, first_id: 'k07', last_id: 'k06' });
+    expect(page({ limit: 2, before_id: 'k05' })).toEqual({
+      object: 'list',
+      data: ['k07', 'k06'],
+      has_more: true,
+      first_id: 'k07',
+      last_id: 'k06',
+    });
     expect(page({ limit: 5, before_id: 'k07' })).toMatchObject({ data: ['k09', 'k08'], has_more: false });
   });
 
   it('the last page says no more and an empty page has null ids', () => {
-    expect(page({ limit: 3, after_id: 'k03' })).toEqual({ object: 'list', data: ['k02', 'k01'], has_more: false, first_id: 'k02', last_id: 'k01' });
-    expect(page({ limit: 3, after_id: 'k01' })).toEqual({ object: 'list', data: [], has_more: false, first_id: null, last_id: null });
+    expect(page({ limit: 3, after_id: 'k03' })).toEqual({
+      object: 'list',
+      data: ['k02', 'k01'],
+      has_more: false,
+      first_id: 'k02',
+      last_id: 'k01',
+    });
+    expect(page({ limit: 3, after_id: 'k01' })).toEqual({
+      object: 'list',
+      data: [],
+      has_more: false,
+      first_id: null,
+      last_id: null,
+    });
   });
 });
 
@@ -47,14 +71,33 @@ describe('pages of an in-memory list in display order', () => {
   const items = ['house', 'house-omni', 'house-fast', 'gpt-x', 'claude-y'];
 
   it('walks forward with after_id and back with before_id', () => {
-    expect(pageOf(items, { limit: 2 }, (id) => id)).toMatchObject({ data: ['house', 'house-omni'], has_more: true, last_id: 'house-omni' });
-    expect(pageOf(items, { limit: 2, after_id: 'house-omni' }, (id) => id)).toMatchObject({ data: ['house-fast', 'gpt-x'], has_more: true });
-    expect(pageOf(items, { limit: 2, before_id: 'gpt-x' }, (id) => id)).toMatchObject({ data: ['house-omni', 'house-fast'], has_more: true });
-    expect(pageOf(items, { limit: 9, before_id: 'house-fast' }, (id) => id)).toMatchObject({ data: ['house', 'house-omni'], has_more: false });
+    expect(pageOf(items, { limit: 2 }, (id) => id)).toMatchObject({
+      data: ['house', 'house-omni'],
+      has_more: true,
+      last_id: 'house-omni',
+    });
+    expect(pageOf(items, { limit: 2, after_id: 'house-omni' }, (id) => id)).toMatchObject({
+      data: ['house-fast', 'gpt-x'],
+      has_more: true,
+    });
+    expect(pageOf(items, { limit: 2, before_id: 'gpt-x' }, (id) => id)).toMatchObject({
+      data: ['house-omni', 'house-fast'],
+      has_more: true,
+    });
+    expect(pageOf(items, { limit: 9, before_id: 'house-fast' }, (id) => id)).toMatchObject({
+      data: ['house', 'house-omni'],
+      has_more: false,
+    });
   });
 
   it('a cursor that is not in the list gives an empty page', () => {
-    expect(pageOf(items, { limit: 2, after_id: 'nope' }, (id) => id)).toEqual({ object: 'list', data: [], has_more: false, first_id: null, last_id: null });
+    expect(pageOf(items, { limit: 2, after_id: 'nope' }, (id) => id)).toEqual({
+      object: 'list',
+      data: [],
+      has_more: false,
+      first_id: null,
+      last_id: null,
+    });
     expect(pageOf(items, { limit: 2, before_id: 'nope' }, (id) => id)).toMatchObject({ data: [], has_more: false });
   });
 });

@@ -23,6 +23,8 @@ describe('generated code', () => {
     const decoded = fromBinary(ErrorDetailSchema, toBinary(ErrorDetailSchema, detail));
     expect(decoded).toEqual(detail);
     expect(decoded.param).toBe('');
-    expect(fromBinary(ErrorDetailSchema, toBinary(ErrorDetailSchema, create(ErrorDetailSchema, {}))).param).toBeUndefined();
+    expect(
+      fromBinary(ErrorDetailSchema, toBinary(ErrorDetailSchema, create(ErrorDetailSchema, {}))).param,
+    ).toBeUndefined();
   });
 });

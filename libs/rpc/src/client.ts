@@ -38,16 +38,24 @@ export function channelOptionsFor(target: string): grpc.ChannelOptions {
 }
 
 /** A promise client for a generated service. Failures reject with the ApiError the server threw. */
-export function createRpcClient<S extends GenServiceMethods>(service: GenService<S>, options: RpcClientOptions): RpcClient<S> {
+export function createRpcClient<S extends GenServiceMethods>(
+  service: GenService<S>,
+  options: RpcClientOptions,
+): RpcClient<S> {
   const descriptor = service as unknown as DescService;
   const client = new grpc.Client(options.target, options.credentials ?? grpc.credentials.createInsecure(), {
     ...channelOptionsFor(options.target),
     ...options.channelOptions,
   });
-  const defaults: CallDefaults = { client, service: descriptor.typeName, deadlineMs: options.deadlineMs ?? DEFAULT_DEADLINE_MS };
+  const defaults: CallDefaults = {
+    client,
+    service: descriptor.typeName,
+    deadlineMs: options.deadlineMs ?? DEFAULT_DEADLINE_MS,
+  };
   const methods: Record<string, unknown> = {};
   for (const method of supportedMethods(descriptor)) {
-    methods[method.localName] = method.methodKind === 'unary' ? unaryCall(method, defaults) : serverStreamingCall(method, defaults);
+    methods[method.localName] =
+      method.methodKind === 'unary' ? unaryCall(method, defaults) : serverStreamingCall(method, defaults);
   }
   return { ...methods, close: () => client.close() } as RpcClient<S>;
 }
@@ -62,7 +70,9 @@ function unaryCall(method: DescMethod, defaults: CallDefaults) {
   const definition = methodDefinition(method);
   const call = sendUnary(method, definition, defaults);
   return (request: MessageInitShape<DescMethod['input']>, options: CallOptions = {}): Promise<Message> =>
-    tracingEnabled() ? inSpan(definition.path, SpanKind.CLIENT, undefined, () => call(request, options)) : call(request, options);
+    tracingEnabled()
+      ? inSpan(definition.path, SpanKind.CLIENT, undefined, () => call(request, options))
+      : call(request, options);
 }
 
 function sendUnary(method: DescMethod, definition: ReturnType<typeof methodDefinition>, defaults: CallDefaults) {
@@ -82,7 +92,10 @@ function sendUnary(method: DescMethod, definition: ReturnType<typeof methodDefin
           signal?.removeEventListener('abort', cancel);
           if (error) reject(fromServiceError(error, defaults.service, cancelled));
           else if (response) resolve(response);
-          else reject(new ApiError('internal_error', undefined, { cause: new Error(`${definition.path} returned no message`) }));
+          else
+            reject(
+              new ApiError('internal_error', undefined, { cause: new Error(`${definition.path} returned no message`) }),
+            );
         },
       );
       const cancel = () => {
@@ -96,7 +109,10 @@ function sendUnary(method: DescMethod, definition: ReturnType<typeof methodDefin
 function serverStreamingCall(method: DescMethod, defaults: CallDefaults) {
   const definition = methodDefinition(method);
   // A generator, so the call starts when iteration starts and is cancelled when the caller stops early.
-  return async function* stream(request: MessageInitShape<DescMethod['input']>, options: CallOptions = {}): AsyncGenerator<Message> {
+  return async function* stream(
+    request: MessageInitShape<DescMethod['input']>,
+    options: CallOptions = {},
+  ): AsyncGenerator<Message> {
     const { signal } = options;
     if (signal?.aborted) throw cancelledError(defaults.service);
     const call = defaults.client.makeServerStreamRequest(

@@ -13,7 +13,9 @@ describe('deadlines and cancellation', () => {
   it('a call past its deadline fails as service_unavailable naming the service, and the handler is told to stop', async () => {
     const before = fixture.contexts.length;
     const started = Date.now();
-    const error = await fixture.client.echo({ text: 'slow', sleepMs: 3_000 }, { deadlineMs: 150 }).catch((e: unknown) => e);
+    const error = await fixture.client
+      .echo({ text: 'slow', sleepMs: 3_000 }, { deadlineMs: 150 })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiError);
     expect((error as ApiError).code).toBe('service_unavailable');
     expect((error as ApiError).message).toContain('sbc.rpctest.v1.EchoService');
@@ -44,7 +46,9 @@ describe('deadlines and cancellation', () => {
 
   it('an already aborted signal fails the call without sending it', async () => {
     const calls = fixture.contexts.length;
-    await expect(fixture.client.echo({ text: 'x' }, { signal: AbortSignal.abort() })).rejects.toMatchObject({ code: 'client_closed_request' });
+    await expect(fixture.client.echo({ text: 'x' }, { signal: AbortSignal.abort() })).rejects.toMatchObject({
+      code: 'client_closed_request',
+    });
     expect(fixture.contexts.length).toBe(calls);
   });
 

@@ -45,7 +45,11 @@ function encodeExtra(extra: Record<string, unknown>): string {
 }
 
 function isServiceError(value: unknown): value is ServiceError {
-  return value instanceof Error && typeof (value as Partial<ServiceError>).code === 'number' && (value as Partial<ServiceError>).metadata instanceof Metadata;
+  return (
+    value instanceof Error &&
+    typeof (value as Partial<ServiceError>).code === 'number' &&
+    (value as Partial<ServiceError>).metadata instanceof Metadata
+  );
 }
 
 /**
@@ -84,7 +88,9 @@ function decodeDetail(error: ServiceError): ApiError | undefined {
   }
   // A code this build does not know (a newer peer) falls back to what the gRPC status means.
   const code: ErrorCode = isErrorCode(detail.code) ? detail.code : codeForGrpcStatus(error.code);
-  const issues: Issue[] | undefined = detail.hasIssues ? detail.issues.map(({ path, code, message }) => ({ path, code, message })) : undefined;
+  const issues: Issue[] | undefined = detail.hasIssues
+    ? detail.issues.map(({ path, code, message }) => ({ path, code, message }))
+    : undefined;
   return new ApiError(code, detail.message || undefined, {
     param: detail.param,
     issues,
@@ -97,7 +103,9 @@ function decodeExtra(json: string): Record<string, unknown> {
   if (json === '') return {};
   try {
     const parsed: unknown = JSON.parse(json);
-    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : {};
   } catch {
     return {};
   }

@@ -15,7 +15,8 @@ describe('errors over the wire', () => {
     fixture = await startEchoServer({
       async echo(request) {
         if (request.failWith === 'exact') throw thrown;
-        if (request.failWith === 'plain') throw new Error(`connection to postgres://admin:hunter2@db failed for ${request.text}`);
+        if (request.failWith === 'plain')
+          throw new Error(`connection to postgres://admin:hunter2@db failed for ${request.text}`);
         if (request.failWith === 'no-issues') throw new ApiError('not_found');
         return {};
       },
@@ -46,7 +47,9 @@ describe('errors over the wire', () => {
 
   it('an unknown failure becomes internal_error without its message, logged once with the request id and no request data', async () => {
     fixture.logs.length = 0;
-    const error = await fixture.client.echo({ failWith: 'plain', text: 'prompt-text-42' }, { requestId: 'req_leak' }).catch((e: unknown) => e);
+    const error = await fixture.client
+      .echo({ failWith: 'plain', text: 'prompt-text-42' }, { requestId: 'req_leak' })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiError);
     expect((error as ApiError).code).toBe('internal_error');
     expect((error as ApiError).message).toBe(errorSpec('internal_error').message);
@@ -55,7 +58,11 @@ describe('errors over the wire', () => {
 
     const errors = fixture.logs.filter((line) => line.level === 50);
     expect(errors).toHaveLength(1);
-    expect(errors[0]).toMatchObject({ requestId: 'req_leak', rpc: '/sbc.rpctest.v1.EchoService/Echo', code: 'internal_error' });
+    expect(errors[0]).toMatchObject({
+      requestId: 'req_leak',
+      rpc: '/sbc.rpctest.v1.EchoService/Echo',
+      code: 'internal_error',
+    });
     expect(JSON.stringify(fixture.logs)).not.toContain('"prompt-text-42"');
   });
 

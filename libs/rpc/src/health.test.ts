@@ -49,7 +49,12 @@ describe('grpc.health.v1', () => {
       // An open Watch must not hold shutdown for the whole grace period.
       expect(Date.now() - stopStarted).toBeLessThan(2_000);
       await watching;
-      expect(seen).toEqual([ServingStatus.SERVING, ServingStatus.NOT_SERVING, ServingStatus.SERVING, ServingStatus.NOT_SERVING]);
+      expect(seen).toEqual([
+        ServingStatus.SERVING,
+        ServingStatus.NOT_SERVING,
+        ServingStatus.SERVING,
+        ServingStatus.NOT_SERVING,
+      ]);
       expect(ended).toBe(true);
     } finally {
       health.close();
@@ -61,7 +66,11 @@ describe('grpc.health.v1', () => {
     const controller = new AbortController();
     const seen: ServingStatus[] = [];
     const watching = (async () => {
-      for await (const { status } of health.watch({ service: 'sbc.nope.v1.NopeService' }, { signal: controller.signal })) seen.push(status);
+      for await (const { status } of health.watch(
+        { service: 'sbc.nope.v1.NopeService' },
+        { signal: controller.signal },
+      ))
+        seen.push(status);
     })().catch(() => undefined);
     try {
       await eventually(() => seen.length === 1);

@@ -2,4 +2,15 @@ export { checkHealth, type HealthState } from './check-health';
 export { channelOptionsFor, createRpcClient, type RpcClientOptions } from './client';
 export { ERROR_DETAIL_KEY, fromServiceError, toServerStatus, type ServerStatusError } from './error-status';
 export { createRpcServer, type RpcServer, type RpcServerOptions } from './server';
-export type { CallOptions, RpcClient, RpcClientOf, RpcContext, RpcImplementation, ServerStreamingCall, ServerStreamingHandler, ServiceImpl, UnaryCall, UnaryHandler } from './types';
+export type {
+  CallOptions,
+  RpcClient,
+  RpcClientOf,
+  RpcContext,
+  RpcImplementation,
+  ServerStreamingCall,
+  ServerStreamingHandler,
+  ServiceImpl,
+  UnaryCall,
+  UnaryHandler,
+} from './types';

@@ -19,15 +19,21 @@ describe('server streaming', () => {
   afterAll(() => fixture.close());
 
   it('delivers every message in order and then ends', async () => {
-    const { items, error } = await collect(fixture.client.echoStream({ text: 'tick', count: 5 }, { requestId: 'req_stream' }));
+    const { items, error } = await collect(
+      fixture.client.echoStream({ text: 'tick', count: 5 }, { requestId: 'req_stream' }),
+    );
     expect(error).toBeUndefined();
     expect(items.map((item) => item.index)).toEqual([0, 1, 2, 3, 4]);
-    expect(items.every((item) => item.text === 'tick' && item.$typeName === 'sbc.rpctest.v1.EchoStreamResponse')).toBe(true);
+    expect(items.every((item) => item.text === 'tick' && item.$typeName === 'sbc.rpctest.v1.EchoStreamResponse')).toBe(
+      true,
+    );
     expect(fixture.contexts.at(-1)?.requestId).toBe('req_stream');
   });
 
   it('a failure mid-stream arrives as the ApiError after the messages sent before it', async () => {
-    const { items, error } = await collect(fixture.client.echoStream({ text: 't', count: 5, failAfter: 2, failWith: 'rate_limited' }));
+    const { items, error } = await collect(
+      fixture.client.echoStream({ text: 't', count: 5, failAfter: 2, failWith: 'rate_limited' }),
+    );
     expect(items.map((item) => item.index)).toEqual([0, 1]);
     expect(error).toBeInstanceOf(ApiError);
     expect((error as ApiError).code).toBe('rate_limited');
@@ -52,7 +58,10 @@ describe('server streaming', () => {
     const controller = new AbortController();
     const items: number[] = [];
     const error = await (async () => {
-      for await (const item of fixture.client.echoStream({ count: 100, intervalMs: 20 }, { signal: controller.signal })) {
+      for await (const item of fixture.client.echoStream(
+        { count: 100, intervalMs: 20 },
+        { signal: controller.signal },
+      )) {
         items.push(item.index);
         if (item.index === 2) controller.abort();
       }
@@ -64,7 +73,9 @@ describe('server streaming', () => {
   });
 
   it('a stream past its deadline fails as service_unavailable', async () => {
-    const { items, error } = await collect(fixture.client.echoStream({ count: 100, intervalMs: 50 }, { deadlineMs: 200 }));
+    const { items, error } = await collect(
+      fixture.client.echoStream({ count: 100, intervalMs: 50 }, { deadlineMs: 200 }),
+    );
     expect(items.length).toBeLessThan(100);
     expect((error as ApiError).code).toBe('service_unavailable');
   });

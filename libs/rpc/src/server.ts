@@ -110,7 +110,11 @@ function traceParentOf(call: AnyCall) {
   return extractContext(call.metadata.getMap() as Record<string, string>);
 }
 
-function bindUnary(method: DescMethod, handler: UnaryHandler<DescMethod>, logger: Logger): grpc.handleUnaryCall<Message, Message> {
+function bindUnary(
+  method: DescMethod,
+  handler: UnaryHandler<DescMethod>,
+  logger: Logger,
+): grpc.handleUnaryCall<Message, Message> {
   const path = methodPath(method);
   return (call, callback) => {
     const { ctx, close } = openContext(call);
@@ -186,7 +190,10 @@ function openContext(call: AnyCall): { ctx: RpcContext; close: () => void } {
   if (call.cancelled) onCancel();
   const deadline = deadlineOf(call.getDeadline());
   const timer = deadline
-    ? setTimeout(() => controller.abort(new ApiError('client_closed_request', "The caller's deadline passed.")), Math.max(0, deadline.getTime() - Date.now()))
+    ? setTimeout(
+        () => controller.abort(new ApiError('client_closed_request', "The caller's deadline passed.")),
+        Math.max(0, deadline.getTime() - Date.now()),
+      )
     : undefined;
   timer?.unref();
   const ctx: RpcContext = { requestId: requestIdOf(call.metadata), signal: controller.signal, metadata: call.metadata };

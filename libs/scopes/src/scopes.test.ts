@@ -13,12 +13,15 @@ describe('effective scopes', () => {
   it('a team key never holds keys:write, teams:write, devices:write or builds:admin', () => {
     const scopes = effectiveScopes([...SCOPES], { teamKey: true, operator: true });
     expect(scopes).not.toEqual(expect.arrayContaining(['keys:write']));
-    for (const excluded of ['keys:write', 'teams:write', 'devices:write', 'builds:admin']) expect(scopes).not.toContain(excluded);
+    for (const excluded of ['keys:write', 'teams:write', 'devices:write', 'builds:admin'])
+      expect(scopes).not.toContain(excluded);
     expect(scopes).toContain('gateway:invoke');
   });
 
   it('drops unknown strings and duplicates and keeps the enumeration order', () => {
-    expect(effectiveScopes(['usage:read', 'nope', 'gateway:invoke', 'usage:read'], { teamKey: false, operator: true })).toEqual(['gateway:invoke', 'usage:read']);
+    expect(
+      effectiveScopes(['usage:read', 'nope', 'gateway:invoke', 'usage:read'], { teamKey: false, operator: true }),
+    ).toEqual(['gateway:invoke', 'usage:read']);
   });
 });
 
@@ -33,13 +36,17 @@ describe('presets', () => {
 
 describe('operator scopes', () => {
   it('a non-operator never holds builds:admin, whatever is stored; an operator holds what is stored', () => {
-    expect(effectiveScopes([...SCOPES], { teamKey: false, operator: false })).toEqual(SCOPES.filter((scope) => scope !== 'builds:admin'));
+    expect(effectiveScopes([...SCOPES], { teamKey: false, operator: false })).toEqual(
+      SCOPES.filter((scope) => scope !== 'builds:admin'),
+    );
     expect(effectiveScopes(['builds:admin'], { teamKey: false, operator: false })).toEqual([]);
     expect(effectiveScopes([...SCOPES], { teamKey: false, operator: true })).toEqual([...SCOPES]);
   });
 
   it("a non-operator's Full access preset is every scope but builds:admin", () => {
-    expect(presetScopes('full_access', { operator: false })).toEqual(SCOPES.filter((scope) => scope !== 'builds:admin'));
+    expect(presetScopes('full_access', { operator: false })).toEqual(
+      SCOPES.filter((scope) => scope !== 'builds:admin'),
+    );
     expect(presetScopes('full_access', { operator: true })).toEqual([...SCOPES]);
     expect(presetScopes('gateway', { operator: false })).toEqual(['gateway:invoke']);
   });

@@ -34,7 +34,13 @@ export const PRESETS = {
 export type Preset = keyof typeof PRESETS;
 
 /** Keys minted before scopes were stored act with exactly this set. */
-export const LEGACY_SCOPES: readonly Scope[] = ['gateway:invoke', 'usage:read', 'billing:read', 'keys:read', 'endpoints:read'];
+export const LEGACY_SCOPES: readonly Scope[] = [
+  'gateway:invoke',
+  'usage:read',
+  'billing:read',
+  'keys:read',
+  'endpoints:read',
+];
 
 /** Scopes a team key never holds, whatever is stored on it. */
 export const TEAM_KEY_EXCLUDED: readonly Scope[] = ['keys:write', 'teams:write', 'devices:write', 'builds:admin'];
@@ -52,10 +58,16 @@ export function presetScopes(preset: Preset, options: { operator: boolean }): Sc
  * the operator scopes dropped unless the key's owner is an operator. Returned in the enumeration's order,
  * without duplicates or unknown strings.
  */
-export function effectiveScopes(stored: readonly string[] | null | undefined, options: { teamKey: boolean; operator: boolean }): Scope[] {
+export function effectiveScopes(
+  stored: readonly string[] | null | undefined,
+  options: { teamKey: boolean; operator: boolean },
+): Scope[] {
   const base = new Set<string>(stored ?? LEGACY_SCOPES);
   return SCOPES.filter(
-    (scope) => base.has(scope) && !(options.teamKey && TEAM_KEY_EXCLUDED.includes(scope)) && (options.operator || !OPERATOR_SCOPES.includes(scope)),
+    (scope) =>
+      base.has(scope) &&
+      !(options.teamKey && TEAM_KEY_EXCLUDED.includes(scope)) &&
+      (options.operator || !OPERATOR_SCOPES.includes(scope)),
   );
 }
 

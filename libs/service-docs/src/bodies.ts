@@ -1,7 +1,8 @@
 import { guessScalar } from './classify';
 
 /** A body as the learner reads it: its media type and, when it has a structure we can describe, the value. */
-export type ParsedBody = { mediaType: string; kind: 'json' | 'form'; value: unknown } | { mediaType: string; kind: 'text' | 'binary' };
+export type ParsedBody =
+  { mediaType: string; kind: 'json' | 'form'; value: unknown } | { mediaType: string; kind: 'text' | 'binary' };
 
 /**
  * `application/json; charset=utf-8` → `application/json`. Parameters are dropped (a multipart boundary is
@@ -42,6 +43,7 @@ export function parseBody(body: unknown, contentType: string | undefined): Parse
       return { mediaType, kind: 'text' };
     }
   }
-  if (mediaType === 'application/x-www-form-urlencoded' && typeof body === 'string') return { mediaType, kind: 'form', value: formFields(body) };
+  if (mediaType === 'application/x-www-form-urlencoded' && typeof body === 'string')
+    return { mediaType, kind: 'form', value: formFields(body) };
   return { mediaType, kind: mediaType.startsWith('text/') ? 'text' : 'binary' };
 }

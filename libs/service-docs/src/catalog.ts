@@ -5,7 +5,9 @@ import octoIssues from './observations/octo-issues.json';
 import parcelpost from './observations/parcelpost.json';
 
 /** The shipped services: recorded observation sets kept in the repo, checked against the schema at load. */
-export const SERVICE_CATALOG: ReadonlyMap<string, ObservationSet> = new Map([octoIssues, ledgerly, parcelpost].map(parseObservationSet).map((set) => [set.service.id, set]));
+export const SERVICE_CATALOG: ReadonlyMap<string, ObservationSet> = new Map(
+  [octoIssues, ledgerly, parcelpost].map(parseObservationSet).map((set) => [set.service.id, set]),
+);
 
 /**
  * A shipped service's observations with exchanges recorded later (by the runs service) added to them;

@@ -1,4 +1,13 @@
-import { classifySegment, guessScalar, isEnumWord, isSafeName, mayEnumerate, singular, splitExtension, stringFormat } from './classify';
+import {
+  classifySegment,
+  guessScalar,
+  isEnumWord,
+  isSafeName,
+  mayEnumerate,
+  singular,
+  splitExtension,
+  stringFormat,
+} from './classify';
 
 describe('path segment kinds', () => {
   it.each([
@@ -40,7 +49,11 @@ describe('path segment kinds', () => {
 describe('printable names', () => {
   it('word-like names are printable; ids, emails and tokens used as keys are not', () => {
     expect(['per_page', 'x-ratelimit-limit', 'expand[]', 'created_at', 'v1'].every(isSafeName)).toBe(true);
-    expect(['cus_Q8cLw2sT5vN1xA', 'jane@example.com', '12345', 'a b', '3f2b8c1e-6d4a-4f7b-9e2c-5a1d0b8f7e6c'].some(isSafeName)).toBe(false);
+    expect(
+      ['cus_Q8cLw2sT5vN1xA', 'jane@example.com', '12345', 'a b', '3f2b8c1e-6d4a-4f7b-9e2c-5a1d0b8f7e6c'].some(
+        isSafeName,
+      ),
+    ).toBe(false);
   });
 });
 
@@ -48,14 +61,29 @@ describe('the enum rule', () => {
   it('only category-named fields without a secret ancestor may carry an enum', () => {
     expect(mayEnumerate(['state'])).toBe(true);
     expect(mayEnumerate(['data', 'status'])).toBe(true);
-    for (const path of [['password'], ['api_key'], ['auth', 'type'], ['session', 'mode'], ['email'], ['user_id'], ['name'], ['full_name'], ['customerId'], ['metadata', '*'], ['title'], []]) {
+    for (const path of [
+      ['password'],
+      ['api_key'],
+      ['auth', 'type'],
+      ['session', 'mode'],
+      ['email'],
+      ['user_id'],
+      ['name'],
+      ['full_name'],
+      ['customerId'],
+      ['metadata', '*'],
+      ['title'],
+      [],
+    ]) {
       expect({ path, allowed: mayEnumerate(path) }).toEqual({ path, allowed: false });
     }
   });
 
   it('only short lowercase words can be enum values', () => {
     expect(['open', 'requires_payment_method', 'chat.completion', 'in-transit'].every(isEnumWord)).toBe(true);
-    expect(['Open', 'a1', '42', 'jane@example.com', 'sk_live_abc123', 'x'.repeat(33), 'two words', ''].some(isEnumWord)).toBe(false);
+    expect(
+      ['Open', 'a1', '42', 'jane@example.com', 'sk_live_abc123', 'x'.repeat(33), 'two words', ''].some(isEnumWord),
+    ).toBe(false);
   });
 });
 
@@ -84,6 +112,14 @@ describe('string formats and scalar guesses', () => {
   });
 
   it('collections name their members', () => {
-    expect(['repos', 'issues', 'repositories', 'statuses', 'addresses', 'invoices', 'status'].map(singular)).toEqual(['repo', 'issue', 'repository', 'status', 'address', 'invoice', 'status']);
+    expect(['repos', 'issues', 'repositories', 'statuses', 'addresses', 'invoices', 'status'].map(singular)).toEqual([
+      'repo',
+      'issue',
+      'repository',
+      'status',
+      'address',
+      'invoice',
+      'status',
+    ]);
   });
 });

@@ -12,7 +12,8 @@ export type StringFormat = 'date-time' | 'date' | 'uuid' | 'uri' | 'email';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DATE = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/;
 // RFC 3339 with seconds and an offset: what ajv-formats accepts as `date-time`, so a declared format holds.
-const DATE_TIME = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d+)?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/i;
+const DATE_TIME =
+  /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d+)?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/i;
 const EMAIL = /^[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}$/;
 const INTEGER = /^(0|[1-9]\d{0,15})$/;
 const NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?$/;
@@ -28,7 +29,8 @@ export function isOpaqueId(token: string): boolean {
   const digits = token.replace(/\D/g, '').length;
   if (letters && digits > 0 && (token.length >= 8 || digits >= 3)) return !VERSION.test(token);
   // Long random letters in mixed case (base62 without a digit) read as tokens too.
-  if (token.length >= 12 && !/[-_.]/.test(token) && /[a-z]/.test(token) && (token.match(/[A-Z]/g)?.length ?? 0) >= 3) return true;
+  if (token.length >= 12 && !/[-_.]/.test(token) && /[a-z]/.test(token) && (token.match(/[A-Z]/g)?.length ?? 0) >= 3)
+    return true;
   return token.length >= 40;
 }
 
@@ -69,7 +71,8 @@ export function isSafeName(name: string): boolean {
 }
 
 // Names whose values are credentials: nothing under them is ever enumerated.
-const SECRET_NAME = /(token|secret|passw|pwd|auth|session|cookie|credential|signature|api[-_]?key|private|otp|^pin$|nonce)/i;
+const SECRET_NAME =
+  /(token|secret|passw|pwd|auth|session|cookie|credential|signature|api[-_]?key|private|otp|^pin$|nonce)/i;
 // Names whose values identify or describe one person or thing: enumerating them would list values.
 const IDENTIFYING_NAME =
   /(^|_|-)(id|ids|key|uuid|guid|email|mail|phone|login|user|username|name|owner|handle|slug|address|ip|iban|card|ssn|code|hash|url|uri|path|host|title|body|description|message|text|content|comment|note|query|search|metadata|label|tag)s?($|_|-)|email|name$/i;
@@ -103,7 +106,11 @@ export function stringFormat(value: string): StringFormat | undefined {
 }
 
 /** What a string on the wire (a query value, a form field) most likely carries. */
-export type ScalarGuess = { type: 'integer'; value: number } | { type: 'number'; value: number } | { type: 'boolean'; value: boolean } | { type: 'string'; value: string };
+export type ScalarGuess =
+  | { type: 'integer'; value: number }
+  | { type: 'number'; value: number }
+  | { type: 'boolean'; value: boolean }
+  | { type: 'string'; value: string };
 
 export function guessScalar(raw: string): ScalarGuess {
   if (INTEGER.test(raw) || /^-[1-9]\d{0,15}$/.test(raw)) return { type: 'integer', value: Number(raw) };

@@ -32,8 +32,19 @@ export interface ServiceDocument {
   servers?: Array<{ url: string }>;
   paths: Record<string, Record<string, unknown>>;
   components: { securitySchemes: Record<string, SecurityScheme> };
-  'x-path-templates': Array<{ template: string; observations: number; methods: string[]; parameters: Array<{ name: string; kinds: SegmentKind[] }>; covers: Array<{ pattern: string; observations: number }> }>;
-  'x-house-replay': { service: string; provenance: Provenance; servers: string[]; operations: Record<string, ReplayOperation> };
+  'x-path-templates': Array<{
+    template: string;
+    observations: number;
+    methods: string[];
+    parameters: Array<{ name: string; kinds: SegmentKind[] }>;
+    covers: Array<{ pattern: string; observations: number }>;
+  }>;
+  'x-house-replay': {
+    service: string;
+    provenance: Provenance;
+    servers: string[];
+    operations: Record<string, ReplayOperation>;
+  };
 }
 
 const PARAM_SCHEMA: Partial<Record<SegmentKind, JsonSchema>> = {
@@ -64,7 +75,8 @@ function querySchema(stats: QueryStats): JsonSchema {
 
 function content(shapes: BodyShapes): Record<string, { schema: JsonSchema }> {
   const media: Record<string, { schema: JsonSchema }> = {};
-  for (const [mediaType, shape] of shapes) media[mediaType] = { schema: shape ? renderShape(shape) : mediaType.startsWith('text/') ? { type: 'string' } : {} };
+  for (const [mediaType, shape] of shapes)
+    media[mediaType] = { schema: shape ? renderShape(shape) : mediaType.startsWith('text/') ? { type: 'string' } : {} };
   return media;
 }
 
@@ -89,26 +101,39 @@ function operationId(op: OperationStats, taken: Set<string>): string {
 function provenanceOf(ops: readonly OperationStats[]): Provenance {
   const first = ops.map((op) => op.firstSeen).sort((a, b) => Date.parse(a) - Date.parse(b))[0] ?? '';
   const last = ops.map((op) => op.lastSeen).sort((a, b) => Date.parse(b) - Date.parse(a))[0] ?? '';
-  return { first_seen: first, last_seen: last, observations: ops.reduce((n, op) => n + op.count, 0), source_kinds: [...new Set(ops.flatMap((op) => [...op.sources]))].sort() };
+  return {
+    first_seen: first,
+    last_seen: last,
+    observations: ops.reduce((n, op) => n + op.count, 0),
+    source_kinds: [...new Set(ops.flatMap((op) => [...op.sources]))].sort(),
+  };
 }
 
 /** One security requirement per distinct set of credentials seen together; `{}` when calls carried none. */
 function securityOf(op: OperationStats): Array<Record<string, string[]>> {
   const sets = new Map(op.signals.authPerExchange.map((keys) => [keys.join(' '), keys]));
-  return [...sets].sort((a, b) => a[0].localeCompare(b[0])).map(([, keys]) => Object.fromEntries(keys.map((key) => [key, []])));
+  return [...sets]
+    .sort((a, b) => a[0].localeCompare(b[0]))
+    .map(([, keys]) => Object.fromEntries(keys.map((key) => [key, []])));
 }
 
 function renderOperation(op: OperationStats, id: string, template: PathTemplate | undefined): Record<string, unknown> {
   const parameters: unknown[] = [];
-  for (const param of template?.params ?? []) parameters.push({ name: param.name, in: 'path', required: true, schema: pathParamSchema(param.kinds) });
-  for (const [name, stats] of op.query) parameters.push({ name, in: 'query', required: stats.count === op.count, schema: querySchema(stats) });
-  for (const [name, count] of op.headers) parameters.push({ name, in: 'header', required: count === op.count, schema: { type: 'string' } });
+  for (const param of template?.params ?? [])
+    parameters.push({ name: param.name, in: 'path', required: true, schema: pathParamSchema(param.kinds) });
+  for (const [name, stats] of op.query)
+    parameters.push({ name, in: 'query', required: stats.count === op.count, schema: querySchema(stats) });
+  for (const [name, count] of op.headers)
+    parameters.push({ name, in: 'header', required: count === op.count, schema: { type: 'string' } });
 
   const responses: Record<string, unknown> = {};
   for (const [status, response] of [...op.responses].sort((a, b) => a[0] - b[0])) {
     const rendered: Record<string, unknown> = { description: `Observed ${times(response.count)}.` };
     if (response.content.size > 0) rendered.content = content(response.content);
-    if (response.headers.size > 0) rendered.headers = Object.fromEntries([...response.headers].sort().map((name) => [name, { schema: { type: 'string' } }]));
+    if (response.headers.size > 0)
+      rendered.headers = Object.fromEntries(
+        [...response.headers].sort().map((name) => [name, { schema: { type: 'string' } }]),
+      );
     responses[String(status)] = rendered;
   }
   return {
@@ -117,7 +142,9 @@ function renderOperation(op: OperationStats, id: string, template: PathTemplate 
     description: `Learned from ${op.count} observed exchange${op.count === 1 ? '' : 's'}.`,
     security: securityOf(op),
     ...(parameters.length > 0 ? { parameters } : {}),
-    ...(op.requestBodies.size > 0 ? { requestBody: { required: op.requestBodyCount === op.count, content: content(op.requestBodies) } } : {}),
+    ...(op.requestBodies.size > 0
+      ? { requestBody: { required: op.requestBodyCount === op.count, content: content(op.requestBodies) } }
+      : {}),
     responses,
   };
 }
@@ -129,7 +156,10 @@ function replayOf(op: OperationStats): ReplayOperation {
     auth: authRuleNames(op.signals),
     idempotent: isIdempotent(op.method, op.signals),
     rate_limit_headers: [...op.signals.rateLimitHeaders].sort(),
-    content_types: { request: [...op.requestBodies.keys()].sort(), response: [...new Set([...op.responses.values()].flatMap((r) => [...r.content.keys()]))].sort() },
+    content_types: {
+      request: [...op.requestBodies.keys()].sort(),
+      response: [...new Set([...op.responses.values()].flatMap((r) => [...r.content.keys()]))].sort(),
+    },
     provenance: provenanceOf([op]),
   };
   if (op.signals.idempotencyHeader) replay.idempotency_header = op.signals.idempotencyHeader;
@@ -176,13 +206,17 @@ export function learnDocument(set: ObservationSet): ServiceDocument {
     },
     ...(servers.length > 0 ? { servers: servers.map((url) => ({ url })) } : {}),
     paths,
-    components: { securitySchemes: Object.fromEntries(Object.entries(schemes).sort((a, b) => a[0].localeCompare(b[0]))) },
+    components: {
+      securitySchemes: Object.fromEntries(Object.entries(schemes).sort((a, b) => a[0].localeCompare(b[0]))),
+    },
     'x-path-templates': templates.map((template) => ({
       template: template.template,
       observations: template.observations,
       methods: operations.filter((op) => op.template === template.template).map((op) => op.method),
       parameters: template.params.map((param) => ({ name: param.name, kinds: param.kinds })),
-      covers: [...template.covers].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([pattern, observations]) => ({ pattern, observations })),
+      covers: [...template.covers]
+        .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+        .map(([pattern, observations]) => ({ pattern, observations })),
     })),
     'x-house-replay': { service: set.service.id, provenance, servers: origins, operations: replay },
   };

@@ -40,9 +40,20 @@ const exchanges: ExchangeInput[] = [0, 1, 2].flatMap((n): ExchangeInput[] => [
     method: 'GET',
     url: `https://admin:${SECRETS.userInfo}@api.leaky.example/v1/users/${SECRETS.pathId}/sessions/${SECRETS.pathUuid}?api_key=${SECRETS.queryKey}&token=${SECRETS.queryToken}&q=${SECRETS.queryText}&email=${encodeURIComponent(SECRETS.queryEmail)}&user_id=${SECRETS.pathNumber}`,
     status: 200,
-    request: { headers: { Authorization: `Bearer ${SECRETS.bearer}`, 'X-Api-Key': SECRETS.apiKeyHeader, Cookie: `session=${SECRETS.cookie}; theme=dark`, 'x-trace': SECRETS.customHeader } },
+    request: {
+      headers: {
+        Authorization: `Bearer ${SECRETS.bearer}`,
+        'X-Api-Key': SECRETS.apiKeyHeader,
+        Cookie: `session=${SECRETS.cookie}; theme=dark`,
+        'x-trace': SECRETS.customHeader,
+      },
+    },
     response: {
-      headers: { 'content-type': 'application/json', 'set-cookie': `session=${SECRETS.setCookie}; HttpOnly`, 'x-ratelimit-remaining': '41' },
+      headers: {
+        'content-type': 'application/json',
+        'set-cookie': `session=${SECRETS.setCookie}; HttpOnly`,
+        'x-ratelimit-remaining': '41',
+      },
       body: {
         id: SECRETS.bodyId,
         owner_number: SECRETS.bodyNumber,
@@ -71,7 +82,10 @@ const exchanges: ExchangeInput[] = [0, 1, 2].flatMap((n): ExchangeInput[] => [
     method: 'POST',
     url: `https://hooks.leaky.example/hooks/T0001ABCD/B0002EFGH/${SECRETS.webhookToken}`,
     status: 200,
-    request: { headers: { authorization: SECRETS.rawAuthorization, 'content-type': 'application/json' }, body: { text: 'deploy finished' } },
+    request: {
+      headers: { authorization: SECRETS.rawAuthorization, 'content-type': 'application/json' },
+      body: { text: 'deploy finished' },
+    },
     response: { headers: { 'content-type': 'text/plain' }, body: 'ok' },
   },
 ]);
@@ -86,9 +100,23 @@ describe('no observed value reaches a document', () => {
   });
 
   it('the seeded set still yields a useful document: templates, schemes and field names, no values', () => {
-    expect(Object.keys(seeded.paths)).toEqual(['/hooks/{hook}/{hook2}/{hook3}', '/v1/accounts/{account}/numbers/{number}', '/v1/users/{user}/sessions/{session}']);
-    expect(Object.keys(seeded.components.securitySchemes)).toEqual(['apiKey.cookie.session', 'apiKey.header.authorization', 'apiKey.header.x-api-key', 'apiKey.query.api_key', 'apiKey.query.token', 'basic', 'bearer']);
-    const query = (seeded.paths['/v1/users/{user}/sessions/{session}']!.get as any).parameters.filter((p: any) => p.in === 'query').map((p: any) => p.name);
+    expect(Object.keys(seeded.paths)).toEqual([
+      '/hooks/{hook}/{hook2}/{hook3}',
+      '/v1/accounts/{account}/numbers/{number}',
+      '/v1/users/{user}/sessions/{session}',
+    ]);
+    expect(Object.keys(seeded.components.securitySchemes)).toEqual([
+      'apiKey.cookie.session',
+      'apiKey.header.authorization',
+      'apiKey.header.x-api-key',
+      'apiKey.query.api_key',
+      'apiKey.query.token',
+      'basic',
+      'bearer',
+    ]);
+    const query = (seeded.paths['/v1/users/{user}/sessions/{session}']!.get as any).parameters
+      .filter((p: any) => p.in === 'query')
+      .map((p: any) => p.name);
     expect(query).toEqual(['q', 'email', 'user_id']);
     expect(seeded['x-house-replay'].servers).toEqual(['https://api.leaky.example', 'https://hooks.leaky.example']);
   });
@@ -104,7 +132,8 @@ function sensitiveValues(): string[] {
     if (typeof node === 'string') {
       const kind = classifySegment(node, 1);
       if (isSecretName(key) || kind === 'email' || kind === 'uuid' || kind === 'id') add(node);
-    } else if (node && typeof node === 'object') for (const [k, v] of Object.entries(node)) visit(v, Array.isArray(node) ? key : k);
+    } else if (node && typeof node === 'object')
+      for (const [k, v] of Object.entries(node)) visit(v, Array.isArray(node) ? key : k);
   };
   for (const set of SERVICE_CATALOG.values()) {
     for (const exchange of set.exchanges) {
@@ -117,10 +146,12 @@ function sensitiveValues(): string[] {
         if (kind === 'date') found.add(`/${segment}`).add(JSON.stringify(segment));
         else if (kind !== 'slug' && kind !== 'version') add(segment);
       }
-      for (const headers of [exchange.request.headers, exchange.response.headers]) for (const value of Object.values(headers).flat()) add(value);
+      for (const headers of [exchange.request.headers, exchange.response.headers])
+        for (const value of Object.values(headers).flat()) add(value);
       visit(exchange.request.body);
       visit(exchange.response.body);
-      if (typeof exchange.request.body === 'string') visit(Object.fromEntries(new URLSearchParams(exchange.request.body)));
+      if (typeof exchange.request.body === 'string')
+        visit(Object.fromEntries(new URLSearchParams(exchange.request.body)));
     }
   }
   return [...found];

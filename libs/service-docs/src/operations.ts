@@ -1,7 +1,14 @@
 import { parseBody } from './bodies';
 import { guessScalar, isSafeName, stringFormat } from './classify';
 import { headerValues, type Exchange } from './observation';
-import { emptySignals, isAuthQueryName, isRateLimitHeader, isDocumentedRequestHeader, observeSignals, type ReplaySignals } from './replay';
+import {
+  emptySignals,
+  isAuthQueryName,
+  isRateLimitHeader,
+  isDocumentedRequestHeader,
+  observeSignals,
+  type ReplaySignals,
+} from './replay';
 import { emptyShape, observe, type Shape } from './schema';
 import { inferTemplates, type PathTemplate } from './templates';
 
@@ -83,7 +90,10 @@ export function originOf(url: URL): string {
  * Groups exchanges into operations (method + learned path template) and accumulates each one's query,
  * headers, bodies, statuses and replay signals. Methods OpenAPI cannot describe are left out.
  */
-export function collectOperations(exchanges: readonly Exchange[]): { operations: OperationStats[]; templates: PathTemplate[] } {
+export function collectOperations(exchanges: readonly Exchange[]): {
+  operations: OperationStats[];
+  templates: PathTemplate[];
+} {
   const usable = exchanges.filter((exchange) => (OPENAPI_METHODS as readonly string[]).includes(exchange.method));
   const parsed = usable.map((exchange) => {
     const url = new URL(exchange.url);
@@ -91,9 +101,20 @@ export function collectOperations(exchanges: readonly Exchange[]): { operations:
     const responseHeaders = headerValues(exchange.response.headers);
     const requestType = requestHeaders.get('content-type')?.[0];
     const responseType = responseHeaders.get('content-type')?.[0];
-    return { exchange, url, requestHeaders, responseHeaders, requestType, responseType, requestValue: structured(exchange.request.body, requestType), responseValue: structured(exchange.response.body, responseType) };
+    return {
+      exchange,
+      url,
+      requestHeaders,
+      responseHeaders,
+      requestType,
+      responseType,
+      requestValue: structured(exchange.request.body, requestType),
+      responseValue: structured(exchange.response.body, responseType),
+    };
   });
-  const { templates, templateOf } = inferTemplates(parsed.map((p) => ({ path: p.url.pathname, bodies: [p.requestValue, p.responseValue] })));
+  const { templates, templateOf } = inferTemplates(
+    parsed.map((p) => ({ path: p.url.pathname, bodies: [p.requestValue, p.responseValue] })),
+  );
 
   const operations = new Map<string, OperationStats>();
   parsed.forEach((p, index) => {
@@ -103,7 +124,20 @@ export function collectOperations(exchanges: readonly Exchange[]): { operations:
     const key = `${method} ${template}`;
     let op = operations.get(key);
     if (!op) {
-      op = { method, template, count: 0, firstSeen: exchange.time, lastSeen: exchange.time, sources: new Set(), query: new Map(), headers: new Map(), requestBodies: new Map(), requestBodyCount: 0, responses: new Map(), signals: emptySignals() };
+      op = {
+        method,
+        template,
+        count: 0,
+        firstSeen: exchange.time,
+        lastSeen: exchange.time,
+        sources: new Set(),
+        query: new Map(),
+        headers: new Map(),
+        requestBodies: new Map(),
+        requestBodyCount: 0,
+        responses: new Map(),
+        signals: emptySignals(),
+      };
       operations.set(key, op);
     }
     op.count += 1;
@@ -111,17 +145,29 @@ export function collectOperations(exchanges: readonly Exchange[]): { operations:
     if (Date.parse(exchange.time) > Date.parse(op.lastSeen)) op.lastSeen = exchange.time;
     op.sources.add(exchange.source);
     observeQuery(op.query, p.url.searchParams);
-    for (const name of p.requestHeaders.keys()) if (isDocumentedRequestHeader(name)) op.headers.set(name, (op.headers.get(name) ?? 0) + 1);
+    for (const name of p.requestHeaders.keys())
+      if (isDocumentedRequestHeader(name)) op.headers.set(name, (op.headers.get(name) ?? 0) + 1);
     if (observeBody(op.requestBodies, exchange.request.body, p.requestType)) op.requestBodyCount += 1;
 
     let response = op.responses.get(exchange.status);
     if (!response) op.responses.set(exchange.status, (response = { count: 0, content: new Map(), headers: new Set() }));
     response.count += 1;
     observeBody(response.content, exchange.response.body, p.responseType);
-    for (const name of p.responseHeaders.keys()) if (isRateLimitHeader(name) || name === 'link') response.headers.add(name);
+    for (const name of p.responseHeaders.keys())
+      if (isRateLimitHeader(name) || name === 'link') response.headers.add(name);
 
-    observeSignals(op.signals, { requestHeaders: p.requestHeaders, responseHeaders: p.responseHeaders, queryNames: [...new Set(p.url.searchParams.keys())], responseBody: p.responseValue });
+    observeSignals(op.signals, {
+      requestHeaders: p.requestHeaders,
+      responseHeaders: p.responseHeaders,
+      queryNames: [...new Set(p.url.searchParams.keys())],
+      responseBody: p.responseValue,
+    });
   });
   const order = (m: OpenApiMethod) => OPENAPI_METHODS.indexOf(m);
-  return { operations: [...operations.values()].sort((a, b) => a.template.localeCompare(b.template) || order(a.method) - order(b.method)), templates };
+  return {
+    operations: [...operations.values()].sort(
+      (a, b) => a.template.localeCompare(b.template) || order(a.method) - order(b.method),
+    ),
+    templates,
+  };
 }

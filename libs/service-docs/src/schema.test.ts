@@ -14,12 +14,18 @@ const ajv = addFormats(new Ajv2020({ strict: true, allErrors: true }));
 /** The learned schema accepts every value it was learned from. */
 function expectAccepts(values: unknown[]) {
   const validate = ajv.compile(schemaOf(values));
-  for (const value of values) expect({ value, ok: validate(value), errors: validate.errors ?? null }).toEqual({ value, ok: true, errors: null });
+  for (const value of values)
+    expect({ value, ok: validate(value), errors: validate.errors ?? null }).toEqual({ value, ok: true, errors: null });
 }
 
 describe('body schemas', () => {
   it('required = present in every observation; a null still counts as present', () => {
-    expect(schemaOf([{ a: 1, b: 'x', c: null }, { a: 2, c: 'y' }])).toEqual({
+    expect(
+      schemaOf([
+        { a: 1, b: 'x', c: null },
+        { a: 2, c: 'y' },
+      ]),
+    ).toEqual({
       type: 'object',
       properties: { a: { type: 'integer' }, b: { type: 'string' }, c: { type: ['string', 'null'] } },
       required: ['a', 'c'],
@@ -27,7 +33,11 @@ describe('body schemas', () => {
   });
 
   it('integers beside fractions widen to number', () => {
-    expect(schemaOf([{ amount: 4 }, { amount: 6.9 }])).toEqual({ type: 'object', properties: { amount: { type: 'number' } }, required: ['amount'] });
+    expect(schemaOf([{ amount: 4 }, { amount: 6.9 }])).toEqual({
+      type: 'object',
+      properties: { amount: { type: 'number' } },
+      required: ['amount'],
+    });
   });
 
   it('mixed scalar types across observations become a type array', () => {
@@ -37,7 +47,12 @@ describe('body schemas', () => {
   it('objects or arrays mixed with other types become anyOf', () => {
     const schema = schemaOf([{ id: 1 }, 'ref_abc', [1, 2], null]);
     expect(schema).toEqual({
-      anyOf: [{ type: 'object', properties: { id: { type: 'integer' } }, required: ['id'] }, { type: 'array', items: { type: 'integer' } }, { type: 'string' }, { type: 'null' }],
+      anyOf: [
+        { type: 'object', properties: { id: { type: 'integer' } }, required: ['id'] },
+        { type: 'array', items: { type: 'integer' } },
+        { type: 'string' },
+        { type: 'null' },
+      ],
     });
     expectAccepts([{ id: 1 }, 'ref_abc', [1, 2], null]);
   });
@@ -45,7 +60,11 @@ describe('body schemas', () => {
   it('array items merge across every element and every observation', () => {
     expect(schemaOf([[{ a: 1 }, { a: 2, b: true }], [], [{ a: 'x' }]])).toEqual({
       type: 'array',
-      items: { type: 'object', properties: { a: { type: ['integer', 'string'] }, b: { type: 'boolean' } }, required: ['a'] },
+      items: {
+        type: 'object',
+        properties: { a: { type: ['integer', 'string'] }, b: { type: 'boolean' } },
+        required: ['a'],
+      },
     });
     expect(schemaOf([[]])).toEqual({ type: 'array', items: {} });
   });
@@ -61,11 +80,19 @@ describe('body schemas', () => {
   });
 
   it('objects keyed by ids or emails are maps: their keys are never printed', () => {
-    const values = [{ usage: { cus_Q8cLw2sT5vN1xA: { calls: 3 }, 'jane@example.com': { calls: 1 } } }, { usage: { plan: { calls: 2 } } }];
+    const values = [
+      { usage: { cus_Q8cLw2sT5vN1xA: { calls: 3 }, 'jane@example.com': { calls: 1 } } },
+      { usage: { plan: { calls: 2 } } },
+    ];
     const schema = schemaOf(values);
     expect(schema).toEqual({
       type: 'object',
-      properties: { usage: { type: 'object', additionalProperties: { type: 'object', properties: { calls: { type: 'integer' } }, required: ['calls'] } } },
+      properties: {
+        usage: {
+          type: 'object',
+          additionalProperties: { type: 'object', properties: { calls: { type: 'integer' } }, required: ['calls'] },
+        },
+      },
       required: ['usage'],
     });
     expect(JSON.stringify(schema)).not.toMatch(/cus_|jane/);
@@ -73,7 +100,10 @@ describe('body schemas', () => {
   });
 
   it('merging shapes equals observing everything in one shape, maps included', () => {
-    const left = [{ a: 1, m: { plan: 1 } }, { a: 'x', m: { plan: 2 } }];
+    const left = [
+      { a: 1, m: { plan: 1 } },
+      { a: 'x', m: { plan: 2 } },
+    ];
     const right = [{ b: [1.5], m: { cus_Q8cLw2sT5vN1xA: 3 } }];
     const merged = emptyShape();
     const l = emptyShape();
@@ -88,12 +118,16 @@ describe('body schemas', () => {
 
 describe('enums', () => {
   it('a category field with few repeating lowercase words gets an enum', () => {
-    expect(schemaOf([{ state: 'open' }, { state: 'closed' }, { state: 'open' }])).toMatchObject({ properties: { state: { type: 'string', enum: ['closed', 'open'] } } });
+    expect(schemaOf([{ state: 'open' }, { state: 'closed' }, { state: 'open' }])).toMatchObject({
+      properties: { state: { type: 'string', enum: ['closed', 'open'] } },
+    });
   });
 
   it('a nullable category lists null among its values so null still validates', () => {
     const values = [{ reason: 'completed' }, { reason: null }, { reason: 'completed' }, { reason: 'reopened' }];
-    expect(schemaOf(values)).toMatchObject({ properties: { reason: { type: ['string', 'null'], enum: ['completed', 'reopened', null] } } });
+    expect(schemaOf(values)).toMatchObject({
+      properties: { reason: { type: ['string', 'null'], enum: ['completed', 'reopened', null] } },
+    });
     expectAccepts(values);
   });
 
@@ -117,6 +151,8 @@ describe('enums', () => {
   });
 
   it('an enum is dropped when the field also holds numbers or booleans', () => {
-    expect(schemaOf([{ mode: 'auto' }, { mode: 'auto' }, { mode: 'auto' }, { mode: 3 }]).properties).toEqual({ mode: { type: ['integer', 'string'] } });
+    expect(schemaOf([{ mode: 'auto' }, { mode: 'auto' }, { mode: 'auto' }, { mode: 3 }]).properties).toEqual({
+      mode: { type: ['integer', 'string'] },
+    });
   });
 });

@@ -109,7 +109,12 @@ export function mergeShape(into: Shape, from: Shape): void {
   into.numbers += from.numbers;
   if (from.strings) {
     if (into.strings) mergeStrings(into.strings, from.strings);
-    else into.strings = { count: from.strings.count, formats: new Map(from.strings.formats), values: from.strings.values && new Map(from.strings.values) };
+    else
+      into.strings = {
+        count: from.strings.count,
+        formats: new Map(from.strings.formats),
+        values: from.strings.values && new Map(from.strings.values),
+      };
   }
   if (from.arrays) {
     const arrays = (into.arrays ??= { count: 0, items: emptyShape() });
@@ -149,7 +154,8 @@ function stringSchema(strings: StringShape, path: readonly string[]): JsonSchema
 }
 
 function objectSchema(objects: ObjectShape, path: readonly string[]): JsonSchema {
-  if (objects.mapValues) return { type: 'object', additionalProperties: renderShape(objects.mapValues, [...path, '*']) };
+  if (objects.mapValues)
+    return { type: 'object', additionalProperties: renderShape(objects.mapValues, [...path, '*']) };
   const properties: Record<string, JsonSchema> = {};
   const required: string[] = [];
   for (const [key, property] of objects.properties) {

@@ -14,7 +14,11 @@ describe('path templates', () => {
       { path: '/repos/acme/widgets/issues/7', bodies: [{ number: 7, id: 3100377 }] },
     ];
     const { templates, templateOf } = inferTemplates(samples);
-    expect(templates.map((t) => t.template)).toEqual(['/repos/{owner}/{repo}', '/repos/{owner}/{repo}/issues', '/repos/{owner}/{repo}/issues/{number}']);
+    expect(templates.map((t) => t.template)).toEqual([
+      '/repos/{owner}/{repo}',
+      '/repos/{owner}/{repo}/issues',
+      '/repos/{owner}/{repo}/issues/{number}',
+    ]);
     expect(templateOf[4]).toBe('/repos/{owner}/{repo}/issues/{number}');
     const issue = templates[2]!;
     expect(issue.params).toEqual([
@@ -32,11 +36,18 @@ describe('path templates', () => {
 
   it('several different slugs right after a collection are values; the same slugs after a version are endpoints', () => {
     expect(templatesOf(paths('/users/mona', '/users/hubot'))).toEqual(['/users/{user}']);
-    expect(templatesOf(paths('/v1/customers', '/v1/invoices', '/v1/balance'))).toEqual(['/v1/balance', '/v1/customers', '/v1/invoices']);
+    expect(templatesOf(paths('/v1/customers', '/v1/invoices', '/v1/balance'))).toEqual([
+      '/v1/balance',
+      '/v1/customers',
+      '/v1/invoices',
+    ]);
   });
 
   it('version segments stay literal and keep their own branches', () => {
-    expect(templatesOf(paths('/v1/items/1', '/v2/items/2', '/v2/items/3'))).toEqual(['/v1/items/{item}', '/v2/items/{item}']);
+    expect(templatesOf(paths('/v1/items/1', '/v2/items/2', '/v2/items/3'))).toEqual([
+      '/v1/items/{item}',
+      '/v2/items/{item}',
+    ]);
   });
 
   it('an action word beside ids stays literal while the ids become a parameter', () => {
@@ -50,26 +61,34 @@ describe('path templates', () => {
   });
 
   it('a segment constant across observations stays literal; one that varies under a collection becomes a parameter', () => {
-    expect(templatesOf(paths('/orgs/acme/teams', '/orgs/acme/members'))).toEqual(['/orgs/acme/members', '/orgs/acme/teams']);
+    expect(templatesOf(paths('/orgs/acme/teams', '/orgs/acme/members'))).toEqual([
+      '/orgs/acme/members',
+      '/orgs/acme/teams',
+    ]);
     expect(templatesOf(paths('/orgs/acme/teams', '/orgs/globex/teams'))).toEqual(['/orgs/{org}/teams']);
   });
 
   it('a word that recurs under different parents is vocabulary, even right after a parameter', () => {
-    expect(templatesOf(paths('/repos/octo/hello/issues', '/repos/acme/widgets/issues', '/repos/acme/widgets/pulls'))).toEqual([
-      '/repos/{repo}/{repo2}/issues',
-      '/repos/{repo}/{repo2}/pulls',
-    ]);
+    expect(
+      templatesOf(paths('/repos/octo/hello/issues', '/repos/acme/widgets/issues', '/repos/acme/widgets/pulls')),
+    ).toEqual(['/repos/{repo}/{repo2}/issues', '/repos/{repo}/{repo2}/pulls']);
   });
 
   it('collection names followed by the same word stay literal', () => {
-    expect(templatesOf(paths('/billing/invoices/export', '/billing/payments/export'))).toEqual(['/billing/invoices/export', '/billing/payments/export']);
+    expect(templatesOf(paths('/billing/invoices/export', '/billing/payments/export'))).toEqual([
+      '/billing/invoices/export',
+      '/billing/payments/export',
+    ]);
   });
 
   it('dates and UUIDs become typed parameters, mixed kinds are recorded per template', () => {
     const { templates } = inferTemplates([
       { path: '/v2/manifests/2026-03-02', bodies: [{ date: '2026-03-02' }] },
       { path: '/v2/manifests/2026-03-03', bodies: [] },
-      ...paths('/v2/shipments/3f2b8c1e-6d4a-4f7b-9e2c-5a1d0b8f7e6c', '/v2/shipments/a7d4e2f0-1b3c-4d5e-8f9a-0b1c2d3e4f5a'),
+      ...paths(
+        '/v2/shipments/3f2b8c1e-6d4a-4f7b-9e2c-5a1d0b8f7e6c',
+        '/v2/shipments/a7d4e2f0-1b3c-4d5e-8f9a-0b1c2d3e4f5a',
+      ),
       ...paths('/things/12', '/things/cus_Q8cLw2sT5vN1xA'),
     ]);
     expect(templates.map((t) => [t.template, t.params])).toEqual([
@@ -80,7 +99,14 @@ describe('path templates', () => {
   });
 
   it('an id with a file extension keeps the extension as a literal suffix', () => {
-    expect(templatesOf(paths('/2010-04-01/Accounts/AC123abc45/Messages/SM1f2e3d4c.json', '/2010-04-01/Accounts/AC123abc45/Messages.json'))).toEqual([
+    expect(
+      templatesOf(
+        paths(
+          '/2010-04-01/Accounts/AC123abc45/Messages/SM1f2e3d4c.json',
+          '/2010-04-01/Accounts/AC123abc45/Messages.json',
+        ),
+      ),
+    ).toEqual([
       '/2010-04-01/Accounts/{account}/Messages.json',
       '/2010-04-01/Accounts/{account}/Messages/{message}.json',
     ]);

@@ -1,4 +1,12 @@
-import { classifySegment, isCollectionName, isValueKind, singular, splitExtension, toParamName, type SegmentKind } from './classify';
+import {
+  classifySegment,
+  isCollectionName,
+  isValueKind,
+  singular,
+  splitExtension,
+  toParamName,
+  type SegmentKind,
+} from './classify';
 
 /** One observed path with the structured bodies of its exchange (searched for the path's values, to name them). */
 export interface PathSample {
@@ -53,7 +61,8 @@ function segmentsOf(path: string): Segment[] {
 }
 
 // Keys whose value names the resource itself; a slug or integer is only taken as "echoed" under one of these.
-const IDENTIFYING_KEY = /^(id|uuid|key|slug|name|login|username|handle|number|full_name|code)$|_(id|number|slug|name|key)$/;
+const IDENTIFYING_KEY =
+  /^(id|uuid|key|slug|name|login|username|handle|number|full_name|code)$|_(id|number|slug|name|key)$/;
 // Keys too generic to name a parameter by themselves: the enclosing key or the collection names it instead.
 const GENERIC_KEY = /^(id|uuid|key|slug|name|login|username|handle)$/;
 const ECHO_DEPTH = 3;
@@ -69,7 +78,11 @@ function echoes(bodies: readonly unknown[], segment: Segment): Array<string | nu
   const visit = (node: unknown, keys: string[]) => {
     if (node === null || typeof node !== 'object' || Array.isArray(node) || keys.length >= ECHO_DEPTH) return;
     for (const [key, item] of Object.entries(node)) {
-      if ((typeof item === 'string' || typeof item === 'number') && String(item) === value && (!strict || IDENTIFYING_KEY.test(key))) {
+      if (
+        (typeof item === 'string' || typeof item === 'number') &&
+        String(item) === value &&
+        (!strict || IDENTIFYING_KEY.test(key))
+      ) {
         hits.push(!GENERIC_KEY.test(key) ? toParamName(key) : keys.length > 0 ? toParamName(keys.at(-1)!) : null);
       } else visit(item, [...keys, key]);
     }
@@ -78,7 +91,11 @@ function echoes(bodies: readonly unknown[], segment: Segment): Array<string | nu
   return hits;
 }
 
-const concretePrefix = (row: Row, depth: number) => row.segments.slice(0, depth).map((segment) => segment.raw).join('/');
+const concretePrefix = (row: Row, depth: number) =>
+  row.segments
+    .slice(0, depth)
+    .map((segment) => segment.raw)
+    .join('/');
 
 /**
  * Whether the word-like segments at this position are values rather than literals. Decided for the whole
@@ -123,9 +140,15 @@ function paramName(rows: Row[], depth: number, prefix: Part[]): string {
     for (const name of echoes(row.bodies, row.segments[depth]!)) if (name) votes.set(name, (votes.get(name) ?? 0) + 1);
   }
   const voted = [...votes].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]?.[0];
-  const collection = [...prefix].reverse().find((part): part is Extract<Part, { literal: string }> => 'literal' in part && !part.version);
+  const collection = [...prefix]
+    .reverse()
+    .find((part): part is Extract<Part, { literal: string }> => 'literal' in part && !part.version);
   const kinds = new Set(rows.map((row) => row.segments[depth]!.kind));
-  const fallback = collection ? toParamName(singular(collection.literal)) : kinds.size === 1 && kinds.has('date') ? 'date' : 'id';
+  const fallback = collection
+    ? toParamName(singular(collection.literal))
+    : kinds.size === 1 && kinds.has('date')
+      ? 'date'
+      : 'id';
   const name = voted ?? fallback;
   const used = new Set(prefix.flatMap((part) => ('param' in part ? [part.param] : [])));
   let unique = name;
@@ -134,7 +157,9 @@ function paramName(rows: Row[], depth: number, prefix: Part[]): string {
 }
 
 function render(parts: Part[], placeholder: (part: Extract<Part, { param: string }>, depth: number) => string): string {
-  return '/' + parts.map((part, depth) => ('literal' in part ? part.literal : placeholder(part, depth) + part.ext)).join('/');
+  return (
+    '/' + parts.map((part, depth) => ('literal' in part ? part.literal : placeholder(part, depth) + part.ext)).join('/')
+  );
 }
 
 /**
@@ -157,7 +182,11 @@ export function inferTemplates(samples: readonly PathSample[]): { templates: Pat
         const pattern = render(prefix, (_part, at) => `{${row.segments[at]!.kind}}`);
         covers.set(pattern, (covers.get(pattern) ?? 0) + 1);
       }
-      const params = prefix.flatMap((part, at) => ('param' in part ? [{ name: part.param, kinds: [...new Set(ending.map((row) => row.segments[at]!.kind))].sort() }] : []));
+      const params = prefix.flatMap((part, at) =>
+        'param' in part
+          ? [{ name: part.param, kinds: [...new Set(ending.map((row) => row.segments[at]!.kind))].sort() }]
+          : [],
+      );
       templates.set(template, { template, params, observations: ending.length, covers });
     }
     const going = rows.filter((row) => row.segments.length > depth);

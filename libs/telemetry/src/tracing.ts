@@ -1,9 +1,24 @@
-import { context, propagation, SpanKind, SpanStatusCode, trace, type Context, type Span, type TextMapGetter, type TextMapSetter } from '@opentelemetry/api';
+import {
+  context,
+  propagation,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Context,
+  type Span,
+  type TextMapGetter,
+  type TextMapSetter,
+} from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor, SimpleSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  SimpleSpanProcessor,
+  type SpanExporter,
+} from '@opentelemetry/sdk-trace-base';
 
 export { SpanKind, SpanStatusCode, type Span } from '@opentelemetry/api';
 
@@ -22,8 +37,13 @@ export interface Tracing {
  * nothing on their hot paths.
  */
 export function startTracing(options: { service: string; exporter?: SpanExporter }): Tracing {
-  const processor = options.exporter ? new SimpleSpanProcessor(options.exporter) : new BatchSpanProcessor(new OTLPTraceExporter());
-  const provider = new BasicTracerProvider({ resource: resourceFromAttributes({ 'service.name': options.service }), spanProcessors: [processor] });
+  const processor = options.exporter
+    ? new SimpleSpanProcessor(options.exporter)
+    : new BatchSpanProcessor(new OTLPTraceExporter());
+  const provider = new BasicTracerProvider({
+    resource: resourceFromAttributes({ 'service.name': options.service }),
+    spanProcessors: [processor],
+  });
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   trace.setGlobalTracerProvider(provider);
@@ -72,7 +92,12 @@ export function injectContext(headers: Record<string, string>): Record<string, s
 }
 
 /** Runs `work` inside a new span, child of `parent` (default: the active context), and ends it with the outcome. */
-export async function inSpan<T>(name: string, kind: SpanKind, parent: Context | undefined, work: (span: Span) => Promise<T>): Promise<T> {
+export async function inSpan<T>(
+  name: string,
+  kind: SpanKind,
+  parent: Context | undefined,
+  work: (span: Span) => Promise<T>,
+): Promise<T> {
   const tracer = trace.getTracer(TRACER);
   return tracer.startActiveSpan(name, { kind }, parent ?? context.active(), async (span) => {
     try {

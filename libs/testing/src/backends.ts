@@ -25,7 +25,9 @@ export function testBackends(): TestBackends {
 
 /** The backends the TEST_* variables name; the rest are embedded until testcontainers fills them in. */
 export function backendsFromEnv(): TestBackends {
-  const kafka = process.env.TEST_KAFKA_BROKERS?.split(',').map((broker) => broker.trim()).filter(Boolean);
+  const kafka = process.env.TEST_KAFKA_BROKERS?.split(',')
+    .map((broker) => broker.trim())
+    .filter(Boolean);
   return {
     postgresUrl: process.env.TEST_DATABASE_URL || undefined,
     redisUrl: process.env.TEST_REDIS_URL || undefined,
@@ -39,9 +41,15 @@ export function backendsFromEnv(): TestBackends {
 }
 
 export function describeBackends(backends: TestBackends): string {
-  const pg = backends.postgresUrl ? `PostgreSQL (${backends.sources.postgres}: ${redactUrl(backends.postgresUrl)})` : 'PGlite (embedded)';
-  const redis = backends.redisUrl ? `Redis (${backends.sources.redis}: ${redactUrl(backends.redisUrl)})` : 'in-memory cache (embedded)';
-  const kafka = backends.kafkaBrokers ? `Kafka (${backends.sources.kafka}: ${backends.kafkaBrokers.join(',')})` : 'in-process bus (embedded)';
+  const pg = backends.postgresUrl
+    ? `PostgreSQL (${backends.sources.postgres}: ${redactUrl(backends.postgresUrl)})`
+    : 'PGlite (embedded)';
+  const redis = backends.redisUrl
+    ? `Redis (${backends.sources.redis}: ${redactUrl(backends.redisUrl)})`
+    : 'in-memory cache (embedded)';
+  const kafka = backends.kafkaBrokers
+    ? `Kafka (${backends.sources.kafka}: ${backends.kafkaBrokers.join(',')})`
+    : 'in-process bus (embedded)';
   return `test backends: database=${pg}; cache=${redis}; bus=${kafka}`;
 }
 

@@ -24,12 +24,16 @@ export interface TestDatabase {
 export async function createTestDatabase(label: string, options: { restarts?: boolean } = {}): Promise<TestDatabase> {
   const serverUrl = testBackends().postgresUrl;
   if (!serverUrl) {
-    if (!options.restarts) return { target: { kind: 'pglite', dataDir: 'memory://' }, dataDir: 'memory://', drop: async () => undefined };
+    if (!options.restarts)
+      return { target: { kind: 'pglite', dataDir: 'memory://' }, dataDir: 'memory://', drop: async () => undefined };
     const dataDir = await mkdtemp(path.join(tmpdir(), `sbc-test-${label.replace(/[^a-z0-9]/gi, '_').slice(0, 30)}-`));
     // Each service keeps its files under <SBC_DATA_DIR>/<service>.
     return { target: { kind: 'pglite', dataDir }, dataDir, drop: () => rm(dataDir, { recursive: true, force: true }) };
   }
-  const name = `t_${label.replace(/[^a-z0-9]/gi, '_').toLowerCase().slice(0, 30)}_${randomBytes(5).toString('hex')}`;
+  const name = `t_${label
+    .replace(/[^a-z0-9]/gi, '_')
+    .toLowerCase()
+    .slice(0, 30)}_${randomBytes(5).toString('hex')}`;
   const admin = new pg.Client({ connectionString: serverUrl });
   await admin.connect();
   try {

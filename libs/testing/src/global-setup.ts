@@ -8,11 +8,18 @@ const started: Stoppable[] = [];
 /** True when a Docker engine answers on its socket within a second. */
 async function dockerAnswers(): Promise<boolean> {
   const host = process.env.DOCKER_HOST;
-  const socketPath = !host ? '/var/run/docker.sock' : host.startsWith('unix://') ? host.slice('unix://'.length) : undefined;
+  const socketPath = !host
+    ? '/var/run/docker.sock'
+    : host.startsWith('unix://')
+      ? host.slice('unix://'.length)
+      : undefined;
   return new Promise((resolve) => {
     const socket = socketPath
       ? connect({ path: socketPath })
-      : connect({ host: new URL(host!.replace(/^tcp:/, 'http:')).hostname, port: Number(new URL(host!.replace(/^tcp:/, 'http:')).port || 2375) });
+      : connect({
+          host: new URL(host!.replace(/^tcp:/, 'http:')).hostname,
+          port: Number(new URL(host!.replace(/^tcp:/, 'http:')).port || 2375),
+        });
     const timer = setTimeout(() => finish(false), 1000);
     function finish(ok: boolean) {
       clearTimeout(timer);
@@ -29,7 +36,11 @@ async function dockerAnswers(): Promise<boolean> {
 export default async function globalSetup(): Promise<void> {
   if (process.env[BACKENDS_ENV]) return; // decided by an earlier project in this run
   const backends = backendsFromEnv();
-  if ((!backends.postgresUrl || !backends.redisUrl) && process.env.SBC_TEST_NO_CONTAINERS !== 'true' && (await dockerAnswers())) {
+  if (
+    (!backends.postgresUrl || !backends.redisUrl) &&
+    process.env.SBC_TEST_NO_CONTAINERS !== 'true' &&
+    (await dockerAnswers())
+  ) {
     if (!backends.postgresUrl) {
       const { PostgreSqlContainer } = await import('@testcontainers/postgresql');
       const container = await new PostgreSqlContainer('postgres:15-alpine').start();

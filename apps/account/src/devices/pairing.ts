@@ -46,7 +46,8 @@ export interface GrantState {
 }
 
 /** What one poll answers: the token (`issue`) or one of the RFC 8628 / RFC 6749 error codes. */
-export type PollOutcome = 'issue' | 'authorization_pending' | 'slow_down' | 'expired_token' | 'access_denied' | 'invalid_grant';
+export type PollOutcome =
+  'issue' | 'authorization_pending' | 'slow_down' | 'expired_token' | 'access_denied' | 'invalid_grant';
 
 /**
  * The answer to a poll. A code is exchanged once (then `invalid_grant`); a denial outlives expiry so the

@@ -14,7 +14,8 @@ export function listShape(items: readonly unknown[]): ListShape {
   let shape: ListShape | undefined;
   for (const raw of items) {
     const item = (raw ?? {}) as Record<string, unknown>;
-    const anthropic = item.type === 'model' && typeof item.display_name === 'string' && typeof item.created_at === 'string';
+    const anthropic =
+      item.type === 'model' && typeof item.display_name === 'string' && typeof item.created_at === 'string';
     const openai = item.object === 'model' && (typeof item.created === 'number' || typeof item.owned_by === 'string');
     const mine: ListShape = anthropic === openai ? 'unknown' : anthropic ? 'anthropic' : 'openai';
     if (shape !== undefined && shape !== mine) return 'unknown';
@@ -42,12 +43,21 @@ const SHAPE_WORDS: Record<UpstreamDialect, string> = {
  */
 export function decideByShape(answers: Record<UpstreamDialect, ListAnswer>, preferred: UpstreamDialect): Decision {
   const { openai, anthropic } = answers;
-  if (!openai.ok) return { dialect: 'anthropic', reason: 'only the Anthropic probe (x-api-key, anthropic-version) answered the model list' };
+  if (!openai.ok)
+    return {
+      dialect: 'anthropic',
+      reason: 'only the Anthropic probe (x-api-key, anthropic-version) answered the model list',
+    };
   if (!anthropic.ok) return { dialect: 'openai', reason: 'only the OpenAI probe (Bearer key) answered the model list' };
   if (openai.shape === 'openai' && anthropic.shape === 'anthropic') {
-    return { dialect: preferred, reason: `both probes answered, each in its own dialect's shape (the endpoint speaks both); ${preferred} preferred for this host` };
+    return {
+      dialect: preferred,
+      reason: `both probes answered, each in its own dialect's shape (the endpoint speaks both); ${preferred} preferred for this host`,
+    };
   }
-  const known = new Set([openai.shape, anthropic.shape].filter((shape): shape is UpstreamDialect => shape !== 'unknown'));
+  const known = new Set(
+    [openai.shape, anthropic.shape].filter((shape): shape is UpstreamDialect => shape !== 'unknown'),
+  );
   if (known.size === 1) {
     const [dialect] = [...known] as [UpstreamDialect];
     return { dialect, reason: `both probes answered; the model list has ${SHAPE_WORDS[dialect]}` };
@@ -56,9 +66,15 @@ export function decideByShape(answers: Record<UpstreamDialect, ListAnswer>, pref
 }
 
 /** The decision after the one-token calls: the dialect whose call was answered. */
-export function decideByCalls(answered: Record<UpstreamDialect, boolean>, preferred: UpstreamDialect, before: string): { dialect: UpstreamDialect; reason: string } {
-  if (answered.openai && !answered.anthropic) return { dialect: 'openai', reason: `${before}; a one-token call was answered on /v1/chat/completions only` };
-  if (answered.anthropic && !answered.openai) return { dialect: 'anthropic', reason: `${before}; a one-token call was answered on /v1/messages only` };
+export function decideByCalls(
+  answered: Record<UpstreamDialect, boolean>,
+  preferred: UpstreamDialect,
+  before: string,
+): { dialect: UpstreamDialect; reason: string } {
+  if (answered.openai && !answered.anthropic)
+    return { dialect: 'openai', reason: `${before}; a one-token call was answered on /v1/chat/completions only` };
+  if (answered.anthropic && !answered.openai)
+    return { dialect: 'anthropic', reason: `${before}; a one-token call was answered on /v1/messages only` };
   const which = answered.openai ? 'both one-token calls were answered' : 'neither one-token call was answered';
   return { dialect: preferred, reason: `${before}; ${which}, so ${preferred} is preferred for this host` };
 }

@@ -17,7 +17,15 @@ describe('folding a probe into an endpoint', () => {
   });
 
   it('a failed probe keeps the models, the names and the dialect last answered in, and reports why', () => {
-    const fold = foldProbe({ ok: false, models: [], modelNames: {}, error: 'connection refused by h:1', at }, { models: ['x'], modelNames: { x: 'X' }, lastAnsweredIn: 'anthropic' }, []);
-    expect(fold).toEqual({ probe: { ok: false, error: 'connection refused by h:1', dialect: 'anthropic', at: '2026-09-23T10:00:00.000Z' }, models: ['x'], modelNames: { x: 'X' } });
+    const fold = foldProbe(
+      { ok: false, models: [], modelNames: {}, error: 'connection refused by h:1', at },
+      { models: ['x'], modelNames: { x: 'X' }, lastAnsweredIn: 'anthropic' },
+      [],
+    );
+    expect(fold).toEqual({
+      probe: { ok: false, error: 'connection refused by h:1', dialect: 'anthropic', at: '2026-09-23T10:00:00.000Z' },
+      models: ['x'],
+      modelNames: { x: 'X' },
+    });
   });
 });

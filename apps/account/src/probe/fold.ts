@@ -8,11 +8,21 @@ import type { ProbeReport } from './probe-endpoint';
  */
 export function probeOfReport(report: ProbeReport, lastAnsweredIn?: UpstreamDialect): UpstreamProbe {
   if (report.ok) {
-    const probe: UpstreamProbe = { ok: true, models_found: report.models.length, dialect: report.dialect, at: report.at.toISOString() };
+    const probe: UpstreamProbe = {
+      ok: true,
+      models_found: report.models.length,
+      dialect: report.dialect,
+      at: report.at.toISOString(),
+    };
     if (report.dialectReason !== undefined) probe.dialect_reason = report.dialectReason;
     return probe;
   }
-  return { ok: false, error: report.error, ...(lastAnsweredIn ? { dialect: lastAnsweredIn } : {}), at: report.at.toISOString() };
+  return {
+    ok: false,
+    error: report.error,
+    ...(lastAnsweredIn ? { dialect: lastAnsweredIn } : {}),
+    at: report.at.toISOString(),
+  };
 }
 
 /**

@@ -47,7 +47,8 @@ const MAX_BODY_BYTES = 4 * 1024 * 1024;
 // Anthropic pages its list (1,000 per page at most); a few pages is more than any real endpoint lists.
 const MAX_ANTHROPIC_PAGES = 5;
 
-type Attempt = { ok: true; models: string[]; modelNames: Record<string, string>; shape: ListShape } | { ok: false; error: string };
+type Attempt =
+  { ok: true; models: string[]; modelNames: Record<string, string>; shape: ListShape } | { ok: false; error: string };
 
 /** The dialect to prefer when an `auto` endpoint answers both: Anthropic for a host that names it, else OpenAI. */
 export function preferredDialects(baseUrl: string): [UpstreamDialect, UpstreamDialect] {
@@ -70,7 +71,9 @@ export function probeHeaders(dialect: UpstreamDialect, target: ProbeTarget): Rec
  * Reads a model list in either dialect's shape (`{data: [{id, display_name?}]}`); undefined when the body is
  * not one. Anthropic's paging fields come back for the caller to follow.
  */
-export function parseModelList(body: unknown): { ids: string[]; names: Record<string, string>; hasMore: boolean; lastId?: string; shape: ListShape } | undefined {
+export function parseModelList(
+  body: unknown,
+): { ids: string[]; names: Record<string, string>; hasMore: boolean; lastId?: string; shape: ListShape } | undefined {
   if (!body || typeof body !== 'object' || !Array.isArray((body as { data?: unknown }).data)) return undefined;
   const list = body as { data: unknown[]; has_more?: unknown; last_id?: unknown };
   const ids: string[] = [];
@@ -81,7 +84,13 @@ export function parseModelList(body: unknown): { ids: string[]; names: Record<st
     ids.push(id);
     if (typeof name === 'string' && name !== '' && name !== id) names[id] = name;
   }
-  return { ids, names, hasMore: list.has_more === true, lastId: typeof list.last_id === 'string' ? list.last_id : ids.at(-1), shape: listShape(list.data) };
+  return {
+    ids,
+    names,
+    hasMore: list.has_more === true,
+    lastId: typeof list.last_id === 'string' ? list.last_id : ids.at(-1),
+    shape: listShape(list.data),
+  };
 }
 
 /** A transport failure in words a person can act on. */
@@ -125,7 +134,8 @@ function upstreamMessage(text: string, contentType: string): string {
   try {
     const body = JSON.parse(text) as { error?: unknown; message?: unknown };
     const error = body.error as { message?: unknown } | string | undefined;
-    const message = typeof error === 'string' ? error : typeof error?.message === 'string' ? error.message : body.message;
+    const message =
+      typeof error === 'string' ? error : typeof error?.message === 'string' ? error.message : body.message;
     if (typeof message === 'string') return message.slice(0, 200);
   } catch {
     // Not JSON after all: the status and content type say enough.
@@ -146,7 +156,13 @@ async function readBody(body: AsyncIterable<Buffer>): Promise<string | undefined
 }
 
 /** One page of the model list in one dialect; a non-list answer throws ProbeFailure with what came back. */
-async function listOnce(agent: Agent, dialect: UpstreamDialect, target: ProbeTarget, signal: AbortSignal, afterId?: string) {
+async function listOnce(
+  agent: Agent,
+  dialect: UpstreamDialect,
+  target: ProbeTarget,
+  signal: AbortSignal,
+  afterId?: string,
+) {
   const { origin, path } = endpointUrl(target.baseUrl, '/models');
   const url = new URL(path, origin);
   if (dialect === 'anthropic') {
@@ -154,7 +170,13 @@ async function listOnce(agent: Agent, dialect: UpstreamDialect, target: ProbeTar
     if (afterId) url.searchParams.set('after_id', afterId);
   }
   const where = `${url.host}${url.pathname}`;
-  const reply = await agent.request({ origin, path: `${url.pathname}${url.search}`, method: 'GET', headers: probeHeaders(dialect, target), signal });
+  const reply = await agent.request({
+    origin,
+    path: `${url.pathname}${url.search}`,
+    method: 'GET',
+    headers: probeHeaders(dialect, target),
+    signal,
+  });
   const text = await readBody(reply.body);
   const contentType = contentTypeOf(reply.headers);
   if (reply.statusCode < 200 || reply.statusCode > 299) {
@@ -167,7 +189,8 @@ async function listOnce(agent: Agent, dialect: UpstreamDialect, target: ProbeTar
   } catch {
     parsed = undefined;
   }
-  if (!parsed) throw new ProbeFailure(`${where} did not answer with a model list (HTTP ${reply.statusCode}, ${contentType})`);
+  if (!parsed)
+    throw new ProbeFailure(`${where} did not answer with a model list (HTTP ${reply.statusCode}, ${contentType})`);
   return parsed;
 }
 
@@ -178,7 +201,13 @@ async function listOnce(agent: Agent, dialect: UpstreamDialect, target: ProbeTar
  * a report with a reason. Redirects are not followed (a redirect could lead past the egress check).
  */
 export function createProber(options: ProberOptions): Prober {
-  async function attempt(agent: Agent, dialect: UpstreamDialect, target: ProbeTarget, signal: AbortSignal, timedOut: AbortSignal): Promise<Attempt> {
+  async function attempt(
+    agent: Agent,
+    dialect: UpstreamDialect,
+    target: ProbeTarget,
+    signal: AbortSignal,
+    timedOut: AbortSignal,
+  ): Promise<Attempt> {
     const models: string[] = [];
     const modelNames: Record<string, string> = {};
     let afterId: string | undefined;
@@ -197,7 +226,12 @@ export function createProber(options: ProberOptions): Prober {
       if (error instanceof ProbeFailure) return { ok: false, error: error.message };
       const where = new URL(target.baseUrl).host;
       if (signal.aborted && isAbort(error)) {
-        return { ok: false, error: timedOut.aborted ? `${where} did not answer within ${options.timeoutMs / 1000} s` : 'the probe was cancelled' };
+        return {
+          ok: false,
+          error: timedOut.aborted
+            ? `${where} did not answer within ${options.timeoutMs / 1000} s`
+            : 'the probe was cancelled',
+        };
       }
       return { ok: false, error: describeTransportError(error, where, options.timeoutMs) };
     }
@@ -217,7 +251,8 @@ export function createProber(options: ProberOptions): Prober {
       try {
         const attempts = await Promise.all(dialects.map((dialect) => attempt(agent, dialect, target, signal, timeout)));
         if (attempts.some((result) => result.ok)) {
-          if (target.dialect !== 'auto') return answeredReport(target.dialect, attempts[0] as Extract<Attempt, { ok: true }>);
+          if (target.dialect !== 'auto')
+            return answeredReport(target.dialect, attempts[0] as Extract<Attempt, { ok: true }>);
           return await decideAuto(agent, target, dialects, attempts, signal);
         }
         return failedReport(dialects, attempts);
@@ -228,7 +263,11 @@ export function createProber(options: ProberOptions): Prober {
   };
 }
 
-function answeredReport(dialect: UpstreamDialect, found: Extract<Attempt, { ok: true }>, dialectReason?: string): ProbeReport {
+function answeredReport(
+  dialect: UpstreamDialect,
+  found: Extract<Attempt, { ok: true }>,
+  dialectReason?: string,
+): ProbeReport {
   const report: ProbeReport = { ok: true, dialect, models: found.models, modelNames: found.modelNames, at: new Date() };
   if (dialectReason !== undefined) report.dialectReason = dialectReason;
   return report;
@@ -238,21 +277,49 @@ function answeredReport(dialect: UpstreamDialect, found: Extract<Attempt, { ok: 
  * An `auto` endpoint of which at least one probe answered: decided by the lists' shapes, or, when those do
  * not say, by which dialect answers a one-token call for the first model listed (decide-dialect.ts).
  */
-async function decideAuto(agent: Agent, target: ProbeTarget, dialects: UpstreamDialect[], attempts: Attempt[], signal: AbortSignal): Promise<ProbeReport> {
-  const byDialect = Object.fromEntries(dialects.map((dialect, i) => [dialect, attempts[i]!])) as Record<UpstreamDialect, Attempt>;
+async function decideAuto(
+  agent: Agent,
+  target: ProbeTarget,
+  dialects: UpstreamDialect[],
+  attempts: Attempt[],
+  signal: AbortSignal,
+): Promise<ProbeReport> {
+  const byDialect = Object.fromEntries(dialects.map((dialect, i) => [dialect, attempts[i]!])) as Record<
+    UpstreamDialect,
+    Attempt
+  >;
   const preferred = dialects[0]!;
   const decision = decideByShape({ openai: byDialect.openai, anthropic: byDialect.anthropic }, preferred);
-  if (!('ask' in decision)) return answeredReport(decision.dialect, byDialect[decision.dialect] as Extract<Attempt, { ok: true }>, decision.reason);
+  if (!('ask' in decision))
+    return answeredReport(
+      decision.dialect,
+      byDialect[decision.dialect] as Extract<Attempt, { ok: true }>,
+      decision.reason,
+    );
   const listed = byDialect[preferred] as Extract<Attempt, { ok: true }>;
   const model = listed.models[0];
-  if (model === undefined) return answeredReport(preferred, listed, `${decision.reason}; no model is listed to try a call with, so ${preferred} is preferred for this host`);
-  const [openai, anthropic] = await Promise.all([answersCall(agent, 'openai', target, model, signal), answersCall(agent, 'anthropic', target, model, signal)]);
+  if (model === undefined)
+    return answeredReport(
+      preferred,
+      listed,
+      `${decision.reason}; no model is listed to try a call with, so ${preferred} is preferred for this host`,
+    );
+  const [openai, anthropic] = await Promise.all([
+    answersCall(agent, 'openai', target, model, signal),
+    answersCall(agent, 'anthropic', target, model, signal),
+  ]);
   const decided = decideByCalls({ openai, anthropic }, preferred, decision.reason);
   return answeredReport(decided.dialect, byDialect[decided.dialect] as Extract<Attempt, { ok: true }>, decided.reason);
 }
 
 /** Whether the endpoint answers a one-token call in `dialect` with a reply in that dialect's shape. */
-async function answersCall(agent: Agent, dialect: UpstreamDialect, target: ProbeTarget, model: string, signal: AbortSignal): Promise<boolean> {
+async function answersCall(
+  agent: Agent,
+  dialect: UpstreamDialect,
+  target: ProbeTarget,
+  model: string,
+  signal: AbortSignal,
+): Promise<boolean> {
   const { origin, path } = endpointUrl(target.baseUrl, dialect === 'openai' ? '/chat/completions' : '/messages');
   const messages = [{ role: 'user', content: 'hi' }];
   const body = JSON.stringify({ model, max_tokens: 1, messages });
@@ -271,7 +338,10 @@ async function answersCall(agent: Agent, dialect: UpstreamDialect, target: Probe
 /** No dialect answered: one reason, or each dialect's when they differ. */
 function failedReport(dialects: UpstreamDialect[], attempts: Attempt[]): ProbeReport {
   const reasons = [...new Set(attempts.map((result) => (result.ok ? '' : result.error)))];
-  const error = reasons.length === 1 ? reasons[0] : dialects.map((dialect, i) => `${dialect}: ${(attempts[i] as { error: string }).error}`).join('; ');
+  const error =
+    reasons.length === 1
+      ? reasons[0]
+      : dialects.map((dialect, i) => `${dialect}: ${(attempts[i] as { error: string }).error}`).join('; ');
   return { ok: false, models: [], modelNames: {}, error, at: new Date() };
 }
 
@@ -279,5 +349,9 @@ function failedReport(dialects: UpstreamDialect[], attempts: Attempt[]): ProbeRe
 class ProbeFailure extends Error {}
 
 function isAbort(error: unknown): boolean {
-  return error instanceof undiciErrors.RequestAbortedError || (error as { name?: unknown } | null)?.name === 'AbortError' || (error as { name?: unknown } | null)?.name === 'TimeoutError';
+  return (
+    error instanceof undiciErrors.RequestAbortedError ||
+    (error as { name?: unknown } | null)?.name === 'AbortError' ||
+    (error as { name?: unknown } | null)?.name === 'TimeoutError'
+  );
 }

@@ -41,7 +41,10 @@ export function createRoutingWrites(deps: { db: AccountDb; cipher: SecretCipher;
   };
   const aliasChanged = async (userId: string, token: string, rev: number, deleted: boolean) => {
     await deps.pubsub.publish(ROUTING_CHANGED_CHANNEL, userId);
-    await deps.pubsub.publish(ALIASES_CHANGED_CHANNEL, JSON.stringify({ user_id: userId, token: `@${token}`, rev, deleted }));
+    await deps.pubsub.publish(
+      ALIASES_CHANGED_CHANNEL,
+      JSON.stringify({ user_id: userId, token: `@${token}`, rev, deleted }),
+    );
   };
   return {
     saveUpstream: async (input, mode) => upstreamChanged(await saveUpstream(deps.db, deps.cipher, input, mode)),

@@ -13,7 +13,15 @@ import type { PrismaClient as AccountDb } from '../generated/prisma/client';
 import type { SecretCipher } from '../store/secrets';
 import { findCredentialOwner } from '../store/credentials';
 import { createKey, findOwnKey, listKeys, recordKeyUse, revokeKey, updateKey } from '../store/keys';
-import { checkOverTarget, checkReferences, checkSettings, checkWithinCaller, settingsOfCreate, settingsOfUpdate, toProtoKey } from './key-settings';
+import {
+  checkOverTarget,
+  checkReferences,
+  checkSettings,
+  checkWithinCaller,
+  settingsOfCreate,
+  settingsOfUpdate,
+  toProtoKey,
+} from './key-settings';
 import { getRoutingTable } from './routing';
 
 /** What every RPC service of the account app is built from (main.ts wires one set for all). */
@@ -30,14 +38,16 @@ export interface AccountServiceDeps {
 }
 
 function callerOf(request: { caller?: KeyCaller }): KeyCaller {
-  if (!request.caller?.userId) throw new ApiError('invalid_request', 'caller.user_id is required.', { param: 'caller' });
+  if (!request.caller?.userId)
+    throw new ApiError('invalid_request', 'caller.user_id is required.', { param: 'caller' });
   return request.caller;
 }
 
 export function createAccountService(deps: AccountServiceDeps): RpcImplementation<typeof AccountService> {
   const now = deps.now ?? (() => new Date());
   // Every edge caches credentials by hash; a changed or revoked key must be dropped everywhere at once.
-  const dropCached = (keyHash: Uint8Array) => deps.pubsub.publish(KEY_REVOKED_CHANNEL, Buffer.from(keyHash).toString('hex'));
+  const dropCached = (keyHash: Uint8Array) =>
+    deps.pubsub.publish(KEY_REVOKED_CHANNEL, Buffer.from(keyHash).toString('hex'));
   return {
     async authenticateCredential(request) {
       if (request.secretSha256.length !== 32) {
@@ -47,16 +57,29 @@ export function createAccountService(deps: AccountServiceDeps): RpcImplementatio
       if (!owner) throw new ApiError('unauthorized', 'Unknown credential.');
       if (owner.kind === 'key') {
         const operator = deps.operators.isOperator(owner.key.userId);
-        return { principal: { kind: PrincipalKind.KEY, userId: owner.key.userId, key: toProtoKey(owner.key, operator), operator } };
+        return {
+          principal: {
+            kind: PrincipalKind.KEY,
+            userId: owner.key.userId,
+            key: toProtoKey(owner.key, operator),
+            operator,
+          },
+        };
       }
       const operator = deps.operators.isOperator(owner.userId);
-      if (owner.kind === 'session') return { principal: { kind: PrincipalKind.SESSION, userId: owner.userId, operator } };
+      if (owner.kind === 'session')
+        return { principal: { kind: PrincipalKind.SESSION, userId: owner.userId, operator } };
       return { principal: { kind: PrincipalKind.DEVICE, userId: owner.userId, deviceId: owner.deviceId, operator } };
     },
 
     async listKeys(request) {
-      if (request.limit < 1 || request.limit > MAX_PAGE_LIMIT) throw new ApiError('invalid_request', `limit must be 1 to ${MAX_PAGE_LIMIT}.`, { param: 'limit' });
-      const page = await listKeys(deps.db, request.userId, { limit: request.limit, after_id: request.afterId, before_id: request.beforeId });
+      if (request.limit < 1 || request.limit > MAX_PAGE_LIMIT)
+        throw new ApiError('invalid_request', `limit must be 1 to ${MAX_PAGE_LIMIT}.`, { param: 'limit' });
+      const page = await listKeys(deps.db, request.userId, {
+        limit: request.limit,
+        after_id: request.afterId,
+        before_id: request.beforeId,
+      });
       const operator = deps.operators.isOperator(request.userId);
       return { keys: page.data.map((row) => toProtoKey(row, operator)), hasMore: page.has_more };
     },
@@ -71,7 +94,14 @@ export function createAccountService(deps: AccountServiceDeps): RpcImplementatio
       await checkWithinCaller(deps.db, caller, settings, orgId, operator);
       await checkReferences(deps.db, userId, settings, orgId);
       const secret = newSecret('sbc');
-      const key = await createKey(deps.db, { ...settings, id: newId('key'), userId, orgId, keyHash: hashSecret(secret), mask: maskSecret(secret) });
+      const key = await createKey(deps.db, {
+        ...settings,
+        id: newId('key'),
+        userId,
+        orgId,
+        keyHash: hashSecret(secret),
+        mask: maskSecret(secret),
+      });
       return { key: toProtoKey(key, operator), secret };
     },
 
@@ -80,7 +110,8 @@ export function createAccountService(deps: AccountServiceDeps): RpcImplementatio
       const userId = caller.userId;
       const row = await findOwnKey(deps.db, userId, request.keyId);
       if (!row) throw new ApiError('not_found', 'No such key on this account.', { param: 'id' });
-      const revoked = () => new ApiError('conflict', 'This key is revoked; a revoked key cannot be changed.', { param: 'id' });
+      const revoked = () =>
+        new ApiError('conflict', 'This key is revoked; a revoked key cannot be changed.', { param: 'id' });
       if (row.revokedAt) throw revoked();
       const operator = deps.operators.isOperator(userId);
       await checkOverTarget(deps.db, caller, row, operator);
@@ -109,7 +140,9 @@ export function createAccountService(deps: AccountServiceDeps): RpcImplementatio
     async recordKeyUse(request) {
       await recordKeyUse(
         deps.db,
-        request.uses.filter((use) => use.usedAt).map((use) => ({ keyId: use.keyId, usedAt: timestampDate(use.usedAt!) })),
+        request.uses
+          .filter((use) => use.usedAt)
+          .map((use) => ({ keyId: use.keyId, usedAt: timestampDate(use.usedAt!) })),
       );
       return {};
     },

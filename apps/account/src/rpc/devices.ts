@@ -73,11 +73,23 @@ function agentMessage(value: Prisma.JsonValue): MessageInitShape<typeof AgentDev
 
 function declarationOf(message: DeclarationMessage | undefined): DeviceDeclaration {
   if (!message) throw new ApiError('invalid_request', 'device is required.', { param: 'device' });
-  return { kind: message.kind, label: message.label, fingerprint: message.fingerprint, capabilities: capabilitiesJson(message.capabilities), agent: agentJson(message.agent) };
+  return {
+    kind: message.kind,
+    label: message.label,
+    fingerprint: message.fingerprint,
+    capabilities: capabilitiesJson(message.capabilities),
+    agent: agentJson(message.agent),
+  };
 }
 
 function declarationMessage(grant: DevicePairingRow): MessageInitShape<typeof DeviceDeclarationSchema> {
-  return { kind: grant.kind, label: grant.label, fingerprint: grant.fingerprint, capabilities: capabilitiesMessage(grant.capabilities), agent: agentMessage(grant.agent) };
+  return {
+    kind: grant.kind,
+    label: grant.label,
+    fingerprint: grant.fingerprint,
+    capabilities: capabilitiesMessage(grant.capabilities),
+    agent: agentMessage(grant.agent),
+  };
 }
 
 function deviceMessage(row: DeviceRow, now: Date): MessageInitShape<typeof DeviceSchema> {
@@ -114,15 +126,26 @@ export function createDeviceService(deps: AccountServiceDeps): RpcImplementation
 
   const decide = async (request: { userId: string; userCode: string }, decision: 'approved' | 'denied') => {
     const userCode = normaliseUserCode(request.userCode);
-    const grant = userCode ? await decidePairing(deps.db, { userCode, userId: request.userId, decision, now: now() }) : null;
-    if (!grant) throw new ApiError('not_found', 'No pending pairing has this code; it may have expired. Start pairing again on the device.', { param: 'user_code' });
+    const grant = userCode
+      ? await decidePairing(deps.db, { userCode, userId: request.userId, decision, now: now() })
+      : null;
+    if (!grant)
+      throw new ApiError(
+        'not_found',
+        'No pending pairing has this code; it may have expired. Start pairing again on the device.',
+        { param: 'user_code' },
+      );
     return { userCode: formatUserCode(grant.userCode), device: declarationMessage(grant) };
   };
 
   return {
     async startDevicePairing(request) {
       const at = now();
-      const grant = await createPairing(deps.db, { deviceCodeHash: sha256(request.deviceCodeSha256, 'device_code_sha256'), device: declarationOf(request.device), now: at });
+      const grant = await createPairing(deps.db, {
+        deviceCodeHash: sha256(request.deviceCodeSha256, 'device_code_sha256'),
+        device: declarationOf(request.device),
+        now: at,
+      });
       return {
         userCode: formatUserCode(grant.userCode),
         expiresInS: Math.round((grant.expiresAt.getTime() - at.getTime()) / 1000),
@@ -143,11 +166,18 @@ export function createDeviceService(deps: AccountServiceDeps): RpcImplementation
       if (result.outcome === 'issue') return { device: deviceMessage(result.device, at) };
       const message = POLL_REFUSALS[result.outcome];
       // RFC 6749 §5.2 clients read `error_description`; `interval` tells a device how long to wait now.
-      throw new ApiError(result.outcome, message, { param: 'device_code', extra: { error_description: message, interval: result.intervalS } });
+      throw new ApiError(result.outcome, message, {
+        param: 'device_code',
+        extra: { error_description: message, interval: result.intervalS },
+      });
     },
 
     async listDevices(request) {
-      const page = await listDevices(deps.db, request.userId, { limit: request.limit, after_id: request.afterId, before_id: request.beforeId });
+      const page = await listDevices(deps.db, request.userId, {
+        limit: request.limit,
+        after_id: request.afterId,
+        before_id: request.beforeId,
+      });
       const at = now();
       return { devices: page.data.map((row) => deviceMessage(row, at)), hasMore: page.has_more };
     },

@@ -1,7 +1,12 @@
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { ApiError } from '@sbc/errors';
-import type { CallerKeySchema, CreateKeyRequest, KeyCaller, UpdateKeyRequest } from '@sbc/proto/sbc/account/v1/account_pb';
+import type {
+  CallerKeySchema,
+  CreateKeyRequest,
+  KeyCaller,
+  UpdateKeyRequest,
+} from '@sbc/proto/sbc/account/v1/account_pb';
 import { effectiveScopes, isScope, OPERATOR_SCOPES } from '@sbc/scopes';
 import type { PrismaClient as AccountDb } from '../generated/prisma/client';
 import { stringsOrNull } from '../store/json-columns';
@@ -69,8 +74,14 @@ export function settingsOfUpdate(row: CallerKeyRow, request: UpdateKeyRequest, o
   const stored = stringsOrNull(row.scopes);
   return {
     name: request.name ?? row.name,
-    scopes: request.scopes ? request.scopes.values : (stored?.filter((scope) => operator || !OPERATOR_SCOPES.includes(scope as never)) ?? null),
-    allowedModels: allowedModels ? (allowedModels.value ? allowedModels.value.values : null) : stringsOrNull(row.allowedModels),
+    scopes: request.scopes
+      ? request.scopes.values
+      : (stored?.filter((scope) => operator || !OPERATOR_SCOPES.includes(scope as never)) ?? null),
+    allowedModels: allowedModels
+      ? allowedModels.value
+        ? allowedModels.value.values
+        : null
+      : stringsOrNull(row.allowedModels),
     dailyLimitCredits: dailyLimitCredits ? credits(dailyLimitCredits.value) : row.dailyLimitCredits,
     monthlyLimitCredits: monthlyLimitCredits ? credits(monthlyLimitCredits.value) : row.monthlyLimitCredits,
     route: request.route ?? row.route,
@@ -82,18 +93,27 @@ export function settingsOfUpdate(row: CallerKeyRow, request: UpdateKeyRequest, o
 
 /** The edge validates bodies; this guards the columns against any other caller of the RPC. */
 export function checkSettings(settings: KeySettings): void {
-  const bad = (param: string, message: string) => new ApiError('invalid_request', message, { param, issues: [{ path: param, code: 'invalid_value', message }] });
+  const bad = (param: string, message: string) =>
+    new ApiError('invalid_request', message, { param, issues: [{ path: param, code: 'invalid_value', message }] });
   if (settings.name.length < 1 || settings.name.length > 64) throw bad('name', 'name must be 1 to 64 characters.');
   const unknown = settings.scopes?.find((scope) => !isScope(scope));
   if (unknown !== undefined) throw bad('scopes', `Unknown scope "${unknown}".`);
   if (!ROUTES.includes(settings.route)) throw bad('route', `route must be one of ${ROUTES.join(', ')}.`);
   if (!MODES.includes(settings.mode)) throw bad('mode', `mode must be one of ${MODES.join(', ')}.`);
-  for (const [param, cap] of [['daily_limit_tokens', settings.dailyLimitCredits], ['monthly_limit_tokens', settings.monthlyLimitCredits]] as const) {
-    if (cap !== null && (!Number.isInteger(cap) || cap < 0 || cap > MAX_CREDITS)) throw bad(param, `${param} must be a whole number of credits from 0 to ${MAX_CREDITS}.`);
+  for (const [param, cap] of [
+    ['daily_limit_tokens', settings.dailyLimitCredits],
+    ['monthly_limit_tokens', settings.monthlyLimitCredits],
+  ] as const) {
+    if (cap !== null && (!Number.isInteger(cap) || cap < 0 || cap > MAX_CREDITS))
+      throw bad(param, `${param} must be a whole number of credits from 0 to ${MAX_CREDITS}.`);
   }
 }
 
-function boundsOf(settings: Pick<KeySettings, 'allowedModels' | 'dailyLimitCredits' | 'monthlyLimitCredits' | 'route'>, scopes: readonly string[], orgId: string | null): KeyBounds {
+function boundsOf(
+  settings: Pick<KeySettings, 'allowedModels' | 'dailyLimitCredits' | 'monthlyLimitCredits' | 'route'>,
+  scopes: readonly string[],
+  orgId: string | null,
+): KeyBounds {
   const { allowedModels, dailyLimitCredits, monthlyLimitCredits, route } = settings;
   return { scopes, allowedModels, dailyLimitCredits, monthlyLimitCredits, route, orgId };
 }
@@ -104,7 +124,10 @@ type Caller = Pick<KeyCaller, 'userId' | 'keyId'>;
 /** The calling key as stored (not the edge's cached copy); a revoked or unknown one is refused. */
 async function callingKey(db: AccountDb, caller: { userId: string; keyId: string }): Promise<CallerKeyRow> {
   const row = await findOwnKey(db, caller.userId, caller.keyId);
-  if (!row || row.revokedAt) throw new ApiError('insufficient_scope', 'This key has been revoked.', { extra: { required_scopes: ['keys:write'] } });
+  if (!row || row.revokedAt)
+    throw new ApiError('insufficient_scope', 'This key has been revoked.', {
+      extra: { required_scopes: ['keys:write'] },
+    });
   return row;
 }
 
@@ -112,18 +135,37 @@ async function callingKey(db: AccountDb, caller: { userId: string; keyId: string
  * Refuses a key wider than the calling key (403 insufficient_scope naming the field), and builds:admin for
  * anyone but an operator, whatever the credential. Sessions and device tokens are not otherwise bounded by a key.
  */
-export async function checkWithinCaller(db: AccountDb, caller: Caller, settings: KeySettings, orgId: string | null, operator: boolean): Promise<void> {
+export async function checkWithinCaller(
+  db: AccountDb,
+  caller: Caller,
+  settings: KeySettings,
+  orgId: string | null,
+  operator: boolean,
+): Promise<void> {
   const reserved = operator ? [] : (settings.scopes ?? []).filter((scope) => OPERATOR_SCOPES.includes(scope as never));
   if (reserved.length > 0) {
-    throw new ApiError('insufficient_scope', `Only the service's operators hold ${reserved.join(', ')}.`, { param: 'scopes', extra: { required_scopes: reserved } });
+    throw new ApiError('insufficient_scope', `Only the service's operators hold ${reserved.join(', ')}.`, {
+      param: 'scopes',
+      extra: { required_scopes: reserved },
+    });
   }
   if (!caller.keyId) return;
   const row = await callingKey(db, { ...caller, keyId: caller.keyId });
-  const callerBounds = boundsOf({ ...row, allowedModels: stringsOrNull(row.allowedModels) }, keyScopes(row, operator), row.orgId);
+  const callerBounds = boundsOf(
+    { ...row, allowedModels: stringsOrNull(row.allowedModels) },
+    keyScopes(row, operator),
+    row.orgId,
+  );
   // A legacy key is bounded by the legacy set; a team key by what is stored, which the team cap only narrows.
-  const widening = wideningOf(callerBounds, boundsOf(settings, settings.scopes ?? effectiveScopes(null, { teamKey: false, operator }), orgId));
+  const widening = wideningOf(
+    callerBounds,
+    boundsOf(settings, settings.scopes ?? effectiveScopes(null, { teamKey: false, operator }), orgId),
+  );
   if (widening) {
-    throw new ApiError('insufficient_scope', widening.message, { param: widening.param, extra: { required_scopes: widening.missingScopes ?? ['keys:write'] } });
+    throw new ApiError('insufficient_scope', widening.message, {
+      param: widening.param,
+      extra: { required_scopes: widening.missingScopes ?? ['keys:write'] },
+    });
   }
 }
 
@@ -131,24 +173,38 @@ export async function checkWithinCaller(db: AccountDb, caller: Caller, settings:
  * Never narrower over wider: a calling key may edit or revoke only a key whose scopes it holds all of (403
  * insufficient_scope naming the ones it lacks). Sessions and device tokens act for the whole account.
  */
-export async function checkOverTarget(db: AccountDb, caller: Caller, target: CallerKeyRow, operator: boolean): Promise<void> {
+export async function checkOverTarget(
+  db: AccountDb,
+  caller: Caller,
+  target: CallerKeyRow,
+  operator: boolean,
+): Promise<void> {
   if (!caller.keyId) return;
   const held = keyScopes(await callingKey(db, { ...caller, keyId: caller.keyId }), operator);
   const missing = keyScopes(target, operator).filter((scope) => !held.includes(scope));
   if (missing.length > 0) {
-    throw new ApiError('insufficient_scope', `That key holds ${missing.join(', ')}, which the calling key lacks; a key never changes or revokes a wider one.`, {
-      param: 'id',
-      extra: { required_scopes: missing },
-    });
+    throw new ApiError(
+      'insufficient_scope',
+      `That key holds ${missing.join(', ')}, which the calling key lacks; a key never changes or revokes a wider one.`,
+      {
+        param: 'id',
+        extra: { required_scopes: missing },
+      },
+    );
   }
 }
 
 /** A key's device must be paired to the account, and a team key's owner must be in the team; else 404. */
-export async function checkReferences(db: AccountDb, userId: string, settings: KeySettings, orgId: string | null): Promise<void> {
+export async function checkReferences(
+  db: AccountDb,
+  userId: string,
+  settings: KeySettings,
+  orgId: string | null,
+): Promise<void> {
   if (settings.deviceId !== null && !(await isOwnDevice(db, userId, settings.deviceId))) {
     throw new ApiError('not_found', 'No such device on this account.', { param: 'device_id' });
   }
   if (orgId !== null && !(await isTeamMember(db, userId, orgId))) {
-    throw new ApiError('not_found', 'No such team among this account\'s teams.', { param: 'org_id' });
+    throw new ApiError('not_found', "No such team among this account's teams.", { param: 'org_id' });
   }
 }

@@ -26,7 +26,10 @@ export async function getRoutingTable(
   const [upstreams, aliases] = await Promise.all([
     listUpstreamsForRouting(deps.db, deps.cipher, request.userId, request.orgId || undefined, (upstreamId, error) =>
       // Logged once here with the row id, never the ciphertext; the edge just does not see that endpoint.
-      deps.logger?.error({ requestId, rpc: 'GetRoutingTable', upstreamId, err: error }, 'stored upstream secret does not decrypt; endpoint left out'),
+      deps.logger?.error(
+        { requestId, rpc: 'GetRoutingTable', upstreamId, err: error },
+        'stored upstream secret does not decrypt; endpoint left out',
+      ),
     ),
     listAliases(deps.db, request.userId),
   ]);

@@ -24,12 +24,14 @@ function invalid(param: string, message: string): ApiError {
 
 function normaliseEmail(email: string): string {
   const normalised = email.trim().toLowerCase();
-  if (normalised.length > EMAIL_MAX || !/^[^\s@]+@[^\s@]+$/.test(normalised)) throw invalid('email', 'email must be an email address.');
+  if (normalised.length > EMAIL_MAX || !/^[^\s@]+@[^\s@]+$/.test(normalised))
+    throw invalid('email', 'email must be an email address.');
   return normalised;
 }
 
 function checkPassword(password: string): void {
-  if (password.length < PASSWORD_MIN || password.length > PASSWORD_MAX) throw invalid('password', `password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters.`);
+  if (password.length < PASSWORD_MIN || password.length > PASSWORD_MAX)
+    throw invalid('password', `password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters.`);
 }
 
 function toProtoUser(user: UserRow): MessageInitShape<typeof UserSchema> {
@@ -41,13 +43,18 @@ export function createSessionService(deps: AccountServiceDeps): RpcImplementatio
   const now = deps.now ?? (() => new Date());
   return {
     async signUp(request) {
-      if (!deps.config?.signupEnabled) throw new ApiError('not_found', 'Sign-up is not enabled on this service; ask its operator for an account.');
+      if (!deps.config?.signupEnabled)
+        throw new ApiError('not_found', 'Sign-up is not enabled on this service; ask its operator for an account.');
       const email = normaliseEmail(request.email);
       checkPassword(request.password);
       const taken = () => new ApiError('conflict', 'A user with this email already exists.', { param: 'email' });
       // The bootstrap address belongs to the owner, an operator: a stranger must not claim it before the owner exists.
       if (email === deps.config.bootstrapEmail.toLowerCase()) throw taken();
-      const user = await createUser(deps.db, { id: newId('usr'), email, passwordHash: await hashPassword(request.password) });
+      const user = await createUser(deps.db, {
+        id: newId('usr'),
+        email,
+        passwordHash: await hashPassword(request.password),
+      });
       if (!user) throw taken();
       return { user: toProtoUser(user) };
     },

@@ -3,9 +3,23 @@ import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { ApiError } from '@sbc/errors';
 import { KEY_REVOKED_CHANNEL } from '@sbc/events';
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, type PageQuery } from '@sbc/pagination';
-import type { TeamInviteSchema, TeamMemberSchema, TeamPage, TeamSchema, TeamService, TeamSharePatch } from '@sbc/proto/sbc/account/v1/teams_pb';
+import type {
+  TeamInviteSchema,
+  TeamMemberSchema,
+  TeamPage,
+  TeamSchema,
+  TeamService,
+  TeamSharePatch,
+} from '@sbc/proto/sbc/account/v1/teams_pb';
 import type { RpcImplementation } from '@sbc/rpc';
-import { acceptInvite, createInvite, listInvites, resendInvite, revokeInvite, type InviteView } from '../store/team-invites';
+import {
+  acceptInvite,
+  createInvite,
+  listInvites,
+  resendInvite,
+  revokeInvite,
+  type InviteView,
+} from '../store/team-invites';
 import {
   createTeam,
   deleteTeam,
@@ -59,20 +73,35 @@ function required(value: string, param: string): string {
 
 function pageOf(page: TeamPage | undefined): PageQuery {
   const limit = Math.min(Math.max(page?.limit || DEFAULT_PAGE_LIMIT, 1), MAX_PAGE_LIMIT);
-  if (page?.afterId !== undefined && page.beforeId !== undefined) throw new ApiError('invalid_request', 'Pass after_id or before_id, not both.', { param: 'before_id' });
+  if (page?.afterId !== undefined && page.beforeId !== undefined)
+    throw new ApiError('invalid_request', 'Pass after_id or before_id, not both.', { param: 'before_id' });
   return { limit, after_id: page?.afterId, before_id: page?.beforeId };
 }
 
 function roleParam(value: string, allowed: readonly TeamRole[], param = 'role'): TeamRole {
-  if (!isTeamRole(value) || !allowed.includes(value)) throw new ApiError('invalid_request', `${param} must be one of ${allowed.join(', ')}`, { param });
+  if (!isTeamRole(value) || !allowed.includes(value))
+    throw new ApiError('invalid_request', `${param} must be one of ${allowed.join(', ')}`, { param });
   return value;
 }
 
-function settingsOf(request: { name?: string; shareDefaults?: TeamSharePatch; sharePolicy?: string; requireManualConfirm?: boolean }): TeamSettingsPatch {
+function settingsOf(request: {
+  name?: string;
+  shareDefaults?: TeamSharePatch;
+  sharePolicy?: string;
+  requireManualConfirm?: boolean;
+}): TeamSettingsPatch {
   const { name, shareDefaults, sharePolicy, requireManualConfirm } = request;
-  if (name !== undefined && (name.trim().length < 1 || name.length > 100)) throw new ApiError('invalid_request', 'name must be 1 to 100 characters', { param: 'name' });
-  if (sharePolicy !== undefined && sharePolicy !== 'members' && sharePolicy !== 'editors') throw new ApiError('invalid_request', 'share_policy must be members or editors', { param: 'share_policy' });
-  const share = shareDefaults ? Object.fromEntries(Object.entries({ mcp: shareDefaults.mcp, rules: shareDefaults.rules, skills: shareDefaults.skills }).filter(([, on]) => on !== undefined)) : undefined;
+  if (name !== undefined && (name.trim().length < 1 || name.length > 100))
+    throw new ApiError('invalid_request', 'name must be 1 to 100 characters', { param: 'name' });
+  if (sharePolicy !== undefined && sharePolicy !== 'members' && sharePolicy !== 'editors')
+    throw new ApiError('invalid_request', 'share_policy must be members or editors', { param: 'share_policy' });
+  const share = shareDefaults
+    ? Object.fromEntries(
+        Object.entries({ mcp: shareDefaults.mcp, rules: shareDefaults.rules, skills: shareDefaults.skills }).filter(
+          ([, on]) => on !== undefined,
+        ),
+      )
+    : undefined;
   return { name, shareDefaults: share, sharePolicy: sharePolicy as SharePolicy | undefined, requireManualConfirm };
 }
 
@@ -95,26 +124,46 @@ export function createTeamService(deps: AccountServiceDeps): RpcImplementation<t
 
     async createTeam(request) {
       const settings = settingsOf(request);
-      const team = await createTeam(deps.db, required(request.userId, 'user_id'), { ...settings, name: required(settings.name?.trim() ?? '', 'name') }, now());
+      const team = await createTeam(
+        deps.db,
+        required(request.userId, 'user_id'),
+        { ...settings, name: required(settings.name?.trim() ?? '', 'name') },
+        now(),
+      );
       return { team: toProtoTeam(team) };
     },
 
     async getTeam(request) {
-      return { team: toProtoTeam(await getTeam(deps.db, required(request.userId, 'user_id'), required(request.teamId, 'team_id'))) };
+      return {
+        team: toProtoTeam(
+          await getTeam(deps.db, required(request.userId, 'user_id'), required(request.teamId, 'team_id')),
+        ),
+      };
     },
 
     async updateTeam(request) {
       const settings = settingsOf({ ...request, name: request.name?.trim() });
-      return { team: toProtoTeam(await updateTeam(deps.db, required(request.userId, 'user_id'), required(request.teamId, 'team_id'), settings)) };
+      return {
+        team: toProtoTeam(
+          await updateTeam(deps.db, required(request.userId, 'user_id'), required(request.teamId, 'team_id'), settings),
+        ),
+      };
     },
 
     async deleteTeam(request) {
-      await publishRevoked(await deleteTeam(deps.db, required(request.userId, 'user_id'), required(request.teamId, 'team_id'), now()));
+      await publishRevoked(
+        await deleteTeam(deps.db, required(request.userId, 'user_id'), required(request.teamId, 'team_id'), now()),
+      );
       return {};
     },
 
     async listTeamMembers(request) {
-      const page = await listMembers(deps.db, required(request.userId, 'user_id'), required(request.teamId, 'team_id'), pageOf(request.page));
+      const page = await listMembers(
+        deps.db,
+        required(request.userId, 'user_id'),
+        required(request.teamId, 'team_id'),
+        pageOf(request.page),
+      );
       return { members: page.data.map(toProtoMember), hasMore: page.has_more };
     },
 
@@ -123,17 +172,36 @@ export function createTeamService(deps: AccountServiceDeps): RpcImplementation<t
         role: request.role === undefined ? undefined : roleParam(request.role, TEAM_ROLES),
         groups: request.groups?.values,
       };
-      const member = await updateMember(deps.db, required(request.userId, 'user_id'), required(request.teamId, 'team_id'), required(request.memberUserId, 'member_user_id'), patch);
+      const member = await updateMember(
+        deps.db,
+        required(request.userId, 'user_id'),
+        required(request.teamId, 'team_id'),
+        required(request.memberUserId, 'member_user_id'),
+        patch,
+      );
       return { member: toProtoMember(member) };
     },
 
     async removeTeamMember(request) {
-      await publishRevoked(await removeMember(deps.db, required(request.userId, 'user_id'), required(request.teamId, 'team_id'), required(request.memberUserId, 'member_user_id'), now()));
+      await publishRevoked(
+        await removeMember(
+          deps.db,
+          required(request.userId, 'user_id'),
+          required(request.teamId, 'team_id'),
+          required(request.memberUserId, 'member_user_id'),
+          now(),
+        ),
+      );
       return {};
     },
 
     async listTeamInvites(request) {
-      const page = await listInvites(deps.db, required(request.userId, 'user_id'), required(request.teamId, 'team_id'), pageOf(request.page));
+      const page = await listInvites(
+        deps.db,
+        required(request.userId, 'user_id'),
+        required(request.teamId, 'team_id'),
+        pageOf(request.page),
+      );
       return { invites: page.data.map(toProtoInvite), hasMore: page.has_more };
     },
 
@@ -149,17 +217,33 @@ export function createTeamService(deps: AccountServiceDeps): RpcImplementation<t
     },
 
     async revokeTeamInvite(request) {
-      await revokeInvite(deps.db, required(request.userId, 'user_id'), required(request.teamId, 'team_id'), required(request.code, 'code'), now());
+      await revokeInvite(
+        deps.db,
+        required(request.userId, 'user_id'),
+        required(request.teamId, 'team_id'),
+        required(request.code, 'code'),
+        now(),
+      );
       return {};
     },
 
     async resendTeamInvite(request) {
-      const invite = await resendInvite(deps.db, required(request.userId, 'user_id'), required(request.teamId, 'team_id'), required(request.code, 'code'), now());
+      const invite = await resendInvite(
+        deps.db,
+        required(request.userId, 'user_id'),
+        required(request.teamId, 'team_id'),
+        required(request.code, 'code'),
+        now(),
+      );
       return { invite: toProtoInvite(invite) };
     },
 
     async acceptTeamInvite(request) {
-      return { team: toProtoTeam(await acceptInvite(deps.db, required(request.userId, 'user_id'), required(request.code, 'code'), now())) };
+      return {
+        team: toProtoTeam(
+          await acceptInvite(deps.db, required(request.userId, 'user_id'), required(request.code, 'code'), now()),
+        ),
+      };
     },
   };
 }

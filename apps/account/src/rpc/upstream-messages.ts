@@ -1,6 +1,10 @@
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
-import type { UpstreamProbeSchema, UpstreamSchema, UpstreamWithProbeSchema } from '@sbc/proto/sbc/account/v1/upstreams_pb';
+import type {
+  UpstreamProbeSchema,
+  UpstreamSchema,
+  UpstreamWithProbeSchema,
+} from '@sbc/proto/sbc/account/v1/upstreams_pb';
 import { routingDialect, type UpstreamProbe, type UpstreamView } from '../store/upstreams';
 
 export function toProtoProbe(probe: UpstreamProbe): MessageInitShape<typeof UpstreamProbeSchema> {

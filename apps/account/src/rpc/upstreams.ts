@@ -8,7 +8,14 @@ import { foldProbe } from '../probe/fold';
 import { createProber, type ProbeTarget } from '../probe/probe-endpoint';
 import { createRoutingWrites } from '../routing/writes';
 import { aliasRevOf, listAliases, normalizeAliasToken, type AliasCustody } from '../store/aliases';
-import { findUpstreamDial, listEndpointModels, listUpstreamPage, ENDPOINT_DIALECTS, type EndpointDialect, type UpstreamView } from '../store/upstreams';
+import {
+  findUpstreamDial,
+  listEndpointModels,
+  listUpstreamPage,
+  ENDPOINT_DIALECTS,
+  type EndpointDialect,
+  type UpstreamView,
+} from '../store/upstreams';
 import type { AccountServiceDeps } from './account-service';
 import { toProtoUpstream, withProbe } from './upstream-messages';
 
@@ -18,14 +25,18 @@ export const PROBE_TIMEOUT_MS = 5_000;
 function dialectOf(value: string, fallback: EndpointDialect): EndpointDialect {
   if (value === '') return fallback;
   if (!(ENDPOINT_DIALECTS as readonly string[]).includes(value)) {
-    throw ApiError.invalid([{ path: 'dialect', code: 'invalid_value', message: 'dialect must be one of openai, anthropic, auto' }]);
+    throw ApiError.invalid([
+      { path: 'dialect', code: 'invalid_value', message: 'dialect must be one of openai, anthropic, auto' },
+    ]);
   }
   return value as EndpointDialect;
 }
 
 function custodyOf(value: string | undefined): AliasCustody | undefined {
   if (value === undefined || value === 'envelope' || value === 'device-held') return value;
-  throw ApiError.invalid([{ path: 'custody', code: 'invalid_value', message: 'custody must be envelope or device-held' }]);
+  throw ApiError.invalid([
+    { path: 'custody', code: 'invalid_value', message: 'custody must be envelope or device-held' },
+  ]);
 }
 
 function sameRecord(a: Record<string, string>, b: Record<string, string>): boolean {
@@ -33,7 +44,12 @@ function sameRecord(a: Record<string, string>, b: Record<string, string>): boole
   return keys.length === Object.keys(b).length && keys.every((key) => b[key] === a[key]);
 }
 
-function dialTarget(view: UpstreamView, apiKey: string, headers: Record<string, string>, dialAs: EgressCaller): ProbeTarget {
+function dialTarget(
+  view: UpstreamView,
+  apiKey: string,
+  headers: Record<string, string>,
+  dialAs: EgressCaller,
+): ProbeTarget {
   return { baseUrl: view.baseUrl, dialect: view.dialect, apiKey, headers, dialAs };
 }
 
@@ -45,7 +61,10 @@ function dialTarget(view: UpstreamView, apiKey: string, headers: Record<string, 
 export function createUpstreamService(deps: AccountServiceDeps): RpcImplementation<typeof UpstreamService> {
   const writes = createRoutingWrites(deps);
   const ownOrigins = deps.config?.egress.ownOrigins ?? [];
-  const egress = createEgressPolicy({ privateEgress: deps.config?.egress.private ?? 'operators', ownOrigins: () => ownOrigins });
+  const egress = createEgressPolicy({
+    privateEgress: deps.config?.egress.private ?? 'operators',
+    ownOrigins: () => ownOrigins,
+  });
   const prober = createProber({ timeoutMs: PROBE_TIMEOUT_MS, egress });
   // An endpoint is dialed for its owner, whose standing decides whether loopback and private addresses are allowed.
   const dialAs = (userId: string): EgressCaller => (deps.operators.isOperator(userId) ? 'operator' : 'tenant');
@@ -61,11 +80,18 @@ export function createUpstreamService(deps: AccountServiceDeps): RpcImplementati
    * Probes a saved endpoint and stores the fold; `kept` are the models that survive an answered probe, and
    * `sameDial` says whether what the last probe found still describes this dial.
    */
-  const probeAndFold = async (saved: UpstreamView, target: ProbeTarget, kept: readonly string[], sameDial: boolean, signal: AbortSignal) => {
+  const probeAndFold = async (
+    saved: UpstreamView,
+    target: ProbeTarget,
+    kept: readonly string[],
+    sameDial: boolean,
+    signal: AbortSignal,
+  ) => {
     const report = await prober.probe(target, signal);
     const fold = foldProbe(report, { ...saved, lastAnsweredIn: sameDial ? saved.probe?.dialect : undefined }, kept);
     const folded = await writes.recordProbe(saved.userId, saved.id, fold);
-    if (!folded) throw new ApiError('not_found', 'The endpoint was deleted while it was being probed.', { param: 'slug' });
+    if (!folded)
+      throw new ApiError('not_found', 'The endpoint was deleted while it was being probed.', { param: 'slug' });
     return folded;
   };
 
@@ -79,7 +105,11 @@ export function createUpstreamService(deps: AccountServiceDeps): RpcImplementati
     async listUpstreams(request) {
       // The edge sends a validated limit; an unset one (0) from any other caller means the default.
       const limit = Math.min(request.limit > 0 ? request.limit : DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT);
-      const page = await listUpstreamPage(deps.db, request.userId, { limit, after_id: request.afterId, before_id: request.beforeId });
+      const page = await listUpstreamPage(deps.db, request.userId, {
+        limit,
+        after_id: request.afterId,
+        before_id: request.beforeId,
+      });
       return { upstreams: page.data.map(toProtoUpstream), hasMore: page.has_more };
     },
 
@@ -97,7 +127,15 @@ export function createUpstreamService(deps: AccountServiceDeps): RpcImplementati
         headers,
         models: [...new Set(request.models)],
       });
-      return withProbe(await probeAndFold(saved, dialTarget(saved, request.apiKey, headers, dialAs(saved.userId)), saved.models, false, ctx.signal));
+      return withProbe(
+        await probeAndFold(
+          saved,
+          dialTarget(saved, request.apiKey, headers, dialAs(saved.userId)),
+          saved.models,
+          false,
+          ctx.signal,
+        ),
+      );
     },
 
     async updateUpstream(request, ctx) {
@@ -108,7 +146,11 @@ export function createUpstreamService(deps: AccountServiceDeps): RpcImplementati
       const apiKey = request.apiKey ?? current.apiKey;
       const headers = request.headers ? { ...request.headers.entries } : current.headers;
       const models = request.models ? [...new Set(request.models.values)] : undefined;
-      const dialChanged = baseUrl !== view.baseUrl || dialect !== view.dialect || apiKey !== current.apiKey || !sameRecord(headers, current.headers);
+      const dialChanged =
+        baseUrl !== view.baseUrl ||
+        dialect !== view.dialect ||
+        apiKey !== current.apiKey ||
+        !sameRecord(headers, current.headers);
       // An endpoint saved before a stricter setting keeps its other edits; its dials are refused when they happen.
       if (baseUrl !== view.baseUrl) await refuseEgress(baseUrl, request.userId);
       const saved = await writes.saveUpstream(
@@ -128,7 +170,15 @@ export function createUpstreamService(deps: AccountServiceDeps): RpcImplementati
       );
       if (!dialChanged) return withProbe(saved);
       // The models the old dial listed described another server; only those named in this edit are kept.
-      return withProbe(await probeAndFold(saved, dialTarget(saved, apiKey, headers, dialAs(saved.userId)), models ?? [], false, ctx.signal));
+      return withProbe(
+        await probeAndFold(
+          saved,
+          dialTarget(saved, apiKey, headers, dialAs(saved.userId)),
+          models ?? [],
+          false,
+          ctx.signal,
+        ),
+      );
     },
 
     async deleteUpstream(request) {
@@ -140,7 +190,9 @@ export function createUpstreamService(deps: AccountServiceDeps): RpcImplementati
 
     async probeUpstream(request, ctx) {
       const { view, apiKey, headers } = await findDial(request.userId, request.slug);
-      return withProbe(await probeAndFold(view, dialTarget(view, apiKey, headers, dialAs(view.userId)), view.models, true, ctx.signal));
+      return withProbe(
+        await probeAndFold(view, dialTarget(view, apiKey, headers, dialAs(view.userId)), view.models, true, ctx.signal),
+      );
     },
 
     async listAliases(request) {

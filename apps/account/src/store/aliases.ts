@@ -41,10 +41,16 @@ export function normalizeAliasToken(token: string): string {
 function validate(token: string, input: SaveAliasInput): void {
   const issues: Issue[] = [];
   if (!ALIAS_TOKEN_PATTERN.test(token)) {
-    issues.push({ path: 'token', code: 'invalid_string', message: 'token must be 1-64 of a-z, 0-9, ".", "_" and "-", after an optional "@"' });
+    issues.push({
+      path: 'token',
+      code: 'invalid_string',
+      message: 'token must be 1-64 of a-z, 0-9, ".", "_" and "-", after an optional "@"',
+    });
   }
-  if (input.vendor.length < 1 || input.vendor.length > 64) issues.push({ path: 'vendor', code: 'invalid_string', message: 'vendor must be 1-64 characters' });
-  if (input.modelId.length < 1 || input.modelId.length > 256) issues.push({ path: 'model_id', code: 'invalid_string', message: 'model_id must be 1-256 characters' });
+  if (input.vendor.length < 1 || input.vendor.length > 64)
+    issues.push({ path: 'vendor', code: 'invalid_string', message: 'vendor must be 1-64 characters' });
+  if (input.modelId.length < 1 || input.modelId.length > 256)
+    issues.push({ path: 'model_id', code: 'invalid_string', message: 'model_id must be 1-256 characters' });
   if (input.custody !== undefined && input.custody !== 'envelope' && input.custody !== 'device-held') {
     issues.push({ path: 'custody', code: 'invalid_value', message: 'custody must be envelope or device-held' });
   }
@@ -64,9 +70,21 @@ export async function saveAlias(db: AccountDb, input: SaveAliasInput): Promise<A
   const custody = input.custody ?? 'envelope';
   try {
     const row = await db.$transaction(async (tx) => {
-      const user = await tx.user.update({ where: { id: input.userId }, data: { aliasRev: { increment: 1 } }, select: { aliasRev: true } });
+      const user = await tx.user.update({
+        where: { id: input.userId },
+        data: { aliasRev: { increment: 1 } },
+        select: { aliasRev: true },
+      });
       const now = new Date();
-      const fields = { vendor: input.vendor, modelId: input.modelId, label, tier, custody, rev: user.aliasRev, updatedAt: now };
+      const fields = {
+        vendor: input.vendor,
+        modelId: input.modelId,
+        label,
+        tier,
+        custody,
+        rev: user.aliasRev,
+        updatedAt: now,
+      };
       return tx.alias.upsert({
         where: { userId_token: { userId: input.userId, token } },
         create: { userId: input.userId, token, ...fields, createdAt: now },
@@ -87,12 +105,20 @@ export async function saveAlias(db: AccountDb, input: SaveAliasInput): Promise<A
  * Deletes one personal alias and bumps the user's alias revision. Deleting an alias the user does not have
  * changes nothing: `deleted` is false and the revision stays, so devices are not told of a change that was not.
  */
-export async function deleteAlias(db: AccountDb, userId: string, rawToken: string): Promise<{ token: string; rev: number; deleted: boolean }> {
+export async function deleteAlias(
+  db: AccountDb,
+  userId: string,
+  rawToken: string,
+): Promise<{ token: string; rev: number; deleted: boolean }> {
   const token = normalizeAliasToken(rawToken);
   return db.$transaction(async (tx) => {
     const removed = await tx.alias.deleteMany({ where: { userId, token } });
     if (removed.count === 0) return { token, rev: await aliasRevOf(tx, userId), deleted: false };
-    const user = await tx.user.update({ where: { id: userId }, data: { aliasRev: { increment: 1 } }, select: { aliasRev: true } });
+    const user = await tx.user.update({
+      where: { id: userId },
+      data: { aliasRev: { increment: 1 } },
+      select: { aliasRev: true },
+    });
     return { token, rev: Number(user.aliasRev), deleted: true };
   });
 }

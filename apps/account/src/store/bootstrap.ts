@@ -6,13 +6,17 @@ import type { PrismaClient as AccountDb } from '../generated/prisma/client';
  * Makes sure the owner user and a Full access key with exactly the configured secret exist. Idempotent on
  * restart; a bootstrap key that was revoked stays revoked.
  */
-export async function ensureBootstrap(db: AccountDb, bootstrap: { key: string; email: string }): Promise<{ userId: string; keyId: string; created: boolean }> {
+export async function ensureBootstrap(
+  db: AccountDb,
+  bootstrap: { key: string; email: string },
+): Promise<{ userId: string; keyId: string; created: boolean }> {
   const keyHash = new Uint8Array(hashSecret(bootstrap.key));
   return db.$transaction(async (tx) => {
     const existing = await tx.callerKey.findUnique({ where: { keyHash } });
     if (existing) return { userId: existing.userId, keyId: existing.id, created: false };
     const email = bootstrap.email.toLowerCase();
-    const user = (await tx.user.findUnique({ where: { email } })) ?? (await tx.user.create({ data: { id: newId('usr'), email } }));
+    const user =
+      (await tx.user.findUnique({ where: { email } })) ?? (await tx.user.create({ data: { id: newId('usr'), email } }));
     const key = await tx.callerKey.create({
       data: {
         id: newId('key'),

@@ -16,7 +16,8 @@ export async function findCredentialOwner(db: AccountDb, hash: Buffer, now: Date
   if (key) return { kind: 'key', key };
   const bytes = new Uint8Array(hash);
   const session = await db.session.findUnique({ where: { tokenHash: bytes } });
-  if (session) return session.endedAt === null && session.expiresAt > now ? { kind: 'session', userId: session.userId } : null;
+  if (session)
+    return session.endedAt === null && session.expiresAt > now ? { kind: 'session', userId: session.userId } : null;
   const device = await db.device.findUnique({ where: { tokenHash: bytes } });
   if (device) return { kind: 'device', userId: device.userId, deviceId: device.id };
   return null;

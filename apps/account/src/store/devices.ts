@@ -2,7 +2,15 @@ import { newId } from '@sbc/ids';
 import { keysetRange, toPage, type ListEnvelope, type PageQuery } from '@sbc/pagination';
 import { Prisma, type PrismaClient as AccountDb } from '../generated/prisma/client';
 import type { Device as DeviceRow, DevicePairing as DevicePairingRow } from '../generated/prisma/client';
-import { newUserCode, PAIRING_TTL_MS, pollOutcome, POLL_INTERVAL_S, SLOW_DOWN_STEP_S, type PairingStatus, type PollOutcome } from '../devices/pairing';
+import {
+  newUserCode,
+  PAIRING_TTL_MS,
+  pollOutcome,
+  POLL_INTERVAL_S,
+  SLOW_DOWN_STEP_S,
+  type PairingStatus,
+  type PollOutcome,
+} from '../devices/pairing';
 import { heartbeatRecordedBefore } from '../devices/presence';
 
 export type { DeviceRow, DevicePairingRow };
@@ -25,12 +33,17 @@ function isUniqueViolation(error: unknown): boolean {
   return error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';
 }
 
-function jsonColumn(value: Prisma.JsonValue | Prisma.InputJsonObject | null): Prisma.InputJsonValue | typeof Prisma.DbNull {
+function jsonColumn(
+  value: Prisma.JsonValue | Prisma.InputJsonObject | null,
+): Prisma.InputJsonValue | typeof Prisma.DbNull {
   return value === null ? Prisma.DbNull : (value as Prisma.InputJsonValue);
 }
 
 /** Opens a pending grant under a fresh user code (drawn again on the rare clash with a live one). */
-export async function createPairing(db: AccountDb, input: { deviceCodeHash: Buffer; device: DeviceDeclaration; now: Date }): Promise<DevicePairingRow> {
+export async function createPairing(
+  db: AccountDb,
+  input: { deviceCodeHash: Buffer; device: DeviceDeclaration; now: Date },
+): Promise<DevicePairingRow> {
   const { now, device } = input;
   await db.devicePairing.deleteMany({ where: { expiresAt: { lt: new Date(now.getTime() - KEEP_SETTLED_GRANTS_MS) } } });
   for (let attempt = 1; ; attempt++) {
@@ -71,14 +84,18 @@ export async function decidePairing(
   return count === 0 ? null : db.devicePairing.findUnique({ where: { userCode: input.userCode } });
 }
 
-export type PollResult = { outcome: 'issue'; device: DeviceRow } | { outcome: Exclude<PollOutcome, 'issue'>; intervalS: number };
+export type PollResult =
+  { outcome: 'issue'; device: DeviceRow } | { outcome: Exclude<PollOutcome, 'issue'>; intervalS: number };
 
 /**
  * One poll of a device with its device code. Pending polls record when they came (and stretch the interval
  * on `slow_down`); an approved grant is consumed by a conditional update in the same transaction that
  * creates the device, so of two concurrent polls exactly one gets the token.
  */
-export async function pollPairing(db: AccountDb, input: { deviceCodeHash: Buffer; deviceTokenHash: Buffer; now: Date }): Promise<PollResult> {
+export async function pollPairing(
+  db: AccountDb,
+  input: { deviceCodeHash: Buffer; deviceTokenHash: Buffer; now: Date },
+): Promise<PollResult> {
   const deviceCodeHash = new Uint8Array(input.deviceCodeHash);
   const grant = await db.devicePairing.findUnique({ where: { deviceCodeHash } });
   if (!grant) return { outcome: 'invalid_grant', intervalS: POLL_INTERVAL_S };
@@ -96,7 +113,12 @@ export async function pollPairing(db: AccountDb, input: { deviceCodeHash: Buffer
   return { outcome, intervalS };
 }
 
-async function exchangeGrant(db: AccountDb, grant: DevicePairingRow, deviceTokenHash: Buffer, now: Date): Promise<PollResult> {
+async function exchangeGrant(
+  db: AccountDb,
+  grant: DevicePairingRow,
+  deviceTokenHash: Buffer,
+  now: Date,
+): Promise<PollResult> {
   return db.$transaction(async (tx) => {
     const deviceId = newId('dev', now.getTime());
     const { count } = await tx.devicePairing.updateMany({
@@ -137,7 +159,12 @@ export function findDevice(db: AccountDb, userId: string, deviceId: string): Pro
   return db.device.findFirst({ where: { id: deviceId, userId } });
 }
 
-export async function renameDevice(db: AccountDb, userId: string, deviceId: string, label: string): Promise<DeviceRow | null> {
+export async function renameDevice(
+  db: AccountDb,
+  userId: string,
+  deviceId: string,
+  label: string,
+): Promise<DeviceRow | null> {
   const { count } = await db.device.updateMany({ where: { id: deviceId, userId }, data: { label } });
   return count === 0 ? null : db.device.findUnique({ where: { id: deviceId } });
 }
@@ -160,7 +187,11 @@ export async function recordHeartbeat(
   input: { userId: string; deviceId: string; capabilities: Prisma.InputJsonObject | null; now: Date },
 ): Promise<boolean> {
   const { count } = await db.device.updateMany({
-    where: { id: input.deviceId, userId: input.userId, OR: [{ lastSeenAt: null }, { lastSeenAt: { lt: heartbeatRecordedBefore(input.now) } }] },
+    where: {
+      id: input.deviceId,
+      userId: input.userId,
+      OR: [{ lastSeenAt: null }, { lastSeenAt: { lt: heartbeatRecordedBefore(input.now) } }],
+    },
     data: { lastSeenAt: input.now, ...(input.capabilities ? { capabilities: input.capabilities } : {}) },
   });
   return count > 0;

@@ -12,11 +12,22 @@ const caller: KeyBounds = {
 describe('a key is never minted or edited wider than the calling key', () => {
   it('allows a key equal to or narrower than the caller', () => {
     expect(wideningOf(caller, caller)).toBeNull();
-    expect(wideningOf(caller, { ...caller, scopes: ['gateway:invoke'], allowedModels: ['gpt-*'], dailyLimitCredits: 5, route: 'byo' })).toBeNull();
+    expect(
+      wideningOf(caller, {
+        ...caller,
+        scopes: ['gateway:invoke'],
+        allowedModels: ['gpt-*'],
+        dailyLimitCredits: 5,
+        route: 'byo',
+      }),
+    ).toBeNull();
   });
 
   it('refuses a scope the caller lacks, naming it', () => {
-    expect(wideningOf(caller, { ...caller, scopes: ['gateway:invoke', 'usage:read'] })).toMatchObject({ param: 'scopes', missingScopes: ['usage:read'] });
+    expect(wideningOf(caller, { ...caller, scopes: ['gateway:invoke', 'usage:read'] })).toMatchObject({
+      param: 'scopes',
+      missingScopes: ['usage:read'],
+    });
   });
 
   it('a caller limited to some models mints only keys limited to models within them', () => {
@@ -29,9 +40,15 @@ describe('a key is never minted or edited wider than the calling key', () => {
 
   it('a caller with a cap mints only keys with a cap no higher', () => {
     const capped = { ...caller, dailyLimitCredits: 100, monthlyLimitCredits: 1000 };
-    expect(wideningOf(capped, { ...caller, dailyLimitCredits: null, monthlyLimitCredits: 1000 })).toMatchObject({ param: 'daily_limit_tokens' });
-    expect(wideningOf(capped, { ...caller, dailyLimitCredits: 101, monthlyLimitCredits: 1000 })).toMatchObject({ param: 'daily_limit_tokens' });
-    expect(wideningOf(capped, { ...caller, dailyLimitCredits: 100, monthlyLimitCredits: 1001 })).toMatchObject({ param: 'monthly_limit_tokens' });
+    expect(wideningOf(capped, { ...caller, dailyLimitCredits: null, monthlyLimitCredits: 1000 })).toMatchObject({
+      param: 'daily_limit_tokens',
+    });
+    expect(wideningOf(capped, { ...caller, dailyLimitCredits: 101, monthlyLimitCredits: 1000 })).toMatchObject({
+      param: 'daily_limit_tokens',
+    });
+    expect(wideningOf(capped, { ...caller, dailyLimitCredits: 100, monthlyLimitCredits: 1001 })).toMatchObject({
+      param: 'monthly_limit_tokens',
+    });
     expect(wideningOf(capped, { ...caller, dailyLimitCredits: 0, monthlyLimitCredits: 1000 })).toBeNull();
   });
 

@@ -53,7 +53,9 @@ export function globCovers(outer: string, inner: string): boolean {
 export function modelsCovered(outer: readonly string[] | null, inner: readonly string[] | null): boolean {
   if (outer === null) return true;
   if (inner === null) return false;
-  return inner.every((glob) => (hasWildcard(glob) ? outer.some((candidate) => globCovers(candidate, glob)) : modelAllowed(outer, glob)));
+  return inner.every((glob) =>
+    hasWildcard(glob) ? outer.some((candidate) => globCovers(candidate, glob)) : modelAllowed(outer, glob),
+  );
 }
 
 function capWithin(callerCap: number | null, keyCap: number | null): boolean {
@@ -68,22 +70,35 @@ function capWithin(callerCap: number | null, keyCap: number | null): boolean {
 export function wideningOf(caller: KeyBounds, key: KeyBounds): Widening | null {
   const missing = key.scopes.filter((scope) => !caller.scopes.includes(scope));
   if (missing.length > 0) {
-    return { param: 'scopes', message: `The calling key lacks ${missing.join(', ')}; a key never grants more than it holds.`, missingScopes: missing };
+    return {
+      param: 'scopes',
+      message: `The calling key lacks ${missing.join(', ')}; a key never grants more than it holds.`,
+      missingScopes: missing,
+    };
   }
   if (!modelsCovered(caller.allowedModels, key.allowedModels)) {
-    return { param: 'allowed_models', message: 'The calling key is limited to some models; the new key must be limited to models within them.' };
+    return {
+      param: 'allowed_models',
+      message: 'The calling key is limited to some models; the new key must be limited to models within them.',
+    };
   }
   if (!capWithin(caller.dailyLimitCredits, key.dailyLimitCredits)) {
-    return { param: 'daily_limit_tokens', message: `The calling key has a daily cap of ${caller.dailyLimitCredits} credits; the new key needs a daily cap no higher.` };
+    return {
+      param: 'daily_limit_tokens',
+      message: `The calling key has a daily cap of ${caller.dailyLimitCredits} credits; the new key needs a daily cap no higher.`,
+    };
   }
   if (!capWithin(caller.monthlyLimitCredits, key.monthlyLimitCredits)) {
-    return { param: 'monthly_limit_tokens', message: `The calling key has a monthly cap of ${caller.monthlyLimitCredits} credits; the new key needs a monthly cap no higher.` };
+    return {
+      param: 'monthly_limit_tokens',
+      message: `The calling key has a monthly cap of ${caller.monthlyLimitCredits} credits; the new key needs a monthly cap no higher.`,
+    };
   }
   if (caller.route !== 'auto' && key.route !== caller.route) {
     return { param: 'route', message: `The calling key's route is "${caller.route}"; it can only give that route.` };
   }
   if (caller.orgId !== null && key.orgId !== caller.orgId) {
-    return { param: 'org_id', message: "A team key can only give keys of its own team." };
+    return { param: 'org_id', message: 'A team key can only give keys of its own team.' };
   }
   return null;
 }

@@ -57,7 +57,12 @@ export function createKey(
 }
 
 /** Writes a key's new settings unless it was revoked meanwhile; null when it was (or is gone). */
-export async function updateKey(db: AccountDb, userId: string, keyId: string, settings: KeySettings): Promise<CallerKeyRow | null> {
+export async function updateKey(
+  db: AccountDb,
+  userId: string,
+  keyId: string,
+  settings: KeySettings,
+): Promise<CallerKeyRow | null> {
   const { count } = await db.callerKey.updateMany({
     where: { id: keyId, userId, revokedAt: null },
     data: { ...settings, scopes: jsonList(settings.scopes), allowedModels: jsonList(settings.allowedModels) },

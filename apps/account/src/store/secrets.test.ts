@@ -2,7 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createSecretCipher, decodeSecretsKey, loadOrCreateSecretsKey, SecretDecryptError, SECRETS_KEY_FILE } from './secrets';
+import {
+  createSecretCipher,
+  decodeSecretsKey,
+  loadOrCreateSecretsKey,
+  SecretDecryptError,
+  SECRETS_KEY_FILE,
+} from './secrets';
 
 const key = randomBytes(32);
 const cipher = createSecretCipher(key);
@@ -23,7 +29,9 @@ describe('secrets at rest', () => {
   });
 
   it('sealing the same secret twice gives different bytes (a fresh IV each time)', () => {
-    expect(Buffer.from(cipher.encrypt('same', CONTEXT)).equals(Buffer.from(cipher.encrypt('same', CONTEXT)))).toBe(false);
+    expect(Buffer.from(cipher.encrypt('same', CONTEXT)).equals(Buffer.from(cipher.encrypt('same', CONTEXT)))).toBe(
+      false,
+    );
   });
 
   it('a tampered ciphertext is refused, whichever byte changed', () => {

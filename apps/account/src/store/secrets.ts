@@ -31,7 +31,8 @@ export class SecretDecryptError extends Error {
 }
 
 export function createSecretCipher(key: Uint8Array): SecretCipher {
-  if (key.length !== SECRETS_KEY_BYTES) throw new Error(`the secrets key must be ${SECRETS_KEY_BYTES} bytes, got ${key.length}`);
+  if (key.length !== SECRETS_KEY_BYTES)
+    throw new Error(`the secrets key must be ${SECRETS_KEY_BYTES} bytes, got ${key.length}`);
   const secretKey = Buffer.from(key);
   return {
     encrypt(plaintext, context) {
@@ -56,7 +57,9 @@ export function createSecretCipher(key: Uint8Array): SecretCipher {
         return Buffer.concat([decipher.update(sealed.subarray(HEADER_BYTES)), decipher.final()]).toString('utf8');
       } catch (error) {
         // GCM says only "unable to authenticate": a tampered byte, the wrong row, or the wrong key look alike.
-        throw new SecretDecryptError('authentication failed (tampered, moved, or sealed with another key)', { cause: error });
+        throw new SecretDecryptError('authentication failed (tampered, moved, or sealed with another key)', {
+          cause: error,
+        });
       }
     },
   };
@@ -77,7 +80,9 @@ export const SECRETS_KEY_FILE = 'secrets.key';
  * the data directory, else a new one saved there with mode 0600. Deleting the data directory starts afresh,
  * key and ciphertexts together. `memory://` keeps nothing on disk, so its key lives as long as the process.
  */
-export async function loadOrCreateSecretsKey(dataDir: string): Promise<{ key: Buffer; file?: string; created: boolean }> {
+export async function loadOrCreateSecretsKey(
+  dataDir: string,
+): Promise<{ key: Buffer; file?: string; created: boolean }> {
   if (dataDir === 'memory://') return { key: randomBytes(SECRETS_KEY_BYTES), created: true };
   const file = path.join(dataDir, SECRETS_KEY_FILE);
   const existing = await readKeyFile(file);
@@ -90,7 +95,8 @@ export async function loadOrCreateSecretsKey(dataDir: string): Promise<{ key: Bu
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     const raced = await readKeyFile(file);
-    if (!raced) throw new Error(`${file}: could not read the upstream secrets key another start wrote`, { cause: error });
+    if (!raced)
+      throw new Error(`${file}: could not read the upstream secrets key another start wrote`, { cause: error });
     return { key: raced, file, created: false };
   }
   return { key, file, created: true };
@@ -106,6 +112,9 @@ async function readKeyFile(file: string): Promise<Buffer | undefined> {
   }
   const key = decodeSecretsKey(text);
   // A damaged key file must stop the start: a fresh key would silently orphan every stored secret.
-  if (!key) throw new Error(`${file}: not a base64 ${SECRETS_KEY_BYTES}-byte key; restore it, or delete the data directory to start afresh`);
+  if (!key)
+    throw new Error(
+      `${file}: not a base64 ${SECRETS_KEY_BYTES}-byte key; restore it, or delete the data directory to start afresh`,
+    );
   return key;
 }

@@ -3,7 +3,19 @@ import { ApiError } from '@sbc/errors';
 import { keysetRange, toPage, type ListEnvelope, type PageQuery } from '@sbc/pagination';
 import type { PrismaClient as AccountDb, TeamInvite as InviteRow } from '../generated/prisma/client';
 import { refuseInvite, refuseInviteManagement, type TeamRole } from '../teams/permissions';
-import { getTeam, lockTeam, pastCursor, refuse, roleOf, seatOf, TEAM_READ_SCOPES, TEAM_WRITE_SCOPES, unknownCursor, type TeamDb, type TeamView } from './teams';
+import {
+  getTeam,
+  lockTeam,
+  pastCursor,
+  refuse,
+  roleOf,
+  seatOf,
+  TEAM_READ_SCOPES,
+  TEAM_WRITE_SCOPES,
+  unknownCursor,
+  type TeamDb,
+  type TeamView,
+} from './teams';
 
 /** How long an invite (or a resent one, from the resend) can be accepted. */
 export const INVITE_TTL_MS = 7 * 24 * 60 * 60 * 1000;
@@ -37,13 +49,19 @@ function inviteView(row: InviteRow): InviteView {
   };
 }
 
-const inviteNotFound = () => new ApiError('not_found', 'No pending invite with this code on this team.', { param: 'code' });
+const inviteNotFound = () =>
+  new ApiError('not_found', 'No pending invite with this code on this team.', { param: 'code' });
 
 /** Neither accepted nor revoked; an expired invite is still pending (a resend revives it). */
 const PENDING = { acceptedAt: null, revokedAt: null } as const;
 
 /** Pending invites, newest first; the cursors are invite codes. Only owners and admins see them. */
-export async function listInvites(db: TeamDb, userId: string, teamId: string, page: PageQuery): Promise<ListEnvelope<InviteView>> {
+export async function listInvites(
+  db: TeamDb,
+  userId: string,
+  teamId: string,
+  page: PageQuery,
+): Promise<ListEnvelope<InviteView>> {
   const actor = await seatOf(db, teamId, userId);
   refuse(refuseInviteManagement(actor.role), TEAM_READ_SCOPES);
   const range = keysetRange(page);
@@ -54,7 +72,11 @@ export async function listInvites(db: TeamDb, userId: string, teamId: string, pa
     if (!cursor) throw unknownCursor(page, 'a pending invite');
     past = pastCursor(range.order, 'createdAt', 'code', cursor.createdAt, cursor.code);
   }
-  const rows = await db.teamInvite.findMany({ where: { teamId, ...PENDING, ...past }, orderBy: [{ createdAt: range.order }, { code: range.order }], take: range.take });
+  const rows = await db.teamInvite.findMany({
+    where: { teamId, ...PENDING, ...past },
+    orderBy: [{ createdAt: range.order }, { code: range.order }],
+    take: range.take,
+  });
   return toPage(rows.map(inviteView), page, (invite) => invite.code);
 }
 
@@ -62,7 +84,13 @@ export async function listInvites(db: TeamDb, userId: string, teamId: string, pa
  * One pending invite per address and team: a second one while the first can still be accepted is 409; an
  * expired one is superseded (revoked) by the new invite. Inviting someone already in the team is 409.
  */
-export async function createInvite(db: AccountDb, userId: string, teamId: string, input: { email: string; role: TeamRole }, now: Date): Promise<InviteView> {
+export async function createInvite(
+  db: AccountDb,
+  userId: string,
+  teamId: string,
+  input: { email: string; role: TeamRole },
+  now: Date,
+): Promise<InviteView> {
   const email = input.email.trim().toLowerCase();
   return db.$transaction(async (tx) => {
     await lockTeam(tx, teamId);
@@ -74,11 +102,23 @@ export async function createInvite(db: AccountDb, userId: string, teamId: string
     }
     const pending = await tx.teamInvite.findFirst({ where: { teamId, email, ...PENDING } });
     if (pending && pending.expiresAt > now) {
-      throw new ApiError('conflict', `An invite for ${email} is already pending; resend or revoke it.`, { param: 'email' });
+      throw new ApiError('conflict', `An invite for ${email} is already pending; resend or revoke it.`, {
+        param: 'email',
+      });
     }
     if (pending) await tx.teamInvite.update({ where: { code: pending.code }, data: { revokedAt: now } });
     const row = await tx.teamInvite.create({
-      data: { code: newInviteCode(), teamId, email, role: input.role, invitedBy: userId, createdAt: now, expiresAt: new Date(now.getTime() + INVITE_TTL_MS), sentCount: 1, lastSentAt: now },
+      data: {
+        code: newInviteCode(),
+        teamId,
+        email,
+        role: input.role,
+        invitedBy: userId,
+        createdAt: now,
+        expiresAt: new Date(now.getTime() + INVITE_TTL_MS),
+        sentCount: 1,
+        lastSentAt: now,
+      },
     });
     return inviteView(row);
   });
@@ -92,7 +132,13 @@ export async function revokeInvite(db: TeamDb, userId: string, teamId: string, c
 }
 
 /** Records another sending and restarts the expiry; the mail itself is not sent from here. */
-export async function resendInvite(db: TeamDb, userId: string, teamId: string, code: string, now: Date): Promise<InviteView> {
+export async function resendInvite(
+  db: TeamDb,
+  userId: string,
+  teamId: string,
+  code: string,
+  now: Date,
+): Promise<InviteView> {
   const actor = await seatOf(db, teamId, userId);
   refuse(refuseInviteManagement(actor.role));
   const { count } = await db.teamInvite.updateMany({
@@ -110,21 +156,33 @@ export async function resendInvite(db: TeamDb, userId: string, teamId: string, c
  * stays pending.
  */
 export async function acceptInvite(db: AccountDb, userId: string, code: string, now: Date): Promise<TeamView> {
-  const notAcceptable = () => new ApiError('not_found', 'No invite with this code can be accepted: it does not exist, has expired, was revoked or was already used.', { param: 'code' });
+  const notAcceptable = () =>
+    new ApiError(
+      'not_found',
+      'No invite with this code can be accepted: it does not exist, has expired, was revoked or was already used.',
+      { param: 'code' },
+    );
   return db.$transaction(async (tx) => {
     const invite = await tx.teamInvite.findUnique({ where: { code } });
     if (!invite || invite.acceptedAt || invite.revokedAt || invite.expiresAt <= now) throw notAcceptable();
     const caller = await tx.user.findUnique({ where: { id: userId }, select: { email: true } });
     if (!caller || caller.email.toLowerCase() !== invite.email.toLowerCase()) {
       // The invited address is not named: the code may have reached someone it was not meant for.
-      throw new ApiError('insufficient_scope', 'This invite was sent to another e-mail address; only that user can accept it.', { param: 'code', extra: { required_scopes: TEAM_WRITE_SCOPES } });
+      throw new ApiError(
+        'insufficient_scope',
+        'This invite was sent to another e-mail address; only that user can accept it.',
+        { param: 'code', extra: { required_scopes: TEAM_WRITE_SCOPES } },
+      );
     }
     await lockTeam(tx, invite.teamId);
     if (await tx.teamMember.findUnique({ where: { teamId_userId: { teamId: invite.teamId, userId } } })) {
       throw new ApiError('conflict', 'You are already a member of this team.', { param: 'code' });
     }
     // Conditional, so two callers racing with one code cannot both join.
-    const { count } = await tx.teamInvite.updateMany({ where: { code, ...PENDING, expiresAt: { gt: now } }, data: { acceptedAt: now, acceptedBy: userId } });
+    const { count } = await tx.teamInvite.updateMany({
+      where: { code, ...PENDING, expiresAt: { gt: now } },
+      data: { acceptedAt: now, acceptedBy: userId },
+    });
     if (count === 0) throw notAcceptable();
     await tx.teamMember.create({ data: { teamId: invite.teamId, userId, role: invite.role, joinedAt: now } });
     return getTeam(tx, userId, invite.teamId);

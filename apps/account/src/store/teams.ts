@@ -2,9 +2,25 @@ import { ApiError } from '@sbc/errors';
 import { newId } from '@sbc/ids';
 import { keysetRange, toPage, type ListEnvelope, type PageQuery } from '@sbc/pagination';
 import type { Scope } from '@sbc/scopes';
-import type { Prisma, PrismaClient as AccountDb, Team as TeamRow, TeamMember as MemberRow } from '../generated/prisma/client';
+import type {
+  Prisma,
+  PrismaClient as AccountDb,
+  Team as TeamRow,
+  TeamMember as MemberRow,
+} from '../generated/prisma/client';
 import { stringsOf } from './json-columns';
-import { isTeamRole, losesOwner, refuseGroupsChange, refuseRemoval, refuseRoleChange, refuseTeamDelete, refuseTeamUpdate, type Refusal, type Seat, type TeamRole } from '../teams/permissions';
+import {
+  isTeamRole,
+  losesOwner,
+  refuseGroupsChange,
+  refuseRemoval,
+  refuseRoleChange,
+  refuseTeamDelete,
+  refuseTeamUpdate,
+  type Refusal,
+  type Seat,
+  type TeamRole,
+} from '../teams/permissions';
 
 /** The client a store function runs on: the database or an open transaction. */
 export type TeamDb = AccountDb | Prisma.TransactionClient;
@@ -75,7 +91,8 @@ export function roleOf(value: string): TeamRole {
 
 function shareDefaultsOf(value: Prisma.JsonValue): ShareDefaults {
   const stored = value !== null && typeof value === 'object' && !Array.isArray(value) ? value : {};
-  const flag = (name: keyof ShareDefaults) => (typeof stored[name] === 'boolean' ? (stored[name] as boolean) : DEFAULT_SHARE[name]);
+  const flag = (name: keyof ShareDefaults) =>
+    typeof stored[name] === 'boolean' ? (stored[name] as boolean) : DEFAULT_SHARE[name];
   return { mcp: flag('mcp'), rules: flag('rules'), skills: flag('skills') };
 }
 
@@ -94,11 +111,15 @@ function teamView(row: TeamWithSeat): TeamView {
   };
 }
 
-const seatOfCaller = (userId: string) => ({ _count: { select: { members: true } }, members: { where: { userId }, select: { role: true } } }) as const;
+const seatOfCaller = (userId: string) =>
+  ({ _count: { select: { members: true } }, members: { where: { userId }, select: { role: true } } }) as const;
 
 /** The team as `userId` sees it; 404 when there is no such team or they are not in it. */
 export async function getTeam(db: TeamDb, userId: string, teamId: string): Promise<TeamView> {
-  const row = await db.team.findFirst({ where: { id: teamId, members: { some: { userId } } }, include: seatOfCaller(userId) });
+  const row = await db.team.findFirst({
+    where: { id: teamId, members: { some: { userId } } },
+    include: seatOfCaller(userId),
+  });
   if (!row) throw teamNotFound();
   return teamView(row);
 }
@@ -123,7 +144,13 @@ export async function lockTeam(tx: Prisma.TransactionClient, teamId: string): Pr
  * Where-clause for a keyset page over (time, key) in `order`: rows strictly past the cursor row. Lists whose
  * ids are not time-sortable (members by user id, invites by code) page this way, newest first.
  */
-export function pastCursor(order: 'asc' | 'desc', timeField: string, keyField: string, at: Date, key: string): Record<string, unknown> {
+export function pastCursor(
+  order: 'asc' | 'desc',
+  timeField: string,
+  keyField: string,
+  at: Date,
+  key: string,
+): Record<string, unknown> {
   const cmp = order === 'desc' ? 'lt' : 'gt';
   return { OR: [{ [timeField]: { [cmp]: at } }, { [timeField]: at, [keyField]: { [cmp]: key } }] };
 }
@@ -144,7 +171,12 @@ export async function listTeams(db: TeamDb, userId: string, page: PageQuery): Pr
   return toPage(rows.map(teamView), page, (team) => team.id);
 }
 
-export async function createTeam(db: AccountDb, userId: string, input: { name: string } & TeamSettingsPatch, now: Date): Promise<TeamView> {
+export async function createTeam(
+  db: AccountDb,
+  userId: string,
+  input: { name: string } & TeamSettingsPatch,
+  now: Date,
+): Promise<TeamView> {
   const id = newId('org', now.getTime());
   await db.team.create({
     data: {
@@ -161,7 +193,12 @@ export async function createTeam(db: AccountDb, userId: string, input: { name: s
   return getTeam(db, userId, id);
 }
 
-export async function updateTeam(db: AccountDb, userId: string, teamId: string, patch: TeamSettingsPatch): Promise<TeamView> {
+export async function updateTeam(
+  db: AccountDb,
+  userId: string,
+  teamId: string,
+  patch: TeamSettingsPatch,
+): Promise<TeamView> {
   return db.$transaction(async (tx) => {
     await lockTeam(tx, teamId);
     const actor = await seatOf(tx, teamId, userId);
@@ -171,7 +208,9 @@ export async function updateTeam(db: AccountDb, userId: string, teamId: string, 
       where: { id: teamId },
       data: {
         name: patch.name,
-        shareDefaults: patch.shareDefaults ? { ...shareDefaultsOf(current.shareDefaults), ...patch.shareDefaults } : undefined,
+        shareDefaults: patch.shareDefaults
+          ? { ...shareDefaultsOf(current.shareDefaults), ...patch.shareDefaults }
+          : undefined,
         sharePolicy: patch.sharePolicy,
         requireManualConfirm: patch.requireManualConfirm,
       },
@@ -181,7 +220,12 @@ export async function updateTeam(db: AccountDb, userId: string, teamId: string, 
 }
 
 /** Revokes the live team keys of `userId` on the team (every member's when absent) and returns their hashes. */
-async function revokeTeamKeys(tx: Prisma.TransactionClient, teamId: string, userId: string | undefined, now: Date): Promise<RevokedKeys> {
+async function revokeTeamKeys(
+  tx: Prisma.TransactionClient,
+  teamId: string,
+  userId: string | undefined,
+  now: Date,
+): Promise<RevokedKeys> {
   const where = { orgId: teamId, revokedAt: null, ...(userId ? { userId } : {}) };
   const keys = await tx.callerKey.findMany({ where, select: { keyHash: true } });
   if (keys.length > 0) await tx.callerKey.updateMany({ where, data: { revokedAt: now } });
@@ -201,13 +245,27 @@ export async function deleteTeam(db: AccountDb, userId: string, teamId: string, 
 }
 
 async function memberViews(db: TeamDb, rows: MemberRow[]): Promise<MemberView[]> {
-  const users = await db.user.findMany({ where: { id: { in: rows.map((row) => row.userId) } }, select: { id: true, email: true } });
+  const users = await db.user.findMany({
+    where: { id: { in: rows.map((row) => row.userId) } },
+    select: { id: true, email: true },
+  });
   const emails = new Map(users.map((user) => [user.id, user.email]));
-  return rows.map((row) => ({ userId: row.userId, email: emails.get(row.userId) ?? '', role: roleOf(row.role), groups: stringsOf(row.groups), joinedAt: row.joinedAt }));
+  return rows.map((row) => ({
+    userId: row.userId,
+    email: emails.get(row.userId) ?? '',
+    role: roleOf(row.role),
+    groups: stringsOf(row.groups),
+    joinedAt: row.joinedAt,
+  }));
 }
 
 /** Members, most recently joined first; the cursors are member user ids. */
-export async function listMembers(db: TeamDb, userId: string, teamId: string, page: PageQuery): Promise<ListEnvelope<MemberView>> {
+export async function listMembers(
+  db: TeamDb,
+  userId: string,
+  teamId: string,
+  page: PageQuery,
+): Promise<ListEnvelope<MemberView>> {
   await seatOf(db, teamId, userId);
   const range = keysetRange(page);
   const cursorId = page.after_id ?? page.before_id;
@@ -217,7 +275,11 @@ export async function listMembers(db: TeamDb, userId: string, teamId: string, pa
     if (!cursor) throw unknownCursor(page, 'a member');
     past = pastCursor(range.order, 'joinedAt', 'userId', cursor.joinedAt, cursor.userId);
   }
-  const rows = await db.teamMember.findMany({ where: { teamId, ...past }, orderBy: [{ joinedAt: range.order }, { userId: range.order }], take: range.take });
+  const rows = await db.teamMember.findMany({
+    where: { teamId, ...past },
+    orderBy: [{ joinedAt: range.order }, { userId: range.order }],
+    take: range.take,
+  });
   return toPage(await memberViews(db, rows), page, (member) => member.userId);
 }
 
@@ -228,27 +290,51 @@ async function targetSeat(tx: TeamDb, teamId: string, userId: string): Promise<S
 }
 
 /** A team always keeps an owner; call under lockTeam. */
-async function requireAnotherOwner(tx: Prisma.TransactionClient, teamId: string, target: Seat, action: string): Promise<void> {
+async function requireAnotherOwner(
+  tx: Prisma.TransactionClient,
+  teamId: string,
+  target: Seat,
+  action: string,
+): Promise<void> {
   const others = await tx.teamMember.count({ where: { teamId, role: 'owner', userId: { not: target.userId } } });
-  if (others === 0) throw new ApiError('conflict', `The last owner cannot ${action}; make another member an owner first.`, { param: 'user_id' });
+  if (others === 0)
+    throw new ApiError('conflict', `The last owner cannot ${action}; make another member an owner first.`, {
+      param: 'user_id',
+    });
 }
 
-export async function updateMember(db: AccountDb, userId: string, teamId: string, memberId: string, patch: MemberPatch): Promise<MemberView> {
+export async function updateMember(
+  db: AccountDb,
+  userId: string,
+  teamId: string,
+  memberId: string,
+  patch: MemberPatch,
+): Promise<MemberView> {
   return db.$transaction(async (tx) => {
     await lockTeam(tx, teamId);
     const actor = await seatOf(tx, teamId, userId);
     const target = await targetSeat(tx, teamId, memberId);
     if (patch.role !== undefined) refuse(refuseRoleChange(actor, target, patch.role));
     if (patch.groups !== undefined) refuse(refuseGroupsChange(actor, target));
-    if (patch.role !== undefined && losesOwner(target, patch.role)) await requireAnotherOwner(tx, teamId, target, 'be demoted');
-    const row = await tx.teamMember.update({ where: { teamId_userId: { teamId, userId: memberId } }, data: { role: patch.role, groups: patch.groups } });
+    if (patch.role !== undefined && losesOwner(target, patch.role))
+      await requireAnotherOwner(tx, teamId, target, 'be demoted');
+    const row = await tx.teamMember.update({
+      where: { teamId_userId: { teamId, userId: memberId } },
+      data: { role: patch.role, groups: patch.groups },
+    });
     const [view] = await memberViews(tx, [row]);
     return view!;
   });
 }
 
 /** Removes a member (or the caller leaves) and revokes that member's keys on the team. */
-export async function removeMember(db: AccountDb, userId: string, teamId: string, memberId: string, now: Date): Promise<RevokedKeys> {
+export async function removeMember(
+  db: AccountDb,
+  userId: string,
+  teamId: string,
+  memberId: string,
+  now: Date,
+): Promise<RevokedKeys> {
   return db.$transaction(async (tx) => {
     await lockTeam(tx, teamId);
     const actor = await seatOf(tx, teamId, userId);

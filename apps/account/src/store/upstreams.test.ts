@@ -20,6 +20,7 @@ describe('the dialect the edge speaks to an endpoint', () => {
 describe('upstream slugs', () => {
   it('are lowercase letters, digits and dashes, at most 48, not starting with a dash', () => {
     for (const slug of ['custom', 'my-vllm', '0', 'a'.repeat(48)]) expect(UPSTREAM_SLUG_PATTERN.test(slug)).toBe(true);
-    for (const slug of ['', '-x', 'My-vllm', 'a/b', 'a'.repeat(49), 'sp ace']) expect(UPSTREAM_SLUG_PATTERN.test(slug)).toBe(false);
+    for (const slug of ['', '-x', 'My-vllm', 'a/b', 'a'.repeat(49), 'sp ace'])
+      expect(UPSTREAM_SLUG_PATTERN.test(slug)).toBe(false);
   });
 });

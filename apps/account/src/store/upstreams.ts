@@ -89,15 +89,22 @@ const headersContext = (userId: string) => `upstreams.headers:${userId}`;
 function validate(input: SaveUpstreamInput): void {
   const issues: Issue[] = [];
   if (!UPSTREAM_SLUG_PATTERN.test(input.slug)) {
-    issues.push({ path: 'slug', code: 'invalid_string', message: 'slug must be 1-48 of a-z, 0-9 and "-", starting with a letter or digit' });
+    issues.push({
+      path: 'slug',
+      code: 'invalid_string',
+      message: 'slug must be 1-48 of a-z, 0-9 and "-", starting with a letter or digit',
+    });
   }
-  if (input.label.trim().length === 0) issues.push({ path: 'label', code: 'too_small', message: 'label must not be empty' });
-  if (!isHttpUrl(input.baseUrl)) issues.push({ path: 'base_url', code: 'invalid_url', message: 'base_url must be an http(s) URL' });
+  if (input.label.trim().length === 0)
+    issues.push({ path: 'label', code: 'too_small', message: 'label must not be empty' });
+  if (!isHttpUrl(input.baseUrl))
+    issues.push({ path: 'base_url', code: 'invalid_url', message: 'base_url must be an http(s) URL' });
   if (!ENDPOINT_DIALECTS.includes(input.dialect)) {
     issues.push({ path: 'dialect', code: 'invalid_value', message: 'dialect must be one of openai, anthropic, auto' });
   }
   for (const name of Object.keys(input.headers ?? {})) {
-    if (!HEADER_NAME_PATTERN.test(name)) issues.push({ path: `headers.${name}`, code: 'invalid_key', message: 'not a valid header name' });
+    if (!HEADER_NAME_PATTERN.test(name))
+      issues.push({ path: `headers.${name}`, code: 'invalid_key', message: 'not a valid header name' });
   }
   if (issues.length > 0) throw ApiError.invalid(issues);
 }
@@ -138,7 +145,8 @@ function optionalColumns(cipher: SecretCipher, input: SaveUpstreamInput, now: Da
   if (input.headers !== undefined) {
     const headers = input.headers ?? {};
     columns.headerNames = Object.keys(headers);
-    columns.headersCiphertext = columns.headerNames.length > 0 ? cipher.encrypt(JSON.stringify(headers), headersContext(input.userId)) : null;
+    columns.headersCiphertext =
+      columns.headerNames.length > 0 ? cipher.encrypt(JSON.stringify(headers), headersContext(input.userId)) : null;
   }
   if (input.models !== undefined) columns.models = input.models;
   if (input.modelNames !== undefined) columns.modelNames = input.modelNames;
@@ -156,13 +164,26 @@ function optionalColumns(cipher: SecretCipher, input: SaveUpstreamInput, now: Da
  */
 export type SaveMode = 'upsert' | 'create' | 'update';
 
-export async function saveUpstream(db: AccountDb, cipher: SecretCipher, input: SaveUpstreamInput, mode: SaveMode = 'upsert'): Promise<UpstreamView> {
+export async function saveUpstream(
+  db: AccountDb,
+  cipher: SecretCipher,
+  input: SaveUpstreamInput,
+  mode: SaveMode = 'upsert',
+): Promise<UpstreamView> {
   validate(input);
   const now = new Date();
   const columns = optionalColumns(cipher, input, now);
   const dial = { orgId: input.orgId ?? null, label: input.label, baseUrl: input.baseUrl, dialect: input.dialect };
   const where = { userId_slug: { userId: input.userId, slug: input.slug } };
-  const create = { id: newId('ups'), userId: input.userId, slug: input.slug, ...dial, ...columns, createdAt: now, updatedAt: now };
+  const create = {
+    id: newId('ups'),
+    userId: input.userId,
+    slug: input.slug,
+    ...dial,
+    ...columns,
+    createdAt: now,
+    updatedAt: now,
+  };
   const update = { ...dial, ...columns, updatedAt: now };
   try {
     const row =
@@ -174,10 +195,14 @@ export async function saveUpstream(db: AccountDb, cipher: SecretCipher, input: S
     return toView(row);
   } catch (error) {
     if (isUniqueViolation(error)) {
-      const message = mode === 'create' ? 'This account already has an endpoint with this slug.' : 'Another endpoint of this team already uses this slug.';
+      const message =
+        mode === 'create'
+          ? 'This account already has an endpoint with this slug.'
+          : 'Another endpoint of this team already uses this slug.';
       throw new ApiError('conflict', message, { param: 'slug', cause: error });
     }
-    if (isNotFound(error)) throw new ApiError('not_found', 'No such endpoint on this account.', { param: 'slug', cause: error });
+    if (isNotFound(error))
+      throw new ApiError('not_found', 'No such endpoint on this account.', { param: 'slug', cause: error });
     throw error;
   }
 }
@@ -188,11 +213,18 @@ const SLUG_ATTEMPTS = 5;
  * Saves a new endpoint (`mode` create). Without an explicit slug, one is derived from the label and made unique
  * on the account; a concurrent create that took the same slug a moment earlier just moves this one to the next.
  */
-export async function createUpstream(db: AccountDb, cipher: SecretCipher, input: Omit<SaveUpstreamInput, 'slug'> & { slug?: string }): Promise<UpstreamView> {
+export async function createUpstream(
+  db: AccountDb,
+  cipher: SecretCipher,
+  input: Omit<SaveUpstreamInput, 'slug'> & { slug?: string },
+): Promise<UpstreamView> {
   if (input.slug !== undefined) return saveUpstream(db, cipher, { ...input, slug: input.slug }, 'create');
   const base = slugBase(input.label);
   for (let attempt = 1; ; attempt++) {
-    const rows = await db.upstream.findMany({ where: { userId: input.userId, slug: { startsWith: base } }, select: { slug: true } });
+    const rows = await db.upstream.findMany({
+      where: { userId: input.userId, slug: { startsWith: base } },
+      select: { slug: true },
+    });
     const slug = firstFreeSlug(base, new Set(rows.map((row) => row.slug)));
     try {
       return await saveUpstream(db, cipher, { ...input, slug }, 'create');
@@ -209,7 +241,12 @@ export interface UpstreamDial {
   headers: Record<string, string>;
 }
 
-export async function findUpstreamDial(db: AccountDb, cipher: SecretCipher, userId: string, slug: string): Promise<UpstreamDial | null> {
+export async function findUpstreamDial(
+  db: AccountDb,
+  cipher: SecretCipher,
+  userId: string,
+  slug: string,
+): Promise<UpstreamDial | null> {
   const row = await db.upstream.findUnique({ where: { userId_slug: { userId, slug } } });
   if (!row) return null;
   return {
@@ -220,7 +257,11 @@ export async function findUpstreamDial(db: AccountDb, cipher: SecretCipher, user
 }
 
 /** One page of the account's endpoints, newest first (ids are time-sortable). */
-export async function listUpstreamPage(db: AccountDb, userId: string, query: PageQuery): Promise<ListEnvelope<UpstreamView>> {
+export async function listUpstreamPage(
+  db: AccountDb,
+  userId: string,
+  query: PageQuery,
+): Promise<ListEnvelope<UpstreamView>> {
   const range = keysetRange(query);
   const rows = await db.upstream.findMany({
     where: { userId, ...(range.cursor ? { id: range.cursor } : {}) },
@@ -248,7 +289,12 @@ export interface ProbeFold {
 }
 
 /** Stores a probe's outcome on the row `id` of `userId`; null when the row is gone (deleted while it was probed). */
-export async function recordProbe(db: AccountDb, userId: string, id: string, fold: ProbeFold): Promise<UpstreamView | null> {
+export async function recordProbe(
+  db: AccountDb,
+  userId: string,
+  id: string,
+  fold: ProbeFold,
+): Promise<UpstreamView | null> {
   const now = new Date();
   try {
     const row = await db.upstream.update({
@@ -317,7 +363,9 @@ function toRouting(row: UpstreamRow, cipher: SecretCipher): RoutingUpstreamRecor
     dialect: routingDialect(row.dialect, probe, row.baseUrl),
     baseUrl: row.baseUrl,
     apiKey: row.apiKeyCiphertext ? cipher.decrypt(row.apiKeyCiphertext, apiKeyContext(row.userId)) : '',
-    headers: row.headersCiphertext ? parseHeaders(cipher.decrypt(row.headersCiphertext, headersContext(row.userId))) : {},
+    headers: row.headersCiphertext
+      ? parseHeaders(cipher.decrypt(row.headersCiphertext, headersContext(row.userId)))
+      : {},
     models: stringsOf(row.models),
     probedAt: row.probedAt,
   };

@@ -62,20 +62,25 @@ export function refuseRoleChange(actor: Seat, target: Seat, next: TeamRole): Ref
   // Stepping down (or staying put) needs no one's permission.
   if (actor.userId === target.userId && RANK[next] <= RANK[target.role]) return null;
   if (RANK[actor.role] < RANK.admin) return 'Only team owners and admins may change roles.';
-  if (!manages(actor, target)) return `Only an owner may change the role of ${target.role === 'owner' ? 'an owner' : 'an admin'}.`;
+  if (!manages(actor, target))
+    return `Only an owner may change the role of ${target.role === 'owner' ? 'an owner' : 'an admin'}.`;
   if (next === 'owner' && actor.role !== 'owner') return 'Only an owner may make another owner.';
   return null;
 }
 
 export function refuseGroupsChange(actor: Seat, target: Seat): Refusal {
   if (manages(actor, target)) return null;
-  return RANK[actor.role] < RANK.admin ? 'Only team owners and admins may change groups.' : `Only an owner may change the groups of ${target.role === 'owner' ? 'an owner' : 'an admin'}.`;
+  return RANK[actor.role] < RANK.admin
+    ? 'Only team owners and admins may change groups.'
+    : `Only an owner may change the groups of ${target.role === 'owner' ? 'an owner' : 'an admin'}.`;
 }
 
 export function refuseRemoval(actor: Seat, target: Seat): Refusal {
   if (actor.userId === target.userId) return null;
   if (manages(actor, target)) return null;
-  return RANK[actor.role] < RANK.admin ? 'Only team owners and admins may remove members; anyone may leave.' : `Only an owner may remove ${target.role === 'owner' ? 'an owner' : 'an admin'}.`;
+  return RANK[actor.role] < RANK.admin
+    ? 'Only team owners and admins may remove members; anyone may leave.'
+    : `Only an owner may remove ${target.role === 'owner' ? 'an owner' : 'an admin'}.`;
 }
 
 /** True when the change takes an owner seat away (the store then checks another owner remains). */

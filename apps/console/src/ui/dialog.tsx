@@ -3,7 +3,17 @@ import { useEffect, useRef, type ReactNode } from 'react';
 /**
  * A modal built on <dialog>: the browser traps focus, Escape closes it, and focus returns to the opener.
  */
-export function Dialog({ open, title, onClose, children }: { open: boolean; title: string; onClose: () => void; children: ReactNode }) {
+export function Dialog({
+  open,
+  title,
+  onClose,
+  children,
+}: {
+  open: boolean;
+  title: string;
+  onClose: () => void;
+  children: ReactNode;
+}) {
   const ref = useRef<HTMLDialogElement>(null);
   useEffect(() => {
     const dialog = ref.current;

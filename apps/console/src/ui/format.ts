@@ -1,5 +1,10 @@
 const integer = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
-const usdFormat = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', minimumFractionDigits: 2, maximumFractionDigits: 4 });
+const usdFormat = new Intl.NumberFormat('en-US', {
+  style: 'currency',
+  currency: 'USD',
+  minimumFractionDigits: 2,
+  maximumFractionDigits: 4,
+});
 
 export const count = (value: number) => integer.format(value);
 export const usd = (value: number) => usdFormat.format(value);
@@ -8,7 +13,9 @@ export const ms = (value: number | undefined) => (value === undefined ? '—' : 
 export function dateTime(value: string | undefined | null): string {
   if (!value) return '—';
   const date = new Date(value);
-  return Number.isNaN(date.getTime()) ? value : date.toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'short' });
+  return Number.isNaN(date.getTime())
+    ? value
+    : date.toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'short' });
 }
 
 /** `YYYY-MM-DD` of `date` in the browser's own zone, `days` days before it. */

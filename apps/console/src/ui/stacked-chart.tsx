@@ -42,7 +42,17 @@ export function StackedChart({
         cursor: { show: false },
         scales: { x: { time: true } },
         axes: [{}, { values: (_u, ticks) => ticks.map((tick) => format(tick)), size: 72 }],
-        series: [{}, ...stacked.map((one) => ({ label: one.label, stroke: colourOf.get(one.id), fill: colourOf.get(one.id), width: 0, paths: bars, points: { show: false } }))],
+        series: [
+          {},
+          ...stacked.map((one) => ({
+            label: one.label,
+            stroke: colourOf.get(one.id),
+            fill: colourOf.get(one.id),
+            width: 0,
+            paths: bars,
+            points: { show: false },
+          })),
+        ],
       },
       [times, ...stacked.map((one) => one.values)],
       element,
@@ -59,7 +69,11 @@ export function StackedChart({
 
   return (
     <figure className="chart">
-      <div ref={host} role="img" aria-label={`${title}: ${format(total)} ${unit} in all, stacked by ${series.length} series`} />
+      <div
+        ref={host}
+        role="img"
+        aria-label={`${title}: ${format(total)} ${unit} in all, stacked by ${series.length} series`}
+      />
       <figcaption>
         <p>
           {title}. Chart total: <strong data-chart-total={total}>{format(total)}</strong> {unit}

@@ -14,7 +14,8 @@ export function Empty({ children }: { children: ReactNode }) {
 }
 
 export function ErrorState({ error, retry }: { error: unknown; retry?: () => void }) {
-  const message = error instanceof ApiFailure ? `${error.message} (${error.code})` : 'The service could not be reached.';
+  const message =
+    error instanceof ApiFailure ? `${error.message} (${error.code})` : 'The service could not be reached.';
   return (
     <div role="alert" className="state error">
       <p>{message}</p>
@@ -45,7 +46,8 @@ export function QueryView<T>({
   children: (data: T) => ReactNode;
 }) {
   if (query.isPending) return <Loading what={what} />;
-  if (query.error || query.data === undefined) return <ErrorState error={query.error} retry={() => void query.refetch()} />;
+  if (query.error || query.data === undefined)
+    return <ErrorState error={query.error} retry={() => void query.refetch()} />;
   if (empty?.(query.data)) return <Empty>{emptyMessage}</Empty>;
   return <>{children(query.data)}</>;
 }

@@ -8,7 +8,19 @@ export interface Column<T> {
 }
 
 /** A plain, captioned table: screen readers announce the caption, and every header is a real <th>. */
-export function Table<T>({ caption, columns, rows, rowKey, footer }: { caption: string; columns: Column<T>[]; rows: T[]; rowKey: (row: T) => string; footer?: ReactNode }) {
+export function Table<T>({
+  caption,
+  columns,
+  rows,
+  rowKey,
+  footer,
+}: {
+  caption: string;
+  columns: Column<T>[];
+  rows: T[];
+  rowKey: (row: T) => string;
+  footer?: ReactNode;
+}) {
   return (
     // Focusable so a keyboard can scroll a table wider than the screen.
     <div className="table-wrap" role="region" aria-label={caption} tabIndex={0}>

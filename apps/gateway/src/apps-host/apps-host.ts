@@ -21,7 +21,8 @@ export interface AppsHost {
   handle(req: IncomingMessage, res: ServerResponse): boolean;
 }
 
-type Answer = { state: 'live'; contentType: string; body: Buffer; csp: string } | { state: 'taken_down' } | { state: 'missing' };
+type Answer =
+  { state: 'live'; contentType: string; body: Buffer; csp: string } | { state: 'taken_down' } | { state: 'missing' };
 
 interface CachedSlug {
   until: number;
@@ -56,7 +57,13 @@ export function slugOf(host: string | undefined, appsDomain: string): string | u
 
 function notice(res: ServerResponse, status: number, title: string, head: boolean): void {
   const body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body><p>${title}</p></body></html>`;
-  res.writeHead(status, { ...BASE_HEADERS, 'content-type': 'text/html; charset=utf-8', 'content-security-policy': NOTICE_CSP, 'cache-control': 'no-store', 'content-length': Buffer.byteLength(body) });
+  res.writeHead(status, {
+    ...BASE_HEADERS,
+    'content-type': 'text/html; charset=utf-8',
+    'content-security-policy': NOTICE_CSP,
+    'cache-control': 'no-store',
+    'content-length': Buffer.byteLength(body),
+  });
   res.end(head ? undefined : body);
 }
 

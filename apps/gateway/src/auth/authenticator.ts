@@ -34,12 +34,26 @@ export interface Authenticator {
   stop(): Promise<void>;
 }
 
-function toPrincipal(found: { kind: PrincipalKind; userId: string; key?: CallerKey; deviceId: string; operator: boolean }): Principal {
+function toPrincipal(found: {
+  kind: PrincipalKind;
+  userId: string;
+  key?: CallerKey;
+  deviceId: string;
+  operator: boolean;
+}): Principal {
   const { kind, userId, key, operator } = found;
   if (kind === PrincipalKind.KEY && key) {
-    return { kind: 'key', userId, key, scopes: key.scopes.filter(isScope), revoked: key.revokedAt !== undefined, operator };
+    return {
+      kind: 'key',
+      userId,
+      key,
+      scopes: key.scopes.filter(isScope),
+      revoked: key.revokedAt !== undefined,
+      operator,
+    };
   }
-  if (kind === PrincipalKind.DEVICE) return { kind: 'device', userId, deviceId: found.deviceId, scopes: 'unrestricted', revoked: false, operator };
+  if (kind === PrincipalKind.DEVICE)
+    return { kind: 'device', userId, deviceId: found.deviceId, scopes: 'unrestricted', revoked: false, operator };
   return { kind: 'session', userId, scopes: 'unrestricted', revoked: false, operator };
 }
 
@@ -55,7 +69,10 @@ export function createAuthenticator(deps: {
       const hashHex = hashSecretHex(secret);
       const principal = await deps.cache.swr(hashHex, async () => {
         try {
-          const reply = await deps.account.authenticateCredential({ secretSha256: Buffer.from(hashHex, 'hex') }, { requestId });
+          const reply = await deps.account.authenticateCredential(
+            { secretSha256: Buffer.from(hashHex, 'hex') },
+            { requestId },
+          );
           const found = reply.principal;
           return found ? toPrincipal(found) : null;
         } catch (error) {

@@ -37,10 +37,20 @@ export type RateLimit = (subject: string, cost?: number) => Promise<Record<strin
  * the model routes (called directly on their lean path). A write made with the console's session cookie must
  * come from the console's own origin (403 otherwise); `method` defaults to a write.
  */
-export async function authorizeRequest(deps: AuthorizeDeps, headers: IncomingHttpHeaders, requestId: string, required: Scope[], method = 'POST'): Promise<Principal> {
+export async function authorizeRequest(
+  deps: AuthorizeDeps,
+  headers: IncomingHttpHeaders,
+  requestId: string,
+  required: Scope[],
+  method = 'POST',
+): Promise<Principal> {
   const credential = readCredential(headers as Parameters<typeof readCredential>[0]);
   if (credential.via === 'cookie' && !isSafeMethod(method) && !isSameOriginRequest(headers)) {
-    throw new ApiError('insufficient_scope', 'A write signed in by the console cookie must come from the console itself (a same-origin request).', { extra: { required_scopes: required } });
+    throw new ApiError(
+      'insufficient_scope',
+      'A write signed in by the console cookie must come from the console itself (a same-origin request).',
+      { extra: { required_scopes: required } },
+    );
   }
   const principal = await deps.authenticator.authenticate(credential.secret, requestId);
   if (principal.revoked) {
@@ -49,14 +59,20 @@ export async function authorizeRequest(deps: AuthorizeDeps, headers: IncomingHtt
   // Operator scopes are held by operators alone, sessions and device tokens included.
   const reserved = principal.operator ? [] : required.filter((scope) => OPERATOR_SCOPES.includes(scope));
   if (reserved.length > 0) {
-    throw new ApiError('insufficient_scope', `Only the service's operators hold ${reserved.join(', ')}.`, { extra: { required_scopes: required } });
+    throw new ApiError('insufficient_scope', `Only the service's operators hold ${reserved.join(', ')}.`, {
+      extra: { required_scopes: required },
+    });
   }
   if (principal.scopes !== 'unrestricted') {
     const missing = missingScopes(principal.scopes, required);
     if (missing.length > 0) {
-      throw new ApiError('insufficient_scope', `This key lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(', ')}.`, {
-        extra: { required_scopes: required },
-      });
+      throw new ApiError(
+        'insufficient_scope',
+        `This key lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(', ')}.`,
+        {
+          extra: { required_scopes: required },
+        },
+      );
     }
   }
   if (principal.key) deps.keyUse.touch(principal.key.id);
@@ -74,7 +90,11 @@ export function createAuthorize(deps: AuthorizeDeps & { rateLimit: RateLimit }) 
     return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
       const principal = await authorizeRequest(deps, req.headers, req.requestId, required, req.method);
       if (sessionOnly && principal.kind !== 'session') {
-        throw new ApiError('insufficient_scope', 'This route needs a signed-in session (POST /v1/auth/sessions), not a key or device token.', { extra: { required_scopes: [] } });
+        throw new ApiError(
+          'insufficient_scope',
+          'This route needs a signed-in session (POST /v1/auth/sessions), not a key or device token.',
+          { extra: { required_scopes: [] } },
+        );
       }
       // The same bucket as the caller's model calls; a refusal carries its headers into the envelope.
       res.set(await deps.rateLimit(rateLimitSubject(principal), options.rateCost ?? 1));

@@ -1,4 +1,10 @@
-import { clearedSessionCookie, isSafeMethod, isSameOriginRequest, readSessionCookie, sessionCookie } from './console-cookie';
+import {
+  clearedSessionCookie,
+  isSafeMethod,
+  isSameOriginRequest,
+  readSessionCookie,
+  sessionCookie,
+} from './console-cookie';
 
 describe('the console session cookie', () => {
   it('is HttpOnly and SameSite=Strict, Secure only on https, and lives as long as the session', () => {
@@ -20,7 +26,9 @@ describe('the console session cookie', () => {
 describe('telling same-origin requests from cross-site ones', () => {
   it('trusts Sec-Fetch-Site when the browser sends it', () => {
     expect(isSameOriginRequest({ 'sec-fetch-site': 'same-origin', host: 'gw.test' })).toBe(true);
-    expect(isSameOriginRequest({ 'sec-fetch-site': 'same-site', origin: 'https://gw.test', host: 'gw.test' })).toBe(false);
+    expect(isSameOriginRequest({ 'sec-fetch-site': 'same-site', origin: 'https://gw.test', host: 'gw.test' })).toBe(
+      false,
+    );
     expect(isSameOriginRequest({ 'sec-fetch-site': 'cross-site', host: 'gw.test' })).toBe(false);
   });
 

@@ -24,7 +24,9 @@ describe('reading the credential of a request', () => {
   });
 
   it('prefers Authorization when both are sent', () => {
-    expect(readCredential({ authorization: `Bearer ${KEY}`, 'x-api-key': 'sbc_other_key_000000000000000' }).secret).toBe(KEY);
+    expect(
+      readCredential({ authorization: `Bearer ${KEY}`, 'x-api-key': 'sbc_other_key_000000000000000' }).secret,
+    ).toBe(KEY);
   });
 
   it('tells sessions and device tokens apart by prefix', () => {
@@ -52,11 +54,19 @@ describe('reading the credential of a request', () => {
   const SESSION = 'sbs_0123456789abcdefghijKLMNOP';
 
   it('takes a session from the console cookie when no header names a credential', () => {
-    expect(readCredential({ cookie: `theme=dark; sbc_session=${SESSION}` })).toEqual({ kind: 'session', secret: SESSION, via: 'cookie' });
+    expect(readCredential({ cookie: `theme=dark; sbc_session=${SESSION}` })).toEqual({
+      kind: 'session',
+      secret: SESSION,
+      via: 'cookie',
+    });
   });
 
   it('prefers a header credential to the cookie, so API keys work as before', () => {
-    expect(readCredential({ authorization: `Bearer ${KEY}`, cookie: `sbc_session=${SESSION}` })).toEqual({ kind: 'key', secret: KEY, via: 'header' });
+    expect(readCredential({ authorization: `Bearer ${KEY}`, cookie: `sbc_session=${SESSION}` })).toEqual({
+      kind: 'key',
+      secret: KEY,
+      via: 'header',
+    });
   });
 
   it.each([

@@ -23,14 +23,19 @@ export interface Credential {
  * it, `x-api-key: <secret>`; without either, the console's session cookie. Missing, malformed and unknown
  * credentials are all 401 `unauthorized`.
  */
-export function readCredential(headers: { authorization?: string; 'x-api-key'?: string | string[]; cookie?: string }): Credential {
+export function readCredential(headers: {
+  authorization?: string;
+  'x-api-key'?: string | string[];
+  cookie?: string;
+}): Credential {
   const authorization = headers.authorization;
   const apiKey = headers['x-api-key'];
   let secret: string | undefined;
   if (authorization === undefined && apiKey === undefined) {
     const fromCookie = readSessionCookie(headers.cookie);
     // Only a session rides in the cookie: a key or device token planted there is never read.
-    if (fromCookie !== undefined && fromCookie.startsWith('sbs_') && CREDENTIAL.test(fromCookie)) return { kind: 'session', secret: fromCookie, via: 'cookie' };
+    if (fromCookie !== undefined && fromCookie.startsWith('sbs_') && CREDENTIAL.test(fromCookie))
+      return { kind: 'session', secret: fromCookie, via: 'cookie' };
   }
   if (authorization !== undefined) {
     secret = BEARER.exec(authorization)?.[1];
@@ -40,7 +45,8 @@ export function readCredential(headers: { authorization?: string; 'x-api-key'?: 
   } else if (apiKey !== undefined) {
     throw new ApiError('unauthorized', 'Send one x-api-key header.');
   }
-  if (!secret) throw new ApiError('unauthorized', 'A caller key is required: send "Authorization: Bearer sbc_…" or "x-api-key".');
+  if (!secret)
+    throw new ApiError('unauthorized', 'A caller key is required: send "Authorization: Bearer sbc_…" or "x-api-key".');
   const match = CREDENTIAL.exec(secret);
   if (!match) throw new ApiError('unauthorized', 'The credential is malformed.');
   return { kind: PREFIXES[match[1]!]!, secret, via: 'header' };

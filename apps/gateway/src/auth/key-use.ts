@@ -8,7 +8,11 @@ import type { RpcClientOf } from '@sbc/rpc';
  * every interval, so `last_used_at` stays current without a database write per request. A failed flush
  * keeps its entries for the next one.
  */
-export function createKeyUseRecorder(deps: { account: RpcClientOf<typeof AccountService>; intervalMs: number; logger: Logger }) {
+export function createKeyUseRecorder(deps: {
+  account: RpcClientOf<typeof AccountService>;
+  intervalMs: number;
+  logger: Logger;
+}) {
   let pending = new Map<string, Date>();
   const timer = setInterval(() => void flush(), deps.intervalMs);
   timer.unref();

@@ -14,7 +14,10 @@ export function errorHandler(deps: { baseUrl: string; logger: Logger }) {
   return (thrown: unknown, req: Request, res: Response, _next: NextFunction) => {
     const error = ApiError.from(thrown);
     if (error.status >= 500) {
-      deps.logger.error({ requestId: req.requestId, route: req.route?.path, err: error.cause ?? error }, 'request failed');
+      deps.logger.error(
+        { requestId: req.requestId, route: req.route?.path, err: error.cause ?? error },
+        'request failed',
+      );
     } else if (error.code === 'client_closed_request') {
       deps.logger.info({ requestId: req.requestId, route: req.route?.path }, 'the caller hung up mid-request');
     }

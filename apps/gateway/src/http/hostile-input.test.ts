@@ -3,7 +3,9 @@ import { decodeUtf8Body, exceedsJsonDepth, findHostileUrlPart, MAX_JSON_DEPTH } 
 describe('hostile input checks', () => {
   it('counts nesting outside strings only, so brackets inside a string never count', () => {
     expect(exceedsJsonDepth('['.repeat(MAX_JSON_DEPTH) + ']'.repeat(MAX_JSON_DEPTH), MAX_JSON_DEPTH)).toBe(false);
-    expect(exceedsJsonDepth('['.repeat(MAX_JSON_DEPTH + 1) + ']'.repeat(MAX_JSON_DEPTH + 1), MAX_JSON_DEPTH)).toBe(true);
+    expect(exceedsJsonDepth('['.repeat(MAX_JSON_DEPTH + 1) + ']'.repeat(MAX_JSON_DEPTH + 1), MAX_JSON_DEPTH)).toBe(
+      true,
+    );
     expect(exceedsJsonDepth(JSON.stringify({ a: '[[[[{{{{\\"[[[[' }), 2)).toBe(false);
     expect(exceedsJsonDepth('{"a":{"b":[{"c":1}]}}', 3)).toBe(true);
   });
@@ -48,7 +50,9 @@ describe('hostile input checks', () => {
   });
 
   it('refuses bytes that are not UTF-8 and keeps every real character', () => {
-    expect(() => decodeUtf8Body(Buffer.from([0x22, 0xff, 0x22]))).toThrow(expect.objectContaining({ code: 'invalid_request', param: 'body' }));
+    expect(() => decodeUtf8Body(Buffer.from([0x22, 0xff, 0x22]))).toThrow(
+      expect.objectContaining({ code: 'invalid_request', param: 'body' }),
+    );
     expect(() => decodeUtf8Body(Buffer.from([0xed, 0xa0, 0x80]))).toThrow();
     expect(decodeUtf8Body(Buffer.from('"héllo 漢字 😀"', 'utf8'))).toBe('"héllo 漢字 😀"');
   });

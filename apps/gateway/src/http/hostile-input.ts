@@ -87,13 +87,26 @@ export function refuseHostileUrl() {
   return (req: Request, _res: Response, next: NextFunction) => {
     const where = findHostileUrlPart(req.originalUrl ?? req.url);
     if (where === undefined) return next();
-    const what = where === 'path' ? 'The path' : where === 'query' ? 'A query parameter name' : `The query parameter ${where.slice('query.'.length)}`;
-    next(new ApiError('invalid_request', `${what} is not well-formed text: a malformed percent-escape, invalid UTF-8, a NUL or an unpaired surrogate.`, { param: where }));
+    const what =
+      where === 'path'
+        ? 'The path'
+        : where === 'query'
+          ? 'A query parameter name'
+          : `The query parameter ${where.slice('query.'.length)}`;
+    next(
+      new ApiError(
+        'invalid_request',
+        `${what} is not well-formed text: a malformed percent-escape, invalid UTF-8, a NUL or an unpaired surrogate.`,
+        { param: where },
+      ),
+    );
   };
 }
 
 /** A parsed body's first unsafe string, as a 400 naming its field; undefined when every string is fine. */
 export function unsafeStringError(where: string | undefined): ApiError | undefined {
   if (where === undefined) return undefined;
-  return ApiError.invalid([{ path: where === '' ? 'body' : where, code: 'invalid_string', message: `Strings ${STRING_RULE}.` }]);
+  return ApiError.invalid([
+    { path: where === '' ? 'body' : where, code: 'invalid_string', message: `Strings ${STRING_RULE}.` },
+  ]);
 }

@@ -34,7 +34,9 @@ function parsePart(schema: z.ZodType | undefined, value: unknown, where: string,
   if (!schema) return undefined;
   const result = schema.safeParse(value ?? {});
   if (result.success) return result.data;
-  issues.push(...issuesFromSchema(result.error.issues).map((issue) => (issue.path === '' ? { ...issue, path: where } : issue)));
+  issues.push(
+    ...issuesFromSchema(result.error.issues).map((issue) => (issue.path === '' ? { ...issue, path: where } : issue)),
+  );
   return undefined;
 }
 
@@ -43,7 +45,12 @@ function parsePart(schema: z.ZodType | undefined, value: unknown, where: string,
  * (REST_MAX_BODY_BYTES at most), then its path, query and body parsed by the route's schemas (every
  * problem in one 400 `invalid_request`, `param` the first), then the handler. The same RouteSpec is what /docs/openapi.json documents.
  */
-export function mount<R extends RouteSpec>(router: Router, route: R, authorize: Authorize, handler: (input: RouteInput<R>) => Promise<RouteResult>): void {
+export function mount<R extends RouteSpec>(
+  router: Router,
+  route: R,
+  authorize: Authorize,
+  handler: (input: RouteInput<R>) => Promise<RouteResult>,
+): void {
   const validate = (req: Request, res: Response, next: NextFunction) => {
     const issues: Issue[] = [];
     const params = parsePart(route.params, req.params, 'path', issues);
@@ -67,7 +74,10 @@ export function mount<R extends RouteSpec>(router: Router, route: R, authorize: 
         return;
       }
       // Every account-surface object carries the request id (extra fields are allowed everywhere).
-      const body = result.body !== null && typeof result.body === 'object' && !Array.isArray(result.body) ? { ...result.body, request_id: req.requestId } : result.body;
+      const body =
+        result.body !== null && typeof result.body === 'object' && !Array.isArray(result.body)
+          ? { ...result.body, request_id: req.requestId }
+          : result.body;
       res.status(result.status).json(body);
     }, next);
   };

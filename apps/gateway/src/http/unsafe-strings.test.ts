@@ -6,7 +6,9 @@ describe('strings the ledger could not store', () => {
   });
 
   it('finds a lone surrogate deep in the messages, with its dotted path', () => {
-    const body = JSON.parse('{"model":"m","messages":[{"role":"user","content":"ok"},{"role":"user","content":[{"type":"text","text":"a\\ud800b"}]}]}');
+    const body = JSON.parse(
+      '{"model":"m","messages":[{"role":"user","content":"ok"},{"role":"user","content":[{"type":"text","text":"a\\ud800b"}]}]}',
+    );
     expect(findUnsafeString(body)).toBe('messages.1.content.0.text');
   });
 
@@ -15,7 +17,13 @@ describe('strings the ledger could not store', () => {
   });
 
   it('passes well-formed text, surrogate pairs and an escaped backslash before u0000', () => {
-    expect(findUnsafeString(JSON.parse('{"model":"m","messages":[{"content":"😀 \\ud83d\\ude00 \\\\u0000 ünïcode"}],"n":1,"b":true,"z":null}'))).toBeUndefined();
+    expect(
+      findUnsafeString(
+        JSON.parse(
+          '{"model":"m","messages":[{"content":"😀 \\ud83d\\ude00 \\\\u0000 ünïcode"}],"n":1,"b":true,"z":null}',
+        ),
+      ),
+    ).toBeUndefined();
   });
 
   it('walks a deeply nested body without overflowing the stack', () => {

@@ -11,7 +11,12 @@ describe('call budgets', () => {
     const budget = createBudget({ store: createMemoryStore() });
     const refusal = await budget.reserve(subject, 11 * MILLI).catch((e: unknown) => e);
     expect(refusal).toBeInstanceOf(ApiError);
-    expect(refusal).toMatchObject({ code: 'budget_exhausted', status: 402, extra: { budget: 'key_daily' }, headers: { 'x-should-retry': 'false' } });
+    expect(refusal).toMatchObject({
+      code: 'budget_exhausted',
+      status: 402,
+      extra: { budget: 'key_daily' },
+      headers: { 'x-should-retry': 'false' },
+    });
   });
 
   it('holds a cap under concurrency: parallel reservations cannot overshoot it together', async () => {
@@ -53,7 +58,9 @@ describe('call budgets', () => {
     const budget = createBudget({ store });
     await expect(budget.reserve({ userId: 'usr_2' }, 1_000 * MILLI)).resolves.toBeDefined();
     await store.set('credits:available:usr_2', String(2 * MILLI));
-    await expect(budget.reserve({ userId: 'usr_2' }, 3 * MILLI)).rejects.toMatchObject({ extra: { budget: 'account' } });
+    await expect(budget.reserve({ userId: 'usr_2' }, 3 * MILLI)).rejects.toMatchObject({
+      extra: { budget: 'account' },
+    });
     const ok = await budget.reserve({ userId: 'usr_2' }, 2 * MILLI);
     await ok.settle(MILLI / 2);
     expect(Number(await store.get('credits:available:usr_2'))).toBe(1.5 * MILLI);
@@ -63,7 +70,9 @@ describe('call budgets', () => {
     const store = createMemoryStore();
     await store.set('credits:available:usr_3', '0');
     const budget = createBudget({ store });
-    await expect(budget.reserve({ userId: 'usr_3' }, MILLI, { fairUse: true })).rejects.toMatchObject({ extra: { budget: 'fair_use' } });
+    await expect(budget.reserve({ userId: 'usr_3' }, MILLI, { fairUse: true })).rejects.toMatchObject({
+      extra: { budget: 'fair_use' },
+    });
   });
 
   it('gives house-fast 500 credits per 5 hours free, then bills', async () => {
@@ -79,13 +88,23 @@ describe('call budgets', () => {
 
 describe('admitting a priced call', () => {
   const price = findCatalogModel('house')!.price; // 0.2 / 0.8 millicredits per token in / out
-  const call = (requestedOutputTokens?: number) => ({ price, inputTokens: { bound: 100, count: () => 10 }, requestedOutputTokens, modelOutputTokens: 128_000 });
+  const call = (requestedOutputTokens?: number) => ({
+    price,
+    inputTokens: { bound: 100, count: () => 10 },
+    requestedOutputTokens,
+    modelOutputTokens: 128_000,
+  });
 
   /** A memory store that counts its round trips. */
   function countingStore() {
     const store = createMemoryStore();
     let trips = 0;
-    const counted: SharedStore = { ...store, batch: (ops) => (trips++, store.batch(ops)), get: (key) => (trips++, store.get(key)), incrBy: (...args) => (trips++, store.incrBy(...args)) };
+    const counted: SharedStore = {
+      ...store,
+      batch: (ops) => (trips++, store.batch(ops)),
+      get: (key) => (trips++, store.get(key)),
+      incrBy: (...args) => (trips++, store.incrBy(...args)),
+    };
     return { store: counted, trips: () => trips };
   }
 
@@ -93,7 +112,9 @@ describe('admitting a priced call', () => {
     const { store, trips } = countingStore();
     const limiter = createRateLimiter({ store, limitPerMinute: 10 });
     const budget = createBudget({ store });
-    const admitted = await budget.reserveCall({ userId: 'usr_a', keyId: 'key_a', dailyCapCredits: 1_000 }, call(), { bucket: limiter.bucket('key_a') });
+    const admitted = await budget.reserveCall({ userId: 'usr_a', keyId: 'key_a', dailyCapCredits: 1_000 }, call(), {
+      bucket: limiter.bucket('key_a'),
+    });
     expect(trips()).toBe(1);
     expect(admitted.outputTokens).toBe(128_000);
     expect(admitted.headers).toMatchObject({ 'x-ratelimit-remaining': '9' });
@@ -104,7 +125,9 @@ describe('admitting a priced call', () => {
     const limiter = createRateLimiter({ store, limitPerMinute: 10 });
     const budget = createBudget({ store });
     // 1 credit of daily cap: at 0.8 millicredits a token, about 1,200 output tokens after the prompt.
-    const admitted = await budget.reserveCall({ userId: 'usr_b', keyId: 'key_b', dailyCapCredits: 1 }, call(), { bucket: limiter.bucket('key_b') });
+    const admitted = await budget.reserveCall({ userId: 'usr_b', keyId: 'key_b', dailyCapCredits: 1 }, call(), {
+      bucket: limiter.bucket('key_b'),
+    });
     expect(admitted.outputTokens).toBeGreaterThan(1_000);
     expect(admitted.outputTokens).toBeLessThanOrEqual(1_250);
     expect(admitted.reservation.reservedMilli).toBeLessThanOrEqual(1_000);
@@ -116,8 +139,14 @@ describe('admitting a priced call', () => {
     const limiter = createRateLimiter({ store, limitPerMinute: 10 });
     const budget = createBudget({ store });
     await store.set('credits:available:usr_c', '50');
-    const refusal = await budget.reserveCall({ userId: 'usr_c', keyId: 'key_c' }, call(100), { bucket: limiter.bucket('key_c') }).catch((e: unknown) => e);
-    expect(refusal).toMatchObject({ code: 'budget_exhausted', extra: { budget: 'account' }, headers: { 'x-ratelimit-remaining': '9' } });
+    const refusal = await budget
+      .reserveCall({ userId: 'usr_c', keyId: 'key_c' }, call(100), { bucket: limiter.bucket('key_c') })
+      .catch((e: unknown) => e);
+    expect(refusal).toMatchObject({
+      code: 'budget_exhausted',
+      extra: { budget: 'account' },
+      headers: { 'x-ratelimit-remaining': '9' },
+    });
     expect(await store.get('credits:available:usr_c')).toBe('50');
   });
 
@@ -125,10 +154,20 @@ describe('admitting a priced call', () => {
     const store = createMemoryStore();
     const limiter = createRateLimiter({ store, limitPerMinute: 1 });
     const budget = createBudget({ store });
-    await budget.reserveCall({ userId: 'usr_d', keyId: 'key_d', dailyCapCredits: 5 }, call(10), { bucket: limiter.bucket('key_d') });
-    const spentBefore = await store.getMany([`spend:key:key_d:d:${new Date().toISOString().slice(0, 10).replace(/-/g, '')}`]);
-    const refusal = await budget.reserveCall({ userId: 'usr_d', keyId: 'key_d', dailyCapCredits: 5 }, call(10), { bucket: limiter.bucket('key_d') }).catch((e: unknown) => e);
+    await budget.reserveCall({ userId: 'usr_d', keyId: 'key_d', dailyCapCredits: 5 }, call(10), {
+      bucket: limiter.bucket('key_d'),
+    });
+    const spentBefore = await store.getMany([
+      `spend:key:key_d:d:${new Date().toISOString().slice(0, 10).replace(/-/g, '')}`,
+    ]);
+    const refusal = await budget
+      .reserveCall({ userId: 'usr_d', keyId: 'key_d', dailyCapCredits: 5 }, call(10), {
+        bucket: limiter.bucket('key_d'),
+      })
+      .catch((e: unknown) => e);
     expect(refusal).toMatchObject({ code: 'rate_limited', status: 429 });
-    expect(await store.getMany([`spend:key:key_d:d:${new Date().toISOString().slice(0, 10).replace(/-/g, '')}`])).toEqual(spentBefore);
+    expect(
+      await store.getMany([`spend:key:key_d:d:${new Date().toISOString().slice(0, 10).replace(/-/g, '')}`]),
+    ).toEqual(spentBefore);
   });
 });

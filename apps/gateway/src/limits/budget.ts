@@ -95,7 +95,9 @@ export function createBudget(deps: { store: SharedStore; now?: () => Date }) {
   /** Takes back what a refused reservation added, in one round trip. */
   async function rollBack(applied: Counter[], amount: number): Promise<void> {
     if (applied.length === 0 || amount === 0) return;
-    await deps.store.batch(applied.map((counter) => ({ op: 'incrBy' as const, key: counter.key, amount: -counter.sign * amount })));
+    await deps.store.batch(
+      applied.map((counter) => ({ op: 'incrBy' as const, key: counter.key, amount: -counter.sign * amount })),
+    );
   }
 
   type Attempt = { reservation: Reservation } | { short: { kind: BudgetKind; roomMilli: number } };
@@ -109,7 +111,11 @@ export function createBudget(deps: { store: SharedStore; now?: () => Date }) {
     const counters = countersFor(subject);
     const ops: StoreOp[] = bucket ? [bucket.op] : [];
     for (const counter of counters) {
-      ops.push(counter.sign === 1 ? { op: 'incrBy', key: counter.key, amount, ttlMs: counter.ttlMs } : { op: 'incrIfExists', key: counter.key, amount: -amount });
+      ops.push(
+        counter.sign === 1
+          ? { op: 'incrBy', key: counter.key, amount, ttlMs: counter.ttlMs }
+          : { op: 'incrIfExists', key: counter.key, amount: -amount },
+      );
     }
     const results = await deps.store.batch(ops);
     const applied: Counter[] = [];
@@ -120,7 +126,8 @@ export function createBudget(deps: { store: SharedStore; now?: () => Date }) {
       applied.push(counter);
       const roomMilli = counter.sign === 1 ? (counter.limit ?? Infinity) - (value - amount) : value + amount;
       // A call that costs nothing (BYO) is never refused; a priced call needs room for its worst case.
-      if (amount > 0 && roomMilli < amount && (!short || roomMilli < short.roomMilli)) short = { kind: counter.kind, roomMilli };
+      if (amount > 0 && roomMilli < amount && (!short || roomMilli < short.roomMilli))
+        short = { kind: counter.kind, roomMilli };
     });
     try {
       bucket?.answer(results[0] as SlidingWindowResult);
@@ -140,7 +147,10 @@ export function createBudget(deps: { store: SharedStore; now?: () => Date }) {
           if (settled) return;
           settled = true;
           const delta = Math.max(0, Math.ceil(actualMilli)) - amount;
-          if (delta !== 0) await deps.store.batch(applied.map((counter) => ({ op: 'incrBy' as const, key: counter.key, amount: counter.sign * delta })));
+          if (delta !== 0)
+            await deps.store.batch(
+              applied.map((counter) => ({ op: 'incrBy' as const, key: counter.key, amount: counter.sign * delta })),
+            );
         },
       },
     };
@@ -159,7 +169,11 @@ export function createBudget(deps: { store: SharedStore; now?: () => Date }) {
      * Reserves `worstCaseMilli` on every counter that applies, or refuses with 402 `budget_exhausted` naming
      * the budget that is spent (`fairUse` says the call would have been free under house-fast fair use).
      */
-    async reserve(subject: BudgetSubject, worstCaseMilli: number, options: { fairUse?: boolean } = {}): Promise<Reservation> {
+    async reserve(
+      subject: BudgetSubject,
+      worstCaseMilli: number,
+      options: { fairUse?: boolean } = {},
+    ): Promise<Reservation> {
       const outcome = await attempt(subject, Math.max(0, Math.ceil(worstCaseMilli)), undefined);
       if ('short' in outcome) throw refusalFor(outcome.short.kind, options.fairUse);
       return outcome.reservation;
@@ -186,11 +200,22 @@ export function createBudget(deps: { store: SharedStore; now?: () => Date }) {
       let bucket = options.bucket;
       let headers: Record<string, string> | undefined;
       for (let attempts = 0; ; attempts++) {
-        const plan = planReservation({ price: call.price, inputTokens, requestedOutputTokens: call.requestedOutputTokens, modelOutputTokens: call.modelOutputTokens, roomMilli });
+        const plan = planReservation({
+          price: call.price,
+          inputTokens,
+          requestedOutputTokens: call.requestedOutputTokens,
+          modelOutputTokens: call.modelOutputTokens,
+          roomMilli,
+        });
         if (plan) {
-          const outcome = await attempt(subject, plan.worstCaseMilli, bucket && { ...bucket, answer: (result) => (headers = bucket!.answer(result)) });
+          const outcome = await attempt(
+            subject,
+            plan.worstCaseMilli,
+            bucket && { ...bucket, answer: (result) => (headers = bucket!.answer(result)) },
+          );
           bucket = undefined; // the request counts once, however many tries its reservation takes
-          if ('reservation' in outcome) return { reservation: outcome.reservation, outputTokens: plan.outputTokens, headers };
+          if ('reservation' in outcome)
+            return { reservation: outcome.reservation, outputTokens: plan.outputTokens, headers };
           ({ kind, roomMilli } = outcome.short);
         } else if (bucket) {
           // Nothing fits, but the request still counts against its bucket.
@@ -214,7 +239,8 @@ export function createBudget(deps: { store: SharedStore; now?: () => Date }) {
       const hourKeys = Array.from({ length: 5 }, (_, i) => `fair:${userId}:h:${hour - i}`);
       const dayKeys = Array.from({ length: 7 }, (_, i) => `fair:${userId}:d:${day - i}`);
       const values = await deps.store.getMany([...hourKeys, ...dayKeys]);
-      const sum = (from: number, to: number) => values.slice(from, to).reduce((total, value) => total + Number(value ?? 0), 0);
+      const sum = (from: number, to: number) =>
+        values.slice(from, to).reduce((total, value) => total + Number(value ?? 0), 0);
       return sum(0, 5) < FAIR_USE_5H && sum(5, 12) < FAIR_USE_7D;
     },
 

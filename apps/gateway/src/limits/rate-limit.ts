@@ -19,7 +19,11 @@ export function rateLimitSubject(principal: Principal): string {
  * in one round trip with its budget reservation.
  */
 export function createRateLimiter(deps: { store: SharedStore; limitPerMinute: number; onRefused?: () => void }) {
-  const op = (subject: string, cost = 1): StoreOp => ({ op: 'window', key: `rl:${subject}`, options: { limit: deps.limitPerMinute, windowMs: WINDOW_MS, cost } });
+  const op = (subject: string, cost = 1): StoreOp => ({
+    op: 'window',
+    key: `rl:${subject}`,
+    options: { limit: deps.limitPerMinute, windowMs: WINDOW_MS, cost },
+  });
   function answer(subject: string, result: SlidingWindowResult): Record<string, string> {
     const headers: Record<string, string> = {
       'x-ratelimit-limit': String(result.limit),
@@ -28,9 +32,13 @@ export function createRateLimiter(deps: { store: SharedStore; limitPerMinute: nu
     };
     if (!result.allowed) {
       deps.onRefused?.();
-      throw new ApiError('rate_limited', `Rate limit of ${result.limit} requests per minute reached for this ${subject.startsWith('user:') ? 'account' : 'key'}.`, {
-        headers: { ...headers, 'retry-after': String(Math.max(1, Math.ceil(result.retryAfterMs / 1000))) },
-      });
+      throw new ApiError(
+        'rate_limited',
+        `Rate limit of ${result.limit} requests per minute reached for this ${subject.startsWith('user:') ? 'account' : 'key'}.`,
+        {
+          headers: { ...headers, 'retry-after': String(Math.max(1, Math.ceil(result.retryAfterMs / 1000))) },
+        },
+      );
     }
     return headers;
   }

@@ -16,15 +16,29 @@ describe('reservation arithmetic', () => {
   });
 
   it("keeps a caller's own output limit, whatever the room", () => {
-    expect(planReservation({ price: USD_PRICE, inputTokens: 10, requestedOutputTokens: 50, modelOutputTokens: 64_000, roomMilli: 1 })).toEqual({
+    expect(
+      planReservation({
+        price: USD_PRICE,
+        inputTokens: 10,
+        requestedOutputTokens: 50,
+        modelOutputTokens: 64_000,
+        roomMilli: 1,
+      }),
+    ).toEqual({
       outputTokens: 50,
       worstCaseMilli: worstCaseMilli(USD_PRICE, 10, 50),
     });
   });
 
   it("gives a call without an output limit the model's own limit when the budget has room for it", () => {
-    expect(planReservation({ price: USD_PRICE, inputTokens: 10, modelOutputTokens: 64_000 })).toEqual({ outputTokens: 64_000, worstCaseMilli: worstCaseMilli(USD_PRICE, 10, 64_000) });
-    expect(planReservation({ price: USD_PRICE, inputTokens: 10, modelOutputTokens: 100, roomMilli: 1_000_000 })?.outputTokens).toBe(100);
+    expect(planReservation({ price: USD_PRICE, inputTokens: 10, modelOutputTokens: 64_000 })).toEqual({
+      outputTokens: 64_000,
+      worstCaseMilli: worstCaseMilli(USD_PRICE, 10, 64_000),
+    });
+    expect(
+      planReservation({ price: USD_PRICE, inputTokens: 10, modelOutputTokens: 100, roomMilli: 1_000_000 })
+        ?.outputTokens,
+    ).toBe(100);
   });
 
   it('shrinks the output limit to what the remaining budget pays for, and the worst case fits that budget', () => {
@@ -46,13 +60,22 @@ describe('reservation arithmetic', () => {
   });
 
   it('refuses when not one output token fits after the prompt', () => {
-    expect(planReservation({ price: USD_PRICE, inputTokens: 100, modelOutputTokens: 64_000, roomMilli: 375 })).toBeUndefined();
-    expect(planReservation({ price: USD_PRICE, inputTokens: 100, modelOutputTokens: 64_000, roomMilli: 0 })).toBeUndefined();
-    expect(planReservation({ price: USD_PRICE, inputTokens: 100, modelOutputTokens: 64_000, roomMilli: -5_000 })).toBeUndefined();
+    expect(
+      planReservation({ price: USD_PRICE, inputTokens: 100, modelOutputTokens: 64_000, roomMilli: 375 }),
+    ).toBeUndefined();
+    expect(
+      planReservation({ price: USD_PRICE, inputTokens: 100, modelOutputTokens: 64_000, roomMilli: 0 }),
+    ).toBeUndefined();
+    expect(
+      planReservation({ price: USD_PRICE, inputTokens: 100, modelOutputTokens: 64_000, roomMilli: -5_000 }),
+    ).toBeUndefined();
   });
 
   it('uses the long-context output rate once the prompt passes its threshold', () => {
-    const long: ModelPrice = { ...USD_PRICE, long_context: { above_input_tokens: 1_000, input: 6, output: 30, cache_read: 0.6, cache_write: 7.5 } };
+    const long: ModelPrice = {
+      ...USD_PRICE,
+      long_context: { above_input_tokens: 1_000, input: 6, output: 30, cache_read: 0.6, cache_write: 7.5 },
+    };
     const plan = planReservation({ price: long, inputTokens: 2_000, modelOutputTokens: 64_000, roomMilli: 30_000 })!;
     // 2,000 × 7.5 = 15,000; the other 15,000 buys 500 tokens at 30.
     expect(plan.outputTokens).toBe(500);

@@ -49,7 +49,10 @@ export function worstCaseMilli(price: ModelPrice, inputTokens: number, outputTok
 export function planReservation(request: ReservationRequest): ReservationPlan | undefined {
   const { price, inputTokens, requestedOutputTokens, modelOutputTokens, roomMilli } = request;
   if (requestedOutputTokens !== undefined) {
-    return { outputTokens: requestedOutputTokens, worstCaseMilli: worstCaseMilli(price, inputTokens, requestedOutputTokens) };
+    return {
+      outputTokens: requestedOutputTokens,
+      worstCaseMilli: worstCaseMilli(price, inputTokens, requestedOutputTokens),
+    };
   }
   const full = worstCaseMilli(price, inputTokens, modelOutputTokens);
   if (roomMilli === undefined || full <= roomMilli) return { outputTokens: modelOutputTokens, worstCaseMilli: full };

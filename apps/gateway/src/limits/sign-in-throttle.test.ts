@@ -13,7 +13,9 @@ describe('sign-in throttles', () => {
 
   it('refuses an account and address with 429 and Retry-After after five failures, before asking the account service', async () => {
     for (let i = 0; i < THROTTLES.signInPerAccountAddress.limit; i++) {
-      await expect(throttle.signIn('victim@example.test', '203.0.113.7', wrongPassword)).rejects.toMatchObject({ code: 'unauthorized' });
+      await expect(throttle.signIn('victim@example.test', '203.0.113.7', wrongPassword)).rejects.toMatchObject({
+        code: 'unauthorized',
+      });
     }
     let asked = false;
     const refused = await throttle
@@ -33,14 +35,19 @@ describe('sign-in throttles', () => {
     for (let i = 0; i < THROTTLES.signInPerAccountFromNewAddresses.limit; i++) {
       await throttle.signIn('owner@example.test', `192.0.2.${i}`, wrongPassword).catch(() => undefined);
     }
-    await expect(throttle.signIn('owner@example.test', '192.0.2.250', rightPassword)).rejects.toMatchObject({ code: 'rate_limited' });
+    await expect(throttle.signIn('owner@example.test', '192.0.2.250', rightPassword)).rejects.toMatchObject({
+      code: 'rate_limited',
+    });
     await expect(throttle.signIn('owner@example.test', '198.51.100.1', rightPassword)).resolves.toBe('token');
   });
 
   it('counts only failures, and lets an address try again once its window has passed', async () => {
     for (let i = 0; i < 20; i++) await throttle.signIn('busy@example.test', '203.0.113.9', rightPassword);
-    for (let i = 0; i < THROTTLES.signInPerAccountAddress.limit; i++) await throttle.signIn('late@example.test', '203.0.113.9', wrongPassword).catch(() => undefined);
-    await expect(throttle.signIn('late@example.test', '203.0.113.9', rightPassword)).rejects.toMatchObject({ code: 'rate_limited' });
+    for (let i = 0; i < THROTTLES.signInPerAccountAddress.limit; i++)
+      await throttle.signIn('late@example.test', '203.0.113.9', wrongPassword).catch(() => undefined);
+    await expect(throttle.signIn('late@example.test', '203.0.113.9', rightPassword)).rejects.toMatchObject({
+      code: 'rate_limited',
+    });
     now += 2 * THROTTLES.signInPerAccountAddress.windowMs;
     await expect(throttle.signIn('late@example.test', '203.0.113.9', rightPassword)).resolves.toBe('token');
   });
@@ -55,7 +62,10 @@ describe('sign-in throttles', () => {
 });
 
 describe('the caller address the throttles count by', () => {
-  const req = (peer: string, forwarded?: string) => ({ socket: { remoteAddress: peer }, headers: forwarded === undefined ? {} : { 'x-forwarded-for': forwarded } });
+  const req = (peer: string, forwarded?: string) => ({
+    socket: { remoteAddress: peer },
+    headers: forwarded === undefined ? {} : { 'x-forwarded-for': forwarded },
+  });
 
   it('is the socket peer unless proxies are trusted, so a forged x-forwarded-for changes nothing', () => {
     expect(clientAddress(req('10.0.0.5', '1.2.3.4'), 0)).toBe('10.0.0.5');
@@ -73,10 +83,14 @@ describe('loopback callers', () => {
     const store = createMemoryStore();
     const throttle = createSignInThrottle({ store });
     for (let i = 0; i < 3 * THROTTLES.signUpPerAddress.limit; i++) await throttle.signUp('127.0.0.1');
-    for (let i = 0; i < THROTTLES.signInPerAddress.limit; i++) await throttle.signIn(`user${i}@example.test`, '::1', wrongPassword).catch(() => undefined);
+    for (let i = 0; i < THROTTLES.signInPerAddress.limit; i++)
+      await throttle.signIn(`user${i}@example.test`, '::1', wrongPassword).catch(() => undefined);
     await expect(throttle.signIn('another@example.test', '::1', rightPassword)).resolves.toBe('token');
-    for (let i = 0; i < THROTTLES.signInPerAccountAddress.limit; i++) await throttle.signIn('one@example.test', '::1', wrongPassword).catch(() => undefined);
-    await expect(throttle.signIn('one@example.test', '::1', rightPassword)).rejects.toMatchObject({ code: 'rate_limited' });
+    for (let i = 0; i < THROTTLES.signInPerAccountAddress.limit; i++)
+      await throttle.signIn('one@example.test', '::1', wrongPassword).catch(() => undefined);
+    await expect(throttle.signIn('one@example.test', '::1', rightPassword)).rejects.toMatchObject({
+      code: 'rate_limited',
+    });
     await store.close();
   });
 });

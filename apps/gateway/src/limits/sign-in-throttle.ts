@@ -35,18 +35,26 @@ function accountTag(email: string): string {
 }
 
 function refusal(retryAfterMs: number, message: string): ApiError {
-  return new ApiError('rate_limited', message, { headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) } });
+  return new ApiError('rate_limited', message, {
+    headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) },
+  });
 }
 
 /**
  * The caller's address: the socket's peer, or with `trustedProxyHops` proxies in front, the entry that many
  * hops from the end of `x-forwarded-for` (entries before it are the caller's own claims).
  */
-export function clientAddress(req: { socket: { remoteAddress?: string }; headers: Record<string, string | string[] | undefined> }, trustedProxyHops: number): string {
+export function clientAddress(
+  req: { socket: { remoteAddress?: string }; headers: Record<string, string | string[] | undefined> },
+  trustedProxyHops: number,
+): string {
   const peer = req.socket.remoteAddress ?? 'unknown';
   if (trustedProxyHops === 0) return peer;
   const header = req.headers['x-forwarded-for'];
-  const hops = (Array.isArray(header) ? header.join(',') : (header ?? '')).split(',').map((entry) => entry.trim()).filter(Boolean);
+  const hops = (Array.isArray(header) ? header.join(',') : (header ?? ''))
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
   return hops.length >= trustedProxyHops ? hops[hops.length - trustedProxyHops]! : peer;
 }
 
@@ -64,7 +72,9 @@ export function createSignInThrottle(deps: { store: SharedStore; trustedProxyHop
 
   /** Reads a window without counting; the first that is full refuses. */
   async function checkAll(windows: Array<[string, Window]>, message: string): Promise<void> {
-    const results = await Promise.all(windows.map(([key, window]) => store.slidingWindowHit(key, { ...window, cost: 0 })));
+    const results = await Promise.all(
+      windows.map(([key, window]) => store.slidingWindowHit(key, { ...window, cost: 0 })),
+    );
     const full = results.filter((result) => result.remaining <= 0);
     if (full.length > 0) throw refusal(Math.max(...full.map((result) => result.resetMs)), message);
   }
@@ -82,7 +92,8 @@ export function createSignInThrottle(deps: { store: SharedStore; trustedProxyHop
     return windows;
   }
 
-  const isKnown = async (email: string, address: string) => (await store.get(`signin:known:${accountTag(email)}:${address}`)) !== null;
+  const isKnown = async (email: string, address: string) =>
+    (await store.get(`signin:known:${accountTag(email)}:${address}`)) !== null;
 
   return {
     addressOf: (req: Parameters<typeof clientAddress>[0]) => clientAddress(req, deps.trustedProxyHops ?? 0),
@@ -109,12 +120,20 @@ export function createSignInThrottle(deps: { store: SharedStore; trustedProxyHop
 
     async signUp(address: string): Promise<void> {
       if (isLoopback(address)) return;
-      await hitOrRefuse(`signup:addr:${address}`, THROTTLES.signUpPerAddress, 'Too many sign-ups from this address; try again later.');
+      await hitOrRefuse(
+        `signup:addr:${address}`,
+        THROTTLES.signUpPerAddress,
+        'Too many sign-ups from this address; try again later.',
+      );
     },
 
     async pairing(address: string): Promise<void> {
       if (isLoopback(address)) return;
-      await hitOrRefuse(`pair:addr:${address}`, THROTTLES.pairingPerAddress, 'Too many device pairings from this address; try again later.');
+      await hitOrRefuse(
+        `pair:addr:${address}`,
+        THROTTLES.pairingPerAddress,
+        'Too many device pairings from this address; try again later.',
+      );
     },
   };
 }

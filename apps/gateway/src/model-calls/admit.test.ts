@@ -11,10 +11,27 @@ import { checkedCall } from './read-call';
 import { createPricing } from './pricing';
 
 const engine: Engine = { dialect: 'openai', baseUrl: 'http://up.test', model: 'house', headers: {}, label: 'house' };
-const houseRoute: ResolvedRoute = { callerModel: 'house', kind: 'house', engines: [engine], upstream: 'house', catalogId: 'house' };
+const houseRoute: ResolvedRoute = {
+  callerModel: 'house',
+  kind: 'house',
+  engines: [engine],
+  upstream: 'house',
+  catalogId: 'house',
+};
 const fastRoute: ResolvedRoute = { ...houseRoute, callerModel: 'house-fast', catalogId: 'house-fast' };
-const byoRoute: ResolvedRoute = { callerModel: 'mine', kind: 'byo', engines: [{ ...engine, model: 'mine' }], upstream: 'byo:mine' };
-const principal: Principal = { kind: 'key', userId: 'usr_1', scopes: 'unrestricted', revoked: false, operator: false } as Principal;
+const byoRoute: ResolvedRoute = {
+  callerModel: 'mine',
+  kind: 'byo',
+  engines: [{ ...engine, model: 'mine' }],
+  upstream: 'byo:mine',
+};
+const principal: Principal = {
+  kind: 'key',
+  userId: 'usr_1',
+  scopes: 'unrestricted',
+  revoked: false,
+  operator: false,
+} as Principal;
 
 function setUp(limitPerMinute = 5) {
   const store: SharedStore = createMemoryStore();
@@ -52,7 +69,9 @@ describe('admitting a call', () => {
     expect(admitted.terms.price).toBeDefined();
     expect(admitted.terms.reservation?.reservedMilli).toBeGreaterThan(0);
     expect(call.outputLimit).toBe(100);
-    expect(Number(await store.get('credits:available:usr_1'))).toBe(1_000 * MILLI - admitted.terms.reservation!.reservedMilli);
+    expect(Number(await store.get('credits:available:usr_1'))).toBe(
+      1_000 * MILLI - admitted.terms.reservation!.reservedMilli,
+    );
     expect(headers['x-ratelimit-remaining']).toBe('4');
   });
 
@@ -68,7 +87,9 @@ describe('admitting a call', () => {
   it('an output limit past the catalog model’s is refused, naming the field the caller used', async () => {
     const { admission } = setUp();
     const call = chatCall({ max_completion_tokens: 10_000_000 });
-    const refusal = await admission().admit(call, fastRoute, 100).catch((error: unknown) => error);
+    const refusal = await admission()
+      .admit(call, fastRoute, 100)
+      .catch((error: unknown) => error);
     expect(refusal).toBeInstanceOf(ApiError);
     expect(refusal).toMatchObject({ status: 400, issues: [{ path: 'max_completion_tokens', code: 'too_big' }] });
   });
@@ -90,7 +111,9 @@ describe('admitting a call', () => {
     expect(headers['x-ratelimit-remaining']).toBe('0');
     // Taken once only, however often it is asked.
     await first.takeOnRefusal();
-    const refusal = await admission().takeOnRefusal().catch((error: unknown) => error);
+    const refusal = await admission()
+      .takeOnRefusal()
+      .catch((error: unknown) => error);
     expect(refusal).toMatchObject({ code: 'rate_limited', status: 429 });
   });
 });

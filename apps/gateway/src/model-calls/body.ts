@@ -13,7 +13,11 @@ function tooLarge(limit: number): ApiError {
  * `closeIfUnread`). `optional` bodies may be empty and then read as undefined. Bytes that are not UTF-8 and
  * nesting past MAX_JSON_DEPTH are 400s with `param: body`.
  */
-export function readJsonBody(req: IncomingMessage, limit: number, options: { optional?: boolean } = {}): Promise<{ value: unknown; bytes: number }> {
+export function readJsonBody(
+  req: IncomingMessage,
+  limit: number,
+  options: { optional?: boolean } = {},
+): Promise<{ value: unknown; bytes: number }> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) return Promise.reject(tooLarge(limit));
   return new Promise((resolve, reject) => {
@@ -61,7 +65,13 @@ export function readJsonBody(req: IncomingMessage, limit: number, options: { opt
         return;
       }
       if (exceedsJsonDepth(text, MAX_JSON_DEPTH)) {
-        reject(new ApiError('invalid_request', `The request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels.`, { param: 'body' }));
+        reject(
+          new ApiError(
+            'invalid_request',
+            `The request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels.`,
+            { param: 'body' },
+          ),
+        );
         return;
       }
       try {

@@ -33,7 +33,12 @@ export class CallResponse {
     if (this.res.destroyed) return;
     closeIfUnread(this.res);
     const payload = JSON.stringify(body);
-    this.res.writeHead(status, { ...this.headers, ...extraHeaders, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) });
+    this.res.writeHead(status, {
+      ...this.headers,
+      ...extraHeaders,
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(payload),
+    });
     this.res.end(payload);
   }
 
@@ -64,7 +69,10 @@ export class CallResponse {
     }
     // OpenAI's SDKs and tools look for `model_not_found` on an unknown model.
     const code = error.code === 'not_found' && error.param === 'model' ? 'model_not_found' : error.code;
-    this.fail({ status: error.status, message: error.message, code, param: error.param ?? null }, error.headers, { ...error.extra, ...(error.issues ? { issues: error.issues } : {}) });
+    this.fail({ status: error.status, message: error.message, code, param: error.param ?? null }, error.headers, {
+      ...error.extra,
+      ...(error.issues ? { issues: error.issues } : {}),
+    });
   }
 
   /** An upstream's or the edge's failure in the called dialect. */

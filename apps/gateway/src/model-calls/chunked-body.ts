@@ -53,7 +53,10 @@ export function chunkBodyStart(size: number): number {
 export function chunkBuffer(size: number, socket?: Socket): Buffer {
   const start = chunkBodyStart(size);
   const length = start + size + 2;
-  const buffer = socket !== undefined && socket.writableLength === 0 && length <= SHARED_BYTES ? shared.subarray(0, length) : Buffer.allocUnsafe(length);
+  const buffer =
+    socket !== undefined && socket.writableLength === 0 && length <= SHARED_BYTES
+      ? shared.subarray(0, length)
+      : Buffer.allocUnsafe(length);
   let rest = size;
   for (let at = start - 3; at >= 0; at--) {
     buffer[at] = HEX_DIGITS.charCodeAt(rest & 0xf);

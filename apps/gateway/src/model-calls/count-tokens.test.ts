@@ -12,7 +12,11 @@ function timed<T>(work: () => T): { value: T; ms: number } {
 
 describe('local token counts', () => {
   it('ordinary text within the budget is counted exactly as the tokenizer counts it', () => {
-    const text = PROSE.repeat(200) + 'a short blob: ' + Buffer.alloc(150, 7).toString('base64') + ' and a URL https://example.com/a/b?c=d';
+    const text =
+      PROSE.repeat(200) +
+      'a short blob: ' +
+      Buffer.alloc(150, 7).toString('base64') +
+      ' and a URL https://example.com/a/b?c=d';
     expect(createTokenCounter()(text)).toBe(countTokens(text));
   });
 
@@ -49,7 +53,10 @@ describe('local token counts', () => {
   });
 
   it('a request of many parts stays within the budget: a count_tokens body of 32 MB is answered in well under a second', () => {
-    const messages = Array.from({ length: 400 }, (_, i) => ({ role: i % 2 === 0 ? 'user' : 'assistant', content: 'z'.repeat(80_000) }));
+    const messages = Array.from({ length: 400 }, (_, i) => ({
+      role: i % 2 === 0 ? 'user' : 'assistant',
+      content: 'z'.repeat(80_000),
+    }));
     const { value, ms } = timed(() => countMessagesBody({ model: 'house', messages }));
     expect(value).toBeGreaterThan((400 * 80_000) / 256);
     expect(ms).toBeLessThan(1_000);
@@ -61,10 +68,21 @@ describe('local token counts', () => {
       max_tokens: 10,
       system: 'Be brief.',
       messages: [{ role: 'user', content: 'Hello there' }],
-      tools: [{ name: 'weather', description: 'Weather for a city', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }],
+      tools: [
+        {
+          name: 'weather',
+          description: 'Weather for a city',
+          input_schema: { type: 'object', properties: { city: { type: 'string' } } },
+        },
+      ],
     });
     const withoutTools = countRequestTokens({ ...request, tools: [] });
     expect(withoutTools).toBeGreaterThan(countTokens('Hello there'));
-    expect(countRequestTokens(request)).toBe(withoutTools + countTokens('weather') + countTokens('Weather for a city') + countTokens(JSON.stringify(request.tools![0]!.parameters)));
+    expect(countRequestTokens(request)).toBe(
+      withoutTools +
+        countTokens('weather') +
+        countTokens('Weather for a city') +
+        countTokens(JSON.stringify(request.tools![0]!.parameters)),
+    );
   });
 });

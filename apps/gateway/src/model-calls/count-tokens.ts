@@ -73,7 +73,13 @@ function countMessage(message: Message, count: (text: string) => number): number
         total += count(block.name) + count(block.arguments);
         break;
       case 'tool_result':
-        for (const part of block.content) total += part.type === 'text' ? count(part.text) : part.type === 'image' ? TOKENS_PER_IMAGE : TOKENS_PER_DOCUMENT_PAGE_ESTIMATE;
+        for (const part of block.content)
+          total +=
+            part.type === 'text'
+              ? count(part.text)
+              : part.type === 'image'
+                ? TOKENS_PER_IMAGE
+                : TOKENS_PER_DOCUMENT_PAGE_ESTIMATE;
         break;
     }
   }

@@ -1,7 +1,14 @@
 import { parseUpstreamError, type UpstreamFailure } from '@sbc/dialects';
 import { errorSpec } from '@sbc/errors';
 import type { Engine } from '../routing/engines';
-import { isAbort, UpstreamAbortedError, UpstreamOverloadedError, UpstreamUnavailableError, type UpstreamCall, type UpstreamClient } from '../upstream/client';
+import {
+  isAbort,
+  UpstreamAbortedError,
+  UpstreamOverloadedError,
+  UpstreamUnavailableError,
+  type UpstreamCall,
+  type UpstreamClient,
+} from '../upstream/client';
 import { engineCall, type CallerCall } from './plan';
 
 // The fallback loop of a model call: which engine answers, tried in order until one does or none can.
@@ -42,8 +49,18 @@ export interface InFlight {
  * written to the caller: no connection, a retryable status, or (streams) a body that broke before its first
  * chunk. Once the first byte of a reply is chosen, there is no going back.
  */
-export async function dispatch(call: CallerCall, engines: Engine[], deps: DispatchDeps, inFlight: InFlight, passHeaders: Record<string, string>): Promise<Dispatched> {
-  let last: Dispatched = { kind: 'failed', failure: { status: 502, message: 'No engine is configured for this model.' }, exhausted: false };
+export async function dispatch(
+  call: CallerCall,
+  engines: Engine[],
+  deps: DispatchDeps,
+  inFlight: InFlight,
+  passHeaders: Record<string, string>,
+): Promise<Dispatched> {
+  let last: Dispatched = {
+    kind: 'failed',
+    failure: { status: 502, message: 'No engine is configured for this model.' },
+    exhausted: false,
+  };
   for (let i = 0; i < engines.length; i++) {
     // A caller gone before (or while an earlier engine failed) is not worth another upstream call.
     if (inFlight.callerGone || inFlight.drained) throw new UpstreamAbortedError();
@@ -67,7 +84,13 @@ export async function dispatch(call: CallerCall, engines: Engine[], deps: Dispat
       if (error instanceof UpstreamOverloadedError) {
         // The edge's own pool is full: an overload in the caller's dialect (Anthropic has a status of its own).
         const failure = { status: call.adapter.overloadStatus, message: error.message, code: 'overloaded_error' };
-        last = { kind: 'failed', failure, exhausted: false, engine, headers: { 'retry-after': String(error.retryAfterSeconds) } };
+        last = {
+          kind: 'failed',
+          failure,
+          exhausted: false,
+          engine,
+          headers: { 'retry-after': String(error.retryAfterSeconds) },
+        };
         if (!more) return last;
         continue;
       }
@@ -79,4 +102,3 @@ export async function dispatch(call: CallerCall, engines: Engine[], deps: Dispat
   }
   return last;
 }
-

@@ -31,7 +31,11 @@ export interface ExchangeDeps extends DispatchDeps {
   drainDeadline?: AbortSignal;
 }
 
-function renderReply(call: CallerCall, engine: Engine, raw: unknown): { body: unknown; usage: Usage; stopReason?: StopReason } {
+function renderReply(
+  call: CallerCall,
+  engine: Engine,
+  raw: unknown,
+): { body: unknown; usage: Usage; stopReason?: StopReason } {
   const passthrough = passthroughTo(call, engine);
   if (passthrough && raw && typeof raw === 'object') {
     return passthrough.reply(raw as Record<string, unknown>, call.callerModel);
@@ -71,14 +75,19 @@ export async function exchange(
     inFlight.drained = true;
     inFlight.current?.abort();
   };
-  const stopWatchingDeadline = deps.drainDeadline?.aborted ? () => undefined : whenAborted(deps.drainDeadline, onDeadline);
+  const stopWatchingDeadline = deps.drainDeadline?.aborted
+    ? () => undefined
+    : whenAborted(deps.drainDeadline, onDeadline);
   let engine: Engine | undefined;
   // The stream being relayed, once the reply is a stream: what it delivered counts if the caller hangs up.
   let streamed: StreamRelay | undefined;
   try {
     const dispatched = await dispatch(call, engines, deps, inFlight, passHeaders);
     if (dispatched.kind === 'failed') {
-      out.fail(dispatched.failure, { ...(dispatched.exhausted ? { 'x-should-retry': 'false' } : {}), ...dispatched.headers });
+      out.fail(dispatched.failure, {
+        ...(dispatched.exhausted ? { 'x-should-retry': 'false' } : {}),
+        ...dispatched.headers,
+      });
       return { status: dispatched.failure.status, engine: dispatched.engine, usage: ZERO_USAGE, ttftMs: 0 };
     }
     engine = dispatched.engine;
@@ -88,7 +97,10 @@ export async function exchange(
     forgetBody(call, dispatched.sent);
     if (!passthrough && call.request) {
       // What the caller sent that this engine's dialect cannot carry, named so it is never silently lost.
-      const dropped = new Set([...call.request.dropped, ...droppedForUpstream(call.adapter.name, call.request, engine.dialect)]);
+      const dropped = new Set([
+        ...call.request.dropped,
+        ...droppedForUpstream(call.adapter.name, call.request, engine.dialect),
+      ]);
       if (dropped.size > 0) out.addHeaders({ 'x-sbc-dropped-fields': [...dropped].join(',') });
     }
     if (!call.stream) {
@@ -98,12 +110,23 @@ export async function exchange(
       } catch (error) {
         // A body that broke off, or a 200 whose body is not a reply (an error object, no choices, not JSON),
         // is the upstream's failure.
-        const failure = error instanceof UpstreamResponseError ? error.failure : error instanceof UpstreamUnavailableError ? { status: error.status, message: error.message } : undefined;
+        const failure =
+          error instanceof UpstreamResponseError
+            ? error.failure
+            : error instanceof UpstreamUnavailableError
+              ? { status: error.status, message: error.message }
+              : undefined;
         if (!failure || inFlight.callerGone) throw error;
         out.fail(failure);
         return { status: failure.status, engine, usage: ZERO_USAGE, ttftMs: 0 };
       }
-      const outcome: CallOutcome = { status: 200, engine, usage: rendered.usage, ttftMs: Math.max(1, Math.round(performance.now() - startedAt)), stopReason: rendered.stopReason };
+      const outcome: CallOutcome = {
+        status: 200,
+        engine,
+        usage: rendered.usage,
+        ttftMs: Math.max(1, Math.round(performance.now() - startedAt)),
+        stopReason: rendered.stopReason,
+      };
       await beforeEnd(outcome);
       out.json(200, rendered.body);
       return outcome;
@@ -114,10 +137,17 @@ export async function exchange(
     out.openStream();
     await relay.relay(reply, deps.drainDeadline);
     // An upstream error event was already rendered by the source; a stream that merely stopped needs one.
-    if (!relay.ended && !relay.failed && !relay.capped) relay.fail({ status: 502, message: 'The upstream closed the stream before it finished.' });
+    if (!relay.ended && !relay.failed && !relay.capped)
+      relay.fail({ status: 502, message: 'The upstream closed the stream before it finished.' });
     // A stream the edge ended is billed like one the caller abandoned: for what was delivered.
     const usage = relay.drained ? usageOfAbandoned(call, relay.usage, relay.delivered) : relay.usage;
-    const outcome: CallOutcome = { status: relay.failed ? relay.failed.status : 200, engine, usage, ttftMs: relay.ttftMs, stopReason: relay.capped ? 'max_tokens' : relay.stopReason };
+    const outcome: CallOutcome = {
+      status: relay.failed ? relay.failed.status : 200,
+      engine,
+      usage,
+      ttftMs: relay.ttftMs,
+      stopReason: relay.capped ? 'max_tokens' : relay.stopReason,
+    };
     await beforeEnd(outcome);
     out.res.end(relay.pending);
     return outcome;
@@ -129,7 +159,13 @@ export async function exchange(
     if (isAbort(error) || inFlight.callerGone) {
       if (!out.res.destroyed) out.res.destroy();
       if (!streamed) return { status: 499, engine, usage: ZERO_USAGE, ttftMs: 0 };
-      return { status: 499, engine, usage: usageOfAbandoned(call, streamed.usage, streamed.delivered), ttftMs: streamed.ttftMs, stopReason: streamed.stopReason };
+      return {
+        status: 499,
+        engine,
+        usage: usageOfAbandoned(call, streamed.usage, streamed.delivered),
+        ttftMs: streamed.ttftMs,
+        stopReason: streamed.stopReason,
+      };
     }
     throw error;
   } finally {

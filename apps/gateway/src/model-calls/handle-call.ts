@@ -43,23 +43,38 @@ export const MODEL_CALL_ROUTES: ReadonlyMap<string, CallerDialect> = new Map([
  * database.
  */
 export function createModelCallHandler(deps: ModelCallDeps) {
-  return async function handleModelCall(req: IncomingMessage, res: ServerResponse, adapter: CallerDialect): Promise<void> {
+  return async function handleModelCall(
+    req: IncomingMessage,
+    res: ServerResponse,
+    adapter: CallerDialect,
+  ): Promise<void> {
     const record = startRecord(req, adapter);
     const out = new CallResponse(res, adapter, record.requestId, deps.baseUrl);
     let admission: Admission | undefined;
     // Once per call: before the last bytes of a reply (exchange), or after a refusal or a hang-up here.
     let recorded: Promise<void> | undefined;
-    const recordOnce = (outcome: CallOutcome) => (recorded ??= settle(deps, { fairUse: false, ...record, ...admission?.terms, outcome }));
+    const recordOnce = (outcome: CallOutcome) =>
+      (recorded ??= settle(deps, { fairUse: false, ...record, ...admission?.terms, outcome }));
     let outcome: CallOutcome;
     try {
-      const principal = (record.principal = await authorizeRequest(deps, req.headers, record.requestId, ['gateway:invoke']));
+      const principal = (record.principal = await authorizeRequest(deps, req.headers, record.requestId, [
+        'gateway:invoke',
+      ]));
       admission = new Admission(deps, principal, out);
       const { call, bytes } = await readCall(req, adapter, deps.maxBodyBytes);
       record.call = call;
       const route = (record.route = await resolveCallRoute(deps, principal, call.callerModel, record.requestId));
       parseRequestFor(call, route.engines);
       await admission.admit(call, route, bytes);
-      outcome = await exchange(call, route.engines, out, deps, record.startedAt, passHeadersOf(req.headers), recordOnce);
+      outcome = await exchange(
+        call,
+        route.engines,
+        out,
+        deps,
+        record.startedAt,
+        passHeadersOf(req.headers),
+        recordOnce,
+      );
     } catch (thrown) {
       outcome = await refuse(deps, out, admission, thrown, req.url);
     }
@@ -71,7 +86,13 @@ type OpenRecord = Omit<CallRecord, 'outcome' | 'fairUse'>;
 
 function startRecord(req: IncomingMessage, adapter: CallerDialect): OpenRecord {
   const requestId = requestIdFor(req.headers['x-request-id']);
-  return { requestId, atMs: Date.now(), startedAt: performance.now(), dialect: adapter.name, sessionId: req.headers['x-session-id'] };
+  return {
+    requestId,
+    atMs: Date.now(),
+    startedAt: performance.now(),
+    dialect: adapter.name,
+    sessionId: req.headers['x-session-id'],
+  };
 }
 
 /** Answers a call the edge refused or failed before its reply began (after that, the caller's socket is reset). */
@@ -88,7 +109,8 @@ async function refuse(
   } catch (limited) {
     error = asApiError(limited);
   }
-  if (error.status >= 500) deps.logger.error({ requestId: out.requestId, route, err: error.cause ?? error }, 'model call failed');
+  if (error.status >= 500)
+    deps.logger.error({ requestId: out.requestId, route, err: error.cause ?? error }, 'model call failed');
   if (!out.started) out.refuse(error);
   else if (!out.res.destroyed) out.res.destroy();
   return { status: error.status, usage: ZERO_USAGE, ttftMs: 0 };

@@ -28,9 +28,11 @@ export function createCountTokensHandler(deps: ModelCallDeps) {
       const principal = await authorizeRequest(deps, req.headers, requestId, []);
       out.addHeaders(await deps.rateLimit(rateLimitSubject(principal)));
       const { value } = await readJsonBody(req, deps.maxBodyBytes);
-      if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ApiError('invalid_request', 'The request body must be a JSON object.', { param: 'body' });
+      if (typeof value !== 'object' || value === null || Array.isArray(value))
+        throw new ApiError('invalid_request', 'The request body must be a JSON object.', { param: 'body' });
       const body = value as Record<string, unknown>;
-      if (typeof body.model !== 'string' || body.model === '') throw ApiError.invalid([{ path: 'model', code: 'required', message: 'model must be a non-empty string.' }]);
+      if (typeof body.model !== 'string' || body.model === '')
+        throw ApiError.invalid([{ path: 'model', code: 'required', message: 'model must be a non-empty string.' }]);
       const localCount = countMessagesBody(body); // also validates the body
       const route = await resolveCallRoute(deps, principal, body.model, requestId);
       const engine = route.engines[0];
@@ -55,7 +57,9 @@ async function countUpstream(
   deps: ModelCallDeps,
   engine: Engine,
   path: NonNullable<UpstreamAdapter['countTokensPath']>,
-  body: Record<string, unknown>, req: IncomingMessage): Promise<number | undefined> {
+  body: Record<string, unknown>,
+  req: IncomingMessage,
+): Promise<number | undefined> {
   const reply = deps.upstream.send({
     engine,
     path,

@@ -6,20 +6,46 @@ import { bodyOf, engineCall, forgetBody, promptOf, type CallerCall } from './pla
 const CHAT = callerDialect('chat');
 const MESSAGES = callerDialect('messages');
 
-const openai: Engine = { dialect: 'openai', baseUrl: 'http://upstream.test', model: 'engine-model', headers: {}, label: 'test' };
+const openai: Engine = {
+  dialect: 'openai',
+  baseUrl: 'http://upstream.test',
+  model: 'engine-model',
+  headers: {},
+  label: 'test',
+};
 const anthropic: Engine = { ...openai, dialect: 'anthropic' };
 
 const conversation = [
   { role: 'system', content: 'You answer briefly.' },
   { role: 'user', content: 'What is "JSON"? \\ \u00e9 \ud83d\ude00' },
-  { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{"q":"JSON"}' } }] },
+  {
+    role: 'assistant',
+    content: null,
+    tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{"q":"JSON"}' } }],
+  },
   { role: 'tool', tool_call_id: 'call_1', content: 'JavaScript Object Notation' },
   { role: 'user', content: [{ type: 'text', text: 'And YAML?' }] },
 ];
-const tools = [{ type: 'function', function: { name: 'lookup', description: 'Looks a term up.', parameters: { type: 'object', properties: { q: { type: 'string' } } } } }];
+const tools = [
+  {
+    type: 'function',
+    function: {
+      name: 'lookup',
+      description: 'Looks a term up.',
+      parameters: { type: 'object', properties: { q: { type: 'string' } } },
+    },
+  },
+];
 
 function chatCall(body: Record<string, unknown>): CallerCall {
-  return { adapter: CHAT, body, callerModel: body.model as string, stream: true, includeUsage: false, outputLimit: 512 };
+  return {
+    adapter: CHAT,
+    body,
+    callerModel: body.model as string,
+    stream: true,
+    includeUsage: false,
+    outputLimit: 512,
+  };
 }
 
 describe('a call whose reply was chosen', () => {
@@ -28,7 +54,11 @@ describe('a call whose reply was chosen', () => {
     const call = chatCall(body);
     const plan = engineCall(call, openai, { defaultMaxTokens: 4_096 });
     // What the engine is sent differs from the caller's body (model, limit, usage asked for) ...
-    expect(JSON.parse(plan.body.toString('utf8'))).toMatchObject({ model: 'engine-model', max_completion_tokens: 512, stream_options: { include_usage: true } });
+    expect(JSON.parse(plan.body.toString('utf8'))).toMatchObject({
+      model: 'engine-model',
+      max_completion_tokens: 512,
+      stream_options: { include_usage: true },
+    });
 
     forgetBody(call, plan.body);
     expect(call.body).toBeUndefined();
@@ -54,7 +84,13 @@ describe('a call whose reply was chosen', () => {
 
   it('before it was chosen, the prompt is read from the caller body', () => {
     const body = { model: 'caller-model', max_tokens: 64, messages: [{ role: 'user', content: 'Hello there' }] };
-    const call: CallerCall = { adapter: MESSAGES, body, callerModel: 'caller-model', stream: false, includeUsage: false };
+    const call: CallerCall = {
+      adapter: MESSAGES,
+      body,
+      callerModel: 'caller-model',
+      stream: false,
+      includeUsage: false,
+    };
     expect(promptOf(call)).toEqual(MESSAGES.parse(body));
   });
 });

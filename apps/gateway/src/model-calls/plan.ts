@@ -79,13 +79,22 @@ export function engineCall(call: CallerCall, engine: Engine, options: { defaultM
   const upstream = upstreamAdapter(engine.dialect);
   const passthrough = passthroughTo(call, engine);
   if (passthrough) {
-    const body = passthrough.request(bodyOf(call), { model: engine.model, outputLimit: call.outputLimit, stream: call.stream });
+    const body = passthrough.request(bodyOf(call), {
+      model: engine.model,
+      outputLimit: call.outputLimit,
+      stream: call.stream,
+    });
     return { path: upstream.path, body: Buffer.from(JSON.stringify(body)) };
   }
   const parsed = call.request!;
   const request =
-    call.outputLimit !== undefined && parsed.maxOutputTokens === undefined ? { ...parsed, maxOutputTokens: call.outputLimit } : parsed;
-  return { path: upstream.path, body: Buffer.from(JSON.stringify(upstream.renderRequest(request, engine.model, options))) };
+    call.outputLimit !== undefined && parsed.maxOutputTokens === undefined
+      ? { ...parsed, maxOutputTokens: call.outputLimit }
+      : parsed;
+  return {
+    path: upstream.path,
+    body: Buffer.from(JSON.stringify(upstream.renderRequest(request, engine.model, options))),
+  };
 }
 
 /** The caller's output cap, whatever its dialect calls it. */

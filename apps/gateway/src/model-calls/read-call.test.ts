@@ -25,7 +25,9 @@ describe('reading a call', () => {
   });
 
   it('lists every problem at once: the shared envelope, then the dialect’s own fields, then limits and strings', () => {
-    const issues = issuesOf(() => checkedCall(MESSAGES, { model: '', stream: 'yes', max_tokens: -1, system: 'a\u0000b' }));
+    const issues = issuesOf(() =>
+      checkedCall(MESSAGES, { model: '', stream: 'yes', max_tokens: -1, system: 'a\u0000b' }),
+    );
     expect(issues).toEqual([
       { path: 'model', code: 'required' },
       { path: 'stream', code: 'invalid_type' },
@@ -36,23 +38,34 @@ describe('reading a call', () => {
   });
 
   it('each dialect checks its own output-limit fields; null means "none" where OpenAI allows it', () => {
-    expect(issuesOf(() => checkedCall(CHAT, { model: 'm', messages: [], max_tokens: null, max_completion_tokens: null }))).toEqual([]);
+    expect(
+      issuesOf(() => checkedCall(CHAT, { model: 'm', messages: [], max_tokens: null, max_completion_tokens: null })),
+    ).toEqual([]);
     expect(issuesOf(() => checkedCall(RESPONSES, { model: 'm', input: 'hi', max_output_tokens: null }))).toEqual([]);
-    expect(issuesOf(() => checkedCall(MESSAGES, { model: 'm', messages: [], max_tokens: null }))).toEqual([{ path: 'max_tokens', code: 'invalid_value' }]);
-    expect(issuesOf(() => checkedCall(CHAT, { model: 'm', messages: [], max_completion_tokens: MAX_TOKEN_COUNT + 1 }))).toEqual([
-      { path: 'max_completion_tokens', code: 'invalid_value' },
+    expect(issuesOf(() => checkedCall(MESSAGES, { model: 'm', messages: [], max_tokens: null }))).toEqual([
+      { path: 'max_tokens', code: 'invalid_value' },
     ]);
-    expect(issuesOf(() => checkedCall(RESPONSES, { model: 'm', input: 'hi', max_output_tokens: 1.5 }))).toEqual([{ path: 'max_output_tokens', code: 'invalid_value' }]);
+    expect(
+      issuesOf(() => checkedCall(CHAT, { model: 'm', messages: [], max_completion_tokens: MAX_TOKEN_COUNT + 1 })),
+    ).toEqual([{ path: 'max_completion_tokens', code: 'invalid_value' }]);
+    expect(issuesOf(() => checkedCall(RESPONSES, { model: 'm', input: 'hi', max_output_tokens: 1.5 }))).toEqual([
+      { path: 'max_output_tokens', code: 'invalid_value' },
+    ]);
   });
 
   it('reads what routing needs: the model, the stream flag, and whether a chat caller wants the usage chunk', () => {
     const call = checkedCall(CHAT, { model: 'm', messages: [], stream: true, stream_options: { include_usage: true } });
     expect(call).toMatchObject({ adapter: CHAT, callerModel: 'm', stream: true, includeUsage: true });
-    expect(checkedCall(MESSAGES, { model: 'm', messages: [], max_tokens: 5 })).toMatchObject({ stream: false, includeUsage: false });
+    expect(checkedCall(MESSAGES, { model: 'm', messages: [], max_tokens: 5 })).toMatchObject({
+      stream: false,
+      includeUsage: false,
+    });
   });
 
   it('names the output-limit field the caller used, or its dialect’s first', () => {
-    expect(outputLimitField(checkedCall(CHAT, { model: 'm', messages: [], max_completion_tokens: 5 }))).toBe('max_completion_tokens');
+    expect(outputLimitField(checkedCall(CHAT, { model: 'm', messages: [], max_completion_tokens: 5 }))).toBe(
+      'max_completion_tokens',
+    );
     expect(outputLimitField(checkedCall(CHAT, { model: 'm', messages: [] }))).toBe('max_tokens');
     expect(outputLimitField(checkedCall(RESPONSES, { model: 'm', input: 'x' }))).toBe('max_output_tokens');
   });

@@ -22,12 +22,23 @@ export function keyRouteOf(principal: Principal): KeyRoute {
  * Resolves the caller's model id to its engines, enforcing the key's `allowed_models` globs and `route`.
  * House models resolve without any lookup; other ids read the account's cached routing table.
  */
-export async function resolveCallRoute(deps: RouteCallDeps, principal: Principal, model: string, requestId: string): Promise<ResolvedRoute> {
+export async function resolveCallRoute(
+  deps: RouteCallDeps,
+  principal: Principal,
+  model: string,
+  requestId: string,
+): Promise<ResolvedRoute> {
   const allowed = principal.key?.allowedModels?.values;
   if (allowed && !deps.pricing.modelAllowed(allowed, model)) {
-    throw new ApiError('model_not_allowed', `This key may not call ${model}; its allowed_models are ${allowed.join(', ') || '(none)'}.`, { param: 'model' });
+    throw new ApiError(
+      'model_not_allowed',
+      `This key may not call ${model}; its allowed_models are ${allowed.join(', ') || '(none)'}.`,
+      { param: 'model' },
+    );
   }
-  const table = isHouseModel(model) ? undefined : await deps.routing.tableFor(principal.userId, principal.key?.orgId, requestId);
+  const table = isHouseModel(model)
+    ? undefined
+    : await deps.routing.tableFor(principal.userId, principal.key?.orgId, requestId);
   const resolved = resolveModel(model, {
     keyRoute: keyRouteOf(principal),
     house: deps.house,
@@ -37,7 +48,16 @@ export async function resolveCallRoute(deps: RouteCallDeps, principal: Principal
     builtInAlias: (token) => deps.pricing.builtInAlias(token),
   });
   // A caller's own endpoints are dialed for that caller: loopback and private addresses only when it may (CONTRACTS Egress).
-  if (!isRefusal(resolved)) return resolved.kind === 'byo' ? { ...resolved, engines: resolved.engines.map((engine) => ({ ...engine, dialAs: principal.operator ? 'operator' : 'tenant' })) } : resolved;
+  if (!isRefusal(resolved))
+    return resolved.kind === 'byo'
+      ? {
+          ...resolved,
+          engines: resolved.engines.map((engine) => ({
+            ...engine,
+            dialAs: principal.operator ? 'operator' : 'tenant',
+          })),
+        }
+      : resolved;
   if (resolved.refused === 'not_allowed') throw new ApiError('model_not_allowed', resolved.message, { param: 'model' });
   if (resolved.refused === 'not_configured') throw new ApiError('not_found', resolved.message, { param: 'model' });
   throw new ApiError('not_found', resolved.message, { param: 'model' });

@@ -5,7 +5,10 @@ describe('DeliveredText', () => {
     const delivered = new DeliveredText();
     expect(delivered.empty).toBe(true);
     expect(delivered.text()).toBe('');
-    const pieces = Array.from({ length: 300 }, (_, i) => [`t${i} `, 'say "hi"\n', 'é中😀', '\u2028', '\ud800', '\\'][i % 6]!);
+    const pieces = Array.from(
+      { length: 300 },
+      (_, i) => [`t${i} `, 'say "hi"\n', 'é中😀', '\u2028', '\ud800', '\\'][i % 6]!,
+    );
     for (const [i, piece] of pieces.entries()) {
       if (i % 2 === 0) delivered.push(piece);
       else {

@@ -1,10 +1,4 @@
-import {
-  copyBytes,
-  createTranslatedStream,
-  upstreamAdapter,
-  type CallerStream,
-  type Usage,
-} from '@sbc/dialects';
+import { copyBytes, createTranslatedStream, upstreamAdapter, type CallerStream, type Usage } from '@sbc/dialects';
 import type { Engine } from '../routing/engines';
 import { countRequestTokens, createTokenCounter } from './count-tokens';
 import { passthroughTo, promptOf, type CallerCall } from './plan';
@@ -139,4 +133,3 @@ export function usageOfAbandoned(call: CallerCall, reported: Usage, delivered: D
   }
   return usage;
 }
-

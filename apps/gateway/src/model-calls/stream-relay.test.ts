@@ -20,20 +20,72 @@ function random(seed: number) {
 const ATOMS = ['a', ' word', '"', '\\', '\n', '\u0001', 'é', '中', '😀', '\u2028', '\ud800'];
 
 const chatEvents = (texts: string[], padding: boolean) => [
-  { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 7, model: 'up-model', choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] },
-  ...texts.map((content, i) => ({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 7, model: 'up-model', choices: [{ index: 0, delta: { content }, finish_reason: null }], ...(padding ? { obfuscation: 'p'.repeat(i % 4) } : {}) })),
-  { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 7, model: 'up-model', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] },
-  { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 7, model: 'up-model', choices: [], usage: { prompt_tokens: 5, completion_tokens: texts.length, total_tokens: 5 + texts.length } },
+  {
+    id: 'chatcmpl-1',
+    object: 'chat.completion.chunk',
+    created: 7,
+    model: 'up-model',
+    choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }],
+  },
+  ...texts.map((content, i) => ({
+    id: 'chatcmpl-1',
+    object: 'chat.completion.chunk',
+    created: 7,
+    model: 'up-model',
+    choices: [{ index: 0, delta: { content }, finish_reason: null }],
+    ...(padding ? { obfuscation: 'p'.repeat(i % 4) } : {}),
+  })),
+  {
+    id: 'chatcmpl-1',
+    object: 'chat.completion.chunk',
+    created: 7,
+    model: 'up-model',
+    choices: [{ index: 0, delta: {}, finish_reason: 'stop' }],
+  },
+  {
+    id: 'chatcmpl-1',
+    object: 'chat.completion.chunk',
+    created: 7,
+    model: 'up-model',
+    choices: [],
+    usage: { prompt_tokens: 5, completion_tokens: texts.length, total_tokens: 5 + texts.length },
+  },
 ];
-const chatWire = (texts: string[], padding: boolean) => `${chatEvents(texts, padding).map((event) => `data: ${JSON.stringify(event)}\n\n`).join('')}data: [DONE]\n\n`;
+const chatWire = (texts: string[], padding: boolean) =>
+  `${chatEvents(texts, padding)
+    .map((event) => `data: ${JSON.stringify(event)}\n\n`)
+    .join('')}data: [DONE]\n\n`;
 
 const messagesWire = (texts: string[]) =>
   [
-    ['message_start', { type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'up-model', content: [], usage: { input_tokens: 5, output_tokens: 1 } } }],
+    [
+      'message_start',
+      {
+        type: 'message_start',
+        message: {
+          id: 'msg_1',
+          type: 'message',
+          role: 'assistant',
+          model: 'up-model',
+          content: [],
+          usage: { input_tokens: 5, output_tokens: 1 },
+        },
+      },
+    ],
     ['content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }],
-    ...texts.map((text) => ['content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } }]),
+    ...texts.map((text) => [
+      'content_block_delta',
+      { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } },
+    ]),
     ['content_block_stop', { type: 'content_block_stop', index: 0 }],
-    ['message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: texts.length } }],
+    [
+      'message_delta',
+      {
+        type: 'message_delta',
+        delta: { stop_reason: 'end_turn', stop_sequence: null },
+        usage: { output_tokens: texts.length },
+      },
+    ],
     ['message_stop', { type: 'message_stop' }],
   ]
     .map(([name, data]) => `event: ${name as string}\ndata: ${JSON.stringify(data)}\n\n`)
@@ -41,9 +93,22 @@ const messagesWire = (texts: string[]) =>
 
 function callOf(dialect: 'chat' | 'messages', outputLimit?: number): CallerCall {
   const body = { model: 'caller-model', max_tokens: 100, messages: [{ role: 'user', content: 'hello there' }] };
-  return { adapter: callerDialect(dialect), body, callerModel: 'caller-model', stream: true, includeUsage: true, outputLimit };
+  return {
+    adapter: callerDialect(dialect),
+    body,
+    callerModel: 'caller-model',
+    stream: true,
+    includeUsage: true,
+    outputLimit,
+  };
 }
-const engineOf = (dialect: 'chat' | 'messages'): Engine => ({ dialect: dialect === 'chat' ? 'openai' : 'anthropic', baseUrl: 'http://up.test', model: 'up-model', headers: {}, label: 'up' });
+const engineOf = (dialect: 'chat' | 'messages'): Engine => ({
+  dialect: dialect === 'chat' ? 'openai' : 'anthropic',
+  baseUrl: 'http://up.test',
+  model: 'up-model',
+  headers: {},
+  label: 'up',
+});
 
 /** Relays `chunks` through a StreamRelay on `source`; what the caller got (written, then the pending end) and the accounting. */
 async function relayed(call: CallerCall, source: FrameSource, chunks: Buffer[]) {
@@ -57,8 +122,19 @@ async function relayed(call: CallerCall, source: FrameSource, chunks: Buffer[]) 
   };
   let sink: BodySink | undefined;
   let aborted = false;
-  const reply = { attach: (to: BodySink) => (sink = to), pause: () => undefined, resume: () => undefined, abort: () => (aborted = true) } as unknown as UpstreamCall;
-  const relay = new StreamRelay(call, source, new CallResponse(res as unknown as ServerResponse, call.adapter, 'req_1', 'https://gw.test'), { callerGone: false }, performance.now());
+  const reply = {
+    attach: (to: BodySink) => (sink = to),
+    pause: () => undefined,
+    resume: () => undefined,
+    abort: () => (aborted = true),
+  } as unknown as UpstreamCall;
+  const relay = new StreamRelay(
+    call,
+    source,
+    new CallResponse(res as unknown as ServerResponse, call.adapter, 'req_1', 'https://gw.test'),
+    { callerGone: false },
+    performance.now(),
+  );
   const done = relay.relay(reply, undefined);
   for (const chunk of chunks) {
     if (aborted) break;
@@ -92,23 +168,28 @@ function chunksOf(wire: Buffer, next: (below: number) => number): Buffer[] {
 }
 
 describe('StreamRelay', () => {
-  it.each(['chat', 'messages'] as const)('relays a %s passthrough stream to the same bytes and accounting as the decoder alone, however it is cut', async (dialect) => {
-    const next = random(dialect === 'chat' ? 5 : 6);
-    for (let round = 0; round < 400; round++) {
-      const texts = Array.from({ length: 1 + next(8) }, () => Array.from({ length: next(4) }, () => ATOMS[next(ATOMS.length)]).join(''));
-      let wire = Buffer.from(dialect === 'chat' ? chatWire(texts, next(2) === 0) : messagesWire(texts));
-      // Now and then a byte that is not UTF-8 inside the text (the decoder replaces it).
-      if (next(8) === 0) {
-        const at = wire.indexOf(dialect === 'chat' ? '"content":"' : '"text":"', wire.length / 2);
-        if (at >= 0) wire = Buffer.concat([wire.subarray(0, at + 11), Buffer.from([0xff]), wire.subarray(at + 11)]);
+  it.each(['chat', 'messages'] as const)(
+    'relays a %s passthrough stream to the same bytes and accounting as the decoder alone, however it is cut',
+    async (dialect) => {
+      const next = random(dialect === 'chat' ? 5 : 6);
+      for (let round = 0; round < 400; round++) {
+        const texts = Array.from({ length: 1 + next(8) }, () =>
+          Array.from({ length: next(4) }, () => ATOMS[next(ATOMS.length)]).join(''),
+        );
+        let wire = Buffer.from(dialect === 'chat' ? chatWire(texts, next(2) === 0) : messagesWire(texts));
+        // Now and then a byte that is not UTF-8 inside the text (the decoder replaces it).
+        if (next(8) === 0) {
+          const at = wire.indexOf(dialect === 'chat' ? '"content":"' : '"text":"', wire.length / 2);
+          if (at >= 0) wire = Buffer.concat([wire.subarray(0, at + 11), Buffer.from([0xff]), wire.subarray(at + 11)]);
+        }
+        const chunks = chunksOf(wire, next);
+        const call = callOf(dialect, next(3) === 0 ? 1 + next(6) : undefined);
+        const viaBytes = await relayed(call, frameSource(call, engineOf(dialect), 'req_1'), chunks);
+        const viaDecoder = await relayed(call, decoderOnly(frameSource(call, engineOf(dialect), 'req_1')), chunks);
+        expect({ round, ...viaBytes }).toEqual({ round, ...viaDecoder });
       }
-      const chunks = chunksOf(wire, next);
-      const call = callOf(dialect, next(3) === 0 ? 1 + next(6) : undefined);
-      const viaBytes = await relayed(call, frameSource(call, engineOf(dialect), 'req_1'), chunks);
-      const viaDecoder = await relayed(call, decoderOnly(frameSource(call, engineOf(dialect), 'req_1')), chunks);
-      expect({ round, ...viaBytes }).toEqual({ round, ...viaDecoder });
-    }
-  });
+    },
+  );
 
   it('relays templated text deltas from the bytes, not the decoder', async () => {
     const call = callOf('chat');

@@ -1,4 +1,15 @@
-import { createSseDecoder, encodeSse, mergeUsage, ZERO_USAGE, type EventTemplate, type SseDecoder, type SseEvent, type StopReason, type UpstreamFailure, type Usage } from '@sbc/dialects';
+import {
+  createSseDecoder,
+  encodeSse,
+  mergeUsage,
+  ZERO_USAGE,
+  type EventTemplate,
+  type SseDecoder,
+  type SseEvent,
+  type StopReason,
+  type UpstreamFailure,
+  type Usage,
+} from '@sbc/dialects';
 import type { Socket } from 'node:net';
 import { isAbort, type BodySink, type UpstreamCall } from '../upstream/client';
 import { whenAborted } from './abort-watch';
@@ -9,7 +20,11 @@ import type { CallerCall } from './plan';
 import { CONTENT_EVENTS, DeliveredText, OutputGuard, usageOfCut, type FrameSource } from './stream-frames';
 
 /** How a call still running at the drain deadline ends: `overloaded_error` to messages callers, retryable for all. */
-export const DRAINED: UpstreamFailure = { status: 503, code: 'overloaded_error', message: 'The gateway is restarting and ended this call; retry it.' };
+export const DRAINED: UpstreamFailure = {
+  status: 503,
+  code: 'overloaded_error',
+  message: 'The gateway is restarting and ended this call; retry it.',
+};
 
 /**
  * Slot bounds of the events one chunk's templated run is read into (two numbers per slot). Shared: a run is
@@ -199,7 +214,14 @@ export class StreamRelay implements BodySink {
     for (const item of events) {
       if (CONTENT_EVENTS.has(item.type)) {
         this.sawToken();
-        const piece = item.type === 'tool_arguments' ? item.delta : item.type === 'tool_call' ? item.name : 'text' in item ? item.text : '';
+        const piece =
+          item.type === 'tool_arguments'
+            ? item.delta
+            : item.type === 'tool_call'
+              ? item.name
+              : 'text' in item
+                ? item.text
+                : '';
         if (piece) {
           this.delivered.push(piece);
           if (this.guard.reached()) this.capped = true;

@@ -27,9 +27,18 @@ export function routeTemplateOf(req: IncomingMessage): string | undefined {
  * Upstream labels stay bounded: house engines and service-held vendors by their configured label, every
  * caller's own endpoint as `byo` (slugs are per account and would explode the series count).
  */
-export function createEdgeMetrics(registry: Registry, usage: { producerStats?: () => ProducerStats; dropped: () => number }, upstream?: UpstreamQueueSource) {
+export function createEdgeMetrics(
+  registry: Registry,
+  usage: { producerStats?: () => ProducerStats; dropped: () => number },
+  upstream?: UpstreamQueueSource,
+) {
   const registers = [registry];
-  const requests = new Counter({ name: 'sbc_http_requests_total', help: 'Requests answered, by route template, method and status.', labelNames: ['route', 'method', 'status'], registers });
+  const requests = new Counter({
+    name: 'sbc_http_requests_total',
+    help: 'Requests answered, by route template, method and status.',
+    labelNames: ['route', 'method', 'status'],
+    registers,
+  });
   const duration = new Histogram({
     name: 'sbc_http_request_duration_seconds',
     help: 'Time from a request arriving to its response closing (the whole stream for streamed calls).',
@@ -37,8 +46,17 @@ export function createEdgeMetrics(registry: Registry, usage: { producerStats?: (
     buckets: LATENCY_BUCKETS_S,
     registers,
   });
-  const inFlight = new Gauge({ name: 'sbc_http_requests_in_flight', help: 'Requests being answered now (streams count until they end); the autoscaler reads it.', registers });
-  const modelCalls = new Counter({ name: 'sbc_model_calls_total', help: 'Model calls, by caller dialect, upstream and status (499: the caller hung up).', labelNames: ['dialect', 'upstream', 'status'], registers });
+  const inFlight = new Gauge({
+    name: 'sbc_http_requests_in_flight',
+    help: 'Requests being answered now (streams count until they end); the autoscaler reads it.',
+    registers,
+  });
+  const modelCalls = new Counter({
+    name: 'sbc_model_calls_total',
+    help: 'Model calls, by caller dialect, upstream and status (499: the caller hung up).',
+    labelNames: ['dialect', 'upstream', 'status'],
+    registers,
+  });
   const upstreamLatency = new Histogram({
     name: 'sbc_upstream_latency_seconds',
     help: 'Whole model calls as the edge saw them, by upstream.',
@@ -53,8 +71,17 @@ export function createEdgeMetrics(registry: Registry, usage: { producerStats?: (
     buckets: LATENCY_BUCKETS_S,
     registers,
   });
-  const upstreamErrors = new Counter({ name: 'sbc_upstream_errors_total', help: 'Model calls that ended in an error status from or about an upstream.', labelNames: ['upstream', 'status'], registers });
-  const rateLimited = new Counter({ name: 'sbc_rate_limit_refusals_total', help: 'Requests refused 429 rate_limited by the per-key bucket.', registers });
+  const upstreamErrors = new Counter({
+    name: 'sbc_upstream_errors_total',
+    help: 'Model calls that ended in an error status from or about an upstream.',
+    labelNames: ['upstream', 'status'],
+    registers,
+  });
+  const rateLimited = new Counter({
+    name: 'sbc_rate_limit_refusals_total',
+    help: 'Requests refused 429 rate_limited by the per-key bucket.',
+    registers,
+  });
   new Gauge({
     name: 'sbc_usage_events_pending',
     help: 'Usage events handed to the bus and not yet acknowledged by it (lost if the process died now).',
@@ -135,9 +162,11 @@ export function createEdgeMetrics(registry: Registry, usage: { producerStats?: (
       modelCalls.inc({ dialect: fields.dialectIn, upstream, status });
       if (fields.provider) {
         upstreamLatency.observe({ upstream }, Number(fields.latencyMs) / 1000);
-        if (fields.ttftMs > 0n) timeToFirstToken.observe({ upstream, dialect: fields.dialectIn }, Number(fields.ttftMs) / 1000);
+        if (fields.ttftMs > 0n)
+          timeToFirstToken.observe({ upstream, dialect: fields.dialectIn }, Number(fields.ttftMs) / 1000);
       }
-      if (fields.status >= 500 || (fields.status >= 400 && fields.status !== 499 && fields.provider !== '')) upstreamErrors.inc({ upstream, status });
+      if (fields.status >= 500 || (fields.status >= 400 && fields.status !== 499 && fields.provider !== ''))
+        upstreamErrors.inc({ upstream, status });
     },
     rateLimited(): void {
       rateLimited.inc();

@@ -42,7 +42,8 @@ interface AliasChange {
 function parseChange(message: string): AliasChange | undefined {
   try {
     const change = JSON.parse(message) as Partial<AliasChange>;
-    if (typeof change.user_id !== 'string' || typeof change.token !== 'string' || typeof change.rev !== 'number') return undefined;
+    if (typeof change.user_id !== 'string' || typeof change.token !== 'string' || typeof change.rev !== 'number')
+      return undefined;
     return { user_id: change.user_id, token: change.token, rev: change.rev, deleted: change.deleted === true };
   } catch {
     return undefined;
@@ -55,7 +56,10 @@ function parseChange(message: string): AliasChange | undefined {
  * model (`<slug>/<model>` counts by its model), or the service holds an engine for it (a house engine for a
  * house model, a provider engine for the vendor).
  */
-export function aliasList(table: ListAliasesResponse, engines: { house: HouseEngines; providers: ProviderEngines }): AliasItem[] {
+export function aliasList(
+  table: ListAliasesResponse,
+  engines: { house: HouseEngines; providers: ProviderEngines },
+): AliasItem[] {
   const endpointModels = new Set(table.endpointModels);
   const available = (vendor: string, modelId: string) =>
     endpointModels.has(modelId) ||
@@ -79,7 +83,13 @@ export function aliasList(table: ListAliasesResponse, engines: { house: HouseEng
     items.push(item);
   };
   for (const [token, alias] of Object.entries(BUILT_IN_ALIASES)) {
-    add({ token, ...alias, custody: 'envelope', available: available(alias.vendor, alias.model_id), source: 'built_in' });
+    add({
+      token,
+      ...alias,
+      custody: 'envelope',
+      available: available(alias.vendor, alias.model_id),
+      source: 'built_in',
+    });
   }
   for (const model of CATALOG) {
     add({
@@ -119,7 +129,8 @@ export function aliasRoutes(deps: AliasRoutesDeps): Router {
     // sync event instead of being lost.
     const stream: { syncedRev?: number; heartbeat?: NodeJS.Timeout; stopped: boolean } = { stopped: false };
     const held: AliasChange[] = [];
-    const relay = (change: AliasChange) => sendEvent(res, 'alias.changed', { token: change.token, rev: change.rev, deleted: change.deleted }, change.rev);
+    const relay = (change: AliasChange) =>
+      sendEvent(res, 'alias.changed', { token: change.token, rev: change.rev, deleted: change.deleted }, change.rev);
     const unsubscribe = await deps.pubsub.subscribe(ALIASES_CHANGED_CHANNEL, (message) => {
       const change = parseChange(message);
       if (!change || change.user_id !== principal.userId) return;
@@ -157,14 +168,24 @@ export function aliasRoutes(deps: AliasRoutesDeps): Router {
 
   mount(router, specs.putAlias, deps.authorize, async ({ principal, params, body, requestId }) => {
     const { write } = await deps.upstreams.putAlias(
-      { userId: principal.userId, token: params.token, vendor: body.vendor, modelId: body.model_id, label: body.label, custody: body.custody },
+      {
+        userId: principal.userId,
+        token: params.token,
+        vendor: body.vendor,
+        modelId: body.model_id,
+        label: body.label,
+        custody: body.custody,
+      },
       { requestId },
     );
     return { status: 200, body: { ok: true, token: write?.token, rev: Number(write?.rev) } };
   });
 
   mount(router, specs.deleteAlias, deps.authorize, async ({ principal, params, requestId }) => {
-    const { write } = await deps.upstreams.deleteAlias({ userId: principal.userId, token: params.token }, { requestId });
+    const { write } = await deps.upstreams.deleteAlias(
+      { userId: principal.userId, token: params.token },
+      { requestId },
+    );
     return { status: 200, body: { ok: true, token: write?.token, rev: Number(write?.rev) } };
   });
 

@@ -23,7 +23,12 @@ function renderUser(user: User): Record<string, unknown> {
  * Sign-up, sign-in and sign-out (CONTRACTS "Identity"). Passwords go straight to the account service and
  * tokens straight back to the caller; neither is logged.
  */
-export function authRoutes(deps: { baseUrl: string; authorize: Authorize; sessions: RpcClientOf<typeof SessionService>; throttle: SignInThrottle }): Router {
+export function authRoutes(deps: {
+  baseUrl: string;
+  authorize: Authorize;
+  sessions: RpcClientOf<typeof SessionService>;
+  throttle: SignInThrottle;
+}): Router {
   const router = Router();
   const secure = deps.baseUrl.startsWith('https:');
 
@@ -34,8 +39,13 @@ export function authRoutes(deps: { baseUrl: string; authorize: Authorize; sessio
   });
 
   mount(router, specs.createSession, deps.authorize, async ({ body, req, requestId }) => {
-    const reply = await deps.throttle.signIn(body.email, deps.throttle.addressOf(req), () => deps.sessions.createSession({ email: body.email, password: body.password }, { requestId }));
-    return { status: 201, body: { token: reply.token, expires_at: iso(reply.expiresAt), user: renderUser(reply.user!) } };
+    const reply = await deps.throttle.signIn(body.email, deps.throttle.addressOf(req), () =>
+      deps.sessions.createSession({ email: body.email, password: body.password }, { requestId }),
+    );
+    return {
+      status: 201,
+      body: { token: reply.token, expires_at: iso(reply.expiresAt), user: renderUser(reply.user!) },
+    };
   });
 
   mount(router, specs.endCurrentSession, deps.authorize, async ({ principal, req, res, requestId }) => {
@@ -48,16 +58,29 @@ export function authRoutes(deps: { baseUrl: string; authorize: Authorize; sessio
 
   mount(router, specs.createConsoleSession, deps.authorize, async ({ body, req, res, requestId }) => {
     // A cross-site page must not sign a visitor in to someone else's account (login CSRF).
-    if (!isSameOriginRequest(req.headers)) throw new ApiError('insufficient_scope', 'Sign in to the console from the console itself (a same-origin request).', { extra: { required_scopes: [] } });
-    const reply = await deps.throttle.signIn(body.email, deps.throttle.addressOf(req), () => deps.sessions.createSession({ email: body.email, password: body.password }, { requestId }));
+    if (!isSameOriginRequest(req.headers))
+      throw new ApiError(
+        'insufficient_scope',
+        'Sign in to the console from the console itself (a same-origin request).',
+        { extra: { required_scopes: [] } },
+      );
+    const reply = await deps.throttle.signIn(body.email, deps.throttle.addressOf(req), () =>
+      deps.sessions.createSession({ email: body.email, password: body.password }, { requestId }),
+    );
     const expiresAt = timestampDate(reply.expiresAt!);
     res.setHeader('set-cookie', sessionCookie(reply.token, expiresAt, new Date(), secure));
     res.setHeader('cache-control', 'no-store');
-    return { status: 201, body: { object: 'console_session', user: renderUser(reply.user!), expires_at: expiresAt.toISOString() } };
+    return {
+      status: 201,
+      body: { object: 'console_session', user: renderUser(reply.user!), expires_at: expiresAt.toISOString() },
+    };
   });
 
   mount(router, specs.getConsoleSession, deps.authorize, async ({ principal }) => {
-    return { status: 200, body: { object: 'console_session', user: { id: principal.userId }, operator: principal.operator } };
+    return {
+      status: 200,
+      body: { object: 'console_session', user: { id: principal.userId }, operator: principal.operator },
+    };
   });
 
   return router;

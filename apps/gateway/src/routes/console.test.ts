@@ -12,12 +12,18 @@ describe('serving the console at /console/', () => {
   beforeAll(async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'console-'));
     mkdirSync(path.join(dir, 'assets'));
-    writeFileSync(path.join(dir, 'index.html'), '<!doctype html><title>Console</title><script type="module" src="/console/assets/index-AbC123.js"></script>');
+    writeFileSync(
+      path.join(dir, 'index.html'),
+      '<!doctype html><title>Console</title><script type="module" src="/console/assets/index-AbC123.js"></script>',
+    );
     writeFileSync(path.join(dir, 'assets', 'index-AbC123.js'), 'console.log(1)');
     const app = express();
     app.use(consoleRoutes({ consoleDir: dir }));
     app.use((_req, res) => void res.status(404).json({ error: 'not_found' }));
-    app.use((error: { status?: number }, _req: express.Request, res: express.Response, _next: express.NextFunction) => void res.status(error.status ?? 500).json({ error: 'refused' }));
+    app.use(
+      (error: { status?: number }, _req: express.Request, res: express.Response, _next: express.NextFunction) =>
+        void res.status(error.status ?? 500).json({ error: 'refused' }),
+    );
     server = app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -24,7 +24,13 @@ export const CONSOLE_CSP = [
  * Where the built console is: beside the bundle in an image (`./console`), next to it in dist
  * (dist/apps/console), or the workspace's dist when the edge runs from source (tests).
  */
-export function findConsoleDir(candidates = [path.join(__dirname, 'console'), path.join(__dirname, '..', 'console'), path.resolve('dist', 'apps', 'console')]): string | undefined {
+export function findConsoleDir(
+  candidates = [
+    path.join(__dirname, 'console'),
+    path.join(__dirname, '..', 'console'),
+    path.resolve('dist', 'apps', 'console'),
+  ],
+): string | undefined {
   return candidates.find((dir) => existsSync(path.join(dir, 'index.html')));
 }
 
@@ -60,7 +66,13 @@ export function consoleRoutes(deps: { consoleDir?: string } = {}): Router {
         securityHeaders(res);
         next();
       },
-      express.static(path.join(dir, 'assets'), { index: false, immutable: true, maxAge: 365 * 86_400_000, etag: false, redirect: false }),
+      express.static(path.join(dir, 'assets'), {
+        index: false,
+        immutable: true,
+        maxAge: 365 * 86_400_000,
+        etag: false,
+        redirect: false,
+      }),
       // A missing asset is a 404, never the app's page (a browser would run HTML as a script or style).
       (_req, _res, next) => next(new ApiError('not_found', 'No such console asset.')),
     );

@@ -31,7 +31,9 @@ export function developerRoutes(deps: { baseUrl: string; quickStarts?: QuickStar
     res.type('html').send(guide);
   });
   router.get('/developers/api', (_req, res) => {
-    reference ??= renderApiReference(buildOpenApiDocument(ROUTES, { baseUrl: deps.baseUrl }) as unknown as OpenApiDocument);
+    reference ??= renderApiReference(
+      buildOpenApiDocument(ROUTES, { baseUrl: deps.baseUrl }) as unknown as OpenApiDocument,
+    );
     pageHeaders(res);
     res.type('html').send(reference);
   });

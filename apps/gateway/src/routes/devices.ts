@@ -5,7 +5,13 @@ import { timestampDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import { deviceRoutes as specs } from '@sbc/api';
 import { ApiError } from '@sbc/errors';
 import { hashSecret, newSecret } from '@sbc/ids';
-import type { Device, DeviceCapabilities, DeviceCapabilitiesSchema, DeviceDeclaration, DeviceService } from '@sbc/proto/sbc/account/v1/devices_pb';
+import type {
+  Device,
+  DeviceCapabilities,
+  DeviceCapabilitiesSchema,
+  DeviceDeclaration,
+  DeviceService,
+} from '@sbc/proto/sbc/account/v1/devices_pb';
 import type { RpcClientOf } from '@sbc/rpc';
 import type { Authorize } from '../auth/authorize';
 import { mount } from '../http/mount';
@@ -27,9 +33,17 @@ interface CapabilitiesBody {
   held_models: string[];
 }
 
-function capabilitiesMessage(body: CapabilitiesBody | undefined): MessageInitShape<typeof DeviceCapabilitiesSchema> | undefined {
+function capabilitiesMessage(
+  body: CapabilitiesBody | undefined,
+): MessageInitShape<typeof DeviceCapabilitiesSchema> | undefined {
   if (!body) return undefined;
-  return { toolsCount: body.tools_count, hubPort: body.hub_port, helperVersion: body.helper_version, heldVendors: body.held_vendors, heldModels: body.held_models };
+  return {
+    toolsCount: body.tools_count,
+    hubPort: body.hub_port,
+    helperVersion: body.helper_version,
+    heldVendors: body.held_vendors,
+    heldModels: body.held_models,
+  };
 }
 
 function renderCapabilities(capabilities: DeviceCapabilities): Record<string, unknown> {
@@ -43,7 +57,9 @@ function renderCapabilities(capabilities: DeviceCapabilities): Record<string, un
 }
 
 /** What a device declared, as an approver sees it before the device exists. */
-function renderDeclaration(device: Pick<DeviceDeclaration, 'kind' | 'label' | 'fingerprint' | 'capabilities' | 'agent'> | undefined): Record<string, unknown> {
+function renderDeclaration(
+  device: Pick<DeviceDeclaration, 'kind' | 'label' | 'fingerprint' | 'capabilities' | 'agent'> | undefined,
+): Record<string, unknown> {
   if (!device) return {};
   return {
     kind: device.kind,
@@ -79,8 +95,17 @@ export function deviceRoutes(deps: DeviceRoutesDeps): Router {
   mount(router, specs.startDevicePairing, deps.authorize, async ({ body, req, requestId }) => {
     await deps.throttle.pairing(deps.throttle.addressOf(req));
     const deviceCode = randomBytes(32).toString('base64url');
-    const device = { kind: body.kind, label: body.label, fingerprint: body.fingerprint, capabilities: capabilitiesMessage(body.capabilities), agent: body.agent && { agentVendor: body.agent.agent_vendor, tier: body.agent.tier } };
-    const reply = await deps.devices.startDevicePairing({ deviceCodeSha256: hashSecret(deviceCode), device }, { requestId });
+    const device = {
+      kind: body.kind,
+      label: body.label,
+      fingerprint: body.fingerprint,
+      capabilities: capabilitiesMessage(body.capabilities),
+      agent: body.agent && { agentVendor: body.agent.agent_vendor, tier: body.agent.tier },
+    };
+    const reply = await deps.devices.startDevicePairing(
+      { deviceCodeSha256: hashSecret(deviceCode), device },
+      { requestId },
+    );
     return {
       status: 200,
       body: {
@@ -95,36 +120,67 @@ export function deviceRoutes(deps: DeviceRoutesDeps): Router {
   });
 
   mount(router, specs.approveDevicePairing, deps.authorize, async ({ body, principal, requestId }) => {
-    const reply = await deps.devices.approveDevicePairing({ userId: principal.userId, userCode: body.user_code }, { requestId });
-    return { status: 200, body: { ok: true, status: 'approved', user_code: reply.userCode, device: renderDeclaration(reply.device) } };
+    const reply = await deps.devices.approveDevicePairing(
+      { userId: principal.userId, userCode: body.user_code },
+      { requestId },
+    );
+    return {
+      status: 200,
+      body: { ok: true, status: 'approved', user_code: reply.userCode, device: renderDeclaration(reply.device) },
+    };
   });
 
   mount(router, specs.denyDevicePairing, deps.authorize, async ({ body, principal, requestId }) => {
-    const reply = await deps.devices.denyDevicePairing({ userId: principal.userId, userCode: body.user_code }, { requestId });
-    return { status: 200, body: { ok: true, status: 'denied', user_code: reply.userCode, device: renderDeclaration(reply.device) } };
+    const reply = await deps.devices.denyDevicePairing(
+      { userId: principal.userId, userCode: body.user_code },
+      { requestId },
+    );
+    return {
+      status: 200,
+      body: { ok: true, status: 'denied', user_code: reply.userCode, device: renderDeclaration(reply.device) },
+    };
   });
 
   mount(router, specs.exchangeDeviceCode, deps.authorize, async ({ body, requestId }) => {
     // Drawn for every poll but stored (as its hash) only by the one that is handed the device.
     const deviceToken = newSecret('sbd');
-    const reply = await deps.devices.exchangeDeviceCode({ deviceCodeSha256: hashSecret(body.device_code), deviceTokenSha256: hashSecret(deviceToken) }, { requestId });
+    const reply = await deps.devices.exchangeDeviceCode(
+      { deviceCodeSha256: hashSecret(body.device_code), deviceTokenSha256: hashSecret(deviceToken) },
+      { requestId },
+    );
     return { status: 200, body: { device_token: deviceToken, device: renderDevice(reply.device!) } };
   });
 
   mount(router, specs.recordDeviceHeartbeat, deps.authorize, async ({ body, principal, requestId }) => {
     if (principal.kind !== 'device' || !principal.deviceId) {
-      throw new ApiError('insufficient_scope', 'Only a paired device sends heartbeats, with its own device token (sbd_…).', { extra: { required_scopes: [] } });
+      throw new ApiError(
+        'insufficient_scope',
+        'Only a paired device sends heartbeats, with its own device token (sbd_…).',
+        { extra: { required_scopes: [] } },
+      );
     }
-    await deps.devices.recordDeviceHeartbeat({ userId: principal.userId, deviceId: principal.deviceId, capabilities: capabilitiesMessage(body.capabilities) }, { requestId });
+    await deps.devices.recordDeviceHeartbeat(
+      { userId: principal.userId, deviceId: principal.deviceId, capabilities: capabilitiesMessage(body.capabilities) },
+      { requestId },
+    );
     return { status: 204 };
   });
 
   mount(router, specs.listDevices, deps.authorize, async ({ query, principal, requestId }) => {
-    const reply = await deps.devices.listDevices({ userId: principal.userId, limit: query.limit, afterId: query.after_id, beforeId: query.before_id }, { requestId });
+    const reply = await deps.devices.listDevices(
+      { userId: principal.userId, limit: query.limit, afterId: query.after_id, beforeId: query.before_id },
+      { requestId },
+    );
     const data = reply.devices.map(renderDevice);
     return {
       status: 200,
-      body: { object: 'list', data, has_more: reply.hasMore, first_id: reply.devices[0]?.id ?? null, last_id: reply.devices.at(-1)?.id ?? null },
+      body: {
+        object: 'list',
+        data,
+        has_more: reply.hasMore,
+        first_id: reply.devices[0]?.id ?? null,
+        last_id: reply.devices.at(-1)?.id ?? null,
+      },
     };
   });
 
@@ -134,12 +190,18 @@ export function deviceRoutes(deps: DeviceRoutesDeps): Router {
   });
 
   mount(router, specs.renameDevice, deps.authorize, async ({ params, body, principal, requestId }) => {
-    const reply = await deps.devices.renameDevice({ userId: principal.userId, deviceId: params.device_id, label: body.label }, { requestId });
+    const reply = await deps.devices.renameDevice(
+      { userId: principal.userId, deviceId: params.device_id, label: body.label },
+      { requestId },
+    );
     return { status: 200, body: renderDevice(reply.device!) };
   });
 
   mount(router, specs.unlinkDevice, deps.authorize, async ({ params, principal, requestId }) => {
-    const reply = await deps.devices.unlinkDevice({ userId: principal.userId, deviceId: params.device_id }, { requestId });
+    const reply = await deps.devices.unlinkDevice(
+      { userId: principal.userId, deviceId: params.device_id },
+      { requestId },
+    );
     return { status: 200, body: { id: reply.deviceId, object: 'device', deleted: true } };
   });
 

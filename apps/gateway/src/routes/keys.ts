@@ -13,7 +13,10 @@ import { renderCallerKey, renderKeyPage } from './caller-key';
  * The scopes a body asks for: its list, or its preset's, or neither. A preset is what the caller may hold: a
  * non-operator's Full access leaves out builds:admin, while a list naming it is refused by the account service.
  */
-function requestedScopes(body: { scopes?: Scope[]; preset?: Preset }, principal: Principal): readonly Scope[] | undefined {
+function requestedScopes(
+  body: { scopes?: Scope[]; preset?: Preset },
+  principal: Principal,
+): readonly Scope[] | undefined {
   return body.scopes ?? (body.preset ? presetScopes(body.preset, { operator: principal.operator }) : undefined);
 }
 
@@ -34,7 +37,10 @@ export function keyRoutes(deps: { authorize: Authorize; account: RpcClientOf<typ
   const router = Router();
 
   mount(router, specs.listKeys, deps.authorize, async ({ principal, query, requestId }) => {
-    const reply = await deps.account.listKeys({ userId: principal.userId, limit: query.limit, afterId: query.after_id, beforeId: query.before_id }, { requestId });
+    const reply = await deps.account.listKeys(
+      { userId: principal.userId, limit: query.limit, afterId: query.after_id, beforeId: query.before_id },
+      { requestId },
+    );
     return { status: 200, body: renderKeyPage(reply.keys, reply.hasMore) };
   });
 
@@ -59,7 +65,11 @@ export function keyRoutes(deps: { authorize: Authorize; account: RpcClientOf<typ
   });
 
   mount(router, specs.getCallingKey, deps.authorize, async ({ principal }) => {
-    if (!principal.key) throw new ApiError('invalid_request', `whoami describes a caller key; this credential is a ${principal.kind} token, not one.`);
+    if (!principal.key)
+      throw new ApiError(
+        'invalid_request',
+        `whoami describes a caller key; this credential is a ${principal.kind} token, not one.`,
+      );
     return { status: 200, body: renderCallerKey(principal.key) };
   });
 
@@ -85,7 +95,10 @@ export function keyRoutes(deps: { authorize: Authorize; account: RpcClientOf<typ
   });
 
   mount(router, specs.revokeKey, deps.authorize, async ({ principal, params, requestId }) => {
-    const reply = await deps.account.revokeKey({ userId: principal.userId, keyId: params.id, callerKeyId: principal.key?.id }, { requestId });
+    const reply = await deps.account.revokeKey(
+      { userId: principal.userId, keyId: params.id, callerKeyId: principal.key?.id },
+      { requestId },
+    );
     return { status: 200, body: renderCallerKey(reply.key!) };
   });
 

@@ -81,19 +81,43 @@ export function listModels(deps: ModelRoutesDeps, principal: Principal, table: G
       lane: 'house',
       tier: model?.tier,
       available: route !== 'byo' && engines.length > 0,
-      reason: route === 'byo' ? 'this key\'s route is "byo"' : engines.length > 0 ? `served by ${engines.map((engine) => engine.label).join(', then ')}` : 'no engine configured',
+      reason:
+        route === 'byo'
+          ? 'this key\'s route is "byo"'
+          : engines.length > 0
+            ? `served by ${engines.map((engine) => engine.label).join(', then ')}`
+            : 'no engine configured',
       context_window: model?.context_window,
       max_tokens: model?.max_output_tokens,
     });
   }
   for (const alias of table.aliases) {
-    add({ id: alias.token, created: 0, owned_by: alias.vendor, display_name: `${alias.token} → ${alias.modelId}`, lane: 'alias', available: true, reason: `alias of ${alias.modelId}` });
+    add({
+      id: alias.token,
+      created: 0,
+      owned_by: alias.vendor,
+      display_name: `${alias.token} → ${alias.modelId}`,
+      lane: 'alias',
+      available: true,
+      reason: `alias of ${alias.modelId}`,
+    });
   }
   if (route !== 'credits') {
     for (const upstream of [...table.upstreams].sort((a, b) => Number(b.probedAtMs - a.probedAtMs))) {
       for (const id of upstream.models) {
         const model = findCatalogModel(id);
-        add({ id, created: model?.created ?? 0, owned_by: upstream.slug, display_name: model?.display_name ?? id, lane: 'byo', tier: model?.tier, available: true, reason: `on your endpoint ${upstream.slug}`, context_window: model?.context_window, max_tokens: model?.max_output_tokens });
+        add({
+          id,
+          created: model?.created ?? 0,
+          owned_by: upstream.slug,
+          display_name: model?.display_name ?? id,
+          lane: 'byo',
+          tier: model?.tier,
+          available: true,
+          reason: `on your endpoint ${upstream.slug}`,
+          context_window: model?.context_window,
+          max_tokens: model?.max_output_tokens,
+        });
       }
     }
   }
@@ -109,7 +133,11 @@ export function listModels(deps: ModelRoutesDeps, principal: Principal, table: G
       lane: 'credits',
       tier: model.tier,
       available,
-      reason: available ? 'on service credits' : route === 'byo' ? 'this key\'s route is "byo"' : `no ${model.vendor} engine on this service; add your own endpoint`,
+      reason: available
+        ? 'on service credits'
+        : route === 'byo'
+          ? 'this key\'s route is "byo"'
+          : `no ${model.vendor} engine on this service; add your own endpoint`,
       context_window: model.context_window,
       max_tokens: model.max_output_tokens,
     });
@@ -137,7 +165,10 @@ export function modelRoutes(deps: ModelRoutesDeps): Router {
 
   mount(router, gatewayRoutes.getModel, deps.authorize, async ({ principal, params, requestId }) => {
     const found = (await modelsOf(principal, requestId)).find((item) => item.id === params.model);
-    if (!found) throw new ApiError('not_found', `The model ${params.model} does not exist or is not available to this key.`, { param: 'model' });
+    if (!found)
+      throw new ApiError('not_found', `The model ${params.model} does not exist or is not available to this key.`, {
+        param: 'model',
+      });
     return { status: 200, body: found };
   });
 

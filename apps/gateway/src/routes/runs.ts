@@ -6,7 +6,15 @@ import type { RpcClientOf } from '@sbc/rpc';
 import type { Authorize } from '../auth/authorize';
 import { mount } from '../http/mount';
 import { relayRunEvents, resumeAfter, wantsJsonPage } from './runs/events';
-import { listEnvelope, renderDelivery, renderEndpoint, renderEvent, renderProject, renderRun, runCaller } from './runs/render';
+import {
+  listEnvelope,
+  renderDelivery,
+  renderEndpoint,
+  renderEvent,
+  renderProject,
+  renderRun,
+  runCaller,
+} from './runs/render';
 
 export interface RunRoutesDeps {
   authorize: Authorize;
@@ -20,7 +28,13 @@ const MAX_IDEMPOTENCY_KEY_CHARS = 255;
 function idempotencyKey(header: string | string[] | undefined): string | undefined {
   if (header === undefined) return undefined;
   if (typeof header === 'string' && header.length >= 1 && header.length <= MAX_IDEMPOTENCY_KEY_CHARS) return header;
-  throw ApiError.invalid([{ path: 'idempotency-key', code: 'invalid_value', message: `The idempotency-key header must be 1 to ${MAX_IDEMPOTENCY_KEY_CHARS} characters.` }]);
+  throw ApiError.invalid([
+    {
+      path: 'idempotency-key',
+      code: 'invalid_value',
+      message: `The idempotency-key header must be 1 to ${MAX_IDEMPOTENCY_KEY_CHARS} characters.`,
+    },
+  ]);
 }
 
 /** Projects, runs, run events and webhook endpoints, answered by the runs service. */
@@ -37,12 +51,18 @@ export function runRoutes(deps: RunRoutesDeps): Router {
   });
 
   mount(router, specs.listProjects, deps.authorize, async ({ query, principal, requestId }) => {
-    const reply = await runs.listProjects({ userId: principal.userId, limit: query.limit, afterId: query.after_id, beforeId: query.before_id }, { requestId });
+    const reply = await runs.listProjects(
+      { userId: principal.userId, limit: query.limit, afterId: query.after_id, beforeId: query.before_id },
+      { requestId },
+    );
     return { status: 200, body: listEnvelope(reply.projects, reply.hasMore, renderProject) };
   });
 
   mount(router, specs.getProject, deps.authorize, async ({ params, principal, requestId }) => {
-    const { project } = await runs.getProject({ userId: principal.userId, projectId: params.project_id }, { requestId });
+    const { project } = await runs.getProject(
+      { userId: principal.userId, projectId: params.project_id },
+      { requestId },
+    );
     return { status: 200, body: renderProject(project!) };
   });
 
@@ -82,7 +102,14 @@ export function runRoutes(deps: RunRoutesDeps): Router {
 
   mount(router, specs.listRuns, deps.authorize, async ({ query, principal, requestId }) => {
     const reply = await runs.listRuns(
-      { userId: principal.userId, limit: query.limit, afterId: query.after_id, beforeId: query.before_id, projectId: query.project_id, status: query.status },
+      {
+        userId: principal.userId,
+        limit: query.limit,
+        afterId: query.after_id,
+        beforeId: query.before_id,
+        projectId: query.project_id,
+        status: query.status,
+      },
       { requestId },
     );
     return { status: 200, body: listEnvelope(reply.runs, reply.hasMore, renderRun) };
@@ -103,23 +130,48 @@ export function runRoutes(deps: RunRoutesDeps): Router {
     const target = { userId: principal.userId, runId: params.run_id };
     if (wantsJsonPage(req)) {
       const page = await runs.listRunEvents({ ...target, after, limit: query.limit }, { requestId });
-      return { status: 200, body: { object: 'list', data: page.events.map(renderEvent), has_more: page.hasMore, next_after: page.events.at(-1)?.seq ?? after } };
+      return {
+        status: 200,
+        body: {
+          object: 'list',
+          data: page.events.map(renderEvent),
+          has_more: page.hasMore,
+          next_after: page.events.at(-1)?.seq ?? after,
+        },
+      };
     }
     // Looked up first, so an unknown run is a plain 404 before the stream's headers go out.
     await runs.getRun(target, { requestId });
-    await relayRunEvents({ runs, ...target, after, requestId, req, res, draining: deps.draining, heartbeatMs: specs.RUN_EVENTS_HEARTBEAT_S * 1000 });
+    await relayRunEvents({
+      runs,
+      ...target,
+      after,
+      requestId,
+      req,
+      res,
+      draining: deps.draining,
+      heartbeatMs: specs.RUN_EVENTS_HEARTBEAT_S * 1000,
+    });
   });
 
   mount(router, specs.createWebhook, deps.authorize, async ({ body, principal, requestId }) => {
     const reply = await runs.createWebhook(
-      { userId: principal.userId, url: body.url, events: body.events ?? [...specs.WEBHOOK_EVENT_TYPES], operator: principal.operator },
+      {
+        userId: principal.userId,
+        url: body.url,
+        events: body.events ?? [...specs.WEBHOOK_EVENT_TYPES],
+        operator: principal.operator,
+      },
       { requestId },
     );
     return { status: 201, body: { ...renderEndpoint(reply.endpoint!), secret: reply.secret } };
   });
 
   mount(router, specs.listWebhooks, deps.authorize, async ({ query, principal, requestId }) => {
-    const reply = await runs.listWebhooks({ userId: principal.userId, limit: query.limit, afterId: query.after_id, beforeId: query.before_id }, { requestId });
+    const reply = await runs.listWebhooks(
+      { userId: principal.userId, limit: query.limit, afterId: query.after_id, beforeId: query.before_id },
+      { requestId },
+    );
     return { status: 200, body: listEnvelope(reply.endpoints, reply.hasMore, renderEndpoint) };
   });
 
@@ -130,7 +182,13 @@ export function runRoutes(deps: RunRoutesDeps): Router {
 
   mount(router, specs.listWebhookDeliveries, deps.authorize, async ({ params, query, principal, requestId }) => {
     const reply = await runs.listWebhookDeliveries(
-      { userId: principal.userId, webhookId: params.webhook_id, limit: query.limit, afterId: query.after_id, beforeId: query.before_id },
+      {
+        userId: principal.userId,
+        webhookId: params.webhook_id,
+        limit: query.limit,
+        afterId: query.after_id,
+        beforeId: query.before_id,
+      },
       { requestId },
     );
     return { status: 200, body: listEnvelope(reply.deliveries, reply.hasMore, renderDelivery) };

@@ -16,7 +16,8 @@ export function serviceDocRoutes(deps: { authorize: Authorize }): Router {
   const router = Router();
   mount(router, serviceRoutes.getServiceDocument, deps.authorize, async ({ params, res }) => {
     const document = documents.get(params.service_id);
-    if (document === undefined) throw new ApiError('not_found', 'There is no shipped service with this id.', { param: 'service_id' });
+    if (document === undefined)
+      throw new ApiError('not_found', 'There is no shipped service with this id.', { param: 'service_id' });
     res.type('application/json').send(document);
   });
   return router;

@@ -24,7 +24,11 @@ function renderTeam(team: Team | undefined): Record<string, unknown> {
     role: t.role,
     member_count: t.memberCount,
     created_at: iso(t.createdAt),
-    share_defaults: { mcp: t.shareDefaults?.mcp ?? false, rules: t.shareDefaults?.rules ?? false, skills: t.shareDefaults?.skills ?? false },
+    share_defaults: {
+      mcp: t.shareDefaults?.mcp ?? false,
+      rules: t.shareDefaults?.rules ?? false,
+      skills: t.shareDefaults?.skills ?? false,
+    },
     share_policy: t.sharePolicy,
     require_manual_confirm: t.requireManualConfirm,
   };
@@ -32,7 +36,14 @@ function renderTeam(team: Team | undefined): Record<string, unknown> {
 
 function renderMember(member: TeamMember | undefined): Record<string, unknown> {
   const m = present(member, 'member');
-  return { object: 'team_member', user_id: m.userId, email: m.email, role: m.role, groups: m.groups, joined_at: iso(m.joinedAt) };
+  return {
+    object: 'team_member',
+    user_id: m.userId,
+    email: m.email,
+    role: m.role,
+    groups: m.groups,
+    joined_at: iso(m.joinedAt),
+  };
 }
 
 function renderInvite(invite: TeamInvite | undefined): Record<string, unknown> {
@@ -53,7 +64,12 @@ function renderInvite(invite: TeamInvite | undefined): Record<string, unknown> {
 const pageOf = (query: PageQuery) => ({ limit: query.limit, afterId: query.after_id, beforeId: query.before_id });
 
 /** The account service returns a page already in list order; the edge adds the envelope's cursors. */
-function envelope<T>(items: T[], hasMore: boolean, render: (item: T) => Record<string, unknown>, idOf: (item: T) => string): ListEnvelope<Record<string, unknown>> {
+function envelope<T>(
+  items: T[],
+  hasMore: boolean,
+  render: (item: T) => Record<string, unknown>,
+  idOf: (item: T) => string,
+): ListEnvelope<Record<string, unknown>> {
   return {
     object: 'list',
     data: items.map(render),
@@ -78,7 +94,13 @@ export function teamRoutes(deps: { authorize: Authorize; teams: RpcClientOf<type
 
   mount(router, routes.createTeam, authorize, async ({ principal, body, requestId }) => {
     const reply = await teams.createTeam(
-      { userId: principal.userId, name: body.name, shareDefaults: body.share_defaults, sharePolicy: body.share_policy, requireManualConfirm: body.require_manual_confirm },
+      {
+        userId: principal.userId,
+        name: body.name,
+        shareDefaults: body.share_defaults,
+        sharePolicy: body.share_policy,
+        requireManualConfirm: body.require_manual_confirm,
+      },
       { requestId },
     );
     return { status: 201, body: renderTeam(reply.team) };
@@ -110,40 +132,64 @@ export function teamRoutes(deps: { authorize: Authorize; teams: RpcClientOf<type
   });
 
   mount(router, routes.listTeamMembers, authorize, async ({ principal, params, query, requestId }) => {
-    const reply = await teams.listTeamMembers({ userId: principal.userId, teamId: params.team_id, page: pageOf(query) }, { requestId });
+    const reply = await teams.listTeamMembers(
+      { userId: principal.userId, teamId: params.team_id, page: pageOf(query) },
+      { requestId },
+    );
     return { status: 200, body: envelope(reply.members, reply.hasMore, renderMember, (member) => member.userId) };
   });
 
   mount(router, routes.updateTeamMember, authorize, async ({ principal, params, body, requestId }) => {
     const reply = await teams.updateTeamMember(
-      { userId: principal.userId, teamId: params.team_id, memberUserId: params.user_id, role: body.role, groups: body.groups && { values: body.groups } },
+      {
+        userId: principal.userId,
+        teamId: params.team_id,
+        memberUserId: params.user_id,
+        role: body.role,
+        groups: body.groups && { values: body.groups },
+      },
       { requestId },
     );
     return { status: 200, body: renderMember(reply.member) };
   });
 
   mount(router, routes.removeTeamMember, authorize, async ({ principal, params, requestId }) => {
-    await teams.removeTeamMember({ userId: principal.userId, teamId: params.team_id, memberUserId: params.user_id }, { requestId });
+    await teams.removeTeamMember(
+      { userId: principal.userId, teamId: params.team_id, memberUserId: params.user_id },
+      { requestId },
+    );
     return { status: 204 };
   });
 
   mount(router, routes.listTeamInvites, authorize, async ({ principal, params, query, requestId }) => {
-    const reply = await teams.listTeamInvites({ userId: principal.userId, teamId: params.team_id, page: pageOf(query) }, { requestId });
+    const reply = await teams.listTeamInvites(
+      { userId: principal.userId, teamId: params.team_id, page: pageOf(query) },
+      { requestId },
+    );
     return { status: 200, body: envelope(reply.invites, reply.hasMore, renderInvite, (invite) => invite.code) };
   });
 
   mount(router, routes.createTeamInvite, authorize, async ({ principal, params, body, requestId }) => {
-    const reply = await teams.createTeamInvite({ userId: principal.userId, teamId: params.team_id, email: body.email, role: body.role }, { requestId });
+    const reply = await teams.createTeamInvite(
+      { userId: principal.userId, teamId: params.team_id, email: body.email, role: body.role },
+      { requestId },
+    );
     return { status: 201, body: renderInvite(reply.invite) };
   });
 
   mount(router, routes.revokeTeamInvite, authorize, async ({ principal, params, requestId }) => {
-    await teams.revokeTeamInvite({ userId: principal.userId, teamId: params.team_id, code: params.code }, { requestId });
+    await teams.revokeTeamInvite(
+      { userId: principal.userId, teamId: params.team_id, code: params.code },
+      { requestId },
+    );
     return { status: 204 };
   });
 
   mount(router, routes.resendTeamInvite, authorize, async ({ principal, params, requestId }) => {
-    const reply = await teams.resendTeamInvite({ userId: principal.userId, teamId: params.team_id, code: params.code }, { requestId });
+    const reply = await teams.resendTeamInvite(
+      { userId: principal.userId, teamId: params.team_id, code: params.code },
+      { requestId },
+    );
     return { status: 200, body: renderInvite(reply.invite) };
   });
 

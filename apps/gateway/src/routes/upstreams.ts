@@ -1,7 +1,12 @@
 import { Router } from 'express';
 import { timestampDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import { upstreamRoutes as specs } from '@sbc/api';
-import type { Upstream, UpstreamProbe, UpstreamService, UpstreamWithProbe } from '@sbc/proto/sbc/account/v1/upstreams_pb';
+import type {
+  Upstream,
+  UpstreamProbe,
+  UpstreamService,
+  UpstreamWithProbe,
+} from '@sbc/proto/sbc/account/v1/upstreams_pb';
 import type { RpcClientOf } from '@sbc/rpc';
 import type { Authorize } from '../auth/authorize';
 import { mount } from '../http/mount';
@@ -64,12 +69,22 @@ export function upstreamRoutes(deps: UpstreamRoutesDeps): Router {
   const router = Router();
 
   mount(router, specs.listUpstreams, deps.authorize, async ({ principal, query, requestId }) => {
-    const page = await deps.upstreams.listUpstreams({ userId: principal.userId, limit: query.limit, afterId: query.after_id, beforeId: query.before_id }, { requestId });
+    const page = await deps.upstreams.listUpstreams(
+      { userId: principal.userId, limit: query.limit, afterId: query.after_id, beforeId: query.before_id },
+      { requestId },
+    );
     const data = page.upstreams.map(renderUpstream);
     const ids = page.upstreams.map((upstream) => upstream.id);
     return {
       status: 200,
-      body: { object: 'list', data, has_more: page.hasMore, first_id: ids[0] ?? null, last_id: ids.at(-1) ?? null, upstreams: data },
+      body: {
+        object: 'list',
+        data,
+        has_more: page.hasMore,
+        first_id: ids[0] ?? null,
+        last_id: ids.at(-1) ?? null,
+        upstreams: data,
+      },
     };
   });
 
@@ -114,7 +129,10 @@ export function upstreamRoutes(deps: UpstreamRoutesDeps): Router {
   });
 
   mount(router, specs.probeUpstream, deps.authorize, async ({ principal, params, requestId }) => {
-    const probed = await deps.upstreams.probeUpstream({ userId: principal.userId, slug: params.slug }, { requestId, deadlineMs: PROBING_CALL_DEADLINE_MS });
+    const probed = await deps.upstreams.probeUpstream(
+      { userId: principal.userId, slug: params.slug },
+      { requestId, deadlineMs: PROBING_CALL_DEADLINE_MS },
+    );
     return { status: 200, body: renderWithProbe(probed.result) };
   });
 

@@ -2,7 +2,14 @@ import { Router, type Response } from 'express';
 import { timestampDate, timestampFromDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import { usageRoutes as specs } from '@sbc/api';
 import { ApiError } from '@sbc/errors';
-import type { Credits, UsageDay, UsageGeneration, UsageGroupTotals, UsageLedgerService, UsageMetrics } from '@sbc/proto/sbc/usage/v1/ledger_pb';
+import type {
+  Credits,
+  UsageDay,
+  UsageGeneration,
+  UsageGroupTotals,
+  UsageLedgerService,
+  UsageMetrics,
+} from '@sbc/proto/sbc/usage/v1/ledger_pb';
 import type { RpcClientOf } from '@sbc/rpc';
 import type { Authorize } from '../auth/authorize';
 import type { Principal } from '../auth/authenticator';
@@ -34,8 +41,10 @@ function windowMessage(window: { from: Date; to: Date; tz: string }) {
 function limitBuckets(window: { from: Date; to: Date }, bucket: 'day' | 'hour'): void {
   const span = window.to.getTime() - window.from.getTime();
   // One more than the maximum in whole units: a window that starts and ends mid-day still fits its days.
-  if (bucket === 'day' && span > MAX_DAY_BUCKETS * DAY_MS) throw new ApiError('invalid_request', `A window holds at most ${MAX_DAY_BUCKETS} days.`, { param: 'from' });
-  if (bucket === 'hour' && span > MAX_HOUR_BUCKETS * HOUR_MS) throw new ApiError('invalid_request', `Hour buckets cover at most ${MAX_HOUR_BUCKETS} hours.`, { param: 'from' });
+  if (bucket === 'day' && span > MAX_DAY_BUCKETS * DAY_MS)
+    throw new ApiError('invalid_request', `A window holds at most ${MAX_DAY_BUCKETS} days.`, { param: 'from' });
+  if (bucket === 'hour' && span > MAX_HOUR_BUCKETS * HOUR_MS)
+    throw new ApiError('invalid_request', `Hour buckets cover at most ${MAX_HOUR_BUCKETS} hours.`, { param: 'from' });
 }
 
 /** The spec's UsageMetrics. */
@@ -106,7 +115,12 @@ function renderCredits(c: Credits) {
   const pot = (name: string) => c.pots.find((p) => p.pot === name);
   const potView = (name: string) => {
     const p = pot(name);
-    return { granted: p?.granted ?? 0, used: p?.used ?? 0, remaining: p?.remaining ?? 0, ...(p?.expiresAt ? { expires_at: iso(p.expiresAt) } : {}) };
+    return {
+      granted: p?.granted ?? 0,
+      used: p?.used ?? 0,
+      remaining: p?.remaining ?? 0,
+      ...(p?.expiresAt ? { expires_at: iso(p.expiresAt) } : {}),
+    };
   };
   return {
     object: 'credits',
@@ -132,20 +146,36 @@ function renderCredits(c: Credits) {
   };
 }
 
-const compact = (value: number) => new Intl.NumberFormat('en-US', { notation: 'compact', maximumFractionDigits: 1 }).format(value);
+const compact = (value: number) =>
+  new Intl.NumberFormat('en-US', { notation: 'compact', maximumFractionDigits: 1 }).format(value);
 const dollars = (value: number) => `$${value.toFixed(value >= 1 ? 2 : 4)}`;
 
 /** The report in a few sentences, for people and for pasting into a chat. */
-function summarize(report: { from: string; to: string; tz: string; totals: ReturnType<typeof renderMetrics>; failed: number; topModels: UsageGroupTotals[]; topKeys: UsageGroupTotals[]; days: ReturnType<typeof renderDay>[] }): string {
+function summarize(report: {
+  from: string;
+  to: string;
+  tz: string;
+  totals: ReturnType<typeof renderMetrics>;
+  failed: number;
+  topModels: UsageGroupTotals[];
+  topKeys: UsageGroupTotals[];
+  days: ReturnType<typeof renderDay>[];
+}): string {
   const { totals } = report;
   const lines = [
     `${report.from} to ${report.to} (${report.tz}): ${totals.requests.toLocaleString('en-US')} calls${report.failed > 0 ? ` (${report.failed.toLocaleString('en-US')} refused or failed)` : ''}, ` +
       `${compact(totals.tokens_in)} tokens in and ${compact(totals.tokens_out)} out; ${totals.tokens.toLocaleString('en-US', { maximumFractionDigits: 3 })} credits billed (${dollars(totals.usd)}), ${dollars(totals.list_usd)} at list price.`,
   ];
-  const share = (g: UsageGroupTotals) => (totals.requests > 0 ? Math.round((100 * Number(g.metrics?.requests ?? 0n)) / totals.requests) : 0);
-  if (report.topModels.length > 0) lines.push(`Top models: ${report.topModels.map((g) => `${g.label} (${share(g)}% of calls)`).join(', ')}.`);
-  if (report.topKeys.length > 0) lines.push(`Top keys: ${report.topKeys.map((g) => `${g.label} (${share(g)}% of calls)`).join(', ')}.`);
-  const busiest = report.days.reduce<ReturnType<typeof renderDay> | undefined>((best, day) => (day.turns > (best?.turns ?? 0) ? day : best), undefined);
+  const share = (g: UsageGroupTotals) =>
+    totals.requests > 0 ? Math.round((100 * Number(g.metrics?.requests ?? 0n)) / totals.requests) : 0;
+  if (report.topModels.length > 0)
+    lines.push(`Top models: ${report.topModels.map((g) => `${g.label} (${share(g)}% of calls)`).join(', ')}.`);
+  if (report.topKeys.length > 0)
+    lines.push(`Top keys: ${report.topKeys.map((g) => `${g.label} (${share(g)}% of calls)`).join(', ')}.`);
+  const busiest = report.days.reduce<ReturnType<typeof renderDay> | undefined>(
+    (best, day) => (day.turns > (best?.turns ?? 0) ? day : best),
+    undefined,
+  );
   if (busiest) lines.push(`Busiest day: ${busiest.day} with ${busiest.turns.toLocaleString('en-US')} calls.`);
   return lines.join(' ');
 }
@@ -169,7 +199,10 @@ export function usageRoutes(deps: UsageRoutesDeps): Router {
 
   mount(router, specs.getUsage, deps.authorize, async ({ query, principal, requestId }) => {
     const window = resolveUsageWindow(query, new Date(), { days: 30 });
-    const reply = await deps.ledger.getUsageSummary({ scope: scopeOf(principal), window: windowMessage(window) }, { requestId });
+    const reply = await deps.ledger.getUsageSummary(
+      { scope: scopeOf(principal), window: windowMessage(window) },
+      { requestId },
+    );
     return {
       status: 200,
       body: {
@@ -199,13 +232,25 @@ export function usageRoutes(deps: UsageRoutesDeps): Router {
       { requestId },
     );
     const data = reply.data.map((g) => renderGeneration(g, principal.key?.incognito === true));
-    return { status: 200, body: { object: 'list', data, has_more: reply.hasMore, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null } };
+    return {
+      status: 200,
+      body: {
+        object: 'list',
+        data,
+        has_more: reply.hasMore,
+        first_id: data[0]?.id ?? null,
+        last_id: data.at(-1)?.id ?? null,
+      },
+    };
   });
 
   mount(router, specs.getUsageDaily, deps.authorize, async ({ query, principal, requestId }) => {
     const window = resolveUsageWindow(query, new Date(), { days: 30 });
     limitBuckets(window, 'day');
-    const reply = await deps.ledger.getUsageDaily({ scope: scopeOf(principal), window: windowMessage(window) }, { requestId });
+    const reply = await deps.ledger.getUsageDaily(
+      { scope: scopeOf(principal), window: windowMessage(window) },
+      { requestId },
+    );
     const days = reply.days.map(renderDay);
     const totals = renderMetrics(reply.totals);
     return {
@@ -216,7 +261,15 @@ export function usageRoutes(deps: UsageRoutesDeps): Router {
         to: days.at(-1)?.day ?? '',
         tz: window.tz,
         days,
-        totals: { tokens: totals.tokens_in + totals.tokens_out, tokens_in: totals.tokens_in, tokens_out: totals.tokens_out, turns: totals.requests, cost_usd: totals.list_usd, charged_usd: totals.usd, credits: totals.tokens },
+        totals: {
+          tokens: totals.tokens_in + totals.tokens_out,
+          tokens_in: totals.tokens_in,
+          tokens_out: totals.tokens_out,
+          turns: totals.requests,
+          cost_usd: totals.list_usd,
+          charged_usd: totals.usd,
+          credits: totals.tokens,
+        },
       },
     };
   });
@@ -224,7 +277,10 @@ export function usageRoutes(deps: UsageRoutesDeps): Router {
   mount(router, specs.getUsageBreakdown, deps.authorize, async ({ query, principal, requestId }) => {
     const window = resolveUsageWindow(query, new Date(), query.bucket === 'hour' ? { hours: 24 } : { days: 30 });
     limitBuckets(window, query.bucket);
-    const reply = await deps.ledger.getUsageBreakdown({ scope: scopeOf(principal), window: windowMessage(window), bucket: query.bucket, group: query.group }, { requestId });
+    const reply = await deps.ledger.getUsageBreakdown(
+      { scope: scopeOf(principal), window: windowMessage(window), bucket: query.bucket, group: query.group },
+      { requestId },
+    );
     const buckets = reply.buckets.map((b) => ({
       key: b.key,
       start: iso(b.start),
@@ -255,7 +311,13 @@ export function usageRoutes(deps: UsageRoutesDeps): Router {
     const csv = query.format === 'csv';
     // The ledger renders the file (far cheaper than a message per row); the edge relays its bytes.
     const chunks = deps.ledger.exportUsage(
-      { scope: scopeOf(principal), window: message, pageSize: EXPORT_PAGE_ROWS, format: query.format, omitSessionIds: principal.key?.incognito === true },
+      {
+        scope: scopeOf(principal),
+        window: message,
+        pageSize: EXPORT_PAGE_ROWS,
+        format: query.format,
+        omitSessionIds: principal.key?.incognito === true,
+      },
       { requestId, signal: abort.signal, deadlineMs: EXPORT_DEADLINE_MS },
     );
     const iterator = chunks[Symbol.asyncIterator]();
@@ -286,7 +348,10 @@ export function usageRoutes(deps: UsageRoutesDeps): Router {
   mount(router, specs.getSpend, deps.authorize, async ({ query, principal, requestId }) => {
     const window = resolveUsageWindow({ ...query, tz: 'UTC' }, new Date(), { days: 30 });
     limitBuckets(window, 'day');
-    const reply = await deps.ledger.getSpend({ scope: scopeOf(principal), window: windowMessage(window) }, { requestId });
+    const reply = await deps.ledger.getSpend(
+      { scope: scopeOf(principal), window: windowMessage(window) },
+      { requestId },
+    );
     return {
       status: 200,
       body: {
@@ -312,7 +377,15 @@ export function usageRoutes(deps: UsageRoutesDeps): Router {
           services: p.services.map((s) => ({ service: s.service, total_usd: s.totalUsd })),
           sources: p.sources.map((s) => ({ source: s.source, fresh_at: iso(s.freshAt), status: s.status })),
         })),
-        series: reply.series.map((point) => ({ day: point.day, providers: Object.fromEntries(Object.entries(point.providers).map(([id, v]) => [id, { measured: v.measured, estimated: v.estimated, plan: v.plan }])) })),
+        series: reply.series.map((point) => ({
+          day: point.day,
+          providers: Object.fromEntries(
+            Object.entries(point.providers).map(([id, v]) => [
+              id,
+              { measured: v.measured, estimated: v.estimated, plan: v.plan },
+            ]),
+          ),
+        })),
       },
     };
   });
@@ -320,7 +393,10 @@ export function usageRoutes(deps: UsageRoutesDeps): Router {
   mount(router, specs.getUsageReport, deps.authorize, async ({ query, principal, requestId }) => {
     const window = resolveUsageWindow(query, new Date(), { days: 30 });
     limitBuckets(window, 'day');
-    const reply = await deps.ledger.getUsageReport({ scope: scopeOf(principal), window: windowMessage(window) }, { requestId });
+    const reply = await deps.ledger.getUsageReport(
+      { scope: scopeOf(principal), window: windowMessage(window) },
+      { requestId },
+    );
     const days = reply.days.map(renderDay);
     const totals = renderMetrics(reply.totals);
     const from = days[0]?.day ?? '';
@@ -338,7 +414,16 @@ export function usageRoutes(deps: UsageRoutesDeps): Router {
         top_models: reply.topModels.map(renderGroup),
         top_keys: reply.topKeys.map(renderGroup),
         days,
-        summary: summarize({ from, to, tz: window.tz, totals, failed, topModels: reply.topModels, topKeys: reply.topKeys, days }),
+        summary: summarize({
+          from,
+          to,
+          tz: window.tz,
+          totals,
+          failed,
+          topModels: reply.topModels,
+          topKeys: reply.topKeys,
+          days,
+        }),
       },
     };
   });

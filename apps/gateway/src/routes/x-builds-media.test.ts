@@ -9,7 +9,16 @@ describe('media requests at the edge', () => {
   });
 
   it('serves the whole file for no header, another unit, several ranges or a malformed one', () => {
-    for (const header of [undefined, '', 'items=0-1', 'bytes=0-1,4-5', 'bytes=-', 'bytes=5-1', 'bytes=a-b', 'bytes 0-1']) {
+    for (const header of [
+      undefined,
+      '',
+      'items=0-1',
+      'bytes=0-1,4-5',
+      'bytes=-',
+      'bytes=5-1',
+      'bytes=a-b',
+      'bytes 0-1',
+    ]) {
       expect(parseRange(header)).toBeUndefined();
     }
   });

@@ -54,13 +54,18 @@ export async function sendMedia(
       userId: input.userId,
       id: input.id,
       kind: input.kind,
-      range: range ? { start: toBigInt(range.start), end: toBigInt(range.end), suffixLength: toBigInt(range.suffixLength) } : undefined,
+      range: range
+        ? { start: toBigInt(range.start), end: toBigInt(range.end), suffixLength: toBigInt(range.suffixLength) }
+        : undefined,
       ifRange,
       ifNoneMatch: entityTags(req.headers['if-none-match']),
     },
     { requestId: input.requestId },
   );
-  res.setHeader('etag', media.etag).setHeader('cache-control', CACHE_CONTROL).setHeader('x-content-type-options', 'nosniff');
+  res
+    .setHeader('etag', media.etag)
+    .setHeader('cache-control', CACHE_CONTROL)
+    .setHeader('x-content-type-options', 'nosniff');
   if (input.ranges) res.setHeader('accept-ranges', 'bytes');
   if (media.notModified) {
     res.status(304).end();
@@ -73,7 +78,12 @@ export async function sendMedia(
   const body = Buffer.from(media.body);
   res.setHeader('content-type', media.contentType).setHeader('content-length', body.length);
   if (media.rangeStart !== undefined) {
-    res.status(206).setHeader('content-range', `bytes ${media.rangeStart}-${media.rangeStart + BigInt(body.length) - 1n}/${media.totalSize}`);
+    res
+      .status(206)
+      .setHeader(
+        'content-range',
+        `bytes ${media.rangeStart}-${media.rangeStart + BigInt(body.length) - 1n}/${media.totalSize}`,
+      );
   } else {
     res.status(200);
   }

@@ -19,6 +19,8 @@ describe('engine configuration', () => {
   it('names the variable when HOUSE_ENGINES is not valid', () => {
     expect(() => loadGatewayConfig({ HOUSE_ENGINES: '{"house": []}' })).toThrow(/HOUSE_ENGINES/);
     expect(() => loadGatewayConfig({ HOUSE_ENGINES: 'not json' })).toThrow(/HOUSE_ENGINES/);
-    expect(() => loadGatewayConfig({ PROVIDER_ENGINES: '{"openai": {"dialect": "x", "base_url": "ftp://a"}}' })).toThrow(/PROVIDER_ENGINES/);
+    expect(() =>
+      loadGatewayConfig({ PROVIDER_ENGINES: '{"openai": {"dialect": "x", "base_url": "ftp://a"}}' }),
+    ).toThrow(/PROVIDER_ENGINES/);
   });
 });

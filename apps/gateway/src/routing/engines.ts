@@ -70,14 +70,18 @@ function toEngine(raw: z.infer<typeof endpoint>, model: string): Engine {
 export const houseEnginesVar = json.pipe(
   z
     .partialRecord(z.enum(HOUSE_MODELS), z.array(houseEngine).min(1))
-    .transform((map): HouseEngines => Object.fromEntries(Object.entries(map).map(([id, list]) => [id, list.map((raw) => toEngine(raw, raw.model))]))),
+    .transform((map): HouseEngines =>
+      Object.fromEntries(Object.entries(map).map(([id, list]) => [id, list.map((raw) => toEngine(raw, raw.model))])),
+    ),
 );
 
 /** `{"openai": {dialect, base_url, api_key, headers?}, "anthropic": {…}}` */
 export const providerEnginesVar = json.pipe(
   z
     .record(z.string().regex(/^[a-z0-9-]+$/), endpoint)
-    .transform((map): ProviderEngines => Object.fromEntries(Object.entries(map).map(([vendor, raw]) => [vendor, toEngine(raw, '')]))),
+    .transform((map): ProviderEngines =>
+      Object.fromEntries(Object.entries(map).map(([vendor, raw]) => [vendor, toEngine(raw, '')])),
+    ),
 );
 
 /**
@@ -86,7 +90,13 @@ export const providerEnginesVar = json.pipe(
  */
 export function simulatorHouseEngines(simUrl: string): HouseEngines {
   const label = 'sim-upstream (bundled simulator)';
-  const sim = (dialect: UpstreamDialect, model: string): Engine => ({ dialect, baseUrl: simUrl, model, headers: {}, label });
+  const sim = (dialect: UpstreamDialect, model: string): Engine => ({
+    dialect,
+    baseUrl: simUrl,
+    model,
+    headers: {},
+    label,
+  });
   return {
     house: [sim('openai', 'sim-large')],
     'house-omni': [sim('anthropic', 'sim-large')],

@@ -1,16 +1,42 @@
 import { create } from '@bufbuild/protobuf';
-import { GetRoutingTableResponseSchema, RoutingAliasSchema, RoutingUpstreamSchema } from '@sbc/proto/sbc/account/v1/account_pb';
+import {
+  GetRoutingTableResponseSchema,
+  RoutingAliasSchema,
+  RoutingUpstreamSchema,
+} from '@sbc/proto/sbc/account/v1/account_pb';
 import type { Engine } from './engines';
 import { isRefusal, resolveModel, type ResolveContext, type ResolvedRoute } from './resolve';
 
-const engine = (label: string, model = 'sim-large'): Engine => ({ dialect: 'openai', baseUrl: `http://${label}`, model, headers: {}, label });
+const engine = (label: string, model = 'sim-large'): Engine => ({
+  dialect: 'openai',
+  baseUrl: `http://${label}`,
+  model,
+  headers: {},
+  label,
+});
 
 const table = create(GetRoutingTableResponseSchema, {
   upstreams: [
-    create(RoutingUpstreamSchema, { slug: 'lab', dialect: 'anthropic', baseUrl: 'http://lab', apiKey: 'k1', models: ['llama-3', 'shared'], probedAtMs: 100n }),
-    create(RoutingUpstreamSchema, { slug: 'box', dialect: 'openai', baseUrl: 'http://box', models: ['shared'], probedAtMs: 200n }),
+    create(RoutingUpstreamSchema, {
+      slug: 'lab',
+      dialect: 'anthropic',
+      baseUrl: 'http://lab',
+      apiKey: 'k1',
+      models: ['llama-3', 'shared'],
+      probedAtMs: 100n,
+    }),
+    create(RoutingUpstreamSchema, {
+      slug: 'box',
+      dialect: 'openai',
+      baseUrl: 'http://box',
+      models: ['shared'],
+      probedAtMs: 200n,
+    }),
   ],
-  aliases: [create(RoutingAliasSchema, { token: '@mine', vendor: 'lab', modelId: 'llama-3' }), create(RoutingAliasSchema, { token: '@quick', vendor: 'house', modelId: 'house-fast' })],
+  aliases: [
+    create(RoutingAliasSchema, { token: '@mine', vendor: 'lab', modelId: 'llama-3' }),
+    create(RoutingAliasSchema, { token: '@quick', vendor: 'house', modelId: 'house-fast' }),
+  ],
 });
 
 function context(overrides: Partial<ResolveContext> = {}): ResolveContext {

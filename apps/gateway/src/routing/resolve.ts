@@ -45,9 +45,14 @@ function byoEngine(upstream: RoutingUpstream, model: string): Engine {
 }
 
 function houseRoute(callerModel: string, houseId: string, ctx: ResolveContext): ResolvedRoute | RouteRefusal {
-  if (ctx.keyRoute === 'byo') return { refused: 'not_allowed', message: `This key's route is "byo": it may only call models on its own endpoints, not ${houseId}.` };
+  if (ctx.keyRoute === 'byo')
+    return {
+      refused: 'not_allowed',
+      message: `This key's route is "byo": it may only call models on its own endpoints, not ${houseId}.`,
+    };
   const engines = ctx.house[houseId];
-  if (!engines || engines.length === 0) return { refused: 'not_configured', message: `No engine is configured for ${houseId}.` };
+  if (!engines || engines.length === 0)
+    return { refused: 'not_configured', message: `No engine is configured for ${houseId}.` };
   return { callerModel, kind: 'house', engines, upstream: 'house', catalogId: houseId };
 }
 
@@ -68,20 +73,48 @@ function vendorModel(callerModel: string, modelId: string, ctx: ResolveContext):
     const slug = modelId.slice(0, slash);
     const explicit = upstreams.find((upstream) => upstream.slug === slug);
     if (explicit) {
-      if (ctx.keyRoute === 'credits') return { refused: 'not_allowed', message: `This key's route is "credits": it may not call your own endpoint ${slug}.` };
-      return { callerModel, kind: 'byo', engines: [byoEngine(explicit, modelId.slice(slash + 1))], upstream: `byo:${slug}` };
+      if (ctx.keyRoute === 'credits')
+        return {
+          refused: 'not_allowed',
+          message: `This key's route is "credits": it may not call your own endpoint ${slug}.`,
+        };
+      return {
+        callerModel,
+        kind: 'byo',
+        engines: [byoEngine(explicit, modelId.slice(slash + 1))],
+        upstream: `byo:${slug}`,
+      };
     }
   }
   if (ctx.keyRoute !== 'credits') {
     const listing = upstreamListing(modelId, upstreams);
-    if (listing) return { callerModel, kind: 'byo', engines: [byoEngine(listing, modelId)], upstream: `byo:${listing.slug}` };
+    if (listing)
+      return { callerModel, kind: 'byo', engines: [byoEngine(listing, modelId)], upstream: `byo:${listing.slug}` };
   }
   const vendor = ctx.catalogVendor(modelId);
-  if (vendor === undefined) return { refused: 'not_found', message: `The model ${callerModel} does not exist or is not available to this key.` };
-  if (ctx.keyRoute === 'byo') return { refused: 'not_allowed', message: `This key's route is "byo" and none of your endpoints lists ${modelId}.` };
+  if (vendor === undefined)
+    return {
+      refused: 'not_found',
+      message: `The model ${callerModel} does not exist or is not available to this key.`,
+    };
+  if (ctx.keyRoute === 'byo')
+    return {
+      refused: 'not_allowed',
+      message: `This key's route is "byo" and none of your endpoints lists ${modelId}.`,
+    };
   const provider = ctx.providers[vendor];
-  if (!provider) return { refused: 'not_configured', message: `${modelId} is not offered on service credits here: no ${vendor} engine is configured. Add your own endpoint for it.` };
-  return { callerModel, kind: 'provider', engines: [{ ...provider, model: modelId }], upstream: `provider:${vendor}`, catalogId: modelId };
+  if (!provider)
+    return {
+      refused: 'not_configured',
+      message: `${modelId} is not offered on service credits here: no ${vendor} engine is configured. Add your own endpoint for it.`,
+    };
+  return {
+    callerModel,
+    kind: 'provider',
+    engines: [{ ...provider, model: modelId }],
+    upstream: `provider:${vendor}`,
+    catalogId: modelId,
+  };
 }
 
 /**

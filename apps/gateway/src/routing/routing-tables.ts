@@ -8,7 +8,11 @@ import type { RpcClientOf } from '@sbc/rpc';
  * the first time an account calls a non-house model, and again only after the account changes its routing
  * (the account service publishes the change and every edge drops its copy) or the stale window ends.
  */
-export function createRoutingTables(deps: { account: RpcClientOf<typeof AccountService>; cache: LocalCache<GetRoutingTableResponse>; pubsub: PubSub }) {
+export function createRoutingTables(deps: {
+  account: RpcClientOf<typeof AccountService>;
+  cache: LocalCache<GetRoutingTableResponse>;
+  pubsub: PubSub;
+}) {
   // Tables are cached per user and team context. A change names a user id or a team (`org_…`) id and
   // drops every table that user's or that team's routing went into.
   const keysByOwner = new Map<string, Set<string>>();
@@ -24,7 +28,9 @@ export function createRoutingTables(deps: { account: RpcClientOf<typeof AccountS
       const cacheKey = `${userId}|${orgId ?? ''}`;
       remember(userId, cacheKey);
       if (orgId) remember(orgId, cacheKey);
-      const table = await deps.cache.swr(cacheKey, () => deps.account.getRoutingTable({ userId, orgId }, { requestId }));
+      const table = await deps.cache.swr(cacheKey, () =>
+        deps.account.getRoutingTable({ userId, orgId }, { requestId }),
+      );
       return table ?? { $typeName: 'sbc.account.v1.GetRoutingTableResponse', upstreams: [], aliases: [] };
     },
     async start() {

@@ -4,7 +4,14 @@ import type { AddressInfo } from 'node:net';
 import { createEgressPolicy } from '@sbc/egress';
 import { rejectionOf } from '@sbc/testing';
 import type { Engine } from '../routing/engines';
-import { createUpstreamClient, HOP_HEADER, UpstreamAbortedError, UpstreamUnavailableError, type UpstreamCall, type UpstreamClient } from './client';
+import {
+  createUpstreamClient,
+  HOP_HEADER,
+  UpstreamAbortedError,
+  UpstreamUnavailableError,
+  type UpstreamCall,
+  type UpstreamClient,
+} from './client';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -47,7 +54,14 @@ function engineAt(baseUrl: string): Engine {
 }
 
 const EGRESS = createEgressPolicy({ privateEgress: 'operators' });
-const OPTIONS = { connectTimeoutMs: 1_000, headersTimeoutMs: 300, bodyTimeoutMs: 300, idleTimeoutMs: 5_000, connectionsPerOrigin: 8, queueLimit: 64 };
+const OPTIONS = {
+  connectTimeoutMs: 1_000,
+  headersTimeoutMs: 300,
+  bodyTimeoutMs: 300,
+  idleTimeoutMs: 5_000,
+  connectionsPerOrigin: 8,
+  queueLimit: 64,
+};
 
 async function until(what: string, check: () => boolean, ms = 2_000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -60,7 +74,8 @@ async function until(what: string, check: () => boolean, ms = 2_000): Promise<vo
 describe('upstream client (undici dispatch)', () => {
   let upstream: Awaited<ReturnType<typeof startUpstream>>;
   let client: UpstreamClient;
-  const send = (body = '{"model":"sim-large"}'): UpstreamCall => client.send({ engine: engineAt(upstream.baseUrl), path: '/chat/completions', body });
+  const send = (body = '{"model":"sim-large"}'): UpstreamCall =>
+    client.send({ engine: engineAt(upstream.baseUrl), path: '/chat/completions', body });
 
   beforeEach(async () => {
     upstream = await startUpstream();
@@ -96,7 +111,11 @@ describe('upstream client (undici dispatch)', () => {
   it('a refused connection is 502 at the head', async () => {
     const port = (upstream.server.address() as AddressInfo).port;
     await upstream.close();
-    const call = client.send({ engine: engineAt(`http://127.0.0.1:${port}/v1`), path: '/chat/completions', body: '{}' });
+    const call = client.send({
+      engine: engineAt(`http://127.0.0.1:${port}/v1`),
+      path: '/chat/completions',
+      body: '{}',
+    });
     const error = await rejectionOf(call.head);
     expect(error).toBeInstanceOf(UpstreamUnavailableError);
     expect((error as UpstreamUnavailableError).status).toBe(502);
@@ -144,7 +163,9 @@ describe('upstream client (undici dispatch)', () => {
     await call.head;
     await call.firstData();
     const seen: string[] = [];
-    await new Promise<void>((resolve, reject) => call.attach({ data: (chunk) => seen.push(chunk.toString()), end: resolve, error: reject }));
+    await new Promise<void>((resolve, reject) =>
+      call.attach({ data: (chunk) => seen.push(chunk.toString()), end: resolve, error: reject }),
+    );
     expect(seen.join('')).toBe('one,two');
   });
 
@@ -168,7 +189,9 @@ describe('upstream client (undici dispatch)', () => {
     const call = send();
     await call.head;
     await call.firstData();
-    const ended = new Promise<unknown>((resolve) => call.attach({ data: () => undefined, end: () => resolve('end'), error: resolve }));
+    const ended = new Promise<unknown>((resolve) =>
+      call.attach({ data: () => undefined, end: () => resolve('end'), error: resolve }),
+    );
     call.abort();
     expect(await ended).toBeInstanceOf(UpstreamAbortedError);
     await until('the upstream saw the request close', () => upstream.open() === 0);
@@ -234,13 +257,17 @@ describe('upstream client (undici dispatch)', () => {
     expect(received).toBe(400 * CHUNK.length);
   });
 
-  it('marks every request with the hop header, which an endpoint\'s own headers cannot unset', async () => {
+  it("marks every request with the hop header, which an endpoint's own headers cannot unset", async () => {
     let seen: IncomingMessage | undefined;
     upstream.answer((req, res) => {
       seen = req;
       res.end('{}');
     });
-    const call = client.send({ engine: { ...engineAt(upstream.baseUrl), headers: { 'X-Sbc-Hop': '' } }, path: '/chat/completions', body: '{}' });
+    const call = client.send({
+      engine: { ...engineAt(upstream.baseUrl), headers: { 'X-Sbc-Hop': '' } },
+      path: '/chat/completions',
+      body: '{}',
+    });
     await call.head;
     await call.text();
     expect(seen?.headers[HOP_HEADER]).toBe('1');
@@ -260,7 +287,9 @@ describe('upstream client (undici dispatch)', () => {
     });
     const quoted = send();
     await quoted.head;
-    expect(await quoted.json()).toMatch(/^The upstream answered HTTP 200 with a body that is not JSON \(text\/plain\)\.$/);
+    expect(await quoted.json()).toMatch(
+      /^The upstream answered HTTP 200 with a body that is not JSON \(text\/plain\)\.$/,
+    );
     upstream.answer((_req, res) => {
       res.writeHead(400, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: { message: 'm'.repeat(10_000), type: 'invalid_request_error' } }));
@@ -274,9 +303,16 @@ describe('upstream client (undici dispatch)', () => {
 
   it("a caller's endpoint is dialed through the egress policy; the operator's engines as configured", async () => {
     upstream.answer((_req, res) => res.end('{}'));
-    const tenant = client.send({ engine: { ...engineAt(upstream.baseUrl), dialAs: 'tenant' }, path: '/chat/completions', body: '{}' });
+    const tenant = client.send({
+      engine: { ...engineAt(upstream.baseUrl), dialAs: 'tenant' },
+      path: '/chat/completions',
+      body: '{}',
+    });
     const refused = await rejectionOf(tenant.head);
-    expect(refused).toMatchObject({ status: 502, message: expect.stringMatching(/^The upstream was not dialed: 127\.0\.0\.1 is a loopback or private address/) });
+    expect(refused).toMatchObject({
+      status: 502,
+      message: expect.stringMatching(/^The upstream was not dialed: 127\.0\.0\.1 is a loopback or private address/),
+    });
     for (const engine of [{ ...engineAt(upstream.baseUrl), dialAs: 'operator' as const }, engineAt(upstream.baseUrl)]) {
       const call = client.send({ engine, path: '/chat/completions', body: '{}' });
       await call.head;

@@ -83,9 +83,13 @@ const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEO
 /** Maps a transport failure to 504 (timed out) or 502 (unreachable, reset, refused, or refused by the egress policy). */
 export function classifyTransportError(error: unknown): UpstreamUnavailableError {
   const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === 'string' && TIMEOUT_CODES.has(code)) return new UpstreamUnavailableError(504, 'The upstream did not answer in time.', { cause: error });
+  if (typeof code === 'string' && TIMEOUT_CODES.has(code))
+    return new UpstreamUnavailableError(504, 'The upstream did not answer in time.', { cause: error });
   // The policy's reason names only the endpoint's host as its owner wrote it, and why it is not dialed.
-  if (code === 'EGRESS_DENIED') return new UpstreamUnavailableError(502, `The upstream was not dialed: ${(error as Error).message}.`, { cause: error });
+  if (code === 'EGRESS_DENIED')
+    return new UpstreamUnavailableError(502, `The upstream was not dialed: ${(error as Error).message}.`, {
+      cause: error,
+    });
   return new UpstreamUnavailableError(502, 'The upstream could not be reached.', { cause: error });
 }
 
@@ -164,7 +168,10 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
       parsed = undefined;
     }
     if (parsed === null || typeof parsed !== 'object') {
-      const type = String(this.headers['content-type'] ?? '').split(';')[0]!.trim() || 'no content type';
+      const type =
+        String(this.headers['content-type'] ?? '')
+          .split(';')[0]!
+          .trim() || 'no content type';
       return `The upstream answered HTTP ${this.status} with a body that is not JSON (${type}).`;
     }
     return this.status >= 200 && this.status < 300 ? parsed : boundedError(parsed);
@@ -238,7 +245,8 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
-    const failure = this.abortedWith ?? (error instanceof UpstreamOverloadedError ? error : classifyTransportError(error));
+    const failure =
+      this.abortedWith ?? (error instanceof UpstreamOverloadedError ? error : classifyTransportError(error));
     this.finished = failure;
     this.ticket?.finished();
     if (this.settleHead) {
@@ -256,17 +264,22 @@ const MAX_ERROR_TEXT = 500;
 /** An error body's messages cut to MAX_ERROR_TEXT: what an upstream says reaches the caller, but not without end. */
 function boundedError(body: object): object {
   if (Array.isArray(body)) return body;
-  const cut = (value: unknown) => (typeof value === 'string' && value.length > MAX_ERROR_TEXT ? `${value.slice(0, MAX_ERROR_TEXT)}…` : value);
+  const cut = (value: unknown) =>
+    typeof value === 'string' && value.length > MAX_ERROR_TEXT ? `${value.slice(0, MAX_ERROR_TEXT)}…` : value;
   const out: Record<string, unknown> = { ...body };
   for (const field of ['message', 'detail', 'error']) if (typeof out[field] === 'string') out[field] = cut(out[field]);
   const error = out.error;
-  if (error && typeof error === 'object' && !Array.isArray(error)) out.error = { ...error, message: cut((error as { message?: unknown }).message) };
+  if (error && typeof error === 'object' && !Array.isArray(error))
+    out.error = { ...error, message: cut((error as { message?: unknown }).message) };
   return out;
 }
 
 function headersFor(request: UpstreamRequest): Record<string, string> {
   const { engine } = request;
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: request.path === '/messages/count_tokens' ? 'application/json' : '*/*' };
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: request.path === '/messages/count_tokens' ? 'application/json' : '*/*',
+  };
   Object.assign(headers, upstreamAdapter(engine.dialect).headers(engine.apiKey, request.passHeaders), engine.headers);
   // The hop mark cannot be unset or respelled by an endpoint's own headers.
   for (const name of Object.keys(engine.headers)) if (name.toLowerCase() === HOP_HEADER) delete headers[name];
@@ -294,14 +307,22 @@ export function createUpstreamClient(options: UpstreamClientOptions, egress: Egr
   const limits = { connectionsPerOrigin: options.connectionsPerOrigin, queueLimit: options.queueLimit };
   // The operator's pools and each egress caller's are apart, and so is their admission.
   const operatorAdmission = createAdmission(limits, () => observer);
-  const agent = createH2Agent(poolOptions, plainConnector(options.connectTimeoutMs, options.tls), operatorAdmission.markH2);
+  const agent = createH2Agent(
+    poolOptions,
+    plainConnector(options.connectTimeoutMs, options.tls),
+    operatorAdmission.markH2,
+  );
   const guarded = new Map<EgressCaller, { agent: Agent; admission: ReturnType<typeof createAdmission> }>();
   const poolFor = (engine: Engine) => {
     if (!engine.dialAs) return { agent, admission: operatorAdmission };
     let found = guarded.get(engine.dialAs);
     if (!found) {
       const admission = createAdmission(limits, () => observer);
-      const connect = egress.connector(engine.dialAs, { ...(options.tls as object), timeout: options.connectTimeoutMs, allowH2: true });
+      const connect = egress.connector(engine.dialAs, {
+        ...(options.tls as object),
+        timeout: options.connectTimeoutMs,
+        allowH2: true,
+      });
       found = { agent: createH2Agent(poolOptions, connect, admission.markH2), admission };
       guarded.set(engine.dialAs, found);
     }
@@ -336,7 +357,11 @@ export function createUpstreamClient(options: UpstreamClientOptions, egress: Egr
       // The span covers the call up to the upstream's response headers (its first byte); the body streams on.
       // Whoever awaits `head` sees its failure; the span only records it.
       inSpan(`POST ${path}`, SpanKind.CLIENT, undefined, async (span) => {
-        span.setAttributes({ 'server.address': origin, 'url.path': path, 'sbc.upstream.dialect': request.engine.dialect });
+        span.setAttributes({
+          'server.address': origin,
+          'url.path': path,
+          'sbc.upstream.dialect': request.engine.dialect,
+        });
         dispatch(injectContext(headersFor(request)));
         await call.head;
         span.setAttribute('http.response.status_code', call.status);

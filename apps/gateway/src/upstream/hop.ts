@@ -11,9 +11,20 @@ import { HOP_HEADER } from './client';
  * the credential or the body is looked at, so a loop costs one refused request instead of a fan-out.
  * Returns whether it answered.
  */
-export function refuseReturningCall(req: IncomingMessage, res: ServerResponse, adapter: CallerDialect, baseUrl: string): boolean {
+export function refuseReturningCall(
+  req: IncomingMessage,
+  res: ServerResponse,
+  adapter: CallerDialect,
+  baseUrl: string,
+): boolean {
   if (req.headers[HOP_HEADER] === undefined) return false;
   const out = new CallResponse(res, adapter, requestIdFor(req.headers['x-request-id']), baseUrl);
-  out.refuse(new ApiError('invalid_request', 'This call came from this gateway itself: an endpoint cannot point back into the gateway.', { param: 'base_url' }));
+  out.refuse(
+    new ApiError(
+      'invalid_request',
+      'This call came from this gateway itself: an endpoint cannot point back into the gateway.',
+      { param: 'base_url' },
+    ),
+  );
   return true;
 }

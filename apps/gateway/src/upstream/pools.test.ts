@@ -10,11 +10,26 @@ import type { Engine } from '../routing/engines';
 import { createUpstreamClient, UpstreamOverloadedError, type UpstreamClient } from './client';
 
 const EGRESS = createEgressPolicy({ privateEgress: 'operators' });
-const OPTIONS = { connectTimeoutMs: 1_000, headersTimeoutMs: 5_000, bodyTimeoutMs: 5_000, idleTimeoutMs: 5_000, connectionsPerOrigin: 8, queueLimit: 64 };
+const OPTIONS = {
+  connectTimeoutMs: 1_000,
+  headersTimeoutMs: 5_000,
+  bodyTimeoutMs: 5_000,
+  idleTimeoutMs: 5_000,
+  connectionsPerOrigin: 8,
+  queueLimit: 64,
+};
 const FIXTURES = path.join(__dirname, '__fixtures__');
 
 function engineAt(baseUrl: string, dialAs?: Engine['dialAs']): Engine {
-  return { dialect: 'openai', baseUrl, apiKey: 'k', model: 'm', headers: {}, label: 'test', ...(dialAs ? { dialAs } : {}) };
+  return {
+    dialect: 'openai',
+    baseUrl,
+    apiKey: 'k',
+    model: 'm',
+    headers: {},
+    label: 'test',
+    ...(dialAs ? { dialAs } : {}),
+  };
 }
 
 async function until(what: string, check: () => boolean, ms = 5_000): Promise<void> {
@@ -97,11 +112,15 @@ describe('upstream pools: capacity and overload', () => {
     client = createUpstreamClient({ ...OPTIONS, connectionsPerOrigin: 4, tls: { ca: cert } }, EGRESS);
     try {
       // Four HTTP/1.1 connections would stream four of these at once and hold the rest in the queue.
-      const calls = Array.from({ length: 60 }, () => client!.send({ engine: engineAt(baseUrl, dialAs), path: '/chat/completions', body: '{}' }));
+      const calls = Array.from({ length: 60 }, () =>
+        client!.send({ engine: engineAt(baseUrl, dialAs), path: '/chat/completions', body: '{}' }),
+      );
       await Promise.all(calls.map((call) => call.head));
       await Promise.all(calls.map((call) => call.firstData()));
       expect(calls.every((call) => call.status === 200)).toBe(true);
-      const first = await new Promise<string>((resolve) => calls[0]!.attach({ data: (chunk) => resolve(chunk.toString()), end: () => undefined, error: () => undefined }));
+      const first = await new Promise<string>((resolve) =>
+        calls[0]!.attach({ data: (chunk) => resolve(chunk.toString()), end: () => undefined, error: () => undefined }),
+      );
       expect(first).toContain('"protocol":"2.0"');
       // The burst may open every allowed connection before the first has negotiated; no more than that.
       expect(sessions).toBeLessThanOrEqual(4);
@@ -136,13 +155,22 @@ describe('upstream pools: capacity and overload', () => {
     // The first burst dials a TLS connection per call before any has negotiated HTTP/2, which on a busy
     // machine takes seconds: a connect timeout that failed those calls would read as calls held back.
     client = createUpstreamClient(
-      { ...OPTIONS, connectTimeoutMs: 15_000, headersTimeoutMs: 60_000, bodyTimeoutMs: 60_000, connectionsPerOrigin: 10_000, queueLimit: 1_000, tls: { ca: cert } },
+      {
+        ...OPTIONS,
+        connectTimeoutMs: 15_000,
+        headersTimeoutMs: 60_000,
+        bodyTimeoutMs: 60_000,
+        connectionsPerOrigin: 10_000,
+        queueLimit: 1_000,
+        tls: { ca: cert },
+      },
       EGRESS,
     );
     try {
       const calls = [];
       for (let burst = 0; burst < 10; burst++) {
-        for (let i = 0; i < 100; i++) calls.push(client.send({ engine: engineAt(baseUrl), path: '/chat/completions', body: '{}' }));
+        for (let i = 0; i < 100; i++)
+          calls.push(client.send({ engine: engineAt(baseUrl), path: '/chat/completions', body: '{}' }));
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
       // A call held behind a full connection never arrives while these streams run, however long this waits.

@@ -70,7 +70,10 @@ export function createH2Agent(
 // undici's Client has no public "busy" or "need drain"; their symbols are found by their descriptions.
 const symbolOf = (of: object, description: string): symbol => {
   const found = Object.getOwnPropertySymbols(of).find((symbol) => symbol.description === description);
-  if (!found) throw new Error(`undici's Client has no '${description}' symbol any more: review dropDrainsWithoutRoom in pools.ts`);
+  if (!found)
+    throw new Error(
+      `undici's Client has no '${description}' symbol any more: review dropDrainsWithoutRoom in pools.ts`,
+    );
   return found;
 };
 const BUSY = symbolOf(Client.prototype, 'busy');
@@ -115,7 +118,8 @@ export function createAdmission(limits: PoolLimits, observer: () => QueueObserve
     }
     return load;
   };
-  const capacity = (load: OriginLoad) => limits.connectionsPerOrigin * (load.h2 ? H2_STREAMS_PER_CONNECTION : 1) + limits.queueLimit;
+  const capacity = (load: OriginLoad) =>
+    limits.connectionsPerOrigin * (load.h2 ? H2_STREAMS_PER_CONNECTION : 1) + limits.queueLimit;
 
   return {
     markH2(origin: string): void {

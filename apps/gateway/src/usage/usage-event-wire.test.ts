@@ -12,7 +12,12 @@ const EVENT_ID = 'evt_01JDQZ4P0F8B7C6D5E4F3G2H1N';
  */
 function reference(fields: UsageFields, eventId = EVENT_ID): Uint8Array {
   const { atMs, ...rest } = fields;
-  const storable = Object.fromEntries(Object.entries({ ...rest, eventId }).map(([name, value]) => [name, typeof value === 'string' ? storableText(value) : value]));
+  const storable = Object.fromEntries(
+    Object.entries({ ...rest, eventId }).map(([name, value]) => [
+      name,
+      typeof value === 'string' ? storableText(value) : value,
+    ]),
+  );
   return toBinary(UsageEventSchema, create(UsageEventSchema, { ...storable, ts: timestampFromMs(atMs) }));
 }
 
@@ -48,7 +53,21 @@ const STRINGS = [
   'lone \uD800 high',
   '\uDC00 lone low',
 ];
-const INT64S = [0n, 1n, 127n, 128n, 300n, 16_384n, 2n ** 31n, 2n ** 32n + 7n, BigInt(Number.MAX_SAFE_INTEGER), BigInt(Number.MAX_SAFE_INTEGER) + 2n, 2n ** 63n - 1n, -1n, -(2n ** 63n)];
+const INT64S = [
+  0n,
+  1n,
+  127n,
+  128n,
+  300n,
+  16_384n,
+  2n ** 31n,
+  2n ** 32n + 7n,
+  BigInt(Number.MAX_SAFE_INTEGER),
+  BigInt(Number.MAX_SAFE_INTEGER) + 2n,
+  2n ** 63n - 1n,
+  -1n,
+  -(2n ** 63n),
+];
 const INT32S = [0, 1, 200, 499, 2 ** 31 - 1, -1, -(2 ** 31)];
 const DOUBLES = [0, -0, 1, 0.000123, 1e-12, 123_456.789, -5.5, Number.MAX_VALUE, Number.POSITIVE_INFINITY, Number.NaN];
 
@@ -70,7 +89,8 @@ function valueFor(field: DescField, pick: <T>(values: readonly T[]) => T, next: 
     // Epoch milliseconds, whole as Date.now() gives them: 0, before the epoch, around now, far ahead.
     return pick([0, 1, 999, 1_000, -1_500, Date.UTC(2026, 10, 24, 8, 42, 22, 123), Math.floor(next() * 4e12)]);
   }
-  if (field.fieldKind !== 'scalar') throw new Error(`the usage event encoder test does not know field ${field.name} (${field.fieldKind})`);
+  if (field.fieldKind !== 'scalar')
+    throw new Error(`the usage event encoder test does not know field ${field.name} (${field.fieldKind})`);
   // Fields with explicit presence (`optional`) are sometimes left out altogether.
   if (field.proto.proto3Optional && next() < 0.3) return undefined;
   switch (field.scalar) {
@@ -93,7 +113,13 @@ function valueFor(field: DescField, pick: <T>(values: readonly T[]) => T, next: 
 function describeDifference(ours: string, theirs: string, event: UsageFields): string {
   let at = 0;
   while (at < ours.length && ours[at] === theirs[at]) at++;
-  const shown = JSON.stringify(event, (_key, value: unknown) => (typeof value === 'bigint' ? `${value}n` : typeof value === 'string' && value.length > 40 ? `${value.slice(0, 20)}…(${value.length})` : value));
+  const shown = JSON.stringify(event, (_key, value: unknown) =>
+    typeof value === 'bigint'
+      ? `${value}n`
+      : typeof value === 'string' && value.length > 40
+        ? `${value.slice(0, 20)}…(${value.length})`
+        : value,
+  );
   return `first difference at byte ${Math.floor(at / 2)}: ours …${ours.slice(at, at + 24)} vs toBinary …${theirs.slice(at, at + 24)}; event ${shown}`;
 }
 
@@ -145,7 +171,17 @@ describe('encodeUsageEvent', () => {
   });
 
   it('leaves out proto3 zero values but writes optional fields that are set, even empty', () => {
-    const empty: UsageFields = { ...typicalEvent(), requestId: '', inputTokens: 0n, listCostUsd: 0, fairUseCredits: -0, isByok: false, status: 0, orgId: '', sessionId: undefined };
+    const empty: UsageFields = {
+      ...typicalEvent(),
+      requestId: '',
+      inputTokens: 0n,
+      listCostUsd: 0,
+      fairUseCredits: -0,
+      isByok: false,
+      status: 0,
+      orgId: '',
+      sessionId: undefined,
+    };
     expect(hex(encodeUsageEvent(empty, ''))).toBe(hex(reference(empty, '')));
     const decoded = fromBinary(UsageEventSchema, encodeUsageEvent(empty, ''));
     expect(decoded.orgId).toBe('');
@@ -178,7 +214,8 @@ describe('encodeUsageEvent', () => {
       const { fields, eventId } = randomEvent(next);
       const ours = hex(encodeUsageEvent(fields, eventId));
       const theirs = hex(reference(fields, eventId));
-      if (ours !== theirs) throw new Error(`event ${i} differs from toBinary: ${describeDifference(ours, theirs, fields)}`);
+      if (ours !== theirs)
+        throw new Error(`event ${i} differs from toBinary: ${describeDifference(ours, theirs, fields)}`);
     }
   });
 
@@ -190,7 +227,13 @@ describe('encodeUsageEvent', () => {
   });
 
   it('writes every string storable: a NUL or lone surrogate from a caller never reaches the ledger', () => {
-    const poisoned: UsageFields = { ...typicalEvent(), model: 'x\u0000y', keyLabel: 'bad \uD800 label', sessionId: '\u0000', orgId: '\uDC00' };
+    const poisoned: UsageFields = {
+      ...typicalEvent(),
+      model: 'x\u0000y',
+      keyLabel: 'bad \uD800 label',
+      sessionId: '\u0000',
+      orgId: '\uDC00',
+    };
     const decoded = fromBinary(UsageEventSchema, encodeUsageEvent(poisoned, EVENT_ID));
     expect(decoded.model).toBe('xy');
     expect(decoded.keyLabel).toBe('bad \uFFFD label');

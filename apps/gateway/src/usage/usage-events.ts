@@ -30,7 +30,8 @@ export function createUsageEmitter(deps: { producer: EventProducer | undefined; 
     dropped += 1;
     // Said on the first drop and every thousandth after, so an outage does not also flood the logs.
     if (dropped % 1000 !== 1) return;
-    if (error instanceof BusBufferFullError) deps.logger.error({ requestId, dropped }, 'usage events dropped: bus buffer full');
+    if (error instanceof BusBufferFullError)
+      deps.logger.error({ requestId, dropped }, 'usage events dropped: bus buffer full');
     else deps.logger.error({ requestId, dropped, err: error }, 'usage events could not be queued');
   };
   return {
@@ -51,7 +52,11 @@ export function createUsageEmitter(deps: { producer: EventProducer | undefined; 
       const waitCut = new Promise<void>((resolve) => {
         timer = setTimeout(() => {
           late += 1;
-          if (late % 1000 === 1) deps.logger.warn({ requestId: fields.requestId, late }, `a usage event was not durable within ${USAGE_DURABLE_WAIT_MS} ms; the reply ended without waiting longer`);
+          if (late % 1000 === 1)
+            deps.logger.warn(
+              { requestId: fields.requestId, late },
+              `a usage event was not durable within ${USAGE_DURABLE_WAIT_MS} ms; the reply ended without waiting longer`,
+            );
           resolve();
         }, USAGE_DURABLE_WAIT_MS);
       });

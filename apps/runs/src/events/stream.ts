@@ -28,7 +28,12 @@ function pause(ms: number, signal: AbortSignal, setWake: (wake: (() => void) | u
  * committed while the stored ones are read is held, not missed; announced events are used only when they
  * continue the sequence exactly, and any gap (a lost or early announcement) is filled from the table.
  */
-export async function* streamRunEvents(deps: { db: RunsDb; pubsub: PubSub }, runId: string, after: number, signal: AbortSignal): AsyncGenerator<StoredEvent> {
+export async function* streamRunEvents(
+  deps: { db: RunsDb; pubsub: PubSub },
+  runId: string,
+  after: number,
+  signal: AbortSignal,
+): AsyncGenerator<StoredEvent> {
   let inbox: StoredEvent[] = [];
   let wake: (() => void) | undefined;
   const unsubscribe = await deps.pubsub.subscribe(runEventsChannel(runId), (message) => {

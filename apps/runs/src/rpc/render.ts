@@ -1,6 +1,12 @@
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
-import type { ProjectSchema, RunEventSchema, RunSchema, WebhookDeliverySchema, WebhookEndpointSchema } from '@sbc/proto/sbc/runs/v1/runs_pb';
+import type {
+  ProjectSchema,
+  RunEventSchema,
+  RunSchema,
+  WebhookDeliverySchema,
+  WebhookEndpointSchema,
+} from '@sbc/proto/sbc/runs/v1/runs_pb';
 import type { ProjectRow } from '../store/projects';
 import type { StoredEvent } from '../store/events';
 import { usageOf, type RunRow } from '../store/runs';
@@ -46,7 +52,13 @@ export function toProtoRun(row: RunRow): MessageInitShape<typeof RunSchema> {
 }
 
 export function toProtoEvent(event: StoredEvent): MessageInitShape<typeof RunEventSchema> {
-  return { runId: event.runId, seq: event.seq, type: event.type, dataJson: JSON.stringify(event.data), createdAt: timestampFromDate(event.createdAt) };
+  return {
+    runId: event.runId,
+    seq: event.seq,
+    type: event.type,
+    dataJson: JSON.stringify(event.data),
+    createdAt: timestampFromDate(event.createdAt),
+  };
 }
 
 export function toProtoEndpoint(row: WebhookEndpointRow): MessageInitShape<typeof WebhookEndpointSchema> {

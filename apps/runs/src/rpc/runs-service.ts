@@ -8,7 +8,15 @@ import { streamRunEvents } from '../events/stream';
 import { listEventsAfter, type EventWriter } from '../store/events';
 import { listExchanges } from '../store/exchanges';
 import { createProject, deleteProject, findProject, listProjects, updateProject } from '../store/projects';
-import { ACTIVE_STATUSES, createRun, findRun, listRuns, requestCancel, RUN_STATUSES, type RunCallerJson } from '../store/runs';
+import {
+  ACTIVE_STATUSES,
+  createRun,
+  findRun,
+  listRuns,
+  requestCancel,
+  RUN_STATUSES,
+  type RunCallerJson,
+} from '../store/runs';
 import { createEndpoint, deleteEndpoint, listDeliveries, listEndpoints, WEBHOOK_EVENT_TYPES } from '../store/webhooks';
 import type { Egress } from '../tools/egress';
 import { toProtoDelivery, toProtoEndpoint, toProtoEvent, toProtoProject, toProtoRun } from './render';
@@ -29,7 +37,8 @@ function bad(param: string, message: string): ApiError {
 
 function page(request: { limit: number; afterId?: string; beforeId?: string }) {
   if (request.limit < 1 || request.limit > MAX_PAGE_LIMIT) throw bad('limit', `limit must be 1 to ${MAX_PAGE_LIMIT}.`);
-  if (request.afterId !== undefined && request.beforeId !== undefined) throw bad('before_id', 'Pass after_id or before_id, not both.');
+  if (request.afterId !== undefined && request.beforeId !== undefined)
+    throw bad('before_id', 'Pass after_id or before_id, not both.');
   return { limit: request.limit, after_id: request.afterId, before_id: request.beforeId };
 }
 
@@ -54,7 +63,12 @@ function metadataOf(json: string): Record<string, string> {
   } catch {
     throw bad('metadata', 'metadata must be a JSON object of strings.');
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value) || Object.values(value).some((item) => typeof item !== 'string')) {
+  if (
+    value === null ||
+    typeof value !== 'object' ||
+    Array.isArray(value) ||
+    Object.values(value).some((item) => typeof item !== 'string')
+  ) {
     throw bad('metadata', 'metadata must be a JSON object of strings.');
   }
   return value as Record<string, string>;
@@ -63,10 +77,17 @@ function metadataOf(json: string): Record<string, string> {
 export function createRunsService(deps: RunsServiceDeps): RpcImplementation<typeof RunsService> {
   const { db } = deps;
   const announce = (channel: string, runId: string) =>
-    deps.pubsub.publish(channel, runId).catch((err: unknown) => deps.logger.warn({ err, runId, channel }, 'announcing to the workers failed'));
+    deps.pubsub
+      .publish(channel, runId)
+      .catch((err: unknown) => deps.logger.warn({ err, runId, channel }, 'announcing to the workers failed'));
   return {
     async createProject(request) {
-      const project = await createProject(db, { accountId: request.userId, name: request.name, instructions: request.instructions ?? null, defaultModel: request.defaultModel ?? null });
+      const project = await createProject(db, {
+        accountId: request.userId,
+        name: request.name,
+        instructions: request.instructions ?? null,
+        defaultModel: request.defaultModel ?? null,
+      });
       return { project: toProtoProject(project) };
     },
 
@@ -109,8 +130,13 @@ export function createRunsService(deps: RunsServiceDeps): RpcImplementation<type
     },
 
     async listRuns(request) {
-      if (request.status !== undefined && !(RUN_STATUSES as readonly string[]).includes(request.status)) throw bad('status', `status must be one of ${RUN_STATUSES.join(', ')}.`);
-      const list = await listRuns(db, request.userId, { ...page(request), projectId: request.projectId, status: request.status });
+      if (request.status !== undefined && !(RUN_STATUSES as readonly string[]).includes(request.status))
+        throw bad('status', `status must be one of ${RUN_STATUSES.join(', ')}.`);
+      const list = await listRuns(db, request.userId, {
+        ...page(request),
+        projectId: request.projectId,
+        status: request.status,
+      });
       return { runs: list.data.map(toProtoRun), hasMore: list.has_more };
     },
 
@@ -125,7 +151,8 @@ export function createRunsService(deps: RunsServiceDeps): RpcImplementation<type
     },
 
     async listRunEvents(request) {
-      if (request.limit < 1 || request.limit > MAX_EVENTS_PAGE) throw bad('limit', `limit must be 1 to ${MAX_EVENTS_PAGE}.`);
+      if (request.limit < 1 || request.limit > MAX_EVENTS_PAGE)
+        throw bad('limit', `limit must be 1 to ${MAX_EVENTS_PAGE}.`);
       if (request.after < 0) throw bad('after', 'after must be 0 or more.');
       await findRun(db, request.userId, request.runId);
       const events = await listEventsAfter(db, request.runId, request.after, request.limit + 1);
@@ -137,20 +164,33 @@ export function createRunsService(deps: RunsServiceDeps): RpcImplementation<type
       const run = await findRun(db, request.userId, request.runId);
       // Resumed after the settling event: there is nothing more, ever.
       if (!(ACTIVE_STATUSES as readonly string[]).includes(run.status) && request.after >= run.lastSeq) return;
-      for await (const event of streamRunEvents(deps, request.runId, request.after, AbortSignal.any([ctx.signal, deps.closing]))) {
+      for await (const event of streamRunEvents(
+        deps,
+        request.runId,
+        request.after,
+        AbortSignal.any([ctx.signal, deps.closing]),
+      )) {
         yield { event: toProtoEvent(event) };
       }
     },
 
     async createWebhook(request) {
-      if (request.events.length === 0 || request.events.some((event) => !(WEBHOOK_EVENT_TYPES as readonly string[]).includes(event))) {
+      if (
+        request.events.length === 0 ||
+        request.events.some((event) => !(WEBHOOK_EVENT_TYPES as readonly string[]).includes(event))
+      ) {
         throw bad('events', `events must name one or more of ${WEBHOOK_EVENT_TYPES.join(', ')}.`);
       }
       if (!URL.canParse(request.url)) throw bad('url', 'url must be an absolute http or https URL.');
       const dialAs = request.operator ? 'operator' : 'tenant';
       const refused = await deps.egress.refusal(request.url, dialAs);
       if (refused) throw ApiError.invalid([{ path: 'url', code: 'egress_denied', message: `url: ${refused}` }]);
-      const { endpoint, secret } = await createEndpoint(db, { accountId: request.userId, url: request.url, events: [...new Set(request.events)], dialAs });
+      const { endpoint, secret } = await createEndpoint(db, {
+        accountId: request.userId,
+        url: request.url,
+        events: [...new Set(request.events)],
+        dialAs,
+      });
       return { endpoint: toProtoEndpoint(endpoint), secret };
     },
 
@@ -170,9 +210,13 @@ export function createRunsService(deps: RunsServiceDeps): RpcImplementation<type
     },
 
     async listExchanges(request) {
-      if (request.limit < 1 || request.limit > MAX_EXCHANGES_PAGE) throw bad('limit', `limit must be 1 to ${MAX_EXCHANGES_PAGE}.`);
+      if (request.limit < 1 || request.limit > MAX_EXCHANGES_PAGE)
+        throw bad('limit', `limit must be 1 to ${MAX_EXCHANGES_PAGE}.`);
       const result = await listExchanges(db, { host: request.host, after: request.after, limit: request.limit });
-      return { exchangesJson: result.exchanges.map((exchange) => JSON.stringify(exchange)), nextAfter: result.nextAfter };
+      return {
+        exchangesJson: result.exchanges.map((exchange) => JSON.stringify(exchange)),
+        nextAfter: result.nextAfter,
+      };
     },
   };
 }

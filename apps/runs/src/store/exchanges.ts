@@ -20,9 +20,15 @@ export async function recordExchange(db: RunsDb, runId: string, exchange: Redact
 }
 
 /** Exchanges oldest first, in the learner's `Exchange` shape (source `runs`). */
-export async function listExchanges(db: RunsDb, options: { host?: string; after?: string; limit: number }): Promise<{ exchanges: Record<string, unknown>[]; nextAfter?: string }> {
+export async function listExchanges(
+  db: RunsDb,
+  options: { host?: string; after?: string; limit: number },
+): Promise<{ exchanges: Record<string, unknown>[]; nextAfter?: string }> {
   const rows = await db.exchange.findMany({
-    where: { ...(options.host ? { host: options.host.toLowerCase() } : {}), ...(options.after ? { id: { gt: options.after } } : {}) },
+    where: {
+      ...(options.host ? { host: options.host.toLowerCase() } : {}),
+      ...(options.after ? { id: { gt: options.after } } : {}),
+    },
     orderBy: { id: 'asc' },
     take: options.limit + 1,
   });

@@ -9,7 +9,10 @@ export function projectNotFound(): ApiError {
   return new ApiError('not_found', 'No such project on this account.', { param: 'project_id' });
 }
 
-export function createProject(db: RunsDb, input: { accountId: string; name: string; instructions: string | null; defaultModel: string | null }): Promise<ProjectRow> {
+export function createProject(
+  db: RunsDb,
+  input: { accountId: string; name: string; instructions: string | null; defaultModel: string | null },
+): Promise<ProjectRow> {
   return db.project.create({ data: { id: newId('prj'), ...input } });
 }
 
@@ -24,7 +27,11 @@ export async function listProjects(db: RunsDb, accountId: string, query: PageQue
 }
 
 /** The account's live project, or 404. */
-export async function findProject(db: Pick<RunsDb, 'project'>, accountId: string, projectId: string): Promise<ProjectRow> {
+export async function findProject(
+  db: Pick<RunsDb, 'project'>,
+  accountId: string,
+  projectId: string,
+): Promise<ProjectRow> {
   const row = await db.project.findFirst({ where: { id: projectId, accountId, deletedAt: null } });
   if (!row) throw projectNotFound();
   return row;
@@ -36,7 +43,10 @@ export async function updateProject(
   projectId: string,
   changes: { name?: string; instructions?: string | null; defaultModel?: string | null },
 ): Promise<ProjectRow> {
-  const { count } = await db.project.updateMany({ where: { id: projectId, accountId, deletedAt: null }, data: changes });
+  const { count } = await db.project.updateMany({
+    where: { id: projectId, accountId, deletedAt: null },
+    data: changes,
+  });
   if (count === 0) throw projectNotFound();
   return findProject(db, accountId, projectId);
 }
@@ -49,7 +59,10 @@ export async function deleteProject(db: RunsDb, accountId: string, projectId: st
   await db.$transaction(async (tx) => {
     await findProject(tx, accountId, projectId);
     const active = await tx.run.count({ where: { projectId, status: { in: ['queued', 'running'] } } });
-    if (active > 0) throw new ApiError('conflict', 'The project has a queued or running run; cancel it first.', { param: 'project_id' });
+    if (active > 0)
+      throw new ApiError('conflict', 'The project has a queued or running run; cancel it first.', {
+        param: 'project_id',
+      });
     await tx.project.update({ where: { id: projectId }, data: { deletedAt: now } });
   });
 }

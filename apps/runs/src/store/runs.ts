@@ -62,14 +62,20 @@ export interface CreateRunInput {
 
 function requestHash(input: CreateRunInput): string {
   const { projectId, prompt, model, metadata } = input;
-  return createHash('sha256').update(JSON.stringify({ projectId, prompt, model: model ?? null, metadata })).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify({ projectId, prompt, model: model ?? null, metadata }))
+    .digest('hex');
 }
 
 async function replay(db: RunsDb, input: CreateRunInput, hash: string): Promise<RunRow | undefined> {
   if (input.idempotencyKey === undefined) return undefined;
-  const existing = await db.run.findUnique({ where: { accountId_idempotencyKey: { accountId: input.accountId, idempotencyKey: input.idempotencyKey } } });
+  const existing = await db.run.findUnique({
+    where: { accountId_idempotencyKey: { accountId: input.accountId, idempotencyKey: input.idempotencyKey } },
+  });
   if (existing && existing.requestHash !== hash) {
-    throw new ApiError('conflict', 'This idempotency-key was used for a different run request.', { param: 'idempotency-key' });
+    throw new ApiError('conflict', 'This idempotency-key was used for a different run request.', {
+      param: 'idempotency-key',
+    });
   }
   return existing ?? undefined;
 }
@@ -78,7 +84,10 @@ async function replay(db: RunsDb, input: CreateRunInput, hash: string): Promise<
  * Queues a run (with its `run.queued` event). With an idempotency key, a repeat of the same request returns the
  * first run (`created` false); the same key with a different request is 409 `conflict`.
  */
-export async function createRun(writer: EventWriter, input: CreateRunInput): Promise<{ run: RunRow; created: boolean }> {
+export async function createRun(
+  writer: EventWriter,
+  input: CreateRunInput,
+): Promise<{ run: RunRow; created: boolean }> {
   const hash = requestHash(input);
   const earlier = await replay(writer.db, input, hash);
   if (earlier) return { run: earlier, created: false };
@@ -120,7 +129,11 @@ export async function findRun(db: Pick<RunsDb, 'run'>, accountId: string, runId:
   return row;
 }
 
-export async function listRuns(db: RunsDb, accountId: string, query: PageQuery & { projectId?: string; status?: string }): Promise<ListEnvelope<RunRow>> {
+export async function listRuns(
+  db: RunsDb,
+  accountId: string,
+  query: PageQuery & { projectId?: string; status?: string },
+): Promise<ListEnvelope<RunRow>> {
   const range = keysetRange(query);
   const rows = await db.run.findMany({
     where: {
@@ -154,7 +167,8 @@ export async function settleRun(
   outcome: Outcome,
   holder?: string,
 ): Promise<boolean> {
-  const where = holder === undefined ? { id: run.id, status: 'queued' } : { id: run.id, status: 'running', leaseOwner: holder };
+  const where =
+    holder === undefined ? { id: run.id, status: 'queued' } : { id: run.id, status: 'running', leaseOwner: holder };
   const { count } = await tx.run.updateMany({
     where,
     data: {
@@ -174,7 +188,12 @@ export async function settleRun(
     ...(outcome.error ? { error: outcome.error } : {}),
   };
   await append(`run.${outcome.status}`, data);
-  await enqueueDeliveries(tx, { accountId: run.accountId, runId: run.id, projectId: run.projectId, status: outcome.status });
+  await enqueueDeliveries(tx, {
+    accountId: run.accountId,
+    runId: run.id,
+    projectId: run.projectId,
+    status: outcome.status,
+  });
   return true;
 }
 
@@ -182,14 +201,23 @@ export async function settleRun(
  * A caller's cancel. A queued run is cancelled at once; a running one is marked and its worker told (it
  * records `run.cancelled` when its loop stops); a settled run is 409 `conflict`.
  */
-export async function requestCancel(writer: EventWriter, accountId: string, runId: string): Promise<{ run: RunRow; notifyWorker: boolean }> {
+export async function requestCancel(
+  writer: EventWriter,
+  accountId: string,
+  runId: string,
+): Promise<{ run: RunRow; notifyWorker: boolean }> {
   const run = await findRun(writer.db, accountId, runId);
   if (run.status === 'queued') {
-    const settled = await withRunEvents(writer, runId, (tx, append) => settleRun(tx, append, run, { status: 'cancelled', usage: usageOf(run) }));
+    const settled = await withRunEvents(writer, runId, (tx, append) =>
+      settleRun(tx, append, run, { status: 'cancelled', usage: usageOf(run) }),
+    );
     // Claimed between the read and the update: treat it as running.
     if (settled) return { run: await findRun(writer.db, accountId, runId), notifyWorker: false };
   }
-  const { count } = await writer.db.run.updateMany({ where: { id: runId, status: 'running' }, data: { cancelRequestedAt: new Date() } });
+  const { count } = await writer.db.run.updateMany({
+    where: { id: runId, status: 'running' },
+    data: { cancelRequestedAt: new Date() },
+  });
   const current = await findRun(writer.db, accountId, runId);
   if (count === 0 && !['queued', 'running'].includes(current.status)) {
     throw new ApiError('conflict', `The run has already settled (${current.status}).`, { param: 'run_id' });
@@ -223,13 +251,22 @@ export async function claimRun(writer: EventWriter, holder: string, leaseMs: num
       RETURNING runs.id`;
     if (!claimed) return undefined;
     const run = await tx.run.findUniqueOrThrow({ where: { id: claimed.id } });
-    await append(run.id, 'run.started', { attempt: run.attempt, model: run.model, ...(run.attempt > 1 ? { recovered: true } : {}) });
+    await append(run.id, 'run.started', {
+      attempt: run.attempt,
+      model: run.model,
+      ...(run.attempt > 1 ? { recovered: true } : {}),
+    });
     return run;
   });
 }
 
 /** Renews a lease. `held` false means another worker has the run now (or it settled): stop without writing. */
-export async function renewLease(db: RunsDb, runId: string, holder: string, leaseMs: number): Promise<{ held: boolean; cancelRequested: boolean }> {
+export async function renewLease(
+  db: RunsDb,
+  runId: string,
+  holder: string,
+  leaseMs: number,
+): Promise<{ held: boolean; cancelRequested: boolean }> {
   const rows = await db.$queryRaw<{ cancel_requested_at: Date | null }[]>`
     UPDATE runs SET lease_until = now() + make_interval(secs => ${leaseMs / 1000}), heartbeat_at = now()
     WHERE id = ${runId} AND status = 'running' AND lease_owner = ${holder}

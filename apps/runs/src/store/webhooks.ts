@@ -34,11 +34,24 @@ export async function createEndpoint(
   input: { accountId: string; url: string; events: string[]; dialAs: 'operator' | 'tenant' },
 ): Promise<{ endpoint: WebhookEndpointRow; secret: string }> {
   const secret = newWebhookSecret();
-  const endpoint = await db.webhookEndpoint.create({ data: { id: newId('whk'), accountId: input.accountId, url: input.url, events: input.events, secret, dialAs: input.dialAs } });
+  const endpoint = await db.webhookEndpoint.create({
+    data: {
+      id: newId('whk'),
+      accountId: input.accountId,
+      url: input.url,
+      events: input.events,
+      secret,
+      dialAs: input.dialAs,
+    },
+  });
   return { endpoint, secret };
 }
 
-export async function listEndpoints(db: RunsDb, accountId: string, query: PageQuery): Promise<ListEnvelope<WebhookEndpointRow>> {
+export async function listEndpoints(
+  db: RunsDb,
+  accountId: string,
+  query: PageQuery,
+): Promise<ListEnvelope<WebhookEndpointRow>> {
   const range = keysetRange(query);
   const rows = await db.webhookEndpoint.findMany({
     where: { accountId, deletedAt: null, ...(range.cursor ? { id: range.cursor } : {}) },
@@ -65,11 +78,14 @@ export async function deleteEndpoint(db: RunsDb, accountId: string, endpointId: 
  * one delivery, due now, per live endpoint of the account subscribed to it. A settle that rolls back leaves
  * no delivery; a committed one always has its deliveries.
  */
-export async function enqueueDeliveries(tx: Tx, settle: { accountId: string; runId: string; projectId: string; status: string }): Promise<void> {
+export async function enqueueDeliveries(
+  tx: Tx,
+  settle: { accountId: string; runId: string; projectId: string; status: string },
+): Promise<void> {
   const type = `run.${settle.status}`;
-  const endpoints = (await tx.webhookEndpoint.findMany({ where: { accountId: settle.accountId, deletedAt: null, disabledAt: null } })).filter((endpoint) =>
-    eventsOf(endpoint).includes(type),
-  );
+  const endpoints = (
+    await tx.webhookEndpoint.findMany({ where: { accountId: settle.accountId, deletedAt: null, disabledAt: null } })
+  ).filter((endpoint) => eventsOf(endpoint).includes(type));
   if (endpoints.length === 0) return;
   const now = new Date();
   const event = await tx.webhookEvent.create({
@@ -78,11 +94,20 @@ export async function enqueueDeliveries(tx: Tx, settle: { accountId: string; run
       accountId: settle.accountId,
       runId: settle.runId,
       type,
-      payload: JSON.stringify({ type, timestamp: now.toISOString(), data: { run_id: settle.runId, project_id: settle.projectId, status: settle.status } }),
+      payload: JSON.stringify({
+        type,
+        timestamp: now.toISOString(),
+        data: { run_id: settle.runId, project_id: settle.projectId, status: settle.status },
+      }),
     },
   });
   await tx.webhookDelivery.createMany({
-    data: endpoints.map((endpoint) => ({ id: newId('msg'), eventId: event.id, endpointId: endpoint.id, nextAttemptAt: now })),
+    data: endpoints.map((endpoint) => ({
+      id: newId('msg'),
+      eventId: event.id,
+      endpointId: endpoint.id,
+      nextAttemptAt: now,
+    })),
   });
 }
 
@@ -110,9 +135,20 @@ export async function claimDueDeliveries(db: RunsDb, limit: number, holdMs: numb
     RETURNING d.id`;
   if (claimed.length === 0) return [];
   const deliveries = await db.webhookDelivery.findMany({ where: { id: { in: claimed.map((row) => row.id) } } });
-  const events = new Map((await db.webhookEvent.findMany({ where: { id: { in: deliveries.map((d) => d.eventId) } } })).map((e) => [e.id, e]));
-  const endpoints = new Map((await db.webhookEndpoint.findMany({ where: { id: { in: deliveries.map((d) => d.endpointId) } } })).map((e) => [e.id, e]));
-  return deliveries.map((delivery) => ({ delivery, event: events.get(delivery.eventId)!, endpoint: endpoints.get(delivery.endpointId)! }));
+  const events = new Map(
+    (await db.webhookEvent.findMany({ where: { id: { in: deliveries.map((d) => d.eventId) } } })).map((e) => [e.id, e]),
+  );
+  const endpoints = new Map(
+    (await db.webhookEndpoint.findMany({ where: { id: { in: deliveries.map((d) => d.endpointId) } } })).map((e) => [
+      e.id,
+      e,
+    ]),
+  );
+  return deliveries.map((delivery) => ({
+    delivery,
+    event: events.get(delivery.eventId)!,
+    endpoint: endpoints.get(delivery.endpointId)!,
+  }));
 }
 
 export interface AttemptRecord {
@@ -129,14 +165,27 @@ export async function recordAttempt(db: RunsDb, due: DueDelivery, record: Attemp
   const attempt = due.delivery.attempts + 1;
   await db.$transaction(async (tx) => {
     await tx.webhookAttempt.create({
-      data: { deliveryId: due.delivery.id, attempt, statusCode: record.statusCode, error: record.error, durationMs: record.durationMs },
+      data: {
+        deliveryId: due.delivery.id,
+        attempt,
+        statusCode: record.statusCode,
+        error: record.error,
+        durationMs: record.durationMs,
+      },
     });
     await tx.webhookDelivery.update({
       where: { id: due.delivery.id },
-      data: { attempts: attempt, status: record.next.status, nextAttemptAt: record.next.status === 'pending' ? record.next.nextAttemptAt : null },
+      data: {
+        attempts: attempt,
+        status: record.next.status,
+        nextAttemptAt: record.next.status === 'pending' ? record.next.nextAttemptAt : null,
+      },
     });
     if (record.disableEndpoint) {
-      await tx.webhookEndpoint.updateMany({ where: { id: due.endpoint.id, disabledAt: null }, data: { disabledAt: new Date(), disabledReason: record.disableEndpoint } });
+      await tx.webhookEndpoint.updateMany({
+        where: { id: due.endpoint.id, disabledAt: null },
+        data: { disabledAt: new Date(), disabledReason: record.disableEndpoint },
+      });
     }
   });
 }
@@ -152,7 +201,12 @@ export interface DeliveryView {
   attempts: WebhookAttemptRow[];
 }
 
-export async function listDeliveries(db: RunsDb, accountId: string, endpointId: string, query: PageQuery): Promise<ListEnvelope<DeliveryView>> {
+export async function listDeliveries(
+  db: RunsDb,
+  accountId: string,
+  endpointId: string,
+  query: PageQuery,
+): Promise<ListEnvelope<DeliveryView>> {
   await findEndpoint(db, accountId, endpointId);
   const range = keysetRange(query);
   const rows = await db.webhookDelivery.findMany({
@@ -162,11 +216,22 @@ export async function listDeliveries(db: RunsDb, accountId: string, endpointId: 
   });
   const page = toPage(rows, query, (row) => row.id);
   const ids = page.data.map((row) => row.id);
-  const events = new Map((await db.webhookEvent.findMany({ where: { id: { in: page.data.map((row) => row.eventId) } } })).map((e) => [e.id, e]));
-  const attempts = await db.webhookAttempt.findMany({ where: { deliveryId: { in: ids } }, orderBy: [{ deliveryId: 'asc' }, { attempt: 'asc' }] });
+  const events = new Map(
+    (await db.webhookEvent.findMany({ where: { id: { in: page.data.map((row) => row.eventId) } } })).map((e) => [
+      e.id,
+      e,
+    ]),
+  );
+  const attempts = await db.webhookAttempt.findMany({
+    where: { deliveryId: { in: ids } },
+    orderBy: [{ deliveryId: 'asc' }, { attempt: 'asc' }],
+  });
   return {
     ...page,
-    data: page.data.map((delivery) => ({ delivery, event: events.get(delivery.eventId)!, attempts: attempts.filter((a) => a.deliveryId === delivery.id) })),
+    data: page.data.map((delivery) => ({
+      delivery,
+      event: events.get(delivery.eventId)!,
+      attempts: attempts.filter((a) => a.deliveryId === delivery.id),
+    })),
   };
 }
-

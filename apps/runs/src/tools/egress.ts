@@ -29,7 +29,10 @@ export interface Egress {
   close(): Promise<void>;
 }
 
-async function readCapped(body: Dispatcher.ResponseData['body'], max: number): Promise<{ text: string; truncated: boolean }> {
+async function readCapped(
+  body: Dispatcher.ResponseData['body'],
+  max: number,
+): Promise<{ text: string; truncated: boolean }> {
   const chunks: Buffer[] = [];
   let size = 0;
   let truncated = false;
@@ -60,11 +63,19 @@ export interface EgressOptions {
  * operator (the account service decides), and the run or endpoint keeps it.
  */
 export function createEgress(options: EgressOptions): Egress {
-  const policy = createEgressPolicy({ privateEgress: options.privateEgress, ownOrigins: options.ownOrigins, resolve: options.resolve });
+  const policy = createEgressPolicy({
+    privateEgress: options.privateEgress,
+    ownOrigins: options.ownOrigins,
+    resolve: options.resolve,
+  });
   // The connector checks the address actually connected to, so a name cannot pass the write-time check and
   // then resolve inward; IP literals skip the lookup and are checked before dialing.
   const agentFor = (caller: EgressCaller) =>
-    new Agent({ connect: policy.connector(caller, { timeout: options.timeoutMs }), headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs });
+    new Agent({
+      connect: policy.connector(caller, { timeout: options.timeoutMs }),
+      headersTimeout: options.timeoutMs,
+      bodyTimeout: options.timeoutMs,
+    });
   const agents: Record<EgressCaller, Agent> = { tenant: agentFor('tenant'), operator: agentFor('operator') };
   return {
     refusal: (url, caller) => policy.refusal(url, caller),

@@ -7,7 +7,8 @@
 export const REDACTED = '[redacted]';
 
 // A name that says its value is a credential (header, query parameter, JSON field, form field).
-const SECRET_NAME = /auth|token|secret|passw|pwd|api[-_]?key|access[-_]?key|private[-_]?key|credential|session|cookie|signature|jwt|bearer|otp/i;
+const SECRET_NAME =
+  /auth|token|secret|passw|pwd|api[-_]?key|access[-_]?key|private[-_]?key|credential|session|cookie|signature|jwt|bearer|otp/i;
 
 // Values that are credentials whatever they are called.
 const SECRET_VALUES = [
@@ -55,7 +56,9 @@ const NAMED_PAIR = /([?&;\s]|^)([\w.-]+)=([^&\s"'#;]*)/g;
 
 export function redactText(text: string): string {
   const byShape = SECRET_VALUES.reduce((out, pattern) => out.replace(pattern, REDACTED), text);
-  return byShape.replace(NAMED_PAIR, (pair, before: string, name: string) => (isSecretName(name) ? `${before}${name}=${REDACTED}` : pair));
+  return byShape.replace(NAMED_PAIR, (pair, before: string, name: string) =>
+    isSecretName(name) ? `${before}${name}=${REDACTED}` : pair,
+  );
 }
 
 function redactValue(name: string, value: string): string {
@@ -87,7 +90,10 @@ function redactJson(value: unknown, name = ''): unknown {
   if (Array.isArray(value)) return value.map((item) => redactJson(item, name));
   if (value !== null && typeof value === 'object') {
     return Object.fromEntries(
-      Object.entries(value).map(([key, item]) => [key, isSecretName(key) && (item === null || typeof item !== 'object') ? REDACTED : redactJson(item, key)]),
+      Object.entries(value).map(([key, item]) => [
+        key,
+        isSecretName(key) && (item === null || typeof item !== 'object') ? REDACTED : redactJson(item, key),
+      ]),
     );
   }
   if (typeof value === 'number' && isSecretName(name)) return REDACTED;

@@ -42,7 +42,12 @@ export const TOOL_DEFINITIONS = [
     function: {
       name: 'read_file',
       description: 'Read a file of the workspace.',
-      parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'], additionalProperties: false },
+      parameters: {
+        type: 'object',
+        properties: { path: { type: 'string' } },
+        required: ['path'],
+        additionalProperties: false,
+      },
     },
   },
   {
@@ -50,7 +55,12 @@ export const TOOL_DEFINITIONS = [
     function: {
       name: 'write_file',
       description: 'Create or replace a file of the workspace.',
-      parameters: { type: 'object', properties: { path: { type: 'string' }, content: { type: 'string' } }, required: ['path', 'content'], additionalProperties: false },
+      parameters: {
+        type: 'object',
+        properties: { path: { type: 'string' }, content: { type: 'string' } },
+        required: ['path', 'content'],
+        additionalProperties: false,
+      },
     },
   },
   {
@@ -79,14 +89,18 @@ const succeed = (value: unknown): ToolOutcome => ({ ok: true, output: JSON.strin
 function parseArguments(json: string): Record<string, unknown> | undefined {
   try {
     const value = JSON.parse(json || '{}') as unknown;
-    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+    return value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
   } catch {
     return undefined;
   }
 }
 
 function validPath(path: unknown): path is string {
-  return typeof path === 'string' && path.length > 0 && path.length <= WORKSPACE_LIMITS.pathChars && !path.includes('\0');
+  return (
+    typeof path === 'string' && path.length > 0 && path.length <= WORKSPACE_LIMITS.pathChars && !path.includes('\0')
+  );
 }
 
 async function fetchUrl(ctx: ToolContext, args: Record<string, unknown>): Promise<ToolOutcome> {
@@ -101,12 +115,21 @@ async function fetchUrl(ctx: ToolContext, args: Record<string, unknown>): Promis
   if (!FETCH_METHODS.includes(method)) return fail(`method must be one of ${FETCH_METHODS.join(', ')}`);
   const headers: Record<string, string> = { 'user-agent': 'sbc-runs/1' };
   if (args.headers !== null && typeof args.headers === 'object') {
-    for (const [name, value] of Object.entries(args.headers)) if (typeof value === 'string') headers[name.toLowerCase()] = value;
+    for (const [name, value] of Object.entries(args.headers))
+      if (typeof value === 'string') headers[name.toLowerCase()] = value;
   }
   const body = typeof args.body === 'string' && method !== 'GET' && method !== 'HEAD' ? args.body : undefined;
   const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(ctx.fetchTimeoutMs)]);
   try {
-    const reply = await ctx.egress.send({ url, method, headers, body, signal, maxBodyBytes: FETCH_BODY_BYTES, dialAs: ctx.dialAs });
+    const reply = await ctx.egress.send({
+      url,
+      method,
+      headers,
+      body,
+      signal,
+      maxBodyBytes: FETCH_BODY_BYTES,
+      dialAs: ctx.dialAs,
+    });
     await recordExchange(
       ctx.db,
       ctx.runId,
@@ -149,9 +172,12 @@ export async function runTool(ctx: ToolContext, name: string, argumentsJson: str
     case 'write_file': {
       if (!validPath(args.path)) return fail(`path must be 1 to ${WORKSPACE_LIMITS.pathChars} characters`);
       if (typeof args.content !== 'string') return fail('content must be a string');
-      if (Buffer.byteLength(args.content) > WORKSPACE_LIMITS.fileBytes) return fail(`content must be at most ${WORKSPACE_LIMITS.fileBytes} bytes`);
+      if (Buffer.byteLength(args.content) > WORKSPACE_LIMITS.fileBytes)
+        return fail(`content must be at most ${WORKSPACE_LIMITS.fileBytes} bytes`);
       const written = await writeWorkspaceFile(ctx.db, ctx.projectId, args.path, args.content);
-      return written ? succeed({ path: args.path, bytes: Buffer.byteLength(args.content) }) : fail(`the workspace holds at most ${WORKSPACE_LIMITS.files} files`);
+      return written
+        ? succeed({ path: args.path, bytes: Buffer.byteLength(args.content) })
+        : fail(`the workspace holds at most ${WORKSPACE_LIMITS.files} files`);
     }
     case 'fetch_url':
       return fetchUrl(ctx, args);

@@ -1,6 +1,12 @@
 import type { Logger } from '@sbc/logging';
 import type { PrismaClient as RunsDb } from '../generated/prisma/client';
-import { abandonDelivery, claimDueDeliveries, recordAttempt, type AttemptRecord, type DueDelivery } from '../store/webhooks';
+import {
+  abandonDelivery,
+  claimDueDeliveries,
+  recordAttempt,
+  type AttemptRecord,
+  type DueDelivery,
+} from '../store/webhooks';
 import type { Egress } from '../tools/egress';
 import { nextAttemptDelayMs } from './schedule';
 import { webhookHeaders } from './signing';
@@ -73,9 +79,18 @@ export function createWebhookSender(deps: WebhookSenderDeps): WebhookSender {
     else if (statusCode === 410) next = { status: 'failed' };
     else {
       const delay = nextAttemptDelayMs(deps.retryScheduleMs, failedAttempts);
-      next = delay === undefined ? { status: 'failed' } : { status: 'pending', nextAttemptAt: new Date(Date.now() + delay) };
+      next =
+        delay === undefined ? { status: 'failed' } : { status: 'pending', nextAttemptAt: new Date(Date.now() + delay) };
     }
-    deps.onOutcome?.(statusCode === 410 ? 'endpoint_disabled' : next.status === 'succeeded' ? 'delivered' : next.status === 'pending' ? 'retry_scheduled' : 'exhausted');
+    deps.onOutcome?.(
+      statusCode === 410
+        ? 'endpoint_disabled'
+        : next.status === 'succeeded'
+          ? 'delivered'
+          : next.status === 'pending'
+            ? 'retry_scheduled'
+            : 'exhausted',
+    );
     await recordAttempt(deps.db, due, {
       statusCode,
       error,
@@ -90,7 +105,13 @@ export function createWebhookSender(deps: WebhookSenderDeps): WebhookSender {
       let due: DueDelivery[] = [];
       try {
         due = await claimDueDeliveries(deps.db, BATCH, deps.timeoutMs + CLAIM_MARGIN_MS);
-        await Promise.all(due.map((item) => attempt(item).catch((err: unknown) => logger.error({ err, deliveryId: item.delivery.id }, 'recording a webhook attempt failed'))));
+        await Promise.all(
+          due.map((item) =>
+            attempt(item).catch((err: unknown) =>
+              logger.error({ err, deliveryId: item.delivery.id }, 'recording a webhook attempt failed'),
+            ),
+          ),
+        );
       } catch (err) {
         if (!stopping) logger.warn({ err }, 'claiming webhook deliveries failed');
       }

@@ -4,7 +4,11 @@ import { webhookHeaders } from './signing';
 
 describe('webhook signing (Standard Webhooks)', () => {
   const secret = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
-  const body = JSON.stringify({ type: 'run.succeeded', timestamp: '2026-05-01T10:00:00.000Z', data: { run_id: 'run_1' } });
+  const body = JSON.stringify({
+    type: 'run.succeeded',
+    timestamp: '2026-05-01T10:00:00.000Z',
+    data: { run_id: 'run_1' },
+  });
 
   it('verifies with the reference library, and fails for another body or secret', () => {
     const headers = webhookHeaders(secret, 'evt_1', body, new Date());

@@ -46,9 +46,17 @@ type Append = (type: RunEventType, data: Record<string, unknown>) => Promise<Sto
  * Writes the held run's events (and optional run columns) in one transaction, only while this worker still
  * holds the lease; otherwise throws LeaseLost and writes nothing.
  */
-export function writeHeld<T>(deps: Pick<LoopDeps, 'writer'>, held: Pick<HeldRun, 'run' | 'holder'>, work: (tx: Tx, append: Append) => Promise<T>, columns: Prisma.RunUpdateManyMutationInput = {}): Promise<T> {
+export function writeHeld<T>(
+  deps: Pick<LoopDeps, 'writer'>,
+  held: Pick<HeldRun, 'run' | 'holder'>,
+  work: (tx: Tx, append: Append) => Promise<T>,
+  columns: Prisma.RunUpdateManyMutationInput = {},
+): Promise<T> {
   return withRunEvents(deps.writer, held.run.id, async (tx, append) => {
-    const { count } = await tx.run.updateMany({ where: { id: held.run.id, status: 'running', leaseOwner: held.holder }, data: { ...columns, heartbeatAt: new Date() } });
+    const { count } = await tx.run.updateMany({
+      where: { id: held.run.id, status: 'running', leaseOwner: held.holder },
+      data: { ...columns, heartbeatAt: new Date() },
+    });
     if (count === 0) throw new LeaseLost();
     return work(tx, append);
   });
@@ -116,19 +124,31 @@ async function modelStep(deps: LoopDeps, held: HeldRun, step: number, messages: 
 export async function runAgentLoop(deps: LoopDeps, held: HeldRun): Promise<Outcome> {
   const { run } = held;
   const project = await deps.writer.db.project.findUniqueOrThrow({ where: { id: run.projectId } });
-  const messages: ChatMessage[] = Array.isArray(run.transcript) ? (run.transcript as unknown as ChatMessage[]) : initialMessages(project, run.prompt);
+  const messages: ChatMessage[] = Array.isArray(run.transcript)
+    ? (run.transcript as unknown as ChatMessage[])
+    : initialMessages(project, run.prompt);
   const usage = held.usage;
   Object.assign(usage, usageOf(run));
   const deadline = (run.startedAt ?? new Date()).getTime() + deps.budget.maxDurationMs;
   const timeBudgetSpent = (): Outcome => ({
     status: 'failed',
-    error: { code: 'time_budget_exhausted', message: `The run did not finish within ${deps.budget.maxDurationMs / 1000} s.` },
+    error: {
+      code: 'time_budget_exhausted',
+      message: `The run did not finish within ${deps.budget.maxDurationMs / 1000} s.`,
+    },
     usage,
   });
 
   for (;;) {
     if (usage.steps >= deps.budget.maxSteps) {
-      return { status: 'failed', error: { code: 'step_budget_exhausted', message: `The run did not finish within ${deps.budget.maxSteps} steps.` }, usage };
+      return {
+        status: 'failed',
+        error: {
+          code: 'step_budget_exhausted',
+          message: `The run did not finish within ${deps.budget.maxSteps} steps.`,
+        },
+        usage,
+      };
     }
     const remainingMs = deadline - Date.now();
     if (remainingMs <= 0) return timeBudgetSpent();
@@ -142,7 +162,8 @@ export async function runAgentLoop(deps: LoopDeps, held: HeldRun): Promise<Outco
     } catch (error) {
       if (held.signal.aborted) throw error;
       if (timeLimit.aborted) return timeBudgetSpent();
-      if (error instanceof ModelCallError) return { status: 'failed', error: { code: error.code, message: error.message }, usage };
+      if (error instanceof ModelCallError)
+        return { status: 'failed', error: { code: error.code, message: error.message }, usage };
       throw error;
     }
     usage.input_tokens += turn.inputTokens;
@@ -152,10 +173,16 @@ export async function runAgentLoop(deps: LoopDeps, held: HeldRun): Promise<Outco
     messages.push({
       role: 'assistant',
       content: turn.text || null,
-      tool_calls: turn.toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })),
+      tool_calls: turn.toolCalls.map((call) => ({
+        id: call.id,
+        type: 'function',
+        function: { name: call.name, arguments: call.arguments },
+      })),
     });
     for (const [index, call] of turn.toolCalls.entries()) {
-      await writeHeld(deps, held, (_tx, append) => append('tool.call', { step, call_id: call.id, name: call.name, arguments: call.arguments }));
+      await writeHeld(deps, held, (_tx, append) =>
+        append('tool.call', { step, call_id: call.id, name: call.name, arguments: call.arguments }),
+      );
       const result = await runTool(
         {
           db: deps.writer.db,
@@ -175,7 +202,14 @@ export async function runAgentLoop(deps: LoopDeps, held: HeldRun): Promise<Outco
       await writeHeld(
         deps,
         held,
-        (_tx, append) => append('tool.result', { step, call_id: call.id, name: call.name, ok: result.ok, output: result.output.slice(0, RESULT_PREVIEW_CHARS) }),
+        (_tx, append) =>
+          append('tool.result', {
+            step,
+            call_id: call.id,
+            name: call.name,
+            ok: result.ok,
+            output: result.output.slice(0, RESULT_PREVIEW_CHARS),
+          }),
         // The step is whole once its last result is in: checkpoint it with that event.
         last ? { transcript: messages as unknown as Prisma.InputJsonArray, usage: { ...usage } } : {},
       );

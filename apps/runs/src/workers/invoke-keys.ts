@@ -30,7 +30,8 @@ export function createInvokeKeys(account: RpcClientOf<typeof AccountService>): I
         incognito: false,
         orgId: caller.org_id ?? undefined,
       });
-      if (!reply.key) throw new ApiError('internal_error', undefined, { cause: new Error('CreateKey returned no key') });
+      if (!reply.key)
+        throw new ApiError('internal_error', undefined, { cause: new Error('CreateKey returned no key') });
       return { id: reply.key.id, secret: reply.secret };
     },
     async revoke(userId, keyId) {

@@ -3,7 +3,11 @@ import { createSseDecoder } from '@sbc/dialects';
 /** A chat-completions message as the run's transcript keeps it (and sends it back each step). */
 export type ChatMessage =
   | { role: 'system' | 'user'; content: string }
-  | { role: 'assistant'; content: string | null; tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: string } }[] }
+  | {
+      role: 'assistant';
+      content: string | null;
+      tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: string } }[];
+    }
   | { role: 'tool'; tool_call_id: string; content: string };
 
 export interface ToolCall {
@@ -31,7 +35,12 @@ export class ModelCallError extends Error {
 }
 
 interface ChatChunk {
-  choices?: { delta?: { content?: string | null; tool_calls?: { index?: number; id?: string; function?: { name?: string; arguments?: string } }[] } }[];
+  choices?: {
+    delta?: {
+      content?: string | null;
+      tool_calls?: { index?: number; id?: string; function?: { name?: string; arguments?: string } }[];
+    };
+  }[];
   usage?: { prompt_tokens?: number; completion_tokens?: number } | null;
   error?: { message?: string; code?: string | null; type?: string };
 }
@@ -66,7 +75,13 @@ export async function callModel(options: {
     response = await fetch(`${options.gatewayUrl.replace(/\/+$/, '')}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${options.key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: options.model, messages: options.messages, tools: options.tools, stream: true, stream_options: { include_usage: true } }),
+      body: JSON.stringify({
+        model: options.model,
+        messages: options.messages,
+        tools: options.tools,
+        stream: true,
+        stream_options: { include_usage: true },
+      }),
       signal: options.signal,
     });
   } catch (error) {
@@ -88,7 +103,10 @@ export async function callModel(options: {
       return;
     }
     if (chunk.error) {
-      failure = new ModelCallError(chunk.error.code ?? chunk.error.type ?? 'model_error', chunk.error.message ?? 'The model stream failed.');
+      failure = new ModelCallError(
+        chunk.error.code ?? chunk.error.type ?? 'model_error',
+        chunk.error.message ?? 'The model stream failed.',
+      );
       return;
     }
     if (chunk.usage) {
@@ -117,6 +135,8 @@ export async function callModel(options: {
     throw new ModelCallError('model_error', 'The model stream broke off.');
   }
   if (failure) throw failure;
-  turn.toolCalls = [...calls.entries()].sort(([a], [b]) => a - b).map(([index, call]) => ({ ...call, id: call.id || `call_${index}` }));
+  turn.toolCalls = [...calls.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([index, call]) => ({ ...call, id: call.id || `call_${index}` }));
   return turn;
 }

@@ -2,7 +2,16 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '@sbc/errors';
 import { CANCEL_REQUESTED_CHANNEL, RUN_QUEUED_CHANNEL } from '../channels';
-import { claimRun, EMPTY_USAGE, releaseLease, renewLease, settleRun, type Outcome, type RunCallerJson, type RunRow } from '../store/runs';
+import {
+  claimRun,
+  EMPTY_USAGE,
+  releaseLease,
+  renewLease,
+  settleRun,
+  type Outcome,
+  type RunCallerJson,
+  type RunRow,
+} from '../store/runs';
 import { LeaseLost, runAgentLoop, writeHeld, type HeldRun, type LoopDeps } from './agent-loop';
 import type { InvokeKeys } from './invoke-keys';
 
@@ -69,20 +78,26 @@ export function createWorkerPool(deps: WorkerPoolDeps): WorkerPool {
     held.set(run.id, controller);
     const heldRun: HeldRun = { run, holder, keySecret: '', signal: controller.signal, usage: { ...EMPTY_USAGE } };
     const caller = run.caller as unknown as RunCallerJson;
-    const heartbeat = setInterval(() => {
-      renewLease(deps.writer.db, run.id, holder, deps.leaseMs).then(
-        (lease) => {
-          if (!lease.held) controller.abort('lease_lost' satisfies StopReason);
-          else if (lease.cancelRequested) controller.abort('cancelled' satisfies StopReason);
-        },
-        (err: unknown) => logger.warn({ err, runId: run.id }, 'renewing a run lease failed'),
-      );
-    }, Math.max(50, Math.floor(deps.leaseMs / 3)));
+    const heartbeat = setInterval(
+      () => {
+        renewLease(deps.writer.db, run.id, holder, deps.leaseMs).then(
+          (lease) => {
+            if (!lease.held) controller.abort('lease_lost' satisfies StopReason);
+            else if (lease.cancelRequested) controller.abort('cancelled' satisfies StopReason);
+          },
+          (err: unknown) => logger.warn({ err, runId: run.id }, 'renewing a run lease failed'),
+        );
+      },
+      Math.max(50, Math.floor(deps.leaseMs / 3)),
+    );
     let keyId: string | undefined;
     try {
       if (run.cancelRequestedAt) return await settleHeld(heldRun, { status: 'cancelled', usage: heldRun.usage });
       if (run.attempt > deps.maxAttempts) {
-        const error = { code: 'worker_lost', message: `The run's worker stopped ${run.attempt - 1} times; it is not tried again.` };
+        const error = {
+          code: 'worker_lost',
+          message: `The run's worker stopped ${run.attempt - 1} times; it is not tried again.`,
+        };
         return await settleHeld(heldRun, { status: 'failed', error, usage: heldRun.usage });
       }
       // A recovered run: the key its previous worker minted is revoked before a new one is made.
@@ -94,23 +109,38 @@ export function createWorkerPool(deps: WorkerPoolDeps): WorkerPool {
       } catch (error) {
         const refusal = ApiError.from(error);
         if (refusal.status >= 500) throw error;
-        return await settleHeld(heldRun, { status: 'failed', error: { code: refusal.code, message: `The run's model-call key was refused: ${refusal.message}` }, usage: heldRun.usage });
+        return await settleHeld(heldRun, {
+          status: 'failed',
+          error: { code: refusal.code, message: `The run's model-call key was refused: ${refusal.message}` },
+          usage: heldRun.usage,
+        });
       }
       await writeHeld(deps, heldRun, async () => undefined, { invokeKeyId: keyId });
       const outcome = await runAgentLoop(deps, heldRun);
       await settleHeld(heldRun, outcome);
     } catch (error) {
-      const reason = controller.signal.aborted ? (controller.signal.reason as StopReason) : error instanceof LeaseLost ? 'lease_lost' : undefined;
+      const reason = controller.signal.aborted
+        ? (controller.signal.reason as StopReason)
+        : error instanceof LeaseLost
+          ? 'lease_lost'
+          : undefined;
       if (reason === 'cancelled') await settleHeld(heldRun, { status: 'cancelled', usage: heldRun.usage });
       else if (reason === 'shutdown') await releaseLease(deps.writer.db, run.id, holder);
       else if (reason !== 'lease_lost') {
         logger.error({ err: error, runId: run.id }, 'a run failed unexpectedly');
-        await settleHeld(heldRun, { status: 'failed', error: { code: 'internal_error', message: 'The run failed inside the service.' }, usage: heldRun.usage });
+        await settleHeld(heldRun, {
+          status: 'failed',
+          error: { code: 'internal_error', message: 'The run failed inside the service.' },
+          usage: heldRun.usage,
+        });
       }
     } finally {
       clearInterval(heartbeat);
       held.delete(run.id);
-      if (keyId) await deps.keys.revoke(caller.user_id, keyId).catch((err: unknown) => logger.warn({ err, runId: run.id }, "revoking a run's key failed"));
+      if (keyId)
+        await deps.keys
+          .revoke(caller.user_id, keyId)
+          .catch((err: unknown) => logger.warn({ err, runId: run.id }, "revoking a run's key failed"));
     }
   }
 
@@ -133,7 +163,9 @@ export function createWorkerPool(deps: WorkerPoolDeps): WorkerPool {
   return {
     async start() {
       unsubscribes.push(
-        await deps.writer.pubsub.subscribe(CANCEL_REQUESTED_CHANNEL, (runId) => held.get(runId)?.abort('cancelled' satisfies StopReason)),
+        await deps.writer.pubsub.subscribe(CANCEL_REQUESTED_CHANNEL, (runId) =>
+          held.get(runId)?.abort('cancelled' satisfies StopReason),
+        ),
         await deps.writer.pubsub.subscribe(RUN_QUEUED_CHANNEL, wake),
       );
       for (let i = 0; i < deps.concurrency; i++) loops.push(loop());

@@ -29,7 +29,8 @@ export interface Conversation {
 
 type Json = Record<string, unknown>;
 
-const isObject = (value: unknown): value is Json => value !== null && typeof value === 'object' && !Array.isArray(value);
+const isObject = (value: unknown): value is Json =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /** Text of a string, or of the text-bearing parts of a content array (nested tool results included). */
 export function textOf(content: unknown): string {
@@ -76,11 +77,21 @@ function openAiToolChoice(choice: unknown): ToolChoice {
   return { mode: 'auto' };
 }
 
-export function fromChatCompletions(body: { messages: unknown[]; tools?: unknown; tool_choice?: unknown; response_format?: unknown }): Conversation {
+export function fromChatCompletions(body: {
+  messages: unknown[];
+  tools?: unknown;
+  tool_choice?: unknown;
+  response_format?: unknown;
+}): Conversation {
   const last = body.messages[body.messages.length - 1];
   const tools: ToolSpec[] = [];
   for (const tool of Array.isArray(body.tools) ? body.tools : []) {
-    if (isObject(tool) && tool.type === 'function' && isObject(tool.function) && typeof tool.function.name === 'string') {
+    if (
+      isObject(tool) &&
+      tool.type === 'function' &&
+      isObject(tool.function) &&
+      typeof tool.function.name === 'string'
+    ) {
       tools.push({ name: tool.function.name, schema: tool.function.parameters });
     }
   }
@@ -89,26 +100,46 @@ export function fromChatCompletions(body: { messages: unknown[]; tools?: unknown
     toolResult: isObject(last) && last.role === 'tool' ? textOf(last.content) : undefined,
     tools,
     toolChoice: openAiToolChoice(body.tool_choice),
-    output: outputOf(body.response_format, (format) => (isObject(format.json_schema) ? format.json_schema.schema : undefined)),
+    output: outputOf(body.response_format, (format) =>
+      isObject(format.json_schema) ? format.json_schema.schema : undefined,
+    ),
   };
 }
 
-export function fromResponses(body: { input: string | unknown[]; tools?: unknown; tool_choice?: unknown; text?: unknown }): Conversation {
+export function fromResponses(body: {
+  input: string | unknown[];
+  tools?: unknown;
+  tool_choice?: unknown;
+  text?: unknown;
+}): Conversation {
   const items = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
   const last = items[items.length - 1];
   const tools: ToolSpec[] = [];
   for (const tool of Array.isArray(body.tools) ? body.tools : []) {
-    if (isObject(tool) && tool.type === 'function' && typeof tool.name === 'string') tools.push({ name: tool.name, schema: tool.parameters });
+    if (isObject(tool) && tool.type === 'function' && typeof tool.name === 'string')
+      tools.push({ name: tool.name, schema: tool.parameters });
   }
   let toolResult: string | undefined;
   if (isObject(last) && last.type === 'function_call_output') {
     toolResult = typeof last.output === 'string' ? last.output : textOf(last.output);
   }
   const output = outputOf(isObject(body.text) ? body.text.format : undefined, (format) => format.schema);
-  return { lastUserText: lastUserText(items), toolResult, tools, toolChoice: openAiToolChoice(body.tool_choice), output };
+  return {
+    lastUserText: lastUserText(items),
+    toolResult,
+    tools,
+    toolChoice: openAiToolChoice(body.tool_choice),
+    output,
+  };
 }
 
-export function fromMessages(body: { messages: unknown[]; tools?: unknown; tool_choice?: unknown; output_config?: unknown; output_format?: unknown }): Conversation {
+export function fromMessages(body: {
+  messages: unknown[];
+  tools?: unknown;
+  tool_choice?: unknown;
+  output_config?: unknown;
+  output_format?: unknown;
+}): Conversation {
   const last = body.messages[body.messages.length - 1];
   let toolResult: string | undefined;
   if (isObject(last) && last.role === 'user' && Array.isArray(last.content)) {
@@ -118,16 +149,24 @@ export function fromMessages(body: { messages: unknown[]; tools?: unknown; tool_
   const tools: ToolSpec[] = [];
   for (const tool of Array.isArray(body.tools) ? body.tools : []) {
     // Custom (client) tools carry an input_schema; versioned server tools (web_search_…) are never called.
-    if (isObject(tool) && typeof tool.name === 'string' && isObject(tool.input_schema)) tools.push({ name: tool.name, schema: tool.input_schema });
+    if (isObject(tool) && typeof tool.name === 'string' && isObject(tool.input_schema))
+      tools.push({ name: tool.name, schema: tool.input_schema });
   }
   const choice = body.tool_choice;
   let toolChoice: ToolChoice = { mode: 'auto' };
   if (isObject(choice)) {
     if (choice.type === 'none') toolChoice = { mode: 'none' };
     else if (choice.type === 'any') toolChoice = { mode: 'required' };
-    else if (choice.type === 'tool' && typeof choice.name === 'string') toolChoice = { mode: 'required', name: choice.name };
+    else if (choice.type === 'tool' && typeof choice.name === 'string')
+      toolChoice = { mode: 'required', name: choice.name };
   }
   // `output_config.format`, or the earlier beta's top-level `output_format`.
   const format = isObject(body.output_config) ? body.output_config.format : body.output_format;
-  return { lastUserText: lastUserText(body.messages), toolResult, tools, toolChoice, output: outputOf(format, (spec) => spec.schema) };
+  return {
+    lastUserText: lastUserText(body.messages),
+    toolResult,
+    tools,
+    toolChoice,
+    output: outputOf(format, (spec) => spec.schema),
+  };
 }

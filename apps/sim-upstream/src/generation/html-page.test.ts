@@ -1,7 +1,12 @@
 import { htmlPage, wantsHtmlPage } from './html-page';
 import { planReply } from './reply';
 
-const ask = (lastUserText: string) => ({ lastUserText, toolResult: undefined, tools: [], toolChoice: { mode: 'auto' as const } });
+const ask = (lastUserText: string) => ({
+  lastUserText,
+  toolResult: undefined,
+  tools: [],
+  toolChoice: { mode: 'auto' as const },
+});
 
 describe('the simulated app builder', () => {
   it('answers sim:html with one complete page titled by the request, carrying the ready marker and no outside resource', () => {
@@ -29,7 +34,9 @@ describe('the simulated app builder', () => {
   });
 
   it('loads an outside image from its script on sim:csp, which only a browser under the CSP catches, until sim:fix', () => {
-    expect(htmlPage('ball sim:csp sim:html')).toContain("new Image().src = 'https://pixel.sim-upstream.invalid/p.png';");
+    expect(htmlPage('ball sim:csp sim:html')).toContain(
+      "new Image().src = 'https://pixel.sim-upstream.invalid/p.png';",
+    );
     expect(htmlPage('ball sim:csp sim:html sim:fix')).toBe(htmlPage('ball sim:html'));
   });
 
@@ -38,6 +45,8 @@ describe('the simulated app builder', () => {
     expect(plan).toMatchObject({ kind: 'text', finish: 'end' });
     expect(plan.pieces.join('')).toBe(htmlPage('tiny clock sim:html'));
     expect(wantsHtmlPage('hello')).toBe(false);
-    expect(planReply(ask('hello'), { maxTokens: undefined, stop: [] }).pieces.join('')).toBe('Simulated reply to: hello');
+    expect(planReply(ask('hello'), { maxTokens: undefined, stop: [] }).pieces.join('')).toBe(
+      'Simulated reply to: hello',
+    );
   });
 });

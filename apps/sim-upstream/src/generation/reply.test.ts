@@ -51,9 +51,15 @@ describe('planReply', () => {
 
   it('obeys tool_choice: none forbids a call, required or a named tool forces one', () => {
     const other = { name: 'lookup', schema: {} };
-    expect(planReply(ask('weather?', { tools: [weatherTool], toolChoice: { mode: 'none' } }), noLimits).kind).toBe('text');
-    expect(planReply(ask('hi', { tools: [weatherTool], toolChoice: { mode: 'required' } }), noLimits)).toMatchObject({ name: 'get_weather' });
-    expect(planReply(ask('hi', { tools: [weatherTool, other], toolChoice: { mode: 'required', name: 'lookup' } }), noLimits)).toMatchObject({
+    expect(planReply(ask('weather?', { tools: [weatherTool], toolChoice: { mode: 'none' } }), noLimits).kind).toBe(
+      'text',
+    );
+    expect(planReply(ask('hi', { tools: [weatherTool], toolChoice: { mode: 'required' } }), noLimits)).toMatchObject({
+      name: 'get_weather',
+    });
+    expect(
+      planReply(ask('hi', { tools: [weatherTool, other], toolChoice: { mode: 'required', name: 'lookup' } }), noLimits),
+    ).toMatchObject({
       name: 'lookup',
       arguments: '{}',
     });
@@ -83,24 +89,51 @@ describe('exampleArguments', () => {
         where: { type: 'object', properties: { lat: { type: 'number' } } },
       },
     };
-    expect(exampleArguments(schema)).toEqual({ name: 'simulated name', unit: 'c', count: 1, exact: true, tags: [], where: { lat: 1 } });
+    expect(exampleArguments(schema)).toEqual({
+      name: 'simulated name',
+      unit: 'c',
+      count: 1,
+      exact: true,
+      tags: [],
+      where: { lat: 1 },
+    });
     expect(exampleArguments(undefined)).toEqual({});
   });
 });
 
 describe('structured output', () => {
-  const schema = { type: 'object', properties: { city: { type: 'string' }, celsius: { type: 'number' } }, required: ['city', 'celsius'] };
-  const text = (conversation: Parameters<typeof planReply>[0]) => planReply(conversation, { maxTokens: undefined, stop: [] }).pieces.join('');
+  const schema = {
+    type: 'object',
+    properties: { city: { type: 'string' }, celsius: { type: 'number' } },
+    required: ['city', 'celsius'],
+  };
+  const text = (conversation: Parameters<typeof planReply>[0]) =>
+    planReply(conversation, { maxTokens: undefined, stop: [] }).pieces.join('');
   const ask = [{ role: 'user', content: 'Paris?' }];
 
   it('answers JSON built from the schema, in each dialect spelling of the request', () => {
     const expected = { city: 'simulated city', celsius: 1 };
-    expect(JSON.parse(text(fromChatCompletions({ messages: ask, response_format: { type: 'json_schema', json_schema: { name: 'w', schema } } })))).toEqual(expected);
-    expect(JSON.parse(text(fromResponses({ input: ask, text: { format: { type: 'json_schema', name: 'w', schema } } })))).toEqual(expected);
-    expect(JSON.parse(text(fromMessages({ messages: ask, output_config: { format: { type: 'json_schema', schema } } })))).toEqual(expected);
+    expect(
+      JSON.parse(
+        text(
+          fromChatCompletions({
+            messages: ask,
+            response_format: { type: 'json_schema', json_schema: { name: 'w', schema } },
+          }),
+        ),
+      ),
+    ).toEqual(expected);
+    expect(
+      JSON.parse(text(fromResponses({ input: ask, text: { format: { type: 'json_schema', name: 'w', schema } } }))),
+    ).toEqual(expected);
+    expect(
+      JSON.parse(text(fromMessages({ messages: ask, output_config: { format: { type: 'json_schema', schema } } }))),
+    ).toEqual(expected);
   });
 
   it('answers a JSON object in JSON mode', () => {
-    expect(JSON.parse(text(fromChatCompletions({ messages: ask, response_format: { type: 'json_object' } })))).toEqual({ reply: 'Simulated reply to: Paris?' });
+    expect(JSON.parse(text(fromChatCompletions({ messages: ask, response_format: { type: 'json_object' } })))).toEqual({
+      reply: 'Simulated reply to: Paris?',
+    });
   });
 });

@@ -15,7 +15,9 @@ export function presentedKey(headers: { authorization?: string; 'x-api-key'?: st
  * Checks the configured key: undefined when the call may go on, else the vendor-shaped 401 for the caller's
  * dialect. With no key configured every call passes (the simulator's default).
  */
-export function keyCheck(apiKey: string | undefined): (headers: Parameters<typeof presentedKey>[0], dialect: ErrorDialect) => SimError | undefined {
+export function keyCheck(
+  apiKey: string | undefined,
+): (headers: Parameters<typeof presentedKey>[0], dialect: ErrorDialect) => SimError | undefined {
   if (apiKey === undefined) return () => undefined;
   const expected = digest(apiKey);
   return (headers, dialect) => {

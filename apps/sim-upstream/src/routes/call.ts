@@ -38,7 +38,11 @@ export async function beginCall(
   const signal = abortOnDisconnect(res);
   const status = failureStatusFor(model);
   if (status !== undefined) {
-    sendError(res, dialect, new SimError(status, `Simulated failure: sim-upstream answers ${status} for model ${model}.`));
+    sendError(
+      res,
+      dialect,
+      new SimError(status, `Simulated failure: sim-upstream answers ${status} for model ${model}.`),
+    );
     return undefined;
   }
   if (model === 'sim-slow' && !(await sleep(deps.slowMs, signal))) return undefined;
@@ -58,5 +62,8 @@ export async function streamReply(
   const sse = openSse(res, signal);
   await write(sse, createPacer(deps.timing, signal));
   sse.end();
-  deps.logger.debug({ requestId: res.getHeader('request-id'), outcome: signal.aborted ? 'client_gone' : 'completed' }, 'stream ended');
+  deps.logger.debug(
+    { requestId: res.getHeader('request-id'), outcome: signal.aborted ? 'client_gone' : 'completed' },
+    'stream ended',
+  );
 }

@@ -30,7 +30,12 @@ export function chatUsage(promptTokens: number, completionTokens: number) {
     completion_tokens: completionTokens,
     total_tokens: promptTokens + completionTokens,
     prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
-    completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+    completion_tokens_details: {
+      reasoning_tokens: 0,
+      audio_tokens: 0,
+      accepted_prediction_tokens: 0,
+      rejected_prediction_tokens: 0,
+    },
   };
 }
 
@@ -66,13 +71,17 @@ export async function answerChatCompletions(json: unknown, res: SimResponse, dep
   const call = await beginCall(body.model, 'openai', res, deps);
   if (!call) return;
   const stop = body.stop == null ? [] : typeof body.stop === 'string' ? [body.stop] : body.stop;
-  const plan = planReply(fromChatCompletions(body), { maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined, stop });
+  const plan = planReply(fromChatCompletions(body), {
+    maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
+    stop,
+  });
   const usage = chatUsage(estimateInputTokens(body.messages, body.tools), plan.pieces.length);
   const head: Head = { id: newId('chatcmpl-'), created: unixSeconds(), model: body.model };
   const callId = newId('call_');
 
   if (!body.stream) {
-    if (await waitForWholeReply(deps.timing, plan.pieces.length, call.signal)) res.json(completion(head, plan, callId, usage));
+    if (await waitForWholeReply(deps.timing, plan.pieces.length, call.signal))
+      res.json(completion(head, plan, callId, usage));
     return;
   }
 
@@ -83,7 +92,8 @@ export async function answerChatCompletions(json: unknown, res: SimResponse, dep
     const before = `${JSON.stringify({ ...head, object: 'chat.completion.chunk', system_fingerprint: FINGERPRINT, service_tier: 'default' }).slice(0, -1)},"choices":[{"index":0,"delta":`;
     const after = `,"logprobs":null,"finish_reason":`;
     const end = includeUsage ? '}],"usage":null}' : '}]}';
-    const chunk = (delta: object, finish: string | null) => sse.sendRaw(before + JSON.stringify(delta) + after + JSON.stringify(finish) + end);
+    const chunk = (delta: object, finish: string | null) =>
+      sse.sendRaw(before + JSON.stringify(delta) + after + JSON.stringify(finish) + end);
 
     // Nothing but headers goes out before the first token is due.
     if (!(await pacer.beforeToken(0))) return;
@@ -94,12 +104,19 @@ export async function answerChatCompletions(json: unknown, res: SimResponse, dep
     }
     for (const [index, piece] of plan.pieces.entries()) {
       if (!(await pacer.beforeToken(index))) return;
-      const delta = plan.kind === 'tool' ? { tool_calls: [{ index: 0, function: { arguments: piece } }] } : { content: piece };
+      const delta =
+        plan.kind === 'tool' ? { tool_calls: [{ index: 0, function: { arguments: piece } }] } : { content: piece };
       if (!(await chunk(delta, null))) return;
     }
     if (!(await chunk({}, finishReason(plan)))) return;
     if (includeUsage) {
-      const usageChunk = { ...head, object: 'chat.completion.chunk', system_fingerprint: FINGERPRINT, choices: [], usage };
+      const usageChunk = {
+        ...head,
+        object: 'chat.completion.chunk',
+        system_fingerprint: FINGERPRINT,
+        choices: [],
+        usage,
+      };
       if (!(await sse.send(undefined, usageChunk))) return;
     }
     await sse.sendRaw('[DONE]');

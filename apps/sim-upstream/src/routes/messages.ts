@@ -19,12 +19,18 @@ function stopReason(plan: ReplyPlan): 'end_turn' | 'max_tokens' | 'stop_sequence
 const stopSequence = (plan: ReplyPlan): string | null => (plan.kind === 'text' ? plan.stopSequence : null);
 
 function messagesUsage(inputTokens: number, outputTokens: number) {
-  return { input_tokens: inputTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: outputTokens };
+  return {
+    input_tokens: inputTokens,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: 0,
+    output_tokens: outputTokens,
+  };
 }
 
 /** Final content blocks; an empty text reply (max_tokens 0, stop sequence at once) has none. */
 function contentBlocks(plan: ReplyPlan, toolUseId: string): object[] {
-  if (plan.kind === 'tool') return [{ type: 'tool_use', id: toolUseId, name: plan.name, input: JSON.parse(plan.arguments) as unknown }];
+  if (plan.kind === 'tool')
+    return [{ type: 'tool_use', id: toolUseId, name: plan.name, input: JSON.parse(plan.arguments) as unknown }];
   const text = plan.pieces.join('');
   return text ? [{ type: 'text', text }] : [];
 }
@@ -70,13 +76,19 @@ export function messagesRoute(deps: RouteDeps): RequestHandler {
       if (!(await emit('message_start', { message: start }))) return;
       const hasBlock = plan.pieces.length > 0;
       if (hasBlock) {
-        const block = plan.kind === 'tool' ? { type: 'tool_use', id: toolUseId, name: plan.name, input: {} } : { type: 'text', text: '' };
+        const block =
+          plan.kind === 'tool'
+            ? { type: 'tool_use', id: toolUseId, name: plan.name, input: {} }
+            : { type: 'text', text: '' };
         if (!(await emit('content_block_start', { index: 0, content_block: block }))) return;
       }
       if (!(await emit('ping'))) return;
       for (const [index, piece] of plan.pieces.entries()) {
         if (!(await pacer.beforeToken(index))) return;
-        const delta = plan.kind === 'tool' ? { type: 'input_json_delta', partial_json: piece } : { type: 'text_delta', text: piece };
+        const delta =
+          plan.kind === 'tool'
+            ? { type: 'input_json_delta', partial_json: piece }
+            : { type: 'text_delta', text: piece };
         if (!(await emit('content_block_delta', { index: 0, delta }))) return;
       }
       if (hasBlock && !(await emit('content_block_stop', { index: 0 }))) return;

@@ -14,10 +14,16 @@ const CREATED = 1_767_225_600;
 const CREATED_AT = new Date(CREATED * 1000).toISOString().replace('.000Z', 'Z');
 
 /** The list's shape: the one dialect served, else by the request's `anthropic-version` header. */
-const wantsAnthropic = (req: Request, only: 'openai' | 'anthropic' | undefined): boolean => (only ? only === 'anthropic' : req.headers['anthropic-version'] !== undefined);
+const wantsAnthropic = (req: Request, only: 'openai' | 'anthropic' | undefined): boolean =>
+  only ? only === 'anthropic' : req.headers['anthropic-version'] !== undefined;
 
 const openAiModel = (id: string) => ({ id, object: 'model', created: CREATED, owned_by: 'sim-upstream' });
-const anthropicModel = (id: string) => ({ type: 'model', id, display_name: `${id} (sim-upstream simulator)`, created_at: CREATED_AT });
+const anthropicModel = (id: string) => ({
+  type: 'model',
+  id,
+  display_name: `${id} (sim-upstream simulator)`,
+  created_at: CREATED_AT,
+});
 
 function queryString(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
@@ -26,7 +32,8 @@ function queryString(value: unknown): string | undefined {
 /** One page of `ids` (listed newest first) by Anthropic's `limit` / `after_id` / `before_id` rules. */
 export function anthropicPage(ids: string[], query: { limit?: string; after_id?: string; before_id?: string }) {
   const limit = query.limit === undefined ? 20 : Number(query.limit);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new SimError(400, 'limit: Input should be between 1 and 1000', 'limit');
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+    throw new SimError(400, 'limit: Input should be between 1 and 1000', 'limit');
   let page: string[];
   let hasMore: boolean;
   if (query.before_id !== undefined) {
@@ -40,7 +47,12 @@ export function anthropicPage(ids: string[], query: { limit?: string; after_id?:
     page = after.slice(0, limit);
     hasMore = after.length > limit;
   }
-  return { data: page.map(anthropicModel), has_more: hasMore, first_id: page[0] ?? null, last_id: page[page.length - 1] ?? null };
+  return {
+    data: page.map(anthropicModel),
+    has_more: hasMore,
+    first_id: page[0] ?? null,
+    last_id: page[page.length - 1] ?? null,
+  };
 }
 
 export function listModelsRoute(models: string[], only?: 'openai' | 'anthropic'): RequestHandler {

@@ -28,7 +28,8 @@ function responsesUsage(inputTokens: number, outputTokens: number) {
   };
 }
 
-const finalStatus = (plan: ReplyPlan): Status => (plan.kind === 'text' && plan.finish === 'length' ? 'incomplete' : 'completed');
+const finalStatus = (plan: ReplyPlan): Status =>
+  plan.kind === 'text' && plan.finish === 'length' ? 'incomplete' : 'completed';
 
 /** The output item as it stands once `text`/`args` have been produced. */
 function outputItem(plan: ReplyPlan, ids: Ids, status: Status, produced: string) {
@@ -110,8 +111,12 @@ export function responsesRoute(deps: RouteDeps): RequestHandler {
       const opening = responseObject(body, ids, 'in_progress', [], null);
       if (!(await emit('response.created', { response: opening }))) return;
       if (!(await emit('response.in_progress', { response: opening }))) return;
-      if (!(await emit('response.output_item.added', { output_index: 0, item: outputItem(plan, ids, 'in_progress', '') }))) return;
-      if (plan.kind === 'text' && !(await emit('response.content_part.added', { ...textAt, part: textPart('') }))) return;
+      if (
+        !(await emit('response.output_item.added', { output_index: 0, item: outputItem(plan, ids, 'in_progress', '') }))
+      )
+        return;
+      if (plan.kind === 'text' && !(await emit('response.content_part.added', { ...textAt, part: textPart('') })))
+        return;
 
       for (const [index, piece] of plan.pieces.entries()) {
         if (!(await pacer.beforeToken(index))) return;
@@ -123,7 +128,8 @@ export function responsesRoute(deps: RouteDeps): RequestHandler {
       }
 
       if (plan.kind === 'tool') {
-        if (!(await emit('response.function_call_arguments.done', { ...at, name: plan.name, arguments: produced }))) return;
+        if (!(await emit('response.function_call_arguments.done', { ...at, name: plan.name, arguments: produced })))
+          return;
       } else {
         if (!(await emit('response.output_text.done', { ...textAt, text: produced, logprobs: [] }))) return;
         if (!(await emit('response.content_part.done', { ...textAt, part: textPart(produced) }))) return;
@@ -138,6 +144,9 @@ export function responsesRoute(deps: RouteDeps): RequestHandler {
 export function responsesInputTokensRoute(): RequestHandler {
   return (req, res) => {
     const body = parseRequest(responsesCountSchema, req.body, 'openai');
-    res.json({ object: 'response.input_tokens', input_tokens: estimateInputTokens(body.input, body.instructions, body.tools) });
+    res.json({
+      object: 'response.input_tokens',
+      input_tokens: estimateInputTokens(body.input, body.instructions, body.tools),
+    });
   };
 }

@@ -49,10 +49,19 @@ function anthropicType(status: number): string {
 /** The JSON body for an error: `{error:{message,type,param,code}}` or `{type:"error", error:{type,message}, request_id}`. */
 export function errorBody(dialect: ErrorDialect, error: SimError, requestId: string): unknown {
   if (dialect === 'anthropic') {
-    return { type: 'error', error: { type: anthropicType(error.status), message: error.message }, request_id: requestId };
+    return {
+      type: 'error',
+      error: { type: anthropicType(error.status), message: error.message },
+      request_id: requestId,
+    };
   }
   return {
-    error: { message: error.message, type: openAiType(error.status), param: error.param, code: error.code ?? openAiCode(error.status) },
+    error: {
+      message: error.message,
+      type: openAiType(error.status),
+      param: error.param,
+      code: error.code ?? openAiCode(error.status),
+    },
   };
 }
 

@@ -64,19 +64,26 @@ export const countTokensSchema = z.looseObject({
 });
 
 function paramName(path: PropertyKey[]): string {
-  return path.reduce<string>((name, key) => (typeof key === 'number' ? `${name}[${key}]` : name ? `${name}.${String(key)}` : String(key)), '');
+  return path.reduce<string>(
+    (name, key) => (typeof key === 'number' ? `${name}[${key}]` : name ? `${name}.${String(key)}` : String(key)),
+    '',
+  );
 }
 
 function valueAt(body: unknown, path: PropertyKey[]): unknown {
   let value = body;
-  for (const key of path) value = value !== null && typeof value === 'object' ? (value as Record<PropertyKey, unknown>)[key] : undefined;
+  for (const key of path)
+    value = value !== null && typeof value === 'object' ? (value as Record<PropertyKey, unknown>)[key] : undefined;
   return value;
 }
 
 /** Validates a JSON body, or throws a 400 SimError worded the way the dialect's vendor words it. */
 export function parseRequest<S extends z.ZodType>(schema: S, body: unknown, dialect: ErrorDialect): z.output<S> {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw new SimError(400, dialect === 'anthropic' ? 'request body must be a JSON object' : 'The request body must be a JSON object.');
+    throw new SimError(
+      400,
+      dialect === 'anthropic' ? 'request body must be a JSON object' : 'The request body must be a JSON object.',
+    );
   }
   const result = schema.safeParse(body);
   if (result.success) return result.data;
@@ -85,7 +92,11 @@ export function parseRequest<S extends z.ZodType>(schema: S, body: unknown, dial
   const param = paramName(path) || null;
   const missing = valueAt(body, path) === undefined;
   if (dialect === 'anthropic') {
-    throw new SimError(400, `${param ?? 'body'}: ${missing ? 'Field required' : (issue?.message ?? 'invalid value')}`, param);
+    throw new SimError(
+      400,
+      `${param ?? 'body'}: ${missing ? 'Field required' : (issue?.message ?? 'invalid value')}`,
+      param,
+    );
   }
   throw new SimError(
     400,

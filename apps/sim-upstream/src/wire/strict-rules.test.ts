@@ -1,4 +1,11 @@
-import { parseChatRequest, parseMessagesRequest, parseResponsesRequest, renderChatRequest, renderMessagesRequest, type ChatRequest } from '@sbc/dialects';
+import {
+  parseChatRequest,
+  parseMessagesRequest,
+  parseResponsesRequest,
+  renderChatRequest,
+  renderMessagesRequest,
+  type ChatRequest,
+} from '@sbc/dialects';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { SimError } from './errors';
@@ -25,7 +32,12 @@ const asOpenAi = (request: ChatRequest) => renderChatRequest(request, 'gpt-x');
 
 /** The dialects library's golden agent requests, one per caller dialect. */
 const agent = (dialect: string): unknown =>
-  JSON.parse(readFileSync(path.join(__dirname, '../../../../libs/dialects/src/__fixtures__/bodies', `${dialect}-request-agent.json`), 'utf8'));
+  JSON.parse(
+    readFileSync(
+      path.join(__dirname, '../../../../libs/dialects/src/__fixtures__/bodies', `${dialect}-request-agent.json`),
+      'utf8',
+    ),
+  );
 
 const callers: Array<[string, ChatRequest]> = [
   ['chat', parseChatRequest(agent('chat'))],
@@ -70,16 +82,33 @@ describe('the rules themselves', () => {
 
   it('pair a tool_result only with a tool_use of the message right before it', () => {
     const ask = { role: 'user', content: 'hi' };
-    expect(refusal(() => checkAnthropicRules({ messages: [ask, use('t1'), result('t1')] }, 'messages'))).toBeUndefined();
-    expect(refusal(() => checkAnthropicRules({ messages: [ask, use('t1'), result('t1'), { role: 'assistant', content: 'ok' }, result('t1')] }, 'messages'))).toContain(
+    expect(
+      refusal(() => checkAnthropicRules({ messages: [ask, use('t1'), result('t1')] }, 'messages')),
+    ).toBeUndefined();
+    expect(
+      refusal(() =>
+        checkAnthropicRules(
+          { messages: [ask, use('t1'), result('t1'), { role: 'assistant', content: 'ok' }, result('t1')] },
+          'messages',
+        ),
+      ),
+    ).toContain('unexpected `tool_use_id`');
+    expect(refusal(() => checkAnthropicRules({ messages: [ask, result('t1')] }, 'messages'))).toContain(
       'unexpected `tool_use_id`',
     );
-    expect(refusal(() => checkAnthropicRules({ messages: [ask, result('t1')] }, 'messages'))).toContain('unexpected `tool_use_id`');
   });
 
   it('let a conversation end on an assistant tool_use (a prefill) and a chat on assistant tool_calls is refused', () => {
-    expect(refusal(() => checkAnthropicRules({ messages: [{ role: 'user', content: 'hi' }, use('t1')] }, 'messages'))).toBeUndefined();
-    const calls = { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'w', arguments: '{}' } }] };
-    expect(refusal(() => checkOpenAiRules({ messages: [{ role: 'user', content: 'hi' }, calls] }))).toContain('did not have response messages: c1');
+    expect(
+      refusal(() => checkAnthropicRules({ messages: [{ role: 'user', content: 'hi' }, use('t1')] }, 'messages')),
+    ).toBeUndefined();
+    const calls = {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'c1', type: 'function', function: { name: 'w', arguments: '{}' } }],
+    };
+    expect(refusal(() => checkOpenAiRules({ messages: [{ role: 'user', content: 'hi' }, calls] }))).toContain(
+      'did not have response messages: c1',
+    );
   });
 });

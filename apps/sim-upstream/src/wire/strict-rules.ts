@@ -8,7 +8,8 @@ import { SimError } from './errors';
 
 type Json = Record<string, unknown>;
 
-const isObject = (value: unknown): value is Json => value !== null && typeof value === 'object' && !Array.isArray(value);
+const isObject = (value: unknown): value is Json =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
 const blocksOf = (content: unknown): Json[] => (Array.isArray(content) ? content.filter(isObject) : []);
 
 /** Anthropic refuses any top-level field it does not know (dialects.md §4.1). */
@@ -35,7 +36,19 @@ const MESSAGES_FIELDS = new Set([
   'cache_control',
   'context_management',
 ]);
-const COUNT_TOKENS_FIELDS = new Set(['model', 'messages', 'system', 'tools', 'tool_choice', 'thinking', 'output_config', 'output_format', 'cache_control', 'mcp_servers', 'context_management']);
+const COUNT_TOKENS_FIELDS = new Set([
+  'model',
+  'messages',
+  'system',
+  'tools',
+  'tool_choice',
+  'thinking',
+  'output_config',
+  'output_format',
+  'cache_control',
+  'mcp_servers',
+  'context_management',
+]);
 
 const TOOL_ID = /^[a-zA-Z0-9_-]+$/;
 
@@ -50,7 +63,8 @@ function anthropicError(param: string, message: string): SimError {
  */
 export function checkAnthropicRules(body: Json, route: 'messages' | 'count_tokens'): void {
   const known = route === 'messages' ? MESSAGES_FIELDS : COUNT_TOKENS_FIELDS;
-  for (const field of Object.keys(body)) if (!known.has(field)) throw anthropicError(field, 'Extra inputs are not permitted');
+  for (const field of Object.keys(body))
+    if (!known.has(field)) throw anthropicError(field, 'Extra inputs are not permitted');
 
   const messages = Array.isArray(body.messages) ? body.messages : [];
   let pending: { at: number; ids: Set<string> } | undefined;
@@ -59,7 +73,11 @@ export function checkAnthropicRules(body: Json, route: 'messages' | 'count_token
     if (message.role !== 'user' && message.role !== 'assistant') {
       throw anthropicError(`messages.${i}.role`, "Input should be 'user' or 'assistant'");
     }
-    if (message.content === '') throw anthropicError(`messages.${i}`, 'all messages must have non-empty content except for the optional final assistant message');
+    if (message.content === '')
+      throw anthropicError(
+        `messages.${i}`,
+        'all messages must have non-empty content except for the optional final assistant message',
+      );
     const blocks = blocksOf(message.content);
     const answered = new Set<string>();
     for (const [j, block] of blocks.entries()) {
@@ -67,7 +85,10 @@ export function checkAnthropicRules(body: Json, route: 'messages' | 'count_token
         throw anthropicError(`messages.${i}.content.${j}.text`, 'text content blocks must be non-empty');
       }
       if (block.type === 'tool_use' && (typeof block.id !== 'string' || !TOOL_ID.test(block.id))) {
-        throw anthropicError(`messages.${i}.content.${j}.tool_use.id`, "String should match pattern '^[a-zA-Z0-9_-]+$'");
+        throw anthropicError(
+          `messages.${i}.content.${j}.tool_use.id`,
+          "String should match pattern '^[a-zA-Z0-9_-]+$'",
+        );
       }
       if (block.type !== 'tool_result') continue;
       const id = String(block.tool_use_id);
@@ -119,12 +140,16 @@ export function checkOpenAiRules(body: Json): void {
     if (message.role === 'tool') {
       const id = String(message.tool_call_id);
       if (!open || !open.ids.delete(id)) {
-        throw openAiError(i, "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.");
+        throw openAiError(
+          i,
+          "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
+        );
       }
       continue;
     }
     closeOpen();
-    const calls = message.role === 'assistant' && Array.isArray(message.tool_calls) ? message.tool_calls.filter(isObject) : [];
+    const calls =
+      message.role === 'assistant' && Array.isArray(message.tool_calls) ? message.tool_calls.filter(isObject) : [];
     if (calls.length > 0) open = { at: i, ids: new Set(calls.map((call) => String(call.id))) };
   }
   closeOpen();

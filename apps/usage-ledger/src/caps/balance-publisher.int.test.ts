@@ -8,7 +8,18 @@ import { balanceKey, createBalancePublisher } from './balance-publisher';
 const logger = createLogger({ service: 'usage-ledger-test', level: 'silent' });
 
 function call(accountId: string, requestId: string, at: string, credits: number): GenerationRow {
-  return { eventId: requestId, requestId, accountId, model: 'house', status: 200, ts: new Date(at), totalCostUsd: credits / 1000, cacheDiscountUsd: 0, creditsCharged: credits, fairUseCredits: 0 };
+  return {
+    eventId: requestId,
+    requestId,
+    accountId,
+    model: 'house',
+    status: 200,
+    ts: new Date(at),
+    totalCostUsd: credits / 1000,
+    cacheDiscountUsd: 0,
+    creditsCharged: credits,
+    fairUseCredits: 0,
+  };
 }
 
 describe('published balances across a month boundary', () => {
@@ -20,7 +31,13 @@ describe('published balances across a month boundary', () => {
     db = await createTestDatabase('usage_balances');
     store = createMemoryStore();
     running = await start(
-      loadUsageLedgerConfig({ USAGE_LEDGER_GRPC_PORT: '0', USAGE_LEDGER_HTTP_PORT: '0', DATABASE_URL: db.databaseUrl, SBC_DATA_DIR: 'memory://', LOG_LEVEL: 'silent' }),
+      loadUsageLedgerConfig({
+        USAGE_LEDGER_GRPC_PORT: '0',
+        USAGE_LEDGER_HTTP_PORT: '0',
+        DATABASE_URL: db.databaseUrl,
+        SBC_DATA_DIR: 'memory://',
+        LOG_LEVEL: 'silent',
+      }),
       { store, logger },
     );
   });
@@ -48,7 +65,10 @@ describe('published balances across a month boundary', () => {
     expect(await publisher.sweep()).toMatchObject({ refilled: 1 });
     // 6,000 left in October expire, 10,000 arrive; the in-flight reservation and the new call stay taken off.
     expect(await store.get(balanceKey('usr_month'))).toBe(String(10_000_000 - 1_000_000 - 100_000));
-    const journal = await prisma.creditJournalEntry.findMany({ where: { accountId: 'usr_month' }, orderBy: { id: 'asc' } });
+    const journal = await prisma.creditJournalEntry.findMany({
+      where: { accountId: 'usr_month' },
+      orderBy: { id: 'asc' },
+    });
     expect(journal.map((entry) => [entry.kind, entry.period, entry.credits.toString()])).toEqual([
       ['beta_refill', '2026-10', '10000'],
       ['beta_refill', '2026-11', '10000'],

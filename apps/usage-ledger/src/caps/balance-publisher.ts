@@ -81,7 +81,10 @@ export function createBalancePublisher(deps: BalancePublisherDeps) {
    * its effect as a delta. Every call already applied counts in both snapshots, whatever month it fell in,
    * since the edge has already taken each of them off the counter.
    */
-  async function changeBalance(accountId: string, change: (tx: Tx, account: CreditAccountRow) => Promise<void>): Promise<void> {
+  async function changeBalance(
+    accountId: string,
+    change: (tx: Tx, account: CreditAccountRow) => Promise<void>,
+  ): Promise<void> {
     const at = now();
     await deps.db.$transaction(async (tx) => {
       await tryLockAccount(tx, accountId); // best effort: a delta is additive, so it is right even without it
@@ -89,12 +92,16 @@ export function createBalancePublisher(deps: BalancePublisherDeps) {
       const inputsBefore = await loadCreditInputs(tx, accountId);
       await change(tx, before);
       const after = (await findCreditAccount(tx, accountId))!;
-      const inputsAfter: CreditInputs = { ...(await loadCreditInputs(tx, accountId)), usageByPeriod: inputsBefore.usageByPeriod };
+      const inputsAfter: CreditInputs = {
+        ...(await loadCreditInputs(tx, accountId)),
+        usageByPeriod: inputsBefore.usageByPeriod,
+      };
       const period = periodOf(at);
       const fromPeriod = before.refilledPeriod ?? period;
       const was = toMilli(deriveCredits(withLaterUsageIn(inputsBefore, fromPeriod), before, fromPeriod).available);
       const is = toMilli(deriveCredits(inputsAfter, after, period).available);
-      if (!(await publishIfAbsent(tx, after, at)) && is !== was) await deps.store.incrBy(balanceKey(accountId), is - was);
+      if (!(await publishIfAbsent(tx, after, at)) && is !== was)
+        await deps.store.incrBy(balanceKey(accountId), is - was);
     });
   }
 
@@ -121,8 +128,10 @@ export function createBalancePublisher(deps: BalancePublisherDeps) {
       const at = now();
       const { created } = await ensureCreditAccount(deps.db, accountId, at);
       const account = (await findCreditAccount(deps.db, accountId))!;
-      if (account.refilledPeriod !== periodOf(at)) await changeBalance(accountId, async (tx, current) => void (await refillIfDue(tx, current, at)));
-      else if (created || (await deps.store.get(balanceKey(accountId))) === null) await withAccountLock(accountId, async (tx) => void (await publishIfAbsent(tx, account, at)));
+      if (account.refilledPeriod !== periodOf(at))
+        await changeBalance(accountId, async (tx, current) => void (await refillIfDue(tx, current, at)));
+      else if (created || (await deps.store.get(balanceKey(accountId))) === null)
+        await withAccountLock(accountId, async (tx) => void (await publishIfAbsent(tx, account, at)));
     },
 
     /** One reconciliation pass over every account: month refills, absent counters, quiet accounts. */
@@ -142,14 +151,23 @@ export function createBalancePublisher(deps: BalancePublisherDeps) {
               await changeBalance(account.accountId, async (tx, current) => void (await refillIfDue(tx, current, at)));
               counts.refilled += 1;
             } else if (published[i] === null) {
-              if (await withAccountLock(account.accountId, async (tx) => void (await publishIfAbsent(tx, account, at)))) counts.published += 1;
-            } else if (isQuiet(account, at) && (account.needsReconcile || !account.reconciledAt || at.getTime() - account.reconciledAt.getTime() > RECHECK_CLEAN_MS)) {
+              if (await withAccountLock(account.accountId, async (tx) => void (await publishIfAbsent(tx, account, at))))
+                counts.published += 1;
+            } else if (
+              isQuiet(account, at) &&
+              (account.needsReconcile ||
+                !account.reconciledAt ||
+                at.getTime() - account.reconciledAt.getTime() > RECHECK_CLEAN_MS)
+            ) {
               await withAccountLock(account.accountId, async (tx) => {
                 const target = await availableMilli(tx, account, at);
                 const current = await deps.store.get(balanceKey(account.accountId));
                 if (current === null) await deps.store.set(balanceKey(account.accountId), String(target));
                 else if (Number(current) !== target) {
-                  deps.logger.info({ accountId: account.accountId, drift: target - Number(current) }, 'published balance reconciled');
+                  deps.logger.info(
+                    { accountId: account.accountId, drift: target - Number(current) },
+                    'published balance reconciled',
+                  );
                   await deps.store.incrBy(balanceKey(account.accountId), target - Number(current));
                 }
                 await markReconciled(tx, account.accountId, at, now());
@@ -167,7 +185,10 @@ export function createBalancePublisher(deps: BalancePublisherDeps) {
 
   function isQuiet(account: CreditAccountRow, at: Date): boolean {
     const quietSince = at.getTime() - deps.quietMs;
-    return (!account.lastAppliedAt || account.lastAppliedAt.getTime() < quietSince) && (!account.lastUsageAt || account.lastUsageAt.getTime() < quietSince);
+    return (
+      (!account.lastAppliedAt || account.lastAppliedAt.getTime() < quietSince) &&
+      (!account.lastUsageAt || account.lastUsageAt.getTime() < quietSince)
+    );
   }
 }
 

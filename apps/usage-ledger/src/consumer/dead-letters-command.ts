@@ -13,7 +13,11 @@ const USAGE = 'usage: main.js dead-letters list [--all] | replay [id…]';
  * keyed by event id, so replaying an event that did land after all changes nothing. Resolves to the exit code:
  * 0, or 1 when some could not be applied (they stay parked, with the reason printed), 2 for bad arguments.
  */
-export async function deadLettersCommand(db: PrismaClient, args: string[], write: (line: string) => void): Promise<number> {
+export async function deadLettersCommand(
+  db: PrismaClient,
+  args: string[],
+  write: (line: string) => void,
+): Promise<number> {
   const [action, ...rest] = args;
   if (action === 'list' && rest.every((arg) => arg === '--all')) {
     const letters = await listDeadLetters(db, { all: rest.includes('--all') });
@@ -55,5 +59,13 @@ async function replay(db: PrismaClient, letter: DeadLetter): Promise<string> {
 
 function describe(letter: DeadLetter): string {
   const state = letter.replayedAt ? `replayed ${letter.replayedAt.toISOString()}` : 'pending';
-  return [letter.id, letter.createdAt.toISOString(), state, letter.eventId ?? '-', `${letter.topic}[${letter.partition}]@${letter.offset}`, `key=${letter.key}`, letter.error].join('\t');
+  return [
+    letter.id,
+    letter.createdAt.toISOString(),
+    state,
+    letter.eventId ?? '-',
+    `${letter.topic}[${letter.partition}]@${letter.offset}`,
+    `key=${letter.key}`,
+    letter.error,
+  ].join('\t');
 }

@@ -6,9 +6,28 @@ import type { FailureKind } from '@sbc/bus';
 const DATA_CLASSES = new Set(['22', '23']);
 const TRANSIENT_CLASSES = new Set(['08', '53', '57', '40']);
 // Node socket errors, and Prisma's "cannot reach / connection closed / pool timed out" codes.
-const TRANSIENT_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'P1001', 'P1002', 'P1008', 'P1017', 'P2024']);
+const TRANSIENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'P1001',
+  'P1002',
+  'P1008',
+  'P1017',
+  'P2024',
+]);
 // Driver adapter error kinds that mean the connection, not the statement.
-const TRANSIENT_KINDS = new Set(['DatabaseNotReachable', 'DatabaseDoesNotExist', 'ConnectionClosed', 'SocketTimeout', 'TooManyConnections', 'TransactionWriteConflict']);
+const TRANSIENT_KINDS = new Set([
+  'DatabaseNotReachable',
+  'DatabaseDoesNotExist',
+  'ConnectionClosed',
+  'SocketTimeout',
+  'TooManyConnections',
+  'TransactionWriteConflict',
+]);
 // Five characters; Prisma's own codes (P1000…P6999) look alike but are not SQLSTATEs (PL/pgSQL's are P0xxx).
 const SQLSTATE = /^(?!P[1-9])[0-9A-Z]{5}$/;
 
@@ -19,7 +38,15 @@ const SQLSTATE = /^(?!P[1-9])[0-9A-Z]{5}$/;
  */
 export function classifyLedgerFailure(error: unknown): FailureKind {
   const codes = collectCodes(error, 0);
-  if (codes.some((code) => TRANSIENT_CODES.has(code) || TRANSIENT_KINDS.has(code) || (SQLSTATE.test(code) && TRANSIENT_CLASSES.has(code.slice(0, 2))))) return 'transient';
+  if (
+    codes.some(
+      (code) =>
+        TRANSIENT_CODES.has(code) ||
+        TRANSIENT_KINDS.has(code) ||
+        (SQLSTATE.test(code) && TRANSIENT_CLASSES.has(code.slice(0, 2))),
+    )
+  )
+    return 'transient';
   if (codes.some((code) => SQLSTATE.test(code) && DATA_CLASSES.has(code.slice(0, 2)))) return 'data';
   return 'unknown';
 }

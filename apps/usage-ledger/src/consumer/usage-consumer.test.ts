@@ -4,7 +4,17 @@ import { UsageEventSchema } from '@sbc/proto/sbc/usage/v1/usage_event_pb';
 import { decodeUsageEvent } from './usage-consumer';
 
 const encode = (init: MessageInitShape<typeof UsageEventSchema>) =>
-  toBinary(UsageEventSchema, create(UsageEventSchema, { requestId: 'req_1', accountId: 'usr_1', model: 'house', status: 200, ts: timestampFromMs(0), ...init }));
+  toBinary(
+    UsageEventSchema,
+    create(UsageEventSchema, {
+      requestId: 'req_1',
+      accountId: 'usr_1',
+      model: 'house',
+      status: 200,
+      ts: timestampFromMs(0),
+      ...init,
+    }),
+  );
 
 function rowOf(bytes: Uint8Array) {
   const decoded = decodeUsageEvent(bytes);
@@ -20,20 +30,50 @@ function problemOf(bytes: Uint8Array): string {
 
 describe('decodeUsageEvent', () => {
   it('input and output tokens become the prompt and completion counts, list cost the total cost', () => {
-    const row = rowOf(encode({ inputTokens: 10n, outputTokens: 20n, cacheReadTokens: 3n, cacheWriteTokens: 4n, listCostUsd: 0.5, creditsCharged: 2 }));
-    expect(row).toMatchObject({ tokensPrompt: 10n, tokensCompletion: 20n, cacheRead: 3n, cacheWrite: 4n, totalCostUsd: 0.5, creditsCharged: 2 });
+    const row = rowOf(
+      encode({
+        inputTokens: 10n,
+        outputTokens: 20n,
+        cacheReadTokens: 3n,
+        cacheWriteTokens: 4n,
+        listCostUsd: 0.5,
+        creditsCharged: 2,
+      }),
+    );
+    expect(row).toMatchObject({
+      tokensPrompt: 10n,
+      tokensCompletion: 20n,
+      cacheRead: 3n,
+      cacheWrite: 4n,
+      totalCostUsd: 0.5,
+      creditsCharged: 2,
+    });
   });
 
   it('the cache discount is what the cache reads saved at the catalog prices the edge charges with', () => {
     // house: input 200, cache read 5 credits per 1M tokens; 1M cache reads save 195 credits = $0.195.
-    expect(rowOf(encode({ model: 'house', inputTokens: 1_200_000n, cacheReadTokens: 1_000_000n })).cacheDiscountUsd).toBeCloseTo(0.195, 9);
+    expect(
+      rowOf(encode({ model: 'house', inputTokens: 1_200_000n, cacheReadTokens: 1_000_000n })).cacheDiscountUsd,
+    ).toBeCloseTo(0.195, 9);
     expect(rowOf(encode({ model: 'house', cacheReadTokens: 0n })).cacheDiscountUsd).toBe(0);
-    expect(rowOf(encode({ model: 'a-model-the-catalog-does-not-price', cacheReadTokens: 1_000n })).cacheDiscountUsd).toBe(0);
+    expect(
+      rowOf(encode({ model: 'a-model-the-catalog-does-not-price', cacheReadTokens: 1_000n })).cacheDiscountUsd,
+    ).toBe(0);
   });
 
   it('strings the edge left unset are stored as NULL, not as empty text', () => {
-    const row = rowOf(encode({ userId: '', keyId: '', keyLabel: '', orgId: undefined, upstream: '', route: '', sessionId: undefined }));
-    expect(row).toMatchObject({ userId: null, keyId: null, keyLabel: null, orgId: null, upstream: null, route: null, sessionId: null });
+    const row = rowOf(
+      encode({ userId: '', keyId: '', keyLabel: '', orgId: undefined, upstream: '', route: '', sessionId: undefined }),
+    );
+    expect(row).toMatchObject({
+      userId: null,
+      keyId: null,
+      keyLabel: null,
+      orgId: null,
+      upstream: null,
+      route: null,
+      sessionId: null,
+    });
   });
 
   it('a call that produced no token has an unknown time to first token, not zero', () => {
@@ -41,7 +81,11 @@ describe('decodeUsageEvent', () => {
   });
 
   it('a duration too large for its column is recorded as unknown, so the charge is still applied', () => {
-    expect(rowOf(encode({ latencyMs: 2n ** 40n, ttftMs: -5n, creditsCharged: 3 }))).toMatchObject({ latencyMs: null, ttftMs: null, creditsCharged: 3 });
+    expect(rowOf(encode({ latencyMs: 2n ** 40n, ttftMs: -5n, creditsCharged: 3 }))).toMatchObject({
+      latencyMs: null,
+      ttftMs: null,
+      creditsCharged: 3,
+    });
   });
 
   it('bytes that are not a UsageEvent are refused with the decoder’s reason', () => {
@@ -99,8 +143,14 @@ describe('decodeUsageEvent', () => {
   });
 
   it('the event id is the row key; an event from before event ids is keyed by its request id', () => {
-    expect(rowOf(encode({ eventId: 'evt_1', requestId: 'shared' }))).toMatchObject({ eventId: 'evt_1', requestId: 'shared' });
-    expect(rowOf(encode({ eventId: '', requestId: 'req_old' }))).toMatchObject({ eventId: 'req_old', requestId: 'req_old' });
+    expect(rowOf(encode({ eventId: 'evt_1', requestId: 'shared' }))).toMatchObject({
+      eventId: 'evt_1',
+      requestId: 'shared',
+    });
+    expect(rowOf(encode({ eventId: '', requestId: 'req_old' }))).toMatchObject({
+      eventId: 'req_old',
+      requestId: 'req_old',
+    });
   });
 
   it('strings PostgreSQL would refuse arrive storable, whatever wrote the event', () => {

@@ -1,6 +1,13 @@
 import { fromBinary } from '@bufbuild/protobuf';
 import { timestampMs } from '@bufbuild/protobuf/wkt';
-import type { BatchHandler, BatchOutcome, DeadLetterSink, EventConsumer, IncomingMessage, Subscription } from '@sbc/bus';
+import type {
+  BatchHandler,
+  BatchOutcome,
+  DeadLetterSink,
+  EventConsumer,
+  IncomingMessage,
+  Subscription,
+} from '@sbc/bus';
 import { cacheDiscountNanoUsd, findCatalogModel } from '@sbc/catalog';
 import { storableText, USAGE_EVENTS_TOPIC } from '@sbc/events';
 import type { Logger } from '@sbc/logging';
@@ -197,8 +204,18 @@ export function createUsageBatchHandler(deps: UsageConsumerDeps): BatchHandler {
       else rows.push(decoded.row);
     }
     const applied = await applyGenerations(deps.db, rows);
-    deps.onApplied?.({ events: rows.length, inserted: applied.inserted, oldestAt: rows.reduce<Date | undefined>((oldest, row) => (!oldest || new Date(row.ts) < oldest ? new Date(row.ts) : oldest), undefined) });
-    deps.logger.debug({ events: messages.length, inserted: applied.inserted, lastOffset: messages.at(-1)?.offset }, 'usage events applied');
+    deps.onApplied?.({
+      events: rows.length,
+      inserted: applied.inserted,
+      oldestAt: rows.reduce<Date | undefined>(
+        (oldest, row) => (!oldest || new Date(row.ts) < oldest ? new Date(row.ts) : oldest),
+        undefined,
+      ),
+    });
+    deps.logger.debug(
+      { events: messages.length, inserted: applied.inserted, lastOffset: messages.at(-1)?.offset },
+      'usage events applied',
+    );
     if (applied.newAccounts.length > 0) await deps.onNewAccounts?.(applied.newAccounts);
     return { rejected };
   };

@@ -48,14 +48,20 @@ function pot(granted: number, used: number): PotState {
   return { granted: round6(granted), used: round6(used), remaining: round6(granted - used) };
 }
 
-export function derivePots(input: { grants: GrantEntry[]; usageByPeriod: Map<string, number>; period: string; overageLimit: number }): DerivedCredits {
+export function derivePots(input: {
+  grants: GrantEntry[];
+  usageByPeriod: Map<string, number>;
+  period: string;
+  overageLimit: number;
+}): DerivedCredits {
   const periods = new Set<string>([input.period, ...input.usageByPeriod.keys()]);
   for (const grant of input.grants) periods.add(grant.period);
   let permanent = 0;
   let current: MonthPots | undefined;
   for (const period of [...periods].sort()) {
     if (period > input.period) break; // usage stamped in the future (clock skew) counts when its month comes
-    const granted = (which: Pot) => input.grants.filter((g) => g.pot === which && g.period === period).reduce((sum, g) => sum + g.credits, 0);
+    const granted = (which: Pot) =>
+      input.grants.filter((g) => g.pot === which && g.period === period).reduce((sum, g) => sum + g.credits, 0);
     const plan = Math.max(0, granted('plan'));
     const beta = Math.max(0, granted('beta'));
     permanent += granted('permanent');

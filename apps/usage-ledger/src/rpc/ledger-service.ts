@@ -15,8 +15,25 @@ import type { BalancePublisher } from '../caps/balance-publisher';
 import { isPlanId, OVERAGE_USD_PER_CREDIT, PACKS, periodEnd, periodOf } from '../credits/plans';
 import type { PrismaClient } from '../generated/prisma/client';
 import type { SpendReader } from '../spend/spend';
-import { addGrant, addPack, changePlan, deriveCredits, findCreditAccount, loadCreditInputs } from '../store/credit-accounts';
-import { addUp, type CallRow, type ExportFormat, type GroupTotals, type Grouping, type Metrics, type UsageReports, type UsageScope, type Window } from '../store/usage-reports';
+import {
+  addGrant,
+  addPack,
+  changePlan,
+  deriveCredits,
+  findCreditAccount,
+  loadCreditInputs,
+} from '../store/credit-accounts';
+import {
+  addUp,
+  type CallRow,
+  type ExportFormat,
+  type GroupTotals,
+  type Grouping,
+  type Metrics,
+  type UsageReports,
+  type UsageScope,
+  type Window,
+} from '../store/usage-reports';
 
 export interface LedgerServiceDeps {
   db: PrismaClient;
@@ -39,7 +56,8 @@ function scopeOf(message: UsageScopeMessage | undefined): UsageScope {
 }
 
 function windowOf(message: UsageWindow | undefined): Window {
-  if (!message?.from || !message.to) throw new ApiError('invalid_request', 'window.from and window.to are required.', { param: 'window' });
+  if (!message?.from || !message.to)
+    throw new ApiError('invalid_request', 'window.from and window.to are required.', { param: 'window' });
   const from = timestampDate(message.from);
   const to = timestampDate(message.to);
   const tz = message.tz || 'UTC';
@@ -116,7 +134,10 @@ export function createLedgerService(deps: LedgerServiceDeps): RpcImplementation<
     const scope = { accountId: userId };
     const weekTo = new Date(Math.ceil(at.getTime() / HOUR_MS) * HOUR_MS);
     const { model: week } = await deps.reports.grouped(scope, new Date(weekTo.getTime() - WEEK_MS), weekTo, ['model']);
-    const allTime = await deps.db.$queryRawUnsafe<{ credits: string | null }[]>(`SELECT sum(credits)::text AS credits FROM usage_daily WHERE account_id = $1`, userId);
+    const allTime = await deps.db.$queryRawUnsafe<{ credits: string | null }[]>(
+      `SELECT sum(credits)::text AS credits FROM usage_daily WHERE account_id = $1`,
+      userId,
+    );
     const facts = await deps.reports.accountFacts(userId);
     const expiresAt = timestampFromDate(periodEnd(period));
     return {
@@ -129,7 +150,8 @@ export function createLedgerService(deps: LedgerServiceDeps): RpcImplementation<
       balanceCredits: derived.balance,
       totalUsageCredits: Math.round(Number(allTime[0]?.credits ?? 0) * 1e6) / 1e6,
       periodUsageCredits: current.usage,
-      capacityCredits: Math.round((current.plan.granted + current.beta.granted + current.permanent.granted) * 1e6) / 1e6,
+      capacityCredits:
+        Math.round((current.plan.granted + current.beta.granted + current.permanent.granted) * 1e6) / 1e6,
       keysCount: facts.keysCount,
       paidUsdWeek: Math.round(week.totals.credits * 1e3) / 1e6,
       listUsdWeek: week.totals.listUsd,
@@ -145,7 +167,11 @@ export function createLedgerService(deps: LedgerServiceDeps): RpcImplementation<
       const window = windowOf(request.window);
       const scope = scopeOf(request.scope);
       const { model: models, key: keys } = await deps.reports.grouped(scope, window.from, window.to, ['model', 'key']);
-      return { totals: metricsMessage(models.totals), models: models.groups.map(groupMessage), keys: keys.groups.map(groupMessage) };
+      return {
+        totals: metricsMessage(models.totals),
+        models: models.groups.map(groupMessage),
+        keys: keys.groups.map(groupMessage),
+      };
     },
 
     async listUsageRequests(request) {
@@ -159,13 +185,23 @@ export function createLedgerService(deps: LedgerServiceDeps): RpcImplementation<
 
     async getUsageDaily(request) {
       const { buckets } = await deps.reports.buckets(scopeOf(request.scope), windowOf(request.window), 'day');
-      return { days: buckets.map((b) => ({ day: b.key, metrics: metricsMessage(b.metrics) })), totals: metricsMessage(addUp(buckets.map((b) => b.metrics))) };
+      return {
+        days: buckets.map((b) => ({ day: b.key, metrics: metricsMessage(b.metrics) })),
+        totals: metricsMessage(addUp(buckets.map((b) => b.metrics))),
+      };
     },
 
     async getUsageBreakdown(request) {
-      if (request.bucket !== 'day' && request.bucket !== 'hour') throw new ApiError('invalid_request', 'bucket must be day or hour.', { param: 'bucket' });
-      if (!['key', 'model', 'provider', 'upstream'].includes(request.group)) throw new ApiError('invalid_request', 'group must be key, model, provider or upstream.', { param: 'group' });
-      const result = await deps.reports.buckets(scopeOf(request.scope), windowOf(request.window), request.bucket, request.group as Grouping);
+      if (request.bucket !== 'day' && request.bucket !== 'hour')
+        throw new ApiError('invalid_request', 'bucket must be day or hour.', { param: 'bucket' });
+      if (!['key', 'model', 'provider', 'upstream'].includes(request.group))
+        throw new ApiError('invalid_request', 'group must be key, model, provider or upstream.', { param: 'group' });
+      const result = await deps.reports.buckets(
+        scopeOf(request.scope),
+        windowOf(request.window),
+        request.bucket,
+        request.group as Grouping,
+      );
       return {
         from: timestampFromDate(result.from),
         to: timestampFromDate(result.to),
@@ -184,9 +220,14 @@ export function createLedgerService(deps: LedgerServiceDeps): RpcImplementation<
       const window = windowOf(request.window);
       const scope = scopeOf(request.scope);
       if (request.format) {
-        if (!isExportFormat(request.format)) throw new ApiError('invalid_request', 'format must be csv or jsonl.', { param: 'format' });
+        if (!isExportFormat(request.format))
+          throw new ApiError('invalid_request', 'format must be csv or jsonl.', { param: 'format' });
         const pageRows = Math.min(EXPORT_PAGE_MAX, Math.max(1, request.pageSize || EXPORT_PAGE_MAX));
-        const file = deps.reports.exportFile(scope, window.from, window.to, request.format, { omitSessionIds: request.omitSessionIds, pageRows, signal: ctx.signal });
+        const file = deps.reports.exportFile(scope, window.from, window.to, request.format, {
+          omitSessionIds: request.omitSessionIds,
+          pageRows,
+          signal: ctx.signal,
+        });
         for await (const chunk of file) yield { chunk };
         return;
       }
@@ -224,7 +265,11 @@ export function createLedgerService(deps: LedgerServiceDeps): RpcImplementation<
         unpricedModels: spend.unpricedModels,
         providers: spend.providers.map((p) => ({
           ...p,
-          sources: p.sources.map((s) => ({ source: s.source, status: s.status, freshAt: s.freshAt ? timestampFromDate(s.freshAt) : undefined })),
+          sources: p.sources.map((s) => ({
+            source: s.source,
+            status: s.status,
+            freshAt: s.freshAt ? timestampFromDate(s.freshAt) : undefined,
+          })),
           residualUsd: p.residualUsd ?? undefined,
         })),
         series: spend.series.map((point) => ({ day: point.day, providers: Object.fromEntries(point.providers) })),
@@ -233,25 +278,38 @@ export function createLedgerService(deps: LedgerServiceDeps): RpcImplementation<
 
     async setPlan(request) {
       requireUser(request.userId);
-      if (!isPlanId(request.plan)) throw new ApiError('invalid_request', 'plan must be free, plus, pro or max.', { param: 'plan' });
+      if (!isPlanId(request.plan))
+        throw new ApiError('invalid_request', 'plan must be free, plus, pro or max.', { param: 'plan' });
       const limit = request.overageLimitCredits;
-      if (limit !== undefined && !(limit >= 0 && Number.isFinite(limit))) throw new ApiError('invalid_request', 'overage_limit_credits must be 0 or more.', { param: 'overage_limit_credits' });
-      await deps.publisher.changeBalance(request.userId, (tx, account) => changePlan(tx, account, request.plan as 'free', limit, now()));
+      if (limit !== undefined && !(limit >= 0 && Number.isFinite(limit)))
+        throw new ApiError('invalid_request', 'overage_limit_credits must be 0 or more.', {
+          param: 'overage_limit_credits',
+        });
+      await deps.publisher.changeBalance(request.userId, (tx, account) =>
+        changePlan(tx, account, request.plan as 'free', limit, now()),
+      );
       return { credits: await creditsOf(request.userId) };
     },
 
     async purchasePack(request) {
       requireUser(request.userId);
-      if (PACKS[request.packUsd] === undefined) throw new ApiError('invalid_request', 'pack_usd must be 5, 20 or 100.', { param: 'pack_usd' });
-      await deps.publisher.changeBalance(request.userId, async (tx) => void (await addPack(tx, request.userId, request.packUsd, now())));
+      if (PACKS[request.packUsd] === undefined)
+        throw new ApiError('invalid_request', 'pack_usd must be 5, 20 or 100.', { param: 'pack_usd' });
+      await deps.publisher.changeBalance(
+        request.userId,
+        async (tx) => void (await addPack(tx, request.userId, request.packUsd, now())),
+      );
       return { credits: await creditsOf(request.userId) };
     },
 
     async grantCredits(request) {
       requireUser(request.userId);
-      if (!Number.isFinite(request.credits) || request.credits === 0) throw new ApiError('invalid_request', 'credits must be a non-zero number.', { param: 'credits' });
+      if (!Number.isFinite(request.credits) || request.credits === 0)
+        throw new ApiError('invalid_request', 'credits must be a non-zero number.', { param: 'credits' });
       if (!request.reason) throw new ApiError('invalid_request', 'reason is required.', { param: 'reason' });
-      await deps.publisher.changeBalance(request.userId, (tx) => addGrant(tx, request.userId, request.credits, request.reason, now()));
+      await deps.publisher.changeBalance(request.userId, (tx) =>
+        addGrant(tx, request.userId, request.credits, request.reason, now()),
+      );
       return { credits: await creditsOf(request.userId) };
     },
   };

@@ -27,7 +27,12 @@ const REQUEST_TIMEOUT_MS = 15_000;
 
 const endpoint = (baseUrl: string, path: string) => `${baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '')}${path}`;
 
-async function getJson(provider: string, url: URL, headers: Record<string, string>, signal?: AbortSignal): Promise<unknown> {
+async function getJson(
+  provider: string,
+  url: URL,
+  headers: Record<string, string>,
+  signal?: AbortSignal,
+): Promise<unknown> {
   const timeout = AbortSignal.timeout(REQUEST_TIMEOUT_MS);
   let response: Response;
   try {
@@ -75,12 +80,19 @@ export function openAiCostReport(config: CostSourceConfig): CostReportReader {
       url.searchParams.append('group_by', 'line_item');
       url.searchParams.set('limit', '180');
       if (next) url.searchParams.set('page', next);
-      type Bucket = { start_time: number; results?: Array<{ amount?: { value?: number | string }; line_item?: string | null }> };
-      const body = page<Bucket>('openai', await getJson('openai', url, { authorization: `Bearer ${config.adminKey}` }, signal));
+      type Bucket = {
+        start_time: number;
+        results?: Array<{ amount?: { value?: number | string }; line_item?: string | null }>;
+      };
+      const body = page<Bucket>(
+        'openai',
+        await getJson('openai', url, { authorization: `Bearer ${config.adminKey}` }, signal),
+      );
       for (const bucket of body.data ?? []) {
         for (const result of bucket.results ?? []) {
           const usd = Number(result.amount?.value ?? 0);
-          if (Number.isFinite(usd)) costs.push({ day: dayOfUnix(bucket.start_time), service: result.line_item ?? 'other', usd });
+          if (Number.isFinite(usd))
+            costs.push({ day: dayOfUnix(bucket.start_time), service: result.line_item ?? 'other', usd });
         }
       }
       next = body.next_page;
@@ -107,13 +119,21 @@ export function anthropicCostReport(config: CostSourceConfig): CostReportReader 
       url.searchParams.append('group_by[]', 'description');
       url.searchParams.set('limit', '31');
       if (next) url.searchParams.set('page', next);
-      type Bucket = { starting_at: string; results?: Array<{ amount?: string | number; currency?: string; description?: string | null }> };
+      type Bucket = {
+        starting_at: string;
+        results?: Array<{ amount?: string | number; currency?: string; description?: string | null }>;
+      };
       const headers = { 'x-api-key': config.adminKey, 'anthropic-version': '2023-06-01' };
       const body = page<Bucket>('anthropic', await getJson('anthropic', url, headers, signal));
       for (const bucket of body.data ?? []) {
         for (const result of bucket.results ?? []) {
           const cents = Number(result.amount ?? 0);
-          if (Number.isFinite(cents)) costs.push({ day: bucket.starting_at.slice(0, 10), service: result.description ?? 'other', usd: cents / 100 });
+          if (Number.isFinite(cents))
+            costs.push({
+              day: bucket.starting_at.slice(0, 10),
+              service: result.description ?? 'other',
+              usd: cents / 100,
+            });
         }
       }
       next = body.next_page;

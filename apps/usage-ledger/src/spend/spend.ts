@@ -41,7 +41,12 @@ export interface SpendDeps {
   now?: () => Date;
 }
 
-const LABELS: Record<string, string> = { house: 'House (service credits)', openai: 'OpenAI', anthropic: 'Anthropic', google: 'Google' };
+const LABELS: Record<string, string> = {
+  house: 'House (service credits)',
+  openai: 'OpenAI',
+  anthropic: 'Anthropic',
+  google: 'Google',
+};
 const SOURCE_NAMES: Record<string, string> = { openai: 'openai_costs_api', anthropic: 'anthropic_cost_report' };
 const DAY_MS = 86_400_000;
 
@@ -86,14 +91,18 @@ export function createSpend(deps: SpendDeps) {
     const at = now();
     const fresh = row?.fetched_at && at.getTime() - row.fetched_at.getTime() < deps.refreshMs && !row.last_error;
     const completeNeeded = to < dayOf(at) ? to : dayOf(at);
-    if (fresh && row.covered_from !== null && row.covered_from <= from && (row.covered_to ?? '') >= completeNeeded) return;
+    if (fresh && row.covered_from !== null && row.covered_from <= from && (row.covered_to ?? '') >= completeNeeded)
+      return;
     const readTo = to < dayOf(at) ? to : dayOf(new Date(at.getTime() + DAY_MS));
     let costs: DailyCost[];
     try {
       costs = await read({ from: new Date(`${from}T00:00:00Z`), to: new Date(`${readTo}T00:00:00Z`) });
     } catch (error) {
       const message = error instanceof CostReportError ? error.message : 'cost report failed';
-      deps.logger.warn({ provider, err: error }, 'reading a provider cost report failed; spend falls back to estimates');
+      deps.logger.warn(
+        { provider, err: error },
+        'reading a provider cost report failed; spend falls back to estimates',
+      );
       await deps.db.$executeRawUnsafe(
         `INSERT INTO provider_cost_sources (provider, source, last_error) VALUES ($1, $2, $3)
          ON CONFLICT (provider) DO UPDATE SET last_error = excluded.last_error`,
@@ -106,10 +115,21 @@ export function createSpend(deps: SpendDeps) {
     // Days before today are complete; today's costs are still landing, so today stays estimated.
     const completeTo = readTo > dayOf(at) ? dayOf(at) : readTo;
     await deps.db.$transaction(async (tx) => {
-      await tx.$executeRawUnsafe(`DELETE FROM provider_costs WHERE provider = $1 AND day >= $2::date AND day < $3::date`, provider, from, readTo);
+      await tx.$executeRawUnsafe(
+        `DELETE FROM provider_costs WHERE provider = $1 AND day >= $2::date AND day < $3::date`,
+        provider,
+        from,
+        readTo,
+      );
       const merged = new Map<string, number>();
-      for (const cost of costs) merged.set(JSON.stringify([cost.day, cost.service]), (merged.get(JSON.stringify([cost.day, cost.service])) ?? 0) + cost.usd);
-      const entries = [...merged].map(([key, amount]) => [...(JSON.parse(key) as [string, string]), amount.toFixed(6)] as const);
+      for (const cost of costs)
+        merged.set(
+          JSON.stringify([cost.day, cost.service]),
+          (merged.get(JSON.stringify([cost.day, cost.service])) ?? 0) + cost.usd,
+        );
+      const entries = [...merged].map(
+        ([key, amount]) => [...(JSON.parse(key) as [string, string]), amount.toFixed(6)] as const,
+      );
       if (entries.length > 0) {
         await tx.$executeRawUnsafe(
           `INSERT INTO provider_costs (provider, day, service, amount_usd) SELECT $1, d, s, a FROM unnest($2::date[], $3::text[], $4::numeric[]) AS u(d, s, a)
@@ -141,12 +161,18 @@ export function createSpend(deps: SpendDeps) {
       const days: string[] = [];
       for (let at = from.getTime(); at < to.getTime(); at += DAY_MS) days.push(dayOf(new Date(at)));
 
-      await Promise.all(Object.entries(deps.costReports).map(([provider, read]) => (read ? refresh(provider, read, fromDay, toDay) : Promise.resolve())));
+      await Promise.all(
+        Object.entries(deps.costReports).map(([provider, read]) =>
+          read ? refresh(provider, read, fromDay, toDay) : Promise.resolve(),
+        ),
+      );
       const sourceRows = await deps.db.$queryRawUnsafe<SourceRow[]>(
         `SELECT provider, fetched_at, to_char(covered_from, 'YYYY-MM-DD') AS covered_from, to_char(covered_to, 'YYYY-MM-DD') AS covered_to, last_error FROM provider_cost_sources`,
       );
       const sources = new Map(sourceRows.map((row) => [row.provider, row]));
-      const measuredRows = await deps.db.$queryRawUnsafe<{ provider: string; day: string; service: string; usd: string }[]>(
+      const measuredRows = await deps.db.$queryRawUnsafe<
+        { provider: string; day: string; service: string; usd: string }[]
+      >(
         `SELECT provider, to_char(day, 'YYYY-MM-DD') AS day, service, amount_usd::text AS usd FROM provider_costs WHERE day >= $1::date AND day < $2::date`,
         fromDay,
         toDay,
@@ -172,7 +198,10 @@ export function createSpend(deps: SpendDeps) {
         estimatedByModel.set(payee, perModel);
       }
 
-      const series = days.map((day) => ({ day, providers: new Map<string, { measured: number; estimated: number; plan: number }>() }));
+      const series = days.map((day) => ({
+        day,
+        providers: new Map<string, { measured: number; estimated: number; plan: number }>(),
+      }));
       const seriesOf = (day: string, provider: string) => {
         const entry = series.find((s) => s.day === day);
         if (!entry) return undefined;
@@ -235,10 +264,13 @@ export function createSpend(deps: SpendDeps) {
       for (const provider of [...vendors].sort()) {
         const source = sources.get(provider);
         const configured = deps.costReports[provider] !== undefined;
-        const sourceStatus: SourceStatus = !configured || !source?.fetched_at ? 'missing' : source.last_error ? 'stale' : 'ok';
+        const sourceStatus: SourceStatus =
+          !configured || !source?.fetched_at ? 'missing' : source.last_error ? 'stale' : 'ok';
         const coveredTo = sourceStatus === 'missing' ? null : (source?.covered_to ?? null);
         const estimates = estimatedByDay.get(provider) ?? new Map<string, number>();
-        const measured = measuredRows.filter((row) => row.provider === provider && coveredTo !== null && row.day < coveredTo);
+        const measured = measuredRows.filter(
+          (row) => row.provider === provider && coveredTo !== null && row.day < coveredTo,
+        );
         let measuredUsd = 0;
         const services = new Map<string, number>();
         for (const row of measured) {
@@ -258,7 +290,8 @@ export function createSpend(deps: SpendDeps) {
         }
         const uncoveredDays = coveredTo === null ? days.length : days.filter((day) => day >= coveredTo).length;
         const status: SpendStatus = coveredTo === null ? 'estimate_only' : uncoveredDays > 0 ? 'residual' : 'caught_up';
-        if (status === 'estimate_only') for (const [model, amount] of estimatedByModel.get(provider) ?? []) services.set(model, amount);
+        if (status === 'estimate_only')
+          for (const [model, amount] of estimatedByModel.get(provider) ?? []) services.set(model, amount);
         const usageUsd = status === 'estimate_only' ? estimatedUsd : measuredUsd + residual;
         providers.push({
           provider,
@@ -274,14 +307,38 @@ export function createSpend(deps: SpendDeps) {
           services: [...services]
             .map(([service, amount]) => ({ service, totalUsd: usd(amount) }))
             .sort((a, b) => b.totalUsd - a.totalUsd || (a.service < b.service ? -1 : 1)),
-          sources: configured || SOURCE_NAMES[provider] ? [{ source: SOURCE_NAMES[provider] ?? provider, freshAt: source?.fetched_at ?? null, status: sourceStatus }] : [],
+          sources:
+            configured || SOURCE_NAMES[provider]
+              ? [
+                  {
+                    source: SOURCE_NAMES[provider] ?? provider,
+                    freshAt: source?.fetched_at ?? null,
+                    status: sourceStatus,
+                  },
+                ]
+              : [],
         });
       }
 
       const totalUsd = usd(providers.reduce((sum, p) => sum + p.totalUsd, 0));
-      const estimatedUsd = usd(providers.reduce((sum, p) => sum + (p.status === 'estimate_only' ? p.usageUsd : (p.residualUsd ?? 0)), 0));
-      for (const point of series) for (const value of point.providers.values()) Object.assign(value, { measured: usd(value.measured), estimated: usd(value.estimated), plan: usd(value.plan) });
-      return { totalUsd, tiedUsd: usd(totalUsd - estimatedUsd), estimatedUsd, unpricedModels: [...unpriced].sort(), providers, series };
+      const estimatedUsd = usd(
+        providers.reduce((sum, p) => sum + (p.status === 'estimate_only' ? p.usageUsd : (p.residualUsd ?? 0)), 0),
+      );
+      for (const point of series)
+        for (const value of point.providers.values())
+          Object.assign(value, {
+            measured: usd(value.measured),
+            estimated: usd(value.estimated),
+            plan: usd(value.plan),
+          });
+      return {
+        totalUsd,
+        tiedUsd: usd(totalUsd - estimatedUsd),
+        estimatedUsd,
+        unpricedModels: [...unpriced].sort(),
+        providers,
+        series,
+      };
     },
   };
 }

@@ -29,8 +29,17 @@ interface JournalInput {
 function refillsFor(plan: PlanId, period: string): JournalInput[] {
   const { planCredits, betaCredits, priceUsd } = PLANS[plan];
   const entries: JournalInput[] = [];
-  if (planCredits > 0) entries.push({ kind: 'plan_refill', pot: 'plan', credits: planCredits, usd: priceUsd, period, note: `${PLANS[plan].label} plan credits` });
-  if (betaCredits > 0) entries.push({ kind: 'beta_refill', pot: 'beta', credits: betaCredits, period, note: 'monthly beta pot' });
+  if (planCredits > 0)
+    entries.push({
+      kind: 'plan_refill',
+      pot: 'plan',
+      credits: planCredits,
+      usd: priceUsd,
+      period,
+      note: `${PLANS[plan].label} plan credits`,
+    });
+  if (betaCredits > 0)
+    entries.push({ kind: 'beta_refill', pot: 'beta', credits: betaCredits, period, note: 'monthly beta pot' });
   return entries;
 }
 
@@ -52,7 +61,11 @@ async function appendJournal(db: Db, accountId: string, entries: JournalInput[])
 }
 
 /** The account's row, created on the Free plan with this month's refill when the ledger has not seen it yet. */
-export async function ensureCreditAccount(db: Db, accountId: string, now: Date): Promise<{ account: CreditAccountRow; created: boolean }> {
+export async function ensureCreditAccount(
+  db: Db,
+  accountId: string,
+  now: Date,
+): Promise<{ account: CreditAccountRow; created: boolean }> {
   const period = periodOf(now);
   const inserted = await db.$queryRawUnsafe<{ account_id: string }[]>(
     `INSERT INTO credit_accounts (account_id, refilled_period) VALUES ($1, $2) ON CONFLICT (account_id) DO NOTHING RETURNING account_id`,
@@ -86,17 +99,29 @@ export async function refillIfDue(db: Db, account: CreditAccountRow, now: Date):
   const period = periodOf(now);
   if (account.refilledPeriod !== null && account.refilledPeriod >= period) return false;
   await appendJournal(db, account.accountId, refillsFor(account.plan, period));
-  await db.$executeRawUnsafe(`UPDATE credit_accounts SET refilled_period = $2 WHERE account_id = $1`, account.accountId, period);
+  await db.$executeRawUnsafe(
+    `UPDATE credit_accounts SET refilled_period = $2 WHERE account_id = $1`,
+    account.accountId,
+    period,
+  );
   return true;
 }
 
 /** Moves an account to a plan. An upgrade adds the difference in plan credits for the rest of this month. */
-export async function changePlan(db: Db, account: CreditAccountRow, plan: PlanId, overageLimitCredits: number | undefined, now: Date): Promise<void> {
+export async function changePlan(
+  db: Db,
+  account: CreditAccountRow,
+  plan: PlanId,
+  overageLimitCredits: number | undefined,
+  now: Date,
+): Promise<void> {
   const period = periodOf(now);
   const extra = PLANS[plan].planCredits - PLANS[account.plan].planCredits;
   if (extra > 0) {
     const usd = PLANS[plan].priceUsd - PLANS[account.plan].priceUsd;
-    await appendJournal(db, account.accountId, [{ kind: 'plan_upgrade', pot: 'plan', credits: extra, usd, period, note: `upgrade ${account.plan} → ${plan}` }]);
+    await appendJournal(db, account.accountId, [
+      { kind: 'plan_upgrade', pot: 'plan', credits: extra, usd, period, note: `upgrade ${account.plan} → ${plan}` },
+    ]);
   }
   await db.$executeRawUnsafe(
     `UPDATE credit_accounts SET plan = $2, overage_limit_credits = COALESCE($3::numeric, overage_limit_credits) WHERE account_id = $1`,
@@ -108,12 +133,16 @@ export async function changePlan(db: Db, account: CreditAccountRow, plan: PlanId
 
 export async function addPack(db: Db, accountId: string, packUsd: number, now: Date): Promise<number> {
   const credits = PACKS[packUsd]!;
-  await appendJournal(db, accountId, [{ kind: 'pack', pot: 'permanent', credits, usd: packUsd, period: periodOf(now), note: `$${packUsd} credit pack` }]);
+  await appendJournal(db, accountId, [
+    { kind: 'pack', pot: 'permanent', credits, usd: packUsd, period: periodOf(now), note: `$${packUsd} credit pack` },
+  ]);
   return credits;
 }
 
 export async function addGrant(db: Db, accountId: string, credits: number, reason: string, now: Date): Promise<void> {
-  await appendJournal(db, accountId, [{ kind: 'grant', pot: 'permanent', credits, period: periodOf(now), note: reason }]);
+  await appendJournal(db, accountId, [
+    { kind: 'grant', pot: 'permanent', credits, period: periodOf(now), note: reason },
+  ]);
 }
 
 export interface CreditInputs {
@@ -143,7 +172,11 @@ export function deriveCredits(inputs: CreditInputs, account: CreditAccountRow, p
 
 /** Whose balance the sweep looks at next: accounts in id order after `afterId`. */
 export async function listCreditAccounts(db: Db, afterId: string, limit: number): Promise<CreditAccountRow[]> {
-  const rows = await (db as PrismaClient).creditAccount.findMany({ where: { accountId: { gt: afterId } }, orderBy: { accountId: 'asc' }, take: limit });
+  const rows = await (db as PrismaClient).creditAccount.findMany({
+    where: { accountId: { gt: afterId } },
+    orderBy: { accountId: 'asc' },
+    take: limit,
+  });
   return rows.map(toAccount);
 }
 
@@ -159,6 +192,9 @@ export async function markReconciled(db: Db, accountId: string, readAt: Date, no
 
 /** Takes the account's publishing lock for this transaction, or says another replica holds it. */
 export async function tryLockAccount(tx: Tx, accountId: string): Promise<boolean> {
-  const [row] = await tx.$queryRawUnsafe<{ locked: boolean }[]>(`SELECT pg_try_advisory_xact_lock(hashtext('credits:' || $1)) AS locked`, accountId);
+  const [row] = await tx.$queryRawUnsafe<{ locked: boolean }[]>(
+    `SELECT pg_try_advisory_xact_lock(hashtext('credits:' || $1)) AS locked`,
+    accountId,
+  );
   return row?.locked === true;
 }

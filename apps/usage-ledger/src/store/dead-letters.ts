@@ -33,7 +33,10 @@ export async function recordDeadLetter(db: PrismaClient, letter: DeadLetterInput
 }
 
 /** Dead letters oldest first: the ones not replayed yet, or with `all` every one; or exactly `ids`. */
-export async function listDeadLetters(db: PrismaClient, query: { ids?: bigint[]; all?: boolean; limit?: number }): Promise<DeadLetter[]> {
+export async function listDeadLetters(
+  db: PrismaClient,
+  query: { ids?: bigint[]; all?: boolean; limit?: number },
+): Promise<DeadLetter[]> {
   const rows = await db.usageDeadLetter.findMany({
     where: query.ids ? { id: { in: query.ids } } : query.all ? {} : { replayedAt: null },
     orderBy: { id: 'asc' },

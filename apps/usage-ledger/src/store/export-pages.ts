@@ -36,7 +36,8 @@ export function prismaExportPages(db: PrismaClient): ReadExportPage {
     for (const row of rows) text += row.line;
     const bytes = Buffer.from(text);
     const chunks: Buffer[] = [];
-    for (let at = 0; at < bytes.length; at += EXPORT_CHUNK_BYTES) chunks.push(bytes.subarray(at, at + EXPORT_CHUNK_BYTES));
+    for (let at = 0; at < bytes.length; at += EXPORT_CHUNK_BYTES)
+      chunks.push(bytes.subarray(at, at + EXPORT_CHUNK_BYTES));
     return { chunks, rows: rows.length, lastEventId: rows.at(-1)?.event_id };
   };
 }
@@ -55,7 +56,9 @@ export function copyExportPages(pool: pg.Pool): ReadExportPage {
     const ignore = () => undefined;
     client.on('error', ignore);
     try {
-      const page = await new Promise<ExportPage>((resolve, reject) => client.query(new CopyOutPage(statement, head, resolve, reject)));
+      const page = await new Promise<ExportPage>((resolve, reject) =>
+        client.query(new CopyOutPage(statement, head, resolve, reject)),
+      );
       client.removeListener('error', ignore);
       client.release();
       return page;
@@ -135,7 +138,11 @@ class CopyOutPage implements pg.Submittable {
   private read(data: Buffer): void {
     let at = 0;
     if (!this.headerSeen) {
-      if (data.length < COPY_HEADER_BYTES || data.compare(COPY_SIGNATURE, 0, COPY_SIGNATURE.length, 0, COPY_SIGNATURE.length) !== 0) throw new Error('COPY data without the binary file header');
+      if (
+        data.length < COPY_HEADER_BYTES ||
+        data.compare(COPY_SIGNATURE, 0, COPY_SIGNATURE.length, 0, COPY_SIGNATURE.length) !== 0
+      )
+        throw new Error('COPY data without the binary file header');
       at = COPY_HEADER_BYTES + data.readUInt32BE(COPY_SIGNATURE.length + 4);
       this.headerSeen = true;
     }
@@ -150,7 +157,8 @@ class CopyOutPage implements pg.Submittable {
       const lineAt = at + 6;
       const idBytes = data.readInt32BE(lineAt + lineBytes);
       const idAt = lineAt + lineBytes + 4;
-      if (lineBytes < 0 || idBytes < 0 || idAt + idBytes > data.length) throw new Error('COPY row with a NULL or cut field');
+      if (lineBytes < 0 || idBytes < 0 || idAt + idBytes > data.length)
+        throw new Error('COPY row with a NULL or cut field');
       this.append(data, lineAt, lineAt + lineBytes);
       this.lastEventId = data.toString('utf8', idAt, idAt + idBytes);
       this.rows += 1;

@@ -2,7 +2,10 @@ import type { Prisma, PrismaClient } from '../generated/prisma/client';
 import { periodOf, PLANS } from '../credits/plans';
 
 /** One `usage_generations` row as written from a usage event. */
-export type GenerationRow = Omit<Prisma.UsageGenerationCreateManyInput, 'totalCostUsd' | 'cacheDiscountUsd' | 'creditsCharged' | 'fairUseCredits'> & {
+export type GenerationRow = Omit<
+  Prisma.UsageGenerationCreateManyInput,
+  'totalCostUsd' | 'cacheDiscountUsd' | 'creditsCharged' | 'fairUseCredits'
+> & {
   totalCostUsd: number;
   cacheDiscountUsd: number;
   creditsCharged: number;
@@ -21,7 +24,9 @@ const COLUMNS = `event_id text, request_id text, account_id text, user_id text, 
   tokens_completion bigint, cache_read bigint, cache_write bigint, reasoning_tokens bigint, total_cost_usd numeric,
   cache_discount_usd numeric, credits_charged numeric, fair_use_credits numeric, is_byok boolean, status integer,
   latency_ms integer, ttft_ms integer, stream boolean, session_id text, ts timestamptz`;
-const NAMES = COLUMNS.split(',').map((column) => column.trim().split(/\s+/)[0]).join(', ');
+const NAMES = COLUMNS.split(',')
+  .map((column) => column.trim().split(/\s+/)[0])
+  .join(', ');
 
 const ROLLUP_SUMS = `count(*), count(*) FILTER (WHERE status >= 400), sum(tokens_prompt), sum(tokens_completion), sum(cache_read),
   sum(cache_write), sum(reasoning_tokens), sum(total_cost_usd), sum(credits_charged)`;
@@ -120,7 +125,11 @@ function toRecord(row: GenerationRow): Record<string, unknown> {
 }
 
 /** Applies a batch of calls, exactly once per event id whatever the redelivery or order (see APPLY_BATCH). */
-export async function applyGenerations(db: PrismaClient, rows: GenerationRow[], now: Date = new Date()): Promise<AppliedBatch> {
+export async function applyGenerations(
+  db: PrismaClient,
+  rows: GenerationRow[],
+  now: Date = new Date(),
+): Promise<AppliedBatch> {
   if (rows.length === 0) return { inserted: 0, newAccounts: [] };
   // The same event twice in one batch (a redelivery): the first one is the one recorded, as across batches.
   const unique = new Map<string, GenerationRow>();

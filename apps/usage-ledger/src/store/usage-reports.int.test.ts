@@ -2,7 +2,14 @@ import { createTestDatabase, testBackends, type TestDatabase } from '@sbc/testin
 import { loadUsageLedgerConfig, start, type RunningUsageLedger } from '../main';
 import { exportPagesFor, prismaExportPages } from './export-pages';
 import { applyGenerations, type GenerationRow } from './generations';
-import { addUp, createUsageReports, type CallRow, type GroupTotals, type Metrics, type UsageScope } from './usage-reports';
+import {
+  addUp,
+  createUsageReports,
+  type CallRow,
+  type GroupTotals,
+  type Metrics,
+  type UsageScope,
+} from './usage-reports';
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
@@ -64,7 +71,13 @@ describe('usage totals per group', () => {
   beforeAll(async () => {
     db = await createTestDatabase('usage_reports');
     running = await start(
-      loadUsageLedgerConfig({ USAGE_LEDGER_GRPC_PORT: '0', USAGE_LEDGER_HTTP_PORT: '0', DATABASE_URL: db.databaseUrl, SBC_DATA_DIR: 'memory://', LOG_LEVEL: 'silent' }),
+      loadUsageLedgerConfig({
+        USAGE_LEDGER_GRPC_PORT: '0',
+        USAGE_LEDGER_HTTP_PORT: '0',
+        DATABASE_URL: db.databaseUrl,
+        SBC_DATA_DIR: 'memory://',
+        LOG_LEVEL: 'silent',
+      }),
     );
     const rows = calls(3_000, random(7));
     // In batches, as the consumer applies them, so the rollups are built up the way they are in production.
@@ -76,7 +89,12 @@ describe('usage totals per group', () => {
   });
 
   /** The same totals from the calls alone, one plain GROUP BY per grouping. */
-  async function scanCalls(scope: UsageScope, from: Date, to: Date, group: 'model' | 'key'): Promise<{ totals: Metrics; groups: GroupTotals[] }> {
+  async function scanCalls(
+    scope: UsageScope,
+    from: Date,
+    to: Date,
+    group: 'model' | 'key',
+  ): Promise<{ totals: Metrics; groups: GroupTotals[] }> {
     const column = group === 'model' ? 'model' : `COALESCE(key_id, '')`;
     const rows = await running.database.prisma.$queryRawUnsafe<Record<string, string | null>[]>(
       `SELECT ${column} AS gid, max(key_label) AS label, count(*)::text AS requests, count(*) FILTER (WHERE status >= 400)::text AS failed,
@@ -121,7 +139,11 @@ describe('usage totals per group', () => {
       for (const group of ['model', 'key'] as const) {
         const scanned = await scanCalls(scope, from, to, group);
         const window = `${JSON.stringify(scope)} ${from.toISOString()} .. ${to.toISOString()} by ${group}`;
-        expect({ window, totals: fast[group].totals, groups: byId(fast[group].groups) }).toEqual({ window, totals: scanned.totals, groups: byId(scanned.groups) });
+        expect({ window, totals: fast[group].totals, groups: byId(fast[group].groups) }).toEqual({
+          window,
+          totals: scanned.totals,
+          groups: byId(scanned.groups),
+        });
         compared += scanned.totals.requests;
       }
     }
@@ -146,12 +168,28 @@ describe('usage totals per group', () => {
     const next = random(11);
     const scope = { accountId: 'usr_reports' };
     let compared = 0;
-    for (const tz of ['Asia/Kolkata', 'Asia/Kathmandu', 'America/St_Johns', 'Australia/Adelaide', 'Australia/Lord_Howe']) {
+    for (const tz of [
+      'Asia/Kolkata',
+      'Asia/Kathmandu',
+      'America/St_Johns',
+      'Australia/Adelaide',
+      'Australia/Lord_Howe',
+    ]) {
       for (let n = 0; n < 4; n++) {
         const [a, b] = [edge(next), edge(next)].sort((x, y) => x - y);
         if (a === b) continue;
         const got = await reports.buckets(scope, { from: new Date(a!), to: new Date(b!), tz }, 'day', 'model');
-        const scanned = await running.database.prisma.$queryRawUnsafe<Array<{ day: string; model: string; requests: string; failed: string; tokens_in: string; tokens_out: string; credits: string }>>(
+        const scanned = await running.database.prisma.$queryRawUnsafe<
+          Array<{
+            day: string;
+            model: string;
+            requests: string;
+            failed: string;
+            tokens_in: string;
+            tokens_out: string;
+            credits: string;
+          }>
+        >(
           `SELECT to_char(date_trunc('day', ts AT TIME ZONE $4), 'YYYY-MM-DD') AS day, model, count(*)::text AS requests, count(*) FILTER (WHERE status >= 400)::text AS failed,
                   sum(tokens_prompt)::text AS tokens_in, sum(tokens_completion)::text AS tokens_out, sum(credits_charged)::text AS credits
            FROM usage_generations WHERE account_id = $1 AND ts >= $2::timestamptz AND ts < $3::timestamptz GROUP BY 1, 2`,
@@ -161,7 +199,15 @@ describe('usage totals per group', () => {
           tz,
         );
         const fromBuckets = got.buckets.flatMap((bucket) =>
-          [...bucket.by].map(([model, m]) => ({ day: bucket.key, model, requests: m.requests, failed: m.failed, tokensIn: m.tokensIn, tokensOut: m.tokensOut, credits: Math.round(m.credits * 1e6) / 1e6 })),
+          [...bucket.by].map(([model, m]) => ({
+            day: bucket.key,
+            model,
+            requests: m.requests,
+            failed: m.failed,
+            tokensIn: m.tokensIn,
+            tokensOut: m.tokensOut,
+            credits: Math.round(m.credits * 1e6) / 1e6,
+          })),
         );
         const fromCalls = scanned.map((row) => ({
           day: row.day,
@@ -172,7 +218,8 @@ describe('usage totals per group', () => {
           tokensOut: Number(row.tokens_out),
           credits: Math.round(Number(row.credits) * 1e6) / 1e6,
         }));
-        const order = (rows: typeof fromCalls) => [...rows].sort((x, y) => (x.day + x.model < y.day + y.model ? -1 : 1));
+        const order = (rows: typeof fromCalls) =>
+          [...rows].sort((x, y) => (x.day + x.model < y.day + y.model ? -1 : 1));
         const window = `${tz} ${got.from.toISOString()} .. ${got.to.toISOString()}`;
         expect({ window, rows: order(fromBuckets) }).toEqual({ window, rows: order(fromCalls) });
         compared += fromCalls.reduce((sum, row) => sum + row.requests, 0);
@@ -221,7 +268,9 @@ function csvRow(row: CallRow, incognito: boolean): string {
     const text = String(value);
     return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
   };
-  return `${CSV_HEADER.split(',').map((column) => cell(g[column])).join(',')}\r\n`;
+  return `${CSV_HEADER.split(',')
+    .map((column) => cell(g[column]))
+    .join(',')}\r\n`;
 }
 
 describe('the export file', () => {
@@ -233,14 +282,40 @@ describe('the export file', () => {
   /** An account id and event ids that are only safe in SQL as values, for the COPY path's quoted literals. */
   const quotingAccountId = String.raw`usr_o'brien\ "x"; --`;
   const quiet = ['plain', '', 'ünïcödé 🙂 \u2028', 'slash / and spaces'];
-  const hostile = ['plain', 'comma, inside', 'a "quoted" word', 'line\nbreak', 'carriage\rreturn', 'tab\tand \u0001 control', 'back\\slash /', 'ünïcödé 🙂 \u2028', ''];
+  const hostile = [
+    'plain',
+    'comma, inside',
+    'a "quoted" word',
+    'line\nbreak',
+    'carriage\rreturn',
+    'tab\tand \u0001 control',
+    'back\\slash /',
+    'ünïcödé 🙂 \u2028',
+    '',
+  ];
   beforeAll(async () => {
     db = await createTestDatabase('usage_export');
     running = await start(
-      loadUsageLedgerConfig({ USAGE_LEDGER_GRPC_PORT: '0', USAGE_LEDGER_HTTP_PORT: '0', DATABASE_URL: db.databaseUrl, SBC_DATA_DIR: 'memory://', LOG_LEVEL: 'silent' }),
+      loadUsageLedgerConfig({
+        USAGE_LEDGER_GRPC_PORT: '0',
+        USAGE_LEDGER_HTTP_PORT: '0',
+        DATABASE_URL: db.databaseUrl,
+        SBC_DATA_DIR: 'memory://',
+        LOG_LEVEL: 'silent',
+      }),
     );
-    embedded = await start(loadUsageLedgerConfig({ USAGE_LEDGER_GRPC_PORT: '0', USAGE_LEDGER_HTTP_PORT: '0', SBC_DATA_DIR: 'memory://', LOG_LEVEL: 'silent' }));
-    const costs = [0, 0.000000001, 0.000000004, 0.00000012, 0.000000123, 0.0000005, 0.000001, 0.0000123, 0.25, 3.000000001, 123456.123456789, -0.000000002, -1.5];
+    embedded = await start(
+      loadUsageLedgerConfig({
+        USAGE_LEDGER_GRPC_PORT: '0',
+        USAGE_LEDGER_HTTP_PORT: '0',
+        SBC_DATA_DIR: 'memory://',
+        LOG_LEVEL: 'silent',
+      }),
+    );
+    const costs = [
+      0, 0.000000001, 0.000000004, 0.00000012, 0.000000123, 0.0000005, 0.000001, 0.0000123, 0.25, 3.000000001,
+      123456.123456789, -0.000000002, -1.5,
+    ];
     const rows: GenerationRow[] = Array.from({ length: 2_345 }, (_, n) => {
       // Every other call's text needs no quoting or escaping, the rest's mostly does: both renderings are used.
       const text = (k: number) => (n % 2 === 0 ? quiet[(n + k) % quiet.length]! : hostile[(n + k) % hostile.length]!);
@@ -272,7 +347,9 @@ describe('the export file', () => {
         fairUseCredits: 0,
       };
     });
-    const quoting = rows.slice(0, 20).map((row, n) => ({ ...row, accountId: quotingAccountId, eventId: `evt_'\\${n}"` }));
+    const quoting = rows
+      .slice(0, 20)
+      .map((row, n) => ({ ...row, accountId: quotingAccountId, eventId: `evt_'\\${n}"` }));
     for (const ledger of [running, embedded]) {
       for (let i = 0; i < rows.length; i += 500) await applyGenerations(ledger.database.prisma, rows.slice(i, i + 500));
       await applyGenerations(ledger.database.prisma, quoting);
@@ -289,7 +366,9 @@ describe('the export file', () => {
    * in CI; through Prisma when the suite runs on PGlite), or from the embedded ledger through Prisma.
    */
   const reportsOf = (via: 'postgres' | 'pglite') =>
-    via === 'postgres' ? createUsageReports(running.database.prisma, exportPagesFor(running.database)) : createUsageReports(embedded.database.prisma, prismaExportPages(embedded.database.prisma));
+    via === 'postgres'
+      ? createUsageReports(running.database.prisma, exportPagesFor(running.database))
+      : createUsageReports(embedded.database.prisma, prismaExportPages(embedded.database.prisma));
   // What compares COPY with Prisma, or watches the driver's pool, needs a PostgreSQL server.
   const itWithPostgres = testBackends().postgresUrl ? it : it.skip;
 
@@ -302,15 +381,30 @@ describe('the export file', () => {
     options: { via?: 'postgres' | 'pglite'; scope?: UsageScope } = {},
   ): Promise<{ text: string; chunks: number }> {
     const chunks: Buffer[] = [];
-    const file = reportsOf(options.via ?? 'postgres').exportFile(options.scope ?? { accountId }, new Date(from), new Date(to), format, { omitSessionIds: incognito, pageRows });
+    const file = reportsOf(options.via ?? 'postgres').exportFile(
+      options.scope ?? { accountId },
+      new Date(from),
+      new Date(to),
+      format,
+      { omitSessionIds: incognito, pageRows },
+    );
     for await (const chunk of file) chunks.push(chunk);
     return { text: Buffer.concat(chunks).toString('utf8'), chunks: chunks.length };
   }
 
-  async function expected(incognito: boolean, from = '2026-03-01T00:00:00Z', to = '2026-05-01T00:00:00Z', scope: UsageScope = { accountId }): Promise<{ csv: string; jsonl: string }> {
+  async function expected(
+    incognito: boolean,
+    from = '2026-03-01T00:00:00Z',
+    to = '2026-05-01T00:00:00Z',
+    scope: UsageScope = { accountId },
+  ): Promise<{ csv: string; jsonl: string }> {
     const rows: CallRow[] = [];
-    for await (const page of reportsOf('postgres').exportCalls(scope, new Date(from), new Date(to), 1_000)) rows.push(...page);
-    return { csv: `${CSV_HEADER}\r\n${rows.map((row) => csvRow(row, incognito)).join('')}`, jsonl: rows.map((row) => `${JSON.stringify(generationJson(row, incognito))}\n`).join('') };
+    for await (const page of reportsOf('postgres').exportCalls(scope, new Date(from), new Date(to), 1_000))
+      rows.push(...page);
+    return {
+      csv: `${CSV_HEADER}\r\n${rows.map((row) => csvRow(row, incognito)).join('')}`,
+      jsonl: rows.map((row) => `${JSON.stringify(generationJson(row, incognito))}\n`).join(''),
+    };
   }
 
   it('is, byte for byte, the calls written as the edge writes them: JSON lines and CSV, hostile text, tiny costs, missing fields', async () => {
@@ -333,7 +427,9 @@ describe('the export file', () => {
     expect(want.jsonl.length).toBeGreaterThan(0);
     expect((await read('jsonl', false, 1, from, to)).text).toBe(want.jsonl);
     expect((await read('jsonl', false, 50, '2027-01-01T00:00:00Z', '2027-02-01T00:00:00Z')).text).toBe('');
-    expect((await read('csv', false, 50, '2027-01-01T00:00:00Z', '2027-02-01T00:00:00Z')).text).toBe(`${CSV_HEADER}\r\n`);
+    expect((await read('csv', false, 50, '2027-01-01T00:00:00Z', '2027-02-01T00:00:00Z')).text).toBe(
+      `${CSV_HEADER}\r\n`,
+    );
   });
 
   it('comes in chunks of at most 1 MiB, whatever the page', async () => {
@@ -344,14 +440,20 @@ describe('the export file', () => {
     }
   });
 
-  itWithPostgres('is the same bytes from the embedded ledger (PGlite, through Prisma) as from PostgreSQL (COPY)', async () => {
-    for (const incognito of [false, true]) {
-      for (const format of ['csv', 'jsonl'] as const) {
-        const fromPostgres = await read(format, incognito, 1_000);
-        expect((await read(format, incognito, 1_000, undefined, undefined, { via: 'pglite' })).text).toBe(fromPostgres.text);
+  itWithPostgres(
+    'is the same bytes from the embedded ledger (PGlite, through Prisma) as from PostgreSQL (COPY)',
+    async () => {
+      for (const incognito of [false, true]) {
+        for (const format of ['csv', 'jsonl'] as const) {
+          const fromPostgres = await read(format, incognito, 1_000);
+          expect((await read(format, incognito, 1_000, undefined, undefined, { via: 'pglite' })).text).toBe(
+            fromPostgres.text,
+          );
+        }
       }
-    }
-  }, 60_000);
+    },
+    60_000,
+  );
 
   it('takes quotes, backslashes and SQL in an account id and in the event ids it pages after as values', async () => {
     const scope = { accountId: quotingAccountId };
@@ -363,27 +465,36 @@ describe('the export file', () => {
     }
   });
 
-  itWithPostgres('a caller who leaves mid-export leaves no database connection behind: after more abandoned exports than the pool holds, the next export still finishes', async () => {
-    const pool = running.database.pool!;
-    const reports = reportsOf('postgres');
-    const window = [{ accountId }, new Date('2026-03-01T00:00:00Z'), new Date('2026-05-01T00:00:00Z')] as const;
-    for (let n = 0; n < pool.options.max + 2; n++) {
-      const abort = new AbortController();
-      const file = reports.exportFile(...window, 'jsonl', { omitSessionIds: false, pageRows: 100, signal: abort.signal });
-      // Half leave by dropping the stream, half by cancelling it (as the edge does when its caller goes).
-      let chunks = 0;
-      for await (const chunk of file) {
-        expect(chunk.length).toBeGreaterThan(0);
-        chunks += 1;
-        if (n % 2 === 0) break;
-        abort.abort();
+  itWithPostgres(
+    'a caller who leaves mid-export leaves no database connection behind: after more abandoned exports than the pool holds, the next export still finishes',
+    async () => {
+      const pool = running.database.pool!;
+      const reports = reportsOf('postgres');
+      const window = [{ accountId }, new Date('2026-03-01T00:00:00Z'), new Date('2026-05-01T00:00:00Z')] as const;
+      for (let n = 0; n < pool.options.max + 2; n++) {
+        const abort = new AbortController();
+        const file = reports.exportFile(...window, 'jsonl', {
+          omitSessionIds: false,
+          pageRows: 100,
+          signal: abort.signal,
+        });
+        // Half leave by dropping the stream, half by cancelling it (as the edge does when its caller goes).
+        let chunks = 0;
+        for await (const chunk of file) {
+          expect(chunk.length).toBeGreaterThan(0);
+          chunks += 1;
+          if (n % 2 === 0) break;
+          abort.abort();
+        }
+        expect(chunks).toBe(1);
       }
-      expect(chunks).toBe(1);
-    }
-    expect((await read('jsonl', false, 100)).text).toBe((await expected(false)).jsonl);
-    // A page read ahead for an abandoned export finishes on its own and gives its connection back.
-    for (let waited = 0; pool.idleCount < pool.totalCount && waited < 5_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(pool.idleCount).toBe(pool.totalCount);
-    expect(pool.waitingCount).toBe(0);
-  }, 60_000);
+      expect((await read('jsonl', false, 100)).text).toBe((await expected(false)).jsonl);
+      // A page read ahead for an abandoned export finishes on its own and gives its connection back.
+      for (let waited = 0; pool.idleCount < pool.totalCount && waited < 5_000; waited += 20)
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(pool.idleCount).toBe(pool.totalCount);
+      expect(pool.waitingCount).toBe(0);
+    },
+    60_000,
+  );
 });

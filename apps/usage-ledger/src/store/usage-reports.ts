@@ -51,7 +51,16 @@ interface Source {
   /** SQL for `[from, to)` on the row's time, given the two parameter placeholders. */
   within: (from: string, to: string) => string;
   scope: (scope: UsageScope, param: string) => string;
-  columns: { requests: string; failed: string; tokensIn: string; tokensOut: string; cacheRead: string; cacheWrite: string; credits: string; listUsd: string };
+  columns: {
+    requests: string;
+    failed: string;
+    tokensIn: string;
+    tokensOut: string;
+    cacheRead: string;
+    cacheWrite: string;
+    credits: string;
+    listUsd: string;
+  };
   dims: Record<Grouping, string>;
   keyLabel: string;
 }
@@ -66,13 +75,20 @@ const ROLLUP_COLUMNS = {
   credits: 'credits',
   listUsd: 'list_usd',
 };
-const ROLLUP_DIMS: Record<Grouping, string> = { key: 'key_id', model: 'model', provider: 'provider', upstream: 'upstream' };
-const rollupScope = (scope: UsageScope, param: string) => ('orgId' in scope ? `org_id = ${param}` : `account_id = ${param}`);
+const ROLLUP_DIMS: Record<Grouping, string> = {
+  key: 'key_id',
+  model: 'model',
+  provider: 'provider',
+  upstream: 'upstream',
+};
+const rollupScope = (scope: UsageScope, param: string) =>
+  'orgId' in scope ? `org_id = ${param}` : `account_id = ${param}`;
 
 const DAILY: Source = {
   table: 'usage_daily',
   time: `(day::timestamp AT TIME ZONE 'UTC')`,
-  within: (from, to) => `day >= (${from}::timestamptz AT TIME ZONE 'UTC')::date AND day < (${to}::timestamptz AT TIME ZONE 'UTC')::date`,
+  within: (from, to) =>
+    `day >= (${from}::timestamptz AT TIME ZONE 'UTC')::date AND day < (${to}::timestamptz AT TIME ZONE 'UTC')::date`,
   scope: rollupScope,
   columns: ROLLUP_COLUMNS,
   dims: ROLLUP_DIMS,
@@ -104,7 +120,12 @@ const CALLS: Source = {
     credits: 'credits_charged',
     listUsd: 'total_cost_usd',
   },
-  dims: { key: `COALESCE(key_id, '')`, model: 'model', provider: `COALESCE(provider, '')`, upstream: `COALESCE(upstream, '')` },
+  dims: {
+    key: `COALESCE(key_id, '')`,
+    model: 'model',
+    provider: `COALESCE(provider, '')`,
+    upstream: `COALESCE(upstream, '')`,
+  },
   keyLabel: 'key_label',
 };
 
@@ -122,7 +143,12 @@ function hoursAndCutHours(scope: UsageScope, cutHours: string): Source {
   const names = Object.keys(ROLLUP_COLUMNS) as Array<keyof typeof ROLLUP_COLUMNS>;
   const groupings = Object.keys(ROLLUP_DIMS) as Grouping[];
   const select = (source: Source, time: string) =>
-    [`${time} AS t`, ...groupings.map((group) => `${source.dims[group]} AS "${group}"`), `${source.keyLabel} AS key_label`, ...names.map((name) => `${source.columns[name]} AS "${name}"`)].join(', ');
+    [
+      `${time} AS t`,
+      ...groupings.map((group) => `${source.dims[group]} AS "${group}"`),
+      `${source.keyLabel} AS key_label`,
+      ...names.map((name) => `${source.columns[name]} AS "${name}"`),
+    ].join(', ');
   const cuts = `string_to_array(${cutHours}, ',')::timestamptz[]`;
   return {
     table: `(SELECT ${select(HOURLY, 'hour')} FROM usage_hourly
@@ -218,12 +244,19 @@ export function createUsageReports(db: PrismaClient, readExportPage: ReadExportP
    * rollup, the whole hours around them from the hourly rollup, and only the partial hours at the edges from
    * the calls themselves (GROUPING SETS, one set per grouping). Exact sums, so the answer is the calls' own.
    */
-  async function grouped<G extends Grouping>(scope: UsageScope, from: Date, to: Date, groupings: readonly G[]): Promise<Record<G, { totals: Metrics; groups: GroupTotals[] }>> {
+  async function grouped<G extends Grouping>(
+    scope: UsageScope,
+    from: Date,
+    to: Date,
+    groupings: readonly G[],
+  ): Promise<Record<G, { totals: Metrics; groups: GroupTotals[] }>> {
     const dims = groupings.map((group) => `g_${group}`);
     const spans = spansOf(from, to);
     const parts = spans.map(
       (span, n) =>
-        `SELECT ${groupings.map((group, i) => `${span.source.dims[group]} AS ${dims[i]}`).join(', ')}, ${span.source.keyLabel} AS label, ${Object.entries(span.source.columns)
+        `SELECT ${groupings.map((group, i) => `${span.source.dims[group]} AS ${dims[i]}`).join(', ')}, ${span.source.keyLabel} AS label, ${Object.entries(
+          span.source.columns,
+        )
           .map(([name, column]) => `${column} AS "${name}"`)
           .join(', ')}
          FROM ${span.source.table} WHERE ${span.source.scope(scope, '$1')} AND ${span.source.within(`$${2 * n + 2}`, `$${2 * n + 3}`)}`,
@@ -241,7 +274,11 @@ export function createUsageReports(db: PrismaClient, readExportPage: ReadExportP
     for (const group of groupings) {
       const groups = rows
         .filter((row) => row.grouping === group)
-        .map((row) => ({ id: groupId(row.gid), label: group === 'key' ? (row.label ?? groupId(row.gid)) : groupId(row.gid), metrics: metricsOf(row) }));
+        .map((row) => ({
+          id: groupId(row.gid),
+          label: group === 'key' ? (row.label ?? groupId(row.gid)) : groupId(row.gid),
+          metrics: metricsOf(row),
+        }));
       answer[group] = { totals: addUp(groups.map((g) => g.metrics)), groups: sortGroups(groups) };
     }
     return answer;
@@ -251,7 +288,12 @@ export function createUsageReports(db: PrismaClient, readExportPage: ReadExportP
    * The window cut into buckets: local days of `tz` (the first and last day whole, so a window always covers
    * the days it touches) or UTC hours (labelled in `tz`), each with its totals and, with a grouping, per group.
    */
-  async function buckets(scope: UsageScope, window: Window, bucket: 'day' | 'hour', group?: Grouping): Promise<{ from: Date; to: Date; buckets: Bucket[]; groups: GroupTotals[] }> {
+  async function buckets(
+    scope: UsageScope,
+    window: Window,
+    bucket: 'day' | 'hour',
+    group?: Grouping,
+  ): Promise<{ from: Date; to: Date; buckets: Bucket[]; groups: GroupTotals[] }> {
     const frames =
       bucket === 'day'
         ? await query<{ key: string; start: Date; end: Date }>(
@@ -273,9 +315,21 @@ export function createUsageReports(db: PrismaClient, readExportPage: ReadExportP
     const to = frames.at(-1)!.end;
     const boundaries = frames.flatMap((f) => [f.start, f.end]);
     // Hour buckets always start on whole UTC hours; day buckets do not in :30 and :45 zones.
-    const cutHours = bucket === 'day' ? [...new Set(boundaries.filter((at) => at.getTime() % HOUR_MS !== 0).map((at) => Math.floor(at.getTime() / HOUR_MS) * HOUR_MS))] : [];
+    const cutHours =
+      bucket === 'day'
+        ? [
+            ...new Set(
+              boundaries
+                .filter((at) => at.getTime() % HOUR_MS !== 0)
+                .map((at) => Math.floor(at.getTime() / HOUR_MS) * HOUR_MS),
+            ),
+          ]
+        : [];
     const source = cutHours.length > 0 ? hoursAndCutHours(scope, '$5') : sourceFor(boundaries, window.tz);
-    const bucketOf = bucket === 'day' ? `to_char(date_trunc('day', ${source.time} AT TIME ZONE $4), 'YYYY-MM-DD')` : `to_char(date_trunc('hour', ${source.time} AT TIME ZONE 'UTC'), 'YYYY-MM-DD"T"HH24')`;
+    const bucketOf =
+      bucket === 'day'
+        ? `to_char(date_trunc('day', ${source.time} AT TIME ZONE $4), 'YYYY-MM-DD')`
+        : `to_char(date_trunc('hour', ${source.time} AT TIME ZONE 'UTC'), 'YYYY-MM-DD"T"HH24')`;
     const dim = group ? source.dims[group] : `''`;
     const rows = await query<MetricsRow & { bucket: string; gid: string; label: string | null }>(
       `SELECT ${bucketOf} AS bucket, ${dim} AS gid, max(${source.keyLabel}) AS label, ${sums(source)}
@@ -286,8 +340,14 @@ export function createUsageReports(db: PrismaClient, readExportPage: ReadExportP
       ...(bucket === 'day' ? [window.tz] : []),
       ...(cutHours.length > 0 ? [cutHours.map((at) => new Date(at).toISOString()).join(',')] : []),
     );
-    const frameKey = (frame: { key: string; start: Date }) => (bucket === 'day' ? frame.key : frame.start.toISOString().slice(0, 13));
-    const byFrame = new Map<string, Bucket>(frames.map((frame) => [frameKey(frame), { key: frame.key, start: frame.start, metrics: ZERO_METRICS, by: new Map() }]));
+    const frameKey = (frame: { key: string; start: Date }) =>
+      bucket === 'day' ? frame.key : frame.start.toISOString().slice(0, 13);
+    const byFrame = new Map<string, Bucket>(
+      frames.map((frame) => [
+        frameKey(frame),
+        { key: frame.key, start: frame.start, metrics: ZERO_METRICS, by: new Map() },
+      ]),
+    );
     const groupTotals = new Map<string, GroupTotals>();
     for (const row of rows) {
       const target = byFrame.get(row.bucket);
@@ -332,15 +392,26 @@ export function createUsageReports(db: PrismaClient, readExportPage: ReadExportP
       if (range.cursor) {
         const [op, id] = 'lt' in range.cursor ? ['<', range.cursor.lt] : ['>', range.cursor.gt];
         // A cursor that is not one of this scope's calls matches nothing, so the page is empty.
-        where.push(`(ts, event_id) ${op} (SELECT ts, event_id FROM usage_generations WHERE event_id = ${param(id)} AND ${CALLS.scope(scope, '$1')})`);
+        where.push(
+          `(ts, event_id) ${op} (SELECT ts, event_id FROM usage_generations WHERE event_id = ${param(id)} AND ${CALLS.scope(scope, '$1')})`,
+        );
       }
       const order = range.order === 'desc' ? 'DESC' : 'ASC';
-      const rows = await query<CallRow>(`SELECT ${CALL_COLUMNS} FROM usage_generations WHERE ${where.join(' AND ')} ORDER BY ts ${order}, event_id ${order} LIMIT ${range.take}`, ...params);
+      const rows = await query<CallRow>(
+        `SELECT ${CALL_COLUMNS} FROM usage_generations WHERE ${where.join(' AND ')} ORDER BY ts ${order}, event_id ${order} LIMIT ${range.take}`,
+        ...params,
+      );
       return toPage(rows, page, (row) => row.event_id);
     },
 
     /** Calls of a window oldest first, a page at a time (a keyset loop: no page holds more than `pageSize`). */
-    async *exportCalls(scope: UsageScope, from: Date, to: Date, pageSize: number, signal?: AbortSignal): AsyncGenerator<CallRow[]> {
+    async *exportCalls(
+      scope: UsageScope,
+      from: Date,
+      to: Date,
+      pageSize: number,
+      signal?: AbortSignal,
+    ): AsyncGenerator<CallRow[]> {
       let cursor: { ts: Date; eventId: string } | undefined;
       for (;;) {
         if (signal?.aborted) return;
@@ -370,7 +441,13 @@ export function createUsageReports(db: PrismaClient, readExportPage: ReadExportP
      * while this one is handed out, so the database and the stream work side by side; memory holds about two
      * pages.
      */
-    async *exportFile(scope: UsageScope, from: Date, to: Date, format: ExportFormat, options: { omitSessionIds: boolean; pageRows: number; signal?: AbortSignal }): AsyncGenerator<Buffer> {
+    async *exportFile(
+      scope: UsageScope,
+      from: Date,
+      to: Date,
+      format: ExportFormat,
+      options: { omitSessionIds: boolean; pageRows: number; signal?: AbortSignal },
+    ): AsyncGenerator<Buffer> {
       const line = format === 'csv' ? csvLine(options.omitSessionIds) : jsonLine(options.omitSessionIds);
       const readPage = (head: string, afterEventId?: string): Promise<ExportPage> => {
         // Lines one per row: aggregating them in PostgreSQL (string_agg) costs it more than the rows do.
@@ -406,7 +483,11 @@ export function createUsageReports(db: PrismaClient, readExportPage: ReadExportP
     },
 
     /** Credits used in total, and per model/upstream rows for spend estimates, over [from, to). */
-    async byModelAndUpstream(scope: UsageScope, from: Date, to: Date): Promise<Array<{ day: string; model: string; upstream: string; provider: string; metrics: Metrics }>> {
+    async byModelAndUpstream(
+      scope: UsageScope,
+      from: Date,
+      to: Date,
+    ): Promise<Array<{ day: string; model: string; upstream: string; provider: string; metrics: Metrics }>> {
       const source = sourceFor([from, to], 'UTC');
       const rows = await query<MetricsRow & { day: string; model: string; upstream: string; provider: string }>(
         `SELECT to_char(${source.time} AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, ${source.dims.model} AS model, ${source.dims.upstream} AS upstream, ${source.dims.provider} AS provider, ${sums(source)}
@@ -415,7 +496,13 @@ export function createUsageReports(db: PrismaClient, readExportPage: ReadExportP
         from.toISOString(),
         to.toISOString(),
       );
-      return rows.map((row) => ({ day: row.day, model: row.model, upstream: row.upstream, provider: row.provider, metrics: metricsOf(row) }));
+      return rows.map((row) => ({
+        day: row.day,
+        model: row.model,
+        upstream: row.upstream,
+        provider: row.provider,
+        metrics: metricsOf(row),
+      }));
     },
   };
 }
@@ -515,10 +602,12 @@ const same = (sql: string) => ({ plain: sql, escaped: sql });
 const CSV_SPECIAL = String.raw`'[",\r\n]'`;
 const JSON_SPECIAL = String.raw`'[\x01-\x1f"\\]'`;
 
-const lineSql = (line: Line) => `CASE WHEN concat(${TEXT_COLUMNS.join(', ')}) ~ ${line.needsEscape} THEN ${line.escaped} ELSE ${line.plain} END`;
+const lineSql = (line: Line) =>
+  `CASE WHEN concat(${TEXT_COLUMNS.join(', ')}) ~ ${line.needsEscape} THEN ${line.escaped} ELSE ${line.plain} END`;
 
 /** A CSV cell: quoted, with quotes doubled, when it holds a quote, a comma or a line break; NULL is empty. */
-const csvQuoted = (value: string) => `COALESCE(CASE WHEN ${value} ~ ${CSV_SPECIAL} THEN '"' || replace(${value}, '"', '""') || '"' ELSE ${value} END, '')`;
+const csvQuoted = (value: string) =>
+  `COALESCE(CASE WHEN ${value} ~ ${CSV_SPECIAL} THEN '"' || replace(${value}, '"', '""') || '"' ELSE ${value} END, '')`;
 
 function csvLine(omitSessionIds: boolean): string {
   const text = (column: string) => ({ plain: `COALESCE(${column}, '')`, escaped: csvQuoted(column) });
@@ -546,7 +635,8 @@ function csvLine(omitSessionIds: boolean): string {
     same(`COALESCE(ttft_ms::text, '')`),
   ];
   // concat_ws builds the line in one pass; every cell is non-NULL, so none is skipped.
-  const row = (pick: 'plain' | 'escaped') => `concat_ws(',', ${cells.map((cell) => cell[pick]).join(', ')}) || E'\\r\\n'`;
+  const row = (pick: 'plain' | 'escaped') =>
+    `concat_ws(',', ${cells.map((cell) => cell[pick]).join(', ')}) || E'\\r\\n'`;
   return lineSql({ needsEscape: CSV_SPECIAL, plain: row('plain'), escaped: row('escaped') });
 }
 
@@ -554,9 +644,15 @@ function csvLine(omitSessionIds: boolean): string {
 function jsonLine(omitSessionIds: boolean): string {
   const raw = (name: string, value: string) => same(`',"${name}":' || ${value}`);
   // A NULL column makes its whole field NULL, which concat leaves out: the field is absent, as in the spec.
-  const text = (name: string, column: string) => ({ plain: `',"${name}":"' || ${column} || '"'`, escaped: `',"${name}":' || to_json(${column})::text` });
+  const text = (name: string, column: string) => ({
+    plain: `',"${name}":"' || ${column} || '"'`,
+    escaped: `',"${name}":' || to_json(${column})::text`,
+  });
   const fields = [
-    { plain: `'{"id":"' || COALESCE(NULLIF(event_id, ''), request_id) || '"'`, escaped: `'{"id":' || to_json(COALESCE(NULLIF(event_id, ''), request_id))::text` },
+    {
+      plain: `'{"id":"' || COALESCE(NULLIF(event_id, ''), request_id) || '"'`,
+      escaped: `'{"id":' || to_json(COALESCE(NULLIF(event_id, ''), request_id))::text`,
+    },
     raw('object', `'"usage_generation"'`),
     text('request_id', 'request_id'),
     raw('ts', `'"' || ${isoText('ts')} || '"'`),
@@ -604,5 +700,11 @@ export function addUp(all: Metrics[]): Metrics {
 
 /** Biggest first: by credits, then list cost, then calls; ties by id so the order is stable. */
 function sortGroups(groups: GroupTotals[]): GroupTotals[] {
-  return groups.sort((a, b) => b.metrics.credits - a.metrics.credits || b.metrics.listUsd - a.metrics.listUsd || b.metrics.requests - a.metrics.requests || (a.id < b.id ? -1 : 1));
+  return groups.sort(
+    (a, b) =>
+      b.metrics.credits - a.metrics.credits ||
+      b.metrics.listUsd - a.metrics.listUsd ||
+      b.metrics.requests - a.metrics.requests ||
+      (a.id < b.id ? -1 : 1),
+  );
 }

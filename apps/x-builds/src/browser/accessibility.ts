@@ -12,11 +12,22 @@ export interface AxeViolation {
 const BLOCKING = new Set(['serious', 'critical']);
 
 /** axe-core's violations split into what blocks the build and what is only recorded, most affected first. */
-export function splitViolations(violations: AxeViolation[]): { blocking: AccessibilityFinding[]; recorded: AccessibilityFinding[] } {
+export function splitViolations(violations: AxeViolation[]): {
+  blocking: AccessibilityFinding[];
+  recorded: AccessibilityFinding[];
+} {
   const findings = violations
-    .map((violation) => ({ rule: violation.id, impact: violation.impact ?? 'minor', help: violation.help, nodes: violation.nodes.length }))
+    .map((violation) => ({
+      rule: violation.id,
+      impact: violation.impact ?? 'minor',
+      help: violation.help,
+      nodes: violation.nodes.length,
+    }))
     .sort((a, b) => b.nodes - a.nodes || a.rule.localeCompare(b.rule));
-  return { blocking: findings.filter((f) => BLOCKING.has(f.impact)), recorded: findings.filter((f) => !BLOCKING.has(f.impact)) };
+  return {
+    blocking: findings.filter((f) => BLOCKING.has(f.impact)),
+    recorded: findings.filter((f) => !BLOCKING.has(f.impact)),
+  };
 }
 
 /** One line for the fixing stage's prompt and the check's detail. */

@@ -1,7 +1,7 @@
 import { resample } from './clip';
 
 describe('resample: which painted frame each tick of a constant-rate clip shows', () => {
-  it('holds a still page\'s only frame for the whole clip', () => {
+  it("holds a still page's only frame for the whole clip", () => {
     expect(resample([10.2], 10, 11, 4)).toEqual([0, 0, 0, 0]);
   });
 

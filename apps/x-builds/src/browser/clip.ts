@@ -23,9 +23,24 @@ interface Encoder {
 }
 
 const ENCODERS: Encoder[] = [
-  { name: 'libx264', contentType: 'video/mp4', format: 'mp4', args: ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '28', '-movflags', '+faststart'] },
-  { name: 'libvpx-vp9', contentType: 'video/webm', format: 'webm', args: ['-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8', '-crf', '36', '-b:v', '0'] },
-  { name: 'libvpx', contentType: 'video/webm', format: 'webm', args: ['-c:v', 'libvpx', '-deadline', 'realtime', '-cpu-used', '8', '-crf', '20', '-b:v', '2M'] },
+  {
+    name: 'libx264',
+    contentType: 'video/mp4',
+    format: 'mp4',
+    args: ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '28', '-movflags', '+faststart'],
+  },
+  {
+    name: 'libvpx-vp9',
+    contentType: 'video/webm',
+    format: 'webm',
+    args: ['-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8', '-crf', '36', '-b:v', '0'],
+  },
+  {
+    name: 'libvpx',
+    contentType: 'video/webm',
+    format: 'webm',
+    args: ['-c:v', 'libvpx', '-deadline', 'realtime', '-cpu-used', '8', '-crf', '20', '-b:v', '2M'],
+  },
 ];
 
 /** Frames per second of the clip: frames are resampled to it, so a page that paints rarely still plays its full length. */
@@ -70,7 +85,12 @@ export function findEncoder(ffmpeg = 'ffmpeg'): Promise<Encoder | undefined> {
  * Encodes frames into a clip of `end - start` seconds: JPEGs piped into ffmpeg at CLIP_FPS, written to a
  * temporary file (MP4 needs a seekable output to put its index first), read back and removed.
  */
-export async function encodeClip(frames: Frame[], start: number, end: number, signal: AbortSignal): Promise<Clip | undefined> {
+export async function encodeClip(
+  frames: Frame[],
+  start: number,
+  end: number,
+  signal: AbortSignal,
+): Promise<Clip | undefined> {
   const encoder = await findEncoder();
   const picks = resample(
     frames.map((frame) => frame.at),
@@ -83,19 +103,46 @@ export async function encodeClip(frames: Frame[], start: number, end: number, si
   const file = path.join(dir, `clip.${encoder.format}`);
   try {
     await new Promise<void>((resolve, reject) => {
-      const args = ['-hide_banner', '-loglevel', 'error', '-f', 'image2pipe', '-c:v', 'mjpeg', '-framerate', String(CLIP_FPS), '-i', 'pipe:0'];
+      const args = [
+        '-hide_banner',
+        '-loglevel',
+        'error',
+        '-f',
+        'image2pipe',
+        '-c:v',
+        'mjpeg',
+        '-framerate',
+        String(CLIP_FPS),
+        '-i',
+        'pipe:0',
+      ];
       // Even dimensions and 4:2:0 chroma, which H.264 and most players need.
-      args.push('-vf', 'scale=trunc(iw/2)*2:trunc(ih/2)*2,format=yuv420p', '-an', ...encoder.args, ...MAX_BITRATE, '-threads', '2', '-f', encoder.format, '-y', file);
+      args.push(
+        '-vf',
+        'scale=trunc(iw/2)*2:trunc(ih/2)*2,format=yuv420p',
+        '-an',
+        ...encoder.args,
+        ...MAX_BITRATE,
+        '-threads',
+        '2',
+        '-f',
+        encoder.format,
+        '-y',
+        file,
+      );
       const child = spawn('ffmpeg', args, { signal, timeout: ENCODE_TIMEOUT_MS, stdio: ['pipe', 'ignore', 'pipe'] });
       let stderr = '';
       child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString('utf8')).slice(-2_000)));
       child.on('error', reject);
-      child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`ffmpeg exited with ${code}: ${stderr.trim()}`))));
+      child.on('close', (code) =>
+        code === 0 ? resolve() : reject(new Error(`ffmpeg exited with ${code}: ${stderr.trim()}`)),
+      );
       // A frame repeated is written again: the demuxer reads one JPEG per tick.
       child.stdin.on('error', () => undefined);
       (async () => {
         for (const pick of picks) {
-          if (!child.stdin.write(frames[pick]!.jpeg)) await new Promise((drained) => child.stdin.once('drain', drained));
+          if (!child.stdin.write(frames[pick]!.jpeg))
+            await new Promise((drained) => child.stdin.once('drain', drained));
         }
         child.stdin.end();
       })().catch(reject);

@@ -32,10 +32,20 @@ const failed = (name: string, detail: string): CheckResult => ({ name, outcome: 
 const skipped = (name: string, detail: string): CheckResult => ({ name, outcome: 'skipped', detail });
 
 /** The first few of a list, for a check's detail and the fixing prompt. */
-const firstOf = (items: string[]) => [...new Set(items)].slice(0, 3).join(' | ') + (items.length > 3 ? ` (and ${items.length - 3} more)` : '');
+const firstOf = (items: string[]) =>
+  [...new Set(items)].slice(0, 3).join(' | ') + (items.length > 3 ? ` (and ${items.length - 3} more)` : '');
 
-function screenshotCheck(name: string, size: { width: number; height: number }, png: Buffer, spread: number): CheckResult {
-  if (isBlank(spread)) return failed(name, `The page looks blank at ${size.width}×${size.height}: one flat colour (luminance spread ${spread.toFixed(2)}).`);
+function screenshotCheck(
+  name: string,
+  size: { width: number; height: number },
+  png: Buffer,
+  spread: number,
+): CheckResult {
+  if (isBlank(spread))
+    return failed(
+      name,
+      `The page looks blank at ${size.width}×${size.height}: one flat colour (luminance spread ${spread.toFixed(2)}).`,
+    );
   return passed(name, `${size.width}×${size.height} PNG, ${png.length} bytes`);
 }
 
@@ -44,12 +54,21 @@ function screenshotCheck(name: string, size: { width: number; height: number }, 
  * became ready, a blank screenshot or a serious/critical accessibility finding fails the verification (and
  * goes to fixing); milder accessibility findings are only recorded.
  */
-export function judgeBrowserReport(report: BrowserReport): { checks: CheckResult[]; accessibility: AccessibilityFinding[] } {
+export function judgeBrowserReport(report: BrowserReport): {
+  checks: CheckResult[];
+  accessibility: AccessibilityFinding[];
+} {
   const { blocking, recorded } = splitViolations(report.violations ?? []);
   const checks = [
-    report.uncaught.length === 0 ? passed('uncaught_exceptions', 'none') : failed('uncaught_exceptions', `Uncaught: ${firstOf(report.uncaught)}`),
-    report.consoleErrors.length === 0 ? passed('console_errors', 'none') : failed('console_errors', `Console errors: ${firstOf(report.consoleErrors)}`),
-    report.cspViolations.length === 0 ? passed('csp_violations', 'none') : failed('csp_violations', `The Content-Security-Policy blocked: ${firstOf(report.cspViolations)}`),
+    report.uncaught.length === 0
+      ? passed('uncaught_exceptions', 'none')
+      : failed('uncaught_exceptions', `Uncaught: ${firstOf(report.uncaught)}`),
+    report.consoleErrors.length === 0
+      ? passed('console_errors', 'none')
+      : failed('console_errors', `Console errors: ${firstOf(report.consoleErrors)}`),
+    report.cspViolations.length === 0
+      ? passed('csp_violations', 'none')
+      : failed('csp_violations', `The Content-Security-Policy blocked: ${firstOf(report.cspViolations)}`),
     report.ready
       ? passed('ready_runtime', 'the ready marker was set after load')
       : failed('ready_runtime', `The app did not set the ready marker within ${CLIP_SECONDS} s of loading.`),
@@ -58,8 +77,13 @@ export function judgeBrowserReport(report: BrowserReport): { checks: CheckResult
     report.violations === undefined
       ? skipped('accessibility', 'axe-core is not installed')
       : blocking.length > 0
-      ? failed('accessibility', `Serious accessibility problems: ${describeFindings(blocking)}`)
-      : passed('accessibility', recorded.length > 0 ? `${recorded.length} minor or moderate finding(s) recorded: ${recorded.map((f) => f.rule).join(', ')}` : 'no findings'),
+        ? failed('accessibility', `Serious accessibility problems: ${describeFindings(blocking)}`)
+        : passed(
+            'accessibility',
+            recorded.length > 0
+              ? `${recorded.length} minor or moderate finding(s) recorded: ${recorded.map((f) => f.rule).join(', ')}`
+              : 'no findings',
+          ),
   ];
   return { checks, accessibility: recorded };
 }

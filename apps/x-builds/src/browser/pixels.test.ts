@@ -1,6 +1,7 @@
 import { BLANK_STDDEV, isBlank, luminanceSpread } from './pixels';
 
-const fill = (pixels: number, rgba: [number, number, number, number]) => Uint8ClampedArray.from({ length: pixels * 4 }, (_, i) => rgba[i % 4]!);
+const fill = (pixels: number, rgba: [number, number, number, number]) =>
+  Uint8ClampedArray.from({ length: pixels * 4 }, (_, i) => rgba[i % 4]!);
 
 describe('blank-page detection', () => {
   it('a page of one colour has no spread and is blank, whatever the colour', () => {

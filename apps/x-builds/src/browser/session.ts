@@ -8,7 +8,14 @@ import { luminanceSpread } from './pixels';
 import { CLIP_SECONDS, DESKTOP, MOBILE } from './viewports';
 
 /** The flags every Chromium of this repo runs with (the console's browser tests use the same). */
-export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'];
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+];
 
 const LOAD_TIMEOUT_MS = 15_000;
 /** The mobile pass only waits for the ready marker this long: the desktop pass has already judged it. */
@@ -66,7 +73,8 @@ const measureScript = (dataUrl: string) => `(async () => {
 
 let axeSource: Promise<string | undefined> | undefined;
 /** axe-core's browser build, or undefined where the package is not installed (the check is then skipped). */
-const loadAxe = () => (axeSource ??= (async () => readFile(require.resolve('axe-core/axe.min.js'), 'utf8'))().catch(() => undefined));
+const loadAxe = () =>
+  (axeSource ??= (async () => readFile(require.resolve('axe-core/axe.min.js'), 'utf8'))().catch(() => undefined));
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -93,7 +101,8 @@ function watch(page: Page, report: Pick<BrowserReport, 'uncaught' | 'consoleErro
   });
 }
 
-const isReady = (page: Page) => page.evaluate(`document.documentElement.hasAttribute(${JSON.stringify(READY_MARKER)})`) as Promise<boolean>;
+const isReady = (page: Page) =>
+  page.evaluate(`document.documentElement.hasAttribute(${JSON.stringify(READY_MARKER)})`) as Promise<boolean>;
 
 async function waitReady(page: Page, untilMs: number): Promise<boolean> {
   for (;;) {
@@ -115,7 +124,13 @@ async function desktopPass(context: BrowserContext, url: string, report: Browser
     report.frames.push({ jpeg: Buffer.from(frame.data, 'base64'), at: Date.now() / 1000 });
     cdp.send('Page.screencastFrameAck', { sessionId: frame.sessionId }).catch(() => undefined);
   });
-  await cdp.send('Page.startScreencast', { format: 'jpeg', quality: 80, maxWidth: DESKTOP.width, maxHeight: DESKTOP.height, everyNthFrame: 1 });
+  await cdp.send('Page.startScreencast', {
+    format: 'jpeg',
+    quality: 80,
+    maxWidth: DESKTOP.width,
+    maxHeight: DESKTOP.height,
+    everyNthFrame: 1,
+  });
   report.clipStart = loadedAt / 1000;
   const clipEnd = loadedAt + CLIP_SECONDS * 1000;
   report.ready = await waitReady(page, clipEnd);
@@ -147,7 +162,8 @@ async function mobilePass(context: BrowserContext, url: string, report: BrowserR
 async function measure(browser: Browser, screenshots: Buffer[]): Promise<number[]> {
   const page = await browser.newPage();
   const spreads: number[] = [];
-  for (const png of screenshots) spreads.push((await page.evaluate(measureScript(`data:image/png;base64,${png.toString('base64')}`))) as number);
+  for (const png of screenshots)
+    spreads.push((await page.evaluate(measureScript(`data:image/png;base64,${png.toString('base64')}`))) as number);
   return spreads;
 }
 
@@ -173,7 +189,9 @@ export async function inspectApp(target: InspectTarget): Promise<BrowserReport> 
       handleSIGHUP: false,
     });
   } catch (error) {
-    throw new BrowserUnavailableError(`Chromium (${target.chromiumPath}) could not start: ${(error as Error).message.split('\n')[0]}`);
+    throw new BrowserUnavailableError(
+      `Chromium (${target.chromiumPath}) could not start: ${(error as Error).message.split('\n')[0]}`,
+    );
   }
   const abort = () => void browser.close().catch(() => undefined);
   target.signal.addEventListener('abort', abort, { once: true });
@@ -185,7 +203,12 @@ export async function inspectApp(target: InspectTarget): Promise<BrowserReport> 
     abort();
   }, INSPECT_TIMEOUT_MS);
   try {
-    const options = { deviceScaleFactor: 1, ignoreHTTPSErrors: true, serviceWorkers: 'block' as const, acceptDownloads: false };
+    const options = {
+      deviceScaleFactor: 1,
+      ignoreHTTPSErrors: true,
+      serviceWorkers: 'block' as const,
+      acceptDownloads: false,
+    };
     const report: BrowserReport = {
       uncaught: [],
       consoleErrors: [],
@@ -208,7 +231,8 @@ export async function inspectApp(target: InspectTarget): Promise<BrowserReport> 
     report.spreads = { desktop: desktopSpread!, mobile: mobileSpread! };
     return report;
   } catch (error) {
-    if (timedOut) throw new Error(`The page stopped answering: the browser gave up on it after ${INSPECT_TIMEOUT_MS / 1000} s.`);
+    if (timedOut)
+      throw new Error(`The page stopped answering: the browser gave up on it after ${INSPECT_TIMEOUT_MS / 1000} s.`);
     throw error;
   } finally {
     clearTimeout(deadline);

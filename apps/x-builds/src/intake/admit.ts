@@ -74,7 +74,9 @@ async function findExisting(tx: Tx, submission: Submission): Promise<JobRow | nu
     if (byPost) return byPost;
   }
   if (submission.idempotencyKey) {
-    return tx.buildJob.findUnique({ where: { userId_idempotencyKey: { userId: submission.userId, idempotencyKey: submission.idempotencyKey } } });
+    return tx.buildJob.findUnique({
+      where: { userId_idempotencyKey: { userId: submission.userId, idempotencyKey: submission.idempotencyKey } },
+    });
   }
   return null;
 }
@@ -88,30 +90,44 @@ async function refuseIfClosed(tx: Tx, deps: IntakeDeps, submission: Submission, 
   const reason = deps.notConfigured();
   if (reason) throw new ApiError('xbuilds_not_configured', `The X builds lane is not configured: ${reason}.`);
   const authorId = authorOf(submission);
-  if (await isBlocked(tx, authorId)) throw new ApiError('author_blocked', 'The lane does not build for this author.', { param: 'source.author_id' });
+  if (await isBlocked(tx, authorId))
+    throw new ApiError('author_blocked', 'The lane does not build for this author.', { param: 'source.author_id' });
   const settings = await readSettings(tx);
   if (settings.paused) throw new ApiError('intake_paused', 'Build intake is paused by the operator.');
   const today = startOfUtcDay(now);
   const authorToday = await tx.buildJob.count({ where: { authorId, createdAt: { gte: today } } });
   if (authorToday >= deps.limits.authorDailyLimit) {
     const retryAfterS = secondsToUtcMidnight(now);
-    throw new ApiError('author_daily_limit', `This author has had ${deps.limits.authorDailyLimit} builds today (UTC); the limit resets at midnight UTC.`, {
-      extra: { retry_after_s: retryAfterS },
-    });
+    throw new ApiError(
+      'author_daily_limit',
+      `This author has had ${deps.limits.authorDailyLimit} builds today (UTC); the limit resets at midnight UTC.`,
+      {
+        extra: { retry_after_s: retryAfterS },
+      },
+    );
   }
   if ((await tx.buildJob.count({ where: { authorId, status: { in: OPEN } } })) > 0) {
     throw new ApiError('author_active_job', 'This author already has a job queued or building; wait for it to settle.');
   }
   if (submission.source.type === 'x' && submission.source.conversationId) {
-    if ((await tx.buildJob.count({ where: { conversationId: submission.source.conversationId, status: { in: OPEN } } })) > 0) {
-      throw new ApiError('conversation_active_job', 'This conversation already has a job queued or building.', { param: 'source.conversation_id' });
+    if (
+      (await tx.buildJob.count({ where: { conversationId: submission.source.conversationId, status: { in: OPEN } } })) >
+      0
+    ) {
+      throw new ApiError('conversation_active_job', 'This conversation already has a job queued or building.', {
+        param: 'source.conversation_id',
+      });
     }
   }
   if ((await tx.buildJob.count({ where: { status: 'queued' } })) >= settings.maxQueue) {
-    throw new ApiError('queue_full', `The build queue holds its maximum of ${settings.maxQueue} jobs.`, { extra: { retry_after_s: QUEUE_FULL_RETRY_S } });
+    throw new ApiError('queue_full', `The build queue holds its maximum of ${settings.maxQueue} jobs.`, {
+      extra: { retry_after_s: QUEUE_FULL_RETRY_S },
+    });
   }
   if ((await tx.buildJob.count({ where: { createdAt: { gte: today } } })) >= deps.limits.dailyCap) {
-    throw new ApiError('daily_cap', `The lane has accepted its ${deps.limits.dailyCap} builds for today (UTC).`, { extra: { retry_after_s: secondsToUtcMidnight(now) } });
+    throw new ApiError('daily_cap', `The lane has accepted its ${deps.limits.dailyCap} builds for today (UTC).`, {
+      extra: { retry_after_s: secondsToUtcMidnight(now) },
+    });
   }
   if ((await countLiveApps(tx)) >= deps.limits.appCapacity) {
     throw new ApiError('app_capacity', `The lane serves its maximum of ${deps.limits.appCapacity} live apps.`);
@@ -124,7 +140,13 @@ function promptOf(source: SubmittedSource): { prompt: string; title?: string } {
 
 function sourceJson(source: SubmittedSource): Prisma.InputJsonValue {
   return source.type === 'x'
-    ? { type: 'x', post_id: source.postId, author_id: source.authorId, ...(source.conversationId ? { conversation_id: source.conversationId } : {}), text: source.text }
+    ? {
+        type: 'x',
+        post_id: source.postId,
+        author_id: source.authorId,
+        ...(source.conversationId ? { conversation_id: source.conversationId } : {}),
+        text: source.text,
+      }
     : { type: 'api', prompt: source.prompt, ...(source.title ? { title: source.title } : {}) };
 }
 
@@ -185,7 +207,12 @@ export async function admit(deps: IntakeDeps, submission: Submission): Promise<A
 /** The 409 a unique-index violation on the "one active job" indexes stands for. */
 export function refusalOfViolation(error: unknown): ApiError | undefined {
   const index = violatedIndex(error);
-  if (index === 'build_jobs_one_active_per_author') return new ApiError('author_active_job', 'This author already has a job queued or building; wait for it to settle.');
-  if (index === 'build_jobs_one_active_per_conversation') return new ApiError('conversation_active_job', 'This conversation already has a job queued or building.');
+  if (index === 'build_jobs_one_active_per_author')
+    return new ApiError(
+      'author_active_job',
+      'This author already has a job queued or building; wait for it to settle.',
+    );
+  if (index === 'build_jobs_one_active_per_conversation')
+    return new ApiError('conversation_active_job', 'This conversation already has a job queued or building.');
   return undefined;
 }

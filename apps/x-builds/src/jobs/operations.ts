@@ -32,7 +32,11 @@ export async function cancelJob(deps: OperationDeps, job: JobRow, by: string): P
   }, TX_OPTIONS);
   if (!cancelled) {
     const current = await findJob(deps.db, job.id);
-    throw new ApiError('conflict', `Job ${job.id} is ${current?.status ?? job.status}; only a queued or running job can be cancelled.`, { param: 'id' });
+    throw new ApiError(
+      'conflict',
+      `Job ${job.id} is ${current?.status ?? job.status}; only a queued or running job can be cancelled.`,
+      { param: 'id' },
+    );
   }
   await deps.jobCancelled(job.id);
   const app = await findAppOfJob(deps.db, job.id);
@@ -47,9 +51,18 @@ export async function cancelJob(deps: OperationDeps, job: JobRow, by: string): P
 export async function takeDownApp(deps: OperationDeps, job: JobRow, by: string): Promise<JobRow> {
   const app = await findAppOfJob(deps.db, job.id);
   if (!app) throw new ApiError('conflict', `Job ${job.id} has not published an app.`, { param: 'id' });
-  if (!(await takeDown(deps.db, app.id, 'operator'))) throw new ApiError('conflict', `The app of job ${job.id} is already taken down.`, { param: 'id' });
+  if (!(await takeDown(deps.db, app.id, 'operator')))
+    throw new ApiError('conflict', `The app of job ${job.id} is already taken down.`, { param: 'id' });
   await deps.appChanged(app.slug);
-  await deps.db.jobEvent.create({ data: { jobId: job.id, type: 'taken_down', fromStatus: job.status, toStatus: job.status, data: { by, slug: app.slug } } });
+  await deps.db.jobEvent.create({
+    data: {
+      jobId: job.id,
+      type: 'taken_down',
+      fromStatus: job.status,
+      toStatus: job.status,
+      data: { by, slug: app.slug },
+    },
+  });
   if (OPEN.includes(job.status)) {
     try {
       return await cancelJob(deps, job, by);
@@ -71,15 +84,38 @@ export async function redraftReply(
   text: string | undefined,
   by: string,
 ): Promise<JobRow> {
-  if (job.status !== 'done' || !job.slug) throw new ApiError('conflict', `Job ${job.id} is ${job.status}; only a finished build has a reply to draft.`, { param: 'id' });
-  if (job.replyStatus === 'posted') throw new ApiError('conflict', `The reply of job ${job.id} was already posted; X replies are posted once.`, { param: 'id' });
-  const replyText = text ?? draftReply({ title: titleOf(job.prompt, job.title), appUrl: appUrlOf(deps.baseUrl, deps.appsDomain, job.slug), lane: job.lane });
+  if (job.status !== 'done' || !job.slug)
+    throw new ApiError('conflict', `Job ${job.id} is ${job.status}; only a finished build has a reply to draft.`, {
+      param: 'id',
+    });
+  if (job.replyStatus === 'posted')
+    throw new ApiError('conflict', `The reply of job ${job.id} was already posted; X replies are posted once.`, {
+      param: 'id',
+    });
+  const replyText =
+    text ??
+    draftReply({
+      title: titleOf(job.prompt, job.title),
+      appUrl: appUrlOf(deps.baseUrl, deps.appsDomain, job.slug),
+      lane: job.lane,
+    });
   const replyStatus = job.lane === 'x' && deps.xReplies ? 'pending' : 'skipped';
   const { count } = await deps.db.buildJob.updateMany({
     where: { id: job.id, status: 'done', replyStatus: { not: 'posted' } },
     data: { replyText, replyStatus, updatedAt: new Date() },
   });
-  if (count === 0) throw new ApiError('conflict', `The reply of job ${job.id} changed meanwhile; read the job and retry.`, { param: 'id' });
-  await deps.db.jobEvent.create({ data: { jobId: job.id, type: 'reply_drafted', fromStatus: 'done', toStatus: 'done', data: { by, operator_text: text !== undefined } } });
+  if (count === 0)
+    throw new ApiError('conflict', `The reply of job ${job.id} changed meanwhile; read the job and retry.`, {
+      param: 'id',
+    });
+  await deps.db.jobEvent.create({
+    data: {
+      jobId: job.id,
+      type: 'reply_drafted',
+      fromStatus: 'done',
+      toStatus: 'done',
+      data: { by, operator_text: text !== undefined },
+    },
+  });
   return (await findJob(deps.db, job.id))!;
 }

@@ -1,5 +1,18 @@
 /** The twelve job statuses of the spec, in pipeline order. */
-export const JOB_STATUSES = ['queued', 'screening', 'building', 'auditing', 'publishing', 'verifying', 'fixing', 'drafting', 'done', 'refused', 'failed', 'cancelled'] as const;
+export const JOB_STATUSES = [
+  'queued',
+  'screening',
+  'building',
+  'auditing',
+  'publishing',
+  'verifying',
+  'fixing',
+  'drafting',
+  'done',
+  'refused',
+  'failed',
+  'cancelled',
+] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
 /** The pipeline stages: a claimed job is in one of these while a worker holds its lease. */

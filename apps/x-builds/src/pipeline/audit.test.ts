@@ -16,11 +16,14 @@ describe('the audit of a bundle', () => {
   it('sends outside scripts, trackers, outside resources, secrets, a cut-off document and a missing marker to fixing', () => {
     expect(checks(page('<script src="https://evil.example/x.js"></script>'))).toEqual(['fixable:external_scripts']);
     expect(checks(page('<script src="lib.js"></script>'))).toEqual(['fixable:external_scripts']);
-    expect(checks(page('<script>fetch("https://www.google-analytics.com/collect")</script>'))).toEqual(['fixable:trackers']);
-    expect(checks(page('<link rel="stylesheet" href="https://fonts.example/a.css">', '<img src="https://img.example/a.png">'))).toEqual([
-      'fixable:external_resources',
-      'fixable:external_resources',
+    expect(checks(page('<script>fetch("https://www.google-analytics.com/collect")</script>'))).toEqual([
+      'fixable:trackers',
     ]);
+    expect(
+      checks(
+        page('<link rel="stylesheet" href="https://fonts.example/a.css">', '<img src="https://img.example/a.png">'),
+      ),
+    ).toEqual(['fixable:external_resources', 'fixable:external_resources']);
     expect(checks(page('', '<p>sk-abcdefghijklmnopqrstuvwxyz0123</p>'))).toEqual(['fixable:secrets']);
     expect(checks('<html><body><p>no doctype</p><script>x("data-xb-ready")</script>')).toEqual(['fixable:valid_html']);
     expect(checks('<!doctype html><html><body></body></html>')).toEqual(['fixable:ready_marker']);
@@ -42,8 +45,12 @@ describe('the audit of a bundle', () => {
 
 describe('reading the model answer', () => {
   it('takes the fenced document, or the doctype to </html>, and nothing around it', () => {
-    expect(extractHtml('Here you go:\n```html\n<!doctype html><html></html>\n```\nEnjoy')).toBe('<!doctype html><html></html>');
-    expect(extractHtml('Sure! <!DOCTYPE html><html><body></body></html> filler-1 filler-2')).toBe('<!DOCTYPE html><html><body></body></html>');
+    expect(extractHtml('Here you go:\n```html\n<!doctype html><html></html>\n```\nEnjoy')).toBe(
+      '<!doctype html><html></html>',
+    );
+    expect(extractHtml('Sure! <!DOCTYPE html><html><body></body></html> filler-1 filler-2')).toBe(
+      '<!DOCTYPE html><html><body></body></html>',
+    );
     expect(extractHtml('I cannot help with that.')).toBeUndefined();
   });
 });

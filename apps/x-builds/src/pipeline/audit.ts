@@ -12,9 +12,17 @@ export interface AuditPolicy {
 }
 
 /** Parse errors that mean the document is cut off or not a document, rather than merely sloppy. */
-const BROKEN_DOCUMENT = new Set(['missing-doctype', 'eof-in-tag', 'eof-in-comment', 'eof-in-doctype', 'eof-in-script-html-comment-like-text', 'eof-in-cdata']);
+const BROKEN_DOCUMENT = new Set([
+  'missing-doctype',
+  'eof-in-tag',
+  'eof-in-comment',
+  'eof-in-doctype',
+  'eof-in-script-html-comment-like-text',
+  'eof-in-cdata',
+]);
 
-const TRACKERS = /(google-analytics\.com|googletagmanager\.com|connect\.facebook\.net|static\.hotjar\.com|cdn\.segment\.com|cdn\.mxpnl\.com|doubleclick\.net|plausible\.io|clarity\.ms)/i;
+const TRACKERS =
+  /(google-analytics\.com|googletagmanager\.com|connect\.facebook\.net|static\.hotjar\.com|cdn\.segment\.com|cdn\.mxpnl\.com|doubleclick\.net|plausible\.io|clarity\.ms)/i;
 
 const SECRETS: { name: string; pattern: RegExp }[] = [
   { name: 'an OpenAI-style API key', pattern: /\bsk-[A-Za-z0-9_-]{20,}/ },
@@ -28,7 +36,10 @@ const SECRETS: { name: string; pattern: RegExp }[] = [
 /** Output that is harmful in itself: no repair, the job is refused. */
 const UNSAFE: { name: string; pattern: RegExp }[] = [
   { name: 'a cryptocurrency miner', pattern: /(coinhive|cryptonight|coin-hive|webminepool|CoinImp)/i },
-  { name: 'a credential prompt', pattern: /type=["']?password["']?[^>]*>[\s\S]*(fetch|XMLHttpRequest|sendBeacon)\s*\(/i },
+  {
+    name: 'a credential prompt',
+    pattern: /type=["']?password["']?[^>]*>[\s\S]*(fetch|XMLHttpRequest|sendBeacon)\s*\(/i,
+  },
 ];
 
 function attr(element: Element, name: string): string | undefined {
@@ -61,14 +72,21 @@ export function auditHtml(html: string, policy: AuditPolicy): Finding[] {
   const fixable = (check: string, message: string) => findings.push({ check, message, severity: 'fixable' });
   const bytes = Buffer.byteLength(html, 'utf8');
   if (bytes > policy.maxBytes) fixable('size', `The document is ${bytes} bytes; the limit is ${policy.maxBytes}.`);
-  for (const rule of UNSAFE) if (rule.pattern.test(html)) findings.push({ check: 'unsafe', message: `The document contains ${rule.name}.`, severity: 'unsafe' });
-  for (const secret of SECRETS) if (secret.pattern.test(html)) fixable('secrets', `The document contains what looks like ${secret.name}; remove it.`);
+  for (const rule of UNSAFE)
+    if (rule.pattern.test(html))
+      findings.push({ check: 'unsafe', message: `The document contains ${rule.name}.`, severity: 'unsafe' });
+  for (const secret of SECRETS)
+    if (secret.pattern.test(html))
+      fixable('secrets', `The document contains what looks like ${secret.name}; remove it.`);
   if (TRACKERS.test(html)) fixable('trackers', 'The document references an analytics or tracking service; remove it.');
-  if (!html.includes(READY_MARKER)) fixable('ready_marker', `The app never sets ${READY_MARKER} on <html> once it has started.`);
+  if (!html.includes(READY_MARKER))
+    fixable('ready_marker', `The app never sets ${READY_MARKER} on <html> once it has started.`);
 
   const parseErrors: ParserError[] = [];
   const document = parse(html, { onParseError: (error) => parseErrors.push(error) });
-  const broken = [...new Set(parseErrors.filter((error) => BROKEN_DOCUMENT.has(error.code)).map((error) => error.code))];
+  const broken = [
+    ...new Set(parseErrors.filter((error) => BROKEN_DOCUMENT.has(error.code)).map((error) => error.code)),
+  ];
   if (broken.length > 0) fixable('valid_html', `The document is not a complete HTML document (${broken.join(', ')}).`);
 
   for (const element of elements(document as unknown as Node)) {
@@ -78,13 +96,22 @@ export function auditHtml(html: string, policy: AuditPolicy): Finding[] {
       if (src === undefined) continue;
       const origin = originOf(src);
       if (!origin) fixable('external_scripts', `The script ${src} is not part of the single-file bundle; inline it.`);
-      else if (!policy.scriptAllowlist.includes(origin)) fixable('external_scripts', `The script from ${origin} is not on the allow-list; inline it or remove it.`);
-    } else if ((tag === 'link' && /stylesheet|preload|modulepreload|icon/i.test(attr(element, 'rel') ?? '')) || ['img', 'iframe', 'audio', 'video', 'source', 'embed', 'object'].includes(tag)) {
+      else if (!policy.scriptAllowlist.includes(origin))
+        fixable('external_scripts', `The script from ${origin} is not on the allow-list; inline it or remove it.`);
+    } else if (
+      (tag === 'link' && /stylesheet|preload|modulepreload|icon/i.test(attr(element, 'rel') ?? '')) ||
+      ['img', 'iframe', 'audio', 'video', 'source', 'embed', 'object'].includes(tag)
+    ) {
       const url = attr(element, 'href') ?? attr(element, 'src') ?? attr(element, 'data');
-      if (url && originOf(url)) fixable('external_resources', `<${tag}> loads ${url} from another origin; the app is served without outside access.`);
+      if (url && originOf(url))
+        fixable(
+          'external_resources',
+          `<${tag}> loads ${url} from another origin; the app is served without outside access.`,
+        );
     } else if (tag === 'form') {
       const action = attr(element, 'action');
-      if (action && originOf(action)) fixable('external_resources', `A form submits to ${action}; the app may not send data anywhere.`);
+      if (action && originOf(action))
+        fixable('external_resources', `A form submits to ${action}; the app may not send data anywhere.`);
     }
   }
   return findings;

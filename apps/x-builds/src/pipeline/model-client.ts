@@ -73,10 +73,16 @@ export async function complete(call: ModelCall): Promise<{ text: string; model: 
     throw new UpstreamBusyError(signal.aborted ? 504 : 502, undefined);
   }
   const body: unknown = await res.json().catch(() => undefined);
-  if (res.status === 429 || res.status >= 500) throw new UpstreamBusyError(res.status, retryAfterMs(res.headers.get('retry-after')));
-  if (!res.ok) throw new ModelRefusedError(res.status, `The model call was refused (${res.status}): ${errorMessageOf(body) ?? 'no reason given'}`);
+  if (res.status === 429 || res.status >= 500)
+    throw new UpstreamBusyError(res.status, retryAfterMs(res.headers.get('retry-after')));
+  if (!res.ok)
+    throw new ModelRefusedError(
+      res.status,
+      `The model call was refused (${res.status}): ${errorMessageOf(body) ?? 'no reason given'}`,
+    );
   const reply = body as { model?: string; choices?: { message?: { content?: unknown } }[] };
   const content = reply.choices?.[0]?.message?.content;
-  if (typeof content !== 'string' || content.trim() === '') throw new ModelRefusedError(res.status, 'The model answered with no text.');
+  if (typeof content !== 'string' || content.trim() === '')
+    throw new ModelRefusedError(res.status, 'The model answered with no text.');
   return { text: content, model: reply.model ?? call.model };
 }

@@ -3,7 +3,10 @@
 const X_LIMIT = 280;
 
 export function draftReply(input: { title: string; appUrl: string; lane: string }): string {
-  const text = input.lane === 'x' ? `Your app "${input.title}" is live: ${input.appUrl}` : `Your app "${input.title}" is live at ${input.appUrl}`;
+  const text =
+    input.lane === 'x'
+      ? `Your app "${input.title}" is live: ${input.appUrl}`
+      : `Your app "${input.title}" is live at ${input.appUrl}`;
   if (text.length <= X_LIMIT) return text;
   // X counts a URL as 23 characters, but the title is the part that can be shortened.
   const room = Math.max(8, input.title.length - (text.length - X_LIMIT) - 1);

@@ -14,14 +14,39 @@ const RULES: { category: string; reason: string; pattern: RegExp }[] = [
   {
     category: 'malware',
     reason: 'Apps that steal data, spread malware or attack systems are not built.',
-    pattern: /\b(keylogger|ransomware|malware|botnet|credential[- ]?(stealer|harvest\w*)|steal (passwords?|credentials|cookies)|crypto ?miner|ddos)\b/i,
+    pattern:
+      /\b(keylogger|ransomware|malware|botnet|credential[- ]?(stealer|harvest\w*)|steal (passwords?|credentials|cookies)|crypto ?miner|ddos)\b/i,
   },
-  { category: 'phishing', reason: 'Apps that impersonate a login or collect credentials are not built.', pattern: /\b(phishing|fake (login|sign[- ]?in)|clone of (the )?\w+ login)\b/i },
-  { category: 'sexual', reason: 'Sexual content is not built.', pattern: /\b(porn\w*|nsfw|nude|sexual|explicit sex)\b/i },
-  { category: 'self_harm', reason: 'Content that encourages self-harm is not built.', pattern: /\b(suicide|self[- ]harm|kill (myself|yourself))\b/i },
-  { category: 'violence', reason: 'Content that plans or glorifies real violence is not built.', pattern: /\b(build a (bomb|weapon)|how to make (a )?(bomb|explosive)|mass shooting)\b/i },
-  { category: 'hate', reason: 'Hateful content is not built.', pattern: /\b(genocide|ethnic cleansing|racial slur|white power|hate (speech|group))\b/i },
-  { category: 'harassment', reason: 'Apps that target, track or expose people are not built.', pattern: /\b(doxx?\w*|stalk\w*|harass\w*|track (my|his|her) (ex|partner|wife|husband))\b/i },
+  {
+    category: 'phishing',
+    reason: 'Apps that impersonate a login or collect credentials are not built.',
+    pattern: /\b(phishing|fake (login|sign[- ]?in)|clone of (the )?\w+ login)\b/i,
+  },
+  {
+    category: 'sexual',
+    reason: 'Sexual content is not built.',
+    pattern: /\b(porn\w*|nsfw|nude|sexual|explicit sex)\b/i,
+  },
+  {
+    category: 'self_harm',
+    reason: 'Content that encourages self-harm is not built.',
+    pattern: /\b(suicide|self[- ]harm|kill (myself|yourself))\b/i,
+  },
+  {
+    category: 'violence',
+    reason: 'Content that plans or glorifies real violence is not built.',
+    pattern: /\b(build a (bomb|weapon)|how to make (a )?(bomb|explosive)|mass shooting)\b/i,
+  },
+  {
+    category: 'hate',
+    reason: 'Hateful content is not built.',
+    pattern: /\b(genocide|ethnic cleansing|racial slur|white power|hate (speech|group))\b/i,
+  },
+  {
+    category: 'harassment',
+    reason: 'Apps that target, track or expose people are not built.',
+    pattern: /\b(doxx?\w*|stalk\w*|harass\w*|track (my|his|her) (ex|partner|wife|husband))\b/i,
+  },
 ];
 
 export function screenRequest(prompt: string): ScreenRefusal | undefined {

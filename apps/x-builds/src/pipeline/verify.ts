@@ -34,15 +34,25 @@ export interface Verification {
 
 const FETCH_TIMEOUT_MS = 15_000;
 
-function get(url: URL, host: string, signal: AbortSignal): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+function get(
+  url: URL,
+  host: string,
+  signal: AbortSignal,
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
   const client = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
-    const req = client.request(url, { method: 'GET', headers: { host, accept: 'text/html' }, signal, timeout: FETCH_TIMEOUT_MS }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
+    const req = client.request(
+      url,
+      { method: 'GET', headers: { host, accept: 'text/html' }, signal, timeout: FETCH_TIMEOUT_MS },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('timed out')));
     req.on('error', reject);
     req.end();
@@ -65,20 +75,43 @@ export async function verifyLiveApp(target: VerifyTarget): Promise<Verification>
     answer = await get(url, target.host, target.signal);
   } catch (error) {
     if (target.signal.aborted) throw error;
-    return { checks: [failed('http', `The app could not be fetched: ${(error as Error).message}`)], media: [], accessibility: [] };
+    return {
+      checks: [failed('http', `The app could not be fetched: ${(error as Error).message}`)],
+      media: [],
+      accessibility: [],
+    };
   }
   const checks: CheckResult[] = [];
-  checks.push(answer.status === 200 ? passed('http', '200 from the apps host') : failed('http', `The apps host answered ${answer.status}.`));
+  checks.push(
+    answer.status === 200
+      ? passed('http', '200 from the apps host')
+      : failed('http', `The apps host answered ${answer.status}.`),
+  );
   const type = String(answer.headers['content-type'] ?? '');
-  checks.push(type.startsWith('text/html') ? passed('html', type) : failed('html', `Content-Type is "${type}", not HTML.`));
+  checks.push(
+    type.startsWith('text/html') ? passed('html', type) : failed('html', `Content-Type is "${type}", not HTML.`),
+  );
   const csp = String(answer.headers['content-security-policy'] ?? '');
-  checks.push(csp.includes("default-src 'none'") ? passed('csp', 'strict Content-Security-Policy present') : failed('csp', 'The Content-Security-Policy header is missing or not strict.'));
-  checks.push(answer.body.includes(READY_MARKER) ? passed('ready_marker', `${READY_MARKER} present`) : failed('ready_marker', `The served page has no ${READY_MARKER}.`));
+  checks.push(
+    csp.includes("default-src 'none'")
+      ? passed('csp', 'strict Content-Security-Policy present')
+      : failed('csp', 'The Content-Security-Policy header is missing or not strict.'),
+  );
+  checks.push(
+    answer.body.includes(READY_MARKER)
+      ? passed('ready_marker', `${READY_MARKER} present`)
+      : failed('ready_marker', `The served page has no ${READY_MARKER}.`),
+  );
   if (!target.chromiumPath) {
-    checks.push(skipped('browser', 'no browser: Chromium was not found (X_BUILDS_CHROMIUM_PATH, else /usr/bin/chromium)'));
+    checks.push(
+      skipped('browser', 'no browser: Chromium was not found (X_BUILDS_CHROMIUM_PATH, else /usr/bin/chromium)'),
+    );
     return { checks, media: [], accessibility: [] };
   }
-  const browser = await inBrowser({ ...target, chromiumPath: target.chromiumPath }, checks.every((check) => check.outcome !== 'failed'));
+  const browser = await inBrowser(
+    { ...target, chromiumPath: target.chromiumPath },
+    checks.every((check) => check.outcome !== 'failed'),
+  );
   return { checks: [...checks, ...browser.checks], media: browser.media, accessibility: browser.accessibility };
 }
 
@@ -86,16 +119,32 @@ export async function verifyLiveApp(target: VerifyTarget): Promise<Verification>
 async function inBrowser(target: VerifyTarget & { chromiumPath: string }, record: boolean): Promise<Verification> {
   let report: Awaited<ReturnType<typeof inspectApp>>;
   try {
-    report = await inspectApp({ chromiumPath: target.chromiumPath, edgeUrl: target.edgeUrl, host: target.host, signal: target.signal });
+    report = await inspectApp({
+      chromiumPath: target.chromiumPath,
+      edgeUrl: target.edgeUrl,
+      host: target.host,
+      signal: target.signal,
+    });
   } catch (error) {
     if (target.signal.aborted) throw error;
     // A browser that cannot start says nothing about the app: recorded, but it does not fail the build.
-    if (error instanceof BrowserUnavailableError) return { checks: [skipped('browser', error.message)], media: [], accessibility: [] };
-    return { checks: [failed('browser', `The page could not be loaded in the browser: ${(error as Error).message.split('\n')[0]}`)], media: [], accessibility: [] };
+    if (error instanceof BrowserUnavailableError)
+      return { checks: [skipped('browser', error.message)], media: [], accessibility: [] };
+    return {
+      checks: [
+        failed('browser', `The page could not be loaded in the browser: ${(error as Error).message.split('\n')[0]}`),
+      ],
+      media: [],
+      accessibility: [],
+    };
   }
   const { checks, accessibility } = judgeBrowserReport(report);
   if (!record || checks.some((check) => check.outcome === 'failed')) {
-    return { checks: [...checks, skipped('clip', 'not recorded for an app that failed its checks')], media: [], accessibility };
+    return {
+      checks: [...checks, skipped('clip', 'not recorded for an app that failed its checks')],
+      media: [],
+      accessibility,
+    };
   }
   const media: RecordedMedia[] = [
     { kind: 'screenshot', contentType: 'image/png', body: report.screenshots.desktop },
@@ -105,7 +154,12 @@ async function inBrowser(target: VerifyTarget & { chromiumPath: string }, record
     const clip = await encodeClip(report.frames, report.clipStart, report.clipStart + CLIP_SECONDS, target.signal);
     if (clip) {
       media.push({ kind: 'clip', ...clip });
-      checks.push(passed('clip', `${CLIP_SECONDS} s ${clip.contentType} from ${report.frames.length} painted frame(s), ${clip.body.length} bytes`));
+      checks.push(
+        passed(
+          'clip',
+          `${CLIP_SECONDS} s ${clip.contentType} from ${report.frames.length} painted frame(s), ${clip.body.length} bytes`,
+        ),
+      );
     } else {
       checks.push(skipped('clip', 'no video encoder: ffmpeg with libx264 or libvpx was not found'));
     }

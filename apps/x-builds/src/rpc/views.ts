@@ -4,7 +4,15 @@ import type { JobSchema, QueueViewSchema, SourceSchema } from '@sbc/proto/sbc/xb
 import { appUrlOf } from '../pipeline/reply';
 import type { AppRow } from '../store/apps';
 import type { Db } from '../store/db';
-import { findingsOf, queueRanks, spansOf, type AccessibilityFinding, type CheckResult, type JobRow, type SpanRow } from '../store/jobs';
+import {
+  findingsOf,
+  queueRanks,
+  spansOf,
+  type AccessibilityFinding,
+  type CheckResult,
+  type JobRow,
+  type SpanRow,
+} from '../store/jobs';
 import { mediaKindsOf, type MediaKind } from '../store/media';
 import type { QueueState } from '../store/queue';
 
@@ -21,15 +29,34 @@ const ts = (date: Date | null | undefined) => (date ? timestampFromDate(date) : 
 function sourceOf(job: JobRow): MessageInitShape<typeof SourceSchema> {
   const source = job.source as Record<string, string | undefined>;
   if (job.lane === 'x') {
-    return { kind: { case: 'x', value: { postId: source.post_id ?? '', authorId: source.author_id ?? job.authorId, conversationId: source.conversation_id, text: source.text ?? job.prompt } } };
+    return {
+      kind: {
+        case: 'x',
+        value: {
+          postId: source.post_id ?? '',
+          authorId: source.author_id ?? job.authorId,
+          conversationId: source.conversation_id,
+          text: source.text ?? job.prompt,
+        },
+      },
+    };
   }
   return { kind: { case: 'api', value: { prompt: source.prompt ?? job.prompt, title: source.title } } };
 }
 
 /** The job view of CONTRACTS "X builds": stages with timings, place in the queue, app, refusal and reply. */
-export function toJobMessage(ctx: ViewContext, job: JobRow, spans: SpanRow[], rank: number | undefined, app: AppRow | null, media: MediaKind[] = []): JobMessage {
+export function toJobMessage(
+  ctx: ViewContext,
+  job: JobRow,
+  spans: SpanRow[],
+  rank: number | undefined,
+  app: AppRow | null,
+  media: MediaKind[] = [],
+): JobMessage {
   const checks = Array.isArray(job.checks) ? (job.checks as unknown as CheckResult[]) : [];
-  const accessibility = Array.isArray(job.accessibility) ? (job.accessibility as unknown as AccessibilityFinding[]) : [];
+  const accessibility = Array.isArray(job.accessibility)
+    ? (job.accessibility as unknown as AccessibilityFinding[])
+    : [];
   return {
     id: job.id,
     status: job.status,
@@ -50,7 +77,14 @@ export function toJobMessage(ctx: ViewContext, job: JobRow, spans: SpanRow[], ra
     totalS: job.finishedAt ? seconds(job.createdAt, job.finishedAt) : undefined,
     refusal: job.refusalCategory ? { category: job.refusalCategory, reason: job.refusalReason ?? '' } : undefined,
     error: job.error ?? undefined,
-    reply: job.replyText ? { text: job.replyText, status: job.replyStatus ?? 'skipped', postedAt: ts(job.replyPostedAt), postId: job.replyPostId ?? undefined } : undefined,
+    reply: job.replyText
+      ? {
+          text: job.replyText,
+          status: job.replyStatus ?? 'skipped',
+          postedAt: ts(job.replyPostedAt),
+          postId: job.replyPostId ?? undefined,
+        }
+      : undefined,
     createdAt: ts(job.createdAt),
     updatedAt: ts(job.updatedAt),
     attempt: job.attempt,
@@ -72,7 +106,9 @@ export async function jobViews(db: Db, ctx: ViewContext, jobs: JobRow[]): Promis
   const ranks = jobs.some((job) => job.status === 'queued') ? await queueRanks(db) : new Map<string, number>();
   const apps = new Map((await db.app.findMany({ where: { jobId: { in: ids } } })).map((app) => [app.jobId, app]));
   const media = await mediaKindsOf(db, ids);
-  return jobs.map((job) => toJobMessage(ctx, job, spans.get(job.id) ?? [], ranks.get(job.id), apps.get(job.id) ?? null, media.get(job.id)));
+  return jobs.map((job) =>
+    toJobMessage(ctx, job, spans.get(job.id) ?? [], ranks.get(job.id), apps.get(job.id) ?? null, media.get(job.id)),
+  );
 }
 
 export async function jobView(db: Db, ctx: ViewContext, job: JobRow): Promise<JobMessage> {
@@ -87,7 +123,10 @@ export function toQueueMessage(state: QueueState): MessageInitShape<typeof Queue
     queued: state.queued,
     running: state.running,
     effectiveConcurrency: state.effectiveConcurrency,
-    backoffUntil: state.settings.backoffUntil && state.settings.backoffUntil > new Date() ? timestampFromDate(state.settings.backoffUntil) : undefined,
+    backoffUntil:
+      state.settings.backoffUntil && state.settings.backoffUntil > new Date()
+        ? timestampFromDate(state.settings.backoffUntil)
+        : undefined,
     pausedReason: state.settings.paused ? (state.settings.pausedReason ?? 'operator') : undefined,
     order: state.order,
   };

@@ -9,7 +9,14 @@ import { cancelJob, redraftReply, takeDownApp, type OperationDeps } from '../job
 import { isJobStatus } from '../jobs/statuses';
 import { countLiveApps, findAppFile } from '../store/apps';
 import { isMediaKind, MEDIA_KINDS, readMedia } from '../store/media';
-import { BLOCK_REASONS, blockAuthor, listBlocks, unblockAuthor, type BlockReason, type BlockRow } from '../store/blocks';
+import {
+  BLOCK_REASONS,
+  blockAuthor,
+  listBlocks,
+  unblockAuthor,
+  type BlockReason,
+  type BlockRow,
+} from '../store/blocks';
 import type { XBuildsDb } from '../store/db';
 import { findJob, listJobs, type JobRow } from '../store/jobs';
 import { moveJob, readQueue, requeueJob, setPinned, updateSettings } from '../store/queue';
@@ -35,10 +42,12 @@ const optionalNumber = (value: bigint | undefined) => (value === undefined ? und
 function submittedSource(source: Source | undefined): SubmittedSource {
   if (source?.kind.case === 'x') {
     const x = source.kind.value;
-    if (!x.postId || !x.authorId) throw new ApiError('invalid_request', 'An X source needs post_id and author_id.', { param: 'source' });
+    if (!x.postId || !x.authorId)
+      throw new ApiError('invalid_request', 'An X source needs post_id and author_id.', { param: 'source' });
     return { type: 'x', postId: x.postId, authorId: x.authorId, conversationId: x.conversationId, text: x.text };
   }
-  if (source?.kind.case === 'api') return { type: 'api', prompt: source.kind.value.prompt, title: source.kind.value.title };
+  if (source?.kind.case === 'api')
+    return { type: 'api', prompt: source.kind.value.prompt, title: source.kind.value.title };
   throw new ApiError('invalid_request', 'source is required.', { param: 'source' });
 }
 
@@ -52,7 +61,11 @@ function boundsOf(caller: Caller) {
   };
 }
 
-const blockMessage = (block: BlockRow) => ({ authorId: block.authorId, reason: block.reason, createdAt: timestampFromDate(block.createdAt) });
+const blockMessage = (block: BlockRow) => ({
+  authorId: block.authorId,
+  reason: block.reason,
+  createdAt: timestampFromDate(block.createdAt),
+});
 
 export function createXBuildsService(deps: XBuildsServiceDeps): RpcImplementation<typeof XBuildsService> {
   const { db, config } = deps;
@@ -82,7 +95,8 @@ export function createXBuildsService(deps: XBuildsServiceDeps): RpcImplementatio
 
   return {
     async submitJob(request) {
-      if (!request.caller?.userId) throw new ApiError('invalid_request', 'caller.user_id is required.', { param: 'caller' });
+      if (!request.caller?.userId)
+        throw new ApiError('invalid_request', 'caller.user_id is required.', { param: 'caller' });
       const submission: Submission = {
         userId: request.caller.userId,
         keyId: request.caller.keyId,
@@ -92,13 +106,21 @@ export function createXBuildsService(deps: XBuildsServiceDeps): RpcImplementatio
       };
       const admission = await admit({ db, limits: config, notConfigured: deps.notConfigured }, submission);
       if (!admission.existing) deps.wake();
-      return { job: await jobView(db, view, admission.job), existing: admission.existing, position: admission.position, etaS: admission.etaS };
+      return {
+        job: await jobView(db, view, admission.job),
+        existing: admission.existing,
+        position: admission.position,
+        etaS: admission.etaS,
+      };
     },
 
     async listJobs(request) {
-      if (request.limit < 1 || request.limit > MAX_LIST_LIMIT) throw new ApiError('invalid_request', `limit must be 1 to ${MAX_LIST_LIMIT}.`, { param: 'limit' });
-      if (request.status !== undefined && !isJobStatus(request.status)) throw new ApiError('invalid_request', `Unknown status ${request.status}.`, { param: 'status' });
-      if (!['x', 'api', 'all'].includes(request.platform)) throw new ApiError('invalid_request', 'platform is one of x, api, all.', { param: 'platform' });
+      if (request.limit < 1 || request.limit > MAX_LIST_LIMIT)
+        throw new ApiError('invalid_request', `limit must be 1 to ${MAX_LIST_LIMIT}.`, { param: 'limit' });
+      if (request.status !== undefined && !isJobStatus(request.status))
+        throw new ApiError('invalid_request', `Unknown status ${request.status}.`, { param: 'status' });
+      if (!['x', 'api', 'all'].includes(request.platform))
+        throw new ApiError('invalid_request', 'platform is one of x, api, all.', { param: 'platform' });
       const page = await listJobs(db, {
         userId: request.userId,
         status: request.status,
@@ -115,14 +137,29 @@ export function createXBuildsService(deps: XBuildsServiceDeps): RpcImplementatio
     },
 
     async getJobMedia(request) {
-      if (!isMediaKind(request.kind)) throw new ApiError('invalid_request', `kind is one of ${MEDIA_KINDS.join(', ')}.`, { param: 'kind' });
+      if (!isMediaKind(request.kind))
+        throw new ApiError('invalid_request', `kind is one of ${MEDIA_KINDS.join(', ')}.`, { param: 'kind' });
       await ownJob(request.userId, request.id);
       const range = request.range
-        ? { start: optionalNumber(request.range.start), end: optionalNumber(request.range.end), suffixLength: optionalNumber(request.range.suffixLength) }
+        ? {
+            start: optionalNumber(request.range.start),
+            end: optionalNumber(request.range.end),
+            suffixLength: optionalNumber(request.range.suffixLength),
+          }
         : undefined;
-      const media = await readMedia(db, { jobId: request.id, kind: request.kind, range, ifRange: request.ifRange, ifNoneMatch: request.ifNoneMatch });
+      const media = await readMedia(db, {
+        jobId: request.id,
+        kind: request.kind,
+        range,
+        ifRange: request.ifRange,
+        ifNoneMatch: request.ifNoneMatch,
+      });
       if (!media) {
-        throw new ApiError('not_found', `This build has no ${request.kind}: media are recorded when a browser verifies the app, and removed when it is taken down.`, { param: 'id' });
+        throw new ApiError(
+          'not_found',
+          `This build has no ${request.kind}: media are recorded when a browser verifies the app, and removed when it is taken down.`,
+          { param: 'id' },
+        );
       }
       return {
         contentType: media.contentType,
@@ -145,13 +182,23 @@ export function createXBuildsService(deps: XBuildsServiceDeps): RpcImplementatio
     async redraftReply(request) {
       requireOperator(request.operatorId);
       const job = await anyJob(request.id);
-      await redraftReply({ ...deps, baseUrl: config.baseUrl, appsDomain: config.appsDomain, xReplies: deps.xReplies }, job, request.text, request.operatorId);
+      await redraftReply(
+        { ...deps, baseUrl: config.baseUrl, appsDomain: config.appsDomain, xReplies: deps.xReplies },
+        job,
+        request.text,
+        request.operatorId,
+      );
       return reread(job.id);
     },
 
     async moveJob(request) {
       requireOperator(request.operatorId);
-      const placement = request.beforeId !== undefined ? { beforeId: request.beforeId } : request.afterId !== undefined ? { afterId: request.afterId } : undefined;
+      const placement =
+        request.beforeId !== undefined
+          ? { beforeId: request.beforeId }
+          : request.afterId !== undefined
+            ? { afterId: request.afterId }
+            : undefined;
       if (!placement || (request.beforeId !== undefined && request.afterId !== undefined)) {
         throw new ApiError('invalid_request', 'Pass exactly one of before_id and after_id.', { param: 'before_id' });
       }
@@ -208,8 +255,20 @@ export function createXBuildsService(deps: XBuildsServiceDeps): RpcImplementatio
       if (request.maxQueue !== undefined && (request.maxQueue < 0 || request.maxQueue > 1_000_000)) {
         throw new ApiError('invalid_request', 'max_queue must be 0 to 1000000.', { param: 'max_queue' });
       }
-      await updateSettings(db, { maxConcurrent: request.maxConcurrent, maxQueue: request.maxQueue, paused: request.paused });
-      deps.logger.info({ operator: request.operatorId, maxConcurrent: request.maxConcurrent, maxQueue: request.maxQueue, paused: request.paused }, 'queue settings changed');
+      await updateSettings(db, {
+        maxConcurrent: request.maxConcurrent,
+        maxQueue: request.maxQueue,
+        paused: request.paused,
+      });
+      deps.logger.info(
+        {
+          operator: request.operatorId,
+          maxConcurrent: request.maxConcurrent,
+          maxQueue: request.maxQueue,
+          paused: request.paused,
+        },
+        'queue settings changed',
+      );
       deps.wake();
       return { queue: toQueueMessage(await readQueue(db)) };
     },
@@ -221,8 +280,11 @@ export function createXBuildsService(deps: XBuildsServiceDeps): RpcImplementatio
 
     async blockAuthor(request) {
       requireOperator(request.operatorId);
-      if (!(BLOCK_REASONS as readonly string[]).includes(request.reason)) throw new ApiError('invalid_request', `reason is one of ${BLOCK_REASONS.join(', ')}.`, { param: 'reason' });
-      return { block: blockMessage(await blockAuthor(db, request.authorId, request.reason as BlockReason, request.operatorId)) };
+      if (!(BLOCK_REASONS as readonly string[]).includes(request.reason))
+        throw new ApiError('invalid_request', `reason is one of ${BLOCK_REASONS.join(', ')}.`, { param: 'reason' });
+      return {
+        block: blockMessage(await blockAuthor(db, request.authorId, request.reason as BlockReason, request.operatorId)),
+      };
     },
 
     async unblockAuthor(request) {
@@ -233,7 +295,8 @@ export function createXBuildsService(deps: XBuildsServiceDeps): RpcImplementatio
     },
 
     async getStats(request) {
-      if (request.windowHours < 1 || request.windowHours > MAX_WINDOW_HOURS) throw new ApiError('invalid_request', `window must be 1h to ${MAX_WINDOW_HOURS}h.`, { param: 'window' });
+      if (request.windowHours < 1 || request.windowHours > MAX_WINDOW_HOURS)
+        throw new ApiError('invalid_request', `window must be 1h to ${MAX_WINDOW_HOURS}h.`, { param: 'window' });
       const stats = await windowStats(db, request.windowHours, config.sloTotalS);
       return {
         windowHours: request.windowHours,
@@ -261,7 +324,13 @@ export function createXBuildsService(deps: XBuildsServiceDeps): RpcImplementatio
     async getAppFile(request) {
       const found = await findAppFile(db, request.slug, request.path);
       if (found.state !== 'live') return { state: found.state };
-      return { state: 'live', contentType: found.contentType, body: found.body, csp: found.csp, bundleId: found.bundleId };
+      return {
+        state: 'live',
+        contentType: found.contentType,
+        body: found.body,
+        csp: found.csp,
+        bundleId: found.bundleId,
+      };
     },
   };
 }

@@ -42,10 +42,24 @@ export async function publishBundle(db: XBuildsDb, input: PublishInput): Promise
     const appId = existing?.id ?? `app_${input.jobId.slice(4)}`;
     if (!existing) {
       // A slug collision is astronomically unlikely; the unique index would refuse it and the stage retries.
-      await tx.app.create({ data: { id: appId, slug: slugFor(input.title), jobId: input.jobId, bundleId, state: 'live', csp: input.csp } });
+      await tx.app.create({
+        data: { id: appId, slug: slugFor(input.title), jobId: input.jobId, bundleId, state: 'live', csp: input.csp },
+      });
     }
-    await tx.appFile.create({ data: { bundleId, path: '/index.html', appId, contentType: 'text/html; charset=utf-8', body: new Uint8Array(body), sha256 } });
-    const app = await tx.app.update({ where: { id: appId }, data: { bundleId, state: 'live', csp: input.csp, takenDownAt: null, takenDownReason: null } });
+    await tx.appFile.create({
+      data: {
+        bundleId,
+        path: '/index.html',
+        appId,
+        contentType: 'text/html; charset=utf-8',
+        body: new Uint8Array(body),
+        sha256,
+      },
+    });
+    const app = await tx.app.update({
+      where: { id: appId },
+      data: { bundleId, state: 'live', csp: input.csp, takenDownAt: null, takenDownReason: null },
+    });
     return { app, bundleId };
   });
 }
@@ -64,7 +78,10 @@ export async function countLiveApps(db: Db): Promise<number> {
  */
 export async function takeDown(db: XBuildsDb, appId: string, reason: string): Promise<boolean> {
   return db.$transaction(async (tx) => {
-    const { count } = await tx.app.updateMany({ where: { id: appId, state: 'live' }, data: { state: 'taken_down', takenDownAt: new Date(), takenDownReason: reason } });
+    const { count } = await tx.app.updateMany({
+      where: { id: appId, state: 'live' },
+      data: { state: 'taken_down', takenDownAt: new Date(), takenDownReason: reason },
+    });
     await tx.jobMedia.deleteMany({ where: { job: { app: { id: appId } } } });
     return count === 1;
   });
@@ -80,7 +97,9 @@ export async function findAppFile(db: Db, slug: string, path: string): Promise<A
   const app = await db.app.findUnique({ where: { slug } });
   if (!app) return { state: 'missing' };
   if (app.state !== 'live') return { state: 'taken_down' };
-  const file = await db.appFile.findUnique({ where: { bundleId_path: { bundleId: app.bundleId, path: path === '/' ? '/index.html' : path } } });
+  const file = await db.appFile.findUnique({
+    where: { bundleId_path: { bundleId: app.bundleId, path: path === '/' ? '/index.html' : path } },
+  });
   if (!file) return { state: 'missing' };
   return { state: 'live', contentType: file.contentType, body: file.body, csp: app.csp, bundleId: app.bundleId };
 }

@@ -14,8 +14,17 @@ export async function isBlocked(db: Db, authorId: string): Promise<boolean> {
 }
 
 /** Blocks an author, or changes the recorded reason of an existing block (the first block time is kept). */
-export async function blockAuthor(db: Db, authorId: string, reason: BlockReason, by: string | undefined): Promise<BlockRow> {
-  return db.authorBlock.upsert({ where: { authorId }, create: { authorId, reason, blockedBy: by }, update: { reason, blockedBy: by } });
+export async function blockAuthor(
+  db: Db,
+  authorId: string,
+  reason: BlockReason,
+  by: string | undefined,
+): Promise<BlockRow> {
+  return db.authorBlock.upsert({
+    where: { authorId },
+    create: { authorId, reason, blockedBy: by },
+    update: { reason, blockedBy: by },
+  });
 }
 
 export async function unblockAuthor(db: Db, authorId: string): Promise<BlockRow | null> {

@@ -17,9 +17,16 @@ export async function advisoryLock(tx: Tx, id: bigint): Promise<void> {
 
 /** The unique index a PostgreSQL unique violation names, when the error is one. */
 export function violatedIndex(error: unknown): string | undefined {
-  const text = error instanceof Error ? `${error.message} ${JSON.stringify((error as { meta?: unknown }).meta ?? {})}` : '';
+  const text =
+    error instanceof Error ? `${error.message} ${JSON.stringify((error as { meta?: unknown }).meta ?? {})}` : '';
   if (!/unique|23505|P2002/i.test(text + String((error as { code?: unknown })?.code ?? ''))) return undefined;
-  for (const name of ['build_jobs_one_active_per_author', 'build_jobs_one_active_per_conversation', 'post_id', 'idempotency_key', 'slug']) {
+  for (const name of [
+    'build_jobs_one_active_per_author',
+    'build_jobs_one_active_per_conversation',
+    'post_id',
+    'idempotency_key',
+    'slug',
+  ]) {
     if (text.includes(name)) return name;
   }
   return 'unknown';

@@ -64,8 +64,21 @@ export async function transition(tx: Tx, jobId: string, input: TransitionInput):
   return tx.buildJob.findUnique({ where: { id: jobId } });
 }
 
-export async function recordEvent(db: Db, jobId: string, type: string, options: { from?: string; to?: string; data?: Record<string, unknown> } = {}): Promise<void> {
-  await db.jobEvent.create({ data: { jobId, type, fromStatus: options.from, toStatus: options.to, data: (options.data ?? {}) as Prisma.InputJsonValue } });
+export async function recordEvent(
+  db: Db,
+  jobId: string,
+  type: string,
+  options: { from?: string; to?: string; data?: Record<string, unknown> } = {},
+): Promise<void> {
+  await db.jobEvent.create({
+    data: {
+      jobId,
+      type,
+      fromStatus: options.from,
+      toStatus: options.to,
+      data: (options.data ?? {}) as Prisma.InputJsonValue,
+    },
+  });
 }
 
 export async function findJob(db: Db, jobId: string): Promise<JobRow | null> {
@@ -74,7 +87,11 @@ export async function findJob(db: Db, jobId: string): Promise<JobRow | null> {
 
 /** Dispatch rank (1-based) of every queued job: pinned first, then queue order, then age. */
 export async function queueRanks(db: Db): Promise<Map<string, number>> {
-  const rows = await db.buildJob.findMany({ where: { status: 'queued' }, select: { id: true }, orderBy: [{ pinned: 'desc' }, { queueOrder: 'asc' }, { id: 'asc' }] });
+  const rows = await db.buildJob.findMany({
+    where: { status: 'queued' },
+    select: { id: true },
+    orderBy: [{ pinned: 'desc' }, { queueOrder: 'asc' }, { id: 'asc' }],
+  });
   return new Map(rows.map((row, index) => [row.id, index + 1]));
 }
 
@@ -112,7 +129,12 @@ export async function listJobs(db: Db, filter: ListFilter): Promise<{ jobs: JobR
 }
 
 /** Opens the span of a stage a worker enters. */
-export async function openSpan(db: Db, job: Pick<JobRow, 'id' | 'attempt'>, stage: string, at = new Date()): Promise<bigint> {
+export async function openSpan(
+  db: Db,
+  job: Pick<JobRow, 'id' | 'attempt'>,
+  stage: string,
+  at = new Date(),
+): Promise<bigint> {
   const span = await db.jobStageSpan.create({ data: { jobId: job.id, attempt: job.attempt, stage, startedAt: at } });
   return span.id;
 }

@@ -31,6 +31,10 @@ describe('planRead: what a media request gets', () => {
   it('If-Range with another ETag (or a weak one) asks for the whole file; with the current one, the range', () => {
     expect(planRead(meta, { range: { start: 0, end: 9 }, ifRange: '"old"' })).toEqual({ kind: 'full' });
     expect(planRead(meta, { range: { start: 0, end: 9 }, ifRange: 'W/"abc"' })).toEqual({ kind: 'full' });
-    expect(planRead(meta, { range: { start: 0, end: 9 }, ifRange: '"abc"' })).toEqual({ kind: 'range', start: 0, end: 9 });
+    expect(planRead(meta, { range: { start: 0, end: 9 }, ifRange: '"abc"' })).toEqual({
+      kind: 'range',
+      start: 0,
+      end: 9,
+    });
   });
 });

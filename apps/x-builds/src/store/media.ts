@@ -31,10 +31,19 @@ interface MediaMeta {
   createdAt: Date;
 }
 
-export type Plan = { kind: 'not_modified' } | { kind: 'unsatisfiable' } | { kind: 'full' } | { kind: 'range'; start: number; end: number };
+export type Plan =
+  | { kind: 'not_modified' }
+  | { kind: 'unsatisfiable' }
+  | { kind: 'full' }
+  | { kind: 'range'; start: number; end: number };
 
 export type MediaAnswer = MediaMeta &
-  ({ kind: 'not_modified' } | { kind: 'unsatisfiable' } | { kind: 'full'; body: Uint8Array } | { kind: 'range'; start: number; body: Uint8Array });
+  (
+    | { kind: 'not_modified' }
+    | { kind: 'unsatisfiable' }
+    | { kind: 'full'; body: Uint8Array }
+    | { kind: 'range'; start: number; body: Uint8Array }
+  );
 
 const etagOf = (sha256: string) => `"${sha256.slice(0, 32)}"`;
 
@@ -49,7 +58,10 @@ function matchesAny(etag: string, candidates: string[]): boolean {
  * a 416, the whole file, or one byte range. A range that ends past the file is cut at its end; one that starts
  * past it cannot be served. If-Range with another ETag (or a weak one) asks for the whole file instead.
  */
-export function planRead(meta: { etag: string; size: number }, request: Pick<MediaRead, 'range' | 'ifRange' | 'ifNoneMatch'>): Plan {
+export function planRead(
+  meta: { etag: string; size: number },
+  request: Pick<MediaRead, 'range' | 'ifRange' | 'ifNoneMatch'>,
+): Plan {
   if (request.ifNoneMatch?.length && matchesAny(meta.etag, request.ifNoneMatch)) return { kind: 'not_modified' };
   const range = request.range;
   if (!range || (request.ifRange !== undefined && request.ifRange !== meta.etag)) return { kind: 'full' };
@@ -63,7 +75,11 @@ export function planRead(meta: { etag: string; size: number }, request: Pick<Med
 }
 
 /** Replaces a job's media with what its latest verification recorded (a kind it did not record is gone too). */
-export async function replaceMedia(db: Db, jobId: string, media: { kind: MediaKind; contentType: string; body: Buffer }[]): Promise<void> {
+export async function replaceMedia(
+  db: Db,
+  jobId: string,
+  media: { kind: MediaKind; contentType: string; body: Buffer }[],
+): Promise<void> {
   await db.jobMedia.deleteMany({ where: { jobId } });
   for (const { kind, contentType, body } of media) {
     const sha256 = createHash('sha256').update(body).digest('hex');
@@ -91,7 +107,12 @@ export async function readMedia(db: XBuildsDb, request: MediaRead): Promise<Medi
       const [row] = await tx.$queryRaw<{ content_type: string; sha256: string; size: bigint; created_at: Date }[]>`
         SELECT content_type, sha256, octet_length(body)::int8 AS size, created_at FROM job_media WHERE job_id = ${request.jobId} AND kind = ${request.kind}`;
       if (!row) return undefined;
-      const meta: MediaMeta = { contentType: row.content_type, etag: etagOf(row.sha256), size: Number(row.size), createdAt: row.created_at };
+      const meta: MediaMeta = {
+        contentType: row.content_type,
+        etag: etagOf(row.sha256),
+        size: Number(row.size),
+        createdAt: row.created_at,
+      };
       const plan = planRead(meta, request);
       if (plan.kind === 'not_modified' || plan.kind === 'unsatisfiable') return { ...meta, kind: plan.kind };
       const from = plan.kind === 'range' ? plan.start : 0;
@@ -99,7 +120,9 @@ export async function readMedia(db: XBuildsDb, request: MediaRead): Promise<Medi
       const [part] = await tx.$queryRaw<{ part: Uint8Array }[]>`
         SELECT substring(body FROM ${from + 1}::int FOR ${length}::int) AS part FROM job_media WHERE job_id = ${request.jobId} AND kind = ${request.kind}`;
       const body = part!.part;
-      return plan.kind === 'range' ? { ...meta, kind: 'range', start: plan.start, body } : { ...meta, kind: 'full', body };
+      return plan.kind === 'range'
+        ? { ...meta, kind: 'range', start: plan.start, body }
+        : { ...meta, kind: 'full', body };
     },
     { isolationLevel: 'RepeatableRead' },
   );

@@ -13,7 +13,10 @@ export async function readSettings(db: Db): Promise<QueueSettings> {
   return db.queueSettings.findUniqueOrThrow({ where: { id: 1 } });
 }
 
-export function effectiveConcurrency(settings: Pick<QueueSettings, 'maxConcurrent' | 'backoffUntil'>, now = new Date()): number {
+export function effectiveConcurrency(
+  settings: Pick<QueueSettings, 'maxConcurrent' | 'backoffUntil'>,
+  now = new Date(),
+): number {
   const backoff = settings.backoffUntil !== null && settings.backoffUntil > now;
   return backoff ? Math.min(settings.maxConcurrent, BACKOFF_CONCURRENCY) : settings.maxConcurrent;
 }
@@ -30,17 +33,37 @@ export interface QueueState {
 /** The queue; with `viewerId`, its order names only that account's jobs (a job is its account's and the operators'). */
 export async function readQueue(db: Db, options: { viewerId?: string } = {}): Promise<QueueState> {
   const settings = await readSettings(db);
-  const queued = await db.buildJob.findMany({ where: { status: 'queued' }, select: { id: true, userId: true }, orderBy: [{ pinned: 'desc' }, { queueOrder: 'asc' }, { id: 'asc' }] });
+  const queued = await db.buildJob.findMany({
+    where: { status: 'queued' },
+    select: { id: true, userId: true },
+    orderBy: [{ pinned: 'desc' }, { queueOrder: 'asc' }, { id: 'asc' }],
+  });
   const running = await db.buildJob.count({ where: { status: { in: IN_STAGE } } });
   const visible = options.viewerId === undefined ? queued : queued.filter((row) => row.userId === options.viewerId);
-  return { settings, queued: queued.length, running, effectiveConcurrency: effectiveConcurrency(settings), order: visible.map((row) => row.id) };
+  return {
+    settings,
+    queued: queued.length,
+    running,
+    effectiveConcurrency: effectiveConcurrency(settings),
+    order: visible.map((row) => row.id),
+  };
 }
 
-export async function updateSettings(db: XBuildsDb, changes: { maxConcurrent?: number; maxQueue?: number; paused?: boolean; pausedReason?: string | null }): Promise<void> {
-  const pausedReason = changes.paused === undefined ? undefined : changes.paused ? (changes.pausedReason ?? 'operator') : null;
+export async function updateSettings(
+  db: XBuildsDb,
+  changes: { maxConcurrent?: number; maxQueue?: number; paused?: boolean; pausedReason?: string | null },
+): Promise<void> {
+  const pausedReason =
+    changes.paused === undefined ? undefined : changes.paused ? (changes.pausedReason ?? 'operator') : null;
   await db.queueSettings.update({
     where: { id: 1 },
-    data: { maxConcurrent: changes.maxConcurrent, maxQueue: changes.maxQueue, paused: changes.paused, pausedReason, updatedAt: new Date() },
+    data: {
+      maxConcurrent: changes.maxConcurrent,
+      maxQueue: changes.maxQueue,
+      paused: changes.paused,
+      pausedReason,
+      updatedAt: new Date(),
+    },
   });
 }
 
@@ -140,7 +163,11 @@ async function recoverExpiredLeases(tx: Tx, maxAttempts: number): Promise<string
       await transition(tx, job.id, {
         from: [job.status],
         to: 'failed',
-        set: { ...common, error: `The build stalled in ${job.status} ${job.attempt} times (its worker stopped).`, finishedAt: new Date() },
+        set: {
+          ...common,
+          error: `The build stalled in ${job.status} ${job.attempt} times (its worker stopped).`,
+          finishedAt: new Date(),
+        },
         event: 'stalled',
         data: { stage: job.status, attempt: job.attempt, final: true },
       });
@@ -177,7 +204,11 @@ export async function resetBackoffStep(db: Db): Promise<void> {
 type Placement = { beforeId: string } | { afterId: string };
 
 function notQueued(job: JobRow): ApiError {
-  return new ApiError('conflict', `Job ${job.id} is ${job.status}; only a queued job can be moved, pinned or unpinned.`, { param: 'id' });
+  return new ApiError(
+    'conflict',
+    `Job ${job.id} is ${job.status}; only a queued job can be moved, pinned or unpinned.`,
+    { param: 'id' },
+  );
 }
 
 /** Runs a reordering under the dispatch lock, so it never interleaves with a claim. */
@@ -201,22 +232,34 @@ export async function moveJob(db: XBuildsDb, jobId: string, placement: Placement
     const job = await queuedJob(tx, jobId);
     const targetId = 'beforeId' in placement ? placement.beforeId : placement.afterId;
     const param = 'beforeId' in placement ? 'before_id' : 'after_id';
-    if (targetId === jobId) throw new ApiError('invalid_request', 'A job cannot be moved relative to itself.', { param });
+    if (targetId === jobId)
+      throw new ApiError('invalid_request', 'A job cannot be moved relative to itself.', { param });
     const target = await findJob(tx, targetId);
     if (!target) throw new ApiError('not_found', 'No such job to move next to.', { param });
-    if (target.status !== 'queued') throw new ApiError('conflict', `Job ${target.id} is ${target.status}, not queued.`, { param });
-    const others = (await tx.buildJob.findMany({ where: { status: 'queued', id: { not: jobId } }, orderBy: [{ pinned: 'desc' }, { queueOrder: 'asc' }, { id: 'asc' }] })).map(
-      (row) => ({ id: row.id, pinned: row.pinned }),
-    );
+    if (target.status !== 'queued')
+      throw new ApiError('conflict', `Job ${target.id} is ${target.status}, not queued.`, { param });
+    const others = (
+      await tx.buildJob.findMany({
+        where: { status: 'queued', id: { not: jobId } },
+        orderBy: [{ pinned: 'desc' }, { queueOrder: 'asc' }, { id: 'asc' }],
+      })
+    ).map((row) => ({ id: row.id, pinned: row.pinned }));
     const at = others.findIndex((row) => row.id === targetId) + ('beforeId' in placement ? 0 : 1);
     others.splice(at, 0, { id: jobId, pinned: target.pinned });
     // Renumber the whole queued set: it is bounded by max_queue, and spaced positions keep later moves cheap.
     let order = ORDER_GAP;
     for (const row of others) {
-      await tx.buildJob.updateMany({ where: { id: row.id, status: 'queued' }, data: { queueOrder: order, pinned: row.pinned } });
+      await tx.buildJob.updateMany({
+        where: { id: row.id, status: 'queued' },
+        data: { queueOrder: order, pinned: row.pinned },
+      });
       order += ORDER_GAP;
     }
-    await recordEvent(tx, jobId, 'moved', { from: 'queued', to: 'queued', data: { [param]: targetId, by: operator, pinned: target.pinned, was_pinned: job.pinned } });
+    await recordEvent(tx, jobId, 'moved', {
+      from: 'queued',
+      to: 'queued',
+      data: { [param]: targetId, by: operator, pinned: target.pinned, was_pinned: job.pinned },
+    });
   });
 }
 
@@ -224,7 +267,11 @@ export async function setPinned(db: XBuildsDb, jobId: string, pinned: boolean, o
   await reorder(db, async (tx) => {
     await queuedJob(tx, jobId);
     await tx.buildJob.updateMany({ where: { id: jobId, status: 'queued' }, data: { pinned, updatedAt: new Date() } });
-    await recordEvent(tx, jobId, pinned ? 'pinned' : 'unpinned', { from: 'queued', to: 'queued', data: { by: operator } });
+    await recordEvent(tx, jobId, pinned ? 'pinned' : 'unpinned', {
+      from: 'queued',
+      to: 'queued',
+      data: { by: operator },
+    });
   });
 }
 
@@ -232,15 +279,27 @@ export async function setPinned(db: XBuildsDb, jobId: string, pinned: boolean, o
  * Puts a settled job back at the front of the queue: requeue starts over (a refused job skips the screen the
  * operator overrode), resume restarts at the audit gate with the bundle the job already has.
  */
-export async function requeueJob(db: XBuildsDb, jobId: string, mode: 'requeue' | 'resume', operator: string): Promise<void> {
+export async function requeueJob(
+  db: XBuildsDb,
+  jobId: string,
+  mode: 'requeue' | 'resume',
+  operator: string,
+): Promise<void> {
   await reorder(db, async (tx) => {
     const job = await findJob(tx, jobId);
     if (!job) throw new ApiError('not_found', 'No such job.', { param: 'id' });
     const allowed = mode === 'requeue' ? ['failed', 'cancelled', 'refused'] : ['failed', 'cancelled'];
     if (!allowed.includes(job.status)) {
-      throw new ApiError('conflict', `Job ${job.id} is ${job.status}; ${mode} applies to a ${allowed.join(' or ')} job.`, { param: 'id' });
+      throw new ApiError(
+        'conflict',
+        `Job ${job.id} is ${job.status}; ${mode} applies to a ${allowed.join(' or ')} job.`,
+        { param: 'id' },
+      );
     }
-    if (mode === 'resume' && !job.bundleHtml) throw new ApiError('conflict', `Job ${job.id} has no bundle to resume from; requeue it instead.`, { param: 'id' });
+    if (mode === 'resume' && !job.bundleHtml)
+      throw new ApiError('conflict', `Job ${job.id} has no bundle to resume from; requeue it instead.`, {
+        param: 'id',
+      });
     const resumeFrom = mode === 'resume' ? 'auditing' : job.status === 'refused' ? 'building' : null;
     const moved = await transition(tx, jobId, {
       from: allowed,
@@ -262,6 +321,9 @@ export async function requeueJob(db: XBuildsDb, jobId: string, mode: 'requeue' |
       event: mode === 'requeue' ? 'requeued' : 'resumed',
       data: { by: operator, resume_from: resumeFrom },
     });
-    if (!moved) throw new ApiError('conflict', `Job ${job.id} changed while it was being ${mode}d; read it and retry.`, { param: 'id' });
+    if (!moved)
+      throw new ApiError('conflict', `Job ${job.id} changed while it was being ${mode}d; read it and retry.`, {
+        param: 'id',
+      });
   });
 }

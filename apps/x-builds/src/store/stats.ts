@@ -50,8 +50,12 @@ function countBy(rows: { key: string | null; n: bigint }[]): Record<string, numb
  */
 export async function windowStats(db: Db, hours: number, sloTotalS: number): Promise<WindowStats> {
   const since = new Date(Date.now() - hours * 3_600_000);
-  const byStatus = await db.$queryRaw<{ key: string; n: bigint }[]>`SELECT status AS key, count(*) AS n FROM build_jobs WHERE created_at >= ${since} GROUP BY status`;
-  const byLane = await db.$queryRaw<{ key: string; n: bigint }[]>`SELECT lane AS key, count(*) AS n FROM build_jobs WHERE created_at >= ${since} GROUP BY lane`;
+  const byStatus = await db.$queryRaw<
+    { key: string; n: bigint }[]
+  >`SELECT status AS key, count(*) AS n FROM build_jobs WHERE created_at >= ${since} GROUP BY status`;
+  const byLane = await db.$queryRaw<
+    { key: string; n: bigint }[]
+  >`SELECT lane AS key, count(*) AS n FROM build_jobs WHERE created_at >= ${since} GROUP BY lane`;
   const byCategory = await db.$queryRaw<{ key: string | null; n: bigint }[]>`
     SELECT refusal_category AS key, count(*) AS n FROM build_jobs WHERE created_at >= ${since} AND refusal_category IS NOT NULL GROUP BY refusal_category`;
   const [total] = await db.$queryRaw<PercentileRow[]>`
@@ -74,7 +78,9 @@ export async function windowStats(db: Db, hours: number, sloTotalS: number): Pro
     WHERE status = 'done' AND finished_at >= ${since} AND extract(epoch FROM finished_at - created_at) > ${sloTotalS}`;
   const buildBackoffs = await db.jobEvent.count({ where: { type: 'backoff', at: { gte: since } } });
   const xBackoffs = await db.laneEvent.count({ where: { type: 'x_rate_limited', at: { gte: since } } });
-  const inFlight = await db.buildJob.count({ where: { status: { in: ['screening', 'building', 'auditing', 'publishing', 'verifying', 'fixing', 'drafting'] } } });
+  const inFlight = await db.buildJob.count({
+    where: { status: { in: ['screening', 'building', 'auditing', 'publishing', 'verifying', 'fixing', 'drafting'] } },
+  });
   const [a11yJobs] = await db.$queryRaw<{ n: bigint }[]>`
     SELECT count(*) AS n FROM build_jobs WHERE status = 'done' AND finished_at >= ${since} AND jsonb_array_length(accessibility) > 0`;
   const byImpact = await db.$queryRaw<{ key: string | null; n: bigint }[]>`

@@ -11,7 +11,11 @@ export type AccountClient = RpcClientOf<typeof AccountService>;
  * models itself, the key is minted as that key, so the account service refuses anything wider. Its secret
  * lives in the worker's memory only; the job stores its id.
  */
-export async function mintBuildKey(account: AccountClient, job: JobRow, requestId: string): Promise<{ id: string; secret: string }> {
+export async function mintBuildKey(
+  account: AccountClient,
+  job: JobRow,
+  requestId: string,
+): Promise<{ id: string; secret: string }> {
   const bounds = job.keyBounds as unknown as Partial<KeyBounds>;
   const reply = await account.createKey(
     {
@@ -30,6 +34,11 @@ export async function mintBuildKey(account: AccountClient, job: JobRow, requestI
   return { id: reply.key!.id, secret: reply.secret };
 }
 
-export async function revokeBuildKey(account: AccountClient, userId: string, keyId: string, requestId: string): Promise<void> {
+export async function revokeBuildKey(
+  account: AccountClient,
+  userId: string,
+  keyId: string,
+  requestId: string,
+): Promise<void> {
   await account.revokeKey({ userId, keyId }, { requestId });
 }

@@ -42,7 +42,8 @@ interface ActiveRun {
 /** Why a run was aborted: the job was cancelled or taken from this worker, or the replica is stopping. */
 type AbortReason = 'cancelled' | 'lost' | 'shutdown';
 
-const reasonOf = (signal: AbortSignal): AbortReason | undefined => (signal.aborted ? (signal.reason as AbortReason) : undefined);
+const reasonOf = (signal: AbortSignal): AbortReason | undefined =>
+  signal.aborted ? (signal.reason as AbortReason) : undefined;
 
 /**
  * The dispatcher of one replica: each round it recovers expired leases and claims what the lane's
@@ -69,7 +70,11 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
 
   async function round(): Promise<void> {
     if (stopping || !deps.gatewayUrl()) return;
-    const { claimed, recovered } = await claimJobs(db, { workerId, leaseMs: config.leaseMs, maxAttempts: config.maxAttempts });
+    const { claimed, recovered } = await claimJobs(db, {
+      workerId,
+      leaseMs: config.leaseMs,
+      maxAttempts: config.maxAttempts,
+    });
     if (recovered.length > 0) logger.warn({ jobs: recovered }, 'recovered jobs whose worker stopped');
     for (const job of claimed) launch(job);
     await revokeOrphanedKeys();
@@ -97,7 +102,11 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   /** Build keys of jobs that settled while no worker held them (cancelled after a crash) are revoked here. */
   async function revokeOrphanedKeys(): Promise<void> {
     const orphans = await db.buildJob.findMany({
-      where: { buildKeyId: { not: null }, status: { in: ['done', 'refused', 'failed', 'cancelled', 'queued'] }, OR: [{ leaseUntil: null }, { leaseUntil: { lt: new Date() } }] },
+      where: {
+        buildKeyId: { not: null },
+        status: { in: ['done', 'refused', 'failed', 'cancelled', 'queued'] },
+        OR: [{ leaseUntil: null }, { leaseUntil: { lt: new Date() } }],
+      },
       take: 20,
     });
     for (const job of orphans) {
@@ -119,14 +128,17 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   async function runClaimed(claimed: JobRow, controller: AbortController): Promise<void> {
     const { signal } = controller;
     const requestId = `req_${claimed.id}_${claimed.attempt}`;
-    const beat = setInterval(() => {
-      heartbeat(db, claimed.id, workerId, config.leaseMs).then(
-        (held) => {
-          if (!held) controller.abort('lost' satisfies AbortReason);
-        },
-        (err: unknown) => logger.warn({ err, job: claimed.id }, 'heartbeat failed'),
-      );
-    }, Math.max(100, Math.floor(config.leaseMs / 3)));
+    const beat = setInterval(
+      () => {
+        heartbeat(db, claimed.id, workerId, config.leaseMs).then(
+          (held) => {
+            if (!held) controller.abort('lost' satisfies AbortReason);
+          },
+          (err: unknown) => logger.warn({ err, job: claimed.id }, 'heartbeat failed'),
+        );
+      },
+      Math.max(100, Math.floor(config.leaseMs / 3)),
+    );
     let keyId: string | undefined;
     try {
       // A recovered job still has the key of the worker that stopped: revoke it before minting its own.
@@ -136,11 +148,23 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         key = await mintBuildKey(deps.account, claimed, requestId);
       } catch (error) {
         const reason = error instanceof ApiError ? error.message : 'the account service did not answer';
-        await settleAs(claimed, { to: 'failed', set: { error: `No build key could be minted for the job: ${reason}`, finishedAt: new Date(), buildKeyId: null }, event: 'failed', outcome: 'failed' });
+        await settleAs(claimed, {
+          to: 'failed',
+          set: {
+            error: `No build key could be minted for the job: ${reason}`,
+            finishedAt: new Date(),
+            buildKeyId: null,
+          },
+          event: 'failed',
+          outcome: 'failed',
+        });
         return;
       }
       keyId = key.id;
-      const recorded = await db.buildJob.updateMany({ where: { id: claimed.id, leaseOwner: workerId }, data: { buildKeyId: key.id } });
+      const recorded = await db.buildJob.updateMany({
+        where: { id: claimed.id, leaseOwner: workerId },
+        data: { buildKeyId: key.id },
+      });
       if (recorded.count === 0) return;
       await runStages(claimed, key.secret, signal);
     } catch (err) {
@@ -166,7 +190,17 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     while (job && isStage(job.status) && !signal.aborted) {
       const stage: Stage = job.status;
       const gatewayUrl = deps.gatewayUrl()!;
-      const ctx: StageContext = { db, config, secret, gatewayUrl, verifyUrl: config.verifyUrl ?? gatewayUrl, signal, appChanged, xReplies: deps.xReplies, chromiumPath: deps.chromiumPath };
+      const ctx: StageContext = {
+        db,
+        config,
+        secret,
+        gatewayUrl,
+        verifyUrl: config.verifyUrl ?? gatewayUrl,
+        signal,
+        appChanged,
+        xReplies: deps.xReplies,
+        chromiumPath: deps.chromiumPath,
+      };
       await openSpan(db, job, stage);
       let step: Step;
       try {
@@ -178,7 +212,13 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
           return;
         }
         if (error instanceof ModelRefusedError) {
-          step = { to: 'failed', set: { error: error.message, finishedAt: new Date() }, event: 'failed', data: { status: error.status }, outcome: 'failed' };
+          step = {
+            to: 'failed',
+            set: { error: error.message, finishedAt: new Date() },
+            event: 'failed',
+            data: { status: error.status },
+            outcome: 'failed',
+          };
         } else {
           throw error;
         }
@@ -192,7 +232,14 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   /** Writes a stage's outcome with its span, only while this worker still holds the job in that stage. */
   async function settleAs(job: JobRow, step: Step, stage: string = job.status): Promise<JobRow | null> {
     return db.$transaction(async (tx) => {
-      const next = await transition(tx, job.id, { from: [stage], to: step.to, leaseOwner: workerId, set: step.set, event: step.event, data: step.data });
+      const next = await transition(tx, job.id, {
+        from: [stage],
+        to: step.to,
+        leaseOwner: workerId,
+        set: step.set,
+        event: step.event,
+        data: step.data,
+      });
       if (next) {
         await closeOpenSpans(tx, job.id, step.outcome);
         if (step.media) await replaceMedia(tx, job.id, step.media);
@@ -207,14 +254,23 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
    */
   async function backOff(job: JobRow, stage: Stage, error: UpstreamBusyError): Promise<void> {
     const settings = await readSettings(db);
-    const delayMs = Math.min(config.backoffMaxMs, error.retryAfterMs ?? config.backoffBaseMs * 2 ** Math.min(settings.backoffStep, 10));
+    const delayMs = Math.min(
+      config.backoffMaxMs,
+      error.retryAfterMs ?? config.backoffBaseMs * 2 ** Math.min(settings.backoffStep, 10),
+    );
     const until = await startBackoff(db, delayMs);
     await db.$transaction(async (tx) => {
       const moved = await transition(tx, job.id, {
         from: [stage],
         to: 'queued',
         leaseOwner: workerId,
-        set: { resumeFrom: stage, notBefore: until, queueOrder: await frontOrder(tx), attempt: { decrement: 1 }, leaseUntil: null },
+        set: {
+          resumeFrom: stage,
+          notBefore: until,
+          queueOrder: await frontOrder(tx),
+          attempt: { decrement: 1 },
+          leaseUntil: null,
+        },
         event: 'backoff',
         data: { stage, upstream_status: error.status, until: until.toISOString() },
       });

@@ -56,12 +56,22 @@ async function callModel(ctx: StageContext, messages: ChatMessage[]): Promise<{ 
 
 function afterFindings(ctx: StageContext, job: JobRow, findings: Finding[], from: string): Step {
   if (job.fixAttempts < ctx.config.maxFixAttempts) {
-    return { to: 'fixing', set: { findings: json(findings) }, event: `${from}_failed`, data: { findings: findings.map((f) => f.check) }, outcome: 'findings' };
+    return {
+      to: 'fixing',
+      set: { findings: json(findings) },
+      event: `${from}_failed`,
+      data: { findings: findings.map((f) => f.check) },
+      outcome: 'findings',
+    };
   }
   const summary = findings.map((f) => `${f.check}: ${f.message}`).join('; ');
   return {
     to: 'failed',
-    set: { findings: json(findings), error: `The app still failed its checks after ${job.fixAttempts} repair(s): ${summary}`, finishedAt: new Date() },
+    set: {
+      findings: json(findings),
+      error: `The app still failed its checks after ${job.fixAttempts} repair(s): ${summary}`,
+      finishedAt: new Date(),
+    },
     event: `${from}_failed`,
     data: { findings: findings.map((f) => f.check), final: true },
     outcome: 'failed',
@@ -84,22 +94,45 @@ async function screening(_ctx: StageContext, job: JobRow): Promise<Step> {
 
 async function building(ctx: StageContext, job: JobRow): Promise<Step> {
   const { html, model } = await callModel(ctx, buildMessages(job.prompt, ctx.config.simMarkers));
-  return { to: 'auditing', set: { bundleHtml: html, model }, event: 'built', data: { bytes: Buffer.byteLength(html) }, outcome: 'ok' };
+  return {
+    to: 'auditing',
+    set: { bundleHtml: html, model },
+    event: 'built',
+    data: { bytes: Buffer.byteLength(html) },
+    outcome: 'ok',
+  };
 }
 
 async function fixing(ctx: StageContext, job: JobRow): Promise<Step> {
-  const { html, model } = await callModel(ctx, fixMessages(job.prompt, job.bundleHtml ?? '', findingsOf(job), ctx.config.simMarkers));
+  const { html, model } = await callModel(
+    ctx,
+    fixMessages(job.prompt, job.bundleHtml ?? '', findingsOf(job), ctx.config.simMarkers),
+  );
   // A fix is always audited again.
-  return { to: 'auditing', set: { bundleHtml: html, model, fixAttempts: { increment: 1 } }, event: 'fixed', data: { attempt: job.fixAttempts + 1 }, outcome: 'ok' };
+  return {
+    to: 'auditing',
+    set: { bundleHtml: html, model, fixAttempts: { increment: 1 } },
+    event: 'fixed',
+    data: { attempt: job.fixAttempts + 1 },
+    outcome: 'ok',
+  };
 }
 
 async function auditing(ctx: StageContext, job: JobRow): Promise<Step> {
-  const findings = auditHtml(job.bundleHtml ?? '', { maxBytes: ctx.config.maxBundleBytes, scriptAllowlist: ctx.config.scriptAllowlist });
+  const findings = auditHtml(job.bundleHtml ?? '', {
+    maxBytes: ctx.config.maxBundleBytes,
+    scriptAllowlist: ctx.config.scriptAllowlist,
+  });
   const unsafe = findings.filter((f) => f.severity === 'unsafe');
   if (unsafe.length > 0) {
     return {
       to: 'refused',
-      set: { findings: json(findings), refusalCategory: 'unsafe_output', refusalReason: unsafe.map((f) => f.message).join(' '), finishedAt: new Date() },
+      set: {
+        findings: json(findings),
+        refusalCategory: 'unsafe_output',
+        refusalReason: unsafe.map((f) => f.message).join(' '),
+        finishedAt: new Date(),
+      },
       event: 'refused',
       data: { category: 'unsafe_output' },
       outcome: 'refused',
@@ -118,7 +151,13 @@ async function publishing(ctx: StageContext, job: JobRow): Promise<Step> {
     csp: contentSecurityPolicy(ctx.config.scriptAllowlist),
   });
   await ctx.appChanged(app.slug);
-  return { to: 'verifying', set: { slug: app.slug }, event: 'published', data: { slug: app.slug, bundle_id: bundleId }, outcome: 'ok' };
+  return {
+    to: 'verifying',
+    set: { slug: app.slug },
+    event: 'published',
+    data: { slug: app.slug, bundle_id: bundleId },
+    outcome: 'ok',
+  };
 }
 
 async function verifying(ctx: StageContext, job: JobRow): Promise<Step> {
@@ -132,7 +171,14 @@ async function verifying(ctx: StageContext, job: JobRow): Promise<Step> {
   const recorded = { checks: json(checks), accessibility: json(verification.accessibility) };
   const failures = checks.filter((check) => check.outcome === 'failed');
   if (failures.length === 0) {
-    return { to: 'drafting', set: recorded, media, event: 'verified', data: { media: media.map((m) => m.kind) }, outcome: 'ok' };
+    return {
+      to: 'drafting',
+      set: recorded,
+      media,
+      event: 'verified',
+      data: { media: media.map((m) => m.kind) },
+      outcome: 'ok',
+    };
   }
   const step = afterFindings(
     ctx,

@@ -69,7 +69,11 @@ export function createXClient(options: XClientOptions) {
         res = await fetch(`${options.baseUrl}/2/media/upload`, {
           method: 'POST',
           headers: { authorization: `Bearer ${options.userAccessToken}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ media: Buffer.from(image).toString('base64'), media_category: 'tweet_image', media_type: mediaType }),
+          body: JSON.stringify({
+            media: Buffer.from(image).toString('base64'),
+            media_category: 'tweet_image',
+            media_type: mediaType,
+          }),
           signal: timeout(),
         });
       } catch (error) {
@@ -77,7 +81,9 @@ export function createXClient(options: XClientOptions) {
       }
       if (!res.ok) return failure(res);
       const body = (await res.json()) as { data?: { id?: string } };
-      return body.data?.id ? { ok: true, mediaId: body.data.id } : { ok: false, status: res.status, detail: 'X answered without a media id' };
+      return body.data?.id
+        ? { ok: true, mediaId: body.data.id }
+        : { ok: false, status: res.status, detail: 'X answered without a media id' };
     },
 
     async reply(text: string, inReplyTo: string, mediaIds: string[] = []): Promise<PostResult> {
@@ -86,7 +92,11 @@ export function createXClient(options: XClientOptions) {
         res = await fetch(`${options.baseUrl}/2/tweets`, {
           method: 'POST',
           headers: { authorization: `Bearer ${options.userAccessToken}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ text, reply: { in_reply_to_tweet_id: inReplyTo }, ...(mediaIds.length > 0 ? { media: { media_ids: mediaIds } } : {}) }),
+          body: JSON.stringify({
+            text,
+            reply: { in_reply_to_tweet_id: inReplyTo },
+            ...(mediaIds.length > 0 ? { media: { media_ids: mediaIds } } : {}),
+          }),
           signal: timeout(),
         });
       } catch (error) {
@@ -94,7 +104,9 @@ export function createXClient(options: XClientOptions) {
       }
       if (!res.ok) return failure(res);
       const body = (await res.json()) as { data?: { id?: string } };
-      return body.data?.id ? { ok: true, id: body.data.id } : { ok: false, status: res.status, detail: 'X answered without a post id' };
+      return body.data?.id
+        ? { ok: true, id: body.data.id }
+        : { ok: false, status: res.status, detail: 'X answered without a post id' };
     },
   };
 }

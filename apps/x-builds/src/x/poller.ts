@@ -44,7 +44,14 @@ async function laneEvent(db: XBuildsDb, type: string, data: Record<string, unkno
  */
 export function createXPoller(deps: XPollerDeps): XPoller {
   const { db, config, logger } = deps;
-  const client = deps.client ?? createXClient({ baseUrl: config.apiBaseUrl, bearerToken: config.bearerToken, userAccessToken: config.userAccessToken, accountId: config.accountId });
+  const client =
+    deps.client ??
+    createXClient({
+      baseUrl: config.apiBaseUrl,
+      bearerToken: config.bearerToken,
+      userAccessToken: config.userAccessToken,
+      accountId: config.accountId,
+    });
   const owner = `pol_${randomUUID()}`;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
@@ -62,7 +69,10 @@ export function createXPoller(deps: XPollerDeps): XPoller {
 
   /** An account-wide refusal by X (401, a 403 on reading mentions): intake is paused until an operator resumes it. */
   async function pauseFor(reason: string, failure: XFailure): Promise<void> {
-    await db.queueSettings.update({ where: { id: 1 }, data: { paused: true, pausedReason: reason, updatedAt: new Date() } });
+    await db.queueSettings.update({
+      where: { id: 1 },
+      data: { paused: true, pausedReason: reason, updatedAt: new Date() },
+    });
     await laneEvent(db, 'x_paused', { reason, status: failure.status });
     logger.error({ reason, status: failure.status }, 'X refused the account: intake paused');
   }
@@ -74,7 +84,9 @@ export function createXPoller(deps: XPollerDeps): XPoller {
     logger.warn({ call, resetAt }, 'X rate limit reached: waiting for the reset');
   }
 
-  async function fetchNewMentions(sinceId: string | undefined): Promise<{ mentions: Mention[]; newestId?: string } | undefined> {
+  async function fetchNewMentions(
+    sinceId: string | undefined,
+  ): Promise<{ mentions: Mention[]; newestId?: string } | undefined> {
     const mentions: Mention[] = [];
     let newestId: string | undefined;
     let token: string | undefined;
@@ -110,7 +122,13 @@ export function createXPoller(deps: XPollerDeps): XPoller {
         {
           userId: config.operatorUserId,
           bounds: { allowedModels: null, route: 'auto', boundByKey: false },
-          source: { type: 'x', postId: mention.id, authorId: mention.author_id, conversationId: mention.conversation_id, text: mention.text },
+          source: {
+            type: 'x',
+            postId: mention.id,
+            authorId: mention.author_id,
+            conversationId: mention.conversation_id,
+            text: mention.text,
+          },
         },
       );
       return !admission.existing;
@@ -148,8 +166,19 @@ export function createXPoller(deps: XPollerDeps): XPoller {
     const upload = await client.uploadImage(screenshot.body, screenshot.contentType);
     if (upload.ok) return { ids: [upload.mediaId] };
     if (upload.status === 429 || upload.status === 401) return { ids: [], wait: upload };
-    await db.jobEvent.create({ data: { jobId, type: 'reply_media_failed', fromStatus: 'done', toStatus: 'done', data: { status: upload.status } } });
-    logger.warn({ job: jobId, status: upload.status }, 'the screenshot could not be uploaded to X: the reply goes out without it');
+    await db.jobEvent.create({
+      data: {
+        jobId,
+        type: 'reply_media_failed',
+        fromStatus: 'done',
+        toStatus: 'done',
+        data: { status: upload.status },
+      },
+    });
+    logger.warn(
+      { job: jobId, status: upload.status },
+      'the screenshot could not be uploaded to X: the reply goes out without it',
+    );
     return { ids: [] };
   }
 
@@ -158,14 +187,23 @@ export function createXPoller(deps: XPollerDeps): XPoller {
     const settings = await readSettings(db);
     if (settings.paused && settings.pausedReason?.startsWith('x_')) return;
     if (settings.xReplyResetAt && settings.xReplyResetAt > new Date()) return;
-    const posted = await db.buildJob.count({ where: { replyPostedAt: { gte: new Date(Date.now() - REPLY_WINDOW_MS) } } });
+    const posted = await db.buildJob.count({
+      where: { replyPostedAt: { gte: new Date(Date.now() - REPLY_WINDOW_MS) } },
+    });
     const room = config.repliesPer15Min - posted;
     if (room <= 0) return;
-    const due = await db.buildJob.findMany({ where: { lane: 'x', replyStatus: 'pending', status: 'done' }, orderBy: { finishedAt: 'asc' }, take: room });
+    const due = await db.buildJob.findMany({
+      where: { lane: 'x', replyStatus: 'pending', status: 'done' },
+      orderBy: { finishedAt: 'asc' },
+      take: room,
+    });
     for (const job of due) {
       // Claimed before the call and never put back after an unknown outcome: X does not dedupe posts, so a
       // reply is posted at most once even if this replica dies mid-call.
-      const claimed = await db.buildJob.updateMany({ where: { id: job.id, replyStatus: 'pending' }, data: { replyStatus: 'posting' } });
+      const claimed = await db.buildJob.updateMany({
+        where: { id: job.id, replyStatus: 'pending' },
+        data: { replyStatus: 'posting' },
+      });
       if (claimed.count === 0) continue;
       const media = await attachScreenshot(job.id);
       if (media.wait) {
@@ -177,11 +215,24 @@ export function createXPoller(deps: XPollerDeps): XPoller {
       const result = await client.reply(job.replyText ?? '', job.postId ?? '', media.ids);
       if (result.ok) {
         forbiddenAuthors.clear();
-        await db.buildJob.update({ where: { id: job.id }, data: { replyStatus: 'posted', replyPostId: result.id, replyPostedAt: new Date() } });
-        await db.jobEvent.create({ data: { jobId: job.id, type: 'reply_posted', fromStatus: 'done', toStatus: 'done', data: { post_id: result.id, media_ids: media.ids } } });
+        await db.buildJob.update({
+          where: { id: job.id },
+          data: { replyStatus: 'posted', replyPostId: result.id, replyPostedAt: new Date() },
+        });
+        await db.jobEvent.create({
+          data: {
+            jobId: job.id,
+            type: 'reply_posted',
+            fromStatus: 'done',
+            toStatus: 'done',
+            data: { post_id: result.id, media_ids: media.ids },
+          },
+        });
         continue;
       }
-      const definite = result.status === 403 || (result.status >= 400 && result.status < 500 && result.status !== 429 && result.status !== 401);
+      const definite =
+        result.status === 403 ||
+        (result.status >= 400 && result.status < 500 && result.status !== 429 && result.status !== 401);
       await db.buildJob.update({ where: { id: job.id }, data: { replyStatus: definite ? 'failed' : 'pending' } });
       if (result.status === 429) return rateLimited('xReplyResetAt', result, 'reply');
       if (result.status === 401) return pauseFor('x_unauthorized', result);
@@ -226,7 +277,9 @@ export function createXPoller(deps: XPollerDeps): XPoller {
       stopped = true;
       clearTimeout(timer);
       await running;
-      await db.queueSettings.updateMany({ where: { id: 1, pollerOwner: owner }, data: { pollerOwner: null, pollerUntil: null } }).catch(() => undefined);
+      await db.queueSettings
+        .updateMany({ where: { id: 1, pollerOwner: owner }, data: { pollerOwner: null, pollerUntil: null } })
+        .catch(() => undefined);
     },
   };
 }

@@ -17,7 +17,14 @@ export const User = z
 const Email = z.email().max(254).meta({ description: 'Compared without regard to case.' });
 
 const SignUpBody = z
-  .strictObject({ email: Email, password: z.string().min(8).max(256).meta({ description: '8 to 256 characters; stored only as a salted scrypt hash.' }) })
+  .strictObject({
+    email: Email,
+    password: z
+      .string()
+      .min(8)
+      .max(256)
+      .meta({ description: '8 to 256 characters; stored only as a salted scrypt hash.' }),
+  })
   .meta({ id: 'SignUp' });
 
 const SignInBody = z.strictObject({ email: Email, password: z.string().min(1).max(256) }).meta({ id: 'SignIn' });
@@ -27,11 +34,17 @@ export const signUp = defineRoute({
   method: 'post',
   path: '/v1/auth/signup',
   summary: 'Create a user',
-  description: 'Open only when the service enables sign-up (`SBC_SIGNUP_ENABLED`; on in embedded mode); otherwise 404. An email already in use is 409.',
+  description:
+    'Open only when the service enables sign-up (`SBC_SIGNUP_ENABLED`; on in embedded mode); otherwise 404. An email already in use is 409.',
   tag: TAG,
   auth: { kind: 'none' },
   body: SignUpBody,
-  responses: { 201: { description: 'The new user; sign in next.', schema: z.object({ user: User }).loose().meta({ id: 'SignUpResult' }) } },
+  responses: {
+    201: {
+      description: 'The new user; sign in next.',
+      schema: z.object({ user: User }).loose().meta({ id: 'SignUpResult' }),
+    },
+  },
   errors: [404, 409, 429],
 });
 
@@ -40,7 +53,8 @@ export const createSession = defineRoute({
   method: 'post',
   path: '/v1/auth/sessions',
   summary: 'Sign in',
-  description: 'A wrong email and a wrong password are the same 401, with no hint which. The token is a bearer for every route, not narrowed by scopes, for 30 days or until signed out.',
+  description:
+    'A wrong email and a wrong password are the same 401, with no hint which. The token is a bearer for every route, not narrowed by scopes, for 30 days or until signed out.',
   tag: TAG,
   auth: { kind: 'none' },
   body: SignInBody,
@@ -61,7 +75,8 @@ export const endCurrentSession = defineRoute({
   method: 'delete',
   path: '/v1/auth/sessions/current',
   summary: 'Sign out',
-  description: 'Ends the session that calls (a session token, or the console cookie, which is cleared); its token is refused with 401 from the next call, at every edge.',
+  description:
+    'Ends the session that calls (a session token, or the console cookie, which is cleared); its token is refused with 401 from the next call, at every edge.',
   tag: TAG,
   auth: { kind: 'session' },
   responses: { 204: NO_CONTENT },
@@ -71,7 +86,7 @@ export const ConsoleSession = z
   .object({
     object: z.literal('console_session'),
     user: z.object({ id: z.string(), email: z.string().optional() }).loose(),
-    operator: z.boolean().optional().meta({ description: 'One of the service\'s operators (GET only).' }),
+    operator: z.boolean().optional().meta({ description: "One of the service's operators (GET only)." }),
     expires_at: DateTime.optional(),
   })
   .loose()
@@ -104,4 +119,10 @@ export const getConsoleSession = defineRoute({
   responses: { 200: { description: 'The session.', schema: ConsoleSession } },
 });
 
-export const AUTH_ROUTES: RouteSpec[] = [signUp, createSession, endCurrentSession, createConsoleSession, getConsoleSession];
+export const AUTH_ROUTES: RouteSpec[] = [
+  signUp,
+  createSession,
+  endCurrentSession,
+  createConsoleSession,
+  getConsoleSession,
+];

@@ -21,7 +21,11 @@ const capabilitiesShape = {
   held_models: z.array(z.string().min(1).max(200)).max(2_000),
 };
 const agentShape = {
-  agent_vendor: z.string().min(1).max(64).meta({ description: 'The agent VM vendor as it declared itself at link time; `generic` for any other agent.' }),
+  agent_vendor: z
+    .string()
+    .min(1)
+    .max(64)
+    .meta({ description: 'The agent VM vendor as it declared itself at link time; `generic` for any other agent.' }),
   tier: z.enum(['link', 'data']),
 };
 const declarationShape = {
@@ -39,8 +43,12 @@ export const Device = z
     object: z.literal('device'),
     ...declarationShape,
     created_at: DateTime,
-    last_seen_at: DateTime.nullable().meta({ description: `The last recorded heartbeat; recorded at most once every ${RECORD_EVERY_S} s per device.` }),
-    online: z.boolean().meta({ description: `True while the last recorded heartbeat is at most ${ONLINE_WINDOW_S} s old.` }),
+    last_seen_at: DateTime.nullable().meta({
+      description: `The last recorded heartbeat; recorded at most once every ${RECORD_EVERY_S} s per device.`,
+    }),
+    online: z
+      .boolean()
+      .meta({ description: `True while the last recorded heartbeat is at most ${ONLINE_WINDOW_S} s old.` }),
     capabilities: DeviceCapabilities.optional(),
     agent: AgentDeviceFacet.optional(),
   })
@@ -66,7 +74,13 @@ const DeviceIdParams = z.object({
 });
 
 const UserCodeBody = z
-  .strictObject({ user_code: z.string().min(1).max(32).meta({ description: 'The code the device shows, with or without its dash, in any case.' }) })
+  .strictObject({
+    user_code: z
+      .string()
+      .min(1)
+      .max(32)
+      .meta({ description: 'The code the device shows, with or without its dash, in any case.' }),
+  })
   .meta({ id: 'DeviceUserCode' });
 
 export const startDevicePairing = defineRoute({
@@ -87,7 +101,10 @@ export const startDevicePairing = defineRoute({
           device_code: z.string().meta({ description: 'The secret the device polls with; keep it on the device.' }),
           user_code: z.string().meta({ description: 'Eight letters shown as `XXXX-XXXX`, for the user to approve.' }),
           verification_uri: z.url(),
-          verification_uri_complete: z.url().optional().meta({ description: '`verification_uri` with the user code filled in.' }),
+          verification_uri_complete: z
+            .url()
+            .optional()
+            .meta({ description: '`verification_uri` with the user code filled in.' }),
           expires_in: z.number().int().meta({ description: 'Seconds until the grant expires.' }),
           interval: z.number().int().meta({ description: 'Seconds to wait between polls.' }),
         })
@@ -99,7 +116,12 @@ export const startDevicePairing = defineRoute({
 });
 
 export const PairingDecision = z
-  .object({ ok: z.literal(true), status: z.enum(['approved', 'denied']), user_code: z.string().meta({ description: 'As shown: XXXX-XXXX.' }), device: PairingDevice })
+  .object({
+    ok: z.literal(true),
+    status: z.enum(['approved', 'denied']),
+    user_code: z.string().meta({ description: 'As shown: XXXX-XXXX.' }),
+    device: PairingDevice,
+  })
   .loose()
   .meta({ id: 'DevicePairingDecision' });
 
@@ -112,7 +134,7 @@ const approval = (verb: 'approve' | 'deny') =>
     description:
       verb === 'approve'
         ? "Signed-in session only. Binds the pending grant to the session's account; the device's next poll returns its token."
-        : 'Signed-in session only. The device\'s next poll answers `access_denied`.',
+        : "Signed-in session only. The device's next poll answers `access_denied`.",
     tag: TAG,
     auth: { kind: 'session' },
     body: UserCodeBody,
@@ -140,14 +162,24 @@ export const exchangeDeviceCode = defineRoute({
   body: z
     .strictObject({
       device_code: z.string().min(1).max(256),
-      grant_type: z.literal('urn:ietf:params:oauth:grant-type:device_code').optional().meta({ description: 'Accepted for RFC 8628 clients; implied.' }),
+      grant_type: z
+        .literal('urn:ietf:params:oauth:grant-type:device_code')
+        .optional()
+        .meta({ description: 'Accepted for RFC 8628 clients; implied.' }),
     })
     .meta({ id: 'DeviceTokenRequest' }),
   responses: {
     200: {
       description: 'The device token (shown once) and the new device.',
       schema: z
-        .object({ device_token: z.string().meta({ description: '`sbd_…`: send as `Authorization: Bearer`; works like a session, unnarrowed by scopes.' }), device: Device })
+        .object({
+          device_token: z
+            .string()
+            .meta({
+              description: '`sbd_…`: send as `Authorization: Bearer`; works like a session, unnarrowed by scopes.',
+            }),
+          device: Device,
+        })
         .loose()
         .meta({ id: 'DeviceToken' }),
     },
@@ -216,7 +248,10 @@ export const unlinkDevice = defineRoute({
   responses: {
     200: {
       description: 'Unlinked.',
-      schema: z.object({ id: z.string(), object: z.literal('device'), deleted: z.literal(true) }).loose().meta({ id: 'DeletedDevice' }),
+      schema: z
+        .object({ id: z.string(), object: z.literal('device'), deleted: z.literal(true) })
+        .loose()
+        .meta({ id: 'DeletedDevice' }),
     },
   },
   errors: [404],

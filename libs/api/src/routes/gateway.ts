@@ -15,22 +15,46 @@ const ResponsesRequest = z
   .loose()
   .meta({ id: 'ResponsesRequest', description: 'An OpenAI Responses request (stateless: no previous_response_id).' });
 const MessagesRequest = z
-  .object({ model: z.string(), messages: z.array(ChatMessage), max_tokens: z.number().int(), stream: z.boolean().optional() })
+  .object({
+    model: z.string(),
+    messages: z.array(ChatMessage),
+    max_tokens: z.number().int(),
+    stream: z.boolean().optional(),
+  })
   .loose()
   .meta({ id: 'MessagesRequest', description: 'An Anthropic Messages request.' });
 
-const ChatCompletion = z.object({ id: z.string(), object: z.literal('chat.completion'), model: z.string(), choices: z.array(z.unknown()) }).loose().meta({ id: 'ChatCompletion' });
-const ResponseObject = z.object({ id: z.string(), object: z.literal('response'), model: z.string(), output: z.array(z.unknown()) }).loose().meta({ id: 'Response' });
-const Message = z.object({ id: z.string(), type: z.literal('message'), model: z.string(), content: z.array(z.unknown()) }).loose().meta({ id: 'Message' });
+const ChatCompletion = z
+  .object({ id: z.string(), object: z.literal('chat.completion'), model: z.string(), choices: z.array(z.unknown()) })
+  .loose()
+  .meta({ id: 'ChatCompletion' });
+const ResponseObject = z
+  .object({ id: z.string(), object: z.literal('response'), model: z.string(), output: z.array(z.unknown()) })
+  .loose()
+  .meta({ id: 'Response' });
+const Message = z
+  .object({ id: z.string(), type: z.literal('message'), model: z.string(), content: z.array(z.unknown()) })
+  .loose()
+  .meta({ id: 'Message' });
 
 /** Refusals of the model routes come in the dialect called, except a missing scope (the shared Error). */
 const DialectError = z
   .union([
-    z.object({ error: z.object({ message: z.string(), type: z.string(), param: z.string().nullable(), code: z.string().nullable() }).loose() }).loose(),
+    z
+      .object({
+        error: z
+          .object({ message: z.string(), type: z.string(), param: z.string().nullable(), code: z.string().nullable() })
+          .loose(),
+      })
+      .loose(),
     z.object({ type: z.literal('error'), error: z.object({ type: z.string(), message: z.string() }).loose() }).loose(),
     ErrorEnvelope,
   ])
-  .meta({ id: 'DialectError', description: 'OpenAI-style `{error: {message, type, param, code}}` on chat and responses, Anthropic-style `{type: "error", error}` on messages, the shared Error for a missing scope.' });
+  .meta({
+    id: 'DialectError',
+    description:
+      'OpenAI-style `{error: {message, type, param, code}}` on chat and responses, Anthropic-style `{type: "error", error}` on messages, the shared Error for a missing scope.',
+  });
 
 const STREAM = 'With `stream: true`: a server-sent event stream in the dialect called.';
 const MODEL_CALL_ERRORS = [402, 404, 413, 429, 502, 503, 504];
@@ -79,11 +103,20 @@ export const countMessageTokens = defineRoute({
   method: 'post',
   path: '/v1/messages/count_tokens',
   summary: 'Estimate input tokens',
-  description: 'Asks an Anthropic-dialect upstream to count when the model has one, else counts with the o200k tokenizer.',
+  description:
+    'Asks an Anthropic-dialect upstream to count when the model has one, else counts with the o200k tokenizer.',
   tag: 'Gateway',
   auth: { kind: 'any' },
-  body: z.object({ model: z.string(), messages: z.array(ChatMessage) }).loose().meta({ id: 'CountTokensRequest' }),
-  responses: { 200: { description: 'The count.', schema: z.object({ input_tokens: z.number().int() }).loose().meta({ id: 'TokenCount' }) } },
+  body: z
+    .object({ model: z.string(), messages: z.array(ChatMessage) })
+    .loose()
+    .meta({ id: 'CountTokensRequest' }),
+  responses: {
+    200: {
+      description: 'The count.',
+      schema: z.object({ input_tokens: z.number().int() }).loose().meta({ id: 'TokenCount' }),
+    },
+  },
   errors: [404, 413, 502, 504],
   errorBody: DialectError,
 });
@@ -104,21 +137,35 @@ export const Model = z
     context_length: z.number().int().optional(),
   })
   .loose()
-  .meta({ id: 'Model', description: "The spec's Model, with Anthropic's ModelInfo fields (type, display_name, created_at) so both SDKs can list." });
+  .meta({
+    id: 'Model',
+    description:
+      "The spec's Model, with Anthropic's ModelInfo fields (type, display_name, created_at) so both SDKs can list.",
+  });
 
 export const listModels = defineRoute({
   operationId: 'listModels',
   method: 'get',
   path: '/v1/models',
   summary: 'List model ids the key can name',
-  description: 'Without `limit`, every model in one page (OpenAI clients do not page); with it, `after_id` and `before_id` page in list order.',
+  description:
+    'Without `limit`, every model in one page (OpenAI clients do not page); with it, `after_id` and `before_id` page in list order.',
   tag: 'Gateway',
   auth: { kind: 'any' },
   query: pageQuery(),
   responses: {
     200: {
       description: 'House models, own aliases, own endpoints, then the catalog.',
-      schema: z.object({ object: z.literal('list'), data: z.array(Model), has_more: z.boolean(), first_id: z.string().nullable(), last_id: z.string().nullable() }).loose().meta({ id: 'ModelList' }),
+      schema: z
+        .object({
+          object: z.literal('list'),
+          data: z.array(Model),
+          has_more: z.boolean(),
+          first_id: z.string().nullable(),
+          last_id: z.string().nullable(),
+        })
+        .loose()
+        .meta({ id: 'ModelList' }),
     },
   },
 });
@@ -135,4 +182,11 @@ export const getModel = defineRoute({
   errors: [404],
 });
 
-export const GATEWAY_ROUTES = [createChatCompletion, createResponse, createMessage, countMessageTokens, listModels, getModel];
+export const GATEWAY_ROUTES = [
+  createChatCompletion,
+  createResponse,
+  createMessage,
+  countMessageTokens,
+  listModels,
+  getModel,
+];

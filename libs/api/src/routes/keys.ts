@@ -17,14 +17,25 @@ export const CallerKey = z
     object: z.literal('caller_key'),
     user_id: z.string(),
     name: z.string().meta({ description: 'What the tool calls itself, 1-64 chars.' }),
-    mask: z.string().meta({ description: 'The only form of the key shown after mint: prefix, 4 characters, an ellipsis, the last 4.' }),
+    mask: z
+      .string()
+      .meta({
+        description: 'The only form of the key shown after mint: prefix, 4 characters, an ellipsis, the last 4.',
+      }),
     created_at: DateTime,
-    last_used_at: DateTime.optional().meta({ description: 'Kept current within seconds, without a write per request.' }),
+    last_used_at: DateTime.optional().meta({
+      description: 'Kept current within seconds, without a write per request.',
+    }),
     revoked_at: DateTime.optional(),
     daily_limit_tokens: z.number().int().optional().meta({ description: 'Daily spend cap in whole credits.' }),
     monthly_limit_tokens: z.number().int().optional().meta({ description: 'Monthly spend cap in whole credits.' }),
     caps_unit: z.enum(['credit']).optional(),
-    allowed_models: z.array(z.string()).optional().meta({ description: 'Glob allow-list over model names (`*` any run, `?` one character); absent means every model.' }),
+    allowed_models: z
+      .array(z.string())
+      .optional()
+      .meta({
+        description: 'Glob allow-list over model names (`*` any run, `?` one character); absent means every model.',
+      }),
     route: z.enum(KEY_ROUTE_VALUES),
     mode: z.enum(KEY_MODES),
     incognito: z.boolean(),
@@ -38,19 +49,41 @@ export const CallerKey = z
   .meta({ id: 'CallerKey' });
 
 export const MintedCallerKey = z
-  .object({ ...CallerKey.shape, key: z.string().meta({ description: 'The secret (`sbc_…`). Shown this once; only `mask` afterwards.' }) })
+  .object({
+    ...CallerKey.shape,
+    key: z.string().meta({ description: 'The secret (`sbc_…`). Shown this once; only `mask` afterwards.' }),
+  })
   .loose()
   .meta({ id: 'MintedCallerKey', description: 'A CallerKey with its secret, as minted.' });
 
 const KeyName = z.string().min(1).max(64);
-const ScopeList = z.array(Scope).max(SCOPES.length * 2).meta({ description: 'Every scope must be held by the calling key.' });
-const Preset = z.enum(KEY_PRESETS).meta({ description: 'Gateway (`gateway:invoke`), Read-only (every `:read` scope) or Full access (every scope); instead of `scopes`.' });
-const ModelGlobs = z.array(z.string().min(1).max(256)).max(100).meta({ description: 'Within the calling key\'s own allow-list, if it has one.' });
-const Credits = z.number().int().min(0).max(MAX_CREDITS).meta({ description: 'Whole credits; no higher than the calling key\'s cap, if it has one.' });
-const Route = z.enum(KEY_ROUTE_VALUES).meta({ description: 'A calling key on `byo` or `credits` gives only its own route.' });
+const ScopeList = z
+  .array(Scope)
+  .max(SCOPES.length * 2)
+  .meta({ description: 'Every scope must be held by the calling key.' });
+const Preset = z
+  .enum(KEY_PRESETS)
+  .meta({
+    description:
+      'Gateway (`gateway:invoke`), Read-only (every `:read` scope) or Full access (every scope); instead of `scopes`.',
+  });
+const ModelGlobs = z
+  .array(z.string().min(1).max(256))
+  .max(100)
+  .meta({ description: "Within the calling key's own allow-list, if it has one." });
+const Credits = z
+  .number()
+  .int()
+  .min(0)
+  .max(MAX_CREDITS)
+  .meta({ description: "Whole credits; no higher than the calling key's cap, if it has one." });
+const Route = z
+  .enum(KEY_ROUTE_VALUES)
+  .meta({ description: 'A calling key on `byo` or `credits` gives only its own route.' });
 const DeviceId = z.string().min(1).max(64).meta({ description: 'A device paired to this account.' });
 
-const notBothScopesAndPreset = (body: { scopes?: unknown; preset?: unknown }) => body.scopes === undefined || body.preset === undefined;
+const notBothScopesAndPreset = (body: { scopes?: unknown; preset?: unknown }) =>
+  body.scopes === undefined || body.preset === undefined;
 const NOT_BOTH = { message: 'Pass scopes or preset, not both.', path: ['preset'] };
 
 const CreateKeyBody = z
@@ -65,7 +98,12 @@ const CreateKeyBody = z
     mode: z.enum(KEY_MODES).default('model'),
     incognito: z.boolean().default(false),
     device_id: DeviceId.optional(),
-    org_id: z.string().min(1).max(64).optional().meta({ description: 'Mints a team key; the caller must be a member of the team.' }),
+    org_id: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .meta({ description: 'Mints a team key; the caller must be a member of the team.' }),
   })
   .refine(notBothScopesAndPreset, NOT_BOTH)
   .meta({ id: 'CreateCallerKey', description: 'Without `scopes` or `preset`, the key gets the Gateway preset.' });
@@ -90,8 +128,9 @@ const KeyIdParams = z.object({ id: z.string().min(1).max(64).meta({ description:
 
 const NARROWER =
   'Never wider than the calling key (scopes, allowed models, caps, route, team): anything wider is 403 `insufficient_scope` with `param` naming the field. ' +
-  '`builds:admin` is for the service\'s operators alone: a non-operator asking for it is 403, and their `full_access` preset is every other scope.';
-const NOT_OVER_WIDER = 'A key never changes or revokes a key holding a scope it lacks: 403 `insufficient_scope`, `param` `id`, `required_scopes` naming them.';
+  "`builds:admin` is for the service's operators alone: a non-operator asking for it is 403, and their `full_access` preset is every other scope.";
+const NOT_OVER_WIDER =
+  'A key never changes or revokes a key holding a scope it lacks: 403 `insufficient_scope`, `param` `id`, `required_scopes` naming them.';
 
 export const listKeys = defineRoute({
   operationId: 'listKeys',

@@ -34,7 +34,10 @@ export const Project = z
     object: z.literal('project'),
     name: z.string(),
     instructions: z.string().optional(),
-    default_model: z.string().optional().meta({ description: "The model of the project's runs that name none; `house` when unset." }),
+    default_model: z
+      .string()
+      .optional()
+      .meta({ description: "The model of the project's runs that name none; `house` when unset." }),
     created_at: DateTime,
   })
   .loose()
@@ -42,7 +45,10 @@ export const Project = z
 
 const RunUsage = z
   .object({
-    steps: z.number().int().meta({ description: 'Model calls of the agent loop, each possibly followed by tool calls.' }),
+    steps: z
+      .number()
+      .int()
+      .meta({ description: 'Model calls of the agent loop, each possibly followed by tool calls.' }),
     model_calls: z.number().int(),
     tool_calls: z.number().int(),
     input_tokens: z.number().int(),
@@ -56,7 +62,9 @@ export const Run = z
     id: z.string().meta({ description: '`run_…`' }),
     object: z.literal('run'),
     project_id: z.string(),
-    status: z.enum(RUN_STATUSES).meta({ description: '`queued` → `running` → `succeeded` | `failed` | `cancelled` (settled = the last three).' }),
+    status: z
+      .enum(RUN_STATUSES)
+      .meta({ description: '`queued` → `running` → `succeeded` | `failed` | `cancelled` (settled = the last three).' }),
     model: z.string(),
     prompt: z.string(),
     output: z.string().optional().meta({ description: 'The final answer of a succeeded run.' }),
@@ -64,13 +72,18 @@ export const Run = z
       .object({ code: z.string(), message: z.string() })
       .loose()
       .optional()
-      .meta({ description: 'Why a failed run failed, e.g. `step_budget_exhausted`, `time_budget_exhausted`, `budget_exhausted`, `worker_lost`.' }),
+      .meta({
+        description:
+          'Why a failed run failed, e.g. `step_budget_exhausted`, `time_budget_exhausted`, `budget_exhausted`, `worker_lost`.',
+      }),
     usage: RunUsage,
     metadata: z.record(z.string(), z.string()),
     created_at: DateTime,
     started_at: DateTime.optional(),
     settled_at: DateTime.optional(),
-    cancel_requested_at: DateTime.optional().meta({ description: 'Set by a cancel while the run was running; its worker then records `run.cancelled`.' }),
+    cancel_requested_at: DateTime.optional().meta({
+      description: 'Set by a cancel while the run was running; its worker then records `run.cancelled`.',
+    }),
   })
   .loose()
   .meta({ id: 'Run' });
@@ -79,9 +92,14 @@ export const RunEvent = z
   .object({
     object: z.literal('run.event'),
     run_id: z.string(),
-    seq: z.number().int().min(1).meta({ description: 'Sequence number: 1, 2, 3, … per run, without gaps; the SSE `id:`.' }),
+    seq: z
+      .number()
+      .int()
+      .min(1)
+      .meta({ description: 'Sequence number: 1, 2, 3, … per run, without gaps; the SSE `id:`.' }),
     type: z.string().meta({
-      description: '`run.queued`, `run.started`, `message.delta`, `tool.call`, `tool.result`, `run.succeeded`, `run.failed`, `run.cancelled`; ignore types you do not know.',
+      description:
+        '`run.queued`, `run.started`, `message.delta`, `tool.call`, `tool.result`, `run.succeeded`, `run.failed`, `run.cancelled`; ignore types you do not know.',
     }),
     data: z.record(z.string(), z.unknown()),
     created_at: DateTime,
@@ -94,7 +112,10 @@ const RunEventPage = z
     object: z.literal('list'),
     data: z.array(RunEvent),
     has_more: z.boolean(),
-    next_after: z.number().int().meta({ description: 'Pass as `after` for the next page (the last sequence number read).' }),
+    next_after: z
+      .number()
+      .int()
+      .meta({ description: 'Pass as `after` for the next page (the last sequence number read).' }),
   })
   .loose()
   .meta({ id: 'RunEventPage' });
@@ -106,7 +127,9 @@ export const WebhookEndpoint = z
     url: z.string(),
     events: z.array(z.enum(WEBHOOK_EVENT_TYPES)),
     created_at: DateTime,
-    disabled_at: DateTime.optional().meta({ description: 'Set when the endpoint answered 410 Gone; nothing more is sent to it.' }),
+    disabled_at: DateTime.optional().meta({
+      description: 'Set when the endpoint answered 410 Gone; nothing more is sent to it.',
+    }),
     disabled_reason: z.string().optional(),
   })
   .loose()
@@ -148,7 +171,9 @@ export const createProject = defineRoute({
   summary: 'Create a project',
   tag: PROJECTS,
   auth: { kind: 'scoped', scopes: ['runs:write'] },
-  body: z.strictObject({ name: ProjectName, instructions: Instructions.optional(), default_model: ModelId.optional() }).meta({ id: 'ProjectCreate' }),
+  body: z
+    .strictObject({ name: ProjectName, instructions: Instructions.optional(), default_model: ModelId.optional() })
+    .meta({ id: 'ProjectCreate' }),
   responses: { 201: { description: 'The new project.', schema: Project } },
 });
 
@@ -185,7 +210,13 @@ export const updateProject = defineRoute({
   tag: PROJECTS,
   auth: { kind: 'scoped', scopes: ['runs:write'] },
   params: ProjectParams,
-  body: z.strictObject({ name: ProjectName.optional(), instructions: Instructions.nullable().optional(), default_model: ModelId.nullable().optional() }).meta({ id: 'ProjectUpdate' }),
+  body: z
+    .strictObject({
+      name: ProjectName.optional(),
+      instructions: Instructions.nullable().optional(),
+      default_model: ModelId.nullable().optional(),
+    })
+    .meta({ id: 'ProjectUpdate' }),
   responses: { 200: { description: 'The updated project.', schema: Project } },
   errors: [404],
 });
@@ -200,7 +231,13 @@ export const deleteProject = defineRoute({
   auth: { kind: 'scoped', scopes: ['runs:write'] },
   params: ProjectParams,
   responses: {
-    200: { description: 'Deleted.', schema: z.object({ id: z.string(), object: z.literal('project'), deleted: z.literal(true) }).loose().meta({ id: 'DeletedProject' }) },
+    200: {
+      description: 'Deleted.',
+      schema: z
+        .object({ id: z.string(), object: z.literal('project'), deleted: z.literal(true) })
+        .loose()
+        .meta({ id: 'DeletedProject' }),
+    },
   },
   errors: [404, 409],
 });
@@ -292,11 +329,27 @@ export const runEvents = defineRoute({
   auth: { kind: 'scoped', scopes: ['runs:read'] },
   params: RunParams,
   query: z.object({
-    after: z.coerce.number().int().min(0).optional().meta({ description: 'Events after this sequence number (default 0: all).' }),
-    limit: z.coerce.number().int().min(1).max(MAX_EVENTS_PAGE).default(100).meta({ description: `JSON pages only: 1 to ${MAX_EVENTS_PAGE}, default 100.` }),
+    after: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .meta({ description: 'Events after this sequence number (default 0: all).' }),
+    limit: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_EVENTS_PAGE)
+      .default(100)
+      .meta({ description: `JSON pages only: 1 to ${MAX_EVENTS_PAGE}, default 100.` }),
   }),
   responses: {
-    200: { description: 'The event stream (or, for Accept: application/json, a page).', contentType: 'text/event-stream', schema: z.string(), alternatives: { 'application/json': RunEventPage } },
+    200: {
+      description: 'The event stream (or, for Accept: application/json, a page).',
+      contentType: 'text/event-stream',
+      schema: z.string(),
+      alternatives: { 'application/json': RunEventPage },
+    },
   },
   errors: [404],
 });
@@ -323,7 +376,9 @@ export const createWebhook = defineRoute({
   responses: {
     201: {
       description: 'The endpoint and its signing secret (shown once).',
-      schema: WebhookEndpoint.extend({ secret: z.string().meta({ description: '`whsec_` + base64 of 32 random bytes.' }) }).meta({ id: 'WebhookEndpointWithSecret' }),
+      schema: WebhookEndpoint.extend({
+        secret: z.string().meta({ description: '`whsec_` + base64 of 32 random bytes.' }),
+      }).meta({ id: 'WebhookEndpointWithSecret' }),
     },
   },
 });
@@ -352,7 +407,10 @@ export const deleteWebhook = defineRoute({
   responses: {
     200: {
       description: 'Deleted.',
-      schema: z.object({ id: z.string(), object: z.literal('webhook_endpoint'), deleted: z.literal(true) }).loose().meta({ id: 'DeletedWebhookEndpoint' }),
+      schema: z
+        .object({ id: z.string(), object: z.literal('webhook_endpoint'), deleted: z.literal(true) })
+        .loose()
+        .meta({ id: 'DeletedWebhookEndpoint' }),
     },
   },
   errors: [404],

@@ -10,7 +10,12 @@ export const getOpenApiDocument = defineRoute({
   summary: 'This document',
   tag: 'Service',
   auth: { kind: 'none' },
-  responses: { 200: { description: 'OpenAPI 3.1.0 for every route the service serves.', schema: z.object({ openapi: z.string() }).loose() } },
+  responses: {
+    200: {
+      description: 'OpenAPI 3.1.0 for every route the service serves.',
+      schema: z.object({ openapi: z.string() }).loose(),
+    },
+  },
 });
 
 export const getLiveness = defineRoute({
@@ -36,9 +41,19 @@ export const getReadiness = defineRoute({
 });
 
 const ServiceDocument = z
-  .object({ openapi: z.string(), info: z.object({ title: z.string(), version: z.string() }).loose(), paths: z.record(z.string(), z.unknown()), 'x-path-templates': z.array(z.unknown()), 'x-house-replay': z.object({}).loose() })
+  .object({
+    openapi: z.string(),
+    info: z.object({ title: z.string(), version: z.string() }).loose(),
+    paths: z.record(z.string(), z.unknown()),
+    'x-path-templates': z.array(z.unknown()),
+    'x-house-replay': z.object({}).loose(),
+  })
   .loose()
-  .meta({ id: 'ServiceDocument', description: 'A shipped service\'s learned endpoints: OpenAPI 3.1.0 with `x-path-templates` and `x-house-replay`; shapes, header rule names and provenance, never an example value or a credential.' });
+  .meta({
+    id: 'ServiceDocument',
+    description:
+      "A shipped service's learned endpoints: OpenAPI 3.1.0 with `x-path-templates` and `x-house-replay`; shapes, header rule names and provenance, never an example value or a credential.",
+  });
 
 export const getServiceDocument = defineRoute({
   operationId: 'getServiceDocument',
@@ -49,7 +64,9 @@ export const getServiceDocument = defineRoute({
   tag: 'Service',
   auth: { kind: 'none' },
   params: z.object({ service_id: z.string().meta({ description: 'A shipped service id.' }) }),
-  responses: { 200: { description: 'The service\'s learned endpoints as an OpenAPI 3.1.0 document.', schema: ServiceDocument } },
+  responses: {
+    200: { description: "The service's learned endpoints as an OpenAPI 3.1.0 document.", schema: ServiceDocument },
+  },
   errors: [404],
 });
 

@@ -3,7 +3,9 @@ import { DateTime, listOf, NO_CONTENT, pageQuery } from '../common';
 import { defineRoute, type RouteAuth } from '../route';
 
 export const TeamRole = z.enum(['owner', 'admin', 'editor', 'member']).meta({ id: 'TeamRole' });
-const InvitableRole = z.enum(['admin', 'editor', 'member']).meta({ description: 'Owners are made by promotion, never by invite.' });
+const InvitableRole = z
+  .enum(['admin', 'editor', 'member'])
+  .meta({ description: 'Owners are made by promotion, never by invite.' });
 const SharePolicy = z.enum(['members', 'editors']).meta({ description: 'Who may add items to the team pool.' });
 
 const ShareDefaults = z
@@ -54,13 +56,20 @@ export const TeamInvite = z
   .meta({ id: 'TeamInvite' });
 
 const TeamName = z.string().trim().min(1).max(100);
-const ShareDefaultsPatch = z.strictObject({ mcp: z.boolean().optional(), rules: z.boolean().optional(), skills: z.boolean().optional() });
+const ShareDefaultsPatch = z.strictObject({
+  mcp: z.boolean().optional(),
+  rules: z.boolean().optional(),
+  skills: z.boolean().optional(),
+});
 const Id = z.string().min(1).max(100);
 
 const TeamId = Id.meta({ description: 'The team id (`org_…`).' });
 const InviteCode = Id.meta({ description: 'The invite code.' });
 const TeamParams = z.object({ team_id: TeamId });
-const MemberParams = z.object({ team_id: TeamId, user_id: Id.meta({ description: 'The member’s user id (`usr_…`).' }) });
+const MemberParams = z.object({
+  team_id: TeamId,
+  user_id: Id.meta({ description: 'The member’s user id (`usr_…`).' }),
+});
 const InviteParams = z.object({ team_id: TeamId, code: InviteCode });
 
 const READ: RouteAuth = { kind: 'scoped', scopes: ['teams:read'] };
@@ -68,7 +77,8 @@ const WRITE: RouteAuth = { kind: 'scoped', scopes: ['teams:write'] };
 const TAG = 'Teams';
 
 // Said once on every team-scoped route so each operation reads on its own.
-const ACCESS = 'A caller who is not a member gets 404; a member whose role does not allow the action gets 403 `insufficient_scope`.';
+const ACCESS =
+  'A caller who is not a member gets 404; a member whose role does not allow the action gets 403 `insufficient_scope`.';
 const PAGING = 'Pages with `limit`, `after_id`, `before_id` (newest first).';
 
 export const listTeams = defineRoute({
@@ -88,11 +98,17 @@ export const createTeam = defineRoute({
   method: 'post',
   path: '/v1/teams',
   summary: 'Create a team',
-  description: 'The caller becomes its owner. Defaults: every share default on, `share_policy` `members`, `require_manual_confirm` false.',
+  description:
+    'The caller becomes its owner. Defaults: every share default on, `share_policy` `members`, `require_manual_confirm` false.',
   tag: TAG,
   auth: WRITE,
   body: z
-    .strictObject({ name: TeamName, share_defaults: ShareDefaultsPatch.optional(), share_policy: SharePolicy.optional(), require_manual_confirm: z.boolean().optional() })
+    .strictObject({
+      name: TeamName,
+      share_defaults: ShareDefaultsPatch.optional(),
+      share_policy: SharePolicy.optional(),
+      require_manual_confirm: z.boolean().optional(),
+    })
     .meta({ id: 'TeamCreate' }),
   responses: { 201: { description: 'The new team.', schema: Team } },
 });
@@ -120,7 +136,12 @@ export const updateTeam = defineRoute({
   auth: WRITE,
   params: TeamParams,
   body: z
-    .strictObject({ name: TeamName.optional(), share_defaults: ShareDefaultsPatch.optional(), share_policy: SharePolicy.optional(), require_manual_confirm: z.boolean().optional() })
+    .strictObject({
+      name: TeamName.optional(),
+      share_defaults: ShareDefaultsPatch.optional(),
+      share_policy: SharePolicy.optional(),
+      require_manual_confirm: z.boolean().optional(),
+    })
     .meta({ id: 'TeamUpdate' }),
   responses: { 200: { description: 'The updated team.', schema: Team } },
   errors: [404],
@@ -167,7 +188,10 @@ export const updateTeamMember = defineRoute({
   params: MemberParams,
   body: z
     .strictObject({ role: TeamRole.optional(), groups: z.array(z.string().min(1).max(64)).max(50).optional() })
-    .refine((body) => body.role !== undefined || body.groups !== undefined, { message: 'Pass role, groups or both.', path: ['role'] })
+    .refine((body) => body.role !== undefined || body.groups !== undefined, {
+      message: 'Pass role, groups or both.',
+      path: ['role'],
+    })
     .meta({ id: 'TeamMemberUpdate' }),
   responses: { 200: { description: 'The member.', schema: TeamMember } },
   errors: [404, 409],
@@ -216,7 +240,9 @@ export const createTeamInvite = defineRoute({
   tag: TAG,
   auth: WRITE,
   params: TeamParams,
-  body: z.strictObject({ email: z.email().max(254), role: InvitableRole.default('member') }).meta({ id: 'TeamInviteCreate' }),
+  body: z
+    .strictObject({ email: z.email().max(254), role: InvitableRole.default('member') })
+    .meta({ id: 'TeamInviteCreate' }),
   responses: { 201: { description: 'The invite with its code.', schema: TeamInvite } },
   errors: [404, 409],
 });

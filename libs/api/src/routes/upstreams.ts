@@ -21,16 +21,25 @@ export const UpstreamProbe = z
   .object({
     ok: z.boolean(),
     models_found: z.number().int().optional().meta({ description: 'How many models the endpoint listed.' }),
-    error: z.string().optional().meta({ description: 'Why the probe failed, in words (refused, timed out, the HTTP status and message).' }),
+    error: z
+      .string()
+      .optional()
+      .meta({ description: 'Why the probe failed, in words (refused, timed out, the HTTP status and message).' }),
     at: z.string().optional().meta({ description: 'When the probe ran (date-time).' }),
     dialect: z
       .enum(['openai', 'anthropic'])
       .optional()
-      .meta({ description: 'The dialect that answered; on a failed probe, the one the endpoint last answered in (the gateway keeps speaking it).' }),
+      .meta({
+        description:
+          'The dialect that answered; on a failed probe, the one the endpoint last answered in (the gateway keeps speaking it).',
+      }),
     dialect_reason: z
       .string()
       .optional()
-      .meta({ description: 'For an `auto` endpoint: why it was taken to speak `dialect` (which probes answered, the model list\'s shape, or which one-token call was answered).' }),
+      .meta({
+        description:
+          "For an `auto` endpoint: why it was taken to speak `dialect` (which probes answered, the model list's shape, or which one-token call was answered).",
+      }),
   })
   .loose()
   .meta({ id: 'UpstreamProbe' });
@@ -38,12 +47,26 @@ export const UpstreamProbe = z
 export const Upstream = z
   .object({
     id: z.string().meta({ description: 'The row id (`ups_…`): the cursor of the endpoint list.' }),
-    slug: z.string().meta({ description: 'The endpoint id, used in paths and in model ids (`<slug>/<model>`); `custom` for the legacy singleton.' }),
+    slug: z
+      .string()
+      .meta({
+        description:
+          'The endpoint id, used in paths and in model ids (`<slug>/<model>`); `custom` for the legacy singleton.',
+      }),
     label: z.string(),
     base_url: z.string().meta({ description: 'As saved; with or without its `/v1` segment.' }),
-    dialect: z.enum(['openai', 'anthropic']).meta({ description: 'What the gateway speaks to it: for an endpoint saved as `auto`, the dialect its probe found.' }),
-    dialect_setting: DialectIn.meta({ description: 'The dialect as saved; `auto` endpoints are probed in both dialects.' }),
-    headers: z.record(z.string(), z.string()).optional().meta({ description: 'Extra header names; every value is shown as `••••`.' }),
+    dialect: z
+      .enum(['openai', 'anthropic'])
+      .meta({
+        description: 'What the gateway speaks to it: for an endpoint saved as `auto`, the dialect its probe found.',
+      }),
+    dialect_setting: DialectIn.meta({
+      description: 'The dialect as saved; `auto` endpoints are probed in both dialects.',
+    }),
+    headers: z
+      .record(z.string(), z.string())
+      .optional()
+      .meta({ description: 'Extra header names; every value is shown as `••••`.' }),
     models: z.array(z.string()).optional(),
     model_names: z.record(z.string(), z.string()).optional().meta({ description: 'Model id → display name.' }),
     model_meta: z.record(z.string(), z.unknown()).optional(),
@@ -56,7 +79,10 @@ export const Upstream = z
   .meta({ id: 'Upstream', description: 'A custom endpoint. The stored API key is never returned.' });
 
 export const UpstreamWithProbe = z
-  .object({ upstream: Upstream, probe: UpstreamProbe.meta({ description: 'The probe just run, or the last one when none ran.' }) })
+  .object({
+    upstream: Upstream,
+    probe: UpstreamProbe.meta({ description: 'The probe just run, or the last one when none ran.' }),
+  })
   .loose()
   .meta({ id: 'UpstreamWithProbe' });
 
@@ -81,11 +107,14 @@ export const listUpstreams = defineRoute({
   method: 'get',
   path: '/v1/upstreams',
   summary: 'List custom endpoints',
-  description: 'Every custom endpoint on the account, newest first; `after_id` / `before_id` take the row `id` (`ups_…`).',
+  description:
+    'Every custom endpoint on the account, newest first; `after_id` / `before_id` take the row `id` (`ups_…`).',
   tag: ENDPOINTS,
   auth: { kind: 'scoped', scopes: ['endpoints:read'] },
   query: pageQuery(),
-  responses: { 200: { description: 'A page of endpoints; `upstreams` repeats `data` for older clients.', schema: UpstreamList } },
+  responses: {
+    200: { description: 'A page of endpoints; `upstreams` repeats `data` for older clients.', schema: UpstreamList },
+  },
 });
 
 export const createUpstream = defineRoute({
@@ -100,10 +129,21 @@ export const createUpstream = defineRoute({
   body: z
     .strictObject({
       label: z.string().trim().min(1).max(128),
-      base_url: z.url({ protocol: /^https?$/ }).max(2_048).meta({ description: 'An http(s) URL, with or without its `/v1` segment.' }),
-      api_key: z.string().max(4_096).meta({ description: 'Stored encrypted, never returned; an empty string for an endpoint that needs none.' }),
-      dialect: DialectIn.default('auto').meta({ description: 'Default `auto`: probe both dialects and keep the one that answers.' }),
-      headers: z.record(HeaderName, z.string().max(8_192)).optional().meta({ description: 'Extra headers sent with every call; values stored encrypted.' }),
+      base_url: z
+        .url({ protocol: /^https?$/ })
+        .max(2_048)
+        .meta({ description: 'An http(s) URL, with or without its `/v1` segment.' }),
+      api_key: z
+        .string()
+        .max(4_096)
+        .meta({ description: 'Stored encrypted, never returned; an empty string for an endpoint that needs none.' }),
+      dialect: DialectIn.default('auto').meta({
+        description: 'Default `auto`: probe both dialects and keep the one that answers.',
+      }),
+      headers: z
+        .record(HeaderName, z.string().max(8_192))
+        .optional()
+        .meta({ description: 'Extra headers sent with every call; values stored encrypted.' }),
       models: ModelIds.optional().meta({ description: 'Models to route to besides those the endpoint lists.' }),
       slug: Slug.optional(),
     })
@@ -125,10 +165,16 @@ export const updateUpstream = defineRoute({
   body: z
     .strictObject({
       label: z.string().trim().min(1).max(128).optional(),
-      base_url: z.url({ protocol: /^https?$/ }).max(2_048).optional(),
+      base_url: z
+        .url({ protocol: /^https?$/ })
+        .max(2_048)
+        .optional(),
       dialect: DialectIn.optional(),
       api_key: z.string().max(4_096).optional(),
-      headers: z.record(HeaderName, z.string().max(8_192)).optional().meta({ description: 'Replaces every stored header.' }),
+      headers: z
+        .record(HeaderName, z.string().max(8_192))
+        .optional()
+        .meta({ description: 'Replaces every stored header.' }),
       models: ModelIds.optional(),
       model_names: z.record(z.string().min(1).max(256), z.string().max(256)).optional(),
     })
@@ -174,22 +220,36 @@ export const Alias = z
     custody: z.string().meta({ description: '`envelope` or `device-held`.' }),
     available: z
       .boolean()
-      .meta({ description: "Whether the vendor is linked: one of the caller's endpoints lists the model, or the service holds an engine for the vendor (house models: a house engine)." }),
+      .meta({
+        description:
+          "Whether the vendor is linked: one of the caller's endpoints lists the model, or the service holds an engine for the vendor (house models: a house engine).",
+      }),
     source: z.enum(['personal', 'built_in', 'catalog']).meta({ description: 'Where the alias comes from.' }),
-    rev: z.number().int().optional().meta({ description: "Personal aliases: the account's alias revision at this alias's last write." }),
+    rev: z
+      .number()
+      .int()
+      .optional()
+      .meta({ description: "Personal aliases: the account's alias revision at this alias's last write." }),
   })
   .loose()
   .meta({ id: 'Alias' });
 
 export const AliasWrite = z
-  .object({ ok: z.literal(true), token: z.string().meta({ description: 'With its "@".' }), rev: z.number().int().meta({ description: "The account's alias revision after the write." }) })
+  .object({
+    ok: z.literal(true),
+    token: z.string().meta({ description: 'With its "@".' }),
+    rev: z.number().int().meta({ description: "The account's alias revision after the write." }),
+  })
   .loose()
   .meta({ id: 'AliasWrite' });
 
 const TokenParams = z.object({
   token: z
     .string()
-    .regex(/^@?[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'A token is 1-64 of letters, digits, ".", "_" and "-", after an optional "@".')
+    .regex(
+      /^@?[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/,
+      'A token is 1-64 of letters, digits, ".", "_" and "-", after an optional "@".',
+    )
     .meta({ description: 'With or without its "@", any case (`@Claude` and `claude` name one alias).' }),
 });
 
@@ -198,10 +258,13 @@ export const listAliases = defineRoute({
   method: 'get',
   path: '/v1/aliases',
   summary: 'List aliases',
-  description: "The caller's own aliases (by token), then the built-in ones a personal alias does not shadow, then every catalog model as `@<model id>`. The response carries the account's `x-alias-rev`.",
+  description:
+    "The caller's own aliases (by token), then the built-in ones a personal alias does not shadow, then every catalog model as `@<model id>`. The response carries the account's `x-alias-rev`.",
   tag: ALIASES,
   auth: { kind: 'scoped', scopes: ['endpoints:read'] },
-  responses: { 200: { description: 'Own, built-in, then catalog aliases.', schema: z.array(Alias).meta({ id: 'AliasList' }) } },
+  responses: {
+    200: { description: 'Own, built-in, then catalog aliases.', schema: z.array(Alias).meta({ id: 'AliasList' }) },
+  },
 });
 
 export const putAlias = defineRoute({
@@ -253,8 +316,20 @@ export const aliasEvents = defineRoute({
   ].join(' '),
   tag: ALIASES,
   auth: { kind: 'scoped', scopes: ['endpoints:read'] },
-  query: z.object({ since_rev: z.coerce.number().int().min(0).optional().meta({ description: 'The last revision the device saw.' }) }),
+  query: z.object({
+    since_rev: z.coerce.number().int().min(0).optional().meta({ description: 'The last revision the device saw.' }),
+  }),
   responses: { 200: { description: 'The event stream.', contentType: 'text/event-stream', schema: z.string() } },
 });
 
-export const UPSTREAM_ROUTES = [listUpstreams, createUpstream, updateUpstream, deleteUpstream, probeUpstream, listAliases, aliasEvents, putAlias, deleteAlias];
+export const UPSTREAM_ROUTES = [
+  listUpstreams,
+  createUpstream,
+  updateUpstream,
+  deleteUpstream,
+  probeUpstream,
+  listAliases,
+  aliasEvents,
+  putAlias,
+  deleteAlias,
+];

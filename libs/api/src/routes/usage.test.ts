@@ -15,10 +15,20 @@ describe('usage windows', () => {
 
   it('without from, the last N local days end with today; hours default to whole hours', () => {
     const now = new Date('2026-11-22T10:15:00Z');
-    expect(resolveUsageWindow({}, now, { days: 30 })).toEqual({ from: new Date('2026-10-24T00:00:00Z'), to: now, tz: 'UTC' });
-    expect(resolveUsageWindow({ tz: 'America/New_York' }, now, { days: 1 }).from.toISOString()).toBe('2026-11-22T05:00:00.000Z');
+    expect(resolveUsageWindow({}, now, { days: 30 })).toEqual({
+      from: new Date('2026-10-24T00:00:00Z'),
+      to: now,
+      tz: 'UTC',
+    });
+    expect(resolveUsageWindow({ tz: 'America/New_York' }, now, { days: 1 }).from.toISOString()).toBe(
+      '2026-11-22T05:00:00.000Z',
+    );
     expect(resolveUsageWindow({}, now, { hours: 24 }).from.toISOString()).toBe('2026-11-21T10:00:00.000Z');
-    expect(resolveUsageWindow({ from: '2026-11-01', to: '2026-11-03T12:00:00+01:00', tz: 'Europe/Paris' }, now, { days: 30 })).toEqual({
+    expect(
+      resolveUsageWindow({ from: '2026-11-01', to: '2026-11-03T12:00:00+01:00', tz: 'Europe/Paris' }, now, {
+        days: 30,
+      }),
+    ).toEqual({
       from: new Date('2026-10-31T23:00:00Z'),
       to: new Date('2026-11-03T11:00:00Z'),
       tz: 'Europe/Paris',

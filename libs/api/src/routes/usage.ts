@@ -56,15 +56,25 @@ export const UsageMetrics = z
   .meta({ id: 'UsageMetrics' });
 
 const GroupMetrics = z
-  .object({ ...UsageMetrics.shape, id: z.string().meta({ description: '`(none)` for calls made without a key (a session).' }), label: z.string() })
+  .object({
+    ...UsageMetrics.shape,
+    id: z.string().meta({ description: '`(none)` for calls made without a key (a session).' }),
+    label: z.string(),
+  })
   .loose()
   .meta({ id: 'UsageGroupMetrics' });
 
 export const UsageGeneration = z
   .object({
-    id: z.string().meta({ description: 'The call’s usage event id, unique per call: the cursor for `after_id` / `before_id`.' }),
+    id: z
+      .string()
+      .meta({ description: 'The call’s usage event id, unique per call: the cursor for `after_id` / `before_id`.' }),
     object: z.literal('usage_generation'),
-    request_id: z.string().meta({ description: 'The x-request-id the call answered with (the caller’s own when it sent one); not unique.' }),
+    request_id: z
+      .string()
+      .meta({
+        description: 'The x-request-id the call answered with (the caller’s own when it sent one); not unique.',
+      }),
     ts: DateTime,
     model: z.string(),
     key_id: z.string().optional(),
@@ -112,7 +122,14 @@ export const UsageDaily = z
     tz: z.string().optional(),
     days: z.array(UsageDay),
     totals: z
-      .object({ tokens: amount, tokens_in: amount, tokens_out: amount, turns: count, cost_usd: amount, charged_usd: amount })
+      .object({
+        tokens: amount,
+        tokens_in: amount,
+        tokens_out: amount,
+        turns: count,
+        cost_usd: amount,
+        charged_usd: amount,
+      })
       .loose()
       .meta({ id: 'UsageDailyTotals' }),
   })
@@ -134,7 +151,9 @@ export const UsageBreakdown = z
           ...UsageMetrics.shape,
           key: z.string().meta({ description: '`YYYY-MM-DD`, or `YYYY-MM-DDTHH:MM` for hours, in `tz`.' }),
           start: DateTime,
-          by: z.record(z.string(), UsageMetrics).meta({ description: 'Group id → its metrics in this bucket (groups with no calls are left out).' }),
+          by: z
+            .record(z.string(), UsageMetrics)
+            .meta({ description: 'Group id → its metrics in this bucket (groups with no calls are left out).' }),
         })
         .loose()
         .meta({ id: 'UsageBucket' }),
@@ -160,7 +179,9 @@ export const Credits = z
     balance_tokens: amount.meta({ description: 'The same balance (legacy name).' }),
     total_usage_tokens: amount.meta({ description: 'Credits used, ever.' }),
     period_usage_tokens: amount.meta({ description: 'Credits used this month.' }),
-    capacity_tokens: amount.meta({ description: 'Credits available this month before any use: plan + beta + permanent at the start.' }),
+    capacity_tokens: amount.meta({
+      description: 'Credits available this month before any use: plan + beta + permanent at the start.',
+    }),
     keys_count: count.meta({ description: 'Keys that have made calls.' }),
     paid_usd_week: amount,
     list_usd_week: amount,
@@ -179,8 +200,12 @@ export const Spend = z
     to: z.string(),
     currency: z.literal('USD'),
     total_usd: usdAmount,
-    tied_usd: usdAmount.meta({ description: 'The part of total_usd backed by a bill: this service\'s ledger, or a provider\'s cost report.' }),
-    estimated_usd: usdAmount.meta({ description: 'The part of total_usd that is usage × list price, not yet in a provider\'s cost report.' }),
+    tied_usd: usdAmount.meta({
+      description: "The part of total_usd backed by a bill: this service's ledger, or a provider's cost report.",
+    }),
+    estimated_usd: usdAmount.meta({
+      description: "The part of total_usd that is usage × list price, not yet in a provider's cost report.",
+    }),
     unpriced_models: z.array(z.string()),
     providers: z.array(
       z
@@ -196,7 +221,11 @@ export const Spend = z
           residual_usd: usdAmount.nullable(),
           status: z.enum(['caught_up', 'residual', 'estimate_only']),
           services: z.array(z.object({ service: z.string(), total_usd: usdAmount }).loose()),
-          sources: z.array(z.object({ source: z.string(), fresh_at: DateTime.nullable(), status: z.enum(['ok', 'stale', 'missing']) }).loose()),
+          sources: z.array(
+            z
+              .object({ source: z.string(), fresh_at: DateTime.nullable(), status: z.enum(['ok', 'stale', 'missing']) })
+              .loose(),
+          ),
         })
         .loose()
         .meta({ id: 'ProviderSpend' }),
@@ -205,7 +234,10 @@ export const Spend = z
       z
         .object({
           day: z.string(),
-          providers: z.record(z.string(), z.object({ measured: usdAmount, estimated: usdAmount, plan: usdAmount }).loose()),
+          providers: z.record(
+            z.string(),
+            z.object({ measured: usdAmount, estimated: usdAmount, plan: usdAmount }).loose(),
+          ),
         })
         .loose(),
     ),
@@ -244,7 +276,15 @@ export const getUsage = defineRoute({
     200: {
       description: 'Usage.',
       schema: z
-        .object({ object: z.literal('usage'), from: DateTime, to: DateTime, tz: z.string(), totals: UsageMetrics, models: z.array(GroupMetrics), keys: z.array(GroupMetrics) })
+        .object({
+          object: z.literal('usage'),
+          from: DateTime,
+          to: DateTime,
+          tz: z.string(),
+          totals: UsageMetrics,
+          models: z.array(GroupMetrics),
+          keys: z.array(GroupMetrics),
+        })
         .loose()
         .meta({ id: 'Usage' }),
     },
@@ -316,7 +356,7 @@ export const getCredits = defineRoute({
   path: '/v1/credits',
   summary: 'Credit balance',
   description:
-    'The calling account\'s credits: the beta pot (Free), plan credits (reset monthly, no roll-over) and permanent credits (packs and grants, never expire), spent in that order, then overage where the account allows it ($1 per 1,000 credits).',
+    "The calling account's credits: the beta pot (Free), plan credits (reset monthly, no roll-over) and permanent credits (packs and grants, never expire), spent in that order, then overage where the account allows it ($1 per 1,000 credits).",
   tag: TAG,
   auth: { kind: 'scoped', scopes: ['billing:read'] },
   responses: { 200: { description: 'Credits.', schema: Credits } },
@@ -328,7 +368,7 @@ export const getSpend = defineRoute({
   path: '/v1/spend',
   summary: 'AI spend across apps',
   description:
-    'Spend per provider over whole UTC days: this service (plan fees, packs), and each vendor dialed with your own keys: measured from the vendor\'s organization cost report where configured, estimated from usage × list price for the days the report does not cover yet (`residual_usd`). ' +
+    "Spend per provider over whole UTC days: this service (plan fees, packs), and each vendor dialed with your own keys: measured from the vendor's organization cost report where configured, estimated from usage × list price for the days the report does not cover yet (`residual_usd`). " +
     WINDOW_DEFAULTS,
   tag: TAG,
   auth: { kind: 'scoped', scopes: ['usage:read'] },
@@ -348,14 +388,32 @@ export const getUsageReport = defineRoute({
   responses: { 200: { description: 'The report.', schema: UsageReport } },
 });
 
-export const USAGE_ROUTES: readonly RouteSpec[] = [getUsage, listUsageRequests, getUsageDaily, getUsageBreakdown, exportUsage, getCredits, getSpend, getUsageReport];
+export const USAGE_ROUTES: readonly RouteSpec[] = [
+  getUsage,
+  listUsageRequests,
+  getUsageDaily,
+  getUsageBreakdown,
+  exportUsage,
+  getCredits,
+  getSpend,
+  getUsageReport,
+];
 
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
 
 /** Local wall-clock time of `at` in `tz`, read as if it were UTC (so the difference to `at` is the offset). */
 function wallClockMs(at: number, tz: string): number {
-  const parts = new Intl.DateTimeFormat('en-US', { timeZone: tz, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' }).formatToParts(new Date(at));
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone: tz,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: 'numeric',
+    day: 'numeric',
+    hour: 'numeric',
+    minute: 'numeric',
+    second: 'numeric',
+  }).formatToParts(new Date(at));
   const part = (type: string) => Number(parts.find((p) => p.type === type)?.value);
   return Date.UTC(part('year'), part('month') - 1, part('day'), part('hour'), part('minute'), part('second'));
 }
@@ -392,7 +450,12 @@ export function resolveUsageWindow(
   const tz = query.tz ?? 'UTC';
   const to = query.to ? instantOf(query.to, tz) : now;
   if (query.from) return { from: instantOf(query.from, tz), to, tz };
-  if ('hours' in defaults) return { from: new Date(Math.floor((to.getTime() - defaults.hours * HOUR_MS) / HOUR_MS) * HOUR_MS), to, tz };
-  const firstDay = new Date(Date.parse(`${localDate(new Date(to.getTime() - 1), tz)}T00:00:00Z`) - (defaults.days - 1) * DAY_MS).toISOString().slice(0, 10);
+  if ('hours' in defaults)
+    return { from: new Date(Math.floor((to.getTime() - defaults.hours * HOUR_MS) / HOUR_MS) * HOUR_MS), to, tz };
+  const firstDay = new Date(
+    Date.parse(`${localDate(new Date(to.getTime() - 1), tz)}T00:00:00Z`) - (defaults.days - 1) * DAY_MS,
+  )
+    .toISOString()
+    .slice(0, 10);
   return { from: startOfLocalDay(firstDay, tz), to, tz };
 }

@@ -8,7 +8,20 @@ import { defineRoute, type RouteSpec } from '../route';
 const TAG = 'X builds';
 
 /** The twelve job statuses of the spec ("States and transitions"). */
-export const XB_JOB_STATUSES = ['queued', 'screening', 'building', 'auditing', 'publishing', 'verifying', 'fixing', 'drafting', 'done', 'refused', 'failed', 'cancelled'] as const;
+export const XB_JOB_STATUSES = [
+  'queued',
+  'screening',
+  'building',
+  'auditing',
+  'publishing',
+  'verifying',
+  'fixing',
+  'drafting',
+  'done',
+  'refused',
+  'failed',
+  'cancelled',
+] as const;
 
 const JobId = z
   .string()
@@ -22,7 +35,11 @@ export const XbSource = z
     type: z.literal('x'),
     post_id: z.string().regex(/^\d{1,25}$/, 'Expected an X post id (digits).'),
     author_id: AuthorId.meta({ description: 'The X user id of the post author.' }),
-    conversation_id: z.string().regex(/^\d{1,25}$/).optional().meta({ description: 'The X conversation (thread root) the post belongs to.' }),
+    conversation_id: z
+      .string()
+      .regex(/^\d{1,25}$/)
+      .optional()
+      .meta({ description: 'The X conversation (thread root) the post belongs to.' }),
     text: z.string().min(1).max(4_000),
   })
   .meta({ id: 'XbSource', description: 'A tagged X post. `post_id` makes the submission idempotent.' });
@@ -31,7 +48,13 @@ export const XbApiSource = z
   .strictObject({
     type: z.literal('api'),
     prompt: z.string().trim().min(1).max(8_000).meta({ description: 'What to build.' }),
-    title: z.string().trim().min(1).max(80).optional().meta({ description: 'A short name for the app (slug and reply).' }),
+    title: z
+      .string()
+      .trim()
+      .min(1)
+      .max(80)
+      .optional()
+      .meta({ description: 'A short name for the app (slug and reply).' }),
   })
   .meta({ id: 'XbApiSource', description: 'A plain prompt from an API caller; its author is the calling account.' });
 
@@ -50,31 +73,68 @@ export const XbJobView = z
     author_id: z.string().optional(),
     prompt: z.string().optional(),
     slug: z.string().nullable().optional(),
-    app_url: z.string().nullable().optional().meta({ description: '`<scheme>://<slug>.<APPS_DOMAIN>[:<port>]`, scheme and port from BASE_URL.' }),
-    position: z.number().nullable().optional().meta({ description: '1-based place in dispatch order while queued, else null.' }),
+    app_url: z
+      .string()
+      .nullable()
+      .optional()
+      .meta({ description: '`<scheme>://<slug>.<APPS_DOMAIN>[:<port>]`, scheme and port from BASE_URL.' }),
+    position: z
+      .number()
+      .nullable()
+      .optional()
+      .meta({ description: '1-based place in dispatch order while queued, else null.' }),
     pinned: z.boolean().optional(),
-    stages: z.array(Stage).optional().meta({ description: 'Every stage the job went through, in order, with its timing.' }),
-    total_s: z.number().nullable().optional().meta({ description: 'Seconds from submission to settling; null until settled.' }),
+    stages: z
+      .array(Stage)
+      .optional()
+      .meta({ description: 'Every stage the job went through, in order, with its timing.' }),
+    total_s: z
+      .number()
+      .nullable()
+      .optional()
+      .meta({ description: 'Seconds from submission to settling; null until settled.' }),
     refusal: z.object({ category: z.string(), reason: z.string() }).nullable().optional(),
     error: z.string().nullable().optional(),
     reply: z
-      .object({ text: z.string(), status: z.string().meta({ description: 'pending, posting, posted, failed or skipped (API jobs are never posted).' }), posted_at: DateTime.nullable(), post_id: z.string().nullable() })
+      .object({
+        text: z.string(),
+        status: z
+          .string()
+          .meta({ description: 'pending, posting, posted, failed or skipped (API jobs are never posted).' }),
+        posted_at: DateTime.nullable(),
+        post_id: z.string().nullable(),
+      })
       .loose()
       .nullable()
       .optional(),
-    checks: z.array(z.object({ name: z.string(), outcome: z.enum(['passed', 'failed', 'skipped']), detail: z.string() })).optional().meta({ description: 'What verification checked, including checks skipped without a browser.' }),
-    accessibility: z
-      .array(z.object({ rule: z.string(), impact: z.string(), help: z.string(), nodes: z.number() }).meta({ id: 'XbAccessibilityFinding' }))
+    checks: z
+      .array(z.object({ name: z.string(), outcome: z.enum(['passed', 'failed', 'skipped']), detail: z.string() }))
       .optional()
-      .meta({ description: 'axe-core findings below serious, recorded without blocking the build (serious and critical ones send it to fixing).' }),
+      .meta({ description: 'What verification checked, including checks skipped without a browser.' }),
+    accessibility: z
+      .array(
+        z
+          .object({ rule: z.string(), impact: z.string(), help: z.string(), nodes: z.number() })
+          .meta({ id: 'XbAccessibilityFinding' }),
+      )
+      .optional()
+      .meta({
+        description:
+          'axe-core findings below serious, recorded without blocking the build (serious and critical ones send it to fixing).',
+      }),
     media: z
       .array(z.enum(['screenshot', 'screenshot_mobile', 'clip']))
       .optional()
-      .meta({ description: 'What `/screenshot`, `/screenshot?viewport=mobile` and `/clip` can serve for this job now.' }),
+      .meta({
+        description: 'What `/screenshot`, `/screenshot?viewport=mobile` and `/clip` can serve for this job now.',
+      }),
     findings: z
       .array(z.object({ check: z.string(), message: z.string() }))
       .optional()
-      .meta({ description: 'The findings of the latest failed audit or verification: what the last repair worked from, or why the job failed or was refused. Empty when every check passed the first time.' }),
+      .meta({
+        description:
+          'The findings of the latest failed audit or verification: what the last repair worked from, or why the job failed or was refused. Empty when every check passed the first time.',
+      }),
     taken_down_at: DateTime.nullable().optional(),
     created_at: DateTime.optional(),
     updated_at: DateTime.optional(),
@@ -89,10 +149,22 @@ export const XbQueueView = z
     max_queue: z.number(),
     queued: z.number(),
     running: z.number(),
-    effective_concurrency: z.number().optional().meta({ description: 'What the dispatcher uses now: at most 2 while a build backoff is active.' }),
+    effective_concurrency: z
+      .number()
+      .optional()
+      .meta({ description: 'What the dispatcher uses now: at most 2 while a build backoff is active.' }),
     backoff_until: DateTime.nullable().optional(),
-    paused_reason: z.string().nullable().optional().meta({ description: '`operator`, or `x_unauthorized` / `x_forbidden` when X refused the account.' }),
-    order: z.array(z.string()).optional().meta({ description: 'Queued job ids in dispatch order; in stats, only the caller\'s own unless an operator asks.' }),
+    paused_reason: z
+      .string()
+      .nullable()
+      .optional()
+      .meta({ description: '`operator`, or `x_unauthorized` / `x_forbidden` when X refused the account.' }),
+    order: z
+      .array(z.string())
+      .optional()
+      .meta({
+        description: "Queued job ids in dispatch order; in stats, only the caller's own unless an operator asks.",
+      }),
   })
   .loose()
   .meta({ id: 'XbQueueView' });
@@ -102,7 +174,9 @@ export const XbBlock = z
   .loose()
   .meta({ id: 'XbBlock' });
 
-const Percentiles = z.object({ count: z.number(), p50: z.number().nullable(), p90: z.number().nullable() }).meta({ id: 'XbPercentiles' });
+const Percentiles = z
+  .object({ count: z.number(), p50: z.number().nullable(), p90: z.number().nullable() })
+  .meta({ id: 'XbPercentiles' });
 const Counts = z.record(z.string(), z.number());
 
 export const XbStats = z
@@ -122,7 +196,10 @@ export const XbStats = z
     accessibility: z
       .object({ jobs: z.number(), by_impact: Counts, by_rule: Counts })
       .optional()
-      .meta({ description: 'Builds finished in the window with non-blocking accessibility findings, and those findings by impact and by axe-core rule.' }),
+      .meta({
+        description:
+          'Builds finished in the window with non-blocking accessibility findings, and those findings by impact and by axe-core rule.',
+      }),
     queue: XbQueueView.optional(),
   })
   .loose()
@@ -132,7 +209,9 @@ const Admission = {
   id: z.string(),
   status: z.enum(XB_JOB_STATUSES),
   position: z.number().meta({ description: '1-based place in dispatch order; 0 once the job left the queue.' }),
-  eta_s: z.number().meta({ description: 'Estimated seconds until the build is done, from the queue and recent build times.' }),
+  eta_s: z
+    .number()
+    .meta({ description: 'Estimated seconds until the build is done, from the queue and recent build times.' }),
 };
 
 export const listXBuilds = defineRoute({
@@ -146,14 +225,25 @@ export const listXBuilds = defineRoute({
   query: z.object({
     status: z.enum(XB_JOB_STATUSES).optional(),
     author_id: AuthorId.optional(),
-    platform: z.enum(['x', 'api', 'all']).default('x').meta({ description: '`x` (default): tagged posts; `api`: plain prompts; `all`.' }),
+    platform: z
+      .enum(['x', 'api', 'all'])
+      .default('x')
+      .meta({ description: '`x` (default): tagged posts; `api`: plain prompts; `all`.' }),
     limit: z.coerce.number().int().min(1).max(200).default(50),
     cursor: JobId.optional().meta({ description: 'The `next_cursor` of the previous page.' }),
   }),
   responses: {
     200: {
       description: 'A page of jobs.',
-      schema: z.object({ object: z.literal('list'), data: z.array(XbJobView), has_more: z.boolean(), next_cursor: z.string().nullable() }).loose().meta({ id: 'XbJobList' }),
+      schema: z
+        .object({
+          object: z.literal('list'),
+          data: z.array(XbJobView),
+          has_more: z.boolean(),
+          next_cursor: z.string().nullable(),
+        })
+        .loose()
+        .meta({ id: 'XbJobList' }),
     },
   },
 });
@@ -170,7 +260,13 @@ export const createXBuild = defineRoute({
   auth: { kind: 'scoped', scopes: ['builds:write'] },
   body: z.strictObject({ source: z.discriminatedUnion('type', [XbSource, XbApiSource]) }).meta({ id: 'XbCreate' }),
   responses: {
-    200: { description: 'A repeat: the existing job.', schema: z.object({ ...Admission, existing: z.literal(true) }).loose().meta({ id: 'XbExisting' }) },
+    200: {
+      description: 'A repeat: the existing job.',
+      schema: z
+        .object({ ...Admission, existing: z.literal(true) })
+        .loose()
+        .meta({ id: 'XbExisting' }),
+    },
     201: { description: 'Queued.', schema: z.object(Admission).loose().meta({ id: 'XbQueued' }) },
   },
   errors: [409, 429, 503],
@@ -185,7 +281,12 @@ export const getXBuildStats = defineRoute({
     'Over the last `window` hours: jobs accepted (by status, lane and refusal category), p50/p90 of the total time and of every stage, SLO misses, build and X API backoffs, jobs in flight, live apps against the cap, and the queue.',
   tag: TAG,
   auth: { kind: 'scoped', scopes: ['builds:read'] },
-  query: z.object({ window: z.string().regex(/^[1-9]\d{0,3}h$/, 'Expected hours as Nh, e.g. 24h.').default('24h') }),
+  query: z.object({
+    window: z
+      .string()
+      .regex(/^[1-9]\d{0,3}h$/, 'Expected hours as Nh, e.g. 24h.')
+      .default('24h'),
+  }),
   responses: { 200: { description: 'The statistics.', schema: XbStats } },
 });
 
@@ -195,8 +296,8 @@ export const getXBuildQueue = defineRoute({
   path: '/v1/x-builds/queue',
   summary: 'Read the queue',
   description:
-    'The queue in dispatch order, with the concurrency the dispatcher actually uses. Like every `builds:admin` route, for the service\'s operators only ' +
-    '(`X_BUILDS_ADMIN_USER_IDS`, else the bootstrap owner), on every account\'s jobs; anyone else is 403.',
+    "The queue in dispatch order, with the concurrency the dispatcher actually uses. Like every `builds:admin` route, for the service's operators only " +
+    "(`X_BUILDS_ADMIN_USER_IDS`, else the bootstrap owner), on every account's jobs; anyone else is 403.",
   tag: TAG,
   auth: { kind: 'scoped', scopes: ['builds:admin'] },
   responses: { 200: { description: 'The queue.', schema: XbQueueView } },
@@ -207,11 +308,16 @@ export const updateXBuildQueue = defineRoute({
   method: 'patch',
   path: '/v1/x-builds/queue',
   summary: 'Change the queue settings',
-  description: '`paused` true is the kill switch: intake answers 503 `intake_paused` and nothing more is claimed (running builds finish). The X poller sets it when X refuses the account.',
+  description:
+    '`paused` true is the kill switch: intake answers 503 `intake_paused` and nothing more is claimed (running builds finish). The X poller sets it when X refuses the account.',
   tag: TAG,
   auth: { kind: 'scoped', scopes: ['builds:admin'] },
   body: z
-    .strictObject({ max_concurrent: z.number().int().min(1).max(1_000).optional(), max_queue: z.number().int().min(0).max(1_000_000).optional(), paused: z.boolean().optional() })
+    .strictObject({
+      max_concurrent: z.number().int().min(1).max(1_000).optional(),
+      max_queue: z.number().int().min(0).max(1_000_000).optional(),
+      paused: z.boolean().optional(),
+    })
     .meta({ id: 'XbQueueUpdate' }),
   responses: { 200: { description: 'The queue after the change.', schema: XbQueueView } },
 });
@@ -223,7 +329,15 @@ export const listXBuildBlocks = defineRoute({
   summary: 'List blocked authors',
   tag: TAG,
   auth: { kind: 'scoped', scopes: ['builds:admin'] },
-  responses: { 200: { description: 'Every blocked author.', schema: z.object({ object: z.literal('list'), data: z.array(XbBlock) }).loose().meta({ id: 'XbBlockList' }) } },
+  responses: {
+    200: {
+      description: 'Every blocked author.',
+      schema: z
+        .object({ object: z.literal('list'), data: z.array(XbBlock) })
+        .loose()
+        .meta({ id: 'XbBlockList' }),
+    },
+  },
 });
 
 const AuthorParams = z.object({ author_id: AuthorId });
@@ -233,11 +347,14 @@ export const blockXBuildAuthor = defineRoute({
   method: 'put',
   path: '/v1/x-builds/blocklist/{author_id}',
   summary: 'Block an author',
-  description: 'Blocks an X author (or, for API prompts, an account id). Idempotent; the reason defaults to `operator`.',
+  description:
+    'Blocks an X author (or, for API prompts, an account id). Idempotent; the reason defaults to `operator`.',
   tag: TAG,
   auth: { kind: 'scoped', scopes: ['builds:admin'] },
   params: AuthorParams,
-  body: z.strictObject({ reason: z.enum(['operator', 'optout', 'blocked_us']).default('operator') }).meta({ id: 'XbBlockWrite' }),
+  body: z
+    .strictObject({ reason: z.enum(['operator', 'optout', 'blocked_us']).default('operator') })
+    .meta({ id: 'XbBlockWrite' }),
   responses: { 200: { description: 'The block.', schema: XbBlock } },
 });
 
@@ -249,7 +366,12 @@ export const unblockXBuildAuthor = defineRoute({
   tag: TAG,
   auth: { kind: 'scoped', scopes: ['builds:admin'] },
   params: AuthorParams,
-  responses: { 200: { description: 'The block that was removed.', schema: XbBlock.extend({ deleted: z.literal(true) }).meta({ id: 'XbBlockDeleted' }) } },
+  responses: {
+    200: {
+      description: 'The block that was removed.',
+      schema: XbBlock.extend({ deleted: z.literal(true) }).meta({ id: 'XbBlockDeleted' }),
+    },
+  },
   errors: [404],
 });
 
@@ -268,9 +390,14 @@ export const getXBuild = defineRoute({
 const MEDIA_NOTE =
   'Recorded when headless Chromium verified the app (X_BUILDS_CHROMIUM_PATH, else /usr/bin/chromium) and it passed every check; 404 when none was recorded, and once the app is taken down (which removes its media).';
 
-const ETag = z.string().meta({ description: 'Strong validator of this file; send it back in `if-none-match` (304) or `if-range`.' });
-const CacheControl = z.string().meta({ description: '`private, max-age=60`: the file may change only while the job is re-verified.' });
-const mediaHeaders = (extra: Record<string, z.ZodType> = {}) => z.object({ etag: ETag, 'cache-control': CacheControl, ...extra });
+const ETag = z
+  .string()
+  .meta({ description: 'Strong validator of this file; send it back in `if-none-match` (304) or `if-range`.' });
+const CacheControl = z
+  .string()
+  .meta({ description: '`private, max-age=60`: the file may change only while the job is re-verified.' });
+const mediaHeaders = (extra: Record<string, z.ZodType> = {}) =>
+  z.object({ etag: ETag, 'cache-control': CacheControl, ...extra });
 const NotModified = { description: 'The `if-none-match` ETag is current: no body.', headers: mediaHeaders() };
 const File = z.string().meta({ description: 'The file bytes.' });
 
@@ -301,7 +428,13 @@ export const getXBuildClip = defineRoute({
   auth: { kind: 'scoped', scopes: ['builds:read'] },
   params: JobIdParams,
   responses: {
-    200: { description: 'The whole clip.', contentType: 'video/mp4', alternatives: { 'video/webm': File }, schema: File, headers: mediaHeaders({ 'accept-ranges': z.literal('bytes') }) },
+    200: {
+      description: 'The whole clip.',
+      contentType: 'video/mp4',
+      alternatives: { 'video/webm': File },
+      schema: File,
+      headers: mediaHeaders({ 'accept-ranges': z.literal('bytes') }),
+    },
     206: {
       description: 'The requested byte range.',
       contentType: 'video/mp4',
@@ -310,12 +443,22 @@ export const getXBuildClip = defineRoute({
       headers: mediaHeaders({ 'content-range': z.string().meta({ description: '`bytes first-last/length`' }) }),
     },
     304: NotModified,
-    416: { description: 'The range starts past the end of the clip: no body.', headers: z.object({ 'content-range': z.string().meta({ description: '`bytes */length`' }) }) },
+    416: {
+      description: 'The range starts past the end of the clip: no body.',
+      headers: z.object({ 'content-range': z.string().meta({ description: '`bytes */length`' }) }),
+    },
   },
   errors: [404],
 });
 
-const jobAction = (options: { name: string; verb: string; summary: string; description: string; scope: 'builds:write' | 'builds:admin'; body?: z.ZodType }) =>
+const jobAction = (options: {
+  name: string;
+  verb: string;
+  summary: string;
+  description: string;
+  scope: 'builds:write' | 'builds:admin';
+  body?: z.ZodType;
+}) =>
   defineRoute({
     operationId: options.name,
     method: 'post',
@@ -334,7 +477,8 @@ export const cancelXBuild = jobAction({
   name: 'cancelXBuild',
   verb: 'cancel',
   summary: 'Cancel a job',
-  description: "Cancels a queued or running job of the calling account; a running stage is aborted at once and an app it already published is taken down. 409 `conflict` once the job has settled.",
+  description:
+    'Cancels a queued or running job of the calling account; a running stage is aborted at once and an app it already published is taken down. 409 `conflict` once the job has settled.',
   scope: 'builds:write',
 });
 
@@ -342,7 +486,8 @@ export const redraftXBuildReply = jobAction({
   name: 'redraftXBuildReply',
   verb: 'reply-draft',
   summary: "Redraft a build's reply",
-  description: 'Drafts the reply of a finished job again, or sets `text`; an X reply not yet posted is posted once by the reply sender. 409 once the reply was posted.',
+  description:
+    'Drafts the reply of a finished job again, or sets `text`; an X reply not yet posted is posted once by the reply sender. 409 once the reply was posted.',
   scope: 'builds:admin',
   body: z.strictObject({ text: z.string().trim().min(1).max(280).optional() }).meta({ id: 'XbReplyDraft' }),
 });
@@ -351,11 +496,15 @@ export const moveXBuild = jobAction({
   name: 'moveXBuild',
   verb: 'move',
   summary: 'Move a job in the queue',
-  description: 'Places a queued job right before `before_id` or right after `after_id` (another queued job), taking that job\'s pinned state.',
+  description:
+    "Places a queued job right before `before_id` or right after `after_id` (another queued job), taking that job's pinned state.",
   scope: 'builds:admin',
   body: z
     .strictObject({ before_id: JobId.optional(), after_id: JobId.optional() })
-    .refine((body) => (body.before_id === undefined) !== (body.after_id === undefined), { message: 'Pass exactly one of before_id and after_id.', path: ['before_id'] })
+    .refine((body) => (body.before_id === undefined) !== (body.after_id === undefined), {
+      message: 'Pass exactly one of before_id and after_id.',
+      path: ['before_id'],
+    })
     .meta({ id: 'XbMove' }),
 });
 
@@ -363,7 +512,8 @@ export const requeueXBuild = jobAction({
   name: 'requeueXBuild',
   verb: 'requeue',
   summary: 'Requeue a job at the front',
-  description: 'Puts a failed, cancelled or refused job back at the front of the queue to build again (a refused job skips the screen the operator overrode).',
+  description:
+    'Puts a failed, cancelled or refused job back at the front of the queue to build again (a refused job skips the screen the operator overrode).',
   scope: 'builds:admin',
 });
 
@@ -371,19 +521,33 @@ export const resumeXBuild = jobAction({
   name: 'resumeXBuild',
   verb: 'resume',
   summary: 'Resume a bundled job at the audit gate',
-  description: 'Puts a failed or cancelled job that has a bundle back at the front of the queue, to continue from the audit with that bundle.',
+  description:
+    'Puts a failed or cancelled job that has a bundle back at the front of the queue, to continue from the audit with that bundle.',
   scope: 'builds:admin',
 });
 
-export const pinXBuild = jobAction({ name: 'pinXBuild', verb: 'pin', summary: 'Pin a job to the front', description: 'A pinned queued job is dispatched before every unpinned one.', scope: 'builds:admin' });
-export const unpinXBuild = jobAction({ name: 'unpinXBuild', verb: 'unpin', summary: 'Unpin a job', description: 'The job keeps its place among the unpinned jobs.', scope: 'builds:admin' });
+export const pinXBuild = jobAction({
+  name: 'pinXBuild',
+  verb: 'pin',
+  summary: 'Pin a job to the front',
+  description: 'A pinned queued job is dispatched before every unpinned one.',
+  scope: 'builds:admin',
+});
+export const unpinXBuild = jobAction({
+  name: 'unpinXBuild',
+  verb: 'unpin',
+  summary: 'Unpin a job',
+  description: 'The job keeps its place among the unpinned jobs.',
+  scope: 'builds:admin',
+});
 
 export const takeDownXBuild = defineRoute({
   operationId: 'takeDownXBuild',
   method: 'delete',
   path: '/v1/x-builds/{id}/publish',
   summary: 'Take down a published app',
-  description: 'The apps host answers 410 for the slug from then on, on every edge at once. A job still running is cancelled.',
+  description:
+    'The apps host answers 410 for the slug from then on, on every edge at once. A job still running is cancelled.',
   tag: TAG,
   auth: { kind: 'scoped', scopes: ['builds:admin'] },
   params: JobIdParams,

@@ -27,10 +27,23 @@ const messagesBlock = z.discriminatedUnion('type', [
   z.object({ type: z.literal('text'), text: z.string(), citations: z.array(z.unknown()).optional() }),
   z.object({ type: z.literal('thinking'), thinking: z.string(), signature: z.string() }),
   z.object({ type: z.literal('redacted_thinking'), data: z.string() }),
-  z.object({ type: z.literal('tool_use'), id: toolId, name: z.string().min(1), input: z.record(z.string(), z.unknown()) }),
+  z.object({
+    type: z.literal('tool_use'),
+    id: toolId,
+    name: z.string().min(1),
+    input: z.record(z.string(), z.unknown()),
+  }),
 ]);
 
-const stopReason = z.enum(['end_turn', 'max_tokens', 'stop_sequence', 'tool_use', 'pause_turn', 'refusal', 'model_context_window_exceeded']);
+const stopReason = z.enum([
+  'end_turn',
+  'max_tokens',
+  'stop_sequence',
+  'tool_use',
+  'pause_turn',
+  'refusal',
+  'model_context_window_exceeded',
+]);
 
 export const messagesReply = z.object({
   id: z.string().startsWith('msg_'),
@@ -44,7 +57,10 @@ export const messagesReply = z.object({
 });
 
 export const messagesEvent = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('message_start'), message: messagesReply.extend({ content: z.array(messagesBlock).length(0), stop_reason: z.null() }) }),
+  z.object({
+    type: z.literal('message_start'),
+    message: messagesReply.extend({ content: z.array(messagesBlock).length(0), stop_reason: z.null() }),
+  }),
   z.object({
     type: z.literal('content_block_start'),
     index: int,
@@ -103,7 +119,13 @@ export const chatReply = z.object({
           content: z.string().nullable(),
           refusal: z.string().nullable(),
           tool_calls: z
-            .array(z.object({ id: z.string().min(1), type: z.literal('function'), function: z.object({ name: z.string().min(1), arguments: z.string() }) }))
+            .array(
+              z.object({
+                id: z.string().min(1),
+                type: z.literal('function'),
+                function: z.object({ name: z.string().min(1), arguments: z.string() }),
+              }),
+            )
             .min(1)
             .optional(),
           annotations: z.array(z.unknown()).optional(),
@@ -129,7 +151,14 @@ export const chatChunk = z.object({
         content: z.string().nullable().optional(),
         refusal: z.string().nullable().optional(),
         tool_calls: z
-          .array(z.object({ index: int, id: z.string().min(1).optional(), type: z.literal('function').optional(), function: z.object({ name: z.string().optional(), arguments: z.string().optional() }) }))
+          .array(
+            z.object({
+              index: int,
+              id: z.string().min(1).optional(),
+              type: z.literal('function').optional(),
+              function: z.object({ name: z.string().optional(), arguments: z.string().optional() }),
+            }),
+          )
           .optional(),
       }),
       logprobs: z.object({}).passthrough().nullable().optional(),
@@ -150,7 +179,12 @@ const outputItem = z.discriminatedUnion('type', [
     role: z.literal('assistant'),
     content: z.array(
       z.discriminatedUnion('type', [
-        z.object({ type: z.literal('output_text'), text: z.string(), annotations: z.array(z.unknown()), logprobs: z.array(z.unknown()) }),
+        z.object({
+          type: z.literal('output_text'),
+          text: z.string(),
+          annotations: z.array(z.unknown()),
+          logprobs: z.array(z.unknown()),
+        }),
         z.object({ type: z.literal('refusal'), refusal: z.string() }),
       ]),
     ),
@@ -202,8 +236,17 @@ export const responsesReply = z.object({
 
 /** Every Responses event carries its type and a sequence number; lifecycle events carry the whole response. */
 export const responsesEvent = z
-  .object({ type: z.string().startsWith('response.').or(z.literal('error')), sequence_number: int, response: responsesReply.optional(), item: outputItem.optional() })
-  .refine((event) => !/^response\.(created|in_progress|completed|incomplete|failed)$/.test(event.type) || event.response !== undefined, 'lifecycle event without its response');
+  .object({
+    type: z.string().startsWith('response.').or(z.literal('error')),
+    sequence_number: int,
+    response: responsesReply.optional(),
+    item: outputItem.optional(),
+  })
+  .refine(
+    (event) =>
+      !/^response\.(created|in_progress|completed|incomplete|failed)$/.test(event.type) || event.response !== undefined,
+    'lifecycle event without its response',
+  );
 
 /** The issues zod found, as short path: message lines, so a failing test says what broke. */
 export function shapeIssues(schema: z.ZodType, value: unknown): string[] {

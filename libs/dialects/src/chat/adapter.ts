@@ -49,7 +49,9 @@ function chatPassthroughStream(options: { model: string; includeUsage: boolean; 
         created: start?.created ?? nowSeconds(),
         model: options.model,
       };
-      const frames: SseFrame[] = [{ data: JSON.stringify({ ...chunk, choices: [{ index: 0, delta: {}, finish_reason: 'length' }] }) }];
+      const frames: SseFrame[] = [
+        { data: JSON.stringify({ ...chunk, choices: [{ index: 0, delta: {}, finish_reason: 'length' }] }) },
+      ];
       if (options.includeUsage) {
         const tokens = {
           prompt_tokens: usage.inputTokens,
@@ -71,7 +73,8 @@ const chatPassthrough: Passthrough = {
     // A caller that set no limit is held to the one its call was admitted under.
     if (outputLimit !== undefined && requestedOutputLimit(body) === undefined) sent.max_completion_tokens = outputLimit;
     // Usage is always asked of the upstream; the caller's own choice decides only what it sees.
-    if (stream) sent.stream_options = { ...(isObject(body.stream_options) ? body.stream_options : {}), include_usage: true };
+    if (stream)
+      sent.stream_options = { ...(isObject(body.stream_options) ? body.stream_options : {}), include_usage: true };
     return sent;
   },
   reply(raw, model) {
@@ -92,7 +95,8 @@ export const CHAT: CallerDialect = {
   nullOutputLimit: true,
   check(body) {
     const issues: DialectIssue[] = [];
-    if (!Array.isArray(body.messages)) issues.push({ path: 'messages', code: 'required', message: 'messages must be an array.' });
+    if (!Array.isArray(body.messages))
+      issues.push({ path: 'messages', code: 'required', message: 'messages must be an array.' });
     return issues;
   },
   requestedOutputLimit,

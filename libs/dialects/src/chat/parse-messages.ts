@@ -2,7 +2,16 @@ import { documentFromFileData, imageFromUrl } from '../data-url';
 import { dropField } from '../dropped-fields';
 import type { AssistantBlock, ImageBlock, Message, TextBlock, ToolResultBlock, UserBlock } from '../ir';
 import { isObject, type JsonObject } from '../json';
-import { addIssue, at, eachObject, readEnum, readObject, readString, typeName, type ParseContext } from '../parse-context';
+import {
+  addIssue,
+  at,
+  eachObject,
+  readEnum,
+  readObject,
+  readString,
+  typeName,
+  type ParseContext,
+} from '../parse-context';
 
 /** Chat `messages` (dialects.md §2.2) into neutral turns. */
 
@@ -29,7 +38,11 @@ export function parseChatMessages(ctx: ParseContext, items: unknown[]): Message[
         if (!result) return;
         // One tool message per result in chat; one user turn holding all results of a step in the neutral form.
         const last = turns[turns.length - 1];
-        if (last?.role === 'user' && last.content.length > 0 && last.content.every((block) => block.type === 'tool_result')) {
+        if (
+          last?.role === 'user' &&
+          last.content.length > 0 &&
+          last.content.every((block) => block.type === 'tool_result')
+        ) {
           last.content.push(result);
         } else {
           turns.push({ role: 'user', content: [result] });
@@ -37,7 +50,12 @@ export function parseChatMessages(ctx: ParseContext, items: unknown[]): Message[
         return;
       }
       case 'function':
-        addIssue(ctx, at(path, 'role'), 'unsupported', 'deprecated `function` messages are not supported; use `tools` and `tool` messages');
+        addIssue(
+          ctx,
+          at(path, 'role'),
+          'unsupported',
+          'deprecated `function` messages are not supported; use `tools` and `tool` messages',
+        );
         return;
       case undefined:
       case null:
@@ -81,12 +99,19 @@ function parseUserContent(ctx: ParseContext, item: JsonObject, path: string): Us
   if (typeof content === 'string') return [{ type: 'text', text: content }];
   if (!Array.isArray(content)) {
     if (content === undefined || content === null) addIssue(ctx, where, 'required', 'is required');
-    else addIssue(ctx, where, 'invalid_type', `expected a string or an array of content parts, received ${typeName(content)}`);
+    else
+      addIssue(
+        ctx,
+        where,
+        'invalid_type',
+        `expected a string or an array of content parts, received ${typeName(content)}`,
+      );
     return [];
   }
   const blocks: UserBlock[] = [];
   eachObject(ctx, content, where, (part, partPath) => {
-    if (part.prompt_cache_breakpoint !== undefined) dropField(ctx, 'chat', 'messages.*.content.*.prompt_cache_breakpoint');
+    if (part.prompt_cache_breakpoint !== undefined)
+      dropField(ctx, 'chat', 'messages.*.content.*.prompt_cache_breakpoint');
     const block = parseUserPart(ctx, part, partPath);
     if (block) blocks.push(block);
   });
@@ -112,7 +137,12 @@ function parseUserPart(ctx: ParseContext, part: JsonObject, path: string): UserB
         if ('ok' in outcome) return outcome.ok;
         addIssue(ctx, at(filePath, 'file_data'), 'invalid_value', outcome.error);
       } else if (file.file_id !== undefined && file.file_id !== null) {
-        addIssue(ctx, at(filePath, 'file_id'), 'unsupported', 'uploaded files are not available through the gateway; send file_data');
+        addIssue(
+          ctx,
+          at(filePath, 'file_id'),
+          'unsupported',
+          'uploaded files are not available through the gateway; send file_data',
+        );
       } else {
         addIssue(ctx, at(filePath, 'file_data'), 'required', 'is required');
       }
@@ -151,7 +181,12 @@ function parseAssistant(ctx: ParseContext, item: JsonObject, path: string): Assi
   const blocks: AssistantBlock[] = [];
   // Non-standard reasoning text (DeepSeek `reasoning_content`, vLLM/OpenRouter `reasoning`): unsigned, so it
   // never becomes an Anthropic thinking block, but chat upstreams that want it replayed get nothing worse.
-  const reasoning = typeof item.reasoning_content === 'string' ? item.reasoning_content : typeof item.reasoning === 'string' ? item.reasoning : undefined;
+  const reasoning =
+    typeof item.reasoning_content === 'string'
+      ? item.reasoning_content
+      : typeof item.reasoning === 'string'
+        ? item.reasoning
+        : undefined;
   if (reasoning) blocks.push({ type: 'reasoning', text: reasoning, origin: 'openai' });
 
   const content = item.content;
@@ -183,12 +218,15 @@ function parseAssistant(ctx: ParseContext, item: JsonObject, path: string): Assi
     eachObject(ctx, calls, at(path, 'tool_calls'), (call, callPath) => {
       const id = readString(ctx, call, 'id', callPath, { required: true, nonEmpty: true });
       const fn = readObject(ctx, call, 'function', callPath, true);
-      if (call.type !== undefined && call.type !== 'function') addIssue(ctx, at(callPath, 'type'), 'invalid_value', 'must be function');
+      if (call.type !== undefined && call.type !== 'function')
+        addIssue(ctx, at(callPath, 'type'), 'invalid_value', 'must be function');
       if (!fn) return;
       const fnPath = at(callPath, 'function');
       const name = readString(ctx, fn, 'name', fnPath, { required: true, nonEmpty: true });
       // Arguments are JSON text on the wire; a few clients replay the parsed object, which means the same.
-      const args = isObject(fn.arguments) ? JSON.stringify(fn.arguments) : (readString(ctx, fn, 'arguments', fnPath) ?? '');
+      const args = isObject(fn.arguments)
+        ? JSON.stringify(fn.arguments)
+        : (readString(ctx, fn, 'arguments', fnPath) ?? '');
       if (id !== undefined && name !== undefined) blocks.push({ type: 'tool_call', id, name, arguments: args });
     });
   } else if (calls !== undefined && calls !== null) {

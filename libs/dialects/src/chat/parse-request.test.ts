@@ -14,7 +14,15 @@ function issuesOf(body: unknown) {
 describe('parseChatRequest', () => {
   it('keeps system and developer messages as system turns in place', () => {
     const req = parseChatRequest(agent);
-    expect(req.messages.map((m) => m.role)).toEqual(['system', 'system', 'user', 'assistant', 'user', 'system', 'user']);
+    expect(req.messages.map((m) => m.role)).toEqual([
+      'system',
+      'system',
+      'user',
+      'assistant',
+      'user',
+      'system',
+      'user',
+    ]);
     expect(req.messages[1]).toEqual({ role: 'system', content: [{ type: 'text', text: 'Answer in French.' }] });
     expect(req.messages[5]).toEqual({ role: 'system', content: [{ type: 'text', text: 'Keep it under 20 words.' }] });
   });
@@ -24,22 +32,40 @@ describe('parseChatRequest', () => {
     const user = req.messages[2]!;
     expect(user.content[1]).toEqual({
       type: 'image',
-      source: { kind: 'base64', mediaType: 'image/png', data: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==' },
+      source: {
+        kind: 'base64',
+        mediaType: 'image/png',
+        data: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
+      },
       detail: 'high',
     });
   });
 
   it('keeps an https image URL as a url image', () => {
-    const req = parseChatRequest({ model: 'm', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://x.test/a.png' } }] }] });
+    const req = parseChatRequest({
+      model: 'm',
+      messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://x.test/a.png' } }] }],
+    });
     expect(req.messages[0]!.content).toEqual([{ type: 'image', source: { kind: 'url', url: 'https://x.test/a.png' } }]);
   });
 
   it('turns a PDF file part into a base64 document', () => {
     const req = parseChatRequest({
       model: 'm',
-      messages: [{ role: 'user', content: [{ type: 'file', file: { filename: 'a.pdf', file_data: 'data:application/pdf;base64,JVBERi0=' } }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [{ type: 'file', file: { filename: 'a.pdf', file_data: 'data:application/pdf;base64,JVBERi0=' } }],
+        },
+      ],
     });
-    expect(req.messages[0]!.content).toEqual([{ type: 'document', source: { kind: 'base64', mediaType: 'application/pdf', data: 'JVBERi0=' }, filename: 'a.pdf' }]);
+    expect(req.messages[0]!.content).toEqual([
+      {
+        type: 'document',
+        source: { kind: 'base64', mediaType: 'application/pdf', data: 'JVBERi0=' },
+        filename: 'a.pdf',
+      },
+    ]);
   });
 
   it('keeps assistant tool calls with their ids, names and argument text', () => {
@@ -69,7 +95,14 @@ describe('parseChatRequest', () => {
       model: 'm',
       messages: [
         { role: 'user', content: 'hi' },
-        { role: 'assistant', content: [{ type: 'text', text: 'Well' }, { type: 'refusal', refusal: 'No.' }], reasoning_content: 'thinking…' },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'text', text: 'Well' },
+            { type: 'refusal', refusal: 'No.' },
+          ],
+          reasoning_content: 'thinking…',
+        },
         { role: 'user', content: 'again' },
         { role: 'assistant', content: null, refusal: 'Still no.', reasoning: 'vllm style' },
       ],
@@ -112,21 +145,40 @@ describe('parseChatRequest', () => {
   });
 
   it('takes max_tokens when max_completion_tokens is absent, and a single stop string', () => {
-    const req = parseChatRequest({ model: 'm', messages: [{ role: 'user', content: 'x' }], max_tokens: 100, stop: 'END' });
+    const req = parseChatRequest({
+      model: 'm',
+      messages: [{ role: 'user', content: 'x' }],
+      max_tokens: 100,
+      stop: 'END',
+    });
     expect(req.maxOutputTokens).toBe(100);
     expect(req.stop).toEqual(['END']);
   });
 
   it('prefers safety_identifier over user', () => {
-    const req = parseChatRequest({ model: 'm', messages: [{ role: 'user', content: 'x' }], user: 'old', safety_identifier: 'new' });
+    const req = parseChatRequest({
+      model: 'm',
+      messages: [{ role: 'user', content: 'x' }],
+      user: 'old',
+      safety_identifier: 'new',
+    });
     expect(req.user).toBe('new');
   });
 
   it.each([
     ['none', { type: 'none' }],
     ['required', { type: 'required' }],
-    [{ type: 'function', function: { name: 'f' } }, { type: 'tool', name: 'f' }],
-    [{ type: 'allowed_tools', allowed_tools: { mode: 'required', tools: [{ type: 'function', function: { name: 'f' } }] } }, { type: 'required' }],
+    [
+      { type: 'function', function: { name: 'f' } },
+      { type: 'tool', name: 'f' },
+    ],
+    [
+      {
+        type: 'allowed_tools',
+        allowed_tools: { mode: 'required', tools: [{ type: 'function', function: { name: 'f' } }] },
+      },
+      { type: 'required' },
+    ],
   ])('maps tool_choice %j', (choice, expected) => {
     const req = parseChatRequest({ model: 'm', messages: [{ role: 'user', content: 'x' }], tool_choice: choice });
     expect(req.toolChoice).toEqual(expected);
@@ -134,9 +186,17 @@ describe('parseChatRequest', () => {
 
   it('reads every response_format form', () => {
     const base = { model: 'm', messages: [{ role: 'user', content: 'x' }] };
-    expect(parseChatRequest({ ...base, response_format: { type: 'json_object' } }).responseFormat).toEqual({ type: 'json_object' });
+    expect(parseChatRequest({ ...base, response_format: { type: 'json_object' } }).responseFormat).toEqual({
+      type: 'json_object',
+    });
     expect(
-      parseChatRequest({ ...base, response_format: { type: 'json_schema', json_schema: { name: 'out', schema: { type: 'object' }, strict: true } } }).responseFormat,
+      parseChatRequest({
+        ...base,
+        response_format: {
+          type: 'json_schema',
+          json_schema: { name: 'out', schema: { type: 'object' }, strict: true },
+        },
+      }).responseFormat,
     ).toEqual({ type: 'json_schema', name: 'out', schema: { type: 'object' }, strict: true });
   });
 
@@ -155,14 +215,22 @@ describe('parseChatRequest', () => {
       stream_options: { include_obfuscation: true },
       store: false,
     });
-    expect(req.dropped).toEqual(['messages.*.name', 'stream_options.include_obfuscation', 'tools.*[type=custom]', 'tool_choice.allowed_tools.tools']);
+    expect(req.dropped).toEqual([
+      'messages.*.name',
+      'stream_options.include_obfuscation',
+      'tools.*[type=custom]',
+      'tool_choice.allowed_tools.tools',
+    ]);
   });
 
   it('lists every problem with a dotted path, and names the first as param', () => {
     const error = issuesOf({
       messages: [
         { role: 'robot', content: 'x' },
-        { role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'AAA', format: 'wav' } }, { type: 'video' }] },
+        {
+          role: 'user',
+          content: [{ type: 'input_audio', input_audio: { data: 'AAA', format: 'wav' } }, { type: 'video' }],
+        },
         { role: 'tool', content: 'no id' },
         { role: 'assistant', tool_calls: [{ id: 'c1', type: 'function', function: { arguments: '{}' } }] },
       ],
@@ -186,7 +254,9 @@ describe('parseChatRequest', () => {
 
   it('refuses a body that is not an object and an empty messages list', () => {
     expect(issuesOf('hello').issues[0]).toMatchObject({ path: 'body', code: 'invalid_type' });
-    expect(issuesOf({ model: 'm', messages: [] }).issues).toEqual([{ path: 'messages', code: 'too_small', message: 'must contain at least one item' }]);
+    expect(issuesOf({ model: 'm', messages: [] }).issues).toEqual([
+      { path: 'messages', code: 'too_small', message: 'must contain at least one item' },
+    ]);
   });
 
   it('refuses a malformed data URL and a file id', () => {
@@ -211,7 +281,12 @@ describe('parseChatRequest', () => {
   it('does not copy large base64 strings', () => {
     const data = 'A'.repeat(5_000_000);
     const started = performance.now();
-    const req = parseChatRequest({ model: 'm', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${data}` } }] }] });
+    const req = parseChatRequest({
+      model: 'm',
+      messages: [
+        { role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${data}` } }] },
+      ],
+    });
     expect(performance.now() - started).toBeLessThan(100);
     const block = req.messages[0]!.content[0]!;
     expect(block.type === 'image' && block.source.kind === 'base64' && block.source.data.length).toBe(5_000_000);

@@ -34,8 +34,10 @@ export function parseChatRequest(body: unknown): ChatRequest {
   // One choice per request: the Anthropic upstreams cannot sample several, and silently returning one would lie.
   const n = readNumber(ctx, obj, 'n', '', { integer: true, min: 1 });
   if (n !== undefined && n > 1) addIssue(ctx, 'n', 'unsupported', 'only n = 1 is supported');
-  if (obj.functions != null) addIssue(ctx, 'functions', 'unsupported', 'deprecated `functions` are not supported; use `tools`');
-  if (obj.function_call != null) addIssue(ctx, 'function_call', 'unsupported', 'deprecated `function_call` is not supported; use `tool_choice`');
+  if (obj.functions != null)
+    addIssue(ctx, 'functions', 'unsupported', 'deprecated `functions` are not supported; use `tools`');
+  if (obj.function_call != null)
+    addIssue(ctx, 'function_call', 'unsupported', 'deprecated `function_call` is not supported; use `tool_choice`');
 
   // `max_completion_tokens` is the current name; `max_tokens` the deprecated one older clients still send.
   const maxCompletion = readNumber(ctx, obj, 'max_completion_tokens', '', { integer: true, min: 0 });
@@ -110,7 +112,8 @@ function parseChatToolChoice(ctx: ParseContext, obj: JsonObject): ToolChoice | u
       return undefined;
     case 'allowed_tools': {
       const allowed = readObject(ctx, object, 'allowed_tools', 'tool_choice', true);
-      const mode = allowed && readEnum(ctx, allowed, 'mode', 'tool_choice.allowed_tools', ['auto', 'required'] as const, true);
+      const mode =
+        allowed && readEnum(ctx, allowed, 'mode', 'tool_choice.allowed_tools', ['auto', 'required'] as const, true);
       if (mode === undefined) return undefined;
       dropField(ctx, 'chat', 'tool_choice.allowed_tools.tools');
       return { type: mode };

@@ -10,9 +10,15 @@ import { mergeUsage, usageFromChat, ZERO_USAGE } from '../usage';
  * the gateway always asks for one. Throws `UpstreamResponseError` when the body is an error or has no choices.
  */
 export function parseChatResponse(body: unknown): ChatResponse {
-  if (!isObject(body) || body.error !== undefined && body.error !== null) throw new UpstreamResponseError(parseUpstreamError(502, body));
+  if (!isObject(body) || (body.error !== undefined && body.error !== null))
+    throw new UpstreamResponseError(parseUpstreamError(502, body));
   if (!Array.isArray(body.choices)) {
-    throw new UpstreamResponseError({ status: 502, message: 'The upstream reply has no choices.', code: null, param: null });
+    throw new UpstreamResponseError({
+      status: 502,
+      message: 'The upstream reply has no choices.',
+      code: null,
+      param: null,
+    });
   }
   const choice = objectOf(body.choices[0]);
   const message = objectOf(choice.message);
@@ -27,8 +33,10 @@ export function parseChatResponse(body: unknown): ChatResponse {
   } else if (Array.isArray(message.content)) {
     for (const part of message.content) {
       if (!isObject(part)) continue;
-      if (part.type === 'text' && typeof part.text === 'string' && part.text !== '') content.push({ type: 'text', text: part.text });
-      if (part.type === 'refusal' && typeof part.refusal === 'string' && part.refusal !== '') content.push({ type: 'refusal', text: part.refusal });
+      if (part.type === 'text' && typeof part.text === 'string' && part.text !== '')
+        content.push({ type: 'text', text: part.text });
+      if (part.type === 'refusal' && typeof part.refusal === 'string' && part.refusal !== '')
+        content.push({ type: 'refusal', text: part.refusal });
     }
   }
   const refusal = stringOf(message.refusal);
@@ -40,7 +48,12 @@ export function parseChatResponse(body: unknown): ChatResponse {
       const fn = objectOf(objectOf(call).function);
       const name = stringOf(fn.name);
       if (!name) continue;
-      const args = typeof fn.arguments === 'string' ? fn.arguments : fn.arguments === undefined || fn.arguments === null ? '' : JSON.stringify(fn.arguments);
+      const args =
+        typeof fn.arguments === 'string'
+          ? fn.arguments
+          : fn.arguments === undefined || fn.arguments === null
+            ? ''
+            : JSON.stringify(fn.arguments);
       // A few servers leave out call ids; the caller still needs one to answer the call with.
       content.push({ type: 'tool_call', id: stringOf(objectOf(call).id) || dialectId('call_'), name, arguments: args });
       toolCalls++;

@@ -7,7 +7,13 @@ import { parseResponsesRequest } from '../responses/parse-request';
 import { parseChatRequest } from './parse-request';
 import { renderChatRequest } from './render-request';
 
-const minimal = (over: Partial<ChatRequest> = {}): ChatRequest => ({ model: 'm', messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }], stream: false, dropped: [], ...over });
+const minimal = (over: Partial<ChatRequest> = {}): ChatRequest => ({
+  model: 'm',
+  messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
+  stream: false,
+  dropped: [],
+  ...over,
+});
 
 describe('renderChatRequest: chat → chat', () => {
   const body = renderChatRequest(parseChatRequest(chatAgent), 'upstream-model');
@@ -21,14 +27,21 @@ describe('renderChatRequest: chat → chat', () => {
         role: 'user',
         content: [
           { type: 'text', text: 'What is the weather where this photo was taken?' },
-          { type: 'image_url', image_url: { url: expect.stringMatching(/^data:image\/png;base64,iVBORw0KGgo/), detail: 'high' } },
+          {
+            type: 'image_url',
+            image_url: { url: expect.stringMatching(/^data:image\/png;base64,iVBORw0KGgo/), detail: 'high' },
+          },
         ],
       },
       {
         role: 'assistant',
         content: null,
         tool_calls: [
-          { id: 'functions.get_weather:0', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+          {
+            id: 'functions.get_weather:0',
+            type: 'function',
+            function: { name: 'get_weather', arguments: '{"city":"Paris"}' },
+          },
           { id: 'call_Bx72', type: 'function', function: { name: 'get_time', arguments: '{}' } },
         ],
       },
@@ -66,7 +79,9 @@ describe('renderChatRequest: chat → chat', () => {
 
 describe('renderChatRequest: guarantees', () => {
   it('asks for stream usage even when the caller did not', () => {
-    expect(renderChatRequest(minimal({ stream: true, includeStreamUsage: false }), 'u').stream_options).toEqual({ include_usage: true });
+    expect(renderChatRequest(minimal({ stream: true, includeStreamUsage: false }), 'u').stream_options).toEqual({
+      include_usage: true,
+    });
   });
 
   it('sends no max_tokens, stream or tool settings when the caller set none', () => {
@@ -92,12 +107,20 @@ describe('renderChatRequest: guarantees', () => {
     expect(short).toHaveLength(64);
     expect(short.startsWith('mcp__github__create_pull')).toBe(true);
     expect(body.tool_choice).toEqual({ type: 'function', function: { name: short } });
-    expect((body.messages as Array<Record<string, unknown>>)[1]!.tool_calls).toEqual([{ id: 'c1', type: 'function', function: { name: short, arguments: '{}' } }]);
+    expect((body.messages as Array<Record<string, unknown>>)[1]!.tool_calls).toEqual([
+      { id: 'c1', type: 'function', function: { name: short, arguments: '{}' } },
+    ]);
   });
 
   it('sends a json_schema response format in chat’s nested shape', () => {
-    const body = renderChatRequest(minimal({ responseFormat: { type: 'json_schema', name: 'out', schema: { type: 'object' }, strict: true } }), 'u');
-    expect(body.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'out', schema: { type: 'object' }, strict: true } });
+    const body = renderChatRequest(
+      minimal({ responseFormat: { type: 'json_schema', name: 'out', schema: { type: 'object' }, strict: true } }),
+      'u',
+    );
+    expect(body.response_format).toEqual({
+      type: 'json_schema',
+      json_schema: { name: 'out', schema: { type: 'object' }, strict: true },
+    });
   });
 });
 
@@ -113,7 +136,13 @@ describe('renderChatRequest: messages → chat', () => {
     expect(messages[2]).toEqual({
       role: 'assistant',
       content: 'Listing files.',
-      tool_calls: [{ id: 'toolu_01A09q90qw90lq917835lq9', type: 'function', function: { name: 'bash', arguments: '{"command":"ls"}' } }],
+      tool_calls: [
+        {
+          id: 'toolu_01A09q90qw90lq917835lq9',
+          type: 'function',
+          function: { name: 'bash', arguments: '{"command":"ls"}' },
+        },
+      ],
     });
   });
 
@@ -135,7 +164,13 @@ describe('renderChatRequest: messages → chat', () => {
   });
 
   it('maps disable_parallel_tool_use and user, and leaves out top_k and the thinking budget', () => {
-    expect(body).toMatchObject({ parallel_tool_calls: false, tool_choice: 'auto', user: 'claude-user-42', max_tokens: 16000, stop: ['</answer>'] });
+    expect(body).toMatchObject({
+      parallel_tool_calls: false,
+      tool_choice: 'auto',
+      user: 'claude-user-42',
+      max_tokens: 16000,
+      stop: ['</answer>'],
+    });
     expect(body).not.toHaveProperty('top_k');
     expect(body).not.toHaveProperty('reasoning_effort');
   });
@@ -151,13 +186,18 @@ describe('renderChatRequest: responses → chat', () => {
     expect(messages[2]).toEqual({
       role: 'assistant',
       content: null,
-      tool_calls: [{ id: 'call_read_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"src/a.test.ts"}' } }],
+      tool_calls: [
+        { id: 'call_read_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"src/a.test.ts"}' } },
+      ],
     });
     expect(messages[3]).toEqual({ role: 'tool', tool_call_id: 'call_read_1', content: 'expect(add(1, 2)).toBe(4);' });
   });
 
   it('sends the PDF input as a chat file part', () => {
-    expect((messages[1]!.content as unknown[])[2]).toEqual({ type: 'file', file: { file_data: 'data:application/pdf;base64,JVBERi0xLjQK', filename: 'spec.pdf' } });
+    expect((messages[1]!.content as unknown[])[2]).toEqual({
+      type: 'file',
+      file: { file_data: 'data:application/pdf;base64,JVBERi0xLjQK', filename: 'spec.pdf' },
+    });
   });
 
   it('maps the named tool choice, text.format and reasoning effort', () => {

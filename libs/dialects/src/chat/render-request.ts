@@ -1,5 +1,15 @@
 import { urlOfSource } from '../data-url';
-import type { AssistantBlock, ChatRequest, DocumentBlock, ImageBlock, Message, ResponseFormat, TextBlock, ToolChoice, UserBlock } from '../ir';
+import type {
+  AssistantBlock,
+  ChatRequest,
+  DocumentBlock,
+  ImageBlock,
+  Message,
+  ResponseFormat,
+  TextBlock,
+  ToolChoice,
+  UserBlock,
+} from '../ir';
 import { openAiToolName } from '../tool-names';
 
 /**
@@ -72,7 +82,11 @@ export function renderChatMessages(turns: Message[]): Array<Record<string, unkno
   return out;
 }
 
-const joinText = (blocks: Array<{ text: string }>): string => blocks.map((block) => block.text).filter((text) => text !== '').join('\n\n');
+const joinText = (blocks: Array<{ text: string }>): string =>
+  blocks
+    .map((block) => block.text)
+    .filter((text) => text !== '')
+    .join('\n\n');
 
 /**
  * Tool results become one `tool` message each, first (they must follow the assistant's calls directly). A
@@ -127,7 +141,11 @@ function renderAssistantTurn(blocks: AssistantBlock[]): Record<string, unknown> 
     if (block.type === 'text' || block.type === 'refusal') {
       if (block.text !== '') texts.push(block.text);
     } else if (block.type === 'tool_call') {
-      calls.push({ id: block.id, type: 'function', function: { name: openAiToolName(block.name), arguments: block.arguments === '' ? '{}' : block.arguments } });
+      calls.push({
+        id: block.id,
+        type: 'function',
+        function: { name: openAiToolName(block.name), arguments: block.arguments === '' ? '{}' : block.arguments },
+      });
     }
   }
   if (texts.length === 0 && calls.length === 0) return undefined;

@@ -13,7 +13,11 @@ export function renderChatResponse(res: ChatResponse): Record<string, unknown> {
     else if (block.type === 'refusal') refusals.push(block.text);
     else if (block.type === 'reasoning' && block.text !== '') reasoning.push(block.text);
     else if (block.type === 'tool_call') {
-      toolCalls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: block.arguments === '' ? '{}' : block.arguments } });
+      toolCalls.push({
+        id: block.id,
+        type: 'function',
+        function: { name: block.name, arguments: block.arguments === '' ? '{}' : block.arguments },
+      });
     }
   }
   const text = texts.join('');
@@ -33,7 +37,14 @@ export function renderChatResponse(res: ChatResponse): Record<string, unknown> {
     object: 'chat.completion',
     created: res.created,
     model: res.model,
-    choices: [{ index: 0, message, logprobs: null, finish_reason: chatFinishReason(settleStopReason(res.stopReason, toolCalls.length > 0)) }],
+    choices: [
+      {
+        index: 0,
+        message,
+        logprobs: null,
+        finish_reason: chatFinishReason(settleStopReason(res.stopReason, toolCalls.length > 0)),
+      },
+    ],
     usage: chatUsage(res.usage),
   };
 }

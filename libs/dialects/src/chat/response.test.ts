@@ -7,12 +7,25 @@ import { ZERO_USAGE } from '../usage';
 import { parseChatResponse } from './parse-response';
 import { renderChatResponse } from './render-response';
 
-const reply = (over: Partial<ChatResponse>): ChatResponse => ({ id: 'x', model: 'm', created: 1, content: [], stopReason: 'end_turn', usage: ZERO_USAGE, ...over });
+const reply = (over: Partial<ChatResponse>): ChatResponse => ({
+  id: 'x',
+  model: 'm',
+  created: 1,
+  content: [],
+  stopReason: 'end_turn',
+  usage: ZERO_USAGE,
+  ...over,
+});
 
 describe('parseChatResponse', () => {
   it('reads text and every tool call of the first choice', () => {
     const res = parseChatResponse(chatReply);
-    expect(res).toMatchObject({ id: 'chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG', model: 'gpt-4.1-2025-04-14', created: 1741570283, stopReason: 'tool_use' });
+    expect(res).toMatchObject({
+      id: 'chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG',
+      model: 'gpt-4.1-2025-04-14',
+      created: 1741570283,
+      stopReason: 'tool_use',
+    });
     expect(res.content).toEqual([
       { type: 'text', text: 'Let me check both cities.' },
       { type: 'tool_call', id: 'call_a1', name: 'get_weather', arguments: '{"city":"Paris"}' },
@@ -21,7 +34,13 @@ describe('parseChatResponse', () => {
   });
 
   it('counts cached tokens inside the prompt, as OpenAI does', () => {
-    expect(parseChatResponse(chatReply).usage).toEqual({ inputTokens: 1200, outputTokens: 45, cacheReadTokens: 1024, cacheWriteTokens: 0, reasoningTokens: 0 });
+    expect(parseChatResponse(chatReply).usage).toEqual({
+      inputTokens: 1200,
+      outputTokens: 45,
+      cacheReadTokens: 1024,
+      cacheWriteTokens: 0,
+      reasoningTokens: 0,
+    });
   });
 
   it('reports tool_use when tool calls were emitted even if the upstream said stop', () => {
@@ -33,7 +52,12 @@ describe('parseChatResponse', () => {
   it('reads reasoning_content or reasoning, and a refusal', () => {
     const res = parseChatResponse({
       id: 'c',
-      choices: [{ message: { role: 'assistant', content: null, reasoning: 'hmm', refusal: 'I can’t help.' }, finish_reason: 'content_filter' }],
+      choices: [
+        {
+          message: { role: 'assistant', content: null, reasoning: 'hmm', refusal: 'I can’t help.' },
+          finish_reason: 'content_filter',
+        },
+      ],
     });
     expect(res.content).toEqual([
       { type: 'reasoning', text: 'hmm', origin: 'openai' },
@@ -43,13 +67,19 @@ describe('parseChatResponse', () => {
   });
 
   it('maps length to max_tokens and a vLLM stop_reason string to the stop sequence', () => {
-    expect(parseChatResponse({ choices: [{ message: { content: 'a' }, finish_reason: 'length' }] }).stopReason).toBe('max_tokens');
-    const res = parseChatResponse({ choices: [{ message: { content: 'a' }, finish_reason: 'stop', stop_reason: '</end>' }] });
+    expect(parseChatResponse({ choices: [{ message: { content: 'a' }, finish_reason: 'length' }] }).stopReason).toBe(
+      'max_tokens',
+    );
+    const res = parseChatResponse({
+      choices: [{ message: { content: 'a' }, finish_reason: 'stop', stop_reason: '</end>' }],
+    });
     expect(res).toMatchObject({ stopReason: 'stop_sequence', stopSequence: '</end>' });
   });
 
   it('throws an upstream error for an error body that came with a 200', () => {
-    expect(() => parseChatResponse({ error: { message: 'model overloaded', type: 'server_error' } })).toThrow(UpstreamResponseError);
+    expect(() => parseChatResponse({ error: { message: 'model overloaded', type: 'server_error' } })).toThrow(
+      UpstreamResponseError,
+    );
     expect(() => parseChatResponse({ object: 'chat.completion' })).toThrow('The upstream reply has no choices.');
   });
 });
@@ -75,7 +105,13 @@ describe('renderChatResponse', () => {
           finish_reason: 'tool_calls',
         },
       ],
-      usage: { prompt_tokens: 1200, completion_tokens: 45, total_tokens: 1245, prompt_tokens_details: { cached_tokens: 1024 }, completion_tokens_details: { reasoning_tokens: 0 } },
+      usage: {
+        prompt_tokens: 1200,
+        completion_tokens: 45,
+        total_tokens: 1245,
+        prompt_tokens_details: { cached_tokens: 1024 },
+        completion_tokens_details: { reasoning_tokens: 0 },
+      },
     });
   });
 
@@ -88,7 +124,13 @@ describe('renderChatResponse', () => {
       role: 'assistant',
       content: 'Checking the weather.',
       refusal: null,
-      tool_calls: [{ id: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+      tool_calls: [
+        {
+          id: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6',
+          type: 'function',
+          function: { name: 'get_weather', arguments: '{"city":"Paris"}' },
+        },
+      ],
       annotations: [],
       reasoning_content: 'The user wants the weather; call the tool.',
     });
@@ -102,13 +144,18 @@ describe('renderChatResponse', () => {
   });
 
   it('sends content null when the reply is only tool calls, and the refusal in its own field', () => {
-    const tools = renderChatResponse(reply({ content: [{ type: 'tool_call', id: 'call_1', name: 'f', arguments: '' }], stopReason: 'tool_use' }));
+    const tools = renderChatResponse(
+      reply({ content: [{ type: 'tool_call', id: 'call_1', name: 'f', arguments: '' }], stopReason: 'tool_use' }),
+    );
     expect((tools.choices as Array<{ message: Record<string, unknown> }>)[0]!.message).toMatchObject({
       content: null,
       tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{}' } }],
     });
     const refusal = renderChatResponse(reply({ content: [{ type: 'refusal', text: 'No.' }], stopReason: 'refusal' }));
-    expect((refusal.choices as Array<Record<string, unknown>>)[0]).toMatchObject({ message: { content: null, refusal: 'No.' }, finish_reason: 'content_filter' });
+    expect((refusal.choices as Array<Record<string, unknown>>)[0]).toMatchObject({
+      message: { content: null, refusal: 'No.' },
+      finish_reason: 'content_filter',
+    });
   });
 
   it('settles the finish reason against the tool calls actually sent', () => {

@@ -2,7 +2,14 @@ import { upstreamEvents } from '../__fixtures__/streams/replay';
 import { createChatStreamParser } from './stream-parser';
 
 const chunk = (delta: object, finish: string | null = null, extra: object = {}) =>
-  JSON.stringify({ id: 'chatcmpl-x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }], ...extra });
+  JSON.stringify({
+    id: 'chatcmpl-x',
+    object: 'chat.completion.chunk',
+    created: 1,
+    model: 'm',
+    choices: [{ index: 0, delta, finish_reason: finish }],
+    ...extra,
+  });
 
 describe('createChatStreamParser', () => {
   it('reads a text reply: start, text deltas, stop, usage, end', () => {
@@ -23,26 +30,46 @@ describe('createChatStreamParser', () => {
       { type: 'tool_call', index: 0, id: 'call_3QHd5bTjKfV9r2LmXw8yNcAe', name: 'get_weather' },
       { type: 'tool_call', index: 1, id: 'call_8WmZsL0pQe4xTn7YbVd2HkJu', name: 'get_time' },
     ]);
-    const args = (index: number) => events.flatMap((e) => (e.type === 'tool_arguments' && e.index === index ? [e.delta] : [])).join('');
+    const args = (index: number) =>
+      events.flatMap((e) => (e.type === 'tool_arguments' && e.index === index ? [e.delta] : [])).join('');
     expect(args(0)).toBe('{"location": "Paris"}');
     expect(args(1)).toBe('{"tz": "Europe/Paris"}');
     expect(events.find((e) => e.type === 'stop')).toEqual({ type: 'stop', reason: 'tool_use' });
-    expect(events.find((e) => e.type === 'usage')).toMatchObject({ usage: { inputTokens: 312, cacheReadTokens: 256, outputTokens: 48 } });
+    expect(events.find((e) => e.type === 'usage')).toMatchObject({
+      usage: { inputTokens: 312, cacheReadTokens: 256, outputTokens: 48 },
+    });
   });
 
   it('reads reasoning_content (DeepSeek) and reasoning (vLLM) as reasoning', () => {
     const deepseek = upstreamEvents('chat-reasoning.sse');
-    expect(deepseek.filter((e) => e.type === 'reasoning').map((e) => (e.type === 'reasoning' ? e.text : ''))).toEqual(['The user asks 2+2.', ' That is 4.']);
-    expect(deepseek.find((e) => e.type === 'usage')).toMatchObject({ usage: { reasoningTokens: 12, outputTokens: 22 } });
-    expect(upstreamEvents('chat-tools-then-stop.sse')).toContainEqual({ type: 'reasoning', text: 'Need the weather tool.' });
+    expect(deepseek.filter((e) => e.type === 'reasoning').map((e) => (e.type === 'reasoning' ? e.text : ''))).toEqual([
+      'The user asks 2+2.',
+      ' That is 4.',
+    ]);
+    expect(deepseek.find((e) => e.type === 'usage')).toMatchObject({
+      usage: { reasoningTokens: 12, outputTokens: 22 },
+    });
+    expect(upstreamEvents('chat-tools-then-stop.sse')).toContainEqual({
+      type: 'reasoning',
+      text: 'Need the weather tool.',
+    });
   });
 
   it('passes the upstream stop reason on unsettled (renderers settle it against what they emitted)', () => {
-    expect(upstreamEvents('chat-tools-then-stop.sse').find((e) => e.type === 'stop')).toEqual({ type: 'stop', reason: 'end_turn' });
+    expect(upstreamEvents('chat-tools-then-stop.sse').find((e) => e.type === 'stop')).toEqual({
+      type: 'stop',
+      reason: 'end_turn',
+    });
   });
 
   it('a chunk with both content and finish_reason is split: content first, then the stop, then usage', () => {
-    expect(upstreamEvents('chat-fake-stream.sse').map((e) => e.type)).toEqual(['start', 'text', 'stop', 'usage', 'end']);
+    expect(upstreamEvents('chat-fake-stream.sse').map((e) => e.type)).toEqual([
+      'start',
+      'text',
+      'stop',
+      'usage',
+      'end',
+    ]);
   });
 
   it('an error payload mid-stream becomes an error event and nothing follows', () => {
@@ -50,7 +77,12 @@ describe('createChatStreamParser', () => {
     expect(events.map((e) => e.type)).toEqual(['start', 'text', 'error']);
     expect(events[2]).toEqual({
       type: 'error',
-      error: { status: 500, message: 'The server had an error while processing your request. Sorry about that!', code: 'server_error', param: null },
+      error: {
+        status: 500,
+        message: 'The server had an error while processing your request. Sorry about that!',
+        code: 'server_error',
+        param: null,
+      },
     });
   });
 
@@ -68,7 +100,9 @@ describe('createChatStreamParser', () => {
 
   it('text that is not JSON is reported as an upstream error', () => {
     const parser = createChatStreamParser();
-    expect(parser.push({ data: '{"id":"chatcmpl-x","choi' })).toEqual([expect.objectContaining({ type: 'error', error: expect.objectContaining({ status: 502 }) })]);
+    expect(parser.push({ data: '{"id":"chatcmpl-x","choi' })).toEqual([
+      expect.objectContaining({ type: 'error', error: expect.objectContaining({ status: 502 }) }),
+    ]);
     expect(parser.push({ data: '[DONE]' })).toEqual([]);
   });
 
@@ -90,9 +124,10 @@ describe('createChatStreamParser', () => {
 
   it('ignores content after finish_reason but still reads usage after it', () => {
     const parser = createChatStreamParser();
-    const events = [chunk({ content: 'a' }, 'stop'), chunk({ content: 'late' }, null, { usage: { prompt_tokens: 3, completion_tokens: 1 } })].flatMap((data) =>
-      parser.push({ data }),
-    );
+    const events = [
+      chunk({ content: 'a' }, 'stop'),
+      chunk({ content: 'late' }, null, { usage: { prompt_tokens: 3, completion_tokens: 1 } }),
+    ].flatMap((data) => parser.push({ data }));
     expect(events.map((e) => e.type)).toEqual(['start', 'text', 'stop', 'usage']);
   });
 

@@ -25,7 +25,9 @@ describe('createChatPassthrough', () => {
   it('writes the caller model over the upstream model and changes nothing else', () => {
     const { upstream, frames } = pass('chat-tools-parallel.sse', { model: 'house/fast', includeUsage: true });
     expect(chatViolations(frames, { model: 'house/fast', includeUsage: true })).toEqual([]);
-    expect(frames.map((f) => (f.data === '[DONE]' ? f.data : { ...payload(f), model: 'x' }))).toEqual(upstream.map((f) => (f.data === '[DONE]' ? f.data : { ...payload(f), model: 'x' })));
+    expect(frames.map((f) => (f.data === '[DONE]' ? f.data : { ...payload(f), model: 'x' }))).toEqual(
+      upstream.map((f) => (f.data === '[DONE]' ? f.data : { ...payload(f), model: 'x' })),
+    );
   });
 
   it.each(['chat-text.sse', 'chat-tools-parallel.sse', 'chat-reasoning.sse', 'chat-fake-stream.sse'])(
@@ -38,7 +40,12 @@ describe('createChatPassthrough', () => {
 
   it('a chat caller with include_usage sees exactly one usage chunk before [DONE]', () => {
     const { frames } = pass('chat-text.sse', { model: 'house/fast', includeUsage: true });
-    expect(frames.filter((f) => f.data !== '[DONE]' && Array.isArray(payload(f).choices) && (payload(f).choices as unknown[]).length === 0)).toHaveLength(1);
+    expect(
+      frames.filter(
+        (f) =>
+          f.data !== '[DONE]' && Array.isArray(payload(f).choices) && (payload(f).choices as unknown[]).length === 0,
+      ),
+    ).toHaveLength(1);
   });
 
   it('returns the neutral events of the upstream for accounting', () => {
@@ -62,7 +69,15 @@ describe('createChatPassthrough', () => {
 describe('createChatPassthrough on text chunks that differ only in their text', () => {
   const texts = ['Hello', ' wor"ld\\\n', '', 'é 中 😀', '\u0001', '\ud800', '\u2028', 'end'];
   const chunk = (content: string, spaced = false) => {
-    const data = JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'up', choices: [{ index: 0, delta: { content }, logprobs: null, finish_reason: null }], usage: null, obfuscation: `p${content.length}` });
+    const data = JSON.stringify({
+      id: 'chatcmpl-1',
+      object: 'chat.completion.chunk',
+      created: 1,
+      model: 'up',
+      choices: [{ index: 0, delta: { content }, logprobs: null, finish_reason: null }],
+      usage: null,
+      obfuscation: `p${content.length}`,
+    });
     return { data: spaced ? data.replace('"created":', '"created": ') : data };
   };
   // What a full parse and serialisation of each chunk gives, as the passthrough did for every chunk before.
@@ -74,11 +89,19 @@ describe('createChatPassthrough on text chunks that differ only in their text', 
   };
 
   it.each([false, true])('give the bytes and events a full parse gives (include_usage %s)', (includeUsage) => {
-    const upstream = [chunk(''), ...texts.map((text) => chunk(text)), chunk('spaced', true), ...texts.map((text) => chunk(text))];
+    const upstream = [
+      chunk(''),
+      ...texts.map((text) => chunk(text)),
+      chunk('spaced', true),
+      ...texts.map((text) => chunk(text)),
+    ];
     const passthrough = createChatPassthrough({ model: 'caller', includeUsage });
     const parser = createChatStreamParser();
     for (const event of upstream) {
-      expect(passthrough.push(event)).toEqual({ frames: [{ data: parsedAndWritten(event.data, includeUsage) }], events: parser.push(event) });
+      expect(passthrough.push(event)).toEqual({
+        frames: [{ data: parsedAndWritten(event.data, includeUsage) }],
+        events: parser.push(event),
+      });
     }
   });
 

@@ -121,7 +121,9 @@ function textDelta(payload: JsonObject, events: StreamEvent[]): JsonObject | und
 /** The strings cutTextChunk cuts around, in its order, as JSON.stringify writes them between their quotes. */
 function slotBodies(payload: JsonObject, delta: JsonObject): string[] {
   const body = (value: unknown) => JSON.stringify(value).slice(1, -1);
-  return typeof payload.obfuscation === 'string' ? [body(delta.content), body(payload.obfuscation)] : [body(delta.content)];
+  return typeof payload.obfuscation === 'string'
+    ? [body(delta.content), body(payload.obfuscation)]
+    : [body(delta.content)];
 }
 
 /** The chunk cut around its delta's content and its `obfuscation` padding, both left as they were. */

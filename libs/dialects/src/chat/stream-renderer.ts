@@ -94,7 +94,18 @@ export function createChatStreamRenderer(options: ChatStreamRendererOptions): St
       case 'tool_call':
         toolCalls++;
         bare.add(event.index);
-        out.push(chunk({ tool_calls: [{ index: event.index, id: event.id || dialectId('call_'), type: 'function', function: { name: event.name, arguments: '' } }] }));
+        out.push(
+          chunk({
+            tool_calls: [
+              {
+                index: event.index,
+                id: event.id || dialectId('call_'),
+                type: 'function',
+                function: { name: event.name, arguments: '' },
+              },
+            ],
+          }),
+        );
         break;
       case 'tool_arguments':
         bare.delete(event.index);

@@ -18,7 +18,8 @@ function messagesPassthroughStream(options: { model: string; requestId: string }
   let openBlock: number | undefined;
   return {
     push(event) {
-      if (event.event === 'content_block_start') openBlock = (parseData(event.data) as { index?: number } | undefined)?.index;
+      if (event.event === 'content_block_start')
+        openBlock = (parseData(event.data) as { index?: number } | undefined)?.index;
       else if (event.event === 'content_block_stop') openBlock = undefined;
       return passthrough.push(event);
     },
@@ -27,7 +28,10 @@ function messagesPassthroughStream(options: { model: string; requestId: string }
     cut(usage) {
       const frames: SseFrame[] = [];
       if (typeof openBlock === 'number') {
-        frames.push({ event: 'content_block_stop', data: JSON.stringify({ type: 'content_block_stop', index: openBlock }) });
+        frames.push({
+          event: 'content_block_stop',
+          data: JSON.stringify({ type: 'content_block_stop', index: openBlock }),
+        });
       }
       const delta = {
         type: 'message_delta',
@@ -60,8 +64,10 @@ export const MESSAGES: CallerDialect = {
   nullOutputLimit: false,
   check(body) {
     const issues: DialectIssue[] = [];
-    if (!Array.isArray(body.messages)) issues.push({ path: 'messages', code: 'required', message: 'messages must be an array.' });
-    if (body.max_tokens === undefined) issues.push({ path: 'max_tokens', code: 'required', message: 'max_tokens is required.' });
+    if (!Array.isArray(body.messages))
+      issues.push({ path: 'messages', code: 'required', message: 'messages must be an array.' });
+    if (body.max_tokens === undefined)
+      issues.push({ path: 'max_tokens', code: 'required', message: 'max_tokens is required.' });
     return issues;
   },
   requestedOutputLimit: (body) => countOf(body.max_tokens),

@@ -1,7 +1,16 @@
 import { dropField } from '../dropped-fields';
 import type { AssistantBlock, DocumentBlock, ImageBlock, TextBlock, ToolResultBlock, UserBlock } from '../ir';
 import { isObject, type JsonObject } from '../json';
-import { addIssue, at, eachObject, readBoolean, readObject, readString, typeName, type ParseContext } from '../parse-context';
+import {
+  addIssue,
+  at,
+  eachObject,
+  readBoolean,
+  readObject,
+  readString,
+  typeName,
+  type ParseContext,
+} from '../parse-context';
 import { stringifyToolInput } from '../tool-arguments';
 
 /** Anthropic content blocks (dialects.md §4.2) into neutral blocks. */
@@ -13,12 +22,23 @@ const SERVER_BLOCKS = new Set(['server_tool_use', 'mcp_tool_use', 'container_upl
 const isServerBlock = (type: string): boolean => SERVER_BLOCKS.has(type) || type.endsWith('_tool_result');
 
 /** Block content common to both roles: string or block array; `visit` turns one block into neutral blocks. */
-function eachBlock(ctx: ParseContext, item: JsonObject, path: string, visit: (block: JsonObject, type: string, blockPath: string) => void): void {
+function eachBlock(
+  ctx: ParseContext,
+  item: JsonObject,
+  path: string,
+  visit: (block: JsonObject, type: string, blockPath: string) => void,
+): void {
   const content = item.content;
   const where = at(path, 'content');
   if (!Array.isArray(content)) {
     if (content === undefined || content === null) addIssue(ctx, where, 'required', 'is required');
-    else addIssue(ctx, where, 'invalid_type', `expected a string or an array of content blocks, received ${typeName(content)}`);
+    else
+      addIssue(
+        ctx,
+        where,
+        'invalid_type',
+        `expected a string or an array of content blocks, received ${typeName(content)}`,
+      );
     return;
   }
   eachObject(ctx, content, where, (block, blockPath) => {
@@ -45,7 +65,13 @@ export function parseUserBlocks(ctx: ParseContext, item: JsonObject, path: strin
     }
     const media = parseMedia(ctx, block, type, blockPath);
     if (media) blocks.push(...media);
-    else if (media === null) addIssue(ctx, at(blockPath, 'type'), 'invalid_value', 'must be one of text, image, document, tool_result in a user message');
+    else if (media === null)
+      addIssue(
+        ctx,
+        at(blockPath, 'type'),
+        'invalid_value',
+        'must be one of text, image, document, tool_result in a user message',
+      );
   });
   return blocks;
 }
@@ -64,7 +90,8 @@ export function parseAssistantBlocks(ctx: ParseContext, item: JsonObject, path: 
         const id = readString(ctx, block, 'id', blockPath, { required: true, nonEmpty: true });
         const name = readString(ctx, block, 'name', blockPath, { required: true, nonEmpty: true });
         const input = readObject(ctx, block, 'input', blockPath, true);
-        if (id !== undefined && name !== undefined && input !== undefined) blocks.push({ type: 'tool_call', id, name, arguments: stringifyToolInput(input) });
+        if (id !== undefined && name !== undefined && input !== undefined)
+          blocks.push({ type: 'tool_call', id, name, arguments: stringifyToolInput(input) });
         return;
       }
       case 'thinking': {
@@ -72,7 +99,11 @@ export function parseAssistantBlocks(ctx: ParseContext, item: JsonObject, path: 
         const signature = readString(ctx, block, 'signature', blockPath);
         if (text === undefined) return;
         // An empty signature proves nothing; the block then counts as unsigned and is not replayed as thinking.
-        blocks.push(signature ? { type: 'reasoning', text, signature, origin: 'anthropic' } : { type: 'reasoning', text, origin: 'anthropic' });
+        blocks.push(
+          signature
+            ? { type: 'reasoning', text, signature, origin: 'anthropic' }
+            : { type: 'reasoning', text, origin: 'anthropic' },
+        );
         return;
       }
       case 'redacted_thinking': {
@@ -81,7 +112,12 @@ export function parseAssistantBlocks(ctx: ParseContext, item: JsonObject, path: 
         return;
       }
       default:
-        addIssue(ctx, at(blockPath, 'type'), 'invalid_value', 'must be one of text, tool_use, thinking, redacted_thinking in an assistant message');
+        addIssue(
+          ctx,
+          at(blockPath, 'type'),
+          'invalid_value',
+          'must be one of text, tool_use, thinking, redacted_thinking in an assistant message',
+        );
     }
   });
   return blocks;
@@ -97,7 +133,8 @@ function parseToolResult(ctx: ParseContext, block: JsonObject, path: string): To
     eachBlock(ctx, block, path, (part, type, partPath) => {
       const media = parseMedia(ctx, part, type, partPath);
       if (media) content.push(...media.filter((b) => b.type !== 'text' || b.text !== ''));
-      else if (media === null) addIssue(ctx, at(partPath, 'type'), 'invalid_value', 'must be one of text, image, document');
+      else if (media === null)
+        addIssue(ctx, at(partPath, 'type'), 'invalid_value', 'must be one of text, image, document');
     });
   }
   if (callId === undefined) return undefined;
@@ -127,7 +164,12 @@ function parseMedia(ctx: ParseContext, block: JsonObject, type: string, path: st
   }
 }
 
-function parseSource(ctx: ParseContext, block: JsonObject, path: string, kind: 'image' | 'document'): ImageBlock['source'] | undefined {
+function parseSource(
+  ctx: ParseContext,
+  block: JsonObject,
+  path: string,
+  kind: 'image' | 'document',
+): ImageBlock['source'] | undefined {
   const source = readObject(ctx, block, 'source', path, true);
   if (!source) return undefined;
   const where = at(path, 'source');
@@ -142,10 +184,20 @@ function parseSource(ctx: ParseContext, block: JsonObject, path: string, kind: '
       return url === undefined ? undefined : { kind: 'url', url };
     }
     case 'file':
-      addIssue(ctx, at(where, 'type'), 'unsupported', 'uploaded files are not available through the gateway; send the data inline');
+      addIssue(
+        ctx,
+        at(where, 'type'),
+        'unsupported',
+        'uploaded files are not available through the gateway; send the data inline',
+      );
       return undefined;
     default:
-      addIssue(ctx, at(where, 'type'), 'invalid_value', kind === 'image' ? 'must be base64 or url' : 'must be base64, url, text or content');
+      addIssue(
+        ctx,
+        at(where, 'type'),
+        'invalid_value',
+        kind === 'image' ? 'must be base64 or url' : 'must be base64, url, text or content',
+      );
       return undefined;
   }
 }

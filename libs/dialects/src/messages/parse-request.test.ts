@@ -32,7 +32,12 @@ describe('parseMessagesRequest', () => {
     expect(req.messages[2]).toEqual({
       role: 'assistant',
       content: [
-        { type: 'reasoning', text: 'I should list files first.', signature: 'EqQBCkgIARABGAIiQL2sig==', origin: 'anthropic' },
+        {
+          type: 'reasoning',
+          text: 'I should list files first.',
+          signature: 'EqQBCkgIARABGAIiQL2sig==',
+          origin: 'anthropic',
+        },
         { type: 'reasoning', text: '', redacted: 'EmwKAhgBEgy3va3pzix/LafPsn4a', origin: 'anthropic' },
         { type: 'text', text: 'Listing files.' },
         { type: 'tool_call', id: 'toolu_01A09q90qw90lq917835lq9', name: 'bash', arguments: '{"command":"ls"}' },
@@ -56,7 +61,12 @@ describe('parseMessagesRequest', () => {
         { type: 'text', text: 'Also check the README.' },
       ],
     });
-    expect(req.messages[5]).toEqual({ role: 'user', content: [{ type: 'tool_result', callId: 'toolu_02B', content: [{ type: 'text', text: 'ENOENT' }], isError: true }] });
+    expect(req.messages[5]).toEqual({
+      role: 'user',
+      content: [
+        { type: 'tool_result', callId: 'toolu_02B', content: [{ type: 'text', text: 'ENOENT' }], isError: true },
+      ],
+    });
   });
 
   it('reads the request settings', () => {
@@ -73,7 +83,11 @@ describe('parseMessagesRequest', () => {
       user: 'claude-user-42',
     });
     expect(req.tools).toEqual([
-      { name: 'bash', description: 'Run a command', parameters: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] } },
+      {
+        name: 'bash',
+        description: 'Run a command',
+        parameters: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] },
+      },
       { name: 'read', parameters: { type: 'object', properties: { path: { type: 'string' } } } },
     ]);
   });
@@ -81,7 +95,10 @@ describe('parseMessagesRequest', () => {
   it('maps tool_choice any to required and tool to a named tool', () => {
     const base = { model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] };
     expect(parseMessagesRequest({ ...base, tool_choice: { type: 'any' } }).toolChoice).toEqual({ type: 'required' });
-    expect(parseMessagesRequest({ ...base, tool_choice: { type: 'tool', name: 'f' } }).toolChoice).toEqual({ type: 'tool', name: 'f' });
+    expect(parseMessagesRequest({ ...base, tool_choice: { type: 'tool', name: 'f' } }).toolChoice).toEqual({
+      type: 'tool',
+      name: 'f',
+    });
     expect(parseMessagesRequest({ ...base, tool_choice: { type: 'none' } }).toolChoice).toEqual({ type: 'none' });
   });
 
@@ -106,14 +123,22 @@ describe('parseMessagesRequest', () => {
           role: 'user',
           content: [
             { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'plain words' } },
-            { type: 'document', title: 'spec', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0=' } },
+            {
+              type: 'document',
+              title: 'spec',
+              source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0=' },
+            },
           ],
         },
       ],
     });
     expect(req.messages[0]!.content).toEqual([
       { type: 'text', text: 'plain words' },
-      { type: 'document', source: { kind: 'base64', mediaType: 'application/pdf', data: 'JVBERi0=' }, filename: 'spec' },
+      {
+        type: 'document',
+        source: { kind: 'base64', mediaType: 'application/pdf', data: 'JVBERi0=' },
+        filename: 'spec',
+      },
     ]);
   });
 

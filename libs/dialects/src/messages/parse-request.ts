@@ -1,5 +1,13 @@
 import { dropField, dropTopLevelFields } from '../dropped-fields';
-import type { ChatRequest, Message, ReasoningRequest, ResponseFormat, TextBlock, ToolChoice, ToolDefinition } from '../ir';
+import type {
+  ChatRequest,
+  Message,
+  ReasoningRequest,
+  ResponseFormat,
+  TextBlock,
+  ToolChoice,
+  ToolDefinition,
+} from '../ir';
 import type { JsonObject } from '../json';
 import {
   addIssue,
@@ -36,8 +44,10 @@ export function parseMessagesRequest(body: unknown): ChatRequest {
   if (items) {
     eachObject(ctx, items, 'messages', (item, path) => {
       if (item.role === 'user') messages.push({ role: 'user', content: parseUserBlocks(ctx, item, path) });
-      else if (item.role === 'assistant') messages.push({ role: 'assistant', content: parseAssistantBlocks(ctx, item, path) });
-      else if (item.role === undefined || item.role === null) addIssue(ctx, at(path, 'role'), 'required', 'is required');
+      else if (item.role === 'assistant')
+        messages.push({ role: 'assistant', content: parseAssistantBlocks(ctx, item, path) });
+      else if (item.role === undefined || item.role === null)
+        addIssue(ctx, at(path, 'role'), 'required', 'is required');
       else addIssue(ctx, at(path, 'role'), 'invalid_value', 'must be user or assistant');
     });
   }
@@ -71,7 +81,12 @@ function parseSystem(ctx: ParseContext, obj: JsonObject): TextBlock[] {
   if (system === undefined || system === null) return [];
   if (typeof system === 'string') return system === '' ? [] : [{ type: 'text', text: system }];
   if (!Array.isArray(system)) {
-    addIssue(ctx, 'system', 'invalid_type', `expected a string or an array of text blocks, received ${typeName(system)}`);
+    addIssue(
+      ctx,
+      'system',
+      'invalid_type',
+      `expected a string or an array of text blocks, received ${typeName(system)}`,
+    );
     return [];
   }
   const blocks: TextBlock[] = [];
@@ -106,7 +121,10 @@ function parseMessagesTools(ctx: ParseContext, obj: JsonObject): ToolDefinition[
   return tools;
 }
 
-function parseMessagesToolChoice(ctx: ParseContext, obj: JsonObject): { choice?: ToolChoice; disableParallel?: boolean } {
+function parseMessagesToolChoice(
+  ctx: ParseContext,
+  obj: JsonObject,
+): { choice?: ToolChoice; disableParallel?: boolean } {
   const choice = readObject(ctx, obj, 'tool_choice', '');
   if (!choice) return {};
   const disableParallel = readBoolean(ctx, choice, 'disable_parallel_tool_use', 'tool_choice');
@@ -127,7 +145,11 @@ function parseMessagesToolChoice(ctx: ParseContext, obj: JsonObject): { choice?:
 }
 
 /** `output_config.format`, or the beta's top-level `output_format`; Anthropic's schema has no name, so one is invented. */
-function parseOutputFormat(ctx: ParseContext, obj: JsonObject, outputConfig: JsonObject | undefined): ResponseFormat | undefined {
+function parseOutputFormat(
+  ctx: ParseContext,
+  obj: JsonObject,
+  outputConfig: JsonObject | undefined,
+): ResponseFormat | undefined {
   const fromConfig = outputConfig && readObject(ctx, outputConfig, 'format', 'output_config');
   const path = fromConfig ? 'output_config.format' : 'output_format';
   const format = fromConfig ?? readObject(ctx, obj, 'output_format', '');
@@ -140,7 +162,11 @@ function parseOutputFormat(ctx: ParseContext, obj: JsonObject, outputConfig: Jso
   return schema && { type: 'json_schema', name: 'response', schema };
 }
 
-function parseThinking(ctx: ParseContext, obj: JsonObject, outputConfig: JsonObject | undefined): ReasoningRequest | undefined {
+function parseThinking(
+  ctx: ParseContext,
+  obj: JsonObject,
+  outputConfig: JsonObject | undefined,
+): ReasoningRequest | undefined {
   const reasoning: ReasoningRequest = {};
   const effort = outputConfig && readEnum(ctx, outputConfig, 'effort', 'output_config', ANTHROPIC_EFFORTS);
   if (effort !== undefined) reasoning.effort = effort;
@@ -150,7 +176,11 @@ function parseThinking(ctx: ParseContext, obj: JsonObject, outputConfig: JsonObj
     const mode = readEnum(ctx, thinking, 'type', 'thinking', ['enabled', 'disabled', 'adaptive'] as const, true);
     if (mode !== undefined) reasoning.mode = mode;
     if (mode === 'enabled') {
-      const budget = readNumber(ctx, thinking, 'budget_tokens', 'thinking', { required: true, integer: true, min: 1024 });
+      const budget = readNumber(ctx, thinking, 'budget_tokens', 'thinking', {
+        required: true,
+        integer: true,
+        min: 1024,
+      });
       if (budget !== undefined) reasoning.budgetTokens = budget;
     }
   }

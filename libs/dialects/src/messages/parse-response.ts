@@ -12,9 +12,15 @@ import { mergeUsage, usageFromMessages, ZERO_USAGE } from '../usage';
  * for an error body or a body without content.
  */
 export function parseMessagesResponse(body: unknown): ChatResponse {
-  if (!isObject(body) || body.type === 'error' || isObject(body.error)) throw new UpstreamResponseError(parseUpstreamError(502, body));
+  if (!isObject(body) || body.type === 'error' || isObject(body.error))
+    throw new UpstreamResponseError(parseUpstreamError(502, body));
   if (!Array.isArray(body.content)) {
-    throw new UpstreamResponseError({ status: 502, message: 'The upstream reply has no content.', code: null, param: null });
+    throw new UpstreamResponseError({
+      status: 502,
+      message: 'The upstream reply has no content.',
+      code: null,
+      param: null,
+    });
   }
   const content: AssistantBlock[] = [];
   let toolCalls = 0;
@@ -27,14 +33,24 @@ export function parseMessagesResponse(body: unknown): ChatResponse {
       case 'thinking': {
         const signature = stringOf(raw.signature);
         const text = stringOf(raw.thinking) ?? '';
-        content.push(signature ? { type: 'reasoning', text, signature, origin: 'anthropic' } : { type: 'reasoning', text, origin: 'anthropic' });
+        content.push(
+          signature
+            ? { type: 'reasoning', text, signature, origin: 'anthropic' }
+            : { type: 'reasoning', text, origin: 'anthropic' },
+        );
         break;
       }
       case 'redacted_thinking':
-        if (typeof raw.data === 'string') content.push({ type: 'reasoning', text: '', redacted: raw.data, origin: 'anthropic' });
+        if (typeof raw.data === 'string')
+          content.push({ type: 'reasoning', text: '', redacted: raw.data, origin: 'anthropic' });
         break;
       case 'tool_use':
-        content.push({ type: 'tool_call', id: stringOf(raw.id) || dialectId('toolu_'), name: stringOf(raw.name) ?? '', arguments: stringifyToolInput(raw.input) });
+        content.push({
+          type: 'tool_call',
+          id: stringOf(raw.id) || dialectId('toolu_'),
+          name: stringOf(raw.name) ?? '',
+          arguments: stringifyToolInput(raw.input),
+        });
         toolCalls++;
         break;
     }

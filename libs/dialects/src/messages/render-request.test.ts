@@ -9,7 +9,13 @@ import { renderMessagesRequest } from './render-request';
 
 const options = { defaultMaxTokens: 8192 };
 const user = (text: string): Message => ({ role: 'user', content: [{ type: 'text', text }] });
-const request = (over: Partial<ChatRequest> = {}): ChatRequest => ({ model: 'm', messages: [user('hi')], stream: false, dropped: [], ...over });
+const request = (over: Partial<ChatRequest> = {}): ChatRequest => ({
+  model: 'm',
+  messages: [user('hi')],
+  stream: false,
+  dropped: [],
+  ...over,
+});
 type Turn = { role: string; content: Array<Record<string, unknown>> };
 
 describe('renderMessagesRequest: chat → messages', () => {
@@ -39,7 +45,11 @@ describe('renderMessagesRequest: chat → messages', () => {
       ],
     });
     expect(turns[2]!.content.slice(0, 2)).toEqual([
-      { type: 'tool_result', tool_use_id: 'functions_get_weather_0', content: [{ type: 'text', text: '18°C, cloudy' }] },
+      {
+        type: 'tool_result',
+        tool_use_id: 'functions_get_weather_0',
+        content: [{ type: 'text', text: '18°C, cloudy' }],
+      },
       { type: 'tool_result', tool_use_id: 'call_Bx72', content: [{ type: 'text', text: '14:05' }] },
     ]);
   });
@@ -63,7 +73,11 @@ describe('renderMessagesRequest: chat → messages', () => {
       thinking: { type: 'enabled', budget_tokens: 2048 },
     });
     expect(body.tools).toEqual([
-      { name: 'get_weather', description: 'Current weather for a city', input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+      {
+        name: 'get_weather',
+        description: 'Current weather for a city',
+        input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+      },
       { name: 'get_time', input_schema: { type: 'object', properties: {} } },
     ]);
     // Thinking is on (effort high), and Anthropic refuses sampling changes with it.
@@ -88,17 +102,26 @@ describe('renderMessagesRequest: responses → messages', () => {
   });
 
   it('never sends OpenAI reasoning as an Anthropic thinking block', () => {
-    expect(turns[1]).toEqual({ role: 'assistant', content: [{ type: 'tool_use', id: 'call_read_1', name: 'read_file', input: { path: 'src/a.test.ts' } }] });
+    expect(turns[1]).toEqual({
+      role: 'assistant',
+      content: [{ type: 'tool_use', id: 'call_read_1', name: 'read_file', input: { path: 'src/a.test.ts' } }],
+    });
     expect(JSON.stringify(body)).not.toContain('thinking');
   });
 
   it('sends the PDF as a base64 document titled with its file name', () => {
-    expect(turns[0]!.content[2]).toEqual({ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0xLjQK' }, title: 'spec.pdf' });
+    expect(turns[0]!.content[2]).toEqual({
+      type: 'document',
+      source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0xLjQK' },
+      title: 'spec.pdf',
+    });
   });
 
   it('maps the named tool choice and json_schema format, leaving thinking off because the tool is forced', () => {
     expect(body.tool_choice).toEqual({ type: 'tool', name: 'read_file' });
-    expect(body.output_config).toEqual({ format: { type: 'json_schema', schema: { type: 'object', properties: { diff: { type: 'string' } } } } });
+    expect(body.output_config).toEqual({
+      format: { type: 'json_schema', schema: { type: 'object', properties: { diff: { type: 'string' } } } },
+    });
     expect(body.max_tokens).toBe(8000);
     expect(body).not.toHaveProperty('thinking');
   });
@@ -128,8 +151,17 @@ describe('renderMessagesRequest: messages → messages', () => {
         { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
       ],
     });
-    expect(turns[4]).toEqual({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_02B', content: [{ type: 'text', text: 'ENOENT' }], is_error: true }] });
-    expect(body).toMatchObject({ thinking: { type: 'enabled', budget_tokens: 10000 }, max_tokens: 16000, tool_choice: { type: 'auto', disable_parallel_tool_use: true } });
+    expect(turns[4]).toEqual({
+      role: 'user',
+      content: [
+        { type: 'tool_result', tool_use_id: 'toolu_02B', content: [{ type: 'text', text: 'ENOENT' }], is_error: true },
+      ],
+    });
+    expect(body).toMatchObject({
+      thinking: { type: 'enabled', budget_tokens: 10000 },
+      max_tokens: 16000,
+      tool_choice: { type: 'auto', disable_parallel_tool_use: true },
+    });
   });
 });
 
@@ -146,12 +178,15 @@ describe('renderMessagesRequest: guarantees', () => {
   });
 
   it('keeps a thinking budget from an effort at least 1024 and below max_tokens', () => {
-    const think = (maxOutputTokens: number) => renderMessagesRequest(request({ maxOutputTokens, reasoning: { effort: 'max' } }), 'c', options).thinking;
+    const think = (maxOutputTokens: number) =>
+      renderMessagesRequest(request({ maxOutputTokens, reasoning: { effort: 'max' } }), 'c', options).thinking;
     expect(think(100_000)).toEqual({ type: 'enabled', budget_tokens: 32000 });
     expect(think(3000)).toEqual({ type: 'enabled', budget_tokens: 1500 });
     expect(think(1500)).toEqual({ type: 'enabled', budget_tokens: 1024 });
     expect(think(1024)).toBeUndefined();
-    expect(renderMessagesRequest(request({ reasoning: { effort: 'none' } }), 'c', options)).not.toHaveProperty('thinking');
+    expect(renderMessagesRequest(request({ reasoning: { effort: 'none' } }), 'c', options)).not.toHaveProperty(
+      'thinking',
+    );
   });
 
   it('passes adaptive thinking and its effort through as output_config.effort', () => {
@@ -187,11 +222,21 @@ describe('renderMessagesRequest: guarantees', () => {
 
   it('drops empty text blocks and the turns left empty, merging the neighbours', () => {
     const body = renderMessagesRequest(
-      request({ messages: [user('a'), { role: 'assistant', content: [{ type: 'text', text: '  ' }] }, user('b'), user('')] }),
+      request({
+        messages: [user('a'), { role: 'assistant', content: [{ type: 'text', text: '  ' }] }, user('b'), user('')],
+      }),
       'c',
       options,
     );
-    expect(body.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] }]);
+    expect(body.messages).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'a' },
+          { type: 'text', text: 'b' },
+        ],
+      },
+    ]);
   });
 
   it('puts tool results before other blocks of the merged user turn', () => {
@@ -208,18 +253,33 @@ describe('renderMessagesRequest: guarantees', () => {
     );
     expect(body.messages).toEqual([
       { role: 'assistant', content: [{ type: 'tool_use', id: 'c', name: 'f', input: { _raw: '{' } }] },
-      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'c' }, { type: 'text', text: 'note' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'c' },
+          { type: 'text', text: 'note' },
+        ],
+      },
     ]);
   });
 
   it('has no equivalent for JSON mode and sends no output_config for it', () => {
-    expect(renderMessagesRequest(request({ responseFormat: { type: 'json_object' } }), 'c', options)).not.toHaveProperty('output_config');
+    expect(
+      renderMessagesRequest(request({ responseFormat: { type: 'json_object' } }), 'c', options),
+    ).not.toHaveProperty('output_config');
   });
 
   it('adds an auto tool choice to carry disable_parallel_tool_use, and sends no tool choice without tools', () => {
     const tools = [{ name: 'f' }];
-    expect(renderMessagesRequest(request({ tools, parallelToolCalls: false }), 'c', options).tool_choice).toEqual({ type: 'auto', disable_parallel_tool_use: true });
-    expect(renderMessagesRequest(request({ tools, toolChoice: { type: 'required' } }), 'c', options).tool_choice).toEqual({ type: 'any' });
-    expect(renderMessagesRequest(request({ toolChoice: { type: 'required' } }), 'c', options)).not.toHaveProperty('tool_choice');
+    expect(renderMessagesRequest(request({ tools, parallelToolCalls: false }), 'c', options).tool_choice).toEqual({
+      type: 'auto',
+      disable_parallel_tool_use: true,
+    });
+    expect(
+      renderMessagesRequest(request({ tools, toolChoice: { type: 'required' } }), 'c', options).tool_choice,
+    ).toEqual({ type: 'any' });
+    expect(renderMessagesRequest(request({ toolChoice: { type: 'required' } }), 'c', options)).not.toHaveProperty(
+      'tool_choice',
+    );
   });
 });

@@ -1,5 +1,14 @@
 import { sanitizeToolId } from '../ids';
-import type { AssistantBlock, ChatRequest, DocumentBlock, ImageBlock, Message, TextBlock, ToolChoice, UserBlock } from '../ir';
+import type {
+  AssistantBlock,
+  ChatRequest,
+  DocumentBlock,
+  ImageBlock,
+  Message,
+  TextBlock,
+  ToolChoice,
+  UserBlock,
+} from '../ir';
 import { parseToolArguments } from '../tool-arguments';
 import { thinkingConfig } from './thinking';
 
@@ -16,7 +25,11 @@ interface Turn {
   content: Block[];
 }
 
-export function renderMessagesRequest(req: ChatRequest, upstreamModel: string, options: MessagesRenderOptions): Record<string, unknown> {
+export function renderMessagesRequest(
+  req: ChatRequest,
+  upstreamModel: string,
+  options: MessagesRenderOptions,
+): Record<string, unknown> {
   const maxTokens = req.maxOutputTokens ?? options.defaultMaxTokens;
   const { system, turns } = renderTurns(req.messages);
   const body: Record<string, unknown> = { model: upstreamModel, max_tokens: maxTokens, messages: turns };
@@ -49,18 +62,23 @@ export function renderMessagesRequest(req: ChatRequest, upstreamModel: string, o
 
   const outputConfig: Record<string, unknown> = {};
   if (effort !== undefined) outputConfig.effort = effort;
-  if (req.responseFormat?.type === 'json_schema') outputConfig.format = { type: 'json_schema', schema: req.responseFormat.schema };
+  if (req.responseFormat?.type === 'json_schema')
+    outputConfig.format = { type: 'json_schema', schema: req.responseFormat.schema };
   if (Object.keys(outputConfig).length > 0) body.output_config = outputConfig;
   if (req.user !== undefined) body.metadata = { user_id: req.user };
   return body;
 }
 
-function renderToolChoice(choice: ToolChoice | undefined, parallel: boolean | undefined): Record<string, unknown> | undefined {
+function renderToolChoice(
+  choice: ToolChoice | undefined,
+  parallel: boolean | undefined,
+): Record<string, unknown> | undefined {
   let out: Record<string, unknown> | undefined;
   if (choice?.type === 'required') out = { type: 'any' };
   else if (choice?.type === 'tool') out = { type: 'tool', name: choice.name };
   else if (choice) out = { type: choice.type };
-  if (parallel === false && out?.type !== 'none') out = { ...(out ?? { type: 'auto' }), disable_parallel_tool_use: true };
+  if (parallel === false && out?.type !== 'none')
+    out = { ...(out ?? { type: 'auto' }), disable_parallel_tool_use: true };
   return out;
 }
 
@@ -80,7 +98,8 @@ function renderTurns(messages: Message[]): { system: TextBlock[]; turns: Turn[] 
     }
     leading = false;
     const role = message.role === 'assistant' ? 'assistant' : 'user';
-    const content = message.role === 'assistant' ? renderAssistantBlocks(message.content) : renderUserBlocks(message.content);
+    const content =
+      message.role === 'assistant' ? renderAssistantBlocks(message.content) : renderUserBlocks(message.content);
     if (content.length === 0) continue;
     const last = turns[turns.length - 1];
     if (last?.role === role) last.content.push(...content);
@@ -88,7 +107,10 @@ function renderTurns(messages: Message[]): { system: TextBlock[]; turns: Turn[] 
   }
   for (const turn of turns) {
     if (turn.role === 'user' && turn.content.some((block) => block.type === 'tool_result')) {
-      turn.content = [...turn.content.filter((block) => block.type === 'tool_result'), ...turn.content.filter((block) => block.type !== 'tool_result')];
+      turn.content = [
+        ...turn.content.filter((block) => block.type === 'tool_result'),
+        ...turn.content.filter((block) => block.type !== 'tool_result'),
+      ];
     }
   }
   return { system, turns };
@@ -117,7 +139,10 @@ function renderMedia(block: TextBlock | ImageBlock | DocumentBlock): Block[] {
   if (block.type === 'text') return hasText(block.text) ? [{ type: 'text', text: block.text }] : [];
   const source = block.source;
   if (block.type === 'image') {
-    const imageSource = source.kind === 'url' ? { type: 'url', url: source.url } : { type: 'base64', media_type: source.mediaType, data: source.data };
+    const imageSource =
+      source.kind === 'url'
+        ? { type: 'url', url: source.url }
+        : { type: 'base64', media_type: source.mediaType, data: source.data };
     return [{ type: 'image', source: imageSource }];
   }
   let docSource: Record<string, unknown>;
@@ -125,8 +150,7 @@ function renderMedia(block: TextBlock | ImageBlock | DocumentBlock): Block[] {
   // Anthropic takes base64 for PDFs only; plain text goes as a text source.
   else if (source.mediaType.startsWith('text/')) {
     docSource = { type: 'text', media_type: 'text/plain', data: Buffer.from(source.data, 'base64').toString('utf8') };
-  }
-  else docSource = { type: 'base64', media_type: source.mediaType, data: source.data };
+  } else docSource = { type: 'base64', media_type: source.mediaType, data: source.data };
   const document: Block = { type: 'document', source: docSource };
   if (block.filename !== undefined) document.title = block.filename;
   return [document];
@@ -145,7 +169,12 @@ function renderAssistantBlocks(blocks: AssistantBlock[]): Block[] {
         if (hasText(block.text)) out.push({ type: 'text', text: block.text });
         break;
       case 'tool_call':
-        out.push({ type: 'tool_use', id: sanitizeToolId(block.id), name: block.name, input: parseToolArguments(block.arguments) });
+        out.push({
+          type: 'tool_use',
+          id: sanitizeToolId(block.id),
+          name: block.name,
+          input: parseToolArguments(block.arguments),
+        });
         break;
       case 'reasoning':
         if (block.origin !== 'anthropic') break;

@@ -26,7 +26,12 @@ export function renderMessagesResponse(res: ChatResponse): Record<string, unknow
         else if (block.signature) content.push({ type: 'thinking', thinking: block.text, signature: block.signature });
         break;
       case 'tool_call':
-        content.push({ type: 'tool_use', id: sanitizeToolId(block.id), name: block.name, input: parseToolArguments(block.arguments) });
+        content.push({
+          type: 'tool_use',
+          id: sanitizeToolId(block.id),
+          name: block.name,
+          input: parseToolArguments(block.arguments),
+        });
         toolCalls++;
         break;
     }

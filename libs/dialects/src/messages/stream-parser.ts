@@ -43,7 +43,12 @@ export function createMessagesStreamParser(): MessagesStreamParser {
       case 'tool_use': {
         const index = nextCall++;
         toolBlocks.set(typeof payload.index === 'number' ? payload.index : -1, index);
-        out.push({ type: 'tool_call', index, id: stringOf(block.id) || dialectId('toolu_'), name: stringOf(block.name) ?? '' });
+        out.push({
+          type: 'tool_call',
+          index,
+          id: stringOf(block.id) || dialectId('toolu_'),
+          name: stringOf(block.name) ?? '',
+        });
         // The API starts with `input: {}` and streams the JSON; a proxy that sends the whole input here
         // would otherwise lose it.
         if (isObject(block.input) && Object.keys(block.input).length > 0) {
@@ -112,7 +117,11 @@ export function createMessagesStreamParser(): MessagesStreamParser {
         const delta = objectOf(payload.delta);
         if (delta.stop_reason != null) {
           const stopSequence = stringOf(delta.stop_sequence);
-          out.push(stopSequence === undefined ? { type: 'stop', reason: stopFromMessages(delta.stop_reason) } : { type: 'stop', reason: stopFromMessages(delta.stop_reason), stopSequence });
+          out.push(
+            stopSequence === undefined
+              ? { type: 'stop', reason: stopFromMessages(delta.stop_reason) }
+              : { type: 'stop', reason: stopFromMessages(delta.stop_reason), stopSequence },
+          );
         }
         break;
       }

@@ -41,12 +41,19 @@ export function createMessagesPassthrough(options: MessagesPassthroughOptions): 
         const bodies = readTemplate(event.data, textDelta);
         if (bodies) {
           const text = slotText(bodies[0]!);
-          return { frames: [{ event: TEXT_DELTA, data: event.data }], events: text === '' ? [] : [{ type: 'text', text }] };
+          return {
+            frames: [{ event: TEXT_DELTA, data: event.data }],
+            events: text === '' ? [] : [{ type: 'text', text }],
+          };
         }
       }
       textDelta = undefined;
       textBytes = undefined;
-      if (event.data.trim() === '') return { frames: [event.event === undefined ? { data: event.data } : { event: event.event, data: event.data }], events: [] };
+      if (event.data.trim() === '')
+        return {
+          frames: [event.event === undefined ? { data: event.data } : { event: event.event, data: event.data }],
+          events: [],
+        };
       const payload = parseData(event.data);
       const name = event.event ?? stringOf(objectOf(payload).type);
       const events = parser.pushPayload(name ?? '', payload);

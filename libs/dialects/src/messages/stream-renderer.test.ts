@@ -1,4 +1,11 @@
-import { assembleMessages, messagesViolations, payload, received, translate, upstreamEvents } from '../__fixtures__/streams/replay';
+import {
+  assembleMessages,
+  messagesViolations,
+  payload,
+  received,
+  translate,
+  upstreamEvents,
+} from '../__fixtures__/streams/replay';
 import type { StreamEvent } from '../ir';
 import { createMessagesStreamRenderer } from './stream-renderer';
 
@@ -44,7 +51,13 @@ describe('createMessagesStreamRenderer', () => {
       { type: 'end' },
     ]);
     expect(messagesViolations(frames)).toEqual([]);
-    expect(assembleMessages(frames).blocks.map((b) => b.type)).toEqual(['thinking', 'text', 'tool_use', 'text', 'tool_use']);
+    expect(assembleMessages(frames).blocks.map((b) => b.type)).toEqual([
+      'thinking',
+      'text',
+      'tool_use',
+      'text',
+      'tool_use',
+    ]);
   });
 
   it('a tool-only answer starts its tool_use at index 0 and never opens an empty text block', () => {
@@ -81,15 +94,27 @@ describe('createMessagesStreamRenderer', () => {
   it('tool ids are sanitised to [a-zA-Z0-9_-]', () => {
     const frames = render('chat-tools-then-stop.sse');
     expect(messagesViolations(frames)).toEqual([]);
-    expect(assembleMessages(frames).blocks.find((b) => b.type === 'tool_use')).toEqual({ type: 'tool_use', id: 'functions_get_weather_0', name: 'get_weather', input: { location: 'Oslo' } });
+    expect(assembleMessages(frames).blocks.find((b) => b.type === 'tool_use')).toEqual({
+      type: 'tool_use',
+      id: 'functions_get_weather_0',
+      name: 'get_weather',
+      input: { location: 'Oslo' },
+    });
   });
 
   it.each([
-    ['chat-error-midstream.sse', 'api_error', 'The server had an error while processing your request. Sorry about that!'],
+    [
+      'chat-error-midstream.sse',
+      'api_error',
+      'The server had an error while processing your request. Sorry about that!',
+    ],
     ['messages-error-midstream.sse', 'overloaded_error', 'Overloaded'],
   ])('an upstream error mid-stream becomes event: error and nothing follows (%s)', (name, type, message) => {
     const frames = received(render(name));
-    expect(frames[frames.length - 1]).toEqual({ event: 'error', data: JSON.stringify({ type: 'error', error: { type, message } }) });
+    expect(frames[frames.length - 1]).toEqual({
+      event: 'error',
+      data: JSON.stringify({ type: 'error', error: { type, message } }),
+    });
     expect(frames.map((f) => f.event)).not.toContain('message_stop');
   });
 
@@ -104,11 +129,19 @@ describe('createMessagesStreamRenderer', () => {
         content: [],
         stop_reason: null,
         stop_sequence: null,
-        usage: { input_tokens: 56, cache_creation_input_tokens: 0, cache_read_input_tokens: 256, output_tokens: 1, service_tier: 'standard' },
+        usage: {
+          input_tokens: 56,
+          cache_creation_input_tokens: 0,
+          cache_read_input_tokens: 256,
+          output_tokens: 1,
+          service_tier: 'standard',
+        },
       },
     });
     expect(received(render('messages-tools.sse'))[1]!.event).toBe('ping');
-    expect(payload(received(render('chat-text.sse'))[0]!)).toMatchObject({ message: { id: expect.stringMatching(/^msg_/), model: MODEL } });
+    expect(payload(received(render('chat-text.sse'))[0]!)).toMatchObject({
+      message: { id: expect.stringMatching(/^msg_/), model: MODEL },
+    });
   });
 
   it('arguments for an earlier call whose block is closed are dropped (blocks cannot reopen)', () => {
@@ -122,7 +155,9 @@ describe('createMessagesStreamRenderer', () => {
       { type: 'end' },
     ]);
     expect(messagesViolations(frames)).toEqual([]);
-    const deltas = received(frames).map(payload).filter((p) => p.type === 'content_block_delta');
+    const deltas = received(frames)
+      .map(payload)
+      .filter((p) => p.type === 'content_block_delta');
     expect(deltas.map((d) => [d.index, (d.delta as { partial_json: string }).partial_json])).toEqual([
       [0, '{"a":'],
       [1, '{}'],
@@ -130,9 +165,19 @@ describe('createMessagesStreamRenderer', () => {
   });
 
   it('a foreign signature is dropped; an Anthropic signature without thinking text still makes a thinking block', () => {
-    const foreign = renderEvents([START, { type: 'reasoning', text: 'x' }, { type: 'reasoning_signature', signature: 'enc', origin: 'openai' }, { type: 'end' }]);
+    const foreign = renderEvents([
+      START,
+      { type: 'reasoning', text: 'x' },
+      { type: 'reasoning_signature', signature: 'enc', origin: 'openai' },
+      { type: 'end' },
+    ]);
     expect(assembleMessages(foreign).blocks).toEqual([{ type: 'thinking', thinking: 'x', signature: '' }]);
-    const omitted = renderEvents([START, { type: 'reasoning_signature', signature: 'sig', origin: 'anthropic' }, { type: 'reasoning', text: 'next' }, { type: 'end' }]);
+    const omitted = renderEvents([
+      START,
+      { type: 'reasoning_signature', signature: 'sig', origin: 'anthropic' },
+      { type: 'reasoning', text: 'next' },
+      { type: 'end' },
+    ]);
     expect(messagesViolations(omitted)).toEqual([]);
     expect(assembleMessages(omitted).blocks).toEqual([
       { type: 'thinking', thinking: '', signature: 'sig' },
@@ -141,9 +186,23 @@ describe('createMessagesStreamRenderer', () => {
   });
 
   it('echoes the matched stop sequence, and a refusal is sent as text with stop_reason refusal', () => {
-    const stopped = assembleMessages(renderEvents([START, { type: 'text', text: 'a' }, { type: 'stop', reason: 'stop_sequence', stopSequence: '###' }, { type: 'end' }]));
+    const stopped = assembleMessages(
+      renderEvents([
+        START,
+        { type: 'text', text: 'a' },
+        { type: 'stop', reason: 'stop_sequence', stopSequence: '###' },
+        { type: 'end' },
+      ]),
+    );
     expect([stopped.stopReason, stopped.stopSequence]).toEqual(['stop_sequence', '###']);
-    const refused = assembleMessages(renderEvents([START, { type: 'refusal', text: 'I cannot help.' }, { type: 'stop', reason: 'refusal' }, { type: 'end' }]));
+    const refused = assembleMessages(
+      renderEvents([
+        START,
+        { type: 'refusal', text: 'I cannot help.' },
+        { type: 'stop', reason: 'refusal' },
+        { type: 'end' },
+      ]),
+    );
     expect([refused.blocks, refused.stopReason]).toEqual([[{ type: 'text', text: 'I cannot help.' }], 'refusal']);
   });
 

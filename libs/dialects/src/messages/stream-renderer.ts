@@ -17,7 +17,10 @@ type OpenBlock =
   | { kind: 'tool'; index: number; call: number };
 
 /** Every frame names its event: the Anthropic SDK drops frames without an `event:` line (dialects.md §1). */
-const frame = (event: string, payload: Record<string, unknown>): SseFrame => ({ event, data: JSON.stringify({ type: event, ...payload }) });
+const frame = (event: string, payload: Record<string, unknown>): SseFrame => ({
+  event,
+  data: JSON.stringify({ type: event, ...payload }),
+});
 
 /**
  * Neutral events into Anthropic Messages stream events (dialects.md §4.4, §6.8). Exactly one block is open
@@ -71,7 +74,9 @@ export function createMessagesStreamRenderer(options: MessagesStreamRendererOpti
       out.push(frame('content_block_start', { index, content_block: { type: 'text', text: '' } }));
     } else {
       open = { kind, index, signed: false };
-      out.push(frame('content_block_start', { index, content_block: { type: 'thinking', thinking: '', signature: '' } }));
+      out.push(
+        frame('content_block_start', { index, content_block: { type: 'thinking', thinking: '', signature: '' } }),
+      );
     }
     return index;
   }
@@ -94,14 +99,19 @@ export function createMessagesStreamRenderer(options: MessagesStreamRendererOpti
         // Another vendor's proof would fail Anthropic's signature check when the caller replays it.
         if (event.origin !== 'anthropic') return;
         const index = ensure('thinking', out);
-        out.push(frame('content_block_delta', { index, delta: { type: 'signature_delta', signature: event.signature } }));
+        out.push(
+          frame('content_block_delta', { index, delta: { type: 'signature_delta', signature: event.signature } }),
+        );
         if (open?.kind === 'thinking') open.signed = true;
         return;
       }
       case 'reasoning_redacted': {
         close(out);
         const index = nextIndex++;
-        out.push(frame('content_block_start', { index, content_block: { type: 'redacted_thinking', data: event.data } }), frame('content_block_stop', { index }));
+        out.push(
+          frame('content_block_start', { index, content_block: { type: 'redacted_thinking', data: event.data } }),
+          frame('content_block_stop', { index }),
+        );
         return;
       }
       case 'tool_call': {
@@ -110,12 +120,19 @@ export function createMessagesStreamRenderer(options: MessagesStreamRendererOpti
         const index = nextIndex++;
         open = { kind: 'tool', index, call: event.index };
         const id = sanitizeToolId(event.id || dialectId('toolu_'));
-        out.push(frame('content_block_start', { index, content_block: { type: 'tool_use', id, name: event.name, input: {} } }));
+        out.push(
+          frame('content_block_start', { index, content_block: { type: 'tool_use', id, name: event.name, input: {} } }),
+        );
         return;
       }
       case 'tool_arguments':
         if (open?.kind === 'tool' && open.call === event.index) {
-          out.push(frame('content_block_delta', { index: open.index, delta: { type: 'input_json_delta', partial_json: event.delta } }));
+          out.push(
+            frame('content_block_delta', {
+              index: open.index,
+              delta: { type: 'input_json_delta', partial_json: event.delta },
+            }),
+          );
         }
         return;
     }
@@ -125,7 +142,13 @@ export function createMessagesStreamRenderer(options: MessagesStreamRendererOpti
     close(out);
     stopReason = settleStopReason(held?.reason ?? 'end_turn', toolCalls > 0);
     const stopSequence = stopReason === 'stop_sequence' ? (held?.stopSequence ?? null) : null;
-    out.push(frame('message_delta', { delta: { stop_reason: messagesStopReason(stopReason), stop_sequence: stopSequence }, usage: messagesUsage(usage) }), frame('message_stop', {}));
+    out.push(
+      frame('message_delta', {
+        delta: { stop_reason: messagesStopReason(stopReason), stop_sequence: stopSequence },
+        usage: messagesUsage(usage),
+      }),
+      frame('message_stop', {}),
+    );
   }
 
   function render(event: StreamEvent): SseFrame[] {
@@ -148,7 +171,10 @@ export function createMessagesStreamRenderer(options: MessagesStreamRendererOpti
     switch (event.type) {
       case 'stop':
         if (!held) {
-          held = event.stopSequence === undefined ? { reason: event.reason } : { reason: event.reason, stopSequence: event.stopSequence };
+          held =
+            event.stopSequence === undefined
+              ? { reason: event.reason }
+              : { reason: event.reason, stopSequence: event.stopSequence };
           close(out);
         }
         return out;

@@ -34,7 +34,8 @@ export function thinkingConfig(req: ChatRequest, maxTokens: number): ThinkingCon
       return config;
     case 'enabled': {
       const wanted = reasoning.budgetTokens ?? budgetForEffort(reasoning.effort) ?? THINKING_BUDGETS.medium;
-      const budget = reasoning.budgetTokens !== undefined ? Math.min(wanted, maxTokens - 1) : fitDerived(wanted, maxTokens);
+      const budget =
+        reasoning.budgetTokens !== undefined ? Math.min(wanted, maxTokens - 1) : fitDerived(wanted, maxTokens);
       if (!forcedTool && budget >= MIN_THINKING_BUDGET) config.thinking = { type: 'enabled', budget_tokens: budget };
       return config;
     }

@@ -1,6 +1,14 @@
 import { documentFromFileData, imageFromUrl } from '../data-url';
 import { dropField } from '../dropped-fields';
-import type { DocumentBlock, ImageBlock, Message, RefusalBlock, TextBlock, ToolResultBlock, AssistantBlock } from '../ir';
+import type {
+  DocumentBlock,
+  ImageBlock,
+  Message,
+  RefusalBlock,
+  TextBlock,
+  ToolResultBlock,
+  AssistantBlock,
+} from '../ir';
 import { isObject, type JsonObject } from '../json';
 import { addIssue, at, eachObject, readEnum, readString, typeName, type ParseContext } from '../parse-context';
 import { reasoningFromItem } from './reasoning-carrier';
@@ -45,7 +53,8 @@ export function parseResponsesInput(ctx: ParseContext, items: unknown[]): Messag
   };
   const toolResult = (block: ToolResultBlock) => {
     const last = turns[turns.length - 1];
-    if (last?.role === 'user' && last.content.length > 0 && last.content.every((b) => b.type === 'tool_result')) last.content.push(block);
+    if (last?.role === 'user' && last.content.length > 0 && last.content.every((b) => b.type === 'tool_result'))
+      last.content.push(block);
     else turns.push({ role: 'user', content: [block] });
   };
 
@@ -57,8 +66,10 @@ export function parseResponsesInput(ctx: ParseContext, items: unknown[]): Messag
         const role = readEnum(ctx, item, 'role', path, MESSAGE_ROLES, true);
         if (role === undefined) return;
         const parts = parseMessageContent(ctx, item, path, role);
-        if (role === 'assistant') assistant(parts.filter((p): p is TextBlock | RefusalBlock => p.type === 'text' || p.type === 'refusal'));
-        else if (role === 'user') turns.push({ role: 'user', content: parts.filter((p): p is InputPart => p.type !== 'refusal') });
+        if (role === 'assistant')
+          assistant(parts.filter((p): p is TextBlock | RefusalBlock => p.type === 'text' || p.type === 'refusal'));
+        else if (role === 'user')
+          turns.push({ role: 'user', content: parts.filter((p): p is InputPart => p.type !== 'refusal') });
         else turns.push({ role: 'system', content: parts.filter((p): p is TextBlock => p.type === 'text') });
         return;
       }
@@ -66,7 +77,8 @@ export function parseResponsesInput(ctx: ParseContext, items: unknown[]): Messag
         const callId = readString(ctx, item, 'call_id', path, { required: true, nonEmpty: true });
         const name = readString(ctx, item, 'name', path, { required: true, nonEmpty: true });
         const args = readString(ctx, item, 'arguments', path) ?? '';
-        if (callId !== undefined && name !== undefined) assistant([{ type: 'tool_call', id: callId, name, arguments: args }]);
+        if (callId !== undefined && name !== undefined)
+          assistant([{ type: 'tool_call', id: callId, name, arguments: args }]);
         return;
       }
       case 'function_call_output': {
@@ -82,23 +94,46 @@ export function parseResponsesInput(ctx: ParseContext, items: unknown[]): Messag
         return;
       }
       case 'item_reference':
-        addIssue(ctx, at(path, 'type'), 'unsupported', 'item references need stored responses, which the gateway does not keep; send the items themselves');
+        addIssue(
+          ctx,
+          at(path, 'type'),
+          'unsupported',
+          'item references need stored responses, which the gateway does not keep; send the items themselves',
+        );
         return;
       default:
         if (typeof type === 'string' && BUILT_IN_ITEMS.has(type)) dropField(ctx, 'responses', 'input.*[built-in]');
-        else addIssue(ctx, at(path, 'type'), 'invalid_value', 'must be message, function_call, function_call_output or reasoning');
+        else
+          addIssue(
+            ctx,
+            at(path, 'type'),
+            'invalid_value',
+            'must be message, function_call, function_call_output or reasoning',
+          );
     }
   });
   return turns;
 }
 
-function parseMessageContent(ctx: ParseContext, item: JsonObject, path: string, role: string): Array<InputPart | RefusalBlock> {
+function parseMessageContent(
+  ctx: ParseContext,
+  item: JsonObject,
+  path: string,
+  role: string,
+): Array<InputPart | RefusalBlock> {
   const content = item.content;
   const where = at(path, 'content');
-  if (typeof content === 'string') return content === '' && role === 'assistant' ? [] : [{ type: 'text', text: content }];
+  if (typeof content === 'string')
+    return content === '' && role === 'assistant' ? [] : [{ type: 'text', text: content }];
   if (!Array.isArray(content)) {
     if (content === undefined || content === null) addIssue(ctx, where, 'required', 'is required');
-    else addIssue(ctx, where, 'invalid_type', `expected a string or an array of content parts, received ${typeName(content)}`);
+    else
+      addIssue(
+        ctx,
+        where,
+        'invalid_type',
+        `expected a string or an array of content parts, received ${typeName(content)}`,
+      );
     return [];
   }
   const parts: Array<InputPart | RefusalBlock> = [];
@@ -127,7 +162,12 @@ function parseMessageContent(ctx: ParseContext, item: JsonObject, path: string, 
         return;
       }
       default:
-        addIssue(ctx, at(partPath, 'type'), 'invalid_value', 'must be input_text, input_image, input_file, output_text or refusal');
+        addIssue(
+          ctx,
+          at(partPath, 'type'),
+          'invalid_value',
+          'must be input_text, input_image, input_file, output_text or refusal',
+        );
     }
   });
   return parts;
@@ -139,7 +179,13 @@ function parseInputMedia(ctx: ParseContext, part: JsonObject, path: string): Ima
     const detail = readEnum(ctx, part, 'detail', path, IMAGE_DETAILS);
     const url = readString(ctx, part, 'image_url', path, { nonEmpty: true });
     if (url === undefined) {
-      if (part.file_id != null) addIssue(ctx, at(path, 'file_id'), 'unsupported', 'uploaded files are not available through the gateway; send image_url');
+      if (part.file_id != null)
+        addIssue(
+          ctx,
+          at(path, 'file_id'),
+          'unsupported',
+          'uploaded files are not available through the gateway; send image_url',
+        );
       else if (part.image_url == null) addIssue(ctx, at(path, 'image_url'), 'required', 'is required');
       return undefined;
     }
@@ -160,7 +206,12 @@ function parseInputMedia(ctx: ParseContext, part: JsonObject, path: string): Ima
     if (filename !== undefined) block.filename = filename;
     return block;
   } else if (part.file_id != null) {
-    addIssue(ctx, at(path, 'file_id'), 'unsupported', 'uploaded files are not available through the gateway; send file_data or file_url');
+    addIssue(
+      ctx,
+      at(path, 'file_id'),
+      'unsupported',
+      'uploaded files are not available through the gateway; send file_data or file_url',
+    );
   } else {
     addIssue(ctx, at(path, 'file_data'), 'required', 'is required');
   }
@@ -173,7 +224,13 @@ function parseOutput(ctx: ParseContext, item: JsonObject, path: string): ToolRes
   if (typeof output === 'string') return output === '' ? [] : [{ type: 'text', text: output }];
   if (!Array.isArray(output)) {
     if (output === undefined || output === null) addIssue(ctx, where, 'required', 'is required');
-    else addIssue(ctx, where, 'invalid_type', `expected a string or an array of content parts, received ${typeName(output)}`);
+    else
+      addIssue(
+        ctx,
+        where,
+        'invalid_type',
+        `expected a string or an array of content parts, received ${typeName(output)}`,
+      );
     return [];
   }
   const content: ToolResultBlock['content'] = [];

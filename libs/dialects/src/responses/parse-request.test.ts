@@ -14,7 +14,15 @@ function errorOf(body: unknown): DialectRequestError {
 describe('parseResponsesRequest', () => {
   it('puts instructions first as a system turn and keeps developer input in place', () => {
     const req = parseResponsesRequest(agent);
-    expect(req.messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user', 'assistant', 'system', 'user']);
+    expect(req.messages.map((m) => m.role)).toEqual([
+      'system',
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+      'system',
+      'user',
+    ]);
     expect(req.messages[0]).toEqual({ role: 'system', content: [{ type: 'text', text: 'You are a coding agent.' }] });
     expect(req.messages[5]).toEqual({ role: 'system', content: [{ type: 'text', text: 'Prefer minimal diffs.' }] });
   });
@@ -23,8 +31,16 @@ describe('parseResponsesRequest', () => {
     const req = parseResponsesRequest(agent);
     expect(req.messages[1]!.content).toEqual([
       { type: 'text', text: 'Fix the failing test shown here.' },
-      { type: 'image', source: { kind: 'base64', mediaType: 'image/jpeg', data: '/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAAEBAQ==' }, detail: 'auto' },
-      { type: 'document', source: { kind: 'base64', mediaType: 'application/pdf', data: 'JVBERi0xLjQK' }, filename: 'spec.pdf' },
+      {
+        type: 'image',
+        source: { kind: 'base64', mediaType: 'image/jpeg', data: '/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAAEBAQ==' },
+        detail: 'auto',
+      },
+      {
+        type: 'document',
+        source: { kind: 'base64', mediaType: 'application/pdf', data: 'JVBERi0xLjQK' },
+        filename: 'spec.pdf',
+      },
     ]);
   });
 
@@ -33,7 +49,13 @@ describe('parseResponsesRequest', () => {
     expect(req.messages[2]).toEqual({
       role: 'assistant',
       content: [
-        { type: 'reasoning', text: 'Need to read the test file first.', signature: 'gAAAAABoENCRYPTED', origin: 'openai', itemId: 'rs_68a1' },
+        {
+          type: 'reasoning',
+          text: 'Need to read the test file first.',
+          signature: 'gAAAAABoENCRYPTED',
+          origin: 'openai',
+          itemId: 'rs_68a1',
+        },
         { type: 'tool_call', id: 'call_read_1', name: 'read_file', arguments: '{"path":"src/a.test.ts"}' },
       ],
     });
@@ -41,7 +63,12 @@ describe('parseResponsesRequest', () => {
 
   it('pairs function_call_output by call_id as a tool result', () => {
     const req = parseResponsesRequest(agent);
-    expect(req.messages[3]).toEqual({ role: 'user', content: [{ type: 'tool_result', callId: 'call_read_1', content: [{ type: 'text', text: 'expect(add(1, 2)).toBe(4);' }] }] });
+    expect(req.messages[3]).toEqual({
+      role: 'user',
+      content: [
+        { type: 'tool_result', callId: 'call_read_1', content: [{ type: 'text', text: 'expect(add(1, 2)).toBe(4);' }] },
+      ],
+    });
   });
 
   it('reads a function_call_output given as content parts', () => {
@@ -49,27 +76,56 @@ describe('parseResponsesRequest', () => {
       model: 'm',
       input: [
         { type: 'function_call', call_id: 'c1', name: 'shot', arguments: '{}' },
-        { type: 'function_call_output', call_id: 'c1', output: [{ type: 'input_text', text: 'see' }, { type: 'input_image', image_url: 'https://x.test/s.png' }] },
+        {
+          type: 'function_call_output',
+          call_id: 'c1',
+          output: [
+            { type: 'input_text', text: 'see' },
+            { type: 'input_image', image_url: 'https://x.test/s.png' },
+          ],
+        },
       ],
     });
     expect(req.messages[1]).toEqual({
       role: 'user',
-      content: [{ type: 'tool_result', callId: 'c1', content: [{ type: 'text', text: 'see' }, { type: 'image', source: { kind: 'url', url: 'https://x.test/s.png' } }] }],
+      content: [
+        {
+          type: 'tool_result',
+          callId: 'c1',
+          content: [
+            { type: 'text', text: 'see' },
+            { type: 'image', source: { kind: 'url', url: 'https://x.test/s.png' } },
+          ],
+        },
+      ],
     });
   });
 
   it('replays an assistant output_text message as assistant text', () => {
     const req = parseResponsesRequest(agent);
-    expect(req.messages[4]).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'The expectation is wrong.' }] });
+    expect(req.messages[4]).toEqual({
+      role: 'assistant',
+      content: [{ type: 'text', text: 'The expectation is wrong.' }],
+    });
   });
 
   it('reads flat function tools, the named tool choice, text.format and reasoning', () => {
     const req = parseResponsesRequest(agent);
     expect(req.tools).toEqual([
-      { name: 'read_file', description: 'Read a file', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] }, strict: false },
+      {
+        name: 'read_file',
+        description: 'Read a file',
+        parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+        strict: false,
+      },
     ]);
     expect(req.toolChoice).toEqual({ type: 'tool', name: 'read_file' });
-    expect(req.responseFormat).toEqual({ type: 'json_schema', name: 'patch', schema: { type: 'object', properties: { diff: { type: 'string' } } }, strict: true });
+    expect(req.responseFormat).toEqual({
+      type: 'json_schema',
+      name: 'patch',
+      schema: { type: 'object', properties: { diff: { type: 'string' } } },
+      strict: true,
+    });
     expect(req.reasoning).toEqual({ effort: 'medium', summary: 'auto' });
     expect(req.maxOutputTokens).toBe(8000);
     expect(req.stream).toBe(false);
@@ -90,7 +146,10 @@ describe('parseResponsesRequest', () => {
   it('reports a built-in tool choice and built-in items in the input as dropped', () => {
     const req = parseResponsesRequest({
       model: 'm',
-      input: [{ type: 'web_search_call', id: 'ws_1', status: 'completed' }, { role: 'user', content: 'x' }],
+      input: [
+        { type: 'web_search_call', id: 'ws_1', status: 'completed' },
+        { role: 'user', content: 'x' },
+      ],
       tool_choice: { type: 'web_search' },
     });
     expect(req.dropped).toEqual(['input.*[built-in]', 'tool_choice[built-in]']);

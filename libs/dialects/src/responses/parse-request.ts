@@ -31,7 +31,12 @@ export function parseResponsesRequest(body: unknown): ChatRequest {
   // answering without the referenced history would be a different conversation.
   for (const field of ['previous_response_id', 'conversation', 'prompt'] as const) {
     if (obj[field] !== undefined && obj[field] !== null) {
-      addIssue(ctx, field, 'unsupported', 'the gateway keeps no server-side state; send the whole conversation in `input`');
+      addIssue(
+        ctx,
+        field,
+        'unsupported',
+        'the gateway keeps no server-side state; send the whole conversation in `input`',
+      );
     }
   }
 

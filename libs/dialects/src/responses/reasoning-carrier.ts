@@ -22,7 +22,11 @@ export function encryptedContentOf(block: ReasoningBlock): string | undefined {
 }
 
 /** A replayed reasoning item back into a neutral block. */
-export function reasoningFromItem(text: string, encryptedContent: string | undefined, itemId: string | undefined): ReasoningBlock {
+export function reasoningFromItem(
+  text: string,
+  encryptedContent: string | undefined,
+  itemId: string | undefined,
+): ReasoningBlock {
   const block: ReasoningBlock = { type: 'reasoning', text, origin: 'openai' };
   if (encryptedContent?.startsWith(SIGNED_MARKER)) {
     block.origin = 'anthropic';

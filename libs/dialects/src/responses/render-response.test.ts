@@ -7,14 +7,28 @@ import { ZERO_USAGE } from '../usage';
 import { parseResponsesRequest } from './parse-request';
 import { renderResponsesResponse } from './render-response';
 
-const reply = (over: Partial<ChatResponse>): ChatResponse => ({ id: 'x', model: 'm', created: 1, content: [], stopReason: 'end_turn', usage: ZERO_USAGE, ...over });
+const reply = (over: Partial<ChatResponse>): ChatResponse => ({
+  id: 'x',
+  model: 'm',
+  created: 1,
+  content: [],
+  stopReason: 'end_turn',
+  usage: ZERO_USAGE,
+  ...over,
+});
 type Item = Record<string, unknown>;
 
 describe('renderResponsesResponse', () => {
   it('renders an Anthropic reply as reasoning, message and function_call items with Responses usage', () => {
     const body = renderResponsesResponse(parseMessagesResponse(messagesReply));
     const output = body.output as Item[];
-    expect(body).toMatchObject({ id: 'resp_msg_013Zva2CMHLNnXjNJJKqJ2EF', object: 'response', status: 'completed', incomplete_details: null, model: 'claude-sonnet-4-5-20250929' });
+    expect(body).toMatchObject({
+      id: 'resp_msg_013Zva2CMHLNnXjNJJKqJ2EF',
+      object: 'response',
+      status: 'completed',
+      incomplete_details: null,
+      model: 'claude-sonnet-4-5-20250929',
+    });
     expect(output.map((item) => item.type)).toEqual(['reasoning', 'reasoning', 'message', 'function_call']);
     expect(output[0]).toEqual({
       type: 'reasoning',
@@ -37,7 +51,13 @@ describe('renderResponsesResponse', () => {
       arguments: '{"city":"Paris"}',
       status: 'completed',
     });
-    expect(body.usage).toEqual({ input_tokens: 1230, input_tokens_details: { cached_tokens: 1000, cache_write_tokens: 200 }, output_tokens: 120, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 1350 });
+    expect(body.usage).toEqual({
+      input_tokens: 1230,
+      input_tokens_details: { cached_tokens: 1000, cache_write_tokens: 200 },
+      output_tokens: 120,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: 1350,
+    });
   });
 
   it('gives every function call its own fc_ item id and keeps the upstream call id as call_id', () => {
@@ -48,7 +68,14 @@ describe('renderResponsesResponse', () => {
   });
 
   it('groups consecutive text and refusal parts into one message item', () => {
-    const output = renderResponsesResponse(reply({ content: [{ type: 'text', text: 'a' }, { type: 'refusal', text: 'no' }] })).output as Item[];
+    const output = renderResponsesResponse(
+      reply({
+        content: [
+          { type: 'text', text: 'a' },
+          { type: 'refusal', text: 'no' },
+        ],
+      }),
+    ).output as Item[];
     expect(output).toHaveLength(1);
     expect(output[0]!.content).toEqual([
       { type: 'output_text', text: 'a', annotations: [], logprobs: [] },
@@ -57,14 +84,26 @@ describe('renderResponsesResponse', () => {
   });
 
   it('reports a reply cut by max tokens as incomplete, on the response and its last item', () => {
-    const body = renderResponsesResponse(reply({ content: [{ type: 'text', text: 'trunc' }], stopReason: 'max_tokens' }));
+    const body = renderResponsesResponse(
+      reply({ content: [{ type: 'text', text: 'trunc' }], stopReason: 'max_tokens' }),
+    );
     expect(body).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } });
     expect((body.output as Item[])[0]!.status).toBe('incomplete');
   });
 
   it('echoes the caller’s request settings', () => {
-    const request = parseResponsesRequest({ model: 'gpt-5', input: 'x', temperature: 0.2, tools: [{ type: 'function', name: 'f', parameters: { type: 'object' } }], tool_choice: 'required' });
+    const request = parseResponsesRequest({
+      model: 'gpt-5',
+      input: 'x',
+      temperature: 0.2,
+      tools: [{ type: 'function', name: 'f', parameters: { type: 'object' } }],
+      tool_choice: 'required',
+    });
     const body = renderResponsesResponse(reply({}), request);
-    expect(body).toMatchObject({ temperature: 0.2, tool_choice: 'required', tools: [{ type: 'function', name: 'f', parameters: { type: 'object' } }] });
+    expect(body).toMatchObject({
+      temperature: 0.2,
+      tool_choice: 'required',
+      tools: [{ type: 'function', name: 'f', parameters: { type: 'object' } }],
+    });
   });
 });

@@ -18,9 +18,19 @@ export function renderResponsesResponse(res: ChatResponse, request?: ChatRequest
       if (block.text === '') continue;
       if (!message) {
         message = [];
-        output.push({ type: 'message', id: dialectId('msg_'), status: 'completed', role: 'assistant', content: message });
+        output.push({
+          type: 'message',
+          id: dialectId('msg_'),
+          status: 'completed',
+          role: 'assistant',
+          content: message,
+        });
       }
-      message.push(block.type === 'text' ? { type: 'output_text', text: block.text, annotations: [], logprobs: [] } : { type: 'refusal', refusal: block.text });
+      message.push(
+        block.type === 'text'
+          ? { type: 'output_text', text: block.text, annotations: [], logprobs: [] }
+          : { type: 'refusal', refusal: block.text },
+      );
       continue;
     }
     message = undefined;
@@ -35,7 +45,14 @@ export function renderResponsesResponse(res: ChatResponse, request?: ChatRequest
       output.push(item);
     } else {
       const args = block.arguments === '' ? '{}' : block.arguments;
-      output.push({ type: 'function_call', id: dialectId('fc_'), call_id: block.id, name: block.name, arguments: args, status: 'completed' });
+      output.push({
+        type: 'function_call',
+        id: dialectId('fc_'),
+        call_id: block.id,
+        name: block.name,
+        arguments: args,
+        status: 'completed',
+      });
       toolCalls++;
     }
   }

@@ -21,7 +21,15 @@ type Part = { type: 'output_text'; text: string; annotations: []; logprobs: [] }
 type OpenItem =
   | { kind: 'message'; id: string; parts: Part[]; part?: { type: 'output_text' | 'refusal'; text: string } }
   /** Once the signature arrived, further reasoning starts a new item (as a new thinking block would). */
-  | { kind: 'reasoning'; id: string; text: string; summaryOpen: boolean; signature?: string; origin?: UpstreamDialect; redacted?: string }
+  | {
+      kind: 'reasoning';
+      id: string;
+      text: string;
+      summaryOpen: boolean;
+      signature?: string;
+      origin?: UpstreamDialect;
+      redacted?: string;
+    }
   | { kind: 'function_call'; id: string; call: number; callId: string; name: string; arguments: string };
 
 /**
@@ -57,7 +65,15 @@ export function createResponsesStreamRenderer(options: ResponsesStreamRendererOp
   };
 
   const response = (fields: Pick<ResponsesObjectInput, 'status' | 'usage' | 'incompleteDetails' | 'error'>) =>
-    responsesObject({ id, model: options.model, createdAt, output: items.slice(), request: options.request, instructions: options.instructions ?? null, ...fields });
+    responsesObject({
+      id,
+      model: options.model,
+      createdAt,
+      output: items.slice(),
+      request: options.request,
+      instructions: options.instructions ?? null,
+      ...fields,
+    });
 
   function begin(upstreamId: string, created: number, out: SseFrame[]): void {
     started = true;
@@ -104,12 +120,23 @@ export function createResponsesStreamRenderer(options: ResponsesStreamRendererOp
       }
       done = { id: item.id, type: 'reasoning', summary };
       // The proof of origin travels where Responses keeps it, so a caller replaying the item sends it back.
-      const encrypted = encryptedContentOf({ type: 'reasoning', text: item.text, signature: item.signature, redacted: item.redacted, origin: item.origin });
+      const encrypted = encryptedContentOf({
+        type: 'reasoning',
+        text: item.text,
+        signature: item.signature,
+        redacted: item.redacted,
+        origin: item.origin,
+      });
       if (encrypted !== undefined) done.encrypted_content = encrypted;
     } else {
       // A call without arguments is `{}`, as in the non-streaming reply: clients parse the final text.
       const args = item.arguments === '' ? '{}' : item.arguments;
-      emit(out, 'response.function_call_arguments.done', { item_id: item.id, output_index: outputIndex, name: item.name, arguments: args });
+      emit(out, 'response.function_call_arguments.done', {
+        item_id: item.id,
+        output_index: outputIndex,
+        name: item.name,
+        arguments: args,
+      });
       done = { id: item.id, type: 'function_call', status, arguments: args, call_id: item.callId, name: item.name };
     }
     emit(out, 'response.output_item.done', { output_index: outputIndex, item: done });
@@ -122,13 +149,21 @@ export function createResponsesStreamRenderer(options: ResponsesStreamRendererOp
       close(out);
       item = { kind: 'message', id: dialectId('msg_'), parts: [] };
       open = item;
-      emit(out, 'response.output_item.added', { output_index: items.length, item: { id: item.id, type: 'message', status: 'in_progress', content: [], role: 'assistant' } });
+      emit(out, 'response.output_item.added', {
+        output_index: items.length,
+        item: { id: item.id, type: 'message', status: 'in_progress', content: [], role: 'assistant' },
+      });
     }
     if (item.part?.type !== type) {
       closePart(item, out);
       item.part = { type, text: '' };
       const part = type === 'output_text' ? { type, text: '', annotations: [], logprobs: [] } : { type, refusal: '' };
-      emit(out, 'response.content_part.added', { item_id: item.id, output_index: items.length, content_index: item.parts.length, part });
+      emit(out, 'response.content_part.added', {
+        item_id: item.id,
+        output_index: items.length,
+        content_index: item.parts.length,
+        part,
+      });
     }
     item.part.text += delta;
     const locator = { item_id: item.id, output_index: items.length, content_index: item.parts.length };
@@ -141,7 +176,10 @@ export function createResponsesStreamRenderer(options: ResponsesStreamRendererOp
     close(out);
     const item: OpenItem = { kind: 'reasoning', id: dialectId('rs_'), text: '', summaryOpen: false };
     open = item;
-    emit(out, 'response.output_item.added', { output_index: items.length, item: { id: item.id, type: 'reasoning', summary: [] } });
+    emit(out, 'response.output_item.added', {
+      output_index: items.length,
+      item: { id: item.id, type: 'reasoning', summary: [] },
+    });
     return item;
   }
 
@@ -181,18 +219,36 @@ export function createResponsesStreamRenderer(options: ResponsesStreamRendererOp
       case 'tool_call': {
         close(out);
         toolCalls++;
-        const item: OpenItem = { kind: 'function_call', id: dialectId('fc_'), call: event.index, callId: event.id || dialectId('call_'), name: event.name, arguments: '' };
+        const item: OpenItem = {
+          kind: 'function_call',
+          id: dialectId('fc_'),
+          call: event.index,
+          callId: event.id || dialectId('call_'),
+          name: event.name,
+          arguments: '',
+        };
         open = item;
         emit(out, 'response.output_item.added', {
           output_index: items.length,
-          item: { id: item.id, type: 'function_call', status: 'in_progress', arguments: '', call_id: item.callId, name: item.name },
+          item: {
+            id: item.id,
+            type: 'function_call',
+            status: 'in_progress',
+            arguments: '',
+            call_id: item.callId,
+            name: item.name,
+          },
         });
         return;
       }
       case 'tool_arguments':
         if (open?.kind === 'function_call' && open.call === event.index) {
           open.arguments += event.delta;
-          emit(out, 'response.function_call_arguments.delta', { item_id: open.id, output_index: items.length, delta: event.delta });
+          emit(out, 'response.function_call_arguments.delta', {
+            item_id: open.id,
+            output_index: items.length,
+            delta: event.delta,
+          });
         }
         return;
     }
@@ -222,7 +278,13 @@ export function createResponsesStreamRenderer(options: ResponsesStreamRendererOp
     switch (event.type) {
       case 'error':
         finished = true;
-        emit(out, 'response.failed', { response: response({ status: 'failed', usage, error: { code: responsesErrorCode(event.error), message: event.error.message } }) });
+        emit(out, 'response.failed', {
+          response: response({
+            status: 'failed',
+            usage,
+            error: { code: responsesErrorCode(event.error), message: event.error.message },
+          }),
+        });
         return out;
       case 'stop':
         if (held === undefined) {

@@ -24,7 +24,9 @@ const SOURCES = { personal: 'Yours', built_in: 'Built in', catalog: 'Catalog' } 
 /** @mention aliases: yours first, then built-in and catalog ones; set and delete your own. */
 export function AliasesPage() {
   const aliases = useAliases();
-  const put = useAliasWrite(({ token, body }: { token: string; body: AliasPutBody }) => request('PUT', aliasPath(token), body));
+  const put = useAliasWrite(({ token, body }: { token: string; body: AliasPutBody }) =>
+    request('PUT', aliasPath(token), body),
+  );
   const remove = useAliasWrite((token: string) => request('DELETE', aliasPath(token)));
   const [form, setForm] = useState({ token: '', vendor: '', model_id: '', label: '' });
   const [deleting, setDeleting] = useState<Alias>();
@@ -33,7 +35,10 @@ export function AliasesPage() {
   const submit = (event: FormEvent) => {
     event.preventDefault();
     const { token, vendor, model_id, label } = form;
-    put.mutate({ token, body: { vendor, ...(model_id ? { model_id } : {}), ...(label ? { label } : {}) } }, { onSuccess: () => setForm({ token: '', vendor: '', model_id: '', label: '' }) });
+    put.mutate(
+      { token, body: { vendor, ...(model_id ? { model_id } : {}), ...(label ? { label } : {}) } },
+      { onSuccess: () => setForm({ token: '', vendor: '', model_id: '', label: '' }) },
+    );
   };
   const set = (patch: Partial<typeof form>) => setForm({ ...form, ...patch });
 
@@ -43,11 +48,22 @@ export function AliasesPage() {
         <form onSubmit={submit} aria-label="Set an alias" className="row">
           <label>
             Token
-            <input required placeholder="@fast" pattern="@?[A-Za-z0-9][A-Za-z0-9._\-]{0,63}" value={form.token} onChange={(e) => set({ token: e.target.value })} />
+            <input
+              required
+              placeholder="@fast"
+              pattern="@?[A-Za-z0-9][A-Za-z0-9._\-]{0,63}"
+              value={form.token}
+              onChange={(e) => set({ token: e.target.value })}
+            />
           </label>
           <label>
             Vendor
-            <input required placeholder="openai" value={form.vendor} onChange={(e) => set({ vendor: e.target.value })} />
+            <input
+              required
+              placeholder="openai"
+              value={form.vendor}
+              onChange={(e) => set({ vendor: e.target.value })}
+            />
           </label>
           <label>
             Model (blank: the token names it)
@@ -84,7 +100,12 @@ export function AliasesPage() {
                   header: 'Actions',
                   cell: (alias) =>
                     alias.source === 'personal' ? (
-                      <button type="button" className="danger" aria-label={`Delete ${alias.token}`} onClick={() => setDeleting(alias)}>
+                      <button
+                        type="button"
+                        className="danger"
+                        aria-label={`Delete ${alias.token}`}
+                        onClick={() => setDeleting(alias)}
+                      >
                         Delete
                       </button>
                     ) : null,

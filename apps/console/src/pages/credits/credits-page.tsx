@@ -5,11 +5,19 @@ import { QueryView } from '../../ui/states';
 import { Table } from '../../ui/table';
 import { useCredits } from './use-credits';
 
-const POTS = { beta: 'Beta (Free plan, refilled monthly)', plan: 'Plan (resets monthly)', permanent: 'Packs and grants (never expire)' } as const;
+const POTS = {
+  beta: 'Beta (Free plan, refilled monthly)',
+  plan: 'Plan (resets monthly)',
+  permanent: 'Packs and grants (never expire)',
+} as const;
 type PotRow = { id: keyof typeof POTS; granted?: number; used?: number; remaining: number; expires_at?: string };
 
 function potRows(credits: Credits): PotRow[] {
-  return (Object.keys(POTS) as (keyof typeof POTS)[]).map((id) => ({ id, remaining: credits.credits[id], ...credits.credits.pots?.[id] }));
+  return (Object.keys(POTS) as (keyof typeof POTS)[]).map((id) => ({
+    id,
+    remaining: credits.credits[id],
+    ...credits.credits.pots?.[id],
+  }));
 }
 
 /** Credits and plan: each pot, this period's use against capacity, and the renewal date. */
@@ -41,11 +49,13 @@ export function CreditsPage() {
               </label>
               {data.overage && (
                 <p>
-                  Overage: {count(data.overage.used_credits)} of {count(data.overage.limit_credits)} credits ({usd(data.overage.usd)}).
+                  Overage: {count(data.overage.used_credits)} of {count(data.overage.limit_credits)} credits (
+                  {usd(data.overage.usd)}).
                 </p>
               )}
               <p>
-                This week: {usd(data.paid_usd_week)} paid, {usd(data.list_usd_week)} at list price, {usd(data.saved_usd_week)} saved.
+                This week: {usd(data.paid_usd_week)} paid, {usd(data.list_usd_week)} at list price,{' '}
+                {usd(data.saved_usd_week)} saved.
               </p>
             </Section>
             <Section title="Pots">
@@ -55,7 +65,11 @@ export function CreditsPage() {
                 rowKey={(row) => row.id}
                 columns={[
                   { header: 'Pot', cell: (row) => POTS[row.id] },
-                  { header: 'Granted', cell: (row) => (row.granted === undefined ? '—' : count(row.granted)), numeric: true },
+                  {
+                    header: 'Granted',
+                    cell: (row) => (row.granted === undefined ? '—' : count(row.granted)),
+                    numeric: true,
+                  },
                   { header: 'Used', cell: (row) => (row.used === undefined ? '—' : count(row.used)), numeric: true },
                   { header: 'Remaining', cell: (row) => count(row.remaining), numeric: true },
                   { header: 'Expires', cell: (row) => (row.expires_at ? dateTime(row.expires_at) : 'Never') },

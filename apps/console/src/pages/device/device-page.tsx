@@ -7,7 +7,11 @@ import { Page } from '../../ui/page';
 import { ErrorState } from '../../ui/states';
 
 function describe(device: PairingDecision['device']): string {
-  const facts = [device.label && `“${device.label}”`, device.kind, device.agent && `${device.agent.agent_vendor} agent`].filter(Boolean);
+  const facts = [
+    device.label && `“${device.label}”`,
+    device.kind,
+    device.agent && `${device.agent.agent_vendor} agent`,
+  ].filter(Boolean);
   return facts.length ? facts.join(', ') : 'a device';
 }
 
@@ -18,7 +22,10 @@ function describe(device: PairingDecision['device']): string {
 export function DevicePage() {
   const { query } = useLocation();
   const [code, setCode] = useState(query.get('user_code') ?? '');
-  const decide = useMutation({ mutationFn: (verb: 'approve' | 'deny') => request<PairingDecision>('POST', `/v1/devices/pair/${verb}`, { user_code: code.trim() }) });
+  const decide = useMutation({
+    mutationFn: (verb: 'approve' | 'deny') =>
+      request<PairingDecision>('POST', `/v1/devices/pair/${verb}`, { user_code: code.trim() }),
+  });
 
   const submit = (verb: 'approve' | 'deny') => (event?: FormEvent) => {
     event?.preventDefault();
@@ -27,11 +34,22 @@ export function DevicePage() {
 
   return (
     <Page title="Device activation">
-      <p>A device or tool asked to use your account. Check that the code below is the one it shows, then approve it, or deny it if you did not start this.</p>
+      <p>
+        A device or tool asked to use your account. Check that the code below is the one it shows, then approve it, or
+        deny it if you did not start this.
+      </p>
       <form onSubmit={submit('approve')} aria-label="Device activation" className="stack">
         <label>
           Code shown on the device
-          <input required autoComplete="off" autoCapitalize="characters" spellCheck={false} maxLength={32} value={code} onChange={(e) => (decide.reset(), setCode(e.target.value))} />
+          <input
+            required
+            autoComplete="off"
+            autoCapitalize="characters"
+            spellCheck={false}
+            maxLength={32}
+            value={code}
+            onChange={(e) => (decide.reset(), setCode(e.target.value))}
+          />
         </label>
         <div className="actions">
           <button type="submit" disabled={decide.isPending || !code.trim()}>
@@ -45,8 +63,11 @@ export function DevicePage() {
       <div aria-live="polite">
         {decide.data && (
           <p role="status" className={decide.data.status === 'approved' ? 'ok' : 'bad'}>
-            {decide.data.status === 'approved' ? 'Approved' : 'Denied'}: {describe(decide.data.device)} ({decide.data.user_code}).{' '}
-            {decide.data.status === 'approved' ? 'It is signed in now; you can close this page.' : 'It will not get access.'}
+            {decide.data.status === 'approved' ? 'Approved' : 'Denied'}: {describe(decide.data.device)} (
+            {decide.data.user_code}).{' '}
+            {decide.data.status === 'approved'
+              ? 'It is signed in now; you can close this page.'
+              : 'It will not get access.'}
           </p>
         )}
         {decide.error && <ErrorState error={decide.error} />}

@@ -15,7 +15,15 @@ interface EndpointForm {
 }
 const EMPTY: EndpointForm = { label: '', base_url: '', api_key: '', dialect: 'auto' };
 
-function EndpointFields({ form, onChange, editing }: { form: EndpointForm; onChange: (form: EndpointForm) => void; editing: boolean }) {
+function EndpointFields({
+  form,
+  onChange,
+  editing,
+}: {
+  form: EndpointForm;
+  onChange: (form: EndpointForm) => void;
+  editing: boolean;
+}) {
   const set = (patch: Partial<EndpointForm>) => onChange({ ...form, ...patch });
   return (
     <>
@@ -25,11 +33,22 @@ function EndpointFields({ form, onChange, editing }: { form: EndpointForm; onCha
       </label>
       <label>
         Base URL
-        <input type="url" required placeholder="https://api.example.com/v1" value={form.base_url} onChange={(e) => set({ base_url: e.target.value })} />
+        <input
+          type="url"
+          required
+          placeholder="https://api.example.com/v1"
+          value={form.base_url}
+          onChange={(e) => set({ base_url: e.target.value })}
+        />
       </label>
       <label>
         {editing ? 'API key (blank keeps the stored one)' : 'API key (blank if none is needed)'}
-        <input type="password" autoComplete="off" value={form.api_key} onChange={(e) => set({ api_key: e.target.value })} />
+        <input
+          type="password"
+          autoComplete="off"
+          value={form.api_key}
+          onChange={(e) => set({ api_key: e.target.value })}
+        />
       </label>
       <label>
         Dialect
@@ -63,7 +82,10 @@ export function EndpointsPage() {
     event.preventDefault();
     if (!editing) return;
     const { api_key, ...rest } = form;
-    edit.mutate({ slug: editing.slug, body: { ...rest, ...(api_key ? { api_key } : {}) } }, { onSuccess: (result) => (setLast(result), setEditing(undefined)) });
+    edit.mutate(
+      { slug: editing.slug, body: { ...rest, ...(api_key ? { api_key } : {}) } },
+      { onSuccess: (result) => (setLast(result), setEditing(undefined)) },
+    );
   };
 
   return (
@@ -85,7 +107,12 @@ export function EndpointsPage() {
         </div>
       </Section>
       <Section title="Your endpoints">
-        <QueryView query={endpoints} what="your endpoints" empty={(page) => page.data.length === 0} emptyMessage={<p>No custom endpoints yet. Add one above to route models to your own provider account.</p>}>
+        <QueryView
+          query={endpoints}
+          what="your endpoints"
+          empty={(page) => page.data.length === 0}
+          emptyMessage={<p>No custom endpoints yet. Add one above to route models to your own provider account.</p>}
+        >
           {(page) => (
             <Table<Upstream>
               caption="Custom endpoints"
@@ -95,20 +122,46 @@ export function EndpointsPage() {
                 { header: 'Label', cell: (row) => row.label },
                 { header: 'Slug', cell: (row) => <code>{row.slug}</code> },
                 { header: 'Base URL', cell: (row) => row.base_url },
-                { header: 'Dialect', cell: (row) => `${row.dialect}${row.dialect_setting === 'auto' ? ' (detected)' : ''}` },
+                {
+                  header: 'Dialect',
+                  cell: (row) => `${row.dialect}${row.dialect_setting === 'auto' ? ' (detected)' : ''}`,
+                },
                 { header: 'Models', cell: (row) => row.models?.length ?? 0, numeric: true },
                 { header: 'Last probe', cell: (row) => <ProbeResult probe={row.probe} /> },
                 {
                   header: 'Actions',
                   cell: (row) => (
                     <div className="actions">
-                      <button type="button" aria-label={`Re-probe ${row.label}`} disabled={probe.isPending} onClick={() => probe.mutate(row.slug, { onSuccess: setLast })}>
+                      <button
+                        type="button"
+                        aria-label={`Re-probe ${row.label}`}
+                        disabled={probe.isPending}
+                        onClick={() => probe.mutate(row.slug, { onSuccess: setLast })}
+                      >
                         Re-probe
                       </button>
-                      <button type="button" aria-label={`Edit ${row.label}`} onClick={() => (edit.reset(), setForm({ label: row.label, base_url: row.base_url, api_key: '', dialect: row.dialect_setting }), setEditing(row))}>
+                      <button
+                        type="button"
+                        aria-label={`Edit ${row.label}`}
+                        onClick={() => (
+                          edit.reset(),
+                          setForm({
+                            label: row.label,
+                            base_url: row.base_url,
+                            api_key: '',
+                            dialect: row.dialect_setting,
+                          }),
+                          setEditing(row)
+                        )}
+                      >
                         Edit
                       </button>
-                      <button type="button" className="danger" aria-label={`Delete ${row.label}`} onClick={() => (remove.reset(), setDeleting(row))}>
+                      <button
+                        type="button"
+                        className="danger"
+                        aria-label={`Delete ${row.label}`}
+                        onClick={() => (remove.reset(), setDeleting(row))}
+                      >
                         Delete
                       </button>
                     </div>

@@ -14,7 +14,12 @@ function useEndpointMutation<Input, Output>(call: (input: Input) => Promise<Outp
 }
 
 const path = (slug: string) => `/v1/upstreams/${encodeURIComponent(slug)}`;
-export const useAddEndpoint = () => useEndpointMutation((body: CreateUpstreamBody) => request<UpstreamWithProbe>('POST', '/v1/upstreams', body));
-export const useEditEndpoint = () => useEndpointMutation(({ slug, body }: { slug: string; body: UpdateUpstreamBody }) => request<UpstreamWithProbe>('PATCH', path(slug), body));
-export const useProbeEndpoint = () => useEndpointMutation((slug: string) => request<UpstreamWithProbe>('POST', `${path(slug)}/probe`));
+export const useAddEndpoint = () =>
+  useEndpointMutation((body: CreateUpstreamBody) => request<UpstreamWithProbe>('POST', '/v1/upstreams', body));
+export const useEditEndpoint = () =>
+  useEndpointMutation(({ slug, body }: { slug: string; body: UpdateUpstreamBody }) =>
+    request<UpstreamWithProbe>('PATCH', path(slug), body),
+  );
+export const useProbeEndpoint = () =>
+  useEndpointMutation((slug: string) => request<UpstreamWithProbe>('POST', `${path(slug)}/probe`));
 export const useDeleteEndpoint = () => useEndpointMutation((slug: string) => request<void>('DELETE', path(slug)));

@@ -1,12 +1,18 @@
 import { SCOPES, type Scope } from '@sbc/scopes';
 import type { KeyFormState } from './key-form';
 
-const PRESETS = { gateway: 'Gateway (model calls only)', read_only: 'Read-only', full_access: 'Full access', custom: 'Chosen scopes' } as const;
+const PRESETS = {
+  gateway: 'Gateway (model calls only)',
+  read_only: 'Read-only',
+  full_access: 'Full access',
+  custom: 'Chosen scopes',
+} as const;
 
 /** The fields a key is minted or edited with. */
 export function KeyFields({ form, onChange }: { form: KeyFormState; onChange: (form: KeyFormState) => void }) {
   const set = (patch: Partial<KeyFormState>) => onChange({ ...form, ...patch });
-  const toggle = (scope: Scope, on: boolean) => set({ scopes: on ? [...form.scopes, scope] : form.scopes.filter((one) => one !== scope) });
+  const toggle = (scope: Scope, on: boolean) =>
+    set({ scopes: on ? [...form.scopes, scope] : form.scopes.filter((one) => one !== scope) });
   return (
     <>
       <label>
@@ -17,7 +23,13 @@ export function KeyFields({ form, onChange }: { form: KeyFormState; onChange: (f
         <legend>Access</legend>
         {Object.entries(PRESETS).map(([value, label]) => (
           <label key={value} className="inline">
-            <input type="radio" name="preset" value={value} checked={form.preset === value} onChange={() => set({ preset: value as KeyFormState['preset'] })} />
+            <input
+              type="radio"
+              name="preset"
+              value={value}
+              checked={form.preset === value}
+              onChange={() => set({ preset: value as KeyFormState['preset'] })}
+            />
             {label}
           </label>
         ))}
@@ -27,7 +39,11 @@ export function KeyFields({ form, onChange }: { form: KeyFormState; onChange: (f
           <legend>Scopes</legend>
           {SCOPES.filter((scope) => scope !== 'builds:admin').map((scope) => (
             <label key={scope} className="inline">
-              <input type="checkbox" checked={form.scopes.includes(scope)} onChange={(e) => toggle(scope, e.target.checked)} />
+              <input
+                type="checkbox"
+                checked={form.scopes.includes(scope)}
+                onChange={(e) => toggle(scope, e.target.checked)}
+              />
               {scope}
             </label>
           ))}
@@ -40,11 +56,25 @@ export function KeyFields({ form, onChange }: { form: KeyFormState; onChange: (f
       <div className="row">
         <label>
           Daily cap (credits)
-          <input type="number" min={0} step={1} inputMode="numeric" value={form.daily} onChange={(e) => set({ daily: e.target.value })} />
+          <input
+            type="number"
+            min={0}
+            step={1}
+            inputMode="numeric"
+            value={form.daily}
+            onChange={(e) => set({ daily: e.target.value })}
+          />
         </label>
         <label>
           Monthly cap (credits)
-          <input type="number" min={0} step={1} inputMode="numeric" value={form.monthly} onChange={(e) => set({ monthly: e.target.value })} />
+          <input
+            type="number"
+            min={0}
+            step={1}
+            inputMode="numeric"
+            value={form.monthly}
+            onChange={(e) => set({ monthly: e.target.value })}
+          />
         </label>
       </div>
       <div className="row">

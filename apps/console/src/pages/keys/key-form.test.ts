@@ -2,18 +2,28 @@ import { createBody, EMPTY_KEY_FORM, modelList, updateBody } from './key-form';
 
 describe('the key form as a request body', () => {
   it('mints with a preset, or with the chosen scopes instead', () => {
-    expect(createBody({ ...EMPTY_KEY_FORM, name: ' ci ', preset: 'read_only' })).toMatchObject({ name: 'ci', preset: 'read_only' });
+    expect(createBody({ ...EMPTY_KEY_FORM, name: ' ci ', preset: 'read_only' })).toMatchObject({
+      name: 'ci',
+      preset: 'read_only',
+    });
     const custom = createBody({ ...EMPTY_KEY_FORM, name: 'ci', preset: 'custom', scopes: ['usage:read'] });
     expect(custom).toMatchObject({ scopes: ['usage:read'] });
     expect(custom).not.toHaveProperty('preset');
   });
 
   it('reads caps as whole numbers and leaves blank ones out of a mint', () => {
-    expect(createBody({ ...EMPTY_KEY_FORM, name: 'k', daily: '500', monthly: '' })).toMatchObject({ daily_limit_tokens: 500, monthly_limit_tokens: undefined });
+    expect(createBody({ ...EMPTY_KEY_FORM, name: 'k', daily: '500', monthly: '' })).toMatchObject({
+      daily_limit_tokens: 500,
+      monthly_limit_tokens: undefined,
+    });
   });
 
   it('clears a blank cap or allow-list on edit (null), rather than keeping the old one', () => {
-    expect(updateBody({ ...EMPTY_KEY_FORM, name: 'k' })).toMatchObject({ allowed_models: null, daily_limit_tokens: null, monthly_limit_tokens: null });
+    expect(updateBody({ ...EMPTY_KEY_FORM, name: 'k' })).toMatchObject({
+      allowed_models: null,
+      daily_limit_tokens: null,
+      monthly_limit_tokens: null,
+    });
   });
 
   it('splits allowed models on commas and white space', () => {

@@ -13,7 +13,16 @@ export interface KeyFormState {
   mode: 'model' | 'agent';
 }
 
-export const EMPTY_KEY_FORM: KeyFormState = { name: '', preset: 'gateway', scopes: [], allowedModels: '', daily: '', monthly: '', route: 'auto', mode: 'model' };
+export const EMPTY_KEY_FORM: KeyFormState = {
+  name: '',
+  preset: 'gateway',
+  scopes: [],
+  allowedModels: '',
+  daily: '',
+  monthly: '',
+  route: 'auto',
+  mode: 'model',
+};
 
 /** `a, b\nc` → ['a', 'b', 'c']; blank → undefined (every model). */
 export function modelList(text: string): string[] | undefined {

@@ -24,7 +24,10 @@ function formOf(key: CallerKey): KeyFormState {
 }
 
 function caps(key: CallerKey): string {
-  const parts = [key.daily_limit_tokens !== undefined && `${count(key.daily_limit_tokens)}/day`, key.monthly_limit_tokens !== undefined && `${count(key.monthly_limit_tokens)}/month`].filter(Boolean);
+  const parts = [
+    key.daily_limit_tokens !== undefined && `${count(key.daily_limit_tokens)}/day`,
+    key.monthly_limit_tokens !== undefined && `${count(key.monthly_limit_tokens)}/month`,
+  ].filter(Boolean);
   return parts.length ? parts.join(', ') : 'None';
 }
 
@@ -40,7 +43,15 @@ function SecretOnce({ minted, onDone }: { minted: MintedKey; onDone: () => void 
         <input readOnly value={minted.key} onFocus={(e) => e.target.select()} />
       </label>
       <div className="actions">
-        <button type="button" onClick={() => void navigator.clipboard?.writeText(minted.key).then(() => setCopied(true), () => setCopied(false))}>
+        <button
+          type="button"
+          onClick={() =>
+            void navigator.clipboard?.writeText(minted.key).then(
+              () => setCopied(true),
+              () => setCopied(false),
+            )
+          }
+        >
           {copied ? 'Copied' : 'Copy key'}
         </button>
         <button type="button" onClick={onDone}>
@@ -88,7 +99,12 @@ export function KeysPage() {
       }
     >
       {minted && <SecretOnce minted={minted} onDone={() => setMinted(undefined)} />}
-      <QueryView query={keys} what="your keys" empty={(page) => page.data.length === 0} emptyMessage={<p>No keys yet. Mint one to call the gateway from your tools.</p>}>
+      <QueryView
+        query={keys}
+        what="your keys"
+        empty={(page) => page.data.length === 0}
+        emptyMessage={<p>No keys yet. Mint one to call the gateway from your tools.</p>}
+      >
         {(page) => (
           <Table<CallerKey>
             caption="Your keys"
@@ -106,10 +122,19 @@ export function KeysPage() {
                 cell: (key) =>
                   key.revoked_at ? null : (
                     <div className="actions">
-                      <button type="button" aria-label={`Edit ${key.name}`} onClick={() => (update.reset(), setForm(formOf(key)), setEditing(key))}>
+                      <button
+                        type="button"
+                        aria-label={`Edit ${key.name}`}
+                        onClick={() => (update.reset(), setForm(formOf(key)), setEditing(key))}
+                      >
                         Edit
                       </button>
-                      <button type="button" className="danger" aria-label={`Revoke ${key.name}`} onClick={() => (revoke.reset(), setRevoking(key))}>
+                      <button
+                        type="button"
+                        className="danger"
+                        aria-label={`Revoke ${key.name}`}
+                        onClick={() => (revoke.reset(), setRevoking(key))}
+                      >
                         Revoke
                       </button>
                     </div>
@@ -156,9 +181,12 @@ export function KeysPage() {
         body={
           <>
             <p>
-              <strong>{revoking?.name}</strong> ({revoking?.mask}) stops working at once, at every edge. This cannot be undone.
+              <strong>{revoking?.name}</strong> ({revoking?.mask}) stops working at once, at every edge. This cannot be
+              undone.
             </p>
-            {revoke.error && <p role="alert">{revoke.error instanceof ApiFailure ? revoke.error.message : 'Revoking failed.'}</p>}
+            {revoke.error && (
+              <p role="alert">{revoke.error instanceof ApiFailure ? revoke.error.message : 'Revoking failed.'}</p>
+            )}
           </>
         }
         confirmLabel="Revoke key"

@@ -14,5 +14,9 @@ function useKeyMutation<Input, Output>(call: (input: Input) => Promise<Output>) 
 }
 
 export const useMintKey = () => useKeyMutation((body: CreateKeyBody) => request<MintedKey>('POST', '/v1/keys', body));
-export const useUpdateKey = () => useKeyMutation(({ id, body }: { id: string; body: UpdateKeyBody }) => request<CallerKey>('PATCH', `/v1/keys/${encodeURIComponent(id)}`, body));
-export const useRevokeKey = () => useKeyMutation((id: string) => request<CallerKey>('DELETE', `/v1/keys/${encodeURIComponent(id)}`));
+export const useUpdateKey = () =>
+  useKeyMutation(({ id, body }: { id: string; body: UpdateKeyBody }) =>
+    request<CallerKey>('PATCH', `/v1/keys/${encodeURIComponent(id)}`, body),
+  );
+export const useRevokeKey = () =>
+  useKeyMutation((id: string) => request<CallerKey>('DELETE', `/v1/keys/${encodeURIComponent(id)}`));

@@ -11,11 +11,27 @@ import { firstOfMonth, useReport, useTodaysCalls } from './use-overview';
 type Loadable<T> = { data: T | undefined; error: unknown; isPending: boolean; refetch: () => unknown };
 
 /** One figure with its own loading and error state, linking to the page that explains it. */
-function Tile<T>({ label, query, to, children }: { label: string; query: Loadable<T>; to: string; children: (data: T) => ReactNode }) {
+function Tile<T>({
+  label,
+  query,
+  to,
+  children,
+}: {
+  label: string;
+  query: Loadable<T>;
+  to: string;
+  children: (data: T) => ReactNode;
+}) {
   return (
     <li className="tile">
       <Link to={to}>{label}</Link>
-      {query.isPending ? <Loading what={label.toLowerCase()} /> : query.error || !query.data ? <ErrorState error={query.error} retry={() => void query.refetch()} /> : <p className="figure">{children(query.data)}</p>}
+      {query.isPending ? (
+        <Loading what={label.toLowerCase()} />
+      ) : query.error || !query.data ? (
+        <ErrorState error={query.error} retry={() => void query.refetch()} />
+      ) : (
+        <p className="figure">{children(query.data)}</p>
+      )}
     </li>
   );
 }
@@ -26,7 +42,9 @@ export function OverviewPage() {
   const today = useReport(localDay(new Date()));
   const calls = useTodaysCalls();
   const credits = useCredits();
-  const latencies = (calls.data?.data ?? []).flatMap((call) => (call.latency_ms === undefined ? [] : [call.latency_ms]));
+  const latencies = (calls.data?.data ?? []).flatMap((call) =>
+    call.latency_ms === undefined ? [] : [call.latency_ms],
+  );
 
   return (
     <Page title="Overview">
@@ -44,7 +62,11 @@ export function OverviewPage() {
           {(report) => count(report.failed_requests)}
         </Tile>
         <Tile label="Latency today" query={calls} to="usage">
-          {() => (latencies.length ? `p50 ${ms(percentile(latencies, 50))}, p95 ${ms(percentile(latencies, 95))}` : 'No calls yet')}
+          {() =>
+            latencies.length
+              ? `p50 ${ms(percentile(latencies, 50))}, p95 ${ms(percentile(latencies, 95))}`
+              : 'No calls yet'
+          }
         </Tile>
       </ul>
       <Section title="Top models this month">

@@ -6,7 +6,10 @@ import { browserTimeZone, localDay } from '../../ui/format';
 /** The usage report (totals, failed calls, top models) from the start of a local day to now. */
 export function useReport(from: string) {
   const tz = browserTimeZone();
-  return useQuery({ queryKey: ['usage', 'report', from, tz], queryFn: () => get<UsageReport>('/v1/usage/report', { from, tz }) });
+  return useQuery({
+    queryKey: ['usage', 'report', from, tz],
+    queryFn: () => get<UsageReport>('/v1/usage/report', { from, tz }),
+  });
 }
 
 export function firstOfMonth(now: Date): string {
@@ -17,5 +20,8 @@ export function firstOfMonth(now: Date): string {
 export function useTodaysCalls() {
   const now = new Date();
   const midnight = new Date(now.getFullYear(), now.getMonth(), now.getDate()).toISOString();
-  return useQuery({ queryKey: ['usage', 'requests', 'today', midnight], queryFn: () => get<UsageGenerationList>('/v1/usage/requests', { from: midnight, limit: 100 }) });
+  return useQuery({
+    queryKey: ['usage', 'requests', 'today', midnight],
+    queryFn: () => get<UsageGenerationList>('/v1/usage/requests', { from: midnight, limit: 100 }),
+  });
 }

@@ -40,7 +40,14 @@ export function SignInPage() {
       <form onSubmit={submit} aria-label={title}>
         <label>
           Email
-          <input type="email" name="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} />
+          <input
+            type="email"
+            name="email"
+            autoComplete="email"
+            required
+            value={email}
+            onChange={(e) => setEmail(e.target.value)}
+          />
         </label>
         <label>
           Password

@@ -59,7 +59,9 @@ function SpendView({ spend }: { spend: Spend }) {
             },
           ]}
         />
-        {spend.unpriced_models.length > 0 && <p>Models without a list price (not counted): {spend.unpriced_models.join(', ')}.</p>}
+        {spend.unpriced_models.length > 0 && (
+          <p>Models without a list price (not counted): {spend.unpriced_models.join(', ')}.</p>
+        )}
       </Section>
     </>
   );
@@ -70,7 +72,12 @@ export function SpendPage() {
   const spend = useQuery({ queryKey: ['spend'], queryFn: () => get<Spend>('/v1/spend') });
   return (
     <Page title="Spend">
-      <QueryView query={spend} what="spend" empty={(data) => data.providers.length === 0} emptyMessage={<p>No spend in the last 30 days.</p>}>
+      <QueryView
+        query={spend}
+        what="spend"
+        empty={(data) => data.providers.length === 0}
+        emptyMessage={<p>No spend in the last 30 days.</p>}
+      >
         {(data) => <SpendView spend={data} />}
       </QueryView>
     </Page>

@@ -11,10 +11,16 @@ describe('spend as chart series', () => {
       tied_usd: 4,
       estimated_usd: 2,
       unpriced_models: [],
-      providers: [{ provider: 'openai', label: 'OpenAI' }, { provider: 'sbc', label: '' }],
+      providers: [
+        { provider: 'openai', label: 'OpenAI' },
+        { provider: 'sbc', label: '' },
+      ],
       series: [
         { day: '2026-01-01', providers: { openai: { measured: 1, estimated: 2, plan: 0 } } },
-        { day: '2026-01-02', providers: { openai: { measured: 0, estimated: 0, plan: 0 }, sbc: { measured: 0, estimated: 0, plan: 3 } } },
+        {
+          day: '2026-01-02',
+          providers: { openai: { measured: 0, estimated: 0, plan: 0 }, sbc: { measured: 0, estimated: 0, plan: 3 } },
+        },
       ],
     } as unknown as Spend;
     expect(spendSeries(spend)).toEqual({

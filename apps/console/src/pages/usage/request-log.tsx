@@ -29,7 +29,8 @@ export function RequestLog() {
     setFilters({ ...filters, ...patch });
     setCursor({});
   };
-  const shown = (rows: UsageGeneration[]) => rows.filter((row) => !filters.status || (filters.status === 'error' ? row.status >= 400 : row.status < 400));
+  const shown = (rows: UsageGeneration[]) =>
+    rows.filter((row) => !filters.status || (filters.status === 'error' ? row.status >= 400 : row.status < 400));
 
   return (
     <Section title="Request log">
@@ -47,11 +48,19 @@ export function RequestLog() {
         </label>
         <label>
           Model
-          <input type="search" value={filters.model ?? ''} onChange={(e) => change({ model: e.target.value || undefined })} placeholder="any model" />
+          <input
+            type="search"
+            value={filters.model ?? ''}
+            onChange={(e) => change({ model: e.target.value || undefined })}
+            placeholder="any model"
+          />
         </label>
         <label>
           Status
-          <select value={filters.status ?? ''} onChange={(e) => change({ status: (e.target.value || undefined) as LogFilters['status'] })}>
+          <select
+            value={filters.status ?? ''}
+            onChange={(e) => change({ status: (e.target.value || undefined) as LogFilters['status'] })}
+          >
             <option value="">Any status</option>
             <option value="ok">Succeeded</option>
             <option value="error">Failed</option>
@@ -59,22 +68,39 @@ export function RequestLog() {
         </label>
         <label>
           From day (UTC)
-          <input type="date" value={filters.from ?? ''} onChange={(e) => change({ from: e.target.value || undefined })} />
+          <input
+            type="date"
+            value={filters.from ?? ''}
+            onChange={(e) => change({ from: e.target.value || undefined })}
+          />
         </label>
         <label>
           To day (UTC)
           <input type="date" value={filters.to ?? ''} onChange={(e) => change({ to: e.target.value || undefined })} />
         </label>
       </form>
-      <QueryView query={log} what="the request log" empty={(page) => shown(page.data).length === 0 && !page.has_more && !cursor.after_id && !cursor.before_id} emptyMessage={<p>No calls match these filters.</p>}>
+      <QueryView
+        query={log}
+        what="the request log"
+        empty={(page) => shown(page.data).length === 0 && !page.has_more && !cursor.after_id && !cursor.before_id}
+        emptyMessage={<p>No calls match these filters.</p>}
+      >
         {(page) => (
           <>
             <Table caption="Calls, newest first" columns={COLUMNS} rows={shown(page.data)} rowKey={(row) => row.id} />
             <div className="pager">
-              <button type="button" disabled={!cursor.after_id && !(cursor.before_id && page.has_more)} onClick={() => setCursor({ before_id: page.first_id ?? undefined })}>
+              <button
+                type="button"
+                disabled={!cursor.after_id && !(cursor.before_id && page.has_more)}
+                onClick={() => setCursor({ before_id: page.first_id ?? undefined })}
+              >
                 Newer calls
               </button>
-              <button type="button" disabled={cursor.before_id ? false : !page.has_more} onClick={() => setCursor({ after_id: page.last_id ?? undefined })}>
+              <button
+                type="button"
+                disabled={cursor.before_id ? false : !page.has_more}
+                onClick={() => setCursor({ after_id: page.last_id ?? undefined })}
+              >
                 Older calls
               </button>
             </div>

@@ -12,7 +12,9 @@ import { exclusiveEnd, useBreakdown } from './use-usage';
 
 const GROUPS = { model: 'Model', key: 'Key', provider: 'Provider', upstream: 'Upstream' } as const;
 type Group = keyof typeof GROUPS;
-const ZONES = [...new Set([browserTimeZone(), 'UTC', 'America/New_York', 'Europe/London', 'Europe/Berlin', 'Asia/Tokyo'])];
+const ZONES = [
+  ...new Set([browserTimeZone(), 'UTC', 'America/New_York', 'Europe/London', 'Europe/Berlin', 'Asia/Tokyo']),
+];
 
 type Row = UsageBreakdown['groups'][number];
 
@@ -33,7 +35,11 @@ function BreakdownView({ breakdown, metric, group }: { breakdown: UsageBreakdown
         unit={METRICS[metric].unit}
         format={format}
         // Measured for the budget bench (bench/console.mjs): data in hand to the next frame after the chart drew.
-        onDrawn={() => requestAnimationFrame(() => performance.measure('usage-draw', { start: dataArrived.current, end: performance.now() }))}
+        onDrawn={() =>
+          requestAnimationFrame(() =>
+            performance.measure('usage-draw', { start: dataArrived.current, end: performance.now() }),
+          )
+        }
       />
       <Table<Row>
         caption={`Breakdown by ${GROUPS[group].toLowerCase()}`}
@@ -93,7 +99,13 @@ export function UsagePage() {
       <form className="filters" aria-label="Usage window" onSubmit={(e) => e.preventDefault()}>
         <label>
           From
-          <input type="date" value={from} max={to} required onChange={(e) => e.target.value && setFrom(e.target.value)} />
+          <input
+            type="date"
+            value={from}
+            max={to}
+            required
+            onChange={(e) => e.target.value && setFrom(e.target.value)}
+          />
         </label>
         <label>
           To
@@ -136,7 +148,12 @@ export function UsagePage() {
         </label>
       </form>
       <Section title="Breakdown">
-        <QueryView query={breakdown} what="usage" empty={(data) => data.totals.requests === 0} emptyMessage={<p>No calls in this window yet. Make a model call with one of your keys and it shows here.</p>}>
+        <QueryView
+          query={breakdown}
+          what="usage"
+          empty={(data) => data.totals.requests === 0}
+          emptyMessage={<p>No calls in this window yet. Make a model call with one of your keys and it shows here.</p>}
+        >
           {(data) => <BreakdownView breakdown={data} metric={metric} group={group} />}
         </QueryView>
       </Section>

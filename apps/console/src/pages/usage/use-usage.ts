@@ -15,7 +15,9 @@ export function exclusiveEnd(day: string): string {
   return next.toISOString().slice(0, 10);
 }
 
-export function useBreakdown(window: UsageWindow & { bucket: 'day' | 'hour'; group: 'key' | 'model' | 'provider' | 'upstream' }) {
+export function useBreakdown(
+  window: UsageWindow & { bucket: 'day' | 'hour'; group: 'key' | 'model' | 'provider' | 'upstream' },
+) {
   return useQuery({
     queryKey: ['usage', 'breakdown', window],
     queryFn: () => get<UsageBreakdown>('/v1/usage/breakdown', { ...window, to: exclusiveEnd(window.to) }),
@@ -37,7 +39,14 @@ export function useRequestLog(filters: LogFilters, cursor: { after_id?: string; 
   const { status: _status, ...query } = filters;
   return useQuery({
     queryKey: ['usage', 'requests', query, cursor],
-    queryFn: () => get<UsageGenerationList>('/v1/usage/requests', { limit: 25, ...query, from: query.from, to: query.to ? exclusiveEnd(query.to) : undefined, ...cursor }),
+    queryFn: () =>
+      get<UsageGenerationList>('/v1/usage/requests', {
+        limit: 25,
+        ...query,
+        from: query.from,
+        to: query.to ? exclusiveEnd(query.to) : undefined,
+        ...cursor,
+      }),
     placeholderData: keepPreviousData,
   });
 }

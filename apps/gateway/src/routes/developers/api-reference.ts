@@ -34,7 +34,8 @@ function typeLabel(schema: Schema | undefined): string {
   const ref = refName(schema);
   if (ref) return `<a href="#schema-${escapeHtml(ref)}">${escapeHtml(ref)}</a>`;
   if (schema.const !== undefined) return `<code>${escapeHtml(JSON.stringify(schema.const))}</code>`;
-  if (Array.isArray(schema.enum)) return schema.enum.map((v) => `<code>${escapeHtml(JSON.stringify(v))}</code>`).join(' | ');
+  if (Array.isArray(schema.enum))
+    return schema.enum.map((v) => `<code>${escapeHtml(JSON.stringify(v))}</code>`).join(' | ');
   const union = (schema.anyOf ?? schema.oneOf) as Schema[] | undefined;
   if (Array.isArray(union)) return union.map(typeLabel).join(' | ');
   if (schema.type === 'array') return `array of ${typeLabel(schema.items as Schema | undefined)}`;
@@ -85,7 +86,10 @@ function renderOperation(method: string, path: string, op: Operation, schemas: R
       : 'No credential needed';
   const parameters = op.parameters?.length
     ? `<div class="table-wrap" tabindex="0" role="region" aria-label="Parameters of ${escapeHtml(`${method.toUpperCase()} ${path}`)}"><table><thead><tr><th scope="col">Parameter</th><th scope="col">In</th><th scope="col">Type</th><th scope="col">Description</th></tr></thead><tbody>${op.parameters
-        .map((p) => `<tr><td><code>${escapeHtml(p.name)}</code>${p.required ? ' <span class="req">required</span>' : ''}</td><td>${escapeHtml(p.in)}</td><td>${typeLabel(p.schema)}</td><td>${p.description ? inlineCode(p.description) : ''}</td></tr>`)
+        .map(
+          (p) =>
+            `<tr><td><code>${escapeHtml(p.name)}</code>${p.required ? ' <span class="req">required</span>' : ''}</td><td>${escapeHtml(p.in)}</td><td>${typeLabel(p.schema)}</td><td>${p.description ? inlineCode(p.description) : ''}</td></tr>`,
+        )
         .join('')}</tbody></table></div>`
     : '';
   const body = Object.entries(op.requestBody?.content ?? {})
@@ -118,14 +122,27 @@ export function renderApiReference(document: OpenApiDocument): string {
       if (!op) continue;
       const tag = op.tags?.[0] ?? 'Other';
       byTag.set(tag, [...(byTag.get(tag) ?? []), renderOperation(method, path, op, schemas)]);
-      toc.set(tag, [...(toc.get(tag) ?? []), `<li><a href="#${operationId(method, path, op)}">${method.toUpperCase()} <code>${escapeHtml(path)}</code></a></li>`]);
+      toc.set(tag, [
+        ...(toc.get(tag) ?? []),
+        `<li><a href="#${operationId(method, path, op)}">${method.toUpperCase()} <code>${escapeHtml(path)}</code></a></li>`,
+      ]);
     }
   }
   const tagId = (tag: string) => `tag-${tag.replace(/[^A-Za-z0-9]+/g, '-').toLowerCase()}`;
-  const contents = [...toc].map(([tag, items]) => `<li><a href="#${tagId(tag)}">${escapeHtml(tag)}</a><ul>${items.join('')}</ul></li>`).join('');
-  const sections = [...byTag].map(([tag, ops]) => `<section aria-labelledby="${tagId(tag)}"><h2 id="${tagId(tag)}">${escapeHtml(tag)}</h2>${ops.join('\n')}</section>`).join('\n');
+  const contents = [...toc]
+    .map(([tag, items]) => `<li><a href="#${tagId(tag)}">${escapeHtml(tag)}</a><ul>${items.join('')}</ul></li>`)
+    .join('');
+  const sections = [...byTag]
+    .map(
+      ([tag, ops]) =>
+        `<section aria-labelledby="${tagId(tag)}"><h2 id="${tagId(tag)}">${escapeHtml(tag)}</h2>${ops.join('\n')}</section>`,
+    )
+    .join('\n');
   const schemaSections = Object.entries(schemas)
-    .map(([name, schema]) => `<section class="schema" aria-labelledby="schema-${escapeHtml(name)}"><h3 id="schema-${escapeHtml(name)}">${escapeHtml(name)}</h3>${typeof schema.description === 'string' ? `<p>${inlineCode(schema.description)}</p>` : ''}${schemaBlock(schema, 'Type')}</section>`)
+    .map(
+      ([name, schema]) =>
+        `<section class="schema" aria-labelledby="schema-${escapeHtml(name)}"><h3 id="schema-${escapeHtml(name)}">${escapeHtml(name)}</h3>${typeof schema.description === 'string' ? `<p>${inlineCode(schema.description)}</p>` : ''}${schemaBlock(schema, 'Type')}</section>`,
+    )
     .join('\n');
   const main = `<h1>API reference</h1>
 <p>Rendered from <a href="/docs/openapi.json">/docs/openapi.json</a>${document.info?.version ? ` (version ${escapeHtml(document.info.version)})` : ''}, the same document the

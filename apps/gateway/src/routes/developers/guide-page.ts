@@ -14,7 +14,8 @@ function quickStartSection(quickStarts: readonly QuickStart[]): string {
 <code>http://localhost:8080</code>), <code>SBC_API_KEY</code> (a caller key, <code>sbc_…</code>, made in the console under Keys)
 and <code>SBC_MODEL</code>: <code>house</code> for a house model, or <code>my-engine/&lt;model&gt;</code> for a model of a custom
 endpoint you added (last snippet). These are the very files the test suite runs against a live service, so they work as shown.</p>`;
-  if (quickStarts.length === 0) return `${intro}<p>The quick-start files are not shipped with this build; see <code>docs/quickstarts/</code> in the repository.</p>`;
+  if (quickStarts.length === 0)
+    return `${intro}<p>The quick-start files are not shipped with this build; see <code>docs/quickstarts/</code> in the repository.</p>`;
   const toc = quickStarts.map((q) => `<li><a href="#${q.id}">${escapeHtml(q.title)}</a></li>`).join('\n');
   const bodies = quickStarts
     .map(
@@ -30,9 +31,20 @@ endpoint you added (last snippet). These are the very files the test suite runs 
 
 function dialectShapes(baseUrl: string): string {
   const failure = { status: 400, message: 'max_tokens must be a positive integer.', code: null, param: 'max_tokens' };
-  const rest = toEnvelope(new ApiError('insufficient_scope', 'This key lacks a scope this route needs.', { extra: { required_scopes: ['keys:write'] } }), EXAMPLE_REQUEST_ID, baseUrl);
+  const rest = toEnvelope(
+    new ApiError('insufficient_scope', 'This key lacks a scope this route needs.', {
+      extra: { required_scopes: ['keys:write'] },
+    }),
+    EXAMPLE_REQUEST_ID,
+    baseUrl,
+  );
   const statuses = [...new Set(errorCodes.map((code) => errorSpec(code).status)), 529].sort((a, b) => a - b);
-  const rows = statuses.map((status) => `<tr><td>${status}</td><td><code>${openAiErrorType(status)}</code></td><td><code>${anthropicErrorType(status)}</code></td></tr>`).join('\n');
+  const rows = statuses
+    .map(
+      (status) =>
+        `<tr><td>${status}</td><td><code>${openAiErrorType(status)}</code></td><td><code>${anthropicErrorType(status)}</code></td></tr>`,
+    )
+    .join('\n');
   return `<p>Account and other REST routes answer every refusal in one envelope: <code>error</code> (a code below),
 <code>message</code>, <code>doc_url</code> (a link to the code's entry on this page), <code>request_id</code> (also in the
 <code>x-request-id</code> header), and <code>param</code> when one field is to blame; <code>400 invalid_request</code> adds

@@ -32,7 +32,8 @@ ${options.main}
 }
 
 export function topNav(current: 'guide' | 'api'): string {
-  const link = (href: string, label: string, here: boolean) => `<a href="${href}"${here ? ' aria-current="page"' : ''}>${label}</a>`;
+  const link = (href: string, label: string, here: boolean) =>
+    `<a href="${href}"${here ? ' aria-current="page"' : ''}>${label}</a>`;
   return [
     link('/developers', 'Guide and errors', current === 'guide'),
     link('/developers/api', 'API reference', current === 'api'),

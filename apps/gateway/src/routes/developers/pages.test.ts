@@ -5,7 +5,10 @@ import { renderGuidePage } from './guide-page';
 
 describe('developer pages', () => {
   it('the guide has one entry per registry code and shows each quick start verbatim, escaped', () => {
-    const html = renderGuidePage({ baseUrl: 'https://gw.test', quickStarts: [{ id: 'quickstart-x', title: 'X', file: 'x.sh', text: 'echo "<b>&</b>"' }] });
+    const html = renderGuidePage({
+      baseUrl: 'https://gw.test',
+      quickStarts: [{ id: 'quickstart-x', title: 'X', file: 'x.sh', text: 'echo "<b>&</b>"' }],
+    });
     for (const code of errorCodes) expect(html).toContain(`id="errors-${code}"`);
     expect(html).toContain('echo &quot;&lt;b&gt;&amp;&lt;/b&gt;&quot;');
     expect(html).not.toMatch(/<script|<style|\sstyle=/);
@@ -23,11 +26,15 @@ describe('developer pages', () => {
     }
     expect(html).toContain('<a href="/developers#errors-rate_limited"><code>rate_limited</code></a>');
     const createKey = html.slice(html.indexOf('id="op-createKey"'));
-    expect(createKey.slice(0, createKey.indexOf('</section>'))).toMatch(/Body \(application\/json\)[\s\S]*<code>name<\/code> <span class="req">required<\/span>/);
+    expect(createKey.slice(0, createKey.indexOf('</section>'))).toMatch(
+      /Body \(application\/json\)[\s\S]*<code>name<\/code> <span class="req">required<\/span>/,
+    );
   });
 
   it('a description cannot inject markup into the reference', () => {
-    const html = renderApiReference({ paths: { '/x': { get: { operationId: 'x', description: '<img src=x onerror=alert(1)>' } } } });
+    const html = renderApiReference({
+      paths: { '/x': { get: { operationId: 'x', description: '<img src=x onerror=alert(1)>' } } },
+    });
     expect(html).not.toContain('<img');
   });
 });

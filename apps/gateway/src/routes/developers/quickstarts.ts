@@ -23,11 +23,16 @@ export const QUICK_STARTS: readonly { id: string; title: string; file: string }[
  * Where the quick starts are: beside the bundle in an image (`./quickstarts`), or the workspace's
  * docs/quickstarts when the edge runs from source or from dist.
  */
-export function findQuickStartDir(candidates = [path.join(__dirname, 'quickstarts'), path.resolve('docs', 'quickstarts')]): string | undefined {
+export function findQuickStartDir(
+  candidates = [path.join(__dirname, 'quickstarts'), path.resolve('docs', 'quickstarts')],
+): string | undefined {
   return candidates.find((dir) => existsSync(path.join(dir, QUICK_STARTS[0]!.file)));
 }
 
 export function loadQuickStarts(dir = findQuickStartDir()): QuickStart[] {
   if (!dir) return [];
-  return QUICK_STARTS.filter((q) => existsSync(path.join(dir, q.file))).map((q) => ({ ...q, text: readFileSync(path.join(dir, q.file), 'utf8') }));
+  return QUICK_STARTS.filter((q) => existsSync(path.join(dir, q.file))).map((q) => ({
+    ...q,
+    text: readFileSync(path.join(dir, q.file), 'utf8'),
+  }));
 }

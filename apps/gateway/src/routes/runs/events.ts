@@ -16,7 +16,13 @@ export function resumeAfter(queryAfter: number | undefined, lastEventId: string 
   if (queryAfter !== undefined) return queryAfter;
   if (lastEventId === undefined) return 0;
   if (typeof lastEventId === 'string' && /^\d{1,9}$/.test(lastEventId.trim())) return Number(lastEventId.trim());
-  throw ApiError.invalid([{ path: 'last-event-id', code: 'invalid_value', message: 'Last-Event-ID must be the sequence number of an event (a whole number).' }]);
+  throw ApiError.invalid([
+    {
+      path: 'last-event-id',
+      code: 'invalid_value',
+      message: 'Last-Event-ID must be the sequence number of an event (a whole number).',
+    },
+  ]);
 }
 
 /** JSON page for `Accept: application/json` (without text/event-stream); everything else streams. */

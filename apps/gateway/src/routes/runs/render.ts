@@ -1,7 +1,14 @@
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { timestampDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import type { CallerKey } from '@sbc/proto/sbc/account/v1/account_pb';
-import type { Project, Run, RunCallerSchema, RunEvent, WebhookDelivery, WebhookEndpoint } from '@sbc/proto/sbc/runs/v1/runs_pb';
+import type {
+  Project,
+  Run,
+  RunCallerSchema,
+  RunEvent,
+  WebhookDelivery,
+  WebhookEndpoint,
+} from '@sbc/proto/sbc/runs/v1/runs_pb';
 
 const iso = (value: Timestamp | undefined) => (value ? timestampDate(value).toISOString() : undefined);
 /** The field only when it has a value (the spec's optional fields are left out rather than null). */
@@ -11,7 +18,11 @@ const some = <T>(name: string, value: T | undefined) => (value === undefined ? {
  * Who starts a run, with the bounds of the key that does: the run's model-call key is minted within them.
  * Sessions and device tokens are not bounded by a key.
  */
-export function runCaller(userId: string, key: CallerKey | undefined, operator: boolean): MessageInitShape<typeof RunCallerSchema> {
+export function runCaller(
+  userId: string,
+  key: CallerKey | undefined,
+  operator: boolean,
+): MessageInitShape<typeof RunCallerSchema> {
   return {
     userId,
     operator,
@@ -63,7 +74,14 @@ export function renderRun(run: Run): Record<string, unknown> {
 }
 
 export function renderEvent(event: RunEvent): Record<string, unknown> {
-  return { object: 'run.event', run_id: event.runId, seq: event.seq, type: event.type, data: JSON.parse(event.dataJson || '{}') as unknown, created_at: iso(event.createdAt) };
+  return {
+    object: 'run.event',
+    run_id: event.runId,
+    seq: event.seq,
+    type: event.type,
+    data: JSON.parse(event.dataJson || '{}') as unknown,
+    created_at: iso(event.createdAt),
+  };
 }
 
 export function renderEndpoint(endpoint: WebhookEndpoint): Record<string, unknown> {
@@ -99,6 +117,16 @@ export function renderDelivery(delivery: WebhookDelivery): Record<string, unknow
 }
 
 /** The list envelope (CONTRACTS "Lists") over rendered items with ids. */
-export function listEnvelope<T extends { id: string }>(items: T[], hasMore: boolean, render: (item: T) => Record<string, unknown>): Record<string, unknown> {
-  return { object: 'list', data: items.map(render), has_more: hasMore, first_id: items[0]?.id ?? null, last_id: items.at(-1)?.id ?? null };
+export function listEnvelope<T extends { id: string }>(
+  items: T[],
+  hasMore: boolean,
+  render: (item: T) => Record<string, unknown>,
+): Record<string, unknown> {
+  return {
+    object: 'list',
+    data: items.map(render),
+    has_more: hasMore,
+    first_id: items[0]?.id ?? null,
+    last_id: items.at(-1)?.id ?? null,
+  };
 }

@@ -19,9 +19,16 @@ describe('stream invariant checks', () => {
     const options = { model: 'm', includeUsage: false };
     const good = translate('chat-text.sse', createChatStreamRenderer(options));
     expect(chatViolations(good, options)).toEqual([]);
-    expect(chatViolations(translate('chat-text.sse', createChatStreamRenderer({ model: 'm', includeUsage: true })), options)).not.toEqual([]);
+    expect(
+      chatViolations(translate('chat-text.sse', createChatStreamRenderer({ model: 'm', includeUsage: true })), options),
+    ).not.toEqual([]);
     expect(chatViolations(good.slice(0, -1), options)).not.toEqual([]);
-    expect(chatViolations(edit(good, 1, (p) => (p.id = 'other')), options)).not.toEqual([]);
+    expect(
+      chatViolations(
+        edit(good, 1, (p) => (p.id = 'other')),
+        options,
+      ),
+    ).not.toEqual([]);
   });
 
   it('the messages check catches a missing event line, overlapping blocks and a wrong stop reason', () => {
@@ -31,7 +38,9 @@ describe('stream invariant checks', () => {
     const stopAt = good.findIndex((f) => f.event === 'content_block_stop');
     expect(messagesViolations(good.filter((_, i) => i !== stopAt))).not.toEqual([]);
     const deltaAt = good.findIndex((f) => f.event === 'message_delta');
-    expect(messagesViolations(edit(good, deltaAt, (p) => (p.delta = { stop_reason: 'end_turn', stop_sequence: null })))).not.toEqual([]);
+    expect(
+      messagesViolations(edit(good, deltaAt, (p) => (p.delta = { stop_reason: 'end_turn', stop_sequence: null }))),
+    ).not.toEqual([]);
   });
 
   it('the responses check catches a sequence gap, an unclosed item and output that differs from the items', () => {
@@ -40,6 +49,8 @@ describe('stream invariant checks', () => {
     expect(responsesViolations(good.filter((_, i) => i !== 4))).not.toEqual([]);
     const doneAt = good.map((f) => f.event).lastIndexOf('response.output_item.done');
     expect(responsesViolations(edit(good, doneAt, (p) => (p.output_index = 7)))).not.toEqual([]);
-    expect(responsesViolations(edit(good, good.length - 1, (p) => ((p.response as { output: unknown[] }).output = [])))).not.toEqual([]);
+    expect(
+      responsesViolations(edit(good, good.length - 1, (p) => ((p.response as { output: unknown[] }).output = []))),
+    ).not.toEqual([]);
   });
 });

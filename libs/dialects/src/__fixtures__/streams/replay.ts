@@ -118,7 +118,13 @@ export function assembleMessages(frames: SseFrame[]) {
     }
   }
   const delta = objectOf(messageDelta.delta);
-  return { message, blocks, stopReason: delta.stop_reason, stopSequence: delta.stop_sequence, usage: messageDelta.usage };
+  return {
+    message,
+    blocks,
+    stopReason: delta.stop_reason,
+    stopSequence: delta.stop_sequence,
+    usage: messageDelta.usage,
+  };
 }
 
 export function assembleResponses(frames: SseFrame[]) {
@@ -127,7 +133,8 @@ export function assembleResponses(frames: SseFrame[]) {
   for (const frame of received(frames)) {
     const event = payload(frame);
     if (event.type === 'response.output_item.done') items.push(event.item);
-    if (['response.completed', 'response.incomplete', 'response.failed', 'error'].includes(String(event.type))) terminal = event;
+    if (['response.completed', 'response.incomplete', 'response.failed', 'error'].includes(String(event.type)))
+      terminal = event;
   }
   return { items, terminal: String(terminal.type), response: objectOf(terminal.response) };
 }
@@ -146,13 +153,18 @@ export function chatViolations(frames: SseFrame[], options: { model: string; inc
   if (ids.size !== 1) problems.push(`id/created vary: ${[...ids].join(', ')}`);
   if (chunks.some((c) => c.model !== options.model)) problems.push('a chunk shows another model');
   if (chunks.some((c) => c.object !== 'chat.completion.chunk')) problems.push('wrong object');
-  if (objectOf(objectOf(Array.isArray(chunks[0]?.choices) ? chunks[0]!.choices[0] : {}).delta).role !== 'assistant') problems.push('first delta lacks role');
+  if (objectOf(objectOf(Array.isArray(chunks[0]?.choices) ? chunks[0]!.choices[0] : {}).delta).role !== 'assistant')
+    problems.push('first delta lacks role');
   const usageChunks = chunks.filter((c) => Array.isArray(c.choices) && c.choices.length === 0);
   if (options.includeUsage) {
-    if (usageChunks.length !== 1 || chunks[chunks.length - 1] !== usageChunks[0]) problems.push('not exactly one usage chunk just before [DONE]');
+    if (usageChunks.length !== 1 || chunks[chunks.length - 1] !== usageChunks[0])
+      problems.push('not exactly one usage chunk just before [DONE]');
     if (chunks.some((c) => !('usage' in c))) problems.push('a chunk lacks usage while include_usage');
-  } else if (usageChunks.length > 0 || chunks.some((c) => 'usage' in c)) problems.push('usage sent without include_usage');
-  const finishes = chunks.filter((c) => Array.isArray(c.choices) && isObject(c.choices[0]) && c.choices[0].finish_reason !== null);
+  } else if (usageChunks.length > 0 || chunks.some((c) => 'usage' in c))
+    problems.push('usage sent without include_usage');
+  const finishes = chunks.filter(
+    (c) => Array.isArray(c.choices) && isObject(c.choices[0]) && c.choices[0].finish_reason !== null,
+  );
   if (finishes.length !== 1) problems.push(`${finishes.length} finish_reason chunks`);
   return problems;
 }
@@ -162,7 +174,11 @@ export function messagesViolations(frames: SseFrame[]): string[] {
   const events = received(frames);
   if (events.some((e) => e.event === undefined)) problems.push('frame without an event: line');
   const payloads = events.map(payload);
-  events.forEach((e, i) => e.event !== payloads[i]!.type && problems.push(`event ${String(e.event)} carries type ${String(payloads[i]!.type)}`));
+  events.forEach(
+    (e, i) =>
+      e.event !== payloads[i]!.type &&
+      problems.push(`event ${String(e.event)} carries type ${String(payloads[i]!.type)}`),
+  );
   if (payloads[0]?.type !== 'message_start') problems.push('message_start is not first');
   const last = payloads[payloads.length - 1]?.type;
   if (last !== 'message_stop' && last !== 'error') problems.push('ends neither with message_stop nor error');
@@ -180,7 +196,8 @@ export function messagesViolations(frames: SseFrame[]): string[] {
         if (!/^[a-zA-Z0-9_-]+$/.test(String(block.id))) problems.push(`tool id ${String(block.id)} not sanitised`);
       }
     }
-    if (p.type === 'content_block_delta' && p.index !== open) problems.push(`delta for block ${String(p.index)} while ${String(open)} is open`);
+    if (p.type === 'content_block_delta' && p.index !== open)
+      problems.push(`delta for block ${String(p.index)} while ${String(open)} is open`);
     if (p.type === 'content_block_stop') {
       if (p.index !== open) problems.push(`stop for block ${String(p.index)} while ${String(open)} is open`);
       open = undefined;
@@ -189,7 +206,8 @@ export function messagesViolations(frames: SseFrame[]): string[] {
   }
   const deltas = payloads.filter((p) => p.type === 'message_delta');
   if (last === 'message_stop' && deltas.length !== 1) problems.push(`${deltas.length} message_delta events`);
-  if (toolUse && deltas.length === 1 && objectOf(deltas[0]!.delta).stop_reason !== 'tool_use') problems.push('tool_use sent but stop_reason is not tool_use');
+  if (toolUse && deltas.length === 1 && objectOf(deltas[0]!.delta).stop_reason !== 'tool_use')
+    problems.push('tool_use sent but stop_reason is not tool_use');
   return problems;
 }
 
@@ -201,10 +219,17 @@ export function responsesViolations(frames: SseFrame[]): string[] {
   if (events.some((e) => e.data === '[DONE]')) problems.push('[DONE] in a Responses stream');
   if (events.some((e) => e.event === undefined)) problems.push('frame without an event: line');
   const payloads = events.map(payload);
-  payloads.forEach((p, i) => p.sequence_number !== i && problems.push(`sequence_number ${String(p.sequence_number)} at position ${i}`));
-  events.forEach((e, i) => e.event !== payloads[i]!.type && problems.push(`event ${String(e.event)} carries type ${String(payloads[i]!.type)}`));
+  payloads.forEach(
+    (p, i) => p.sequence_number !== i && problems.push(`sequence_number ${String(p.sequence_number)} at position ${i}`),
+  );
+  events.forEach(
+    (e, i) =>
+      e.event !== payloads[i]!.type &&
+      problems.push(`event ${String(e.event)} carries type ${String(payloads[i]!.type)}`),
+  );
   const terminals = payloads.filter((p) => TERMINAL.has(String(p.type)));
-  if (terminals.length !== 1 || payloads[payloads.length - 1] !== terminals[0]) problems.push(`${terminals.length} terminal events or not last`);
+  if (terminals.length !== 1 || payloads[payloads.length - 1] !== terminals[0])
+    problems.push(`${terminals.length} terminal events or not last`);
   if (terminals[0]?.type === 'response.failed' || terminals[0]?.type === 'error') return problems;
   const key = (p: JsonObject) => `${String(p.output_index)}/${String(p.content_index ?? p.summary_index ?? '')}`;
   for (const [added, done] of [
