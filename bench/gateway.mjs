@@ -18,12 +18,19 @@
 // concurrency 1, 10 and 50. Per case, direct and edge run in alternating rounds (D E E D D E …) on their own
 // warmed pools, so both see the same machine conditions; samples of a target's rounds are merged.
 //
+// The floor: the same requests also go through a bare Node forwarder (bench/lib/forwarder.mjs: the body
+// read and sent to the sim over an undici pool, the reply copied back; no parsing, auth or accounting), so each
+// edge's CPU per request is reported against the least any Node edge spends (`× floor`). With
+// BENCH_BASELINE_ENTRY the same rounds also run through a second edge bundle (say, one built from an earlier
+// commit), against the same account service: before and after, side by side on one machine in one run.
+//
 // Environment:
 //   BENCH_REQUESTS=N        requests per case and target at c ≥ 10 (default 2000); c=1 gets N/4 (default 500)
 //   BENCH_CONCURRENCY=1,10,50   BENCH_CASES=chat,chat-stream,messages,messages-stream   BENCH_ROUNDS=4
 //   BENCH_QUICK=1           100 requests (25 at c=1), 2 rounds, short warm-up and priming
 //   BENCH_PRIME=N           priming requests per case and target before the first measurement (default 3000)
 //   BENCH_DIRECT_ONLY=1     skip the gateway;   BENCH_GATEWAY_ENTRY=path  another edge bundle (default embedded)
+//   BENCH_BASELINE_ENTRY=path  a second edge bundle measured beside the first (the "baseline" target)
 //   BENCH_GATEWAY_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'   node flags for the edge process (profiling)
 //   BENCH_OUT=1             write the JSON to bench/results/gateway-<timestamp>.json (or BENCH_OUT=<file.json>)
 //                           instead of printing it;   BENCH_ENFORCE=1  exit 2 when a target fails
@@ -76,6 +83,8 @@ const SIM_KEY = 'sim-bench-key'; // the sim requires it, so the edge's upstream 
 // service it authenticates against runs beside it on PGlite.
 const gatewayEntry = path.resolve(root, env.BENCH_GATEWAY_ENTRY ?? 'dist/apps/gateway/main.js');
 const accountEntry = path.resolve(root, 'dist/apps/account/main.js');
+const baselineEntry = env.BENCH_BASELINE_ENTRY ? path.resolve(env.BENCH_BASELINE_ENTRY) : undefined;
+const forwarderEntry = path.join(root, 'bench/lib/forwarder.mjs');
 
 // Each case: the dialect's path, how it authenticates, the model named direct vs. through the edge.
 const CASES = [
@@ -148,6 +157,7 @@ async function main() {
     stream_tokens: TOKENS,
     prime_requests: primeRequests,
     prime_concurrency: PRIME_CONCURRENCY,
+    baseline_entry: baselineEntry,
   };
   console.log(
     `gateway bench: ${machine.cores} cores, node ${machine.node}; edge store: ${store}; ${rounds} alternating rounds per case; requests per case and target ${JSON.stringify(settings.requests)}`,
@@ -171,6 +181,10 @@ async function main() {
   let gateway;
   let account;
   let edgeOrigin;
+  let baseline;
+  let baselineOrigin;
+  let floor;
+  let floorOrigin;
   if (!directOnly) {
     const engine = (dialect, model) => [{ dialect, base_url: `${simOrigin}/v1`, api_key: SIM_KEY, model }];
     const gatewayPort = await freePort();
@@ -184,38 +198,56 @@ async function main() {
       LOG_LEVEL: 'warn',
     });
     await waitReady(account, `http://127.0.0.1:${accountHttpPort}/readyz`);
-    gateway = startChild(
+    const startEdge = (name, entry, port, nodeArgs) =>
+      startChild(
+        name,
+        entry,
+        {
+          ACCOUNT_GRPC_TARGET: `127.0.0.1:${accountGrpcPort}`,
+          PORT: String(port),
+          HOST: '127.0.0.1',
+          LOG_LEVEL: 'warn',
+          // The per-key bucket (1,200 a minute) would refuse a benchmark's load; it is measured apart.
+          RATE_LIMIT_PER_MINUTE: '100000000',
+          ...(env.BENCH_REDIS_URL ? { REDIS_URL: env.BENCH_REDIS_URL } : {}),
+          HOUSE_ENGINES: JSON.stringify({
+            house: engine('openai', 'sim-large'),
+            'house-omni': engine('anthropic', 'sim-large'),
+            'house-fast': engine('openai', 'sim-small'),
+          }),
+        },
+        nodeArgs,
+      );
+    gateway = startEdge(
       'gateway',
       gatewayEntry,
-      {
-        ACCOUNT_GRPC_TARGET: `127.0.0.1:${accountGrpcPort}`,
-        PORT: String(gatewayPort),
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'warn',
-        // The per-key bucket (1,200 a minute) would refuse a benchmark's load; it is measured apart.
-        RATE_LIMIT_PER_MINUTE: '100000000',
-        ...(env.BENCH_REDIS_URL ? { REDIS_URL: env.BENCH_REDIS_URL } : {}),
-        HOUSE_ENGINES: JSON.stringify({
-          house: engine('openai', 'sim-large'),
-          'house-omni': engine('anthropic', 'sim-large'),
-          'house-fast': engine('openai', 'sim-small'),
-        }),
-      },
+      gatewayPort,
       list(env.BENCH_GATEWAY_NODE_ARGS?.replaceAll(' ', ','), []),
     );
     edgeOrigin = `http://127.0.0.1:${gatewayPort}`;
     await waitReady(gateway, `${edgeOrigin}/readyz`);
+    if (baselineEntry) {
+      const baselinePort = await freePort();
+      baseline = startEdge('baseline', baselineEntry, baselinePort, []);
+      baselineOrigin = `http://127.0.0.1:${baselinePort}`;
+      await waitReady(baseline, `${baselineOrigin}/readyz`);
+    }
+    const floorPort = await freePort();
+    floor = startChild('floor', forwarderEntry, { FORWARD_PORT: String(floorPort), FORWARD_UPSTREAM: simOrigin });
+    floorOrigin = `http://127.0.0.1:${floorPort}`;
+    await waitReady(floor, `${floorOrigin}/readyz`);
   }
 
   // --- per case: preflight, warm-up, alternating measured rounds -------------------------------------------
   const targetsFor = (kase) => {
-    const targets = [{ name: 'direct', origin: simOrigin, spec: requestSpec(kase, SIM_KEY, 'sim-large') }];
-    if (!directOnly)
-      targets.push({
-        name: 'edge',
-        origin: edgeOrigin,
-        spec: requestSpec(kase, KEY, kase.dialect === 'chat' ? 'house' : 'house-omni'),
-      });
+    const direct = requestSpec(kase, SIM_KEY, 'sim-large');
+    const targets = [{ name: 'direct', origin: simOrigin, spec: direct }];
+    if (directOnly) return targets;
+    const viaEdge = requestSpec(kase, KEY, kase.dialect === 'chat' ? 'house' : 'house-omni');
+    // `front`: the process in front of the sim whose CPU per request is the target's own.
+    targets.push({ name: 'floor', origin: floorOrigin, spec: direct, front: floor });
+    targets.push({ name: 'edge', origin: edgeOrigin, spec: viaEdge, front: gateway });
+    if (baseline) targets.push({ name: 'baseline', origin: baselineOrigin, spec: viaEdge, front: baseline });
     return targets;
   };
   if (primeRequests > 0) {
@@ -239,7 +271,7 @@ async function main() {
     const bench = process.cpuUsage();
     return (
       cpuMs(sim.child.pid) +
-      (gateway ? cpuMs(gateway.child.pid) : 0) +
+      [gateway, baseline, floor].reduce((sum, front) => sum + (front ? cpuMs(front.child.pid) : 0), 0) +
       (account ? cpuMs(account.child.pid) : 0) +
       (bench.user + bench.system) / 1000
     );
@@ -252,7 +284,7 @@ async function main() {
       for (const t of targets) {
         t.pool = openPool(t.origin, concurrency);
         t.rounds = [];
-        t.cpu = { sim: 0, gateway: t.name === 'edge' ? 0 : undefined };
+        t.cpu = { sim: 0, gateway: t.front ? 0 : undefined };
         // One request first: a wrong status or broken stream stops the bench here, with the answer shown.
         const probe = await runLoad(t.pool, t.spec, 1, 1);
         if (probe.errors.size > 0) {
@@ -268,12 +300,12 @@ async function main() {
         const n = Math.floor(total / rounds) + (r < total % rounds ? 1 : 0);
         for (const t of r % 2 === 0 ? targets : [...targets].reverse()) {
           if (r > 0) await runLoad(t.pool, t.spec, concurrency, concurrency); // reopen connections idle since last round
-          const before = { sim: cpuMs(sim.child.pid), gateway: gateway && cpuMs(gateway.child.pid) };
+          const before = { sim: cpuMs(sim.child.pid), front: t.front && cpuMs(t.front.child.pid) };
           t.rounds.push(await runLoad(t.pool, t.spec, n, concurrency));
           t.cpu.sim += cpuMs(sim.child.pid) - before.sim;
-          if (t.name === 'edge') t.cpu.gateway += cpuMs(gateway.child.pid) - before.gateway;
+          if (t.front) t.cpu.gateway += cpuMs(t.front.child.pid) - before.front;
           assertAlive(sim);
-          assertAlive(gateway);
+          if (t.front) assertAlive(t.front);
         }
       }
       const row = { case: kase.name, dialect: kase.dialect, stream: kase.stream, concurrency };
@@ -281,12 +313,14 @@ async function main() {
         await t.pool.close();
         row[t.name] = summarize(t.rounds, t.cpu);
       }
-      if (row.edge) row.overhead = overhead(row.direct, row.edge);
+      if (row.edge) row.overhead = overhead(row.direct, row.edge, row.floor, row.baseline);
       results.push(row);
       const e = row.edge;
       console.log(
         `  ${kase.name} c=${concurrency}: direct ${row.direct.rps} rps p50 ${row.direct.p50_ms} ms` +
-          (e ? ` | edge ${e.rps} rps p50 ${e.p50_ms} ms, gateway cpu ${e.gateway_cpu_ms_per_req} ms/req` : ''),
+          (e ? ` | edge ${e.rps} rps p50 ${e.p50_ms} ms, gateway cpu ${e.gateway_cpu_ms_per_req} ms/req` : '') +
+          (row.floor ? ` | floor cpu ${row.floor.gateway_cpu_ms_per_req}` : '') +
+          (row.baseline ? ` | baseline cpu ${row.baseline.gateway_cpu_ms_per_req}` : ''),
       );
     }
   }
@@ -311,7 +345,10 @@ async function main() {
       "WARNING: the machine was not quiet; every figure above is inflated, the edge's most. Re-run on an idle machine.",
     );
   }
-  const failedRequests = results.reduce((n, r) => n + r.direct.errors + (r.edge?.errors ?? 0), 0);
+  const failedRequests = results.reduce(
+    (n, r) => n + ['direct', 'floor', 'edge', 'baseline'].reduce((sum, t) => sum + (r[t]?.errors ?? 0), 0),
+    0,
+  );
   const report = {
     bench: 'gateway',
     at: new Date().toISOString(),

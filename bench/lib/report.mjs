@@ -40,7 +40,11 @@ export function summarize(rounds, cpu) {
  * What the edge adds over calling the sim directly (positive = slower through the edge):
  * added p50/p99 of total time, added TTFT p50, and edge RPS ÷ direct RPS (1.0 = no throughput lost).
  */
-export function overhead(direct, edge) {
+export function overhead(direct, edge, floor, baseline) {
+  const timesFloor = (target) =>
+    target && floor?.gateway_cpu_ms_per_req
+      ? round(target.gateway_cpu_ms_per_req / floor.gateway_cpu_ms_per_req)
+      : null;
   const diff = (key) => (direct[key] === null || edge[key] === null ? null : round(edge[key] - direct[key]));
   return {
     added_p50_ms: diff('p50_ms'),
@@ -49,6 +53,10 @@ export function overhead(direct, edge) {
     rps_ratio: direct.rps ? round(edge.rps / direct.rps) : null,
     gateway_cpu_ms_per_req: edge.gateway_cpu_ms_per_req,
     sim_cpu_ms_per_req_direct: direct.sim_cpu_ms_per_req,
+    floor_cpu_ms_per_req: floor?.gateway_cpu_ms_per_req ?? null,
+    edge_cpu_x_floor: timesFloor(edge),
+    baseline_cpu_ms_per_req: baseline?.gateway_cpu_ms_per_req ?? null,
+    baseline_cpu_x_floor: timesFloor(baseline),
   };
 }
 
@@ -92,7 +100,9 @@ export function table(rows, columns) {
 
 export function printReport(results, checks, directOnly) {
   const perTarget = results.flatMap((r) =>
-    ['direct', 'edge'].filter((t) => r[t]).map((t) => ({ ...r[t], case: r.case, c: r.concurrency, target: t })),
+    ['direct', 'floor', 'edge', 'baseline']
+      .filter((t) => r[t])
+      .map((t) => ({ ...r[t], case: r.case, c: r.concurrency, target: t })),
   );
   console.log('\nPer target (times in ms; cpu = ms of process CPU per request):\n');
   console.log(
@@ -128,6 +138,18 @@ export function printReport(results, checks, directOnly) {
       ['rps ratio', (r) => r.overhead.rps_ratio],
       ['gateway cpu', (r) => r.overhead.gateway_cpu_ms_per_req],
       ['sim cpu (direct)', (r) => r.overhead.sim_cpu_ms_per_req_direct],
+    ]),
+  );
+  console.log("\nCPU per request against the floor (a bare Node forwarder; × floor = that process ÷ the floor's):\n");
+  console.log(
+    table(results, [
+      ['case', (r) => r.case],
+      ['c', (r) => r.concurrency],
+      ['floor cpu', (r) => r.overhead.floor_cpu_ms_per_req],
+      ['edge cpu', (r) => r.overhead.gateway_cpu_ms_per_req],
+      ['edge × floor', (r) => r.overhead.edge_cpu_x_floor],
+      ['baseline cpu', (r) => r.overhead.baseline_cpu_ms_per_req],
+      ['baseline × floor', (r) => r.overhead.baseline_cpu_x_floor],
     ]),
   );
   console.log('\nTargets (2-core machine, zero-latency upstream):');
