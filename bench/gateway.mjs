@@ -31,6 +31,7 @@
 //   BENCH_PRIME=N           priming requests per case and target before the first measurement (default 3000)
 //   BENCH_DIRECT_ONLY=1     skip the gateway;   BENCH_GATEWAY_ENTRY=path  another edge bundle (default embedded)
 //   BENCH_BASELINE_ENTRY=path  a second edge bundle measured beside the first (the "baseline" target)
+//   BENCH_FLOOR_NODE_ARGS='--cpu-prof …'  node flags for the floor's process
 //   BENCH_GATEWAY_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'   node flags for the edge process (profiling)
 //   BENCH_OUT=1             write the JSON to bench/results/gateway-<timestamp>.json (or BENCH_OUT=<file.json>)
 //                           instead of printing it;   BENCH_ENFORCE=1  exit 2 when a target fails
@@ -233,7 +234,12 @@ async function main() {
       await waitReady(baseline, `${baselineOrigin}/readyz`);
     }
     const floorPort = await freePort();
-    floor = startChild('floor', forwarderEntry, { FORWARD_PORT: String(floorPort), FORWARD_UPSTREAM: simOrigin });
+    floor = startChild(
+      'floor',
+      forwarderEntry,
+      { FORWARD_PORT: String(floorPort), FORWARD_UPSTREAM: simOrigin },
+      list(env.BENCH_FLOOR_NODE_ARGS?.replaceAll(' ', ','), []),
+    );
     floorOrigin = `http://127.0.0.1:${floorPort}`;
     await waitReady(floor, `${floorOrigin}/readyz`);
   }
