@@ -308,10 +308,8 @@ export function requestArbitrary(
         { weight: 1, arbitrary: fc.constantFrom(...RAW_BODIES) },
       )
     : fc.constant(undefined);
-  return fc
-    .record({ path, query, body })
-    .map(({ path: filled, query: search, body: sent }) => ({
-      url: search ? `${filled}?${search}` : filled,
-      body: sent,
-    }));
+  return fc.record({ path, query, body }).map(({ path: filled, query: search, body: sent }) => ({
+    url: search ? `${filled}?${search}` : filled,
+    body: sent,
+  }));
 }

@@ -173,11 +173,9 @@ export const exchangeDeviceCode = defineRoute({
       description: 'The device token (shown once) and the new device.',
       schema: z
         .object({
-          device_token: z
-            .string()
-            .meta({
-              description: '`sbd_…`: send as `Authorization: Bearer`; works like a session, unnarrowed by scopes.',
-            }),
+          device_token: z.string().meta({
+            description: '`sbd_…`: send as `Authorization: Bearer`; works like a session, unnarrowed by scopes.',
+          }),
           device: Device,
         })
         .loose()

@@ -17,11 +17,9 @@ export const CallerKey = z
     object: z.literal('caller_key'),
     user_id: z.string(),
     name: z.string().meta({ description: 'What the tool calls itself, 1-64 chars.' }),
-    mask: z
-      .string()
-      .meta({
-        description: 'The only form of the key shown after mint: prefix, 4 characters, an ellipsis, the last 4.',
-      }),
+    mask: z.string().meta({
+      description: 'The only form of the key shown after mint: prefix, 4 characters, an ellipsis, the last 4.',
+    }),
     created_at: DateTime,
     last_used_at: DateTime.optional().meta({
       description: 'Kept current within seconds, without a write per request.',
@@ -30,12 +28,9 @@ export const CallerKey = z
     daily_limit_tokens: z.number().int().optional().meta({ description: 'Daily spend cap in whole credits.' }),
     monthly_limit_tokens: z.number().int().optional().meta({ description: 'Monthly spend cap in whole credits.' }),
     caps_unit: z.enum(['credit']).optional(),
-    allowed_models: z
-      .array(z.string())
-      .optional()
-      .meta({
-        description: 'Glob allow-list over model names (`*` any run, `?` one character); absent means every model.',
-      }),
+    allowed_models: z.array(z.string()).optional().meta({
+      description: 'Glob allow-list over model names (`*` any run, `?` one character); absent means every model.',
+    }),
     route: z.enum(KEY_ROUTE_VALUES),
     mode: z.enum(KEY_MODES),
     incognito: z.boolean(),
@@ -61,12 +56,10 @@ const ScopeList = z
   .array(Scope)
   .max(SCOPES.length * 2)
   .meta({ description: 'Every scope must be held by the calling key.' });
-const Preset = z
-  .enum(KEY_PRESETS)
-  .meta({
-    description:
-      'Gateway (`gateway:invoke`), Read-only (every `:read` scope) or Full access (every scope); instead of `scopes`.',
-  });
+const Preset = z.enum(KEY_PRESETS).meta({
+  description:
+    'Gateway (`gateway:invoke`), Read-only (every `:read` scope) or Full access (every scope); instead of `scopes`.',
+});
 const ModelGlobs = z
   .array(z.string().min(1).max(256))
   .max(100)

@@ -68,14 +68,10 @@ export const Run = z
     model: z.string(),
     prompt: z.string(),
     output: z.string().optional().meta({ description: 'The final answer of a succeeded run.' }),
-    error: z
-      .object({ code: z.string(), message: z.string() })
-      .loose()
-      .optional()
-      .meta({
-        description:
-          'Why a failed run failed, e.g. `step_budget_exhausted`, `time_budget_exhausted`, `budget_exhausted`, `worker_lost`.',
-      }),
+    error: z.object({ code: z.string(), message: z.string() }).loose().optional().meta({
+      description:
+        'Why a failed run failed, e.g. `step_budget_exhausted`, `time_budget_exhausted`, `budget_exhausted`, `worker_lost`.',
+    }),
     usage: RunUsage,
     metadata: z.record(z.string(), z.string()),
     created_at: DateTime,

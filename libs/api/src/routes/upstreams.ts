@@ -26,20 +26,14 @@ export const UpstreamProbe = z
       .optional()
       .meta({ description: 'Why the probe failed, in words (refused, timed out, the HTTP status and message).' }),
     at: z.string().optional().meta({ description: 'When the probe ran (date-time).' }),
-    dialect: z
-      .enum(['openai', 'anthropic'])
-      .optional()
-      .meta({
-        description:
-          'The dialect that answered; on a failed probe, the one the endpoint last answered in (the gateway keeps speaking it).',
-      }),
-    dialect_reason: z
-      .string()
-      .optional()
-      .meta({
-        description:
-          "For an `auto` endpoint: why it was taken to speak `dialect` (which probes answered, the model list's shape, or which one-token call was answered).",
-      }),
+    dialect: z.enum(['openai', 'anthropic']).optional().meta({
+      description:
+        'The dialect that answered; on a failed probe, the one the endpoint last answered in (the gateway keeps speaking it).',
+    }),
+    dialect_reason: z.string().optional().meta({
+      description:
+        "For an `auto` endpoint: why it was taken to speak `dialect` (which probes answered, the model list's shape, or which one-token call was answered).",
+    }),
   })
   .loose()
   .meta({ id: 'UpstreamProbe' });
@@ -47,19 +41,15 @@ export const UpstreamProbe = z
 export const Upstream = z
   .object({
     id: z.string().meta({ description: 'The row id (`ups_…`): the cursor of the endpoint list.' }),
-    slug: z
-      .string()
-      .meta({
-        description:
-          'The endpoint id, used in paths and in model ids (`<slug>/<model>`); `custom` for the legacy singleton.',
-      }),
+    slug: z.string().meta({
+      description:
+        'The endpoint id, used in paths and in model ids (`<slug>/<model>`); `custom` for the legacy singleton.',
+    }),
     label: z.string(),
     base_url: z.string().meta({ description: 'As saved; with or without its `/v1` segment.' }),
-    dialect: z
-      .enum(['openai', 'anthropic'])
-      .meta({
-        description: 'What the gateway speaks to it: for an endpoint saved as `auto`, the dialect its probe found.',
-      }),
+    dialect: z.enum(['openai', 'anthropic']).meta({
+      description: 'What the gateway speaks to it: for an endpoint saved as `auto`, the dialect its probe found.',
+    }),
     dialect_setting: DialectIn.meta({
       description: 'The dialect as saved; `auto` endpoints are probed in both dialects.',
     }),
@@ -218,12 +208,10 @@ export const Alias = z
     label: z.string(),
     tier: z.string(),
     custody: z.string().meta({ description: '`envelope` or `device-held`.' }),
-    available: z
-      .boolean()
-      .meta({
-        description:
-          "Whether the vendor is linked: one of the caller's endpoints lists the model, or the service holds an engine for the vendor (house models: a house engine).",
-      }),
+    available: z.boolean().meta({
+      description:
+        "Whether the vendor is linked: one of the caller's endpoints lists the model, or the service holds an engine for the vendor (house models: a house engine).",
+    }),
     source: z.enum(['personal', 'built_in', 'catalog']).meta({ description: 'Where the alias comes from.' }),
     rev: z
       .number()

@@ -70,11 +70,9 @@ export const UsageGeneration = z
       .string()
       .meta({ description: 'The call’s usage event id, unique per call: the cursor for `after_id` / `before_id`.' }),
     object: z.literal('usage_generation'),
-    request_id: z
-      .string()
-      .meta({
-        description: 'The x-request-id the call answered with (the caller’s own when it sent one); not unique.',
-      }),
+    request_id: z.string().meta({
+      description: 'The x-request-id the call answered with (the caller’s own when it sent one); not unique.',
+    }),
     ts: DateTime,
     model: z.string(),
     key_id: z.string().optional(),

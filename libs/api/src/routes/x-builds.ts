@@ -159,12 +159,9 @@ export const XbQueueView = z
       .nullable()
       .optional()
       .meta({ description: '`operator`, or `x_unauthorized` / `x_forbidden` when X refused the account.' }),
-    order: z
-      .array(z.string())
-      .optional()
-      .meta({
-        description: "Queued job ids in dispatch order; in stats, only the caller's own unless an operator asks.",
-      }),
+    order: z.array(z.string()).optional().meta({
+      description: "Queued job ids in dispatch order; in stats, only the caller's own unless an operator asks.",
+    }),
   })
   .loose()
   .meta({ id: 'XbQueueView' });
@@ -193,13 +190,10 @@ export const XbStats = z
     backoffs: z.object({ build: z.number(), x_api: z.number() }).optional(),
     in_flight: z.number().optional(),
     apps: z.object({ live: z.number(), capacity: z.number() }).optional(),
-    accessibility: z
-      .object({ jobs: z.number(), by_impact: Counts, by_rule: Counts })
-      .optional()
-      .meta({
-        description:
-          'Builds finished in the window with non-blocking accessibility findings, and those findings by impact and by axe-core rule.',
-      }),
+    accessibility: z.object({ jobs: z.number(), by_impact: Counts, by_rule: Counts }).optional().meta({
+      description:
+        'Builds finished in the window with non-blocking accessibility findings, and those findings by impact and by axe-core rule.',
+    }),
     queue: XbQueueView.optional(),
   })
   .loose()
