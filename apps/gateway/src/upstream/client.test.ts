@@ -5,7 +5,14 @@ import { createEgressPolicy } from '@sbc/egress';
 import { rejectionOf } from '@sbc/testing';
 import { UpstreamError } from '@sbc/dialects';
 import type { Engine } from '../routing/engines';
-import { createUpstreamClient, HOP_HEADER, isAbort, type UpstreamCall, type UpstreamClient } from './client';
+import {
+  classifyTransportError,
+  createUpstreamClient,
+  HOP_HEADER,
+  isAbort,
+  type UpstreamCall,
+  type UpstreamClient,
+} from './client';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -314,5 +321,34 @@ describe('upstream client (undici dispatch)', () => {
       await call.text();
     }
     expect(upstream.arrived()).toBe(2);
+  });
+});
+
+describe('a transport failure, as the upstream failure it is', () => {
+  it.each(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'])(
+    '%s is a 504 timeout',
+    (code) => {
+      const error = classifyTransportError(Object.assign(new Error('timed out'), { code }));
+      expect(error).toMatchObject({ reason: 'timeout', status: 504, message: 'The upstream did not answer in time.' });
+    },
+  );
+
+  it('a reset or refused connection is a 502 unreachable, the socket error kept only as its cause', () => {
+    const reset = Object.assign(new Error('read ECONNRESET 10.1.2.3:443'), { code: 'ECONNRESET' });
+    const error = classifyTransportError(reset);
+    expect(error).toMatchObject({ reason: 'unreachable', status: 502, message: 'The upstream could not be reached.' });
+    expect(error.cause).toBe(reset);
+    expect(isAbort(error)).toBe(false);
+  });
+
+  it('a dial the egress policy refused is a 502 unreachable naming why', () => {
+    const denied = Object.assign(new Error('internal.example resolves to a private address'), {
+      code: 'EGRESS_DENIED',
+    });
+    expect(classifyTransportError(denied)).toMatchObject({
+      reason: 'unreachable',
+      status: 502,
+      message: 'The upstream was not dialed: internal.example resolves to a private address.',
+    });
   });
 });
