@@ -13,7 +13,7 @@ describe('a request the dialect parsers refuse', () => {
     expect(error).toMatchObject({ code: 'invalid_request', status: 400, param: 'messages.0.role', issues: ISSUES });
   });
 
-  it('reads to a caller exactly as ApiError.invalid of the same issues: the first issue, its field, every issue', () => {
+  it('reads to a caller as ApiError.invalid of the same issues: the first issue, its field, every issue', () => {
     const rendered = toEnvelope(new DialectRequestError(ISSUES), 'req_1', 'https://gw.example');
     expect(rendered).toEqual(toEnvelope(ApiError.invalid(ISSUES), 'req_1', 'https://gw.example'));
     expect(rendered.message).toBe('must be one of system, user, assistant, tool');

@@ -56,7 +56,10 @@ function poolFull(): UpstreamError {
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
-/** Maps a transport failure to 504 (timed out) or 502 (unreachable, reset, refused, or refused by the egress policy). */
+/**
+ * A transport failure as the upstream failure it is: `timeout` (504), or `unreachable` (502: no connection, a
+ * reset, a refused dial, or one the egress policy refused).
+ */
 export function classifyTransportError(error: unknown): UpstreamError {
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && TIMEOUT_CODES.has(code))
