@@ -92,7 +92,7 @@ export interface UpstreamAdapter {
   /** Where the engine counts a prompt's tokens, when its dialect has such a route. */
   countTokensPath?: '/messages/count_tokens';
   renderRequest(request: ChatRequest, model: string, options: { defaultMaxTokens: number }): Record<string, unknown>;
-  /** A reply into the neutral form (tool names cut for this dialect restored); throws UpstreamResponseError. */
+  /** A reply into the neutral form (tool names cut for this dialect restored); throws UpstreamError (`bad_reply`). */
   parseReply(raw: unknown, request: ChatRequest | undefined): ChatResponse;
   /** The usage object of a passed-through reply. */
   usageOf(raw: unknown): Partial<Usage>;

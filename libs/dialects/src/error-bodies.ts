@@ -112,17 +112,6 @@ export function renderErrorBody(
   };
 }
 
-/** A 200 whose body is not a usable reply (some compatible servers put an error in a 200). */
-export class UpstreamResponseError extends Error {
-  readonly failure: UpstreamFailure;
-
-  constructor(failure: UpstreamFailure) {
-    super(failure.message);
-    this.name = 'UpstreamResponseError';
-    this.failure = failure;
-  }
-}
-
 /** Bad gateway: the status when an upstream's answer cannot be used, whatever status it came with. */
 const BAD_GATEWAY = 502;
 const MAX_TEXT_MESSAGE = 500;

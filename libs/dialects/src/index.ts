@@ -29,13 +29,8 @@ export {
 export { responsesObject, type ResponsesObjectInput } from './responses/response-object';
 export { DialectRequestError, type DialectIssue } from './request-error';
 export { DROPPED_FIELDS, droppedForUpstream, type DroppedField, type DroppedFieldSpec } from './dropped-fields';
-export {
-  anthropicErrorType,
-  openAiErrorType,
-  parseUpstreamError,
-  renderErrorBody,
-  UpstreamResponseError,
-} from './error-bodies';
+export { anthropicErrorType, openAiErrorType, parseUpstreamError, renderErrorBody } from './error-bodies';
+export { UpstreamError, type UpstreamErrorReason } from './upstream-error';
 export { openAiToolName, restoreToolNames, toolNameMap } from './tool-names';
 export { parseToolArguments, stringifyToolInput } from './tool-arguments';
 export { parseDataUrl, toDataUrl } from './data-url';

@@ -1,4 +1,4 @@
-import type { UpstreamFailure } from './ir';
+import { ApiError } from '@sbc/errors';
 
 /** One problem in a caller's request body; `path` is dotted (`messages.0.role`), as the gateway's 400s list them. */
 export interface DialectIssue {
@@ -12,25 +12,21 @@ export interface DialectIssue {
 }
 
 /**
- * A caller body that cannot be translated. Parsers collect every problem before throwing, so a caller fixes
- * its request in one round trip; `param` names the first, as OpenAI's `error.param` does.
+ * A caller body that cannot be translated: a 400 `invalid_request`. Parsers collect every problem before
+ * throwing, so a caller fixes its request in one round trip; `param` names the first, as OpenAI's `error.param`
+ * does.
  */
-export class DialectRequestError extends Error {
-  readonly status = 400;
-  readonly issues: DialectIssue[];
-  readonly param: string;
+export class DialectRequestError extends ApiError {
+  declare readonly issues: DialectIssue[];
 
   constructor(issues: DialectIssue[]) {
-    const first = issues[0] ?? { path: '', code: 'invalid_value', message: 'The request body is invalid.' };
-    const more = issues.length > 1 ? ` (and ${issues.length - 1} more problem${issues.length > 2 ? 's' : ''})` : '';
-    super(`${first.path ? `${first.path}: ` : ''}${first.message}${more}`);
+    // Built as ApiError.invalid builds a 400, so the refusal a caller reads (`callerMessage`) is the first
+    // issue's own message, beside `param` and `issues`. `message` is for this library's own readers (logs,
+    // tests, a stack trace), who see no `param`: it names the field and how many more problems there are.
+    super('invalid_request', issues[0]?.message, { param: issues[0]?.path, issues });
     this.name = 'DialectRequestError';
-    this.issues = issues;
-    this.param = first.path;
-  }
-
-  /** The failure to hand to `renderErrorBody`, so a refusal reads like the caller's vendor wrote it. */
-  toFailure(): UpstreamFailure {
-    return { status: 400, message: this.message, code: null, param: this.param || null };
+    const first = issues[0] ?? { path: '', message: 'The request body is invalid.' };
+    const more = issues.length > 1 ? ` (and ${issues.length - 1} more problem${issues.length > 2 ? 's' : ''})` : '';
+    this.message = `${first.path ? `${first.path}: ` : ''}${first.message}${more}`;
   }
 }

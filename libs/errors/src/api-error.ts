@@ -20,6 +20,11 @@ export interface ApiErrorOptions {
 /** A refusal with a stable code. Everything a caller may see; internal detail goes only to `cause`. */
 export class ApiError extends Error {
   readonly code: ErrorCode;
+  /**
+   * The sentence a caller is shown: what refusals render. It is `message` unless a subclass gives `message` a
+   * fuller description for its own readers (logs, tests), as DialectRequestError does.
+   */
+  readonly callerMessage: string;
   readonly status: number;
   readonly param?: string;
   readonly issues?: Issue[];
@@ -29,6 +34,7 @@ export class ApiError extends Error {
   constructor(code: ErrorCode, message?: string, options: ApiErrorOptions = {}) {
     super(message ?? errorSpec(code).message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ApiError';
+    this.callerMessage = this.message;
     this.code = code;
     this.status = errorSpec(code).status;
     this.param = options.param;
@@ -45,11 +51,7 @@ export class ApiError extends Error {
 
   /** A 400 listing every problem, with `param` naming the first. */
   static invalid(issues: Issue[], message?: string): ApiError {
-    const first = issues[0];
-    return new ApiError('invalid_request', message ?? first?.message ?? errorSpec('invalid_request').message, {
-      param: first?.path,
-      issues,
-    });
+    return new ApiError('invalid_request', message ?? issues[0]?.message, { param: issues[0]?.path, issues });
   }
 }
 

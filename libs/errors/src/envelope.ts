@@ -19,7 +19,7 @@ export function toEnvelope(error: ApiError, requestId: string, baseUrl: string):
   const envelope: ErrorEnvelope = {
     ...error.extra,
     error: error.code,
-    message: error.message,
+    message: error.callerMessage,
     doc_url: docUrl(baseUrl, error.code),
     request_id: requestId,
   };

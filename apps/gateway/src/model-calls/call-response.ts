@@ -69,7 +69,7 @@ export class CallResponse {
     }
     // OpenAI's SDKs and tools look for `model_not_found` on an unknown model.
     const code = error.code === 'not_found' && error.param === 'model' ? 'model_not_found' : error.code;
-    this.fail({ status: error.status, message: error.message, code, param: error.param ?? null }, error.headers, {
+    this.fail({ status: error.status, message: error.callerMessage, code, param: error.param ?? null }, error.headers, {
       ...error.extra,
       ...(error.issues ? { issues: error.issues } : {}),
     });

@@ -1,14 +1,7 @@
-import { parseUpstreamError, type UpstreamFailure } from '@sbc/dialects';
+import { parseUpstreamError, UpstreamError, type UpstreamFailure } from '@sbc/dialects';
 import { errorSpec } from '@sbc/errors';
 import type { Engine } from '../routing/engines';
-import {
-  isAbort,
-  UpstreamAbortedError,
-  UpstreamOverloadedError,
-  UpstreamUnavailableError,
-  type UpstreamCall,
-  type UpstreamClient,
-} from '../upstream/client';
+import { isAbort, type UpstreamCall, type UpstreamClient } from '../upstream/client';
 import { engineCall, type CallerCall } from './plan';
 
 // The fallback loop of a model call: which engine answers, tried in order until one does or none can.
@@ -31,7 +24,7 @@ export type Dispatched =
  * The edge's own verdict on an upstream that gave no answer, under the error registry's codes: 504 is
  * `upstream_timeout`, 502 `upstream_error` (OpenAI callers read them as `code`; Anthropic's type follows the status).
  */
-export function unreachableUpstream(status: 502 | 503 | 504, message: string): UpstreamFailure {
+export function unreachableUpstream(status: number, message: string): UpstreamFailure {
   const code = status === 504 ? 'upstream_timeout' : status === 502 ? 'upstream_error' : undefined;
   return code ? { status: errorSpec(code).status, message, code } : { status, message };
 }
@@ -63,7 +56,7 @@ export async function dispatch(
   };
   for (let i = 0; i < engines.length; i++) {
     // A caller gone before (or while an earlier engine failed) is not worth another upstream call.
-    if (inFlight.callerGone || inFlight.drained) throw new UpstreamAbortedError();
+    if (inFlight.callerGone || inFlight.drained) throw UpstreamError.aborted();
     const engine = engines[i]!;
     const more = i < engines.length - 1;
     const plan = engineCall(call, engine, { defaultMaxTokens: deps.defaultMaxTokens });
@@ -81,21 +74,26 @@ export async function dispatch(
       if (!(more && RETRYABLE.has(reply.status))) return last;
     } catch (error) {
       if (isAbort(error) || inFlight.callerGone) throw error;
-      if (error instanceof UpstreamOverloadedError) {
+      const upstreamError = error instanceof UpstreamError ? error : undefined;
+      if (upstreamError?.reason === 'overloaded') {
         // The edge's own pool is full: an overload in the caller's dialect (Anthropic has a status of its own).
-        const failure = { status: call.adapter.overloadStatus, message: error.message, code: 'overloaded_error' };
+        const failure = {
+          status: call.adapter.overloadStatus,
+          message: upstreamError.message,
+          code: 'overloaded_error',
+        };
         last = {
           kind: 'failed',
           failure,
           exhausted: false,
           engine,
-          headers: { 'retry-after': String(error.retryAfterSeconds) },
+          headers: { 'retry-after': String(upstreamError.retryAfterSeconds) },
         };
         if (!more) return last;
         continue;
       }
-      const status = error instanceof UpstreamUnavailableError ? error.status : 502;
-      const message = error instanceof UpstreamUnavailableError ? error.message : 'The upstream connection failed.';
+      const status = upstreamError?.status ?? 502;
+      const message = upstreamError?.message ?? 'The upstream connection failed.';
       last = { kind: 'failed', failure: unreachableUpstream(status, message), exhausted: i > 0, engine };
       if (!more) return last;
     }

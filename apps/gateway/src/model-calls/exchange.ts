@@ -2,13 +2,13 @@ import {
   droppedForUpstream,
   upstreamAdapter,
   ZERO_USAGE,
-  UpstreamResponseError,
+  UpstreamError,
   type StopReason,
   type Usage,
 } from '@sbc/dialects';
 import { whenAborted } from './abort-watch';
 import type { Engine } from '../routing/engines';
-import { isAbort, UpstreamUnavailableError } from '../upstream/client';
+import { isAbort } from '../upstream/client';
 import type { CallResponse } from './call-response';
 import { dispatch, type DispatchDeps, type InFlight } from './dispatch';
 import { forgetBody, isPassthrough, passthroughTo, type CallerCall } from './plan';
@@ -110,12 +110,7 @@ export async function exchange(
       } catch (error) {
         // A body that broke off, or a 200 whose body is not a reply (an error object, no choices, not JSON),
         // is the upstream's failure.
-        const failure =
-          error instanceof UpstreamResponseError
-            ? error.failure
-            : error instanceof UpstreamUnavailableError
-              ? { status: error.status, message: error.message }
-              : undefined;
+        const failure = error instanceof UpstreamError && !isAbort(error) ? error.failure : undefined;
         if (!failure || inFlight.callerGone) throw error;
         out.fail(failure);
         return { status: failure.status, engine, usage: ZERO_USAGE, ttftMs: 0 };

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { callerDialect, DialectRequestError, ZERO_USAGE, type CallerDialect } from '@sbc/dialects';
+import { callerDialect, ZERO_USAGE, type CallerDialect } from '@sbc/dialects';
 import { ApiError } from '@sbc/errors';
 import type { Logger } from '@sbc/logging';
 import { authorizeRequest, type AuthorizeDeps } from '../auth/authorize';
@@ -103,20 +103,15 @@ async function refuse(
   thrown: unknown,
   route: string | undefined,
 ): Promise<CallOutcome> {
-  let error = asApiError(thrown);
+  let error = ApiError.from(thrown);
   try {
     await admission?.takeOnRefusal();
   } catch (limited) {
-    error = asApiError(limited);
+    error = ApiError.from(limited);
   }
   if (error.status >= 500)
     deps.logger.error({ requestId: out.requestId, route, err: error.cause ?? error }, 'model call failed');
   if (!out.started) out.refuse(error);
   else if (!out.res.destroyed) out.res.destroy();
   return { status: error.status, usage: ZERO_USAGE, ttftMs: 0 };
-}
-
-function asApiError(error: unknown): ApiError {
-  if (error instanceof DialectRequestError) return ApiError.invalid(error.issues);
-  return ApiError.from(error);
 }

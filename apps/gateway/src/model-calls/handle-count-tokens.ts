@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '@sbc/errors';
-import { callerDialect, DialectRequestError, upstreamAdapter, type UpstreamAdapter } from '@sbc/dialects';
+import { callerDialect, upstreamAdapter, type UpstreamAdapter } from '@sbc/dialects';
 import { authorizeRequest } from '../auth/authorize';
 import { requestIdFor } from '../http/request-id';
 import { rateLimitSubject } from '../limits/rate-limit';
@@ -46,7 +46,7 @@ export function createCountTokensHandler(deps: ModelCallDeps) {
       }
       out.json(200, { input_tokens: localCount });
     } catch (thrown) {
-      const error = thrown instanceof DialectRequestError ? ApiError.invalid(thrown.issues) : ApiError.from(thrown);
+      const error = ApiError.from(thrown);
       if (error.status >= 500) deps.logger.error({ requestId, err: error.cause ?? error }, 'count_tokens failed');
       out.refuse(error);
     }

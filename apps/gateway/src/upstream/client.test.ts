@@ -3,12 +3,13 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { createEgressPolicy } from '@sbc/egress';
 import { rejectionOf } from '@sbc/testing';
+import { UpstreamError } from '@sbc/dialects';
 import type { Engine } from '../routing/engines';
 import {
+  classifyTransportError,
   createUpstreamClient,
   HOP_HEADER,
-  UpstreamAbortedError,
-  UpstreamUnavailableError,
+  isAbort,
   type UpstreamCall,
   type UpstreamClient,
 } from './client';
@@ -117,15 +118,15 @@ describe('upstream client (undici dispatch)', () => {
       body: '{}',
     });
     const error = await rejectionOf(call.head);
-    expect(error).toBeInstanceOf(UpstreamUnavailableError);
-    expect((error as UpstreamUnavailableError).status).toBe(502);
+    expect(error).toBeInstanceOf(UpstreamError);
+    expect((error as UpstreamError).status).toBe(502);
   });
 
   it('no response head within the headers timeout is 504', async () => {
     upstream.answer(() => undefined); // never answers
     const error = await rejectionOf(send().head);
-    expect(error).toBeInstanceOf(UpstreamUnavailableError);
-    expect((error as UpstreamUnavailableError).status).toBe(504);
+    expect(error).toBeInstanceOf(UpstreamError);
+    expect((error as UpstreamError).status).toBe(504);
   });
 
   it('a body that goes silent past the body timeout fails the reader with 504', async () => {
@@ -137,7 +138,7 @@ describe('upstream client (undici dispatch)', () => {
     await call.head;
     await call.firstData();
     const error = await rejectionOf(call.text());
-    expect((error as UpstreamUnavailableError).status).toBe(504);
+    expect((error as UpstreamError).status).toBe(504);
   });
 
   it('firstData waits for the first chunk, and rejects when the body breaks before one', async () => {
@@ -149,8 +150,8 @@ describe('upstream client (undici dispatch)', () => {
     const call = send();
     await call.head;
     const error = await rejectionOf(call.firstData());
-    expect(error).toBeInstanceOf(UpstreamUnavailableError);
-    expect((error as UpstreamUnavailableError).status).toBe(502);
+    expect(error).toBeInstanceOf(UpstreamError);
+    expect((error as UpstreamError).status).toBe(502);
   });
 
   it('held chunks reach a sink attached late, in order, then the end', async () => {
@@ -174,7 +175,7 @@ describe('upstream client (undici dispatch)', () => {
     const call = send();
     await until('the request reached the upstream', () => upstream.arrived() === 1);
     call.abort();
-    expect(await rejectionOf(call.head)).toBeInstanceOf(UpstreamAbortedError);
+    expect(isAbort(await rejectionOf(call.head))).toBe(true);
     await until('the upstream saw the request close', () => upstream.open() === 0);
   });
 
@@ -193,7 +194,7 @@ describe('upstream client (undici dispatch)', () => {
       call.attach({ data: () => undefined, end: () => resolve('end'), error: resolve }),
     );
     call.abort();
-    expect(await ended).toBeInstanceOf(UpstreamAbortedError);
+    expect(isAbort(await ended)).toBe(true);
     await until('the upstream saw the request close', () => upstream.open() === 0);
   });
 
@@ -207,8 +208,8 @@ describe('upstream client (undici dispatch)', () => {
     const queued = send();
     queued.abort();
     first.abort();
-    expect(await rejectionOf(first.head)).toBeInstanceOf(UpstreamAbortedError);
-    expect(await rejectionOf(queued.head)).toBeInstanceOf(UpstreamAbortedError);
+    expect(isAbort(await rejectionOf(first.head))).toBe(true);
+    expect(isAbort(await rejectionOf(queued.head))).toBe(true);
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(upstream.arrived()).toBe(1);
   });
@@ -320,5 +321,34 @@ describe('upstream client (undici dispatch)', () => {
       await call.text();
     }
     expect(upstream.arrived()).toBe(2);
+  });
+});
+
+describe('a transport failure, as the upstream failure it is', () => {
+  it.each(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'])(
+    '%s is a 504 timeout',
+    (code) => {
+      const error = classifyTransportError(Object.assign(new Error('timed out'), { code }));
+      expect(error).toMatchObject({ reason: 'timeout', status: 504, message: 'The upstream did not answer in time.' });
+    },
+  );
+
+  it('a reset or refused connection is a 502 unreachable, the socket error kept only as its cause', () => {
+    const reset = Object.assign(new Error('read ECONNRESET 10.1.2.3:443'), { code: 'ECONNRESET' });
+    const error = classifyTransportError(reset);
+    expect(error).toMatchObject({ reason: 'unreachable', status: 502, message: 'The upstream could not be reached.' });
+    expect(error.cause).toBe(reset);
+    expect(isAbort(error)).toBe(false);
+  });
+
+  it('a dial the egress policy refused is a 502 unreachable naming why', () => {
+    const denied = Object.assign(new Error('internal.example resolves to a private address'), {
+      code: 'EGRESS_DENIED',
+    });
+    expect(classifyTransportError(denied)).toMatchObject({
+      reason: 'unreachable',
+      status: 502,
+      message: 'The upstream was not dialed: internal.example resolves to a private address.',
+    });
   });
 });

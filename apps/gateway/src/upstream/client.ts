@@ -3,7 +3,7 @@ import type { ConnectionOptions } from 'node:tls';
 import type { Agent, Dispatcher } from 'undici';
 import type { EgressCaller, EgressPolicy } from '@sbc/egress';
 import { injectContext, inSpan, SpanKind, tracingEnabled } from '@sbc/telemetry';
-import { upstreamAdapter } from '@sbc/dialects';
+import { upstreamAdapter, UpstreamError } from '@sbc/dialects';
 import type { Engine } from '../routing/engines';
 import { endpointUrl } from './endpoint-url';
 import { createAdmission, createH2Agent, plainConnector, type QueueObserver } from './pools';
@@ -45,63 +45,47 @@ export function passHeadersOf(headers: IncomingHttpHeaders): Record<string, stri
   return pass;
 }
 
-/** Why an upstream could not be used at all (no HTTP status came back), or why its body broke off. */
-export class UpstreamUnavailableError extends Error {
-  constructor(
-    readonly status: 502 | 503 | 504,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = 'UpstreamUnavailableError';
-  }
-}
-
 /**
  * The origin's connections and its wait queue are full: the call was not sent. Answered at once as an
  * overload (529 `overloaded_error` to messages callers, 503 to OpenAI's) with a short retry-after.
  */
-export class UpstreamOverloadedError extends UpstreamUnavailableError {
-  readonly retryAfterSeconds = 1;
-
-  constructor() {
-    super(503, 'The gateway has too many calls waiting for this upstream; retry shortly.');
-    this.name = 'UpstreamOverloadedError';
-  }
-}
-
-/** What an aborted call (`UpstreamCall.abort`, the caller hung up) rejects or fails with. */
-export class UpstreamAbortedError extends Error {
-  constructor() {
-    super('The caller hung up; the upstream request was aborted.');
-    this.name = 'AbortError';
-  }
+function poolFull(): UpstreamError {
+  const message = 'The gateway has too many calls waiting for this upstream; retry shortly.';
+  return new UpstreamError('overloaded', { status: 503, message }, { retryAfterSeconds: 1 });
 }
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
-/** Maps a transport failure to 504 (timed out) or 502 (unreachable, reset, refused, or refused by the egress policy). */
-export function classifyTransportError(error: unknown): UpstreamUnavailableError {
+/**
+ * A transport failure as the upstream failure it is: `timeout` (504), or `unreachable` (502: no connection, a
+ * reset, a refused dial, or one the egress policy refused).
+ */
+export function classifyTransportError(error: unknown): UpstreamError {
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && TIMEOUT_CODES.has(code))
-    return new UpstreamUnavailableError(504, 'The upstream did not answer in time.', { cause: error });
+    return new UpstreamError(
+      'timeout',
+      { status: 504, message: 'The upstream did not answer in time.' },
+      { cause: error },
+    );
   // The policy's reason names only the endpoint's host as its owner wrote it, and why it is not dialed.
-  if (code === 'EGRESS_DENIED')
-    return new UpstreamUnavailableError(502, `The upstream was not dialed: ${(error as Error).message}.`, {
-      cause: error,
-    });
-  return new UpstreamUnavailableError(502, 'The upstream could not be reached.', { cause: error });
+  const message =
+    code === 'EGRESS_DENIED'
+      ? `The upstream was not dialed: ${(error as Error).message}.`
+      : 'The upstream could not be reached.';
+  return new UpstreamError('unreachable', { status: 502, message }, { cause: error });
 }
 
+/** The call was stopped because its caller hung up (or the edge drained before it was answered). */
 export function isAbort(error: unknown): boolean {
-  return error instanceof UpstreamAbortedError;
+  return error instanceof UpstreamError && error.reason === 'aborted';
 }
 
 /** Receives an upstream body chunk by chunk as it arrives, with nothing buffered in between. */
 export interface BodySink {
   data(chunk: Buffer): void;
   end(): void;
-  /** The body broke off (UpstreamUnavailableError) or the call was aborted (UpstreamAbortedError). */
+  /** The body broke off (an UpstreamError: `unreachable` or `timeout`) or the call was aborted (`aborted`). */
   error(error: Error): void;
 }
 
@@ -114,11 +98,11 @@ export interface BodySink {
 export class UpstreamCall implements Dispatcher.DispatchHandler {
   status = 0;
   headers: IncomingHttpHeaders = {};
-  /** Resolves at the response head; rejects with UpstreamUnavailableError or UpstreamAbortedError. */
+  /** Resolves at the response head; rejects with an UpstreamError (never `bad_reply`). */
   readonly head: Promise<UpstreamCall>;
   private settleHead?: { resolve: (call: UpstreamCall) => void; reject: (error: Error) => void };
   private controller?: Dispatcher.DispatchController;
-  private abortedWith?: UpstreamAbortedError;
+  private abortedWith?: UpstreamError;
   private sink?: BodySink;
   private held: Buffer[] = [];
   private finished?: 'end' | Error;
@@ -141,7 +125,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
   /** Stops the request at once: before it is sent, while waiting for the head, or mid-body. */
   abort(): void {
     if (this.abortedWith || this.finished) return;
-    this.abortedWith = new UpstreamAbortedError();
+    this.abortedWith = UpstreamError.aborted();
     // Not yet on a socket: onRequestStart aborts it before anything is written.
     this.controller?.abort(this.abortedWith);
   }
@@ -245,8 +229,8 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
-    const failure =
-      this.abortedWith ?? (error instanceof UpstreamOverloadedError ? error : classifyTransportError(error));
+    // An UpstreamError is the edge's own verdict (a refused call); anything else came from the transport.
+    const failure = this.abortedWith ?? (error instanceof UpstreamError ? error : classifyTransportError(error));
     this.finished = failure;
     this.ticket?.finished();
     if (this.settleHead) {
@@ -345,7 +329,7 @@ export function createUpstreamClient(options: UpstreamClientOptions, egress: Egr
       const { origin, path } = targetOf(request);
       const pool = poolFor(request.engine);
       const ticket = pool.admission.admit(origin);
-      if (!ticket) return UpstreamCall.refused(new UpstreamOverloadedError());
+      if (!ticket) return UpstreamCall.refused(poolFull());
       const call = new UpstreamCall(ticket);
       // Marked idempotent so HTTP/2 multiplexes it; nothing here retries a call, so it is never sent twice.
       const dispatch = (headers: Record<string, string>) =>

@@ -4,10 +4,11 @@ import { createServer, type ServerResponse } from 'node:http';
 import { createSecureServer, type Http2ServerResponse } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { UpstreamError } from '@sbc/dialects';
 import { createEgressPolicy } from '@sbc/egress';
 import { rejectionOf } from '@sbc/testing';
 import type { Engine } from '../routing/engines';
-import { createUpstreamClient, UpstreamOverloadedError, type UpstreamClient } from './client';
+import { createUpstreamClient, type UpstreamClient } from './client';
 
 const EGRESS = createEgressPolicy({ privateEgress: 'operators' });
 const OPTIONS = {
@@ -72,8 +73,9 @@ describe('upstream pools: capacity and overload', () => {
 
       const startedAt = performance.now();
       const error = await rejectionOf(send().head);
-      expect(error).toBeInstanceOf(UpstreamOverloadedError);
-      expect((error as UpstreamOverloadedError).status).toBe(503);
+      expect(error).toBeInstanceOf(UpstreamError);
+      expect((error as UpstreamError).reason).toBe('overloaded');
+      expect((error as UpstreamError).status).toBe(503);
       expect(performance.now() - startedAt).toBeLessThan(50);
       expect(refused).toBe(1);
 

@@ -1,19 +1,21 @@
-import { parseUpstreamError, UpstreamResponseError } from '../error-bodies';
+import { parseUpstreamError } from '../error-bodies';
 import { dialectId } from '../ids';
 import type { AssistantBlock, ChatResponse } from '../ir';
 import { isObject, numberOf, objectOf, stringOf } from '../json';
 import { settleStopReason, stopFromChat } from '../stop-reasons';
 import { mergeUsage, usageFromChat, ZERO_USAGE } from '../usage';
+import { UpstreamError } from '../upstream-error';
 
 /**
  * A non-streaming chat-completions body (dialects.md §2.3) into the neutral reply; the first choice only, as
- * the gateway always asks for one. Throws `UpstreamResponseError` when the body is an error or has no choices.
+ * the gateway always asks for one. Throws an `UpstreamError` (`bad_reply`) when the body is an error or has no
+ * choices.
  */
 export function parseChatResponse(body: unknown): ChatResponse {
   if (!isObject(body) || (body.error !== undefined && body.error !== null))
-    throw new UpstreamResponseError(parseUpstreamError(502, body));
+    throw new UpstreamError('bad_reply', parseUpstreamError(502, body));
   if (!Array.isArray(body.choices)) {
-    throw new UpstreamResponseError({
+    throw new UpstreamError('bad_reply', {
       status: 502,
       message: 'The upstream reply has no choices.',
       code: null,

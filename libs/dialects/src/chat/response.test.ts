@@ -1,6 +1,6 @@
 import chatReply from '../__fixtures__/bodies/chat-response-tool-calls.json';
 import messagesReply from '../__fixtures__/bodies/messages-response-thinking.json';
-import { UpstreamResponseError } from '../error-bodies';
+import { UpstreamError } from '../upstream-error';
 import type { ChatResponse } from '../ir';
 import { parseMessagesResponse } from '../messages/parse-response';
 import { ZERO_USAGE } from '../usage';
@@ -78,7 +78,7 @@ describe('parseChatResponse', () => {
 
   it('throws an upstream error for an error body that came with a 200', () => {
     expect(() => parseChatResponse({ error: { message: 'model overloaded', type: 'server_error' } })).toThrow(
-      UpstreamResponseError,
+      UpstreamError,
     );
     expect(() => parseChatResponse({ object: 'chat.completion' })).toThrow('The upstream reply has no choices.');
   });

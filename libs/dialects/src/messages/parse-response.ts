@@ -1,21 +1,22 @@
-import { parseUpstreamError, UpstreamResponseError } from '../error-bodies';
+import { parseUpstreamError } from '../error-bodies';
 import { dialectId } from '../ids';
 import type { AssistantBlock, ChatResponse } from '../ir';
 import { isObject, objectOf, stringOf } from '../json';
 import { settleStopReason, stopFromMessages } from '../stop-reasons';
 import { stringifyToolInput } from '../tool-arguments';
 import { mergeUsage, usageFromMessages, ZERO_USAGE } from '../usage';
+import { UpstreamError } from '../upstream-error';
 
 /**
  * A non-streaming Anthropic Message (dialects.md §4.3) into the neutral reply. Server-tool blocks are skipped:
- * the gateway routes no server tools, and no other dialect could show them. Throws `UpstreamResponseError`
- * for an error body or a body without content.
+ * the gateway routes no server tools, and no other dialect could show them. Throws an `UpstreamError`
+ * (`bad_reply`) for an error body or a body without content.
  */
 export function parseMessagesResponse(body: unknown): ChatResponse {
   if (!isObject(body) || body.type === 'error' || isObject(body.error))
-    throw new UpstreamResponseError(parseUpstreamError(502, body));
+    throw new UpstreamError('bad_reply', parseUpstreamError(502, body));
   if (!Array.isArray(body.content)) {
-    throw new UpstreamResponseError({
+    throw new UpstreamError('bad_reply', {
       status: 502,
       message: 'The upstream reply has no content.',
       code: null,

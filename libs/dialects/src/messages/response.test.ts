@@ -1,7 +1,7 @@
 import chatReply from '../__fixtures__/bodies/chat-response-tool-calls.json';
 import messagesReply from '../__fixtures__/bodies/messages-response-thinking.json';
 import { parseChatResponse } from '../chat/parse-response';
-import { UpstreamResponseError } from '../error-bodies';
+import { UpstreamError } from '../upstream-error';
 import type { ChatResponse } from '../ir';
 import { ZERO_USAGE } from '../usage';
 import { parseMessagesResponse } from './parse-response';
@@ -66,8 +66,8 @@ describe('parseMessagesResponse', () => {
         return thrown;
       }
     })();
-    expect(error).toBeInstanceOf(UpstreamResponseError);
-    expect((error as UpstreamResponseError).failure).toMatchObject({ message: 'Overloaded', code: 'overloaded_error' });
+    expect(error).toBeInstanceOf(UpstreamError);
+    expect((error as UpstreamError).failure).toMatchObject({ message: 'Overloaded', code: 'overloaded_error' });
   });
 });
 
