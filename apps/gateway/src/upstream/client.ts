@@ -81,7 +81,7 @@ export class UpstreamAbortedError extends Error {
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
 /** Maps a transport failure to 504 (timed out) or 502 (unreachable, reset, refused, or refused by the egress policy). */
-export function classifyTransportError(error: unknown): UpstreamUnavailableError {
+function classifyTransportError(error: unknown): UpstreamUnavailableError {
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && TIMEOUT_CODES.has(code))
     return new UpstreamUnavailableError(504, 'The upstream did not answer in time.', { cause: error });
