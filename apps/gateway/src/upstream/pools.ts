@@ -166,5 +166,3 @@ export function createAdmission(limits: PoolLimits, observer: () => QueueObserve
     },
   };
 }
-
-type Admission = ReturnType<typeof createAdmission>;
