@@ -19,7 +19,7 @@ export function openPool(origin, concurrency) {
  *   `"content":""`, which is not a token; the regex needs a non-empty content string.
  * - `terminator`: the end-of-stream marker; `body`: a substring every non-streaming answer has.
  */
-export const DIALECTS = {
+const DIALECTS = {
   chat: { token: /"content":"(?!")/, terminator: 'data: [DONE]', body: '"choices"' },
   messages: { token: /"type":"text_delta"/, terminator: 'message_stop', body: '"type":"message"' },
 };

@@ -4,7 +4,7 @@ import { PRIVATE_EGRESS, privateEgressOf, type PrivateEgress } from '@sbc/egress
 import { decodeSecretsKey } from './store/secrets';
 
 /** CONTRACTS: `sbc_` + 20 to 124 characters from [A-Za-z0-9_-] (24 to 128 in all). */
-export const BOOTSTRAP_KEY_PATTERN = /^sbc_[A-Za-z0-9_-]{20,124}$/;
+const BOOTSTRAP_KEY_PATTERN = /^sbc_[A-Za-z0-9_-]{20,124}$/;
 
 const commaList = z.string().transform((value) =>
   value

@@ -12,9 +12,7 @@ import {
 import { PRIVATE_EGRESS, privateEgressOf, type PrivateEgress } from '@sbc/egress';
 
 /** Svix's ladder (reference §3.2): the delays before the 2nd to 8th attempts of a webhook delivery. */
-export const DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS = [
-  5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000,
-];
+const DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
 
 const msList = z
   .string()

@@ -17,7 +17,7 @@ const modelList = z
   });
 
 /** Environment of the simulator; every variable has a default so `npm start` needs none. */
-export const simEnvSchema = z
+const simEnvSchema = z
   .object({
     SIM_PORT: port(8090),
     SIM_HOST: z.string().min(1).default('127.0.0.1'),

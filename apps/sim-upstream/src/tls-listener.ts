@@ -16,7 +16,7 @@ const MAX_BODY_BYTES = 32 * 1024 * 1024;
  * node:http2's compatibility response with the two Express methods the routes use. Express itself cannot
  * serve HTTP/2 requests (it swaps the request's prototype for http.IncomingMessage's).
  */
-export class SimH2Response extends Http2ServerResponse {
+class SimH2Response extends Http2ServerResponse {
   constructor(...args: ConstructorParameters<typeof Http2ServerResponse>) {
     super(...args);
     // The SSE writer reads `destroyed`, which node:http2's response does not have (its stream does).

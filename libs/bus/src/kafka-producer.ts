@@ -101,7 +101,7 @@ export function createKafkaProducer(kafka: Kafka, options: KafkaProducerOptions 
 }
 
 /** The broker's error code, on a kafkajs protocol error or on the error kafkajs wrapped it in after retrying. */
-export function protocolErrorCode(err: unknown): number | undefined {
+function protocolErrorCode(err: unknown): number | undefined {
   let e = err;
   for (let depth = 0; depth < 4 && e && typeof e === 'object'; depth++) {
     const { code, cause } = e as { code?: unknown; cause?: unknown };

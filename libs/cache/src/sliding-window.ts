@@ -54,7 +54,7 @@ export function validateWindowOptions(options: SlidingWindowOptions): Required<S
 }
 
 /** The weighted count of the window ending now. Keep in step with SLIDING_WINDOW_LUA. */
-export function weightedCount(counts: WindowCounts, windowMs: number): number {
+function weightedCount(counts: WindowCounts, windowMs: number): number {
   return (counts.previous * (windowMs - counts.elapsedMs)) / windowMs + counts.current;
 }
 

@@ -18,7 +18,7 @@ require(entry).PGlite.create({ dataDir, startParams: JSON.parse(startParams) }).
 const TEMPLATE_PREFIX = '.pglite-initdb-';
 
 /** Whether `dataDir` holds an initialised cluster: initialisation only ever renames a complete one into place. */
-export function isInitialised(dataDir: string): boolean {
+function isInitialised(dataDir: string): boolean {
   return existsSync(path.join(dataDir, 'PG_VERSION'));
 }
 

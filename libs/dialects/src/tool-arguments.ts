@@ -8,7 +8,7 @@ import { isObject, type JsonObject } from './json';
  * It becomes `{"_raw": "<text>"}`: the request stays valid, and whoever reads the input (the tool or the
  * model on replay) sees exactly what was produced.
  */
-export const RAW_ARGUMENTS_KEY = '_raw';
+const RAW_ARGUMENTS_KEY = '_raw';
 
 export function parseToolArguments(text: string): JsonObject {
   if (text.trim() === '') return {};

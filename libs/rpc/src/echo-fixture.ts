@@ -21,7 +21,7 @@ export interface EchoFixture {
 }
 
 /** Resolves after `ms`, or as soon as the signal aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
       clearTimeout(timer);
@@ -43,13 +43,13 @@ export async function eventually(predicate: () => boolean, timeoutMs = 2_000): P
 }
 
 /** What `fail_with` asks for: "plain" is a non-ApiError with a secret in its message, else a registry code. */
-export function failureFor(failWith: string): unknown {
+function failureFor(failWith: string): unknown {
   if (failWith === 'plain') return new Error('connection to postgres://admin:hunter2@db failed');
   if (isErrorCode(failWith)) return new ApiError(failWith);
   throw new Error(`unknown fail_with ${failWith}`);
 }
 
-export function echoImpl(contexts: RpcContext[]): ServiceImpl<EchoMethods> {
+function echoImpl(contexts: RpcContext[]): ServiceImpl<EchoMethods> {
   return {
     async echo(request, ctx) {
       contexts.push(ctx);

@@ -2,14 +2,14 @@ import type { MethodDefinition } from '@grpc/grpc-js';
 import { fromBinary, toBinary, type DescMethod, type DescService, type Message } from '@bufbuild/protobuf';
 
 /** The two method kinds @sbc/rpc binds; client and bidi streaming have no caller yet. */
-export type SupportedKind = 'unary' | 'server_streaming';
+type SupportedKind = 'unary' | 'server_streaming';
 
 /** The HTTP/2 path grpc-js routes on: `/<package>.<Service>/<Method>`, exactly as in the .proto. */
 export function methodPath(method: DescMethod): string {
   return `/${method.parent.typeName}/${method.name}`;
 }
 
-export function assertSupported(method: DescMethod): SupportedKind {
+function assertSupported(method: DescMethod): SupportedKind {
   if (method.methodKind === 'unary' || method.methodKind === 'server_streaming') return method.methodKind;
   throw new Error(`@sbc/rpc does not bind ${method.methodKind} methods (${methodPath(method)})`);
 }

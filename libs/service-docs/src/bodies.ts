@@ -8,12 +8,12 @@ export type ParsedBody =
  * `application/json; charset=utf-8` → `application/json`. Parameters are dropped (a multipart boundary is
  * a random value); anything that is not a plain `type/subtype` is not printed at all.
  */
-export function mediaTypeOf(contentType: string | undefined): string | undefined {
+function mediaTypeOf(contentType: string | undefined): string | undefined {
   const mediaType = contentType?.split(';')[0]?.trim().toLowerCase();
   return mediaType && /^[a-z]+\/[a-z0-9.+-]{1,64}$/.test(mediaType) ? mediaType : undefined;
 }
 
-export function isJsonMediaType(mediaType: string): boolean {
+function isJsonMediaType(mediaType: string): boolean {
   return mediaType === 'application/json' || mediaType.endsWith('+json');
 }
 
@@ -21,7 +21,7 @@ export function isJsonMediaType(mediaType: string): boolean {
  * Form fields with their likely JSON types (`amount=2000` → 2000, `capture=true` → true), so a form body is
  * described like a JSON one. A repeated name or a `name[]` becomes an array.
  */
-export function formFields(text: string): Record<string, unknown> {
+function formFields(text: string): Record<string, unknown> {
   const fields: Record<string, unknown> = {};
   const params = new URLSearchParams(text);
   for (const name of new Set(params.keys())) {

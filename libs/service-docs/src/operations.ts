@@ -12,8 +12,8 @@ import {
 import { emptyShape, observe, type Shape } from './schema';
 import { inferTemplates, type PathTemplate } from './templates';
 
-export const OPENAPI_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
-export type OpenApiMethod = (typeof OPENAPI_METHODS)[number];
+const OPENAPI_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+type OpenApiMethod = (typeof OPENAPI_METHODS)[number];
 
 /** A body per media type: a shape when it has a structure, null for text or binary. */
 export type BodyShapes = Map<string, Shape | null>;
@@ -26,7 +26,7 @@ export interface QueryStats {
   formats: Set<string>;
 }
 
-export interface ResponseStats {
+interface ResponseStats {
   count: number;
   content: BodyShapes;
   headers: Set<string>;

@@ -14,7 +14,7 @@ export interface PathSample {
   bodies: readonly unknown[];
 }
 
-export interface TemplateParam {
+interface TemplateParam {
   name: string;
   /** Every kind its values had (`integer`, `slug`, `uuid`, ...). */
   kinds: SegmentKind[];

@@ -6,7 +6,7 @@ import type { ProbeReport } from './probe-endpoint';
  * The spec's UpstreamProbe for a report, with the dialect that answered. A failed probe keeps the dialect the
  * same dial last answered in: an `auto` endpoint that is briefly down must not be dialed in a guessed one.
  */
-export function probeOfReport(report: ProbeReport, lastAnsweredIn?: UpstreamDialect): UpstreamProbe {
+function probeOfReport(report: ProbeReport, lastAnsweredIn?: UpstreamDialect): UpstreamProbe {
   if (report.ok) {
     const probe: UpstreamProbe = {
       ok: true,

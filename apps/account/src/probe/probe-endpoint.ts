@@ -56,7 +56,7 @@ export function preferredDialects(baseUrl: string): [UpstreamDialect, UpstreamDi
 }
 
 /** Each dialect's credential headers; the endpoint's own headers go on top, as the edge sends them. */
-export function probeHeaders(dialect: UpstreamDialect, target: ProbeTarget): Record<string, string> {
+function probeHeaders(dialect: UpstreamDialect, target: ProbeTarget): Record<string, string> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (dialect === 'anthropic') {
     headers['anthropic-version'] = ANTHROPIC_VERSION;
@@ -94,7 +94,7 @@ export function parseModelList(
 }
 
 /** A transport failure in words a person can act on. */
-export function describeTransportError(error: unknown, where: string, timeoutMs: number): string {
+function describeTransportError(error: unknown, where: string, timeoutMs: number): string {
   const code = (error as { code?: unknown } | null)?.code;
   const message = error instanceof Error ? error.message : String(error);
   switch (code) {

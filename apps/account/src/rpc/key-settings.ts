@@ -42,7 +42,7 @@ export function toProtoKey(row: CallerKeyRow, operator: boolean): MessageInitSha
 }
 
 /** The scopes a stored key acts with (see effectiveScopes). */
-export function keyScopes(row: CallerKeyRow, operator: boolean): string[] {
+function keyScopes(row: CallerKeyRow, operator: boolean): string[] {
   return effectiveScopes(stringsOrNull(row.scopes), { teamKey: row.orgId !== null, operator });
 }
 

@@ -10,7 +10,7 @@ import { createSession, createUser, endSession, findUserByEmail, type UserRow } 
 import type { AccountServiceDeps } from './account-service';
 
 /** CONTRACTS: a session lasts 30 days. */
-export const SESSION_TTL_MS = 30 * 24 * 60 * 60 * 1000;
+const SESSION_TTL_MS = 30 * 24 * 60 * 60 * 1000;
 
 // The edge validates bodies; these bounds also keep any other caller of the RPC from feeding scrypt a
 // megabyte.

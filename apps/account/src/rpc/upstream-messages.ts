@@ -7,7 +7,7 @@ import type {
 } from '@sbc/proto/sbc/account/v1/upstreams_pb';
 import { routingDialect, type UpstreamProbe, type UpstreamView } from '../store/upstreams';
 
-export function toProtoProbe(probe: UpstreamProbe): MessageInitShape<typeof UpstreamProbeSchema> {
+function toProtoProbe(probe: UpstreamProbe): MessageInitShape<typeof UpstreamProbeSchema> {
   return {
     ok: probe.ok,
     modelsFound: probe.models_found,

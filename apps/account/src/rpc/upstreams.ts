@@ -20,7 +20,7 @@ import type { AccountServiceDeps } from './account-service';
 import { toProtoUpstream, withProbe } from './upstream-messages';
 
 /** Connect plus the whole answer; `auto` asks both dialects at once, so a probe never takes much longer. */
-export const PROBE_TIMEOUT_MS = 5_000;
+const PROBE_TIMEOUT_MS = 5_000;
 
 function dialectOf(value: string, fallback: EndpointDialect): EndpointDialect {
   if (value === '') return fallback;

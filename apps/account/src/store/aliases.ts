@@ -5,7 +5,7 @@ import { Prisma, type PrismaClient as AccountDb, type Alias as AliasRow } from '
 export type AliasCustody = 'envelope' | 'device-held';
 
 /** A token as stored: lowercase, without its "@" (checked by the table too). */
-export const ALIAS_TOKEN_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+const ALIAS_TOKEN_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 
 export interface SaveAliasInput {
   userId: string;

@@ -16,7 +16,7 @@ export interface SecretCipher {
   decrypt(ciphertext: Uint8Array, context: string): string;
 }
 
-export const SECRETS_KEY_BYTES = 32;
+const SECRETS_KEY_BYTES = 32;
 const VERSION = Buffer.from('v1', 'ascii');
 const IV_BYTES = 12;
 const TAG_BYTES = 16;

@@ -18,7 +18,7 @@ import {
 } from './teams';
 
 /** How long an invite (or a resent one, from the resend) can be accepted. */
-export const INVITE_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+const INVITE_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 
 export interface InviteView {
   code: string;

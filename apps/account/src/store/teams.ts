@@ -25,7 +25,7 @@ import {
 /** The client a store function runs on: the database or an open transaction. */
 export type TeamDb = AccountDb | Prisma.TransactionClient;
 
-export interface ShareDefaults {
+interface ShareDefaults {
   mcp: boolean;
   rules: boolean;
   skills: boolean;
@@ -80,7 +80,7 @@ export function refuse(refusal: Refusal, scopes: Scope[] = TEAM_WRITE_SCOPES): v
   if (refusal !== null) throw new ApiError('insufficient_scope', refusal, { extra: { required_scopes: scopes } });
 }
 
-export function teamNotFound(): ApiError {
+function teamNotFound(): ApiError {
   return new ApiError('not_found', 'No such team, or you are not a member of it.', { param: 'team_id' });
 }
 

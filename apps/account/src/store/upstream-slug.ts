@@ -8,7 +8,7 @@
 const MAX_BASE_LENGTH = 40;
 
 /** Used when a label has no letter or digit to make a slug from (`🚀`, `---`). */
-export const FALLBACK_SLUG = 'endpoint';
+const FALLBACK_SLUG = 'endpoint';
 
 export function slugBase(label: string): string {
   const base = label

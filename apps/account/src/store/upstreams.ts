@@ -117,7 +117,7 @@ function isHttpUrl(value: string): boolean {
   }
 }
 
-export function isUniqueViolation(error: unknown): boolean {
+function isUniqueViolation(error: unknown): boolean {
   return error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';
 }
 

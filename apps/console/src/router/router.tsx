@@ -1,7 +1,7 @@
 import { useSyncExternalStore, type AnchorHTMLAttributes, type MouseEvent } from 'react';
 
 /** The console lives under /console/; pages are the path after it ('' is the overview). */
-export const BASE = '/console/';
+const BASE = '/console/';
 
 const listeners = new Set<() => void>();
 function subscribe(listener: () => void): () => void {

@@ -9,7 +9,7 @@ export function Loading({ what }: { what: string }) {
   );
 }
 
-export function Empty({ children }: { children: ReactNode }) {
+function Empty({ children }: { children: ReactNode }) {
   return <div className="state empty">{children}</div>;
 }
 

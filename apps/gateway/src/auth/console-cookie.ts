@@ -4,7 +4,7 @@ import type { IncomingHttpHeaders } from 'node:http';
  * The console's session cookie. It holds a session token (`sbs_…`), is `HttpOnly` so page scripts never see
  * it, `SameSite=Strict` so other sites' pages never send it, and `Secure` when the edge is served over https.
  */
-export const SESSION_COOKIE = 'sbc_session';
+const SESSION_COOKIE = 'sbc_session';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 

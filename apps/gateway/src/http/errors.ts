@@ -3,7 +3,7 @@ import { ApiError, toEnvelope } from '@sbc/errors';
 import type { Logger } from '@sbc/logging';
 import { closeIfUnread } from './json-body';
 
-export function sendError(res: Response, error: ApiError, requestId: string, baseUrl: string): void {
+function sendError(res: Response, error: ApiError, requestId: string, baseUrl: string): void {
   for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
   closeIfUnread(res);
   res.status(error.status).json(toEnvelope(error, requestId, baseUrl));

@@ -8,7 +8,7 @@ import { findUnsafeString } from './unsafe-strings';
  * The body limit of every route but the model calls (which take MAX_BODY_BYTES): the account surface,
  * builds and runs. The largest body any of them accepts (a device declaring 2,000 held models) is well under.
  */
-export const REST_MAX_BODY_BYTES = 1024 * 1024;
+const REST_MAX_BODY_BYTES = 1024 * 1024;
 
 /**
  * Reads a route's JSON body; mounted after the route's credential check, so a stranger's body is never read.

@@ -54,7 +54,7 @@ export interface Reservation {
 const utcDay = (now: Date) => now.toISOString().slice(0, 10).replace(/-/g, '');
 const utcMonth = (now: Date) => now.toISOString().slice(0, 7).replace('-', '');
 
-export function budgetRefusal(kind: BudgetKind, message: string): ApiError {
+function budgetRefusal(kind: BudgetKind, message: string): ApiError {
   return new ApiError('budget_exhausted', message, { extra: { budget: kind }, headers: { 'x-should-retry': 'false' } });
 }
 

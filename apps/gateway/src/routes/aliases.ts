@@ -56,7 +56,7 @@ function parseChange(message: string): AliasChange | undefined {
  * model (`<slug>/<model>` counts by its model), or the service holds an engine for it (a house engine for a
  * house model, a provider engine for the vendor).
  */
-export function aliasList(
+function aliasList(
   table: ListAliasesResponse,
   engines: { house: HouseEngines; providers: ProviderEngines },
 ): AliasItem[] {

@@ -24,7 +24,7 @@ export const CONSOLE_CSP = [
  * Where the built console is: beside the bundle in an image (`./console`), next to it in dist
  * (dist/apps/console), or the workspace's dist when the edge runs from source (tests).
  */
-export function findConsoleDir(
+function findConsoleDir(
   candidates = [
     path.join(__dirname, 'console'),
     path.join(__dirname, '..', 'console'),

@@ -73,7 +73,7 @@ function renderDeclaration(
 const iso = (value: Timestamp | undefined) => (value ? timestampDate(value).toISOString() : null);
 
 /** The spec's Device resource. */
-export function renderDevice(device: Device): Record<string, unknown> {
+function renderDevice(device: Device): Record<string, unknown> {
   return {
     id: device.id,
     object: 'device',

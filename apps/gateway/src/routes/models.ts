@@ -60,7 +60,7 @@ export interface ModelRoutesDeps {
 }
 
 /** Every id the principal can name, in resolution order: house, own aliases, own endpoints, catalog. */
-export function listModels(deps: ModelRoutesDeps, principal: Principal, table: GetRoutingTableResponse): ModelEntry[] {
+function listModels(deps: ModelRoutesDeps, principal: Principal, table: GetRoutingTableResponse): ModelEntry[] {
   const route = keyRouteOf(principal);
   const allowed = principal.key?.allowedModels?.values;
   const entries: ModelEntry[] = [];

@@ -17,7 +17,7 @@ export interface UpstreamRoutesDeps {
 }
 
 /** Header values are credentials as often as not; every caller sees the names only. */
-export const REDACTED = '••••';
+const REDACTED = '••••';
 
 // Saving, editing and probing an endpoint wait for its probe (up to 5 s per dialect, both dialects at once)
 // on top of the writes, which the default RPC deadline does not leave room for.
@@ -37,7 +37,7 @@ function renderProbe(probe: UpstreamProbe): Record<string, unknown> {
 }
 
 /** The spec's Upstream: no API key, header values redacted. */
-export function renderUpstream(upstream: Upstream): Record<string, unknown> {
+function renderUpstream(upstream: Upstream): Record<string, unknown> {
   return {
     id: upstream.id,
     slug: upstream.slug,

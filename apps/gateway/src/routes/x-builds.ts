@@ -34,7 +34,7 @@ function renderSource(job: Job): Record<string, unknown> | undefined {
 }
 
 /** XbJobView with the fields CONTRACTS adds. */
-export function renderJob(job: Job): Record<string, unknown> {
+function renderJob(job: Job): Record<string, unknown> {
   return {
     id: job.id,
     object: 'x_build',
@@ -82,7 +82,7 @@ export function renderJob(job: Job): Record<string, unknown> {
   };
 }
 
-export function renderQueue(queue: QueueView | undefined): Record<string, unknown> {
+function renderQueue(queue: QueueView | undefined): Record<string, unknown> {
   return {
     paused: queue?.paused ?? false,
     max_concurrent: queue?.maxConcurrent ?? 0,

@@ -5,7 +5,7 @@ import { Agent, buildConnector, Client, Pool, type Dispatcher } from 'undici';
  * Requests one HTTP/2 connection carries at once. Both big vendors advertise at least this many streams;
  * past it the pool opens another connection to the origin.
  */
-export const H2_STREAMS_PER_CONNECTION = 100;
+const H2_STREAMS_PER_CONNECTION = 100;
 
 export interface PoolLimits {
   /** HTTP/1.1 connections per origin: a streamed reply holds one for its whole length. */
@@ -166,5 +166,3 @@ export function createAdmission(limits: PoolLimits, observer: () => QueueObserve
     },
   };
 }
-
-export type Admission = ReturnType<typeof createAdmission>;

@@ -27,7 +27,7 @@ export interface StoredEvent {
 }
 
 /** An event as announced on the channel (JSON), and back. */
-export function encodeEvent(event: StoredEvent): string {
+function encodeEvent(event: StoredEvent): string {
   return JSON.stringify({
     run_id: event.runId,
     seq: event.seq,
@@ -70,7 +70,7 @@ export function decodeEvent(message: string): StoredEvent | undefined {
  * transaction (the row lock orders concurrent writers), so a run's events are numbered 1, 2, 3, … with no gap,
  * and an event exists exactly when the state change it reports was committed.
  */
-export async function appendEvent(
+async function appendEvent(
   tx: Tx,
   runId: string,
   type: RunEventType,

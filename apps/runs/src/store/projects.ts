@@ -5,7 +5,7 @@ import type { PrismaClient as RunsDb, Project as ProjectRow } from '../generated
 
 export type { ProjectRow };
 
-export function projectNotFound(): ApiError {
+function projectNotFound(): ApiError {
   return new ApiError('not_found', 'No such project on this account.', { param: 'project_id' });
 }
 

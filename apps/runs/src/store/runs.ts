@@ -10,9 +10,8 @@ import { enqueueDeliveries } from './webhooks';
 export type { RunRow };
 
 export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
-export type RunStatus = (typeof RUN_STATUSES)[number];
 export const ACTIVE_STATUSES = ['queued', 'running'] as const;
-export type Settled = 'succeeded' | 'failed' | 'cancelled';
+type Settled = 'succeeded' | 'failed' | 'cancelled';
 
 /** The bounds of the credential that started a run; its model-call key is minted within them. */
 export interface RunCallerJson {
@@ -42,7 +41,7 @@ export function usageOf(row: Pick<RunRow, 'usage'>): RunUsage {
   return { ...EMPTY_USAGE, ...(row.usage as Partial<RunUsage> | null) };
 }
 
-export function runNotFound(): ApiError {
+function runNotFound(): ApiError {
   return new ApiError('not_found', 'No such run on this account.', { param: 'run_id' });
 }
 

@@ -11,12 +11,12 @@ import type {
 } from '../generated/prisma/client';
 import type { Tx } from './events';
 
-export type { WebhookAttemptRow, WebhookDeliveryRow, WebhookEndpointRow, WebhookEventRow };
+export type { WebhookEndpointRow };
 
 /** What an endpoint can subscribe to: one event per way a run settles. */
 export const WEBHOOK_EVENT_TYPES = ['run.succeeded', 'run.failed', 'run.cancelled'] as const;
 
-export function webhookNotFound(): ApiError {
+function webhookNotFound(): ApiError {
   return new ApiError('not_found', 'No such webhook endpoint on this account.', { param: 'webhook_id' });
 }
 

@@ -1,7 +1,7 @@
 import { Agent, type Dispatcher } from 'undici';
 import { createEgressPolicy, type EgressCaller, type PrivateEgress, type Resolver } from '@sbc/egress';
 
-export interface EgressRequest {
+interface EgressRequest {
   url: URL;
   method: string;
   headers: Record<string, string>;
@@ -13,7 +13,7 @@ export interface EgressRequest {
   dialAs: EgressCaller;
 }
 
-export interface EgressResponse {
+interface EgressResponse {
   status: number;
   headers: Record<string, string | string[]>;
   body: string;

@@ -21,9 +21,9 @@ const SECRET_VALUES = [
 
 const MAX_BODY_CHARS = 64 * 1024;
 
-export type HeaderMap = Record<string, string | string[]>;
+type HeaderMap = Record<string, string | string[]>;
 
-export interface ExchangeMessage {
+interface ExchangeMessage {
   headers: HeaderMap;
   /** The raw body text; absent when there was none. */
   body?: string;
@@ -47,14 +47,14 @@ export interface RedactedExchange {
   response: { headers: HeaderMap; body?: unknown };
 }
 
-export function isSecretName(name: string): boolean {
+function isSecretName(name: string): boolean {
   return SECRET_NAME.test(name);
 }
 
 // `name=value` pairs inside text (a URL or form echoed in a body, a log line): redacted by name.
 const NAMED_PAIR = /([?&;\s]|^)([\w.-]+)=([^&\s"'#;]*)/g;
 
-export function redactText(text: string): string {
+function redactText(text: string): string {
   const byShape = SECRET_VALUES.reduce((out, pattern) => out.replace(pattern, REDACTED), text);
   return byShape.replace(NAMED_PAIR, (pair, before: string, name: string) =>
     isSecretName(name) ? `${before}${name}=${REDACTED}` : pair,
@@ -65,7 +65,7 @@ function redactValue(name: string, value: string): string {
   return isSecretName(name) ? REDACTED : redactText(value);
 }
 
-export function redactHeaders(headers: HeaderMap): HeaderMap {
+function redactHeaders(headers: HeaderMap): HeaderMap {
   const out: HeaderMap = {};
   for (const [name, value] of Object.entries(headers)) {
     const key = name.toLowerCase();
@@ -106,7 +106,7 @@ function contentTypeOf(headers: HeaderMap): string {
 }
 
 /** A JSON body as a redacted value, a form body as redacted `a=1&b=2` text, anything else as redacted text. */
-export function redactBody(body: string | undefined, headers: HeaderMap): unknown {
+function redactBody(body: string | undefined, headers: HeaderMap): unknown {
   if (body === undefined || body === '' || body.length > MAX_BODY_CHARS) return undefined;
   const type = contentTypeOf(headers);
   if (type === 'application/json' || type.endsWith('+json')) {

@@ -23,7 +23,7 @@ export interface WebhookSenderDeps {
   onOutcome?: (outcome: WebhookOutcome) => void;
 }
 
-export type WebhookOutcome = 'delivered' | 'retry_scheduled' | 'exhausted' | 'endpoint_disabled';
+type WebhookOutcome = 'delivered' | 'retry_scheduled' | 'exhausted' | 'endpoint_disabled';
 
 export interface WebhookSender {
   start(): void;

@@ -4,7 +4,7 @@ import { createHmac } from 'node:crypto';
  * Standard Webhooks signing: `v1,` + base64 HMAC-SHA256 over `${id}.${timestamp}.${body}`, keyed with the
  * base64-decoded part of the `whsec_` secret. The timestamp is Unix seconds of this attempt.
  */
-export function signWebhook(secret: string, id: string, timestampS: number, body: string): string {
+function signWebhook(secret: string, id: string, timestampS: number, body: string): string {
   const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
   return `v1,${createHmac('sha256', key).update(`${id}.${timestampS}.${body}`).digest('base64')}`;
 }

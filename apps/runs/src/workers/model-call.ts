@@ -10,7 +10,7 @@ export type ChatMessage =
     }
   | { role: 'tool'; tool_call_id: string; content: string };
 
-export interface ToolCall {
+interface ToolCall {
   id: string;
   name: string;
   arguments: string;

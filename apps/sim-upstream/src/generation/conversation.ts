@@ -10,7 +10,7 @@ export interface ToolSpec {
   schema: unknown;
 }
 
-export interface ToolChoice {
+interface ToolChoice {
   mode: 'auto' | 'none' | 'required';
   /** A specific tool the caller forced. */
   name?: string;
@@ -33,7 +33,7 @@ const isObject = (value: unknown): value is Json =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /** Text of a string, or of the text-bearing parts of a content array (nested tool results included). */
-export function textOf(content: unknown): string {
+function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   const texts: string[] = [];

@@ -13,11 +13,11 @@
  *   blocks in a browser; `sim:fix` gives the good page again.
  */
 
-export const HTML_MARKER = 'sim:html';
-export const BROKEN_MARKER = 'sim:broken';
-export const FIX_MARKER = 'sim:fix';
-export const THROWS_MARKER = 'sim:throws';
-export const CSP_MARKER = 'sim:csp';
+const HTML_MARKER = 'sim:html';
+const BROKEN_MARKER = 'sim:broken';
+const FIX_MARKER = 'sim:fix';
+const THROWS_MARKER = 'sim:throws';
+const CSP_MARKER = 'sim:csp';
 
 const TITLE_WORDS = 6;
 

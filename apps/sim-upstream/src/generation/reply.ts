@@ -16,9 +16,9 @@ import { chunkText, splitIntoPieces } from './tokens';
  * `{"reply": …}` in JSON-object mode.
  */
 
-export type TextFinish = 'end' | 'length' | 'stop_sequence';
+type TextFinish = 'end' | 'length' | 'stop_sequence';
 
-export interface TextReply {
+interface TextReply {
   kind: 'text';
   /** Output pieces, one token each; joined they form the reply text. */
   pieces: string[];
@@ -27,7 +27,7 @@ export interface TextReply {
   stopSequence: string | null;
 }
 
-export interface ToolReply {
+interface ToolReply {
   kind: 'tool';
   name: string;
   /** Argument JSON, as a string. */
@@ -162,8 +162,4 @@ export function planReply(conversation: Conversation, limits: ReplyLimits): Repl
     stopSequence = null;
   }
   return { kind: 'text', pieces, finish, stopSequence };
-}
-
-export function replyOutputTokens(plan: ReplyPlan): number {
-  return plan.pieces.length;
 }

@@ -19,7 +19,7 @@ export interface RouteDeps {
  * - `sim-error-<status>` (400–599) answers that status in the dialect's error shape (429 with `retry-after`);
  * - `sim-slow` waits `slowMs` before its first byte, so callers can exercise their timeouts.
  */
-export function failureStatusFor(model: string): number | undefined {
+function failureStatusFor(model: string): number | undefined {
   const match = /^sim-error-(\d{3})$/.exec(model);
   const status = match ? Number(match[1]) : NaN;
   return status >= 400 && status <= 599 ? status : undefined;

@@ -24,7 +24,7 @@ function finishReason(plan: ReplyPlan): 'stop' | 'length' | 'tool_calls' {
   return plan.finish === 'length' ? 'length' : 'stop';
 }
 
-export function chatUsage(promptTokens: number, completionTokens: number) {
+function chatUsage(promptTokens: number, completionTokens: number) {
   return {
     prompt_tokens: promptTokens,
     completion_tokens: completionTokens,

@@ -30,7 +30,7 @@ function queryString(value: unknown): string | undefined {
 }
 
 /** One page of `ids` (listed newest first) by Anthropic's `limit` / `after_id` / `before_id` rules. */
-export function anthropicPage(ids: string[], query: { limit?: string; after_id?: string; before_id?: string }) {
+function anthropicPage(ids: string[], query: { limit?: string; after_id?: string; before_id?: string }) {
   const limit = query.limit === undefined ? 20 : Number(query.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
     throw new SimError(400, 'limit: Input should be between 1 and 1000', 'limit');

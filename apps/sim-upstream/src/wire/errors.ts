@@ -47,7 +47,7 @@ function anthropicType(status: number): string {
 }
 
 /** The JSON body for an error: `{error:{message,type,param,code}}` or `{type:"error", error:{type,message}, request_id}`. */
-export function errorBody(dialect: ErrorDialect, error: SimError, requestId: string): unknown {
+function errorBody(dialect: ErrorDialect, error: SimError, requestId: string): unknown {
   if (dialect === 'anthropic') {
     return {
       type: 'error',

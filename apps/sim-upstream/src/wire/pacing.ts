@@ -23,7 +23,7 @@ export function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
 }
 
 /** Milliseconds from the start of a reply until output token `index` (0-based) is due. */
-export function tokenDueMs(timing: Timing, index: number): number {
+function tokenDueMs(timing: Timing, index: number): number {
   const interval = timing.tokensPerSecond > 0 ? 1000 / timing.tokensPerSecond : 0;
   return timing.latencyMs + index * interval;
 }

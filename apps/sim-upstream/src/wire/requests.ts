@@ -21,7 +21,6 @@ export const chatRequestSchema = z.looseObject({
   tools: toolList,
   tool_choice: z.unknown().optional(),
 });
-export type ChatRequest = z.infer<typeof chatRequestSchema>;
 
 export const responsesRequestSchema = z.looseObject({
   model: z.string().min(1),
@@ -54,7 +53,6 @@ export const messagesRequestSchema = z.looseObject({
   tools: toolList,
   tool_choice: z.unknown().optional(),
 });
-export type MessagesRequest = z.infer<typeof messagesRequestSchema>;
 
 export const countTokensSchema = z.looseObject({
   model: z.string().min(1),

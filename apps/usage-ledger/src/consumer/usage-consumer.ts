@@ -19,7 +19,7 @@ import { applyGenerations, type GenerationRow } from '../store/generations';
 import { classifyLedgerFailure, describeFailure } from './failure-kind';
 
 /** The ledger's consumer group: every replica shares it, so each event is applied by one of them. */
-export const USAGE_LEDGER_GROUP_ID = 'usage-ledger';
+const USAGE_LEDGER_GROUP_ID = 'usage-ledger';
 
 /** Largest value a PostgreSQL `integer` column (latency_ms, ttft_ms) holds. */
 const MAX_INT4 = 2 ** 31 - 1;
@@ -179,7 +179,7 @@ export interface UsageConsumerDeps {
 }
 
 /** A usage event the ledger can never apply, with the decoder's reason. */
-export class UndecodableUsageEventError extends Error {
+class UndecodableUsageEventError extends Error {
   constructor(readonly problem: string) {
     super(`usage event cannot be applied: ${problem}`);
     this.name = 'UndecodableUsageEventError';
@@ -194,7 +194,7 @@ export class UndecodableUsageEventError extends Error {
  * at a time to park the event the database refuses. A message that does not decode is named as rejected,
  * so the bus parks it without holding up its batch.
  */
-export function createUsageBatchHandler(deps: UsageConsumerDeps): BatchHandler {
+function createUsageBatchHandler(deps: UsageConsumerDeps): BatchHandler {
   return async (messages: IncomingMessage[]): Promise<BatchOutcome> => {
     const rows: GenerationRow[] = [];
     const rejected: BatchOutcome['rejected'] = [];
@@ -225,7 +225,7 @@ export function createUsageBatchHandler(deps: UsageConsumerDeps): BatchHandler {
  * Parks a usage event in usage_dead_letters with its error and raw bytes (the bus logs it once at error
  * level). The event id is kept when the bytes decode far enough to carry one, so a redelivery parks once.
  */
-export function createUsageDeadLetterSink(deps: Pick<UsageConsumerDeps, 'db' | 'onDeadLetter'>): DeadLetterSink {
+function createUsageDeadLetterSink(deps: Pick<UsageConsumerDeps, 'db' | 'onDeadLetter'>): DeadLetterSink {
   return async (message, error) => {
     await recordDeadLetter(deps.db, {
       eventId: eventIdOf(message.value),

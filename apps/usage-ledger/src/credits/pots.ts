@@ -17,13 +17,13 @@ export interface GrantEntry {
   period: string;
 }
 
-export interface PotState {
+interface PotState {
   granted: number;
   used: number;
   remaining: number;
 }
 
-export interface MonthPots {
+interface MonthPots {
   period: string;
   plan: PotState;
   beta: PotState;

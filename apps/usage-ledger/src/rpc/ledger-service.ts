@@ -66,7 +66,7 @@ function windowOf(message: UsageWindow | undefined): Window {
   return { from, to, tz };
 }
 
-export function metricsMessage(m: Metrics): MessageInitShape<typeof UsageMetricsSchema> {
+function metricsMessage(m: Metrics): MessageInitShape<typeof UsageMetricsSchema> {
   return {
     requests: BigInt(m.requests),
     tokensIn: BigInt(m.tokensIn),

@@ -4,10 +4,10 @@ import type { PrismaClient } from '../generated/prisma/client';
 import type { UsageReports, UsageScope } from '../store/usage-reports';
 import { CostReportError, type CostReportReader, type DailyCost } from './cost-reports';
 
-export type SourceStatus = 'ok' | 'stale' | 'missing';
-export type SpendStatus = 'caught_up' | 'residual' | 'estimate_only';
+type SourceStatus = 'ok' | 'stale' | 'missing';
+type SpendStatus = 'caught_up' | 'residual' | 'estimate_only';
 
-export interface ProviderSpend {
+interface ProviderSpend {
   provider: string;
   label: string;
   totalUsd: number;

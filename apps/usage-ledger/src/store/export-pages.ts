@@ -2,7 +2,7 @@ import pg from 'pg';
 import type { PrismaClient } from '../generated/prisma/client';
 
 /** Under gRPC's default 4 MiB receive limit, with room to spare. */
-export const EXPORT_CHUNK_BYTES = 1 << 20;
+const EXPORT_CHUNK_BYTES = 1 << 20;
 
 /** A page of the export file: its bytes in chunks of EXPORT_CHUNK_BYTES (the last one shorter). */
 export interface ExportPage {
@@ -48,7 +48,7 @@ export function prismaExportPages(db: PrismaClient): ReadExportPage {
  * the connection goes back to the pool when the page ends, so an export holds one only while a page is read
  * and a caller who leaves mid-way leaves none behind. COPY takes no parameters: values are quoted literals.
  */
-export function copyExportPages(pool: pg.Pool): ReadExportPage {
+function copyExportPages(pool: pg.Pool): ReadExportPage {
   return async (select, head) => {
     const statement = `COPY (${select((value) => pg.escapeLiteral(value))}) TO STDOUT (FORMAT binary)`;
     const client = await pool.connect();

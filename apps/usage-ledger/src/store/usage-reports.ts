@@ -223,7 +223,7 @@ function metricsOf(row: MetricsRow | undefined): Metrics {
   };
 }
 
-export const ZERO_METRICS: Metrics = metricsOf(undefined);
+const ZERO_METRICS: Metrics = metricsOf(undefined);
 
 function scopeValue(scope: UsageScope): string {
   return 'orgId' in scope ? scope.orgId : scope.accountId;

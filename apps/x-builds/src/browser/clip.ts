@@ -44,7 +44,7 @@ const ENCODERS: Encoder[] = [
 ];
 
 /** Frames per second of the clip: frames are resampled to it, so a page that paints rarely still plays its full length. */
-export const CLIP_FPS = 20;
+const CLIP_FPS = 20;
 /** The bitrate is capped so a 5 s clip stays well inside one gRPC message (4 MB) when the edge fetches it. */
 const MAX_BITRATE = ['-maxrate', '4M', '-bufsize', '8M'];
 const ENCODE_TIMEOUT_MS = 60_000;
@@ -70,7 +70,7 @@ export function resample(times: number[], start: number, end: number, fps: numbe
 let available: Promise<Encoder | undefined> | undefined;
 
 /** The best encoder of the ffmpeg on PATH (asked once per process), or undefined without ffmpeg or any of them. */
-export function findEncoder(ffmpeg = 'ffmpeg'): Promise<Encoder | undefined> {
+function findEncoder(ffmpeg = 'ffmpeg'): Promise<Encoder | undefined> {
   available ??= new Promise((resolve) => {
     execFile(ffmpeg, ['-hide_banner', '-encoders'], { timeout: 10_000 }, (error, stdout) => {
       if (error) return resolve(undefined);

@@ -8,7 +8,7 @@ import { luminanceSpread } from './pixels';
 import { CLIP_SECONDS, DESKTOP, MOBILE } from './viewports';
 
 /** The flags every Chromium of this repo runs with (the console's browser tests use the same). */
-export const CHROMIUM_ARGS = [
+const CHROMIUM_ARGS = [
   '--headless',
   '--no-sandbox',
   '--disable-gpu',

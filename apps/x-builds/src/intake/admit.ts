@@ -64,7 +64,7 @@ function startOfUtcDay(now: Date): Date {
 }
 
 /** API prompts have no X author: the account that submits them is their author. */
-export function authorOf(submission: Pick<Submission, 'userId' | 'source'>): string {
+function authorOf(submission: Pick<Submission, 'userId' | 'source'>): string {
   return submission.source.type === 'x' ? submission.source.authorId : submission.userId;
 }
 
@@ -151,7 +151,7 @@ function sourceJson(source: SubmittedSource): Prisma.InputJsonValue {
 }
 
 /** Where a job stands: its rank in dispatch order and an estimate from the lane's recent build times. */
-export async function placeOf(db: XBuildsDb | Tx, job: JobRow): Promise<{ position: number; etaS: number }> {
+async function placeOf(db: XBuildsDb | Tx, job: JobRow): Promise<{ position: number; etaS: number }> {
   if (job.status !== 'queued') return { position: 0, etaS: 0 };
   const ranks = await queueRanks(db);
   const position = ranks.get(job.id) ?? ranks.size;

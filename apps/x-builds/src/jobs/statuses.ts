@@ -1,5 +1,5 @@
 /** The twelve job statuses of the spec, in pipeline order. */
-export const JOB_STATUSES = [
+const JOB_STATUSES = [
   'queued',
   'screening',
   'building',
@@ -19,18 +19,11 @@ export type JobStatus = (typeof JOB_STATUSES)[number];
 export const STAGES = ['screening', 'building', 'auditing', 'publishing', 'verifying', 'fixing', 'drafting'] as const;
 export type Stage = (typeof STAGES)[number];
 
-export const TERMINAL_STATUSES = ['done', 'refused', 'failed', 'cancelled'] as const;
-export type TerminalStatus = (typeof TERMINAL_STATUSES)[number];
-
 /** Not yet settled: queued or in a stage. These count for "one active job per author / conversation". */
 export const OPEN_STATUSES = ['queued', ...STAGES] as const;
 
 export function isStage(value: string): value is Stage {
   return (STAGES as readonly string[]).includes(value);
-}
-
-export function isTerminal(value: string): value is TerminalStatus {
-  return (TERMINAL_STATUSES as readonly string[]).includes(value);
 }
 
 export function isJobStatus(value: string): value is JobStatus {

@@ -45,7 +45,7 @@ function sourceOf(job: JobRow): MessageInitShape<typeof SourceSchema> {
 }
 
 /** The job view of CONTRACTS "X builds": stages with timings, place in the queue, app, refusal and reply. */
-export function toJobMessage(
+function toJobMessage(
   ctx: ViewContext,
   job: JobRow,
   spans: SpanRow[],

@@ -9,7 +9,7 @@ const SLUG_SUFFIX_CHARS = 6;
 const BASE36 = 'abcdefghijklmnopqrstuvwxyz0123456789';
 
 /** A DNS label from the first words of a title, plus a random suffix: readable, unguessable, unique in practice. */
-export function slugFor(title: string): string {
+function slugFor(title: string): string {
   const words = title
     .toLowerCase()
     .normalize('NFKD')

@@ -5,9 +5,9 @@ import { advisoryLock, DISPATCH_LOCK, TX_OPTIONS, type Db, type Tx, type XBuilds
 import { closeOpenSpans, findJob, IN_STAGE, recordEvent, transition, type JobRow } from './jobs';
 
 /** Spacing of queue positions, so a move usually fits between two neighbours without renumbering. */
-export const ORDER_GAP = 1024n;
+const ORDER_GAP = 1024n;
 /** The dispatcher's concurrency while a build backoff is active (spec "Limits"). */
-export const BACKOFF_CONCURRENCY = 2;
+const BACKOFF_CONCURRENCY = 2;
 
 export async function readSettings(db: Db): Promise<QueueSettings> {
   return db.queueSettings.findUniqueOrThrow({ where: { id: 1 } });

@@ -1,6 +1,6 @@
 import type { Db } from './db';
 
-export interface Percentiles {
+interface Percentiles {
   count: number;
   p50?: number;
   p90?: number;

@@ -8,7 +8,7 @@ import { listen } from '@sbc/http';
  * 403, 5xx).
  */
 
-export interface FakeMention {
+interface FakeMention {
   id: string;
   text: string;
   author_id: string;
@@ -16,7 +16,7 @@ export interface FakeMention {
   referenced_tweets?: { type: string; id: string }[];
 }
 
-export interface FakeReply {
+interface FakeReply {
   id: string;
   text: string;
   in_reply_to_tweet_id: string;
@@ -25,14 +25,14 @@ export interface FakeReply {
 }
 
 /** One `POST /2/media/upload` as received: the decoded bytes and what they were declared as. */
-export interface FakeUpload {
+interface FakeUpload {
   id: string;
   media_category: string;
   media_type: string;
   bytes: Buffer;
 }
 
-export interface ScriptedFailure {
+interface ScriptedFailure {
   status: number;
   /** Epoch seconds sent as `x-rate-limit-reset`. */
   resetAt?: number;

@@ -66,7 +66,7 @@ function renderResponseFormat(format: ResponseFormat | undefined): Record<string
   return { type: 'json_schema', json_schema: spec };
 }
 
-export function renderChatMessages(turns: Message[]): Array<Record<string, unknown>> {
+function renderChatMessages(turns: Message[]): Array<Record<string, unknown>> {
   const out: Array<Record<string, unknown>> = [];
   for (const turn of turns) {
     if (turn.role === 'system') {

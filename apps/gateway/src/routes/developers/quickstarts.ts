@@ -10,7 +10,7 @@ export interface QuickStart {
 }
 
 /** In page order; each file is under docs/quickstarts and is run against the embedded stack by the tests. */
-export const QUICK_STARTS: readonly { id: string; title: string; file: string }[] = [
+const QUICK_STARTS: readonly { id: string; title: string; file: string }[] = [
   { id: 'quickstart-curl', title: 'curl', file: 'curl.sh' },
   { id: 'quickstart-openai', title: 'OpenAI SDK (openai)', file: 'openai.mjs' },
   { id: 'quickstart-anthropic', title: 'Anthropic SDK (@anthropic-ai/sdk)', file: 'anthropic.mjs' },
@@ -23,7 +23,7 @@ export const QUICK_STARTS: readonly { id: string; title: string; file: string }[
  * Where the quick starts are: beside the bundle in an image (`./quickstarts`), or the workspace's
  * docs/quickstarts when the edge runs from source or from dist.
  */
-export function findQuickStartDir(
+function findQuickStartDir(
   candidates = [path.join(__dirname, 'quickstarts'), path.resolve('docs', 'quickstarts')],
 ): string | undefined {
   return candidates.find((dir) => existsSync(path.join(dir, QUICK_STARTS[0]!.file)));

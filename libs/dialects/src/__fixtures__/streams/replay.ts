@@ -34,7 +34,7 @@ export function translate(name: string, renderer: StreamRenderer): SseFrame[] {
   return upstreamEvents(name).flatMap((event) => renderer.render(event));
 }
 
-export const wire = (frames: SseFrame[]): string => frames.map(encodeSse).join('');
+const wire = (frames: SseFrame[]): string => frames.map(encodeSse).join('');
 
 /** The frames as a client's SSE decoder sees them after the bytes went over the wire. */
 export const received = (frames: SseFrame[]): SseEvent[] => decode([wire(frames)]);
@@ -44,7 +44,7 @@ export const payload = (frame: SseEvent): JsonObject => objectOf(JSON.parse(fram
 // ---------------------------------------------------------------------------------------------------------
 // Reading a caller's stream back
 
-export interface AssembledCall {
+interface AssembledCall {
   id: string;
   name: string;
   arguments: string;
@@ -79,7 +79,7 @@ export function assembleChat(frames: SseFrame[]) {
   return { text, reasoning, calls, finishReasons, usages };
 }
 
-export interface AssembledBlock {
+interface AssembledBlock {
   type: string;
   text?: string;
   thinking?: string;
