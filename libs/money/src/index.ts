@@ -18,6 +18,7 @@ export {
   nanoUsdFromWire,
   USD_PER_CREDIT,
   usdFromNanoUsd,
+  wholeMicroUsd,
   type Microcredits,
   type Millicredits,
   type NanoUsd,

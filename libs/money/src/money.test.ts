@@ -19,6 +19,7 @@ import {
   nanoUsdFromWire,
   USD_PER_CREDIT,
   usdFromNanoUsd,
+  wholeMicroUsd,
 } from './money';
 
 const MAX = Number.MAX_SAFE_INTEGER;
@@ -196,5 +197,14 @@ describe('microcredits to millicredits', () => {
     expect(millicreditsFromMicrocredits(amount, 'down')).toBe(1);
     expect(millicreditsFromMicrocredits(microcredits(1_001), 'up')).toBe(2);
     expect(millicreditsFromMicrocredits(microcredits(-1_500), 'down')).toBe(-2);
+  });
+});
+
+describe('whole micro-USD', () => {
+  it('rounds nano-USD to the nearest thousand', () => {
+    expect(wholeMicroUsd(nanoUsd(123_456))).toBe(123_000);
+    expect(wholeMicroUsd(nanoUsd(123_500))).toBe(124_000);
+    expect(wholeMicroUsd(nanoUsd(-1_400))).toBe(-1_000);
+    expect(wholeMicroUsd(nanoUsd(0))).toBe(0);
   });
 });

@@ -162,3 +162,8 @@ export function microcreditsFromWire(units: bigint | undefined, deprecatedCredit
 export function nanoUsdFromWire(units: bigint | undefined, deprecatedUsd: number): NanoUsd {
   return units === undefined ? nanoUsdFromUsd(deprecatedUsd, 'nearest') : nanoUsd(numberFromWire(units, 'nano-usd'));
 }
+
+/** An amount to the whole micro-USD (a millicredit), to the nearest: the grain billed USD is reported at. */
+export function wholeMicroUsd(amount: NanoUsd): NanoUsd {
+  return nanoUsdForMillicredits(millicreditsFromMicrocredits(microcreditsForNanoUsd(amount), 'nearest'));
+}
