@@ -29,23 +29,21 @@ const previousCredits: CreditsInit = {
   overageUsedCredits: 0.1,
   overageUsd: 0.000_1,
 };
+const previousOpenAi = {
+  provider: 'openai',
+  label: 'OpenAI',
+  totalUsd: 0.000_123,
+  usageUsd: 0.000_123,
+  measuredUsd: 0,
+  estimatedUsd: 0.000_123,
+  residualUsd: 0.000_123,
+  status: 'residual',
+};
 const previousSpend: SpendInit = {
   totalUsd: 25.000_123,
   tiedUsd: 25,
   estimatedUsd: 0.000_123,
-  providers: [
-    {
-      provider: 'openai',
-      label: 'OpenAI',
-      totalUsd: 0.000_123,
-      usageUsd: 0.000_123,
-      measuredUsd: 0,
-      estimatedUsd: 0.000_123,
-      residualUsd: 0.000_123,
-      status: 'residual',
-      services: [{ service: 'gpt-4o', totalUsd: 0.000_123 }],
-    },
-  ],
+  providers: [{ ...previousOpenAi, services: [{ service: 'gpt-4o', totalUsd: 0.000_123 }] }],
   series: [{ day: '2026-11-01', providers: { openai: { measured: 0, estimated: 0.000_123, plan: 0 } } }],
 };
 
@@ -84,7 +82,7 @@ const currentSpend: SpendInit = {
   estimatedNanoUsd: 123_000n,
   providers: [
     {
-      ...previousSpend.providers![0],
+      ...previousOpenAi,
       totalNanoUsd: 123_000n,
       usageNanoUsd: 123_000n,
       purchaseNanoUsd: 0n,
@@ -113,7 +111,7 @@ const currentSpend: SpendInit = {
 };
 
 const signedIn = (() => (req: Request, _res: Response, next: NextFunction) => {
-  req.principal = { kind: 'session', userId: 'usr_money', scopes: 'unrestricted', revoked: false };
+  req.principal = { kind: 'session', userId: 'usr_money', scopes: 'unrestricted', revoked: false, operator: false };
   next();
 }) as unknown as Authorize;
 
