@@ -5,15 +5,21 @@ import {
   microcreditsForMillicredits,
   microcreditsForNanoUsd,
   microcreditsFromCredits,
+  microcreditsFromDecimalText,
+  microcreditsFromWire,
   millicredits,
   millicreditsForNanoUsd,
   millicreditsFromCredits,
+  millicreditsFromMicrocredits,
   nanoUsd,
   nanoUsdForMicrocredits,
   nanoUsdForMillicredits,
+  nanoUsdFromDecimalText,
   nanoUsdFromUsd,
+  nanoUsdFromWire,
   USD_PER_CREDIT,
   usdFromNanoUsd,
+  wholeMicroUsd,
 } from './money';
 
 const MAX = Number.MAX_SAFE_INTEGER;
@@ -127,5 +133,78 @@ describe('credits', () => {
         expect(microcreditsFromCredits(creditsFromMicrocredits(microcredits(amount)))).toBe(amount);
       }),
     );
+  });
+});
+
+describe('decimal text (PostgreSQL numerics)', () => {
+  it('parses exactly, digit by digit', () => {
+    expect(microcreditsFromDecimalText('12.345678')).toBe(12_345_678);
+    expect(microcreditsFromDecimalText('-0.000001')).toBe(-1);
+    expect(microcreditsFromDecimalText('7')).toBe(7_000_000);
+    expect(nanoUsdFromDecimalText('0.000123456')).toBe(123_456);
+    expect(nanoUsdFromDecimalText('3.000000001')).toBe(3_000_000_001);
+    expect(nanoUsdFromDecimalText('0.1')).toBe(100_000_000);
+  });
+
+  it('rounds digits beyond the unit to the nearest, halves away from zero', () => {
+    expect(microcreditsFromDecimalText('0.0000014')).toBe(1);
+    expect(microcreditsFromDecimalText('0.0000015')).toBe(2);
+    expect(microcreditsFromDecimalText('-0.0000015')).toBe(-2);
+  });
+
+  it('refuses what is not a decimal, or too large to count exactly', () => {
+    for (const bad of ['', 'NaN', '1e3', '1.2.3', 'Infinity', '99999999999999.000000'])
+      expect(() => microcreditsFromDecimalText(bad)).toThrow(RangeError);
+  });
+
+  it('agrees with the decimal view of every amount', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: -1e15, max: 1e15 }), (units) => {
+        const text = (units / 1e6).toFixed(6);
+        expect(microcreditsFromDecimalText(text)).toBe(units);
+      }),
+    );
+  });
+});
+
+describe('amounts off the wire during the release that writes both fields', () => {
+  it('the whole units win when the sender set them, even to 0', () => {
+    expect(microcreditsFromWire(123_456n, 99)).toBe(123_456);
+    expect(microcreditsFromWire(0n, 99)).toBe(0);
+    expect(nanoUsdFromWire(-5n, 1)).toBe(-5);
+  });
+
+  it('a sender that predates them is read from the decimal, to the nearest unit', () => {
+    expect(microcreditsFromWire(undefined, 0.123_456)).toBe(123_456);
+    expect(microcreditsFromWire(undefined, 0.1 + 0.2)).toBe(300_000);
+    expect(nanoUsdFromWire(undefined, 0.000_123_456)).toBe(123_456);
+  });
+
+  it('refuses a decimal that is no amount, and whole units too large to count exactly', () => {
+    for (const bad of [Number.NaN, Number.POSITIVE_INFINITY, 1e300]) {
+      expect(() => microcreditsFromWire(undefined, bad)).toThrow(RangeError);
+      expect(() => nanoUsdFromWire(undefined, bad)).toThrow(RangeError);
+    }
+    expect(() => microcreditsFromWire(2n ** 60n, 0)).toThrow(RangeError);
+    expect(() => nanoUsdFromWire(-(2n ** 60n), 0)).toThrow(RangeError);
+  });
+});
+
+describe('microcredits to millicredits', () => {
+  it('rounds as asked', () => {
+    const amount = microcredits(1_500);
+    expect(millicreditsFromMicrocredits(amount, 'nearest')).toBe(2);
+    expect(millicreditsFromMicrocredits(amount, 'down')).toBe(1);
+    expect(millicreditsFromMicrocredits(microcredits(1_001), 'up')).toBe(2);
+    expect(millicreditsFromMicrocredits(microcredits(-1_500), 'down')).toBe(-2);
+  });
+});
+
+describe('whole micro-USD', () => {
+  it('rounds nano-USD to the nearest thousand', () => {
+    expect(wholeMicroUsd(nanoUsd(123_456))).toBe(123_000);
+    expect(wholeMicroUsd(nanoUsd(123_500))).toBe(124_000);
+    expect(wholeMicroUsd(nanoUsd(-1_400))).toBe(-1_000);
+    expect(wholeMicroUsd(nanoUsd(0))).toBe(0);
   });
 });

@@ -109,3 +109,61 @@ export function microcreditsFromCredits(credits: number): Microcredits {
 export function creditsFromMicrocredits(amount: Microcredits): number {
   return amount / MICROCREDITS_PER_CREDIT;
 }
+
+/** A microcredit amount in whole millicredits: the grain the edge's budget counters and billed USD are kept at. */
+export function millicreditsFromMicrocredits(amount: Microcredits, rounding: Rounding | 'down'): Millicredits {
+  const exact = amount / MICROCREDITS_PER_MILLICREDIT;
+  return millicredits(rounding === 'down' ? Math.floor(exact) : rounded(exact, rounding));
+}
+
+/**
+ * A decimal as text (a PostgreSQL numeric, which is exact) in whole units of `scale` decimal places, parsed
+ * digit by digit so no float ever holds it. Digits beyond the unit round to the nearest, halves away from zero.
+ */
+function unitsFromDecimalText<Unit extends string>(text: string, scale: number, unitName: Unit): Amount<Unit> {
+  const parts = /^(-?)(\d+)(?:\.(\d*))?$/.exec(text.trim());
+  if (!parts) throw new RangeError(`${text} is not a decimal amount of ${unitName}`);
+  const [, sign, integer, fraction = ''] = parts;
+  let units = BigInt(integer! + fraction.padEnd(scale, '0').slice(0, scale));
+  if (fraction.length > scale && fraction[scale]! >= '5') units += 1n;
+  if (units > BigInt(Number.MAX_SAFE_INTEGER))
+    throw new RangeError(`${text} is too large to count exactly in ${unitName}`);
+  return whole(Number(sign ? -units : units), unitName);
+}
+
+/** A decimal credit amount as PostgreSQL renders a numeric (`12.345678`) in whole microcredits, exactly. */
+export function microcreditsFromDecimalText(text: string): Microcredits {
+  return unitsFromDecimalText(text, 6, 'microcredits');
+}
+
+/** A decimal USD amount as PostgreSQL renders a numeric (`0.000123456`) in whole nano-USD, exactly. */
+export function nanoUsdFromDecimalText(text: string): NanoUsd {
+  return unitsFromDecimalText(text, 9, 'nano-usd');
+}
+
+function numberFromWire(units: bigint, unitName: string): number {
+  if (units > BigInt(Number.MAX_SAFE_INTEGER) || units < -BigInt(Number.MAX_SAFE_INTEGER))
+    throw new RangeError(`${units} is too large to count exactly in ${unitName}`);
+  return Number(units);
+}
+
+/**
+ * An amount read off the wire during the release that writes both fields: the whole units when the sender
+ * set them, else the deprecated decimal of a sender that predates them, range-checked (a float can hold NaN,
+ * infinities or 1e300, which are no amount). Throws a RangeError for either out of range.
+ */
+export function microcreditsFromWire(units: bigint | undefined, deprecatedCredits: number): Microcredits {
+  return units === undefined
+    ? microcreditsFromCredits(deprecatedCredits)
+    : microcredits(numberFromWire(units, 'microcredits'));
+}
+
+/** As `microcreditsFromWire`, for a USD amount. */
+export function nanoUsdFromWire(units: bigint | undefined, deprecatedUsd: number): NanoUsd {
+  return units === undefined ? nanoUsdFromUsd(deprecatedUsd, 'nearest') : nanoUsd(numberFromWire(units, 'nano-usd'));
+}
+
+/** An amount to the whole micro-USD (a millicredit), to the nearest: the grain billed USD is reported at. */
+export function wholeMicroUsd(amount: NanoUsd): NanoUsd {
+  return nanoUsdForMillicredits(millicreditsFromMicrocredits(microcreditsForNanoUsd(amount), 'nearest'));
+}

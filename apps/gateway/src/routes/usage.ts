@@ -2,6 +2,7 @@ import { Router, type Response } from 'express';
 import { timestampDate, timestampFromDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import { usageRoutes as specs } from '@sbc/api';
 import { ApiError } from '@sbc/errors';
+import { creditsFromMicrocredits, microcreditsFromWire, nanoUsd, nanoUsdFromWire, usdFromNanoUsd } from '@sbc/money';
 import type {
   Credits,
   UsageDay,
@@ -31,7 +32,13 @@ const EXPORT_PAGE_ROWS = 10_000;
 /** A team key reads its team's usage; any other credential its account's. */
 const scopeOf = (principal: Principal) => ({ userId: principal.userId, orgId: principal.key?.orgId || undefined });
 const iso = (value: Timestamp | undefined) => (value ? timestampDate(value).toISOString() : null);
-const round = (value: number, digits: number) => Math.round(value * 10 ** digits) / 10 ** digits;
+/**
+ * Money from the ledger: its whole units, or from a ledger that predates them the deprecated decimal, which is
+ * range-checked (an amount no float should hold fails the call rather than being rendered).
+ */
+const credits = (units: bigint | undefined, deprecated: number) =>
+  creditsFromMicrocredits(microcreditsFromWire(units, deprecated));
+const usd = (units: bigint | undefined, deprecated: number) => usdFromNanoUsd(nanoUsdFromWire(units, deprecated));
 
 function windowMessage(window: { from: Date; to: Date; tz: string }) {
   if (!(window.from < window.to)) throw new ApiError('invalid_request', 'from must be before to.', { param: 'from' });
@@ -55,9 +62,9 @@ function renderMetrics(m: UsageMetrics | undefined) {
     tokens_out: Number(m?.tokensOut ?? 0n),
     cache_read: Number(m?.cacheRead ?? 0n),
     cache_write: Number(m?.cacheWrite ?? 0n),
-    tokens: m?.credits ?? 0,
-    usd: m?.usd ?? 0,
-    list_usd: m?.listUsd ?? 0,
+    tokens: credits(m?.microcredits, m?.credits ?? 0),
+    usd: usd(m?.nanoUsd, m?.usd ?? 0),
+    list_usd: usd(m?.listNanoUsd, m?.listUsd ?? 0),
   };
 }
 
@@ -97,9 +104,9 @@ function renderGeneration(g: UsageGeneration, incognito: boolean) {
     cache_read: Number(g.cacheRead),
     cache_write: Number(g.cacheWrite),
     reasoning_tokens: Number(g.reasoningTokens),
-    total_cost_usd: g.totalCostUsd,
-    cache_discount: g.cacheDiscountUsd,
-    credits_charged: g.creditsCharged,
+    total_cost_usd: usd(g.totalCostNanoUsd, g.totalCostUsd),
+    cache_discount: usd(g.cacheDiscountNanoUsd, g.cacheDiscountUsd),
+    credits_charged: credits(g.creditsChargedMicrocredits, g.creditsCharged),
     is_byok: g.isByok,
     status: g.status,
     ...(g.latencyMs !== undefined ? { latency_ms: g.latencyMs } : {}),
@@ -112,37 +119,44 @@ function renderGeneration(g: UsageGeneration, incognito: boolean) {
 
 /** The spec's Credits. */
 function renderCredits(c: Credits) {
-  const pot = (name: string) => c.pots.find((p) => p.pot === name);
   const potView = (name: string) => {
-    const p = pot(name);
+    const p = c.pots.find((candidate) => candidate.pot === name);
     return {
-      granted: p?.granted ?? 0,
-      used: p?.used ?? 0,
-      remaining: p?.remaining ?? 0,
+      granted: credits(p?.grantedMicrocredits, p?.granted ?? 0),
+      used: credits(p?.usedMicrocredits, p?.used ?? 0),
+      remaining: credits(p?.remainingMicrocredits, p?.remaining ?? 0),
       ...(p?.expiresAt ? { expires_at: iso(p.expiresAt) } : {}),
     };
   };
+  const pots = { plan: potView('plan'), beta: potView('beta'), permanent: potView('permanent') };
+  const balance = credits(c.balanceMicrocredits, c.balanceCredits);
+  const paidWeek = nanoUsdFromWire(c.paidNanoUsdWeek, c.paidUsdWeek);
+  const listWeek = nanoUsdFromWire(c.listNanoUsdWeek, c.listUsdWeek);
   return {
     object: 'credits',
     credits: {
-      beta: pot('beta')?.remaining ?? 0,
-      plan: pot('plan')?.remaining ?? 0,
-      permanent: pot('permanent')?.remaining ?? 0,
-      total: c.balanceCredits,
-      pots: { plan: potView('plan'), beta: potView('beta'), permanent: potView('permanent') },
+      beta: pots.beta.remaining,
+      plan: pots.plan.remaining,
+      permanent: pots.permanent.remaining,
+      total: balance,
+      pots,
     },
-    balance_credits: c.balanceCredits,
-    balance_tokens: c.balanceCredits,
-    total_usage_tokens: c.totalUsageCredits,
-    period_usage_tokens: c.periodUsageCredits,
-    capacity_tokens: c.capacityCredits,
+    balance_credits: balance,
+    balance_tokens: balance,
+    total_usage_tokens: credits(c.totalUsageMicrocredits, c.totalUsageCredits),
+    period_usage_tokens: credits(c.periodUsageMicrocredits, c.periodUsageCredits),
+    capacity_tokens: credits(c.capacityMicrocredits, c.capacityCredits),
     keys_count: c.keysCount,
-    paid_usd_week: c.paidUsdWeek,
-    list_usd_week: c.listUsdWeek,
-    saved_usd_week: round(Math.max(0, c.listUsdWeek - c.paidUsdWeek), 9),
+    paid_usd_week: usdFromNanoUsd(paidWeek),
+    list_usd_week: usdFromNanoUsd(listWeek),
+    saved_usd_week: usdFromNanoUsd(nanoUsd(Math.max(0, listWeek - paidWeek))),
     plan: c.plan,
     ...(c.renewsAt ? { renews_at: iso(c.renewsAt) } : {}),
-    overage: { limit_credits: c.overageLimitCredits, used_credits: c.overageUsedCredits, usd: c.overageUsd },
+    overage: {
+      limit_credits: credits(c.overageLimitMicrocredits, c.overageLimitCredits),
+      used_credits: credits(c.overageUsedMicrocredits, c.overageUsedCredits),
+      usd: usd(c.overageNanoUsd, c.overageUsd),
+    },
   };
 }
 
@@ -359,22 +373,25 @@ export function usageRoutes(deps: UsageRoutesDeps): Router {
         from: reply.series[0]?.day ?? window.from.toISOString().slice(0, 10),
         to: reply.series.at(-1)?.day ?? window.to.toISOString().slice(0, 10),
         currency: 'USD',
-        total_usd: reply.totalUsd,
-        tied_usd: reply.tiedUsd,
-        estimated_usd: reply.estimatedUsd,
+        total_usd: usd(reply.totalNanoUsd, reply.totalUsd),
+        tied_usd: usd(reply.tiedNanoUsd, reply.tiedUsd),
+        estimated_usd: usd(reply.estimatedNanoUsd, reply.estimatedUsd),
         unpriced_models: reply.unpricedModels,
         providers: reply.providers.map((p) => ({
           provider: p.provider,
           label: p.label,
-          total_usd: p.totalUsd,
-          usage_usd: p.usageUsd,
-          purchase_usd: p.purchaseUsd,
-          measured_usd: p.measuredUsd,
-          estimated_usd: p.estimatedUsd,
-          plan_usd: p.planUsd,
-          residual_usd: p.residualUsd ?? null,
+          total_usd: usd(p.totalNanoUsd, p.totalUsd),
+          usage_usd: usd(p.usageNanoUsd, p.usageUsd),
+          purchase_usd: usd(p.purchaseNanoUsd, p.purchaseUsd),
+          measured_usd: usd(p.measuredNanoUsd, p.measuredUsd),
+          estimated_usd: usd(p.estimatedNanoUsd, p.estimatedUsd),
+          plan_usd: usd(p.planNanoUsd, p.planUsd),
+          residual_usd:
+            p.residualNanoUsd === undefined && p.residualUsd === undefined
+              ? null
+              : usd(p.residualNanoUsd, p.residualUsd ?? 0),
           status: p.status,
-          services: p.services.map((s) => ({ service: s.service, total_usd: s.totalUsd })),
+          services: p.services.map((s) => ({ service: s.service, total_usd: usd(s.totalNanoUsd, s.totalUsd) })),
           sources: p.sources.map((s) => ({ source: s.source, fresh_at: iso(s.freshAt), status: s.status })),
         })),
         series: reply.series.map((point) => ({
@@ -382,7 +399,11 @@ export function usageRoutes(deps: UsageRoutesDeps): Router {
           providers: Object.fromEntries(
             Object.entries(point.providers).map(([id, v]) => [
               id,
-              { measured: v.measured, estimated: v.estimated, plan: v.plan },
+              {
+                measured: usd(v.measuredNanoUsd, v.measured),
+                estimated: usd(v.estimatedNanoUsd, v.estimated),
+                plan: usd(v.planNanoUsd, v.plan),
+              },
             ]),
           ),
         })),

@@ -1,5 +1,6 @@
 import type { SharedStore } from '@sbc/cache';
 import type { Logger } from '@sbc/logging';
+import { microcreditsFromCredits, millicreditsFromMicrocredits } from '@sbc/money';
 import { periodOf } from '../credits/plans';
 import type { PrismaClient } from '../generated/prisma/client';
 import {
@@ -41,7 +42,8 @@ import {
  */
 export const balanceKey = (accountId: string) => `credits:available:${accountId}`;
 
-const toMilli = (credits: number) => Math.floor(Math.round(credits * 1e6) / 1e3);
+/** The derived balance's decimal holds whole microcredits; the edge counts whole millicredits, rounded down. */
+const toMilli = (credits: number): number => millicreditsFromMicrocredits(microcreditsFromCredits(credits), 'down');
 const SWEEP_PAGE = 500;
 const RECHECK_CLEAN_MS = 86_400_000;
 

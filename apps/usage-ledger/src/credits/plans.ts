@@ -19,8 +19,8 @@ export function isPlanId(value: string): value is PlanId {
 /** Credit packs by price in whole USD. */
 export const PACKS: Readonly<Record<number, number>> = { 5: 5_000, 20: 20_000, 100: 100_000 };
 
-/** Overage, any plan: $1 per 1,000 credits. */
-export const OVERAGE_USD_PER_CREDIT = 0.001;
+/** Overage, any plan: $1 per 1,000 credits, which is one nano-USD per microcredit. */
+export const OVERAGE_NANO_USD_PER_MICROCREDIT = 1;
 
 /** A month as the journal names it: `YYYY-MM` in UTC. */
 export function periodOf(at: Date): string {

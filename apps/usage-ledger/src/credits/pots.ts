@@ -1,3 +1,5 @@
+import { creditsFromMicrocredits, microcredits, microcreditsFromCredits } from '@sbc/money';
+
 /**
  * The balance, derived: credits granted (the journal) minus credits used (the usage rollups), month by month.
  * Nothing here depends on the order calls were applied in, only on monthly sums, so a replayed or shuffled
@@ -42,10 +44,12 @@ export interface DerivedCredits {
   balance: number;
 }
 
-const round6 = (value: number) => Math.round(value * 1e6) / 1e6;
+/** Amounts in and out are decimal credits; the arithmetic runs in whole microcredits, so it is exact. */
+const units = (credits: number): number => microcreditsFromCredits(credits);
+const decimal = (amount: number): number => creditsFromMicrocredits(microcredits(amount));
 
 function pot(granted: number, used: number): PotState {
-  return { granted: round6(granted), used: round6(used), remaining: round6(granted - used) };
+  return { granted: decimal(granted), used: decimal(used), remaining: decimal(granted - used) };
 }
 
 export function derivePots(input: {
@@ -61,28 +65,32 @@ export function derivePots(input: {
   for (const period of [...periods].sort()) {
     if (period > input.period) break; // usage stamped in the future (clock skew) counts when its month comes
     const granted = (which: Pot) =>
-      input.grants.filter((g) => g.pot === which && g.period === period).reduce((sum, g) => sum + g.credits, 0);
+      input.grants.filter((g) => g.pot === which && g.period === period).reduce((sum, g) => sum + units(g.credits), 0);
     const plan = Math.max(0, granted('plan'));
     const beta = Math.max(0, granted('beta'));
     permanent += granted('permanent');
-    const usage = input.usageByPeriod.get(period) ?? 0;
+    const usage = units(input.usageByPeriod.get(period) ?? 0);
     const fromPlan = Math.min(usage, plan);
     const fromBeta = Math.min(usage - fromPlan, beta);
     const carried = permanent;
     const fromPermanent = Math.min(usage - fromPlan - fromBeta, Math.max(0, permanent));
     permanent -= fromPermanent;
     const overage = usage - fromPlan - fromBeta - fromPermanent;
-    const limit = period === input.period ? input.overageLimit : 0;
+    const limit = period === input.period ? units(input.overageLimit) : 0;
     current = {
       period,
       plan: pot(plan, fromPlan),
       beta: pot(beta, fromBeta),
       permanent: pot(carried, fromPermanent),
-      overage: { used: round6(overage), limit, remaining: round6(Math.max(0, limit - overage)) },
-      usage: round6(usage),
+      overage: { used: decimal(overage), limit: decimal(limit), remaining: decimal(Math.max(0, limit - overage)) },
+      usage: decimal(usage),
     };
   }
   const month = current!;
-  const balance = round6(month.plan.remaining + month.beta.remaining + month.permanent.remaining);
-  return { current: month, balance, available: round6(Math.max(0, balance + month.overage.remaining)) };
+  const balance = units(month.plan.remaining) + units(month.beta.remaining) + units(month.permanent.remaining);
+  return {
+    current: month,
+    balance: decimal(balance),
+    available: decimal(Math.max(0, balance + units(month.overage.remaining))),
+  };
 }

@@ -3,7 +3,24 @@ import { timestampDate, timestampFromDate, type Timestamp } from '@bufbuild/prot
 import { usageRoutes } from '@sbc/api';
 import { ApiError } from '@sbc/errors';
 import {
+  creditsFromMicrocredits,
+  microcredits,
+  microcreditsFromCredits,
+  microcreditsFromDecimalText,
+  microcreditsFromWire,
+  millicreditsFromMicrocredits,
+  nanoUsd,
+  nanoUsdForMillicredits,
+  nanoUsdFromDecimalText,
+  nanoUsdFromUsd,
+  usdFromNanoUsd,
+  wholeMicroUsd,
+  type Microcredits,
+  type NanoUsd,
+} from '@sbc/money';
+import {
   UsageLedgerService,
+  type CreditPotSchema,
   type CreditsSchema,
   type UsageGenerationSchema,
   type UsageMetricsSchema,
@@ -12,9 +29,10 @@ import {
 } from '@sbc/proto/sbc/usage/v1/ledger_pb';
 import type { RpcImplementation } from '@sbc/rpc';
 import type { BalancePublisher } from '../caps/balance-publisher';
-import { isPlanId, OVERAGE_USD_PER_CREDIT, PACKS, periodEnd, periodOf } from '../credits/plans';
+import { isPlanId, OVERAGE_NANO_USD_PER_MICROCREDIT, PACKS, periodEnd, periodOf } from '../credits/plans';
+import type { PotState } from '../credits/pots';
 import type { PrismaClient } from '../generated/prisma/client';
-import type { SpendReader } from '../spend/spend';
+import type { DaySpend, ProviderSpend, SpendReader } from '../spend/spend';
 import {
   addGrant,
   addPack,
@@ -66,22 +84,43 @@ function windowOf(message: UsageWindow | undefined): Window {
   return { from, to, tz };
 }
 
-function metricsMessage(m: Metrics): MessageInitShape<typeof UsageMetricsSchema> {
+/**
+ * Every amount goes out twice for one release: whole units, and the deprecated decimal computed from them for
+ * edges that predate the whole units.
+ */
+const creditsOnWire = (amount: Microcredits) => ({ units: BigInt(amount), decimal: creditsFromMicrocredits(amount) });
+const usdOnWire = (amount: NanoUsd) => ({ units: BigInt(amount), decimal: usdFromNanoUsd(amount) });
+
+/** USD billed for credits (a credit is $0.001), to the whole micro-USD as it has always been reported. */
+const billedNanoUsd = (amount: Microcredits): NanoUsd =>
+  nanoUsdForMillicredits(millicreditsFromMicrocredits(amount, 'nearest'));
+
+export function metricsMessage(m: Metrics): MessageInitShape<typeof UsageMetricsSchema> {
+  // The report's decimals hold whole units, so these conversions are exact.
+  const credits = creditsOnWire(microcreditsFromCredits(m.credits));
+  const usd = usdOnWire(billedNanoUsd(microcreditsFromCredits(m.credits)));
+  const listUsd = usdOnWire(nanoUsdFromUsd(m.listUsd, 'nearest'));
   return {
     requests: BigInt(m.requests),
     tokensIn: BigInt(m.tokensIn),
     tokensOut: BigInt(m.tokensOut),
     cacheRead: BigInt(m.cacheRead),
     cacheWrite: BigInt(m.cacheWrite),
-    credits: m.credits,
-    usd: Math.round(m.credits * 1e3) / 1e6,
-    listUsd: m.listUsd,
+    credits: credits.decimal,
+    usd: usd.decimal,
+    listUsd: listUsd.decimal,
+    microcredits: credits.units,
+    nanoUsd: usd.units,
+    listNanoUsd: listUsd.units,
   };
 }
 
 const groupMessage = (g: GroupTotals) => ({ id: g.id, label: g.label, metrics: metricsMessage(g.metrics) });
 
 function callMessage(row: CallRow): MessageInitShape<typeof UsageGenerationSchema> {
+  const totalCost = usdOnWire(nanoUsdFromDecimalText(row.total_cost_usd));
+  const cacheDiscount = usdOnWire(nanoUsdFromDecimalText(row.cache_discount_usd));
+  const creditsCharged = creditsOnWire(microcreditsFromDecimalText(row.credits_charged));
   return {
     eventId: row.event_id,
     requestId: row.request_id,
@@ -98,9 +137,12 @@ function callMessage(row: CallRow): MessageInitShape<typeof UsageGenerationSchem
     cacheRead: BigInt(row.cache_read),
     cacheWrite: BigInt(row.cache_write),
     reasoningTokens: BigInt(row.reasoning_tokens),
-    totalCostUsd: Number(row.total_cost_usd),
-    cacheDiscountUsd: Number(row.cache_discount_usd),
-    creditsCharged: Number(row.credits_charged),
+    totalCostUsd: totalCost.decimal,
+    totalCostNanoUsd: totalCost.units,
+    cacheDiscountUsd: cacheDiscount.decimal,
+    cacheDiscountNanoUsd: cacheDiscount.units,
+    creditsCharged: creditsCharged.decimal,
+    creditsChargedMicrocredits: creditsCharged.units,
     isByok: row.is_byok,
     status: row.status,
     latencyMs: row.latency_ms ?? undefined,
@@ -110,6 +152,90 @@ function callMessage(row: CallRow): MessageInitShape<typeof UsageGenerationSchem
     route: row.route ?? '',
   };
 }
+
+function potMessage(pot: string, state: PotState): MessageInitShape<typeof CreditPotSchema> {
+  const [granted, used, remaining] = [state.granted, state.used, state.remaining].map((credits) =>
+    creditsOnWire(microcreditsFromCredits(credits)),
+  ) as [ReturnType<typeof creditsOnWire>, ReturnType<typeof creditsOnWire>, ReturnType<typeof creditsOnWire>];
+  return {
+    pot,
+    granted: granted.decimal,
+    used: used.decimal,
+    remaining: remaining.decimal,
+    grantedMicrocredits: granted.units,
+    usedMicrocredits: used.units,
+    remainingMicrocredits: remaining.units,
+  };
+}
+
+function providerSpendMessage(p: ProviderSpend) {
+  const [total, usage, purchase, measured, estimated, plan] = [
+    p.totalNanoUsd,
+    p.usageNanoUsd,
+    p.purchaseNanoUsd,
+    p.measuredNanoUsd,
+    p.estimatedNanoUsd,
+    p.planNanoUsd,
+  ].map(usdOnWire) as Array<ReturnType<typeof usdOnWire>>;
+  const residual = p.residualNanoUsd === null ? undefined : usdOnWire(p.residualNanoUsd);
+  return {
+    provider: p.provider,
+    label: p.label,
+    status: p.status,
+    totalUsd: total!.decimal,
+    totalNanoUsd: total!.units,
+    usageUsd: usage!.decimal,
+    usageNanoUsd: usage!.units,
+    purchaseUsd: purchase!.decimal,
+    purchaseNanoUsd: purchase!.units,
+    measuredUsd: measured!.decimal,
+    measuredNanoUsd: measured!.units,
+    estimatedUsd: estimated!.decimal,
+    estimatedNanoUsd: estimated!.units,
+    planUsd: plan!.decimal,
+    planNanoUsd: plan!.units,
+    residualUsd: residual?.decimal,
+    residualNanoUsd: residual?.units,
+    services: p.services.map((s) => ({
+      service: s.service,
+      totalUsd: usdFromNanoUsd(s.totalNanoUsd),
+      totalNanoUsd: BigInt(s.totalNanoUsd),
+    })),
+    sources: p.sources.map((s) => ({
+      source: s.source,
+      status: s.status,
+      freshAt: s.freshAt ? timestampFromDate(s.freshAt) : undefined,
+    })),
+  };
+}
+
+function daySpendMessage(day: DaySpend) {
+  return {
+    measured: usdFromNanoUsd(day.measuredNanoUsd),
+    estimated: usdFromNanoUsd(day.estimatedNanoUsd),
+    plan: usdFromNanoUsd(day.planNanoUsd),
+    measuredNanoUsd: BigInt(day.measuredNanoUsd),
+    estimatedNanoUsd: BigInt(day.estimatedNanoUsd),
+    planNanoUsd: BigInt(day.planNanoUsd),
+  };
+}
+
+/** An amount a caller sent: the whole units, else the deprecated decimal; refused when it is no amount. */
+function requestedMicrocredits(
+  refusal: { param: string; message: string },
+  units: bigint | undefined,
+  deprecatedCredits: number,
+): Microcredits {
+  try {
+    return microcreditsFromWire(units, deprecatedCredits);
+  } catch (error) {
+    if (error instanceof RangeError) throw new ApiError('invalid_request', refusal.message, { param: refusal.param });
+    throw error;
+  }
+}
+
+const OVERAGE_LIMIT_REFUSAL = { param: 'overage_limit_credits', message: 'overage_limit_credits must be 0 or more.' };
+const GRANT_REFUSAL = { param: 'credits', message: 'credits must be a non-zero number.' };
 
 function requireUser(userId: string): string {
   if (!userId) throw new ApiError('invalid_request', 'user_id is required.', { param: 'user_id' });
@@ -140,25 +266,48 @@ export function createLedgerService(deps: LedgerServiceDeps): RpcImplementation<
     );
     const facts = await deps.reports.accountFacts(userId);
     const expiresAt = timestampFromDate(periodEnd(period));
+    // The derived pots' decimals hold whole microcredits, so these conversions are exact.
+    const units = microcreditsFromCredits;
+    const balance = creditsOnWire(units(derived.balance));
+    const totalUsage = creditsOnWire(microcreditsFromDecimalText(allTime[0]?.credits ?? '0'));
+    const periodUsage = creditsOnWire(units(current.usage));
+    const capacity = creditsOnWire(
+      microcredits(units(current.plan.granted) + units(current.beta.granted) + units(current.permanent.granted)),
+    );
+    const paidWeek = usdOnWire(billedNanoUsd(units(week.totals.credits)));
+    const listWeek = usdOnWire(nanoUsdFromUsd(week.totals.listUsd, 'nearest'));
+    const overageLimit = creditsOnWire(units(current.overage.limit));
+    const overageUsed = creditsOnWire(units(current.overage.used));
+    const overageCost = usdOnWire(
+      wholeMicroUsd(nanoUsd(units(current.overage.used) * OVERAGE_NANO_USD_PER_MICROCREDIT)),
+    );
     return {
       plan: account.plan,
       pots: [
-        { pot: 'plan', ...current.plan, expiresAt },
-        { pot: 'beta', ...current.beta, expiresAt },
-        { pot: 'permanent', ...current.permanent },
+        { ...potMessage('plan', current.plan), expiresAt },
+        { ...potMessage('beta', current.beta), expiresAt },
+        potMessage('permanent', current.permanent),
       ],
-      balanceCredits: derived.balance,
-      totalUsageCredits: Math.round(Number(allTime[0]?.credits ?? 0) * 1e6) / 1e6,
-      periodUsageCredits: current.usage,
-      capacityCredits:
-        Math.round((current.plan.granted + current.beta.granted + current.permanent.granted) * 1e6) / 1e6,
+      balanceCredits: balance.decimal,
+      balanceMicrocredits: balance.units,
+      totalUsageCredits: totalUsage.decimal,
+      totalUsageMicrocredits: totalUsage.units,
+      periodUsageCredits: periodUsage.decimal,
+      periodUsageMicrocredits: periodUsage.units,
+      capacityCredits: capacity.decimal,
+      capacityMicrocredits: capacity.units,
       keysCount: facts.keysCount,
-      paidUsdWeek: Math.round(week.totals.credits * 1e3) / 1e6,
-      listUsdWeek: week.totals.listUsd,
+      paidUsdWeek: paidWeek.decimal,
+      paidNanoUsdWeek: paidWeek.units,
+      listUsdWeek: listWeek.decimal,
+      listNanoUsdWeek: listWeek.units,
       renewsAt: expiresAt,
-      overageLimitCredits: current.overage.limit,
-      overageUsedCredits: current.overage.used,
-      overageUsd: Math.round(current.overage.used * OVERAGE_USD_PER_CREDIT * 1e6) / 1e6,
+      overageLimitCredits: overageLimit.decimal,
+      overageLimitMicrocredits: overageLimit.units,
+      overageUsedCredits: overageUsed.decimal,
+      overageUsedMicrocredits: overageUsed.units,
+      overageUsd: overageCost.decimal,
+      overageNanoUsd: overageCost.units,
     };
   }
 
@@ -259,20 +408,18 @@ export function createLedgerService(deps: LedgerServiceDeps): RpcImplementation<
       const window = windowOf(request.window);
       const spend = await deps.spend.spend(scopeOf(request.scope), window);
       return {
-        totalUsd: spend.totalUsd,
-        tiedUsd: spend.tiedUsd,
-        estimatedUsd: spend.estimatedUsd,
+        totalUsd: usdFromNanoUsd(spend.totalNanoUsd),
+        totalNanoUsd: BigInt(spend.totalNanoUsd),
+        tiedUsd: usdFromNanoUsd(spend.tiedNanoUsd),
+        tiedNanoUsd: BigInt(spend.tiedNanoUsd),
+        estimatedUsd: usdFromNanoUsd(spend.estimatedNanoUsd),
+        estimatedNanoUsd: BigInt(spend.estimatedNanoUsd),
         unpricedModels: spend.unpricedModels,
-        providers: spend.providers.map((p) => ({
-          ...p,
-          sources: p.sources.map((s) => ({
-            source: s.source,
-            status: s.status,
-            freshAt: s.freshAt ? timestampFromDate(s.freshAt) : undefined,
-          })),
-          residualUsd: p.residualUsd ?? undefined,
+        providers: spend.providers.map(providerSpendMessage),
+        series: spend.series.map((point) => ({
+          day: point.day,
+          providers: Object.fromEntries([...point.providers].map(([id, day]) => [id, daySpendMessage(day)])),
         })),
-        series: spend.series.map((point) => ({ day: point.day, providers: Object.fromEntries(point.providers) })),
       };
     },
 
@@ -280,13 +427,24 @@ export function createLedgerService(deps: LedgerServiceDeps): RpcImplementation<
       requireUser(request.userId);
       if (!isPlanId(request.plan))
         throw new ApiError('invalid_request', 'plan must be free, plus, pro or max.', { param: 'plan' });
-      const limit = request.overageLimitCredits;
-      if (limit !== undefined && !(limit >= 0 && Number.isFinite(limit)))
-        throw new ApiError('invalid_request', 'overage_limit_credits must be 0 or more.', {
-          param: 'overage_limit_credits',
-        });
+      const given = request.overageLimitMicrocredits !== undefined || request.overageLimitCredits !== undefined;
+      const limit = given
+        ? requestedMicrocredits(
+            OVERAGE_LIMIT_REFUSAL,
+            request.overageLimitMicrocredits,
+            request.overageLimitCredits ?? 0,
+          )
+        : undefined;
+      if (limit !== undefined && limit < 0)
+        throw new ApiError('invalid_request', OVERAGE_LIMIT_REFUSAL.message, { param: OVERAGE_LIMIT_REFUSAL.param });
       await deps.publisher.changeBalance(request.userId, (tx, account) =>
-        changePlan(tx, account, request.plan as 'free', limit, now()),
+        changePlan(
+          tx,
+          account,
+          request.plan as 'free',
+          limit === undefined ? undefined : creditsFromMicrocredits(limit),
+          now(),
+        ),
       );
       return { credits: await creditsOf(request.userId) };
     },
@@ -304,11 +462,11 @@ export function createLedgerService(deps: LedgerServiceDeps): RpcImplementation<
 
     async grantCredits(request) {
       requireUser(request.userId);
-      if (!Number.isFinite(request.credits) || request.credits === 0)
-        throw new ApiError('invalid_request', 'credits must be a non-zero number.', { param: 'credits' });
+      const units = requestedMicrocredits(GRANT_REFUSAL, request.microcredits, request.credits);
+      if (units === 0) throw new ApiError('invalid_request', GRANT_REFUSAL.message, { param: GRANT_REFUSAL.param });
       if (!request.reason) throw new ApiError('invalid_request', 'reason is required.', { param: 'reason' });
       await deps.publisher.changeBalance(request.userId, (tx) =>
-        addGrant(tx, request.userId, request.credits, request.reason, now()),
+        addGrant(tx, request.userId, creditsFromMicrocredits(units), request.reason, now()),
       );
       return { credits: await creditsOf(request.userId) };
     },

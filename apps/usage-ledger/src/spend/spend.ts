@@ -1,5 +1,14 @@
 import { findCatalogModel } from '@sbc/catalog';
 import type { Logger } from '@sbc/logging';
+import {
+  microcreditsFromCredits,
+  nanoUsd,
+  nanoUsdForMicrocredits,
+  nanoUsdFromDecimalText,
+  nanoUsdFromUsd,
+  wholeMicroUsd,
+  type NanoUsd,
+} from '@sbc/money';
 import type { PrismaClient } from '../generated/prisma/client';
 import type { UsageReports, UsageScope } from '../store/usage-reports';
 import { CostReportError, type CostReportReader, type DailyCost } from './cost-reports';
@@ -7,28 +16,35 @@ import { CostReportError, type CostReportReader, type DailyCost } from './cost-r
 type SourceStatus = 'ok' | 'stale' | 'missing';
 type SpendStatus = 'caught_up' | 'residual' | 'estimate_only';
 
-interface ProviderSpend {
+/** Amounts in nano-USD, each to the whole micro-USD (the grain spend has always been reported at). */
+export interface ProviderSpend {
   provider: string;
   label: string;
-  totalUsd: number;
-  usageUsd: number;
-  purchaseUsd: number;
-  measuredUsd: number;
-  estimatedUsd: number;
-  planUsd: number;
-  residualUsd: number | null;
+  totalNanoUsd: NanoUsd;
+  usageNanoUsd: NanoUsd;
+  purchaseNanoUsd: NanoUsd;
+  measuredNanoUsd: NanoUsd;
+  estimatedNanoUsd: NanoUsd;
+  planNanoUsd: NanoUsd;
+  residualNanoUsd: NanoUsd | null;
   status: SpendStatus;
-  services: Array<{ service: string; totalUsd: number }>;
+  services: Array<{ service: string; totalNanoUsd: NanoUsd }>;
   sources: Array<{ source: string; freshAt: Date | null; status: SourceStatus }>;
 }
 
+export interface DaySpend {
+  measuredNanoUsd: NanoUsd;
+  estimatedNanoUsd: NanoUsd;
+  planNanoUsd: NanoUsd;
+}
+
 export interface Spend {
-  totalUsd: number;
-  tiedUsd: number;
-  estimatedUsd: number;
+  totalNanoUsd: NanoUsd;
+  tiedNanoUsd: NanoUsd;
+  estimatedNanoUsd: NanoUsd;
   unpricedModels: string[];
   providers: ProviderSpend[];
-  series: Array<{ day: string; providers: Map<string, { measured: number; estimated: number; plan: number }> }>;
+  series: Array<{ day: string; providers: Map<string, DaySpend> }>;
 }
 
 export interface SpendDeps {
@@ -50,7 +66,9 @@ const LABELS: Record<string, string> = {
 const SOURCE_NAMES: Record<string, string> = { openai: 'openai_costs_api', anthropic: 'anthropic_cost_report' };
 const DAY_MS = 86_400_000;
 
-const usd = (value: number) => Math.round(value * 1e6) / 1e6;
+const NO_USD = nanoUsd(0);
+const plus = (a: NanoUsd, b: NanoUsd) => nanoUsd(a + b);
+const minus = (a: NanoUsd, b: NanoUsd) => nanoUsd(a - b);
 const dayOf = (at: Date) => at.toISOString().slice(0, 10);
 
 /** Who a call's money went to: the service for house and credit calls, the vendor for the caller's own (BYO) calls. */
@@ -180,32 +198,37 @@ export function createSpend(deps: SpendDeps) {
 
       const usage = await deps.reports.byModelAndUpstream(scope, from, to);
       const unpriced = new Set<string>();
-      const estimatedByDay = new Map<string, Map<string, number>>(); // provider → day → usd
-      const estimatedByModel = new Map<string, Map<string, number>>(); // provider → model → usd
-      const houseCreditsByDay = new Map<string, number>();
+      const estimatedByDay = new Map<string, Map<string, NanoUsd>>(); // provider → day → usd
+      const estimatedByModel = new Map<string, Map<string, NanoUsd>>(); // provider → model → usd
+      // The credits house calls used, as what they are worth (a microcredit is a nano-USD).
+      const houseCreditsByDay = new Map<string, NanoUsd>();
       for (const row of usage) {
         const payee = payeeOf(row.upstream, row.model);
+        // The report's decimals hold whole units, so these conversions are exact.
         if (payee === 'house') {
-          houseCreditsByDay.set(row.day, (houseCreditsByDay.get(row.day) ?? 0) + row.metrics.credits);
+          const worth = nanoUsdForMicrocredits(microcreditsFromCredits(row.metrics.credits));
+          houseCreditsByDay.set(row.day, plus(houseCreditsByDay.get(row.day) ?? NO_USD, worth));
           continue;
         }
         if (row.metrics.listUsd === 0 && row.metrics.tokensIn + row.metrics.tokensOut > 0) unpriced.add(row.model);
-        const perDay = estimatedByDay.get(payee) ?? new Map<string, number>();
-        perDay.set(row.day, (perDay.get(row.day) ?? 0) + row.metrics.listUsd);
+        const list = nanoUsdFromUsd(row.metrics.listUsd, 'nearest');
+        const perDay = estimatedByDay.get(payee) ?? new Map<string, NanoUsd>();
+        perDay.set(row.day, plus(perDay.get(row.day) ?? NO_USD, list));
         estimatedByDay.set(payee, perDay);
-        const perModel = estimatedByModel.get(payee) ?? new Map<string, number>();
-        perModel.set(row.model, (perModel.get(row.model) ?? 0) + row.metrics.listUsd);
+        const perModel = estimatedByModel.get(payee) ?? new Map<string, NanoUsd>();
+        perModel.set(row.model, plus(perModel.get(row.model) ?? NO_USD, list));
         estimatedByModel.set(payee, perModel);
       }
 
-      const series = days.map((day) => ({
-        day,
-        providers: new Map<string, { measured: number; estimated: number; plan: number }>(),
-      }));
+      const series = days.map((day) => ({ day, providers: new Map<string, DaySpend>() }));
       const seriesOf = (day: string, provider: string) => {
         const entry = series.find((s) => s.day === day);
         if (!entry) return undefined;
-        const value = entry.providers.get(provider) ?? { measured: 0, estimated: 0, plan: 0 };
+        const value = entry.providers.get(provider) ?? {
+          measuredNanoUsd: NO_USD,
+          estimatedNanoUsd: NO_USD,
+          planNanoUsd: NO_USD,
+        };
         entry.providers.set(provider, value);
         return value;
       };
@@ -220,40 +243,40 @@ export function createSpend(deps: SpendDeps) {
           from.toISOString(),
           to.toISOString(),
         );
-        let planUsd = 0;
-        let purchaseUsd = 0;
+        let planUsd = NO_USD;
+        let purchaseUsd = NO_USD;
         for (const entry of journal) {
-          const amount = Number(entry.usd);
+          const amount = nanoUsdFromDecimalText(entry.usd);
           const point = seriesOf(entry.day, 'house');
           if (entry.kind === 'pack') {
-            purchaseUsd += amount;
-            if (point) point.measured += amount;
+            purchaseUsd = plus(purchaseUsd, amount);
+            if (point) point.measuredNanoUsd = plus(point.measuredNanoUsd, amount);
           } else {
-            planUsd += amount;
-            if (point) point.plan += amount;
+            planUsd = plus(planUsd, amount);
+            if (point) point.planNanoUsd = plus(point.planNanoUsd, amount);
           }
         }
-        let creditsUsd = 0;
-        for (const [day, credits] of houseCreditsByDay) {
-          creditsUsd += credits * 0.001;
+        let creditsUsd = NO_USD;
+        for (const [day, worth] of houseCreditsByDay) {
+          creditsUsd = plus(creditsUsd, worth);
           const point = seriesOf(day, 'house');
-          if (point) point.estimated += credits * 0.001;
+          if (point) point.estimatedNanoUsd = plus(point.estimatedNanoUsd, worth);
         }
         const last = await deps.reports.accountFacts(scope.accountId);
         const services = [
-          { service: 'plan', totalUsd: usd(planUsd) },
-          { service: 'credit_packs', totalUsd: usd(purchaseUsd) },
-        ].filter((s) => s.totalUsd > 0);
+          { service: 'plan', totalNanoUsd: wholeMicroUsd(planUsd) },
+          { service: 'credit_packs', totalNanoUsd: wholeMicroUsd(purchaseUsd) },
+        ].filter((s) => s.totalNanoUsd > 0);
         providers.push({
           provider: 'house',
           label: LABELS.house!,
-          totalUsd: usd(planUsd + purchaseUsd),
-          usageUsd: 0,
-          purchaseUsd: usd(purchaseUsd),
-          measuredUsd: usd(planUsd + purchaseUsd),
-          estimatedUsd: usd(creditsUsd),
-          planUsd: usd(planUsd),
-          residualUsd: 0,
+          totalNanoUsd: wholeMicroUsd(plus(planUsd, purchaseUsd)),
+          usageNanoUsd: NO_USD,
+          purchaseNanoUsd: wholeMicroUsd(purchaseUsd),
+          measuredNanoUsd: wholeMicroUsd(plus(planUsd, purchaseUsd)),
+          estimatedNanoUsd: wholeMicroUsd(creditsUsd),
+          planNanoUsd: wholeMicroUsd(planUsd),
+          residualNanoUsd: NO_USD,
           status: 'caught_up',
           services,
           sources: [{ source: 'usage_ledger', freshAt: last.lastAppliedAt, status: 'ok' }],
@@ -267,46 +290,46 @@ export function createSpend(deps: SpendDeps) {
         const sourceStatus: SourceStatus =
           !configured || !source?.fetched_at ? 'missing' : source.last_error ? 'stale' : 'ok';
         const coveredTo = sourceStatus === 'missing' ? null : (source?.covered_to ?? null);
-        const estimates = estimatedByDay.get(provider) ?? new Map<string, number>();
+        const estimates = estimatedByDay.get(provider) ?? new Map<string, NanoUsd>();
         const measured = measuredRows.filter(
           (row) => row.provider === provider && coveredTo !== null && row.day < coveredTo,
         );
-        let measuredUsd = 0;
-        const services = new Map<string, number>();
+        let measuredUsd = NO_USD;
+        const services = new Map<string, NanoUsd>();
         for (const row of measured) {
-          const amount = Number(row.usd);
-          measuredUsd += amount;
-          services.set(row.service, (services.get(row.service) ?? 0) + amount);
+          const amount = nanoUsdFromDecimalText(row.usd);
+          measuredUsd = plus(measuredUsd, amount);
+          services.set(row.service, plus(services.get(row.service) ?? NO_USD, amount));
           const point = seriesOf(row.day, provider);
-          if (point) point.measured += amount;
+          if (point) point.measuredNanoUsd = plus(point.measuredNanoUsd, amount);
         }
-        let estimatedUsd = 0;
-        let residual = 0;
+        let estimatedUsd = NO_USD;
+        let residual = NO_USD;
         for (const [day, amount] of estimates) {
-          estimatedUsd += amount;
-          if (coveredTo === null || day >= coveredTo) residual += amount;
+          estimatedUsd = plus(estimatedUsd, amount);
+          if (coveredTo === null || day >= coveredTo) residual = plus(residual, amount);
           const point = seriesOf(day, provider);
-          if (point) point.estimated += amount;
+          if (point) point.estimatedNanoUsd = plus(point.estimatedNanoUsd, amount);
         }
         const uncoveredDays = coveredTo === null ? days.length : days.filter((day) => day >= coveredTo).length;
         const status: SpendStatus = coveredTo === null ? 'estimate_only' : uncoveredDays > 0 ? 'residual' : 'caught_up';
         if (status === 'estimate_only')
           for (const [model, amount] of estimatedByModel.get(provider) ?? []) services.set(model, amount);
-        const usageUsd = status === 'estimate_only' ? estimatedUsd : measuredUsd + residual;
+        const usageUsd = status === 'estimate_only' ? estimatedUsd : plus(measuredUsd, residual);
         providers.push({
           provider,
           label: LABELS[provider] ?? provider.replace(/^byo:/, ''),
-          totalUsd: usd(usageUsd),
-          usageUsd: usd(usageUsd),
-          purchaseUsd: 0,
-          measuredUsd: usd(measuredUsd),
-          estimatedUsd: usd(estimatedUsd),
-          planUsd: 0,
-          residualUsd: status === 'estimate_only' ? null : usd(residual),
+          totalNanoUsd: wholeMicroUsd(usageUsd),
+          usageNanoUsd: wholeMicroUsd(usageUsd),
+          purchaseNanoUsd: NO_USD,
+          measuredNanoUsd: wholeMicroUsd(measuredUsd),
+          estimatedNanoUsd: wholeMicroUsd(estimatedUsd),
+          planNanoUsd: NO_USD,
+          residualNanoUsd: status === 'estimate_only' ? null : wholeMicroUsd(residual),
           status,
           services: [...services]
-            .map(([service, amount]) => ({ service, totalUsd: usd(amount) }))
-            .sort((a, b) => b.totalUsd - a.totalUsd || (a.service < b.service ? -1 : 1)),
+            .map(([service, amount]) => ({ service, totalNanoUsd: wholeMicroUsd(amount) }))
+            .sort((a, b) => b.totalNanoUsd - a.totalNanoUsd || (a.service < b.service ? -1 : 1)),
           sources:
             configured || SOURCE_NAMES[provider]
               ? [
@@ -320,21 +343,22 @@ export function createSpend(deps: SpendDeps) {
         });
       }
 
-      const totalUsd = usd(providers.reduce((sum, p) => sum + p.totalUsd, 0));
-      const estimatedUsd = usd(
-        providers.reduce((sum, p) => sum + (p.status === 'estimate_only' ? p.usageUsd : (p.residualUsd ?? 0)), 0),
+      const totalUsd = providers.reduce((sum, p) => plus(sum, p.totalNanoUsd), NO_USD);
+      const estimatedUsd = providers.reduce(
+        (sum, p) => plus(sum, p.status === 'estimate_only' ? p.usageNanoUsd : (p.residualNanoUsd ?? NO_USD)),
+        NO_USD,
       );
       for (const point of series)
         for (const value of point.providers.values())
           Object.assign(value, {
-            measured: usd(value.measured),
-            estimated: usd(value.estimated),
-            plan: usd(value.plan),
+            measuredNanoUsd: wholeMicroUsd(value.measuredNanoUsd),
+            estimatedNanoUsd: wholeMicroUsd(value.estimatedNanoUsd),
+            planNanoUsd: wholeMicroUsd(value.planNanoUsd),
           });
       return {
-        totalUsd,
-        tiedUsd: usd(totalUsd - estimatedUsd),
-        estimatedUsd,
+        totalNanoUsd: totalUsd,
+        tiedNanoUsd: minus(totalUsd, estimatedUsd),
+        estimatedNanoUsd: estimatedUsd,
         unpricedModels: [...unpriced].sort(),
         providers,
         series,

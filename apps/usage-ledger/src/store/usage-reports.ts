@@ -1,3 +1,13 @@
+import {
+  creditsFromMicrocredits,
+  microcredits,
+  microcreditsFromCredits,
+  microcreditsFromDecimalText,
+  nanoUsd,
+  nanoUsdFromDecimalText,
+  nanoUsdFromUsd,
+  usdFromNanoUsd,
+} from '@sbc/money';
 import { keysetRange, toPage, type ListEnvelope } from '@sbc/pagination';
 import type { PrismaClient } from '../generated/prisma/client';
 import type { ExportPage, ReadExportPage } from './export-pages';
@@ -19,7 +29,9 @@ export interface Metrics {
   tokensOut: number;
   cacheRead: number;
   cacheWrite: number;
+  /** Credits billed: a decimal view of whole microcredits (the money module converts it exactly). */
   credits: number;
+  /** USD at list price: a decimal view of whole nano-USD. */
   listUsd: number;
 }
 
@@ -218,8 +230,9 @@ function metricsOf(row: MetricsRow | undefined): Metrics {
     tokensOut: n(row?.tokensOut),
     cacheRead: n(row?.cacheRead),
     cacheWrite: n(row?.cacheWrite),
-    credits: Math.round(n(row?.credits) * 1e6) / 1e6,
-    listUsd: Math.round(n(row?.listUsd) * 1e9) / 1e9,
+    // Parsed from the numeric's text to whole units, so the decimals hold exact microcredits and nano-USD.
+    credits: creditsFromMicrocredits(microcreditsFromDecimalText(row?.credits ?? '0')),
+    listUsd: usdFromNanoUsd(nanoUsdFromDecimalText(row?.listUsd ?? '0')),
   };
 }
 
@@ -683,6 +696,9 @@ function jsonLine(omitSessionIds: boolean): string {
 
 export function addUp(all: Metrics[]): Metrics {
   const total = { ...ZERO_METRICS };
+  // Money is summed in whole units: each decimal holds whole units, so the conversions are exact.
+  let credits = microcredits(0);
+  let listUsd = nanoUsd(0);
   for (const m of all) {
     total.requests += m.requests;
     total.failed += m.failed;
@@ -690,11 +706,11 @@ export function addUp(all: Metrics[]): Metrics {
     total.tokensOut += m.tokensOut;
     total.cacheRead += m.cacheRead;
     total.cacheWrite += m.cacheWrite;
-    total.credits += m.credits;
-    total.listUsd += m.listUsd;
+    credits = microcredits(credits + microcreditsFromCredits(m.credits));
+    listUsd = nanoUsd(listUsd + nanoUsdFromUsd(m.listUsd, 'nearest'));
   }
-  total.credits = Math.round(total.credits * 1e6) / 1e6;
-  total.listUsd = Math.round(total.listUsd * 1e9) / 1e9;
+  total.credits = creditsFromMicrocredits(credits);
+  total.listUsd = usdFromNanoUsd(listUsd);
   return total;
 }
 
