@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:net';
-import { simulatorHouseEngines } from './engines';
+import { simulatorHouseEngines, type Engine, type HouseEngines } from './engines';
 import { createEngineReachability } from './engine-reachability';
 
 async function listening(): Promise<{ server: Server; url: string }> {
@@ -7,6 +7,12 @@ async function listening(): Promise<{ server: Server; url: string }> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
   return { server, url: `http://127.0.0.1:${port}` };
+}
+
+function firstEngine(house: HouseEngines, model: string): Engine {
+  const engine = house[model]?.[0];
+  if (!engine) throw new Error(`no engine for ${model}`);
+  return engine;
 }
 
 describe('house engine reachability', () => {
@@ -24,9 +30,12 @@ describe('house engine reachability', () => {
     });
     await reachability.start();
     try {
-      expect(reachability.reachOf(house.house[0])).toMatchObject({ reachable: false, error: 'ECONNREFUSED' });
+      expect(reachability.reachOf(firstEngine(house, 'house'))).toMatchObject({
+        reachable: false,
+        error: 'ECONNREFUSED',
+      });
       expect(reachability.unreachable().map((engine) => engine.model)).toEqual(['house', 'house-omni', 'house-fast']);
-      expect(reachability.unreachable()[0]).toMatchObject({ origin: url, engine: house.house[0].label });
+      expect(reachability.unreachable()[0]).toMatchObject({ origin: url, engine: firstEngine(house, 'house').label });
 
       const back = createServer((socket) => socket.end());
       await new Promise<void>((resolve) => back.listen(port, '127.0.0.1', resolve));
@@ -34,7 +43,7 @@ describe('house engine reachability', () => {
         for (let waited = 0; reachability.unreachable().length > 0 && waited < 5_000; waited += 20)
           await new Promise((resolve) => setTimeout(resolve, 20));
         expect(reachability.unreachable()).toEqual([]);
-        expect(reachability.reachOf(house['house-fast'][0])?.reachable).toBe(true);
+        expect(reachability.reachOf(firstEngine(house, 'house-fast'))?.reachable).toBe(true);
         // Logged when it changed, not on every probe.
         expect(changes).toEqual([
           [url, false],
