@@ -55,6 +55,7 @@ export async function start(config: EmbeddedConfig): Promise<RunningEmbedded> {
     kafkaBrokers: config.gateway.kafkaBrokers,
     clientId: 'embedded',
     logger: logger('bus'),
+    topicPrefix: config.gateway.usageEvents.topicPrefix,
     outboxDir,
   });
   const started: Stoppable[] = [];
@@ -74,7 +75,11 @@ export async function start(config: EmbeddedConfig): Promise<RunningEmbedded> {
     started.push(account);
     // With KAFKA_BROKERS, `npm start` creates usage.events.v1 as the migrate job does, unless told it may not.
     // A broker that cannot be reached now is the spool's business, not a reason to refuse to start.
-    const usageLedgerConfig = { ...config.usageLedger, kafkaBrokers: config.gateway.kafkaBrokers };
+    const usageLedgerConfig = {
+      ...config.usageLedger,
+      kafkaBrokers: config.gateway.kafkaBrokers,
+      topic: { ...config.usageLedger.topic, prefix: config.gateway.usageEvents.topicPrefix },
+    };
     if (usageLedgerConfig.kafkaBrokers && usageLedgerConfig.topic.provision)
       await provisionUsageTopic(usageLedgerConfig, logger('usage-ledger')).catch((error: unknown) =>
         logger('usage-ledger').warn({ err: error }, 'could not provision the usage topic'),

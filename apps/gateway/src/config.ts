@@ -44,6 +44,8 @@ const schema = z
      * on its own needs KAFKA_BROKERS and refuses to start otherwise.
      */
     USAGE_EVENTS: z.enum(['on', 'off']).default('on'),
+    /** Put before every topic name (`staging.` makes `staging.usage.events.v1`); the ledger must use the same. */
+    KAFKA_TOPIC_PREFIX: z.string().default(''),
     /** Producer compression of usage events; lz4 needs a codec package the images do not carry yet. */
     KAFKA_COMPRESSION: z.enum(KAFKA_COMPRESSIONS).default('none'),
     /** With KAFKA_BROKERS: where usage events the broker has not acked wait on disk. One edge per directory. */
@@ -127,7 +129,13 @@ export interface GatewayConfig {
   /** USAGE_EVENTS=off: the operator chose to record no usage; otherwise an edge on its own needs a broker. */
   usageEventsOff: boolean;
   /** Usage events over Kafka: compression, the spool, and when pending events make the edge unready. */
-  usageEvents: { compression: KafkaCompression; spoolDir: string; spoolAfterMs: number; pendingReadyMax: number };
+  usageEvents: {
+    compression: KafkaCompression;
+    topicPrefix: string;
+    spoolDir: string;
+    spoolAfterMs: number;
+    pendingReadyMax: number;
+  };
   upstream: {
     connectTimeoutMs: number;
     headersTimeoutMs: number;
@@ -180,6 +188,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined>): Gate
     usageEventsOff: vars.USAGE_EVENTS === 'off',
     usageEvents: {
       compression: vars.KAFKA_COMPRESSION,
+      topicPrefix: vars.KAFKA_TOPIC_PREFIX,
       spoolDir: vars.USAGE_SPOOL_DIR,
       spoolAfterMs: vars.USAGE_SPOOL_AFTER_MS,
       pendingReadyMax: vars.USAGE_PENDING_READY_MAX,

@@ -98,8 +98,8 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
   const store = overrides.store ?? cache.store;
   // Usage events go to the bus the embedded app shares, or to Kafka.
   // Over Kafka, an event the broker has not acked within USAGE_SPOOL_AFTER_MS waits in the spool on disk.
-  const { compression, spoolDir: outboxDir, spoolAfterMs } = config.usageEvents;
-  const busOptions = { clientId: 'gateway', logger, compression, outboxDir, spoolAfterMs };
+  const { compression, topicPrefix, spoolDir: outboxDir, spoolAfterMs } = config.usageEvents;
+  const busOptions = { clientId: 'gateway', logger, compression, topicPrefix, outboxDir, spoolAfterMs };
   const ownBus =
     !overrides.bus && config.kafkaBrokers ? createBus({ kafkaBrokers: config.kafkaBrokers, ...busOptions }) : undefined;
   const bus = config.usageEventsOff ? undefined : (overrides.bus ?? ownBus);

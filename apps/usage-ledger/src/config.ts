@@ -20,6 +20,12 @@ const secret = z
 const schema = z.object({
   ...backendVars('USAGE_LEDGER', { grpc: 50052, http: 9102 }),
   KAFKA_BROKERS: hostList.optional(),
+  /** The ledger's consumer group: every replica shares it. A second ledger on the same topic needs its own. */
+  KAFKA_GROUP_ID: z.string().min(1).default('usage-ledger'),
+  /** Put before every topic name (`staging.` makes `staging.usage.events.v1`); the edges must use the same. */
+  KAFKA_TOPIC_PREFIX: z.string().default(''),
+  /** A usage event that fails alone, with an error that names neither an outage nor its data, is parked after this many attempts. */
+  LEDGER_PARK_LONE_AFTER_ATTEMPTS: positiveInt(10),
   /** Partitions of usage.events.v1 when the migrate job (or `npm start`) creates it: the most ledger replicas that consume. */
   KAFKA_TOPIC_PARTITIONS: positiveInt(DEFAULT_TOPIC_PARTITIONS),
   /** How long the broker keeps usage events; at least 7 days, so a ledger down for a long weekend loses none. */
@@ -51,7 +57,10 @@ export interface UsageLedgerConfig extends BackendConfig {
   /** Where usage events are consumed from; absent means an in-process bus (the embedded app passes its own). */
   kafkaBrokers?: string[];
   /** usage.events.v1 as the migrate job creates it, whether `npm start` may, and the replicas it must feed. */
-  topic: { partitions: number; retentionMs: number; provision: boolean; maxConsumers?: number };
+  topic: { partitions: number; retentionMs: number; provision: boolean; maxConsumers?: number; prefix: string };
+  groupId: string;
+  /** See LEDGER_PARK_LONE_AFTER_ATTEMPTS. */
+  parkLoneAfterAttempts: number;
   /** Where balances are published for the edge; absent means memory (the embedded app passes its own store). */
   redisUrl?: string;
   /** Most usage events applied in one transaction. */
@@ -77,7 +86,10 @@ export function loadUsageLedgerConfig(env: Record<string, string | undefined>): 
       retentionMs: vars.KAFKA_TOPIC_RETENTION_MS,
       provision: vars.KAFKA_PROVISION_TOPIC,
       maxConsumers: vars.LEDGER_MAX_REPLICAS,
+      prefix: vars.KAFKA_TOPIC_PREFIX,
     },
+    groupId: vars.KAFKA_GROUP_ID,
+    parkLoneAfterAttempts: vars.LEDGER_PARK_LONE_AFTER_ATTEMPTS,
     redisUrl: vars.REDIS_URL,
     batchSize: vars.LEDGER_BATCH_SIZE,
     batchLingerMs: vars.LEDGER_BATCH_LINGER_MS,

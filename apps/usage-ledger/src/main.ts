@@ -52,7 +52,12 @@ export async function start(
   const logger = overrides.logger ?? createLogger({ service: 'usage-ledger', level: config.logLevel });
   const ownBus = overrides.bus
     ? undefined
-    : createBus({ kafkaBrokers: config.kafkaBrokers, clientId: 'usage-ledger', logger });
+    : createBus({
+        kafkaBrokers: config.kafkaBrokers,
+        clientId: 'usage-ledger',
+        logger,
+        topicPrefix: config.topic.prefix,
+      });
   const bus = overrides.bus ?? ownBus!;
   const cache = overrides.store ? undefined : createCacheAdapters({ redisUrl: config.redisUrl, logger });
   const store = overrides.store ?? cache!.store;
@@ -117,6 +122,8 @@ export async function start(
           logger,
           batchSize: config.batchSize,
           batchLingerMs: config.batchLingerMs,
+          groupId: config.groupId,
+          parkLoneAfterAttempts: config.parkLoneAfterAttempts,
           onNewAccounts: (accountIds) => publisher.publishNew(accountIds),
           onApplied: (batch) => {
             applied.inc({ outcome: 'applied' }, batch.inserted);
@@ -130,7 +137,7 @@ export async function start(
         if (config.kafkaBrokers && !overrides.bus)
           void checkTopic(
             createTopicAdmin(config.kafkaBrokers, 'usage-ledger-check', logger),
-            { topic: USAGE_EVENTS_TOPIC, consumers: config.topic.maxConsumers },
+            { topic: config.topic.prefix + USAGE_EVENTS_TOPIC, consumers: config.topic.maxConsumers },
             logger,
           ).catch((error: unknown) => logger.warn({ err: error }, 'could not check the usage topic'));
         sweepTimer = setInterval(() => {
@@ -168,7 +175,7 @@ export async function provisionUsageTopic(config: UsageLedgerConfig, logger: Log
   const { partitions, retentionMs } = config.topic;
   await provisionTopic(
     createTopicAdmin(config.kafkaBrokers, 'usage-ledger-provision', logger),
-    { topic: USAGE_EVENTS_TOPIC, partitions, retentionMs },
+    { topic: config.topic.prefix + USAGE_EVENTS_TOPIC, partitions, retentionMs },
     logger,
   );
 }

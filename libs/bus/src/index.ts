@@ -23,6 +23,7 @@ export {
   type TopicAdmin,
   type TopicSettings,
 } from './provision-topic';
+export { prefixTopics } from './topic-prefix';
 export { createSpoolingProducer, type SpoolOptions } from './spooling-producer';
 export type {
   BatchHandler,
