@@ -106,9 +106,11 @@ describeWithServices(
 
     // Usage events cross from the edge to the ledger only over Kafka in services mode (the in-process bus
     // lives inside one process), so the usage check needs a broker (TEST_KAFKA_BROKERS).
+    // Without one, the edge must be told outright that its usage goes nowhere, or it refuses to start.
     const kafka: Record<string, string> = backends.kafkaBrokers
       ? { KAFKA_BROKERS: backends.kafkaBrokers.join(',') }
       : {};
+    const edgeUsage = backends.kafkaBrokers ? kafka : { USAGE_EVENTS: 'off' };
     const gatewayUrl = () => `http://127.0.0.1:${ports.gateway}`;
     const env = (app: App): Record<string, string> => {
       const account = `127.0.0.1:${ports.account}`;
@@ -153,7 +155,7 @@ describeWithServices(
         case 'gateway':
           return {
             ...redis,
-            ...kafka,
+            ...edgeUsage,
             PORT: String(ports.gateway),
             METRICS_PORT: String(ports.metrics),
             ACCOUNT_GRPC_TARGET: account,

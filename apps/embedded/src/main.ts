@@ -8,7 +8,7 @@ import { start as startAccount } from '@sbc/app-account';
 import { simulatorHouseEngines, start as startGateway } from '@sbc/app-gateway';
 import { start as startRuns } from '@sbc/app-runs';
 import { start as startSim } from '@sbc/app-sim-upstream';
-import { start as startUsageLedger } from '@sbc/app-usage-ledger';
+import { provisionUsageTopic, start as startUsageLedger } from '@sbc/app-usage-ledger';
 import { start as startXBuilds } from '@sbc/app-x-builds';
 import { resolveBootstrapKey } from './bootstrap-key';
 import { loadEmbeddedConfig, type EmbeddedConfig } from './config';
@@ -55,6 +55,7 @@ export async function start(config: EmbeddedConfig): Promise<RunningEmbedded> {
     kafkaBrokers: config.gateway.kafkaBrokers,
     clientId: 'embedded',
     logger: logger('bus'),
+    topicPrefix: config.gateway.usageEvents.topicPrefix,
     outboxDir,
   });
   const started: Stoppable[] = [];
@@ -72,6 +73,17 @@ export async function start(config: EmbeddedConfig): Promise<RunningEmbedded> {
       { pubsub, logger: logger('account') },
     );
     started.push(account);
+    // With KAFKA_BROKERS, `npm start` creates usage.events.v1 as the migrate job does, unless told it may not.
+    // A broker that cannot be reached now is the spool's business, not a reason to refuse to start.
+    const usageLedgerConfig = {
+      ...config.usageLedger,
+      kafkaBrokers: config.gateway.kafkaBrokers,
+      topic: { ...config.usageLedger.topic, prefix: config.gateway.usageEvents.topicPrefix },
+    };
+    if (usageLedgerConfig.kafkaBrokers && usageLedgerConfig.topic.provision)
+      await provisionUsageTopic(usageLedgerConfig, logger('usage-ledger')).catch((error: unknown) =>
+        logger('usage-ledger').warn({ err: error }, 'could not provision the usage topic'),
+      );
     const ledger = await startUsageLedger(config.usageLedger, { logger: logger('usage-ledger'), bus, store, pubsub });
     started.push(ledger);
     // Builds and runs make their model calls through the edge, which starts last: they read its address late.

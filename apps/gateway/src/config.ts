@@ -39,6 +39,13 @@ const schema = z
     /** Per vendor, the service-held endpoint that serves catalog models on credits (JSON). */
     PROVIDER_ENGINES: providerEnginesVar.optional(),
     KAFKA_BROKERS: hostList.optional(),
+    /**
+     * `off`: this edge records no usage (its calls go unbilled), said at every start. Without it, an edge started
+     * on its own needs KAFKA_BROKERS and refuses to start otherwise.
+     */
+    USAGE_EVENTS: z.enum(['on', 'off']).default('on'),
+    /** Put before every topic name (`staging.` makes `staging.usage.events.v1`); the ledger must use the same. */
+    KAFKA_TOPIC_PREFIX: z.string().default(''),
     /** Producer compression of usage events; lz4 needs a codec package the images do not carry yet. */
     KAFKA_COMPRESSION: z.enum(KAFKA_COMPRESSIONS).default('none'),
     /** With KAFKA_BROKERS: where usage events the broker has not acked wait on disk. One edge per directory. */
@@ -85,6 +92,10 @@ const schema = z
     path: ['HTTP_HEADERS_TIMEOUT_MS'],
     message: 'must not be longer than HTTP_REQUEST_TIMEOUT_MS',
   })
+  .refine((vars) => !(vars.USAGE_EVENTS === 'off' && vars.KAFKA_BROKERS), {
+    path: ['USAGE_EVENTS'],
+    message: 'is off while KAFKA_BROKERS is set: unset one of them',
+  })
   .refine((vars) => vars.USAGE_SPOOL_AFTER_MS < USAGE_DURABLE_WAIT_MS, {
     // A reply's end stops waiting for its usage event after USAGE_DURABLE_WAIT_MS: the spool must come first.
     path: ['USAGE_SPOOL_AFTER_MS'],
@@ -115,8 +126,16 @@ export interface GatewayConfig {
   houseEngines?: HouseEngines;
   providerEngines: ProviderEngines;
   kafkaBrokers?: string[];
+  /** USAGE_EVENTS=off: the operator chose to record no usage; otherwise an edge on its own needs a broker. */
+  usageEventsOff: boolean;
   /** Usage events over Kafka: compression, the spool, and when pending events make the edge unready. */
-  usageEvents: { compression: KafkaCompression; spoolDir: string; spoolAfterMs: number; pendingReadyMax: number };
+  usageEvents: {
+    compression: KafkaCompression;
+    topicPrefix: string;
+    spoolDir: string;
+    spoolAfterMs: number;
+    pendingReadyMax: number;
+  };
   upstream: {
     connectTimeoutMs: number;
     headersTimeoutMs: number;
@@ -166,8 +185,10 @@ export function loadGatewayConfig(env: Record<string, string | undefined>): Gate
     houseEngines: vars.HOUSE_ENGINES,
     providerEngines: vars.PROVIDER_ENGINES ?? {},
     kafkaBrokers: vars.KAFKA_BROKERS,
+    usageEventsOff: vars.USAGE_EVENTS === 'off',
     usageEvents: {
       compression: vars.KAFKA_COMPRESSION,
+      topicPrefix: vars.KAFKA_TOPIC_PREFIX,
       spoolDir: vars.USAGE_SPOOL_DIR,
       spoolAfterMs: vars.USAGE_SPOOL_AFTER_MS,
       pendingReadyMax: vars.USAGE_PENDING_READY_MAX,

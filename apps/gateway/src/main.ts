@@ -27,6 +27,7 @@ import { createSignInThrottle } from './limits/sign-in-throttle';
 import { createModelCallHandler } from './model-calls/handle-call';
 import { createCountTokensHandler } from './model-calls/handle-count-tokens';
 import { createPricing } from './model-calls/pricing';
+import { createEngineReachability } from './routing/engine-reachability';
 import { simulatorHouseEngines } from './routing/engines';
 import { createEdgeMetrics } from './observability/edge-metrics';
 import { createRoutingTables } from './routing/routing-tables';
@@ -53,6 +54,14 @@ export interface GatewayOverrides {
 }
 
 const DEFAULT_SIM_URL = 'http://127.0.0.1:8090';
+const ENGINE_PROBE_INTERVAL_MS = 15_000;
+const ENGINE_PROBE_TIMEOUT_MS = 2_000;
+
+/** Why an edge on its own, with no broker and no explicit opt-out, does not start. */
+export const NO_USAGE_SINK =
+  'No usage sink: KAFKA_BROKERS is not set, so the usage events of this edge would reach no ledger and its calls ' +
+  'would go unbilled. Set KAFKA_BROKERS (the ledger must consume the same cluster), or USAGE_EVENTS=off to serve ' +
+  'calls without recording usage.';
 
 export interface RunningGateway {
   /** Where the edge listens (the bound address). */
@@ -64,6 +73,10 @@ export interface RunningGateway {
 
 export async function start(config: GatewayConfig, overrides: GatewayOverrides = {}): Promise<RunningGateway> {
   const logger = overrides.logger ?? createLogger({ service: 'gateway', level: config.logLevel });
+  // An edge started alone without KAFKA_BROKERS would serve calls nobody bills: it refuses to start unless the
+  // operator said USAGE_EVENTS=off, which is repeated at every start.
+  if (config.usageEventsOff) logger.warn('USAGE_EVENTS=off: this edge records no usage; its calls are not billed');
+  else if (!overrides.bus && !config.kafkaBrokers) throw new Error(NO_USAGE_SINK);
   const accountRpc = { target: config.accountTarget, deadlineMs: config.rpcDeadlineMs };
   const account = createRpcClient(AccountService, accountRpc);
   // The account surface's services, served by the same account app.
@@ -83,16 +96,26 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
   const cache = createCacheAdapters({ redisUrl: config.redisUrl });
   const pubsub = overrides.pubsub ?? cache.pubsub;
   const store = overrides.store ?? cache.store;
-  // Usage events go to the bus the embedded app shares, or to Kafka. An edge started alone without
-  // KAFKA_BROKERS has no ledger to reach, and says so once.
+  // Usage events go to the bus the embedded app shares, or to Kafka.
   // Over Kafka, an event the broker has not acked within USAGE_SPOOL_AFTER_MS waits in the spool on disk.
-  const { compression, spoolDir: outboxDir, spoolAfterMs } = config.usageEvents;
-  const busOptions = { clientId: 'gateway', logger, compression, outboxDir, spoolAfterMs };
+  const { compression, topicPrefix, spoolDir: outboxDir, spoolAfterMs } = config.usageEvents;
+  const busOptions = { clientId: 'gateway', logger, compression, topicPrefix, outboxDir, spoolAfterMs };
   const ownBus =
     !overrides.bus && config.kafkaBrokers ? createBus({ kafkaBrokers: config.kafkaBrokers, ...busOptions }) : undefined;
-  const bus = overrides.bus ?? ownBus;
-  if (!bus) logger.warn('KAFKA_BROKERS is not set: usage events of this edge reach no ledger');
+  const bus = config.usageEventsOff ? undefined : (overrides.bus ?? ownBus);
   const house = config.houseEngines ?? simulatorHouseEngines(DEFAULT_SIM_URL);
+  // An engine nobody listens on (the simulator not started, a mistyped HOUSE_ENGINES) is logged when found,
+  // shown in the readiness body and in GET /v1/models. It does not make the edge unready: every edge sees
+  // the same engine, and keys on their own endpoints are still served.
+  const reachability = createEngineReachability({
+    house,
+    intervalMs: ENGINE_PROBE_INTERVAL_MS,
+    timeoutMs: ENGINE_PROBE_TIMEOUT_MS,
+    onChange: (origin, reach) =>
+      reach.reachable
+        ? logger.info({ origin }, 'house engine reachable')
+        : logger.warn({ origin, error: reach.error }, 'house engine cannot be reached: its models answer 502'),
+  });
   // The edge's own origins, which no caller's endpoint may dial: BASE_URL now, the bound address once listening.
   const ownOrigins = [config.baseUrl];
   const egress = createEgressPolicy({
@@ -161,12 +184,17 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     house,
     providers: config.providerEngines,
     routing,
+    reachability,
     pubsub,
     draining: drain.signal,
     ready: async () =>
       !draining &&
       (bus?.producer.stats().pending ?? 0) <= config.usageEvents.pendingReadyMax &&
       (await checkHealth(config.accountTarget, '', 1_000)) === 'SERVING',
+    readyDetail: () => {
+      const unreachable = reachability.unreachable();
+      return unreachable.length > 0 ? { house_engines_unreachable: unreachable } : {};
+    },
   });
   const modelCallDeps = {
     ...authorizeDeps,
@@ -209,6 +237,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
   // Everything the edge opened besides its listener, released on stop and on a failed start alike.
   // The bus is closed (flushed) after the drain, so calls that finished during it have their usage sent.
   const releaseClients = async () => {
+    reachability.stop();
     await keyUse.stop();
     await authenticator.stop();
     await routing.stop();
@@ -224,6 +253,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
   try {
     await authenticator.start();
     await routing.start();
+    await reachability.start();
     if (config.metrics.port !== undefined)
       metricsHttp = await listen(scrape, { host: config.metrics.host, port: config.metrics.port });
     http = await listen(listener, {

@@ -30,7 +30,7 @@ import { deviceRoutes } from './routes/devices';
 import { keyRoutes } from './routes/keys';
 import { teamRoutes } from './routes/teams';
 import { upstreamRoutes } from './routes/upstreams';
-import { modelRoutes } from './routes/models';
+import { modelRoutes, type ModelRoutesDeps } from './routes/models';
 import { runRoutes } from './routes/runs';
 import { usageRoutes } from './routes/usage';
 import { xBuildRoutes } from './routes/x-builds';
@@ -57,6 +57,10 @@ export interface GatewayAppDeps {
   /** Aborted when the edge starts draining (long-lived streams end on it). */
   draining: AbortSignal;
   ready: () => Promise<boolean>;
+  /** Added to the readiness body: what is degraded without taking the edge out of traffic. */
+  readyDetail?: () => Record<string, unknown>;
+  /** What the edge last learnt about its house engines (GET /v1/models says when one cannot be reached). */
+  reachability?: ModelRoutesDeps['reachability'];
 }
 
 /**
@@ -71,7 +75,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
   app.locals[WRITE_BARRIER] = () => deps.pubsub.barrier();
   app.use(requestId());
   app.use(refuseHostileUrl());
-  app.use(healthRoutes(deps.ready));
+  app.use(healthRoutes(deps.ready, deps.readyDetail));
   app.use(docsRoutes(deps));
   app.use(serviceDocRoutes(deps));
   app.use(consoleRoutes());

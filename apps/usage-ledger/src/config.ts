@@ -1,5 +1,15 @@
 import { z } from 'zod';
-import { backendVars, hostList, parseEnv, positiveInt, toBackendConfig, url, type BackendConfig } from '@sbc/config';
+import { DEFAULT_TOPIC_PARTITIONS, MIN_RETENTION_MS } from '@sbc/bus';
+import {
+  backendVars,
+  flag,
+  hostList,
+  parseEnv,
+  positiveInt,
+  toBackendConfig,
+  url,
+  type BackendConfig,
+} from '@sbc/config';
 
 const httpUrl = url(['http', 'https']);
 const secret = z
@@ -10,6 +20,20 @@ const secret = z
 const schema = z.object({
   ...backendVars('USAGE_LEDGER', { grpc: 50052, http: 9102 }),
   KAFKA_BROKERS: hostList.optional(),
+  /** The ledger's consumer group: every replica shares it. A second ledger on the same topic needs its own. */
+  KAFKA_GROUP_ID: z.string().min(1).default('usage-ledger'),
+  /** Put before every topic name (`staging.` makes `staging.usage.events.v1`); the edges must use the same. */
+  KAFKA_TOPIC_PREFIX: z.string().default(''),
+  /** A usage event that fails alone, with an error that names neither an outage nor its data, is parked after this many attempts. */
+  LEDGER_PARK_LONE_AFTER_ATTEMPTS: positiveInt(10),
+  /** Partitions of usage.events.v1 when the migrate job (or `npm start`) creates it: the most ledger replicas that consume. */
+  KAFKA_TOPIC_PARTITIONS: positiveInt(DEFAULT_TOPIC_PARTITIONS),
+  /** How long the broker keeps usage events; at least 7 days, so a ledger down for a long weekend loses none. */
+  KAFKA_TOPIC_RETENTION_MS: z.coerce.number().int().min(MIN_RETENTION_MS).default(MIN_RETENTION_MS),
+  /** `npm start` with KAFKA_BROKERS creates the topic when missing; off where the app may not create topics. */
+  KAFKA_PROVISION_TOPIC: flag(true),
+  /** The most ledger replicas that run (the autoscaler's maximum): the ledger warns at start when the topic has fewer partitions. */
+  LEDGER_MAX_REPLICAS: z.coerce.number().int().positive().optional(),
   REDIS_URL: url(['redis', 'rediss']).optional(),
   LEDGER_BATCH_SIZE: positiveInt(500),
   LEDGER_BATCH_LINGER_MS: z.coerce.number().int().min(0).default(20),
@@ -32,6 +56,11 @@ export interface CostSourceConfig {
 export interface UsageLedgerConfig extends BackendConfig {
   /** Where usage events are consumed from; absent means an in-process bus (the embedded app passes its own). */
   kafkaBrokers?: string[];
+  /** usage.events.v1 as the migrate job creates it, whether `npm start` may, and the replicas it must feed. */
+  topic: { partitions: number; retentionMs: number; provision: boolean; maxConsumers?: number; prefix: string };
+  groupId: string;
+  /** See LEDGER_PARK_LONE_AFTER_ATTEMPTS. */
+  parkLoneAfterAttempts: number;
   /** Where balances are published for the edge; absent means memory (the embedded app passes its own store). */
   redisUrl?: string;
   /** Most usage events applied in one transaction. */
@@ -52,6 +81,15 @@ export function loadUsageLedgerConfig(env: Record<string, string | undefined>): 
   return {
     ...toBackendConfig('USAGE_LEDGER', vars),
     kafkaBrokers: vars.KAFKA_BROKERS,
+    topic: {
+      partitions: vars.KAFKA_TOPIC_PARTITIONS,
+      retentionMs: vars.KAFKA_TOPIC_RETENTION_MS,
+      provision: vars.KAFKA_PROVISION_TOPIC,
+      maxConsumers: vars.LEDGER_MAX_REPLICAS,
+      prefix: vars.KAFKA_TOPIC_PREFIX,
+    },
+    groupId: vars.KAFKA_GROUP_ID,
+    parkLoneAfterAttempts: vars.LEDGER_PARK_LONE_AFTER_ATTEMPTS,
     redisUrl: vars.REDIS_URL,
     batchSize: vars.LEDGER_BATCH_SIZE,
     batchLingerMs: vars.LEDGER_BATCH_LINGER_MS,

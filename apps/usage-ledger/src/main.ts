@@ -1,4 +1,4 @@
-import { createBus, type Bus, type Subscription } from '@sbc/bus';
+import { checkTopic, createBus, createTopicAdmin, provisionTopic, type Bus, type Subscription } from '@sbc/bus';
 import { createCacheAdapters, type PubSub, type SharedStore } from '@sbc/cache';
 import {
   isBundleEntry,
@@ -8,6 +8,7 @@ import {
   startBackend,
   type RunningBackend,
 } from '@sbc/lifecycle';
+import { USAGE_EVENTS_TOPIC } from '@sbc/events';
 import { createLogger, type Logger } from '@sbc/logging';
 import { Counter, createMetricsRegistry, Histogram } from '@sbc/metrics';
 import { UsageLedgerService } from '@sbc/proto/sbc/usage/v1/ledger_pb';
@@ -51,7 +52,12 @@ export async function start(
   const logger = overrides.logger ?? createLogger({ service: 'usage-ledger', level: config.logLevel });
   const ownBus = overrides.bus
     ? undefined
-    : createBus({ kafkaBrokers: config.kafkaBrokers, clientId: 'usage-ledger', logger });
+    : createBus({
+        kafkaBrokers: config.kafkaBrokers,
+        clientId: 'usage-ledger',
+        logger,
+        topicPrefix: config.topic.prefix,
+      });
   const bus = overrides.bus ?? ownBus!;
   const cache = overrides.store ? undefined : createCacheAdapters({ redisUrl: config.redisUrl, logger });
   const store = overrides.store ?? cache!.store;
@@ -116,6 +122,8 @@ export async function start(
           logger,
           batchSize: config.batchSize,
           batchLingerMs: config.batchLingerMs,
+          groupId: config.groupId,
+          parkLoneAfterAttempts: config.parkLoneAfterAttempts,
           onNewAccounts: (accountIds) => publisher.publishNew(accountIds),
           onApplied: (batch) => {
             applied.inc({ outcome: 'applied' }, batch.inserted);
@@ -125,6 +133,13 @@ export async function start(
           onDeadLetter: (reason) => deadLetters.inc({ reason }),
         });
         logger.info({ bus: bus.kind, costReports: Object.keys(costReports) }, 'consuming usage events');
+        // Warns about a topic too small for the ledger's replicas or too loosely replicated; never holds up the start.
+        if (config.kafkaBrokers && !overrides.bus)
+          void checkTopic(
+            createTopicAdmin(config.kafkaBrokers, 'usage-ledger-check', logger),
+            { topic: config.topic.prefix + USAGE_EVENTS_TOPIC, consumers: config.topic.maxConsumers },
+            logger,
+          ).catch((error: unknown) => logger.warn({ err: error }, 'could not check the usage topic'));
         sweepTimer = setInterval(() => {
           sweeping ??= publisher
             .sweep()
@@ -154,6 +169,17 @@ export async function start(
   }
 }
 
+/** Creates usage.events.v1 as configured when the cluster lacks it; says what falls short when it exists. */
+export async function provisionUsageTopic(config: UsageLedgerConfig, logger: Logger): Promise<void> {
+  if (!config.kafkaBrokers) return;
+  const { partitions, retentionMs } = config.topic;
+  await provisionTopic(
+    createTopicAdmin(config.kafkaBrokers, 'usage-ledger-provision', logger),
+    { topic: config.topic.prefix + USAGE_EVENTS_TOPIC, partitions, retentionMs },
+    logger,
+  );
+}
+
 if (isBundleEntry('usage-ledger')) {
   const database = (config: UsageLedgerConfig): Parameters<typeof migrateBackend<PrismaClient>>[0] => ({
     service: 'usage-ledger',
@@ -166,7 +192,11 @@ if (isBundleEntry('usage-ledger')) {
     name: 'usage-ledger',
     load: () => loadUsageLedgerConfig(process.env),
     start,
-    migrate: (config) => migrateBackend(database(config)),
+    migrate: async (config) => {
+      await migrateBackend(database(config));
+      // The migrate job also creates usage.events.v1 (partitions, replication, retention: bus/provision-topic.ts).
+      if (config.kafkaBrokers) await provisionUsageTopic(config, database(config).logger);
+    },
     commands: {
       // Operators list and replay parked usage events (README "Usage, credits and spend").
       'dead-letters': async (config, args) => {

@@ -25,6 +25,7 @@ describe('gateway authentication against the account service', () => {
         AUTH_CACHE_FRESH_MS: '600000',
         KEY_USE_FLUSH_MS: '50',
         LOG_LEVEL: 'silent',
+        USAGE_EVENTS: 'off',
         ...extra,
       }),
       { pubsub },

@@ -199,6 +199,7 @@ it('a caller hanging up mid-body or mid-stream is logged at info, never as an er
       HOUSE_ENGINES: JSON.stringify({
         house: [{ dialect: 'openai', base_url: `${pacedSim.url}/v1`, model: 'sim-large' }],
       }),
+      USAGE_EVENTS: 'off',
     }),
     { logger },
   );

@@ -237,6 +237,9 @@ export async function startStack<O extends StackOptions>(options: O): Promise<St
     if (options.ledger) {
       Object.assign(edgeEnv, await startLedgerParts(stack, options.ledger, { database, stops, pubsub }));
       edgeDeps = { store: stack.store, bus: stack.bus };
+    } else {
+      // No ledger in this stack: the edge is told outright that its usage goes nowhere.
+      edgeEnv.USAGE_EVENTS = 'off';
     }
     if (options.builds) {
       Object.assign(edgeEnv, await startBuildsParts(stack, options.builds, { database, stops, pubsub }));

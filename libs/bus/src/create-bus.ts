@@ -7,6 +7,7 @@ import { createKafkaConsumer } from './kafka-consumer';
 import { kafkaLogCreator } from './kafka-logger';
 import { createKafkaProducer, type KafkaCompression, type KafkaProducerOptions } from './kafka-producer';
 import { createSpoolingProducer } from './spooling-producer';
+import { prefixTopics } from './topic-prefix';
 import type { EventConsumer, EventProducer } from './types';
 
 export interface BusOptions {
@@ -31,6 +32,8 @@ export interface BusOptions {
   spoolAfterMs?: number;
   /** With Kafka; default `none`. */
   compression?: KafkaCompression;
+  /** With Kafka: put before every topic name (`KAFKA_TOPIC_PREFIX`), so environments can share a cluster. */
+  topicPrefix?: string;
 }
 
 export interface Bus {
@@ -63,8 +66,10 @@ export function createBus(options: BusOptions): Bus {
       logCreator: kafkaLogCreator(logger),
     });
     const { compression, spoolAfterMs } = options;
-    producer = createKafkaEventProducer(kafka, { ...batching, compression, outbox, spoolAfterMs });
-    consumer = createKafkaConsumer(kafka, { retry, logger });
+    ({ producer, consumer } = prefixTopics(options.topicPrefix ?? '', {
+      producer: createKafkaEventProducer(kafka, { ...batching, compression, outbox, spoolAfterMs }),
+      consumer: createKafkaConsumer(kafka, { retry, logger }),
+    }));
   } else {
     ({ producer, consumer } = createInProcessBus({
       maxBuffered: options.maxBuffered,

@@ -173,7 +173,9 @@ export function createInProcessBus(options: InProcessBusOptions = {}): {
           if (group.members[hashKey(next.key) % group.members.length] !== member) break;
           batch.push(toIncoming(next, offset + batch.length));
         }
-        const call = Promise.resolve().then(() => settleBatch(batch, member.handler, member.poison, options.logger)); // a sync throw is a failure too
+        const call = Promise.resolve().then(() =>
+          settleBatch(batch, member.handler, member.poison, options.logger, { number: attempt + 1 }),
+        ); // a sync throw is a failure too
         member.running = call.then(
           () => undefined,
           () => undefined,

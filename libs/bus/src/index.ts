@@ -12,6 +12,18 @@ export {
   type KafkaCompression,
   type KafkaProducerOptions,
 } from './kafka-producer';
+export {
+  checkTopic,
+  createTopicAdmin,
+  DEFAULT_TOPIC_PARTITIONS,
+  MIN_RETENTION_MS,
+  provisionTopic,
+  replicationFor,
+  type ProvisionedTopic,
+  type TopicAdmin,
+  type TopicSettings,
+} from './provision-topic';
+export { prefixTopics } from './topic-prefix';
 export { createSpoolingProducer, type SpoolOptions } from './spooling-producer';
 export type {
   BatchHandler,

@@ -136,7 +136,7 @@ export function createKafkaConsumer(kafka: Kafka, options: KafkaConsumerOptions 
         for (let attempt = 1; ; attempt++) {
           if (stopping) throw new SubscriptionStoppedError();
           try {
-            await settleBatch(messages, handle, member.poison, options.logger);
+            await settleBatch(messages, handle, member.poison, options.logger, { number: attempt, heartbeat });
             return;
           } catch (err) {
             const delay = backoffDelay(attempt, options.retry);

@@ -108,6 +108,36 @@ describe('settleBatch: split and park', () => {
     await expect(settleBatch(messagesOf('a', 'poison'), s.handler, failingSink, logger)).rejects.toThrow('unreachable');
   });
 
+  it('heartbeats after each message of the one-by-one pass, so a slow database does not evict the member', async () => {
+    const s = store();
+    const beats: number[] = [];
+    await settleBatch(messagesOf('a', 'poison-b', 'c', 'd'), s.handler, s.poison, logger, {
+      heartbeat: async () => void beats.push(s.applied.length + s.parked.length),
+    });
+    // One beat after each of the four statements of the pass (the count of messages settled so far, plus the poison).
+    expect(beats).toEqual([1, 1, 2, 3]);
+    expect(s.parked).toEqual(['poison-b']);
+  });
+
+  it('parks a lone message that keeps failing with an unknown error after parkLoneAfterAttempts, not before', async () => {
+    const s = store();
+    const poison = { ...s.poison, parkLoneAfterAttempts: 3 };
+    for (const number of [1, 2])
+      await expect(settleBatch(messagesOf('poison'), s.handler, poison, logger, { number })).rejects.toThrow('refused');
+    expect(s.parked).toEqual([]);
+    await settleBatch(messagesOf('poison'), s.handler, poison, logger, { number: 3 });
+    expect(s.parked).toEqual(['poison']);
+  });
+
+  it('never parks a lone message for an outage, however many attempts', async () => {
+    const s = store({ down: () => true });
+    const poison = { ...s.poison, parkLoneAfterAttempts: 3 };
+    await expect(settleBatch(messagesOf('a'), s.handler, poison, logger, { number: 50 })).rejects.toBeInstanceOf(
+      ConnectionError,
+    );
+    expect(s.parked).toEqual([]);
+  });
+
   it('without poison options any failure rejects, as before', async () => {
     const s = store();
     await expect(settleBatch(messagesOf('a', 'poison'), s.handler, undefined, logger)).rejects.toThrow('refused');

@@ -3,6 +3,17 @@ import type { BatchHandler, BatchOutcome, FailureKind, IncomingMessage, PoisonOp
 
 const unknownKind = (): FailureKind => 'unknown';
 
+/** Where one attempt at a batch stands among its retries, and how it keeps its group membership alive. */
+export interface SettleAttempt {
+  /** 1 for the first attempt at this batch. */
+  number?: number;
+  /**
+   * Called after each message of the one-by-one pass: up to a batch of statements run there, and a member
+   * that stays silent past the session timeout is evicted, which starts a rebalance.
+   */
+  heartbeat?: () => Promise<void>;
+}
+
 /**
  * One attempt at a batch, shared by both buses. Resolves once every message is settled: applied by the
  * handler, or parked through `poison.deadLetter`. Rejects when the batch must be retried whole, with backoff:
@@ -14,6 +25,7 @@ export async function settleBatch(
   handler: BatchHandler,
   poison: PoisonOptions | undefined,
   logger: Logger | undefined,
+  attempt: SettleAttempt = {},
 ): Promise<void> {
   if (!poison) {
     reportUnparked(await handler(messages), logger);
@@ -30,8 +42,13 @@ export async function settleBatch(
   const kind = classify(failure);
   if (kind === 'transient') throw failure;
   if (messages.length === 1) {
-    // Alone, only the error's kind tells poison from outage; an unknown one waits for neighbours to compare.
-    if (kind !== 'data') throw failure;
+    // Alone, only the error's kind tells poison from outage; an unknown one waits for neighbours to compare,
+    // up to parkLoneAfterAttempts: a message that fails alone that often is not waiting for an outage to end.
+    const givenUp =
+      kind === 'unknown' &&
+      poison.parkLoneAfterAttempts !== undefined &&
+      (attempt.number ?? 1) >= poison.parkLoneAfterAttempts;
+    if (kind !== 'data' && !givenUp) throw failure;
     await park({ rejected: [{ message: messages[0]!, error: failure }] }, poison, logger);
     return;
   }
@@ -47,6 +64,7 @@ export async function settleBatch(
       if (each === 'transient') throw error; // the surroundings failed mid-pass: retry, park nothing
       failed.push({ message, error, kind: each });
     }
+    await attempt.heartbeat?.();
   }
   // Nothing got through and not every failure names its data: more likely an outage than a batch of poison.
   if (succeeded === 0 && failed.some((f) => f.kind !== 'data')) throw failed[0]!.error;

@@ -83,6 +83,12 @@ export interface PoisonOptions {
   deadLetter: DeadLetterSink;
   /** Default: every error is `unknown`. */
   classify?: (error: unknown) => FailureKind;
+  /**
+   * A message alone in its batch that fails with an `unknown` error has no neighbours to tell poison from an
+   * outage: after this many attempts it is parked so its partition moves on. Absent: retried until it succeeds.
+   * `transient` errors (an outage) are never counted.
+   */
+  parkLoneAfterAttempts?: number;
 }
 
 export interface SubscribeOptions {

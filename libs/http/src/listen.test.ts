@@ -249,3 +249,22 @@ describe('health routes', () => {
     }
   });
 });
+
+describe('readiness detail', () => {
+  it('adds what is degraded to the readiness body without changing its status', async () => {
+    const app = express().use(
+      healthRoutes(
+        () => true,
+        () => ({ house_engines_unreachable: [{ model: 'house' }] }),
+      ),
+    );
+    const server = await listen(app, { host: '127.0.0.1', port: 0 });
+    try {
+      const ready = await fetch(`${server.url}/readyz`);
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toEqual({ status: 'ready', house_engines_unreachable: [{ model: 'house' }] });
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -7,7 +7,8 @@ import type { GetRoutingTableResponse } from '@sbc/proto/sbc/account/v1/account_
 import type { Authorize } from '../auth/authorize';
 import type { Principal } from '../auth/authenticator';
 import { keyRouteOf } from '../model-calls/route-call';
-import type { HouseEngines, ProviderEngines } from '../routing/engines';
+import type { EngineReachability } from '../routing/engine-reachability';
+import type { Engine, HouseEngines, ProviderEngines } from '../routing/engines';
 import type { RoutingTables } from '../routing/routing-tables';
 import { mount } from '../http/mount';
 
@@ -57,6 +58,21 @@ export interface ModelRoutesDeps {
   house: HouseEngines;
   providers: ProviderEngines;
   routing: RoutingTables;
+  /** What the edge last learnt about its house engines; without it every configured engine counts as served. */
+  reachability?: Pick<EngineReachability, 'reachOf'>;
+}
+
+/** A house model's availability and reason, as the edge last saw its engines. */
+function houseStatus(deps: ModelRoutesDeps, engines: Engine[]): { available: boolean; reason: string } {
+  if (engines.length === 0) return { available: false, reason: 'no engine configured' };
+  const down = engines.filter((engine) => deps.reachability?.reachOf(engine)?.reachable === false);
+  const up = engines.filter((engine) => !down.includes(engine));
+  const cannotReach = down
+    .map((engine) => `${engine.label} (${deps.reachability?.reachOf(engine)?.error ?? 'unreachable'})`)
+    .join(', ');
+  if (up.length === 0) return { available: false, reason: `the edge cannot reach its engine: ${cannotReach}` };
+  const served = `served by ${up.map((engine) => engine.label).join(', then ')}`;
+  return { available: true, reason: down.length > 0 ? `${served}; cannot reach ${cannotReach}` : served };
 }
 
 /** Every id the principal can name, in resolution order: house, own aliases, own endpoints, catalog. */
@@ -72,7 +88,7 @@ function listModels(deps: ModelRoutesDeps, principal: Principal, table: GetRouti
   };
   for (const id of HOUSE_MODELS) {
     const model = findCatalogModel(id);
-    const engines = deps.house[id] ?? [];
+    const house = houseStatus(deps, deps.house[id] ?? []);
     add({
       id,
       created: model?.created ?? 0,
@@ -80,13 +96,8 @@ function listModels(deps: ModelRoutesDeps, principal: Principal, table: GetRouti
       display_name: model?.display_name ?? id,
       lane: 'house',
       tier: model?.tier,
-      available: route !== 'byo' && engines.length > 0,
-      reason:
-        route === 'byo'
-          ? 'this key\'s route is "byo"'
-          : engines.length > 0
-            ? `served by ${engines.map((engine) => engine.label).join(', then ')}`
-            : 'no engine configured',
+      available: route !== 'byo' && house.available,
+      reason: route === 'byo' ? 'this key\'s route is "byo"' : house.reason,
       context_window: model?.context_window,
       max_tokens: model?.max_output_tokens,
     });

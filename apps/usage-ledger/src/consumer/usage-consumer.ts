@@ -18,8 +18,8 @@ import { recordDeadLetter } from '../store/dead-letters';
 import { applyGenerations, type GenerationRow } from '../store/generations';
 import { classifyLedgerFailure, describeFailure } from './failure-kind';
 
-/** The ledger's consumer group: every replica shares it, so each event is applied by one of them. */
-const USAGE_LEDGER_GROUP_ID = 'usage-ledger';
+/** The ledger's default consumer group (KAFKA_GROUP_ID): every replica shares it, so each event is applied once. */
+export const USAGE_LEDGER_GROUP_ID = 'usage-ledger';
 
 /** Largest value a PostgreSQL `integer` column (latency_ms, ttft_ms) holds. */
 const MAX_INT4 = 2 ** 31 - 1;
@@ -176,6 +176,10 @@ export interface UsageConsumerDeps {
   onApplied?: (batch: { events: number; inserted: number; oldestAt: Date | undefined }) => void;
   /** Called once an event is parked in usage_dead_letters: `undecodable`, or `refused` by the database. */
   onDeadLetter?: (reason: 'undecodable' | 'refused') => void;
+  /** The consumer group; default USAGE_LEDGER_GROUP_ID. */
+  groupId?: string;
+  /** A lone event failing with an unknown error is parked after this many attempts; absent, retried for ever. */
+  parkLoneAfterAttempts?: number;
 }
 
 /** A usage event the ledger can never apply, with the decoder's reason. */
@@ -254,11 +258,15 @@ function eventIdOf(bytes: Uint8Array): string | null {
 export function subscribeUsageEvents(consumer: EventConsumer, deps: UsageConsumerDeps): Promise<Subscription> {
   return consumer.subscribeBatches({
     topic: USAGE_EVENTS_TOPIC,
-    groupId: USAGE_LEDGER_GROUP_ID,
+    groupId: deps.groupId ?? USAGE_LEDGER_GROUP_ID,
     fromBeginning: true,
     maxBatchSize: deps.batchSize,
     lingerMs: deps.batchLingerMs,
     handler: createUsageBatchHandler(deps),
-    poison: { deadLetter: createUsageDeadLetterSink(deps), classify: classifyLedgerFailure },
+    poison: {
+      deadLetter: createUsageDeadLetterSink(deps),
+      classify: classifyLedgerFailure,
+      parkLoneAfterAttempts: deps.parkLoneAfterAttempts,
+    },
   });
 }

@@ -1,0 +1,13 @@
+import { loadGatewayConfig, NO_USAGE_SINK, start } from './main';
+
+describe('an edge started on its own (services mode)', () => {
+  it('refuses to start without KAFKA_BROKERS, saying why and what to set', async () => {
+    const config = loadGatewayConfig({ PORT: '0', LOG_LEVEL: 'silent' });
+    await expect(start(config)).rejects.toThrow(NO_USAGE_SINK);
+    expect(NO_USAGE_SINK).toContain('USAGE_EVENTS=off');
+  });
+
+  it('does not take USAGE_EVENTS=off together with KAFKA_BROKERS', () => {
+    expect(() => loadGatewayConfig({ KAFKA_BROKERS: '127.0.0.1:9092', USAGE_EVENTS: 'off' })).toThrow(/USAGE_EVENTS/);
+  });
+});
