@@ -76,7 +76,7 @@ function houseStatus(deps: ModelRoutesDeps, engines: Engine[]): { available: boo
 }
 
 /** Every id the principal can name, in resolution order: house, own aliases, own endpoints, catalog. */
-function listModels(deps: ModelRoutesDeps, principal: Principal, table: GetRoutingTableResponse): ModelEntry[] {
+export function listModels(deps: ModelRoutesDeps, principal: Principal, table: GetRoutingTableResponse): ModelEntry[] {
   const route = keyRouteOf(principal);
   const allowed = principal.key?.allowedModels?.values;
   const entries: ModelEntry[] = [];

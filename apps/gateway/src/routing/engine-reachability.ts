@@ -2,14 +2,14 @@ import { connect } from 'node:net';
 import type { Engine, HouseEngines } from './engines';
 
 /** What the edge last learnt about one engine's origin. */
-export interface EngineReach {
+interface EngineReach {
   reachable: boolean;
   /** Why it could not be reached (a socket error code or a timeout). */
   error?: string;
   checkedAtMs: number;
 }
 
-export interface UnreachableEngine {
+interface UnreachableEngine {
   model: string;
   engine: string;
   origin: string;

@@ -19,7 +19,7 @@ import { applyGenerations, type GenerationRow } from '../store/generations';
 import { classifyLedgerFailure, describeFailure } from './failure-kind';
 
 /** The ledger's default consumer group (KAFKA_GROUP_ID): every replica shares it, so each event is applied once. */
-export const USAGE_LEDGER_GROUP_ID = 'usage-ledger';
+const USAGE_LEDGER_GROUP_ID = 'usage-ledger';
 
 /** Largest value a PostgreSQL `integer` column (latency_ms, ttft_ms) holds. */
 const MAX_INT4 = 2 ** 31 - 1;

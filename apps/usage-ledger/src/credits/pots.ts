@@ -19,7 +19,7 @@ export interface GrantEntry {
   period: string;
 }
 
-interface PotState {
+export interface PotState {
   granted: number;
   used: number;
   remaining: number;

@@ -95,7 +95,7 @@ const usdOnWire = (amount: NanoUsd) => ({ units: BigInt(amount), decimal: usdFro
 const billedNanoUsd = (amount: Microcredits): NanoUsd =>
   nanoUsdForMillicredits(millicreditsFromMicrocredits(amount, 'nearest'));
 
-export function metricsMessage(m: Metrics): MessageInitShape<typeof UsageMetricsSchema> {
+function metricsMessage(m: Metrics): MessageInitShape<typeof UsageMetricsSchema> {
   // The report's decimals hold whole units, so these conversions are exact.
   const credits = creditsOnWire(microcreditsFromCredits(m.credits));
   const usd = usdOnWire(billedNanoUsd(microcreditsFromCredits(m.credits)));
