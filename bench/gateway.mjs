@@ -210,6 +210,8 @@ async function main() {
           LOG_LEVEL: 'warn',
           // The per-key bucket (1,200 a minute) would refuse a benchmark's load; it is measured apart.
           RATE_LIMIT_PER_MINUTE: '100000000',
+          // No broker here: the edge still encodes every usage event, and sends it nowhere.
+          USAGE_EVENTS: 'off',
           ...(env.BENCH_REDIS_URL ? { REDIS_URL: env.BENCH_REDIS_URL } : {}),
           HOUSE_ENGINES: JSON.stringify({
             house: engine('openai', 'sim-large'),

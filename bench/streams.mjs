@@ -424,6 +424,8 @@ async function main() {
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
       RATE_LIMIT_PER_MINUTE: '100000000',
+      // No broker here: the edge still encodes every usage event, and sends it nowhere.
+      USAGE_EVENTS: 'off',
       HOUSE_ENGINES: JSON.stringify({ house: engine(slowOrigin), 'house-fast': engine(fastOrigin) }),
     },
     nodeArgs('edge', env.BENCH_GATEWAY_NODE_ARGS),
