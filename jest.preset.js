@@ -36,7 +36,8 @@ module.exports = {
   },
   // PGlite loads Node built-ins with dynamic import(), which Jest's VM refuses without a flag; swc
   // rewrites those to require() when the package goes through the transform. eventsource-parser ships
-  // ESM only, and so does the OpenAPI validator (@apidevtools); Jest's CommonJS runtime needs them transpiled like our own sources.
+  // ESM only, and so does the OpenAPI validator (@apidevtools); Jest's CommonJS runtime needs them transpiled like our
+  // own sources.
   transformIgnorePatterns: [
     '/node_modules/(?!(@electric-sql/pglite|eventsource-parser|@apidevtools|parse5|entities)/)',
   ],

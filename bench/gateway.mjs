@@ -161,7 +161,8 @@ async function main() {
     baseline_entry: baselineEntry,
   };
   console.log(
-    `gateway bench: ${machine.cores} cores, node ${machine.node}; edge store: ${store}; ${rounds} alternating rounds per case; requests per case and target ${JSON.stringify(settings.requests)}`,
+    `gateway bench: ${machine.cores} cores, node ${machine.node}; edge store: ${store}; ${rounds} alternating rounds ` +
+      `per case; requests per case and target ${JSON.stringify(settings.requests)}`,
   );
   if (machine.cores !== 2)
     console.log(`note: the targets are set for a 2-core machine; this one has ${machine.cores}.`);
@@ -270,7 +271,8 @@ async function main() {
       }
     }
     console.log(
-      `  primed: ${primeRequests} requests per case and target at c=${PRIME_CONCURRENCY} in ${((performance.now() - started) / 1000).toFixed(1)} s (not measured)`,
+      `  primed: ${primeRequests} requests per case and target at c=${PRIME_CONCURRENCY} ` +
+        `in ${((performance.now() - started) / 1000).toFixed(1)} s (not measured)`,
     );
   }
   // Everything else that ran while the rounds were measured: the machine's busy time less the benchmark's own
@@ -298,7 +300,8 @@ async function main() {
         if (probe.errors.size > 0) {
           const [message] = probe.errors.keys();
           throw new Error(
-            `${t.name} failed the preflight for ${kase.name} (POST ${t.origin}${t.spec.path}, model ${JSON.parse(t.spec.body).model}):\n  ${message}`,
+            `${t.name} failed the preflight for ${kase.name} (POST ${t.origin}${t.spec.path}, ` +
+              `model ${JSON.parse(t.spec.body).model}):\n  ${message}`,
           );
         }
         await runLoad(t.pool, t.spec, warmupAt(concurrency), concurrency);
@@ -307,7 +310,8 @@ async function main() {
       for (let r = 0; r < rounds; r += 1) {
         const n = Math.floor(total / rounds) + (r < total % rounds ? 1 : 0);
         for (const t of r % 2 === 0 ? targets : [...targets].reverse()) {
-          if (r > 0) await runLoad(t.pool, t.spec, concurrency, concurrency); // reopen connections idle since last round
+          // reopen connections idle since last round
+          if (r > 0) await runLoad(t.pool, t.spec, concurrency, concurrency);
           const before = { sim: cpuMs(sim.child.pid), front: t.front && cpuMs(t.front.child.pid) };
           t.rounds.push(await runLoad(t.pool, t.spec, n, concurrency));
           t.cpu.sim += cpuMs(sim.child.pid) - before.sim;
@@ -346,7 +350,8 @@ async function main() {
   const checks = directOnly ? [] : checkTargets(results);
   printReport(results, checks, directOnly);
   console.log(
-    `\nWhile measuring (${machineLoad.seconds} s): other processes used ${machineLoad.other_processes_cores} of a core on average, hypervisor steal ${machineLoad.steal_cores}.`,
+    `\nWhile measuring (${machineLoad.seconds} s): other processes used ${machineLoad.other_processes_cores} of a ` +
+      `core on average, hypervisor steal ${machineLoad.steal_cores}.`,
   );
   if (machineLoad.other_processes_cores + machineLoad.steal_cores > 0.1) {
     console.log(

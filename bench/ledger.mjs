@@ -207,7 +207,8 @@ async function writes(dbUrl) {
     const check = new pg.Client({ connectionString: dbUrl });
     await check.connect();
     const { rows } = await check.query(
-      `SELECT (SELECT count(*) FROM usage_generations)::int AS calls, (SELECT sum(requests) FROM usage_hourly)::int AS hourly, (SELECT sum(requests) FROM usage_daily)::int AS daily`,
+      `SELECT (SELECT count(*) FROM usage_generations)::int AS calls, (SELECT sum(requests) FROM usage_hourly)::int ` +
+        `AS hourly, (SELECT sum(requests) FROM usage_daily)::int AS daily`,
     );
     await check.end();
     const result = {
@@ -222,7 +223,8 @@ async function writes(dbUrl) {
     };
     console.log(JSON.stringify(result, null, 2));
     console.log(
-      `\nusage ledger: ${result.applied_events_per_s} events/s applied by one consumer (${result.redelivered_events_per_s}/s redelivered), target ${target}/s`,
+      `\nusage ledger: ${result.applied_events_per_s} events/s applied by one consumer ` +
+        `(${result.redelivered_events_per_s}/s redelivered), target ${target}/s`,
     );
     if (rows[0].calls !== events || rows[0].hourly !== events || rows[0].daily !== events) {
       console.error('rows do not add up to the events applied');
@@ -240,7 +242,10 @@ const READ_KEY = 'sbc_' + 'benchledgerreads0123456789abcdef'; // the account ser
 const DAY_MS = 86_400_000;
 const SPAN_DAYS = 90;
 
-/** "10000" is 10,000 calls of the reader's account; "1000000x1000" is 1M calls over 1,000 accounts, the reader one of them. */
+/**
+ * "10000" is 10,000 calls of the reader's account; "1000000x1000" is 1M calls over 1,000 accounts, the reader one of
+ * them.
+ */
 function sizeOf(spec) {
   const [calls, accountsOver = '1'] = spec.split('x');
   return { name: spec, calls: Number(calls), accounts: Number(accountsOver) };
@@ -255,15 +260,23 @@ async function seed(db, size, readerId, rollupCtes) {
   await db.query('TRUNCATE usage_generations, usage_hourly, usage_daily');
   const started = performance.now();
   await db.query(
-    `INSERT INTO usage_generations (event_id, request_id, account_id, user_id, key_id, key_label, model, upstream, provider, dialect_in, dialect_out, route,
-       tokens_prompt, tokens_completion, cache_read, total_cost_usd, credits_charged, status, latency_ms, ttft_ms, stream, session_id, ts)
-     SELECT 'evt_' || g, 'req_' || g, a, a, 'key_' || (g % 5), 'bench key ' || (g % 5), (ARRAY['house', 'house-omni', 'house-fast'])[(g % 3 + 1)::int],
-            'house', 'sim-upstream', 'chat', 'openai', 'auto', 200 + (g * 7919) % 4000, 20 + (g * 104729) % 800, CASE WHEN g % 4 = 0 THEN 100 ELSE 0 END,
-            c, c * 1000, CASE WHEN g % 50 = 0 THEN 502 ELSE 200 END, 40 + g % 900, 5 + g % 90, g % 2 = 0, 'ses_' || (g % 1000),
+    `INSERT INTO usage_generations (event_id, request_id, account_id, user_id, key_id, key_label, model, upstream, ` +
+      `provider, dialect_in, dialect_out, route,
+       tokens_prompt, tokens_completion, cache_read, total_cost_usd, credits_charged, status, latency_ms, ttft_ms, ` +
+      `stream, session_id, ts)
+     SELECT 'evt_' || g, 'req_' || g, a, a, 'key_' || (g % ` +
+      `5), 'bench key ' || (g % 5), (ARRAY['house', 'house-omni', ` +
+      `'house-fast'])[(g % 3 + 1)::int],
+            'house', 'sim-upstream', 'chat', 'openai', 'auto', ` +
+      `200 + (g * 7919) % 4000, 20 + (g * 104729) % 800, CASE ` +
+      `WHEN g % 4 = 0 THEN 100 ELSE 0 END,
+            c, c * 1000, CASE WHEN g % 50 = 0 THEN 502 ELSE 200 END, 40 + g % 900, 5 + g % 90, g % 2 = 0, 'ses_' || ` +
+      `(g % 1000),
             $2::timestamptz - (g::float8 / $1) * interval '${SPAN_DAYS} days'
      FROM generate_series(1, $1::bigint) AS g,
           LATERAL (SELECT CASE WHEN g % $3 = 0 THEN $4 ELSE 'usr_bench_' || (g % $3) END AS a,
-                          ((200 + (g * 7919) % 4000) * 200 + (20 + (g * 104729) % 800) * 800) * 0.000000001::numeric AS c) AS row`,
+                          ((200 + (g * 7919) % 4000) * 200 + (20 + (g * 104729) % 800) * 800) * 0.000000001::numeric ` +
+      `AS c) AS row`,
     [size.calls, new Date().toISOString(), size.accounts, readerId],
   );
   await db.query(`WITH inserted AS (SELECT * FROM usage_generations), ${rollupCtes} SELECT 1`);
@@ -465,7 +478,8 @@ async function reads(dbUrl, accountDbUrl) {
     for (const size of sizes) {
       const seeded = await seed(db, size, readerId, ROLLUP_CTES);
       console.log(
-        `${size.name}: seeded ${size.calls.toLocaleString('en-US')} calls (${seeded.readerCalls.toLocaleString('en-US')} the reader's) in ${seeded.seconds.toFixed(1)} s`,
+        `${size.name}: seeded ${size.calls.toLocaleString('en-US')} calls ` +
+          `(${seeded.readerCalls.toLocaleString('en-US')} the reader's) in ${seeded.seconds.toFixed(1)} s`,
       );
       results.push({
         size,
@@ -485,7 +499,8 @@ function printReads(results, runs) {
   const label = ({ size, seeded }) =>
     size.accounts === 1
       ? `${compact(size.calls)} calls, 1 account`
-      : `${compact(size.calls)} calls, ${size.accounts.toLocaleString('en-US')} accounts (${compact(seeded.readerCalls)} the reader's)`;
+      : `${compact(size.calls)} calls, ${size.accounts.toLocaleString('en-US')} accounts ` +
+        `(${compact(seeded.readerCalls)} the reader's)`;
   const ms = (value) => (value >= 100 ? value.toFixed(0) : value.toFixed(1));
   const names = Object.keys(results[0].times);
   console.log(`\nusage reads through the edge, p50 of ${runs} in ms; export: a 90-day CSV\n`);
@@ -493,7 +508,8 @@ function printReads(results, runs) {
   console.log(`| --- | ${names.map(() => '---:').join(' | ')} | ---: | ---: |`);
   for (const r of results) {
     console.log(
-      `| ${label(r)} | ${names.map((n) => ms(r.times[n])).join(' | ')} | ${(r.export.ms / 1000).toFixed(2)} s (${r.export.mb.toFixed(0)} MB) | ${Math.round(r.export.rows_per_s).toLocaleString('en-US')} |`,
+      `| ${label(r)} | ${names.map((n) => ms(r.times[n])).join(' | ')} | ${(r.export.ms / 1000).toFixed(2)} s ` +
+        `(${r.export.mb.toFixed(0)} MB) | ${Math.round(r.export.rows_per_s).toLocaleString('en-US')} |`,
     );
   }
   console.log('\nexport CPU per 1,000 rows, ms:');

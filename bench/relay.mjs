@@ -42,5 +42,6 @@ console.log(
   `relay harness: ${runs[0].streams} streams, ${runs[0].tokens} tokens each, node ${process.version}, ${REPEAT} runs`,
 );
 console.log(
-  `CPU per relayed token: median ${ns[ns.length >> 1]} ns (${ns[0]} to ${ns[ns.length - 1]}); handing out the tokens alone: ${feed.cpuNsPerToken} ns`,
+  `CPU per relayed token: median ${ns[ns.length >> 1]} ns (${ns[0]} to ${ns[ns.length - 1]}); handing out the tokens ` +
+    `alone: ${feed.cpuNsPerToken} ns`,
 );

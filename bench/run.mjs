@@ -74,7 +74,8 @@ try {
   console.table(results);
   const [floor, cached] = results;
   console.log(
-    `cached-auth p50 over the no-lookup floor: ${(cached.p50_ms / floor.p50_ms).toFixed(2)}x; throughput ratio ${(cached.rps / floor.rps).toFixed(2)}`,
+    `cached-auth p50 over the no-lookup floor: ${(cached.p50_ms / floor.p50_ms).toFixed(2)}x; throughput ` +
+      `ratio ${(cached.rps / floor.rps).toFixed(2)}`,
   );
 } finally {
   child.kill('SIGTERM');

@@ -1,6 +1,6 @@
 // Thousands of slow streams held at once: what one edge process holds, against the bare forwarder floor and Portkey.
 //
-//   npm run bench:streams                   builds dist/apps/{gateway,account,sim-upstream} first (or: node bench/streams.mjs)
+// npm run bench:streams builds dist/apps/{gateway,account,sim-upstream} first (or: node bench/streams.mjs)
 //   BENCH_STREAMS=1000,5000,10000           concurrent streams per case (default)
 //   BENCH_TOKENS=60 BENCH_TOKENS_PER_SECOND=4   each stream's length and drip rate (15 s by default); a list of
 //                                           lengths (BENCH_TOKENS=30,60) runs each case at each length in turn
@@ -14,13 +14,13 @@
 //                                           heap it grew)
 //   BENCH_TARGETS=floor,edge,portkey        which targets to measure (all by default)
 //   BENCH_PORTKEY=0                         skip Portkey (else @portkey-ai/gateway@PORTKEY_VERSION is installed once
-//                                           into BENCH_PORTKEY_DIR, by default under the OS temp dir: never a project dependency)
+// into BENCH_PORTKEY_DIR, by default under the OS temp dir: never a project dependency)
 //   BENCH_HEAP=1                            also count what each open stream keeps on the floor's and the edge's heap:
 //                                           a heap snapshot before each case and one once its streams are open
 //                                           (bench/lib/heap-census.mjs); the targets stop while they write them, so
 //                                           the run's CPU and memory figures are not comparable to others (up to
 //                                           about 5,000 streams: a snapshot is read as one string)
-//   BENCH_OUT=1                             write the JSON to bench/results/streams-<timestamp>.json (or BENCH_OUT=<file.json>)
+// BENCH_OUT=1 write the JSON to bench/results/streams-<timestamp>.json (or BENCH_OUT=<file.json>)
 //   BENCH_GATEWAY_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'   node flags for the edge (profiling)
 //   BENCH_FLOOR_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof-floor'  the same for the floor, to compare profiles
 //
@@ -141,7 +141,8 @@ function portkeyEntry() {
   const wrong = () => Object.entries(pins).filter(([name, version]) => installedVersion(name) !== version);
   if (wrong().length > 0) {
     console.log(
-      `installing @portkey-ai/gateway@${PORTKEY_VERSION} into ${portkeyDir} (for this bench only, not a project dependency)`,
+      `installing @portkey-ai/gateway@${PORTKEY_VERSION} into ${portkeyDir} (for this bench only, not a project ` +
+        `dependency)`,
     );
     mkdirSync(portkeyDir, { recursive: true });
     const manifest = {
@@ -154,7 +155,8 @@ function portkeyEntry() {
     // An earlier install's lock file can keep other versions; the directory is not ours to clear.
     if (wrong().length > 0)
       throw new Error(
-        `${portkeyDir} holds ${JSON.stringify(wrong().map(([name]) => `${name}@${installedVersion(name)}`))}; remove it or set BENCH_PORTKEY_DIR to a fresh one`,
+        `${portkeyDir} holds ${JSON.stringify(wrong().map(([name]) => `${name}@${installedVersion(name)}`))}; remove ` +
+          `it or set BENCH_PORTKEY_DIR to a fresh one`,
       );
   }
   return path.join(portkeyDir, 'node_modules/@portkey-ai/gateway/build/start-server.js');
@@ -322,13 +324,17 @@ const caseColumns = [
 
 /** A case's row named in a line: its target, size, and stream length and run where there are several. */
 const caseLabel = (row) =>
-  `${row.target} @ ${row.streams}${lengths.length > 1 ? ` × ${row.tokens_per_stream} tokens` : ''}${REPEAT > 1 ? ` run ${row.run}` : ''}`;
+  `${row.target} ` +
+  `@ ${row.streams}${
+    lengths.length > 1 ? ` × ${row.tokens_per_stream} ` + `tokens` : ''
+  }${REPEAT > 1 ? ` run ${row.run}` : ''}`;
 
 /** What each open stream kept on the floor's and the edge's heap (BENCH_HEAP), and the kinds with the most objects. */
 function printHeap(rows) {
   const counted = rows.filter((row) => row.heap);
   console.log(
-    '\nWhat each open stream keeps on the JavaScript heap (a snapshot before the case and one with its streams open; the difference ÷ open streams):\n',
+    '\nWhat each open stream keeps on the JavaScript heap (a snapshot before the case and one with its streams open; ' +
+      'the difference ÷ open streams):\n',
   );
   const floorOf = (row) =>
     counted.find(
@@ -355,9 +361,11 @@ function printHeap(rows) {
 
 async function main() {
   console.log(
-    `streams bench: ${cpus().length} cores, node ${process.version}; ${lengths.join(' and ')} tokens per stream at ${TOKENS_PER_SECOND}/s${PROMPT_KIB ? `, ${PROMPT_KIB} KiB prompts` : ''}; sizes ${sizes.join(', ')}${REPEAT > 1 ? `, ${REPEAT} runs each` : ''}; load average ${loadavg()
-      .map((l) => l.toFixed(1))
-      .join(' ')}`,
+    `streams bench: ${cpus().length} cores, node ${process.version}; ${lengths.join(' and ')} tokens per stream ` +
+      `at ${TOKENS_PER_SECOND}/s${PROMPT_KIB ? `, ${PROMPT_KIB} KiB prompts` : ''}; ` +
+      `sizes ${sizes.join(', ')}${REPEAT > 1 ? `, ${REPEAT} runs each` : ''}; load average ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
   );
   workDir = mkdtempSync(path.join(tmpdir(), 'sbc-bench-streams-'));
   const tls = selfSignedCert(workDir);
@@ -412,7 +420,8 @@ async function main() {
     LOG_LEVEL: 'warn',
   });
   await waitReady(account, `http://127.0.0.1:${accountHttp}/readyz`, {}, 120_000);
-  // House engines are the operator's: the edge dials them as configured (its egress policy guards callers' own endpoints).
+  // House engines are the operator's: the edge dials them as configured (its egress policy guards callers' own
+  // endpoints).
   const engine = (origin) => [{ dialect: 'openai', base_url: `${origin}/v1`, api_key: SIM_KEY, model: 'sim-large' }];
   const edge = startChild(
     'gateway',
@@ -521,7 +530,10 @@ async function main() {
         }
       }
   console.log(
-    `\n${lengths.join(' and ')} tokens per stream at ${TOKENS_PER_SECOND}/s (KiB per stream = RSS growth ÷ streams; CPU per relayed token, and split where every stream had its first token: per stream while they opened, per token once all were open; probe times in ms; cores used over the case by the target, the slow simulator, the load generator and every other process; the machine's 1-minute load average when every stream was open):\n`,
+    `\n${lengths.join(' and ')} tokens per stream at ${TOKENS_PER_SECOND}/s (KiB per stream = RSS growth ÷ streams; ` +
+      `CPU per relayed token, and split where every stream had its first token: per stream while they opened, per ` +
+      `token once all were open; probe times in ms; cores used over the case by the target, the slow simulator, the ` +
+      `load generator and every other process; the machine's 1-minute load average when every stream was open):\n`,
   );
   console.log(
     table(rows, [
@@ -558,7 +570,8 @@ async function main() {
           const runs = rows.filter(
             (row) => row.streams === streams && row.tokens_per_stream === tokens && row.target === name,
           );
-          // Memory from a size's first run at the first length only: later cases start from the heap it grew, so they show little growth.
+          // Memory from a size's first run at the first length only: later cases start from the heap it grew, so they
+          // show little growth.
           const kib = tokens === lengths[0] ? runs[0]?.kib_over_floor : undefined;
           summaries.push({
             streams,

@@ -38,7 +38,8 @@ export async function snapshot(pid, dir) {
     if (now > MAX_SNAPSHOT_BYTES) {
       rmSync(path.join(dir, file));
       throw new Error(
-        `the heap snapshot is ${Math.round(now / 2 ** 20)} MiB, too long to read: use BENCH_HEAP with fewer streams (2,000 is plenty)`,
+        `the heap snapshot is ${Math.round(now / 2 ** 20)} MiB, too long to read: use BENCH_HEAP with fewer streams ` +
+          `(2,000 is plenty)`,
       );
     }
     try {

@@ -19,8 +19,8 @@ export function freePort() {
 const children = new Set();
 
 /**
- * Starts `node <nodeArgs> <entry> <args>` with `env` added to ours. Output is kept (last 16 KB) so a failure to start or a
- * crash mid-run can show what the child said; LOG_LEVEL=warn keeps it quiet otherwise.
+ * Starts `node <nodeArgs> <entry> <args>` with `env` added to ours. Output is kept (last 16 KB) so a failure to start
+ * or a crash mid-run can show what the child said; LOG_LEVEL=warn keeps it quiet otherwise.
  */
 export function startChild(name, entry, env, nodeArgs = [], args = []) {
   const child = spawn(process.execPath, [...nodeArgs, entry, ...args], {

@@ -18,7 +18,9 @@ import type { Engine } from '../../apps/gateway/src/routing/engines';
 const STREAMS = Number(process.env.HARNESS_STREAMS ?? 10_000);
 const TOKENS = Number(process.env.HARNESS_TOKENS ?? 30);
 const feedOnly = process.env.HARNESS_FEED_ONLY === '1';
-/** Distinct token chunks per stream, made before the clock starts (an upstream's chunk is a fresh buffer, just written). */
+/**
+ * Distinct token chunks per stream, made before the clock starts (an upstream's chunk is a fresh buffer, just written).
+ */
 const TOKEN_VARIANTS = 10;
 
 let bytesWritten = 0;
@@ -72,7 +74,8 @@ function openStream(index: number) {
     service_tier: 'default',
   });
   const event = (delta: object, finish: string | null) =>
-    `data: ${head.slice(0, -1)},"choices":[{"index":0,"delta":${JSON.stringify(delta)},"logprobs":null,"finish_reason":${JSON.stringify(finish)}}]}\n\n`;
+    `data: ${head.slice(0, -1)},"choices":[{"index":0,"delta":${JSON.stringify(delta)},"logprobs":null,"finish_reason` +
+`":${JSON.stringify(finish)}}]}\n\n`;
   const first = Buffer.from(
     event({ role: 'assistant', content: '', refusal: null }, null) + event({ content: 'Hello' }, null),
   );

@@ -155,6 +155,7 @@ export function printReport(results, checks, directOnly) {
   console.log('\nTargets (2-core machine, zero-latency upstream):');
   for (const c of checks)
     console.log(
-      `  ${c.pass ? 'PASS' : 'FAIL'}  ${c.target.padEnd(46)} ${c.case.padEnd(16)} c=${String(c.concurrency).padEnd(3)} ${c.value ?? 'n/a'} (limit ${c.limit})`,
+      `  ${c.pass ? 'PASS' : 'FAIL'}  ${c.target.padEnd(46)} ${c.case.padEnd(16)} ` +
+        `c=${String(c.concurrency).padEnd(3)} ${c.value ?? 'n/a'} (limit ${c.limit})`,
     );
 }

@@ -42,7 +42,10 @@ const LOADERS: Record<string, (env: Env) => unknown> = {
 /** `.env.example` variables that have no place in a cluster: embedded-mode storage, the simulator and tests. */
 const NOT_DEPLOYED = /^(SBC_DATA_DIR|(ACCOUNT|USAGE_LEDGER|X_BUILDS|RUNS)_DATABASE_URL|SIM_.*|TEST_.*|SBC_TEST_.*)$/;
 
-/** Per app, the variables its config schema reads (deploy/README.md's generated table): a name outside it is a typo or a leftover. */
+/**
+ * Per app, the variables its config schema reads (deploy/README.md's generated table): a name outside it is a typo or a
+ * leftover.
+ */
 const READS = variablesReadBy();
 const notReadBy = (app: string, names: Iterable<string>) => [...names].filter((name) => !READS[app]?.has(name));
 
@@ -121,7 +124,9 @@ describeWithKustomize('Kubernetes manifests', () => {
 
   it('the schema check refuses a broken object and an unknown kind', () => {
     const broken = [
-      'apiVersion: apps/v1\nkind: Deployment\nmetadata: { name: x }\nspec:\n  selector: { matchLabels: { a: b } }\n  template:\n    metadata: { labels: { a: b } }\n    spec:\n      containers: [{ name: c, image: i, ports: [{ containerPort: "http" }] }]',
+      'apiVersion: apps/v1\nkind: Deployment\nmetadata: { name: x }\nspec:\n  selector: { matchLabels: { a: b } }\n  ' +
+        'template:\n    metadata: { labels: { a: b } }\n    spec:\n      containers: [{ name: c, image: i, ports: [{ ' +
+        'containerPort: "http" }] }]',
       'apiVersion: example.com/v1\nkind: Widget\nmetadata: { name: y }',
     ].join('\n---\n');
     const { status, output } = validateK8s(broken);
@@ -239,22 +244,26 @@ describeWithKustomize('Kubernetes manifests', () => {
     },
   );
 
-  it('in the dev overlay every container exposes the ports its app listens on, and probes /readyz and /healthz on its HTTP port', () => {
-    const { objects } = rendered['overlays/dev'];
-    for (const deployment of objects.filter((o) => o.kind === 'Deployment')) {
-      const container = deployment.spec.template.spec.containers[0];
-      const app = deployment.metadata.name;
-      const ports = Object.fromEntries(
-        (container.ports ?? []).map((p: { name: string; containerPort: number }) => [p.name, p.containerPort]),
-      );
-      expect({ app, ports }).toEqual({ app, ports: listensOn(app, containerEnv(container, objects)) });
-      const probes = { readiness: container.readinessProbe?.httpGet, liveness: container.livenessProbe?.httpGet };
-      expect({ app, probes }).toEqual({
-        app,
-        probes: { readiness: { path: '/readyz', port: 'http' }, liveness: { path: '/healthz', port: 'http' } },
-      });
-    }
-  });
+  it(
+    'in the dev overlay every container exposes the ports its app listens on, and probes /readyz and /healthz on its ' +
+      'HTTP port',
+    () => {
+      const { objects } = rendered['overlays/dev'];
+      for (const deployment of objects.filter((o) => o.kind === 'Deployment')) {
+        const container = deployment.spec.template.spec.containers[0];
+        const app = deployment.metadata.name;
+        const ports = Object.fromEntries(
+          (container.ports ?? []).map((p: { name: string; containerPort: number }) => [p.name, p.containerPort]),
+        );
+        expect({ app, ports }).toEqual({ app, ports: listensOn(app, containerEnv(container, objects)) });
+        const probes = { readiness: container.readinessProbe?.httpGet, liveness: container.livenessProbe?.httpGet };
+        expect({ app, probes }).toEqual({
+          app,
+          probes: { readiness: { path: '/readyz', port: 'http' }, liveness: { path: '/healthz', port: 'http' } },
+        });
+      }
+    },
+  );
 
   it('in the dev overlay every app and every migration Job starts with a configuration its own loader accepts', () => {
     const { objects } = rendered['overlays/dev'];

@@ -38,7 +38,10 @@ describeWithServices(
     const children: Child[] = [];
     const redis = { REDIS_URL: backends.redisUrl! };
 
-    /** `node --enable-source-maps main.js [args]` in the app's directory, as the image's ENTRYPOINT; NODE_ENV as the image sets it. */
+    /**
+     * `node --enable-source-maps main.js [args]` in the app's directory, as the image's ENTRYPOINT; NODE_ENV as the
+     * image sets it.
+     */
     function run(app: App, env: Record<string, string>, args: string[] = []): Child {
       const child = spawn(process.execPath, ['--enable-source-maps', 'main.js', ...args], {
         cwd: path.join(work, app),
@@ -225,24 +228,28 @@ describeWithServices(
         }
       }, 120_000);
 
-      it('the edge answers a REST call from the account service and model calls (plain and streamed) with the official SDK', async () => {
-        const whoami = await fetch(`${gatewayUrl()}/v1/keys/whoami`, { headers: { authorization: `Bearer ${KEY}` } });
-        expect(whoami.status).toBe(200);
-        const completion = await openai().chat.completions.create({
-          model: 'house',
-          messages: [{ role: 'user', content: 'hello from an image' }],
-        });
-        expect(completion.model).toBe('house');
-        expect(completion.choices[0]?.message.content).toMatch(/\S/);
-        const stream = await openai().chat.completions.create({
-          model: 'house',
-          stream: true,
-          messages: [{ role: 'user', content: 'sim-tokens:5' }],
-        });
-        let text = '';
-        for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
-        expect(text).toMatch(/\S/);
-      });
+      it(
+        'the edge answers a REST call from the account service and model calls (plain and streamed) with the ' +
+          'official SDK',
+        async () => {
+          const whoami = await fetch(`${gatewayUrl()}/v1/keys/whoami`, { headers: { authorization: `Bearer ${KEY}` } });
+          expect(whoami.status).toBe(200);
+          const completion = await openai().chat.completions.create({
+            model: 'house',
+            messages: [{ role: 'user', content: 'hello from an image' }],
+          });
+          expect(completion.model).toBe('house');
+          expect(completion.choices[0]?.message.content).toMatch(/\S/);
+          const stream = await openai().chat.completions.create({
+            model: 'house',
+            stream: true,
+            messages: [{ role: 'user', content: 'sim-tokens:5' }],
+          });
+          let text = '';
+          for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
+          expect(text).toMatch(/\S/);
+        },
+      );
 
       it('the edge serves GET /v1/usage/requests from the ledger process', async () => {
         const usage = await fetch(`${gatewayUrl()}/v1/usage/requests`, { headers: { authorization: `Bearer ${KEY}` } });

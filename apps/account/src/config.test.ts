@@ -54,13 +54,17 @@ describe('account configuration', () => {
     expect(loadAccountConfig({ SBC_SIGNUP_ENABLED: 'true' }).signupEnabled).toBe(true);
   });
 
-  it('allows private upstream addresses to operators unless EGRESS_PRIVATE (or the old EGRESS_DENY_PRIVATE=true) says otherwise', () => {
-    expect(loadAccountConfig({}).egress.private).toBe('operators');
-    expect(loadAccountConfig({ EGRESS_DENY_PRIVATE: 'true' }).egress.private).toBe('none');
-    expect(loadAccountConfig({ EGRESS_DENY_PRIVATE: 'false' }).egress.private).toBe('operators');
-    expect(loadAccountConfig({ EGRESS_PRIVATE: 'everyone' }).egress.private).toBe('everyone');
-    expect(() => loadAccountConfig({ EGRESS_PRIVATE: 'all' })).toThrow(/EGRESS_PRIVATE/);
-  });
+  it(
+    'allows private upstream addresses to operators unless EGRESS_PRIVATE (or the old EGRESS_DENY_PRIVATE=true) says ' +
+      'otherwise',
+    () => {
+      expect(loadAccountConfig({}).egress.private).toBe('operators');
+      expect(loadAccountConfig({ EGRESS_DENY_PRIVATE: 'true' }).egress.private).toBe('none');
+      expect(loadAccountConfig({ EGRESS_DENY_PRIVATE: 'false' }).egress.private).toBe('operators');
+      expect(loadAccountConfig({ EGRESS_PRIVATE: 'everyone' }).egress.private).toBe('everyone');
+      expect(() => loadAccountConfig({ EGRESS_PRIVATE: 'all' })).toThrow(/EGRESS_PRIVATE/);
+    },
+  );
 
   it('accepts the documented default owner@localhost when it is written out, and refuses a malformed address', () => {
     expect(loadAccountConfig({ SBC_BOOTSTRAP_EMAIL: 'owner@localhost' }).bootstrapEmail).toBe('owner@localhost');

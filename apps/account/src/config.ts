@@ -29,7 +29,10 @@ const schema = z.object({
       'must be 32 bytes in base64 (e.g. the output of `openssl rand -base64 32`)',
     )
     .optional(),
-  /** Who may aim custom endpoints at loopback and private addresses: `operators` (default), `everyone` (a single-user install) or `none` (hosted). */
+  /**
+   * Who may aim custom endpoints at loopback and private addresses: `operators` (default), `everyone` (a single-user
+   * install) or `none` (hosted).
+   */
   EGRESS_PRIVATE: z.enum(PRIVATE_EGRESS).optional(),
   /** Deprecated: `true` reads as EGRESS_PRIVATE=none. */
   EGRESS_DENY_PRIVATE: flag(false),
@@ -70,7 +73,8 @@ export function loadAccountConfig(env: Record<string, string | undefined>): Acco
       {
         variable: 'UPSTREAM_SECRETS_KEY',
         message:
-          'required when DATABASE_URL is set: 32 bytes in base64 that encrypt upstream API keys at rest (e.g. `openssl rand -base64 32`); keep it, stored secrets cannot be read without it',
+          'required when DATABASE_URL is set: 32 bytes in base64 that encrypt upstream API keys at rest (e.g. ' +
+          '`openssl rand -base64 32`); keep it, stored secrets cannot be read without it',
       },
     ]);
   }

@@ -72,47 +72,54 @@ describe('account service start', () => {
     return reply.principal!.operator;
   }
 
-  it('the bootstrap owner is the operator on every start, with the bootstrap key or without it (services mode); no one else is', async () => {
-    const stranger = newSecret('sbs');
-    const seed = await start(config());
-    try {
-      const user = await seed.database.prisma.user.create({
-        data: { id: newId('usr'), email: 'someone@example.test' },
-      });
-      await seed.database.prisma.session.create({
-        data: {
-          tokenHash: new Uint8Array(hashSecret(stranger)),
-          userId: user.id,
-          expiresAt: new Date(Date.now() + 86_400_000),
-        },
-      });
-      expect([await isOperator(seed, KEY), await isOperator(seed, stranger)]).toEqual([true, false]);
-    } finally {
-      await seed.stop();
-    }
-    const withoutKey = await start(config({}));
-    try {
-      expect([await isOperator(withoutKey, KEY), await isOperator(withoutKey, stranger)]).toEqual([true, false]);
-    } finally {
-      await withoutKey.stop();
-    }
-  });
+  it(
+    'the bootstrap owner is the operator on every start, with the bootstrap key or without it (services mode); no ' +
+      'one else is',
+    async () => {
+      const stranger = newSecret('sbs');
+      const seed = await start(config());
+      try {
+        const user = await seed.database.prisma.user.create({
+          data: { id: newId('usr'), email: 'someone@example.test' },
+        });
+        await seed.database.prisma.session.create({
+          data: {
+            tokenHash: new Uint8Array(hashSecret(stranger)),
+            userId: user.id,
+            expiresAt: new Date(Date.now() + 86_400_000),
+          },
+        });
+        expect([await isOperator(seed, KEY), await isOperator(seed, stranger)]).toEqual([true, false]);
+      } finally {
+        await seed.stop();
+      }
+      const withoutKey = await start(config({}));
+      try {
+        expect([await isOperator(withoutKey, KEY), await isOperator(withoutKey, stranger)]).toEqual([true, false]);
+      } finally {
+        await withoutKey.stop();
+      }
+    },
+  );
 
-  it('without a bootstrap key, a stranger cannot sign up as the bootstrap address the owner has not claimed yet', async () => {
-    const running = await start(config({ SBC_SIGNUP_ENABLED: 'true', SBC_BOOTSTRAP_EMAIL: 'boss@example.test' }));
-    try {
-      const sessions = createRpcClient(SessionService, { target: running.grpcAddress, deadlineMs: 5_000 });
-      const claimed = sessions.signUp(
-        { email: 'Boss@Example.test', password: 'a long enough password 1' },
-        { requestId: 'test' },
-      );
-      await expect(claimed).rejects.toMatchObject({ code: 'conflict' });
-      await expect(claimed).rejects.toBeInstanceOf(ApiError);
-      expect(await running.database.prisma.user.count({ where: { email: 'boss@example.test' } })).toBe(0);
-    } finally {
-      await running.stop();
-    }
-  });
+  it(
+    'without a bootstrap key, a stranger cannot sign up as ' + 'the bootstrap address the owner has not claimed yet',
+    async () => {
+      const running = await start(config({ SBC_SIGNUP_ENABLED: 'true', SBC_BOOTSTRAP_EMAIL: 'boss@example.test' }));
+      try {
+        const sessions = createRpcClient(SessionService, { target: running.grpcAddress, deadlineMs: 5_000 });
+        const claimed = sessions.signUp(
+          { email: 'Boss@Example.test', password: 'a long enough password 1' },
+          { requestId: 'test' },
+        );
+        await expect(claimed).rejects.toMatchObject({ code: 'conflict' });
+        await expect(claimed).rejects.toBeInstanceOf(ApiError);
+        expect(await running.database.prisma.user.count({ where: { email: 'boss@example.test' } })).toBe(0);
+      } finally {
+        await running.stop();
+      }
+    },
+  );
 
   it('X_BUILDS_ADMIN_USER_IDS names the operators instead of the owner', async () => {
     const running = await start(config({ SBC_BOOTSTRAP_KEY: KEY, X_BUILDS_ADMIN_USER_IDS: 'usr_someone_else' }));

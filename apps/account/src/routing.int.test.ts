@@ -114,15 +114,19 @@ describe('GetRoutingTable over gRPC', () => {
     ]);
   });
 
-  it('an endpoint without a key, never probed and saved as auto, comes back keyless, unprobed and in a dialect the edge can speak', async () => {
-    const table = await client.getRoutingTable({ userId: alice });
-    expect(table.upstreams.find((u) => u.slug === 'ollama')).toMatchObject({
-      apiKey: '',
-      headers: {},
-      probedAtMs: 0n,
-      dialect: 'openai',
-    });
-  });
+  it(
+    'an endpoint without a key, never probed and saved as auto, comes back keyless, unprobed and in a dialect the ' +
+      'edge can speak',
+    async () => {
+      const table = await client.getRoutingTable({ userId: alice });
+      expect(table.upstreams.find((u) => u.slug === 'ollama')).toMatchObject({
+        apiKey: '',
+        headers: {},
+        probedAtMs: 0n,
+        dialect: 'openai',
+      });
+    },
+  );
 
   it("another user's endpoints and aliases never appear, whatever the caller asks", async () => {
     const table = await client.getRoutingTable({ userId: alice });
@@ -176,13 +180,16 @@ describe('GetRoutingTable over gRPC', () => {
     expect((await client.getRoutingTable({ userId: carol })).upstreams).toEqual([]);
   });
 
-  it('a personal endpoint shadows a team endpoint with the same slug, so <slug>/<model> means one endpoint', async () => {
-    const dave = newId('usr');
-    await running.database.prisma.user.create({ data: { id: dave, email: `${dave.toLowerCase()}@example.test` } });
-    await running.routing.saveUpstream(upstream(dave, 'team-gpu', { apiKey: 'sk-dave-own' }));
-    const table = await client.getRoutingTable({ userId: dave, orgId: team });
-    expect(table.upstreams.filter((u) => u.slug === 'team-gpu').map((u) => u.apiKey)).toEqual(['sk-dave-own']);
-  });
+  it(
+    'a personal endpoint shadows a team endpoint with ' + 'the same slug, so <slug>/<model> means one endpoint',
+    async () => {
+      const dave = newId('usr');
+      await running.database.prisma.user.create({ data: { id: dave, email: `${dave.toLowerCase()}@example.test` } });
+      await running.routing.saveUpstream(upstream(dave, 'team-gpu', { apiKey: 'sk-dave-own' }));
+      const table = await client.getRoutingTable({ userId: dave, orgId: team });
+      expect(table.upstreams.filter((u) => u.slug === 'team-gpu').map((u) => u.apiKey)).toEqual(['sk-dave-own']);
+    },
+  );
 
   it('probed_at_ms is when the endpoint last answered: a failed probe leaves it alone', async () => {
     await running.routing.saveUpstream(
@@ -195,21 +202,26 @@ describe('GetRoutingTable over gRPC', () => {
     expect(vllm?.apiKey).toBe(ALICE_KEY);
   });
 
-  it("a ciphertext copied into another account's row does not open there; that row is left out, the rest still route", async () => {
-    const erin = newId('usr');
-    await running.database.prisma.user.create({ data: { id: erin, email: `${erin.toLowerCase()}@example.test` } });
-    await running.routing.saveUpstream(upstream(erin, 'stolen', { apiKey: 'sk-erin-own' }));
-    await running.routing.saveUpstream(upstream(erin, 'fine', { apiKey: 'sk-erin-fine' }));
-    await running.database.sql.query(
-      `UPDATE upstreams SET api_key_ciphertext = (SELECT api_key_ciphertext FROM upstreams WHERE user_id = $1 AND slug = 'my-vllm')
+  it(
+    "a ciphertext copied into another account's row does not " +
+      'open there; that row is left out, the rest still route',
+    async () => {
+      const erin = newId('usr');
+      await running.database.prisma.user.create({ data: { id: erin, email: `${erin.toLowerCase()}@example.test` } });
+      await running.routing.saveUpstream(upstream(erin, 'stolen', { apiKey: 'sk-erin-own' }));
+      await running.routing.saveUpstream(upstream(erin, 'fine', { apiKey: 'sk-erin-fine' }));
+      await running.database.sql.query(
+        `UPDATE upstreams SET api_key_ciphertext = (SELECT api_key_ciphertext FROM upstreams WHERE user_id = $1 AND ` +
+          `slug = 'my-vllm')
        WHERE user_id = $2 AND slug = 'stolen'`,
-      [alice, erin],
-    );
-    const table = await client.getRoutingTable({ userId: erin });
-    expect(table.upstreams.map((u) => ({ slug: u.slug, apiKey: u.apiKey }))).toEqual([
-      { slug: 'fine', apiKey: 'sk-erin-fine' },
-    ]);
-  });
+        [alice, erin],
+      );
+      const table = await client.getRoutingTable({ userId: erin });
+      expect(table.upstreams.map((u) => ({ slug: u.slug, apiKey: u.apiKey }))).toEqual([
+        { slug: 'fine', apiKey: 'sk-erin-fine' },
+      ]);
+    },
+  );
 
   it("every save tells the edges to drop the user's cached table, and the team's for a shared endpoint", async () => {
     published.length = 0;

@@ -58,26 +58,29 @@ describe('UpstreamService with EGRESS_DENY_PRIVATE', () => {
     expect(await running.database.prisma.upstream.count({ where: { userId: alice, label: 'inward' } })).toBe(0);
   });
 
-  it('moving an endpoint to a private base_url is refused; one saved before the switch is refused when dialed', async () => {
-    // Saved directly, as rows written before EGRESS_DENY_PRIVATE was set would be.
-    await running.routing.saveUpstream({
-      userId: alice,
-      slug: 'legacy',
-      label: 'legacy',
-      baseUrl: 'http://127.0.0.1:9',
-      dialect: 'openai',
-      apiKey: 'k',
-    });
-    const moved = await client
-      .updateUpstream({ userId: alice, slug: 'legacy', baseUrl: 'http://192.168.1.10' })
-      .catch((e: unknown) => e);
-    expect(moved).toMatchObject({ code: 'invalid_request', param: 'base_url' });
-    const probed = await client.probeUpstream({ userId: alice, slug: 'legacy' });
-    expect(probed.result?.probe).toMatchObject({
-      ok: false,
-      error: expect.stringMatching(/127\.0\.0\.1 is a loopback or private address/),
-    });
-  });
+  it(
+    'moving an endpoint to a private base_url is refused; ' + 'one saved before the switch is refused when dialed',
+    async () => {
+      // Saved directly, as rows written before EGRESS_DENY_PRIVATE was set would be.
+      await running.routing.saveUpstream({
+        userId: alice,
+        slug: 'legacy',
+        label: 'legacy',
+        baseUrl: 'http://127.0.0.1:9',
+        dialect: 'openai',
+        apiKey: 'k',
+      });
+      const moved = await client
+        .updateUpstream({ userId: alice, slug: 'legacy', baseUrl: 'http://192.168.1.10' })
+        .catch((e: unknown) => e);
+      expect(moved).toMatchObject({ code: 'invalid_request', param: 'base_url' });
+      const probed = await client.probeUpstream({ userId: alice, slug: 'legacy' });
+      expect(probed.result?.probe).toMatchObject({
+        ok: false,
+        error: expect.stringMatching(/127\.0\.0\.1 is a loopback or private address/),
+      });
+    },
+  );
 
   it('alias writes are published for paired devices, a no-op delete is not', async () => {
     const heard: unknown[] = [];

@@ -123,7 +123,8 @@ function banner(running: RunningEmbedded): string {
   lines.push(`  console: ${running.baseUrl}/console/`);
   if (bootstrap.generated) {
     lines.push(
-      `  bootstrap key (shown once${bootstrap.file ? `; saved to ${bootstrap.file}` : ', kept in memory only'}): ${bootstrap.key}`,
+      `  bootstrap key (shown ` +
+        `once${bootstrap.file ? `; saved to ${bootstrap.file}` : ', kept in memory only'}): ${bootstrap.key}`,
     );
   } else {
     lines.push(`  bootstrap key: ${bootstrap.file ? `saved in ${bootstrap.file}` : 'from SBC_BOOTSTRAP_KEY'}`);

@@ -20,5 +20,8 @@ export function endOfLifeWarning(nodeVersion: string, today: Date): string | und
   const ended = END_OF_LIFE[major];
   if (major >= OLDEST_LISTED && (ended === undefined || today < new Date(`${ended}T00:00:00Z`))) return undefined;
   const since = ended ? ` on ${ended}` : '';
-  return `warning: Node.js ${nodeVersion.replace(/^v?/, 'v')} reached end of life${since} and gets no security fixes; run Node.js 24 LTS (README, "Node versions")`;
+  return (
+    `warning: Node.js ${nodeVersion.replace(/^v?/, 'v')} reached end of life${since} and gets no security fixes; ` +
+    `run Node.js 24 LTS (README, "Node versions")`
+  );
 }

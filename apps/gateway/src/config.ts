@@ -26,7 +26,10 @@ const schema = z
     MAX_BODY_BYTES: positiveInt(32 * 1024 * 1024),
     /** A caller's request headers must arrive within this long, else 408. */
     HTTP_HEADERS_TIMEOUT_MS: positiveInt(10_000),
-    /** A caller's whole request, body included, must arrive within this long, else 408; the answer (a stream too) may take longer. */
+    /**
+     * A caller's whole request, body included, must arrive within this long, else 408; the answer (a stream too) may
+     * take longer.
+     */
     HTTP_REQUEST_TIMEOUT_MS: positiveInt(60_000),
     /** An idle kept-alive caller socket is closed after this long; longer than common load balancers' idle timeouts. */
     HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt(65_000),
@@ -67,7 +70,9 @@ const schema = z
      * it, carries 100). Sized for what one edge process holds (about 10,000 streams).
      */
     UPSTREAM_CONNECTIONS_PER_ORIGIN: positiveInt(10_000),
-    /** Calls per origin that may wait for a connection when all are busy; past it a call is answered overloaded at once. */
+    /**
+     * Calls per origin that may wait for a connection when all are busy; past it a call is answered overloaded at once.
+     */
     UPSTREAM_QUEUE_LIMIT: positiveInt(1_000),
     /** Output cap sent to Anthropic upstreams when the caller named none (their API requires one). */
     DEFAULT_MAX_TOKENS: positiveInt(4_096),
@@ -78,7 +83,10 @@ const schema = z
      * 0 (default) uses the socket's peer and ignores the header, which a caller could forge.
      */
     TRUSTED_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
-    /** A separate listener for Prometheus scrapes (e.g. 9100 in a cluster); unset serves /metrics on PORT to loopback callers only. */
+    /**
+     * A separate listener for Prometheus scrapes (e.g. 9100 in a cluster); unset serves /metrics on PORT to loopback
+     * callers only.
+     */
     METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
     METRICS_HOST: z.string().default('127.0.0.1'),
     ROUTING_CACHE_FRESH_MS: positiveInt(30_000),

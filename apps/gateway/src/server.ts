@@ -65,8 +65,8 @@ export interface GatewayAppDeps {
 
 /**
  * The edge's REST surface; every route below is a plain factory over `deps`. Model calls do not come here:
- * the edge router (edge-router.ts) answers them on a lean path before Express. No body is read here: a route reads its own once the
- * caller's credential has passed (http/mount.ts), and an unknown path is 404 unread.
+ * the edge router (edge-router.ts) answers them on a lean path before Express. No body is read here: a route reads its
+ * own once the caller's credential has passed (http/mount.ts), and an unknown path is 404 unread.
  */
 export function createGatewayApp(deps: GatewayAppDeps): Express {
   const app = express();

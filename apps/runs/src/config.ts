@@ -32,7 +32,10 @@ const schema = z.object({
   ACCOUNT_GRPC_TARGET: grpcTarget.default('127.0.0.1:50051'),
   GATEWAY_URL: url(['http', 'https']).default('http://127.0.0.1:8080'),
   REDIS_URL: url(['redis', 'rediss']).optional(),
-  /** Fetches and webhooks reach loopback and private addresses only with `everyone` (runs does not know the operators); `operators` (default) and `none` refuse them. */
+  /**
+   * Fetches and webhooks reach loopback and private addresses only with `everyone` (runs does not know the operators);
+   * `operators` (default) and `none` refuse them.
+   */
   EGRESS_PRIVATE: z.enum(PRIVATE_EGRESS).optional(),
   /** Deprecated: `true` reads as EGRESS_PRIVATE=none. */
   EGRESS_DENY_PRIVATE: flag(false),

@@ -40,19 +40,22 @@ describe('POST /v1/chat/completions', () => {
     expect(data.usage).toMatchObject({ prompt_tokens: 10, completion_tokens: 9, total_tokens: 19 });
   });
 
-  it('streams a role chunk, content deltas, a finish chunk and [DONE], with one id and no usage unless asked', async () => {
-    const stream = await client.chat.completions.create({ model: 'sim-small', messages: hello, stream: true });
-    const chunks: OpenAI.ChatCompletionChunk[] = [];
-    for await (const chunk of stream) chunks.push(chunk);
-    expect(new Set(chunks.map((c) => c.id)).size).toBe(1);
-    expect(new Set(chunks.map((c) => c.created)).size).toBe(1);
-    expect(chunks[0]!.choices[0]!.delta).toMatchObject({ role: 'assistant', content: '' });
-    const text = chunks.map((c) => c.choices[0]?.delta.content ?? '').join('');
-    expect(text).toBe('Simulated reply to: Hello there, how are you today?');
-    const last = chunks[chunks.length - 1]!;
-    expect(last.choices[0]).toMatchObject({ delta: {}, finish_reason: 'stop' });
-    expect(chunks.every((c) => c.usage === undefined && c.object === 'chat.completion.chunk')).toBe(true);
-  });
+  it(
+    'streams a role chunk, content deltas, a finish chunk ' + 'and [DONE], with one id and no usage unless asked',
+    async () => {
+      const stream = await client.chat.completions.create({ model: 'sim-small', messages: hello, stream: true });
+      const chunks: OpenAI.ChatCompletionChunk[] = [];
+      for await (const chunk of stream) chunks.push(chunk);
+      expect(new Set(chunks.map((c) => c.id)).size).toBe(1);
+      expect(new Set(chunks.map((c) => c.created)).size).toBe(1);
+      expect(chunks[0]!.choices[0]!.delta).toMatchObject({ role: 'assistant', content: '' });
+      const text = chunks.map((c) => c.choices[0]?.delta.content ?? '').join('');
+      expect(text).toBe('Simulated reply to: Hello there, how are you today?');
+      const last = chunks[chunks.length - 1]!;
+      expect(last.choices[0]).toMatchObject({ delta: {}, finish_reason: 'stop' });
+      expect(chunks.every((c) => c.usage === undefined && c.object === 'chat.completion.chunk')).toBe(true);
+    },
+  );
 
   it('adds one usage chunk with empty choices after the finish chunk when include_usage is set', async () => {
     const stream = await client.chat.completions.create({

@@ -50,24 +50,27 @@ describe('a simulator that speaks only Anthropic', () => {
   });
   afterAll(() => only.stop());
 
-  it("lists in Anthropic's shape whatever headers come, as many self-hosted servers do, and has no OpenAI routes", async () => {
-    const listed = await fetch(`${only.url}/v1/models`, { headers: { authorization: 'Bearer k' } });
-    expect(((await listed.json()) as { data: unknown[] }).data[0]).toMatchObject({
-      type: 'model',
-      display_name: expect.any(String),
-      created_at: expect.any(String),
-    });
-    const chat = await fetch(`${only.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: '{}',
-    });
-    expect(chat.status).toBe(404);
-    const reply = await anthropicClient(only).messages.create({
-      model: 'm',
-      max_tokens: 10,
-      messages: [{ role: 'user', content: 'hi' }],
-    });
-    expect(reply.type).toBe('message');
-  });
+  it(
+    "lists in Anthropic's shape whatever headers come, as " + 'many self-hosted servers do, and has no OpenAI routes',
+    async () => {
+      const listed = await fetch(`${only.url}/v1/models`, { headers: { authorization: 'Bearer k' } });
+      expect(((await listed.json()) as { data: unknown[] }).data[0]).toMatchObject({
+        type: 'model',
+        display_name: expect.any(String),
+        created_at: expect.any(String),
+      });
+      const chat = await fetch(`${only.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      });
+      expect(chat.status).toBe(404);
+      const reply = await anthropicClient(only).messages.create({
+        model: 'm',
+        max_tokens: 10,
+        messages: [{ role: 'user', content: 'hi' }],
+      });
+      expect(reply.type).toBe('message');
+    },
+  );
 });

@@ -46,28 +46,31 @@ describe('POST /v1/responses', () => {
     });
   });
 
-  it('streams the full text event sequence with contiguous sequence numbers and a completed terminal event', async () => {
-    const events = await collect(
-      await client.responses.create({ model: 'sim-small', input: 'Tell me a story', stream: true }),
-    );
-    const types = events.map((e) => e.type);
-    const deltas = types.filter((t) => t === 'response.output_text.delta').length;
-    expect(types).toEqual([
-      'response.created',
-      'response.in_progress',
-      'response.output_item.added',
-      'response.content_part.added',
-      ...Array<string>(deltas).fill('response.output_text.delta'),
-      'response.output_text.done',
-      'response.content_part.done',
-      'response.output_item.done',
-      'response.completed',
-    ]);
-    expect(deltas).toBe(7);
-    expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i));
-    const completed = events[events.length - 1] as OpenAI.Responses.ResponseCompletedEvent;
-    expect(completed.response.usage).toMatchObject({ input_tokens: 4, output_tokens: 7 });
-  });
+  it(
+    'streams the full text event sequence with contiguous ' + 'sequence numbers and a completed terminal event',
+    async () => {
+      const events = await collect(
+        await client.responses.create({ model: 'sim-small', input: 'Tell me a story', stream: true }),
+      );
+      const types = events.map((e) => e.type);
+      const deltas = types.filter((t) => t === 'response.output_text.delta').length;
+      expect(types).toEqual([
+        'response.created',
+        'response.in_progress',
+        'response.output_item.added',
+        'response.content_part.added',
+        ...Array<string>(deltas).fill('response.output_text.delta'),
+        'response.output_text.done',
+        'response.content_part.done',
+        'response.output_item.done',
+        'response.completed',
+      ]);
+      expect(deltas).toBe(7);
+      expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i));
+      const completed = events[events.length - 1] as OpenAI.Responses.ResponseCompletedEvent;
+      expect(completed.response.usage).toMatchObject({ input_tokens: 4, output_tokens: 7 });
+    },
+  );
 
   it('assembles into the same text through the SDK stream helper', async () => {
     const stream = client.responses.stream({

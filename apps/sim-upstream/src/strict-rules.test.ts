@@ -150,21 +150,24 @@ describe('OpenAI Chat Completions rules', () => {
   const tool = (id: string) => ({ role: 'tool' as const, tool_call_id: id, content: 'sunny' });
   const ask = { role: 'user' as const, content: 'weather in Paris?' };
 
-  it('accepts tool messages answering each call of the assistant message they follow, system messages anywhere', async () => {
-    const reply = await openAiClient(sim).chat.completions.create({
-      model: 'm',
-      tools,
-      messages: [
-        { role: 'system', content: 'a' },
-        ask,
-        { role: 'developer', content: 'b' },
-        calls('call_1', 'call_2'),
-        tool('call_2'),
-        tool('call_1'),
-      ],
-    });
-    expect(reply.choices[0]!.message.content).toContain('tool result');
-  });
+  it(
+    'accepts tool messages answering each call of the ' + 'assistant message they follow, system messages anywhere',
+    async () => {
+      const reply = await openAiClient(sim).chat.completions.create({
+        model: 'm',
+        tools,
+        messages: [
+          { role: 'system', content: 'a' },
+          ask,
+          { role: 'developer', content: 'b' },
+          calls('call_1', 'call_2'),
+          tool('call_2'),
+          tool('call_1'),
+        ],
+      });
+      expect(reply.choices[0]!.message.content).toContain('tool result');
+    },
+  );
 
   it('refuses a tool message that answers no preceding tool_calls, in OpenAI’s error shape', async () => {
     const failure = await openAiClient(sim)

@@ -64,28 +64,31 @@ const comparable = (text: string) =>
   text.replace(/"id":"chatcmpl-[^"]+"/g, '"id":"ID"').replace(/"created":\d+/g, '"created":0');
 
 describe('the TLS listener (SIM_TLS_CERT / SIM_TLS_KEY)', () => {
-  it('negotiates HTTP/2 by ALPN and streams Chat Completions with the same bytes as HTTP/1.1 on the same port', async () => {
-    expect(sim.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
-    const h2 = await h2Call('POST', '/v1/chat/completions', streamBody);
-    expect(session.alpnProtocol).toBe('h2');
-    expect(h2.headers).toMatchObject({
-      ':status': 200,
-      'content-type': 'text/event-stream; charset=utf-8',
-      'x-sim-upstream': '1',
-    });
-    expect(h2.headers['x-request-id']).toMatch(/^req_/);
+  it(
+    'negotiates HTTP/2 by ALPN and streams Chat Completions ' + 'with the same bytes as HTTP/1.1 on the same port',
+    async () => {
+      expect(sim.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+      const h2 = await h2Call('POST', '/v1/chat/completions', streamBody);
+      expect(session.alpnProtocol).toBe('h2');
+      expect(h2.headers).toMatchObject({
+        ':status': 200,
+        'content-type': 'text/event-stream; charset=utf-8',
+        'x-sim-upstream': '1',
+      });
+      expect(h2.headers['x-request-id']).toMatch(/^req_/);
 
-    const res = await request(`${sim.url}/v1/chat/completions`, {
-      method: 'POST',
-      dispatcher: http1,
-      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-      body: streamBody,
-    });
-    expect(res.statusCode).toBe(200);
-    const h1Text = await res.body.text();
-    expect(h1Text).toContain('data: [DONE]');
-    expect(comparable(h2.text)).toBe(comparable(h1Text));
-  });
+      const res = await request(`${sim.url}/v1/chat/completions`, {
+        method: 'POST',
+        dispatcher: http1,
+        headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+        body: streamBody,
+      });
+      expect(res.statusCode).toBe(200);
+      const h1Text = await res.body.text();
+      expect(h1Text).toContain('data: [DONE]');
+      expect(comparable(h2.text)).toBe(comparable(h1Text));
+    },
+  );
 
   it('answers a whole (non-streamed) completion over HTTP/2 as JSON', async () => {
     const { headers, text } = await h2Call(

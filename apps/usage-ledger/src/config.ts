@@ -24,15 +24,24 @@ const schema = z.object({
   KAFKA_GROUP_ID: z.string().min(1).default('usage-ledger'),
   /** Put before every topic name (`staging.` makes `staging.usage.events.v1`); the edges must use the same. */
   KAFKA_TOPIC_PREFIX: z.string().default(''),
-  /** A usage event that fails alone, with an error that names neither an outage nor its data, is parked after this many attempts. */
+  /**
+   * A usage event that fails alone, with an error that names neither an outage nor its data, is parked after this many
+   * attempts.
+   */
   LEDGER_PARK_LONE_AFTER_ATTEMPTS: positiveInt(10),
-  /** Partitions of usage.events.v1 when the migrate job (or `npm start`) creates it: the most ledger replicas that consume. */
+  /**
+   * Partitions of usage.events.v1 when the migrate job (or `npm start`) creates it: the most ledger replicas that
+   * consume.
+   */
   KAFKA_TOPIC_PARTITIONS: positiveInt(DEFAULT_TOPIC_PARTITIONS),
   /** How long the broker keeps usage events; at least 7 days, so a ledger down for a long weekend loses none. */
   KAFKA_TOPIC_RETENTION_MS: z.coerce.number().int().min(MIN_RETENTION_MS).default(MIN_RETENTION_MS),
   /** `npm start` with KAFKA_BROKERS creates the topic when missing; off where the app may not create topics. */
   KAFKA_PROVISION_TOPIC: flag(true),
-  /** The most ledger replicas that run (the autoscaler's maximum): the ledger warns at start when the topic has fewer partitions. */
+  /**
+   * The most ledger replicas that run (the autoscaler's maximum): the ledger warns at start when the topic has fewer
+   * partitions.
+   */
   LEDGER_MAX_REPLICAS: z.coerce.number().int().positive().optional(),
   REDIS_URL: url(['redis', 'rediss']).optional(),
   LEDGER_BATCH_SIZE: positiveInt(500),

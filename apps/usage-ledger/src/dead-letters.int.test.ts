@@ -110,63 +110,73 @@ describe('usage ledger: a poisoned event cannot block the ledger', () => {
     await db?.drop();
   });
 
-  it('other accounts keep being billed after an event the database refuses, which is parked as a dead letter', async () => {
-    bus.producer.send(USAGE_EVENTS_TOPIC, {
-      key: 'usr_before',
-      value: event({ eventId: 'evt_before', accountId: 'usr_before' }),
-    });
-    bus.producer.send(USAGE_EVENTS_TOPIC, {
-      key: 'usr_poison',
-      value: event({ eventId: 'evt_poison', accountId: 'usr_poison', ts: timestampFromMs(BEFORE_POSTGRES_TIME) }),
-    });
-    for (let i = 0; i < 5; i++)
+  it(
+    'other accounts keep being billed after an event the ' + 'database refuses, which is parked as a dead letter',
+    async () => {
       bus.producer.send(USAGE_EVENTS_TOPIC, {
-        key: 'usr_after',
-        value: event({ eventId: `evt_after_${i}`, accountId: 'usr_after' }),
+        key: 'usr_before',
+        value: event({ eventId: 'evt_before', accountId: 'usr_before' }),
       });
-    await bus.producer.flush();
+      bus.producer.send(USAGE_EVENTS_TOPIC, {
+        key: 'usr_poison',
+        value: event({ eventId: 'evt_poison', accountId: 'usr_poison', ts: timestampFromMs(BEFORE_POSTGRES_TIME) }),
+      });
+      for (let i = 0; i < 5; i++)
+        bus.producer.send(USAGE_EVENTS_TOPIC, {
+          key: 'usr_after',
+          value: event({ eventId: `evt_after_${i}`, accountId: 'usr_after' }),
+        });
+      await bus.producer.flush();
 
-    expect(await creditsOf('usr_before')).toBe('2');
-    expect(await creditsOf('usr_after')).toBe('10');
-    expect(await prisma().usageGeneration.count({ where: { accountId: 'usr_poison' } })).toBe(0);
-    const [letter] = await prisma().usageDeadLetter.findMany({ where: { eventId: 'evt_poison' } });
-    expect(letter).toMatchObject({
-      topic: USAGE_EVENTS_TOPIC,
-      key: 'usr_poison',
-      replayedAt: null,
-      error: expect.stringMatching(/22009/),
-    });
-    expect(await running.metrics.getSingleMetricAsString('sbc_usage_dead_letters_total')).toMatch(
-      /reason="refused"[^}]*} 1$/m,
-    );
-  });
+      expect(await creditsOf('usr_before')).toBe('2');
+      expect(await creditsOf('usr_after')).toBe('10');
+      expect(await prisma().usageGeneration.count({ where: { accountId: 'usr_poison' } })).toBe(0);
+      const [letter] = await prisma().usageDeadLetter.findMany({ where: { eventId: 'evt_poison' } });
+      expect(letter).toMatchObject({
+        topic: USAGE_EVENTS_TOPIC,
+        key: 'usr_poison',
+        replayedAt: null,
+        error: expect.stringMatching(/22009/),
+      });
+      expect(await running.metrics.getSingleMetricAsString('sbc_usage_dead_letters_total')).toMatch(
+        /reason="refused"[^}]*} 1$/m,
+      );
+    },
+  );
 
-  it('the error PostgreSQL raises for a refused row, as Prisma hands it over, is classed as data (parked even alone)', async () => {
-    const decoded = decodeUsageEvent(
-      event({ eventId: 'evt_classify', accountId: 'usr_classify', ts: timestampFromMs(BEFORE_POSTGRES_TIME) }),
-    );
-    if (!('row' in decoded)) throw new Error(decoded.problem);
-    const refused = await applyGenerations(prisma(), [decoded.row]).then(
-      () => undefined,
-      (error: unknown) => error,
-    );
-    expect(classifyLedgerFailure(refused)).toBe('data');
-  });
+  it(
+    'the error PostgreSQL raises for a refused row, as Prisma ' +
+      'hands it over, is classed as data (parked even alone)',
+    async () => {
+      const decoded = decodeUsageEvent(
+        event({ eventId: 'evt_classify', accountId: 'usr_classify', ts: timestampFromMs(BEFORE_POSTGRES_TIME) }),
+      );
+      if (!('row' in decoded)) throw new Error(decoded.problem);
+      const refused = await applyGenerations(prisma(), [decoded.row]).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(classifyLedgerFailure(refused)).toBe('data');
+    },
+  );
 
-  it('a model id with a NUL written straight with toBinary (no edge sanitiser) is applied with the NUL dropped', async () => {
-    bus.producer.send(USAGE_EVENTS_TOPIC, {
-      key: 'usr_nul',
-      value: event({ eventId: 'evt_nul', accountId: 'usr_nul', model: 'x\u0000y' }),
-    });
-    bus.producer.send(USAGE_EVENTS_TOPIC, {
-      key: 'usr_nul_next',
-      value: event({ eventId: 'evt_nul_next', accountId: 'usr_nul_next' }),
-    });
-    await bus.producer.flush();
+  it(
+    'a model id with a NUL written straight with toBinary ' + '(no edge sanitiser) is applied with the NUL dropped',
+    async () => {
+      bus.producer.send(USAGE_EVENTS_TOPIC, {
+        key: 'usr_nul',
+        value: event({ eventId: 'evt_nul', accountId: 'usr_nul', model: 'x\u0000y' }),
+      });
+      bus.producer.send(USAGE_EVENTS_TOPIC, {
+        key: 'usr_nul_next',
+        value: event({ eventId: 'evt_nul_next', accountId: 'usr_nul_next' }),
+      });
+      await bus.producer.flush();
 
-    expect((await prisma().usageGeneration.findUniqueOrThrow({ where: { eventId: 'evt_nul' } })).model).toBe('xy');
-    expect(await creditsOf('usr_nul_next')).toBe('2');
-  });
+      expect((await prisma().usageGeneration.findUniqueOrThrow({ where: { eventId: 'evt_nul' } })).model).toBe('xy');
+      expect(await creditsOf('usr_nul_next')).toBe('2');
+    },
+  );
 
   it('a poisoned Kafka batch is applied around its poison and the partition is resolved past it', async () => {
     const values = [
@@ -191,45 +201,49 @@ describe('usage ledger: a poisoned event cannot block the ledger', () => {
     ]);
   });
 
-  it('an operator lists dead letters and replays them: an applicable one lands once and is marked, a refused one stays', async () => {
-    // Parked while the database refused it for a reason since fixed; its bytes still carry a NUL the decoder cleans.
-    await recordDeadLetter(prisma(), {
-      eventId: 'evt_replay',
-      topic: USAGE_EVENTS_TOPIC,
-      partition: 0,
-      offset: '42',
-      key: 'usr_replay',
-      error: '22P05: unsupported Unicode escape sequence',
-      event: event({ eventId: 'evt_replay', accountId: 'usr_replay', model: 'm\u0000' }),
-    });
-    const lines: string[] = [];
-    const run = (...args: string[]) => deadLettersCommand(prisma(), args, (line) => lines.push(line));
+  it(
+    'an operator lists dead letters and replays them: an ' +
+      'applicable one lands once and is marked, a refused one stays',
+    async () => {
+      // Parked while the database refused it for a reason since fixed; its bytes still carry a NUL the decoder cleans.
+      await recordDeadLetter(prisma(), {
+        eventId: 'evt_replay',
+        topic: USAGE_EVENTS_TOPIC,
+        partition: 0,
+        offset: '42',
+        key: 'usr_replay',
+        error: '22P05: unsupported Unicode escape sequence',
+        event: event({ eventId: 'evt_replay', accountId: 'usr_replay', model: 'm\u0000' }),
+      });
+      const lines: string[] = [];
+      const run = (...args: string[]) => deadLettersCommand(prisma(), args, (line) => lines.push(line));
 
-    expect(await run('list')).toBe(0);
-    expect(
-      lines
-        .filter((l) => l.includes('\tpending\t'))
-        .map((l) => l.split('\t')[3])
-        .sort(),
-    ).toEqual(expect.arrayContaining(['evt_poison', 'evt_replay']));
-    const replayId = lines.find((l) => l.includes('evt_replay'))!.split('\t')[0]!;
-    const poisonId = lines.find((l) => l.includes('evt_poison'))!.split('\t')[0]!;
+      expect(await run('list')).toBe(0);
+      expect(
+        lines
+          .filter((l) => l.includes('\tpending\t'))
+          .map((l) => l.split('\t')[3])
+          .sort(),
+      ).toEqual(expect.arrayContaining(['evt_poison', 'evt_replay']));
+      const replayId = lines.find((l) => l.includes('evt_replay'))!.split('\t')[0]!;
+      const poisonId = lines.find((l) => l.includes('evt_poison'))!.split('\t')[0]!;
 
-    lines.length = 0;
-    expect(await run('replay', replayId, poisonId)).toBe(1);
-    expect(lines).toEqual([
-      expect.stringMatching(new RegExp(`^${poisonId} not replayed: .*22009`)),
-      `${replayId} replayed`,
-    ]);
-    expect(await creditsOf('usr_replay')).toBe('2');
-    expect(
-      (await prisma().usageDeadLetter.findFirstOrThrow({ where: { eventId: 'evt_replay' } })).replayedAt,
-    ).not.toBeNull();
+      lines.length = 0;
+      expect(await run('replay', replayId, poisonId)).toBe(1);
+      expect(lines).toEqual([
+        expect.stringMatching(new RegExp(`^${poisonId} not replayed: .*22009`)),
+        `${replayId} replayed`,
+      ]);
+      expect(await creditsOf('usr_replay')).toBe('2');
+      expect(
+        (await prisma().usageDeadLetter.findFirstOrThrow({ where: { eventId: 'evt_replay' } })).replayedAt,
+      ).not.toBeNull();
 
-    lines.length = 0;
-    expect(await run('replay', replayId)).toBe(0);
-    expect(lines[0]).toMatch(/already replayed/);
-    expect(await creditsOf('usr_replay')).toBe('2');
-    expect(await run('bogus')).toBe(2);
-  });
+      lines.length = 0;
+      expect(await run('replay', replayId)).toBe(0);
+      expect(lines[0]).toMatch(/already replayed/);
+      expect(await creditsOf('usr_replay')).toBe('2');
+      expect(await run('bogus')).toBe(2);
+    },
+  );
 });

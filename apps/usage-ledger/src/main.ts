@@ -96,7 +96,9 @@ export async function start(
   });
   const deadLetters = new Counter({
     name: 'sbc_usage_dead_letters_total',
-    help: 'Usage events parked in usage_dead_letters instead of applied: undecodable, or refused by the database while the events around them were applied.',
+    help:
+      'Usage events parked in usage_dead_letters instead of applied: undecodable, or refused by the database ' +
+      'while the events around them were applied.',
     labelNames: ['reason'],
     registers: [metrics],
   });

@@ -210,35 +210,39 @@ describe('usage-ledger consumer of usage.events.v1', () => {
     });
   });
 
-  it('an event redelivered after the ledger restarts is not applied again, and events sent while it was down are applied', async () => {
-    const first = usageEvent({ requestId: 'req_restart_1', accountId: 'usr_restart' });
-    send(bus, first);
-    await bus.producer.flush();
-    const before = await totalsOf('usr_restart');
+  it(
+    'an event redelivered after the ledger restarts is not applied again, and events sent while it was down are ' +
+      'applied',
+    async () => {
+      const first = usageEvent({ requestId: 'req_restart_1', accountId: 'usr_restart' });
+      send(bus, first);
+      await bus.producer.flush();
+      const before = await totalsOf('usr_restart');
 
-    await stopLedger();
-    expect(() =>
-      send(bus, usageEvent({ requestId: 'req_restart_2', accountId: 'usr_restart', outputTokens: 7n })),
-    ).not.toThrow(); // the shared bus stays open
-    await startLedger();
-    send(bus, first);
-    await bus.producer.flush();
+      await stopLedger();
+      expect(() =>
+        send(bus, usageEvent({ requestId: 'req_restart_2', accountId: 'usr_restart', outputTokens: 7n })),
+      ).not.toThrow(); // the shared bus stays open
+      await startLedger();
+      send(bus, first);
+      await bus.producer.flush();
 
-    expect(before).toEqual({
-      rows: 1,
-      tokensPrompt: 1200n,
-      tokensCompletion: 300n,
-      totalCostUsd: '0.012345',
-      creditsCharged: '12.5',
-    });
-    expect(await totalsOf('usr_restart')).toEqual({
-      rows: 2,
-      tokensPrompt: 2400n,
-      tokensCompletion: 307n,
-      totalCostUsd: '0.02469',
-      creditsCharged: '25',
-    });
-  });
+      expect(before).toEqual({
+        rows: 1,
+        tokensPrompt: 1200n,
+        tokensCompletion: 300n,
+        totalCostUsd: '0.012345',
+        creditsCharged: '12.5',
+      });
+      expect(await totalsOf('usr_restart')).toEqual({
+        rows: 2,
+        tokensPrompt: 2400n,
+        tokensCompletion: 307n,
+        totalCostUsd: '0.02469',
+        creditsCharged: '25',
+      });
+    },
+  );
 
   it('replaying the whole topic to a ledger that lost its offsets changes no row', async () => {
     const accountId = 'usr_replay';
@@ -275,27 +279,32 @@ describe('usage-ledger consumer of usage.events.v1', () => {
     expect((await rowsOf('usr_shared_b')).map((row) => row.requestId)).toEqual(['same-id-every-time']);
   });
 
-  it('a message that is not a usage event is parked as a dead letter, and later events behind it still land', async () => {
-    const accountId = 'usr_garbage';
-    const countBefore = await prisma().usageGeneration.count();
-    bus.producer.send(USAGE_EVENTS_TOPIC, { key: accountId, value: new Uint8Array([0xff, 0xff, 0xff, 0xff]) }); // not protobuf
-    bus.producer.send(USAGE_EVENTS_TOPIC, {
-      key: accountId,
-      value: new TextEncoder().encode('{"request_id":"req_json"}'),
-    });
-    bus.producer.send(USAGE_EVENTS_TOPIC, { key: accountId, value: new Uint8Array(0) }); // decodes, but has no request id
-    send(bus, usageEvent({ requestId: 'req_after_garbage', accountId }));
-    await bus.producer.flush();
+  it(
+    'a message that is not a usage event is parked as a ' + 'dead letter, and later events behind it still land',
+    async () => {
+      const accountId = 'usr_garbage';
+      const countBefore = await prisma().usageGeneration.count();
+      // not protobuf
+      bus.producer.send(USAGE_EVENTS_TOPIC, { key: accountId, value: new Uint8Array([0xff, 0xff, 0xff, 0xff]) });
+      bus.producer.send(USAGE_EVENTS_TOPIC, {
+        key: accountId,
+        value: new TextEncoder().encode('{"request_id":"req_json"}'),
+      });
+      // decodes, but has no request id
+      bus.producer.send(USAGE_EVENTS_TOPIC, { key: accountId, value: new Uint8Array(0) });
+      send(bus, usageEvent({ requestId: 'req_after_garbage', accountId }));
+      await bus.producer.flush();
 
-    expect((await rowsOf(accountId)).map((row) => row.requestId)).toEqual(['req_after_garbage']);
-    expect(await prisma().usageGeneration.count()).toBe(countBefore + 1);
-    expect(bus.producer.stats()).toMatchObject({ pending: 0, failed: 0 }); // parked, not retried
-    const parked = await prisma().usageDeadLetter.findMany({ where: { key: accountId }, orderBy: { id: 'asc' } });
-    expect(parked.map((letter) => letter.error)).toEqual([
-      expect.stringMatching(/not a UsageEvent/),
-      expect.stringMatching(/not a UsageEvent/),
-      expect.stringMatching(/no request_id/),
-    ]);
-    expect(Buffer.from(parked[0]!.event)).toEqual(Buffer.from([0xff, 0xff, 0xff, 0xff]));
-  });
+      expect((await rowsOf(accountId)).map((row) => row.requestId)).toEqual(['req_after_garbage']);
+      expect(await prisma().usageGeneration.count()).toBe(countBefore + 1);
+      expect(bus.producer.stats()).toMatchObject({ pending: 0, failed: 0 }); // parked, not retried
+      const parked = await prisma().usageDeadLetter.findMany({ where: { key: accountId }, orderBy: { id: 'asc' } });
+      expect(parked.map((letter) => letter.error)).toEqual([
+        expect.stringMatching(/not a UsageEvent/),
+        expect.stringMatching(/not a UsageEvent/),
+        expect.stringMatching(/no request_id/),
+      ]);
+      expect(Buffer.from(parked[0]!.event)).toEqual(Buffer.from([0xff, 0xff, 0xff, 0xff]));
+    },
+  );
 });

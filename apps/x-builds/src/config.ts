@@ -56,7 +56,10 @@ const schema = z.object({
   X_BUILDS_SLO_TOTAL_S: positiveInt(600),
   X_BUILDS_BACKOFF_BASE_MS: positiveInt(5_000),
   X_BUILDS_BACKOFF_MAX_MS: positiveInt(600_000),
-  /** Chromium for verification's browser checks, screenshots and clip; unset: /usr/bin/chromium when installed; `off`: none. */
+  /**
+   * Chromium for verification's browser checks, screenshots and clip; unset: /usr/bin/chromium when installed; `off`:
+   * none.
+   */
   X_BUILDS_CHROMIUM_PATH: z.string().optional(),
   X_API_BASE_URL: url(['http', 'https']).default('https://api.x.com'),
   /** App-only bearer token: reads the mentions timeline. */

@@ -22,16 +22,19 @@ describe('x-builds service', () => {
     await db?.drop();
   });
 
-  it('migrates an empty database to the tables the Prisma schema describes, with the one queue-settings row', async () => {
-    expect(running.database.applied).toEqual([
-      '0001_queue_settings.sql',
-      '0002_jobs_queue_apps.sql',
-      '0003_browser_media.sql',
-    ]);
-    expect(await running.database.prisma.buildJob.count()).toBe(0);
-    const settings = await running.database.prisma.queueSettings.findUniqueOrThrow({ where: { id: 1 } });
-    expect(settings).toMatchObject({ paused: false, maxConcurrent: 4, maxQueue: 100, updatedAt: expect.any(Date) });
-  });
+  it(
+    'migrates an empty database to the tables the Prisma ' + 'schema describes, with the one queue-settings row',
+    async () => {
+      expect(running.database.applied).toEqual([
+        '0001_queue_settings.sql',
+        '0002_jobs_queue_apps.sql',
+        '0003_browser_media.sql',
+      ]);
+      expect(await running.database.prisma.buildJob.count()).toBe(0);
+      const settings = await running.database.prisma.queueSettings.findUniqueOrThrow({ where: { id: 1 } });
+      expect(settings).toMatchObject({ paused: false, maxConcurrent: 4, maxQueue: 100, updatedAt: expect.any(Date) });
+    },
+  );
 
   it('serves gRPC health and HTTP readiness', async () => {
     // A first call's connection set-up can outlast the readiness probes' 1 s deadline on a busy test machine.

@@ -57,23 +57,26 @@ describe('x builds queue and intake against PostgreSQL', () => {
   const claim = (workerId: string, leaseMs = 60_000, maxAttempts = 3) =>
     claimJobs(prisma(), { workerId, leaseMs, maxAttempts });
 
-  it('refuses every submission with 503 xbuilds_not_configured while no gateway is configured, and writes nothing', async () => {
-    const client = createRpcClient(XBuildsService, { target: running.grpcAddress });
-    try {
-      await expect(
-        client.submitJob({
-          caller: { userId: 'usr_x', route: 'auto' },
-          source: { kind: { case: 'api', value: { prompt: 'a clock' } } },
-        }),
-      ).rejects.toMatchObject({
-        code: 'xbuilds_not_configured',
-        status: 503,
-      });
-    } finally {
-      client.close();
-    }
-    expect(await prisma().buildJob.count()).toBe(0);
-  });
+  it(
+    'refuses every submission with 503 xbuilds_not_configured ' + 'while no gateway is configured, and writes nothing',
+    async () => {
+      const client = createRpcClient(XBuildsService, { target: running.grpcAddress });
+      try {
+        await expect(
+          client.submitJob({
+            caller: { userId: 'usr_x', route: 'auto' },
+            source: { kind: { case: 'api', value: { prompt: 'a clock' } } },
+          }),
+        ).rejects.toMatchObject({
+          code: 'xbuilds_not_configured',
+          status: 503,
+        });
+      } finally {
+        client.close();
+      }
+      expect(await prisma().buildJob.count()).toBe(0);
+    },
+  );
 
   it('refuses past the daily cap and past the live-app capacity, in that order, with nothing written', async () => {
     await queueJobs(2);
@@ -97,17 +100,20 @@ describe('x builds queue and intake against PostgreSQL', () => {
     expect(await prisma().buildJob.count()).toBe(2);
   });
 
-  it('claims in (pinned, position) order and never more than max_concurrent, however many replicas claim at once', async () => {
-    const ids = await queueJobs(6);
-    await prisma().buildJob.update({ where: { id: ids[4]! }, data: { pinned: true } });
-    await updateSettings(prisma(), { maxConcurrent: 3 });
-    const rounds = await Promise.all(['w1', 'w2', 'w3', 'w4'].map((worker) => claim(worker)));
-    const claimed = rounds.flatMap((round) => round.claimed);
-    expect(claimed).toHaveLength(3);
-    expect(new Set(claimed.map((job) => job.id))).toEqual(new Set([ids[4], ids[0], ids[1]]));
-    expect(claimed.every((job) => job.status === 'screening' && job.attempt === 1)).toBe(true);
-    expect((await claim('w5')).claimed).toHaveLength(0);
-  });
+  it(
+    'claims in (pinned, position) order and never more than ' + 'max_concurrent, however many replicas claim at once',
+    async () => {
+      const ids = await queueJobs(6);
+      await prisma().buildJob.update({ where: { id: ids[4]! }, data: { pinned: true } });
+      await updateSettings(prisma(), { maxConcurrent: 3 });
+      const rounds = await Promise.all(['w1', 'w2', 'w3', 'w4'].map((worker) => claim(worker)));
+      const claimed = rounds.flatMap((round) => round.claimed);
+      expect(claimed).toHaveLength(3);
+      expect(new Set(claimed.map((job) => job.id))).toEqual(new Set([ids[4], ids[0], ids[1]]));
+      expect(claimed.every((job) => job.status === 'screening' && job.attempt === 1)).toBe(true);
+      expect((await claim('w5')).claimed).toHaveLength(0);
+    },
+  );
 
   it('claims nothing while paused, and at most 2 at once while a build backoff is active', async () => {
     await queueJobs(4);
@@ -119,26 +125,30 @@ describe('x builds queue and intake against PostgreSQL', () => {
     expect((await claim('w2')).claimed).toHaveLength(0);
   });
 
-  it('puts a job whose lease ran out back at the front to resume its stage, and fails it once its attempts are used', async () => {
-    const [stuck, waiting] = await queueJobs(2);
-    await updateSettings(prisma(), { maxConcurrent: 1 });
-    expect((await claim('dead-worker', 50, 2)).claimed.map((job) => job.id)).toEqual([stuck]);
-    await prisma().buildJob.update({ where: { id: stuck! }, data: { status: 'building' } });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+  it(
+    'puts a job whose lease ran out back at the front to ' +
+      'resume its stage, and fails it once its attempts are used',
+    async () => {
+      const [stuck, waiting] = await queueJobs(2);
+      await updateSettings(prisma(), { maxConcurrent: 1 });
+      expect((await claim('dead-worker', 50, 2)).claimed.map((job) => job.id)).toEqual([stuck]);
+      await prisma().buildJob.update({ where: { id: stuck! }, data: { status: 'building' } });
+      await new Promise((resolve) => setTimeout(resolve, 100));
 
-    const second = await claim('live-worker', 50, 2);
-    expect(second.recovered).toEqual([stuck]);
-    expect(second.claimed.map((job) => [job.id, job.status, job.attempt])).toEqual([[stuck, 'building', 2]]);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+      const second = await claim('live-worker', 50, 2);
+      expect(second.recovered).toEqual([stuck]);
+      expect(second.claimed.map((job) => [job.id, job.status, job.attempt])).toEqual([[stuck, 'building', 2]]);
+      await new Promise((resolve) => setTimeout(resolve, 100));
 
-    const third = await claim('another-worker', 50, 2);
-    expect(third.recovered).toEqual([stuck]);
-    expect(third.claimed.map((job) => job.id)).toEqual([waiting]);
-    const failed = await prisma().buildJob.findUniqueOrThrow({ where: { id: stuck! } });
-    expect(failed).toMatchObject({ status: 'failed', error: expect.stringContaining('stalled in building 2 times') });
-    const events = await prisma().jobEvent.findMany({ where: { jobId: stuck! }, orderBy: { id: 'asc' } });
-    expect(events.map((event) => event.type)).toEqual(['queued', 'claimed', 'stalled', 'claimed', 'stalled']);
-  });
+      const third = await claim('another-worker', 50, 2);
+      expect(third.recovered).toEqual([stuck]);
+      expect(third.claimed.map((job) => job.id)).toEqual([waiting]);
+      const failed = await prisma().buildJob.findUniqueOrThrow({ where: { id: stuck! } });
+      expect(failed).toMatchObject({ status: 'failed', error: expect.stringContaining('stalled in building 2 times') });
+      const events = await prisma().jobEvent.findMany({ where: { jobId: stuck! }, orderBy: { id: 'asc' } });
+      expect(events.map((event) => event.type)).toEqual(['queued', 'claimed', 'stalled', 'claimed', 'stalled']);
+    },
+  );
 
   it('starts claiming once the edge address is known, though it was unknown when the service started', async () => {
     const { job } = await admit(intake(), submission('late-edge'));

@@ -40,14 +40,17 @@ describe('the console session cookie (POST/GET /v1/auth/console/session)', () =>
 
   const withCookie = (cookie: string, headers: Record<string, string> = {}) => ({ headers: { cookie, ...headers } });
 
-  it('sets the session in an HttpOnly, SameSite=Strict, Secure cookie and never shows the token to the page', async () => {
-    const { setCookie, body, email } = await signedIn();
-    expect(setCookie).toMatch(
-      /^sbc_session=sbs_[A-Za-z0-9_-]+; Max-Age=\d+; Path=\/; HttpOnly; SameSite=Strict; Secure$/,
-    );
-    expect(body).toMatchObject({ object: 'console_session', user: { email } });
-    expect(JSON.stringify(body)).not.toMatch(/sbs_/);
-  });
+  it(
+    'sets the session in an HttpOnly, SameSite=Strict, ' + 'Secure cookie and never shows the token to the page',
+    async () => {
+      const { setCookie, body, email } = await signedIn();
+      expect(setCookie).toMatch(
+        /^sbc_session=sbs_[A-Za-z0-9_-]+; Max-Age=\d+; Path=\/; HttpOnly; SameSite=Strict; Secure$/,
+      );
+      expect(body).toMatchObject({ object: 'console_session', user: { email } });
+      expect(JSON.stringify(body)).not.toMatch(/sbs_/);
+    },
+  );
 
   it('the cookie reads any route and says who is signed in', async () => {
     const { cookie, body } = await signedIn();

@@ -313,25 +313,28 @@ describe('devices: pairing (RFC 8628), the device list, heartbeats and unlinking
       }
     });
 
-    it('reading needs devices:read and changing needs devices:write (403 insufficient_scope with required_scopes)', async () => {
-      const { device } = await pairDevice();
-      const noRead = await keyWithout('devices:read');
-      const noWrite = await keyWithout('devices:write');
-      for (const path of ['/v1/devices', `/v1/devices/${device.id}`]) {
-        const res = await api('GET', path, { key: noRead.secret });
-        expect(res.status).toBe(403);
-        expect(res.body).toMatchObject({ error: 'insufficient_scope', required_scopes: ['devices:read'] });
-        expect((await api('GET', path, { key: noWrite.secret })).status).toBe(200);
-      }
-      const patch = await api('PATCH', `/v1/devices/${device.id}`, { key: noWrite.secret, body: { label: 'x' } });
-      expect(patch.body).toMatchObject({ error: 'insufficient_scope', required_scopes: ['devices:write'] });
-      const del = await api('DELETE', `/v1/devices/${device.id}`, { key: noWrite.secret });
-      expect(del.body).toMatchObject({ error: 'insufficient_scope', required_scopes: ['devices:write'] });
-      const key = await stack.seedKey({ scopes: ['devices:read', 'devices:write'] });
-      expect(
-        (await api('PATCH', `/v1/devices/${device.id}`, { key: key.secret, body: { label: 'By key' } })).status,
-      ).toBe(200);
-    });
+    it(
+      'reading needs devices:read and changing needs ' + 'devices:write (403 insufficient_scope with required_scopes)',
+      async () => {
+        const { device } = await pairDevice();
+        const noRead = await keyWithout('devices:read');
+        const noWrite = await keyWithout('devices:write');
+        for (const path of ['/v1/devices', `/v1/devices/${device.id}`]) {
+          const res = await api('GET', path, { key: noRead.secret });
+          expect(res.status).toBe(403);
+          expect(res.body).toMatchObject({ error: 'insufficient_scope', required_scopes: ['devices:read'] });
+          expect((await api('GET', path, { key: noWrite.secret })).status).toBe(200);
+        }
+        const patch = await api('PATCH', `/v1/devices/${device.id}`, { key: noWrite.secret, body: { label: 'x' } });
+        expect(patch.body).toMatchObject({ error: 'insufficient_scope', required_scopes: ['devices:write'] });
+        const del = await api('DELETE', `/v1/devices/${device.id}`, { key: noWrite.secret });
+        expect(del.body).toMatchObject({ error: 'insufficient_scope', required_scopes: ['devices:write'] });
+        const key = await stack.seedKey({ scopes: ['devices:read', 'devices:write'] });
+        expect(
+          (await api('PATCH', `/v1/devices/${device.id}`, { key: key.secret, body: { label: 'By key' } })).status,
+        ).toBe(200);
+      },
+    );
 
     it("another account's device is 404 on every route, as is an unknown one", async () => {
       const { device } = await pairDevice(otherSession, 'Not yours');
@@ -415,18 +418,21 @@ describe('devices: pairing (RFC 8628), the device list, heartbeats and unlinking
       expect(got.body).toMatchObject({ online: false, last_seen_at: expect.any(String) });
     });
 
-    it('only a device token may send one: 401 without a credential, 403 for a key or a session, 400 for a bad body', async () => {
-      const { token } = await pairDevice();
-      expect((await heartbeat(undefined)).status).toBe(401);
-      const key = await stack.seedKey();
-      for (const credential of [key.secret, session]) {
-        const res = await heartbeat(credential);
-        expect(res.status).toBe(403);
-        expect(res.body.error).toBe('insufficient_scope');
-      }
-      const bad = await heartbeat(token, { capabilities: { tools_count: 'many' } });
-      expect(bad.status).toBe(400);
-      expect(bad.body.param).toBe('capabilities.tools_count');
-    });
+    it(
+      'only a device token may send one: 401 without a ' + 'credential, 403 for a key or a session, 400 for a bad body',
+      async () => {
+        const { token } = await pairDevice();
+        expect((await heartbeat(undefined)).status).toBe(401);
+        const key = await stack.seedKey();
+        for (const credential of [key.secret, session]) {
+          const res = await heartbeat(credential);
+          expect(res.status).toBe(403);
+          expect(res.body.error).toBe('insufficient_scope');
+        }
+        const bad = await heartbeat(token, { capabilities: { tools_count: 'many' } });
+        expect(bad.status).toBe(400);
+        expect(bad.body.param).toBe('capabilities.tools_count');
+      },
+    );
   });
 });

@@ -117,18 +117,22 @@ describe('egress: what a tenant can aim the gateway at, and what the owner still
   const create = (key: string, body: Record<string, unknown>) =>
     stack.api('POST', '/v1/upstreams', { key, body: { api_key: 'sk-local', ...body } });
 
-  it('a fresh sign-up cannot save an endpoint at any inward spelling (400 invalid_request, param base_url), and nothing is saved', async () => {
-    const answers: Array<{ url: string; status: number; error?: string; param?: string }> = [];
-    for (const url of inwardSpellings(local.port, stack.edge.url)) {
-      const answer = await create(tenantKey, { label: 'Inward', base_url: url });
-      answers.push({ url, status: answer.status, error: answer.body.error, param: answer.body.param });
-    }
-    expect(answers).toEqual(
-      answers.map(({ url }) => ({ url, status: 400, error: 'invalid_request', param: 'base_url' })),
-    );
-    expect((await stack.api('GET', '/v1/upstreams', { key: tenantKey })).body.data).toEqual([]);
-    expect(local.seen).toEqual([]);
-  });
+  it(
+    'a fresh sign-up cannot save an endpoint at any inward spelling (400 invalid_request, param base_url), and ' +
+      'nothing is saved',
+    async () => {
+      const answers: Array<{ url: string; status: number; error?: string; param?: string }> = [];
+      for (const url of inwardSpellings(local.port, stack.edge.url)) {
+        const answer = await create(tenantKey, { label: 'Inward', base_url: url });
+        answers.push({ url, status: answer.status, error: answer.body.error, param: answer.body.param });
+      }
+      expect(answers).toEqual(
+        answers.map(({ url }) => ({ url, status: 400, error: 'invalid_request', param: 'base_url' })),
+      );
+      expect((await stack.api('GET', '/v1/upstreams', { key: tenantKey })).body.data).toEqual([]);
+      expect(local.seen).toEqual([]);
+    },
+  );
 
   it('a fresh sign-up cannot move a saved endpoint inward either', async () => {
     const saved = await create(tenantKey, {
@@ -157,29 +161,36 @@ describe('egress: what a tenant can aim the gateway at, and what the owner still
     expect(reply.choices[0]!.message.content).toBe('hello from the local server');
   });
 
-  it('a name that passed when saved and resolves inward when dialed is refused for a tenant, not for the owner (DNS rebinding)', async () => {
-    const url = `http://rebind.test:${local.port}/v1`;
-    // The account service's resolver does not know the name: the write passes and the probe finds no host.
-    const saved = await create(tenantKey, { label: 'Rebind', base_url: url, models: ['tiny'] });
-    expect(saved.status).toBe(201);
-    const before = local.seen.length;
-    const refused = await rejectionOf(
-      openAi(tenantKey).chat.completions.create({ model: 'rebind/tiny', messages: [{ role: 'user', content: 'hi' }] }),
-    );
-    expect(refused).toBeInstanceOf(OpenAI.APIError);
-    expect(refused).toMatchObject({
-      status: 502,
-      message: expect.stringMatching(/not dialed: rebind\.test is a loopback or private address/),
-    });
-    expect(local.seen.length).toBe(before);
-    // The same name works for the owner, so the refusal above was the policy and not a dead address.
-    expect((await create(OWNER_KEY, { label: 'Rebind', base_url: url, models: ['tiny'] })).status).toBe(201);
-    const reply = await openAi(OWNER_KEY).chat.completions.create({
-      model: 'rebind/tiny',
-      messages: [{ role: 'user', content: 'hi' }],
-    });
-    expect(reply.choices[0]!.message.content).toBe('hello from the local server');
-  });
+  it(
+    'a name that passed when saved and resolves inward when dialed is refused for a tenant, not for the owner (DNS ' +
+      'rebinding)',
+    async () => {
+      const url = `http://rebind.test:${local.port}/v1`;
+      // The account service's resolver does not know the name: the write passes and the probe finds no host.
+      const saved = await create(tenantKey, { label: 'Rebind', base_url: url, models: ['tiny'] });
+      expect(saved.status).toBe(201);
+      const before = local.seen.length;
+      const refused = await rejectionOf(
+        openAi(tenantKey).chat.completions.create({
+          model: 'rebind/tiny',
+          messages: [{ role: 'user', content: 'hi' }],
+        }),
+      );
+      expect(refused).toBeInstanceOf(OpenAI.APIError);
+      expect(refused).toMatchObject({
+        status: 502,
+        message: expect.stringMatching(/not dialed: rebind\.test is a loopback or private address/),
+      });
+      expect(local.seen.length).toBe(before);
+      // The same name works for the owner, so the refusal above was the policy and not a dead address.
+      expect((await create(OWNER_KEY, { label: 'Rebind', base_url: url, models: ['tiny'] })).status).toBe(201);
+      const reply = await openAi(OWNER_KEY).chat.completions.create({
+        model: 'rebind/tiny',
+        messages: [{ role: 'user', content: 'hi' }],
+      });
+      expect(reply.choices[0]!.message.content).toBe('hello from the local server');
+    },
+  );
 
   it("an upstream's non-JSON error body is never echoed: the caller reads its status and content type", async () => {
     const failed = await rejectionOf(
@@ -195,28 +206,32 @@ describe('egress: what a tenant can aim the gateway at, and what the owner still
     expect((failed as Error).message).not.toContain(INTERNAL_SECRET);
   });
 
-  it('a call through the gateway cannot come back into it: an endpoint at the edge is not dialed, and a marked call is refused', async () => {
-    // The owner may use loopback, but not the edge itself (found by the address it is reached at).
-    const edgePort = new URL(stack.edge.url).port;
-    expect(
-      (await create(OWNER_KEY, { label: 'Loop', base_url: `http://localhost:${edgePort}/v1`, models: ['house'] }))
-        .status,
-    ).toBe(201);
-    const looped = await rejectionOf(
-      openAi(OWNER_KEY).chat.completions.create({ model: 'loop/house', messages: [{ role: 'user', content: 'hi' }] }),
-    );
-    expect(looped).toMatchObject({ status: 502, message: expect.stringMatching(/this gateway's own address/) });
-    // Whatever address reaches it, a call an edge sent upstream carries the hop mark and is refused at once.
-    const marked = await fetch(`${stack.edge.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${OWNER_KEY}`, 'content-type': 'application/json', 'x-sbc-hop': '1' },
-      body: JSON.stringify({ model: 'house', messages: [{ role: 'user', content: 'hi' }] }),
-    });
-    expect(marked.status).toBe(400);
-    expect(await marked.json()).toMatchObject({
-      error: { type: 'invalid_request_error', message: expect.stringMatching(/came from this gateway itself/) },
-    });
-  });
+  it(
+    'a call through the gateway cannot come back into it: an endpoint at the edge is not dialed, and a marked call ' +
+      'is refused',
+    async () => {
+      // The owner may use loopback, but not the edge itself (found by the address it is reached at).
+      const edgePort = new URL(stack.edge.url).port;
+      expect(
+        (await create(OWNER_KEY, { label: 'Loop', base_url: `http://localhost:${edgePort}/v1`, models: ['house'] }))
+          .status,
+      ).toBe(201);
+      const looped = await rejectionOf(
+        openAi(OWNER_KEY).chat.completions.create({ model: 'loop/house', messages: [{ role: 'user', content: 'hi' }] }),
+      );
+      expect(looped).toMatchObject({ status: 502, message: expect.stringMatching(/this gateway's own address/) });
+      // Whatever address reaches it, a call an edge sent upstream carries the hop mark and is refused at once.
+      const marked = await fetch(`${stack.edge.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${OWNER_KEY}`, 'content-type': 'application/json', 'x-sbc-hop': '1' },
+        body: JSON.stringify({ model: 'house', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      expect(marked.status).toBe(400);
+      expect(await marked.json()).toMatchObject({
+        error: { type: 'invalid_request_error', message: expect.stringMatching(/came from this gateway itself/) },
+      });
+    },
+  );
 });
 
 describe('egress: webhooks', () => {
@@ -233,31 +248,39 @@ describe('egress: webhooks', () => {
     await stack?.stop();
   });
 
-  it('a new account cannot register a webhook at any inward spelling (400 invalid_request, param url); a public one is accepted', async () => {
-    const user = await stack.seedUser();
-    const { secret } = await stack.seedKey({ userId: user, scopes: ['runs:write', 'runs:read'] });
-    const answers: Array<{ url: string; status: number; error?: string; param?: string }> = [];
-    for (const url of inwardSpellings(9, stack.edge.url)) {
-      const answer = await stack.api('POST', '/v1/webhooks', { key: secret, body: { url: `${url}/hook` } });
-      answers.push({ url, status: answer.status, error: answer.body.error, param: answer.body.param });
-    }
-    expect(answers).toEqual(answers.map(({ url }) => ({ url, status: 400, error: 'invalid_request', param: 'url' })));
-    const accepted = await stack.api('POST', '/v1/webhooks', {
-      key: secret,
-      body: { url: 'https://hooks.example.invalid/sbc' },
-    });
-    expect(accepted.status).toBe(201);
-  });
+  it(
+    'a new account cannot register a webhook at any inward spelling (400 invalid_request, param url); a public one ' +
+      'is accepted',
+    async () => {
+      const user = await stack.seedUser();
+      const { secret } = await stack.seedKey({ userId: user, scopes: ['runs:write', 'runs:read'] });
+      const answers: Array<{ url: string; status: number; error?: string; param?: string }> = [];
+      for (const url of inwardSpellings(9, stack.edge.url)) {
+        const answer = await stack.api('POST', '/v1/webhooks', { key: secret, body: { url: `${url}/hook` } });
+        answers.push({ url, status: answer.status, error: answer.body.error, param: answer.body.param });
+      }
+      expect(answers).toEqual(answers.map(({ url }) => ({ url, status: 400, error: 'invalid_request', param: 'url' })));
+      const accepted = await stack.api('POST', '/v1/webhooks', {
+        key: secret,
+        body: { url: 'https://hooks.example.invalid/sbc' },
+      });
+      expect(accepted.status).toBe(201);
+    },
+  );
 
-  it('the owner, an operator, may register a webhook receiver on loopback; never the link-local or documentation ranges', async () => {
-    const ownHook = await stack.api('POST', '/v1/webhooks', {
-      key: OWNER_KEY,
-      body: { url: 'http://127.0.0.1:9/hook' },
-    });
-    expect(ownHook.status).toBe(201);
-    for (const url of ['http://169.254.169.254/hook', 'http://192.0.2.10/hook']) {
-      const refused = await stack.api('POST', '/v1/webhooks', { key: OWNER_KEY, body: { url } });
-      expect({ url, status: refused.status, param: refused.body.param }).toEqual({ url, status: 400, param: 'url' });
-    }
-  });
+  it(
+    'the owner, an operator, may register a webhook receiver ' +
+      'on loopback; never the link-local or documentation ranges',
+    async () => {
+      const ownHook = await stack.api('POST', '/v1/webhooks', {
+        key: OWNER_KEY,
+        body: { url: 'http://127.0.0.1:9/hook' },
+      });
+      expect(ownHook.status).toBe(201);
+      for (const url of ['http://169.254.169.254/hook', 'http://192.0.2.10/hook']) {
+        const refused = await stack.api('POST', '/v1/webhooks', { key: OWNER_KEY, body: { url } });
+        expect({ url, status: refused.status, param: refused.body.param }).toEqual({ url, status: 400, param: 'url' });
+      }
+    },
+  );
 });

@@ -69,18 +69,21 @@ describe('caller keys (GET/POST /v1/keys, GET /v1/keys/whoami, PATCH/DELETE /v1/
       expect(JSON.stringify(list.body)).not.toContain(secret);
     });
 
-    it('gives the Gateway preset when neither scopes nor preset is sent, and defaults route, mode and incognito', async () => {
-      const minted = await mint({ name: 'defaults' });
-      expect(minted.status).toBe(201);
-      expect(minted.body).toMatchObject({
-        scopes: [...PRESETS.gateway],
-        route: 'auto',
-        mode: 'model',
-        incognito: false,
-      });
-      expect(minted.body.allowed_models).toBeUndefined();
-      expect(minted.body.daily_limit_tokens).toBeUndefined();
-    });
+    it(
+      'gives the Gateway preset when neither scopes nor ' + 'preset is sent, and defaults route, mode and incognito',
+      async () => {
+        const minted = await mint({ name: 'defaults' });
+        expect(minted.status).toBe(201);
+        expect(minted.body).toMatchObject({
+          scopes: [...PRESETS.gateway],
+          route: 'auto',
+          mode: 'model',
+          incognito: false,
+        });
+        expect(minted.body.allowed_models).toBeUndefined();
+        expect(minted.body.daily_limit_tokens).toBeUndefined();
+      },
+    );
 
     it('refuses an invalid body with every issue listed and the first named in param', async () => {
       const answer = await mint({
@@ -368,42 +371,50 @@ describe('caller keys (GET/POST /v1/keys, GET /v1/keys/whoami, PATCH/DELETE /v1/
       expect((await whoami(OWNER_KEY)).status).toBe(200);
     });
 
-    it("is 400 for an over-long id, 401 without a credential, 403 lacking keys:write, 404 for another account's key", async () => {
-      const minted = await mint({ name: 'kept' });
-      expect(await stack.api('DELETE', `/v1/keys/key_${'x'.repeat(70)}`, { key: OWNER_KEY })).toMatchObject({
-        status: 400,
-        body: { param: 'id' },
-      });
-      expect((await stack.api('DELETE', `/v1/keys/${minted.body.id}`)).status).toBe(401);
-      const refused = await stack.api('DELETE', `/v1/keys/${minted.body.id}`, {
-        key: (await lacking('keys:write')).secret,
-      });
-      expect(refused).toMatchObject({ status: 403, body: { required_scopes: ['keys:write'] } });
-      const other = await stack.seedKey({ userId: await stack.seedUser() });
-      expect((await stack.api('DELETE', `/v1/keys/${other.id}`, { key: OWNER_KEY })).status).toBe(404);
-      expect((await whoami(other.secret)).status).toBe(200);
-    });
+    it(
+      'is 400 for an over-long id, 401 without a credential, ' +
+        "403 lacking keys:write, 404 for another account's key",
+      async () => {
+        const minted = await mint({ name: 'kept' });
+        expect(await stack.api('DELETE', `/v1/keys/key_${'x'.repeat(70)}`, { key: OWNER_KEY })).toMatchObject({
+          status: 400,
+          body: { param: 'id' },
+        });
+        expect((await stack.api('DELETE', `/v1/keys/${minted.body.id}`)).status).toBe(401);
+        const refused = await stack.api('DELETE', `/v1/keys/${minted.body.id}`, {
+          key: (await lacking('keys:write')).secret,
+        });
+        expect(refused).toMatchObject({ status: 403, body: { required_scopes: ['keys:write'] } });
+        const other = await stack.seedKey({ userId: await stack.seedUser() });
+        expect((await stack.api('DELETE', `/v1/keys/${other.id}`, { key: OWNER_KEY })).status).toBe(404);
+        expect((await whoami(other.secret)).status).toBe(200);
+      },
+    );
   });
 
   describe('never narrower over wider', () => {
-    it('a keys:write-only key cannot revoke or edit a Full access key (403 naming what it lacks); the wide key keeps working', async () => {
-      const wide = await mint({ name: 'wide', preset: 'full_access' });
-      const narrow = (await mint({ name: 'narrow', scopes: ['keys:write'] })).body.key;
-      const revoked = await stack.api('DELETE', `/v1/keys/${wide.body.id}`, { key: narrow });
-      expect(revoked).toMatchObject({ status: 403, body: { error: 'insufficient_scope', param: 'id' } });
-      expect(revoked.body.required_scopes).toEqual(
-        expect.arrayContaining(['gateway:invoke', 'keys:read', 'builds:admin']),
-      );
-      expect(revoked.body.required_scopes).not.toContain('keys:write');
-      const edited = await stack.api('PATCH', `/v1/keys/${wide.body.id}`, {
-        key: narrow,
-        body: { name: 'renamed by a narrower key' },
-      });
-      expect(edited).toMatchObject({ status: 403, body: { error: 'insufficient_scope', param: 'id' } });
-      const still = await whoami(wide.body.key);
-      expect(still).toMatchObject({ status: 200, body: { name: 'wide' } });
-      expect(still.body.revoked_at).toBeUndefined();
-    });
+    it(
+      'a keys:write-only key cannot revoke or edit a Full access key (403 naming what it lacks); the wide key keeps ' +
+        'working',
+      async () => {
+        const wide = await mint({ name: 'wide', preset: 'full_access' });
+        const narrow = (await mint({ name: 'narrow', scopes: ['keys:write'] })).body.key;
+        const revoked = await stack.api('DELETE', `/v1/keys/${wide.body.id}`, { key: narrow });
+        expect(revoked).toMatchObject({ status: 403, body: { error: 'insufficient_scope', param: 'id' } });
+        expect(revoked.body.required_scopes).toEqual(
+          expect.arrayContaining(['gateway:invoke', 'keys:read', 'builds:admin']),
+        );
+        expect(revoked.body.required_scopes).not.toContain('keys:write');
+        const edited = await stack.api('PATCH', `/v1/keys/${wide.body.id}`, {
+          key: narrow,
+          body: { name: 'renamed by a narrower key' },
+        });
+        expect(edited).toMatchObject({ status: 403, body: { error: 'insufficient_scope', param: 'id' } });
+        const still = await whoami(wide.body.key);
+        expect(still).toMatchObject({ status: 200, body: { name: 'wide' } });
+        expect(still.body.revoked_at).toBeUndefined();
+      },
+    );
 
     it('a key may revoke or edit a key no wider than itself, and a session any key of the account', async () => {
       const minter = (await mint({ name: 'minter', scopes: ['gateway:invoke', 'keys:write'] })).body.key;

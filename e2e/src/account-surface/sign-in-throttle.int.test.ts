@@ -30,25 +30,29 @@ const from = (address: string) => ({ 'x-forwarded-for': address });
 const signIn = (email: string, password: string, address: string) =>
   stack.api('POST', '/v1/auth/sessions', { body: { email, password }, headers: from(address) });
 
-it('wrong passwords from one address are refused with 429 and Retry-After after five, while the owner still signs in from elsewhere', async () => {
-  const email = `guessed.${Date.now()}@example.test`;
-  expect(
-    (await stack.api('POST', '/v1/auth/signup', { body: { email, password: PASSWORD }, headers: from(address(1)) }))
-      .status,
-  ).toBe(201);
+it(
+  'wrong passwords from one address are refused with 429 and Retry-After after five, while the owner still signs in ' +
+    'from elsewhere',
+  async () => {
+    const email = `guessed.${Date.now()}@example.test`;
+    expect(
+      (await stack.api('POST', '/v1/auth/signup', { body: { email, password: PASSWORD }, headers: from(address(1)) }))
+        .status,
+    ).toBe(201);
 
-  for (let i = 0; i < 5; i++) expect((await signIn(email, `wrong ${i}`, address(2))).status).toBe(401);
-  const refused = await signIn(email, PASSWORD, address(2));
-  expect(refused.status).toBe(429);
-  expect(refused.body).toMatchObject({ error: 'rate_limited', request_id: expect.any(String) });
-  expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
-  expect(JSON.stringify(refused.body)).not.toContain('token');
+    for (let i = 0; i < 5; i++) expect((await signIn(email, `wrong ${i}`, address(2))).status).toBe(401);
+    const refused = await signIn(email, PASSWORD, address(2));
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({ error: 'rate_limited', request_id: expect.any(String) });
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(JSON.stringify(refused.body)).not.toContain('token');
 
-  // The right password from another address is not locked out by the guessing.
-  const owner = await signIn(email, PASSWORD, address(1));
-  expect(owner.status).toBe(201);
-  expect(owner.body.token).toMatch(/^sbs_/);
-});
+    // The right password from another address is not locked out by the guessing.
+    const owner = await signIn(email, PASSWORD, address(1));
+    expect(owner.status).toBe(201);
+    expect(owner.body.token).toMatch(/^sbs_/);
+  },
+);
 
 it('sign-ups from one address are refused with 429 past twenty an hour; another address is not', async () => {
   const stamp = Date.now();
@@ -64,12 +68,15 @@ it('sign-ups from one address are refused with 429 past twenty an hour; another 
   expect((await signUp(21, address(4))).status).toBe(201);
 });
 
-it('a forged x-forwarded-for from the caller itself does not reset the count: only the last hop is trusted', async () => {
-  const email = `forged.${Date.now()}@example.test`;
-  expect(
-    (await stack.api('POST', '/v1/auth/signup', { body: { email, password: PASSWORD }, headers: from(address(5)) }))
-      .status,
-  ).toBe(201);
-  for (let i = 0; i < 5; i++) expect((await signIn(email, 'wrong', `10.9.9.${i}, ${address(6)}`)).status).toBe(401);
-  expect((await signIn(email, PASSWORD, `anything, ${address(6)}`)).status).toBe(429);
-});
+it(
+  'a forged x-forwarded-for from the caller itself does ' + 'not reset the count: only the last hop is trusted',
+  async () => {
+    const email = `forged.${Date.now()}@example.test`;
+    expect(
+      (await stack.api('POST', '/v1/auth/signup', { body: { email, password: PASSWORD }, headers: from(address(5)) }))
+        .status,
+    ).toBe(201);
+    for (let i = 0; i < 5; i++) expect((await signIn(email, 'wrong', `10.9.9.${i}, ${address(6)}`)).status).toBe(401);
+    expect((await signIn(email, PASSWORD, `anything, ${address(6)}`)).status).toBe(429);
+  },
+);

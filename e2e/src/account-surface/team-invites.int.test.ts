@@ -78,28 +78,32 @@ describe('team invites', () => {
     expect((await stack.api('POST', `/v1/team_invites/${code}/accept`)).status).toBe(401);
   });
 
-  it('an invite is for the address it was sent to: anyone else holding the code gets 403 and it stays usable by the invitee', async () => {
-    const owner = await fx.user();
-    const team = await fx.createTeam(owner);
-    const carol = await fx.user();
-    const bob = await fx.user();
-    const { code } = await fx.invite(team.id, owner, carol.email.toUpperCase(), 'admin');
+  it(
+    'an invite is for the address it was sent to: anyone else holding the code gets 403 and it stays usable by the ' +
+      'invitee',
+    async () => {
+      const owner = await fx.user();
+      const team = await fx.createTeam(owner);
+      const carol = await fx.user();
+      const bob = await fx.user();
+      const { code } = await fx.invite(team.id, owner, carol.email.toUpperCase(), 'admin');
 
-    const byBob = await accept(code, bob.key);
-    expect(byBob).toMatchObject({ status: 403, body: { error: 'insufficient_scope' } });
-    expect(JSON.stringify(byBob.body)).not.toContain(carol.email);
-    const bobSession = await stack.seedSession(bob.id);
-    expect((await accept(code, bobSession)).status).toBe(403);
-    expect((await stack.api('GET', `/v1/teams/${team.id}`, { key: bob.key })).status).toBe(404);
-    expect(
-      (await stack.api('GET', `/v1/teams/${team.id}/invites`, { key: owner.key })).body.data.map(
-        (item: { code: string }) => item.code,
-      ),
-    ).toEqual([code]);
+      const byBob = await accept(code, bob.key);
+      expect(byBob).toMatchObject({ status: 403, body: { error: 'insufficient_scope' } });
+      expect(JSON.stringify(byBob.body)).not.toContain(carol.email);
+      const bobSession = await stack.seedSession(bob.id);
+      expect((await accept(code, bobSession)).status).toBe(403);
+      expect((await stack.api('GET', `/v1/teams/${team.id}`, { key: bob.key })).status).toBe(404);
+      expect(
+        (await stack.api('GET', `/v1/teams/${team.id}/invites`, { key: owner.key })).body.data.map(
+          (item: { code: string }) => item.code,
+        ),
+      ).toEqual([code]);
 
-    const byCarol = await accept(code, carol.key);
-    expect(byCarol).toMatchObject({ status: 200, body: { id: team.id, role: 'admin' } });
-  });
+      const byCarol = await accept(code, carol.key);
+      expect(byCarol).toMatchObject({ status: 200, body: { id: team.id, role: 'admin' } });
+    },
+  );
 
   it('a caller already in the team gets 409 and the invite stays pending', async () => {
     const owner = await fx.user();

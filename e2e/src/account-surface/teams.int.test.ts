@@ -199,38 +199,41 @@ describe('teams and members', () => {
   });
 
   describe('roles', () => {
-    it('an admin changes members up to admin, but not to owner, and cannot touch an owner or another admin', async () => {
-      const { team, owner, admin, editor, member } = await fx.teamWithRoles();
-      const promoted = await stack.api('PATCH', `/v1/teams/${team.id}/members/${member.id}`, {
-        key: admin.key,
-        body: { role: 'admin', groups: ['ops'] },
-      });
-      expect(promoted.status).toBe(200);
-      expect(promoted.body).toMatchObject({
-        object: 'team_member',
-        user_id: member.id,
-        role: 'admin',
-        groups: ['ops'],
-      });
-      const toOwner = await stack.api('PATCH', `/v1/teams/${team.id}/members/${editor.id}`, {
-        key: admin.key,
-        body: { role: 'owner' },
-      });
-      expect(toOwner.status).toBe(403);
-      expect(toOwner.body).toMatchObject({ error: 'insufficient_scope', required_scopes: ['teams:write'] });
-      const demoteOwner = await stack.api('PATCH', `/v1/teams/${team.id}/members/${owner.id}`, {
-        key: admin.key,
-        body: { role: 'member' },
-      });
-      expect(demoteOwner.status).toBe(403);
-      expect(demoteOwner.body.message).toMatch(/owner/);
-      const demoteAdmin = await stack.api('PATCH', `/v1/teams/${team.id}/members/${member.id}`, {
-        key: admin.key,
-        body: { role: 'member' },
-      });
-      expect(demoteAdmin.status).toBe(403);
-      expect(await role(team.id, owner.key)).toBe('owner');
-    });
+    it(
+      'an admin changes members up to admin, but not to ' + 'owner, and cannot touch an owner or another admin',
+      async () => {
+        const { team, owner, admin, editor, member } = await fx.teamWithRoles();
+        const promoted = await stack.api('PATCH', `/v1/teams/${team.id}/members/${member.id}`, {
+          key: admin.key,
+          body: { role: 'admin', groups: ['ops'] },
+        });
+        expect(promoted.status).toBe(200);
+        expect(promoted.body).toMatchObject({
+          object: 'team_member',
+          user_id: member.id,
+          role: 'admin',
+          groups: ['ops'],
+        });
+        const toOwner = await stack.api('PATCH', `/v1/teams/${team.id}/members/${editor.id}`, {
+          key: admin.key,
+          body: { role: 'owner' },
+        });
+        expect(toOwner.status).toBe(403);
+        expect(toOwner.body).toMatchObject({ error: 'insufficient_scope', required_scopes: ['teams:write'] });
+        const demoteOwner = await stack.api('PATCH', `/v1/teams/${team.id}/members/${owner.id}`, {
+          key: admin.key,
+          body: { role: 'member' },
+        });
+        expect(demoteOwner.status).toBe(403);
+        expect(demoteOwner.body.message).toMatch(/owner/);
+        const demoteAdmin = await stack.api('PATCH', `/v1/teams/${team.id}/members/${member.id}`, {
+          key: admin.key,
+          body: { role: 'member' },
+        });
+        expect(demoteAdmin.status).toBe(403);
+        expect(await role(team.id, owner.key)).toBe('owner');
+      },
+    );
 
     it('editors and members read but change no one; anyone may step down', async () => {
       const { team, admin, editor, member } = await fx.teamWithRoles();

@@ -44,31 +44,34 @@ describe('OpenTelemetry traces', () => {
     expect(upstream!.attributes['http.response.status_code']).toBe(200);
   });
 
-  it('a REST call names its span by route template, and its gRPC call to the account service joins the trace', async () => {
-    const traceId = 'aaf92f3577b34da6a3ce929d0e0e4736';
-    const key = await stack.seedKey();
-    const res = await fetch(`${stack.edge.url}/v1/keys/${key.id}`, {
-      method: 'PATCH',
-      headers: {
-        authorization: `Bearer ${OWNER_KEY}`,
-        'content-type': 'application/json',
-        traceparent: `00-${traceId}-${CALLER_SPAN}-01`,
-      },
-      body: JSON.stringify({ name: 'traced' }),
-    });
-    expect(res.status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    const spans = spansOf(traceId);
-    const server = spans.find((span) => span.kind === SpanKind.SERVER && span.name === 'PATCH /v1/keys/:id');
-    expect(server).toBeDefined();
-    expect(parentOf(server!)).toBe(CALLER_SPAN);
-    const rpcClient = spans.find(
-      (span) => span.kind === SpanKind.CLIENT && span.name === '/sbc.account.v1.AccountService/UpdateKey',
-    );
-    const rpcServer = spans.find(
-      (span) => span.kind === SpanKind.SERVER && span.name === '/sbc.account.v1.AccountService/UpdateKey',
-    );
-    expect(parentOf(rpcClient!)).toBe(server!.spanContext().spanId);
-    expect(parentOf(rpcServer!)).toBe(rpcClient!.spanContext().spanId);
-  });
+  it(
+    'a REST call names its span by route template, and ' + 'its gRPC call to the account service joins the trace',
+    async () => {
+      const traceId = 'aaf92f3577b34da6a3ce929d0e0e4736';
+      const key = await stack.seedKey();
+      const res = await fetch(`${stack.edge.url}/v1/keys/${key.id}`, {
+        method: 'PATCH',
+        headers: {
+          authorization: `Bearer ${OWNER_KEY}`,
+          'content-type': 'application/json',
+          traceparent: `00-${traceId}-${CALLER_SPAN}-01`,
+        },
+        body: JSON.stringify({ name: 'traced' }),
+      });
+      expect(res.status).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const spans = spansOf(traceId);
+      const server = spans.find((span) => span.kind === SpanKind.SERVER && span.name === 'PATCH /v1/keys/:id');
+      expect(server).toBeDefined();
+      expect(parentOf(server!)).toBe(CALLER_SPAN);
+      const rpcClient = spans.find(
+        (span) => span.kind === SpanKind.CLIENT && span.name === '/sbc.account.v1.AccountService/UpdateKey',
+      );
+      const rpcServer = spans.find(
+        (span) => span.kind === SpanKind.SERVER && span.name === '/sbc.account.v1.AccountService/UpdateKey',
+      );
+      expect(parentOf(rpcClient!)).toBe(server!.spanContext().spanId);
+      expect(parentOf(rpcServer!)).toBe(rpcClient!.spanContext().spanId);
+    },
+  );
 });

@@ -203,7 +203,9 @@ export const sdkCells: Cell[] = [
     tools: false,
     refusal: {
       targets: ALL_TARGETS,
-      why: 'the gateway keeps no server-side state (`previous_response_id`, `conversation`, `prompt`, `item_reference`); send the whole conversation in `input`',
+      why:
+        'the gateway keeps no server-side state (`previous_response_id`, `conversation`, `prompt`, ' +
+        '`item_reference`); send the whole conversation in `input`',
     },
     run: (ctx) =>
       refusedByOpenAi(

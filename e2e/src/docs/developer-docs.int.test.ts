@@ -38,31 +38,38 @@ describe('developer docs at /developers', () => {
     await stack?.stop();
   });
 
-  it('is served with the console CSP (only its own origin, no inline script or style) and an external stylesheet', async () => {
-    for (const path of ['/developers', '/developers/api']) {
-      const res = await fetch(`${stack.edge.url}${path}`);
-      expect(res.status).toBe(200);
-      expect(res.headers.get('content-type')).toMatch(/^text\/html/);
-      const csp = res.headers.get('content-security-policy') ?? '';
-      expect(csp).toContain("script-src 'self'");
-      expect(csp).toContain("style-src 'self'");
-      expect(csp).not.toMatch(/unsafe-|https?:/);
-      const html = await res.text();
-      expect(html).not.toMatch(/<script|\sstyle=|<style/);
-      expect(html).toContain('<link rel="stylesheet" href="/developers/developers.css">');
-    }
-    const css = await fetch(`${stack.edge.url}/developers/developers.css`);
-    expect(css.headers.get('content-type')).toMatch(/^text\/css/);
-  });
+  it(
+    'is served with the console CSP (only its own origin, ' + 'no inline script or style) and an external stylesheet',
+    async () => {
+      for (const path of ['/developers', '/developers/api']) {
+        const res = await fetch(`${stack.edge.url}${path}`);
+        expect(res.status).toBe(200);
+        expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+        const csp = res.headers.get('content-security-policy') ?? '';
+        expect(csp).toContain("script-src 'self'");
+        expect(csp).toContain("style-src 'self'");
+        expect(csp).not.toMatch(/unsafe-|https?:/);
+        const html = await res.text();
+        expect(html).not.toMatch(/<script|\sstyle=|<style/);
+        expect(html).toContain('<link rel="stylesheet" href="/developers/developers.css">');
+      }
+      const css = await fetch(`${stack.edge.url}/developers/developers.css`);
+      expect(css.headers.get('content-type')).toMatch(/^text\/css/);
+    },
+  );
 
-  it('has an entry for every code in the error registry, with its status, meaning, what to do and whether a retry helps', () => {
-    const ids = anchorIds(guide);
-    expect(errorCodes.filter((code) => !ids.has(`errors-${code}`))).toEqual([]);
-    const entry = guide.slice(guide.indexOf('id="errors-rate_limited"'));
-    expect(entry.slice(0, entry.indexOf('</section>'))).toMatch(
-      /HTTP 429[\s\S]*Meaning[\s\S]*What to do[\s\S]*Retry helps<\/dt><dd>Yes/,
-    );
-  });
+  it(
+    'has an entry for every code in the error registry, with ' +
+      'its status, meaning, what to do and whether a retry helps',
+    () => {
+      const ids = anchorIds(guide);
+      expect(errorCodes.filter((code) => !ids.has(`errors-${code}`))).toEqual([]);
+      const entry = guide.slice(guide.indexOf('id="errors-rate_limited"'));
+      expect(entry.slice(0, entry.indexOf('</section>'))).toMatch(
+        /HTTP 429[\s\S]*Meaning[\s\S]*What to do[\s\S]*Retry helps<\/dt><dd>Yes/,
+      );
+    },
+  );
 
   it('shows the error shapes of both model-call dialects', () => {
     expect(guide).toContain('id="shape-openai"');

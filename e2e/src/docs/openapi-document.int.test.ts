@@ -24,26 +24,29 @@ describe('GET /docs/openapi.json', () => {
     });
   });
 
-  it('describes every route the edge serves: each documented operation answers something other than 404 "no route"', async () => {
-    for (const route of ROUTES) {
-      const path = route.path.replace(/\{[^}]+\}/g, 'x');
-      const controller = new AbortController();
-      const res = await fetch(`${stack.edge.url}${path}`, {
-        method: route.method.toUpperCase(),
-        headers: { authorization: `Bearer ${OWNER_KEY}`, 'content-type': 'application/json' },
-        body: route.method === 'get' ? undefined : '{}',
-        signal: controller.signal,
-      });
-      // An event stream is served as soon as it opens; it would never end by itself.
-      const streaming = res.headers.get('content-type')?.startsWith('text/event-stream') ?? false;
-      const body = streaming ? '' : await res.text();
-      controller.abort();
-      expect({ route: `${route.method} ${route.path}`, noRoute: body.includes('No route') }).toEqual({
-        route: `${route.method} ${route.path}`,
-        noRoute: false,
-      });
-    }
-  });
+  it(
+    'describes every route the edge serves: each documented ' + 'operation answers something other than 404 "no route"',
+    async () => {
+      for (const route of ROUTES) {
+        const path = route.path.replace(/\{[^}]+\}/g, 'x');
+        const controller = new AbortController();
+        const res = await fetch(`${stack.edge.url}${path}`, {
+          method: route.method.toUpperCase(),
+          headers: { authorization: `Bearer ${OWNER_KEY}`, 'content-type': 'application/json' },
+          body: route.method === 'get' ? undefined : '{}',
+          signal: controller.signal,
+        });
+        // An event stream is served as soon as it opens; it would never end by itself.
+        const streaming = res.headers.get('content-type')?.startsWith('text/event-stream') ?? false;
+        const body = streaming ? '' : await res.text();
+        controller.abort();
+        expect({ route: `${route.method} ${route.path}`, noRoute: body.includes('No route') }).toEqual({
+          route: `${route.method} ${route.path}`,
+          noRoute: false,
+        });
+      }
+    },
+  );
 
   it('the contract checker refuses an answer the document does not describe', () => {
     expect(() => stack.contract.check('GET', '/v1/models', 200, { object: 'list', data: 'nope' })).toThrow(

@@ -144,61 +144,64 @@ describe('the console in a browser', () => {
     await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
   });
 
-  it('mints a key whose secret is shown once, and calls with it show in usage with totals equal to the API', async () => {
-    await open('Keys');
-    await page.getByRole('button', { name: 'Mint a key' }).click();
-    const dialog = page.getByRole('dialog', { name: 'Mint a key' });
-    await dialog.getByLabel('Name').fill(keyName);
-    await dialog.getByLabel('Full access').check();
-    await dialog.getByRole('button', { name: 'Mint key' }).click();
-    key = await page.getByLabel('Secret key').inputValue();
-    expect(key).toMatch(/^sbc_/);
-    await page.getByRole('button', { name: 'Done' }).click();
-    await page.getByRole('cell', { name: keyName, exact: true }).waitFor();
+  it(
+    'mints a key whose secret is shown once, and calls ' + 'with it show in usage with totals equal to the API',
+    async () => {
+      await open('Keys');
+      await page.getByRole('button', { name: 'Mint a key' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Mint a key' });
+      await dialog.getByLabel('Name').fill(keyName);
+      await dialog.getByLabel('Full access').check();
+      await dialog.getByRole('button', { name: 'Mint key' }).click();
+      key = await page.getByLabel('Secret key').inputValue();
+      expect(key).toMatch(/^sbc_/);
+      await page.getByRole('button', { name: 'Done' }).click();
+      await page.getByRole('cell', { name: keyName, exact: true }).waitFor();
 
-    const openai = new OpenAI({ apiKey: key, baseURL: `${base}/v1` });
-    const calls = 3;
-    for (let i = 0; i < calls; i++)
-      await openai.chat.completions.create({
-        model: i === 2 ? 'house-fast' : 'house',
-        messages: [{ role: 'user', content: `hello ${i}` }],
-      });
-    // The ledger applies usage events shortly after each reply: wait until the API counts every call.
-    const window = `from=${utcDay(29)}&to=${utcDay(-1)}&tz=UTC&bucket=day&group=model`;
-    let api: { totals: { requests: number; tokens_in: number; tokens_out: number } } = {
-      totals: { requests: 0, tokens_in: 0, tokens_out: 0 },
-    };
-    for (let tries = 0; tries < 50 && api.totals.requests < calls; tries++) {
-      api = await jsonOf(
-        await fetch(`${base}/v1/usage/breakdown?${window}`, { headers: { authorization: `Bearer ${key}` } }),
+      const openai = new OpenAI({ apiKey: key, baseURL: `${base}/v1` });
+      const calls = 3;
+      for (let i = 0; i < calls; i++)
+        await openai.chat.completions.create({
+          model: i === 2 ? 'house-fast' : 'house',
+          messages: [{ role: 'user', content: `hello ${i}` }],
+        });
+      // The ledger applies usage events shortly after each reply: wait until the API counts every call.
+      const window = `from=${utcDay(29)}&to=${utcDay(-1)}&tz=UTC&bucket=day&group=model`;
+      let api: { totals: { requests: number; tokens_in: number; tokens_out: number } } = {
+        totals: { requests: 0, tokens_in: 0, tokens_out: 0 },
+      };
+      for (let tries = 0; tries < 50 && api.totals.requests < calls; tries++) {
+        api = await jsonOf(
+          await fetch(`${base}/v1/usage/breakdown?${window}`, { headers: { authorization: `Bearer ${key}` } }),
+        );
+        if (api.totals.requests < calls) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(api.totals.requests).toBe(calls);
+
+      await open('Usage');
+      await page.getByLabel('Time zone').selectOption('UTC');
+      const chartTotal = page.getByText(/Chart total:/);
+      await chartTotal.waitFor();
+      expect(await chartTotal.textContent()).toContain(`Chart total: ${calls} requests`);
+      const totalRow = page.getByRole('row', { name: /^Total/ });
+      expect((await totalRow.getByRole('cell').allTextContents()).slice(0, 3)).toEqual([
+        String(api.totals.requests),
+        api.totals.tokens_in.toLocaleString('en-US'),
+        api.totals.tokens_out.toLocaleString('en-US'),
+      ]);
+      await page.getByLabel('Measure').selectOption('tokens');
+      expect(await chartTotal.textContent()).toContain(
+        `Chart total: ${(api.totals.tokens_in + api.totals.tokens_out).toLocaleString('en-US')} tokens`,
       );
-      if (api.totals.requests < calls) await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    expect(api.totals.requests).toBe(calls);
-
-    await open('Usage');
-    await page.getByLabel('Time zone').selectOption('UTC');
-    const chartTotal = page.getByText(/Chart total:/);
-    await chartTotal.waitFor();
-    expect(await chartTotal.textContent()).toContain(`Chart total: ${calls} requests`);
-    const totalRow = page.getByRole('row', { name: /^Total/ });
-    expect((await totalRow.getByRole('cell').allTextContents()).slice(0, 3)).toEqual([
-      String(api.totals.requests),
-      api.totals.tokens_in.toLocaleString('en-US'),
-      api.totals.tokens_out.toLocaleString('en-US'),
-    ]);
-    await page.getByLabel('Measure').selectOption('tokens');
-    expect(await chartTotal.textContent()).toContain(
-      `Chart total: ${(api.totals.tokens_in + api.totals.tokens_out).toLocaleString('en-US')} tokens`,
-    );
-    // The request log lists every call, with its latency.
-    const log = page.getByRole('table', { name: 'Calls, newest first' });
-    expect(await countSettles(log.getByRole('row'), calls + 1)).toBe(calls + 1);
-    await page.getByLabel('Model', { exact: true }).fill('house-fast');
-    expect(await countSettles(log.getByRole('row'), 2)).toBe(2);
-    await page.getByLabel('Model', { exact: true }).fill('');
-    await accessible('usage');
-  });
+      // The request log lists every call, with its latency.
+      const log = page.getByRole('table', { name: 'Calls, newest first' });
+      expect(await countSettles(log.getByRole('row'), calls + 1)).toBe(calls + 1);
+      await page.getByLabel('Model', { exact: true }).fill('house-fast');
+      expect(await countSettles(log.getByRole('row'), 2)).toBe(2);
+      await page.getByLabel('Model', { exact: true }).fill('');
+      await accessible('usage');
+    },
+  );
 
   it('adds an endpoint and shows its probe: the dialect it answered in and the models it lists', async () => {
     await open('Endpoints');

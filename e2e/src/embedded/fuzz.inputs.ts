@@ -44,7 +44,10 @@ export interface FuzzRequest {
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 
-/** Percent-encodes any JS string: an unpaired surrogate (which has no UTF-8 form) goes out as the bytes a careless encoder would send. */
+/**
+ * Percent-encodes any JS string: an unpaired surrogate (which has no UTF-8 form) goes out as the bytes a careless
+ * encoder would send.
+ */
 function escape(text: string): string {
   return text
     .split(/([\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF])/)
@@ -236,7 +239,9 @@ export class SchemaArbitraries {
   }
 }
 
-/** Path segments as an attacker writes them: escapes that are malformed, spell invalid UTF-8 or a NUL, and traversal. */
+/**
+ * Path segments as an attacker writes them: escapes that are malformed, spell invalid UTF-8 or a NUL, and traversal.
+ */
 const RAW_SEGMENTS = [
   '%ff',
   '%00',
@@ -252,7 +257,9 @@ const RAW_SEGMENTS = [
   'x'.repeat(3_000),
 ];
 
-/** Bodies no parser should take: invalid JSON, bytes that are not UTF-8, nesting past the limit, wrong top-level types. */
+/**
+ * Bodies no parser should take: invalid JSON, bytes that are not UTF-8, nesting past the limit, wrong top-level types.
+ */
 const RAW_BODIES: Array<string | Uint8Array> = [
   '{',
   '{"a":}',

@@ -29,7 +29,10 @@ const MODEL_DIALECTS: Record<string, 'openai' | 'anthropic'> = {
   '/v1/messages': 'anthropic',
   '/v1/messages/count_tokens': 'anthropic',
 };
-/** Operations whose success legitimately shows a fresh secret of their own (a session, a webhook's signing secret, a device token). */
+/**
+ * Operations whose success legitimately shows a fresh secret of their own (a session, a webhook's signing secret, a
+ * device token).
+ */
 const MINTS = new Set([
   'POST /v1/auth/signup',
   'POST /v1/auth/sessions',
@@ -50,7 +53,10 @@ const held: string[] = [];
 let ownerKey = '';
 let throwawaySession = '';
 const crossIds: CrossIds = {};
-/** The build queue's settings before the fuzz: put back after every generated change, so a pause or a zero-length queue never outlives its request. */
+/**
+ * The build queue's settings before the fuzz: put back after every generated change, so a pause or a zero-length queue
+ * never outlives its request.
+ */
 let queueSettings: Record<string, unknown> = {};
 /** Statuses seen per operation, printed after a long pass to show how deep the generated requests reached. */
 const seen = new Map<string, Map<number, number>>();
@@ -182,7 +188,9 @@ async function send(op: FuzzOperation, request: FuzzRequest, credential: string 
 
 /** Every guarantee that holds for any request at all; throws with the request when one does not. */
 function checkAnswer(op: FuzzOperation, request: FuzzRequest, answer: Answer): void {
-  const where = `${op.method} ${request.url.slice(0, 200)} body=${String(request.body instanceof Uint8Array ? '<bytes>' : request.body).slice(0, 200)}`;
+  const where =
+    `${op.method} ${request.url.slice(0, 200)} ` +
+    `body=${String(request.body instanceof Uint8Array ? '<bytes>' : request.body).slice(0, 200)}`;
   const fail = (why: string) => {
     throw new Error(`${why}\n  request: ${where}\n  answer: ${answer.status} ${answer.text.slice(0, 300)}`);
   };
@@ -228,7 +236,8 @@ async function runProperty(
     });
   } catch (error) {
     throw new Error(
-      `${label} failed with FUZZ_SEED=${SEED} (this operation's seed ${seed}); replay: FUZZ_SEED=${SEED} npm run fuzz\n${(error as Error).message}`,
+      `${label} failed with FUZZ_SEED=${SEED} (this operation's seed ${seed}); replay: FUZZ_SEED=${SEED} npm run ` +
+        `fuzz\n${(error as Error).message}`,
     );
   }
 }

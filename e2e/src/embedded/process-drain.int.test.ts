@@ -63,7 +63,9 @@ describe('the embedded bundle on SIGTERM', () => {
   });
 
   it(
-    'answers a kept-alive caller with connection: close and ends long streams with their dialect’s error event before exiting 0',
+    'answers a kept-alive caller with connection: close and ' +
+      'ends long streams with their dialect’s error event before ' +
+      'exiting 0',
     async () => {
       const port = await freePort();
       const child = spawn(process.execPath, [BUNDLE], {

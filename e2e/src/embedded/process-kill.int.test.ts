@@ -94,67 +94,73 @@ describe('the embedded bundle after kill -9', () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  it('starts cleanly on the same data, with keys intact and one usage row for every call the caller saw complete', async () => {
-    const port = await freePort();
-    const first = await startBundle(path.join(dataDir, 'data'), port);
-    children.push(first.child);
-    const minted = await fetch(`${first.url}/v1/keys`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'made before the kill', preset: 'gateway' }),
-    });
-    expect(minted.status).toBe(201);
-    const mintedKey = ((await minted.json()) as { key: string }).key;
+  it(
+    'starts cleanly on the same data, with keys intact and ' + 'one usage row for every call the caller saw complete',
+    async () => {
+      const port = await freePort();
+      const first = await startBundle(path.join(dataDir, 'data'), port);
+      children.push(first.child);
+      const minted = await fetch(`${first.url}/v1/keys`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'made before the kill', preset: 'gateway' }),
+      });
+      expect(minted.status).toBe(201);
+      const mintedKey = ((await minted.json()) as { key: string }).key;
 
-    const client = new OpenAI({ apiKey: KEY, baseURL: `${first.url}/v1`, maxRetries: 0, timeout: 10_000 });
-    const completed: string[] = [];
-    let stopping = false;
-    let n = 0;
-    const caller = async () => {
-      while (!stopping) {
-        const id = `req_kill_${++n}_${Date.now()}`;
-        try {
-          const stream = await client.chat.completions.create(
-            { model: 'house', stream: true, messages: [{ role: 'user', content: `sim-tokens:30 call ${id}` }] },
-            { headers: { 'x-request-id': id } },
-          );
-          let finished = false;
-          for await (const chunk of stream) if (chunk.choices[0]?.finish_reason) finished = true;
-          // The SDK ends the loop only after the stream's terminator: this caller saw its reply complete.
-          if (finished) completed.push(id);
-        } catch {
-          return; // the process is gone
+      const client = new OpenAI({ apiKey: KEY, baseURL: `${first.url}/v1`, maxRetries: 0, timeout: 10_000 });
+      const completed: string[] = [];
+      let stopping = false;
+      let n = 0;
+      const caller = async () => {
+        while (!stopping) {
+          const id = `req_kill_${++n}_${Date.now()}`;
+          try {
+            const stream = await client.chat.completions.create(
+              { model: 'house', stream: true, messages: [{ role: 'user', content: `sim-tokens:30 call ${id}` }] },
+              { headers: { 'x-request-id': id } },
+            );
+            let finished = false;
+            for await (const chunk of stream) if (chunk.choices[0]?.finish_reason) finished = true;
+            // The SDK ends the loop only after the stream's terminator: this caller saw its reply complete.
+            if (finished) completed.push(id);
+          } catch {
+            return; // the process is gone
+          }
         }
-      }
-    };
-    const load = Array.from({ length: CALLERS }, () => caller());
-    await new Promise((resolve) => setTimeout(resolve, LOAD_MS));
-    first.child.kill('SIGKILL');
-    stopping = true;
-    await Promise.all(load);
-    await exited(first.child, 10_000);
-    expect(completed.length).toBeGreaterThan(20);
+      };
+      const load = Array.from({ length: CALLERS }, () => caller());
+      await new Promise((resolve) => setTimeout(resolve, LOAD_MS));
+      first.child.kill('SIGKILL');
+      stopping = true;
+      await Promise.all(load);
+      await exited(first.child, 10_000);
+      expect(completed.length).toBeGreaterThan(20);
 
-    const second = await startBundle(path.join(dataDir, 'data'), port);
-    children.push(second.child);
-    try {
-      const whoami = await fetch(`${second.url}/v1/keys/whoami`, { headers: { authorization: `Bearer ${mintedKey}` } });
-      expect(whoami.status).toBe(200);
-      // The outbox is replayed into the ledger at start; wait for it to catch up.
-      const deadline = Date.now() + 30_000;
-      let ids = await usageRequestIds(second.url, KEY);
-      while (completed.some((id) => !ids.includes(id)) && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 250));
-        ids = await usageRequestIds(second.url, KEY);
+      const second = await startBundle(path.join(dataDir, 'data'), port);
+      children.push(second.child);
+      try {
+        const whoami = await fetch(`${second.url}/v1/keys/whoami`, {
+          headers: { authorization: `Bearer ${mintedKey}` },
+        });
+        expect(whoami.status).toBe(200);
+        // The outbox is replayed into the ledger at start; wait for it to catch up.
+        const deadline = Date.now() + 30_000;
+        let ids = await usageRequestIds(second.url, KEY);
+        while (completed.some((id) => !ids.includes(id)) && Date.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, 250));
+          ids = await usageRequestIds(second.url, KEY);
+        }
+        const missing = completed.filter((id) => !ids.includes(id));
+        expect(missing).toEqual([]);
+        const counts = new Map<string, number>();
+        for (const id of ids) counts.set(id, (counts.get(id) ?? 0) + 1);
+        expect(completed.filter((id) => counts.get(id) !== 1)).toEqual([]);
+      } finally {
+        second.child.kill('SIGTERM');
+        await exited(second.child, 30_000);
       }
-      const missing = completed.filter((id) => !ids.includes(id));
-      expect(missing).toEqual([]);
-      const counts = new Map<string, number>();
-      for (const id of ids) counts.set(id, (counts.get(id) ?? 0) + 1);
-      expect(completed.filter((id) => counts.get(id) !== 1)).toEqual([]);
-    } finally {
-      second.child.kill('SIGTERM');
-      await exited(second.child, 30_000);
-    }
-  }, 420_000);
+    },
+    420_000,
+  );
 });

@@ -160,13 +160,17 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 const AT_ONCE_MS = 1_000;
 
 describe('a caller without a credential costs almost nothing', () => {
-  it('a 30 MiB body to POST /v1/keys without a credential is 401 within milliseconds, unread, and the connection closed', async () => {
-    const answer = await send(stack.edge.url, { path: '/v1/keys', bodyBytes: 30 * MiB });
-    expectEnvelope(answer, 401, 'unauthorized');
-    expect(answer.ms).toBeLessThan(AT_ONCE_MS);
-    expect(answer.headers.connection).toBe('close');
-    expect(answer.bodyBytesSent).toBeLessThan(30 * MiB);
-  });
+  it(
+    'a 30 MiB body to POST /v1/keys without a credential is ' +
+      '401 within milliseconds, unread, and the connection closed',
+    async () => {
+      const answer = await send(stack.edge.url, { path: '/v1/keys', bodyBytes: 30 * MiB });
+      expectEnvelope(answer, 401, 'unauthorized');
+      expect(answer.ms).toBeLessThan(AT_ONCE_MS);
+      expect(answer.headers.connection).toBe('close');
+      expect(answer.bodyBytesSent).toBeLessThan(30 * MiB);
+    },
+  );
 
   it('a 30 MiB body to an unknown path is 404 within milliseconds, unread, and the connection closed', async () => {
     const answer = await send(stack.edge.url, { path: '/v1/no-such-route', bodyBytes: 30 * MiB });
@@ -184,36 +188,40 @@ describe('a caller without a credential costs almost nothing', () => {
     expect(answer.headers.connection).toBe('close');
   });
 
-  it('four callers sending 30 MiB bodies without a credential leave an authenticated caller’s latency flat', async () => {
-    for (let i = 0; i < 5; i++) await whoamiMs(); // warm the credential cache and the connection pool
-    const quiet: number[] = [];
-    for (let i = 0; i < 20; i++) quiet.push(await whoamiMs());
+  it(
+    'four callers sending 30 MiB bodies without a credential ' + 'leave an authenticated caller’s latency flat',
+    async () => {
+      for (let i = 0; i < 5; i++) await whoamiMs(); // warm the credential cache and the connection pool
+      const quiet: number[] = [];
+      for (let i = 0; i < 20; i++) quiet.push(await whoamiMs());
 
-    let flooding = true;
-    let refused = 0;
-    const flooder = async (path: string) => {
-      while (flooding) {
-        await send(stack.edge.url, { path, bodyBytes: 30 * MiB }).then(
-          () => (refused += 1),
-          () => undefined,
-        );
+      let flooding = true;
+      let refused = 0;
+      const flooder = async (path: string) => {
+        while (flooding) {
+          await send(stack.edge.url, { path, bodyBytes: 30 * MiB }).then(
+            () => (refused += 1),
+            () => undefined,
+          );
+        }
+      };
+      const flood = [flooder('/v1/keys'), flooder('/v1/keys'), flooder('/v1/no-such-route'), flooder('/v1/keys')];
+      const loaded: number[] = [];
+      try {
+        // Long enough for bodies to be sent in full several times over, had the edge been reading them.
+        const until = Date.now() + 3_000;
+        while (Date.now() < until) loaded.push(await whoamiMs());
+      } finally {
+        flooding = false;
+        await Promise.all(flood);
       }
-    };
-    const flood = [flooder('/v1/keys'), flooder('/v1/keys'), flooder('/v1/no-such-route'), flooder('/v1/keys')];
-    const loaded: number[] = [];
-    try {
-      // Long enough for bodies to be sent in full several times over, had the edge been reading them.
-      const until = Date.now() + 3_000;
-      while (Date.now() < until) loaded.push(await whoamiMs());
-    } finally {
-      flooding = false;
-      await Promise.all(flood);
-    }
-    expect(refused).toBeGreaterThan(4);
-    // Before: a p50 of 444 ms and a max of 4.4 s under this load. The bounds leave room for a busy machine.
-    expect(median(loaded)).toBeLessThan(Math.max(50, median(quiet) * 5));
-    expect(Math.max(...loaded)).toBeLessThan(1_000);
-  }, 30_000);
+      expect(refused).toBeGreaterThan(4);
+      // Before: a p50 of 444 ms and a max of 4.4 s under this load. The bounds leave room for a busy machine.
+      expect(median(loaded)).toBeLessThan(Math.max(50, median(quiet) * 5));
+      expect(Math.max(...loaded)).toBeLessThan(1_000);
+    },
+    30_000,
+  );
 });
 
 describe('each route family has its body limit', () => {
@@ -228,18 +236,21 @@ describe('each route family has its body limit', () => {
     expect(answer.ms).toBeLessThan(1_000);
   });
 
-  it('an authenticated account-surface body over 1 MiB sent without a length is 413 as soon as it passes the limit', async () => {
-    // Larger than loopback's socket buffers can take (here up to 32 MiB received and 4 MiB sent): a 4 MiB body
-    // was sometimes handed over whole before a busy edge had read its first MiB and answered.
-    const answer = await send(stack.edge.url, {
-      path: '/v1/keys',
-      bodyBytes: 64 * MiB,
-      declareLength: false,
-      headers: { authorization: `Bearer ${KEY}` },
-    });
-    expectEnvelope(answer, 413, 'request_too_large');
-    expect(answer.bodyBytesSent).toBeLessThan(64 * MiB);
-  });
+  it(
+    'an authenticated account-surface body over 1 MiB sent ' + 'without a length is 413 as soon as it passes the limit',
+    async () => {
+      // Larger than loopback's socket buffers can take (here up to 32 MiB received and 4 MiB sent): a 4 MiB body
+      // was sometimes handed over whole before a busy edge had read its first MiB and answered.
+      const answer = await send(stack.edge.url, {
+        path: '/v1/keys',
+        bodyBytes: 64 * MiB,
+        declareLength: false,
+        headers: { authorization: `Bearer ${KEY}` },
+      });
+      expectEnvelope(answer, 413, 'request_too_large');
+      expect(answer.bodyBytesSent).toBeLessThan(64 * MiB);
+    },
+  );
 
   it('an account-surface body under the limit is still read and validated', async () => {
     const res = await fetch(`${stack.edge.url}/v1/keys`, {
@@ -251,25 +262,28 @@ describe('each route family has its body limit', () => {
     expect(await jsonOf(res)).toMatchObject({ error: 'invalid_request', param: 'name' });
   });
 
-  it('a model call may be far larger than an account body; past MAX_BODY_BYTES it is 413 in its dialect, unread', async () => {
-    const withinModelLimit = await send(stack.edge.url, {
-      path: '/v1/chat/completions',
-      bodyBytes: 2 * MiB,
-      headers: { authorization: `Bearer ${KEY}` },
-    });
-    expect(withinModelLimit.status).toBe(400); // read and parsed in full: an array is not a call
-    expect(JSON.parse(withinModelLimit.body).error.message).toMatch(/JSON object/);
-    const answer = await send(stack.edge.url, {
-      path: '/v1/messages',
-      bodyBytes: 40 * MiB,
-      headers: { 'x-api-key': KEY },
-    });
-    expect(answer.status).toBe(413);
-    expect(JSON.parse(answer.body)).toMatchObject({ type: 'error', error: { type: 'request_too_large' } });
-    expect(answer.headers['request-id']).toBe(answer.headers['x-request-id']);
-    expect(answer.headers.connection).toBe('close');
-    expect(answer.ms).toBeLessThan(1_000);
-  });
+  it(
+    'a model call may be far larger than an account body; ' + 'past MAX_BODY_BYTES it is 413 in its dialect, unread',
+    async () => {
+      const withinModelLimit = await send(stack.edge.url, {
+        path: '/v1/chat/completions',
+        bodyBytes: 2 * MiB,
+        headers: { authorization: `Bearer ${KEY}` },
+      });
+      expect(withinModelLimit.status).toBe(400); // read and parsed in full: an array is not a call
+      expect(JSON.parse(withinModelLimit.body).error.message).toMatch(/JSON object/);
+      const answer = await send(stack.edge.url, {
+        path: '/v1/messages',
+        bodyBytes: 40 * MiB,
+        headers: { 'x-api-key': KEY },
+      });
+      expect(answer.status).toBe(413);
+      expect(JSON.parse(answer.body)).toMatchObject({ type: 'error', error: { type: 'request_too_large' } });
+      expect(answer.headers['request-id']).toBe(answer.headers['x-request-id']);
+      expect(answer.headers.connection).toBe('close');
+      expect(answer.ms).toBeLessThan(1_000);
+    },
+  );
 });
 
 describe('header and time bounds', () => {
@@ -283,18 +297,22 @@ describe('header and time bounds', () => {
     expect(body.request_id).toBe(res.headers.get('x-request-id'));
   });
 
-  it('a body that stops arriving is 408 in the shared envelope once the request time is up, with the request id it was given', async () => {
-    const answer = await send(strictEdge.url, {
-      path: '/v1/keys',
-      bodyBytes: 1_000,
-      stopAfter: 10,
-      headers: { authorization: `Bearer ${KEY}`, 'x-request-id': 'req_slow_body' },
-    });
-    expectEnvelope(answer, 408, 'request_timeout');
-    expect(answer.headers['x-request-id']).toBe('req_slow_body');
-    expect(answer.ms).toBeGreaterThanOrEqual(500);
-    expect(answer.ms).toBeLessThan(3_000);
-  });
+  it(
+    'a body that stops arriving is 408 in the shared envelope once the request time is up, with the request id it ' +
+      'was given',
+    async () => {
+      const answer = await send(strictEdge.url, {
+        path: '/v1/keys',
+        bodyBytes: 1_000,
+        stopAfter: 10,
+        headers: { authorization: `Bearer ${KEY}`, 'x-request-id': 'req_slow_body' },
+      });
+      expectEnvelope(answer, 408, 'request_timeout');
+      expect(answer.headers['x-request-id']).toBe('req_slow_body');
+      expect(answer.ms).toBeGreaterThanOrEqual(500);
+      expect(answer.ms).toBeLessThan(3_000);
+    },
+  );
 
   it('headers that stop arriving are 408 once the header time is up', async () => {
     const { port } = new URL(strictEdge.url);

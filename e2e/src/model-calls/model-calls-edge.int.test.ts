@@ -334,47 +334,54 @@ describe('a caller hanging up', () => {
     ).toBe(TEXT_REPLY);
   });
 
-  it('mid-stream on a translated call (messages caller, OpenAI-dialect engine), the edge drops its upstream request at once', async () => {
-    const before = pacedRelay.opened();
-    const stream = anthropicFor(hangUpEdge.url).messages.stream({
-      model: 'house',
-      max_tokens: 1000,
-      messages: [{ role: 'user', content: 'sim-tokens:400 tell me a long story' }],
-    });
-    let pieces = 0;
-    stream.on('text', () => {
-      pieces += 1;
-      if (pieces === 2) stream.abort();
-    });
-    expect(await rejectionOf(stream.finalMessage())).toBeInstanceOf(Anthropic.APIUserAbortError);
-    expect(pacedRelay.opened()).toBe(before + 1);
-    expect(await within(1_000, () => pacedRelay.open() === 0)).toBeGreaterThanOrEqual(0);
-    expect((await fetch(`${hangUpEdge.url}/healthz`)).status).toBe(200);
-  });
+  it(
+    'mid-stream on a translated call (messages caller, OpenAI-dialect engine), the edge drops its upstream request ' +
+      'at once',
+    async () => {
+      const before = pacedRelay.opened();
+      const stream = anthropicFor(hangUpEdge.url).messages.stream({
+        model: 'house',
+        max_tokens: 1000,
+        messages: [{ role: 'user', content: 'sim-tokens:400 tell me a long story' }],
+      });
+      let pieces = 0;
+      stream.on('text', () => {
+        pieces += 1;
+        if (pieces === 2) stream.abort();
+      });
+      expect(await rejectionOf(stream.finalMessage())).toBeInstanceOf(Anthropic.APIUserAbortError);
+      expect(pacedRelay.opened()).toBe(before + 1);
+      expect(await within(1_000, () => pacedRelay.open() === 0)).toBeGreaterThanOrEqual(0);
+      expect((await fetch(`${hangUpEdge.url}/healthz`)).status).toBe(200);
+    },
+  );
 
-  it('before the first byte of a slow engine, the edge drops its upstream request at once and stays healthy', async () => {
-    const controller = new AbortController();
-    const pending = rejectionOf(
-      anthropicFor(hangUpEdge.url).messages.create(
-        { model: 'house-omni', max_tokens: 64, messages: hello, stream: true },
-        { signal: controller.signal },
-      ),
-    );
-    await slowRelay.requested();
-    // The sim holds `sim-slow` for 10 s before its first byte; the caller leaves long before.
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(slowRelay.open()).toBe(1);
-    controller.abort();
-    expect(await pending).toBeInstanceOf(Anthropic.APIUserAbortError);
-    expect(await within(1_000, () => slowRelay.open() === 0)).toBeGreaterThanOrEqual(0);
-    expect((await fetch(`${hangUpEdge.url}/healthz`)).status).toBe(200);
-    const after = await anthropicFor(hangUpEdge.url).messages.create({
-      model: 'house-fast',
-      max_tokens: 64,
-      messages: hello,
-    });
-    expect(after.content).toEqual([expect.objectContaining({ text: TEXT_REPLY })]);
-  });
+  it(
+    'before the first byte of a slow engine, the edge ' + 'drops its upstream request at once and stays healthy',
+    async () => {
+      const controller = new AbortController();
+      const pending = rejectionOf(
+        anthropicFor(hangUpEdge.url).messages.create(
+          { model: 'house-omni', max_tokens: 64, messages: hello, stream: true },
+          { signal: controller.signal },
+        ),
+      );
+      await slowRelay.requested();
+      // The sim holds `sim-slow` for 10 s before its first byte; the caller leaves long before.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(slowRelay.open()).toBe(1);
+      controller.abort();
+      expect(await pending).toBeInstanceOf(Anthropic.APIUserAbortError);
+      expect(await within(1_000, () => slowRelay.open() === 0)).toBeGreaterThanOrEqual(0);
+      expect((await fetch(`${hangUpEdge.url}/healthz`)).status).toBe(200);
+      const after = await anthropicFor(hangUpEdge.url).messages.create({
+        model: 'house-fast',
+        max_tokens: 64,
+        messages: hello,
+      });
+      expect(after.content).toEqual([expect.objectContaining({ text: TEXT_REPLY })]);
+    },
+  );
 });
 
 describe('a caller reading slowly', () => {
@@ -433,49 +440,53 @@ describe('a caller reading slowly', () => {
     };
   }
 
-  it('holds the upstream back instead of buffering the stream, and delivers all of it once the caller reads again', async () => {
-    const flood = await startFloodEngine();
-    const edge = stack.edge;
-    // The flood ignores output limits. As the caller's own endpoint (the owner may use loopback) the call is
-    // unpriced, so the edge's guard against runaway priced streams stays out of the way of 64 MB.
-    const saved = await fetch(`${edge.url}/v1/upstreams`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ label: 'Flood', slug: 'flood', base_url: flood.url, api_key: '', dialect: 'openai' }),
-    });
-    expect(saved.status).toBe(201);
-    try {
-      const caller = request(`${edge.url}/v1/chat/completions`, {
+  it(
+    'holds the upstream back instead of buffering the stream, ' + 'and delivers all of it once the caller reads again',
+    async () => {
+      const flood = await startFloodEngine();
+      const edge = stack.edge;
+      // The flood ignores output limits. As the caller's own endpoint (the owner may use loopback) the call is
+      // unpriced, so the edge's guard against runaway priced streams stays out of the way of 64 MB.
+      const saved = await fetch(`${edge.url}/v1/upstreams`, {
         method: 'POST',
         headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ label: 'Flood', slug: 'flood', base_url: flood.url, api_key: '', dialect: 'openai' }),
       });
-      caller.end(JSON.stringify({ model: 'flood/flood', messages: hello, stream: true }));
-      const [res] = (await once(caller, 'response')) as [IncomingMessage];
-      expect(res.statusCode).toBe(200);
-      res.setEncoding('utf8');
-      let text = '';
-      const [first] = (await once(res, 'data')) as [string];
-      text += first;
-      res.pause();
-      // The caller stopped reading: the engine must end up blocked long before it has written everything.
-      // (Socket buffers on the way hold about 10 MB; without backpressure the edge would read on into memory.)
-      expect(await within(5_000, () => flood.blocked())).toBeGreaterThanOrEqual(0);
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
-      const writtenWhilePaused = flood.written();
-      expect(writtenWhilePaused).toBeLessThan(EVENTS / 4);
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      expect(flood.written()).toBe(writtenWhilePaused);
-      // Reading again lets the rest through: every delta, the usage chunk withheld, and the terminator.
-      res.on('data', (chunk: string) => (text += chunk));
-      // A stream paused by hand stays paused when a listener is added; it must be resumed by hand too.
-      res.resume();
-      await once(res, 'end');
-      expect(flood.written()).toBe(EVENTS);
-      expect(text.split(DELTA).length - 1).toBe(EVENTS);
-      expect(text.endsWith('data: [DONE]\n\n')).toBe(true);
-      expect(text).not.toContain('"usage"');
-    } finally {
-      await flood.stop();
-    }
-  }, 30_000);
+      expect(saved.status).toBe(201);
+      try {
+        const caller = request(`${edge.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+        });
+        caller.end(JSON.stringify({ model: 'flood/flood', messages: hello, stream: true }));
+        const [res] = (await once(caller, 'response')) as [IncomingMessage];
+        expect(res.statusCode).toBe(200);
+        res.setEncoding('utf8');
+        let text = '';
+        const [first] = (await once(res, 'data')) as [string];
+        text += first;
+        res.pause();
+        // The caller stopped reading: the engine must end up blocked long before it has written everything.
+        // (Socket buffers on the way hold about 10 MB; without backpressure the edge would read on into memory.)
+        expect(await within(5_000, () => flood.blocked())).toBeGreaterThanOrEqual(0);
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        const writtenWhilePaused = flood.written();
+        expect(writtenWhilePaused).toBeLessThan(EVENTS / 4);
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        expect(flood.written()).toBe(writtenWhilePaused);
+        // Reading again lets the rest through: every delta, the usage chunk withheld, and the terminator.
+        res.on('data', (chunk: string) => (text += chunk));
+        // A stream paused by hand stays paused when a listener is added; it must be resumed by hand too.
+        res.resume();
+        await once(res, 'end');
+        expect(flood.written()).toBe(EVENTS);
+        expect(text.split(DELTA).length - 1).toBe(EVENTS);
+        expect(text.endsWith('data: [DONE]\n\n')).toBe(true);
+        expect(text).not.toContain('"usage"');
+      } finally {
+        await flood.stop();
+      }
+    },
+    30_000,
+  );
 });

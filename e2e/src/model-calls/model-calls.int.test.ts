@@ -308,19 +308,22 @@ describe.each(PAIRS)('%s caller → %s (%s upstream)', (dialect, model) => {
     expect(answer.usage.output).toBe(replyTokens);
   });
 
-  it('a streamed reply assembles into the same text and usage, framed by the dialect’s first and terminal events', async () => {
-    const plain = await caller.text(model);
-    const streamed = await caller.streamText(model);
-    expect(streamed).toMatchObject({
-      text: plain.text,
-      model,
-      finish: caller.finishes.text,
-      framed: true,
-      modelEverywhere: true,
-    });
-    expectSaneUsage(streamed.usage);
-    expect(streamed.usage.output).toBe(plain.usage.output);
-  });
+  it(
+    'a streamed reply assembles into the same text and usage, ' + 'framed by the dialect’s first and terminal events',
+    async () => {
+      const plain = await caller.text(model);
+      const streamed = await caller.streamText(model);
+      expect(streamed).toMatchObject({
+        text: plain.text,
+        model,
+        finish: caller.finishes.text,
+        framed: true,
+        modelEverywhere: true,
+      });
+      expectSaneUsage(streamed.usage);
+      expect(streamed.usage.output).toBe(plain.usage.output);
+    },
+  );
 
   it.each([false, true])(
     'a tool call (stream %s) carries id, name and parsed arguments, and its result gets a final text answer',
@@ -413,7 +416,8 @@ describe('stream traps', () => {
     ['house', TOOL_PROMPT],
     ['house-omni', TOOL_PROMPT],
   ])(
-    'every Anthropic stream frame has an event: line naming its type, message_start first and message_stop last (%s, %s)',
+    'every Anthropic stream frame has an event: line naming its type, message_start first and message_stop last (%s, ' +
+      '%s)',
     async (model, prompt) => {
       const { res, frames, text } = await rawStream(
         stack.edge.url,
@@ -449,7 +453,8 @@ describe('stream traps', () => {
     ['house', TOOL_PROMPT],
     ['house-omni', TOOL_PROMPT],
   ])(
-    'a Responses stream numbers its events from 0 without gaps, names each in event:, closes every item it adds and ends on one terminal event without [DONE] (%s, %s)',
+    'a Responses stream numbers its events from 0 without gaps, names each in event:, closes every item it adds and ' +
+      'ends on one terminal event without [DONE] (%s, %s)',
     async (model, input) => {
       const { res, frames, text } = await rawStream(stack.edge.url, '/v1/responses', {
         model,

@@ -43,29 +43,33 @@ describeWithRedis('the per-key request bucket across two edges on one Redis', ()
     return { ok, limited };
   }
 
-  it('1,300 REST calls with one key get 429 past 1,200, counted across both edges, in the shared envelope', async () => {
-    // The bucket is a sliding window over two minute-long cells aligned to the clock: a burst that straddles a
-    // cell's end is judged partly against the previous cell's weighted count and lets a few more through (a
-    // slow machine saw 1,209). The burst starts with at least 20 s of its cell left.
-    const left = 60_000 - (Date.now() % 60_000);
-    if (left < 20_000) await new Promise((resolve) => setTimeout(resolve, left + 50));
-    const key = await stack.seedKey({ scopes: ['keys:read'] });
-    const edges = [stack.edge.url, second.url];
-    const { ok, limited } = await hammer(1_300, (i) =>
-      fetch(`${edges[i % 2]}/v1/keys/whoami`, { headers: { authorization: `Bearer ${key.secret}` } }),
-    );
-    expect(ok).toBe(1_200);
-    expect(limited).toHaveLength(100);
-    const refused = limited[0]!;
-    expect(await refused.json()).toMatchObject({
-      error: 'rate_limited',
-      request_id: expect.any(String),
-      doc_url: expect.stringContaining('#errors-rate_limited'),
-    });
-    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
-    expect(refused.headers.get('x-ratelimit-limit')).toBe('1200');
-    expect(refused.headers.get('x-ratelimit-remaining')).toBe('0');
-  }, 60_000);
+  it(
+    '1,300 REST calls with one key get 429 past 1,200, ' + 'counted across both edges, in the shared envelope',
+    async () => {
+      // The bucket is a sliding window over two minute-long cells aligned to the clock: a burst that straddles a
+      // cell's end is judged partly against the previous cell's weighted count and lets a few more through (a
+      // slow machine saw 1,209). The burst starts with at least 20 s of its cell left.
+      const left = 60_000 - (Date.now() % 60_000);
+      if (left < 20_000) await new Promise((resolve) => setTimeout(resolve, left + 50));
+      const key = await stack.seedKey({ scopes: ['keys:read'] });
+      const edges = [stack.edge.url, second.url];
+      const { ok, limited } = await hammer(1_300, (i) =>
+        fetch(`${edges[i % 2]}/v1/keys/whoami`, { headers: { authorization: `Bearer ${key.secret}` } }),
+      );
+      expect(ok).toBe(1_200);
+      expect(limited).toHaveLength(100);
+      const refused = limited[0]!;
+      expect(await refused.json()).toMatchObject({
+        error: 'rate_limited',
+        request_id: expect.any(String),
+        doc_url: expect.stringContaining('#errors-rate_limited'),
+      });
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(refused.headers.get('x-ratelimit-limit')).toBe('1200');
+      expect(refused.headers.get('x-ratelimit-remaining')).toBe('0');
+    },
+    60_000,
+  );
 
   it('model calls and REST calls of one key share its bucket, and every keyed answer says what is left', async () => {
     const key = await stack.seedKey({ scopes: ['keys:read', 'gateway:invoke'] });

@@ -69,94 +69,104 @@ afterAll(async () => {
   await upstream?.close();
 });
 
-it(`${STREAMS} concurrent streams to one upstream all receive their first token at once on the default configuration`, async () => {
-  const callers = new Agent({ connections: null, headersTimeout: 30_000, bodyTimeout: 30_000 });
-  let firstBytes = 0;
-  const failures: string[] = [];
-  const body = JSON.stringify({ model: 'house', stream: true, messages: [{ role: 'user', content: 'hold' }] });
-  try {
-    const streams = Array.from({ length: STREAMS }, async () => {
-      const res = await request(`${stack.edge.url}/v1/chat/completions`, {
-        method: 'POST',
-        dispatcher: callers,
-        headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-        body,
-      });
-      if (res.statusCode !== 200) {
-        failures.push(`${res.statusCode} ${await res.body.text()}`);
-        return;
-      }
-      let counted = false;
-      for await (const chunk of res.body) {
-        if (!counted && String(chunk).includes('first')) {
-          counted = true;
-          firstBytes += 1;
+it(
+  `${STREAMS} concurrent streams to one upstream all receive ` +
+    `their first token at once on the default configuration`,
+  async () => {
+    const callers = new Agent({ connections: null, headersTimeout: 30_000, bodyTimeout: 30_000 });
+    let firstBytes = 0;
+    const failures: string[] = [];
+    const body = JSON.stringify({ model: 'house', stream: true, messages: [{ role: 'user', content: 'hold' }] });
+    try {
+      const streams = Array.from({ length: STREAMS }, async () => {
+        const res = await request(`${stack.edge.url}/v1/chat/completions`, {
+          method: 'POST',
+          dispatcher: callers,
+          headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+          body,
+        });
+        if (res.statusCode !== 200) {
+          failures.push(`${res.statusCode} ${await res.body.text()}`);
+          return;
         }
-      }
+        let counted = false;
+        for await (const chunk of res.body) {
+          if (!counted && String(chunk).includes('first')) {
+            counted = true;
+            firstBytes += 1;
+          }
+        }
+      });
+      const deadline = Date.now() + 30_000;
+      while (firstBytes + failures.length < STREAMS && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      // Every stream is open upstream at the same moment: none is waiting for a connection.
+      expect(failures).toEqual([]);
+      expect(firstBytes).toBe(STREAMS);
+      expect(upstream.held()).toBe(STREAMS);
+      upstream.releaseAll();
+      await Promise.all(streams);
+    } finally {
+      await callers.close();
+    }
+  },
+  55_000,
+);
+
+it(
+  'with a small pool and queue, the call past both is answered overloaded at once: 503 for OpenAI callers, 529 ' +
+    'overloaded_error for messages',
+  async () => {
+    const small = await stack.startEdge(house(upstream.url), {
+      UPSTREAM_CONNECTIONS_PER_ORIGIN: '2',
+      UPSTREAM_QUEUE_LIMIT: '2',
     });
-    const deadline = Date.now() + 30_000;
-    while (firstBytes + failures.length < STREAMS && Date.now() < deadline)
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    // Every stream is open upstream at the same moment: none is waiting for a connection.
-    expect(failures).toEqual([]);
-    expect(firstBytes).toBe(STREAMS);
-    expect(upstream.held()).toBe(STREAMS);
+    const openai = openAiFor(small.url);
+    const anthropic = anthropicFor(small.url);
+    // Two streams hold both connections; two more wait in the queue.
+    const running = [0, 1].map(() =>
+      openai.chat.completions.create({ model: 'house', stream: true, messages: [{ role: 'user', content: 'hold' }] }),
+    );
+    const opened = await Promise.all(running);
+    const queued = [0, 1].map(() =>
+      openai.chat.completions.create({ model: 'house', stream: true, messages: [{ role: 'user', content: 'wait' }] }),
+    );
+    // The queued calls reach the edge's queue (they are not refused) before the next call arrives.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+
+    const startedAt = performance.now();
+    const chat = await openai.chat.completions
+      .create({ model: 'house', messages: [{ role: 'user', content: 'x' }] })
+      .catch((error: unknown) => error);
+    expect(chat).toBeInstanceOf(OpenAI.APIError);
+    expect((chat as InstanceType<typeof OpenAI.APIError>).status).toBe(503);
+    expect((chat as InstanceType<typeof OpenAI.APIError>).headers?.get('retry-after')).toBe('1');
+
+    const messages = await anthropic.messages
+      .create({ model: 'house-omni', max_tokens: 16, messages: [{ role: 'user', content: 'x' }] })
+      .catch((error: unknown) => error);
+    expect(messages).toBeInstanceOf(Anthropic.APIError);
+    const refusal = messages as InstanceType<typeof Anthropic.APIError>;
+    expect(refusal.status).toBe(529);
+    expect((refusal.error as { error?: { type?: string } }).error?.type).toBe('overloaded_error');
+    expect(refusal.headers?.get('retry-after')).toBe('1');
+    expect(performance.now() - startedAt).toBeLessThan(2_000);
+
+    const metrics = await (await fetch(`${small.url}/metrics`)).text();
+    expect(metrics).toMatch(/^sbc_upstream_queued_calls\{[^}]*\} 2$/m);
+    expect(metrics).toMatch(/^sbc_upstream_overload_refusals_total\{[^}]*\} 2$/m);
+
+    // Letting the running streams end lets the queued calls through.
     upstream.releaseAll();
-    await Promise.all(streams);
-  } finally {
-    await callers.close();
-  }
-}, 55_000);
-
-it('with a small pool and queue, the call past both is answered overloaded at once: 503 for OpenAI callers, 529 overloaded_error for messages', async () => {
-  const small = await stack.startEdge(house(upstream.url), {
-    UPSTREAM_CONNECTIONS_PER_ORIGIN: '2',
-    UPSTREAM_QUEUE_LIMIT: '2',
-  });
-  const openai = openAiFor(small.url);
-  const anthropic = anthropicFor(small.url);
-  // Two streams hold both connections; two more wait in the queue.
-  const running = [0, 1].map(() =>
-    openai.chat.completions.create({ model: 'house', stream: true, messages: [{ role: 'user', content: 'hold' }] }),
-  );
-  const opened = await Promise.all(running);
-  const queued = [0, 1].map(() =>
-    openai.chat.completions.create({ model: 'house', stream: true, messages: [{ role: 'user', content: 'wait' }] }),
-  );
-  // The queued calls reach the edge's queue (they are not refused) before the next call arrives.
-  await new Promise((resolve) => setTimeout(resolve, 300));
-
-  const startedAt = performance.now();
-  const chat = await openai.chat.completions
-    .create({ model: 'house', messages: [{ role: 'user', content: 'x' }] })
-    .catch((error: unknown) => error);
-  expect(chat).toBeInstanceOf(OpenAI.APIError);
-  expect((chat as InstanceType<typeof OpenAI.APIError>).status).toBe(503);
-  expect((chat as InstanceType<typeof OpenAI.APIError>).headers?.get('retry-after')).toBe('1');
-
-  const messages = await anthropic.messages
-    .create({ model: 'house-omni', max_tokens: 16, messages: [{ role: 'user', content: 'x' }] })
-    .catch((error: unknown) => error);
-  expect(messages).toBeInstanceOf(Anthropic.APIError);
-  const refusal = messages as InstanceType<typeof Anthropic.APIError>;
-  expect(refusal.status).toBe(529);
-  expect((refusal.error as { error?: { type?: string } }).error?.type).toBe('overloaded_error');
-  expect(refusal.headers?.get('retry-after')).toBe('1');
-  expect(performance.now() - startedAt).toBeLessThan(2_000);
-
-  const metrics = await (await fetch(`${small.url}/metrics`)).text();
-  expect(metrics).toMatch(/^sbc_upstream_queued_calls\{[^}]*\} 2$/m);
-  expect(metrics).toMatch(/^sbc_upstream_overload_refusals_total\{[^}]*\} 2$/m);
-
-  // Letting the running streams end lets the queued calls through.
-  upstream.releaseAll();
-  for (const stream of opened) for await (const _chunk of stream) void _chunk;
-  await new Promise((resolve) => setTimeout(resolve, 100));
-  upstream.releaseAll();
-  for (const stream of await Promise.all(queued)) {
+    for (const stream of opened) for await (const _chunk of stream) void _chunk;
+    await new Promise((resolve) => setTimeout(resolve, 100));
     upstream.releaseAll();
-    let text = '';
-    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
-    expect(text).toBe('first');
-  }
-}, 30_000);
+    for (const stream of await Promise.all(queued)) {
+      upstream.releaseAll();
+      let text = '';
+      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+      expect(text).toBe('first');
+    }
+  },
+  30_000,
+);

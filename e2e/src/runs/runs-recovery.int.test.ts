@@ -68,58 +68,62 @@ describeWithPostgres('runs: a worker killed mid-run is recovered by another', ()
       orderBy: { createdAt: 'asc' },
     });
 
-  it('continues the run from its last checkpoint after the lease runs out: one gapless stream, one settle, every key revoked', async () => {
-    child = spawn(process.execPath, [entry], {
-      env: { PATH: process.env.PATH ?? '', ...stack.runsEnv, RUNS_WORKERS: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child.stdout?.on('data', (chunk) => (childOutput += chunk));
-    child.stderr?.on('data', (chunk) => (childOutput += chunk));
-    const exited = new Promise((resolve) => child!.once('exit', resolve));
+  it(
+    'continues the run from its last checkpoint after the lease runs out: one gapless stream, one settle, every key ' +
+      'revoked',
+    async () => {
+      child = spawn(process.execPath, [entry], {
+        env: { PATH: process.env.PATH ?? '', ...stack.runsEnv, RUNS_WORKERS: '1' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      child.stdout?.on('data', (chunk) => (childOutput += chunk));
+      child.stderr?.on('data', (chunk) => (childOutput += chunk));
+      const exited = new Promise((resolve) => child!.once('exit', resolve));
 
-    const projectId = await stack.createProject({ name: 'recovery' });
-    // 400 tokens at the sim's pace: about 4 s per model call, long enough to be cut.
-    const created = await stack.api('POST', '/v1/runs', {
-      key: OWNER_KEY,
-      body: { project_id: projectId, prompt: 'write it all sim-tokens:400' },
-    });
-    expect(created.status).toBe(201);
-    const runId = created.body.id as string;
+      const projectId = await stack.createProject({ name: 'recovery' });
+      // 400 tokens at the sim's pace: about 4 s per model call, long enough to be cut.
+      const created = await stack.api('POST', '/v1/runs', {
+        key: OWNER_KEY,
+        body: { project_id: projectId, prompt: 'write it all sim-tokens:400' },
+      });
+      expect(created.status).toBe(201);
+      const runId = created.body.id as string;
 
-    const before = await readEventStream(eventsUrl(runId), {
-      key: OWNER_KEY,
-      until: (frame) => frame.event === 'message.delta',
-      timeoutMs: 30_000,
-    });
-    if (before.frames.at(-1)?.event !== 'message.delta')
-      throw new Error(`the worker process did not start the run; its output:\n${childOutput}`);
-    expect(before.frames.map((frame) => frame.event)).toEqual(['run.queued', 'run.started', 'message.delta']);
-    const [firstKey] = await runKeys(runId);
-    expect(firstKey?.revokedAt).toBeNull();
+      const before = await readEventStream(eventsUrl(runId), {
+        key: OWNER_KEY,
+        until: (frame) => frame.event === 'message.delta',
+        timeoutMs: 30_000,
+      });
+      if (before.frames.at(-1)?.event !== 'message.delta')
+        throw new Error(`the worker process did not start the run; its output:\n${childOutput}`);
+      expect(before.frames.map((frame) => frame.event)).toEqual(['run.queued', 'run.started', 'message.delta']);
+      const [firstKey] = await runKeys(runId);
+      expect(firstKey?.revokedAt).toBeNull();
 
-    child.kill('SIGKILL');
-    await exited;
-    child = undefined;
-    await stack.startRunsService({ RUNS_WORKERS: '1' });
+      child.kill('SIGKILL');
+      await exited;
+      child = undefined;
+      await stack.startRunsService({ RUNS_WORKERS: '1' });
 
-    const after = await readEventStream(eventsUrl(runId), {
-      key: OWNER_KEY,
-      lastEventId: before.frames.at(-1)!.id,
-      timeoutMs: 30_000,
-    });
-    expect(after.ended).toBe(true);
-    const stream: SseFrame[] = [...before.frames, ...after.frames];
-    expect(stream.map((frame) => Number(frame.id))).toEqual(stream.map((_frame, index) => index + 1));
-    const restarted = after.frames.find((frame) => frame.event === 'run.started');
-    expect(JSON.parse(restarted!.data).data).toEqual({ attempt: 2, model: 'house', recovered: true });
-    expect(after.frames.at(-1)?.event).toBe('run.succeeded');
-    expect(stream.filter((frame) => frame.event === 'run.succeeded')).toHaveLength(1);
+      const after = await readEventStream(eventsUrl(runId), {
+        key: OWNER_KEY,
+        lastEventId: before.frames.at(-1)!.id,
+        timeoutMs: 30_000,
+      });
+      expect(after.ended).toBe(true);
+      const stream: SseFrame[] = [...before.frames, ...after.frames];
+      expect(stream.map((frame) => Number(frame.id))).toEqual(stream.map((_frame, index) => index + 1));
+      const restarted = after.frames.find((frame) => frame.event === 'run.started');
+      expect(JSON.parse(restarted!.data).data).toEqual({ attempt: 2, model: 'house', recovered: true });
+      expect(after.frames.at(-1)?.event).toBe('run.succeeded');
+      expect(stream.filter((frame) => frame.event === 'run.succeeded')).toHaveLength(1);
 
-    const run = await stack.api('GET', `/v1/runs/${runId}`, { key: OWNER_KEY });
-    expect(run.body).toMatchObject({ status: 'succeeded', output: expect.stringContaining('filler-400') });
-    // The dead worker's key was revoked when the run was claimed again; the new one when it settled.
-    const keys = await runKeys(runId);
-    expect(keys).toHaveLength(2);
-    expect(keys.every((key) => key.revokedAt !== null)).toBe(true);
-  });
+      const run = await stack.api('GET', `/v1/runs/${runId}`, { key: OWNER_KEY });
+      expect(run.body).toMatchObject({ status: 'succeeded', output: expect.stringContaining('filler-400') });
+      // The dead worker's key was revoked when the run was claimed again; the new one when it settled.
+      const keys = await runKeys(runId);
+      expect(keys).toHaveLength(2);
+      expect(keys.every((key) => key.revokedAt !== null)).toBe(true);
+    },
+  );
 });

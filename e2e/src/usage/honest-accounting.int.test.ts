@@ -121,53 +121,64 @@ async function rowsOf(key: { id: string; secret: string }, count: number, ms = 2
 const billed = (rows: UsageRow[]) => rows.reduce((sum, row) => sum + row.credits_charged, 0);
 
 describe('strings the ledger cannot store', () => {
-  it('a NUL in the model id is a 400 invalid_request naming model, and the ledger goes on billing every other account', async () => {
-    const attacker = await stack.seedKey({ userId: await stack.seedUser(), scopes: ['gateway:invoke'] });
-    const poisoned = await rejectionOf(
-      openAi(attacker.secret).chat.completions.create({
-        model: 'x\u0000y',
-        messages: [{ role: 'user', content: 'hi' }],
-      }),
-    );
-    expect(poisoned).toBeInstanceOf(OpenAI.BadRequestError);
-    expect(poisoned).toMatchObject({ status: 400, code: 'invalid_request', param: 'model' });
+  it(
+    'a NUL in the model id is a 400 invalid_request naming ' +
+      'model, and the ledger goes on billing every other account',
+    async () => {
+      const attacker = await stack.seedKey({ userId: await stack.seedUser(), scopes: ['gateway:invoke'] });
+      const poisoned = await rejectionOf(
+        openAi(attacker.secret).chat.completions.create({
+          model: 'x\u0000y',
+          messages: [{ role: 'user', content: 'hi' }],
+        }),
+      );
+      expect(poisoned).toBeInstanceOf(OpenAI.BadRequestError);
+      expect(poisoned).toMatchObject({ status: 400, code: 'invalid_request', param: 'model' });
 
-    const victim = await stack.seedKey({ userId: await stack.seedUser(), scopes: ['gateway:invoke', 'usage:read'] });
-    const client = openAi(victim.secret);
-    for (let i = 0; i < 5; i++)
-      await client.chat.completions.create({
-        model: 'house',
-        max_tokens: 5,
-        messages: [{ role: 'user', content: `call ${i}` }],
+      const victim = await stack.seedKey({ userId: await stack.seedUser(), scopes: ['gateway:invoke', 'usage:read'] });
+      const client = openAi(victim.secret);
+      for (let i = 0; i < 5; i++)
+        await client.chat.completions.create({
+          model: 'house',
+          max_tokens: 5,
+          messages: [{ role: 'user', content: `call ${i}` }],
+        });
+      const rows = await rowsOf(victim, 5);
+      expect(rows.filter((row) => row.status === 200)).toHaveLength(5);
+      expect(billed(rows)).toBeGreaterThan(0);
+    },
+  );
+
+  it(
+    'an unpaired surrogate anywhere in a Messages body is a ' +
+      '400 invalid_request_error in that dialect, naming its path',
+    async () => {
+      const key = await stack.seedKey({ scopes: ['gateway:invoke'] });
+      const body =
+        '{"model":"house","max_tokens":5,"messages":[{"role":"user","content":[{"type":"text","text":"a\\ud800b"}]}]}';
+      const res = await fetch(`${stack.edge.url}/v1/messages`, {
+        method: 'POST',
+        headers: { 'x-api-key': key.secret, 'content-type': 'application/json' },
+        body,
       });
-    const rows = await rowsOf(victim, 5);
-    expect(rows.filter((row) => row.status === 200)).toHaveLength(5);
-    expect(billed(rows)).toBeGreaterThan(0);
-  });
-
-  it('an unpaired surrogate anywhere in a Messages body is a 400 invalid_request_error in that dialect, naming its path', async () => {
-    const key = await stack.seedKey({ scopes: ['gateway:invoke'] });
-    const body =
-      '{"model":"house","max_tokens":5,"messages":[{"role":"user","content":[{"type":"text","text":"a\\ud800b"}]}]}';
-    const res = await fetch(`${stack.edge.url}/v1/messages`, {
-      method: 'POST',
-      headers: { 'x-api-key': key.secret, 'content-type': 'application/json' },
-      body,
-    });
-    expect(res.status).toBe(400);
-    expect(await res.json()).toMatchObject({
-      type: 'error',
-      error: { type: 'invalid_request_error', issues: [{ path: 'messages.0.content.0.text', code: 'invalid_string' }] },
-    });
-    const viaSdk = await rejectionOf(
-      anthropic(key.secret).messages.create({
-        model: 'house',
-        max_tokens: 5,
-        messages: [{ role: 'user', content: 'nul \u0000 here' }],
-      }),
-    );
-    expect(viaSdk).toBeInstanceOf(Anthropic.BadRequestError);
-  });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({
+        type: 'error',
+        error: {
+          type: 'invalid_request_error',
+          issues: [{ path: 'messages.0.content.0.text', code: 'invalid_string' }],
+        },
+      });
+      const viaSdk = await rejectionOf(
+        anthropic(key.secret).messages.create({
+          model: 'house',
+          max_tokens: 5,
+          messages: [{ role: 'user', content: 'nul \u0000 here' }],
+        }),
+      );
+      expect(viaSdk).toBeInstanceOf(Anthropic.BadRequestError);
+    },
+  );
 
   it('an output limit past any safe integer is a 400 naming the field, in every dialect', async () => {
     const key = await stack.seedKey({ scopes: ['gateway:invoke'] });
@@ -216,37 +227,41 @@ describe('strings the ledger cannot store', () => {
 });
 
 describe('caps and balances under attack', () => {
-  it('a 10-credit daily cap hammered by 50 concurrent callers without max_tokens is billed at most 10 credits', async () => {
-    const key = await stack.seedKey({ scopes: ['gateway:invoke', 'usage:read'], dailyLimitCredits: 10 });
-    const client = openAi(key.secret);
-    // 20,000 words each, asked of an engine that honours the limit the edge sends (house: 0.8 credits per 1,000).
-    const results = await Promise.allSettled(
-      Array.from({ length: 50 }, (_, i) =>
-        i % 2 === 0
-          ? client.chat.completions.create({
-              model: 'house',
-              messages: [{ role: 'user', content: `sim-tokens:20000 call ${i}` }],
-            })
-          : (async () => {
-              const stream = await client.chat.completions.create({
+  it(
+    'a 10-credit daily cap hammered by 50 concurrent ' + 'callers without max_tokens is billed at most 10 credits',
+    async () => {
+      const key = await stack.seedKey({ scopes: ['gateway:invoke', 'usage:read'], dailyLimitCredits: 10 });
+      const client = openAi(key.secret);
+      // 20,000 words each, asked of an engine that honours the limit the edge sends (house: 0.8 credits per 1,000).
+      const results = await Promise.allSettled(
+        Array.from({ length: 50 }, (_, i) =>
+          i % 2 === 0
+            ? client.chat.completions.create({
                 model: 'house',
-                stream: true,
                 messages: [{ role: 'user', content: `sim-tokens:20000 call ${i}` }],
-              });
-              for await (const chunk of stream) void chunk;
-            })(),
-      ),
-    );
-    const served = results.filter((result) => result.status === 'fulfilled').length;
-    expect(served).toBeGreaterThanOrEqual(1);
-    for (const result of results) {
-      if (result.status === 'rejected')
-        expect(result.reason).toMatchObject({ status: 402, error: { budget: 'key_daily' } });
-    }
-    const rows = await rowsOf(key, 50);
-    expect(billed(rows)).toBeGreaterThan(5);
-    expect(billed(rows)).toBeLessThanOrEqual(10);
-  }, 60_000);
+              })
+            : (async () => {
+                const stream = await client.chat.completions.create({
+                  model: 'house',
+                  stream: true,
+                  messages: [{ role: 'user', content: `sim-tokens:20000 call ${i}` }],
+                });
+                for await (const chunk of stream) void chunk;
+              })(),
+        ),
+      );
+      const served = results.filter((result) => result.status === 'fulfilled').length;
+      expect(served).toBeGreaterThanOrEqual(1);
+      for (const result of results) {
+        if (result.status === 'rejected')
+          expect(result.reason).toMatchObject({ status: 402, error: { budget: 'key_daily' } });
+      }
+      const rows = await rowsOf(key, 50);
+      expect(billed(rows)).toBeGreaterThan(5);
+      expect(billed(rows)).toBeLessThanOrEqual(10);
+    },
+    60_000,
+  );
 
   it('a Free pot drained by 20 concurrent long replies without max_tokens is never overdrawn', async () => {
     const userId = await stack.seedUser();
@@ -282,52 +297,56 @@ describe('caps and balances under attack', () => {
     expect(Number(await stack.store.get(`credits:available:${userId}`))).toBeGreaterThanOrEqual(0);
   }, 60_000);
 
-  it('an upstream that ignores the output limit it is sent is stopped at the limit, with a clean end, and billed no more than reserved', async () => {
-    const key = await stack.seedKey({ scopes: ['gateway:invoke', 'usage:read'], dailyLimitCredits: 1 });
-    const client = openAi(key.secret);
-    // A history resent whole: the stream the edge cuts is billed for all of its prompt.
-    const messages = [
-      { role: 'user' as const, content: `Earlier: ${'a line of what was said before '.repeat(8)}` },
-      { role: 'assistant' as const, content: `And the answer: ${'a line of what was answered '.repeat(8)}` },
-      { role: 'user' as const, content: 'go on forever' },
-    ];
-    const stream = await client.chat.completions.create({
-      model: 'house-omni',
-      max_tokens: 300,
-      stream: true,
-      stream_options: { include_usage: true },
-      messages,
-    });
-    let text = '';
-    let finish: string | null | undefined;
-    let usage: OpenAI.CompletionUsage | undefined | null;
-    for await (const chunk of stream) {
-      text += chunk.choices[0]?.delta.content ?? '';
-      finish = chunk.choices[0]?.finish_reason ?? finish;
-      usage = chunk.usage ?? usage;
-    }
-    expect(runaway.maxTokensSeen.at(-1)).toBe(300);
-    expect(finish).toBe('length');
-    expect(usage?.completion_tokens).toBeGreaterThanOrEqual(300);
-    expect(text.split(' ').length).toBeLessThan(2_000);
-    // The upstream never reported usage; the prompt is the edge's own count, the one count_tokens answers.
-    const counted = await anthropic(key.secret).messages.countTokens({ model: 'house-omni', messages });
-    expect(counted.input_tokens).toBeGreaterThan(80);
-    expect(usage?.prompt_tokens).toBe(counted.input_tokens);
+  it(
+    'an upstream that ignores the output limit it is sent is stopped at the limit, with a clean end, and billed no ' +
+      'more than reserved',
+    async () => {
+      const key = await stack.seedKey({ scopes: ['gateway:invoke', 'usage:read'], dailyLimitCredits: 1 });
+      const client = openAi(key.secret);
+      // A history resent whole: the stream the edge cuts is billed for all of its prompt.
+      const messages = [
+        { role: 'user' as const, content: `Earlier: ${'a line of what was said before '.repeat(8)}` },
+        { role: 'assistant' as const, content: `And the answer: ${'a line of what was answered '.repeat(8)}` },
+        { role: 'user' as const, content: 'go on forever' },
+      ];
+      const stream = await client.chat.completions.create({
+        model: 'house-omni',
+        max_tokens: 300,
+        stream: true,
+        stream_options: { include_usage: true },
+        messages,
+      });
+      let text = '';
+      let finish: string | null | undefined;
+      let usage: OpenAI.CompletionUsage | undefined | null;
+      for await (const chunk of stream) {
+        text += chunk.choices[0]?.delta.content ?? '';
+        finish = chunk.choices[0]?.finish_reason ?? finish;
+        usage = chunk.usage ?? usage;
+      }
+      expect(runaway.maxTokensSeen.at(-1)).toBe(300);
+      expect(finish).toBe('length');
+      expect(usage?.completion_tokens).toBeGreaterThanOrEqual(300);
+      expect(text.split(' ').length).toBeLessThan(2_000);
+      // The upstream never reported usage; the prompt is the edge's own count, the one count_tokens answers.
+      const counted = await anthropic(key.secret).messages.countTokens({ model: 'house-omni', messages });
+      expect(counted.input_tokens).toBeGreaterThan(80);
+      expect(usage?.prompt_tokens).toBe(counted.input_tokens);
 
-    // Not streamed, the whole runaway reply arrives (6,000 tokens: 4.8 credits at list price), but the charge
-    // stops at what the call reserved, inside the 1-credit cap.
-    const reply = await client.chat.completions.create({
-      model: 'house-omni',
-      max_tokens: 600,
-      messages: [{ role: 'user', content: 'more' }],
-    });
-    expect(reply.usage?.completion_tokens).toBe(6_000);
-    const rows = await rowsOf(key, 2);
-    expect(rows.map((row) => row.status)).toEqual([200, 200]);
-    expect(billed(rows)).toBeGreaterThan(0.5);
-    expect(billed(rows)).toBeLessThanOrEqual(1);
-  });
+      // Not streamed, the whole runaway reply arrives (6,000 tokens: 4.8 credits at list price), but the charge
+      // stops at what the call reserved, inside the 1-credit cap.
+      const reply = await client.chat.completions.create({
+        model: 'house-omni',
+        max_tokens: 600,
+        messages: [{ role: 'user', content: 'more' }],
+      });
+      expect(reply.usage?.completion_tokens).toBe(6_000);
+      const rows = await rowsOf(key, 2);
+      expect(rows.map((row) => row.status)).toEqual([200, 200]);
+      expect(billed(rows)).toBeGreaterThan(0.5);
+      expect(billed(rows)).toBeLessThanOrEqual(1);
+    },
+  );
 
   it('a chat call without max_tokens is sent upstream with the output limit it was admitted under', async () => {
     const key = await stack.seedKey({ scopes: ['gateway:invoke'], dailyLimitCredits: 1 });

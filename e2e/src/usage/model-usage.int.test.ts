@@ -107,127 +107,133 @@ function expectRecorded(row: Row, seen: Seen, keyId: string): void {
 }
 
 describe('usage rows', () => {
-  it('every call, streamed or not and whatever the dialects, leaves exactly one row with the usage the caller saw', async () => {
-    const key = await stack.seedKey({ scopes: ['gateway:invoke'] });
-    const openai = openAiFor(stack.edge.url, key.secret);
-    const anthropic = anthropicFor(stack.edge.url, key.secret);
-    const seen: Seen[] = [];
+  it(
+    'every call, streamed or not and whatever the dialects, ' + 'leaves exactly one row with the usage the caller saw',
+    async () => {
+      const key = await stack.seedKey({ scopes: ['gateway:invoke'] });
+      const openai = openAiFor(stack.edge.url, key.secret);
+      const anthropic = anthropicFor(stack.edge.url, key.secret);
+      const seen: Seen[] = [];
 
-    for (const model of ['house', 'house-omni'] as const) {
-      const id = requestId('chat');
-      const reply = await openai.chat.completions.create({ model, messages: hello, max_tokens: 64 }, withId(id));
-      const out = model === 'house' ? 'openai' : 'anthropic';
-      seen.push({
-        id,
-        model,
-        dialectIn: 'chat',
-        dialectOut: out,
-        stream: false,
-        input: reply.usage!.prompt_tokens,
-        output: reply.usage!.completion_tokens,
-      });
-    }
-    for (const model of ['house-omni', 'house'] as const) {
-      const id = requestId('msg');
-      const reply = await anthropic.messages.create({ model, messages: hello, max_tokens: 64 }, withId(id));
-      const out = model === 'house' ? 'openai' : 'anthropic';
-      seen.push({
-        id,
-        model,
-        dialectIn: 'messages',
-        dialectOut: out,
-        stream: false,
-        input: reply.usage.input_tokens,
-        output: reply.usage.output_tokens,
-      });
-    }
-    {
-      const id = requestId('chatstream');
-      const stream = await openai.chat.completions.create(
-        {
-          model: 'house',
-          messages: [{ role: 'user', content: 'sim-tokens:40 stream it' }],
-          max_tokens: 64,
-          stream: true,
-          stream_options: { include_usage: true },
-        },
-        withId(id),
-      );
-      let usage: OpenAI.CompletionUsage | undefined;
-      for await (const chunk of stream) if (chunk.usage) usage = chunk.usage;
-      seen.push({
-        id,
-        model: 'house',
-        dialectIn: 'chat',
-        dialectOut: 'openai',
-        stream: true,
-        input: usage!.prompt_tokens,
-        output: usage!.completion_tokens,
-      });
-    }
-    {
-      const id = requestId('msgstream');
-      const final = await anthropic.messages
-        .stream(
-          { model: 'house-omni', messages: [{ role: 'user', content: 'sim-tokens:40 stream it' }], max_tokens: 64 },
+      for (const model of ['house', 'house-omni'] as const) {
+        const id = requestId('chat');
+        const reply = await openai.chat.completions.create({ model, messages: hello, max_tokens: 64 }, withId(id));
+        const out = model === 'house' ? 'openai' : 'anthropic';
+        seen.push({
+          id,
+          model,
+          dialectIn: 'chat',
+          dialectOut: out,
+          stream: false,
+          input: reply.usage!.prompt_tokens,
+          output: reply.usage!.completion_tokens,
+        });
+      }
+      for (const model of ['house-omni', 'house'] as const) {
+        const id = requestId('msg');
+        const reply = await anthropic.messages.create({ model, messages: hello, max_tokens: 64 }, withId(id));
+        const out = model === 'house' ? 'openai' : 'anthropic';
+        seen.push({
+          id,
+          model,
+          dialectIn: 'messages',
+          dialectOut: out,
+          stream: false,
+          input: reply.usage.input_tokens,
+          output: reply.usage.output_tokens,
+        });
+      }
+      {
+        const id = requestId('chatstream');
+        const stream = await openai.chat.completions.create(
+          {
+            model: 'house',
+            messages: [{ role: 'user', content: 'sim-tokens:40 stream it' }],
+            max_tokens: 64,
+            stream: true,
+            stream_options: { include_usage: true },
+          },
           withId(id),
-        )
-        .finalMessage();
-      seen.push({
-        id,
-        model: 'house-omni',
-        dialectIn: 'messages',
-        dialectOut: 'anthropic',
-        stream: true,
-        input: final.usage.input_tokens,
-        output: final.usage.output_tokens,
-      });
-    }
-    {
-      const id = requestId('responses');
-      const reply = await openai.responses.create(
-        { model: 'house', input: TEXT_PROMPT, max_output_tokens: 64 },
-        withId(id),
-      );
-      seen.push({
-        id,
-        model: 'house',
-        dialectIn: 'responses',
-        dialectOut: 'openai',
-        stream: false,
-        input: reply.usage!.input_tokens,
-        output: reply.usage!.output_tokens,
-      });
-    }
+        );
+        let usage: OpenAI.CompletionUsage | undefined;
+        for await (const chunk of stream) if (chunk.usage) usage = chunk.usage;
+        seen.push({
+          id,
+          model: 'house',
+          dialectIn: 'chat',
+          dialectOut: 'openai',
+          stream: true,
+          input: usage!.prompt_tokens,
+          output: usage!.completion_tokens,
+        });
+      }
+      {
+        const id = requestId('msgstream');
+        const final = await anthropic.messages
+          .stream(
+            { model: 'house-omni', messages: [{ role: 'user', content: 'sim-tokens:40 stream it' }], max_tokens: 64 },
+            withId(id),
+          )
+          .finalMessage();
+        seen.push({
+          id,
+          model: 'house-omni',
+          dialectIn: 'messages',
+          dialectOut: 'anthropic',
+          stream: true,
+          input: final.usage.input_tokens,
+          output: final.usage.output_tokens,
+        });
+      }
+      {
+        const id = requestId('responses');
+        const reply = await openai.responses.create(
+          { model: 'house', input: TEXT_PROMPT, max_output_tokens: 64 },
+          withId(id),
+        );
+        seen.push({
+          id,
+          model: 'house',
+          dialectIn: 'responses',
+          dialectOut: 'openai',
+          stream: false,
+          input: reply.usage!.input_tokens,
+          output: reply.usage!.output_tokens,
+        });
+      }
 
-    const rows = await rowsOfKey(key.id, seen.length);
-    expect(rows.map((row) => row.requestId).sort()).toEqual(seen.map((call) => call.id).sort());
-    for (const call of seen)
-      expectRecorded(
-        rows.find((row) => row.requestId === call.id)!,
-        call,
-        key.id,
-      );
-    // Streamed calls: 40 output tokens, as asked.
-    expect(seen.filter((call) => call.stream).map((call) => call.output)).toEqual([40, 40]);
-  });
+      const rows = await rowsOfKey(key.id, seen.length);
+      expect(rows.map((row) => row.requestId).sort()).toEqual(seen.map((call) => call.id).sort());
+      for (const call of seen)
+        expectRecorded(
+          rows.find((row) => row.requestId === call.id)!,
+          call,
+          key.id,
+        );
+      // Streamed calls: 40 output tokens, as asked.
+      expect(seen.filter((call) => call.stream).map((call) => call.output)).toEqual([40, 40]);
+    },
+  );
 
-  it('the request id the edge answers with (x-request-id / request-id) keys the row when the caller sends none', async () => {
-    const key = await stack.seedKey({ scopes: ['gateway:invoke'] });
-    const chat = await openAiFor(stack.edge.url, key.secret)
-      .chat.completions.create({ model: 'house', messages: hello, max_tokens: 16 })
-      .withResponse();
-    const messages = await anthropicFor(stack.edge.url, key.secret)
-      .messages.create({ model: 'house-omni', messages: hello, max_tokens: 16 })
-      .withResponse();
-    const chatId = chat.response.headers.get('x-request-id')!;
-    const messagesId = messages.response.headers.get('request-id')!;
-    expect(chatId).toBeTruthy();
-    expect(messagesId).toBeTruthy();
-    expect((await rowFor(chatId)).tokensCompletion).toBe(BigInt(chat.data.usage!.completion_tokens));
-    expect((await rowFor(messagesId)).tokensCompletion).toBe(BigInt(messages.data.usage.output_tokens));
-    expect(await rowsOfKey(key.id, 2)).toHaveLength(2);
-  });
+  it(
+    'the request id the edge answers with (x-request-id / ' + 'request-id) keys the row when the caller sends none',
+    async () => {
+      const key = await stack.seedKey({ scopes: ['gateway:invoke'] });
+      const chat = await openAiFor(stack.edge.url, key.secret)
+        .chat.completions.create({ model: 'house', messages: hello, max_tokens: 16 })
+        .withResponse();
+      const messages = await anthropicFor(stack.edge.url, key.secret)
+        .messages.create({ model: 'house-omni', messages: hello, max_tokens: 16 })
+        .withResponse();
+      const chatId = chat.response.headers.get('x-request-id')!;
+      const messagesId = messages.response.headers.get('request-id')!;
+      expect(chatId).toBeTruthy();
+      expect(messagesId).toBeTruthy();
+      expect((await rowFor(chatId)).tokensCompletion).toBe(BigInt(chat.data.usage!.completion_tokens));
+      expect((await rowFor(messagesId)).tokensCompletion).toBe(BigInt(messages.data.usage.output_tokens));
+      expect(await rowsOfKey(key.id, 2)).toHaveLength(2);
+    },
+  );
 
   it('a refused call (unknown model → 404) is recorded with status 404 and nothing used or charged', async () => {
     const key = await stack.seedKey({ scopes: ['gateway:invoke'] });
@@ -252,40 +258,44 @@ describe('usage rows', () => {
     expect(credits(row)).toBe(0);
   });
 
-  it('a caller that hangs up mid-stream is recorded with status 499 and billed for what it received, its whole prompt included', async () => {
-    const key = await stack.seedKey({ scopes: ['gateway:invoke'] });
-    const id = requestId('hangup');
-    const controller = new AbortController();
-    // A conversation resent whole, as chat clients do: the prompt the stream is billed for is all of it.
-    const history = Array.from({ length: 6 }, (_, turn) => ({
-      role: turn % 2 === 0 ? ('user' as const) : ('assistant' as const),
-      content: `Turn ${turn}: ${'a fairly long line of history '.repeat(40)}`,
-    }));
-    const messages = [...history, { role: 'user' as const, content: 'sim-tokens:400 tell me a long story' }];
-    const stream = await openAiFor(stack.pacedEdge.url, key.secret).chat.completions.create(
-      { model: 'house', messages, max_tokens: 1000, stream: true },
-      { ...withId(id), signal: controller.signal },
-    );
-    let pieces = 0;
-    for await (const chunk of stream) {
-      if (chunk.choices[0]?.delta.content) pieces += 1;
-      if (pieces === 2) controller.abort();
-    }
-    expect(pieces).toBe(2);
-    const row = await rowFor(id);
-    expect(row).toMatchObject({ keyId: key.id, model: 'house', status: 499, stream: true, upstream: 'house' });
-    // 400 tokens at 20 per second take 20 s; the row came long before (only what was produced is counted).
-    expect(row.tokensCompletion).toBeLessThan(400n);
-    expect(row.tokensCompletion).toBeGreaterThanOrEqual(2n);
-    // The edge's own count of the same turns, by its tokenizer (the house model's engine cannot count them).
-    const counted = await anthropicFor(stack.pacedEdge.url, key.secret).messages.countTokens({
-      model: 'house',
-      messages,
-    });
-    expect(counted.input_tokens).toBeGreaterThan(1_000);
-    expect(row.tokensPrompt).toBe(BigInt(counted.input_tokens));
-    expect(credits(row)).toBeGreaterThan(0);
-  });
+  it(
+    'a caller that hangs up mid-stream is recorded with status 499 and billed for what it received, its whole prompt ' +
+      'included',
+    async () => {
+      const key = await stack.seedKey({ scopes: ['gateway:invoke'] });
+      const id = requestId('hangup');
+      const controller = new AbortController();
+      // A conversation resent whole, as chat clients do: the prompt the stream is billed for is all of it.
+      const history = Array.from({ length: 6 }, (_, turn) => ({
+        role: turn % 2 === 0 ? ('user' as const) : ('assistant' as const),
+        content: `Turn ${turn}: ${'a fairly long line of history '.repeat(40)}`,
+      }));
+      const messages = [...history, { role: 'user' as const, content: 'sim-tokens:400 tell me a long story' }];
+      const stream = await openAiFor(stack.pacedEdge.url, key.secret).chat.completions.create(
+        { model: 'house', messages, max_tokens: 1000, stream: true },
+        { ...withId(id), signal: controller.signal },
+      );
+      let pieces = 0;
+      for await (const chunk of stream) {
+        if (chunk.choices[0]?.delta.content) pieces += 1;
+        if (pieces === 2) controller.abort();
+      }
+      expect(pieces).toBe(2);
+      const row = await rowFor(id);
+      expect(row).toMatchObject({ keyId: key.id, model: 'house', status: 499, stream: true, upstream: 'house' });
+      // 400 tokens at 20 per second take 20 s; the row came long before (only what was produced is counted).
+      expect(row.tokensCompletion).toBeLessThan(400n);
+      expect(row.tokensCompletion).toBeGreaterThanOrEqual(2n);
+      // The edge's own count of the same turns, by its tokenizer (the house model's engine cannot count them).
+      const counted = await anthropicFor(stack.pacedEdge.url, key.secret).messages.countTokens({
+        model: 'house',
+        messages,
+      });
+      expect(counted.input_tokens).toBeGreaterThan(1_000);
+      expect(row.tokensPrompt).toBe(BigInt(counted.input_tokens));
+      expect(credits(row)).toBeGreaterThan(0);
+    },
+  );
 });
 
 /** The store's spend counters hold whole millicredits: each call's exact charge, rounded up. */
@@ -303,72 +313,76 @@ const smallBody = { model: 'house', max_tokens: 16, messages: hello };
 const utcDay = () => new Date().toISOString().slice(0, 10).replace(/-/g, '');
 
 describe('key daily cap (1 credit)', () => {
-  it('calls that fit succeed; once spent, the next is 402 in the dialect called with budget key_daily and x-should-retry: false', async () => {
-    const key = await stack.seedKey({ scopes: ['gateway:invoke'], dailyLimitCredits: 1 });
-    const openai = openAiFor(stack.edge.url, key.secret);
-    const worst = worstMilli(spendBody);
-    expect(worst).toBeGreaterThan(300);
-    expect(worst).toBeLessThan(400);
+  it(
+    'calls that fit succeed; once spent, the next is 402 in the dialect called with budget key_daily and ' +
+      'x-should-retry: false',
+    async () => {
+      const key = await stack.seedKey({ scopes: ['gateway:invoke'], dailyLimitCredits: 1 });
+      const openai = openAiFor(stack.edge.url, key.secret);
+      const worst = worstMilli(spendBody);
+      expect(worst).toBeGreaterThan(300);
+      expect(worst).toBeLessThan(400);
 
-    let spentMilli = 0;
-    let succeeded = 0;
-    let refusedId: string | undefined;
-    for (let i = 0; i < 6 && !refusedId; i++) {
-      const id = requestId(`cap${i}`);
-      if (spentMilli + worst <= 1_000) {
-        const reply = await openai.chat.completions.create(spendBody, withId(id));
-        expect(reply.usage!.completion_tokens).toBe(300);
-        const row = await rowFor(id);
-        expect(row.status).toBe(200);
-        spentMilli += Math.round(credits(row) * 1_000);
-        succeeded += 1;
-      } else {
-        const error = await rejectionOf(openai.chat.completions.create(spendBody, withId(id)));
-        expect(error).toBeInstanceOf(OpenAI.APIError);
-        expect(error.status).toBe(402);
-        expect(error).toMatchObject({ code: 'budget_exhausted', type: 'insufficient_quota' });
-        expect(error.error).toMatchObject({ budget: 'key_daily', message: expect.any(String) });
-        expect(error.headers.get('x-should-retry')).toBe('false');
-        refusedId = id;
+      let spentMilli = 0;
+      let succeeded = 0;
+      let refusedId: string | undefined;
+      for (let i = 0; i < 6 && !refusedId; i++) {
+        const id = requestId(`cap${i}`);
+        if (spentMilli + worst <= 1_000) {
+          const reply = await openai.chat.completions.create(spendBody, withId(id));
+          expect(reply.usage!.completion_tokens).toBe(300);
+          const row = await rowFor(id);
+          expect(row.status).toBe(200);
+          spentMilli += Math.round(credits(row) * 1_000);
+          succeeded += 1;
+        } else {
+          const error = await rejectionOf(openai.chat.completions.create(spendBody, withId(id)));
+          expect(error).toBeInstanceOf(OpenAI.APIError);
+          expect(error.status).toBe(402);
+          expect(error).toMatchObject({ code: 'budget_exhausted', type: 'insufficient_quota' });
+          expect(error.error).toMatchObject({ budget: 'key_daily', message: expect.any(String) });
+          expect(error.headers.get('x-should-retry')).toBe('false');
+          refusedId = id;
+        }
       }
-    }
-    expect(succeeded).toBe(3);
-    expect(refusedId).toBeDefined();
+      expect(succeeded).toBe(3);
+      expect(refusedId).toBeDefined();
 
-    // The same refusal in the Messages dialect.
-    const messagesId = requestId('capmsg');
-    const refused = await rejectionOf(
-      anthropicFor(stack.edge.url, key.secret).messages.create(
-        { ...spendBody, model: 'house-omni' },
-        withId(messagesId),
-      ),
-    );
-    expect(refused).toBeInstanceOf(Anthropic.APIError);
-    expect(refused.status).toBe(402);
-    expect(refused.error).toMatchObject({
-      type: 'error',
-      error: { type: 'billing_error', budget: 'key_daily', message: expect.any(String) },
-    });
-    expect(refused.headers.get('x-should-retry')).toBe('false');
+      // The same refusal in the Messages dialect.
+      const messagesId = requestId('capmsg');
+      const refused = await rejectionOf(
+        anthropicFor(stack.edge.url, key.secret).messages.create(
+          { ...spendBody, model: 'house-omni' },
+          withId(messagesId),
+        ),
+      );
+      expect(refused).toBeInstanceOf(Anthropic.APIError);
+      expect(refused.status).toBe(402);
+      expect(refused.error).toMatchObject({
+        type: 'error',
+        error: { type: 'billing_error', budget: 'key_daily', message: expect.any(String) },
+      });
+      expect(refused.headers.get('x-should-retry')).toBe('false');
 
-    // Refusals are recorded, with nothing charged.
-    for (const id of [refusedId!, messagesId]) {
-      const row = await rowFor(id);
-      expect(row).toMatchObject({ status: 402, tokensPrompt: 0n, tokensCompletion: 0n });
-      expect(credits(row)).toBe(0);
-    }
+      // Refusals are recorded, with nothing charged.
+      for (const id of [refusedId!, messagesId]) {
+        const row = await rowFor(id);
+        expect(row).toMatchObject({ status: 402, tokensPrompt: 0n, tokensCompletion: 0n });
+        expect(credits(row)).toBe(0);
+      }
 
-    // A call whose worst case still fits in what is left is served.
-    expect(spentMilli + worstMilli(smallBody)).toBeLessThanOrEqual(1_000);
-    const smallId = requestId('capsmall');
-    await openai.chat.completions.create(smallBody, withId(smallId));
-    expect((await rowFor(smallId)).status).toBe(200);
+      // A call whose worst case still fits in what is left is served.
+      expect(spentMilli + worstMilli(smallBody)).toBeLessThanOrEqual(1_000);
+      const smallId = requestId('capsmall');
+      await openai.chat.completions.create(smallBody, withId(smallId));
+      expect((await rowFor(smallId)).status).toBe(200);
 
-    const rows = await rowsOfKey(key.id, succeeded + 3);
-    const total = rows.reduce((sum, row) => sum + credits(row), 0);
-    expect(total).toBeLessThanOrEqual(1);
-    expect(Number(await stack.store.get(`spend:key:${key.id}:d:${utcDay()}`))).toBe(counterMilli(rows));
-  });
+      const rows = await rowsOfKey(key.id, succeeded + 3);
+      const total = rows.reduce((sum, row) => sum + credits(row), 0);
+      expect(total).toBeLessThanOrEqual(1);
+      expect(Number(await stack.store.get(`spend:key:${key.id}:d:${utcDay()}`))).toBe(counterMilli(rows));
+    },
+  );
 
   it('parallel calls against a cap that fits only some of them never push recorded spend over the cap', async () => {
     const key = await stack.seedKey({ scopes: ['gateway:invoke'], dailyLimitCredits: 1 });
@@ -404,35 +418,38 @@ describe('account balance (credits:available)', () => {
     await stack.store.del(balanceKey());
   });
 
-  it('a call that does not fit is 402 budget account; one that fits is served and the balance drops by its charge', async () => {
-    const key = await stack.seedKey({ scopes: ['gateway:invoke'] });
-    const openai = openAiFor(stack.edge.url, key.secret);
-    await stack.store.set(balanceKey(), '100');
-    expect(worstMilli(spendBody)).toBeGreaterThan(100);
-    expect(worstMilli(smallBody)).toBeLessThanOrEqual(100);
+  it(
+    'a call that does not fit is 402 budget account; one ' + 'that fits is served and the balance drops by its charge',
+    async () => {
+      const key = await stack.seedKey({ scopes: ['gateway:invoke'] });
+      const openai = openAiFor(stack.edge.url, key.secret);
+      await stack.store.set(balanceKey(), '100');
+      expect(worstMilli(spendBody)).toBeGreaterThan(100);
+      expect(worstMilli(smallBody)).toBeLessThanOrEqual(100);
 
-    const bigId = requestId('acctbig');
-    const error = await rejectionOf(openai.chat.completions.create(spendBody, withId(bigId)));
-    expect(error.status).toBe(402);
-    expect(error).toMatchObject({ code: 'budget_exhausted' });
-    expect(error.error).toMatchObject({ budget: 'account' });
-    expect(error.headers.get('x-should-retry')).toBe('false');
-    const refused = await rejectionOf(
-      anthropicFor(stack.edge.url, key.secret).messages.create({ ...spendBody, model: 'house-omni' }),
-    );
-    expect(refused.status).toBe(402);
-    expect(refused.error).toMatchObject({ type: 'error', error: { type: 'billing_error', budget: 'account' } });
-    expect((await rowFor(bigId)).status).toBe(402);
-    // A refusal leaves the balance as it was.
-    expect(await stack.store.get(balanceKey())).toBe('100');
+      const bigId = requestId('acctbig');
+      const error = await rejectionOf(openai.chat.completions.create(spendBody, withId(bigId)));
+      expect(error.status).toBe(402);
+      expect(error).toMatchObject({ code: 'budget_exhausted' });
+      expect(error.error).toMatchObject({ budget: 'account' });
+      expect(error.headers.get('x-should-retry')).toBe('false');
+      const refused = await rejectionOf(
+        anthropicFor(stack.edge.url, key.secret).messages.create({ ...spendBody, model: 'house-omni' }),
+      );
+      expect(refused.status).toBe(402);
+      expect(refused.error).toMatchObject({ type: 'error', error: { type: 'billing_error', budget: 'account' } });
+      expect((await rowFor(bigId)).status).toBe(402);
+      // A refusal leaves the balance as it was.
+      expect(await stack.store.get(balanceKey())).toBe('100');
 
-    const smallId = requestId('acctsmall');
-    const reply = await openai.chat.completions.create(smallBody, withId(smallId));
-    const row = await rowFor(smallId);
-    expect(row.status).toBe(200);
-    expect(row.tokensCompletion).toBe(BigInt(reply.usage!.completion_tokens));
-    const chargedMilli = Math.round(credits(row) * 1_000);
-    expect(chargedMilli).toBeGreaterThan(0);
-    expect(Number(await stack.store.get(balanceKey()))).toBe(100 - chargedMilli);
-  });
+      const smallId = requestId('acctsmall');
+      const reply = await openai.chat.completions.create(smallBody, withId(smallId));
+      const row = await rowFor(smallId);
+      expect(row.status).toBe(200);
+      expect(row.tokensCompletion).toBe(BigInt(reply.usage!.completion_tokens));
+      const chargedMilli = Math.round(credits(row) * 1_000);
+      expect(chargedMilli).toBeGreaterThan(0);
+      expect(Number(await stack.store.get(balanceKey()))).toBe(100 - chargedMilli);
+    },
+  );
 });

@@ -90,55 +90,67 @@ describe('request ids are for correlation, not identity', () => {
     expect(creditsOf(shared)).toBeCloseTo(creditsOf(own), 6);
   });
 
-  it('the usage routes list every one of them, each showing the caller request id, and page through them without skipping', async () => {
-    const seen: Array<{ id: string; request_id: string }> = [];
-    let page = await stack.api('GET', '/v1/usage/requests?limit=10', { key: sharing.key });
-    for (;;) {
-      expect(page.status).toBe(200);
-      seen.push(...(page.body.data as Array<{ id: string; request_id: string }>));
-      if (!page.body.has_more) break;
-      page = await stack.api('GET', `/v1/usage/requests?limit=10&after_id=${page.body.last_id}`, { key: sharing.key });
-    }
-    expect(seen).toHaveLength(CALLS);
-    expect(new Set(seen.map((row) => row.id)).size).toBe(CALLS);
-    expect(seen.every((row) => row.request_id === SHARED_ID)).toBe(true);
-    const totals = await stack.api('GET', '/v1/usage', { key: sharing.key });
-    expect(totals.body.totals.requests).toBe(CALLS);
-  });
+  it(
+    'the usage routes list every one of them, each showing the caller request id, and page through them without ' +
+      'skipping',
+    async () => {
+      const seen: Array<{ id: string; request_id: string }> = [];
+      let page = await stack.api('GET', '/v1/usage/requests?limit=10', { key: sharing.key });
+      for (;;) {
+        expect(page.status).toBe(200);
+        seen.push(...(page.body.data as Array<{ id: string; request_id: string }>));
+        if (!page.body.has_more) break;
+        page = await stack.api('GET', `/v1/usage/requests?limit=10&after_id=${page.body.last_id}`, {
+          key: sharing.key,
+        });
+      }
+      expect(seen).toHaveLength(CALLS);
+      expect(new Set(seen.map((row) => row.id)).size).toBe(CALLS);
+      expect(seen.every((row) => row.request_id === SHARED_ID)).toBe(true);
+      const totals = await stack.api('GET', '/v1/usage', { key: sharing.key });
+      expect(totals.body.totals.requests).toBe(CALLS);
+    },
+  );
 
-  it('another account sending the same id later is recorded and billed too, and the first account keeps its rows', async () => {
-    const other = await caller();
-    await call(other, SHARED_ID);
-    const [row] = await rowsOf(other.userId, 1);
-    expect(row).toMatchObject({ requestId: SHARED_ID, status: 200 });
-    expect(Number(row!.creditsCharged.toString())).toBeGreaterThan(0);
-    expect(await rowsOf(sharing.userId, CALLS)).toHaveLength(CALLS);
-    const listed = await stack.api('GET', '/v1/usage/requests', { key: other.key });
-    expect(listed.body.data).toEqual([expect.objectContaining({ request_id: SHARED_ID, id: row!.eventId })]);
-  });
+  it(
+    'another account sending the same id later is recorded ' + 'and billed too, and the first account keeps its rows',
+    async () => {
+      const other = await caller();
+      await call(other, SHARED_ID);
+      const [row] = await rowsOf(other.userId, 1);
+      expect(row).toMatchObject({ requestId: SHARED_ID, status: 200 });
+      expect(Number(row!.creditsCharged.toString())).toBeGreaterThan(0);
+      expect(await rowsOf(sharing.userId, CALLS)).toHaveLength(CALLS);
+      const listed = await stack.api('GET', '/v1/usage/requests', { key: other.key });
+      expect(listed.body.data).toEqual([expect.objectContaining({ request_id: SHARED_ID, id: row!.eventId })]);
+    },
+  );
 });
 
 describe('a poisoned usage event does not stop billing', () => {
-  it('after an event PostgreSQL refuses, another account’s calls through the edge are still recorded and billed', async () => {
-    const victim = await caller();
-    // Written as a producer without the edge's sanitiser could: a timestamp PostgreSQL cannot hold (SQLSTATE 22009).
-    const poison = create(UsageEventSchema, {
-      eventId: 'evt_poison_http',
-      requestId: 'req_poison',
-      accountId: 'usr_poisoner',
-      model: 'house',
-      status: 200,
-      ts: timestampFromMs(-8.64e15),
-    });
-    stack.bus.producer.send(USAGE_EVENTS_TOPIC, { key: poison.accountId, value: toBinary(UsageEventSchema, poison) });
-    for (let i = 0; i < 5; i++) await call(victim, `after-poison-${i}`);
+  it(
+    'after an event PostgreSQL refuses, another account’s ' + 'calls through the edge are still recorded and billed',
+    async () => {
+      const victim = await caller();
+      // Written as a producer without the edge's sanitiser could: a timestamp PostgreSQL cannot hold (SQLSTATE 22009).
+      const poison = create(UsageEventSchema, {
+        eventId: 'evt_poison_http',
+        requestId: 'req_poison',
+        accountId: 'usr_poisoner',
+        model: 'house',
+        status: 200,
+        ts: timestampFromMs(-8.64e15),
+      });
+      stack.bus.producer.send(USAGE_EVENTS_TOPIC, { key: poison.accountId, value: toBinary(UsageEventSchema, poison) });
+      for (let i = 0; i < 5; i++) await call(victim, `after-poison-${i}`);
 
-    const rows = await rowsOf(victim.userId, 5);
-    expect(rows).toHaveLength(5);
-    expect(creditsOf(rows)).toBeGreaterThan(0);
-    const parked = await stack.ledger.database.prisma.usageDeadLetter.findFirst({
-      where: { eventId: 'evt_poison_http' },
-    });
-    expect(parked).toMatchObject({ key: 'usr_poisoner', replayedAt: null, error: expect.stringMatching(/22009/) });
-  });
+      const rows = await rowsOf(victim.userId, 5);
+      expect(rows).toHaveLength(5);
+      expect(creditsOf(rows)).toBeGreaterThan(0);
+      const parked = await stack.ledger.database.prisma.usageDeadLetter.findFirst({
+        where: { eventId: 'evt_poison_http' },
+      });
+      expect(parked).toMatchObject({ key: 'usr_poisoner', replayedAt: null, error: expect.stringMatching(/22009/) });
+    },
+  );
 });

@@ -200,42 +200,45 @@ describe('usage routes', () => {
     ]);
   });
 
-  it('GET /v1/usage/requests pages newest first with after_id and before_id, and filters by key and model', async () => {
-    const first = await stack.api('GET', '/v1/usage/requests?limit=5', { key: account.key });
-    expect(first.status).toBe(200);
-    expect(first.body).toMatchObject({ object: 'list', has_more: true });
-    const ts = first.body.data.map((row: { ts: string }) => row.ts);
-    expect([...ts].sort().reverse()).toEqual(ts);
-    expect(first.body.data[0]).toMatchObject({
-      object: 'usage_generation',
-      native_tokens_prompt: 100,
-      native_tokens_completion: 50,
-      session_id: 'ses_visible',
-      is_byok: false,
-    });
-    const all: string[] = [];
-    let page = first;
-    for (;;) {
-      all.push(...page.body.data.map((row: { id: string }) => row.id));
-      if (!page.body.has_more) break;
-      page = await stack.api('GET', `/v1/usage/requests?limit=5&after_id=${page.body.last_id}`, { key: account.key });
-    }
-    expect(all).toHaveLength(12);
-    expect(new Set(all).size).toBe(12);
-    const back = await stack.api('GET', `/v1/usage/requests?limit=5&before_id=${all[7]}`, { key: account.key });
-    expect(back.body.data.map((row: { id: string }) => row.id)).toEqual(all.slice(2, 7));
-    const filtered = await stack.api('GET', '/v1/usage/requests?key_id=key_1&model=house', { key: account.key });
-    expect(
-      filtered.body.data.every(
-        (row: { key_id: string; model: string }) => row.key_id === 'key_1' && row.model === 'house',
-      ),
-    ).toBe(true);
-    expect(filtered.body.data).toHaveLength(2);
-    const both = await stack.api('GET', `/v1/usage/requests?after_id=${all[0]}&before_id=${all[1]}`, {
-      key: account.key,
-    });
-    expect(both).toMatchObject({ status: 400, body: { error: 'invalid_request', param: 'before_id' } });
-  });
+  it(
+    'GET /v1/usage/requests pages newest first with ' + 'after_id and before_id, and filters by key and model',
+    async () => {
+      const first = await stack.api('GET', '/v1/usage/requests?limit=5', { key: account.key });
+      expect(first.status).toBe(200);
+      expect(first.body).toMatchObject({ object: 'list', has_more: true });
+      const ts = first.body.data.map((row: { ts: string }) => row.ts);
+      expect([...ts].sort().reverse()).toEqual(ts);
+      expect(first.body.data[0]).toMatchObject({
+        object: 'usage_generation',
+        native_tokens_prompt: 100,
+        native_tokens_completion: 50,
+        session_id: 'ses_visible',
+        is_byok: false,
+      });
+      const all: string[] = [];
+      let page = first;
+      for (;;) {
+        all.push(...page.body.data.map((row: { id: string }) => row.id));
+        if (!page.body.has_more) break;
+        page = await stack.api('GET', `/v1/usage/requests?limit=5&after_id=${page.body.last_id}`, { key: account.key });
+      }
+      expect(all).toHaveLength(12);
+      expect(new Set(all).size).toBe(12);
+      const back = await stack.api('GET', `/v1/usage/requests?limit=5&before_id=${all[7]}`, { key: account.key });
+      expect(back.body.data.map((row: { id: string }) => row.id)).toEqual(all.slice(2, 7));
+      const filtered = await stack.api('GET', '/v1/usage/requests?key_id=key_1&model=house', { key: account.key });
+      expect(
+        filtered.body.data.every(
+          (row: { key_id: string; model: string }) => row.key_id === 'key_1' && row.model === 'house',
+        ),
+      ).toBe(true);
+      expect(filtered.body.data).toHaveLength(2);
+      const both = await stack.api('GET', `/v1/usage/requests?after_id=${all[0]}&before_id=${all[1]}`, {
+        key: account.key,
+      });
+      expect(both).toMatchObject({ status: 400, body: { error: 'invalid_request', param: 'before_id' } });
+    },
+  );
 
   it('GET /v1/usage/breakdown buckets by day or hour and groups by key, model, provider or upstream', async () => {
     const byProvider = await stack.api('GET', '/v1/usage/breakdown?from=2026-05-01&to=2026-05-04&group=provider', {
@@ -396,38 +399,41 @@ describe('credits', () => {
     expect(await published(userId)).toBe(10_000_000);
   });
 
-  it('pots are spent plan first, then beta, then permanent; plans, packs and grants move the published balance', async () => {
-    const { userId, key } = await newAccount();
-    await stack.ledgerRpc.getCredits({ userId });
-    await stack.ledgerRpc.setPlan({ userId, plan: 'plus' }); // upgrade: this month's 20,000 plan credits
-    await stack.ledgerRpc.purchasePack({ userId, packUsd: 5 }); // 5,000 permanent
-    expect(await published(userId)).toBe(35_000_000);
+  it(
+    'pots are spent plan first, then beta, then permanent; ' + 'plans, packs and grants move the published balance',
+    async () => {
+      const { userId, key } = await newAccount();
+      await stack.ledgerRpc.getCredits({ userId });
+      await stack.ledgerRpc.setPlan({ userId, plan: 'plus' }); // upgrade: this month's 20,000 plan credits
+      await stack.ledgerRpc.purchasePack({ userId, packUsd: 5 }); // 5,000 permanent
+      expect(await published(userId)).toBe(35_000_000);
 
-    await stack.sendEvents([event(userId, now(), { creditsCharged: 21_000, listCostUsd: 21 })]);
-    let credits = (await stack.api('GET', '/v1/credits', { key })).body;
-    expect(credits.credits).toMatchObject({ plan: 0, beta: 9_000, permanent: 5_000, total: 14_000 });
-    expect(credits).toMatchObject({ plan: 'plus', period_usage_tokens: 21_000, capacity_tokens: 35_000 });
+      await stack.sendEvents([event(userId, now(), { creditsCharged: 21_000, listCostUsd: 21 })]);
+      let credits = (await stack.api('GET', '/v1/credits', { key })).body;
+      expect(credits.credits).toMatchObject({ plan: 0, beta: 9_000, permanent: 5_000, total: 14_000 });
+      expect(credits).toMatchObject({ plan: 'plus', period_usage_tokens: 21_000, capacity_tokens: 35_000 });
 
-    await stack.sendEvents([event(userId, now(), { creditsCharged: 9_500, listCostUsd: 9.5 })]);
-    credits = (await stack.api('GET', '/v1/credits', { key })).body;
-    expect(credits.credits).toMatchObject({ plan: 0, beta: 0, permanent: 4_500, total: 4_500 });
-    expect(credits.credits.pots.permanent).toMatchObject({ granted: 5_000, used: 500, remaining: 4_500 });
+      await stack.sendEvents([event(userId, now(), { creditsCharged: 9_500, listCostUsd: 9.5 })]);
+      credits = (await stack.api('GET', '/v1/credits', { key })).body;
+      expect(credits.credits).toMatchObject({ plan: 0, beta: 0, permanent: 4_500, total: 4_500 });
+      expect(credits.credits.pots.permanent).toMatchObject({ granted: 5_000, used: 500, remaining: 4_500 });
 
-    // Calls fed straight to the ledger never passed the edge's counter; once the account is quiet, the
-    // ledger reconciles the published balance to the derived one.
-    expect(await published(userId)).toBe(35_000_000);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    await stack.ledger.balances.sweep();
-    expect(await published(userId)).toBe(4_500_000);
+      // Calls fed straight to the ledger never passed the edge's counter; once the account is quiet, the
+      // ledger reconciles the published balance to the derived one.
+      expect(await published(userId)).toBe(35_000_000);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await stack.ledger.balances.sweep();
+      expect(await published(userId)).toBe(4_500_000);
 
-    await stack.ledgerRpc.grantCredits({ userId, credits: 500, reason: 'support credit' });
-    await stack.ledgerRpc.setPlan({ userId, plan: 'plus', overageLimitCredits: 1_000 });
-    expect(await published(userId)).toBe(6_000_000);
-    expect((await stack.api('GET', '/v1/credits', { key })).body).toMatchObject({
-      balance_credits: 5_000,
-      overage: { limit_credits: 1_000, used_credits: 0 },
-    });
-  });
+      await stack.ledgerRpc.grantCredits({ userId, credits: 500, reason: 'support credit' });
+      await stack.ledgerRpc.setPlan({ userId, plan: 'plus', overageLimitCredits: 1_000 });
+      expect(await published(userId)).toBe(6_000_000);
+      expect((await stack.api('GET', '/v1/credits', { key })).body).toMatchObject({
+        balance_credits: 5_000,
+        overage: { limit_credits: 1_000, used_credits: 0 },
+      });
+    },
+  );
 
   it('unknown plans and packs are refused', async () => {
     const userId = await stack.seedUser();
@@ -441,44 +447,48 @@ describe('credits', () => {
     });
   });
 
-  it('through the edge, the call whose worst case no longer fits the balance is refused 402 budget_exhausted, and not one before it', async () => {
-    const { userId, key } = await newAccount();
-    await stack.api('GET', '/v1/credits', { key });
-    await stack.ledgerRpc.grantCredits({ userId, credits: -9_999.95, reason: 'leave 50 millicredits' });
-    expect(await published(userId)).toBe(50);
-    const body = {
-      model: 'house',
-      max_tokens: 4,
-      messages: [{ role: 'user', content: 'sim-tokens:4 count my credits' }],
-    };
-    // A call is admitted while its worst case fits: at most every byte of the body as an input token, at
-    // least its 4 output tokens (the prompt's counted tokens lie between).
-    const bytesWorst = Math.ceil((Buffer.byteLength(JSON.stringify(body)) * 200 + body.max_tokens * 800) / 1_000);
-    const outputWorst = Math.ceil((body.max_tokens * 800) / 1_000);
-    let served = 0;
-    let refused = false;
-    for (let i = 0; i < 100 && !refused; i++) {
-      const before = await published(userId);
-      const res = await fetch(`${stack.edge.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      const answer = (await res.json()) as { error?: { code?: string; budget?: string } };
-      if (res.status === 200) {
-        expect(before).toBeGreaterThanOrEqual(outputWorst);
-        served += 1;
-        continue;
+  it(
+    'through the edge, the call whose worst case no longer fits the balance is refused 402 budget_exhausted, and not ' +
+      'one before it',
+    async () => {
+      const { userId, key } = await newAccount();
+      await stack.api('GET', '/v1/credits', { key });
+      await stack.ledgerRpc.grantCredits({ userId, credits: -9_999.95, reason: 'leave 50 millicredits' });
+      expect(await published(userId)).toBe(50);
+      const body = {
+        model: 'house',
+        max_tokens: 4,
+        messages: [{ role: 'user', content: 'sim-tokens:4 count my credits' }],
+      };
+      // A call is admitted while its worst case fits: at most every byte of the body as an input token, at
+      // least its 4 output tokens (the prompt's counted tokens lie between).
+      const bytesWorst = Math.ceil((Buffer.byteLength(JSON.stringify(body)) * 200 + body.max_tokens * 800) / 1_000);
+      const outputWorst = Math.ceil((body.max_tokens * 800) / 1_000);
+      let served = 0;
+      let refused = false;
+      for (let i = 0; i < 100 && !refused; i++) {
+        const before = await published(userId);
+        const res = await fetch(`${stack.edge.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+        const answer = (await res.json()) as { error?: { code?: string; budget?: string } };
+        if (res.status === 200) {
+          expect(before).toBeGreaterThanOrEqual(outputWorst);
+          served += 1;
+          continue;
+        }
+        expect(res.status).toBe(402);
+        expect(before).toBeLessThan(bytesWorst);
+        expect(answer.error).toMatchObject({ code: 'budget_exhausted', budget: 'account' });
+        refused = true;
       }
-      expect(res.status).toBe(402);
-      expect(before).toBeLessThan(bytesWorst);
-      expect(answer.error).toMatchObject({ code: 'budget_exhausted', budget: 'account' });
-      refused = true;
-    }
-    expect(refused).toBe(true);
-    expect(served).toBeGreaterThanOrEqual(2);
-    expect(await published(userId)).toBeGreaterThanOrEqual(0);
-  });
+      expect(refused).toBe(true);
+      expect(served).toBeGreaterThanOrEqual(2);
+      expect(await published(userId)).toBeGreaterThanOrEqual(0);
+    },
+  );
 });
 
 describe('export', () => {
@@ -486,8 +496,13 @@ describe('export', () => {
     const { userId, key } = await newAccount();
     const rows = 100_000;
     await stack.ledger.database.sql.query(
-      `INSERT INTO usage_generations (event_id, request_id, account_id, user_id, key_id, key_label, model, upstream, provider, tokens_prompt, tokens_completion, total_cost_usd, credits_charged, status, latency_ms, session_id, ts)
-       SELECT 'evt_export_' || lpad(g::text, 6, '0'), 'req_export_' || lpad(g::text, 6, '0'), $1, $1, 'key_export', 'exporter, "quoted" ' || repeat('x', 300), 'house', 'house', 'sim', g % 1000, 50, 0.00006, 0.06, 200, 40, 'ses_' || g,
+      `INSERT INTO usage_generations (event_id, request_id, account_id, user_id, key_id, key_label, model, upstream, ` +
+        `provider, tokens_prompt, tokens_completion, total_cost_usd, ` +
+        `credits_charged, status, latency_ms, session_id, ` +
+        `ts)
+       SELECT 'evt_export_' || lpad(g::text, 6, '0'), 'req_export_' || lpad(g::text, 6, '0'), $1, $1, 'key_export', ` +
+        `'exporter, "quoted" ' || repeat('x', 300), 'house', 'house', 'sim', g % 1000, 50, 0.00006, 0.06, 200, 40, ` +
+        `'ses_' || g,
               '2026-04-01T00:00:00Z'::timestamptz + g * interval '1 second'
        FROM generate_series(1, $2::int) AS g`,
       [userId, rows],
@@ -524,7 +539,8 @@ describe('export', () => {
         // A call recorded after the export began, later than every other row: an export that reads the table
         // as the caller reads the response reaches it; one that read everything up front would not.
         await stack.ledger.database.sql.query(
-          `INSERT INTO usage_generations (event_id, request_id, account_id, model, status, ts) VALUES ('evt_export_late', 'req_export_late', $1, 'house', 200, '2026-04-30T00:00:00Z')`,
+          `INSERT INTO usage_generations (event_id, request_id, account_id, model, status, ts) VALUES ` +
+            `('evt_export_late', 'req_export_late', $1, 'house', 200, '2026-04-30T00:00:00Z')`,
           [userId],
         );
       }
@@ -550,7 +566,8 @@ describe('export', () => {
     expect(csv.headers.get('content-type')).toContain('text/csv');
     const text = (await csv.text()).trim().split('\r\n');
     expect(text[0]).toBe(
-      'request_id,ts,model,key_id,key_label,session_id,upstream,provider,status,stream,is_byok,native_tokens_prompt,native_tokens_completion,cache_read,cache_write,reasoning_tokens,total_cost_usd,cache_discount,credits_charged,latency_ms,ttft_ms',
+      'request_id,ts,model,key_id,key_label,session_id,upstream,provider,status,stream,is_byok,native_tokens_prompt,na' +
+'tive_tokens_completion,cache_read,cache_write,reasoning_tokens,total_cost_usd,cache_discount,credits_charged,latency_ms,ttft_ms',
     );
     expect(text.slice(1).map((line) => line.split(',')[0])).toEqual([
       'req_export_000001',
@@ -562,105 +579,108 @@ describe('export', () => {
 });
 
 describe('spend', () => {
-  it('per provider: the service bill, measured vendor cost where a report answers, estimates for the rest', async () => {
-    const { userId, key } = await newAccount();
-    await stack.ledgerRpc.setPlan({ userId, plan: 'pro' });
-    await stack.ledgerRpc.purchasePack({ userId, packUsd: 20 });
-    const y = `${yesterday()}T12:00:00Z`;
-    const t = new Date().toISOString();
-    await stack.sendEvents([
-      event(userId, y, {
-        upstream: 'byo:my-openai',
-        model: 'gpt-6.1-sol',
-        isByok: true,
-        creditsCharged: 0,
-        listCostUsd: 1.6,
-      }),
-      event(userId, t, {
-        upstream: 'byo:my-openai',
-        model: 'gpt-6.1-sol',
-        isByok: true,
-        creditsCharged: 0,
-        listCostUsd: 0.4,
-      }),
-      event(userId, t, {
-        upstream: 'byo:claude',
-        model: 'claude-sonnet-5-5',
-        isByok: true,
-        creditsCharged: 0,
-        listCostUsd: 2,
-      }),
-      event(userId, t, {
-        upstream: 'byo:local',
-        model: 'my-own-llama',
-        isByok: true,
-        creditsCharged: 0,
-        listCostUsd: 0,
-      }),
-      event(userId, t, { creditsCharged: 100, listCostUsd: 0.1 }),
-    ]);
-    const spend = await stack.api('GET', `/v1/spend?from=${yesterday()}`, { key });
-    expect(spend.status).toBe(200);
-    expect(spend.body).toMatchObject({
-      from: yesterday(),
-      to: today(),
-      currency: 'USD',
-      unpriced_models: ['my-own-llama'],
-    });
-    const provider = (id: string) => spend.body.providers.find((p: { provider: string }) => p.provider === id);
+  it(
+    'per provider: the service bill, measured vendor ' + 'cost where a report answers, estimates for the rest',
+    async () => {
+      const { userId, key } = await newAccount();
+      await stack.ledgerRpc.setPlan({ userId, plan: 'pro' });
+      await stack.ledgerRpc.purchasePack({ userId, packUsd: 20 });
+      const y = `${yesterday()}T12:00:00Z`;
+      const t = new Date().toISOString();
+      await stack.sendEvents([
+        event(userId, y, {
+          upstream: 'byo:my-openai',
+          model: 'gpt-6.1-sol',
+          isByok: true,
+          creditsCharged: 0,
+          listCostUsd: 1.6,
+        }),
+        event(userId, t, {
+          upstream: 'byo:my-openai',
+          model: 'gpt-6.1-sol',
+          isByok: true,
+          creditsCharged: 0,
+          listCostUsd: 0.4,
+        }),
+        event(userId, t, {
+          upstream: 'byo:claude',
+          model: 'claude-sonnet-5-5',
+          isByok: true,
+          creditsCharged: 0,
+          listCostUsd: 2,
+        }),
+        event(userId, t, {
+          upstream: 'byo:local',
+          model: 'my-own-llama',
+          isByok: true,
+          creditsCharged: 0,
+          listCostUsd: 0,
+        }),
+        event(userId, t, { creditsCharged: 100, listCostUsd: 0.1 }),
+      ]);
+      const spend = await stack.api('GET', `/v1/spend?from=${yesterday()}`, { key });
+      expect(spend.status).toBe(200);
+      expect(spend.body).toMatchObject({
+        from: yesterday(),
+        to: today(),
+        currency: 'USD',
+        unpriced_models: ['my-own-llama'],
+      });
+      const provider = (id: string) => spend.body.providers.find((p: { provider: string }) => p.provider === id);
 
-    expect(provider('house')).toMatchObject({
-      status: 'caught_up',
-      plan_usd: 100,
-      purchase_usd: 20,
-      total_usd: 120,
-      estimated_usd: 0.1,
-      sources: [{ source: 'usage_ledger', status: 'ok' }],
-    });
-    // Yesterday is in OpenAI's report ($1.50 + $0.25 over two pages); today is still an estimate.
-    expect(provider('openai')).toMatchObject({
-      status: 'residual',
-      measured_usd: 1.75,
-      estimated_usd: 2,
-      residual_usd: 0.4,
-      usage_usd: 2.15,
-      total_usd: 2.15,
-    });
-    expect(provider('openai').sources).toEqual([
-      { source: 'openai_costs_api', fresh_at: expect.any(String), status: 'ok' },
-    ]);
-    expect(
-      provider('openai')
-        .services.map((s: { service: string }) => s.service)
-        .sort(),
-    ).toEqual(['gpt-6.1-sol, input', 'gpt-6.1-sol, output']);
-    // Anthropic's report is down: its spend is the estimate alone.
-    expect(provider('anthropic')).toMatchObject({
-      status: 'estimate_only',
-      measured_usd: 0,
-      estimated_usd: 2,
-      residual_usd: null,
-      total_usd: 2,
-      sources: [{ source: 'anthropic_cost_report', fresh_at: null, status: 'missing' }],
-    });
-    expect(spend.body.total_usd).toBeCloseTo(120 + 2.15 + 2, 6);
-    expect(spend.body.estimated_usd).toBeCloseTo(0.4 + 2, 6);
-    expect(spend.body.tied_usd).toBeCloseTo(120 + 1.75, 6);
-    expect(spend.body.series.map((s: { day: string }) => s.day)).toEqual([yesterday(), today()]);
-    expect(spend.body.series[0].providers.openai).toEqual({ measured: 1.75, estimated: 1.6, plan: 0 });
+      expect(provider('house')).toMatchObject({
+        status: 'caught_up',
+        plan_usd: 100,
+        purchase_usd: 20,
+        total_usd: 120,
+        estimated_usd: 0.1,
+        sources: [{ source: 'usage_ledger', status: 'ok' }],
+      });
+      // Yesterday is in OpenAI's report ($1.50 + $0.25 over two pages); today is still an estimate.
+      expect(provider('openai')).toMatchObject({
+        status: 'residual',
+        measured_usd: 1.75,
+        estimated_usd: 2,
+        residual_usd: 0.4,
+        usage_usd: 2.15,
+        total_usd: 2.15,
+      });
+      expect(provider('openai').sources).toEqual([
+        { source: 'openai_costs_api', fresh_at: expect.any(String), status: 'ok' },
+      ]);
+      expect(
+        provider('openai')
+          .services.map((s: { service: string }) => s.service)
+          .sort(),
+      ).toEqual(['gpt-6.1-sol, input', 'gpt-6.1-sol, output']);
+      // Anthropic's report is down: its spend is the estimate alone.
+      expect(provider('anthropic')).toMatchObject({
+        status: 'estimate_only',
+        measured_usd: 0,
+        estimated_usd: 2,
+        residual_usd: null,
+        total_usd: 2,
+        sources: [{ source: 'anthropic_cost_report', fresh_at: null, status: 'missing' }],
+      });
+      expect(spend.body.total_usd).toBeCloseTo(120 + 2.15 + 2, 6);
+      expect(spend.body.estimated_usd).toBeCloseTo(0.4 + 2, 6);
+      expect(spend.body.tied_usd).toBeCloseTo(120 + 1.75, 6);
+      expect(spend.body.series.map((s: { day: string }) => s.day)).toEqual([yesterday(), today()]);
+      expect(spend.body.series[0].providers.openai).toEqual({ measured: 1.75, estimated: 1.6, plan: 0 });
 
-    const openaiCall = providerCalls.find((c) => c.provider === 'openai')!;
-    expect(openaiCall.url.pathname).toBe('/v1/organization/costs');
-    expect(openaiCall.headers.authorization).toBe('Bearer sk-admin-fake-openai');
-    expect(openaiCall.url.searchParams.get('bucket_width')).toBe('1d');
-    const anthropicCall = providerCalls.find((c) => c.provider === 'anthropic')!;
-    expect(anthropicCall.url.pathname).toBe('/v1/organizations/cost_report');
-    expect(anthropicCall.headers['x-api-key']).toBe('sk-ant-admin-fake');
-    expect(anthropicCall.headers['anthropic-version']).toBe('2023-06-01');
+      const openaiCall = providerCalls.find((c) => c.provider === 'openai')!;
+      expect(openaiCall.url.pathname).toBe('/v1/organization/costs');
+      expect(openaiCall.headers.authorization).toBe('Bearer sk-admin-fake-openai');
+      expect(openaiCall.url.searchParams.get('bucket_width')).toBe('1d');
+      const anthropicCall = providerCalls.find((c) => c.provider === 'anthropic')!;
+      expect(anthropicCall.url.pathname).toBe('/v1/organizations/cost_report');
+      expect(anthropicCall.headers['x-api-key']).toBe('sk-ant-admin-fake');
+      expect(anthropicCall.headers['anthropic-version']).toBe('2023-06-01');
 
-    // A second read within the refresh interval uses the stored report.
-    const reads = providerCalls.filter((c) => c.provider === 'openai').length;
-    await stack.api('GET', `/v1/spend?from=${yesterday()}`, { key });
-    expect(providerCalls.filter((c) => c.provider === 'openai').length).toBe(reads);
-  });
+      // A second read within the refresh interval uses the stored report.
+      const reads = providerCalls.filter((c) => c.provider === 'openai').length;
+      await stack.api('GET', `/v1/spend?from=${yesterday()}`, { key });
+      expect(providerCalls.filter((c) => c.provider === 'openai').length).toBe(reads);
+    },
+  );
 });

@@ -16,7 +16,8 @@ const hasChromium = (() => {
 })();
 if (!hasChromium)
   console.warn(
-    `x-builds-browser.int.test.ts SKIPPED: no Chromium at ${CHROMIUM} (apt-get install -y chromium, or set X_BUILDS_CHROMIUM_PATH)`,
+    `x-builds-browser.int.test.ts SKIPPED: no Chromium at ${CHROMIUM} (apt-get install -y chromium, or set ` +
+      `X_BUILDS_CHROMIUM_PATH)`,
   );
 
 const ACCOUNT_ID = '4200000001';
@@ -126,136 +127,151 @@ function probeClip(clip: Buffer): { frames: number; seconds: number; codec: stri
     await x?.stop();
   });
 
-  it('an API prompt ends done with non-blank PNG screenshots at 1280×800 and 390×844 and a clip of several frames, served with ETags and byte ranges', async () => {
-    const job = await stack.waitForJob(key, ids.ball, settled, 75_000);
-    // The checks are in the message when it did not end done.
-    expect({ status: job.status, error: job.error }).toEqual({ status: 'done', error: null });
-    const outcome = Object.fromEntries(
-      job.checks.map((check: { name: string; outcome: string }) => [check.name, check.outcome]),
-    );
-    expect(outcome).toEqual({
-      http: 'passed',
-      html: 'passed',
-      csp: 'passed',
-      ready_marker: 'passed',
-      uncaught_exceptions: 'passed',
-      console_errors: 'passed',
-      csp_violations: 'passed',
-      ready_runtime: 'passed',
-      screenshot: 'passed',
-      screenshot_mobile: 'passed',
-      accessibility: 'passed',
-      clip: 'passed',
-    });
-    expect(job.media).toEqual(['screenshot', 'screenshot_mobile', 'clip']);
-    expect(job.findings).toEqual([]);
+  it(
+    'an API prompt ends done with non-blank PNG screenshots at 1280×800 and 390×844 and a clip of several frames, ' +
+      'served with ETags and byte ranges',
+    async () => {
+      const job = await stack.waitForJob(key, ids.ball, settled, 75_000);
+      // The checks are in the message when it did not end done.
+      expect({ status: job.status, error: job.error }).toEqual({ status: 'done', error: null });
+      const outcome = Object.fromEntries(
+        job.checks.map((check: { name: string; outcome: string }) => [check.name, check.outcome]),
+      );
+      expect(outcome).toEqual({
+        http: 'passed',
+        html: 'passed',
+        csp: 'passed',
+        ready_marker: 'passed',
+        uncaught_exceptions: 'passed',
+        console_errors: 'passed',
+        csp_violations: 'passed',
+        ready_runtime: 'passed',
+        screenshot: 'passed',
+        screenshot_mobile: 'passed',
+        accessibility: 'passed',
+        clip: 'passed',
+      });
+      expect(job.media).toEqual(['screenshot', 'screenshot_mobile', 'clip']);
+      expect(job.findings).toEqual([]);
 
-    const desktop = await media(`/v1/x-builds/${job.id}/screenshot`);
-    expect(desktop.status).toBe(200);
-    expect(desktop.headers.get('content-type')).toBe('image/png');
-    expect(desktop.headers.get('cache-control')).toBe('private, max-age=60');
-    expect(desktop.headers.get('etag')).toMatch(/^"[0-9a-f]{32}"$/);
-    expect(desktop.body.subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
-    expect(pngSize(desktop.body)).toEqual({ width: 1280, height: 800 });
-    expect(greySpread(desktop.body)).toBeGreaterThan(5);
-    const mobile = await media(`/v1/x-builds/${job.id}/screenshot?viewport=mobile`);
-    expect(mobile.status).toBe(200);
-    expect(pngSize(mobile.body)).toEqual({ width: 390, height: 844 });
-    expect(greySpread(mobile.body)).toBeGreaterThan(5);
-    expect(mobile.headers.get('etag')).not.toBe(desktop.headers.get('etag'));
-    const again = await media(`/v1/x-builds/${job.id}/screenshot`, { 'if-none-match': desktop.headers.get('etag')! });
-    expect(again.status).toBe(304);
-    expect(again.body.length).toBe(0);
+      const desktop = await media(`/v1/x-builds/${job.id}/screenshot`);
+      expect(desktop.status).toBe(200);
+      expect(desktop.headers.get('content-type')).toBe('image/png');
+      expect(desktop.headers.get('cache-control')).toBe('private, max-age=60');
+      expect(desktop.headers.get('etag')).toMatch(/^"[0-9a-f]{32}"$/);
+      expect(desktop.body.subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+      expect(pngSize(desktop.body)).toEqual({ width: 1280, height: 800 });
+      expect(greySpread(desktop.body)).toBeGreaterThan(5);
+      const mobile = await media(`/v1/x-builds/${job.id}/screenshot?viewport=mobile`);
+      expect(mobile.status).toBe(200);
+      expect(pngSize(mobile.body)).toEqual({ width: 390, height: 844 });
+      expect(greySpread(mobile.body)).toBeGreaterThan(5);
+      expect(mobile.headers.get('etag')).not.toBe(desktop.headers.get('etag'));
+      const again = await media(`/v1/x-builds/${job.id}/screenshot`, { 'if-none-match': desktop.headers.get('etag')! });
+      expect(again.status).toBe(304);
+      expect(again.body.length).toBe(0);
 
-    const clip = await media(`/v1/x-builds/${job.id}/clip`);
-    expect(clip.status).toBe(200);
-    expect(clip.headers.get('content-type')).toMatch(/^video\/(mp4|webm)$/);
-    expect(clip.headers.get('accept-ranges')).toBe('bytes');
-    const probe = probeClip(clip.body);
-    expect(probe.frames).toBeGreaterThan(1);
-    expect(probe.seconds).toBeGreaterThanOrEqual(3);
-    expect(probe.seconds).toBeLessThanOrEqual(5);
-    // The animation painted many frames, not one held still.
-    const painted = Number(
-      /from (\d+) painted frame/.exec(job.checks.find((check: { name: string }) => check.name === 'clip').detail)![1],
-    );
-    expect(painted).toBeGreaterThan(1);
+      const clip = await media(`/v1/x-builds/${job.id}/clip`);
+      expect(clip.status).toBe(200);
+      expect(clip.headers.get('content-type')).toMatch(/^video\/(mp4|webm)$/);
+      expect(clip.headers.get('accept-ranges')).toBe('bytes');
+      const probe = probeClip(clip.body);
+      expect(probe.frames).toBeGreaterThan(1);
+      expect(probe.seconds).toBeGreaterThanOrEqual(3);
+      expect(probe.seconds).toBeLessThanOrEqual(5);
+      // The animation painted many frames, not one held still.
+      const painted = Number(
+        /from (\d+) painted frame/.exec(job.checks.find((check: { name: string }) => check.name === 'clip').detail)![1],
+      );
+      expect(painted).toBeGreaterThan(1);
 
-    const size = clip.body.length;
-    const head = await media(`/v1/x-builds/${job.id}/clip`, { range: 'bytes=0-99' });
-    expect(head.status).toBe(206);
-    expect(head.headers.get('content-range')).toBe(`bytes 0-99/${size}`);
-    expect(head.body).toEqual(clip.body.subarray(0, 100));
-    const tail = await media(`/v1/x-builds/${job.id}/clip`, { range: 'bytes=-10' });
-    expect(tail.status).toBe(206);
-    expect(tail.headers.get('content-range')).toBe(`bytes ${size - 10}-${size - 1}/${size}`);
-    expect(tail.body).toEqual(clip.body.subarray(size - 10));
-    const stale = await media(`/v1/x-builds/${job.id}/clip`, {
-      range: 'bytes=0-9',
-      'if-range': '"not-the-current-tag"',
-    });
-    expect(stale.status).toBe(200);
-    expect(stale.body.length).toBe(size);
-    const past = await media(`/v1/x-builds/${job.id}/clip`, { range: `bytes=${size}-` });
-    expect(past.status).toBe(416);
-    expect(past.headers.get('content-range')).toBe(`bytes */${size}`);
+      const size = clip.body.length;
+      const head = await media(`/v1/x-builds/${job.id}/clip`, { range: 'bytes=0-99' });
+      expect(head.status).toBe(206);
+      expect(head.headers.get('content-range')).toBe(`bytes 0-99/${size}`);
+      expect(head.body).toEqual(clip.body.subarray(0, 100));
+      const tail = await media(`/v1/x-builds/${job.id}/clip`, { range: 'bytes=-10' });
+      expect(tail.status).toBe(206);
+      expect(tail.headers.get('content-range')).toBe(`bytes ${size - 10}-${size - 1}/${size}`);
+      expect(tail.body).toEqual(clip.body.subarray(size - 10));
+      const stale = await media(`/v1/x-builds/${job.id}/clip`, {
+        range: 'bytes=0-9',
+        'if-range': '"not-the-current-tag"',
+      });
+      expect(stale.status).toBe(200);
+      expect(stale.body.length).toBe(size);
+      const past = await media(`/v1/x-builds/${job.id}/clip`, { range: `bytes=${size}-` });
+      expect(past.status).toBe(416);
+      expect(past.headers.get('content-range')).toBe(`bytes */${size}`);
 
-    const stats = await stack.api('GET', '/v1/x-builds/stats?window=1h', { key });
-    expect(stats.body.accessibility).toEqual({
-      jobs: expect.any(Number),
-      by_impact: expect.any(Object),
-      by_rule: expect.any(Object),
-    });
-  }, 90_000);
+      const stats = await stack.api('GET', '/v1/x-builds/stats?window=1h', { key });
+      expect(stats.body.accessibility).toEqual({
+        jobs: expect.any(Number),
+        by_impact: expect.any(Object),
+        by_rule: expect.any(Object),
+      });
+    },
+    90_000,
+  );
 
-  it('an app that throws on load fails verification, goes to fixing with what the browser saw, and ends done once repaired', async () => {
-    ids.throws = await submit('A clock that crashes sim:throws');
-    const job = await stack.waitForJob(key, ids.throws, settled, 75_000);
-    expect(job.status).toBe('done');
-    expect(job.fix_attempts).toBe(1);
-    expect(job.stages.map((stage: { name: string }) => stage.name)).toEqual([
-      'screening',
-      'building',
-      'auditing',
-      'publishing',
-      'verifying',
-      'fixing',
-      'auditing',
-      'publishing',
-      'verifying',
-      'drafting',
-    ]);
-    expect(job.findings).toEqual(
-      expect.arrayContaining([
-        { check: 'uncaught_exceptions', message: expect.stringContaining('sim: the app failed to start') },
-        { check: 'ready_runtime', message: expect.stringContaining('did not set the ready marker') },
-      ]),
-    );
-    // The repaired app passed every check and was recorded.
-    expect(job.checks.filter((check: { outcome: string }) => check.outcome === 'failed')).toEqual([]);
-    expect(job.media).toEqual(['screenshot', 'screenshot_mobile', 'clip']);
-  }, 90_000);
+  it(
+    'an app that throws on load fails verification, goes to fixing with what the browser saw, and ends done once ' +
+      'repaired',
+    async () => {
+      ids.throws = await submit('A clock that crashes sim:throws');
+      const job = await stack.waitForJob(key, ids.throws, settled, 75_000);
+      expect(job.status).toBe('done');
+      expect(job.fix_attempts).toBe(1);
+      expect(job.stages.map((stage: { name: string }) => stage.name)).toEqual([
+        'screening',
+        'building',
+        'auditing',
+        'publishing',
+        'verifying',
+        'fixing',
+        'auditing',
+        'publishing',
+        'verifying',
+        'drafting',
+      ]);
+      expect(job.findings).toEqual(
+        expect.arrayContaining([
+          { check: 'uncaught_exceptions', message: expect.stringContaining('sim: the app failed to start') },
+          { check: 'ready_runtime', message: expect.stringContaining('did not set the ready marker') },
+        ]),
+      );
+      // The repaired app passed every check and was recorded.
+      expect(job.checks.filter((check: { outcome: string }) => check.outcome === 'failed')).toEqual([]);
+      expect(job.media).toEqual(['screenshot', 'screenshot_mobile', 'clip']);
+    },
+    90_000,
+  );
 
-  it("a CSP violation sends an X mention's app to fixing; its reply then carries the repaired app's screenshot, uploaded to X and attached", async () => {
-    const deadline = Date.now() + 75_000;
-    while (x.replies.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(x.replies).toHaveLength(1);
-    expect(x.uploads).toHaveLength(1);
-    const [upload] = x.uploads;
-    expect(upload).toMatchObject({ media_category: 'tweet_image', media_type: 'image/png' });
-    expect(x.replies[0]).toMatchObject({ in_reply_to_tweet_id: mentionId, media_ids: [upload!.id] });
-    const job = ((await stack.api('GET', '/v1/x-builds', { key })).body.data as XbJob[]).find(
-      (j) => j.source.post_id === mentionId,
-    )!;
-    expect(job).toMatchObject({
-      status: 'done',
-      fix_attempts: 1,
-      findings: [
-        { check: 'csp_violations', message: expect.stringContaining('https://pixel.sim-upstream.invalid/p.png') },
-      ],
-    });
-    expect((await media(`/v1/x-builds/${job.id}/screenshot`)).body).toEqual(upload!.bytes);
-  }, 90_000);
+  it(
+    "a CSP violation sends an X mention's app to fixing; its reply then carries the repaired app's screenshot, " +
+      'uploaded to X and attached',
+    async () => {
+      const deadline = Date.now() + 75_000;
+      while (x.replies.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(x.replies).toHaveLength(1);
+      expect(x.uploads).toHaveLength(1);
+      const [upload] = x.uploads;
+      expect(upload).toMatchObject({ media_category: 'tweet_image', media_type: 'image/png' });
+      expect(x.replies[0]).toMatchObject({ in_reply_to_tweet_id: mentionId, media_ids: [upload!.id] });
+      const job = ((await stack.api('GET', '/v1/x-builds', { key })).body.data as XbJob[]).find(
+        (j) => j.source.post_id === mentionId,
+      )!;
+      expect(job).toMatchObject({
+        status: 'done',
+        fix_attempts: 1,
+        findings: [
+          { check: 'csp_violations', message: expect.stringContaining('https://pixel.sim-upstream.invalid/p.png') },
+        ],
+      });
+      expect((await media(`/v1/x-builds/${job.id}/screenshot`)).body).toEqual(upload!.bytes);
+    },
+    90_000,
+  );
 
   it('a take-down makes the app answer 410 and removes its screenshots and clip', async () => {
     const job = (await stack.api('GET', `/v1/x-builds/${ids.ball}`, { key })).body as XbJob;

@@ -71,78 +71,88 @@ describe('x builds: intake refusals, the ordered queue, operator controls and re
     expect(await queue()).toMatchObject({ running: 1, queued: 0 });
   });
 
-  it('answers a repeated post id or idempotency key with the first job (200, existing) and never queues it twice', async () => {
-    const postId = nextPostId();
-    const first = await submitX('idem-author', { postId });
-    expect(first.status).toBe(201);
-    expect(first.body).toMatchObject({ status: 'queued', position: 1, eta_s: expect.any(Number) });
-    const repeat = await submitX('idem-author', { postId, text: 'different text, same post' });
-    expect(repeat.status).toBe(200);
-    expect(repeat.body).toEqual({
-      id: first.body.id,
-      status: 'queued',
-      position: 1,
-      eta_s: expect.any(Number),
-      existing: true,
-      request_id: expect.any(String),
-    });
+  it(
+    'answers a repeated post id or idempotency key with the ' + 'first job (200, existing) and never queues it twice',
+    async () => {
+      const postId = nextPostId();
+      const first = await submitX('idem-author', { postId });
+      expect(first.status).toBe(201);
+      expect(first.body).toMatchObject({ status: 'queued', position: 1, eta_s: expect.any(Number) });
+      const repeat = await submitX('idem-author', { postId, text: 'different text, same post' });
+      expect(repeat.status).toBe(200);
+      expect(repeat.body).toEqual({
+        id: first.body.id,
+        status: 'queued',
+        position: 1,
+        eta_s: expect.any(Number),
+        existing: true,
+        request_id: expect.any(String),
+      });
 
-    const prompt = { source: { type: 'api', prompt: 'A counter app' } };
-    const headers = { 'idempotency-key': 'order-7781' };
-    const created = await stack.api('POST', '/v1/x-builds', { key: reader, body: prompt, headers });
-    expect(created.status).toBe(201);
-    const again = await stack.api('POST', '/v1/x-builds', { key: reader, body: prompt, headers });
-    expect(again.status).toBe(200);
-    expect(again.body).toMatchObject({ id: created.body.id, existing: true });
-    await cancel(first.body.id);
-    await cancel(created.body.id);
-  });
+      const prompt = { source: { type: 'api', prompt: 'A counter app' } };
+      const headers = { 'idempotency-key': 'order-7781' };
+      const created = await stack.api('POST', '/v1/x-builds', { key: reader, body: prompt, headers });
+      expect(created.status).toBe(201);
+      const again = await stack.api('POST', '/v1/x-builds', { key: reader, body: prompt, headers });
+      expect(again.status).toBe(200);
+      expect(again.body).toMatchObject({ id: created.body.id, existing: true });
+      await cancel(first.body.id);
+      await cancel(created.body.id);
+    },
+  );
 
-  it('refuses, in its fixed order and without leaving a job, a blocked author, paused intake, an active author or conversation and a full queue', async () => {
-    const before = (await allJobs()).length;
-    const active = await submitX('author-a', { conversationId: '777' });
-    expect(active.status).toBe(201);
+  it(
+    'refuses, in its fixed order and without leaving a job, a blocked author, paused intake, an active author or ' +
+      'conversation and a full queue',
+    async () => {
+      const before = (await allJobs()).length;
+      const active = await submitX('author-a', { conversationId: '777' });
+      expect(active.status).toBe(201);
 
-    const sameAuthor = await submitX('author-a');
-    expect(sameAuthor.status).toBe(409);
-    expect(sameAuthor.body).toMatchObject({ error: 'author_active_job' });
-    const sameConversation = await submitX('author-b', { conversationId: '777' });
-    expect(sameConversation.status).toBe(409);
-    expect(sameConversation.body).toMatchObject({ error: 'conversation_active_job', param: 'source.conversation_id' });
+      const sameAuthor = await submitX('author-a');
+      expect(sameAuthor.status).toBe(409);
+      expect(sameAuthor.body).toMatchObject({ error: 'author_active_job' });
+      const sameConversation = await submitX('author-b', { conversationId: '777' });
+      expect(sameConversation.status).toBe(409);
+      expect(sameConversation.body).toMatchObject({
+        error: 'conversation_active_job',
+        param: 'source.conversation_id',
+      });
 
-    const queued = (await queue()).queued;
-    await patchQueue({ max_queue: queued });
-    const full = await submitX('author-c');
-    expect(full.status).toBe(503);
-    expect(full.body.error).toBe('queue_full');
-    // An active job is refused as such before the queue is found full.
-    expect((await submitX('author-a')).body.error).toBe('author_active_job');
-    await patchQueue({ max_queue: 100 });
+      const queued = (await queue()).queued;
+      await patchQueue({ max_queue: queued });
+      const full = await submitX('author-c');
+      expect(full.status).toBe(503);
+      expect(full.body.error).toBe('queue_full');
+      // An active job is refused as such before the queue is found full.
+      expect((await submitX('author-a')).body.error).toBe('author_active_job');
+      await patchQueue({ max_queue: 100 });
 
-    const blocked = await stack.api('PUT', '/v1/x-builds/blocklist/author-d', { key, body: {} });
-    expect(blocked.status).toBe(200);
-    expect(blocked.body).toMatchObject({ author_id: 'author-d', reason: 'operator', created_at: expect.any(String) });
-    expect((await stack.api('GET', '/v1/x-builds/blocklist', { key })).body.data).toEqual([
-      expect.objectContaining({ author_id: 'author-d', reason: 'operator' }),
-    ]);
-    expect(await patchQueue({ paused: true })).toMatchObject({ paused: true, paused_reason: 'operator' });
-    // Blocked is decided before paused; paused before anything about the author's jobs.
-    const blockedWhilePaused = await submitX('author-d');
-    expect(blockedWhilePaused.status).toBe(403);
-    expect(blockedWhilePaused.body.error).toBe('author_blocked');
-    const paused = await submitX('author-a');
-    expect(paused.status).toBe(503);
-    expect(paused.body.error).toBe('intake_paused');
-    await patchQueue({ paused: false });
-    expect((await stack.api('DELETE', '/v1/x-builds/blocklist/author-d', { key })).body).toMatchObject({
-      author_id: 'author-d',
-      deleted: true,
-    });
-    expect((await stack.api('DELETE', '/v1/x-builds/blocklist/author-d', { key })).status).toBe(404);
+      const blocked = await stack.api('PUT', '/v1/x-builds/blocklist/author-d', { key, body: {} });
+      expect(blocked.status).toBe(200);
+      expect(blocked.body).toMatchObject({ author_id: 'author-d', reason: 'operator', created_at: expect.any(String) });
+      expect((await stack.api('GET', '/v1/x-builds/blocklist', { key })).body.data).toEqual([
+        expect.objectContaining({ author_id: 'author-d', reason: 'operator' }),
+      ]);
+      expect(await patchQueue({ paused: true })).toMatchObject({ paused: true, paused_reason: 'operator' });
+      // Blocked is decided before paused; paused before anything about the author's jobs.
+      const blockedWhilePaused = await submitX('author-d');
+      expect(blockedWhilePaused.status).toBe(403);
+      expect(blockedWhilePaused.body.error).toBe('author_blocked');
+      const paused = await submitX('author-a');
+      expect(paused.status).toBe(503);
+      expect(paused.body.error).toBe('intake_paused');
+      await patchQueue({ paused: false });
+      expect((await stack.api('DELETE', '/v1/x-builds/blocklist/author-d', { key })).body).toMatchObject({
+        author_id: 'author-d',
+        deleted: true,
+      });
+      expect((await stack.api('DELETE', '/v1/x-builds/blocklist/author-d', { key })).status).toBe(404);
 
-    expect((await allJobs()).length).toBe(before + 1);
-    await cancel(active.body.id);
-  });
+      expect((await allJobs()).length).toBe(before + 1);
+      await cancel(active.body.id);
+    },
+  );
 
   it("refuses an author's build past the daily limit with 429 and Retry-After until midnight UTC", async () => {
     for (let i = 0; i < 3; i += 1) {
@@ -215,48 +225,57 @@ describe('x builds: intake refusals, the ordered queue, operator controls and re
     for (const id of [j2, j3, j4]) await cancel(id);
   });
 
-  it('lists only the account’s jobs, newest first, with filters and cursor paging; unknown status or platform is 400', async () => {
-    const page = await stack.api('GET', '/v1/x-builds?limit=2', { key });
-    expect(page.status).toBe(200);
-    expect(page.body.data).toHaveLength(2);
-    expect(page.body.has_more).toBe(true);
-    expect(page.body.data.every((job: XbJob) => job.lane === 'x')).toBe(true);
-    const next = await stack.api('GET', `/v1/x-builds?limit=2&cursor=${page.body.next_cursor}`, { key });
-    expect(next.body.data[0].id < page.body.data[1].id).toBe(true);
-    const byAuthor = await stack.api('GET', '/v1/x-builds?author_id=daily-author&status=cancelled', { key });
-    expect(byAuthor.body.data).toHaveLength(3);
-    expect(
-      (await stack.api('GET', '/v1/x-builds?platform=api', { key: reader })).body.data.map((job: XbJob) => job.prompt),
-    ).toEqual(['A counter app']);
-    for (const query of ['status=stuck', 'platform=mastodon', 'limit=0', 'limit=201', 'cursor=nope']) {
-      const bad = await stack.api('GET', `/v1/x-builds?${query}`, { key });
-      expect({ query, status: bad.status, error: bad.body.error }).toEqual({
-        query,
-        status: 400,
-        error: 'invalid_request',
+  it(
+    'lists only the account’s jobs, newest first, with filters ' +
+      'and cursor paging; unknown status or platform is 400',
+    async () => {
+      const page = await stack.api('GET', '/v1/x-builds?limit=2', { key });
+      expect(page.status).toBe(200);
+      expect(page.body.data).toHaveLength(2);
+      expect(page.body.has_more).toBe(true);
+      expect(page.body.data.every((job: XbJob) => job.lane === 'x')).toBe(true);
+      const next = await stack.api('GET', `/v1/x-builds?limit=2&cursor=${page.body.next_cursor}`, { key });
+      expect(next.body.data[0].id < page.body.data[1].id).toBe(true);
+      const byAuthor = await stack.api('GET', '/v1/x-builds?author_id=daily-author&status=cancelled', { key });
+      expect(byAuthor.body.data).toHaveLength(3);
+      expect(
+        (await stack.api('GET', '/v1/x-builds?platform=api', { key: reader })).body.data.map(
+          (job: XbJob) => job.prompt,
+        ),
+      ).toEqual(['A counter app']);
+      for (const query of ['status=stuck', 'platform=mastodon', 'limit=0', 'limit=201', 'cursor=nope']) {
+        const bad = await stack.api('GET', `/v1/x-builds?${query}`, { key });
+        expect({ query, status: bad.status, error: bad.body.error }).toEqual({
+          query,
+          status: 400,
+          error: 'invalid_request',
+        });
+      }
+      expect((await stack.api('GET', '/v1/x-builds/stats?window=2d', { key })).status).toBe(400);
+      // A key without builds:admin cannot reach the operator routes.
+      expect((await stack.api('GET', '/v1/x-builds/queue', { key: reader })).body).toMatchObject({
+        error: 'insufficient_scope',
+        required_scopes: ['builds:admin'],
       });
-    }
-    expect((await stack.api('GET', '/v1/x-builds/stats?window=2d', { key })).status).toBe(400);
-    // A key without builds:admin cannot reach the operator routes.
-    expect((await stack.api('GET', '/v1/x-builds/queue', { key: reader })).body).toMatchObject({
-      error: 'insufficient_scope',
-      required_scopes: ['builds:admin'],
-    });
-  });
+    },
+  );
 
-  it('recovers a build whose worker was stopped mid-stage: re-claimed after its lease, resumed and finished', async () => {
-    await cancel(blocker);
-    const slow = await submitX('crash-author', { text: 'a slow page sim-tokens:1200' });
-    expect(slow.status).toBe(201);
-    await stack.waitForJob(key, slow.body.id, (job) => job.status === 'building');
-    await stack.restartBuilds();
-    const job = await stack.waitForJob(key, slow.body.id, settled, 60_000);
-    expect(job).toMatchObject({ status: 'done', attempt: 2 });
-    expect(job.stages.filter((stage: { name: string }) => stage.name === 'building')).toHaveLength(2);
-    expect((await stack.appGet(job.slug)).status).toBe(200);
-    // Both attempts' build keys are revoked: the first by the worker that took the job over.
-    const keys = await stack.account.database.prisma.callerKey.findMany({ where: { name: `build ${job.id}` } });
-    expect(keys).toHaveLength(2);
-    for (const buildKey of keys) expect(buildKey.revokedAt).toEqual(expect.any(Date));
-  });
+  it(
+    'recovers a build whose worker was stopped mid-stage: ' + 're-claimed after its lease, resumed and finished',
+    async () => {
+      await cancel(blocker);
+      const slow = await submitX('crash-author', { text: 'a slow page sim-tokens:1200' });
+      expect(slow.status).toBe(201);
+      await stack.waitForJob(key, slow.body.id, (job) => job.status === 'building');
+      await stack.restartBuilds();
+      const job = await stack.waitForJob(key, slow.body.id, settled, 60_000);
+      expect(job).toMatchObject({ status: 'done', attempt: 2 });
+      expect(job.stages.filter((stage: { name: string }) => stage.name === 'building')).toHaveLength(2);
+      expect((await stack.appGet(job.slug)).status).toBe(200);
+      // Both attempts' build keys are revoked: the first by the worker that took the job over.
+      const keys = await stack.account.database.prisma.callerKey.findMany({ where: { name: `build ${job.id}` } });
+      expect(keys).toHaveLength(2);
+      for (const buildKey of keys) expect(buildKey.revokedAt).toEqual(expect.any(Date));
+    },
+  );
 });

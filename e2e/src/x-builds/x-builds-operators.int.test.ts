@@ -103,46 +103,50 @@ describe('x builds: only operators run the lane; a fresh sign-up cannot', () => 
     ['POST', `/v1/x-builds/${done.id}/reply-draft`, { text: 'pwned' }],
   ];
 
-  it('refuses every operator route to every credential of a fresh sign-up with 403, naming none of the victim’s data, and changes nothing', async () => {
-    const queueBefore = (await stack.api('GET', '/v1/x-builds/queue', { key: operator })).body;
-    for (const { label, credential } of attacker) {
-      for (const [method, path, body] of operatorRoutes()) {
-        const answer = await stack.api(method, path, { key: credential, body });
-        expect({ label, method, path, status: answer.status, error: answer.body.error }).toEqual({
-          label,
-          method,
-          path,
-          status: 403,
-          error: 'insufficient_scope',
-        });
-        const text = JSON.stringify(answer.body);
-        for (const secret of [done.id, queuedId, done.slug, 'secret garden', 'recipe box', 'spammer-1'])
-          expect(text).not.toContain(secret);
+  it(
+    'refuses every operator route to every credential of a fresh sign-up with 403, naming none of the victim’s data, ' +
+      'and changes nothing',
+    async () => {
+      const queueBefore = (await stack.api('GET', '/v1/x-builds/queue', { key: operator })).body;
+      for (const { label, credential } of attacker) {
+        for (const [method, path, body] of operatorRoutes()) {
+          const answer = await stack.api(method, path, { key: credential, body });
+          expect({ label, method, path, status: answer.status, error: answer.body.error }).toEqual({
+            label,
+            method,
+            path,
+            status: 403,
+            error: 'insufficient_scope',
+          });
+          const text = JSON.stringify(answer.body);
+          for (const secret of [done.id, queuedId, done.slug, 'secret garden', 'recipe box', 'spammer-1'])
+            expect(text).not.toContain(secret);
+        }
       }
-    }
 
-    expect((await stack.appGet(done.slug)).status).toBe(200);
-    const queueAfter = (await stack.api('GET', '/v1/x-builds/queue', { key: operator })).body;
-    expect(queueAfter).toMatchObject({
-      paused: queueBefore.paused,
-      max_queue: queueBefore.max_queue,
-      max_concurrent: queueBefore.max_concurrent,
-      order: [queuedId],
-    });
-    const blocks = (await stack.api('GET', '/v1/x-builds/blocklist', { key: operator })).body.data.map(
-      (block: { author_id: string }) => block.author_id,
-    );
-    expect(blocks).toEqual(['spammer-1']);
-    expect((await stack.api('GET', `/v1/x-builds/${queuedId}`, { key: victim })).body).toMatchObject({
-      status: 'queued',
-      pinned: false,
-    });
-    expect((await stack.api('GET', `/v1/x-builds/${done.id}`, { key: victim })).body).toMatchObject({
-      status: 'done',
-      taken_down_at: null,
-      reply: { text: done.reply.text },
-    });
-  });
+      expect((await stack.appGet(done.slug)).status).toBe(200);
+      const queueAfter = (await stack.api('GET', '/v1/x-builds/queue', { key: operator })).body;
+      expect(queueAfter).toMatchObject({
+        paused: queueBefore.paused,
+        max_queue: queueBefore.max_queue,
+        max_concurrent: queueBefore.max_concurrent,
+        order: [queuedId],
+      });
+      const blocks = (await stack.api('GET', '/v1/x-builds/blocklist', { key: operator })).body.data.map(
+        (block: { author_id: string }) => block.author_id,
+      );
+      expect(blocks).toEqual(['spammer-1']);
+      expect((await stack.api('GET', `/v1/x-builds/${queuedId}`, { key: victim })).body).toMatchObject({
+        status: 'queued',
+        pinned: false,
+      });
+      expect((await stack.api('GET', `/v1/x-builds/${done.id}`, { key: victim })).body).toMatchObject({
+        status: 'done',
+        taken_down_at: null,
+        reply: { text: done.reply.text },
+      });
+    },
+  );
 
   it('a non-operator cannot mint builds:admin, and a Full access key of theirs holds every other scope', async () => {
     for (const { credential } of attacker) {
@@ -165,30 +169,33 @@ describe('x builds: only operators run the lane; a fresh sign-up cannot', () => 
     expect(full).toMatchObject({ status: 201, body: { scopes: withoutAdmin } });
   });
 
-  it('another account’s job is not theirs to read: reads are 404, and the stats queue lists only their own job ids', async () => {
-    for (const { credential } of attacker) {
-      for (const path of [
-        `/v1/x-builds/${done.id}`,
-        `/v1/x-builds/${queuedId}`,
-        `/v1/x-builds/${done.id}/screenshot`,
-      ]) {
-        const answer = await stack.api('GET', path, { key: credential });
-        expect({ path, status: answer.status }).toEqual({ path, status: 404 });
-        expect(JSON.stringify(answer.body)).not.toContain('secret garden');
+  it(
+    'another account’s job is not theirs to read: reads are ' + '404, and the stats queue lists only their own job ids',
+    async () => {
+      for (const { credential } of attacker) {
+        for (const path of [
+          `/v1/x-builds/${done.id}`,
+          `/v1/x-builds/${queuedId}`,
+          `/v1/x-builds/${done.id}/screenshot`,
+        ]) {
+          const answer = await stack.api('GET', path, { key: credential });
+          expect({ path, status: answer.status }).toEqual({ path, status: 404 });
+          expect(JSON.stringify(answer.body)).not.toContain('secret garden');
+        }
+        expect((await stack.api('POST', `/v1/x-builds/${queuedId}/cancel`, { key: credential })).status).toBe(404);
+        expect((await stack.api('GET', '/v1/x-builds?platform=all', { key: credential })).body.data).toEqual([]);
+        const stats = await stack.api('GET', '/v1/x-builds/stats?window=1h', { key: credential });
+        expect(stats.status).toBe(200);
+        expect(stats.body.queue).toMatchObject({ queued: 1, order: [] });
       }
-      expect((await stack.api('POST', `/v1/x-builds/${queuedId}/cancel`, { key: credential })).status).toBe(404);
-      expect((await stack.api('GET', '/v1/x-builds?platform=all', { key: credential })).body.data).toEqual([]);
-      const stats = await stack.api('GET', '/v1/x-builds/stats?window=1h', { key: credential });
-      expect(stats.status).toBe(200);
-      expect(stats.body.queue).toMatchObject({ queued: 1, order: [] });
-    }
-    expect((await stack.api('GET', '/v1/x-builds/stats?window=1h', { key: victim })).body.queue.order).toEqual([
-      queuedId,
-    ]);
-    expect((await stack.api('GET', '/v1/x-builds/stats?window=1h', { key: operator })).body.queue.order).toEqual([
-      queuedId,
-    ]);
-  });
+      expect((await stack.api('GET', '/v1/x-builds/stats?window=1h', { key: victim })).body.queue.order).toEqual([
+        queuedId,
+      ]);
+      expect((await stack.api('GET', '/v1/x-builds/stats?window=1h', { key: operator })).body.queue.order).toEqual([
+        queuedId,
+      ]);
+    },
+  );
 
   it('the operator still runs every route service-wide, on any account’s job', async () => {
     const session = newSecret('sbs');

@@ -43,57 +43,61 @@ describe('x builds: the X poller against a fake X API', () => {
   const xJobs = async () => (await stack.api('GET', '/v1/x-builds', { key })).body.data as XbJob[];
   const queue = async () => (await stack.api('GET', '/v1/x-builds/queue', { key })).body;
 
-  it('admits a new mention once, builds it and replies under it; own posts, retweets and blocked authors are skipped, an opt-out is honoured', async () => {
-    expect((await stack.api('PUT', '/v1/x-builds/blocklist/blocked-1', { key, body: {} })).status).toBe(200);
-    const wanted = x.mention({ text: `@builder make a snake game`, author_id: 'u1', conversation_id: '9001' });
-    x.mention({ text: 'Our own announcement', author_id: ACCOUNT_ID });
-    x.mention({
-      text: 'RT @u1: @builder make a snake game',
-      author_id: 'u2',
-      referenced_tweets: [{ type: 'retweeted', id: wanted.id }],
-    });
-    x.mention({ text: '@builder build me a thing', author_id: 'blocked-1' });
-    const optOut = x.mention({ text: '@builder opt out please', author_id: 'u3' });
+  it(
+    'admits a new mention once, builds it and replies under it; own posts, retweets and blocked authors are skipped, ' +
+      'an opt-out is honoured',
+    async () => {
+      expect((await stack.api('PUT', '/v1/x-builds/blocklist/blocked-1', { key, body: {} })).status).toBe(200);
+      const wanted = x.mention({ text: `@builder make a snake game`, author_id: 'u1', conversation_id: '9001' });
+      x.mention({ text: 'Our own announcement', author_id: ACCOUNT_ID });
+      x.mention({
+        text: 'RT @u1: @builder make a snake game',
+        author_id: 'u2',
+        referenced_tweets: [{ type: 'retweeted', id: wanted.id }],
+      });
+      x.mention({ text: '@builder build me a thing', author_id: 'blocked-1' });
+      const optOut = x.mention({ text: '@builder opt out please', author_id: 'u3' });
 
-    const jobs = await until('the mention to be built', xJobs, (list) => list.some((job) => job.status === 'done'));
-    expect(jobs).toHaveLength(1);
-    expect(jobs[0]).toMatchObject({
-      lane: 'x',
-      author_id: 'u1',
-      source: { type: 'x', post_id: wanted.id, author_id: 'u1', conversation_id: '9001' },
-    });
-    expect((await stack.api('GET', '/v1/x-builds/blocklist', { key })).body.data).toEqual(
-      expect.arrayContaining([
-        expect.objectContaining({ author_id: 'u3', reason: 'optout' }),
-        expect.objectContaining({ author_id: 'blocked-1', reason: 'operator' }),
-      ]),
-    );
+      const jobs = await until('the mention to be built', xJobs, (list) => list.some((job) => job.status === 'done'));
+      expect(jobs).toHaveLength(1);
+      expect(jobs[0]).toMatchObject({
+        lane: 'x',
+        author_id: 'u1',
+        source: { type: 'x', post_id: wanted.id, author_id: 'u1', conversation_id: '9001' },
+      });
+      expect((await stack.api('GET', '/v1/x-builds/blocklist', { key })).body.data).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ author_id: 'u3', reason: 'optout' }),
+          expect.objectContaining({ author_id: 'blocked-1', reason: 'operator' }),
+        ]),
+      );
 
-    const reply = await until(
-      'the reply',
-      () => x.replies,
-      (replies) => replies.length === 1,
-    );
-    expect(reply[0]).toMatchObject({
-      in_reply_to_tweet_id: wanted.id,
-      text: expect.stringContaining(jobs[0]!.app_url),
-    });
-    const job = await stack.waitForJob(key, jobs[0]!.id, (j) => j.reply?.status === 'posted');
-    expect(job.reply).toMatchObject({ post_id: reply[0]!.id, posted_at: expect.any(String) });
-    // The cursor moved to the newest mention seen.
-    await until(
-      'a poll from the new cursor',
-      () => x.mentionRequests.at(-1),
-      (since) => since === optOut.id,
-    );
+      const reply = await until(
+        'the reply',
+        () => x.replies,
+        (replies) => replies.length === 1,
+      );
+      expect(reply[0]).toMatchObject({
+        in_reply_to_tweet_id: wanted.id,
+        text: expect.stringContaining(jobs[0]!.app_url),
+      });
+      const job = await stack.waitForJob(key, jobs[0]!.id, (j) => j.reply?.status === 'posted');
+      expect(job.reply).toMatchObject({ post_id: reply[0]!.id, posted_at: expect.any(String) });
+      // The cursor moved to the newest mention seen.
+      await until(
+        'a poll from the new cursor',
+        () => x.mentionRequests.at(-1),
+        (since) => since === optOut.id,
+      );
 
-    // A repeat of the same post through the API answers the existing job.
-    const repeat = await stack.api('POST', '/v1/x-builds', {
-      key,
-      body: { source: { type: 'x', post_id: wanted.id, author_id: 'u1', text: 'again' } },
-    });
-    expect(repeat.body).toMatchObject({ id: job.id, existing: true });
-  });
+      // A repeat of the same post through the API answers the existing job.
+      const repeat = await stack.api('POST', '/v1/x-builds', {
+        key,
+        body: { source: { type: 'x', post_id: wanted.id, author_id: 'u1', text: 'again' } },
+      });
+      expect(repeat.body).toMatchObject({ id: job.id, existing: true });
+    },
+  );
 
   it('posts no more replies than the per-user limit allows; the next waits as pending', async () => {
     const second = x.mention({ text: '@builder a tiny piano', author_id: 'u4' });

@@ -118,7 +118,9 @@ export function buildOpenApiDocument(
       title: 'Model Gateway and Account API',
       version: API_VERSION,
       description:
-        'One gateway for three model dialects (chat completions, responses, messages), the account surface around it, X builds and cloud agent runs.',
+        'One gateway for three model dialects (chat completions, ' +
+        'responses, messages), the account surface around it, ' +
+        'X builds and cloud agent runs.',
     },
     servers: [{ url: options.baseUrl }],
     paths,

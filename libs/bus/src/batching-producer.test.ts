@@ -75,30 +75,34 @@ describe('batching producer', () => {
     expect(producer.stats()).toMatchObject({ pending: 1, sent: 1 });
   });
 
-  it('a failed batch is retried with backoff as the same message set, ahead of later ones and never merged with them', async () => {
-    const broker = fakeBroker();
-    const producer = createBatchingProducer(broker.sendBatch, {
-      lingerMs: 1,
-      retry: { initialMs: 30, maxMs: 30 },
-      logger,
-    });
-    producer.send('t', msg('a'));
-    producer.send('t', msg('b'));
-    const first = await broker.next();
-    first.fail();
-    producer.send('t', msg('c')); // arrives during the backoff
-    const failedAt = Date.now();
-    const retry = await broker.next();
-    expect(Date.now() - failedAt).toBeGreaterThanOrEqual(10); // waited (half-jittered 30 ms), not immediate
-    expect(keys(retry.messages)).toEqual(['a', 'b']);
-    expect(producer.stats()).toMatchObject({ pending: 3, failed: 2, sent: 0 });
-    retry.ack();
-    const later = await broker.next();
-    expect(keys(later.messages)).toEqual(['c']);
-    later.ack();
-    await producer.flush();
-    expect(producer.stats()).toEqual({ pending: 0, sent: 3, failed: 2, dropped: 0 });
-  });
+  it(
+    'a failed batch is retried with backoff as the same message ' +
+      'set, ahead of later ones and never merged with them',
+    async () => {
+      const broker = fakeBroker();
+      const producer = createBatchingProducer(broker.sendBatch, {
+        lingerMs: 1,
+        retry: { initialMs: 30, maxMs: 30 },
+        logger,
+      });
+      producer.send('t', msg('a'));
+      producer.send('t', msg('b'));
+      const first = await broker.next();
+      first.fail();
+      producer.send('t', msg('c')); // arrives during the backoff
+      const failedAt = Date.now();
+      const retry = await broker.next();
+      expect(Date.now() - failedAt).toBeGreaterThanOrEqual(10); // waited (half-jittered 30 ms), not immediate
+      expect(keys(retry.messages)).toEqual(['a', 'b']);
+      expect(producer.stats()).toMatchObject({ pending: 3, failed: 2, sent: 0 });
+      retry.ack();
+      const later = await broker.next();
+      expect(keys(later.messages)).toEqual(['c']);
+      later.ack();
+      await producer.flush();
+      expect(producer.stats()).toEqual({ pending: 0, sent: 3, failed: 2, dropped: 0 });
+    },
+  );
 
   it('a sendBatch that throws synchronously is treated as a failed attempt', async () => {
     let calls = 0;
@@ -122,7 +126,8 @@ describe('batching producer', () => {
     producer.send('t', msg('b'));
     expect(() => producer.send('t', msg('c'))).toThrow(BusBufferFullError);
     const batch = await broker.next();
-    expect(() => producer.send('t', msg('c'))).toThrow(/buffer is full \(2 messages pending\)/); // in flight still counts
+    // in flight still counts
+    expect(() => producer.send('t', msg('c'))).toThrow(/buffer is full \(2 messages pending\)/);
     batch.ack();
     await producer.flush();
     expect(() => producer.send('t', msg('c'))).not.toThrow();

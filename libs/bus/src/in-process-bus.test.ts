@@ -10,24 +10,31 @@ const decode = (m: IncomingMessage) => new TextDecoder().decode(m.value);
 const fastRetry = { initialMs: 5, maxMs: 20 };
 
 describe('in-process bus', () => {
-  it('delivery is asynchronous: nothing runs inside send, and the handler sees key, value, headers and offset', async () => {
-    const { producer, consumer } = createInProcessBus({ logger });
-    const seen: IncomingMessage[] = [];
-    await consumer.subscribe({ topic: 'usage.events.v1', groupId: 'ledger', handler: async (m) => void seen.push(m) });
-    producer.send('usage.events.v1', { key: 'k1', value: encode('hello'), headers: { 'event-type': 'usage' } });
-    expect(seen).toHaveLength(0);
-    await producer.flush();
-    expect(seen).toHaveLength(1);
-    expect(seen[0]).toMatchObject({
-      topic: 'usage.events.v1',
-      key: 'k1',
-      headers: { 'event-type': 'usage' },
-      partition: 0,
-      offset: '0',
-    });
-    expect(decode(seen[0]!)).toBe('hello');
-    await consumer.close();
-  });
+  it(
+    'delivery is asynchronous: nothing runs inside send, ' + 'and the handler sees key, value, headers and offset',
+    async () => {
+      const { producer, consumer } = createInProcessBus({ logger });
+      const seen: IncomingMessage[] = [];
+      await consumer.subscribe({
+        topic: 'usage.events.v1',
+        groupId: 'ledger',
+        handler: async (m) => void seen.push(m),
+      });
+      producer.send('usage.events.v1', { key: 'k1', value: encode('hello'), headers: { 'event-type': 'usage' } });
+      expect(seen).toHaveLength(0);
+      await producer.flush();
+      expect(seen).toHaveLength(1);
+      expect(seen[0]).toMatchObject({
+        topic: 'usage.events.v1',
+        key: 'k1',
+        headers: { 'event-type': 'usage' },
+        partition: 0,
+        offset: '0',
+      });
+      expect(decode(seen[0]!)).toBe('hello');
+      await consumer.close();
+    },
+  );
 
   it('messages of a key are handled in send order, one at a time, even with a slow handler', async () => {
     const { producer, consumer } = createInProcessBus({ logger });
@@ -152,27 +159,30 @@ describe('in-process bus', () => {
     await consumer.close();
   });
 
-  it('messages sent before any group exists are kept for a fromBeginning subscriber, not for a latest one', async () => {
-    const { producer, consumer } = createInProcessBus({ logger });
-    producer.send('t', { key: 'k', value: encode('early') });
-    await producer.flush(); // no group yet: nothing to wait for
-    expect(producer.stats().pending).toBe(1);
-    const fromStart: string[] = [];
-    const latest: string[] = [];
-    await consumer.subscribe({
-      topic: 't',
-      groupId: 'replay',
-      fromBeginning: true,
-      handler: async (m) => void fromStart.push(decode(m)),
-    });
-    await consumer.subscribe({ topic: 't', groupId: 'tail', handler: async (m) => void latest.push(decode(m)) });
-    producer.send('t', { key: 'k', value: encode('late') });
-    await producer.flush();
-    expect(fromStart).toEqual(['early', 'late']);
-    expect(latest).toEqual(['late']);
-    expect(producer.stats()).toMatchObject({ pending: 0, sent: 2 });
-    await consumer.close();
-  });
+  it(
+    'messages sent before any group exists are kept for ' + 'a fromBeginning subscriber, not for a latest one',
+    async () => {
+      const { producer, consumer } = createInProcessBus({ logger });
+      producer.send('t', { key: 'k', value: encode('early') });
+      await producer.flush(); // no group yet: nothing to wait for
+      expect(producer.stats().pending).toBe(1);
+      const fromStart: string[] = [];
+      const latest: string[] = [];
+      await consumer.subscribe({
+        topic: 't',
+        groupId: 'replay',
+        fromBeginning: true,
+        handler: async (m) => void fromStart.push(decode(m)),
+      });
+      await consumer.subscribe({ topic: 't', groupId: 'tail', handler: async (m) => void latest.push(decode(m)) });
+      producer.send('t', { key: 'k', value: encode('late') });
+      await producer.flush();
+      expect(fromStart).toEqual(['early', 'late']);
+      expect(latest).toEqual(['late']);
+      expect(producer.stats()).toMatchObject({ pending: 0, sent: 2 });
+      await consumer.close();
+    },
+  );
 
   it('past maxBuffered unhandled messages send throws a BusBufferFullError', async () => {
     const { producer, consumer } = createInProcessBus({ logger, maxBuffered: 2 });

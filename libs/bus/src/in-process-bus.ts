@@ -66,8 +66,8 @@ interface Topic {
  * group hands out one message at a time, so order holds per key (indeed per topic); a failing handler is
  * retried with backoff and nothing behind it moves until it succeeds or, with poison options, its poison is
  * parked (settleBatch). A message is retained until every group has handled it — and kept while a topic has
- * no group yet, so a consumer that subscribes after the first sends (with `fromBeginning`) still sees them. "Acked" for `flush` means handled by every group that has a
- * live subscriber.
+ * no group yet, so a consumer that subscribes after the first sends (with `fromBeginning`) still sees them. "Acked" for
+ * `flush` means handled by every group that has a live subscriber.
  */
 export function createInProcessBus(options: InProcessBusOptions = {}): {
   producer: EventProducer;

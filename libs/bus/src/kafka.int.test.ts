@@ -80,60 +80,63 @@ async function waitFor(condition: () => boolean, timeoutMs = 30_000): Promise<vo
     }
   });
 
-  it('an offset is committed only after its handler succeeds; a failing handler is retried, then redelivered', async () => {
-    const topic = await newTopic(1);
-    const groupId = `g-${randomUUID()}`;
-    const producer = createKafkaProducer(kafka, { lingerMs: 1, logger });
-    const consumer = createKafkaConsumer(kafka, { logger, retry: { initialMs: 50, maxMs: 200 } });
-    try {
-      // 1. Fails twice, then succeeds: three attempts at the same message, and its offset is committed.
-      const attempts: string[] = [];
-      const first = await consumer.subscribe({
-        topic,
-        groupId,
-        fromBeginning: true,
-        handler: async (m) => {
-          attempts.push(decode(m));
-          if (attempts.length < 3) throw new Error('transient');
-        },
-      });
-      producer.send(topic, { key: 'k', value: encode('one') });
-      await producer.flush();
-      await waitFor(() => attempts.length === 3);
-      await first.stop();
-      expect(attempts).toEqual(['one', 'one', 'one']);
+  it(
+    'an offset is committed only after its handler succeeds; ' + 'a failing handler is retried, then redelivered',
+    async () => {
+      const topic = await newTopic(1);
+      const groupId = `g-${randomUUID()}`;
+      const producer = createKafkaProducer(kafka, { lingerMs: 1, logger });
+      const consumer = createKafkaConsumer(kafka, { logger, retry: { initialMs: 50, maxMs: 200 } });
+      try {
+        // 1. Fails twice, then succeeds: three attempts at the same message, and its offset is committed.
+        const attempts: string[] = [];
+        const first = await consumer.subscribe({
+          topic,
+          groupId,
+          fromBeginning: true,
+          handler: async (m) => {
+            attempts.push(decode(m));
+            if (attempts.length < 3) throw new Error('transient');
+          },
+        });
+        producer.send(topic, { key: 'k', value: encode('one') });
+        await producer.flush();
+        await waitFor(() => attempts.length === 3);
+        await first.stop();
+        expect(attempts).toEqual(['one', 'one', 'one']);
 
-      // 2. A handler that never succeeds: its message must not be committed.
-      const failing: string[] = [];
-      const second = await consumer.subscribe({
-        topic,
-        groupId,
-        fromBeginning: true,
-        handler: async (m) => {
-          failing.push(decode(m));
-          throw new Error('permanent');
-        },
-      });
-      producer.send(topic, { key: 'k', value: encode('two') });
-      await producer.flush();
-      await waitFor(() => failing.length >= 1);
-      await second.stop();
-      expect(failing.every((v) => v === 'two')).toBe(true); // 'one' was committed, so not seen again
+        // 2. A handler that never succeeds: its message must not be committed.
+        const failing: string[] = [];
+        const second = await consumer.subscribe({
+          topic,
+          groupId,
+          fromBeginning: true,
+          handler: async (m) => {
+            failing.push(decode(m));
+            throw new Error('permanent');
+          },
+        });
+        producer.send(topic, { key: 'k', value: encode('two') });
+        await producer.flush();
+        await waitFor(() => failing.length >= 1);
+        await second.stop();
+        expect(failing.every((v) => v === 'two')).toBe(true); // 'one' was committed, so not seen again
 
-      // 3. The next member of the group gets 'two' again, and only it.
-      const redelivered: string[] = [];
-      await consumer.subscribe({
-        topic,
-        groupId,
-        fromBeginning: true,
-        handler: async (m) => void redelivered.push(decode(m)),
-      });
-      await waitFor(() => redelivered.length >= 1);
-      await sleep(500);
-      expect(redelivered).toEqual(['two']);
-    } finally {
-      await producer.close();
-      await consumer.close();
-    }
-  });
+        // 3. The next member of the group gets 'two' again, and only it.
+        const redelivered: string[] = [];
+        await consumer.subscribe({
+          topic,
+          groupId,
+          fromBeginning: true,
+          handler: async (m) => void redelivered.push(decode(m)),
+        });
+        await waitFor(() => redelivered.length >= 1);
+        await sleep(500);
+        expect(redelivered).toEqual(['two']);
+      } finally {
+        await producer.close();
+        await consumer.close();
+      }
+    },
+  );
 });

@@ -42,12 +42,15 @@ function store(options: { down?: () => boolean } = {}) {
 }
 
 describe('settleBatch: split and park', () => {
-  it('a failing batch is applied one by one and the message that fails while its neighbours succeed is parked', async () => {
-    const s = store();
-    await settleBatch(messagesOf('a', 'poison-b', 'c'), s.handler, s.poison, logger);
-    expect(s.applied).toEqual(['a', 'c']);
-    expect(s.parked).toEqual(['poison-b']);
-  });
+  it(
+    'a failing batch is applied one by one and the message ' + 'that fails while its neighbours succeed is parked',
+    async () => {
+      const s = store();
+      await settleBatch(messagesOf('a', 'poison-b', 'c'), s.handler, s.poison, logger);
+      expect(s.applied).toEqual(['a', 'c']);
+      expect(s.parked).toEqual(['poison-b']);
+    },
+  );
 
   it('an outage (every message fails) parks nothing and rejects, so the batch is retried', async () => {
     const s = store({ down: () => true });
@@ -119,15 +122,20 @@ describe('settleBatch: split and park', () => {
     expect(s.parked).toEqual(['poison-b']);
   });
 
-  it('parks a lone message that keeps failing with an unknown error after parkLoneAfterAttempts, not before', async () => {
-    const s = store();
-    const poison = { ...s.poison, parkLoneAfterAttempts: 3 };
-    for (const number of [1, 2])
-      await expect(settleBatch(messagesOf('poison'), s.handler, poison, logger, { number })).rejects.toThrow('refused');
-    expect(s.parked).toEqual([]);
-    await settleBatch(messagesOf('poison'), s.handler, poison, logger, { number: 3 });
-    expect(s.parked).toEqual(['poison']);
-  });
+  it(
+    'parks a lone message that keeps failing with an ' + 'unknown error after parkLoneAfterAttempts, not before',
+    async () => {
+      const s = store();
+      const poison = { ...s.poison, parkLoneAfterAttempts: 3 };
+      for (const number of [1, 2])
+        await expect(settleBatch(messagesOf('poison'), s.handler, poison, logger, { number })).rejects.toThrow(
+          'refused',
+        );
+      expect(s.parked).toEqual([]);
+      await settleBatch(messagesOf('poison'), s.handler, poison, logger, { number: 3 });
+      expect(s.parked).toEqual(['poison']);
+    },
+  );
 
   it('never parks a lone message for an outage, however many attempts', async () => {
     const s = store({ down: () => true });

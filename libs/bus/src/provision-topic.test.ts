@@ -16,25 +16,34 @@ function recordingLogger() {
 }
 
 describe('provisioning the usage topic', () => {
-  it('creates it on a 3-broker cluster with the configured partitions, 3 replicas, 2 in sync and a week kept', async () => {
-    const cluster = new FakeKafkaAdmin(3);
-    const { logger, warnings } = recordingLogger();
-    const topic = await provisionTopic(cluster.client(), settings, logger);
-    expect(topic).toEqual({ created: true, partitions: 12, replicationFactor: 3, minInsyncReplicas: 2, warnings: [] });
-    expect(cluster.created).toEqual([
-      expect.objectContaining({
-        topic: TOPIC,
-        numPartitions: 12,
+  it(
+    'creates it on a 3-broker cluster with the configured ' + 'partitions, 3 replicas, 2 in sync and a week kept',
+    async () => {
+      const cluster = new FakeKafkaAdmin(3);
+      const { logger, warnings } = recordingLogger();
+      const topic = await provisionTopic(cluster.client(), settings, logger);
+      expect(topic).toEqual({
+        created: true,
+        partitions: 12,
         replicationFactor: 3,
-        configEntries: [
-          { name: 'min.insync.replicas', value: '2' },
-          { name: 'retention.ms', value: String(7 * 24 * 3600 * 1000) },
-        ],
-      }),
-    ]);
-    expect(warnings()).toEqual([]);
-    expect(cluster.connected).toBe(false);
-  });
+        minInsyncReplicas: 2,
+        warnings: [],
+      });
+      expect(cluster.created).toEqual([
+        expect.objectContaining({
+          topic: TOPIC,
+          numPartitions: 12,
+          replicationFactor: 3,
+          configEntries: [
+            { name: 'min.insync.replicas', value: '2' },
+            { name: 'retention.ms', value: String(7 * 24 * 3600 * 1000) },
+          ],
+        }),
+      ]);
+      expect(warnings()).toEqual([]);
+      expect(cluster.connected).toBe(false);
+    },
+  );
 
   it('gives a smaller cluster all its brokers, and warns', async () => {
     const cluster = new FakeKafkaAdmin(1);
@@ -46,23 +55,26 @@ describe('provisioning the usage topic', () => {
     expect(replicationFor(5)).toEqual({ replicationFactor: 3, minInsyncReplicas: 2 });
   });
 
-  it('leaves a topic that exists as it is, and says what falls short (auto-created: 1 partition, 1 replica)', async () => {
-    const cluster = new FakeKafkaAdmin(3).withTopic(TOPIC, {
-      partitions: 1,
-      replicationFactor: 1,
-      configs: { 'min.insync.replicas': '1', 'retention.ms': '86400000' },
-    });
-    const { logger, warnings } = recordingLogger();
-    const topic = await provisionTopic(cluster.client(), settings, logger);
-    expect(topic).toMatchObject({ created: false, partitions: 1, replicationFactor: 1, minInsyncReplicas: 1 });
-    expect(cluster.created).toEqual([]);
-    expect(warnings()).toEqual([
-      `${TOPIC} exists with 1 partitions, fewer than 12`,
-      `${TOPIC} exists with replication factor 1`,
-      `${TOPIC} exists with min.insync.replicas=1`,
-      `${TOPIC} exists with retention.ms=86400000, under 7 days`,
-    ]);
-  });
+  it(
+    'leaves a topic that exists as it is, and says what ' + 'falls short (auto-created: 1 partition, 1 replica)',
+    async () => {
+      const cluster = new FakeKafkaAdmin(3).withTopic(TOPIC, {
+        partitions: 1,
+        replicationFactor: 1,
+        configs: { 'min.insync.replicas': '1', 'retention.ms': '86400000' },
+      });
+      const { logger, warnings } = recordingLogger();
+      const topic = await provisionTopic(cluster.client(), settings, logger);
+      expect(topic).toMatchObject({ created: false, partitions: 1, replicationFactor: 1, minInsyncReplicas: 1 });
+      expect(cluster.created).toEqual([]);
+      expect(warnings()).toEqual([
+        `${TOPIC} exists with 1 partitions, fewer than 12`,
+        `${TOPIC} exists with replication factor 1`,
+        `${TOPIC} exists with min.insync.replicas=1`,
+        `${TOPIC} exists with retention.ms=86400000, under 7 days`,
+      ]);
+    },
+  );
 
   it('is idempotent: a second run finds the topic it created and warns about nothing', async () => {
     const cluster = new FakeKafkaAdmin(3);

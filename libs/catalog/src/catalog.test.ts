@@ -49,25 +49,28 @@ describe('the catalog', () => {
     }
   });
 
-  it('every row is internally consistent: positive rates, cache reads cheaper than input, output within context', () => {
-    for (const model of CATALOG) {
-      const { price } = model;
-      const problems: string[] = [];
-      for (const rate of [price.input, price.output, price.cache_read, price.cache_write])
-        if (!(rate > 0)) problems.push(`rate ${rate}`);
-      if (price.cache_read > price.input) problems.push('cache read dearer than input');
-      if (model.max_output_tokens > model.context_window) problems.push('max output beyond the context window');
-      if (price.long_context) {
-        if (price.long_context.above_input_tokens >= model.context_window)
-          problems.push('long-context line beyond the window');
-        if (price.long_context.input < price.input || price.long_context.output < price.output)
-          problems.push('long context cheaper');
+  it(
+    'every row is internally consistent: positive rates, ' + 'cache reads cheaper than input, output within context',
+    () => {
+      for (const model of CATALOG) {
+        const { price } = model;
+        const problems: string[] = [];
+        for (const rate of [price.input, price.output, price.cache_read, price.cache_write])
+          if (!(rate > 0)) problems.push(`rate ${rate}`);
+        if (price.cache_read > price.input) problems.push('cache read dearer than input');
+        if (model.max_output_tokens > model.context_window) problems.push('max output beyond the context window');
+        if (price.long_context) {
+          if (price.long_context.above_input_tokens >= model.context_window)
+            problems.push('long-context line beyond the window');
+          if (price.long_context.input < price.input || price.long_context.output < price.output)
+            problems.push('long context cheaper');
+        }
+        if (!/^\d{4}-\d{2}-\d{2}$/.test(model.priced_on) || model.price_source.length === 0)
+          problems.push('no provenance');
+        expect({ id: model.id, problems }).toEqual({ id: model.id, problems: [] });
       }
-      if (!/^\d{4}-\d{2}-\d{2}$/.test(model.priced_on) || model.price_source.length === 0)
-        problems.push('no provenance');
-      expect({ id: model.id, problems }).toEqual({ id: model.id, problems: [] });
-    }
-  });
+    },
+  );
 
   it('created is a unix time in seconds, not milliseconds', () => {
     for (const model of CATALOG) {

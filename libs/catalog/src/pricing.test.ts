@@ -53,10 +53,13 @@ describe('list cost', () => {
     expect(listCostUsd(flat, usage(0))).toBe(0);
   });
 
-  it('a malformed usage block (negative, fractional or non-numeric counts) never throws and never goes negative', () => {
-    expect(listCostUsd(flat, usage(-5, Number.NaN, -1, Number.POSITIVE_INFINITY))).toBe(0);
-    expect(listCostUsd(flat, usage(1_000_000.9, 0))).toBe(1);
-  });
+  it(
+    'a malformed usage block (negative, fractional or ' + 'non-numeric counts) never throws and never goes negative',
+    () => {
+      expect(listCostUsd(flat, usage(-5, Number.NaN, -1, Number.POSITIVE_INFINITY))).toBe(0);
+      expect(listCostUsd(flat, usage(1_000_000.9, 0))).toBe(1);
+    },
+  );
 
   it('keeps costs to the nano-dollar, so float noise never reaches a stored number', () => {
     const cost = listCostUsd(

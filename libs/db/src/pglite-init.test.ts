@@ -35,22 +35,25 @@ describe('PGlite data directories', () => {
     expect(await readdir(root)).toEqual(['svc']);
   });
 
-  it('initialises several services at once, each its own cluster, and skips targets that are not PGlite files', async () => {
-    const [dirA, dirB] = [path.join(root, 'a'), path.join(root, 'b')];
-    await initialiseDatabases([
-      { kind: 'pglite', dataDir: dirA },
-      { kind: 'pglite', dataDir: dirB },
-      { kind: 'pglite', dataDir: 'memory://' },
-      { kind: 'postgres', url: 'postgres://nowhere/x' },
-    ]);
-    expect((await readdir(root)).sort()).toEqual(['a', 'b']);
+  it(
+    'initialises several services at once, each its own ' + 'cluster, and skips targets that are not PGlite files',
+    async () => {
+      const [dirA, dirB] = [path.join(root, 'a'), path.join(root, 'b')];
+      await initialiseDatabases([
+        { kind: 'pglite', dataDir: dirA },
+        { kind: 'pglite', dataDir: dirB },
+        { kind: 'pglite', dataDir: 'memory://' },
+        { kind: 'postgres', url: 'postgres://nowhere/x' },
+      ]);
+      expect((await readdir(root)).sort()).toEqual(['a', 'b']);
 
-    const [a, b] = [await open(dirA), await open(dirB)];
-    await a.sql.query('INSERT INTO notes (id, body) VALUES ($1, $2)', ['only-a', 'x']);
-    expect(await b.sql.query('SELECT id FROM notes')).toEqual([]);
-    await a.close();
-    await b.close();
-  });
+      const [a, b] = [await open(dirA), await open(dirB)];
+      await a.sql.query('INSERT INTO notes (id, body) VALUES ($1, $2)', ['only-a', 'x']);
+      expect(await b.sql.query('SELECT id FROM notes')).toEqual([]);
+      await a.close();
+      await b.close();
+    },
+  );
 
   it('redoes an initialisation that a crash interrupted, whatever it left behind', async () => {
     const dataDir = path.join(root, 'svc');

@@ -20,7 +20,10 @@ import type { StreamRenderer, UpstreamStreamParser } from './stream';
 /** A streamed reply as the caller's frames: passed through, or translated from another dialect. */
 export interface CallerStream {
   push(event: SseEvent): { frames: SseFrame[]; events: StreamEvent[] };
-  /** The text deltas `push` now passes through by template, as bytes (StreamPassthrough.textTemplate); never for translated streams. */
+  /**
+   * The text deltas `push` now passes through by template, as bytes (StreamPassthrough.textTemplate); never for
+   * translated streams.
+   */
   textTemplate(): EventTemplate | undefined;
   /** Frames that end the stream with an error in the caller's dialect. */
   fail(failure: UpstreamFailure): SseFrame[];

@@ -156,7 +156,8 @@ describe('EventTemplate', () => {
     )!;
     expect(template.unchanged).toBe(true);
     const event = Buffer.from(
-      `event: content_block_delta\ndata: ${JSON.stringify({ ...value, delta: { type: 'text_delta', text: 'hi "you"' } })}\n\n`,
+      `event: content_block_delt` +
+`a\ndata: ${JSON.stringify({ ...value, delta: { type: 'text_delta', text: 'hi "you"' } })}\n\n`,
     );
     expect(template.read(event, 0, FOUND, 0)).toBe(event.length);
     expect(event.toString('utf8', FOUND[0], FOUND[1])).toBe('hi \\"you\\"');
@@ -171,17 +172,21 @@ describe('EventTemplate', () => {
 });
 
 describe('stringEnd', () => {
-  it('finds the closing quote after escapes and characters of every UTF-8 length, and stops at what JSON.stringify would not write', () => {
-    const at = (text: string) => stringEnd(Buffer.from(text), 0);
-    expect(at('abc"')).toBe(3);
-    expect(at('a\\"b"')).toBe(4);
-    expect(at('é中😀"')).toBe(9);
-    expect(at('\\n\\t\\\\"')).toBe(6);
-    expect(at('abc')).toBe(-1);
-    expect(at('a\u0001"')).toBe(-1);
-    expect(at('\\u0041"')).toBe(-1);
-    expect(at('\\')).toBe(-1);
-  });
+  it(
+    'finds the closing quote after escapes and characters of every UTF-8 length, and stops at what JSON.stringify ' +
+      'would not write',
+    () => {
+      const at = (text: string) => stringEnd(Buffer.from(text), 0);
+      expect(at('abc"')).toBe(3);
+      expect(at('a\\"b"')).toBe(4);
+      expect(at('é中😀"')).toBe(9);
+      expect(at('\\n\\t\\\\"')).toBe(6);
+      expect(at('abc')).toBe(-1);
+      expect(at('a\u0001"')).toBe(-1);
+      expect(at('\\u0041"')).toBe(-1);
+      expect(at('\\')).toBe(-1);
+    },
+  );
 });
 
 describe('copyBytes', () => {

@@ -85,7 +85,10 @@ export class EventTemplate {
     return length;
   }
 
-  /** Writes the caller's event, with the slots read from `bytes` into `found` at `from`, to `target` at `pos`; returns its end. */
+  /**
+   * Writes the caller's event, with the slots read from `bytes` into `found` at `from`, to `target` at `pos`; returns
+   * its end.
+   */
   writeCaller(bytes: Buffer, found: Int32Array, from: number, target: Buffer, pos: number): number {
     const { fixed, starts } = this;
     const first = this.slots + 2;

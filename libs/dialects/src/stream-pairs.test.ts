@@ -179,42 +179,46 @@ describe.each(upstreams)('$upstream upstream', ({ upstream, text, tools, reasoni
       );
     });
 
-    it('reasoning becomes a reasoning item; an Anthropic signature and redacted thinking round-trip through encrypted_content', () => {
-      const frames = render(reasoning);
-      expect(responsesViolations(frames)).toEqual([]);
-      const items = assembleResponses(frames).items as Array<Record<string, unknown>>;
-      const summary = [{ type: 'summary_text', text: 'The user asks 2+2. That is 4.' }];
-      if (upstream === 'anthropic') {
-        expect(items.map((i) => i.type)).toEqual(['reasoning', 'reasoning', 'message']);
-        expect(items[0]).toEqual({
-          id: expect.stringMatching(/^rs_/),
-          type: 'reasoning',
-          summary,
-          encrypted_content: expect.any(String),
+    it(
+      'reasoning becomes a reasoning item; an Anthropic signature and redacted thinking round-trip through ' +
+        'encrypted_content',
+      () => {
+        const frames = render(reasoning);
+        expect(responsesViolations(frames)).toEqual([]);
+        const items = assembleResponses(frames).items as Array<Record<string, unknown>>;
+        const summary = [{ type: 'summary_text', text: 'The user asks 2+2. That is 4.' }];
+        if (upstream === 'anthropic') {
+          expect(items.map((i) => i.type)).toEqual(['reasoning', 'reasoning', 'message']);
+          expect(items[0]).toEqual({
+            id: expect.stringMatching(/^rs_/),
+            type: 'reasoning',
+            summary,
+            encrypted_content: expect.any(String),
+          });
+          expect(items[1]).toEqual({
+            id: expect.stringMatching(/^rs_/),
+            type: 'reasoning',
+            summary: [],
+            encrypted_content: expect.any(String),
+          });
+          // What a Responses client replays comes back as Anthropic-signed reasoning.
+          expect(reasoningFromItem('', String(items[0]!.encrypted_content), undefined)).toMatchObject({
+            origin: 'anthropic',
+            signature: SIGNATURE,
+          });
+          expect(reasoningFromItem('', String(items[1]!.encrypted_content), undefined)).toMatchObject({
+            origin: 'anthropic',
+            redacted: expect.stringMatching(/^EmwKAhgB/),
+          });
+        } else {
+          expect(items.map((i) => i.type)).toEqual(['reasoning', 'message']);
+          expect(items[0]).toEqual({ id: expect.stringMatching(/^rs_/), type: 'reasoning', summary });
+        }
+        expect(items[items.length - 1]).toMatchObject({
+          type: 'message',
+          content: [{ type: 'output_text', text: '2 + 2 = 4.' }],
         });
-        expect(items[1]).toEqual({
-          id: expect.stringMatching(/^rs_/),
-          type: 'reasoning',
-          summary: [],
-          encrypted_content: expect.any(String),
-        });
-        // What a Responses client replays comes back as Anthropic-signed reasoning.
-        expect(reasoningFromItem('', String(items[0]!.encrypted_content), undefined)).toMatchObject({
-          origin: 'anthropic',
-          signature: SIGNATURE,
-        });
-        expect(reasoningFromItem('', String(items[1]!.encrypted_content), undefined)).toMatchObject({
-          origin: 'anthropic',
-          redacted: expect.stringMatching(/^EmwKAhgB/),
-        });
-      } else {
-        expect(items.map((i) => i.type)).toEqual(['reasoning', 'message']);
-        expect(items[0]).toEqual({ id: expect.stringMatching(/^rs_/), type: 'reasoning', summary });
-      }
-      expect(items[items.length - 1]).toMatchObject({
-        type: 'message',
-        content: [{ type: 'output_text', text: '2 + 2 = 4.' }],
-      });
-    });
+      },
+    );
   });
 });

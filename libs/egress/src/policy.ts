@@ -103,7 +103,10 @@ export function createEgressPolicy(options: EgressPolicyOptions): EgressPolicy {
   const addressRefusal = (host: string, address: string, caller: EgressCaller): string | undefined => {
     const found = classifyAddress(address);
     if (found.kind === 'refused')
-      return `${host} is a ${found.range} address${host === address ? '' : ` (${address})`}, which this service never dials`;
+      return (
+        `${host} is a ${found.range} address${host === address ? '' : ` (${address})`}, which this service never ` +
+        `dials`
+      );
     if (found.kind === 'private' && !privateAllowed(caller)) return privateRefusal(host);
     return undefined;
   };

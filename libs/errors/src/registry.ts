@@ -42,10 +42,12 @@ const registry = {
     grpc: GrpcStatus.INVALID_ARGUMENT,
     message: 'The request is malformed or has an invalid field.',
     action:
-      'Read `param` (the first bad field) and `issues` (every problem, with its path); fix the request and send it again.',
+      'Read `param` (the first bad field) and `issues` (every problem, with its path); fix the request and send it ' +
+      'again.',
     retryable: false,
   },
-  // RFC 8628 §3.5 / RFC 6749 §5.2: what a device polling POST /v1/devices/pair/token is told while it may not have its token.
+  // RFC 8628 §3.5 / RFC 6749 §5.2: what a device polling POST /v1/devices/pair/token is told while it may not have its
+  // token.
   authorization_pending: {
     status: 400,
     grpc: GrpcStatus.FAILED_PRECONDITION,
@@ -95,7 +97,8 @@ const registry = {
     grpc: GrpcStatus.FAILED_PRECONDITION,
     message: 'The budget for this call is spent.',
     action:
-      "Read `budget` (account, key_daily, key_monthly or fair_use): add credits, raise the key's limit, or wait for the period to roll over.",
+      "Read `budget` (account, key_daily, key_monthly or fair_use): add credits, raise the key's limit, or wait for " +
+      'the period to roll over.',
     retryable: false,
   },
   insufficient_scope: {

@@ -33,7 +33,10 @@ export const USAGE_EVENTS_TOPIC = 'usage.events.v1';
  */
 export const XBUILDS_APP_CHANGED_CHANNEL = 'xbuilds.app-changed.v1';
 
-/** Published by the X builds service when a job is cancelled; the replica running it aborts the stage at once. Message: the job id. */
+/**
+ * Published by the X builds service when a job is cancelled; the replica running it aborts the stage at once. Message:
+ * the job id.
+ */
 export const XBUILDS_JOB_CANCELLED_CHANNEL = 'xbuilds.job-cancelled.v1';
 
 export { storableText } from './storable-text';

@@ -137,24 +137,28 @@ describe('listen: caller limits', () => {
     }
   });
 
-  it('a kept-alive socket idle past the header time still serves its next request (the keep-alive time bounds idling)', async () => {
-    const server = await listen((req, res) => res.end(`ok ${req.url}`), {
-      host: '127.0.0.1',
-      port: 0,
-      limits: { headersTimeoutMs: 100, requestTimeoutMs: 200, keepAliveTimeoutMs: 5_000 },
-    });
-    try {
-      const caller = await rawConnection(server.url);
-      caller.socket.write('GET /first HTTP/1.1\r\nhost: x\r\n\r\n');
-      await until(() => caller.received().includes('ok /first'));
-      await new Promise((resolve) => setTimeout(resolve, 600));
-      caller.socket.write('GET /second HTTP/1.1\r\nhost: x\r\n\r\n');
-      await until(() => caller.received().includes('ok /second'));
-      caller.socket.destroy();
-    } finally {
-      await server.close(0);
-    }
-  });
+  it(
+    'a kept-alive socket idle past the header time still serves ' +
+      'its next request (the keep-alive time bounds idling)',
+    async () => {
+      const server = await listen((req, res) => res.end(`ok ${req.url}`), {
+        host: '127.0.0.1',
+        port: 0,
+        limits: { headersTimeoutMs: 100, requestTimeoutMs: 200, keepAliveTimeoutMs: 5_000 },
+      });
+      try {
+        const caller = await rawConnection(server.url);
+        caller.socket.write('GET /first HTTP/1.1\r\nhost: x\r\n\r\n');
+        await until(() => caller.received().includes('ok /first'));
+        await new Promise((resolve) => setTimeout(resolve, 600));
+        caller.socket.write('GET /second HTTP/1.1\r\nhost: x\r\n\r\n');
+        await until(() => caller.received().includes('ok /second'));
+        caller.socket.destroy();
+      } finally {
+        await server.close(0);
+      }
+    },
+  );
 });
 
 describe('listen: draining', () => {
@@ -203,51 +207,57 @@ describe('listen: draining', () => {
     await closing;
   });
 
-  it('at the deadline, answers still running are asked to end in their own words before what is left is cut', async () => {
-    const running = new Set<ServerResponse>();
-    const server = await listen(
-      (_req, res) => {
-        running.add(res);
-        res.write('event: token\n\n');
-      },
-      { host: '127.0.0.1', port: 0 },
-    );
-    const caller = await rawConnection(server.url);
-    caller.socket.write('GET / HTTP/1.1\r\nhost: x\r\n\r\n');
-    await until(() => caller.received().includes('token'));
-    const started = Date.now();
-    await server.close(200, {
-      onDeadline: () => {
-        for (const res of running) res.end('event: error\n\n');
-      },
-    });
-    expect(Date.now() - started).toBeLessThan(1_500);
-    expect(await caller.closed).toContain('event: error');
-  });
+  it(
+    'at the deadline, answers still running are asked to ' + 'end in their own words before what is left is cut',
+    async () => {
+      const running = new Set<ServerResponse>();
+      const server = await listen(
+        (_req, res) => {
+          running.add(res);
+          res.write('event: token\n\n');
+        },
+        { host: '127.0.0.1', port: 0 },
+      );
+      const caller = await rawConnection(server.url);
+      caller.socket.write('GET / HTTP/1.1\r\nhost: x\r\n\r\n');
+      await until(() => caller.received().includes('token'));
+      const started = Date.now();
+      await server.close(200, {
+        onDeadline: () => {
+          for (const res of running) res.end('event: error\n\n');
+        },
+      });
+      expect(Date.now() - started).toBeLessThan(1_500);
+      expect(await caller.closed).toContain('event: error');
+    },
+  );
 });
 
 describe('health routes', () => {
-  it('healthz answers while alive; readyz follows the ready check, and a failing check reads as not ready', async () => {
-    let ready: boolean | Error = true;
-    const app = express().use(
-      healthRoutes(() => {
-        if (ready instanceof Error) throw ready;
-        return ready;
-      }),
-    );
-    const server = await listen(app, { host: '127.0.0.1', port: 0 });
-    try {
-      expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
-      expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
-      ready = false;
-      expect((await fetch(`${server.url}/readyz`)).status).toBe(503);
-      ready = new Error('probe failed');
-      expect((await fetch(`${server.url}/readyz`)).status).toBe(503);
-      expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
-    } finally {
-      await server.close();
-    }
-  });
+  it(
+    'healthz answers while alive; readyz follows the ' + 'ready check, and a failing check reads as not ready',
+    async () => {
+      let ready: boolean | Error = true;
+      const app = express().use(
+        healthRoutes(() => {
+          if (ready instanceof Error) throw ready;
+          return ready;
+        }),
+      );
+      const server = await listen(app, { host: '127.0.0.1', port: 0 });
+      try {
+        expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+        expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+        ready = false;
+        expect((await fetch(`${server.url}/readyz`)).status).toBe(503);
+        ready = new Error('probe failed');
+        expect((await fetch(`${server.url}/readyz`)).status).toBe(503);
+        expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+      } finally {
+        await server.close();
+      }
+    },
+  );
 });
 
 describe('readiness detail', () => {

@@ -10,18 +10,21 @@ describe('deadlines and cancellation', () => {
   });
   afterAll(() => fixture.close());
 
-  it('a call past its deadline fails as service_unavailable naming the service, and the handler is told to stop', async () => {
-    const before = fixture.contexts.length;
-    const started = Date.now();
-    const error = await fixture.client
-      .echo({ text: 'slow', sleepMs: 3_000 }, { deadlineMs: 150 })
-      .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(ApiError);
-    expect((error as ApiError).code).toBe('service_unavailable');
-    expect((error as ApiError).message).toContain('sbc.rpctest.v1.EchoService');
-    expect(Date.now() - started).toBeLessThan(2_000);
-    await eventually(() => fixture.contexts[before]?.signal.aborted === true);
-  });
+  it(
+    'a call past its deadline fails as service_unavailable ' + 'naming the service, and the handler is told to stop',
+    async () => {
+      const before = fixture.contexts.length;
+      const started = Date.now();
+      const error = await fixture.client
+        .echo({ text: 'slow', sleepMs: 3_000 }, { deadlineMs: 150 })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ApiError);
+      expect((error as ApiError).code).toBe('service_unavailable');
+      expect((error as ApiError).message).toContain('sbc.rpctest.v1.EchoService');
+      expect(Date.now() - started).toBeLessThan(2_000);
+      await eventually(() => fixture.contexts[before]?.signal.aborted === true);
+    },
+  );
 
   it('the client default deadline applies when the call sets none', async () => {
     const hasty = createRpcClient(EchoService, { target: fixture.address, deadlineMs: 100 });

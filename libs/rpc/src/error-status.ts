@@ -53,9 +53,9 @@ function isServiceError(value: unknown): value is ServiceError {
 }
 
 /**
- * Rebuilds the ApiError a peer sent (`cancelledByCaller`: this side cancelled the call itself). With a detail the error comes back exactly as thrown; without one
- * (grpc-js itself failed the call, or the peer is not ours) the status maps through the registry and the
- * peer's text stays in `cause` only, because an INTERNAL's text may hold internal detail.
+ * Rebuilds the ApiError a peer sent (`cancelledByCaller`: this side cancelled the call itself). With a detail the error
+ * comes back exactly as thrown; without one (grpc-js itself failed the call, or the peer is not ours) the status maps
+ * through the registry and the peer's text stays in `cause` only, because an INTERNAL's text may hold internal detail.
  */
 export function fromServiceError(thrown: unknown, serviceName: string, cancelledByCaller = false): ApiError {
   if (thrown instanceof ApiError) return thrown;

@@ -45,26 +45,30 @@ describe('errors over the wire', () => {
     expect(received.extra).toEqual({});
   });
 
-  it('an unknown failure becomes internal_error without its message, logged once with the request id and no request data', async () => {
-    fixture.logs.length = 0;
-    const error = await fixture.client
-      .echo({ failWith: 'plain', text: 'prompt-text-42' }, { requestId: 'req_leak' })
-      .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(ApiError);
-    expect((error as ApiError).code).toBe('internal_error');
-    expect((error as ApiError).message).toBe(errorSpec('internal_error').message);
-    expect(JSON.stringify(error)).not.toContain('hunter2');
-    expect((error as ApiError).message).not.toContain('hunter2');
+  it(
+    'an unknown failure becomes internal_error without its message, logged once with the request id and no request ' +
+      'data',
+    async () => {
+      fixture.logs.length = 0;
+      const error = await fixture.client
+        .echo({ failWith: 'plain', text: 'prompt-text-42' }, { requestId: 'req_leak' })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ApiError);
+      expect((error as ApiError).code).toBe('internal_error');
+      expect((error as ApiError).message).toBe(errorSpec('internal_error').message);
+      expect(JSON.stringify(error)).not.toContain('hunter2');
+      expect((error as ApiError).message).not.toContain('hunter2');
 
-    const errors = fixture.logs.filter((line) => line.level === 50);
-    expect(errors).toHaveLength(1);
-    expect(errors[0]).toMatchObject({
-      requestId: 'req_leak',
-      rpc: '/sbc.rpctest.v1.EchoService/Echo',
-      code: 'internal_error',
-    });
-    expect(JSON.stringify(fixture.logs)).not.toContain('"prompt-text-42"');
-  });
+      const errors = fixture.logs.filter((line) => line.level === 50);
+      expect(errors).toHaveLength(1);
+      expect(errors[0]).toMatchObject({
+        requestId: 'req_leak',
+        rpc: '/sbc.rpctest.v1.EchoService/Echo',
+        code: 'internal_error',
+      });
+      expect(JSON.stringify(fixture.logs)).not.toContain('"prompt-text-42"');
+    },
+  );
 
   it("a caller's mistake (4xx) is not logged as a server failure", async () => {
     fixture.logs.length = 0;

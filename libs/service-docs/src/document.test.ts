@@ -102,70 +102,74 @@ describe('shipped service documents', () => {
     expect(keywordsIn(documents.get(id)).filter((key) => ['example', 'examples', 'default'].includes(key))).toEqual([]);
   });
 
-  it('octo-issues: nested resources become templates, paged by the Link header, with bearer auth and rate-limit header names', () => {
-    const document = documents.get('octo-issues')!;
-    expect(Object.keys(document.paths)).toEqual([
-      '/rate_limit',
-      '/repos/{owner}/{repo}',
-      '/repos/{owner}/{repo}/issues',
-      '/repos/{owner}/{repo}/issues/{number}',
-      '/repos/{owner}/{repo}/issues/{number}/comments',
-      '/users/{user}',
-    ]);
-    const issue = document['x-path-templates'].find((t) => t.template === '/repos/{owner}/{repo}/issues/{number}')!;
-    expect(issue).toEqual({
-      template: '/repos/{owner}/{repo}/issues/{number}',
-      observations: 5,
-      methods: ['get', 'patch'],
-      parameters: [
-        { name: 'owner', kinds: ['slug'] },
-        { name: 'repo', kinds: ['slug'] },
-        { name: 'number', kinds: ['integer'] },
-      ],
-      covers: [{ pattern: '/repos/{slug}/{slug}/issues/{integer}', observations: 5 }],
-    });
-    const replay = document['x-house-replay'].operations;
-    expect(replay.getReposByOwnerByRepoIssues).toMatchObject({
-      auth: ['bearer'],
-      idempotent: true,
-      pagination: { style: 'link-header', header: 'link', query: ['page', 'per_page'] },
-    });
-    expect(replay.getReposByOwnerByRepoIssues!.rate_limit_headers).toEqual([
-      'retry-after',
-      'x-ratelimit-limit',
-      'x-ratelimit-remaining',
-      'x-ratelimit-reset',
-      'x-ratelimit-used',
-    ]);
-    expect(replay.postReposByOwnerByRepoIssues).toMatchObject({
-      idempotent: false,
-      content_types: { request: ['application/json'], response: ['application/json'] },
-    });
-    expect(replay.patchReposByOwnerByRepoIssuesByNumber!.provenance).toEqual({
-      first_seen: '2026-01-22T17:05:00Z',
-      last_seen: '2026-01-23T10:10:10Z',
-      observations: 2,
-      source_kinds: ['har', 'proxy'],
-    });
-    expect(document['x-house-replay'].provenance).toEqual({
-      first_seen: '2026-01-12T09:14:03Z',
-      last_seen: '2026-02-20T15:59:59Z',
-      observations: 22,
-      source_kinds: ['har', 'proxy'],
-    });
-    expect(document.components.securitySchemes).toEqual({ bearer: { type: 'http', scheme: 'bearer' } });
-    const issues = document.paths['/repos/{owner}/{repo}/issues']!.get as any;
-    expect(Object.keys(issues.responses)).toEqual(['200', '403']);
-    expect(issues.parameters.map((p: any) => `${p.in}:${p.name}`)).toEqual([
-      'path:owner',
-      'path:repo',
-      'query:state',
-      'query:per_page',
-      'query:page',
-      'query:labels',
-      'header:x-octo-api-version',
-    ]);
-  });
+  it(
+    'octo-issues: nested resources become templates, paged by the Link header, with bearer auth and rate-limit ' +
+      'header names',
+    () => {
+      const document = documents.get('octo-issues')!;
+      expect(Object.keys(document.paths)).toEqual([
+        '/rate_limit',
+        '/repos/{owner}/{repo}',
+        '/repos/{owner}/{repo}/issues',
+        '/repos/{owner}/{repo}/issues/{number}',
+        '/repos/{owner}/{repo}/issues/{number}/comments',
+        '/users/{user}',
+      ]);
+      const issue = document['x-path-templates'].find((t) => t.template === '/repos/{owner}/{repo}/issues/{number}')!;
+      expect(issue).toEqual({
+        template: '/repos/{owner}/{repo}/issues/{number}',
+        observations: 5,
+        methods: ['get', 'patch'],
+        parameters: [
+          { name: 'owner', kinds: ['slug'] },
+          { name: 'repo', kinds: ['slug'] },
+          { name: 'number', kinds: ['integer'] },
+        ],
+        covers: [{ pattern: '/repos/{slug}/{slug}/issues/{integer}', observations: 5 }],
+      });
+      const replay = document['x-house-replay'].operations;
+      expect(replay.getReposByOwnerByRepoIssues).toMatchObject({
+        auth: ['bearer'],
+        idempotent: true,
+        pagination: { style: 'link-header', header: 'link', query: ['page', 'per_page'] },
+      });
+      expect(replay.getReposByOwnerByRepoIssues!.rate_limit_headers).toEqual([
+        'retry-after',
+        'x-ratelimit-limit',
+        'x-ratelimit-remaining',
+        'x-ratelimit-reset',
+        'x-ratelimit-used',
+      ]);
+      expect(replay.postReposByOwnerByRepoIssues).toMatchObject({
+        idempotent: false,
+        content_types: { request: ['application/json'], response: ['application/json'] },
+      });
+      expect(replay.patchReposByOwnerByRepoIssuesByNumber!.provenance).toEqual({
+        first_seen: '2026-01-22T17:05:00Z',
+        last_seen: '2026-01-23T10:10:10Z',
+        observations: 2,
+        source_kinds: ['har', 'proxy'],
+      });
+      expect(document['x-house-replay'].provenance).toEqual({
+        first_seen: '2026-01-12T09:14:03Z',
+        last_seen: '2026-02-20T15:59:59Z',
+        observations: 22,
+        source_kinds: ['har', 'proxy'],
+      });
+      expect(document.components.securitySchemes).toEqual({ bearer: { type: 'http', scheme: 'bearer' } });
+      const issues = document.paths['/repos/{owner}/{repo}/issues']!.get as any;
+      expect(Object.keys(issues.responses)).toEqual(['200', '403']);
+      expect(issues.parameters.map((p: any) => `${p.in}:${p.name}`)).toEqual([
+        'path:owner',
+        'path:repo',
+        'query:state',
+        'query:per_page',
+        'query:page',
+        'query:labels',
+        'header:x-octo-api-version',
+      ]);
+    },
+  );
 
   it('ledgerly: cursor paging, an action beside ids, and idempotency keys make POSTs safe to retry', () => {
     const document = documents.get('ledgerly')!;

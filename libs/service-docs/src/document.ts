@@ -59,7 +59,10 @@ function pathParamSchema(kinds: readonly SegmentKind[]): JsonSchema {
   return (kinds.length === 1 && PARAM_SCHEMA[kinds[0]!]) || { type: 'string' };
 }
 
-/** A query parameter's schema from the JSON types its values read as; strings everywhere on the wire, so any mix is a string. */
+/**
+ * A query parameter's schema from the JSON types its values read as; strings everywhere on the wire, so any mix is a
+ * string.
+ */
 function querySchema(stats: QueryStats): JsonSchema {
   const types = [...stats.types];
   let item: JsonSchema;
@@ -168,7 +171,10 @@ function replayOf(op: OperationStats): ReplayOperation {
   return replay;
 }
 
-/** An origin whose host reads as a name (`api.octo.example`); a host label that looks like an id or an address is a value. */
+/**
+ * An origin whose host reads as a name (`api.octo.example`); a host label that looks like an id or an address is a
+ * value.
+ */
 function printableOrigin(url: URL): string {
   const labels = url.hostname.split('.');
   const named = labels.every((label) => /^[a-z][a-z0-9-]*$/i.test(label) && !isOpaqueId(label));
@@ -202,7 +208,11 @@ export function learnDocument(set: ObservationSet): ServiceDocument {
     info: {
       title: set.service.title,
       version: `learned-${provenance.last_seen.slice(0, 10) || 'empty'}`,
-      description: `${set.service.description ? `${set.service.description} ` : ''}Learned from ${provenance.observations} observed exchanges: endpoint shapes, header rule names and provenance, never example values or credentials.`,
+      description:
+        `${set.service.description ? `${set.service.description} ` : ''}Learned ` +
+        `from ${provenance.observations} observed exchanges: ` +
+        `endpoint shapes, header rule names and provenance, never ` +
+        `example values or credentials.`,
     },
     ...(servers.length > 0 ? { servers: servers.map((url) => ({ url })) } : {}),
     paths,

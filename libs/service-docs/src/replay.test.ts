@@ -37,13 +37,17 @@ describe('auth rules', () => {
     ]);
   });
 
-  it('an Authorization value without a known scheme word is an API key in that header (the value is not read as a scheme)', () => {
-    const signals = signalsOf(
-      { request: { authorization: 'sk_live_51Hq2nWbXe7Rt0Yk' } },
-      { request: { authorization: 'Token abc123' } },
-    );
-    expect(authRuleNames(signals)).toEqual(['apiKey.header.authorization']);
-  });
+  it(
+    'an Authorization value without a known scheme word is an API key in that header (the value is not read as a ' +
+      'scheme)',
+    () => {
+      const signals = signalsOf(
+        { request: { authorization: 'sk_live_51Hq2nWbXe7Rt0Yk' } },
+        { request: { authorization: 'Token abc123' } },
+      );
+      expect(authRuleNames(signals)).toEqual(['apiKey.header.authorization']);
+    },
+  );
 
   it('API keys in headers, the query and session cookies are named by where they travel', () => {
     const signals = signalsOf({

@@ -205,7 +205,9 @@ export function observeSignals(
 
 const sorted = (...sets: Set<string>[]) => [...new Set(sets.flatMap((set) => [...set]))].sort();
 
-/** The paging style, strongest evidence first: a Link header, then cursor fields or parameters, then page, then offset. */
+/**
+ * The paging style, strongest evidence first: a Link header, then cursor fields or parameters, then page, then offset.
+ */
 export function paginationOf(signals: ReplaySignals): Pagination | undefined {
   if (signals.linkHeader)
     return {
@@ -224,7 +226,9 @@ export function paginationOf(signals: ReplaySignals): Pagination | undefined {
   return undefined;
 }
 
-/** GET, HEAD, OPTIONS, PUT and DELETE are idempotent by HTTP; POST and PATCH only when a client sent an idempotency key. */
+/**
+ * GET, HEAD, OPTIONS, PUT and DELETE are idempotent by HTTP; POST and PATCH only when a client sent an idempotency key.
+ */
 export function isIdempotent(method: string, signals: ReplaySignals): boolean {
   return (
     ['get', 'head', 'options', 'put', 'delete', 'trace'].includes(method) || signals.idempotencyHeader !== undefined

@@ -131,13 +131,18 @@ describe('enums', () => {
     expectAccepts(values);
   });
 
-  it('no enum without evidence: too few observations, no repeats, too many values, or values that are not words', () => {
-    expect(schemaOf([{ state: 'open' }, { state: 'open' }]).properties).toEqual({ state: { type: 'string' } });
-    expect(schemaOf([{ kind: 'a' }, { kind: 'b' }, { kind: 'c' }]).properties).toEqual({ kind: { type: 'string' } });
-    const many = 'abcdefghij'.split('').flatMap((c) => [{ kind: c.repeat(3) }, { kind: c.repeat(3) }]);
-    expect(schemaOf(many).properties).toEqual({ kind: { type: 'string' } });
-    expect(schemaOf([{ plan: 'v2' }, { plan: 'v2' }, { plan: 'v2' }]).properties).toEqual({ plan: { type: 'string' } });
-  });
+  it(
+    'no enum without evidence: too few observations, no ' + 'repeats, too many values, or values that are not words',
+    () => {
+      expect(schemaOf([{ state: 'open' }, { state: 'open' }]).properties).toEqual({ state: { type: 'string' } });
+      expect(schemaOf([{ kind: 'a' }, { kind: 'b' }, { kind: 'c' }]).properties).toEqual({ kind: { type: 'string' } });
+      const many = 'abcdefghij'.split('').flatMap((c) => [{ kind: c.repeat(3) }, { kind: c.repeat(3) }]);
+      expect(schemaOf(many).properties).toEqual({ kind: { type: 'string' } });
+      expect(schemaOf([{ plan: 'v2' }, { plan: 'v2' }, { plan: 'v2' }]).properties).toEqual({
+        plan: { type: 'string' },
+      });
+    },
+  );
 
   it('never an enum in a secret-bearing, identifying or user-data field', () => {
     for (const field of ['password', 'session_token', 'api_key', 'email', 'username', 'owner_id', 'name', 'title']) {

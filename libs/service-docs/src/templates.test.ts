@@ -4,44 +4,51 @@ const paths = (...list: string[]): PathSample[] => list.map((path) => ({ path, b
 const templatesOf = (samples: PathSample[]) => inferTemplates(samples).templates.map((t) => t.template);
 
 describe('path templates', () => {
-  it('nested resources: owner and repo are values, issues is vocabulary, the issue number is named from the body that echoes it', () => {
-    const samples: PathSample[] = [
-      { path: '/repos/octo/hello', bodies: [{ name: 'hello', owner: { login: 'octo' } }] },
-      { path: '/repos/acme/widgets', bodies: [{ name: 'widgets', owner: { login: 'acme' } }] },
-      { path: '/repos/octo/hello/issues', bodies: [] },
-      { path: '/repos/acme/widgets/issues', bodies: [] },
-      { path: '/repos/octo/hello/issues/42', bodies: [{ number: 42, id: 2048001 }] },
-      { path: '/repos/acme/widgets/issues/7', bodies: [{ number: 7, id: 3100377 }] },
-    ];
-    const { templates, templateOf } = inferTemplates(samples);
-    expect(templates.map((t) => t.template)).toEqual([
-      '/repos/{owner}/{repo}',
-      '/repos/{owner}/{repo}/issues',
-      '/repos/{owner}/{repo}/issues/{number}',
-    ]);
-    expect(templateOf[4]).toBe('/repos/{owner}/{repo}/issues/{number}');
-    const issue = templates[2]!;
-    expect(issue.params).toEqual([
-      { name: 'owner', kinds: ['slug'] },
-      { name: 'repo', kinds: ['slug'] },
-      { name: 'number', kinds: ['integer'] },
-    ]);
-    expect(issue.observations).toBe(2);
-    expect([...issue.covers]).toEqual([['/repos/{slug}/{slug}/issues/{integer}', 2]]);
-  });
+  it(
+    'nested resources: owner and repo are values, issues is vocabulary, the issue number is named from the body that ' +
+      'echoes it',
+    () => {
+      const samples: PathSample[] = [
+        { path: '/repos/octo/hello', bodies: [{ name: 'hello', owner: { login: 'octo' } }] },
+        { path: '/repos/acme/widgets', bodies: [{ name: 'widgets', owner: { login: 'acme' } }] },
+        { path: '/repos/octo/hello/issues', bodies: [] },
+        { path: '/repos/acme/widgets/issues', bodies: [] },
+        { path: '/repos/octo/hello/issues/42', bodies: [{ number: 42, id: 2048001 }] },
+        { path: '/repos/acme/widgets/issues/7', bodies: [{ number: 7, id: 3100377 }] },
+      ];
+      const { templates, templateOf } = inferTemplates(samples);
+      expect(templates.map((t) => t.template)).toEqual([
+        '/repos/{owner}/{repo}',
+        '/repos/{owner}/{repo}/issues',
+        '/repos/{owner}/{repo}/issues/{number}',
+      ]);
+      expect(templateOf[4]).toBe('/repos/{owner}/{repo}/issues/{number}');
+      const issue = templates[2]!;
+      expect(issue.params).toEqual([
+        { name: 'owner', kinds: ['slug'] },
+        { name: 'repo', kinds: ['slug'] },
+        { name: 'number', kinds: ['integer'] },
+      ]);
+      expect(issue.observations).toBe(2);
+      expect([...issue.covers]).toEqual([['/repos/{slug}/{slug}/issues/{integer}', 2]]);
+    },
+  );
 
   it('numeric segments are values even when only one was seen; a slug seen once stays literal', () => {
     expect(templatesOf(paths('/projects/alpha/builds/17'))).toEqual(['/projects/alpha/builds/{build}']);
   });
 
-  it('several different slugs right after a collection are values; the same slugs after a version are endpoints', () => {
-    expect(templatesOf(paths('/users/mona', '/users/hubot'))).toEqual(['/users/{user}']);
-    expect(templatesOf(paths('/v1/customers', '/v1/invoices', '/v1/balance'))).toEqual([
-      '/v1/balance',
-      '/v1/customers',
-      '/v1/invoices',
-    ]);
-  });
+  it(
+    'several different slugs right after a collection are ' + 'values; the same slugs after a version are endpoints',
+    () => {
+      expect(templatesOf(paths('/users/mona', '/users/hubot'))).toEqual(['/users/{user}']);
+      expect(templatesOf(paths('/v1/customers', '/v1/invoices', '/v1/balance'))).toEqual([
+        '/v1/balance',
+        '/v1/customers',
+        '/v1/invoices',
+      ]);
+    },
+  );
 
   it('version segments stay literal and keep their own branches', () => {
     expect(templatesOf(paths('/v1/items/1', '/v2/items/2', '/v2/items/3'))).toEqual([
@@ -60,13 +67,16 @@ describe('path templates', () => {
     expect(templates[0]!.params).toEqual([{ name: 'customer', kinds: ['id'] }]);
   });
 
-  it('a segment constant across observations stays literal; one that varies under a collection becomes a parameter', () => {
-    expect(templatesOf(paths('/orgs/acme/teams', '/orgs/acme/members'))).toEqual([
-      '/orgs/acme/members',
-      '/orgs/acme/teams',
-    ]);
-    expect(templatesOf(paths('/orgs/acme/teams', '/orgs/globex/teams'))).toEqual(['/orgs/{org}/teams']);
-  });
+  it(
+    'a segment constant across observations stays literal; ' + 'one that varies under a collection becomes a parameter',
+    () => {
+      expect(templatesOf(paths('/orgs/acme/teams', '/orgs/acme/members'))).toEqual([
+        '/orgs/acme/members',
+        '/orgs/acme/teams',
+      ]);
+      expect(templatesOf(paths('/orgs/acme/teams', '/orgs/globex/teams'))).toEqual(['/orgs/{org}/teams']);
+    },
+  );
 
   it('a word that recurs under different parents is vocabulary, even right after a parameter', () => {
     expect(

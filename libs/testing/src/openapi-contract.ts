@@ -64,7 +64,9 @@ export function createContractChecker(document: OpenApiDocument) {
       const validate = ajv.getSchema(ref) ?? ajv.compile({ $ref: ref });
       if (!validate(body)) {
         throw new Error(
-          `${method} ${found.template} ${status} does not match /docs/openapi.json:\n${ajv.errorsText(validate.errors, { separator: '\n' })}\nbody: ${JSON.stringify(body).slice(0, 2000)}`,
+          `${method} ${found.template} ${status} does not match ` +
+            `/docs/openapi.json` +
+`:\n${ajv.errorsText(validate.errors, { separator: '\n' })}\nbody: ${JSON.stringify(body).slice(0, 2000)}`,
         );
       }
     },
@@ -81,7 +83,8 @@ function checkDocUrl(method: string, path: string, body: unknown): void {
   const code = typeof url === 'string' ? /\/developers#errors-([a-z0-9_]+)$/.exec(url)?.[1] : undefined;
   if (!code || !isErrorCode(code) || (typeof error === 'string' && error !== code)) {
     throw new Error(
-      `${method} ${path} answered doc_url ${String(url)}, which is no entry of /developers for its code ${String(error)}`,
+      `${method} ${path} answered doc_url ${String(url)}, which is no entry of /developers for its ` +
+        `code ${String(error)}`,
     );
   }
 }

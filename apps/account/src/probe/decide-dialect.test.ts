@@ -23,16 +23,20 @@ describe('deciding an auto endpoint', () => {
     );
   });
 
-  it("when both answer with Anthropic's shape (a server that ignores which key header came), takes Anthropic whatever the host", () => {
-    const decision = decideByShape(
-      { openai: { ok: true, shape: 'anthropic' }, anthropic: { ok: true, shape: 'anthropic' } },
-      'openai',
-    );
-    expect(decision).toEqual({
-      dialect: 'anthropic',
-      reason: expect.stringContaining('has Anthropic\'s shape (type "model", display_name, created_at)'),
-    });
-  });
+  it(
+    "when both answer with Anthropic's shape (a server that ignores which key header came), takes Anthropic whatever " +
+      'the host',
+    () => {
+      const decision = decideByShape(
+        { openai: { ok: true, shape: 'anthropic' }, anthropic: { ok: true, shape: 'anthropic' } },
+        'openai',
+      );
+      expect(decision).toEqual({
+        dialect: 'anthropic',
+        reason: expect.stringContaining('has Anthropic\'s shape (type "model", display_name, created_at)'),
+      });
+    },
+  );
 
   it("when each probe got its own dialect's shape the endpoint speaks both, and the host preference decides", () => {
     expect(

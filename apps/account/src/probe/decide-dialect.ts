@@ -52,7 +52,9 @@ export function decideByShape(answers: Record<UpstreamDialect, ListAnswer>, pref
   if (openai.shape === 'openai' && anthropic.shape === 'anthropic') {
     return {
       dialect: preferred,
-      reason: `both probes answered, each in its own dialect's shape (the endpoint speaks both); ${preferred} preferred for this host`,
+      reason:
+        `both probes answered, each in its own dialect's shape (the endpoint speaks both); ${preferred} ` +
+        `preferred for this host`,
     };
   }
   const known = new Set(

@@ -82,23 +82,26 @@ describe('probing an endpoint', () => {
     expect(fake.seen[0]!.headers).toMatchObject({ authorization: 'Bearer sk-1', 'x-org': 'o' });
   });
 
-  it('an Anthropic endpoint is dialed with x-api-key and anthropic-version, every page read, display names kept', async () => {
-    const fake = await start(anthropicOnly);
-    const report = await prober.probe({
-      baseUrl: fake.url,
-      dialect: 'anthropic',
-      apiKey: 'sk-ant',
-      headers: {},
-      dialAs: 'operator',
-    });
-    expect(report).toMatchObject({
-      ok: true,
-      dialect: 'anthropic',
-      models: ['claude-a', 'claude-b', 'claude-c'],
-      modelNames: { 'claude-a': 'Claude A' },
-    });
-    expect(fake.seen[0]!.headers.authorization).toBeUndefined();
-  });
+  it(
+    'an Anthropic endpoint is dialed with x-api-key and ' + 'anthropic-version, every page read, display names kept',
+    async () => {
+      const fake = await start(anthropicOnly);
+      const report = await prober.probe({
+        baseUrl: fake.url,
+        dialect: 'anthropic',
+        apiKey: 'sk-ant',
+        headers: {},
+        dialAs: 'operator',
+      });
+      expect(report).toMatchObject({
+        ok: true,
+        dialect: 'anthropic',
+        models: ['claude-a', 'claude-b', 'claude-c'],
+        modelNames: { 'claude-a': 'Claude A' },
+      });
+      expect(fake.seen[0]!.headers.authorization).toBeUndefined();
+    },
+  );
 
   it('auto records the dialect that answered', async () => {
     const fake = await start(anthropicOnly);
@@ -112,61 +115,67 @@ describe('probing an endpoint', () => {
     expect(report).toMatchObject({ ok: true, dialect: 'anthropic' });
   });
 
-  it('auto takes an endpoint that answers both probes with an Anthropic-shaped list as Anthropic, and says why', async () => {
-    const fake = await start((_req, res) =>
-      json(res, 200, {
-        data: [{ type: 'model', id: 'claude-x', display_name: 'Claude X', created_at: '2025-02-19T00:00:00Z' }],
-        has_more: false,
-      }),
-    );
-    const report = await prober.probe({
-      baseUrl: fake.url,
-      dialect: 'auto',
-      apiKey: 'k',
-      headers: {},
-      dialAs: 'operator',
-    });
-    expect(report).toMatchObject({
-      ok: true,
-      dialect: 'anthropic',
-      models: ['claude-x'],
-      dialectReason: expect.stringContaining("Anthropic's shape"),
-    });
-    expect(fake.seen.every((req) => req.method === 'GET')).toBe(true);
-  });
+  it(
+    'auto takes an endpoint that answers both probes with ' + 'an Anthropic-shaped list as Anthropic, and says why',
+    async () => {
+      const fake = await start((_req, res) =>
+        json(res, 200, {
+          data: [{ type: 'model', id: 'claude-x', display_name: 'Claude X', created_at: '2025-02-19T00:00:00Z' }],
+          has_more: false,
+        }),
+      );
+      const report = await prober.probe({
+        baseUrl: fake.url,
+        dialect: 'auto',
+        apiKey: 'k',
+        headers: {},
+        dialAs: 'operator',
+      });
+      expect(report).toMatchObject({
+        ok: true,
+        dialect: 'anthropic',
+        models: ['claude-x'],
+        dialectReason: expect.stringContaining("Anthropic's shape"),
+      });
+      expect(fake.seen.every((req) => req.method === 'GET')).toBe(true);
+    },
+  );
 
-  it('auto sends a one-token call in each dialect when the list names neither, and takes the one answered', async () => {
-    const fake = await start((req, res) => {
-      if (req.method === 'GET') return json(res, 200, { data: [{ id: 'local-model' }] });
-      if (req.url === '/v1/messages')
-        return json(res, 200, {
-          id: 'msg_1',
-          type: 'message',
-          role: 'assistant',
-          content: [],
-          stop_reason: 'max_tokens',
-          usage: {},
-        });
-      return json(res, 404, { error: { message: 'no such route' } });
-    });
-    const report = await prober.probe({
-      baseUrl: fake.url,
-      dialect: 'auto',
-      apiKey: 'k',
-      headers: {},
-      dialAs: 'operator',
-    });
-    expect(report).toMatchObject({
-      ok: true,
-      dialect: 'anthropic',
-      dialectReason: expect.stringContaining('answered on /v1/messages only'),
-    });
-    const calls = fake.seen
-      .filter((req) => req.method === 'POST')
-      .map((req) => req.url)
-      .sort();
-    expect(calls).toEqual(['/v1/chat/completions', '/v1/messages']);
-  });
+  it(
+    'auto sends a one-token call in each dialect when ' + 'the list names neither, and takes the one answered',
+    async () => {
+      const fake = await start((req, res) => {
+        if (req.method === 'GET') return json(res, 200, { data: [{ id: 'local-model' }] });
+        if (req.url === '/v1/messages')
+          return json(res, 200, {
+            id: 'msg_1',
+            type: 'message',
+            role: 'assistant',
+            content: [],
+            stop_reason: 'max_tokens',
+            usage: {},
+          });
+        return json(res, 404, { error: { message: 'no such route' } });
+      });
+      const report = await prober.probe({
+        baseUrl: fake.url,
+        dialect: 'auto',
+        apiKey: 'k',
+        headers: {},
+        dialAs: 'operator',
+      });
+      expect(report).toMatchObject({
+        ok: true,
+        dialect: 'anthropic',
+        dialectReason: expect.stringContaining('answered on /v1/messages only'),
+      });
+      const calls = fake.seen
+        .filter((req) => req.method === 'POST')
+        .map((req) => req.url)
+        .sort();
+      expect(calls).toEqual(['/v1/chat/completions', '/v1/messages']);
+    },
+  );
 
   it("a refusal is a report with the status and the endpoint's own message", async () => {
     const fake = await start(anthropicOnly);

@@ -197,8 +197,9 @@ async function listOnce(
 /**
  * Dials endpoints' model lists (`GET {base}/v1/models`) in their dialect: OpenAI with a Bearer key, Anthropic
  * with `x-api-key` and `anthropic-version`. `auto` asks in both dialects at once and takes what answered;
- * when both do, the lists' shape decides, and failing that a one-token call in each (`decideAuto`). Nothing here throws for the endpoint's sake: every failure is
- * a report with a reason. Redirects are not followed (a redirect could lead past the egress check).
+ * when both do, the lists' shape decides, and failing that a one-token call in each (`decideAuto`). Nothing here throws
+ * for the endpoint's sake: every failure is a report with a reason. Redirects are not followed (a redirect could lead
+ * past the egress check).
  */
 export function createProber(options: ProberOptions): Prober {
   async function attempt(

@@ -85,13 +85,17 @@ export function wideningOf(caller: KeyBounds, key: KeyBounds): Widening | null {
   if (!capWithin(caller.dailyLimitCredits, key.dailyLimitCredits)) {
     return {
       param: 'daily_limit_tokens',
-      message: `The calling key has a daily cap of ${caller.dailyLimitCredits} credits; the new key needs a daily cap no higher.`,
+      message:
+        `The calling key has a daily cap of ${caller.dailyLimitCredits} credits; the new key needs a daily cap ` +
+        `no higher.`,
     };
   }
   if (!capWithin(caller.monthlyLimitCredits, key.monthlyLimitCredits)) {
     return {
       param: 'monthly_limit_tokens',
-      message: `The calling key has a monthly cap of ${caller.monthlyLimitCredits} credits; the new key needs a monthly cap no higher.`,
+      message:
+        `The calling key has a monthly cap of ${caller.monthlyLimitCredits} credits; the new key needs a ` +
+        `monthly cap no higher.`,
     };
   }
   if (caller.route !== 'auto' && key.route !== caller.route) {

@@ -115,11 +115,14 @@ describe('the embedded key file', () => {
     expect(second.key.equals(first.key)).toBe(true);
   });
 
-  it('a damaged key file stops the start instead of being replaced, which would orphan every stored secret', async () => {
-    await writeFile(path.join(dir, SECRETS_KEY_FILE), 'garbage\n');
-    await expect(loadOrCreateSecretsKey(dir)).rejects.toThrow(/not a base64 32-byte key/);
-    expect(await readFile(path.join(dir, SECRETS_KEY_FILE), 'utf8')).toBe('garbage\n');
-  });
+  it(
+    'a damaged key file stops the start instead of being ' + 'replaced, which would orphan every stored secret',
+    async () => {
+      await writeFile(path.join(dir, SECRETS_KEY_FILE), 'garbage\n');
+      await expect(loadOrCreateSecretsKey(dir)).rejects.toThrow(/not a base64 32-byte key/);
+      expect(await readFile(path.join(dir, SECRETS_KEY_FILE), 'utf8')).toBe('garbage\n');
+    },
+  );
 
   it('two starts racing on an empty directory end up with one key', async () => {
     const [a, b] = await Promise.all([loadOrCreateSecretsKey(dir), loadOrCreateSecretsKey(dir)]);

@@ -56,7 +56,9 @@ export function slugOf(host: string | undefined, appsDomain: string): string | u
 }
 
 function notice(res: ServerResponse, status: number, title: string, head: boolean): void {
-  const body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body><p>${title}</p></body></html>`;
+  const body =
+    `<!doctype html><html lang="en"><head><meta ` +
+    `charset="utf-8"><title>${title}</title></head><body><p>${title}</p></body></html>`;
   res.writeHead(status, {
     ...BASE_HEADERS,
     'content-type': 'text/html; charset=utf-8',

@@ -45,7 +45,10 @@ function escaped(text: string, at: number): boolean {
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-/** A body's text, refused when its bytes are not UTF-8 (JSON text is UTF-8; a lenient decode would swap in U+FFFD silently). */
+/**
+ * A body's text, refused when its bytes are not UTF-8 (JSON text is UTF-8; a lenient decode would swap in U+FFFD
+ * silently).
+ */
 export function decodeUtf8Body(bytes: Buffer): string {
   try {
     return utf8.decode(bytes);
@@ -82,7 +85,10 @@ export function findHostileUrlPart(url: string): string | undefined {
   return undefined;
 }
 
-/** Refuses, before any route sees it, a URL whose path or query is not well-formed text (400 `invalid_request`, `param` naming where). */
+/**
+ * Refuses, before any route sees it, a URL whose path or query is not well-formed text (400 `invalid_request`, `param`
+ * naming where).
+ */
 export function refuseHostileUrl() {
   return (req: Request, _res: Response, next: NextFunction) => {
     const where = findHostileUrlPart(req.originalUrl ?? req.url);

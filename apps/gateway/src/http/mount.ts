@@ -43,7 +43,8 @@ function parsePart(schema: z.ZodType | undefined, value: unknown, where: string,
 /**
  * Mounts one route on an Express router: the credential and scopes the route names, then its body read
  * (REST_MAX_BODY_BYTES at most), then its path, query and body parsed by the route's schemas (every
- * problem in one 400 `invalid_request`, `param` the first), then the handler. The same RouteSpec is what /docs/openapi.json documents.
+ * problem in one 400 `invalid_request`, `param` the first), then the handler. The same RouteSpec is what
+ * /docs/openapi.json documents.
  */
 export function mount<R extends RouteSpec>(
   router: Router,

@@ -120,19 +120,22 @@ describe('admitting a priced call', () => {
     expect(admitted.headers).toMatchObject({ 'x-ratelimit-remaining': '9' });
   });
 
-  it('without an output limit, shrinks the call to the room its first try found, and counts the request once', async () => {
-    const store = createMemoryStore();
-    const limiter = createRateLimiter({ store, limitPerMinute: 10 });
-    const budget = createBudget({ store });
-    // 1 credit of daily cap: at 0.8 millicredits a token, about 1,200 output tokens after the prompt.
-    const admitted = await budget.reserveCall({ userId: 'usr_b', keyId: 'key_b', dailyCapCredits: 1 }, call(), {
-      bucket: limiter.bucket('key_b'),
-    });
-    expect(admitted.outputTokens).toBeGreaterThan(1_000);
-    expect(admitted.outputTokens).toBeLessThanOrEqual(1_250);
-    expect(admitted.reservation.reservedMilli).toBeLessThanOrEqual(1_000);
-    expect(admitted.headers).toMatchObject({ 'x-ratelimit-remaining': '9' });
-  });
+  it(
+    'without an output limit, shrinks the call to the room ' + 'its first try found, and counts the request once',
+    async () => {
+      const store = createMemoryStore();
+      const limiter = createRateLimiter({ store, limitPerMinute: 10 });
+      const budget = createBudget({ store });
+      // 1 credit of daily cap: at 0.8 millicredits a token, about 1,200 output tokens after the prompt.
+      const admitted = await budget.reserveCall({ userId: 'usr_b', keyId: 'key_b', dailyCapCredits: 1 }, call(), {
+        bucket: limiter.bucket('key_b'),
+      });
+      expect(admitted.outputTokens).toBeGreaterThan(1_000);
+      expect(admitted.outputTokens).toBeLessThanOrEqual(1_250);
+      expect(admitted.reservation.reservedMilli).toBeLessThanOrEqual(1_000);
+      expect(admitted.headers).toMatchObject({ 'x-ratelimit-remaining': '9' });
+    },
+  );
 
   it('a refusal for budget carries the bucket headers and leaves no counter changed', async () => {
     const store = createMemoryStore();

@@ -34,7 +34,8 @@ export function createRateLimiter(deps: { store: SharedStore; limitPerMinute: nu
       deps.onRefused?.();
       throw new ApiError(
         'rate_limited',
-        `Rate limit of ${result.limit} requests per minute reached for this ${subject.startsWith('user:') ? 'account' : 'key'}.`,
+        `Rate limit of ${result.limit} requests per minute reached for ` +
+          `this ${subject.startsWith('user:') ? 'account' : 'key'}.`,
         {
           headers: { ...headers, 'retry-after': String(Math.max(1, Math.ceil(result.retryAfterMs / 1000))) },
         },

@@ -11,23 +11,27 @@ describe('sign-in throttles', () => {
   const throttle = createSignInThrottle({ store });
   afterAll(() => store.close());
 
-  it('refuses an account and address with 429 and Retry-After after five failures, before asking the account service', async () => {
-    for (let i = 0; i < THROTTLES.signInPerAccountAddress.limit; i++) {
-      await expect(throttle.signIn('victim@example.test', '203.0.113.7', wrongPassword)).rejects.toMatchObject({
-        code: 'unauthorized',
-      });
-    }
-    let asked = false;
-    const refused = await throttle
-      .signIn('victim@example.test', '203.0.113.7', async () => {
-        asked = true;
-        return 'token';
-      })
-      .catch((error: unknown) => error);
-    expect(refused).toMatchObject({ code: 'rate_limited', status: 429 });
-    expect(Number((refused as ApiError).headers!['retry-after'])).toBeGreaterThan(0);
-    expect(asked).toBe(false);
-  });
+  it(
+    'refuses an account and address with 429 and Retry-After ' +
+      'after five failures, before asking the account service',
+    async () => {
+      for (let i = 0; i < THROTTLES.signInPerAccountAddress.limit; i++) {
+        await expect(throttle.signIn('victim@example.test', '203.0.113.7', wrongPassword)).rejects.toMatchObject({
+          code: 'unauthorized',
+        });
+      }
+      let asked = false;
+      const refused = await throttle
+        .signIn('victim@example.test', '203.0.113.7', async () => {
+          asked = true;
+          return 'token';
+        })
+        .catch((error: unknown) => error);
+      expect(refused).toMatchObject({ code: 'rate_limited', status: 429 });
+      expect(Number((refused as ApiError).headers!['retry-after'])).toBeGreaterThan(0);
+      expect(asked).toBe(false);
+    },
+  );
 
   it('does not lock the owner out from an address where they signed in before', async () => {
     await expect(throttle.signIn('owner@example.test', '198.51.100.1', rightPassword)).resolves.toBe('token');

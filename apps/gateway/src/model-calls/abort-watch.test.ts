@@ -20,16 +20,19 @@ describe('whenAborted (one listener per signal)', () => {
     expect(ran).toEqual(['now']);
   });
 
-  it('keeps the signal to one listener however many calls watch it (starting a call costs the same at 10,000 open)', () => {
-    const controller = new AbortController();
-    let added = 0;
-    const add = controller.signal.addEventListener.bind(controller.signal);
-    controller.signal.addEventListener = ((...args: Parameters<typeof add>) => {
-      added += 1;
-      return add(...args);
-    }) as typeof add;
-    const stops = Array.from({ length: 10_000 }, () => whenAborted(controller.signal, () => undefined));
-    for (const stop of stops) stop();
-    expect(added).toBe(1);
-  });
+  it(
+    'keeps the signal to one listener however many calls ' + 'watch it (starting a call costs the same at 10,000 open)',
+    () => {
+      const controller = new AbortController();
+      let added = 0;
+      const add = controller.signal.addEventListener.bind(controller.signal);
+      controller.signal.addEventListener = ((...args: Parameters<typeof add>) => {
+        added += 1;
+        return add(...args);
+      }) as typeof add;
+      const stops = Array.from({ length: 10_000 }, () => whenAborted(controller.signal, () => undefined));
+      for (const stop of stops) stop();
+      expect(added).toBe(1);
+    },
+  );
 });

@@ -44,13 +44,16 @@ describe('readJsonBody', () => {
     expect(await reading).toEqual({ value: { model: 'm' }, bytes: 13 });
   });
 
-  it('leaves no listener on the request once the body is read: a streamed reply does not keep the body with it', async () => {
-    const req = requestOf({ 'content-length': '13' });
-    const reading = readJsonBody(req, 1024);
-    req.end('{"model":"m"}');
-    await reading;
-    for (const event of ['data', 'end', 'error', 'close']) expect(req.listenerCount(event)).toBe(0);
-  });
+  it(
+    'leaves no listener on the request once the body is ' + 'read: a streamed reply does not keep the body with it',
+    async () => {
+      const req = requestOf({ 'content-length': '13' });
+      const reading = readJsonBody(req, 1024);
+      req.end('{"model":"m"}');
+      await reading;
+      for (const event of ['data', 'end', 'error', 'close']) expect(req.listenerCount(event)).toBe(0);
+    },
+  );
 
   it('an empty body is absent where the body is optional, and a refusal where one is required', async () => {
     const optional = requestOf();

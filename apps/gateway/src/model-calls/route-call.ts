@@ -47,7 +47,8 @@ export async function resolveCallRoute(
     catalogVendor: (id) => deps.pricing.catalogVendor(id),
     builtInAlias: (token) => deps.pricing.builtInAlias(token),
   });
-  // A caller's own endpoints are dialed for that caller: loopback and private addresses only when it may (CONTRACTS Egress).
+  // A caller's own endpoints are dialed for that caller: loopback and private addresses only when it may (CONTRACTS
+  // Egress).
   if (!isRefusal(resolved))
     return resolved.kind === 'byo'
       ? {

@@ -34,19 +34,22 @@ describe('DeliveredText', () => {
 });
 
 describe('OutputGuard', () => {
-  it('stops a stream once its delivered text counts past twice the limit, and counts nothing before the text could', () => {
-    const delivered = new DeliveredText();
-    const guard = new OutputGuard(5, delivered);
-    // Nine bytes: fewer than the ten tokens that would pass twice the limit, whatever they are.
-    delivered.push('a b c d e');
-    expect(guard.reached()).toBe(false);
-    for (let i = 0; i < 4; i++) {
-      delivered.push(' word');
+  it(
+    'stops a stream once its delivered text counts past twice ' + 'the limit, and counts nothing before the text could',
+    () => {
+      const delivered = new DeliveredText();
+      const guard = new OutputGuard(5, delivered);
+      // Nine bytes: fewer than the ten tokens that would pass twice the limit, whatever they are.
+      delivered.push('a b c d e');
       expect(guard.reached()).toBe(false);
-    }
-    delivered.push(' word');
-    expect(guard.reached()).toBe(true);
-  });
+      for (let i = 0; i < 4; i++) {
+        delivered.push(' word');
+        expect(guard.reached()).toBe(false);
+      }
+      delivered.push(' word');
+      expect(guard.reached()).toBe(true);
+    },
+  );
 
   it('never stops a stream without a limit', () => {
     const delivered = new DeliveredText();

@@ -110,7 +110,10 @@ const engineOf = (dialect: 'chat' | 'messages'): Engine => ({
   label: 'up',
 });
 
-/** Relays `chunks` through a StreamRelay on `source`; what the caller got (written, then the pending end) and the accounting. */
+/**
+ * Relays `chunks` through a StreamRelay on `source`; what the caller got (written, then the pending end) and the
+ * accounting.
+ */
 async function relayed(call: CallerCall, source: FrameSource, chunks: Buffer[]) {
   const written: Buffer[] = [];
   const res = {

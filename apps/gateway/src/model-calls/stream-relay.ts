@@ -248,7 +248,9 @@ export class StreamRelay implements BodySink {
     for (const frame of this.source.cut(this.usage)) this.pending += encodeSse(frame);
   }
 
-  /** Writes frames to the caller: framed as a chunk here when the socket takes them (an empty chunk would end the body). */
+  /**
+   * Writes frames to the caller: framed as a chunk here when the socket takes them (an empty chunk would end the body).
+   */
   private write(frames: string | Buffer): void {
     if (frames.length === 0) return;
     this.send(this.socket ? chunkOf(frames, this.socket) : frames);

@@ -177,8 +177,11 @@ function summarize(report: {
 }): string {
   const { totals } = report;
   const lines = [
-    `${report.from} to ${report.to} (${report.tz}): ${totals.requests.toLocaleString('en-US')} calls${report.failed > 0 ? ` (${report.failed.toLocaleString('en-US')} refused or failed)` : ''}, ` +
-      `${compact(totals.tokens_in)} tokens in and ${compact(totals.tokens_out)} out; ${totals.tokens.toLocaleString('en-US', { maximumFractionDigits: 3 })} credits billed (${dollars(totals.usd)}), ${dollars(totals.list_usd)} at list price.`,
+    `${report.from} to ${report.to} (${report.tz}): ${totals.requests.toLocaleString('en-US')} ` +
+      `calls${report.failed > 0 ? ` (${report.failed.toLocaleString('en-US')} refused or failed)` : ''}, ` +
+      `${compact(totals.tokens_in)} tokens in and ${compact(totals.tokens_out)} ` +
+      `out; ${totals.tokens.toLocaleString('en-US', { maximumFractionDigits: 3 })} credits billed ` +
+      `(${dollars(totals.usd)}), ${dollars(totals.list_usd)} at list price.`,
   ];
   const share = (g: UsageGroupTotals) =>
     totals.requests > 0 ? Math.round((100 * Number(g.metrics?.requests ?? 0n)) / totals.requests) : 0;

@@ -106,7 +106,9 @@ function vendorModel(callerModel: string, modelId: string, ctx: ResolveContext):
   if (!provider)
     return {
       refused: 'not_configured',
-      message: `${modelId} is not offered on service credits here: no ${vendor} engine is configured. Add your own endpoint for it.`,
+      message:
+        `${modelId} is not offered on service credits here: no ${vendor} engine is configured. Add your own ` +
+        `endpoint for it.`,
     };
   return {
     callerModel,

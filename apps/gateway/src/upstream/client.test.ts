@@ -274,33 +274,37 @@ describe('upstream client (undici dispatch)', () => {
     expect(seen?.headers[HOP_HEADER]).toBe('1');
   });
 
-  it('a body that is not JSON is named by status and content type, never read back; JSON error messages are bounded', async () => {
-    upstream.answer((_req, res) => {
-      res.writeHead(502, { 'content-type': 'text/html; charset=utf-8' });
-      res.end('<html><body>internal dashboard: secret-42</body></html>');
-    });
-    const page = send();
-    await page.head;
-    expect(await page.json()).toBe('The upstream answered HTTP 502 with a body that is not JSON (text/html).');
-    upstream.answer((_req, res) => {
-      res.writeHead(200, { 'content-type': 'text/plain' });
-      res.end('"a JSON string is text too: secret-43"');
-    });
-    const quoted = send();
-    await quoted.head;
-    expect(await quoted.json()).toMatch(
-      /^The upstream answered HTTP 200 with a body that is not JSON \(text\/plain\)\.$/,
-    );
-    upstream.answer((_req, res) => {
-      res.writeHead(400, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: { message: 'm'.repeat(10_000), type: 'invalid_request_error' } }));
-    });
-    const long = send();
-    await long.head;
-    const body = (await long.json()) as { error: { message: string; type: string } };
-    expect(body.error.message.length).toBeLessThanOrEqual(501);
-    expect(body.error.type).toBe('invalid_request_error');
-  });
+  it(
+    'a body that is not JSON is named by status and content ' +
+      'type, never read back; JSON error messages are bounded',
+    async () => {
+      upstream.answer((_req, res) => {
+        res.writeHead(502, { 'content-type': 'text/html; charset=utf-8' });
+        res.end('<html><body>internal dashboard: secret-42</body></html>');
+      });
+      const page = send();
+      await page.head;
+      expect(await page.json()).toBe('The upstream answered HTTP 502 with a body that is not JSON (text/html).');
+      upstream.answer((_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.end('"a JSON string is text too: secret-43"');
+      });
+      const quoted = send();
+      await quoted.head;
+      expect(await quoted.json()).toMatch(
+        /^The upstream answered HTTP 200 with a body that is not JSON \(text\/plain\)\.$/,
+      );
+      upstream.answer((_req, res) => {
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: 'm'.repeat(10_000), type: 'invalid_request_error' } }));
+      });
+      const long = send();
+      await long.head;
+      const body = (await long.json()) as { error: { message: string; type: string } };
+      expect(body.error.message.length).toBeLessThanOrEqual(501);
+      expect(body.error.type).toBe('invalid_request_error');
+    },
+  );
 
   it("a caller's endpoint is dialed through the egress policy; the operator's engines as configured", async () => {
     upstream.answer((_req, res) => res.end('{}'));

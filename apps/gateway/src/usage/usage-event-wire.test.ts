@@ -120,7 +120,10 @@ function describeDifference(ours: string, theirs: string, event: UsageFields): s
         ? `${value.slice(0, 20)}…(${value.length})`
         : value,
   );
-  return `first difference at byte ${Math.floor(at / 2)}: ours …${ours.slice(at, at + 24)} vs toBinary …${theirs.slice(at, at + 24)}; event ${shown}`;
+  return (
+    `first difference at byte ${Math.floor(at / 2)}: ours …${ours.slice(at, at + 24)} vs toBinary ` +
+    `…${theirs.slice(at, at + 24)}; event ${shown}`
+  );
 }
 
 function typicalEvent(): UsageFields {

@@ -55,7 +55,8 @@ export function createUsageEmitter(deps: { producer: EventProducer | undefined; 
           if (late % 1000 === 1)
             deps.logger.warn(
               { requestId: fields.requestId, late },
-              `a usage event was not durable within ${USAGE_DURABLE_WAIT_MS} ms; the reply ended without waiting longer`,
+              `a usage event was not durable within ${USAGE_DURABLE_WAIT_MS} ` +
+                `ms; the reply ended without waiting longer`,
             );
           resolve();
         }, USAGE_DURABLE_WAIT_MS);

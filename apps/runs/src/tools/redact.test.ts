@@ -35,10 +35,14 @@ describe('exchange redaction (nothing that could be a credential is stored)', ()
   });
   const stored = JSON.stringify(exchange);
 
-  it('leaves no secret anywhere: header, query, user info, JSON field, or a secret-shaped value under an innocent name', () => {
-    for (const secret of SECRETS)
-      expect({ secret, leaked: stored.includes(secret) }).toEqual({ secret, leaked: false });
-  });
+  it(
+    'leaves no secret anywhere: header, query, user info, JSON ' +
+      'field, or a secret-shaped value under an innocent name',
+    () => {
+      for (const secret of SECRETS)
+        expect({ secret, leaked: stored.includes(secret) }).toEqual({ secret, leaked: false });
+    },
+  );
 
   it('keeps names, shapes and harmless values for the learner', () => {
     expect(exchange).toMatchObject({

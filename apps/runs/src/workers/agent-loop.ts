@@ -64,7 +64,8 @@ export function writeHeld<T>(
 
 function initialMessages(project: ProjectRow, prompt: string): ChatMessage[] {
   const system = [
-    "You are an agent working in a project's workspace. Use the tools to list, read and write its files and to fetch URLs; answer with your final result when done.",
+    "You are an agent working in a project's workspace. Use the tools to list, read and write its files and to fetch " +
+      'URLs; answer with your final result when done.',
     project.instructions ? `Project instructions:\n${project.instructions}` : '',
   ]
     .filter(Boolean)

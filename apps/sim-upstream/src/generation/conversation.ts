@@ -47,7 +47,9 @@ function textOf(content: unknown): string {
   return texts.join(' ');
 }
 
-/** The structured-output request in any dialect's spelling: `{type:"json_schema", schema}` or `{type:"json_object"}`. */
+/**
+ * The structured-output request in any dialect's spelling: `{type:"json_schema", schema}` or `{type:"json_object"}`.
+ */
 function outputOf(format: unknown, schemaOf: (format: Json) => unknown): Conversation['output'] {
   if (!isObject(format)) return undefined;
   if (format.type === 'json_object') return { anyObject: true };
@@ -67,7 +69,10 @@ function lastUserText(items: unknown[]): string {
   return isObject(user) ? textOf(user.content) : '';
 }
 
-/** Tool choice from the chat / Responses spelling (`"required"`, `{type:"function", function:{name}}` or `{type:"function", name}`). */
+/**
+ * Tool choice from the chat / Responses spelling (`"required"`, `{type:"function", function:{name}}` or
+ * `{type:"function", name}`).
+ */
 function openAiToolChoice(choice: unknown): ToolChoice {
   if (choice === 'none' || choice === 'required' || choice === 'auto') return { mode: choice };
   if (isObject(choice) && choice.type === 'function') {

@@ -51,7 +51,8 @@ export function htmlPage(lastUserText: string): string {
     '<meta charset="utf-8">',
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
     `<title>${title}</title>`,
-    '<style>body{margin:0;min-height:100vh;display:grid;place-items:center;font-family:system-ui,sans-serif;background:#0f172a;color:#e2e8f0}canvas{background:#1e293b;border-radius:8px}</style>',
+    '<style>body{margin:0;min-height:100vh;display:grid;place-items:center;font-family:system-ui,sans-serif;background' +
+':#0f172a;color:#e2e8f0}canvas{background:#1e293b;border-radius:8px}</style>',
     ...(broken ? ['<script src="https://tracker.sim-upstream.invalid/collect.js"></script>'] : []),
     '</head>',
     '<body>',
@@ -65,7 +66,8 @@ export function htmlPage(lastUserText: string): string {
     ...(outsideImage ? ["new Image().src = 'https://pixel.sim-upstream.invalid/p.png';"] : []),
     "const ctx = document.getElementById('stage').getContext('2d');",
     'let x = 0;',
-    "function frame() { ctx.clearRect(0, 0, 320, 180); ctx.fillStyle = '#38bdf8'; ctx.beginPath(); ctx.arc(20 + (x % 280), 90, 16, 0, Math.PI * 2); ctx.fill(); x += 2; requestAnimationFrame(frame); }",
+    "function frame() { ctx.clearRect(0, 0, 320, 180); ctx.fillStyle = '#38bdf8'; ctx.beginPath(); ctx.arc(20 + (x % " +
+      '280), 90, 16, 0, Math.PI * 2); ctx.fill(); x += 2; requestAnimationFrame(frame); }',
     'frame();',
     ...(broken ? [] : ["document.documentElement.setAttribute('data-xb-ready', '1');"]),
     '</script>',

@@ -64,7 +64,10 @@ export function chatCompletionsRoute(deps: RouteDeps): RequestHandler {
   return (req, res) => answerChatCompletions(req.body, res, deps);
 }
 
-/** Answers one parsed request body; shared by the Express route and the HTTP/2 listener. Throws SimError on a bad request. */
+/**
+ * Answers one parsed request body; shared by the Express route and the HTTP/2 listener. Throws SimError on a bad
+ * request.
+ */
 export async function answerChatCompletions(json: unknown, res: SimResponse, deps: RouteDeps): Promise<void> {
   const body = parseRequest(chatRequestSchema, json, 'openai');
   checkOpenAiRules(body);

@@ -46,7 +46,10 @@ function anthropicType(status: number): string {
   return anthropicTypes[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error');
 }
 
-/** The JSON body for an error: `{error:{message,type,param,code}}` or `{type:"error", error:{type,message}, request_id}`. */
+/**
+ * The JSON body for an error: `{error:{message,type,param,code}}` or `{type:"error", error:{type,message},
+ * request_id}`.
+ */
 function errorBody(dialect: ErrorDialect, error: SimError, requestId: string): unknown {
   if (dialect === 'anthropic') {
     return {

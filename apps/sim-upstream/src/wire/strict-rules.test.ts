@@ -98,17 +98,20 @@ describe('the rules themselves', () => {
     );
   });
 
-  it('let a conversation end on an assistant tool_use (a prefill) and a chat on assistant tool_calls is refused', () => {
-    expect(
-      refusal(() => checkAnthropicRules({ messages: [{ role: 'user', content: 'hi' }, use('t1')] }, 'messages')),
-    ).toBeUndefined();
-    const calls = {
-      role: 'assistant',
-      content: null,
-      tool_calls: [{ id: 'c1', type: 'function', function: { name: 'w', arguments: '{}' } }],
-    };
-    expect(refusal(() => checkOpenAiRules({ messages: [{ role: 'user', content: 'hi' }, calls] }))).toContain(
-      'did not have response messages: c1',
-    );
-  });
+  it(
+    'let a conversation end on an assistant tool_use (a ' + 'prefill) and a chat on assistant tool_calls is refused',
+    () => {
+      expect(
+        refusal(() => checkAnthropicRules({ messages: [{ role: 'user', content: 'hi' }, use('t1')] }, 'messages')),
+      ).toBeUndefined();
+      const calls = {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'w', arguments: '{}' } }],
+      };
+      expect(refusal(() => checkOpenAiRules({ messages: [{ role: 'user', content: 'hi' }, calls] }))).toContain(
+        'did not have response messages: c1',
+      );
+    },
+  );
 });

@@ -95,7 +95,8 @@ export function checkAnthropicRules(body: Json, route: 'messages' | 'count_token
       if (message.role !== 'user' || !pending || pending.at !== i - 1 || !pending.ids.has(id)) {
         throw anthropicError(
           `messages.${i}.content.${j}`,
-          `unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`,
+          `unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${id}. Each \`tool_result\` block must have a ` +
+            `corresponding \`tool_use\` block in the previous message.`,
         );
       }
       answered.add(id);
@@ -105,7 +106,8 @@ export function checkAnthropicRules(body: Json, route: 'messages' | 'count_token
       if (missing.length > 0) {
         throw anthropicError(
           `messages.${pending.at}`,
-          `\`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`,
+          `\`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}. Each ` +
+            `\`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`,
         );
       }
     }
@@ -130,7 +132,8 @@ export function checkOpenAiRules(body: Json): void {
     if (open && open.ids.size > 0) {
       throw openAiError(
         open.at,
-        `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${[...open.ids].join(', ')}`,
+        `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. ` +
+          `The following tool_call_ids did not have response messages: ${[...open.ids].join(', ')}`,
       );
     }
     open = undefined;

@@ -47,42 +47,46 @@ describe('published balances across a month boundary', () => {
     await db?.drop();
   });
 
-  it('on the 1st the beta pot is refilled and what was left of the old one expires, as one delta that keeps in-flight reservations', async () => {
-    const prisma = running.database.prisma;
-    const publisher = createBalancePublisher({ db: prisma, store, logger, quietMs: 60_000, now: () => clock });
-    clock = new Date('2026-10-20T12:00:00Z');
-    await applyGenerations(prisma, [call('usr_month', 'req_m1', '2026-10-20T11:00:00Z', 4_000)], clock);
-    await publisher.publishNew(['usr_month']);
-    expect(await store.get(balanceKey('usr_month'))).toBe('6000000');
+  it(
+    'on the 1st the beta pot is refilled and what was left of the old one expires, as one delta that keeps in-flight ' +
+      'reservations',
+    async () => {
+      const prisma = running.database.prisma;
+      const publisher = createBalancePublisher({ db: prisma, store, logger, quietMs: 60_000, now: () => clock });
+      clock = new Date('2026-10-20T12:00:00Z');
+      await applyGenerations(prisma, [call('usr_month', 'req_m1', '2026-10-20T11:00:00Z', 4_000)], clock);
+      await publisher.publishNew(['usr_month']);
+      expect(await store.get(balanceKey('usr_month'))).toBe('6000000');
 
-    // A call in flight at midnight: the edge has reserved 1,000 credits and not settled yet.
-    await store.incrBy(balanceKey('usr_month'), -1_000_000);
-    // A call made just after midnight, already applied when the sweep runs.
-    clock = new Date('2026-11-01T00:00:30Z');
-    await applyGenerations(prisma, [call('usr_month', 'req_m2', '2026-11-01T00:00:10Z', 100)], clock);
-    await store.incrBy(balanceKey('usr_month'), -100_000); // the edge settled that call
+      // A call in flight at midnight: the edge has reserved 1,000 credits and not settled yet.
+      await store.incrBy(balanceKey('usr_month'), -1_000_000);
+      // A call made just after midnight, already applied when the sweep runs.
+      clock = new Date('2026-11-01T00:00:30Z');
+      await applyGenerations(prisma, [call('usr_month', 'req_m2', '2026-11-01T00:00:10Z', 100)], clock);
+      await store.incrBy(balanceKey('usr_month'), -100_000); // the edge settled that call
 
-    expect(await publisher.sweep()).toMatchObject({ refilled: 1 });
-    // 6,000 left in October expire, 10,000 arrive; the in-flight reservation and the new call stay taken off.
-    expect(await store.get(balanceKey('usr_month'))).toBe(String(10_000_000 - 1_000_000 - 100_000));
-    const journal = await prisma.creditJournalEntry.findMany({
-      where: { accountId: 'usr_month' },
-      orderBy: { id: 'asc' },
-    });
-    expect(journal.map((entry) => [entry.kind, entry.period, entry.credits.toString()])).toEqual([
-      ['beta_refill', '2026-10', '10000'],
-      ['beta_refill', '2026-11', '10000'],
-    ]);
-    // A second sweep in the same month grants nothing more.
-    expect(await publisher.sweep()).toMatchObject({ refilled: 0 });
-    expect(await prisma.creditJournalEntry.count({ where: { accountId: 'usr_month' } })).toBe(2);
+      expect(await publisher.sweep()).toMatchObject({ refilled: 1 });
+      // 6,000 left in October expire, 10,000 arrive; the in-flight reservation and the new call stay taken off.
+      expect(await store.get(balanceKey('usr_month'))).toBe(String(10_000_000 - 1_000_000 - 100_000));
+      const journal = await prisma.creditJournalEntry.findMany({
+        where: { accountId: 'usr_month' },
+        orderBy: { id: 'asc' },
+      });
+      expect(journal.map((entry) => [entry.kind, entry.period, entry.credits.toString()])).toEqual([
+        ['beta_refill', '2026-10', '10000'],
+        ['beta_refill', '2026-11', '10000'],
+      ]);
+      // A second sweep in the same month grants nothing more.
+      expect(await publisher.sweep()).toMatchObject({ refilled: 0 });
+      expect(await prisma.creditJournalEntry.count({ where: { accountId: 'usr_month' } })).toBe(2);
 
-    // Once quiet (the reservation settled or released), the counter is reconciled to the derived balance.
-    await store.incrBy(balanceKey('usr_month'), 1_000_000);
-    clock = new Date('2026-11-01T01:00:00Z');
-    expect(await publisher.sweep()).toMatchObject({ reconciled: 1 });
-    expect(await store.get(balanceKey('usr_month'))).toBe('9900000');
-  });
+      // Once quiet (the reservation settled or released), the counter is reconciled to the derived balance.
+      await store.incrBy(balanceKey('usr_month'), 1_000_000);
+      clock = new Date('2026-11-01T01:00:00Z');
+      expect(await publisher.sweep()).toMatchObject({ reconciled: 1 });
+      expect(await store.get(balanceKey('usr_month'))).toBe('9900000');
+    },
+  );
 
   it('a store that lost its data gets every balance published again by the next sweep', async () => {
     const prisma = running.database.prisma;

@@ -51,7 +51,10 @@ export function classifyLedgerFailure(error: unknown): FailureKind {
   return 'unknown';
 }
 
-/** Every `code`, `originalCode` and `kind` string found in the error and what it wraps; the message's "Code: `xxxxx`" too. */
+/**
+ * Every `code`, `originalCode` and `kind` string found in the error and what it wraps; the message's "Code: `xxxxx`"
+ * too.
+ */
 function collectCodes(value: unknown, depth: number): string[] {
   if (depth > 5 || value === null || typeof value !== 'object') return [];
   const record = value as Record<string, unknown>;

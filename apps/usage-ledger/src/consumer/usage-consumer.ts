@@ -254,7 +254,9 @@ function eventIdOf(bytes: Uint8Array): string | null {
   }
 }
 
-/** Consumes `usage.events.v1` as the ledger's group, in batches, from the oldest retained event when the group is new. */
+/**
+ * Consumes `usage.events.v1` as the ledger's group, in batches, from the oldest retained event when the group is new.
+ */
 export function subscribeUsageEvents(consumer: EventConsumer, deps: UsageConsumerDeps): Promise<Subscription> {
   return consumer.subscribeBatches({
     topic: USAGE_EVENTS_TOPIC,

@@ -102,7 +102,8 @@ export function createSpend(deps: SpendDeps) {
   /** Reads a provider's report again when the stored one is older than `refreshMs` or does not cover the window. */
   async function refresh(provider: string, read: CostReportReader, from: string, to: string): Promise<void> {
     const [row] = await deps.db.$queryRawUnsafe<SourceRow[]>(
-      `SELECT provider, fetched_at, to_char(covered_from, 'YYYY-MM-DD') AS covered_from, to_char(covered_to, 'YYYY-MM-DD') AS covered_to, last_error
+      `SELECT provider, fetched_at, to_char(covered_from, 'YYYY-MM-DD') AS covered_from, to_char(covered_to, ` +
+        `'YYYY-MM-DD') AS covered_to, last_error
        FROM provider_cost_sources WHERE provider = $1`,
       provider,
     );
@@ -150,7 +151,9 @@ export function createSpend(deps: SpendDeps) {
       );
       if (entries.length > 0) {
         await tx.$executeRawUnsafe(
-          `INSERT INTO provider_costs (provider, day, service, amount_usd) SELECT $1, d, s, a FROM unnest($2::date[], $3::text[], $4::numeric[]) AS u(d, s, a)
+          `INSERT INTO provider_costs (provider, day, service, ` +
+            `amount_usd) SELECT $1, d, s, a FROM unnest($2::date[], ` +
+            `$3::text[], $4::numeric[]) AS u(d, s, a)
            ON CONFLICT (provider, day, service) DO UPDATE SET amount_usd = excluded.amount_usd`,
           provider,
           entries.map((e) => e[0]),
@@ -159,8 +162,10 @@ export function createSpend(deps: SpendDeps) {
         );
       }
       await tx.$executeRawUnsafe(
-        `INSERT INTO provider_cost_sources (provider, source, fetched_at, covered_from, covered_to, last_error) VALUES ($1, $2, $3::timestamptz, $4::date, $5::date, NULL)
-         ON CONFLICT (provider) DO UPDATE SET source = excluded.source, fetched_at = excluded.fetched_at, covered_from = excluded.covered_from, covered_to = excluded.covered_to, last_error = NULL`,
+        `INSERT INTO provider_cost_sources (provider, source, fetched_at, covered_from, covered_to, last_error) ` +
+          `VALUES ($1, $2, $3::timestamptz, $4::date, $5::date, NULL)
+         ON CONFLICT (provider) DO UPDATE SET source = excluded.source, fetched_at = excluded.fetched_at, ` +
+          `covered_from = excluded.covered_from, covered_to = excluded.covered_to, last_error = NULL`,
         provider,
         SOURCE_NAMES[provider] ?? provider,
         at.toISOString(),
@@ -185,13 +190,15 @@ export function createSpend(deps: SpendDeps) {
         ),
       );
       const sourceRows = await deps.db.$queryRawUnsafe<SourceRow[]>(
-        `SELECT provider, fetched_at, to_char(covered_from, 'YYYY-MM-DD') AS covered_from, to_char(covered_to, 'YYYY-MM-DD') AS covered_to, last_error FROM provider_cost_sources`,
+        `SELECT provider, fetched_at, to_char(covered_from, 'YYYY-MM-DD') AS covered_from, to_char(covered_to, ` +
+          `'YYYY-MM-DD') AS covered_to, last_error FROM provider_cost_sources`,
       );
       const sources = new Map(sourceRows.map((row) => [row.provider, row]));
       const measuredRows = await deps.db.$queryRawUnsafe<
         { provider: string; day: string; service: string; usd: string }[]
       >(
-        `SELECT provider, to_char(day, 'YYYY-MM-DD') AS day, service, amount_usd::text AS usd FROM provider_costs WHERE day >= $1::date AND day < $2::date`,
+        `SELECT provider, to_char(day, 'YYYY-MM-DD') AS day, service, amount_usd::text AS usd FROM provider_costs ` +
+          `WHERE day >= $1::date AND day < $2::date`,
         fromDay,
         toDay,
       );
@@ -237,7 +244,8 @@ export function createSpend(deps: SpendDeps) {
       // The service's own bill (an account's; a team's usage is billed to its members' accounts).
       if ('accountId' in scope) {
         const journal = await deps.db.$queryRawUnsafe<{ kind: string; usd: string; day: string }[]>(
-          `SELECT kind, usd::text AS usd, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day FROM credit_journal
+          `SELECT kind, usd::text AS usd, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day FROM ` +
+            `credit_journal
            WHERE account_id = $1 AND usd > 0 AND created_at >= $2::timestamptz AND created_at < $3::timestamptz`,
           scope.accountId,
           from.toISOString(),

@@ -47,7 +47,8 @@ function refillsFor(plan: PlanId, period: string): JournalInput[] {
 async function appendJournal(db: Db, accountId: string, entries: JournalInput[]): Promise<void> {
   for (const entry of entries) {
     await db.$executeRawUnsafe(
-      `INSERT INTO credit_journal (account_id, kind, pot, credits, usd, period, note) VALUES ($1, $2, $3, $4::numeric, $5::numeric, $6, $7)
+      `INSERT INTO credit_journal (account_id, kind, pot, credits, usd, period, note) VALUES ($1, $2, $3, ` +
+        `$4::numeric, $5::numeric, $6, $7)
        ON CONFLICT (account_id, kind, period) WHERE kind IN ('plan_refill', 'beta_refill') DO NOTHING`,
       accountId,
       entry.kind,
@@ -68,7 +69,8 @@ export async function ensureCreditAccount(
 ): Promise<{ account: CreditAccountRow; created: boolean }> {
   const period = periodOf(now);
   const inserted = await db.$queryRawUnsafe<{ account_id: string }[]>(
-    `INSERT INTO credit_accounts (account_id, refilled_period) VALUES ($1, $2) ON CONFLICT (account_id) DO NOTHING RETURNING account_id`,
+    `INSERT INTO credit_accounts (account_id, refilled_period) VALUES ($1, $2) ON CONFLICT (account_id) DO NOTHING ` +
+      `RETURNING account_id`,
     accountId,
     period,
   );
@@ -124,7 +126,9 @@ export async function changePlan(
     ]);
   }
   await db.$executeRawUnsafe(
-    `UPDATE credit_accounts SET plan = $2, overage_limit_credits = COALESCE($3::numeric, overage_limit_credits) WHERE account_id = $1`,
+    `UPDATE credit_accounts SET plan = $2, overage_limit_credits ` +
+      `= COALESCE($3::numeric, overage_limit_credits) WHERE ` +
+      `account_id = $1`,
     account.accountId,
     plan,
     overageLimitCredits === undefined ? null : overageLimitCredits.toFixed(6),
@@ -157,7 +161,8 @@ export async function loadCreditInputs(db: Db, accountId: string): Promise<Credi
     accountId,
   );
   const usage = await db.$queryRawUnsafe<{ period: string; credits: string }[]>(
-    `SELECT to_char(day, 'YYYY-MM') AS period, sum(credits)::text AS credits FROM usage_daily WHERE account_id = $1 GROUP BY 1`,
+    `SELECT to_char(day, 'YYYY-MM') AS period, sum(credits)::text AS credits FROM usage_daily WHERE account_id = $1 ` +
+      `GROUP BY 1`,
     accountId,
   );
   return {
@@ -183,7 +188,8 @@ export async function listCreditAccounts(db: Db, afterId: string, limit: number)
 export async function markReconciled(db: Db, accountId: string, readAt: Date, now: Date): Promise<void> {
   // A batch applied after the balance was read keeps the account marked, so the next sweep looks again.
   await db.$executeRawUnsafe(
-    `UPDATE credit_accounts SET needs_reconcile = (last_applied_at IS NOT NULL AND last_applied_at > $2::timestamptz), reconciled_at = $3::timestamptz WHERE account_id = $1`,
+    `UPDATE credit_accounts SET needs_reconcile = (last_applied_at IS NOT NULL AND last_applied_at > ` +
+      `$2::timestamptz), reconciled_at = $3::timestamptz WHERE account_id = $1`,
     accountId,
     readAt.toISOString(),
     now.toISOString(),

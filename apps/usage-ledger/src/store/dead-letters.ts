@@ -20,7 +20,9 @@ export interface DeadLetter extends DeadLetterInput {
 /** Parks one event. The same event parked again (a redelivery of the poison) keeps its first row. */
 export async function recordDeadLetter(db: PrismaClient, letter: DeadLetterInput): Promise<void> {
   await db.$executeRawUnsafe(
-    `INSERT INTO usage_dead_letters (event_id, topic, partition, "offset", key, error, event) VALUES ($1, $2, $3, $4, $5, $6, $7)
+    `INSERT INTO usage_dead_letters (event_id, topic, partition, ` +
+      `"offset", key, error, event) VALUES ($1, $2, $3, $4, ` +
+      `$5, $6, $7)
      ON CONFLICT (event_id) WHERE event_id IS NOT NULL DO NOTHING`,
     letter.eventId,
     letter.topic,

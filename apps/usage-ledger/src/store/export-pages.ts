@@ -18,7 +18,9 @@ export interface ExportPage {
  */
 export type ReadExportPage = (select: (bind: (value: string) => string) => string, head: string) => Promise<ExportPage>;
 
-/** The page reader for a ledger's database: COPY on PostgreSQL, where the driver's pool is at hand; Prisma on PGlite. */
+/**
+ * The page reader for a ledger's database: COPY on PostgreSQL, where the driver's pool is at hand; Prisma on PGlite.
+ */
 export function exportPagesFor(database: { prisma: PrismaClient; pool?: pg.Pool }): ReadExportPage {
   return database.pool ? copyExportPages(database.pool) : prismaExportPages(database.prisma);
 }
@@ -52,7 +54,8 @@ function copyExportPages(pool: pg.Pool): ReadExportPage {
   return async (select, head) => {
     const statement = `COPY (${select((value) => pg.escapeLiteral(value))}) TO STDOUT (FORMAT binary)`;
     const client = await pool.connect();
-    // A checked-out connection has no error listener of the pool's; a broken socket must fail the page, not the process.
+    // A checked-out connection has no error listener of the pool's; a broken socket must fail the page, not the
+    // process.
     const ignore = () => undefined;
     client.on('error', ignore);
     try {

@@ -19,8 +19,11 @@ export interface AppliedBatch {
   newAccounts: string[];
 }
 
-const COLUMNS = `event_id text, request_id text, account_id text, user_id text, key_id text, key_label text, org_id text, model text,
-  upstream_model text, upstream text, provider text, dialect_in text, dialect_out text, route text, tokens_prompt bigint,
+const COLUMNS =
+  `event_id text, request_id text, account_id text, user_id text, key_id text, key_label text, org_id ` +
+  `text, model text,
+  upstream_model text, upstream text, provider text, dialect_in text, dialect_out text, route text, tokens_prompt ` +
+  `bigint,
   tokens_completion bigint, cache_read bigint, cache_write bigint, reasoning_tokens bigint, total_cost_usd numeric,
   cache_discount_usd numeric, credits_charged numeric, fair_use_credits numeric, is_byok boolean, status integer,
   latency_ms integer, ttft_ms integer, stream boolean, session_id text, ts timestamptz`;
@@ -28,7 +31,9 @@ const NAMES = COLUMNS.split(',')
   .map((column) => column.trim().split(/\s+/)[0])
   .join(', ');
 
-const ROLLUP_SUMS = `count(*), count(*) FILTER (WHERE status >= 400), sum(tokens_prompt), sum(tokens_completion), sum(cache_read),
+const ROLLUP_SUMS =
+  `count(*), count(*) FILTER (WHERE status >= 400), sum(tokens_prompt), sum(tokens_completion), ` +
+  `sum(cache_read),
   sum(cache_write), sum(reasoning_tokens), sum(total_cost_usd), sum(credits_charged)`;
 const ROLLUP_UPDATE = `key_label = GREATEST(t.key_label, excluded.key_label),
   requests = t.requests + excluded.requests, failed = t.failed + excluded.failed,
@@ -36,9 +41,12 @@ const ROLLUP_UPDATE = `key_label = GREATEST(t.key_label, excluded.key_label),
   cache_read = t.cache_read + excluded.cache_read, cache_write = t.cache_write + excluded.cache_write,
   reasoning_tokens = t.reasoning_tokens + excluded.reasoning_tokens,
   list_usd = t.list_usd + excluded.list_usd, credits = t.credits + excluded.credits`;
-const ROLLUP_COLUMNS = `account_id, BUCKET, org_id, key_id, model, provider, upstream, key_label, requests, failed, tokens_in,
+const ROLLUP_COLUMNS =
+  `account_id, BUCKET, org_id, key_id, model, provider, upstream, key_label, requests, failed, ` +
+  `tokens_in,
   tokens_out, cache_read, cache_write, reasoning_tokens, list_usd, credits`;
-const DIMENSIONS = `account_id, COALESCE(org_id, ''), COALESCE(key_id, ''), model, COALESCE(provider, ''), COALESCE(upstream, '')`;
+const DIMENSIONS =
+  `account_id, COALESCE(org_id, ''), COALESCE(key_id, ''), model, COALESCE(provider, ''), ` + `COALESCE(upstream, '')`;
 
 function rollup(table: string, bucket: string, bucketOf: string): string {
   // Grouped and ordered by primary key: one row per key (an upsert may touch a row once per statement), and
@@ -53,17 +61,20 @@ function rollup(table: string, bucket: string, bucketOf: string): string {
  * Adds the calls of a CTE named `inserted` to the hourly and daily rollups: two data-modifying CTEs to follow
  * it in one WITH (bench/ledger.mjs builds the rollups of calls it seeds in bulk with them too).
  */
-export const ROLLUP_CTES = `hourly AS (${rollup('usage_hourly', 'hour', `date_trunc('hour', ts AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`)}),
+export const ROLLUP_CTES =
+  `hourly AS ` +
+  `(${rollup('usage_hourly', 'hour', `date_trunc('hour', ts AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`)}),
 daily AS (${rollup('usage_daily', 'day', `(ts AT TIME ZONE 'UTC')::date`)})`;
 
 /**
  * One statement does the whole batch, so it commits or fails as a unit without a transaction round trip:
  * record each event id not yet recorded (`ON CONFLICT DO NOTHING`: the first write wins, a redelivery
- * changes nothing; request ids may repeat and do not matter here), add exactly the rows it recorded to the hourly and daily rollups, note each account's
- * latest call, and give accounts seen for the first time the Free plan's refill for the month. Rollups sum
- * in exact numerics, so the totals do not depend on the order calls arrive in.
+ * changes nothing; request ids may repeat and do not matter here), add exactly the rows it recorded to the hourly and
+ * daily rollups, note each account's latest call, and give accounts seen for the first time the Free plan's refill for
+ * the month. Rollups sum in exact numerics, so the totals do not depend on the order calls arrive in.
  */
-const APPLY_BATCH = `WITH batch AS (SELECT * FROM json_to_recordset($1::json) AS r(${COLUMNS})),
+const APPLY_BATCH =
+  `WITH batch AS (SELECT * FROM json_to_recordset($1::json) AS r(${COLUMNS})),
 inserted AS (
   INSERT INTO usage_generations (${NAMES}) SELECT ${NAMES} FROM batch ORDER BY event_id
   ON CONFLICT (event_id) DO NOTHING
@@ -86,7 +97,8 @@ refills AS (
   ON CONFLICT (account_id, kind, period) WHERE kind IN ('plan_refill', 'beta_refill') DO NOTHING
 )
 SELECT (SELECT count(*) FROM inserted)::int AS inserted,
-       COALESCE((SELECT json_agg(account_id ORDER BY account_id) FROM accounts WHERE created), '[]'::json)::text AS new_accounts`;
+       COALESCE((SELECT json_agg(account_id ORDER BY account_id) FROM accounts WHERE created), '[]'::json)::text AS ` +
+  `new_accounts`;
 
 /** The row as JSON for json_to_recordset: decimals as exact strings at their column's grain. */
 function toRecord(row: GenerationRow): Record<string, unknown> {

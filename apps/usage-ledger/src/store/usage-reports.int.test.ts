@@ -97,10 +97,16 @@ describe('usage totals per group', () => {
   ): Promise<{ totals: Metrics; groups: GroupTotals[] }> {
     const column = group === 'model' ? 'model' : `COALESCE(key_id, '')`;
     const rows = await running.database.prisma.$queryRawUnsafe<Record<string, string | null>[]>(
-      `SELECT ${column} AS gid, max(key_label) AS label, count(*)::text AS requests, count(*) FILTER (WHERE status >= 400)::text AS failed,
-              sum(tokens_prompt)::text AS tokens_in, sum(tokens_completion)::text AS tokens_out, sum(cache_read)::text AS cache_read,
-              sum(cache_write)::text AS cache_write, sum(credits_charged)::text AS credits, sum(total_cost_usd)::text AS list_usd
-       FROM usage_generations WHERE ${'orgId' in scope ? 'org_id' : 'account_id'} = $1 AND ts >= $2::timestamptz AND ts < $3::timestamptz GROUP BY 1`,
+      `SELECT ${column} AS gid, max(key_label) AS label, ` +
+        `count(*)::text AS requests, count(*) FILTER (WHERE status >= ` +
+        `400)::text AS failed,
+              sum(tokens_prompt)::text AS tokens_in, sum(tokens_completion)::text AS tokens_out, ` +
+        `sum(cache_read)::text AS cache_read,
+              sum(cache_write)::text AS cache_write, ` +
+        `sum(credits_charged)::text AS credits, sum(total_cost_usd)::text ` +
+        `AS list_usd
+       FROM usage_generations WHERE ${'orgId' in scope ? 'org_id' : 'account_id'} = $1 AND ts >= $2::timestamptz AND ` +
+        `ts < $3::timestamptz GROUP BY 1`,
       'orgId' in scope ? scope.orgId : scope.accountId,
       from.toISOString(),
       to.toISOString(),
@@ -124,31 +130,36 @@ describe('usage totals per group', () => {
 
   const byId = (groups: GroupTotals[]) => [...groups].sort((a, b) => (a.id < b.id ? -1 : 1));
 
-  it('match a scan of the calls for any window: partial hours, whole hours and whole days read from where they are exact', async () => {
-    const reports = createUsageReports(running.database.prisma, prismaExportPages(running.database.prisma));
-    const next = random(42);
-    const scopes: UsageScope[] = [{ accountId: 'usr_reports' }, { orgId: 'org_reports' }];
-    let compared = 0;
-    for (let n = 0; n < 60; n++) {
-      const [a, b] = [edge(next), edge(next)].sort((x, y) => x - y);
-      if (a === b) continue;
-      const from = new Date(a!);
-      const to = new Date(b!);
-      const scope = scopes[n % 2]!;
-      const fast = await reports.grouped(scope, from, to, ['model', 'key']);
-      for (const group of ['model', 'key'] as const) {
-        const scanned = await scanCalls(scope, from, to, group);
-        const window = `${JSON.stringify(scope)} ${from.toISOString()} .. ${to.toISOString()} by ${group}`;
-        expect({ window, totals: fast[group].totals, groups: byId(fast[group].groups) }).toEqual({
-          window,
-          totals: scanned.totals,
-          groups: byId(scanned.groups),
-        });
-        compared += scanned.totals.requests;
+  it(
+    'match a scan of the calls for any window: partial hours, whole hours and whole days read from where they are ' +
+      'exact',
+    async () => {
+      const reports = createUsageReports(running.database.prisma, prismaExportPages(running.database.prisma));
+      const next = random(42);
+      const scopes: UsageScope[] = [{ accountId: 'usr_reports' }, { orgId: 'org_reports' }];
+      let compared = 0;
+      for (let n = 0; n < 60; n++) {
+        const [a, b] = [edge(next), edge(next)].sort((x, y) => x - y);
+        if (a === b) continue;
+        const from = new Date(a!);
+        const to = new Date(b!);
+        const scope = scopes[n % 2]!;
+        const fast = await reports.grouped(scope, from, to, ['model', 'key']);
+        for (const group of ['model', 'key'] as const) {
+          const scanned = await scanCalls(scope, from, to, group);
+          const window = `${JSON.stringify(scope)} ${from.toISOString()} .. ${to.toISOString()} by ${group}`;
+          expect({ window, totals: fast[group].totals, groups: byId(fast[group].groups) }).toEqual({
+            window,
+            totals: scanned.totals,
+            groups: byId(scanned.groups),
+          });
+          compared += scanned.totals.requests;
+        }
       }
-    }
-    expect(compared).toBeGreaterThan(10_000); // the windows held calls, not just empty answers
-  }, 120_000);
+      expect(compared).toBeGreaterThan(10_000); // the windows held calls, not just empty answers
+    },
+    120_000,
+  );
 
   it('a window inside one hour, and one of whole days only, each still count every call once', async () => {
     const reports = createUsageReports(running.database.prisma, prismaExportPages(running.database.prisma));
@@ -163,70 +174,78 @@ describe('usage totals per group', () => {
     }
   });
 
-  it('day buckets in zones with :30 and :45 offsets match a scan of the calls by local day (hours a midnight cuts come from the calls)', async () => {
-    const reports = createUsageReports(running.database.prisma, prismaExportPages(running.database.prisma));
-    const next = random(11);
-    const scope = { accountId: 'usr_reports' };
-    let compared = 0;
-    for (const tz of [
-      'Asia/Kolkata',
-      'Asia/Kathmandu',
-      'America/St_Johns',
-      'Australia/Adelaide',
-      'Australia/Lord_Howe',
-    ]) {
-      for (let n = 0; n < 4; n++) {
-        const [a, b] = [edge(next), edge(next)].sort((x, y) => x - y);
-        if (a === b) continue;
-        const got = await reports.buckets(scope, { from: new Date(a!), to: new Date(b!), tz }, 'day', 'model');
-        const scanned = await running.database.prisma.$queryRawUnsafe<
-          Array<{
-            day: string;
-            model: string;
-            requests: string;
-            failed: string;
-            tokens_in: string;
-            tokens_out: string;
-            credits: string;
-          }>
-        >(
-          `SELECT to_char(date_trunc('day', ts AT TIME ZONE $4), 'YYYY-MM-DD') AS day, model, count(*)::text AS requests, count(*) FILTER (WHERE status >= 400)::text AS failed,
-                  sum(tokens_prompt)::text AS tokens_in, sum(tokens_completion)::text AS tokens_out, sum(credits_charged)::text AS credits
-           FROM usage_generations WHERE account_id = $1 AND ts >= $2::timestamptz AND ts < $3::timestamptz GROUP BY 1, 2`,
-          scope.accountId,
-          got.from.toISOString(),
-          got.to.toISOString(),
-          tz,
-        );
-        const fromBuckets = got.buckets.flatMap((bucket) =>
-          [...bucket.by].map(([model, m]) => ({
-            day: bucket.key,
-            model,
-            requests: m.requests,
-            failed: m.failed,
-            tokensIn: m.tokensIn,
-            tokensOut: m.tokensOut,
-            credits: Math.round(m.credits * 1e6) / 1e6,
-          })),
-        );
-        const fromCalls = scanned.map((row) => ({
-          day: row.day,
-          model: row.model,
-          requests: Number(row.requests),
-          failed: Number(row.failed),
-          tokensIn: Number(row.tokens_in),
-          tokensOut: Number(row.tokens_out),
-          credits: Math.round(Number(row.credits) * 1e6) / 1e6,
-        }));
-        const order = (rows: typeof fromCalls) =>
-          [...rows].sort((x, y) => (x.day + x.model < y.day + y.model ? -1 : 1));
-        const window = `${tz} ${got.from.toISOString()} .. ${got.to.toISOString()}`;
-        expect({ window, rows: order(fromBuckets) }).toEqual({ window, rows: order(fromCalls) });
-        compared += fromCalls.reduce((sum, row) => sum + row.requests, 0);
+  it(
+    'day buckets in zones with :30 and :45 offsets match a scan of the calls by local day (hours a midnight cuts ' +
+      'come from the calls)',
+    async () => {
+      const reports = createUsageReports(running.database.prisma, prismaExportPages(running.database.prisma));
+      const next = random(11);
+      const scope = { accountId: 'usr_reports' };
+      let compared = 0;
+      for (const tz of [
+        'Asia/Kolkata',
+        'Asia/Kathmandu',
+        'America/St_Johns',
+        'Australia/Adelaide',
+        'Australia/Lord_Howe',
+      ]) {
+        for (let n = 0; n < 4; n++) {
+          const [a, b] = [edge(next), edge(next)].sort((x, y) => x - y);
+          if (a === b) continue;
+          const got = await reports.buckets(scope, { from: new Date(a!), to: new Date(b!), tz }, 'day', 'model');
+          const scanned = await running.database.prisma.$queryRawUnsafe<
+            Array<{
+              day: string;
+              model: string;
+              requests: string;
+              failed: string;
+              tokens_in: string;
+              tokens_out: string;
+              credits: string;
+            }>
+          >(
+            `SELECT to_char(date_trunc('day', ts AT TIME ZONE $4), 'YYYY-MM-DD') AS day, model, count(*)::text AS ` +
+              `requests, count(*) FILTER (WHERE status >= 400)::text AS failed,
+                  sum(tokens_prompt)::text AS tokens_in, sum(tokens_completion)::text AS tokens_out, ` +
+              `sum(credits_charged)::text AS credits
+           FROM usage_generations WHERE account_id = $1 AND ts >= $2::timestamptz AND ts < $3::timestamptz GROUP BY ` +
+              `1, 2`,
+            scope.accountId,
+            got.from.toISOString(),
+            got.to.toISOString(),
+            tz,
+          );
+          const fromBuckets = got.buckets.flatMap((bucket) =>
+            [...bucket.by].map(([model, m]) => ({
+              day: bucket.key,
+              model,
+              requests: m.requests,
+              failed: m.failed,
+              tokensIn: m.tokensIn,
+              tokensOut: m.tokensOut,
+              credits: Math.round(m.credits * 1e6) / 1e6,
+            })),
+          );
+          const fromCalls = scanned.map((row) => ({
+            day: row.day,
+            model: row.model,
+            requests: Number(row.requests),
+            failed: Number(row.failed),
+            tokensIn: Number(row.tokens_in),
+            tokensOut: Number(row.tokens_out),
+            credits: Math.round(Number(row.credits) * 1e6) / 1e6,
+          }));
+          const order = (rows: typeof fromCalls) =>
+            [...rows].sort((x, y) => (x.day + x.model < y.day + y.model ? -1 : 1));
+          const window = `${tz} ${got.from.toISOString()} .. ${got.to.toISOString()}`;
+          expect({ window, rows: order(fromBuckets) }).toEqual({ window, rows: order(fromCalls) });
+          compared += fromCalls.reduce((sum, row) => sum + row.requests, 0);
+        }
       }
-    }
-    expect(compared).toBeGreaterThan(1_000); // the windows held calls
-  }, 120_000);
+      expect(compared).toBeGreaterThan(1_000); // the windows held calls
+    },
+    120_000,
+  );
 });
 
 /** A call as the spec's UsageGeneration, written the way the edge writes one for GET /v1/usage/requests. */
@@ -259,7 +278,8 @@ function generationJson(row: CallRow, incognito: boolean) {
 }
 
 const CSV_HEADER =
-  'request_id,ts,model,key_id,key_label,session_id,upstream,provider,status,stream,is_byok,native_tokens_prompt,native_tokens_completion,cache_read,cache_write,reasoning_tokens,total_cost_usd,cache_discount,credits_charged,latency_ms,ttft_ms';
+  'request_id,ts,model,key_id,key_label,session_id,upstream,provider,status,stream,is_byok,native_tokens_prompt,native' +
+'_tokens_completion,cache_read,cache_write,reasoning_tokens,total_cost_usd,cache_discount,credits_charged,latency_ms,ttft_ms';
 
 function csvRow(row: CallRow, incognito: boolean): string {
   const g = generationJson(row, incognito) as Record<string, unknown>;
@@ -407,18 +427,23 @@ describe('the export file', () => {
     };
   }
 
-  it('is, byte for byte, the calls written as the edge writes them: JSON lines and CSV, hostile text, tiny costs, missing fields', async () => {
-    for (const incognito of [false, true]) {
-      const want = await expected(incognito);
-      expect(want.jsonl.split('\n')).toHaveLength(2_346);
-      for (const pageRows of [7, 1_000, 10_000]) {
-        expect((await read('jsonl', incognito, pageRows)).text).toBe(want.jsonl);
-        expect((await read('csv', incognito, pageRows)).text).toBe(want.csv);
+  it(
+    'is, byte for byte, the calls written as the edge writes them: JSON lines and CSV, hostile text, tiny costs, ' +
+      'missing fields',
+    async () => {
+      for (const incognito of [false, true]) {
+        const want = await expected(incognito);
+        expect(want.jsonl.split('\n')).toHaveLength(2_346);
+        for (const pageRows of [7, 1_000, 10_000]) {
+          expect((await read('jsonl', incognito, pageRows)).text).toBe(want.jsonl);
+          expect((await read('csv', incognito, pageRows)).text).toBe(want.csv);
+        }
       }
-    }
-    expect((await read('jsonl', false, 10_000)).text).toContain('"total_cost_usd":1.23e-7');
-    expect((await read('jsonl', true, 10_000)).text).not.toContain('session_id');
-  }, 120_000);
+      expect((await read('jsonl', false, 10_000)).text).toContain('"total_cost_usd":1.23e-7');
+      expect((await read('jsonl', true, 10_000)).text).not.toContain('session_id');
+    },
+    120_000,
+  );
 
   it('covers [from, to) only; an empty window is an empty JSON file and a CSV header alone', async () => {
     const from = '2026-04-01T00:01:39.700Z';
@@ -466,7 +491,8 @@ describe('the export file', () => {
   });
 
   itWithPostgres(
-    'a caller who leaves mid-export leaves no database connection behind: after more abandoned exports than the pool holds, the next export still finishes',
+    'a caller who leaves mid-export leaves no database connection behind: after more abandoned exports than the pool ' +
+      'holds, the next export still finishes',
     async () => {
       const pool = running.database.pool!;
       const reports = reportsOf('postgres');

@@ -163,12 +163,15 @@ function hoursAndCutHours(scope: UsageScope, cutHours: string): Source {
     ].join(', ');
   const cuts = `string_to_array(${cutHours}, ',')::timestamptz[]`;
   return {
-    table: `(SELECT ${select(HOURLY, 'hour')} FROM usage_hourly
-               WHERE ${HOURLY.scope(scope, '$1')} AND hour >= $2::timestamptz AND hour < $3::timestamptz AND hour <> ALL(${cuts})
+    table:
+      `(SELECT ${select(HOURLY, 'hour')} FROM usage_hourly
+               WHERE ${HOURLY.scope(scope, '$1')} AND hour >= $2::timestamptz AND hour < $3::timestamptz AND hour <> ` +
+      `ALL(${cuts})
              UNION ALL
              SELECT ${select(CALLS, 'ts')} FROM unnest(${cuts}) AS cut(start)
                CROSS JOIN LATERAL (SELECT * FROM usage_generations
-                 WHERE ${CALLS.scope(scope, '$1')} AND ts >= greatest(cut.start, $2::timestamptz) AND ts < least(cut.start + interval '1 hour', $3::timestamptz)) AS calls) AS hours`,
+                 WHERE ${CALLS.scope(scope, '$1')} AND ts >= greatest(cut.start, $2::timestamptz) AND ts < ` +
+      `least(cut.start + interval '1 hour', $3::timestamptz)) AS calls) AS hours`,
     time: 't',
     within: () => 'TRUE',
     scope: () => 'TRUE',
@@ -267,19 +270,22 @@ export function createUsageReports(db: PrismaClient, readExportPage: ReadExportP
     const spans = spansOf(from, to);
     const parts = spans.map(
       (span, n) =>
-        `SELECT ${groupings.map((group, i) => `${span.source.dims[group]} AS ${dims[i]}`).join(', ')}, ${span.source.keyLabel} AS label, ${Object.entries(
-          span.source.columns,
-        )
+        `SELECT ${groupings
+          .map((group, i) => `${span.source.dims[group]} ` + `AS ${dims[i]}`)
+          .join(', ')}, ${span.source.keyLabel} AS label, ${Object.entries(span.source.columns)
           .map(([name, column]) => `${column} AS "${name}"`)
           .join(', ')}
-         FROM ${span.source.table} WHERE ${span.source.scope(scope, '$1')} AND ${span.source.within(`$${2 * n + 2}`, `$${2 * n + 3}`)}`,
+         FROM ${span.source.table} WHERE ${span.source.scope(scope, '$1')} ` +
+        `AND ${span.source.within(`$${2 * n + 2}`, `$${2 * n + 3}`)}`,
     );
     const rows = await query<MetricsRow & { grouping: G; gid: string; label: string | null }>(
-      `SELECT CASE ${groupings.map((group, i) => `WHEN grouping(${dims[i]}) = 0 THEN '${group}'`).join(' ')} END AS grouping,
+      `SELECT CASE ${groupings.map((group, i) => `WHEN grouping(${dims[i]}) = 0 THEN '${group}'`).join(' ')} END AS ` +
+        `grouping,
               COALESCE(${dims.join(', ')}) AS gid, max(label) AS label, ${Object.keys(ROLLUP_COLUMNS)
                 .map((name) => `sum("${name}")::text AS "${name}"`)
                 .join(', ')}
-       FROM (${parts.join(' UNION ALL ')}) AS spans GROUP BY GROUPING SETS (${dims.map((dim) => `(${dim})`).join(', ')})`,
+       FROM (${parts.join(' UNION ALL ')}) AS spans GROUP BY GROUPING SETS ` +
+        `(${dims.map((dim) => `(${dim})`).join(', ')})`,
       scopeValue(scope),
       ...spans.flatMap((span) => [span.from.toISOString(), span.to.toISOString()]),
     );
@@ -310,15 +316,19 @@ export function createUsageReports(db: PrismaClient, readExportPage: ReadExportP
     const frames =
       bucket === 'day'
         ? await query<{ key: string; start: Date; end: Date }>(
-            `SELECT to_char(d, 'YYYY-MM-DD') AS key, (d AT TIME ZONE $3) AS start, ((d + interval '1 day') AT TIME ZONE $3) AS "end"
-             FROM generate_series(date_trunc('day', $1::timestamptz AT TIME ZONE $3), ($2::timestamptz AT TIME ZONE $3) - interval '1 microsecond', interval '1 day') AS d`,
+            `SELECT to_char(d, 'YYYY-MM-DD') AS key, (d AT TIME ZONE $3) AS start, ((d + interval '1 day') AT TIME ` +
+              `ZONE $3) AS "end"
+             FROM generate_series(date_trunc('day', $1::timestamptz AT TIME ZONE $3), ($2::timestamptz AT TIME ZONE ` +
+              `$3) - interval '1 microsecond', interval '1 day') AS d`,
             window.from.toISOString(),
             window.to.toISOString(),
             window.tz,
           )
         : await query<{ key: string; start: Date; end: Date }>(
-            `SELECT to_char(h AT TIME ZONE $3, 'YYYY-MM-DD"T"HH24:MI') AS key, h AS start, h + interval '1 hour' AS "end"
-             FROM generate_series(date_trunc('hour', $1::timestamptz AT TIME ZONE 'UTC') AT TIME ZONE 'UTC', $2::timestamptz - interval '1 microsecond', interval '1 hour') AS h`,
+            `SELECT to_char(h AT TIME ZONE $3, 'YYYY-MM-DD"T"HH24:MI') AS key, h AS start, h + interval '1 hour' AS ` +
+              `"end"
+             FROM generate_series(date_trunc('hour', $1::timestamptz AT TIME ZONE 'UTC') AT TIME ZONE 'UTC', ` +
+              `$2::timestamptz - interval '1 microsecond', interval '1 hour') AS h`,
             window.from.toISOString(),
             window.to.toISOString(),
             window.tz,
@@ -406,12 +416,14 @@ export function createUsageReports(db: PrismaClient, readExportPage: ReadExportP
         const [op, id] = 'lt' in range.cursor ? ['<', range.cursor.lt] : ['>', range.cursor.gt];
         // A cursor that is not one of this scope's calls matches nothing, so the page is empty.
         where.push(
-          `(ts, event_id) ${op} (SELECT ts, event_id FROM usage_generations WHERE event_id = ${param(id)} AND ${CALLS.scope(scope, '$1')})`,
+          `(ts, event_id) ${op} (SELECT ts, event_id FROM usage_generations WHERE event_id = ${param(id)} ` +
+            `AND ${CALLS.scope(scope, '$1')})`,
         );
       }
       const order = range.order === 'desc' ? 'DESC' : 'ASC';
       const rows = await query<CallRow>(
-        `SELECT ${CALL_COLUMNS} FROM usage_generations WHERE ${where.join(' AND ')} ORDER BY ts ${order}, event_id ${order} LIMIT ${range.take}`,
+        `SELECT ${CALL_COLUMNS} FROM usage_generations WHERE ${where.join(' AND ')} ORDER BY ts ${order}, ` +
+          `event_id ${order} LIMIT ${range.take}`,
         ...params,
       );
       return toPage(rows, page, (row) => row.event_id);
@@ -465,9 +477,17 @@ export function createUsageReports(db: PrismaClient, readExportPage: ReadExportP
       const readPage = (head: string, afterEventId?: string): Promise<ExportPage> => {
         // Lines one per row: aggregating them in PostgreSQL (string_agg) costs it more than the rows do.
         const page = readExportPage(
-          (bind) => `SELECT ${line} AS line, event_id FROM usage_generations
-           WHERE ${CALLS.scope(scope, bind(scopeValue(scope)))} AND ts >= ${bind(from.toISOString())}::timestamptz AND ts < ${bind(to.toISOString())}::timestamptz
-             ${afterEventId ? `AND (ts, event_id) > (SELECT ts, event_id FROM usage_generations WHERE event_id = ${bind(afterEventId)})` : ''}
+          (bind) =>
+            `SELECT ${line} AS line, event_id FROM usage_generations
+           WHERE ${CALLS.scope(scope, bind(scopeValue(scope)))} AND ts >= ${bind(from.toISOString())}::timestamptz ` +
+            `AND ts < ${bind(to.toISOString())}::timestamptz
+            ` +
+            ` ${
+              afterEventId
+                ? `AND (ts, event_id) > (SELECT ts, event_id FROM usage_generations WHERE event_id ` +
+                  `= ${bind(afterEventId)})`
+                : ''
+            }
            ORDER BY ts ASC, event_id ASC LIMIT ${bind(String(options.pageRows))}::integer`,
           head,
         );
@@ -503,7 +523,8 @@ export function createUsageReports(db: PrismaClient, readExportPage: ReadExportP
     ): Promise<Array<{ day: string; model: string; upstream: string; provider: string; metrics: Metrics }>> {
       const source = sourceFor([from, to], 'UTC');
       const rows = await query<MetricsRow & { day: string; model: string; upstream: string; provider: string }>(
-        `SELECT to_char(${source.time} AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, ${source.dims.model} AS model, ${source.dims.upstream} AS upstream, ${source.dims.provider} AS provider, ${sums(source)}
+        `SELECT to_char(${source.time} AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, ${source.dims.model} AS ` +
+          `model, ${source.dims.upstream} AS upstream, ${source.dims.provider} AS provider, ${sums(source)}
          FROM ${source.table} WHERE ${source.scope(scope, '$1')} AND ${source.within('$2', '$3')} GROUP BY 1, 2, 3, 4`,
         scopeValue(scope),
         from.toISOString(),
@@ -593,8 +614,10 @@ const isoText = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY
  */
 const numberText = (column: string) =>
   `CASE WHEN ${column} = 0 OR abs(${column}) >= 0.000001 THEN trim_scale(${column})::text
-   ELSE (SELECT CASE WHEN ${column} < 0 THEN '-' ELSE '' END || left(digits, 1) || CASE WHEN length(digits) > 1 THEN '.' || substr(digits, 2) ELSE '' END || 'e-' || (10 - length(nanos))
-         FROM (SELECT nanos, rtrim(nanos, '0') AS digits FROM (SELECT (abs(${column}) * 1000000000)::bigint::text AS nanos) AS n) AS m) END`;
+   ELSE (SELECT CASE WHEN ${column} < 0 THEN '-' ELSE '' END || left(digits, 1) || CASE WHEN length(digits) > 1 THEN ` +
+  `'.' || substr(digits, 2) ELSE '' END || 'e-' || (10 - length(nanos))
+         FROM (SELECT nanos, rtrim(nanos, '0') AS digits FROM (SELECT (abs(${column}) * 1000000000)::bigint::text AS ` +
+  `nanos) AS n) AS m) END`;
 
 /** The calls' free-text columns: only these can hold what CSV must quote or JSON must escape. */
 const TEXT_COLUMNS = ['event_id', 'request_id', 'model', 'key_id', 'key_label', 'session_id', 'upstream', 'provider'];

@@ -43,7 +43,9 @@ const ENCODERS: Encoder[] = [
   },
 ];
 
-/** Frames per second of the clip: frames are resampled to it, so a page that paints rarely still plays its full length. */
+/**
+ * Frames per second of the clip: frames are resampled to it, so a page that paints rarely still plays its full length.
+ */
 const CLIP_FPS = 20;
 /** The bitrate is capped so a 5 s clip stays well inside one gRPC message (4 MB) when the edge fetches it. */
 const MAX_BITRATE = ['-maxrate', '4M', '-bufsize', '8M'];

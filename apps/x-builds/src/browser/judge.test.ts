@@ -42,25 +42,29 @@ describe('judgeBrowserReport', () => {
     expect(accessibility).toEqual([]);
   });
 
-  it('fails on an uncaught exception, a console error, a CSP violation or a page that never became ready, naming what happened', () => {
-    const report = {
-      ...clean(),
-      uncaught: ['boom', 'boom'],
-      consoleErrors: ['x is undefined'],
-      cspViolations: ['script-src-elem blocked https://cdn.example/x.js'],
-      ready: false,
-    };
-    const { checks } = judgeBrowserReport(report);
-    expect(outcomes(report)).toMatchObject({
-      uncaught_exceptions: 'failed',
-      console_errors: 'failed',
-      csp_violations: 'failed',
-      ready_runtime: 'failed',
-      screenshot: 'passed',
-    });
-    expect(checks.find((check) => check.name === 'uncaught_exceptions')!.detail).toBe('Uncaught: boom');
-    expect(checks.find((check) => check.name === 'csp_violations')!.detail).toContain('https://cdn.example/x.js');
-  });
+  it(
+    'fails on an uncaught exception, a console error, a CSP violation or a page that never became ready, naming what ' +
+      'happened',
+    () => {
+      const report = {
+        ...clean(),
+        uncaught: ['boom', 'boom'],
+        consoleErrors: ['x is undefined'],
+        cspViolations: ['script-src-elem blocked https://cdn.example/x.js'],
+        ready: false,
+      };
+      const { checks } = judgeBrowserReport(report);
+      expect(outcomes(report)).toMatchObject({
+        uncaught_exceptions: 'failed',
+        console_errors: 'failed',
+        csp_violations: 'failed',
+        ready_runtime: 'failed',
+        screenshot: 'passed',
+      });
+      expect(checks.find((check) => check.name === 'uncaught_exceptions')!.detail).toBe('Uncaught: boom');
+      expect(checks.find((check) => check.name === 'csp_violations')!.detail).toContain('https://cdn.example/x.js');
+    },
+  );
 
   it('fails a viewport whose screenshot is one flat colour', () => {
     expect(outcomes({ ...clean(), spreads: { desktop: 40, mobile: 0.3 } })).toMatchObject({

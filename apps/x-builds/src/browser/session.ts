@@ -52,9 +52,14 @@ export interface BrowserReport {
   clipStart: number;
 }
 
-/** Collects CSP violations in the page itself; init scripts come from the browser, so the app's CSP does not apply to them. */
-const CSP_LISTENER = `document.addEventListener('securitypolicyviolation', (event) => {
-  (window.__xbCsp = window.__xbCsp || []).push(event.effectiveDirective + ' blocked ' + (event.blockedURI || 'inline code'));
+/**
+ * Collects CSP violations in the page itself; init scripts come from the browser, so the app's CSP does not apply to
+ * them.
+ */
+const CSP_LISTENER =
+  `document.addEventListener('securitypolicyviolation', (event) => {
+  (window.__xbCsp = window.__xbCsp || []).push(event.effectiveDirective + ' blocked ' + (event.blockedURI || 'inline ` +
+  `code'));
 });`;
 
 /** Decodes a PNG data URL on a canvas (in a page with no app CSP) and measures it with luminanceSpread. */
@@ -112,7 +117,10 @@ async function waitReady(page: Page, untilMs: number): Promise<boolean> {
   }
 }
 
-/** The desktop pass: load, then the clip's seconds of screencast while errors are collected, then a screenshot and axe-core. */
+/**
+ * The desktop pass: load, then the clip's seconds of screencast while errors are collected, then a screenshot and
+ * axe-core.
+ */
 async function desktopPass(context: BrowserContext, url: string, report: BrowserReport): Promise<Buffer> {
   const page = await context.newPage();
   watch(page, report);
@@ -144,7 +152,8 @@ async function desktopPass(context: BrowserContext, url: string, report: Browser
   // The trailing `0` keeps the script's last value from being taken for a function to call.
   await page.evaluate(`${axe}\n;0`);
   report.violations = (await page.evaluate(
-    `axe.run(document, { resultTypes: ['violations'] }).then((result) => result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map(() => 0) })))`,
+    `axe.run(document, { resultTypes: ['violations'] }).then((result) => result.violations.map((v) => ({ id: v.id, ` +
+      `impact: v.impact, help: v.help, nodes: v.nodes.map(() => 0) })))`,
   )) as AxeViolation[];
   return screenshot;
 }

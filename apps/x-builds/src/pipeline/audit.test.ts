@@ -4,7 +4,9 @@ import { screenRequest } from './screening';
 
 const policy = { maxBytes: 10_000, scriptAllowlist: ['https://cdn.example'] };
 const page = (head = '', body = '') =>
-  `<!doctype html><html><head><title>t</title>${head}</head><body>${body}<script>document.documentElement.setAttribute('data-xb-ready','1')</script></body></html>`;
+  `<!doctype ` +
+  `html><html><head><title>t</title>${head}</head><body>${body}<script>document.documentElement.setAttribute('data-xb-` +
+`ready','1')</script></body></html>`;
 const checks = (html: string) => auditHtml(html, policy).map((finding) => `${finding.severity}:${finding.check}`);
 
 describe('the audit of a bundle', () => {
@@ -13,22 +15,28 @@ describe('the audit of a bundle', () => {
     expect(checks(page('<script src="https://cdn.example/lib.js"></script>'))).toEqual([]);
   });
 
-  it('sends outside scripts, trackers, outside resources, secrets, a cut-off document and a missing marker to fixing', () => {
-    expect(checks(page('<script src="https://evil.example/x.js"></script>'))).toEqual(['fixable:external_scripts']);
-    expect(checks(page('<script src="lib.js"></script>'))).toEqual(['fixable:external_scripts']);
-    expect(checks(page('<script>fetch("https://www.google-analytics.com/collect")</script>'))).toEqual([
-      'fixable:trackers',
-    ]);
-    expect(
-      checks(
-        page('<link rel="stylesheet" href="https://fonts.example/a.css">', '<img src="https://img.example/a.png">'),
-      ),
-    ).toEqual(['fixable:external_resources', 'fixable:external_resources']);
-    expect(checks(page('', '<p>sk-abcdefghijklmnopqrstuvwxyz0123</p>'))).toEqual(['fixable:secrets']);
-    expect(checks('<html><body><p>no doctype</p><script>x("data-xb-ready")</script>')).toEqual(['fixable:valid_html']);
-    expect(checks('<!doctype html><html><body></body></html>')).toEqual(['fixable:ready_marker']);
-    expect(checks(page('', 'x'.repeat(10_001)))).toEqual(['fixable:size']);
-  });
+  it(
+    'sends outside scripts, trackers, outside resources, ' +
+      'secrets, a cut-off document and a missing marker to fixing',
+    () => {
+      expect(checks(page('<script src="https://evil.example/x.js"></script>'))).toEqual(['fixable:external_scripts']);
+      expect(checks(page('<script src="lib.js"></script>'))).toEqual(['fixable:external_scripts']);
+      expect(checks(page('<script>fetch("https://www.google-analytics.com/collect")</script>'))).toEqual([
+        'fixable:trackers',
+      ]);
+      expect(
+        checks(
+          page('<link rel="stylesheet" href="https://fonts.example/a.css">', '<img src="https://img.example/a.png">'),
+        ),
+      ).toEqual(['fixable:external_resources', 'fixable:external_resources']);
+      expect(checks(page('', '<p>sk-abcdefghijklmnopqrstuvwxyz0123</p>'))).toEqual(['fixable:secrets']);
+      expect(checks('<html><body><p>no doctype</p><script>x("data-xb-ready")</script>')).toEqual([
+        'fixable:valid_html',
+      ]);
+      expect(checks('<!doctype html><html><body></body></html>')).toEqual(['fixable:ready_marker']);
+      expect(checks(page('', 'x'.repeat(10_001)))).toEqual(['fixable:size']);
+    },
+  );
 
   it('refuses output that is harmful in itself', () => {
     expect(checks(page('<script>new CoinHive.Anonymous("k").start()</script>'))).toEqual(['unsafe:unsafe']);

@@ -117,7 +117,10 @@ export function auditHtml(html: string, policy: AuditPolicy): Finding[] {
   return findings;
 }
 
-/** The Content-Security-Policy an app is served with: its own inline code, the allow-listed script origins, nothing else. */
+/**
+ * The Content-Security-Policy an app is served with: its own inline code, the allow-listed script origins, nothing
+ * else.
+ */
 export function contentSecurityPolicy(scriptAllowlist: string[]): string {
   const scripts = ["'self'", "'unsafe-inline'", ...scriptAllowlist].join(' ');
   return [

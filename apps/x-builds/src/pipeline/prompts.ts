@@ -5,9 +5,12 @@ import type { Finding } from '../store/jobs';
 export const READY_MARKER = 'data-xb-ready';
 
 const SYSTEM_PROMPT = [
-  "You build small web apps. The user's message says what to build. Answer with one complete, self-contained HTML document and nothing else:",
-  '- start with <!doctype html> and end with </html>; put all CSS in <style> and all JavaScript in inline <script> elements;',
-  '- load nothing from other origins (no CDNs, fonts, images, analytics or trackers); draw with canvas, SVG, CSS or emoji;',
+  "You build small web apps. The user's message says what to build. Answer with one complete, self-contained HTML " +
+    'document and nothing else:',
+  '- start with <!doctype html> and end with </html>; put all CSS in <style> and all JavaScript in inline <script> ' +
+    'elements;',
+  '- load nothing from other origins (no CDNs, fonts, images, analytics or trackers); draw with canvas, SVG, CSS or ' +
+    'emoji;',
   '- no network requests, no forms that submit anywhere, no cookies, no secrets or API keys;',
   `- when the app has started, run document.documentElement.setAttribute('${READY_MARKER}', '1');`,
   '- keep it small (well under 200 KB), accessible and responsive.',

@@ -14,7 +14,10 @@ export interface VerifyTarget {
   /** `<slug>.<APPS_DOMAIN>`: sent as the Host header, as a visitor's browser would. */
   host: string;
   signal: AbortSignal;
-  /** A Chromium binary (see findChromium): the browser checks, screenshots and clip; absent, they are recorded as skipped. */
+  /**
+   * A Chromium binary (see findChromium): the browser checks, screenshots and clip; absent, they are recorded as
+   * skipped.
+   */
   chromiumPath?: string;
 }
 
@@ -157,7 +160,8 @@ async function inBrowser(target: VerifyTarget & { chromiumPath: string }, record
       checks.push(
         passed(
           'clip',
-          `${CLIP_SECONDS} s ${clip.contentType} from ${report.frames.length} painted frame(s), ${clip.body.length} bytes`,
+          `${CLIP_SECONDS} s ${clip.contentType} from ${report.frames.length} painted frame(s), ${clip.body.length} ` +
+            `bytes`,
         ),
       );
     } else {

@@ -157,7 +157,9 @@ export function createXBuildsService(deps: XBuildsServiceDeps): RpcImplementatio
       if (!media) {
         throw new ApiError(
           'not_found',
-          `This build has no ${request.kind}: media are recorded when a browser verifies the app, and removed when it is taken down.`,
+          `This build has no ${request.kind}: media are recorded ` +
+            `when a browser verifies the app, and removed when it ` +
+            `is taken down.`,
           { param: 'id' },
         );
       }

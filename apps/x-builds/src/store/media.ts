@@ -7,7 +7,9 @@ export type MediaKind = (typeof MEDIA_KINDS)[number];
 
 export const isMediaKind = (value: string): value is MediaKind => (MEDIA_KINDS as readonly string[]).includes(value);
 
-/** HTTP's byte ranges as the edge parsed them: `start-end` (end inclusive, open-ended without it) or `-suffixLength`. */
+/**
+ * HTTP's byte ranges as the edge parsed them: `start-end` (end inclusive, open-ended without it) or `-suffixLength`.
+ */
 interface ByteRange {
   start?: number;
   end?: number;

@@ -30,7 +30,9 @@ export interface Dispatcher {
   start(): Promise<void>;
   /** Claims now instead of at the next poll (a job was queued or a slot freed on this replica). */
   wake(): void;
-  /** Aborts the stages this replica runs and writes nothing more: their leases lapse and another replica resumes them. */
+  /**
+   * Aborts the stages this replica runs and writes nothing more: their leases lapse and another replica resumes them.
+   */
   stop(): Promise<void>;
 }
 

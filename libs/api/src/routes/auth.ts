@@ -35,7 +35,8 @@ export const signUp = defineRoute({
   path: '/v1/auth/signup',
   summary: 'Create a user',
   description:
-    'Open only when the service enables sign-up (`SBC_SIGNUP_ENABLED`; on in embedded mode); otherwise 404. An email already in use is 409.',
+    'Open only when the service enables sign-up (`SBC_SIGNUP_ENABLED`; on in embedded mode); otherwise 404. An email ' +
+    'already in use is 409.',
   tag: TAG,
   auth: { kind: 'none' },
   body: SignUpBody,
@@ -54,7 +55,8 @@ export const createSession = defineRoute({
   path: '/v1/auth/sessions',
   summary: 'Sign in',
   description:
-    'A wrong email and a wrong password are the same 401, with no hint which. The token is a bearer for every route, not narrowed by scopes, for 30 days or until signed out.',
+    'A wrong email and a wrong password are the same 401, with no hint which. The token is a bearer for every route, ' +
+    'not narrowed by scopes, for 30 days or until signed out.',
   tag: TAG,
   auth: { kind: 'none' },
   body: SignInBody,
@@ -76,7 +78,8 @@ export const endCurrentSession = defineRoute({
   path: '/v1/auth/sessions/current',
   summary: 'Sign out',
   description:
-    'Ends the session that calls (a session token, or the console cookie, which is cleared); its token is refused with 401 from the next call, at every edge.',
+    'Ends the session that calls (a session token, or the console cookie, which is cleared); its token is refused ' +
+    'with 401 from the next call, at every edge.',
   tag: TAG,
   auth: { kind: 'session' },
   responses: { 204: NO_CONTENT },
@@ -98,9 +101,13 @@ export const createConsoleSession = defineRoute({
   path: '/v1/auth/console/session',
   summary: 'Sign in to the console',
   description:
-    'Signs in as POST /v1/auth/sessions does, but the session token goes into an `HttpOnly; SameSite=Strict` cookie (`Secure` on https) instead of the body, so page scripts never see it. ' +
-    'That cookie then authenticates every route as the session would; writes it authenticates must be same-origin requests (`Sec-Fetch-Site: same-origin` or a matching `Origin`), else 403. ' +
-    'This route too refuses a cross-site request with 403. Sign out with DELETE /v1/auth/sessions/current, which also clears the cookie.',
+    'Signs in as POST /v1/auth/sessions does, but the session token goes into an `HttpOnly; SameSite=Strict` cookie ' +
+    '(`Secure` on https) instead of the body, so page scripts never see it. ' +
+    'That cookie then authenticates every route as the session would; writes it authenticates must be same-origin ' +
+    'requests (`Sec-Fetch-Site: same-origin` or a matching `Origin`), else 403. ' +
+    'This route too refuses a cross-site request with 403. Sign ' +
+    'out with DELETE /v1/auth/sessions/current, which also ' +
+    'clears the cookie.',
   tag: TAG,
   auth: { kind: 'none' },
   body: SignInBody,

@@ -89,7 +89,9 @@ export const startDevicePairing = defineRoute({
   path: '/v1/devices/pair',
   summary: 'Start pairing a device',
   description:
-    'RFC 8628 device authorization request; needs no credential. Show `user_code` to the user, who approves it while signed in (POST /v1/devices/pair/approve, or at `verification_uri`); meanwhile poll POST /v1/devices/pair/token no faster than every `interval` seconds.',
+    'RFC 8628 device authorization request; needs no credential. Show `user_code` to the user, who approves it while ' +
+    'signed in (POST /v1/devices/pair/approve, or at `verification_uri`); meanwhile poll POST /v1/devices/pair/token ' +
+    'no faster than every `interval` seconds.',
   tag: TAG,
   auth: { kind: 'none' },
   body: z.strictObject({ ...declarationShape, ...DeviceInput }).meta({ id: 'DevicePairingRequest' }),
@@ -133,7 +135,8 @@ const approval = (verb: 'approve' | 'deny') =>
     summary: verb === 'approve' ? 'Approve a pairing' : 'Deny a pairing',
     description:
       verb === 'approve'
-        ? "Signed-in session only. Binds the pending grant to the session's account; the device's next poll returns its token."
+        ? "Signed-in session only. Binds the pending grant to the session's account; the device's next poll returns " +
+          'its token.'
         : "Signed-in session only. The device's next poll answers `access_denied`.",
     tag: TAG,
     auth: { kind: 'session' },
@@ -156,7 +159,12 @@ export const exchangeDeviceCode = defineRoute({
   path: '/v1/devices/pair/token',
   summary: 'Poll for the device token',
   description:
-    'RFC 8628 device access token request; needs no credential. Until approval it answers 400 with `error` set to `authorization_pending`, or `slow_down` when polled faster than `interval` (the interval grows by 5 s, echoed in `interval`); then `expired_token`, `access_denied`, or `invalid_grant` for an unknown or already exchanged code. Each refusal also carries RFC 6749 `error_description`. An approved grant is exchanged once.',
+    'RFC 8628 device access token request; needs no credential. Until approval it answers 400 with `error` set to ' +
+    '`authorization_pending`, or `slow_down` when polled faster ' +
+    'than `interval` (the interval grows by 5 s, echoed in ' +
+    '`interval`); then `expired_token`, `access_denied`, or ' +
+    '`invalid_grant` for an unknown or already exchanged code. ' +
+    'Each refusal also carries RFC 6749 `error_description`. An approved grant is exchanged once.',
   tag: TAG,
   auth: { kind: 'none' },
   body: z
@@ -189,7 +197,11 @@ export const recordDeviceHeartbeat = defineRoute({
   method: 'post',
   path: '/v1/devices/heartbeat',
   summary: 'Report that this device is alive',
-  description: `Device token only. Send every ${HEARTBEAT_EVERY_S} s; the device is \`online\` while its last recorded heartbeat is at most ${ONLINE_WINDOW_S} s old. A heartbeat is recorded at most once every ${RECORD_EVERY_S} s per device; \`capabilities\`, when sent, replace the stored ones with the next recorded heartbeat.`,
+  description:
+    `Device token only. Send every ${HEARTBEAT_EVERY_S} s; the device is \`online\` while its last ` +
+    `recorded heartbeat is at most ${ONLINE_WINDOW_S} s old. A heartbeat is recorded at most once ` +
+    `every ${RECORD_EVERY_S} s per device; \`capabilities\`, when sent, replace the stored ones with the next ` +
+    `recorded heartbeat.`,
   tag: TAG,
   auth: { kind: 'any' },
   body: z.strictObject({ capabilities: z.strictObject(capabilitiesShape).optional() }).meta({ id: 'DeviceHeartbeat' }),

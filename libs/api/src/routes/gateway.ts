@@ -53,7 +53,8 @@ const DialectError = z
   .meta({
     id: 'DialectError',
     description:
-      'OpenAI-style `{error: {message, type, param, code}}` on chat and responses, Anthropic-style `{type: "error", error}` on messages, the shared Error for a missing scope.',
+      'OpenAI-style `{error: {message, type, param, code}}` on chat and responses, Anthropic-style `{type: "error", ' +
+      'error}` on messages, the shared Error for a missing scope.',
   });
 
 const STREAM = 'With `stream: true`: a server-sent event stream in the dialect called.';
@@ -149,7 +150,8 @@ export const listModels = defineRoute({
   path: '/v1/models',
   summary: 'List model ids the key can name',
   description:
-    'Without `limit`, every model in one page (OpenAI clients do not page); with it, `after_id` and `before_id` page in list order.',
+    'Without `limit`, every model in one page (OpenAI clients do not page); with it, `after_id` and `before_id` page ' +
+    'in list order.',
   tag: 'Gateway',
   auth: { kind: 'any' },
   query: pageQuery(),

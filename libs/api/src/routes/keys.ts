@@ -37,7 +37,9 @@ export const CallerKey = z
     device_id: z.string().optional(),
     org_id: z.string().optional().meta({ description: 'Set on a team key.' }),
     scopes: z.array(Scope).meta({
-      description: `The effective scopes: the stored list, or for a key minted without one the legacy set (${LEGACY_SCOPES.join(', ')}); a team key never holds ${TEAM_KEY_EXCLUDED.join(', ')}.`,
+      description:
+        `The effective scopes: the stored list, or for a key minted without one the legacy set ` +
+        `(${LEGACY_SCOPES.join(', ')}); a team key never holds ${TEAM_KEY_EXCLUDED.join(', ')}.`,
     }),
   })
   .loose()
@@ -120,10 +122,13 @@ const UpdateKeyBody = z
 const KeyIdParams = z.object({ id: z.string().min(1).max(64).meta({ description: '`key_…`' }) });
 
 const NARROWER =
-  'Never wider than the calling key (scopes, allowed models, caps, route, team): anything wider is 403 `insufficient_scope` with `param` naming the field. ' +
-  "`builds:admin` is for the service's operators alone: a non-operator asking for it is 403, and their `full_access` preset is every other scope.";
+  'Never wider than the calling key (scopes, allowed models, caps, route, team): anything wider is 403 ' +
+  '`insufficient_scope` with `param` naming the field. ' +
+  "`builds:admin` is for the service's operators alone: a non-operator asking for it is 403, and their `full_access` " +
+  'preset is every other scope.';
 const NOT_OVER_WIDER =
-  'A key never changes or revokes a key holding a scope it lacks: 403 `insufficient_scope`, `param` `id`, `required_scopes` naming them.';
+  'A key never changes or revokes a key holding a scope it lacks: 403 `insufficient_scope`, `param` `id`, ' +
+  '`required_scopes` naming them.';
 
 export const listKeys = defineRoute({
   operationId: 'listKeys',
@@ -168,7 +173,9 @@ export const updateKey = defineRoute({
   method: 'patch',
   path: '/v1/keys/{id}',
   summary: 'Update a caller key',
-  description: `${NARROWER} ${NOT_OVER_WIDER} Takes effect on the key's next call at every edge. A revoked key cannot be changed (409).`,
+  description:
+    `${NARROWER} ${NOT_OVER_WIDER} Takes effect on the key's next call at every edge. A revoked key cannot ` +
+    `be changed (409).`,
   tag: TAG,
   auth: { kind: 'scoped', scopes: ['keys:write'] },
   params: KeyIdParams,
@@ -182,7 +189,9 @@ export const revokeKey = defineRoute({
   method: 'delete',
   path: '/v1/keys/{id}',
   summary: 'Revoke a caller key',
-  description: `Sets \`revoked_at\`; the key is refused with 403 on its next call at every edge, and only that key stops. Revoking again keeps the first time. ${NOT_OVER_WIDER}`,
+  description:
+    `Sets \`revoked_at\`; the key is refused with 403 on its next call at every edge, and only that key ` +
+    `stops. Revoking again keeps the first time. ${NOT_OVER_WIDER}`,
   tag: TAG,
   auth: { kind: 'scoped', scopes: ['keys:write'] },
   params: KeyIdParams,

@@ -68,10 +68,15 @@ export const Run = z
     model: z.string(),
     prompt: z.string(),
     output: z.string().optional().meta({ description: 'The final answer of a succeeded run.' }),
-    error: z.object({ code: z.string(), message: z.string() }).loose().optional().meta({
-      description:
-        'Why a failed run failed, e.g. `step_budget_exhausted`, `time_budget_exhausted`, `budget_exhausted`, `worker_lost`.',
-    }),
+    error: z
+      .object({ code: z.string(), message: z.string() })
+      .loose()
+      .optional()
+      .meta({
+        description:
+          'Why a failed run failed, e.g. `step_budget_exhausted`, `time_budget_exhausted`, `budget_exhausted`, ' +
+          '`worker_lost`.',
+      }),
     usage: RunUsage,
     metadata: z.record(z.string(), z.string()),
     created_at: DateTime,
@@ -95,7 +100,8 @@ export const RunEvent = z
       .meta({ description: 'Sequence number: 1, 2, 3, … per run, without gaps; the SSE `id:`.' }),
     type: z.string().meta({
       description:
-        '`run.queued`, `run.started`, `message.delta`, `tool.call`, `tool.result`, `run.succeeded`, `run.failed`, `run.cancelled`; ignore types you do not know.',
+        '`run.queued`, `run.started`, `message.delta`, `tool.call`, `tool.result`, `run.succeeded`, `run.failed`, ' +
+        '`run.cancelled`; ignore types you do not know.',
     }),
     data: z.record(z.string(), z.unknown()),
     created_at: DateTime,
@@ -245,8 +251,12 @@ export const createRun = defineRoute({
   path: '/v1/runs',
   summary: 'Start a run',
   description: [
-    "Queues an agent run on a project. A worker claims it, then loops: a model call through this gateway (billed to the run's account, with a key minted for the run that holds only `gateway:invoke` within the bounds of the calling key), then the tools it asked for over the project's workspace (`list_files`, `read_file`, `write_file`, `fetch_url`), until it answers without tools or a step or time budget runs out.",
-    'Send an `idempotency-key` header (up to 255 characters) to make the call safe to retry: a repeat with the same key answers 200 with the first run; the same key with a different body is 409 `conflict`.',
+    'Queues an agent run on a project. A worker claims it, then loops: a model call through this gateway (billed to ' +
+      "the run's account, with a key minted for the run that holds only `gateway:invoke` within the bounds of the " +
+      "calling key), then the tools it asked for over the project's workspace (`list_files`, `read_file`, " +
+      '`write_file`, `fetch_url`), until it answers without tools or a step or time budget runs out.',
+    'Send an `idempotency-key` header (up to 255 characters) to make the call safe to retry: a repeat with the same ' +
+      'key answers 200 with the first run; the same key with a different body is 409 `conflict`.',
   ].join(' '),
   tag: RUNS,
   auth: { kind: 'scoped', scopes: ['runs:write'] },
@@ -299,7 +309,8 @@ export const cancelRun = defineRoute({
   path: '/v1/runs/{run_id}/cancel',
   summary: 'Cancel a run',
   description:
-    'A queued run is cancelled at once (200). A running run is stopped promptly, its model call in flight aborted, and `run.cancelled` recorded by its worker (202 with `cancel_requested_at` set). A settled run is 409 `conflict`.',
+    'A queued run is cancelled at once (200). A running run is stopped promptly, its model call in flight aborted, ' +
+    'and `run.cancelled` recorded by its worker (202 with `cancel_requested_at` set). A settled run is 409 `conflict`.',
   tag: RUNS,
   auth: { kind: 'scoped', scopes: ['runs:write'] },
   params: RunParams,
@@ -316,9 +327,13 @@ export const runEvents = defineRoute({
   path: '/v1/runs/{run_id}/events',
   summary: "Follow a run's events",
   description: [
-    'A `text/event-stream`: each event as `id: <seq>`, `event: <type>`, `data: <RunEvent JSON>`, stored events first, then live ones as they happen, with no gap and no repeat in between;',
-    `a \`: heartbeat\` comment every ${RUN_EVENTS_HEARTBEAT_S} s; the stream ends after the settling event (\`run.succeeded\`, \`run.failed\` or \`run.cancelled\`).`,
-    'Resume after a disconnect with the `Last-Event-ID` header (the last `id:` received) or `?after=N`: events after N follow.',
+    'A `text/event-stream`: each event as `id: <seq>`, `event: ' +
+      '<type>`, `data: <RunEvent JSON>`, stored events first, ' +
+      'then live ones as they happen, with no gap and no repeat in between;',
+    `a \`: heartbeat\` comment every ${RUN_EVENTS_HEARTBEAT_S} s; the stream ends after the settling event ` +
+      `(\`run.succeeded\`, \`run.failed\` or \`run.cancelled\`).`,
+    'Resume after a disconnect with the `Last-Event-ID` header (the last `id:` received) or `?after=N`: events after ' +
+      'N follow.',
     'With `Accept: application/json` the same events come back as one page instead (`after`, `limit`).',
   ].join(' '),
   tag: RUNS,
@@ -356,9 +371,15 @@ export const createWebhook = defineRoute({
   path: '/v1/webhooks',
   summary: 'Register a webhook endpoint',
   description: [
-    'When a run of the account settles, each endpoint subscribed to that event gets one POST of `{type, timestamp, data: {run_id, project_id, status}}`, signed per Standard Webhooks:',
-    '`webhook-id` (the event id, the same on every attempt), `webhook-timestamp` (Unix seconds of the attempt) and `webhook-signature` = `v1,` + base64 HMAC-SHA256 of `id.timestamp.body`, keyed with the base64-decoded part of `secret` after `whsec_`.',
-    'A 2xx within 15 s delivers; otherwise it is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±10 %); a 410 disables the endpoint.',
+    'When a run of the account settles, each endpoint subscribed to that event gets one POST of `{type, timestamp, ' +
+      'data: {run_id, project_id, status}}`, signed per Standard Webhooks:',
+    '`webhook-id` (the event id, the same on every attempt), `webhook-timestamp` (Unix seconds of the attempt) and ' +
+      '`webhook-signature` = `v1,` + base64 HMAC-SHA256 of ' +
+      '`id.timestamp.body`, keyed with the base64-decoded part of ' +
+      '`secret` after `whsec_`.',
+    'A 2xx within 15 s delivers; otherwise it is retried after ' +
+      '5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±10 %); a ' +
+      '410 disables the endpoint.',
     'The secret is shown only in this answer.',
   ].join(' '),
   tag: WEBHOOKS,

@@ -52,7 +52,8 @@ const ServiceDocument = z
   .meta({
     id: 'ServiceDocument',
     description:
-      "A shipped service's learned endpoints: OpenAPI 3.1.0 with `x-path-templates` and `x-house-replay`; shapes, header rule names and provenance, never an example value or a credential.",
+      "A shipped service's learned endpoints: OpenAPI 3.1.0 with `x-path-templates` and `x-house-replay`; shapes, " +
+      'header rule names and provenance, never an example value or a credential.',
   });
 
 export const getServiceDocument = defineRoute({

@@ -86,7 +86,9 @@ export const listTeams = defineRoute({
   method: 'get',
   path: '/v1/teams',
   summary: 'List your teams',
-  description: `The teams the caller is a member of, newest first; the cursors are team ids. ${PAGING} A team key lists its user's teams.`,
+  description:
+    `The teams the caller is a member of, newest first; the cursors are team ids. ${PAGING} A team key ` +
+    `lists its user's teams.`,
   tag: TAG,
   auth: READ,
   query: pageQuery(),
@@ -99,7 +101,8 @@ export const createTeam = defineRoute({
   path: '/v1/teams',
   summary: 'Create a team',
   description:
-    'The caller becomes its owner. Defaults: every share default on, `share_policy` `members`, `require_manual_confirm` false.',
+    'The caller becomes its owner. Defaults: every share default on, `share_policy` `members`, ' +
+    '`require_manual_confirm` false.',
   tag: TAG,
   auth: WRITE,
   body: z
@@ -131,7 +134,9 @@ export const updateTeam = defineRoute({
   method: 'patch',
   path: '/v1/teams/{team_id}',
   summary: 'Update a team',
-  description: `Owners and admins change the name and sharing settings; \`share_defaults\` merges (fields left out keep their value). ${ACCESS}`,
+  description:
+    `Owners and admins change the name and sharing settings; \`share_defaults\` merges (fields left out ` +
+    `keep their value). ${ACCESS}`,
   tag: TAG,
   auth: WRITE,
   params: TeamParams,
@@ -152,7 +157,8 @@ export const deleteTeam = defineRoute({
   method: 'delete',
   path: '/v1/teams/{team_id}',
   summary: 'Delete a team',
-  description: `Owners only. Members and invites go with it, and every team key on it (\`org_id\`) is revoked. ${ACCESS}`,
+  description:
+    `Owners only. Members and invites go with it, and every team key on it (\`org_id\`) is ` + `revoked. ${ACCESS}`,
   tag: TAG,
   auth: WRITE,
   params: TeamParams,
@@ -165,7 +171,9 @@ export const listTeamMembers = defineRoute({
   method: 'get',
   path: '/v1/teams/{team_id}/members',
   summary: 'List members',
-  description: `Any member may list members, most recently joined first; the cursors are member user ids (an id that is not a member is 400). ${PAGING} ${ACCESS}`,
+  description:
+    `Any member may list members, most recently joined first; the cursors are member user ids (an id that ` +
+    `is not a member is 400). ${PAGING} ${ACCESS}`,
   tag: TAG,
   auth: READ,
   params: TeamParams,
@@ -180,8 +188,10 @@ export const updateTeamMember = defineRoute({
   path: '/v1/teams/{team_id}/members/{user_id}',
   summary: "Change a member's role",
   description:
-    'Owners change anyone, including making and demoting owners. Admins change editors and members, up to admin, and only an owner acts on an admin or owner. ' +
-    'Anyone may step down to a lower role. `groups` is managed by the same rule. The last owner cannot be demoted (409 `conflict`): make another owner first. ' +
+    'Owners change anyone, including making and demoting owners. Admins change editors and members, up to admin, and ' +
+    'only an owner acts on an admin or owner. ' +
+    'Anyone may step down to a lower role. `groups` is managed by the same rule. The last owner cannot be demoted ' +
+    '(409 `conflict`): make another owner first. ' +
     `An unknown member is 404 (\`param\` user_id). ${ACCESS}`,
   tag: TAG,
   auth: WRITE,
@@ -203,7 +213,9 @@ export const removeTeamMember = defineRoute({
   path: '/v1/teams/{team_id}/members/{user_id}',
   summary: 'Remove a member',
   description:
-    "Anyone may remove themselves (leave). Owners remove anyone; admins remove editors and members. The member's team keys on this team are revoked. " +
+    'Anyone may remove themselves (leave). Owners remove anyone; ' +
+    "admins remove editors and members. The member's team " +
+    'keys on this team are revoked. ' +
     `The last owner cannot leave or be removed (409 \`conflict\`). ${ACCESS}`,
   tag: TAG,
   auth: WRITE,
@@ -218,7 +230,9 @@ export const listTeamInvites = defineRoute({
   path: '/v1/teams/{team_id}/invites',
   summary: 'List pending invites',
   description:
-    'Invites neither accepted nor revoked, newest first, expired ones included (resend revives them); the cursors are invite codes. ' +
+    'Invites neither accepted nor revoked, newest first, expired ' +
+    'ones included (resend revives them); the cursors are ' +
+    'invite codes. ' +
     `Invite codes are credentials, so only owners and admins list them. ${PAGING} ${ACCESS}`,
   tag: TAG,
   auth: READ,
@@ -234,8 +248,10 @@ export const createTeamInvite = defineRoute({
   path: '/v1/teams/{team_id}/invites',
   summary: 'Invite someone',
   description:
-    'Owners and admins invite by email as admin, editor or member; the code expires after seven days. One pending invite per address: another while it can still be accepted, ' +
-    'or inviting a current member, is 409 `conflict` (an expired one is replaced). No mail is sent by the service: hand the code to the invitee. ' +
+    'Owners and admins invite by email as admin, editor or member; the code expires after seven days. One pending ' +
+    'invite per address: another while it can still be accepted, ' +
+    'or inviting a current member, is 409 `conflict` (an expired one is replaced). No mail is sent by the service: ' +
+    'hand the code to the invitee. ' +
     ACCESS,
   tag: TAG,
   auth: WRITE,
@@ -252,7 +268,9 @@ export const revokeTeamInvite = defineRoute({
   method: 'delete',
   path: '/v1/teams/{team_id}/invites/{code}',
   summary: 'Revoke an invite',
-  description: `Owners and admins; the code can no longer be accepted. A code that is not pending on this team is 404. ${ACCESS}`,
+  description:
+    `Owners and admins; the code can no longer be accepted. A code that is not pending on this team is ` +
+    `404. ${ACCESS}`,
   tag: TAG,
   auth: WRITE,
   params: InviteParams,
@@ -266,7 +284,9 @@ export const resendTeamInvite = defineRoute({
   path: '/v1/teams/{team_id}/invites/{code}/resend',
   summary: 'Resend an invite',
   description:
-    'Owners and admins; counts another sending (`sent_count`, `last_sent_at`) and restarts the seven-day expiry, also of an expired invite. ' +
+    'Owners and admins; counts another sending (`sent_count`, ' +
+    '`last_sent_at`) and restarts the seven-day expiry, also ' +
+    'of an expired invite. ' +
     `The service records the resend but sends no mail itself. ${ACCESS}`,
   tag: TAG,
   auth: WRITE,
@@ -281,9 +301,11 @@ export const acceptTeamInvite = defineRoute({
   path: '/v1/team_invites/{code}/accept',
   summary: 'Accept an invite',
   description:
-    'The user the invite was sent to (signed in, or with a key of theirs holding teams:write; e-mail compared case-insensitively) joins the team with the invite’s role; a code works once. ' +
+    'The user the invite was sent to (signed in, or with a key of theirs holding teams:write; e-mail compared ' +
+    'case-insensitively) joins the team with the invite’s role; a code works once. ' +
     'Anyone else holding the code is 403 `insufficient_scope` and the invite stays pending for the invitee. ' +
-    'A code that is unknown, expired, revoked or already used is 404; a caller already in the team is 409 and the invite stays pending.',
+    'A code that is unknown, expired, revoked or already used is 404; a caller already in the team is 409 and the ' +
+    'invite stays pending.',
   tag: TAG,
   auth: WRITE,
   params: z.object({ code: InviteCode }),

@@ -26,14 +26,23 @@ export const UpstreamProbe = z
       .optional()
       .meta({ description: 'Why the probe failed, in words (refused, timed out, the HTTP status and message).' }),
     at: z.string().optional().meta({ description: 'When the probe ran (date-time).' }),
-    dialect: z.enum(['openai', 'anthropic']).optional().meta({
-      description:
-        'The dialect that answered; on a failed probe, the one the endpoint last answered in (the gateway keeps speaking it).',
-    }),
-    dialect_reason: z.string().optional().meta({
-      description:
-        "For an `auto` endpoint: why it was taken to speak `dialect` (which probes answered, the model list's shape, or which one-token call was answered).",
-    }),
+    dialect: z
+      .enum(['openai', 'anthropic'])
+      .optional()
+      .meta({
+        description:
+          'The dialect that answered; on a failed probe, the one the endpoint last answered in (the gateway keeps ' +
+          'speaking it).',
+      }),
+    dialect_reason: z
+      .string()
+      .optional()
+      .meta({
+        description:
+          'For an `auto` endpoint: why it was taken to speak ' +
+          "`dialect` (which probes answered, the model list's shape, " +
+          'or which one-token call was answered).',
+      }),
   })
   .loose()
   .meta({ id: 'UpstreamProbe' });
@@ -90,7 +99,13 @@ export const UpstreamList = z
 
 const SlugParams = z.object({ slug: z.string().min(1).max(64).meta({ description: 'The endpoint slug.' }) });
 
-const PROBING = `A probe dials \`GET {base_url}/v1/models\` (\`/v1\` added when the base URL lacks it): OpenAI with \`Authorization: Bearer\`, Anthropic with \`x-api-key\` and \`anthropic-version: 2023-06-01\`, the endpoint's own headers on top; \`auto\` asks in both dialects at once and keeps the one that answered (OpenAI when both do, unless the host names Anthropic). Each dialect gets ${PROBE_TIMEOUT_S} s to connect and answer. An answered probe folds the listed models in: \`models\` becomes what the endpoint lists followed by models named by hand, and listed display names fill \`model_names\`. A failed probe changes only the report (\`probe.ok\` false with the reason).`;
+const PROBING =
+  `A probe dials \`GET {base_url}/v1/models\` (\`/v1\` added when the base URL lacks it): OpenAI with ` +
+  `\`Authorization: Bearer\`, Anthropic with \`x-api-key\` and \`anthropic-version: 2023-06-01\`, the endpoint's own ` +
+  `headers on top; \`auto\` asks in both dialects at once and keeps the one that answered (OpenAI when both do, ` +
+  `unless the host names Anthropic). Each dialect gets ${PROBE_TIMEOUT_S} s to connect and answer. An answered probe ` +
+  `folds the listed models in: \`models\` becomes what the endpoint lists followed by models named by hand, and ` +
+`listed display names fill \`model_names\`. A failed probe changes only the report (\`probe.ok\` false with the reason).`;
 
 export const listUpstreams = defineRoute({
   operationId: 'listUpstreams',
@@ -113,7 +128,14 @@ export const createUpstream = defineRoute({
   method: 'post',
   path: '/v1/upstreams',
   summary: 'Add a custom endpoint and probe it',
-  description: `Saves the endpoint, then probes it; a failed probe still saves. The slug is derived from the label (lowercase, dashes; \`-2\`, \`-3\`… when taken), so a first endpoint labelled "Custom" is the legacy \`custom\`; \`slug\` asks for one outright (409 when taken). A \`base_url\` the egress policy refuses for the caller is 400 \`invalid_request\` (param \`base_url\`): link-local, documentation and other special ranges, IPv4-mapped/compatible and NAT64 spellings, and the gateway itself for everyone; loopback and private addresses unless the caller is an operator (\`EGRESS_PRIVATE\`). The same check runs on the resolved address whenever the endpoint is dialed. ${PROBING}`,
+  description:
+    `Saves the endpoint, then probes it; a failed probe still saves. The slug is derived from the label ` +
+    `(lowercase, dashes; \`-2\`, \`-3\`… when taken), so a ` +
+    `first endpoint labelled "Custom" is the legacy \`custom\`; ` +
+    `\`slug\` asks for one outright (409 when taken). A \`base_url\` the egress policy refuses for the caller is 400 ` +
+    `\`invalid_request\` (param \`base_url\`): link-local, documentation and other special ranges, ` +
+    `IPv4-mapped/compatible and NAT64 spellings, and the gateway itself for everyone; loopback and private addresses ` +
+`unless the caller is an operator (\`EGRESS_PRIVATE\`). The same check runs on the resolved address whenever the endpoint is dialed. ${PROBING}`,
   tag: ENDPOINTS,
   auth: { kind: 'scoped', scopes: ['endpoints:write'] },
   body: z
@@ -148,7 +170,11 @@ export const updateUpstream = defineRoute({
   method: 'patch',
   path: '/v1/upstreams/{slug}',
   summary: 'Edit a custom endpoint',
-  description: `Absent fields keep what is stored. When the dial changed (\`base_url\`, \`dialect\`, \`api_key\` or \`headers\` differ from what is stored) the endpoint is re-probed, and the models the old dial listed give way to what the new one lists plus this edit's \`models\`; otherwise \`probe\` is the last report. \`models\` and \`model_names\` replace the stored ones. ${PROBING}`,
+  description:
+    `Absent fields keep what is stored. When the dial changed (\`base_url\`, \`dialect\`, \`api_key\` or ` +
+    `\`headers\` differ from what is stored) the endpoint is re-probed, and the models the old dial listed give way ` +
+    `to what the new one lists plus this edit's \`models\`; otherwise \`probe\` is the last report. \`models\` and ` +
+    `\`model_names\` replace the stored ones. ${PROBING}`,
   tag: ENDPOINTS,
   auth: { kind: 'scoped', scopes: ['endpoints:write'] },
   params: SlugParams,
@@ -192,7 +218,9 @@ export const probeUpstream = defineRoute({
   method: 'post',
   path: '/v1/upstreams/{slug}/probe',
   summary: 'Probe a custom endpoint',
-  description: `Dials the stored endpoint and folds what it lists into the row; models listed before stay. A failed probe is still 200, with \`probe.ok\` false. ${PROBING}`,
+  description:
+    `Dials the stored endpoint and folds what it lists into the row; models listed before stay. A failed ` +
+    `probe is still 200, with \`probe.ok\` false. ${PROBING}`,
   tag: ENDPOINTS,
   auth: { kind: 'scoped', scopes: ['endpoints:write'] },
   params: SlugParams,
@@ -210,7 +238,8 @@ export const Alias = z
     custody: z.string().meta({ description: '`envelope` or `device-held`.' }),
     available: z.boolean().meta({
       description:
-        "Whether the vendor is linked: one of the caller's endpoints lists the model, or the service holds an engine for the vendor (house models: a house engine).",
+        "Whether the vendor is linked: one of the caller's endpoints lists the model, or the service holds an engine " +
+        'for the vendor (house models: a house engine).',
     }),
     source: z.enum(['personal', 'built_in', 'catalog']).meta({ description: 'Where the alias comes from.' }),
     rev: z
@@ -247,7 +276,9 @@ export const listAliases = defineRoute({
   path: '/v1/aliases',
   summary: 'List aliases',
   description:
-    "The caller's own aliases (by token), then the built-in ones a personal alias does not shadow, then every catalog model as `@<model id>`. The response carries the account's `x-alias-rev`.",
+    "The caller's own aliases (by token), then the built-in " +
+    'ones a personal alias does not shadow, then every catalog ' +
+    "model as `@<model id>`. The response carries the account's `x-alias-rev`.",
   tag: ALIASES,
   auth: { kind: 'scoped', scopes: ['endpoints:read'] },
   responses: {
@@ -261,7 +292,11 @@ export const putAlias = defineRoute({
   path: '/v1/aliases/{token}',
   summary: 'Create or overwrite a personal alias',
   description:
-    "Without `model_id`, the token names the model: a built-in alias's model, else the token itself. `label` defaults to the catalog's name for the model, `custody` to `envelope`. The account's alias revision increases, and paired devices hear of it on GET /v1/aliases/events.",
+    'Without `model_id`, the token names the model: a built-in ' +
+    "alias's model, else the token itself. `label` defaults " +
+    "to the catalog's name for the model, `custody` to `envelope`. " +
+    "The account's alias revision increases, and paired " +
+    'devices hear of it on GET /v1/aliases/events.',
   tag: ALIASES,
   auth: { kind: 'scoped', scopes: ['endpoints:write'] },
   params: TokenParams,
@@ -282,7 +317,9 @@ export const deleteAlias = defineRoute({
   path: '/v1/aliases/{token}',
   summary: 'Delete a personal alias',
   description:
-    'Deletes the personal alias on every device: the revision increases and paired devices hear of it. Deleting a token the account has no personal alias for (a built-in one included) changes nothing and answers 200 with the current revision.',
+    'Deletes the personal alias on every device: the revision increases and paired devices hear of it. Deleting a ' +
+    'token the account has no personal alias for (a built-in one included) changes nothing and answers 200 with the ' +
+    'current revision.',
   tag: ALIASES,
   auth: { kind: 'scoped', scopes: ['endpoints:write'] },
   params: TokenParams,
@@ -298,8 +335,10 @@ export const aliasEvents = defineRoute({
   summary: 'Follow alias changes (server-sent events)',
   description: [
     'How paired devices learn of alias changes. A `text/event-stream` that stays open:',
-    '`event: alias.sync` first, data `{rev, stale}`: the current revision, and whether it moved past `since_rev` (or `Last-Event-ID`), i.e. whether the device should re-read GET /v1/aliases;',
-    '`event: alias.changed` for every later write or delete on the account, with `id:` the new revision and data `{token, rev, deleted}`;',
+    '`event: alias.sync` first, data `{rev, stale}`: the current revision, and whether it moved past `since_rev` (or ' +
+      '`Last-Event-ID`), i.e. whether the device should re-read GET /v1/aliases;',
+    '`event: alias.changed` for every later write or delete on the account, with `id:` the new revision and data ' +
+      '`{token, rev, deleted}`;',
     `a \`: heartbeat\` comment every ${ALIAS_HEARTBEAT_S} s. Changes are not replayed: after a gap, compare revisions.`,
   ].join(' '),
   tag: ALIASES,

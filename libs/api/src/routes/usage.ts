@@ -311,7 +311,9 @@ export const getUsageDaily = defineRoute({
   method: 'get',
   path: '/v1/usage/daily',
   summary: 'Usage per day',
-  description: `One entry per day of the window, days with no calls included; days are UTC unless \`tz\` names a zone. ${WINDOW_DEFAULTS} At most ${MAX_DAY_BUCKETS} days.`,
+  description:
+    `One entry per day of the window, days with no calls included; days are UTC unless \`tz\` names a ` +
+    `zone. ${WINDOW_DEFAULTS} At most ${MAX_DAY_BUCKETS} days.`,
   tag: TAG,
   auth: { kind: 'scoped', scopes: ['usage:read'] },
   query: WindowQuery,
@@ -323,7 +325,10 @@ export const getUsageBreakdown = defineRoute({
   method: 'get',
   path: '/v1/usage/breakdown',
   summary: 'Usage bucketed and grouped',
-  description: `Day buckets (local days of \`tz\`, whole days) or hour buckets (UTC hours, labelled in \`tz\`), each split by key, model, provider or upstream. Without \`from\`: the last 30 days, or for hours the last 24 hours. At most ${MAX_DAY_BUCKETS} day or ${MAX_HOUR_BUCKETS} hour buckets.`,
+  description:
+    `Day buckets (local days of \`tz\`, whole days) or hour buckets (UTC hours, labelled in \`tz\`), each ` +
+    `split by key, model, provider or upstream. Without \`from\`: the last 30 days, or for hours the last 24 hours. ` +
+    `At most ${MAX_DAY_BUCKETS} day or ${MAX_HOUR_BUCKETS} hour buckets.`,
   tag: TAG,
   auth: { kind: 'scoped', scopes: ['usage:read'] },
   query: z.object({
@@ -341,7 +346,8 @@ export const exportUsage = defineRoute({
   path: '/v1/usage/export',
   summary: 'Export usage rows',
   description:
-    'Every call of the window, oldest first, streamed as it is read: `jsonl` (default) is one UsageGeneration per line (`application/x-ndjson`); `csv` is `text/csv` with a header row. Without `from`: everything.',
+    'Every call of the window, oldest first, streamed as it is read: `jsonl` (default) is one UsageGeneration per ' +
+    'line (`application/x-ndjson`); `csv` is `text/csv` with a header row. Without `from`: everything.',
   tag: TAG,
   auth: { kind: 'scoped', scopes: ['usage:read'] },
   query: z.object({ from: windowShape.from, to: windowShape.to, format: z.enum(['jsonl', 'csv']).default('jsonl') }),
@@ -354,7 +360,9 @@ export const getCredits = defineRoute({
   path: '/v1/credits',
   summary: 'Credit balance',
   description:
-    "The calling account's credits: the beta pot (Free), plan credits (reset monthly, no roll-over) and permanent credits (packs and grants, never expire), spent in that order, then overage where the account allows it ($1 per 1,000 credits).",
+    "The calling account's credits: the beta pot (Free), plan credits (reset monthly, no roll-over) and permanent " +
+    'credits (packs and grants, never expire), spent in that order, then overage where the account allows it ($1 per ' +
+    '1,000 credits).',
   tag: TAG,
   auth: { kind: 'scoped', scopes: ['billing:read'] },
   responses: { 200: { description: 'Credits.', schema: Credits } },
@@ -366,7 +374,9 @@ export const getSpend = defineRoute({
   path: '/v1/spend',
   summary: 'AI spend across apps',
   description:
-    "Spend per provider over whole UTC days: this service (plan fees, packs), and each vendor dialed with your own keys: measured from the vendor's organization cost report where configured, estimated from usage × list price for the days the report does not cover yet (`residual_usd`). " +
+    'Spend per provider over whole UTC days: this service (plan fees, packs), and each vendor dialed with your own ' +
+    "keys: measured from the vendor's organization cost report where configured, estimated from usage × list price " +
+    'for the days the report does not cover yet (`residual_usd`). ' +
     WINDOW_DEFAULTS,
   tag: TAG,
   auth: { kind: 'scoped', scopes: ['usage:read'] },
@@ -379,7 +389,9 @@ export const getUsageReport = defineRoute({
   method: 'get',
   path: '/v1/usage/report',
   summary: 'A usage report',
-  description: `A readable summary of a period: totals, the top models and keys, a day series, and \`summary\`, the same in a few sentences. ${WINDOW_DEFAULTS}`,
+  description:
+    `A readable summary of a period: totals, the top models and keys, a day series, and \`summary\`, the ` +
+    `same in a few sentences. ${WINDOW_DEFAULTS}`,
   tag: TAG,
   auth: { kind: 'scoped', scopes: ['usage:read'] },
   query: WindowQuery,

@@ -120,7 +120,9 @@ export const XbJobView = z
       .optional()
       .meta({
         description:
-          'axe-core findings below serious, recorded without blocking the build (serious and critical ones send it to fixing).',
+          'axe-core findings below serious, recorded without ' +
+          'blocking the build (serious and critical ones send it to ' +
+          'fixing).',
       }),
     media: z
       .array(z.enum(['screenshot', 'screenshot_mobile', 'clip']))
@@ -133,7 +135,8 @@ export const XbJobView = z
       .optional()
       .meta({
         description:
-          'The findings of the latest failed audit or verification: what the last repair worked from, or why the job failed or was refused. Empty when every check passed the first time.',
+          'The findings of the latest failed audit or verification: what the last repair worked from, or why the job ' +
+          'failed or was refused. Empty when every check passed the first time.',
       }),
     taken_down_at: DateTime.nullable().optional(),
     created_at: DateTime.optional(),
@@ -190,10 +193,15 @@ export const XbStats = z
     backoffs: z.object({ build: z.number(), x_api: z.number() }).optional(),
     in_flight: z.number().optional(),
     apps: z.object({ live: z.number(), capacity: z.number() }).optional(),
-    accessibility: z.object({ jobs: z.number(), by_impact: Counts, by_rule: Counts }).optional().meta({
-      description:
-        'Builds finished in the window with non-blocking accessibility findings, and those findings by impact and by axe-core rule.',
-    }),
+    accessibility: z
+      .object({ jobs: z.number(), by_impact: Counts, by_rule: Counts })
+      .optional()
+      .meta({
+        description:
+          'Builds finished in the window with non-blocking ' +
+          'accessibility findings, and those findings by impact and by ' +
+          'axe-core rule.',
+      }),
     queue: XbQueueView.optional(),
   })
   .loose()
@@ -249,7 +257,12 @@ export const createXBuild = defineRoute({
   path: '/v1/x-builds',
   summary: 'Queue a build',
   description:
-    'Idempotent on `source.post_id` and on the `idempotency-key` header: a repeat answers 200 with the first job and `existing: true`. Refusals are intake decisions, checked in this order, and never leave a job behind: 503 `xbuilds_not_configured`, 403 `author_blocked`, 503 `intake_paused`, 429 `author_daily_limit` (with `Retry-After`), 409 `author_active_job`, 409 `conversation_active_job`, 503 `queue_full`, 503 `daily_cap`, 503 `app_capacity`. The build runs on a key minted for the job within the calling key (which therefore needs `gateway:invoke` too).',
+    'Idempotent on `source.post_id` and on the `idempotency-key` header: a repeat answers 200 with the first job and ' +
+    '`existing: true`. Refusals are intake decisions, checked in this order, and never leave a job behind: 503 ' +
+    '`xbuilds_not_configured`, 403 `author_blocked`, 503 `intake_paused`, 429 `author_daily_limit` (with ' +
+    '`Retry-After`), 409 `author_active_job`, 409 `conversation_active_job`, 503 `queue_full`, 503 `daily_cap`, 503 ' +
+    '`app_capacity`. The build runs on a key minted for the job within the calling key (which therefore needs ' +
+'`gateway:invoke` too).',
   tag: TAG,
   auth: { kind: 'scoped', scopes: ['builds:write'] },
   body: z.strictObject({ source: z.discriminatedUnion('type', [XbSource, XbApiSource]) }).meta({ id: 'XbCreate' }),
@@ -272,7 +285,9 @@ export const getXBuildStats = defineRoute({
   path: '/v1/x-builds/stats',
   summary: 'Lane statistics over a window',
   description:
-    'Over the last `window` hours: jobs accepted (by status, lane and refusal category), p50/p90 of the total time and of every stage, SLO misses, build and X API backoffs, jobs in flight, live apps against the cap, and the queue.',
+    'Over the last `window` hours: jobs accepted (by status, lane and refusal category), p50/p90 of the total time ' +
+    'and of every stage, SLO misses, build and X API backoffs, jobs in flight, live apps against the cap, and the ' +
+    'queue.',
   tag: TAG,
   auth: { kind: 'scoped', scopes: ['builds:read'] },
   query: z.object({
@@ -290,7 +305,9 @@ export const getXBuildQueue = defineRoute({
   path: '/v1/x-builds/queue',
   summary: 'Read the queue',
   description:
-    "The queue in dispatch order, with the concurrency the dispatcher actually uses. Like every `builds:admin` route, for the service's operators only " +
+    'The queue in dispatch order, with the concurrency the ' +
+    'dispatcher actually uses. Like every `builds:admin` route, ' +
+    "for the service's operators only " +
     "(`X_BUILDS_ADMIN_USER_IDS`, else the bootstrap owner), on every account's jobs; anyone else is 403.",
   tag: TAG,
   auth: { kind: 'scoped', scopes: ['builds:admin'] },
@@ -303,7 +320,9 @@ export const updateXBuildQueue = defineRoute({
   path: '/v1/x-builds/queue',
   summary: 'Change the queue settings',
   description:
-    '`paused` true is the kill switch: intake answers 503 `intake_paused` and nothing more is claimed (running builds finish). The X poller sets it when X refuses the account.',
+    '`paused` true is the kill switch: intake answers 503 ' +
+    '`intake_paused` and nothing more is claimed (running builds ' +
+    'finish). The X poller sets it when X refuses the account.',
   tag: TAG,
   auth: { kind: 'scoped', scopes: ['builds:admin'] },
   body: z
@@ -382,7 +401,8 @@ export const getXBuild = defineRoute({
 });
 
 const MEDIA_NOTE =
-  'Recorded when headless Chromium verified the app (X_BUILDS_CHROMIUM_PATH, else /usr/bin/chromium) and it passed every check; 404 when none was recorded, and once the app is taken down (which removes its media).';
+  'Recorded when headless Chromium verified the app (X_BUILDS_CHROMIUM_PATH, else /usr/bin/chromium) and it passed ' +
+  'every check; 404 when none was recorded, and once the app is taken down (which removes its media).';
 
 const ETag = z
   .string()
@@ -400,7 +420,9 @@ export const getXBuildScreenshot = defineRoute({
   method: 'get',
   path: '/v1/x-builds/{id}/screenshot',
   summary: 'Read a build screenshot',
-  description: `The app as a visitor first sees it: a PNG at 1280×800 (\`viewport=desktop\`, the default) or 390×844 (\`viewport=mobile\`). ${MEDIA_NOTE}`,
+  description:
+    `The app as a visitor first sees it: a PNG at 1280×800 (\`viewport=desktop\`, the default) or 390×844 ` +
+    `(\`viewport=mobile\`). ${MEDIA_NOTE}`,
   tag: TAG,
   auth: { kind: 'scoped', scopes: ['builds:read'] },
   params: JobIdParams,
@@ -417,7 +439,10 @@ export const getXBuildClip = defineRoute({
   method: 'get',
   path: '/v1/x-builds/{id}/clip',
   summary: 'Read a build motion clip',
-  description: `The first seconds of the app after load (3–5 s, from Chromium's screencast): H.264 in MP4 when the host's ffmpeg has libx264, else VP9/VP8 in WebM. \`range: bytes=…\` (one range) answers 206 with that part; a range starting past the end answers 416. ${MEDIA_NOTE}`,
+  description:
+    `The first seconds of the app after load (3–5 s, from Chromium's screencast): H.264 in MP4 when the ` +
+    `host's ffmpeg has libx264, else VP9/VP8 in WebM. \`range: bytes=…\` (one range) answers 206 with that part; a ` +
+    `range starting past the end answers 416. ${MEDIA_NOTE}`,
   tag: TAG,
   auth: { kind: 'scoped', scopes: ['builds:read'] },
   params: JobIdParams,
@@ -472,7 +497,9 @@ export const cancelXBuild = jobAction({
   verb: 'cancel',
   summary: 'Cancel a job',
   description:
-    'Cancels a queued or running job of the calling account; a running stage is aborted at once and an app it already published is taken down. 409 `conflict` once the job has settled.',
+    'Cancels a queued or running job of the calling account; ' +
+    'a running stage is aborted at once and an app it already ' +
+    'published is taken down. 409 `conflict` once the job has settled.',
   scope: 'builds:write',
 });
 
@@ -481,7 +508,8 @@ export const redraftXBuildReply = jobAction({
   verb: 'reply-draft',
   summary: "Redraft a build's reply",
   description:
-    'Drafts the reply of a finished job again, or sets `text`; an X reply not yet posted is posted once by the reply sender. 409 once the reply was posted.',
+    'Drafts the reply of a finished job again, or sets `text`; an X reply not yet posted is posted once by the reply ' +
+    'sender. 409 once the reply was posted.',
   scope: 'builds:admin',
   body: z.strictObject({ text: z.string().trim().min(1).max(280).optional() }).meta({ id: 'XbReplyDraft' }),
 });
@@ -491,7 +519,8 @@ export const moveXBuild = jobAction({
   verb: 'move',
   summary: 'Move a job in the queue',
   description:
-    "Places a queued job right before `before_id` or right after `after_id` (another queued job), taking that job's pinned state.",
+    "Places a queued job right before `before_id` or right after `after_id` (another queued job), taking that job's " +
+    'pinned state.',
   scope: 'builds:admin',
   body: z
     .strictObject({ before_id: JobId.optional(), after_id: JobId.optional() })
@@ -507,7 +536,8 @@ export const requeueXBuild = jobAction({
   verb: 'requeue',
   summary: 'Requeue a job at the front',
   description:
-    'Puts a failed, cancelled or refused job back at the front of the queue to build again (a refused job skips the screen the operator overrode).',
+    'Puts a failed, cancelled or refused job back at the front of the queue to build again (a refused job skips the ' +
+    'screen the operator overrode).',
   scope: 'builds:admin',
 });
 
@@ -516,7 +546,9 @@ export const resumeXBuild = jobAction({
   verb: 'resume',
   summary: 'Resume a bundled job at the audit gate',
   description:
-    'Puts a failed or cancelled job that has a bundle back at the front of the queue, to continue from the audit with that bundle.',
+    'Puts a failed or cancelled job that has a bundle back at ' +
+    'the front of the queue, to continue from the audit with ' +
+    'that bundle.',
   scope: 'builds:admin',
 });
 

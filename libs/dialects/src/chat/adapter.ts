@@ -30,7 +30,9 @@ function completeChoices(body: Record<string, unknown>): void {
   }
 }
 
-/** A chat caller on a chat upstream: chunks pass through (createChatPassthrough); the edge's own ends are chunks too. */
+/**
+ * A chat caller on a chat upstream: chunks pass through (createChatPassthrough); the edge's own ends are chunks too.
+ */
 function chatPassthroughStream(options: { model: string; includeUsage: boolean; requestId: string }): CallerStream {
   const passthrough = createChatPassthrough({ model: options.model, includeUsage: options.includeUsage });
   let start: Extract<StreamEvent, { type: 'start' }> | undefined;

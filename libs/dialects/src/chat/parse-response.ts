@@ -26,7 +26,8 @@ export function parseChatResponse(body: unknown): ChatResponse {
   const message = objectOf(choice.message);
   const content: AssistantBlock[] = [];
 
-  // Non-standard reasoning text: DeepSeek and older vLLM say `reasoning_content`, newer vLLM and OpenRouter `reasoning`.
+  // Non-standard reasoning text: DeepSeek and older vLLM say `reasoning_content`, newer vLLM and OpenRouter
+  // `reasoning`.
   const reasoning = stringOf(message.reasoning_content) || stringOf(message.reasoning);
   if (reasoning) content.push({ type: 'reasoning', text: reasoning, origin: 'openai' });
 

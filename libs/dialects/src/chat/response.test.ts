@@ -115,33 +115,37 @@ describe('renderChatResponse', () => {
     });
   });
 
-  it('renders an Anthropic reply: reasoning as reasoning_content, content null beside tool calls, usage with cache reads and writes in the prompt', () => {
-    const body = renderChatResponse(parseMessagesResponse(messagesReply));
-    expect(body.id).toBe('chatcmpl-msg_013Zva2CMHLNnXjNJJKqJ2EF');
-    const choice = (body.choices as Array<Record<string, unknown>>)[0]!;
-    expect(choice.finish_reason).toBe('tool_calls');
-    expect(choice.message).toEqual({
-      role: 'assistant',
-      content: 'Checking the weather.',
-      refusal: null,
-      tool_calls: [
-        {
-          id: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6',
-          type: 'function',
-          function: { name: 'get_weather', arguments: '{"city":"Paris"}' },
-        },
-      ],
-      annotations: [],
-      reasoning_content: 'The user wants the weather; call the tool.',
-    });
-    expect(body.usage).toEqual({
-      prompt_tokens: 1230,
-      completion_tokens: 120,
-      total_tokens: 1350,
-      prompt_tokens_details: { cached_tokens: 1000, cache_write_tokens: 200 },
-      completion_tokens_details: { reasoning_tokens: 0 },
-    });
-  });
+  it(
+    'renders an Anthropic reply: reasoning as reasoning_content, content null beside tool calls, usage with cache ' +
+      'reads and writes in the prompt',
+    () => {
+      const body = renderChatResponse(parseMessagesResponse(messagesReply));
+      expect(body.id).toBe('chatcmpl-msg_013Zva2CMHLNnXjNJJKqJ2EF');
+      const choice = (body.choices as Array<Record<string, unknown>>)[0]!;
+      expect(choice.finish_reason).toBe('tool_calls');
+      expect(choice.message).toEqual({
+        role: 'assistant',
+        content: 'Checking the weather.',
+        refusal: null,
+        tool_calls: [
+          {
+            id: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6',
+            type: 'function',
+            function: { name: 'get_weather', arguments: '{"city":"Paris"}' },
+          },
+        ],
+        annotations: [],
+        reasoning_content: 'The user wants the weather; call the tool.',
+      });
+      expect(body.usage).toEqual({
+        prompt_tokens: 1230,
+        completion_tokens: 120,
+        total_tokens: 1350,
+        prompt_tokens_details: { cached_tokens: 1000, cache_write_tokens: 200 },
+        completion_tokens_details: { reasoning_tokens: 0 },
+      });
+    },
+  );
 
   it('sends content null when the reply is only tool calls, and the refusal in its own field', () => {
     const tools = renderChatResponse(

@@ -15,7 +15,10 @@ export interface ChatPassthroughOptions {
 
 const NOTHING = { frames: [], events: [] };
 
-/** A text chunk cut around its delta's `content` (and `obfuscation`): as the upstream wrote it, and as the caller got it when changed. */
+/**
+ * A text chunk cut around its delta's `content` (and `obfuscation`): as the upstream wrote it, and as the caller got it
+ * when changed.
+ */
 interface TextChunk {
   upstream: Template;
   caller?: Template;

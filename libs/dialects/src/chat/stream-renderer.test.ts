@@ -83,13 +83,16 @@ describe('createChatStreamRenderer', () => {
     });
   });
 
-  it('stop reason follows tool calls actually emitted: an upstream that says stop after tool calls → tool_calls', () => {
-    const reply = assembleChat(render('chat-tools-then-stop.sse', true));
-    expect(reply.calls).toEqual([
-      { id: 'functions.get_weather:0', name: 'get_weather', arguments: '{"location":"Oslo"}' },
-    ]);
-    expect(reply.finishReasons).toEqual(['tool_calls']);
-  });
+  it(
+    'stop reason follows tool calls actually emitted: an ' + 'upstream that says stop after tool calls → tool_calls',
+    () => {
+      const reply = assembleChat(render('chat-tools-then-stop.sse', true));
+      expect(reply.calls).toEqual([
+        { id: 'functions.get_weather:0', name: 'get_weather', arguments: '{"location":"Oslo"}' },
+      ]);
+      expect(reply.finishReasons).toEqual(['tool_calls']);
+    },
+  );
 
   it('an upstream tool_use stop without any tool call emitted becomes stop', () => {
     const renderer = createChatStreamRenderer({ model: MODEL, includeUsage: false });

@@ -144,7 +144,9 @@ function parseMessagesToolChoice(
   }
 }
 
-/** `output_config.format`, or the beta's top-level `output_format`; Anthropic's schema has no name, so one is invented. */
+/**
+ * `output_config.format`, or the beta's top-level `output_format`; Anthropic's schema has no name, so one is invented.
+ */
 function parseOutputFormat(
   ctx: ParseContext,
   obj: JsonObject,

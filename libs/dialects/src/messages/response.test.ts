@@ -100,19 +100,22 @@ describe('renderMessagesResponse', () => {
     });
   });
 
-  it('renders an OpenAI reply: tool calls as tool_use with parsed input, cached tokens taken out of input_tokens', () => {
-    const body = renderMessagesResponse(parseChatResponse(chatReply));
-    expect(body).toMatchObject({
-      id: 'msg_chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG',
-      content: [
-        { type: 'text', text: 'Let me check both cities.' },
-        { type: 'tool_use', id: 'call_a1', name: 'get_weather', input: { city: 'Paris' } },
-        { type: 'tool_use', id: 'call_b2', name: 'get_weather', input: { city: 'Rome' } },
-      ],
-      stop_reason: 'tool_use',
-      usage: { input_tokens: 176, cache_creation_input_tokens: 0, cache_read_input_tokens: 1024, output_tokens: 45 },
-    });
-  });
+  it(
+    'renders an OpenAI reply: tool calls as tool_use with ' + 'parsed input, cached tokens taken out of input_tokens',
+    () => {
+      const body = renderMessagesResponse(parseChatResponse(chatReply));
+      expect(body).toMatchObject({
+        id: 'msg_chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG',
+        content: [
+          { type: 'text', text: 'Let me check both cities.' },
+          { type: 'tool_use', id: 'call_a1', name: 'get_weather', input: { city: 'Paris' } },
+          { type: 'tool_use', id: 'call_b2', name: 'get_weather', input: { city: 'Rome' } },
+        ],
+        stop_reason: 'tool_use',
+        usage: { input_tokens: 176, cache_creation_input_tokens: 0, cache_read_input_tokens: 1024, output_tokens: 45 },
+      });
+    },
+  );
 
   it('never shows foreign or unsigned reasoning as thinking', () => {
     const body = renderMessagesResponse(

@@ -164,26 +164,29 @@ describe('createMessagesStreamRenderer', () => {
     ]);
   });
 
-  it('a foreign signature is dropped; an Anthropic signature without thinking text still makes a thinking block', () => {
-    const foreign = renderEvents([
-      START,
-      { type: 'reasoning', text: 'x' },
-      { type: 'reasoning_signature', signature: 'enc', origin: 'openai' },
-      { type: 'end' },
-    ]);
-    expect(assembleMessages(foreign).blocks).toEqual([{ type: 'thinking', thinking: 'x', signature: '' }]);
-    const omitted = renderEvents([
-      START,
-      { type: 'reasoning_signature', signature: 'sig', origin: 'anthropic' },
-      { type: 'reasoning', text: 'next' },
-      { type: 'end' },
-    ]);
-    expect(messagesViolations(omitted)).toEqual([]);
-    expect(assembleMessages(omitted).blocks).toEqual([
-      { type: 'thinking', thinking: '', signature: 'sig' },
-      { type: 'thinking', thinking: 'next', signature: '' },
-    ]);
-  });
+  it(
+    'a foreign signature is dropped; an Anthropic signature ' + 'without thinking text still makes a thinking block',
+    () => {
+      const foreign = renderEvents([
+        START,
+        { type: 'reasoning', text: 'x' },
+        { type: 'reasoning_signature', signature: 'enc', origin: 'openai' },
+        { type: 'end' },
+      ]);
+      expect(assembleMessages(foreign).blocks).toEqual([{ type: 'thinking', thinking: 'x', signature: '' }]);
+      const omitted = renderEvents([
+        START,
+        { type: 'reasoning_signature', signature: 'sig', origin: 'anthropic' },
+        { type: 'reasoning', text: 'next' },
+        { type: 'end' },
+      ]);
+      expect(messagesViolations(omitted)).toEqual([]);
+      expect(assembleMessages(omitted).blocks).toEqual([
+        { type: 'thinking', thinking: '', signature: 'sig' },
+        { type: 'thinking', thinking: 'next', signature: '' },
+      ]);
+    },
+  );
 
   it('echoes the matched stop sequence, and a refusal is sent as text with stop_reason refusal', () => {
     const stopped = assembleMessages(

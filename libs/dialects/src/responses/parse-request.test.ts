@@ -44,22 +44,25 @@ describe('parseResponsesRequest', () => {
     ]);
   });
 
-  it('joins a reasoning item and the function call after it into one assistant turn, reasoning marked as OpenAI’s', () => {
-    const req = parseResponsesRequest(agent);
-    expect(req.messages[2]).toEqual({
-      role: 'assistant',
-      content: [
-        {
-          type: 'reasoning',
-          text: 'Need to read the test file first.',
-          signature: 'gAAAAABoENCRYPTED',
-          origin: 'openai',
-          itemId: 'rs_68a1',
-        },
-        { type: 'tool_call', id: 'call_read_1', name: 'read_file', arguments: '{"path":"src/a.test.ts"}' },
-      ],
-    });
-  });
+  it(
+    'joins a reasoning item and the function call after it ' + 'into one assistant turn, reasoning marked as OpenAI’s',
+    () => {
+      const req = parseResponsesRequest(agent);
+      expect(req.messages[2]).toEqual({
+        role: 'assistant',
+        content: [
+          {
+            type: 'reasoning',
+            text: 'Need to read the test file first.',
+            signature: 'gAAAAABoENCRYPTED',
+            origin: 'openai',
+            itemId: 'rs_68a1',
+          },
+          { type: 'tool_call', id: 'call_read_1', name: 'read_file', arguments: '{"path":"src/a.test.ts"}' },
+        ],
+      });
+    },
+  );
 
   it('pairs function_call_output by call_id as a tool result', () => {
     const req = parseResponsesRequest(agent);

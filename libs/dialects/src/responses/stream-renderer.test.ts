@@ -67,16 +67,20 @@ describe('createResponsesStreamRenderer', () => {
     });
   });
 
-  it('stop reason follows tool calls actually emitted: stop after tool calls still completes with the function_call', () => {
-    const reply = assembleResponses(render('chat-tools-then-stop.sse'));
-    expect(reply.terminal).toBe('response.completed');
-    expect(reply.items.map((i) => (i as { type: string }).type)).toEqual(['reasoning', 'function_call']);
-    expect(reply.items[1]).toMatchObject({
-      call_id: 'functions.get_weather:0',
-      name: 'get_weather',
-      arguments: '{"location":"Oslo"}',
-    });
-  });
+  it(
+    'stop reason follows tool calls actually emitted: stop ' +
+      'after tool calls still completes with the function_call',
+    () => {
+      const reply = assembleResponses(render('chat-tools-then-stop.sse'));
+      expect(reply.terminal).toBe('response.completed');
+      expect(reply.items.map((i) => (i as { type: string }).type)).toEqual(['reasoning', 'function_call']);
+      expect(reply.items[1]).toMatchObject({
+        call_id: 'functions.get_weather:0',
+        name: 'get_weather',
+        arguments: '{"location":"Oslo"}',
+      });
+    },
+  );
 
   it('function call events carry the item id, output index, and at the end the name and full arguments', () => {
     const events = received(render('chat-tools-parallel.sse')).map(payload);

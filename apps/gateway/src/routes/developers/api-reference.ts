@@ -50,7 +50,8 @@ function fieldRows(schema: Schema, prefix = '', depth = 0): string[] {
   const required = new Set((schema.required as string[] | undefined) ?? []);
   return Object.entries(properties).flatMap(([name, field]) => {
     const description = typeof field.description === 'string' ? inlineCode(field.description) : '';
-    const row = `<tr><td><code>${escapeHtml(prefix + name)}</code>${required.has(name) ? ' <span class="req">required</span>' : ''}</td><td>${typeLabel(field)}</td><td>${description}</td></tr>`;
+    const row = `<tr><td><code>${escapeHtml(prefix + name)}</cod` +
+`e>${required.has(name) ? ' <span class="req">required</span>' : ''}</td><td>${typeLabel(field)}</td><td>${description}</td></tr>`;
     const inner = field.type === 'object' && !refName(field) ? fieldRows(field, `${prefix}${name}.`, depth + 1) : [];
     return [row, ...inner];
   });
@@ -62,7 +63,9 @@ function schemaBlock(schema: Schema | undefined, label: string, schemas: Record<
   const ref = refName(schema);
   const rows = fieldRows(ref ? (schemas[ref] ?? {}) : schema);
   const table = rows.length
-    ? `<div class="table-wrap" tabindex="0" role="region" aria-label="${escapeHtml(label)}"><table><thead><tr><th scope="col">Field</th><th scope="col">Type</th><th scope="col">Description</th></tr></thead><tbody>${rows.join('')}</tbody></table></div>`
+    ? `<div class="table-wrap" tabindex="0" role="region" aria-label="${escapeHtml(label)}"><table><thead><tr><th ` +
+      `scope="col">Field</th><th scope="col">Type</th><th ` +
+      `scope="col">Description</th></tr></thead><tbody>${rows.join('')}</tbody></table></div>`
     : '';
   return `<p>${escapeHtml(label)}: ${typeLabel(schema)}</p>${table}`;
 }
@@ -85,10 +88,15 @@ function renderOperation(method: string, path: string, op: Operation, schemas: R
       ? 'Scopes: none (any valid key or session)'
       : 'No credential needed';
   const parameters = op.parameters?.length
-    ? `<div class="table-wrap" tabindex="0" role="region" aria-label="Parameters of ${escapeHtml(`${method.toUpperCase()} ${path}`)}"><table><thead><tr><th scope="col">Parameter</th><th scope="col">In</th><th scope="col">Type</th><th scope="col">Description</th></tr></thead><tbody>${op.parameters
+    ? `<div class="table-wrap" tabindex="0" role="region" aria-label="Parameters ` +
+      `of ${escapeHtml(`${method.toUpperCase()} ${path}`)}"><table><thead><tr><th scope="col">Parameter</th><th ` +
+      `scope="col">In</th><th scope="col">Type</th><th scope="col">Description</th></tr></thead><tbody>${op.parameters
         .map(
           (p) =>
-            `<tr><td><code>${escapeHtml(p.name)}</code>${p.required ? ' <span class="req">required</span>' : ''}</td><td>${escapeHtml(p.in)}</td><td>${typeLabel(p.schema)}</td><td>${p.description ? inlineCode(p.description) : ''}</td></tr>`,
+            `<tr><td><code>${escapeHtml(p.name)}</code>${
+              p.required ? ' <span ' + 'class="req">required</span>' : ''
+            }</td><td>${escapeHtml(p.in)}</td><td>${typeLabel(p.schema)}</td><t` +
+`d>${p.description ? inlineCode(p.description) : ''}</td></tr>`,
         )
         .join('')}</tbody></table></div>`
     : '';
@@ -99,16 +107,22 @@ function renderOperation(method: string, path: string, op: Operation, schemas: R
     .map(([status, response]) => {
       const schema = Object.values(response.content ?? {})[0]?.schema;
       const codes = Number(status) >= 400 ? codesFor(Number(status)) : '';
-      return `<li><strong>${escapeHtml(status)}</strong> ${response.description ? inlineCode(response.description) : ''}${schema ? ` (${typeLabel(schema)})` : ''}${codes ? `<br><span class="codes">Codes with this status: ${codes}</span>` : ''}</li>`;
+      return `<li><strong>${escapeHtml(status)}</strong` +
+`> ${response.description ? inlineCode(response.description) : ''}${schema ? ` (${typeLabel(schema)})` : ''}${codes ? `<br><span class="codes">Codes with this status: ${codes}</span>` : ''}</li>`;
     })
     .join('');
-  return `<section class="op" aria-labelledby="${id}">
-<h3 id="${id}"><span class="method">${method.toUpperCase()}</span> <code>${escapeHtml(path)}</code>${op.summary ? ` <span class="summary">${escapeHtml(op.summary)}</span>` : ''}</h3>
-<p class="auth">${auth}${op['x-rate-cost'] && op['x-rate-cost'] > 1 ? `; costs ${op['x-rate-cost']} requests of the rate limit` : ''}</p>
+  return (
+    `<section class="op" aria-labelledby="${id}">
+<h3 id="${id}"><span class="method">${method.toUpperCase()}</span> ` +
+    `<code>${escapeHtml(path)}</code>${op.summary ? ` <span class="summary">${escapeHtml(op.summary)}</span>` : ''}</h3>
+<p class="auth">${auth}${
+      op['x-rate-cost'] && op['x-rate-cost'] > 1 ? `; costs ${op['x-rate-cost']} requests of the ` + `rate limit` : ''
+    }</p>
 ${op.description ? `<p>${inlineCode(op.description)}</p>` : ''}
 ${parameters}${body}
 <h4>Responses</h4><ul class="responses">${responses}</ul>
-</section>`;
+</section>`
+  );
 }
 
 /** The API reference at /developers/api: every operation of the served OpenAPI document, then its schemas. */
@@ -124,7 +138,8 @@ export function renderApiReference(document: OpenApiDocument): string {
       byTag.set(tag, [...(byTag.get(tag) ?? []), renderOperation(method, path, op, schemas)]);
       toc.set(tag, [
         ...(toc.get(tag) ?? []),
-        `<li><a href="#${operationId(method, path, op)}">${method.toUpperCase()} <code>${escapeHtml(path)}</code></a></li>`,
+        `<li><a href="#${operationId(method, path, op)}">${method.toUpperCase()} ` +
+          `<code>${escapeHtml(path)}</code></a></li>`,
       ]);
     }
   }
@@ -135,18 +150,25 @@ export function renderApiReference(document: OpenApiDocument): string {
   const sections = [...byTag]
     .map(
       ([tag, ops]) =>
-        `<section aria-labelledby="${tagId(tag)}"><h2 id="${tagId(tag)}">${escapeHtml(tag)}</h2>${ops.join('\n')}</section>`,
+        `<section aria-labelledby="${tagId(tag)}"><h2 ` +
+        `id="${tagId(tag)}">${escapeHtml(tag)}</h2>${ops.join('\n')}</section>`,
     )
     .join('\n');
   const schemaSections = Object.entries(schemas)
     .map(
       ([name, schema]) =>
-        `<section class="schema" aria-labelledby="schema-${escapeHtml(name)}"><h3 id="schema-${escapeHtml(name)}">${escapeHtml(name)}</h3>${typeof schema.description === 'string' ? `<p>${inlineCode(schema.description)}</p>` : ''}${schemaBlock(schema, 'Type')}</section>`,
+        `<section class="schema" aria-labelledby="schema-${escapeHtml(name)}"><h3 ` +
+        `id="schema-${escapeHtml(name)}">${escapeHtml(name)}</h` +
+`3>${typeof schema.description === 'string' ? `<p>${inlineCode(schema.description)}</p>` : ''}${schemaBlock(schema, 'Type')}</section>`,
     )
     .join('\n');
-  const main = `<h1>API reference</h1>
-<p>Rendered from <a href="/docs/openapi.json">/docs/openapi.json</a>${document.info?.version ? ` (version ${escapeHtml(document.info.version)})` : ''}, the same document the
-service validates its routes with. Error codes link to their entries in the <a href="/developers#errors">error reference</a>.</p>
+  const main =
+    `<h1>API reference</h1>
+<p>Rendered from <a ` +
+    `href="/docs/openapi.json">/docs/openapi.json</` +
+`a>${document.info?.version ? ` (version ${escapeHtml(document.info.version)})` : ''}, the same document the
+service validates its routes with. Error codes link to their entries in the <a href="/developers#errors">error ` +
+    `reference</a>.</p>
 <nav aria-label="Operations"><ul class="toc">${contents}</ul></nav>
 ${sections}
 <section aria-labelledby="schemas"><h2 id="schemas">Schemas</h2>

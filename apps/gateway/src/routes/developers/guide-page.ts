@@ -10,12 +10,20 @@ function json(value: unknown): string {
 }
 
 function quickStartSection(quickStarts: readonly QuickStart[]): string {
-  const intro = `<p>Every snippet below reads three variables: <code>SBC_BASE_URL</code> (this service, e.g.
-<code>http://localhost:8080</code>), <code>SBC_API_KEY</code> (a caller key, <code>sbc_…</code>, made in the console under Keys)
-and <code>SBC_MODEL</code>: <code>house</code> for a house model, or <code>my-engine/&lt;model&gt;</code> for a model of a custom
-endpoint you added (last snippet). These are the very files the test suite runs against a live service, so they work as shown.</p>`;
+  const intro =
+    `<p>Every snippet below reads three variables: <code>SBC_BASE_URL</code> (this service, e.g.
+<code>http://localhost:8080</code>), <code>SBC_API_KEY</code> (a caller key, <code>sbc_…</code>, made in the console ` +
+    `under Keys)
+and <code>SBC_MODEL</code>: <code>house</code> for a house ` +
+    `model, or <code>my-engine/&lt;model&gt;</code> for a model ` +
+    `of a custom
+endpoint you added (last snippet). These are the very files the test suite runs against a live service, so they work ` +
+    `as shown.</p>`;
   if (quickStarts.length === 0)
-    return `${intro}<p>The quick-start files are not shipped with this build; see <code>docs/quickstarts/</code> in the repository.</p>`;
+    return (
+      `${intro}<p>The quick-start files are not shipped with this build; see <code>docs/quickstarts/</code> in ` +
+      `the repository.</p>`
+    );
   const toc = quickStarts.map((q) => `<li><a href="#${q.id}">${escapeHtml(q.title)}</a></li>`).join('\n');
   const bodies = quickStarts
     .map(
@@ -42,26 +50,35 @@ function dialectShapes(baseUrl: string): string {
   const rows = statuses
     .map(
       (status) =>
-        `<tr><td>${status}</td><td><code>${openAiErrorType(status)}</code></td><td><code>${anthropicErrorType(status)}</code></td></tr>`,
+        `<tr><td>${status}</td><td><code>${openAiErrorType(status)}</code></td><td><code>${anthropicErrorType(status)}` +
+`</code></td></tr>`,
     )
     .join('\n');
-  return `<p>Account and other REST routes answer every refusal in one envelope: <code>error</code> (a code below),
-<code>message</code>, <code>doc_url</code> (a link to the code's entry on this page), <code>request_id</code> (also in the
-<code>x-request-id</code> header), and <code>param</code> when one field is to blame; <code>400 invalid_request</code> adds
+  return (
+    `<p>Account and other REST routes answer every refusal in one envelope: <code>error</code> (a code below),
+<code>message</code>, <code>doc_url</code> (a link to the code's entry on this page), <code>request_id</code> (also ` +
+    `in the
+<code>x-request-id</code> header), and <code>param</code> when one field is to blame; <code>400 ` +
+    `invalid_request</code> adds
 <code>issues</code>, every problem with its dotted path.</p>
 ${json(rest)}
 <p>The model routes answer in the dialect you called, so the official SDKs raise their usual error classes.
 A missing scope is the exception: it answers the envelope above on every route.</p>
-<h3 id="shape-openai">Chat completions and Responses (<code>/v1/chat/completions</code>, <code>/v1/responses</code>)</h3>
+<h3 id="shape-openai">Chat completions and Responses (<code>/v1/chat/completions</code>, ` +
+    `<code>/v1/responses</code>)</h3>
 ${json(renderErrorBody('chat', failure, EXAMPLE_REQUEST_ID))}
 <h3 id="shape-anthropic">Messages (<code>/v1/messages</code>, <code>/v1/messages/count_tokens</code>)</h3>
 ${json(renderErrorBody('messages', failure, EXAMPLE_REQUEST_ID))}
-<p>A stream that fails after its first bytes ends with an error event in the same shape (<code>event: error</code> on Messages).
+<p>A stream that fails after its first bytes ends with an ` +
+    `error event in the same shape (<code>event: error</code> on ` +
+    `Messages).
 The HTTP status decides the type each dialect names:</p>
 <div class="table-wrap" tabindex="0" role="region" aria-label="Error types by status">
 <table><caption>Error type by HTTP status and dialect</caption>
-<thead><tr><th scope="col">Status</th><th scope="col">OpenAI <code>error.type</code></th><th scope="col">Anthropic <code>error.type</code></th></tr></thead>
-<tbody>${rows}</tbody></table></div>`;
+<thead><tr><th scope="col">Status</th><th scope="col">OpenAI <code>error.type</code></th><th scope="col">Anthropic ` +
+    `<code>error.type</code></th></tr></thead>
+<tbody>${rows}</tbody></table></div>`
+  );
 }
 
 function errorReference(): string {
@@ -69,14 +86,21 @@ function errorReference(): string {
   const entries = errorCodes
     .map((code) => {
       const spec = errorSpec(code);
-      return `<section class="error" aria-labelledby="errors-${code}">
+      return (
+        `<section class="error" aria-labelledby="errors-${code}">
 <h3 id="errors-${code}"><code>${code}</code> <span class="status">HTTP ${spec.status}</span></h3>
 <dl>
 <dt>Meaning</dt><dd>${inlineCode(spec.message)}</dd>
 <dt>What to do</dt><dd>${inlineCode(spec.action)}</dd>
-<dt>Retry helps</dt><dd>${spec.retryable ? 'Yes, after the wait the reply names (<code>Retry-After</code>) or with backoff.' : 'No: the same request fails the same way until something changes.'}</dd>
+<dt>Retry ` +
+        `helps</dt><dd>${
+          spec.retryable
+            ? 'Yes, after the wait the reply names (<code>Retry-After</code>) or with ' + 'backoff.'
+            : 'No: the same request fails the same way until something changes.'
+        }</dd>
 </dl>
-</section>`;
+</section>`
+      );
     })
     .join('\n');
   return `<ul class="toc codes">${toc}</ul>\n${entries}`;
@@ -84,9 +108,11 @@ function errorReference(): string {
 
 /** The developer guide at /developers: quick starts, error shapes and one anchored entry per registry code. */
 export function renderGuidePage(options: { baseUrl: string; quickStarts: readonly QuickStart[] }): string {
-  const main = `<h1>Developer docs</h1>
+  const main =
+    `<h1>Developer docs</h1>
 <p>One endpoint for OpenAI chat completions, OpenAI Responses and Anthropic Messages, with house models and your own
-endpoints behind it. The <a href="/developers/api">API reference</a> lists every route with its scopes, bodies, responses and
+endpoints behind it. The <a href="/developers/api">API reference</a> lists every route with its scopes, bodies, ` +
+    `responses and
 errors; it is rendered from <a href="/docs/openapi.json">the OpenAPI document</a> this service serves.</p>
 <section aria-labelledby="quick-starts"><h2 id="quick-starts">Quick starts</h2>
 ${quickStartSection(options.quickStarts)}</section>
