@@ -6,7 +6,8 @@ import { createLogger } from '@sbc/logging';
 import { UsageLedgerService, type Credits } from '@sbc/proto/sbc/usage/v1/ledger_pb';
 import { createRpcClient, type RpcClientOf } from '@sbc/rpc';
 import { createTestDatabase, type TestDatabase } from '@sbc/testing';
-import { loadUsageLedgerConfig, start, type RunningUsageLedger } from './main';
+import type { RunningUsageLedger } from './main';
+import { startTestLedger } from './test-ledger';
 
 const logger = createLogger({ service: 'usage-ledger-test', level: 'silent' });
 
@@ -32,16 +33,7 @@ describe('operator clients of either release, side by side', () => {
     db = await createTestDatabase('usage_mixed_clients');
     dataDir = await mkdtemp(path.join(tmpdir(), 'usage-ledger-clients-'));
     bus = createBus({ clientId: 'usage-ledger-test', logger, retry: { initialMs: 10, maxMs: 50 } });
-    running = await start(
-      loadUsageLedgerConfig({
-        USAGE_LEDGER_GRPC_PORT: '0',
-        USAGE_LEDGER_HTTP_PORT: '0',
-        DATABASE_URL: db.databaseUrl,
-        SBC_DATA_DIR: dataDir,
-        LOG_LEVEL: 'silent',
-      }),
-      { bus, logger },
-    );
+    running = await startTestLedger({ databaseUrl: db.databaseUrl, dataDir, bus, logger });
     ledger = createRpcClient(UsageLedgerService, { target: running.grpcAddress, deadlineMs: 10_000 });
   });
 

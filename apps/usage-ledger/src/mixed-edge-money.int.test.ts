@@ -8,7 +8,8 @@ import { USAGE_EVENTS_TOPIC } from '@sbc/events';
 import { createLogger } from '@sbc/logging';
 import { UsageEventSchema } from '@sbc/proto/sbc/usage/v1/usage_event_pb';
 import { createTestDatabase, type TestDatabase } from '@sbc/testing';
-import { loadUsageLedgerConfig, start, type RunningUsageLedger } from './main';
+import type { RunningUsageLedger } from './main';
+import { startTestLedger } from './test-ledger';
 
 type EventInit = MessageInitShape<typeof UsageEventSchema>;
 
@@ -98,16 +99,7 @@ describe('a ledger fed by old and new edges at once', () => {
     db = await createTestDatabase('usage_mixed_money');
     dataDir = await mkdtemp(path.join(tmpdir(), 'usage-ledger-mixed-'));
     bus = createBus({ clientId: 'usage-ledger-test', logger, retry: { initialMs: 10, maxMs: 50 } });
-    running = await start(
-      loadUsageLedgerConfig({
-        USAGE_LEDGER_GRPC_PORT: '0',
-        USAGE_LEDGER_HTTP_PORT: '0',
-        DATABASE_URL: db.databaseUrl,
-        SBC_DATA_DIR: dataDir,
-        LOG_LEVEL: 'silent',
-      }),
-      { bus, logger },
-    );
+    running = await startTestLedger({ databaseUrl: db.databaseUrl, dataDir, bus, logger });
     // Interleaved, as a rolling deploy delivers them.
     const interleaved = [
       oldEdge.paid,

@@ -8,7 +8,8 @@ import { USAGE_EVENTS_TOPIC } from '@sbc/events';
 import { createLogger } from '@sbc/logging';
 import { UsageEventSchema } from '@sbc/proto/sbc/usage/v1/usage_event_pb';
 import { createTestDatabase, type TestDatabase } from '@sbc/testing';
-import { loadUsageLedgerConfig, start, type RunningUsageLedger } from './main';
+import type { RunningUsageLedger } from './main';
+import { startTestLedger } from './test-ledger';
 
 type EventInit = MessageInitShape<typeof UsageEventSchema>;
 
@@ -65,17 +66,7 @@ describe('usage-ledger consumer of usage.events.v1', () => {
   let running: RunningUsageLedger | undefined;
 
   const startLedger = async () => {
-    running = await start(
-      loadUsageLedgerConfig({
-        USAGE_LEDGER_GRPC_PORT: '0',
-        USAGE_LEDGER_HTTP_PORT: '0',
-        DATABASE_URL: db.databaseUrl,
-        // PGlite on disk when there is no PostgreSQL, so rows outlive a restart of the ledger.
-        SBC_DATA_DIR: dataDir,
-        LOG_LEVEL: 'silent',
-      }),
-      { bus, logger },
-    );
+    running = await startTestLedger({ databaseUrl: db.databaseUrl, dataDir, bus, logger });
     return running;
   };
   const stopLedger = async () => {
