@@ -51,7 +51,7 @@ function dialectShapes(baseUrl: string): string {
     .map(
       (status) =>
         `<tr><td>${status}</td><td><code>${openAiErrorType(status)}</code></td><td><code>${anthropicErrorType(status)}` +
-        `</code></td></tr>`,
+`</code></td></tr>`,
     )
     .join('\n');
   return (
