@@ -156,8 +156,7 @@ describe('EventTemplate', () => {
     )!;
     expect(template.unchanged).toBe(true);
     const event = Buffer.from(
-      `event: content_block_delt` +
-`a\ndata: ${JSON.stringify({ ...value, delta: { type: 'text_delta', text: 'hi "you"' } })}\n\n`,
+      `event: content_block_delta\ndata: ${JSON.stringify({ ...value, delta: { type: 'text_delta', text: 'hi "you"' } })}\n\n`,
     );
     expect(template.read(event, 0, FOUND, 0)).toBe(event.length);
     expect(event.toString('utf8', FOUND[0], FOUND[1])).toBe('hi \\"you\\"');

@@ -65,8 +65,7 @@ export function createContractChecker(document: OpenApiDocument) {
       if (!validate(body)) {
         throw new Error(
           `${method} ${found.template} ${status} does not match ` +
-            `/docs/openapi.json` +
-`:\n${ajv.errorsText(validate.errors, { separator: '\n' })}\nbody: ${JSON.stringify(body).slice(0, 2000)}`,
+            `/docs/openapi.json:\n${ajv.errorsText(validate.errors, { separator: '\n' })}\nbody: ${JSON.stringify(body).slice(0, 2000)}`,
         );
       }
     },

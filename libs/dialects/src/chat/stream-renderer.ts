@@ -34,15 +34,13 @@ export function createChatStreamRenderer(options: ChatStreamRendererOptions): St
   let stopReason: StopReason | undefined;
 
   const chunk = (delta: unknown, finish: string | null = null): SseFrame => ({
-    data: `${head}"choices":[{"index":0,"delta":${JSON.stringify(delta)},"logprobs":null,"finish_reason` +
-`":${finish === null ? 'null' : JSON.stringify(finish)}}]${tail}`,
+    data: `${head}"choices":[{"index":0,"delta":${JSON.stringify(delta)},"logprobs":null,"finish_reason":${finish === null ? 'null' : JSON.stringify(finish)}}]${tail}`,
   });
 
   function begin(upstreamId: string, created: number, out: SseFrame[]): void {
     started = true;
     const id = callerId('chatcmpl-', upstreamId);
-    head = `{"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${created},"model` +
-`":${JSON.stringify(options.model)},`;
+    head = `{"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(options.model)},`;
     out.push(chunk({ role: 'assistant', content: '', refusal: null }));
   }
 

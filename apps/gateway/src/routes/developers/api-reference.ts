@@ -50,8 +50,7 @@ function fieldRows(schema: Schema, prefix = '', depth = 0): string[] {
   const required = new Set((schema.required as string[] | undefined) ?? []);
   return Object.entries(properties).flatMap(([name, field]) => {
     const description = typeof field.description === 'string' ? inlineCode(field.description) : '';
-    const row = `<tr><td><code>${escapeHtml(prefix + name)}</cod` +
-`e>${required.has(name) ? ' <span class="req">required</span>' : ''}</td><td>${typeLabel(field)}</td><td>${description}</td></tr>`;
+    const row = `<tr><td><code>${escapeHtml(prefix + name)}</code>${required.has(name) ? ' <span class="req">required</span>' : ''}</td><td>${typeLabel(field)}</td><td>${description}</td></tr>`;
     const inner = field.type === 'object' && !refName(field) ? fieldRows(field, `${prefix}${name}.`, depth + 1) : [];
     return [row, ...inner];
   });
@@ -95,8 +94,7 @@ function renderOperation(method: string, path: string, op: Operation, schemas: R
           (p) =>
             `<tr><td><code>${escapeHtml(p.name)}</code>${
               p.required ? ' <span ' + 'class="req">required</span>' : ''
-            }</td><td>${escapeHtml(p.in)}</td><td>${typeLabel(p.schema)}</td><t` +
-`d>${p.description ? inlineCode(p.description) : ''}</td></tr>`,
+            }</td><td>${escapeHtml(p.in)}</td><td>${typeLabel(p.schema)}</td><td>${p.description ? inlineCode(p.description) : ''}</td></tr>`,
         )
         .join('')}</tbody></table></div>`
     : '';
@@ -107,8 +105,7 @@ function renderOperation(method: string, path: string, op: Operation, schemas: R
     .map(([status, response]) => {
       const schema = Object.values(response.content ?? {})[0]?.schema;
       const codes = Number(status) >= 400 ? codesFor(Number(status)) : '';
-      return `<li><strong>${escapeHtml(status)}</strong` +
-`> ${response.description ? inlineCode(response.description) : ''}${schema ? ` (${typeLabel(schema)})` : ''}${codes ? `<br><span class="codes">Codes with this status: ${codes}</span>` : ''}</li>`;
+      return `<li><strong>${escapeHtml(status)}</strong> ${response.description ? inlineCode(response.description) : ''}${schema ? ` (${typeLabel(schema)})` : ''}${codes ? `<br><span class="codes">Codes with this status: ${codes}</span>` : ''}</li>`;
     })
     .join('');
   return (
@@ -158,15 +155,13 @@ export function renderApiReference(document: OpenApiDocument): string {
     .map(
       ([name, schema]) =>
         `<section class="schema" aria-labelledby="schema-${escapeHtml(name)}"><h3 ` +
-        `id="schema-${escapeHtml(name)}">${escapeHtml(name)}</h` +
-`3>${typeof schema.description === 'string' ? `<p>${inlineCode(schema.description)}</p>` : ''}${schemaBlock(schema, 'Type')}</section>`,
+        `id="schema-${escapeHtml(name)}">${escapeHtml(name)}</h3>${typeof schema.description === 'string' ? `<p>${inlineCode(schema.description)}</p>` : ''}${schemaBlock(schema, 'Type')}</section>`,
     )
     .join('\n');
   const main =
     `<h1>API reference</h1>
 <p>Rendered from <a ` +
-    `href="/docs/openapi.json">/docs/openapi.json</` +
-`a>${document.info?.version ? ` (version ${escapeHtml(document.info.version)})` : ''}, the same document the
+    `href="/docs/openapi.json">/docs/openapi.json</a>${document.info?.version ? ` (version ${escapeHtml(document.info.version)})` : ''}, the same document the
 service validates its routes with. Error codes link to their entries in the <a href="/developers#errors">error ` +
     `reference</a>.</p>
 <nav aria-label="Operations"><ul class="toc">${contents}</ul></nav>
