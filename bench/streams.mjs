@@ -73,7 +73,8 @@ const chosen = new Set((env.BENCH_TARGETS ?? 'floor,edge,portkey').split(','));
 const PORTKEY_VERSION = '1.15.2';
 const withPortkey = env.BENCH_PORTKEY !== '0' && chosen.has('portkey');
 const HEAP = env.BENCH_HEAP === '1';
-const PROMPT_KIB = Math.max(0, Math.floor(Number(env.BENCH_PROMPT_KIB ?? 0)) || 0); // history each stream's request carries
+// The history each stream's request carries.
+const PROMPT_KIB = Math.max(0, Math.floor(Number(env.BENCH_PROMPT_KIB ?? 0)) || 0);
 const portkeyDir =
   env.BENCH_PORTKEY_DIR ?? path.join(tmpdir(), `sbc-bench-portkey-${PORTKEY_VERSION}-hono-node-server-1.14.1`);
 const KEY = 'sbc_' + 'benchstreams0123456789abcdefghij';

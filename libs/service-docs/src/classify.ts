@@ -12,8 +12,12 @@ export type StringFormat = 'date-time' | 'date' | 'uuid' | 'uri' | 'email';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DATE = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/;
 // RFC 3339 with seconds and an offset: what ajv-formats accepts as `date-time`, so a declared format holds.
-const DATE_TIME =
-  /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d+)?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/i;
+const DATE_TIME = new RegExp(
+  String.raw`^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])` + // the date
+    String.raw`T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d+)?` + // the time
+    String.raw`(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$`, // the offset
+  'i',
+);
 const EMAIL = /^[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}$/;
 const INTEGER = /^(0|[1-9]\d{0,15})$/;
 const NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?$/;
@@ -74,8 +78,48 @@ export function isSafeName(name: string): boolean {
 const SECRET_NAME =
   /(token|secret|passw|pwd|auth|session|cookie|credential|signature|api[-_]?key|private|otp|^pin$|nonce)/i;
 // Names whose values identify or describe one person or thing: enumerating them would list values.
-const IDENTIFYING_NAME =
-  /(^|_|-)(id|ids|key|uuid|guid|email|mail|phone|login|user|username|name|owner|handle|slug|address|ip|iban|card|ssn|code|hash|url|uri|path|host|title|body|description|message|text|content|comment|note|query|search|metadata|label|tag)s?($|_|-)|email|name$/i;
+const IDENTIFYING_WORDS = [
+  'id',
+  'ids',
+  'key',
+  'uuid',
+  'guid',
+  'email',
+  'mail',
+  'phone',
+  'login',
+  'user',
+  'username',
+  'name',
+  'owner',
+  'handle',
+  'slug',
+  'address',
+  'ip',
+  'iban',
+  'card',
+  'ssn',
+  'code',
+  'hash',
+  'url',
+  'uri',
+  'path',
+  'host',
+  'title',
+  'body',
+  'description',
+  'message',
+  'text',
+  'content',
+  'comment',
+  'note',
+  'query',
+  'search',
+  'metadata',
+  'label',
+  'tag',
+];
+const IDENTIFYING_NAME = new RegExp(`(^|_|-)(${IDENTIFYING_WORDS.join('|')})s?($|_|-)|email|name$`, 'i');
 
 // Containers of caller-chosen data (and `*`, the values of a map): whatever sits under them is user data.
 const USER_DATA_NAME = /^(\*|metadata|meta|custom_fields|attributes|tags|labels|topics|extra)$/i;

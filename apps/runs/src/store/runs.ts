@@ -276,5 +276,7 @@ export async function renewLease(
 
 /** Gives a run back on shutdown so another worker recovers it now rather than when the lease would end. */
 export async function releaseLease(db: RunsDb, runId: string, holder: string): Promise<void> {
-  await db.$executeRaw`UPDATE runs SET lease_until = now() - interval '1 millisecond' WHERE id = ${runId} AND status = 'running' AND lease_owner = ${holder}`;
+  await db.$executeRaw`
+    UPDATE runs SET lease_until = now() - interval '1 millisecond'
+    WHERE id = ${runId} AND status = 'running' AND lease_owner = ${holder}`;
 }

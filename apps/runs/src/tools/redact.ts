@@ -7,8 +7,26 @@
 export const REDACTED = '[redacted]';
 
 // A name that says its value is a credential (header, query parameter, JSON field, form field).
-const SECRET_NAME =
-  /auth|token|secret|passw|pwd|api[-_]?key|access[-_]?key|private[-_]?key|credential|session|cookie|signature|jwt|bearer|otp/i;
+const SECRET_NAME = new RegExp(
+  [
+    'auth',
+    'token',
+    'secret',
+    'passw',
+    'pwd',
+    'api[-_]?key',
+    'access[-_]?key',
+    'private[-_]?key',
+    'credential',
+    'session',
+    'cookie',
+    'signature',
+    'jwt',
+    'bearer',
+    'otp',
+  ].join('|'),
+  'i',
+);
 
 // Values that are credentials whatever they are called.
 const SECRET_VALUES = [

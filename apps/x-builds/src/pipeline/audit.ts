@@ -21,8 +21,18 @@ const BROKEN_DOCUMENT = new Set([
   'eof-in-cdata',
 ]);
 
-const TRACKERS =
-  /(google-analytics\.com|googletagmanager\.com|connect\.facebook\.net|static\.hotjar\.com|cdn\.segment\.com|cdn\.mxpnl\.com|doubleclick\.net|plausible\.io|clarity\.ms)/i;
+const TRACKER_HOSTS = [
+  'google-analytics.com',
+  'googletagmanager.com',
+  'connect.facebook.net',
+  'static.hotjar.com',
+  'cdn.segment.com',
+  'cdn.mxpnl.com',
+  'doubleclick.net',
+  'plausible.io',
+  'clarity.ms',
+];
+const TRACKERS = new RegExp(`(${TRACKER_HOSTS.map((host) => host.replaceAll('.', '\\.')).join('|')})`, 'i');
 
 const SECRETS: { name: string; pattern: RegExp }[] = [
   { name: 'an OpenAI-style API key', pattern: /\bsk-[A-Za-z0-9_-]{20,}/ },

@@ -14,8 +14,11 @@ const RULES: { category: string; reason: string; pattern: RegExp }[] = [
   {
     category: 'malware',
     reason: 'Apps that steal data, spread malware or attack systems are not built.',
-    pattern:
-      /\b(keylogger|ransomware|malware|botnet|credential[- ]?(stealer|harvest\w*)|steal (passwords?|credentials|cookies)|crypto ?miner|ddos)\b/i,
+    pattern: new RegExp(
+      String.raw`\b(keylogger|ransomware|malware|botnet|credential[- ]?(stealer|harvest\w*)|` +
+        String.raw`steal (passwords?|credentials|cookies)|crypto ?miner|ddos)\b`,
+      'i',
+    ),
   },
   {
     category: 'phishing',

@@ -107,7 +107,8 @@ export async function readMedia(db: XBuildsDb, request: MediaRead): Promise<Medi
   return db.$transaction(
     async (tx) => {
       const [row] = await tx.$queryRaw<{ content_type: string; sha256: string; size: bigint; created_at: Date }[]>`
-        SELECT content_type, sha256, octet_length(body)::int8 AS size, created_at FROM job_media WHERE job_id = ${request.jobId} AND kind = ${request.kind}`;
+        SELECT content_type, sha256, octet_length(body)::int8 AS size, created_at FROM job_media
+        WHERE job_id = ${request.jobId} AND kind = ${request.kind}`;
       if (!row) return undefined;
       const meta: MediaMeta = {
         contentType: row.content_type,
@@ -120,7 +121,8 @@ export async function readMedia(db: XBuildsDb, request: MediaRead): Promise<Medi
       const from = plan.kind === 'range' ? plan.start : 0;
       const length = plan.kind === 'range' ? plan.end - plan.start + 1 : meta.size;
       const [part] = await tx.$queryRaw<{ part: Uint8Array }[]>`
-        SELECT substring(body FROM ${from + 1}::int FOR ${length}::int) AS part FROM job_media WHERE job_id = ${request.jobId} AND kind = ${request.kind}`;
+        SELECT substring(body FROM ${from + 1}::int FOR ${length}::int) AS part FROM job_media
+        WHERE job_id = ${request.jobId} AND kind = ${request.kind}`;
       const body = part!.part;
       return plan.kind === 'range'
         ? { ...meta, kind: 'range', start: plan.start, body }

@@ -145,7 +145,8 @@ export async function claimJobs(db: XBuildsDb, options: ClaimOptions): Promise<C
 async function recoverExpiredLeases(tx: Tx, maxAttempts: number): Promise<string[]> {
   const expired = await tx.$queryRaw<{ id: string; status: string; attempt: number }[]>`
     SELECT id, status, attempt FROM build_jobs
-    WHERE status IN ('screening', 'building', 'auditing', 'publishing', 'verifying', 'fixing', 'drafting') AND lease_until < now()
+    WHERE status IN ('screening', 'building', 'auditing', 'publishing', 'verifying', 'fixing', 'drafting')
+      AND lease_until < now()
     FOR UPDATE SKIP LOCKED`;
   const recovered: string[] = [];
   for (const job of expired) {

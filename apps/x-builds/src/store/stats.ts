@@ -57,7 +57,8 @@ export async function windowStats(db: Db, hours: number, sloTotalS: number): Pro
     { key: string; n: bigint }[]
   >`SELECT lane AS key, count(*) AS n FROM build_jobs WHERE created_at >= ${since} GROUP BY lane`;
   const byCategory = await db.$queryRaw<{ key: string | null; n: bigint }[]>`
-    SELECT refusal_category AS key, count(*) AS n FROM build_jobs WHERE created_at >= ${since} AND refusal_category IS NOT NULL GROUP BY refusal_category`;
+    SELECT refusal_category AS key, count(*) AS n FROM build_jobs
+    WHERE created_at >= ${since} AND refusal_category IS NOT NULL GROUP BY refusal_category`;
   const [total] = await db.$queryRaw<PercentileRow[]>`
     SELECT count(*) AS n,
       percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM finished_at - created_at))::float8 AS p50,
@@ -82,7 +83,8 @@ export async function windowStats(db: Db, hours: number, sloTotalS: number): Pro
     where: { status: { in: ['screening', 'building', 'auditing', 'publishing', 'verifying', 'fixing', 'drafting'] } },
   });
   const [a11yJobs] = await db.$queryRaw<{ n: bigint }[]>`
-    SELECT count(*) AS n FROM build_jobs WHERE status = 'done' AND finished_at >= ${since} AND jsonb_array_length(accessibility) > 0`;
+    SELECT count(*) AS n FROM build_jobs
+    WHERE status = 'done' AND finished_at >= ${since} AND jsonb_array_length(accessibility) > 0`;
   const byImpact = await db.$queryRaw<{ key: string | null; n: bigint }[]>`
     SELECT finding->>'impact' AS key, count(*) AS n FROM build_jobs, jsonb_array_elements(accessibility) AS finding
     WHERE status = 'done' AND finished_at >= ${since} GROUP BY 1`;
