@@ -74,7 +74,8 @@ function openStream(index: number) {
     service_tier: 'default',
   });
   const event = (delta: object, finish: string | null) =>
-    `data: ${head.slice(0, -1)},"choices":[{"index":0,"delta":${JSON.stringify(delta)},"logprobs":null,"finish_reason":${JSON.stringify(finish)}}]}\n\n`;
+    `data: ${head.slice(0, -1)},"choices":[{"index":0,"delta":${JSON.stringify(delta)},` +
+    `"logprobs":null,"finish_reason":${JSON.stringify(finish)}}]}\n\n`;
   const first = Buffer.from(
     event({ role: 'assistant', content: '', refusal: null }, null) + event({ content: 'Hello' }, null),
   );

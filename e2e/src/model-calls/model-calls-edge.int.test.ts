@@ -68,6 +68,8 @@ afterAll(async () => {
 });
 
 const hello = [{ role: 'user' as const, content: TEXT_PROMPT }];
+/** The chunk a flooding upstream wraps each delta in. */
+const FLOOD_CHUNK = { id: 'chatcmpl-flood', object: 'chat.completion.chunk', created: 1, model: 'flood' };
 
 describe('errors in the dialect called', () => {
   it('an unknown model is 404 NotFoundError in each dialect (model_not_found / not_found_error)', async () => {
@@ -403,8 +405,9 @@ describe('a caller reading slowly', () => {
           return;
         }
         res.writeHead(200, { 'content-type': 'text/event-stream' });
+        const sse = (event: object) => `data: ${JSON.stringify(event)}\n\n`;
         const chunk = (delta: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
-          `data: ${JSON.stringify({ id: 'chatcmpl-flood', object: 'chat.completion.chunk', created: 1, model: 'flood', choices: [{ index: 0, delta, finish_reason: null }], ...extra })}\n\n`;
+          sse({ ...FLOOD_CHUNK, choices: [{ index: 0, delta, finish_reason: null }], ...extra });
         res.write(chunk({ role: 'assistant', content: '' }));
         const pump = () => {
           while (written < EVENTS) {
@@ -415,12 +418,9 @@ describe('a caller reading slowly', () => {
               return;
             }
           }
-          res.write(
-            `data: ${JSON.stringify({ id: 'chatcmpl-flood', object: 'chat.completion.chunk', created: 1, model: 'flood', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`,
-          );
-          res.write(
-            `data: ${JSON.stringify({ id: 'chatcmpl-flood', object: 'chat.completion.chunk', created: 1, model: 'flood', choices: [], usage: { prompt_tokens: 5, completion_tokens: EVENTS, total_tokens: EVENTS + 5 } })}\n\n`,
-          );
+          res.write(sse({ ...FLOOD_CHUNK, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }));
+          const usage = { prompt_tokens: 5, completion_tokens: EVENTS, total_tokens: EVENTS + 5 };
+          res.write(sse({ ...FLOOD_CHUNK, choices: [], usage }));
           res.end('data: [DONE]\n\n');
         };
         pump();

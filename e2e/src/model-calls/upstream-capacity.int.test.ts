@@ -13,6 +13,7 @@ import { anthropicFor, OWNER_KEY as KEY, openAiFor, startStack, type HouseSpec, 
  */
 const STREAMS = 1_000;
 const CHUNK = { id: 'chatcmpl-held', object: 'chat.completion.chunk', created: 1, model: 'held' };
+const FIRST_DELTA = { role: 'assistant', content: 'first' };
 
 /** An OpenAI-dialect upstream whose streams send their first token and then hold until released. */
 async function startHoldingUpstream() {
@@ -22,7 +23,7 @@ async function startHoldingUpstream() {
     req.once('end', () => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.write(
-        `data: ${JSON.stringify({ ...CHUNK, choices: [{ index: 0, delta: { role: 'assistant', content: 'first' }, finish_reason: null }] })}\n\n`,
+        `data: ${JSON.stringify({ ...CHUNK, choices: [{ index: 0, delta: FIRST_DELTA, finish_reason: null }] })}\n\n`,
       );
       held.add(res);
       res.once('close', () => held.delete(res));

@@ -45,13 +45,11 @@ async function startRunawayEngine() {
       }
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       const chunk = (delta: object, finish: string | null = null) =>
-        `data: ${JSON.stringify({ id: 'chatcmpl-run', object: 'chat.completion.chunk', created: 1, model: 'runaway', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+        `data: ${JSON.stringify({ ...RUNAWAY_CHUNK, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
       res.write(chunk({ role: 'assistant', content: '' }));
       for (const piece of pieces) res.write(chunk({ content: piece }));
       res.write(chunk({}, 'stop'));
-      res.write(
-        `data: ${JSON.stringify({ id: 'chatcmpl-run', object: 'chat.completion.chunk', created: 1, model: 'runaway', choices: [], usage })}\n\n`,
-      );
+      res.write(`data: ${JSON.stringify({ ...RUNAWAY_CHUNK, choices: [], usage })}\n\n`);
       res.end('data: [DONE]\n\n');
     });
   });
@@ -118,6 +116,8 @@ async function rowsOf(key: { id: string; secret: string }, count: number, ms = 2
   }
 }
 
+/** The chunk an upstream that ignores its output limit wraps each delta in. */
+const RUNAWAY_CHUNK = { id: 'chatcmpl-run', object: 'chat.completion.chunk', created: 1, model: 'runaway' };
 const billed = (rows: UsageRow[]) => rows.reduce((sum, row) => sum + row.credits_charged, 0);
 
 describe('strings the ledger cannot store', () => {

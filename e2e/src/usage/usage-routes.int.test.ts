@@ -566,7 +566,9 @@ describe('export', () => {
     expect(csv.headers.get('content-type')).toContain('text/csv');
     const text = (await csv.text()).trim().split('\r\n');
     expect(text[0]).toBe(
-      'request_id,ts,model,key_id,key_label,session_id,upstream,provider,status,stream,is_byok,native_tokens_prompt,native_tokens_completion,cache_read,cache_write,reasoning_tokens,total_cost_usd,cache_discount,credits_charged,latency_ms,ttft_ms',
+      'request_id,ts,model,key_id,key_label,session_id,upstream,provider,status,stream,is_byok,' +
+        'native_tokens_prompt,native_tokens_completion,cache_read,cache_write,reasoning_tokens,' +
+        'total_cost_usd,cache_discount,credits_charged,latency_ms,ttft_ms',
     );
     expect(text.slice(1).map((line) => line.split(',')[0])).toEqual([
       'req_export_000001',

@@ -155,9 +155,8 @@ describe('EventTemplate', () => {
       cutTemplate(value, [(text) => (value.delta.text = text)])!,
     )!;
     expect(template.unchanged).toBe(true);
-    const event = Buffer.from(
-      `event: content_block_delta\ndata: ${JSON.stringify({ ...value, delta: { type: 'text_delta', text: 'hi "you"' } })}\n\n`,
-    );
+    const quoted = { ...value, delta: { type: 'text_delta', text: 'hi "you"' } };
+    const event = Buffer.from(`event: content_block_delta\ndata: ${JSON.stringify(quoted)}\n\n`);
     expect(template.read(event, 0, FOUND, 0)).toBe(event.length);
     expect(event.toString('utf8', FOUND[0], FOUND[1])).toBe('hi \\"you\\"');
     expect(EventTemplate.of('data: ', upstream(), caller())!.unchanged).toBe(false);

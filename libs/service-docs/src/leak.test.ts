@@ -38,7 +38,10 @@ const exchanges: ExchangeInput[] = [0, 1, 2].flatMap((n): ExchangeInput[] => [
   {
     ...base,
     method: 'GET',
-    url: `https://admin:${SECRETS.userInfo}@api.leaky.example/v1/users/${SECRETS.pathId}/sessions/${SECRETS.pathUuid}?api_key=${SECRETS.queryKey}&token=${SECRETS.queryToken}&q=${SECRETS.queryText}&email=${encodeURIComponent(SECRETS.queryEmail)}&user_id=${SECRETS.pathNumber}`,
+    url:
+      `https://admin:${SECRETS.userInfo}@api.leaky.example/v1/users/${SECRETS.pathId}/sessions/${SECRETS.pathUuid}` +
+      `?api_key=${SECRETS.queryKey}&token=${SECRETS.queryToken}&q=${SECRETS.queryText}` +
+      `&email=${encodeURIComponent(SECRETS.queryEmail)}&user_id=${SECRETS.pathNumber}`,
     status: 200,
     request: {
       headers: {
@@ -73,7 +76,9 @@ const exchanges: ExchangeInput[] = [0, 1, 2].flatMap((n): ExchangeInput[] => [
     status: 201,
     request: {
       headers: { authorization: `Basic ${SECRETS.basic}`, 'content-type': 'application/x-www-form-urlencoded' },
-      body: `client_secret=${SECRETS.clientSecret}&password=${SECRETS.password}&grant_type=password&email=${encodeURIComponent(SECRETS.bodyEmail)}`,
+      body:
+        `client_secret=${SECRETS.clientSecret}&password=${SECRETS.password}&grant_type=password` +
+        `&email=${encodeURIComponent(SECRETS.bodyEmail)}`,
     },
     response: { headers: { 'content-type': 'application/json' }, body: { ok: true } },
   },

@@ -60,12 +60,23 @@ export function createContractChecker(document: OpenApiDocument) {
       if (!media)
         throw new Error(`${method} ${found.template} ${status} answered ${contentType}, which is not documented`);
       if (!media.schema) return;
-      const ref = `openapi#/${pointer('paths', found.template, method.toLowerCase(), 'responses', String(status), 'content', contentType.split(';')[0]!.trim(), 'schema')}`;
+      const mediaType = contentType.split(';')[0]!.trim();
+      const schemaPath = [
+        'paths',
+        found.template,
+        method.toLowerCase(),
+        'responses',
+        String(status),
+        'content',
+        mediaType,
+      ];
+      const ref = `openapi#/${pointer(...schemaPath, 'schema')}`;
       const validate = ajv.getSchema(ref) ?? ajv.compile({ $ref: ref });
       if (!validate(body)) {
         throw new Error(
           `${method} ${found.template} ${status} does not match ` +
-            `/docs/openapi.json:\n${ajv.errorsText(validate.errors, { separator: '\n' })}\nbody: ${JSON.stringify(body).slice(0, 2000)}`,
+            `/docs/openapi.json:\n${ajv.errorsText(validate.errors, { separator: '\n' })}\n` +
+            `body: ${JSON.stringify(body).slice(0, 2000)}`,
         );
       }
     },

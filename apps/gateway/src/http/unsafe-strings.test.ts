@@ -7,7 +7,8 @@ describe('strings the ledger could not store', () => {
 
   it('finds a lone surrogate deep in the messages, with its dotted path', () => {
     const body = JSON.parse(
-      '{"model":"m","messages":[{"role":"user","content":"ok"},{"role":"user","content":[{"type":"text","text":"a\\ud800b"}]}]}',
+      '{"model":"m","messages":[{"role":"user","content":"ok"},' +
+        '{"role":"user","content":[{"type":"text","text":"a\\ud800b"}]}]}',
     );
     expect(findUnsafeString(body)).toBe('messages.1.content.0.text');
   });

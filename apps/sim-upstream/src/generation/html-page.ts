@@ -51,7 +51,8 @@ export function htmlPage(lastUserText: string): string {
     '<meta charset="utf-8">',
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
     `<title>${title}</title>`,
-    '<style>body{margin:0;min-height:100vh;display:grid;place-items:center;font-family:system-ui,sans-serif;background:#0f172a;color:#e2e8f0}canvas{background:#1e293b;border-radius:8px}</style>',
+    '<style>body{margin:0;min-height:100vh;display:grid;place-items:center;font-family:system-ui,sans-serif;' +
+      'background:#0f172a;color:#e2e8f0}canvas{background:#1e293b;border-radius:8px}</style>',
     ...(broken ? ['<script src="https://tracker.sim-upstream.invalid/collect.js"></script>'] : []),
     '</head>',
     '<body>',

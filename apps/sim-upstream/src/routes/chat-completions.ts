@@ -92,7 +92,13 @@ export async function answerChatCompletions(json: unknown, res: SimResponse, dep
   await streamReply(res, call.signal, deps, async (sse, pacer) => {
     // Every chunk is the same object around its delta, serialised once per stream in JSON.stringify's key
     // order: a slow stream's simulator cost is mostly per token, and thousands of them run at once in bench:streams.
-    const before = `${JSON.stringify({ ...head, object: 'chat.completion.chunk', system_fingerprint: FINGERPRINT, service_tier: 'default' }).slice(0, -1)},"choices":[{"index":0,"delta":`;
+    const chunkHead = {
+      ...head,
+      object: 'chat.completion.chunk',
+      system_fingerprint: FINGERPRINT,
+      service_tier: 'default',
+    };
+    const before = `${JSON.stringify(chunkHead).slice(0, -1)},"choices":[{"index":0,"delta":`;
     const after = `,"logprobs":null,"finish_reason":`;
     const end = includeUsage ? '}],"usage":null}' : '}]}';
     const chunk = (delta: object, finish: string | null) =>

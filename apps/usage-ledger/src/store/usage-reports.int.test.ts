@@ -278,7 +278,9 @@ function generationJson(row: CallRow, incognito: boolean) {
 }
 
 const CSV_HEADER =
-  'request_id,ts,model,key_id,key_label,session_id,upstream,provider,status,stream,is_byok,native_tokens_prompt,native_tokens_completion,cache_read,cache_write,reasoning_tokens,total_cost_usd,cache_discount,credits_charged,latency_ms,ttft_ms';
+  'request_id,ts,model,key_id,key_label,session_id,upstream,provider,status,stream,is_byok,' +
+  'native_tokens_prompt,native_tokens_completion,cache_read,cache_write,reasoning_tokens,' +
+  'total_cost_usd,cache_discount,credits_charged,latency_ms,ttft_ms';
 
 function csvRow(row: CallRow, incognito: boolean): string {
   const g = generationJson(row, incognito) as Record<string, unknown>;

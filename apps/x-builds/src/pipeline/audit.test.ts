@@ -4,8 +4,8 @@ import { screenRequest } from './screening';
 
 const policy = { maxBytes: 10_000, scriptAllowlist: ['https://cdn.example'] };
 const page = (head = '', body = '') =>
-  `<!doctype ` +
-  `html><html><head><title>t</title>${head}</head><body>${body}<script>document.documentElement.setAttribute('data-xb-ready','1')</script></body></html>`;
+  `<!doctype html><html><head><title>t</title>${head}</head><body>${body}` +
+  `<script>document.documentElement.setAttribute('data-xb-ready','1')</script></body></html>`;
 const checks = (html: string) => auditHtml(html, policy).map((finding) => `${finding.severity}:${finding.check}`);
 
 describe('the audit of a bundle', () => {

@@ -104,7 +104,9 @@ const PROBING =
   `\`Authorization: Bearer\`, Anthropic with \`x-api-key\` and \`anthropic-version: 2023-06-01\`, the endpoint's own ` +
   `headers on top; \`auto\` asks in both dialects at once and keeps the one that answered (OpenAI when both do, ` +
   `unless the host names Anthropic). Each dialect gets ${PROBE_TIMEOUT_S} s to connect and answer. An answered probe ` +
-  `folds the listed models in: \`models\` becomes what the endpoint lists followed by models named by hand, and listed display names fill \`model_names\`. A failed probe changes only the report (\`probe.ok\` false with the reason).`;
+  `folds the listed models in: \`models\` becomes what the endpoint lists followed by models named by hand, and ` +
+  `listed display names fill \`model_names\`. A failed probe changes only the report (\`probe.ok\` false with the ` +
+  `reason).`;
 
 export const listUpstreams = defineRoute({
   operationId: 'listUpstreams',
@@ -133,7 +135,9 @@ export const createUpstream = defineRoute({
     `first endpoint labelled "Custom" is the legacy \`custom\`; ` +
     `\`slug\` asks for one outright (409 when taken). A \`base_url\` the egress policy refuses for the caller is 400 ` +
     `\`invalid_request\` (param \`base_url\`): link-local, documentation and other special ranges, ` +
-    `IPv4-mapped/compatible and NAT64 spellings, and the gateway itself for everyone; loopback and private addresses unless the caller is an operator (\`EGRESS_PRIVATE\`). The same check runs on the resolved address whenever the endpoint is dialed. ${PROBING}`,
+    `IPv4-mapped/compatible and NAT64 spellings, and the gateway itself for everyone; loopback and private ` +
+    `addresses unless the caller is an operator (\`EGRESS_PRIVATE\`). The same check runs on the resolved address ` +
+    `whenever the endpoint is dialed. ${PROBING}`,
   tag: ENDPOINTS,
   auth: { kind: 'scoped', scopes: ['endpoints:write'] },
   body: z

@@ -261,7 +261,8 @@ export const createXBuild = defineRoute({
     '`existing: true`. Refusals are intake decisions, checked in this order, and never leave a job behind: 503 ' +
     '`xbuilds_not_configured`, 403 `author_blocked`, 503 `intake_paused`, 429 `author_daily_limit` (with ' +
     '`Retry-After`), 409 `author_active_job`, 409 `conversation_active_job`, 503 `queue_full`, 503 `daily_cap`, 503 ' +
-    '`app_capacity`. The build runs on a key minted for the job within the calling key (which therefore needs `gateway:invoke` too).',
+    '`app_capacity`. The build runs on a key minted for the job within the calling key (which therefore needs ' +
+    '`gateway:invoke` too).',
   tag: TAG,
   auth: { kind: 'scoped', scopes: ['builds:write'] },
   body: z.strictObject({ source: z.discriminatedUnion('type', [XbSource, XbApiSource]) }).meta({ id: 'XbCreate' }),

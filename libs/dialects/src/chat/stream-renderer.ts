@@ -21,7 +21,12 @@ export interface ChatStreamRendererOptions {
  * The stop is held until `end` because usage follows it; content arriving after the stop is dropped, as a
  * chat client has already been told the choice finished. After `end` or `error` nothing more is written.
  */
+/** A chunk's text around its delta and its finish reason, after the fixed head. */
+const CHOICE_OPEN = '"choices":[{"index":0,"delta":';
+const CHOICE_FINISH = ',"logprobs":null,"finish_reason":';
+
 export function createChatStreamRenderer(options: ChatStreamRendererOptions): StreamRenderer {
+  const model = JSON.stringify(options.model);
   const tail = options.includeUsage ? ',"usage":null}' : '}';
   let head = '';
   let started = false;
@@ -33,14 +38,15 @@ export function createChatStreamRenderer(options: ChatStreamRendererOptions): St
   const bare = new Set<number>();
   let stopReason: StopReason | undefined;
 
-  const chunk = (delta: unknown, finish: string | null = null): SseFrame => ({
-    data: `${head}"choices":[{"index":0,"delta":${JSON.stringify(delta)},"logprobs":null,"finish_reason":${finish === null ? 'null' : JSON.stringify(finish)}}]${tail}`,
-  });
+  const chunk = (delta: unknown, finish: string | null = null): SseFrame => {
+    const finishJson = finish === null ? 'null' : JSON.stringify(finish);
+    return { data: `${head}${CHOICE_OPEN}${JSON.stringify(delta)}${CHOICE_FINISH}${finishJson}}]${tail}` };
+  };
 
   function begin(upstreamId: string, created: number, out: SseFrame[]): void {
     started = true;
     const id = callerId('chatcmpl-', upstreamId);
-    head = `{"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(options.model)},`;
+    head = `{"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${created},"model":${model},`;
     out.push(chunk({ role: 'assistant', content: '', refusal: null }));
   }
 

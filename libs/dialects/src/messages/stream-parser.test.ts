@@ -101,7 +101,9 @@ describe('createMessagesStreamParser', () => {
     expect(
       parser.push({
         event: 'content_block_start',
-        data: '{"type":"content_block_start","index":0,"content_block":{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{}}}',
+        data:
+          '{"type":"content_block_start","index":0,' +
+          '"content_block":{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{}}}',
       }),
     ).toEqual([]);
   });
@@ -111,7 +113,9 @@ describe('createMessagesStreamParser', () => {
     expect(
       parser.push({
         event: 'message_delta',
-        data: '{"type":"message_delta","delta":{"stop_reason":"stop_sequence","stop_sequence":"###"},"usage":{"output_tokens":4}}',
+        data:
+          '{"type":"message_delta","delta":{"stop_reason":"stop_sequence","stop_sequence":"###"},' +
+          '"usage":{"output_tokens":4}}',
       }),
     ).toEqual([
       { type: 'usage', usage: { outputTokens: 4 } },

@@ -50,7 +50,10 @@ function fieldRows(schema: Schema, prefix = '', depth = 0): string[] {
   const required = new Set((schema.required as string[] | undefined) ?? []);
   return Object.entries(properties).flatMap(([name, field]) => {
     const description = typeof field.description === 'string' ? inlineCode(field.description) : '';
-    const row = `<tr><td><code>${escapeHtml(prefix + name)}</code>${required.has(name) ? ' <span class="req">required</span>' : ''}</td><td>${typeLabel(field)}</td><td>${description}</td></tr>`;
+    const requiredMark = required.has(name) ? ' <span class="req">required</span>' : '';
+    const row =
+      `<tr><td><code>${escapeHtml(prefix + name)}</code>${requiredMark}</td>` +
+      `<td>${typeLabel(field)}</td><td>${description}</td></tr>`;
     const inner = field.type === 'object' && !refName(field) ? fieldRows(field, `${prefix}${name}.`, depth + 1) : [];
     return [row, ...inner];
   });
@@ -92,9 +95,9 @@ function renderOperation(method: string, path: string, op: Operation, schemas: R
       `scope="col">In</th><th scope="col">Type</th><th scope="col">Description</th></tr></thead><tbody>${op.parameters
         .map(
           (p) =>
-            `<tr><td><code>${escapeHtml(p.name)}</code>${
-              p.required ? ' <span ' + 'class="req">required</span>' : ''
-            }</td><td>${escapeHtml(p.in)}</td><td>${typeLabel(p.schema)}</td><td>${p.description ? inlineCode(p.description) : ''}</td></tr>`,
+            `<tr><td><code>${escapeHtml(p.name)}</code>${p.required ? ' <span class="req">required</span>' : ''}</td>` +
+            `<td>${escapeHtml(p.in)}</td><td>${typeLabel(p.schema)}</td>` +
+            `<td>${p.description ? inlineCode(p.description) : ''}</td></tr>`,
         )
         .join('')}</tbody></table></div>`
     : '';
@@ -105,7 +108,10 @@ function renderOperation(method: string, path: string, op: Operation, schemas: R
     .map(([status, response]) => {
       const schema = Object.values(response.content ?? {})[0]?.schema;
       const codes = Number(status) >= 400 ? codesFor(Number(status)) : '';
-      return `<li><strong>${escapeHtml(status)}</strong> ${response.description ? inlineCode(response.description) : ''}${schema ? ` (${typeLabel(schema)})` : ''}${codes ? `<br><span class="codes">Codes with this status: ${codes}</span>` : ''}</li>`;
+      const description = response.description ? inlineCode(response.description) : '';
+      const type = schema ? ` (${typeLabel(schema)})` : '';
+      const codeList = codes ? `<br><span class="codes">Codes with this status: ${codes}</span>` : '';
+      return `<li><strong>${escapeHtml(status)}</strong> ${description}${type}${codeList}</li>`;
     })
     .join('');
   return (
@@ -155,13 +161,16 @@ export function renderApiReference(document: OpenApiDocument): string {
     .map(
       ([name, schema]) =>
         `<section class="schema" aria-labelledby="schema-${escapeHtml(name)}"><h3 ` +
-        `id="schema-${escapeHtml(name)}">${escapeHtml(name)}</h3>${typeof schema.description === 'string' ? `<p>${inlineCode(schema.description)}</p>` : ''}${schemaBlock(schema, 'Type')}</section>`,
+        `id="schema-${escapeHtml(name)}">${escapeHtml(name)}</h3>` +
+        `${typeof schema.description === 'string' ? `<p>${inlineCode(schema.description)}</p>` : ''}` +
+        `${schemaBlock(schema, 'Type')}</section>`,
     )
     .join('\n');
   const main =
     `<h1>API reference</h1>
 <p>Rendered from <a ` +
-    `href="/docs/openapi.json">/docs/openapi.json</a>${document.info?.version ? ` (version ${escapeHtml(document.info.version)})` : ''}, the same document the
+    `href="/docs/openapi.json">/docs/openapi.json</a>` +
+    `${document.info?.version ? ` (version ${escapeHtml(document.info.version)})` : ''}, the same document the
 service validates its routes with. Error codes link to their entries in the <a href="/developers#errors">error ` +
     `reference</a>.</p>
 <nav aria-label="Operations"><ul class="toc">${contents}</ul></nav>

@@ -50,7 +50,8 @@ function dialectShapes(baseUrl: string): string {
   const rows = statuses
     .map(
       (status) =>
-        `<tr><td>${status}</td><td><code>${openAiErrorType(status)}</code></td><td><code>${anthropicErrorType(status)}</code></td></tr>`,
+        `<tr><td>${status}</td><td><code>${openAiErrorType(status)}</code></td>` +
+        `<td><code>${anthropicErrorType(status)}</code></td></tr>`,
     )
     .join('\n');
   return (
