@@ -36,6 +36,8 @@ export default tseslint.config(
       ],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'no-restricted-syntax': ['error', { selector: 'ExportDefaultDeclaration', message: 'Use named exports.' }],
+      // Prettier keeps code to 120 columns but leaves comments and strings as written; this holds them to it too.
+      'max-len': ['error', { code: 120, tabWidth: 2 }],
     },
   },
   {
