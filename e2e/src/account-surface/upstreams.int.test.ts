@@ -144,6 +144,23 @@ describe('custom endpoints: /v1/upstreams', () => {
       });
       expect(answer.body.upstream).toMatchObject({ models: ['a', 'b'], model_names: { a: 'Model A' } });
     });
+
+    it('weight is 1 unless given, is set by an edit without a re-probe, and every endpoint shows it', async () => {
+      const plain = await create({ label: 'Weighed', base_url: closedUrl, dialect: 'openai' });
+      expect(plain.body.upstream.weight).toBe(1);
+      const standby = await create({ label: 'Standby box', base_url: closedUrl, dialect: 'openai', weight: 0 });
+      expect(standby.status).toBe(201);
+      expect(standby.body.upstream.weight).toBe(0);
+      const edited = await stack.api('PATCH', '/v1/upstreams/weighed', { key: OWNER_KEY, body: { weight: 40 } });
+      expect(edited.status).toBe(200);
+      expect(edited.body.upstream.weight).toBe(40);
+      expect(edited.body.probe).toEqual(plain.body.probe);
+      const list = await stack.api('GET', '/v1/upstreams?limit=100', { key: OWNER_KEY });
+      const weights = Object.fromEntries(
+        list.body.data.map((upstream: { slug: string; weight: number }) => [upstream.slug, upstream.weight]),
+      );
+      expect(weights).toMatchObject({ weighed: 40, 'standby-box': 0 });
+    });
   });
 
   describe('secrets', () => {
@@ -273,6 +290,24 @@ describe('custom endpoints: /v1/upstreams', () => {
         body: { dialect: 'cohere' },
       });
       expect(badDialect.body).toMatchObject({ error: 'invalid_request', param: 'dialect' });
+      for (const weight of [-1, 101, 1.5, '3', null, true]) {
+        const created = await create({ label: 'Badly weighed', base_url: closedUrl, weight });
+        expect({ weight, status: created.status, body: created.body }).toMatchObject({
+          weight,
+          status: 400,
+          body: { error: 'invalid_request', param: 'weight' },
+        });
+        const edited = await stack.api('PATCH', '/v1/upstreams/patchable', { key: OWNER_KEY, body: { weight } });
+        expect({ weight, status: edited.status, body: edited.body }).toMatchObject({
+          weight,
+          status: 400,
+          body: { error: 'invalid_request', param: 'weight' },
+        });
+      }
+      const untouched = await stack.api('GET', '/v1/upstreams?limit=100', { key: OWNER_KEY });
+      const slugs = untouched.body.data.map((upstream: { slug: string }) => upstream.slug);
+      expect(slugs).not.toContain('badly-weighed');
+      expect(untouched.body.data.find((upstream: { slug: string }) => upstream.slug === 'patchable').weight).toBe(1);
       const bothCursors = await stack.api('GET', '/v1/upstreams?after_id=a&before_id=b', { key: OWNER_KEY });
       expect(bothCursors.status).toBe(400);
     });

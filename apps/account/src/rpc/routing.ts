@@ -43,6 +43,7 @@ export async function getRoutingTable(
       headers: upstream.headers,
       models: upstream.models,
       probedAtMs: BigInt(upstream.probedAt?.getTime() ?? 0),
+      weight: upstream.weight,
     })),
     aliases: aliases.map((alias) => ({ token: `@${alias.token}`, vendor: alias.vendor, modelId: alias.modelId })),
   };

@@ -33,6 +33,7 @@ export function toProtoUpstream(view: UpstreamView): MessageInitShape<typeof Ups
     modelMetaJson: JSON.stringify(view.modelMeta),
     probe: view.probe ? toProtoProbe(view.probe) : undefined,
     probedAt: view.probedAt ? timestampFromDate(view.probedAt) : undefined,
+    weight: view.weight,
     createdAt: timestampFromDate(view.createdAt),
     updatedAt: timestampFromDate(view.updatedAt),
   };

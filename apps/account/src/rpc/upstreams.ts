@@ -126,6 +126,7 @@ export function createUpstreamService(deps: AccountServiceDeps): RpcImplementati
         apiKey: request.apiKey,
         headers,
         models: [...new Set(request.models)],
+        weight: request.weight,
       });
       return withProbe(
         await probeAndFold(
@@ -165,6 +166,7 @@ export function createUpstreamService(deps: AccountServiceDeps): RpcImplementati
           headers: request.headers ? headers : undefined,
           models,
           modelNames: request.modelNames ? { ...request.modelNames.entries } : undefined,
+          weight: request.weight,
         },
         'update',
       );

@@ -15,6 +15,9 @@ export const UPSTREAM_SLUG_PATTERN = /^[a-z0-9][a-z0-9-]{0,47}$/;
 // RFC 9110 token characters: anything else cannot be sent as a header name.
 const HEADER_NAME_PATTERN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
+/** The highest routing weight (CONTRACTS "Routing policy"; checked by the table too); 0 is standby. */
+const MAX_UPSTREAM_WEIGHT = 100;
+
 /** The spec's UpstreamProbe; `dialect` is what a probe of an `auto` endpoint found it speaks. */
 export interface UpstreamProbe {
   ok: boolean;
@@ -45,6 +48,8 @@ export interface SaveUpstreamInput {
   modelNames?: Record<string, string>;
   modelMeta?: Record<string, unknown>;
   probe?: UpstreamProbe | null;
+  /** Routing weight, 0-100 (0 = standby); a new endpoint without one gets the column's default, 1. */
+  weight?: number;
 }
 
 /** An endpoint without its secrets: what the account surface may show. */
@@ -63,6 +68,7 @@ export interface UpstreamView {
   modelMeta: Record<string, unknown>;
   probe: UpstreamProbe | null;
   probedAt: Date | null;
+  weight: number;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -80,6 +86,7 @@ export interface RoutingUpstreamRecord {
   headers: Record<string, string>;
   models: string[];
   probedAt: Date | null;
+  weight: number;
 }
 
 // The secret's owner and column are bound into each ciphertext, so one copied into another row does not open.
@@ -102,11 +109,22 @@ function validate(input: SaveUpstreamInput): void {
   if (!ENDPOINT_DIALECTS.includes(input.dialect)) {
     issues.push({ path: 'dialect', code: 'invalid_value', message: 'dialect must be one of openai, anthropic, auto' });
   }
+  if (input.weight !== undefined && !isWeight(input.weight)) {
+    issues.push({
+      path: 'weight',
+      code: 'invalid_value',
+      message: `weight must be a whole number from 0 (standby) to ${MAX_UPSTREAM_WEIGHT}`,
+    });
+  }
   for (const name of Object.keys(input.headers ?? {})) {
     if (!HEADER_NAME_PATTERN.test(name))
       issues.push({ path: `headers.${name}`, code: 'invalid_key', message: 'not a valid header name' });
   }
   if (issues.length > 0) throw ApiError.invalid(issues);
+}
+
+function isWeight(value: number): boolean {
+  return Number.isInteger(value) && value >= 0 && value <= MAX_UPSTREAM_WEIGHT;
 }
 
 function isHttpUrl(value: string): boolean {
@@ -135,6 +153,7 @@ interface OptionalColumns {
   modelMeta?: Prisma.InputJsonObject;
   probe?: Prisma.InputJsonObject | typeof Prisma.DbNull;
   probedAt?: Date;
+  weight?: number;
 }
 
 function optionalColumns(cipher: SecretCipher, input: SaveUpstreamInput, now: Date): OptionalColumns {
@@ -154,6 +173,7 @@ function optionalColumns(cipher: SecretCipher, input: SaveUpstreamInput, now: Da
   if (input.probe !== undefined) columns.probe = input.probe === null ? Prisma.DbNull : { ...input.probe };
   // Only an answered probe moves probed_at: a failed one must not make the endpoint look freshly seen.
   if (input.probe?.ok) columns.probedAt = input.probe.at ? new Date(input.probe.at) : now;
+  if (input.weight !== undefined) columns.weight = input.weight;
   return columns;
 }
 
@@ -368,6 +388,7 @@ function toRouting(row: UpstreamRow, cipher: SecretCipher): RoutingUpstreamRecor
       : {},
     models: stringsOf(row.models),
     probedAt: row.probedAt,
+    weight: row.weight,
   };
 }
 
@@ -426,6 +447,7 @@ function toView(row: UpstreamRow): UpstreamView {
     modelMeta: meta && typeof meta === 'object' && !Array.isArray(meta) ? (meta as Record<string, unknown>) : {},
     probe: probeOf(row.probe),
     probedAt: row.probedAt,
+    weight: row.weight,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
   };

@@ -51,6 +51,7 @@ function renderUpstream(upstream: Upstream): Record<string, unknown> {
     model_meta: JSON.parse(upstream.modelMetaJson || '{}') as Record<string, unknown>,
     ...(upstream.probe ? { probe: renderProbe(upstream.probe) } : {}),
     ...(upstream.probedAt ? { probed_at: iso(upstream.probedAt) } : {}),
+    weight: upstream.weight,
     created_at: iso(upstream.createdAt),
     updated_at: iso(upstream.updatedAt),
   };
@@ -99,6 +100,7 @@ export function upstreamRoutes(deps: UpstreamRoutesDeps): Router {
         headers: body.headers ?? {},
         models: body.models ?? [],
         slug: body.slug,
+        weight: body.weight,
       },
       { requestId, deadlineMs: PROBING_CALL_DEADLINE_MS },
     );
@@ -117,6 +119,7 @@ export function upstreamRoutes(deps: UpstreamRoutesDeps): Router {
         headers: body.headers ? { entries: body.headers } : undefined,
         models: body.models ? { values: body.models } : undefined,
         modelNames: body.model_names ? { entries: body.model_names } : undefined,
+        weight: body.weight,
       },
       { requestId, deadlineMs: PROBING_CALL_DEADLINE_MS },
     );

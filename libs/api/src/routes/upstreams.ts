@@ -17,6 +17,11 @@ const Slug = z
 const ModelIds = z.array(z.string().min(1).max(256)).max(1_000);
 const DialectIn = z.enum(['openai', 'anthropic', 'auto']);
 
+const WEIGHT_MEANING =
+  "Share of a model's calls among your endpoints listing it, 0-100: an endpoint of weight 3 gets about three " +
+  'times the calls of one of weight 1. 0 is standby: tried only when your other endpoints listing the model fail.';
+const Weight = z.number().int().min(0).max(100);
+
 export const UpstreamProbe = z
   .object({
     ok: z.boolean(),
@@ -71,6 +76,7 @@ export const Upstream = z
     model_meta: z.record(z.string(), z.unknown()).optional(),
     probe: UpstreamProbe.optional().meta({ description: 'The last probe report; absent when never probed.' }),
     probed_at: DateTime.optional().meta({ description: 'When the endpoint last answered a probe.' }),
+    weight: Weight.meta({ description: WEIGHT_MEANING }),
     created_at: DateTime.optional(),
     updated_at: z.string().optional(),
   })
@@ -160,6 +166,7 @@ export const createUpstream = defineRoute({
         .meta({ description: 'Extra headers sent with every call; values stored encrypted.' }),
       models: ModelIds.optional().meta({ description: 'Models to route to besides those the endpoint lists.' }),
       slug: Slug.optional(),
+      weight: Weight.optional().meta({ description: `${WEIGHT_MEANING} Default 1.` }),
     })
     .meta({ id: 'UpstreamCreate' }),
   responses: { 201: { description: 'The saved endpoint and its probe report.', schema: UpstreamWithProbe } },
@@ -195,6 +202,7 @@ export const updateUpstream = defineRoute({
         .meta({ description: 'Replaces every stored header.' }),
       models: ModelIds.optional(),
       model_names: z.record(z.string().min(1).max(256), z.string().max(256)).optional(),
+      weight: Weight.optional().meta({ description: WEIGHT_MEANING }),
     })
     .meta({ id: 'UpstreamUpdate' }),
   responses: { 200: { description: 'The edited endpoint and its last probe.', schema: UpstreamWithProbe } },

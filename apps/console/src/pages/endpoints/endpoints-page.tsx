@@ -1,5 +1,5 @@
-import { useState, type FormEvent } from 'react';
-import type { Upstream, UpstreamWithProbe } from '../../api/types';
+import { useId, useState, type FormEvent } from 'react';
+import type { CreateUpstreamBody, Upstream, UpstreamWithProbe } from '../../api/types';
 import { ConfirmDialog, Dialog } from '../../ui/dialog';
 import { Page, Section } from '../../ui/page';
 import { ErrorState, QueryView } from '../../ui/states';
@@ -12,8 +12,15 @@ interface EndpointForm {
   base_url: string;
   api_key: string;
   dialect: 'auto' | 'openai' | 'anthropic';
+  /** As typed; the input's min, max and step keep it a whole number from 0 to 100. */
+  weight: string;
 }
-const EMPTY: EndpointForm = { label: '', base_url: '', api_key: '', dialect: 'auto' };
+const EMPTY: EndpointForm = { label: '', base_url: '', api_key: '', dialect: 'auto', weight: '1' };
+
+/** The form as the API takes it. */
+function bodyOf({ weight, ...form }: EndpointForm): CreateUpstreamBody {
+  return { ...form, weight: Number(weight) };
+}
 
 function EndpointFields({
   form,
@@ -25,6 +32,7 @@ function EndpointFields({
   editing: boolean;
 }) {
   const set = (patch: Partial<EndpointForm>) => onChange({ ...form, ...patch });
+  const weightHint = useId();
   return (
     <>
       <label>
@@ -58,6 +66,26 @@ function EndpointFields({
           <option value="anthropic">Anthropic</option>
         </select>
       </label>
+      <div>
+        <label>
+          Weight
+          <input
+            type="number"
+            required
+            min={0}
+            max={100}
+            step={1}
+            inputMode="numeric"
+            aria-describedby={weightHint}
+            value={form.weight}
+            onChange={(e) => set({ weight: e.target.value })}
+          />
+        </label>
+        <p id={weightHint} className="hint field-hint">
+          Share of a model&apos;s calls among your endpoints listing it, 0–100; 0 is standby, used only when the others
+          fail.
+        </p>
+      </div>
     </>
   );
 }
@@ -76,12 +104,12 @@ export function EndpointsPage() {
 
   const submitAdd = (event: FormEvent) => {
     event.preventDefault();
-    add.mutate(form, { onSuccess: (result) => (setLast(result), setForm(EMPTY)) });
+    add.mutate(bodyOf(form), { onSuccess: (result) => (setLast(result), setForm(EMPTY)) });
   };
   const submitEdit = (event: FormEvent) => {
     event.preventDefault();
     if (!editing) return;
-    const { api_key, ...rest } = form;
+    const { api_key, ...rest } = bodyOf(form);
     edit.mutate(
       { slug: editing.slug, body: { ...rest, ...(api_key ? { api_key } : {}) } },
       { onSuccess: (result) => (setLast(result), setEditing(undefined)) },
@@ -127,6 +155,11 @@ export function EndpointsPage() {
                   cell: (row) => `${row.dialect}${row.dialect_setting === 'auto' ? ' (detected)' : ''}`,
                 },
                 { header: 'Models', cell: (row) => row.models?.length ?? 0, numeric: true },
+                {
+                  header: 'Weight',
+                  cell: (row) => (row.weight === 0 ? '0 (standby)' : row.weight),
+                  numeric: true,
+                },
                 { header: 'Last probe', cell: (row) => <ProbeResult probe={row.probe} /> },
                 {
                   header: 'Actions',
@@ -150,6 +183,7 @@ export function EndpointsPage() {
                             base_url: row.base_url,
                             api_key: '',
                             dialect: row.dialect_setting,
+                            weight: String(row.weight),
                           }),
                           setEditing(row)
                         )}
