@@ -28,6 +28,7 @@ describe('usage-ledger service shell', () => {
       '0002_usage_event_details.sql',
       '0003_rollups_credits_spend.sql',
       '0004_event_ids_dead_letters.sql',
+      '0005_served_by_attempts.sql',
     ]);
     const row = {
       eventId: 'evt_1',
@@ -60,6 +61,8 @@ describe('usage-ledger service shell', () => {
       reasoningTokens: 5n,
       stream: true,
       fairUseCredits: '1.5',
+      servedBy: 'house',
+      attempts: 1,
     };
     await running.database.prisma.usageGeneration.create({ data: row });
     const stored = await running.database.prisma.usageGeneration.findUniqueOrThrow({ where: { eventId: 'evt_1' } });

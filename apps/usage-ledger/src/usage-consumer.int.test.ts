@@ -146,9 +146,80 @@ describe('usage-ledger consumer of usage.events.v1', () => {
       ttftMs: 210,
       stream: true,
       sessionId: 'ses_1',
+      // An event from before routing policy: its one target, tried once (it names the provider it reached).
+      servedBy: 'provider:anthropic',
+      attempts: 1,
       ts: new Date(AT),
     });
   });
+
+  it('the target that served a call and its attempts are stored as the edge sent them', async () => {
+    send(
+      bus,
+      usageEvent({
+        requestId: 'req_failover',
+        accountId: 'usr_failover',
+        upstream: 'byo:primary',
+        servedBy: 'byo:backup',
+        attempts: 3,
+      }),
+    );
+    // Every target failed: the last one tried, and every attempt counted.
+    send(
+      bus,
+      usageEvent({
+        requestId: 'req_exhausted',
+        accountId: 'usr_failover',
+        status: 502,
+        servedBy: 'provider:openai/east',
+        attempts: 4,
+      }),
+    );
+    await bus.producer.flush();
+
+    const rows = await rowsOf('usr_failover');
+    expect(rows.map((row) => [row.requestId, row.servedBy, row.attempts])).toEqual([
+      ['req_exhausted', 'provider:openai/east', 4],
+      ['req_failover', 'byo:backup', 3],
+    ]);
+  });
+
+  it(
+    'an event from an edge before routing policy is served by its upstream, tried once when it reached one and ' +
+      'never when it was refused before dispatch',
+    async () => {
+      send(bus, usageEvent({ requestId: 'req_old_reached', accountId: 'usr_old_edge', upstream: 'byo:mine' }));
+      send(
+        bus,
+        usageEvent({
+          requestId: 'req_old_refused',
+          accountId: 'usr_old_edge',
+          upstream: 'provider:openai',
+          provider: '',
+          dialectOut: '',
+          status: 402,
+        }),
+      );
+      send(
+        bus,
+        usageEvent({
+          requestId: 'req_old_unrouted',
+          accountId: 'usr_old_edge',
+          upstream: '',
+          provider: '',
+          status: 400,
+        }),
+      );
+      await bus.producer.flush();
+
+      const rows = await rowsOf('usr_old_edge');
+      expect(rows.map((row) => [row.requestId, row.servedBy, row.attempts])).toEqual([
+        ['req_old_reached', 'byo:mine', 1],
+        ['req_old_refused', 'provider:openai', 0],
+        ['req_old_unrouted', null, 0],
+      ]);
+    },
+  );
 
   it('a BYO call without org, session or first token is recorded with those left empty', async () => {
     send(

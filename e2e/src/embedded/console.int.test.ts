@@ -199,7 +199,25 @@ describe('the console in a browser', () => {
       await page.getByLabel('Model', { exact: true }).fill('house-fast');
       expect(await countSettles(log.getByRole('row'), 2)).toBe(2);
       await page.getByLabel('Model', { exact: true }).fill('');
+      expect(await countSettles(log.getByRole('row'), calls + 1)).toBe(calls + 1);
+      // Each call names the target that served it and its attempts: house calls, answered at the first try.
+      const headers = await log.getByRole('columnheader').allTextContents();
+      const firstCall = await log.getByRole('row').nth(1).getByRole('cell').allTextContents();
+      expect([firstCall[headers.indexOf('Served by')], firstCall[headers.indexOf('Attempts')]]).toEqual(['house', '1']);
       await accessible('usage');
+      // On a phone the page does not scroll sideways: the log scrolls inside its own region.
+      await page.setViewportSize({ width: 390, height: 844 });
+      try {
+        expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+        await page
+          .getByRole('region', { name: 'Calls, newest first' })
+          .getByText('house', { exact: true })
+          .first()
+          .scrollIntoViewIfNeeded();
+        await accessible('usage-390');
+      } finally {
+        await page.setViewportSize({ width: 1280, height: 900 });
+      }
     },
   );
 
@@ -208,6 +226,8 @@ describe('the console in a browser', () => {
     const form = page.getByRole('form', { name: 'Add an endpoint' });
     await form.getByLabel('Label').fill('My simulator');
     await form.getByLabel('Base URL').fill(sim.url);
+    await form.getByText(/0 is standby, used only when the others fail/).waitFor();
+    await form.getByLabel('Weight').fill('3');
     await form.getByRole('button', { name: 'Add and probe' }).click();
     const probe = page.getByRole('status').filter({ hasText: 'Answered in the openai dialect' });
     await probe.waitFor();
@@ -215,7 +235,23 @@ describe('the console in a browser', () => {
     await page.getByRole('cell', { name: 'My simulator', exact: true }).waitFor();
     await page.getByRole('button', { name: 'Re-probe My simulator' }).click();
     await probe.waitFor();
+    const endpoints = page.getByRole('table', { name: 'Custom endpoints' });
+    const weightOf = async () => {
+      const headers = await endpoints.getByRole('columnheader').allTextContents();
+      const row = endpoints.getByRole('row').filter({ hasText: 'My simulator' });
+      return (await row.getByRole('cell').allTextContents())[headers.indexOf('Weight')];
+    };
+    expect(await weightOf()).toBe('3');
     await accessible('endpoints');
+
+    await page.getByRole('button', { name: 'Edit My simulator' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Edit endpoint' });
+    expect(await dialog.getByLabel('Weight').inputValue()).toBe('3');
+    await dialog.getByLabel('Weight').fill('0');
+    await dialog.getByRole('button', { name: 'Save and probe' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    await endpoints.getByRole('cell', { name: '0 (standby)', exact: true }).waitFor();
+    expect(await weightOf()).toBe('0 (standby)');
   });
 
   it("approves a device code at the pairing flow's verification URI, and the device gets its token", async () => {

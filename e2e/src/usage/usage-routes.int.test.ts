@@ -240,6 +240,46 @@ describe('usage routes', () => {
     },
   );
 
+  it(
+    'GET /v1/usage/requests and the export show the target that served each call and its attempts; calls from an ' +
+      'edge before routing policy show their upstream, tried once when they reached it',
+    async () => {
+      const { userId, key } = await newAccount();
+      await stack.sendEvents([
+        event(userId, '2026-06-01T10:00:00Z', {
+          requestId: 'req_failed_over',
+          upstream: 'byo:primary',
+          servedBy: 'byo:backup',
+          attempts: 3,
+        }),
+        event(userId, '2026-06-01T10:00:01Z', { requestId: 'req_older_edge', upstream: 'house' }),
+        event(userId, '2026-06-01T10:00:02Z', {
+          requestId: 'req_older_refused',
+          upstream: 'house',
+          provider: '',
+          status: 402,
+        }),
+      ]);
+      const list = await stack.api('GET', '/v1/usage/requests?from=2026-06-01&to=2026-06-02', { key });
+      expect(list.status).toBe(200);
+      const shown = (rows: Array<{ request_id: string; served_by: string; attempts: number }>) =>
+        rows.map((row) => [row.request_id, row.served_by, row.attempts]);
+      expect(shown(list.body.data)).toEqual([
+        ['req_older_refused', 'house', 0],
+        ['req_older_edge', 'house', 1],
+        ['req_failed_over', 'byo:backup', 3],
+      ]);
+      const exported = await fetch(`${stack.edge.url}/v1/usage/export?from=2026-06-01&to=2026-06-02`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
+      const lines = (await exported.text())
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line));
+      expect(shown(lines)).toEqual(shown(list.body.data).reverse());
+    },
+  );
+
   it('GET /v1/usage/breakdown buckets by day or hour and groups by key, model, provider or upstream', async () => {
     const byProvider = await stack.api('GET', '/v1/usage/breakdown?from=2026-05-01&to=2026-05-04&group=provider', {
       key: account.key,
@@ -566,7 +606,7 @@ describe('export', () => {
     expect(csv.headers.get('content-type')).toContain('text/csv');
     const text = (await csv.text()).trim().split('\r\n');
     expect(text[0]).toBe(
-      'request_id,ts,model,key_id,key_label,session_id,upstream,provider,status,stream,is_byok,' +
+      'request_id,ts,model,key_id,key_label,session_id,upstream,provider,served_by,attempts,status,stream,is_byok,' +
         'native_tokens_prompt,native_tokens_completion,cache_read,cache_write,reasoning_tokens,' +
         'total_cost_usd,cache_discount,credits_charged,latency_ms,ttft_ms',
     );

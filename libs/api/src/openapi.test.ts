@@ -60,4 +60,22 @@ describe('the OpenAPI document', () => {
     expect(query.safeParse({ after_id: 'a', before_id: 'b' }).success).toBe(false);
     expect(query.safeParse({ limit: '0' }).success).toBe(false);
   });
+
+  it("describes an endpoint's routing weight as a whole number 0-100, always shown and optional to send", () => {
+    const { Upstream, UpstreamCreate, UpstreamUpdate } = document.components.schemas;
+    for (const schema of [Upstream, UpstreamCreate, UpstreamUpdate]) {
+      expect(schema.properties.weight).toMatchObject({ type: 'integer', minimum: 0, maximum: 100 });
+      expect(schema.properties.weight.description).toMatch(/0 is standby/);
+    }
+    expect(Upstream.required).toContain('weight');
+    expect(UpstreamCreate.required).not.toContain('weight');
+    expect(UpstreamUpdate.required ?? []).not.toContain('weight');
+  });
+
+  it('describes the target that served each usage row and its attempts', () => {
+    const { UsageGeneration } = document.components.schemas;
+    expect(UsageGeneration.properties.served_by).toMatchObject({ type: 'string' });
+    expect(UsageGeneration.properties.attempts).toMatchObject({ type: 'integer' });
+    expect(UsageGeneration.required).toEqual(expect.arrayContaining(['served_by', 'attempts']));
+  });
 });

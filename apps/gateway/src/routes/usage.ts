@@ -114,6 +114,8 @@ function renderGeneration(g: UsageGeneration, incognito: boolean) {
     stream: g.stream,
     upstream: g.upstream,
     provider: g.provider,
+    served_by: g.servedBy,
+    attempts: g.attempts,
   };
 }
 

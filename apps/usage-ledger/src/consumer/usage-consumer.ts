@@ -139,8 +139,21 @@ function toGenerationRow(event: UsageEvent, ts: Date, money: EventMoney): Genera
     ttftMs: event.ttftMs === 0n ? null : toInt4(event.ttftMs),
     stream: event.stream,
     sessionId: orNull(event.sessionId),
+    ...routingOutcome(event),
     ts,
   };
+}
+
+/**
+ * The target that served the call and the attempts it took. An edge from before routing policy leaves
+ * `served_by` empty (one that has it always names the target it tried, even on failure): its call had one
+ * target, the one `upstream` names, tried once if the call reached it, and only an edge that dialed an engine
+ * names the provider. An event without `served_by` whose call never reached an upstream reads the same from
+ * either edge (0 attempts); its `upstream` is still the target the route named.
+ */
+function routingOutcome(event: UsageEvent): { servedBy: string | null; attempts: number } {
+  if (event.servedBy) return { servedBy: orNull(event.servedBy), attempts: Math.max(0, event.attempts) };
+  return { servedBy: orNull(event.upstream), attempts: event.provider ? 1 : 0 };
 }
 
 /**

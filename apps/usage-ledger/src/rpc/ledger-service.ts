@@ -132,6 +132,8 @@ function callMessage(row: CallRow): MessageInitShape<typeof UsageGenerationSchem
     orgId: row.org_id ?? undefined,
     upstream: row.upstream ?? '',
     provider: row.provider ?? '',
+    servedBy: row.served_by ?? '',
+    attempts: row.attempts,
     tokensPrompt: BigInt(row.tokens_prompt),
     tokensCompletion: BigInt(row.tokens_completion),
     cacheRead: BigInt(row.cache_read),

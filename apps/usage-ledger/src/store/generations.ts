@@ -26,7 +26,8 @@ const COLUMNS =
   `bigint,
   tokens_completion bigint, cache_read bigint, cache_write bigint, reasoning_tokens bigint, total_cost_usd numeric,
   cache_discount_usd numeric, credits_charged numeric, fair_use_credits numeric, is_byok boolean, status integer,
-  latency_ms integer, ttft_ms integer, stream boolean, session_id text, ts timestamptz`;
+  latency_ms integer, ttft_ms integer, stream boolean, session_id text, served_by text, attempts integer,
+  ts timestamptz`;
 const NAMES = COLUMNS.split(',')
   .map((column) => column.trim().split(/\s+/)[0])
   .join(', ');
@@ -132,6 +133,8 @@ function toRecord(row: GenerationRow): Record<string, unknown> {
     ttft_ms: row.ttftMs ?? null,
     stream: row.stream ?? false,
     session_id: row.sessionId ?? null,
+    served_by: row.servedBy ?? null,
+    attempts: row.attempts ?? 0,
     ts: (row.ts as Date).toISOString(),
   };
 }

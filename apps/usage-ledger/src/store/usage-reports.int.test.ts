@@ -274,11 +274,13 @@ function generationJson(row: CallRow, incognito: boolean) {
     stream: row.stream,
     upstream: row.upstream ?? '',
     provider: row.provider ?? '',
+    served_by: row.served_by ?? '',
+    attempts: row.attempts,
   };
 }
 
 const CSV_HEADER =
-  'request_id,ts,model,key_id,key_label,session_id,upstream,provider,status,stream,is_byok,' +
+  'request_id,ts,model,key_id,key_label,session_id,upstream,provider,served_by,attempts,status,stream,is_byok,' +
   'native_tokens_prompt,native_tokens_completion,cache_read,cache_write,reasoning_tokens,' +
   'total_cost_usd,cache_discount,credits_charged,latency_ms,ttft_ms';
 
@@ -350,6 +352,8 @@ describe('the export file', () => {
         model: `model ${text(4)}`,
         provider: n % 6 === 0 ? undefined : text(5),
         upstream: n % 7 === 0 ? undefined : text(6),
+        servedBy: n % 7 === 0 ? undefined : `byo:${text(7)}`,
+        attempts: n % 5,
         status: n % 9 === 0 ? 502 : 200,
         isByok: n % 2 === 0,
         stream: n % 3 === 1,

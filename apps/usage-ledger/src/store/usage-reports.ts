@@ -554,6 +554,8 @@ export interface CallRow {
   org_id: string | null;
   upstream: string | null;
   provider: string | null;
+  served_by: string | null;
+  attempts: number;
   tokens_prompt: string;
   tokens_completion: string;
   cache_read: string;
@@ -572,6 +574,7 @@ export interface CallRow {
 }
 
 const CALL_COLUMNS = `event_id, request_id, ts, model, key_id, key_label, session_id, org_id, upstream, provider,
+  served_by, attempts,
   tokens_prompt::text AS tokens_prompt, tokens_completion::text AS tokens_completion, cache_read::text AS cache_read,
   cache_write::text AS cache_write, reasoning_tokens::text AS reasoning_tokens, total_cost_usd::text AS total_cost_usd,
   cache_discount_usd::text AS cache_discount_usd, credits_charged::text AS credits_charged, is_byok, status, latency_ms,
@@ -589,6 +592,8 @@ const CSV_COLUMNS = [
   'session_id',
   'upstream',
   'provider',
+  'served_by',
+  'attempts',
   'status',
   'stream',
   'is_byok',
@@ -620,7 +625,17 @@ const numberText = (column: string) =>
   `nanos) AS n) AS m) END`;
 
 /** The calls' free-text columns: only these can hold what CSV must quote or JSON must escape. */
-const TEXT_COLUMNS = ['event_id', 'request_id', 'model', 'key_id', 'key_label', 'session_id', 'upstream', 'provider'];
+const TEXT_COLUMNS = [
+  'event_id',
+  'request_id',
+  'model',
+  'key_id',
+  'key_label',
+  'session_id',
+  'upstream',
+  'provider',
+  'served_by',
+];
 
 /**
  * A line in two renderings: `plain` for the calls whose text needs no quoting or escaping (nearly all: a
@@ -656,6 +671,8 @@ function csvLine(omitSessionIds: boolean): string {
     omitSessionIds ? same(`''`) : text('session_id'),
     text('upstream'),
     text('provider'),
+    text('served_by'),
+    same('attempts::text'),
     same('status::text'),
     same('stream::text'),
     same('is_byok::text'),
@@ -711,6 +728,8 @@ function jsonLine(omitSessionIds: boolean): string {
     raw('stream', 'stream::text'),
     text('upstream', `COALESCE(upstream, '')`),
     text('provider', `COALESCE(provider, '')`),
+    text('served_by', `COALESCE(served_by, '')`),
+    raw('attempts', 'attempts::text'),
     same(`E'}\\n'`),
   ];
   const row = (pick: 'plain' | 'escaped') => `concat(${fields.map((field) => field[pick]).join(', ')})`;

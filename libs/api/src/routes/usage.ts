@@ -93,6 +93,16 @@ export const UsageGeneration = z
     stream: z.boolean(),
     upstream: z.string(),
     provider: z.string(),
+    served_by: z.string().meta({
+      description:
+        'The routing target that answered: `house`, `byo:<slug>` or `provider:<vendor>/<deployment>`; the last one ' +
+        'tried when none answered. For calls recorded before routing policy, `upstream`.',
+    }),
+    attempts: count.meta({
+      description:
+        'Upstream attempts the call made across its targets and fallback models; 0 when none was tried (a call ' +
+        'refused before it was sent). For calls recorded before routing policy, 1 when the call reached its upstream.',
+    }),
   })
   .loose()
   .meta({ id: 'UsageGeneration' });

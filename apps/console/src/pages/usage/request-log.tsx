@@ -10,8 +10,11 @@ import { useRequestLog, type LogFilters } from './use-usage';
 const COLUMNS: Column<UsageGeneration>[] = [
   { header: 'Time', cell: (row) => dateTime(row.ts) },
   { header: 'Model', cell: (row) => row.model },
+  // A target id (`provider:openai/east`) may be longer than a phone's column: it breaks at its separators.
+  { header: 'Served by', cell: (row) => (row.served_by ? <code className="breakable">{row.served_by}</code> : '—') },
   { header: 'Key', cell: (row) => row.key_label ?? row.key_id ?? '(session)' },
   { header: 'Status', cell: (row) => row.status, numeric: true },
+  { header: 'Attempts', cell: (row) => row.attempts, numeric: true },
   { header: 'Tokens in', cell: (row) => count(row.native_tokens_prompt), numeric: true },
   { header: 'Tokens out', cell: (row) => count(row.native_tokens_completion), numeric: true },
   { header: 'Latency', cell: (row) => ms(row.latency_ms), numeric: true },
