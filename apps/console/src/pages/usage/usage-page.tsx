@@ -1,7 +1,7 @@
 import { useMemo, useRef, useState } from 'react';
 import { withQuery } from '../../api/client';
 import type { UsageBreakdown } from '../../api/types';
-import { browserTimeZone, count, localDay, usd } from '../../ui/format';
+import { browserTimeZone, count, localDay, usd, usdTicks } from '../../ui/format';
 import { Page, Section } from '../../ui/page';
 import { StackedChart } from '../../ui/stacked-chart';
 import { QueryView } from '../../ui/states';
@@ -34,6 +34,7 @@ function BreakdownView({ breakdown, metric, group }: { breakdown: UsageBreakdown
         series={series}
         unit={METRICS[metric].unit}
         format={format}
+        formatAxis={metric === 'usd' ? usdTicks : undefined}
         // Measured for the budget bench (bench/console.mjs): data in hand to the next frame after the chart drew.
         onDrawn={() =>
           requestAnimationFrame(() =>
