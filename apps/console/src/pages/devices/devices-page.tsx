@@ -7,13 +7,15 @@ import { Page } from '../../ui/page';
 import { ErrorState, QueryView } from '../../ui/states';
 import { Table } from '../../ui/table';
 
+const counted = (n: number, noun: string) => `${count(n)} ${noun}${n === 1 ? '' : 's'}`;
+
 function capabilities(device: Device): string {
   const held = device.capabilities;
   if (!held) return 'Not reported';
   const parts = [
-    `${count(held.tools_count)} tools`,
+    counted(held.tools_count, 'tool'),
     held.held_vendors.length > 0 && `vendors: ${held.held_vendors.join(', ')}`,
-    held.held_models.length > 0 && `${count(held.held_models.length)} models`,
+    held.held_models.length > 0 && counted(held.held_models.length, 'model'),
     held.helper_version && `helper ${held.helper_version}`,
   ].filter(Boolean);
   return parts.join('; ');

@@ -41,7 +41,7 @@ export function TeamDetail({ teamId }: { teamId: string }) {
     <QueryView query={team} what="the team">
       {(team) => (
         <>
-          <Section title={`Team ${team.name}`}>
+          <Section title={team.name}>
             {canManage(team.role) ? <Rename team={team} /> : <p>Only owners and admins rename the team.</p>}
           </Section>
           <TeamMembers team={team} caller={{ userId, role: team.role }} />

@@ -3,7 +3,7 @@ import type { TeamMember, TeamRole } from '../../api/types';
 // The account service's rules for who may change whom (SERVICE.md, team routes), mirrored so the page offers
 // only what the API will allow; the API still decides.
 const RANK: Record<TeamRole, number> = { member: 0, editor: 1, admin: 2, owner: 3 };
-export const ROLES: TeamRole[] = ['owner', 'admin', 'editor', 'member'];
+const ROLES: TeamRole[] = ['owner', 'admin', 'editor', 'member'];
 
 export const canManage = (role: TeamRole) => role === 'owner' || role === 'admin';
 
