@@ -24,6 +24,8 @@ describe('the console session cookie (POST/GET /v1/auth/console/session)', () =>
   async function signedIn(): Promise<{
     cookie: string;
     setCookie: string;
+    /** The page-readable signed-in hint set beside the session cookie. */
+    hint: string;
     body: Record<string, unknown>;
     email: string;
   }> {
