@@ -10,7 +10,8 @@ import { breakdownSeries, METRICS, type Metric } from './breakdown';
 import { RequestLog } from './request-log';
 import { exclusiveEnd, useBreakdown } from './use-usage';
 
-const GROUPS = { model: 'Model', key: 'Key', provider: 'Provider', upstream: 'Upstream' } as const;
+// `upstream` is the API's name for a grouping by endpoint; the console calls it an endpoint (api/routes.ts).
+const GROUPS = { model: 'Model', key: 'Key', provider: 'Provider', upstream: 'Endpoint' } as const;
 type Group = keyof typeof GROUPS;
 const ZONES = [
   ...new Set([browserTimeZone(), 'UTC', 'America/New_York', 'Europe/London', 'Europe/Berlin', 'Asia/Tokyo']),
