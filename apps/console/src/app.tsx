@@ -7,7 +7,8 @@ import { SignInPage } from './pages/sign-in/sign-in-page';
 // Each page is its own chunk, so the first load carries the shell and the sign-in page only.
 const named = <K extends string>(load: () => Promise<Record<K, ComponentType>>, name: K) =>
   lazy(() => load().then((module) => ({ default: module[name] })));
-const PAGES: { path: string; label: string; component: ComponentType }[] = [
+// `inNav: false` pages are reached by a link (an invite's), not from the navigation.
+const PAGES: { path: string; label: string; component: ComponentType; inNav?: false }[] = [
   { path: '', label: 'Overview', component: named(() => import('./pages/overview/overview-page'), 'OverviewPage') },
   { path: 'usage', label: 'Usage', component: named(() => import('./pages/usage/usage-page'), 'UsagePage') },
   {
@@ -23,6 +24,14 @@ const PAGES: { path: string; label: string; component: ComponentType }[] = [
     component: named(() => import('./pages/endpoints/endpoints-page'), 'EndpointsPage'),
   },
   { path: 'aliases', label: 'Aliases', component: named(() => import('./pages/aliases/aliases-page'), 'AliasesPage') },
+  { path: 'teams', label: 'Teams', component: named(() => import('./pages/teams/teams-page'), 'TeamsPage') },
+  { path: 'devices', label: 'Devices', component: named(() => import('./pages/devices/devices-page'), 'DevicesPage') },
+  {
+    path: 'invite',
+    label: 'Team invite',
+    component: named(() => import('./pages/teams/invite-page'), 'InvitePage'),
+    inNav: false,
+  },
   {
     path: 'device',
     label: 'Device activation',
@@ -46,7 +55,7 @@ function Shell({ page, email }: { page: string; email?: string }) {
         <span className="brand">Gateway console</span>
         <nav aria-label="Console">
           <ul>
-            {PAGES.map((one) => (
+            {PAGES.filter((one) => one.inNav !== false).map((one) => (
               <li key={one.path}>
                 <Link to={one.path} aria-current={one.path === page ? 'page' : undefined}>
                   {one.label}

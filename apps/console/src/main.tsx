@@ -2,14 +2,14 @@ import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { QueryCache, QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { ApiFailure } from './api/client';
-import { isSignedOut } from './api/session';
+import { forgetEndedSession, isSignedOut } from './api/session';
 import { App } from './app';
 import './styles.css';
 
 const queryClient: QueryClient = new QueryClient({
   // A 401 anywhere means the session is over (signed out at another tab or edge, or expired): show sign-in.
   queryCache: new QueryCache({
-    onError: (error) => void (isSignedOut(error) && queryClient.setQueryData(['session'], null)),
+    onError: (error) => void (isSignedOut(error) && forgetEndedSession(queryClient)),
   }),
   defaultOptions: {
     queries: {

@@ -24,6 +24,8 @@ describe('the console session cookie (POST/GET /v1/auth/console/session)', () =>
   async function signedIn(): Promise<{
     cookie: string;
     setCookie: string;
+    /** The page-readable signed-in hint set beside the session cookie. */
+    hint: string;
     body: Record<string, unknown>;
     email: string;
   }> {
@@ -34,8 +36,10 @@ describe('the console session cookie (POST/GET /v1/auth/console/session)', () =>
       headers: sameOrigin(),
     });
     expect(answer.status).toBe(201);
-    const setCookie = answer.headers.get('set-cookie') ?? '';
-    return { cookie: setCookie.split(';')[0]!, setCookie, body: answer.body, email };
+    const cookies = answer.headers.getSetCookie();
+    const setCookie = cookies.find((one) => one.startsWith('sbc_session=')) ?? '';
+    const hint = cookies.find((one) => one.startsWith('sbc_signed_in=')) ?? '';
+    return { cookie: setCookie.split(';')[0]!, setCookie, hint, body: answer.body, email };
   }
 
   const withCookie = (cookie: string, headers: Record<string, string> = {}) => ({ headers: { cookie, ...headers } });
@@ -43,10 +47,13 @@ describe('the console session cookie (POST/GET /v1/auth/console/session)', () =>
   it(
     'sets the session in an HttpOnly, SameSite=Strict, ' + 'Secure cookie and never shows the token to the page',
     async () => {
-      const { setCookie, body, email } = await signedIn();
+      const { setCookie, hint, body, email } = await signedIn();
       expect(setCookie).toMatch(
         /^sbc_session=sbs_[A-Za-z0-9_-]+; Max-Age=\d+; Path=\/; HttpOnly; SameSite=Strict; Secure$/,
       );
+      // Beside it, a hint the page may read that it signed in here, holding no secret, for as long.
+      const maxAge = /Max-Age=(\d+)/.exec(setCookie)?.[1];
+      expect(hint).toBe(`sbc_signed_in=1; Max-Age=${maxAge}; Path=/; SameSite=Strict; Secure`);
       expect(body).toMatchObject({ object: 'console_session', user: { email } });
       expect(JSON.stringify(body)).not.toMatch(/sbs_/);
     },
@@ -143,7 +150,10 @@ describe('the console session cookie (POST/GET /v1/auth/console/session)', () =>
     const { cookie } = await signedIn();
     const ended = await stack.api('DELETE', '/v1/auth/sessions/current', withCookie(cookie, sameOrigin()));
     expect(ended.status).toBe(204);
-    expect(ended.headers.get('set-cookie')).toBe('sbc_session=; Max-Age=0; Path=/; HttpOnly; SameSite=Strict; Secure');
+    expect(ended.headers.getSetCookie()).toEqual([
+      'sbc_session=; Max-Age=0; Path=/; HttpOnly; SameSite=Strict; Secure',
+      'sbc_signed_in=; Max-Age=0; Path=/; SameSite=Strict; Secure',
+    ]);
     expect((await stack.api('GET', '/v1/keys', withCookie(cookie))).status).toBe(401);
   });
 

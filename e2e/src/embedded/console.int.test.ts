@@ -1,9 +1,10 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { AxeBuilder } from '@axe-core/playwright';
 import OpenAI from 'openai';
-import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { createTestDatabase, freePort, jsonOf, type TestDatabase } from '@sbc/testing';
 import { loadSimConfig, start as startSim, type RunningSim } from '@sbc/app-sim-upstream';
 import { loadEmbeddedConfig, start, type RunningEmbedded } from '@sbc/app-embedded';
@@ -14,9 +15,12 @@ const ROOT = path.resolve(__dirname, '../../..');
 const CONSOLE_BUILD = path.join(ROOT, 'dist/apps/console/index.html');
 const ARTIFACTS = path.join(ROOT, 'dist/test-artifacts/console');
 const CHROMIUM = '/usr/bin/chromium';
-const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 const PASSWORD = 'a console password 1';
 const EMAIL = `person.${Date.now()}@example.test`;
+const INVITEE = `invitee.${Date.now()}@example.test`;
+const STRANGER = `stranger.${Date.now()}@example.test`;
+const PHONE = { width: 390, height: 844 };
+const DESKTOP = { width: 1280, height: 800 };
 
 /** Waits, as a person would, for a list to settle at `count` items; returns what it settled at. */
 async function countSettles(locator: Locator, count: number): Promise<number> {
@@ -40,6 +44,10 @@ describe('the console in a browser', () => {
   let browser: Browser;
   let page: Page;
   let base: string;
+  /** The same edge by another host name: BASE_URL names it, so the pairing flow's links lead there. */
+  let otherHost: string;
+  /** Errors the signed-in person's page logged: there must be none (a refused request logs one). */
+  const consoleErrors: string[] = [];
   let key = '';
   const keyName = 'ci laptop';
 
@@ -53,6 +61,7 @@ describe('the console in a browser', () => {
       databases.push(await createTestDatabase(`console_${service}`));
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
+    otherHost = `http://localhost:${port}`;
     sim = await startSim(
       loadSimConfig({ SIM_PORT: '0', SIM_LATENCY_MS: '0', SIM_TOKENS_PER_SECOND: '0', LOG_LEVEL: 'silent' }),
     );
@@ -61,7 +70,7 @@ describe('the console in a browser', () => {
       loadEmbeddedConfig({
         SBC_DATA_DIR: dataDir,
         PORT: String(port),
-        BASE_URL: base,
+        BASE_URL: otherHost,
         LOG_LEVEL: 'silent',
         // The endpoint added below is the simulator on loopback, which only operators may dial by default.
         EGRESS_PRIVATE: 'everyone',
@@ -87,14 +96,39 @@ describe('the console in a browser', () => {
         '--no-first-run',
       ],
     });
-    const context = await browser.newContext({
+    page = await newPage();
+    page.on('console', (message) => void (message.type() === 'error' && consoleErrors.push(message.text())));
+    page.on('pageerror', (error) => void consoleErrors.push(error.message));
+  }, 120_000);
+
+  /** A browser of its own (cookies, storage), as a second person on another machine has. */
+  async function newPage(): Promise<Page> {
+    const context: BrowserContext = await browser.newContext({
       timezoneId: 'UTC',
       locale: 'en-GB',
-      viewport: { width: 1280, height: 900 },
+      viewport: DESKTOP,
+      permissions: ['clipboard-read', 'clipboard-write'],
     });
-    page = await context.newPage();
-    page.setDefaultTimeout(10_000);
-  }, 120_000);
+    const opened = await context.newPage();
+    opened.setDefaultTimeout(10_000);
+    return opened;
+  }
+
+  async function signIn(on: Page, email: string): Promise<void> {
+    await on.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await on.getByLabel('Email').fill(email);
+    await on.getByLabel('Password').fill(PASSWORD);
+    await on.getByRole('button', { name: 'Sign in' }).click();
+  }
+
+  async function signUpByApi(email: string): Promise<void> {
+    const response = await fetch(`${base}/v1/auth/signup`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password: PASSWORD }),
+    });
+    expect(response.status).toBe(201);
+  }
 
   afterAll(async () => {
     await browser?.close();
@@ -104,19 +138,31 @@ describe('the console in a browser', () => {
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 
-  /** axe-core on the page as it stands: no serious or critical violation. */
-  async function accessible(name: string): Promise<void> {
-    // Evaluated through the DevTools protocol: the console's CSP refuses inline script tags (addScriptTag). The
-    // page's globals are reached through strings, as this file is compiled without the DOM types.
-    if (!(await page.evaluate<boolean>("'axe' in window"))) await page.evaluate(AXE);
-    const found = await page.evaluate<{ id: string; impact: string; nodes: { target: string[] }[] }[]>(
-      'axe.run().then((result) => result.violations)',
-    );
-    const violations = found
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-    expect({ page: name, violations }).toEqual({ page: name, violations: [] });
-    await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
+  /**
+   * axe-core on the page as it stands, at desktop and phone width: no serious or critical violation, and at
+   * phone width nothing runs off the right edge (wide tables scroll inside their own frame).
+   */
+  async function accessible(name: string, on: Page = page): Promise<void> {
+    for (const [width, suffix] of [
+      [DESKTOP, ''],
+      [PHONE, '-phone'],
+    ] as const) {
+      await on.setViewportSize(width);
+      // axe-core injected through the DevTools protocol, which the console's CSP (no inline script) allows.
+      const { violations: found } = await new AxeBuilder({ page: on }).analyze();
+      const violations = found
+        .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+        .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+      expect({ page: name, width: width.width, violations }).toEqual({
+        page: name,
+        width: width.width,
+        violations: [],
+      });
+      const overflow = await on.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
+      expect({ page: name, width: width.width, overflow }).toEqual({ page: name, width: width.width, overflow: 0 });
+      await on.screenshot({ path: path.join(ARTIFACTS, `${name}${suffix}.png`), fullPage: true });
+    }
+    await on.setViewportSize(DESKTOP);
   }
 
   async function open(label: string): Promise<void> {
@@ -128,13 +174,15 @@ describe('the console in a browser', () => {
     await page.goto(`${base}/console/`);
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     await accessible('sign-in');
+    // Signed out, the console asks nothing it would be refused (each refusal logs an error in the browser).
+    expect(consoleErrors).toEqual([]);
     await page.getByRole('button', { name: 'Create one' }).click();
     await page.getByLabel('Email').fill(EMAIL);
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Create an account' }).click();
     await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
-    // The page never holds the session: the cookie is HttpOnly.
-    expect(await page.evaluate<string>('document.cookie')).toBe('');
+    // The page never holds the session: the cookie is HttpOnly; all it may read is that it signed in.
+    expect(await page.evaluate<string>('document.cookie')).toBe('sbc_signed_in=1');
 
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
@@ -254,17 +302,33 @@ describe('the console in a browser', () => {
     expect(await weightOf()).toBe('0 (standby)');
   });
 
-  it("approves a device code at the pairing flow's verification URI, and the device gets its token", async () => {
+  let deviceToken = '';
+
+  it("approves a device code at the pairing flow's verification URI, signing in first at that host name", async () => {
     const pairing = await jsonOf(
       await fetch(`${base}/v1/devices/pair`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ kind: 'cli', label: 'build box', fingerprint: 'fp-console-test' }),
+        body: JSON.stringify({
+          kind: 'cli',
+          label: 'build box',
+          fingerprint: 'fp-console-test',
+          capabilities: { tools_count: 7, held_vendors: ['openai'], held_models: ['house'] },
+        }),
       }),
     );
-    expect(pairing.verification_uri).toBe(`${base}/device`);
+    // The URI is BASE_URL's (localhost), never built from the request's Host header; the person is signed
+    // in at 127.0.0.1, which is another site to the browser, so the page says why it asks to sign in.
+    expect(pairing.verification_uri).toBe(`${otherHost}/device`);
     await page.goto(pairing.verification_uri_complete);
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    expect(await page.getByText(/Sign in to approve the device/).textContent()).toContain(
+      'does not count at localhost',
+    );
+    await accessible('device-sign-in');
+    await signIn(page, EMAIL);
     await page.getByRole('heading', { level: 1, name: 'Device activation' }).waitFor();
+    expect(new URL(page.url()).host).toBe(new URL(otherHost).host);
     expect(await page.getByLabel('Code shown on the device').inputValue()).toBe(pairing.user_code);
     await accessible('device');
     await page.getByRole('button', { name: 'Approve' }).click();
@@ -275,11 +339,142 @@ describe('the console in a browser', () => {
       body: JSON.stringify({ device_code: pairing.device_code }),
     });
     expect(token.status).toBe(200);
-    expect((await jsonOf(token)).device_token).toMatch(/^sbd_/);
+    deviceToken = (await jsonOf(token)).device_token;
+    expect(deviceToken).toMatch(/^sbd_/);
+    await page.goto(`${base}/console/`);
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+  });
+
+  it('lists the device online with its capabilities, renames it, and unlinks it so its token is refused', async () => {
+    const heartbeat = await fetch(`${base}/v1/devices/heartbeat`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${deviceToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({}),
+    });
+    expect(heartbeat.status).toBe(204);
+    await open('Devices');
+    const row = page.getByRole('row', { name: /build box/ });
+    await row.waitFor();
+    expect(await row.getByRole('cell').allTextContents()).toEqual(
+      expect.arrayContaining(['Online', '7 tools; vendors: openai; 1 model']),
+    );
+    await accessible('devices');
+    await page.getByRole('button', { name: 'Rename build box' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Rename device' });
+    await dialog.getByLabel('Name').fill('render box');
+    await dialog.getByRole('button', { name: 'Save name' }).click();
+    await page.getByRole('cell', { name: 'render box', exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Unlink render box' }).click();
+    await page
+      .getByRole('dialog', { name: 'Unlink this device?' })
+      .getByRole('button', { name: 'Unlink device' })
+      .click();
+    await page.getByText(/No paired devices yet/).waitFor();
+    const refused = await fetch(`${base}/v1/devices/heartbeat`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${deviceToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({}),
+    });
+    expect(refused.status).toBe(401);
+  });
+
+  it('a team: created and renamed, an invite accepted by the invited person only, roles, and team keys', async () => {
+    await open('Teams');
+    await page.getByText(/You are in no team yet/).waitFor();
+    await page.getByLabel('New team name').fill('Platform');
+    await page.getByRole('button', { name: 'Create team' }).click();
+    await page.getByRole('link', { name: 'Platform', exact: true }).click();
+    await page.getByLabel('Team name', { exact: true }).fill('Platform team');
+    await page.getByRole('button', { name: 'Rename', exact: true }).click();
+    await page.getByRole('link', { name: 'Platform team', exact: true }).waitFor();
+
+    // The only owner can neither leave nor step down: no Leave button, no role choice, and the reason shown.
+    const me = page.getByRole('row', { name: /\(you\)/ });
+    await me.getByText(/the last owner/).waitFor();
+    expect(await me.getByRole('button').count()).toBe(0);
+    expect(await me.getByRole('combobox').count()).toBe(0);
+
+    await page.getByLabel('Email to invite').fill(INVITEE);
+    await page.getByRole('combobox', { name: 'Role', exact: true }).selectOption('editor');
+    await page.getByRole('button', { name: 'Send invite' }).click();
+    const invite = page.getByRole('row', { name: new RegExp(INVITEE.replace(/\./g, '\\.')) });
+    await invite.waitFor();
+    await page.getByRole('button', { name: `Resend the invite to ${INVITEE}` }).click();
+    await invite.getByText(/^2×/).waitFor();
+    await page.getByRole('button', { name: `Copy link for ${INVITEE}` }).click();
+    await page.getByText('Copied', { exact: true }).waitFor();
+    const link = await page.evaluate<string>('navigator.clipboard.readText()');
+    expect(link).toMatch(new RegExp(`^${base.replace(/\./g, '\\.')}/console/invite\\?code=`));
+
+    // A second invite, revoked: it leaves the list.
+    await page.getByLabel('Email to invite').fill(`later.${INVITEE}`);
+    await page.getByRole('button', { name: 'Send invite' }).click();
+    await page.getByRole('button', { name: `Revoke the invite to later.${INVITEE}` }).click();
+    await page
+      .getByRole('dialog', { name: 'Revoke this invite?' })
+      .getByRole('button', { name: 'Revoke invite' })
+      .click();
+    expect(await countSettles(page.getByRole('table', { name: /Pending invites/ }).getByRole('row'), 2)).toBe(2);
+
+    // Team key: minted with Full access, it holds the scopes a team key may, never keys:write.
+    await page.getByLabel('Key name').fill('team ci');
+    await page.getByLabel('Access').selectOption('full_access');
+    await page.getByRole('button', { name: 'Mint team key' }).click();
+    await page.getByRole('button', { name: 'Done' }).click();
+    const scopes = await page
+      .getByRole('row', { name: /team ci/ })
+      .getByRole('cell')
+      .nth(2)
+      .textContent();
+    expect(scopes).toContain('gateway:invoke');
+    expect(scopes).not.toContain('keys:write');
+    expect(scopes).not.toContain('teams:write');
+    await accessible('team');
+
+    // Someone else holding the link is refused, and the invite stays for the invitee.
+    await signUpByApi(STRANGER);
+    await signUpByApi(INVITEE);
+    const stranger = await newPage();
+    await stranger.goto(link);
+    await signIn(stranger, STRANGER);
+    await stranger.getByRole('heading', { level: 1, name: 'Team invite' }).waitFor();
+    await stranger.getByRole('button', { name: 'Accept the invite' }).click();
+    await stranger.getByText(/sent to another address/).waitFor();
+
+    const invitee = await newPage();
+    const inviteeErrors: string[] = [];
+    invitee.on('console', (message) => void (message.type() === 'error' && inviteeErrors.push(message.text())));
+    await invitee.goto(link);
+    expect(await invitee.getByText(/Sign in as the address the invite was sent to/).count()).toBe(1);
+    await signIn(invitee, INVITEE);
+    await invitee.getByRole('heading', { level: 1, name: 'Team invite' }).waitFor();
+    await accessible('invite', invitee);
+    await invitee.getByRole('button', { name: 'Accept the invite' }).click();
+    expect(await invitee.getByRole('status').filter({ hasText: 'You joined' }).textContent()).toContain(
+      'You joined Platform team as editor',
+    );
+    await invitee.getByRole('link', { name: 'Open the team' }).click();
+    await invitee
+      .getByRole('row', { name: /\(you\)/ })
+      .getByRole('button', { name: 'Leave Platform team' })
+      .waitFor();
+    expect(inviteeErrors).toEqual([]);
+    await invitee.context().close();
+    await stranger.context().close();
+
+    // Back with the owner: the new member shows; made an owner, the first owner may now step down.
+    await page.reload();
+    const member = page.getByRole('row', { name: new RegExp(INVITEE.replace(/\./g, '\\.')) });
+    await member.getByRole('combobox', { name: `Role of ${INVITEE}` }).selectOption('owner');
+    await me.getByRole('button', { name: 'Leave Platform team' }).waitFor();
+    await me.getByRole('combobox').selectOption('admin');
+    // Now an admin, the person cannot act on the owner they made.
+    expect(await countSettles(member.getByRole('combobox'), 0)).toBe(0);
+    expect(await member.getByRole('button').count()).toBe(0);
   });
 
   it('every other page passes axe with no serious or critical violation', async () => {
-    for (const label of ['Overview', 'Credits and plan', 'Spend', 'Aliases']) {
+    for (const label of ['Overview', 'Credits and plan', 'Spend', 'Aliases', 'Keys']) {
       await open(label);
       await page
         .getByRole('status')
@@ -292,12 +487,15 @@ describe('the console in a browser', () => {
 
   it('revokes a key after a confirmation, and the key is refused from then on', async () => {
     await open('Keys');
-    await accessible('keys');
     await page.getByRole('button', { name: `Revoke ${keyName}` }).click();
     const dialog = page.getByRole('dialog', { name: 'Revoke this key?' });
     await dialog.getByRole('button', { name: 'Revoke key' }).click();
     await page.getByRole('cell', { name: /^Revoked/ }).waitFor();
     const refused = await fetch(`${base}/v1/keys/whoami`, { headers: { authorization: `Bearer ${key}` } });
     expect([401, 403]).toContain(refused.status);
+  });
+
+  it('logged no error in the browser on any page visited', () => {
+    expect(consoleErrors).toEqual([]);
   });
 });

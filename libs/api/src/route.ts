@@ -59,12 +59,20 @@ export interface RouteSpec<
   rateCost?: number;
 }
 
-/** Declares a route; the generic parameters carry the input types to the handler that mounts it. */
+/**
+ * Declares a route; the generic parameters carry the input types to the handler that mounts it, and the
+ * literal method, path and responses to typed clients (the console's), which read both ends of a call from here.
+ */
 export function defineRoute<
   Params extends z.ZodType = z.ZodNever,
   Query extends z.ZodType = z.ZodNever,
   Body extends z.ZodType = z.ZodNever,
->(spec: RouteSpec<Params, Query, Body>): RouteSpec<Params, Query, Body> {
+  Method extends HttpMethod = HttpMethod,
+  Path extends string = string,
+  Responses extends Record<number, ResponseSpec> = Record<number, ResponseSpec>,
+>(
+  spec: RouteSpec<Params, Query, Body> & { method: Method; path: Path; responses: Responses },
+): RouteSpec<Params, Query, Body> & { method: Method; path: Path; responses: Responses } {
   return spec;
 }
 

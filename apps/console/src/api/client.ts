@@ -1,3 +1,5 @@
+import { fillPath, type InputOf, type ResultOf, type Route, type RouteShape } from './route';
+
 /**
  * The console's only way to the edge: same-origin fetches that carry the HttpOnly session cookie (the page
  * never holds a token). Refusals arrive in the shared Error envelope and are thrown as ApiFailure.
@@ -14,13 +16,13 @@ export class ApiFailure extends Error {
   }
 }
 
-type Query = Record<string, string | number | undefined>;
+type Query = Record<string, unknown>;
 
 /** `path?query`, leaving out empty values. */
 export function withQuery(path: string, query: Query = {}): string {
   const params = new URLSearchParams();
   for (const [name, value] of Object.entries(query))
-    if (value !== undefined && value !== '') params.set(name, String(value));
+    if (value !== undefined && value !== null && value !== '') params.set(name, String(value));
   const text = params.toString();
   return text ? `${path}?${text}` : path;
 }
@@ -34,13 +36,14 @@ async function failureOf(response: Response): Promise<ApiFailure> {
   }
 }
 
-export async function request<T>(
-  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
-  path: string,
-  body?: unknown,
-): Promise<T> {
-  const response = await fetch(path, {
-    method,
+/**
+ * Calls one route: its path filled from `params`, `query` appended, `body` sent as JSON; answers with the
+ * route's success body, typed by its spec. The one place the console's reads and writes go through.
+ */
+export async function call<R extends RouteShape>(route: Route<R>, input: InputOf<R>): Promise<ResultOf<R>> {
+  const { params, query, body } = input as { params?: Record<string, unknown>; query?: Query; body?: unknown };
+  const response = await fetch(withQuery(fillPath(route.path, params), query), {
+    method: route.method.toUpperCase(),
     credentials: 'same-origin',
     headers:
       body === undefined
@@ -49,8 +52,6 @@ export async function request<T>(
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   if (!response.ok) throw await failureOf(response);
-  if (response.status === 204) return undefined as T;
-  return (await response.json()) as T;
+  // The body's shape is the spec's: the edge renders every answer from the same schema.
+  return (response.status === 204 ? undefined : await response.json()) as ResultOf<R>;
 }
-
-export const get = <T>(path: string, query?: Query) => request<T>('GET', withQuery(path, query));

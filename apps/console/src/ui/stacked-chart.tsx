@@ -14,6 +14,7 @@ export function StackedChart({
   series,
   unit,
   format,
+  formatAxis = (ticks) => ticks.map(format),
   onDrawn,
 }: {
   title: string;
@@ -22,6 +23,8 @@ export function StackedChart({
   series: Series[];
   unit: string;
   format: (value: number) => string;
+  /** The value axis's labels, given every gridline at once (a step-aware format); `format` each by default. */
+  formatAxis?: (ticks: number[]) => string[];
   onDrawn?: () => void;
 }) {
   const host = useRef<HTMLDivElement>(null);
@@ -41,7 +44,7 @@ export function StackedChart({
         legend: { show: false },
         cursor: { show: false },
         scales: { x: { time: true } },
-        axes: [{}, { values: (_u, ticks) => ticks.map((tick) => format(tick)), size: 72 }],
+        axes: [{}, { values: (_u, ticks) => formatAxis(ticks), size: 80 }],
         series: [
           {},
           ...stacked.map((one) => ({

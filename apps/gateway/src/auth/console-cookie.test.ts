@@ -1,18 +1,26 @@
 import {
-  clearedSessionCookie,
+  clearedSessionCookies,
   isSafeMethod,
   isSameOriginRequest,
   readSessionCookie,
-  sessionCookie,
+  sessionCookies,
 } from './console-cookie';
 
 describe('the console session cookie', () => {
   it('is HttpOnly and SameSite=Strict, Secure only on https, and lives as long as the session', () => {
     const now = new Date('2026-01-01T00:00:00Z');
-    const plain = sessionCookie('sbs_token', new Date('2026-01-31T00:00:00Z'), now, false);
+    const [plain] = sessionCookies('sbs_token', new Date('2026-01-31T00:00:00Z'), now, false);
     expect(plain).toBe('sbc_session=sbs_token; Max-Age=2592000; Path=/; HttpOnly; SameSite=Strict');
-    expect(sessionCookie('sbs_token', new Date('2026-01-31T00:00:00Z'), now, true)).toMatch(/; Secure$/);
-    expect(clearedSessionCookie(false)).toBe('sbc_session=; Max-Age=0; Path=/; HttpOnly; SameSite=Strict');
+    expect(sessionCookies('sbs_token', new Date('2026-01-31T00:00:00Z'), now, true)[0]).toMatch(/; Secure$/);
+    expect(clearedSessionCookies(false)[0]).toBe('sbc_session=; Max-Age=0; Path=/; HttpOnly; SameSite=Strict');
+  });
+
+  it('comes with a readable signed-in hint that holds no secret and goes when the session cookie goes', () => {
+    const now = new Date('2026-01-01T00:00:00Z');
+    const [, hint] = sessionCookies('sbs_token', new Date('2026-01-31T00:00:00Z'), now, false);
+    expect(hint).toBe('sbc_signed_in=1; Max-Age=2592000; Path=/; SameSite=Strict');
+    expect(hint).not.toContain('sbs_token');
+    expect(clearedSessionCookies(true)[1]).toBe('sbc_signed_in=; Max-Age=0; Path=/; SameSite=Strict; Secure');
   });
 
   it('is read only when exactly one cookie of its name is sent', () => {

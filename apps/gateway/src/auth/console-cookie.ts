@@ -5,6 +5,12 @@ import type { IncomingHttpHeaders } from 'node:http';
  * it, `SameSite=Strict` so other sites' pages never send it, and `Secure` when the edge is served over https.
  */
 const SESSION_COOKIE = 'sbc_session';
+/**
+ * Beside it, a cookie page scripts may read that holds no secret, only that this browser signed in here: the
+ * console asks who is signed in only when it is there, so a signed-out visit makes no refused request (which
+ * browsers log as an error).
+ */
+const SIGNED_IN_COOKIE = 'sbc_signed_in';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -12,15 +18,23 @@ function attributes(secure: boolean): string {
   return `Path=/; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`;
 }
 
-/** `Set-Cookie` for a fresh session, kept by the browser until the session itself expires. */
-export function sessionCookie(token: string, expiresAt: Date, now: Date, secure: boolean): string {
+const hintAttributes = (secure: boolean) => `Path=/; SameSite=Strict${secure ? '; Secure' : ''}`;
+
+/** `Set-Cookie` headers for a fresh session, kept by the browser until the session itself expires. */
+export function sessionCookies(token: string, expiresAt: Date, now: Date, secure: boolean): string[] {
   const maxAgeS = Math.max(0, Math.floor((expiresAt.getTime() - now.getTime()) / 1000));
-  return `${SESSION_COOKIE}=${token}; Max-Age=${maxAgeS}; ${attributes(secure)}`;
+  return [
+    `${SESSION_COOKIE}=${token}; Max-Age=${maxAgeS}; ${attributes(secure)}`,
+    `${SIGNED_IN_COOKIE}=1; Max-Age=${maxAgeS}; ${hintAttributes(secure)}`,
+  ];
 }
 
-/** `Set-Cookie` that makes the browser drop the session cookie. */
-export function clearedSessionCookie(secure: boolean): string {
-  return `${SESSION_COOKIE}=; Max-Age=0; ${attributes(secure)}`;
+/** `Set-Cookie` headers that make the browser drop the session cookie and its hint. */
+export function clearedSessionCookies(secure: boolean): string[] {
+  return [
+    `${SESSION_COOKIE}=; Max-Age=0; ${attributes(secure)}`,
+    `${SIGNED_IN_COOKIE}=; Max-Age=0; ${hintAttributes(secure)}`,
+  ];
 }
 
 /** The session cookie's value from a `Cookie` header, if the request carries exactly one. */

@@ -6,7 +6,7 @@ import type { SessionService, User } from '@sbc/proto/sbc/account/v1/sessions_pb
 import type { RpcClientOf } from '@sbc/rpc';
 import type { Authorize } from '../auth/authorize';
 import { ApiError } from '@sbc/errors';
-import { clearedSessionCookie, isSameOriginRequest, sessionCookie } from '../auth/console-cookie';
+import { clearedSessionCookies, isSameOriginRequest, sessionCookies } from '../auth/console-cookie';
 import { readCredential } from '../auth/credentials';
 import { mount } from '../http/mount';
 import type { SignInThrottle } from '../limits/sign-in-throttle';
@@ -52,7 +52,7 @@ export function authRoutes(deps: {
     // The principal does not carry its token; the session is the one this request presented.
     const tokenSha256 = hashSecret(readCredential(req.headers).secret);
     await deps.sessions.endSession({ userId: principal.userId, tokenSha256 }, { requestId });
-    res.setHeader('set-cookie', clearedSessionCookie(secure));
+    res.setHeader('set-cookie', clearedSessionCookies(secure));
     return { status: 204 };
   });
 
@@ -68,7 +68,7 @@ export function authRoutes(deps: {
       deps.sessions.createSession({ email: body.email, password: body.password }, { requestId }),
     );
     const expiresAt = timestampDate(reply.expiresAt!);
-    res.setHeader('set-cookie', sessionCookie(reply.token, expiresAt, new Date(), secure));
+    res.setHeader('set-cookie', sessionCookies(reply.token, expiresAt, new Date(), secure));
     res.setHeader('cache-control', 'no-store');
     return {
       status: 201,

@@ -78,7 +78,8 @@ export const endCurrentSession = defineRoute({
   path: '/v1/auth/sessions/current',
   summary: 'Sign out',
   description:
-    'Ends the session that calls (a session token, or the console cookie, which is cleared); its token is refused ' +
+    'Ends the session that calls (a session token, or the console cookie, which is cleared with its ' +
+    '`sbc_signed_in` hint); its token is refused ' +
     'with 401 from the next call, at every edge.',
   tag: TAG,
   auth: { kind: 'session' },
@@ -102,7 +103,8 @@ export const createConsoleSession = defineRoute({
   summary: 'Sign in to the console',
   description:
     'Signs in as POST /v1/auth/sessions does, but the session token goes into an `HttpOnly; SameSite=Strict` cookie ' +
-    '(`Secure` on https) instead of the body, so page scripts never see it. ' +
+    '(`Secure` on https) instead of the body, so page scripts never see it. Beside it goes `sbc_signed_in=1`, ' +
+    'readable by the page and holding no secret, so the console can tell it has a session without asking. ' +
     'That cookie then authenticates every route as the session would; writes it authenticates must be same-origin ' +
     'requests (`Sec-Fetch-Site: same-origin` or a matching `Origin`), else 403. ' +
     'This route too refuses a cross-site request with 403. Sign ' +

@@ -1,33 +1,29 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { get, request } from '../../api/client';
+import { useApiMutation, useApiQuery } from '../../api/queries';
+import { deleteAlias, listAliases, putAlias } from '../../api/routes';
 import type { Alias, AliasPutBody } from '../../api/types';
 import { ConfirmDialog } from '../../ui/dialog';
 import { Page, Section } from '../../ui/page';
 import { ErrorState, QueryView } from '../../ui/states';
 import { Table } from '../../ui/table';
 
-const ALIASES = ['aliases'] as const;
-const aliasPath = (token: string) => `/v1/aliases/${encodeURIComponent(token.replace(/^@/, ''))}`;
-
-function useAliases() {
-  return useQuery({ queryKey: ALIASES, queryFn: () => get<Alias[]>('/v1/aliases') });
-}
-
-function useAliasWrite<Input>(call: (input: Input) => Promise<unknown>) {
-  const client = useQueryClient();
-  return useMutation({ mutationFn: call, onSuccess: () => client.invalidateQueries({ queryKey: ALIASES }) });
-}
+const ALIASES = () => ['/v1/aliases'];
+// The path takes the token without its @.
+const byToken = (token: string) => ({ token: token.replace(/^@/, '') });
 
 const SOURCES = { personal: 'Yours', built_in: 'Built in', catalog: 'Catalog' } as const;
 
 /** @mention aliases: yours first, then built-in and catalog ones; set and delete your own. */
 export function AliasesPage() {
-  const aliases = useAliases();
-  const put = useAliasWrite(({ token, body }: { token: string; body: AliasPutBody }) =>
-    request('PUT', aliasPath(token), body),
-  );
-  const remove = useAliasWrite((token: string) => request('DELETE', aliasPath(token)));
+  const aliases = useApiQuery(listAliases, {});
+  const put = useApiMutation(putAlias, {
+    input: ({ token, body }: { token: string; body: AliasPutBody }) => ({ params: byToken(token), body }),
+    invalidates: ALIASES,
+  });
+  const remove = useApiMutation(deleteAlias, {
+    input: (token: string) => ({ params: byToken(token) }),
+    invalidates: ALIASES,
+  });
   const [form, setForm] = useState({ token: '', vendor: '', model_id: '', label: '' });
   const [deleting, setDeleting] = useState<Alias>();
   const [showCatalog, setShowCatalog] = useState(false);

@@ -3,7 +3,7 @@ import { count, dateTime, usd } from '../../ui/format';
 import { Page, Section } from '../../ui/page';
 import { QueryView } from '../../ui/states';
 import { Table } from '../../ui/table';
-import { useCredits } from './use-credits';
+import { useCredits } from '../../hooks/use-credits';
 
 const POTS = {
   beta: 'Beta (Free plan, refilled monthly)',

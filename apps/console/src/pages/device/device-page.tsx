@@ -1,6 +1,5 @@
-import { useMutation } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { request } from '../../api/client';
+import { useApprovePairing, useDenyPairing } from '../../hooks/use-devices';
 import type { PairingDecision } from '../../api/types';
 import { useLocation } from '../../router/router';
 import { Page } from '../../ui/page';
@@ -22,14 +21,17 @@ function describe(device: PairingDecision['device']): string {
 export function DevicePage() {
   const { query } = useLocation();
   const [code, setCode] = useState(query.get('user_code') ?? '');
-  const decide = useMutation({
-    mutationFn: (verb: 'approve' | 'deny') =>
-      request<PairingDecision>('POST', `/v1/devices/pair/${verb}`, { user_code: code.trim() }),
-  });
+  const approve = useApprovePairing();
+  const deny = useDenyPairing();
+  const decision = approve.data ?? deny.data;
+  const busy = approve.isPending || deny.isPending;
+  const failure = approve.error ?? deny.error;
+  const reset = () => (approve.reset(), deny.reset());
 
   const submit = (verb: 'approve' | 'deny') => (event?: FormEvent) => {
     event?.preventDefault();
-    decide.mutate(verb);
+    reset();
+    (verb === 'approve' ? approve : deny).mutate(code);
   };
 
   return (
@@ -48,29 +50,29 @@ export function DevicePage() {
             spellCheck={false}
             maxLength={32}
             value={code}
-            onChange={(e) => (decide.reset(), setCode(e.target.value))}
+            onChange={(e) => (reset(), setCode(e.target.value))}
           />
         </label>
         <div className="actions">
-          <button type="submit" disabled={decide.isPending || !code.trim()}>
+          <button type="submit" disabled={busy || !code.trim()}>
             Approve
           </button>
-          <button type="button" className="danger" disabled={decide.isPending || !code.trim()} onClick={submit('deny')}>
+          <button type="button" className="danger" disabled={busy || !code.trim()} onClick={submit('deny')}>
             Deny
           </button>
         </div>
       </form>
       <div aria-live="polite">
-        {decide.data && (
-          <p role="status" className={decide.data.status === 'approved' ? 'ok' : 'bad'}>
-            {decide.data.status === 'approved' ? 'Approved' : 'Denied'}: {describe(decide.data.device)} (
-            {decide.data.user_code}).{' '}
-            {decide.data.status === 'approved'
+        {decision && (
+          <p role="status" className={decision.status === 'approved' ? 'ok' : 'bad'}>
+            {decision.status === 'approved' ? 'Approved' : 'Denied'}: {describe(decision.device)} ({decision.user_code}
+            ).{' '}
+            {decision.status === 'approved'
               ? 'It is signed in now; you can close this page.'
               : 'It will not get access.'}
           </p>
         )}
-        {decide.error && <ErrorState error={decide.error} />}
+        {failure && <ErrorState error={failure} />}
       </div>
     </Page>
   );

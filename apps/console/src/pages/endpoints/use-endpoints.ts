@@ -1,25 +1,17 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { get, request } from '../../api/client';
-import type { CreateUpstreamBody, UpdateUpstreamBody, UpstreamList, UpstreamWithProbe } from '../../api/types';
+import { useApiMutation, useApiQuery } from '../../api/queries';
+import { addEndpoint, deleteEndpoint, editEndpoint, listEndpoints, probeEndpoint } from '../../api/routes';
+import type { CreateUpstreamBody, UpdateUpstreamBody } from '../../api/types';
 
-const ENDPOINTS = ['endpoints'] as const;
+const ENDPOINTS = () => ['/v1/upstreams'];
+const bySlug = (slug: string) => ({ params: { slug } });
 
-export function useEndpoints() {
-  return useQuery({ queryKey: ENDPOINTS, queryFn: () => get<UpstreamList>('/v1/upstreams', { limit: 100 }) });
-}
-
-function useEndpointMutation<Input, Output>(call: (input: Input) => Promise<Output>) {
-  const client = useQueryClient();
-  return useMutation({ mutationFn: call, onSuccess: () => client.invalidateQueries({ queryKey: ENDPOINTS }) });
-}
-
-const path = (slug: string) => `/v1/upstreams/${encodeURIComponent(slug)}`;
+export const useEndpoints = () => useApiQuery(listEndpoints, { query: { limit: 100 } });
 export const useAddEndpoint = () =>
-  useEndpointMutation((body: CreateUpstreamBody) => request<UpstreamWithProbe>('POST', '/v1/upstreams', body));
+  useApiMutation(addEndpoint, { input: (body: CreateUpstreamBody) => ({ body }), invalidates: ENDPOINTS });
 export const useEditEndpoint = () =>
-  useEndpointMutation(({ slug, body }: { slug: string; body: UpdateUpstreamBody }) =>
-    request<UpstreamWithProbe>('PATCH', path(slug), body),
-  );
-export const useProbeEndpoint = () =>
-  useEndpointMutation((slug: string) => request<UpstreamWithProbe>('POST', `${path(slug)}/probe`));
-export const useDeleteEndpoint = () => useEndpointMutation((slug: string) => request<void>('DELETE', path(slug)));
+  useApiMutation(editEndpoint, {
+    input: ({ slug, body }: { slug: string; body: UpdateUpstreamBody }) => ({ ...bySlug(slug), body }),
+    invalidates: ENDPOINTS,
+  });
+export const useProbeEndpoint = () => useApiMutation(probeEndpoint, { input: bySlug, invalidates: ENDPOINTS });
+export const useDeleteEndpoint = () => useApiMutation(deleteEndpoint, { input: bySlug, invalidates: ENDPOINTS });

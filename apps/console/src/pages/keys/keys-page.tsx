@@ -5,10 +5,11 @@ import { ConfirmDialog, Dialog } from '../../ui/dialog';
 import { count, dateTime } from '../../ui/format';
 import { Page } from '../../ui/page';
 import { ErrorState, QueryView } from '../../ui/states';
+import { SecretOnce } from '../../ui/secret-once';
 import { Table } from '../../ui/table';
 import { createBody, EMPTY_KEY_FORM, updateBody, type KeyFormState } from './key-form';
 import { KeyFields } from './key-fields';
-import { useKeys, useMintKey, useRevokeKey, useUpdateKey } from './use-keys';
+import { useKeys, useMintKey, useRevokeKey, useUpdateKey } from '../../hooks/use-keys';
 
 function formOf(key: CallerKey): KeyFormState {
   return {
@@ -29,37 +30,6 @@ function caps(key: CallerKey): string {
     key.monthly_limit_tokens !== undefined && `${count(key.monthly_limit_tokens)}/month`,
   ].filter(Boolean);
   return parts.length ? parts.join(', ') : 'None';
-}
-
-function SecretOnce({ minted, onDone }: { minted: MintedKey; onDone: () => void }) {
-  const [copied, setCopied] = useState(false);
-  return (
-    <div role="status" className="secret">
-      <p>
-        Your new key <strong>{minted.name}</strong>. It is shown this once: copy it now.
-      </p>
-      <label>
-        Secret key
-        <input readOnly value={minted.key} onFocus={(e) => e.target.select()} />
-      </label>
-      <div className="actions">
-        <button
-          type="button"
-          onClick={() =>
-            void navigator.clipboard?.writeText(minted.key).then(
-              () => setCopied(true),
-              () => setCopied(false),
-            )
-          }
-        >
-          {copied ? 'Copied' : 'Copy key'}
-        </button>
-        <button type="button" onClick={onDone}>
-          Done
-        </button>
-      </div>
-    </div>
-  );
 }
 
 /** Keys: the list, mint (secret shown once), edit, and revoke with a confirmation. */

@@ -4,7 +4,7 @@ import { count, localDay, ms, usd } from '../../ui/format';
 import { Page, Section } from '../../ui/page';
 import { ErrorState, Loading } from '../../ui/states';
 import { Table } from '../../ui/table';
-import { useCredits } from '../credits/use-credits';
+import { useCredits } from '../../hooks/use-credits';
 import { percentile } from './percentile';
 import { firstOfMonth, useReport, useTodaysCalls } from './use-overview';
 

@@ -1,15 +1,11 @@
-import { useQuery } from '@tanstack/react-query';
-import { get } from '../../api/client';
-import type { UsageGenerationList, UsageReport } from '../../api/types';
+import { useApiQuery } from '../../api/queries';
+import { getUsageReport, listUsageRequests } from '../../api/routes';
 import { browserTimeZone, localDay } from '../../ui/format';
 
 /** The usage report (totals, failed calls, top models) from the start of a local day to now. */
 export function useReport(from: string) {
   const tz = browserTimeZone();
-  return useQuery({
-    queryKey: ['usage', 'report', from, tz],
-    queryFn: () => get<UsageReport>('/v1/usage/report', { from, tz }),
-  });
+  return useApiQuery(getUsageReport, { query: { from, tz } });
 }
 
 export function firstOfMonth(now: Date): string {
@@ -20,8 +16,5 @@ export function firstOfMonth(now: Date): string {
 export function useTodaysCalls() {
   const now = new Date();
   const midnight = new Date(now.getFullYear(), now.getMonth(), now.getDate()).toISOString();
-  return useQuery({
-    queryKey: ['usage', 'requests', 'today', midnight],
-    queryFn: () => get<UsageGenerationList>('/v1/usage/requests', { from: midnight, limit: 100 }),
-  });
+  return useApiQuery(listUsageRequests, { query: { from: midnight, limit: 100 } });
 }

@@ -1,6 +1,8 @@
 import { useState, type FormEvent } from 'react';
 import { ApiFailure } from '../../api/client';
 import { useSignIn, useSignUp } from '../../api/session';
+import { useLocation } from '../../router/router';
+import { signInReason } from './sign-in-reason';
 
 function failureText(error: unknown): string {
   if (error instanceof ApiFailure) {
@@ -20,6 +22,7 @@ export function SignInPage() {
   const signUp = useSignUp();
   const busy = signIn.isPending || signUp.isPending;
   const error = signUp.error ?? signIn.error;
+  const reason = signInReason(useLocation().query.get('next'), window.location.host);
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
@@ -37,6 +40,7 @@ export function SignInPage() {
   return (
     <main id="main" className="sign-in">
       <h1 tabIndex={-1}>{title}</h1>
+      {reason && <p className="reason">{reason}</p>}
       <form onSubmit={submit} aria-label={title}>
         <label>
           Email

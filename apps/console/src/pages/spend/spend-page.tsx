@@ -1,8 +1,8 @@
-import { useQuery } from '@tanstack/react-query';
 import { useMemo } from 'react';
-import { get } from '../../api/client';
+import { useApiQuery } from '../../api/queries';
+import { getSpend } from '../../api/routes';
 import type { Spend } from '../../api/types';
-import { dateTime, usd } from '../../ui/format';
+import { dateTime, usd, usdTicks } from '../../ui/format';
 import { Page, Section } from '../../ui/page';
 import { StackedChart } from '../../ui/stacked-chart';
 import { QueryView } from '../../ui/states';
@@ -30,7 +30,14 @@ function SpendView({ spend }: { spend: Spend }) {
           <dd>{usd(spend.estimated_usd)}</dd>
         </div>
       </dl>
-      <StackedChart title="Spend per day, stacked by provider" times={times} series={series} unit="USD" format={usd} />
+      <StackedChart
+        title="Spend per day, stacked by provider"
+        times={times}
+        series={series}
+        unit="USD"
+        format={usd}
+        formatAxis={usdTicks}
+      />
       <Section title="Providers">
         <Table<Provider>
           caption="Spend per provider, with each source's freshness"
@@ -69,7 +76,7 @@ function SpendView({ spend }: { spend: Spend }) {
 
 /** AI spend across providers: the per-day series and each source's freshness and status. */
 export function SpendPage() {
-  const spend = useQuery({ queryKey: ['spend'], queryFn: () => get<Spend>('/v1/spend') });
+  const spend = useApiQuery(getSpend, {});
   return (
     <Page title="Spend">
       <QueryView

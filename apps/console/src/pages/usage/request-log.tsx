@@ -4,7 +4,7 @@ import { count, dateTime, ms, usd } from '../../ui/format';
 import { Section } from '../../ui/page';
 import { QueryView } from '../../ui/states';
 import { Table, type Column } from '../../ui/table';
-import { useKeys } from '../keys/use-keys';
+import { useKeys } from '../../hooks/use-keys';
 import { useRequestLog, type LogFilters } from './use-usage';
 
 const COLUMNS: Column<UsageGeneration>[] = [

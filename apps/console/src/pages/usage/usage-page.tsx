@@ -1,7 +1,7 @@
 import { useMemo, useRef, useState } from 'react';
 import { withQuery } from '../../api/client';
 import type { UsageBreakdown } from '../../api/types';
-import { browserTimeZone, count, localDay, usd } from '../../ui/format';
+import { browserTimeZone, count, localDay, usd, usdTicks } from '../../ui/format';
 import { Page, Section } from '../../ui/page';
 import { StackedChart } from '../../ui/stacked-chart';
 import { QueryView } from '../../ui/states';
@@ -10,7 +10,8 @@ import { breakdownSeries, METRICS, type Metric } from './breakdown';
 import { RequestLog } from './request-log';
 import { exclusiveEnd, useBreakdown } from './use-usage';
 
-const GROUPS = { model: 'Model', key: 'Key', provider: 'Provider', upstream: 'Upstream' } as const;
+// `upstream` is the API's name for a grouping by endpoint; the console calls it an endpoint (api/routes.ts).
+const GROUPS = { model: 'Model', key: 'Key', provider: 'Provider', upstream: 'Endpoint' } as const;
 type Group = keyof typeof GROUPS;
 const ZONES = [
   ...new Set([browserTimeZone(), 'UTC', 'America/New_York', 'Europe/London', 'Europe/Berlin', 'Asia/Tokyo']),
@@ -34,6 +35,7 @@ function BreakdownView({ breakdown, metric, group }: { breakdown: UsageBreakdown
         series={series}
         unit={METRICS[metric].unit}
         format={format}
+        formatAxis={metric === 'usd' ? usdTicks : undefined}
         // Measured for the budget bench (bench/console.mjs): data in hand to the next frame after the chart drew.
         onDrawn={() =>
           requestAnimationFrame(() =>

@@ -1,6 +1,6 @@
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { get } from '../../api/client';
-import type { UsageBreakdown, UsageGenerationList } from '../../api/types';
+import { keepPreviousData } from '@tanstack/react-query';
+import { useApiQuery } from '../../api/queries';
+import { getUsageBreakdown, listUsageRequests } from '../../api/routes';
 
 export interface UsageWindow {
   from: string;
@@ -18,11 +18,11 @@ export function exclusiveEnd(day: string): string {
 export function useBreakdown(
   window: UsageWindow & { bucket: 'day' | 'hour'; group: 'key' | 'model' | 'provider' | 'upstream' },
 ) {
-  return useQuery({
-    queryKey: ['usage', 'breakdown', window],
-    queryFn: () => get<UsageBreakdown>('/v1/usage/breakdown', { ...window, to: exclusiveEnd(window.to) }),
-    placeholderData: keepPreviousData,
-  });
+  return useApiQuery(
+    getUsageBreakdown,
+    { query: { ...window, to: exclusiveEnd(window.to) } },
+    { placeholderData: keepPreviousData },
+  );
 }
 
 export interface LogFilters {
@@ -37,16 +37,9 @@ export interface LogFilters {
 
 export function useRequestLog(filters: LogFilters, cursor: { after_id?: string; before_id?: string }) {
   const { status: _status, ...query } = filters;
-  return useQuery({
-    queryKey: ['usage', 'requests', query, cursor],
-    queryFn: () =>
-      get<UsageGenerationList>('/v1/usage/requests', {
-        limit: 25,
-        ...query,
-        from: query.from,
-        to: query.to ? exclusiveEnd(query.to) : undefined,
-        ...cursor,
-      }),
-    placeholderData: keepPreviousData,
-  });
+  return useApiQuery(
+    listUsageRequests,
+    { query: { limit: 25, ...query, to: query.to ? exclusiveEnd(query.to) : undefined, ...cursor } },
+    { placeholderData: keepPreviousData },
+  );
 }

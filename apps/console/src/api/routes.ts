@@ -1,0 +1,62 @@
+// Every API route the console calls, each checked against its libs/api spec (method, path, inputs, answer).
+import type { authRoutes, deviceRoutes, keyRoutes, teamRoutes, upstreamRoutes, usageRoutes } from '@sbc/api';
+import { route } from './route';
+
+export const getConsoleSession = route<typeof authRoutes.getConsoleSession>('get', '/v1/auth/console/session');
+export const createConsoleSession = route<typeof authRoutes.createConsoleSession>('post', '/v1/auth/console/session');
+export const signUp = route<typeof authRoutes.signUp>('post', '/v1/auth/signup');
+export const endCurrentSession = route<typeof authRoutes.endCurrentSession>('delete', '/v1/auth/sessions/current');
+
+export const listKeys = route<typeof keyRoutes.listKeys>('get', '/v1/keys');
+export const createKey = route<typeof keyRoutes.createKey>('post', '/v1/keys');
+export const updateKey = route<typeof keyRoutes.updateKey>('patch', '/v1/keys/{id}');
+export const revokeKey = route<typeof keyRoutes.revokeKey>('delete', '/v1/keys/{id}');
+
+// The API calls a custom endpoint an "upstream" (the provider account a call is sent on to); people adding
+// one know it as an endpoint, so the console says endpoint everywhere and only these names keep the API's.
+export const listEndpoints = route<typeof upstreamRoutes.listUpstreams>('get', '/v1/upstreams');
+export const addEndpoint = route<typeof upstreamRoutes.createUpstream>('post', '/v1/upstreams');
+export const editEndpoint = route<typeof upstreamRoutes.updateUpstream>('patch', '/v1/upstreams/{slug}');
+export const deleteEndpoint = route<typeof upstreamRoutes.deleteUpstream>('delete', '/v1/upstreams/{slug}');
+export const probeEndpoint = route<typeof upstreamRoutes.probeUpstream>('post', '/v1/upstreams/{slug}/probe');
+
+export const listAliases = route<typeof upstreamRoutes.listAliases>('get', '/v1/aliases');
+export const putAlias = route<typeof upstreamRoutes.putAlias>('put', '/v1/aliases/{token}');
+export const deleteAlias = route<typeof upstreamRoutes.deleteAlias>('delete', '/v1/aliases/{token}');
+
+export const getUsageReport = route<typeof usageRoutes.getUsageReport>('get', '/v1/usage/report');
+export const getUsageBreakdown = route<typeof usageRoutes.getUsageBreakdown>('get', '/v1/usage/breakdown');
+export const listUsageRequests = route<typeof usageRoutes.listUsageRequests>('get', '/v1/usage/requests');
+export const getCredits = route<typeof usageRoutes.getCredits>('get', '/v1/credits');
+export const getSpend = route<typeof usageRoutes.getSpend>('get', '/v1/spend');
+
+export const approveDevicePairing = route<typeof deviceRoutes.approveDevicePairing>('post', '/v1/devices/pair/approve');
+export const denyDevicePairing = route<typeof deviceRoutes.denyDevicePairing>('post', '/v1/devices/pair/deny');
+export const listDevices = route<typeof deviceRoutes.listDevices>('get', '/v1/devices');
+export const renameDevice = route<typeof deviceRoutes.renameDevice>('patch', '/v1/devices/{device_id}');
+export const unlinkDevice = route<typeof deviceRoutes.unlinkDevice>('delete', '/v1/devices/{device_id}');
+
+export const listTeams = route<typeof teamRoutes.listTeams>('get', '/v1/teams');
+export const createTeam = route<typeof teamRoutes.createTeam>('post', '/v1/teams');
+export const getTeam = route<typeof teamRoutes.getTeam>('get', '/v1/teams/{team_id}');
+export const updateTeam = route<typeof teamRoutes.updateTeam>('patch', '/v1/teams/{team_id}');
+export const listTeamMembers = route<typeof teamRoutes.listTeamMembers>('get', '/v1/teams/{team_id}/members');
+export const updateTeamMember = route<typeof teamRoutes.updateTeamMember>(
+  'patch',
+  '/v1/teams/{team_id}/members/{user_id}',
+);
+export const removeTeamMember = route<typeof teamRoutes.removeTeamMember>(
+  'delete',
+  '/v1/teams/{team_id}/members/{user_id}',
+);
+export const listTeamInvites = route<typeof teamRoutes.listTeamInvites>('get', '/v1/teams/{team_id}/invites');
+export const createTeamInvite = route<typeof teamRoutes.createTeamInvite>('post', '/v1/teams/{team_id}/invites');
+export const revokeTeamInvite = route<typeof teamRoutes.revokeTeamInvite>(
+  'delete',
+  '/v1/teams/{team_id}/invites/{code}',
+);
+export const resendTeamInvite = route<typeof teamRoutes.resendTeamInvite>(
+  'post',
+  '/v1/teams/{team_id}/invites/{code}/resend',
+);
+export const acceptTeamInvite = route<typeof teamRoutes.acceptTeamInvite>('post', '/v1/team_invites/{code}/accept');
