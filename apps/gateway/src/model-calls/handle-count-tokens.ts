@@ -35,7 +35,7 @@ export function createCountTokensHandler(deps: ModelCallDeps) {
         throw ApiError.invalid([{ path: 'model', code: 'required', message: 'model must be a non-empty string.' }]);
       const localCount = countMessagesBody(body); // also validates the body
       const route = await resolveCallRoute(deps, principal, body.model, requestId);
-      const engine = route.engines[0];
+      const engine = route.targets[0]?.engine;
       const countPath = engine && upstreamAdapter(engine.dialect).countTokensPath;
       if (engine && countPath) {
         const upstreamCount = await countUpstream(deps, engine, countPath, body, req);
