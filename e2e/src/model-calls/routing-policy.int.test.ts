@@ -63,7 +63,8 @@ async function startEndpoint(behaviour: Behaviour): Promise<Endpoint> {
         return;
       }
       res.write(
-        `data: ${JSON.stringify({ ...CHUNK(model, ' there'), choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`,
+        `data: ${JSON.stringify({ ...CHUNK(model, ''), choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}` +
+          '\n\n',
       );
       res.end('data: [DONE]\n\n');
       return;
@@ -168,12 +169,13 @@ afterAll(async () => {
 });
 
 describe('targets, retries and cooldowns', () => {
-  it('two endpoints list one model and one answers 503: 100 calls all succeed on the other, which cools the first', async () => {
+  it('two endpoints list a model, one answering 503: 100 calls succeed on the other, the first cools', async () => {
     const failing = await startEndpoint('fail-503');
     const healthy = await startEndpoint('ok');
     await saveEndpoint('failing', failing, ['pair-model']);
     await saveEndpoint('healthy', healthy, ['pair-model']);
     const servedBy = new Set<string>();
+    const startedAt = Date.now();
     for (let i = 0; i < 100; i++) {
       const { data, response } = await openai()
         .chat.completions.create({ model: 'pair-model', messages: hello })
@@ -182,15 +184,16 @@ describe('targets, retries and cooldowns', () => {
       servedBy.add(response.headers.get('x-sbc-served-by') ?? '');
     }
     expect(servedBy).toEqual(new Set(['byo:healthy']));
-    // Three failures in a row cool it for 5 s (a machine slow enough to outlast that may send it one more).
-    expect(failing.calls()).toBeGreaterThanOrEqual(3);
-    expect(failing.calls()).toBeLessThanOrEqual(4);
     expect(healthy.calls()).toBe(100);
+    // Three failures in a row cool it for at least 5 s: it is tried no more than three times per 5 s.
+    expect(failing.calls()).toBeGreaterThanOrEqual(3);
+    expect(failing.calls()).toBeLessThanOrEqual(3 * (1 + Math.floor((Date.now() - startedAt) / 5_000)));
     const metrics = await (await fetch(`${stack.edge.url}/metrics`)).text();
-    expect(metrics).toMatch(/sbc_upstream_attempts_total\{target="byo",outcome="failed"\} [34]/);
+    const failed = /sbc_upstream_attempts_total\{target="byo",outcome="failed"[^}]*\} (\d+)/.exec(metrics);
+    expect(Number(failed?.[1])).toBe(failing.calls());
   }, 60_000);
 
-  it('a stream broken before its first chunk is retried; one broken after it ends with an error event, unretried', async () => {
+  it('a stream broken before its first chunk is retried; one broken after it ends in an error event', async () => {
     const flaky = await startEndpoint('cut-before-first-chunk-once');
     const cut = await startEndpoint('cut-after-first-chunk');
     await saveEndpoint('flaky', flaky, ['flaky-model']);
@@ -269,7 +272,7 @@ describe('credits, own endpoints and fallback models', () => {
     for (const row of rows.body.data as UsageRow[]) expect(row.credits_charged).toBe(0);
   }, 30_000);
 
-  it('`models` falls back once the named model’s targets are exhausted, and the reply names the model that answered', async () => {
+  it('`models` is tried once the named model’s targets are exhausted; the reply names who answered', async () => {
     const dead = await startEndpoint('fail-503');
     await saveEndpoint('dead', dead, ['dead-model']);
     const { data, response } = await openai()
@@ -281,7 +284,7 @@ describe('credits, own endpoints and fallback models', () => {
     expect(dead.bodies.every((body) => !('models' in body))).toBe(true);
   }, 30_000);
 
-  it('an unknown model in `models` is a 400 on `models` in the caller’s dialect, before any upstream is called', async () => {
+  it('an unknown model in `models` is a 400 on `models` in the caller’s dialect, before any call', async () => {
     const dead = await startEndpoint('ok');
     await saveEndpoint('unused', dead, ['unused-model']);
     const chat = await rejectionOf(

@@ -207,7 +207,7 @@ describe('dispatch', () => {
   });
 
   describe('retries and cooldowns', () => {
-    it('100 calls over two targets, one answering 503: all served by the other; the failing one cooled after 3', async () => {
+    it('100 calls over two targets, one answering 503: all served by the other, the failing one cooled', async () => {
       const failing = await upstream();
       failing.script.always = failWith(503);
       const healthy = await upstream();
@@ -238,7 +238,7 @@ describe('dispatch', () => {
       expect(attempts[0]).toBe('provider:vendor/broken failed');
     });
 
-    it('a lone target answering 429 with retry-after: 1 is retried after that second, and its answer returned', async () => {
+    it('a lone target answering 429 with retry-after: 1 is retried after that second', async () => {
       const limited = await upstream();
       limited.script.next = [failWith(429, { 'retry-after': '1' })];
       const startedAt = performance.now();
@@ -246,6 +246,14 @@ describe('dispatch', () => {
       expect(dispatched).toMatchObject({ kind: 'reply' });
       expect(inFlight.attempts).toBe(2);
       expect(performance.now() - startedAt).toBeGreaterThanOrEqual(990);
+    });
+
+    it('a lone target that answers 429 again after its retry-after gives that 429 as the answer', async () => {
+      const limited = await upstream();
+      limited.script.always = failWith(429, { 'retry-after': '1' });
+      const { dispatched, inFlight } = await run(chat(), [targetAt(limited.baseUrl, 'limited')]);
+      expect(dispatched).toMatchObject({ kind: 'failed', failure: { status: 429 } });
+      expect(inFlight.attempts).toBe(2);
     });
 
     it('a lone target asking for more than 2 s is not waited for: its 429 is the answer', async () => {
@@ -282,7 +290,7 @@ describe('dispatch', () => {
       expect(failing.script.received).toBe(2);
     });
 
-    it('a caller hanging up while the call waits to retry stops it at once, with nothing held against the target', async () => {
+    it('a caller hanging up while the call waits to retry stops it at once, not held against the target', async () => {
       const limited = await upstream();
       limited.script.always = failWith(503, { 'retry-after': '2' });
       const inFlight: InFlight = { callerGone: false, attempts: 0 };
@@ -307,6 +315,32 @@ describe('dispatch', () => {
       const { dispatched } = await run(chat(), targets);
       expect(dispatched).toMatchObject({ kind: 'reply', target: { label: 'provider:vendor/second' } });
       expect(first.script.received).toBe(0);
+    });
+
+    it('every target cooling and its half-open call made: a cooldown ending within 2 s is waited out', async () => {
+      const limited = await upstream();
+      const target = targetAt(limited.baseUrl, 'limited');
+      health.record(target.healthKey, { ok: false, status: 429, retryAfterMs: 600 });
+      health.claimHalfOpen([target.healthKey])?.release();
+      const startedAt = performance.now();
+      const { dispatched } = await run(chat(), [target]);
+      expect(dispatched).toMatchObject({ kind: 'reply' });
+      expect(performance.now() - startedAt).toBeGreaterThanOrEqual(500);
+    });
+
+    it('every target cooling for longer is overloaded in the caller’s dialect, with when to come back', async () => {
+      const limited = await upstream();
+      const target = targetAt(limited.baseUrl, 'limited');
+      health.record(target.healthKey, { ok: false, status: 429, retryAfterMs: 30_000 });
+      health.claimHalfOpen([target.healthKey])?.release();
+      const { dispatched, inFlight } = await run(callIn(callerDialect('messages')), [target]);
+      expect(dispatched).toMatchObject({
+        kind: 'failed',
+        failure: { status: 529, code: 'overloaded_error' },
+        headers: { 'retry-after': '30' },
+      });
+      expect(inFlight.attempts).toBe(0);
+      expect(limited.script.received).toBe(0);
     });
 
     it('a deployment at its requests per minute is skipped, not waited on', async () => {

@@ -89,6 +89,19 @@ export async function dispatch(
   let refusal: ApiError | undefined;
   let retriedLone = false;
   let pick = picker.next();
+  if (!pick) {
+    // Every target cooling, and this edge's half-open call already made: a cooldown about to end is waited out
+    // as a lone retry would be; a longer one is the answer.
+    const soonest = picker.soonestCooling();
+    if (!soonest) return { kind: 'failed', failure: NO_TARGET, exhausted: false };
+    const delay = loneRetryDelayMs(Math.max(0, soonest.untilMs - Date.now()));
+    if (delay === undefined || performance.now() + delay >= deadline) return allCooling(call, soonest.untilMs);
+    retriedLone = true;
+    await waitUnlessGone(delay, inFlight);
+    if (inFlight.callerGone || inFlight.drained) throw UpstreamError.aborted();
+    pick = picker.retry(soonest.target);
+    if (!pick) return allCooling(call, soonest.untilMs);
+  }
   while (pick) {
     const { target, claim } = pick;
     // A caller gone before (or while an earlier target failed) is not worth another upstream call.
@@ -139,6 +152,14 @@ export async function dispatch(
   if (last) return last;
   if (refusal) throw refusal;
   return { kind: 'failed', failure: NO_TARGET, exhausted: false };
+}
+
+/** Every target of the call cooling for longer than a call waits: overloaded, in the caller's dialect. */
+function allCooling(call: CallerCall, untilMs: number): Dispatched {
+  const seconds = Math.max(1, Math.ceil((untilMs - Date.now()) / 1000));
+  const message = `Every upstream for this model is cooling down after failures; retry after ${seconds} s.`;
+  const failure = { status: call.adapter.overloadStatus, message, code: 'overloaded_error' };
+  return { kind: 'failed', failure, exhausted: false, headers: { 'retry-after': String(seconds) } };
 }
 
 /** A budget that cannot pay for one target (or its output limit past the model's) skips that target only. */

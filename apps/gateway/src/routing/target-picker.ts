@@ -59,6 +59,17 @@ export class TargetPicker {
     return { target, claim };
   }
 
+  /** Of the targets passed over as cooling, the one whose cooldown ends first, and when. */
+  soonestCooling(): { target: Target; untilMs: number } | undefined {
+    const now = this.now();
+    let soonest: { target: Target; untilMs: number } | undefined;
+    for (const target of this.cooling ?? []) {
+      const untilMs = this.policy.health.coolingUntil(target.healthKey, now);
+      if (untilMs !== undefined && (!soonest || untilMs < soonest.untilMs)) soonest = { target, untilMs };
+    }
+    return soonest;
+  }
+
   /** The lone target again, unless it started cooling or reached its limit meanwhile. */
   retry(target: Target): { target: Target } | undefined {
     const now = this.now();
