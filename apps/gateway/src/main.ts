@@ -15,7 +15,12 @@ import { RunsService } from '@sbc/proto/sbc/runs/v1/runs_pb';
 import { UsageLedgerService } from '@sbc/proto/sbc/usage/v1/ledger_pb';
 import { XBuildsService } from '@sbc/proto/sbc/xbuilds/v1/xbuilds_pb';
 import { createMetricsRegistry, writeMetrics } from '@sbc/metrics';
-import { memoryDeploymentLimiter, memoryTargetHealth } from '@sbc/route-health';
+import {
+  memoryDeploymentLimiter,
+  memoryTargetHealth,
+  redisDeploymentLimiter,
+  redisTargetHealth,
+} from '@sbc/route-health';
 import { checkHealth, createRpcClient } from '@sbc/rpc';
 import { createAppsHost } from './apps-host/apps-host';
 import { createAuthenticator, type Principal } from './auth/authenticator';
@@ -163,9 +168,12 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
   const authorizeDeps = { authenticator, keyUse };
   const registry = createMetricsRegistry('gateway');
   const usageEmitter = createUsageEmitter({ producer: bus?.producer, logger });
-  // The routing policy's target cooldowns and provider deployments' per-minute limits.
-  const targetHealth = memoryTargetHealth();
-  const deploymentLimiter = memoryDeploymentLimiter();
+  // The routing policy's target cooldowns and provider deployments' per-minute limits: shared by every edge
+  // through Redis when the edge has it (its other shared state does too), this process's own otherwise.
+  const targetHealth = config.redisUrl ? await redisTargetHealth(config.redisUrl, { logger }) : memoryTargetHealth();
+  const deploymentLimiter = config.redisUrl
+    ? redisDeploymentLimiter(config.redisUrl, { logger })
+    : memoryDeploymentLimiter();
   const metrics = createEdgeMetrics(
     registry,
     { producerStats: bus ? () => bus.producer.stats() : undefined, dropped: usageEmitter.dropped },

@@ -328,7 +328,7 @@ describe('dispatch', () => {
       expect(performance.now() - startedAt).toBeGreaterThanOrEqual(500);
     });
 
-    it('every target cooling for longer is overloaded in the caller’s dialect, with when to come back', async () => {
+    it('every target cooling for longer is a 429 in the caller’s dialect, with when to come back', async () => {
       const limited = await upstream();
       const target = targetAt(limited.baseUrl, 'limited');
       health.record(target.healthKey, { ok: false, status: 429, retryAfterMs: 30_000 });
@@ -336,7 +336,7 @@ describe('dispatch', () => {
       const { dispatched, inFlight } = await run(callIn(callerDialect('messages')), [target]);
       expect(dispatched).toMatchObject({
         kind: 'failed',
-        failure: { status: 529, code: 'overloaded_error' },
+        failure: { status: 429, code: 'upstream_cooling' },
         headers: { 'retry-after': '30' },
       });
       expect(inFlight.attempts).toBe(0);

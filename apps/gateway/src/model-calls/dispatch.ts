@@ -95,12 +95,12 @@ export async function dispatch(
     const soonest = picker.soonestCooling();
     if (!soonest) return { kind: 'failed', failure: NO_TARGET, exhausted: false };
     const delay = loneRetryDelayMs(Math.max(0, soonest.untilMs - Date.now()));
-    if (delay === undefined || performance.now() + delay >= deadline) return allCooling(call, soonest.untilMs);
+    if (delay === undefined || performance.now() + delay >= deadline) return allCooling(soonest.untilMs);
     retriedLone = true;
     await waitUnlessGone(delay, inFlight);
     if (inFlight.callerGone || inFlight.drained) throw UpstreamError.aborted();
     pick = picker.retry(soonest.target);
-    if (!pick) return allCooling(call, soonest.untilMs);
+    if (!pick) return allCooling(soonest.untilMs);
   }
   while (pick) {
     const { target, claim } = pick;
@@ -154,11 +154,14 @@ export async function dispatch(
   return { kind: 'failed', failure: NO_TARGET, exhausted: false };
 }
 
-/** Every target of the call cooling for longer than a call waits: overloaded, in the caller's dialect. */
-function allCooling(call: CallerCall, untilMs: number): Dispatched {
+/**
+ * Every target of the call cooling for longer than a call waits: 429 with when to come back, the status that
+ * tells every client to back off for `retry-after` (the targets' own failures are not this call's to repeat).
+ */
+function allCooling(untilMs: number): Dispatched {
   const seconds = Math.max(1, Math.ceil((untilMs - Date.now()) / 1000));
   const message = `Every upstream for this model is cooling down after failures; retry after ${seconds} s.`;
-  const failure = { status: call.adapter.overloadStatus, message, code: 'overloaded_error' };
+  const failure = { status: 429, message, code: 'upstream_cooling' };
   return { kind: 'failed', failure, exhausted: false, headers: { 'retry-after': String(seconds) } };
 }
 

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ProducerStats } from '@sbc/bus';
 import { Counter, Gauge, Histogram, LATENCY_BUCKETS_S, type Registry } from '@sbc/metrics';
-import { metricLabelOf, metricLabelOfKey } from '../routing/attempt-rules';
+import { metricLabelOfKey } from '../routing/attempt-rules';
 import type { Target } from '../routing/targets';
 import type { QueueObserver } from '../upstream/pools';
 import type { UsageFields } from '../usage/usage-events';
@@ -197,7 +197,7 @@ export function createEdgeMetrics(
       rateLimited.inc();
     },
     routeAttempt(target: Target, outcome: string): void {
-      attempts.inc({ target: metricLabelOf(target), outcome });
+      attempts.inc({ target: metricLabelOfKey(target.healthKey), outcome });
     },
   };
 }

@@ -2,7 +2,6 @@ import {
   isRetryableStatus,
   loneRetryDelayMs,
   MAX_RETRY_WAIT_MS,
-  metricLabelOf,
   metricLabelOfKey,
   retryAfterMsOf,
 } from './attempt-rules';
@@ -39,9 +38,8 @@ describe('attempt rules', () => {
   });
 
   it('never puts an account in a metric label', () => {
-    expect(metricLabelOf({ kind: 'byo', healthKey: 'byo:user_1:lab' })).toBe('byo');
     expect(metricLabelOfKey('byo:user_1:lab')).toBe('byo');
-    expect(metricLabelOf({ kind: 'provider', healthKey: 'provider:openai/east' })).toBe('provider:openai/east');
-    expect(metricLabelOfKey('house:house:0')).toBe('house:house:0');
+    expect(metricLabelOfKey('provider:openai/east|https://api.openai.com/v1#')).toBe('provider:openai/east');
+    expect(metricLabelOfKey('house:house/sim|http://127.0.0.1:8090#sim-large')).toBe('house:house/sim');
   });
 });

@@ -1,5 +1,3 @@
-import type { Target } from './targets';
-
 // The retry rules of the routing policy (CONTRACTS "Routing policy"), as pure functions of an attempt's answer.
 
 const RETRYABLE_STATUSES = new Set([408, 409, 429, 500, 502, 503, 504, 529]);
@@ -37,14 +35,12 @@ export function loneRetryDelayMs(retryAfterMs: number | undefined, random = Math
 }
 
 /**
- * A target's label in metrics: bounded, never an account's. A caller's own endpoints are all `byo` (slugs are
- * per account); house engines and provider deployments are named by their health key.
+ * A target's label in metrics, from its health key: bounded, never an account's. A caller's own endpoints are all
+ * `byo` (slugs are per account); house engines and provider deployments are named by their label (the part of
+ * the key before `|`, where the engine's address begins).
  */
-export function metricLabelOf(target: Pick<Target, 'kind' | 'healthKey'>): string {
-  return target.kind === 'byo' ? 'byo' : target.healthKey;
-}
-
-/** The same label from a health key alone (for the cooldown gauge, which sees keys only). */
 export function metricLabelOfKey(healthKey: string): string {
-  return healthKey.startsWith('byo:') ? 'byo' : healthKey;
+  if (healthKey.startsWith('byo:')) return 'byo';
+  const end = healthKey.indexOf('|');
+  return end === -1 ? healthKey : healthKey.slice(0, end);
 }

@@ -84,8 +84,8 @@ describe('model resolution', () => {
     const resolved = route('house', { table: undefined });
     expect(resolved.callerModel).toBe('house');
     expect(resolved.targets.map((t) => [t.kind, t.label, t.engine.label, t.catalogId, t.healthKey])).toEqual([
-      ['house', 'house', 'h1', 'house', 'house:house:0'],
-      ['house', 'house', 'h2', 'house', 'house:house:1'],
+      ['house', 'house', 'h1', 'house', 'house:house/h1|http://h1#sim-large'],
+      ['house', 'house', 'h2', 'house', 'house:house/h2|http://h2#sim-large'],
     ]);
   });
 

@@ -57,16 +57,24 @@ function houseRoute(callerModel: string, houseId: string, ctx: ResolveContext): 
   const engines = ctx.house[houseId];
   if (!engines || engines.length === 0)
     return { refused: 'not_configured', message: `No engine is configured for ${houseId}.` };
-  const targets = engines.map((engine, index): Target => ({
+  const targets = engines.map((engine): Target => ({
     engine,
     kind: 'house',
     label: 'house',
     upstream: 'house',
-    healthKey: `house:${houseId}:${index}`,
+    healthKey: operatorHealthKey(`house:${houseId}/${engine.label}`, engine),
     callerModel,
     catalogId: houseId,
   }));
   return { callerModel, targets };
+}
+
+/**
+ * An operator engine's health key: its metrics label, then where it is, so a changed configuration (or another
+ * stack on the same Redis) never inherits a cooldown meant for another engine under the same name.
+ */
+function operatorHealthKey(label: string, engine: { baseUrl: string; model?: string }): string {
+  return `${label}|${engine.baseUrl}#${engine.model ?? ''}`;
 }
 
 /** The service's deployments of a vendor for one catalog model, balanced by their weights. */
@@ -86,7 +94,7 @@ function providerTargets(vendor: string, modelId: string, callerModel: string, c
       kind: 'provider',
       label,
       upstream: `provider:${vendor}`,
-      healthKey: label,
+      healthKey: operatorHealthKey(label, deployment),
       callerModel,
       catalogId: modelId,
       limits: deployment.rpm || deployment.tpm ? { rpm: deployment.rpm, tpm: deployment.tpm } : undefined,
