@@ -60,10 +60,13 @@ async function countUpstream(
   body: Record<string, unknown>,
   req: IncomingMessage,
 ): Promise<number | undefined> {
+  const sent: Record<string, unknown> = { ...body, model: engine.model };
+  // Fallback models are the gateway's own field; no upstream is sent it.
+  delete sent.models;
   const reply = deps.upstream.send({
     engine,
     path,
-    body: JSON.stringify({ ...body, model: engine.model }),
+    body: JSON.stringify(sent),
     passHeaders: passHeadersOf(req.headers),
   });
   const timer = setTimeout(() => reply.abort(), 10_000);
