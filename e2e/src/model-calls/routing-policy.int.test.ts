@@ -296,6 +296,17 @@ describe('credits, own endpoints and fallback models', () => {
       anthropic.messages.create({ model: 'unused-model', max_tokens: 8, messages: hello, models: [] } as never),
     );
     expect(messages).toMatchObject({ status: 400, error: { type: 'error', error: { type: 'invalid_request_error' } } });
+    // A fallback the key's allowed_models do not cover is refused the same way.
+    const minted = await stack.api('POST', '/v1/keys', {
+      key: key.secret,
+      body: { name: 'one model', allowed_models: ['unused-model'] },
+    });
+    expect(minted.status).toBe(201);
+    const narrow = new OpenAI({ apiKey: minted.body.key as string, baseURL: `${stack.edge.url}/v1`, maxRetries: 0 });
+    const notAllowed = await rejectionOf(
+      narrow.chat.completions.create({ model: 'unused-model', messages: hello, models: ['house'] } as never),
+    );
+    expect(notAllowed).toMatchObject({ status: 400, param: 'models' });
     expect(dead.calls()).toBe(0);
   }, 30_000);
 });

@@ -46,11 +46,8 @@ export async function resolveCallRoute(
   const resolveChecked = (id: string, param: string): ResolvedRoute => {
     const allowed = principal.key?.allowedModels?.values;
     if (allowed && !deps.pricing.modelAllowed(allowed, id)) {
-      throw new ApiError(
-        'model_not_allowed',
-        `This key may not call ${id}; its allowed_models are ${allowed.join(', ') || '(none)'}.`,
-        { param },
-      );
+      const message = `This key may not call ${id}; its allowed_models are ${allowed.join(', ') || '(none)'}.`;
+      throw refusalError({ refused: 'not_allowed', message }, param);
     }
     const resolved = resolveModel(id, context);
     if (isRefusal(resolved)) throw refusalError(resolved, param);
