@@ -21,7 +21,9 @@
 // Environment:
 //   BENCH_CONCURRENCY=50   BENCH_PHASE_S=15 (healthy, flaky and recovery; the outage is BENCH_OUTAGE_S=10)
 //   BENCH_SIM_LATENCY_MS=0 time to first token of both simulators   BENCH_STREAM=1  streamed chat instead of whole
-//   BENCH_COOLING_SLACK_MS=25  calls this soon after a window opened were already in flight (not counted)
+//   BENCH_COOLING_SLACK_MS     calls arriving this soon after a window opened may have been sent before the edge
+//                              knew (not counted); default the healthy phase's p99, the most a call's two transits
+//                              (the failure back to the edge, the next call out) take under this machine's load
 //   BENCH_REDIS_URL=redis://…  the edge gets REDIS_URL (shared cooldowns, when the edge wires them)
 //   BENCH_OUT=1 / file.json    write the JSON report;   BENCH_ENFORCE=1  exit 2 when a goal is missed
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -42,7 +44,6 @@ const quick = flag('BENCH_QUICK');
 const concurrency = Number(env.BENCH_CONCURRENCY ?? 50);
 const phaseS = Number(env.BENCH_PHASE_S ?? (quick ? 4 : 15));
 const outageS = Number(env.BENCH_OUTAGE_S ?? (quick ? 3 : 10));
-const slackMs = Number(env.BENCH_COOLING_SLACK_MS ?? 25);
 const stream = flag('BENCH_STREAM');
 const RETRY_AFTER_S = 1;
 const KEY = 'sbc_' + 'benchrouting0123456789abcdefghij'; // bootstrap key: sbc_ + 32 fixed chars
@@ -223,6 +224,7 @@ async function main() {
 
   // --- figures ---------------------------------------------------------------------------------------------
   const healthy = summarizeCalls(phases[0].samples);
+  const slackMs = Number(env.BENCH_COOLING_SLACK_MS ?? Math.max(25, Math.ceil(healthy.p99_ms ?? 0)));
   const replay = (log) =>
     callsWhileCooling(log.calls_while_active, {
       health: routeHealth.memoryTargetHealth(),
@@ -262,6 +264,10 @@ async function main() {
         ['while cooling', (r) => r.flaky?.calls_while_cooling],
         ['max/window', (r) => r.flaky?.max_calls_per_window],
       ]),
+  );
+  console.log(
+    `\n"while cooling": calls the flaky target received ≥ ${slackMs} ms into a cooldown window of the replayed rules ` +
+      '(earlier ones may have been sent before the edge heard of the failure).',
   );
   for (const row of rows) {
     for (const [error, count] of Object.entries(row.errors)) console.log(`  ! ${row.phase}: ${count} × ${error}`);
@@ -313,6 +319,7 @@ async function main() {
         cooling_ms: f.cooling_ms,
         calls_while_cooling: f.calls_while_cooling,
         max_calls_per_window: f.max_calls_per_window,
+        ms_into_window: f.ms_into_window,
       },
     })),
     goals,

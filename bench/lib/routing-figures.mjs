@@ -43,18 +43,21 @@ export function callsWhileCooling(log, { health, retryAfterMs, slackMs }) {
   let window;
   for (const call of log) {
     const before = health.coolingUntil('target', call.at_ms);
-    if (before !== undefined && window && call.at_ms >= window.start + slackMs) window.calls += 1;
+    if (before !== undefined && window && call.at_ms >= window.start + slackMs)
+      window.offsets.push(call.at_ms - window.start);
     health.record('target', attemptOutcome(call.outcome, retryAfterMs), call.at_ms);
     const after = health.coolingUntil('target', call.at_ms);
     if (after !== undefined && after !== before) {
-      window = { start: call.at_ms, until: after, calls: 0 };
+      window = { start: call.at_ms, until: after, offsets: [] };
       windows.push(window);
     }
   }
   return {
     windows: windows.length,
     cooling_ms: windows.reduce((sum, w, i) => sum + Math.min(w.until, windows[i + 1]?.start ?? w.until) - w.start, 0),
-    calls_while_cooling: windows.reduce((sum, w) => sum + w.calls, 0),
-    max_calls_per_window: windows.reduce((max, w) => Math.max(max, w.calls), 0),
+    calls_while_cooling: windows.reduce((sum, w) => sum + w.offsets.length, 0),
+    max_calls_per_window: windows.reduce((max, w) => Math.max(max, w.offsets.length), 0),
+    /** How far into its window each such call arrived: a cluster just above the slack is calls in flight. */
+    ms_into_window: windows.flatMap((w) => w.offsets).sort((a, b) => a - b),
   };
 }
