@@ -7,11 +7,11 @@
  *  and a stream that broke before its first chunk. Callers never report hang-ups or other 4xx. */
 export type AttemptOutcome = { ok: true } | { ok: false; status?: number; retryAfterMs?: number };
 
-export const STREAK_LENGTH = 3;
-export const STREAK_WINDOW_MS = 30_000;
+const STREAK_LENGTH = 3;
+const STREAK_WINDOW_MS = 30_000;
 /** One step per trip of a failing run: 5 s, doubling, capped at 60 s. */
-export const COOLDOWN_STEPS_MS: readonly number[] = [5_000, 10_000, 20_000, 40_000, 60_000];
-export const MAX_RETRY_AFTER_MS = 60_000;
+const COOLDOWN_STEPS_MS: readonly number[] = [5_000, 10_000, 20_000, 40_000, 60_000];
+const MAX_RETRY_AFTER_MS = 60_000;
 /**
  * How long after a cooldown ends its level is remembered. A key that trips again within it is "still failing"
  * and doubles; one that has been quiet longer starts again at 5 s (the contract leaves this open; without a
@@ -44,7 +44,7 @@ export function isCountedFailure(outcome: AttemptOutcome): boolean {
   return !outcome.ok && (outcome.status === undefined || COUNTED_STATUSES.has(outcome.status));
 }
 
-export function cooldownStepMs(level: number): number {
+function cooldownStepMs(level: number): number {
   return COOLDOWN_STEPS_MS[Math.min(level, COOLDOWN_STEPS_MS.length - 1)] ?? 60_000;
 }
 

@@ -13,13 +13,13 @@ export interface DeploymentLimiter {
 }
 
 /** A key's cells: the two minutes the window can reach. */
-export interface KeyCells {
+interface KeyCells {
   previous?: MinuteCell;
   current?: MinuteCell;
 }
 
 /** The cell of `now` in `cells`, shifting the window forward when a minute has turned. */
-export function cellAt(cells: KeyCells, now: number): MinuteCell {
+function cellAt(cells: KeyCells, now: number): MinuteCell {
   const cell = minuteCellOf(now);
   if (cells.current?.cell === cell) return cells.current;
   if (cells.current && cells.current.cell > cell) {

@@ -1,4 +1,4 @@
-import { memoryTargetHealth } from './target-health';
+import { LocalTargetHealth, memoryTargetHealth } from './target-health';
 
 const T0 = 1_700_000_000_000;
 const FAIL_503 = { ok: false, status: 503 } as const;
@@ -92,6 +92,14 @@ describe('target health (memory)', () => {
     expect(health.coolingUntil('a', T0 + 18_002)).toBe(T0 + 23_002);
   });
 
+  it('a key quiet for over a minute after its cooldown ends starts again at 5 s', () => {
+    const health = memoryTargetHealth();
+    failTimes(health, 'a', [T0, T0 + 1, T0 + 2]); // 5 s, until T0 + 5_002
+    const later = T0 + 5_002 + 60_001;
+    failTimes(health, 'a', [later, later + 1, later + 2]);
+    expect(health.coolingUntil('a', later + 2)).toBe(later + 5_002);
+  });
+
   it('failures of calls that were in flight when the key cooled do not trip it again', () => {
     const health = memoryTargetHealth();
     failTimes(health, 'a', [T0, T0 + 1, T0 + 2]);
@@ -179,5 +187,35 @@ describe('half-open calls', () => {
 
   it('nothing to claim from an empty list', () => {
     expect(memoryTargetHealth().claimHalfOpen([], T0)).toBeUndefined();
+  });
+});
+
+describe('cooldowns from other edges', () => {
+  it('are honoured, merged by the later end and the higher level, and cleared by a success elsewhere', () => {
+    const shared: Array<[string, unknown]> = [];
+    const health = new LocalTargetHealth({}, (key, cooldown) => shared.push([key, cooldown]));
+    health.applyShared('a', { untilMs: T0 + 20_000, level: 2 });
+    expect(health.coolingUntil('a', T0)).toBe(T0 + 20_000);
+    health.applyShared('a', { untilMs: T0 + 10_000, level: 3 });
+    expect(health.coolingUntil('a', T0)).toBe(T0 + 20_000);
+    // the next local trip continues from the shared level: 40 s
+    failTimes(health, 'a', [T0 + 21_000, T0 + 21_001, T0 + 21_002]);
+    expect(health.coolingUntil('a', T0 + 21_002)).toBe(T0 + 61_002);
+    expect(shared).toEqual([['a', { untilMs: T0 + 61_002, level: 4 }]]);
+    health.applyShared('a', undefined);
+    expect(health.coolingUntil('a', T0 + 21_003)).toBeUndefined();
+  });
+
+  it('a success only announces itself when it lifts a cooldown', () => {
+    const shared: unknown[] = [];
+    const health = new LocalTargetHealth({}, (key, cooldown) => shared.push([key, cooldown]));
+    health.record('a', OK, T0);
+    health.record('a', { ok: false, status: 429, retryAfterMs: 1_000 }, T0);
+    health.record('a', OK, T0 + 10);
+    health.record('a', OK, T0 + 20);
+    expect(shared).toEqual([
+      ['a', { untilMs: T0 + 1_000, level: 0 }],
+      ['a', undefined],
+    ]);
   });
 });

@@ -19,7 +19,8 @@ export interface TargetHealth {
   coolingUntil(key: string, now?: number): number | undefined;
   /** Every candidate cooling: take this edge's single half-open slot for the key whose cooldown ends first.
    *  Undefined when that key's slot is already taken on this edge, or its current cooldown already had its
-   *  half-open call here. The returned release() is idempotent. */
+   *  half-open call here (a claim released without a call still used it). The key's next recorded outcome,
+   *  before or after release(), is the half-open call's. The returned release() is idempotent. */
   claimHalfOpen(keys: readonly string[], now?: number): HalfOpenClaim | undefined;
   /** Records an attempt's outcome. Never throws, never awaited by the hot path; shares cooldowns with every edge. */
   record(key: string, outcome: AttemptOutcome, now?: number): void;

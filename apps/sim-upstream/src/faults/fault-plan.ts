@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /** How a call the plan picks for failure fails. */
-export const FAILURE_KINDS = ['429', '503', 'hang', 'reset_mid_stream', 'reset_before_first_chunk'] as const;
+const FAILURE_KINDS = ['429', '503', 'hang', 'reset_mid_stream', 'reset_before_first_chunk'] as const;
 export type FailureKind = (typeof FAILURE_KINDS)[number];
 
 const weight = z.number().min(0).max(1_000_000);
