@@ -69,7 +69,8 @@ export function loadEmbeddedConfig(env: Env): EmbeddedConfig {
     xBuilds: load(() => loadXBuildsConfig(internalEnv('X_BUILDS', env, vars?.X_BUILDS_DATABASE_URL))),
     runs: load(() => loadRunsConfig(internalEnv('RUNS', env, vars?.RUNS_DATABASE_URL))),
     gateway: load(() => loadGatewayConfig(env)),
-    sim: load(() => loadSimConfig({ ...env, SIM_HOST: '127.0.0.1', SIM_PORT: '0' })),
+    // Fault injection is a test and bench fixture: the bundled simulator never serves it, whatever the environment.
+    sim: load(() => loadSimConfig({ ...env, SIM_HOST: '127.0.0.1', SIM_PORT: '0', SIM_FAULTS: 'false' })),
   };
   if (problems.length > 0) throw new ConfigError('embedded', problems);
   return config;

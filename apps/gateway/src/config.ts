@@ -89,6 +89,13 @@ const schema = z
      */
     METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
     METRICS_HOST: z.string().default('127.0.0.1'),
+    /** Upstream attempts one model call may make across its targets and fallback models (CONTRACTS Routing policy). */
+    ROUTE_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(4),
+    /**
+     * How long a call may go on trying targets before its first byte reaches the caller: no further attempt or
+     * retry starts after it (the attempt under way still has UPSTREAM_HEADERS_TIMEOUT_MS).
+     */
+    ROUTE_FIRST_BYTE_DEADLINE_MS: positiveInt(120_000),
     ROUTING_CACHE_FRESH_MS: positiveInt(30_000),
     ROUTING_CACHE_STALE_MS: positiveInt(300_000),
     /** Who may dial custom endpoints on loopback and private addresses (CONTRACTS Egress). */
@@ -158,6 +165,8 @@ export interface GatewayConfig {
   trustedProxyHops: number;
   metrics: { host: string; port?: number };
   routingCache: { freshMs: number; staleMs: number };
+  /** The routing policy's bounds on one call's attempts. */
+  route: { maxAttempts: number; firstByteDeadlineMs: number };
   /** Callers' own endpoints only; the configured engines are the operator's and dialed as configured. */
   egress: { private: PrivateEgress };
 }
@@ -214,6 +223,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined>): Gate
     trustedProxyHops: vars.TRUSTED_PROXY_HOPS,
     metrics: { host: vars.METRICS_HOST, port: vars.METRICS_PORT },
     routingCache: { freshMs: vars.ROUTING_CACHE_FRESH_MS, staleMs: vars.ROUTING_CACHE_STALE_MS },
+    route: { maxAttempts: vars.ROUTE_MAX_ATTEMPTS, firstByteDeadlineMs: vars.ROUTE_FIRST_BYTE_DEADLINE_MS },
     egress: { private: privateEgressOf(vars.EGRESS_PRIVATE, vars.EGRESS_DENY_PRIVATE) },
   };
 }

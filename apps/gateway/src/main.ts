@@ -15,6 +15,12 @@ import { RunsService } from '@sbc/proto/sbc/runs/v1/runs_pb';
 import { UsageLedgerService } from '@sbc/proto/sbc/usage/v1/ledger_pb';
 import { XBuildsService } from '@sbc/proto/sbc/xbuilds/v1/xbuilds_pb';
 import { createMetricsRegistry, writeMetrics } from '@sbc/metrics';
+import {
+  memoryDeploymentLimiter,
+  memoryTargetHealth,
+  redisDeploymentLimiter,
+  redisTargetHealth,
+} from '@sbc/route-health';
 import { checkHealth, createRpcClient } from '@sbc/rpc';
 import { createAppsHost } from './apps-host/apps-host';
 import { createAuthenticator, type Principal } from './auth/authenticator';
@@ -162,10 +168,17 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
   const authorizeDeps = { authenticator, keyUse };
   const registry = createMetricsRegistry('gateway');
   const usageEmitter = createUsageEmitter({ producer: bus?.producer, logger });
+  // The routing policy's target cooldowns and provider deployments' per-minute limits: shared by every edge
+  // through Redis when the edge has it (its other shared state does too), this process's own otherwise.
+  const targetHealth = config.redisUrl ? await redisTargetHealth(config.redisUrl, { logger }) : memoryTargetHealth();
+  const deploymentLimiter = config.redisUrl
+    ? redisDeploymentLimiter(config.redisUrl, { logger })
+    : memoryDeploymentLimiter();
   const metrics = createEdgeMetrics(
     registry,
     { producerStats: bus ? () => bus.producer.stats() : undefined, dropped: usageEmitter.dropped },
     upstream,
+    targetHealth,
   );
   // One request bucket per key (or per user, for sessions and device tokens) on every keyed route.
   const rateLimit = createRateLimiter({
@@ -207,6 +220,13 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     house,
     providers: config.providerEngines,
     upstream,
+    route: {
+      health: targetHealth,
+      limiter: deploymentLimiter,
+      maxAttempts: config.route.maxAttempts,
+      firstByteDeadlineMs: config.route.firstByteDeadlineMs,
+      onAttempt: metrics.routeAttempt,
+    },
     // Every model call emits exactly one usage event; its figures also feed the upstream metrics.
     usage: {
       ...usageEmitter,
@@ -242,6 +262,8 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     await authenticator.stop();
     await routing.stop();
     await upstream.close();
+    await targetHealth.close();
+    await deploymentLimiter.close();
     await ownBus?.close();
     account.close();
     for (const client of Object.values(accountSurface)) client.close();

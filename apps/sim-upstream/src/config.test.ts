@@ -11,6 +11,7 @@ describe('sim-upstream config', () => {
       slowMs: 10_000,
       apiKey: undefined,
       extraModels: [],
+      faultControl: false,
       logLevel: 'info',
     });
   });
@@ -24,6 +25,7 @@ describe('sim-upstream config', () => {
       SIM_SLOW_MS: '250',
       SIM_API_KEY: 'secret',
       SIM_MODELS: 'house-a, house-b,,',
+      SIM_FAULTS: 'true',
       LOG_LEVEL: 'debug',
     });
     expect(config).toMatchObject({
@@ -33,6 +35,7 @@ describe('sim-upstream config', () => {
       slowMs: 250,
       apiKey: 'secret',
       extraModels: ['house-a', 'house-b'],
+      faultControl: true,
     });
   });
 

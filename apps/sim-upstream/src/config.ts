@@ -1,4 +1,4 @@
-import { logLevel, parseEnv, port } from '@sbc/config';
+import { flag, logLevel, parseEnv, port } from '@sbc/config';
 import { z } from 'zod';
 
 const nonNegativeInt = (fallback: number) => z.coerce.number().int().min(0).default(fallback);
@@ -34,6 +34,11 @@ const simEnvSchema = z
     /** PEM files; with both set, SIM_PORT speaks TLS: HTTP/2 to clients that offer it by ALPN, HTTP/1.1 to the rest. */
     SIM_TLS_CERT: z.string().min(1).optional(),
     SIM_TLS_KEY: z.string().min(1).optional(),
+    /**
+     * Opens `/__faults` (fault injection) to loopback callers, for tests and benches. Off by default, and forced off
+     * where the simulator is bundled into the embedded app.
+     */
+    SIM_FAULTS: flag(false),
     LOG_LEVEL: logLevel,
   })
   .refine((env) => (env.SIM_TLS_CERT === undefined) === (env.SIM_TLS_KEY === undefined), {
@@ -52,6 +57,7 @@ const simEnvSchema = z
       env.SIM_TLS_CERT !== undefined && env.SIM_TLS_KEY !== undefined
         ? { certFile: env.SIM_TLS_CERT, keyFile: env.SIM_TLS_KEY }
         : undefined,
+    faultControl: env.SIM_FAULTS,
     logLevel: env.LOG_LEVEL,
   }));
 
@@ -65,6 +71,8 @@ export interface SimConfig {
   extraModels: string[];
   /** Certificate and key files of the TLS listener; absent, SIM_PORT speaks plain HTTP/1.1. */
   tls: { certFile: string; keyFile: string } | undefined;
+  /** `/__faults` is served (to loopback callers only). */
+  faultControl: boolean;
   logLevel: string;
 }
 

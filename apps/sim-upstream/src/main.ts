@@ -3,6 +3,7 @@ import { listen } from '@sbc/http';
 import { isBundleEntry, runService } from '@sbc/lifecycle';
 import { createLogger, type Logger } from '@sbc/logging';
 import { loadSimConfig, type SimConfig } from './config';
+import { FaultInjector } from './faults/fault-injector';
 import { BUILT_IN_MODELS } from './routes/models';
 import { createApp, type SimDialect } from './server';
 import { listenTls } from './tls-listener';
@@ -33,6 +34,8 @@ export async function start(
     models,
     apiKey: config.apiKey,
     logger,
+    faults: new FaultInjector(),
+    faultControl: config.faultControl,
     dialects: options.dialects ?? ['openai', 'anthropic'],
   };
   const app = createApp(deps);

@@ -2,6 +2,7 @@ import { healthRoutes } from '@sbc/http';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import { requireApiKey } from './routes/auth';
 import type { RouteDeps } from './routes/call';
+import { faultRoutes } from './routes/faults';
 import { chatCompletionsRoute } from './routes/chat-completions';
 import { countTokensRoute, messagesRoute } from './routes/messages';
 import { getModelRoute, listModelsRoute } from './routes/models';
@@ -16,6 +17,8 @@ export interface AppDeps extends RouteDeps {
   apiKey: string | undefined;
   /** The dialects served; with one only, the model list ignores `anthropic-version` and the other's routes 404. */
   dialects: readonly SimDialect[];
+  /** Serve `/__faults` (to loopback callers only). */
+  faultControl: boolean;
 }
 
 /** Labels an answer as simulated and gives it a request id under both vendors' header names. */
@@ -48,6 +51,7 @@ export function createApp(deps: AppDeps): Express {
     next();
   });
   app.use(healthRoutes(() => true));
+  if (deps.faultControl) app.use('/__faults', faultRoutes(deps.faults));
   app.use('/v1', requireApiKey(deps.apiKey));
   app.use(express.json({ limit: '32mb' }));
 

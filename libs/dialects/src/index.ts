@@ -28,6 +28,7 @@ export {
 } from './usage';
 export { responsesObject, type ResponsesObjectInput } from './responses/response-object';
 export { DialectRequestError, type DialectIssue } from './request-error';
+export { fallbackModelsOf } from './fallback-models';
 export { DROPPED_FIELDS, droppedForUpstream, type DroppedField, type DroppedFieldSpec } from './dropped-fields';
 export { anthropicErrorType, openAiErrorType, parseUpstreamError, renderErrorBody } from './error-bodies';
 export { UpstreamError, type UpstreamErrorReason } from './upstream-error';

@@ -5,25 +5,30 @@ import type { Principal } from '../auth/authenticator';
 import { createBudget, MILLI } from '../limits/budget';
 import { createRateLimiter } from '../limits/rate-limit';
 import type { Engine } from '../routing/engines';
-import type { ResolvedRoute } from '../routing/resolve';
+import type { Target } from '../routing/targets';
 import { Admission } from './admit';
 import { checkedCall } from './read-call';
 import { createPricing } from './pricing';
 
 const engine: Engine = { dialect: 'openai', baseUrl: 'http://up.test', model: 'house', headers: {}, label: 'house' };
-const houseRoute: ResolvedRoute = {
+const houseRoute: Target = {
   callerModel: 'house',
   kind: 'house',
-  engines: [engine],
+  engine,
+  label: 'house',
   upstream: 'house',
+  healthKey: 'house:house:0',
   catalogId: 'house',
 };
-const fastRoute: ResolvedRoute = { ...houseRoute, callerModel: 'house-fast', catalogId: 'house-fast' };
-const byoRoute: ResolvedRoute = {
+const fastRoute: Target = { ...houseRoute, callerModel: 'house-fast', catalogId: 'house-fast' };
+const omniRoute: Target = { ...houseRoute, callerModel: 'house-omni', catalogId: 'house-omni' };
+const byoRoute: Target = {
   callerModel: 'mine',
   kind: 'byo',
-  engines: [{ ...engine, model: 'mine' }],
+  engine: { ...engine, model: 'mine' },
+  label: 'byo:mine',
   upstream: 'byo:mine',
+  healthKey: 'byo:usr_1:mine',
 };
 const principal: Principal = {
   kind: 'key',
@@ -102,6 +107,37 @@ describe('admitting a call', () => {
     expect(admitted.terms.fairUse).toBe(true);
     expect(admitted.terms.reservation).toBeUndefined();
     expect(call.outputLimit).toBe(64_000);
+  });
+
+  it('targets of one model share one reservation; a fallback model releases it and reserves its own', async () => {
+    const { store, headers, admission } = setUp();
+    await store.set('credits:available:usr_1', String(1_000 * MILLI));
+    const call = chatCall({ max_tokens: 100 });
+    const admitted = admission();
+    await admitted.admit(call, byoRoute, 100);
+    expect(admitted.terms.reservation).toBeUndefined();
+    await admitted.admit(call, houseRoute, 100);
+    const first = admitted.terms.reservation!;
+    await admitted.admit(call, { ...houseRoute, healthKey: 'house:house:1' }, 100);
+    expect(admitted.terms.reservation).toBe(first);
+    await admitted.admit(call, omniRoute, 100);
+    expect(admitted.terms.reservation).not.toBe(first);
+    // Only the fallback's reservation is held; the bucket was taken once.
+    expect(Number(await store.get('credits:available:usr_1'))).toBe(
+      1_000 * MILLI - admitted.terms.reservation!.reservedMilli,
+    );
+    expect(headers['x-ratelimit-remaining']).toBe('4');
+  });
+
+  it('a model the budget cannot pay for is refused 402, and again without asking the store', async () => {
+    const { store, admission } = setUp();
+    await store.set('credits:available:usr_1', '0');
+    const admitted = admission();
+    const call = chatCall({ max_tokens: 100 });
+    await expect(admitted.admit(call, houseRoute, 100)).rejects.toMatchObject({ status: 402 });
+    await store.set('credits:available:usr_1', String(1_000 * MILLI));
+    await expect(admitted.admit(call, houseRoute, 100)).rejects.toMatchObject({ status: 402 });
+    await expect(admitted.admit(call, byoRoute, 100)).resolves.toBeUndefined();
   });
 
   it('a call refused before it took from its bucket still counts once, and a spent bucket answers 429', async () => {

@@ -3,7 +3,7 @@ import { ApiError } from '@sbc/errors';
 import type { Principal } from '../auth/authenticator';
 import type { Bucket, Budget, BudgetSubject, Reservation } from '../limits/budget';
 import { rateLimitSubject, type RateLimiter } from '../limits/rate-limit';
-import type { ResolvedRoute } from '../routing/resolve';
+import type { Target } from '../routing/targets';
 import { countRequestTokens } from './count-tokens';
 import { promptOf, requestedMaxTokens, type CallerCall } from './plan';
 import type { Pricing } from './pricing';
@@ -44,10 +44,12 @@ function countCallInput(call: CallerCall, bytes: number): number {
 }
 
 /**
- * The admit step: the caller's request bucket, free fair use, the catalog's output limit and the budget's
- * reservation. Every call takes from its request bucket once: a priced call in the round trip that reserves
- * its budget, any other call (its own endpoint, free fair use) on its own, and a call refused before either
- * when it is refused (`takeOnRefusal`), so a refusal's answer says what is left too.
+ * The admit step, run on each target as it is tried: the caller's request bucket, free fair use, the catalog's
+ * output limit and the budget's reservation. Every call takes from its request bucket once: a priced call in the
+ * round trip that reserves its budget, any other call (its own endpoint, free fair use) on its own, and a call
+ * refused before either when it is refused (`takeOnRefusal`), so a refusal's answer says what is left too.
+ * Targets of one catalog model share one admission; a target priced as another model (a fallback model) releases
+ * the earlier reservation and reserves its own. A model the budget refused is refused again without a round trip.
  */
 export class Admission {
   readonly terms: AdmissionTerms = { fairUse: false };
@@ -63,43 +65,75 @@ export class Admission {
     this.bucket = deps.rateLimit.bucket(rateLimitSubject(principal));
   }
 
-  /** Admits the call on its route, or throws the refusal (400 past the catalog's limit, 402, 429). */
-  async admit(call: CallerCall, route: ResolvedRoute, bytes: number): Promise<void> {
-    const { deps, terms } = this;
-    const price = deps.pricing.priceOf(route);
-    terms.price = price;
-    if (route.kind !== 'byo' && price) {
-      terms.fairUse = route.catalogId === 'house-fast' && (await deps.budget.fairUseLeft(this.principal.userId));
-      const requested = requestedMaxTokens(call);
-      const catalogLimit = deps.pricing.outputLimitOf(route);
-      if (requested !== undefined && catalogLimit !== undefined && requested > catalogLimit) {
-        const field = outputLimitField(call);
-        const message = `${field} is ${requested}; ${call.callerModel} produces at most ${catalogLimit} output tokens.`;
-        throw ApiError.invalid([{ path: field, code: 'too_big', message }]);
-      }
-      const modelLimit = catalogLimit ?? deps.defaultMaxTokens;
-      if (terms.fairUse) {
-        call.outputLimit = requested ?? modelLimit;
-      } else {
-        // The reservation takes from the bucket (its refusals carry the bucket's headers).
-        const bucket = this.bucket;
-        this.bucket = undefined;
-        const admitted = await deps.budget.reserveCall(
-          budgetSubject(this.principal),
-          {
-            price,
-            inputTokens: { bound: bytes, count: () => countCallInput(call, bytes) },
-            requestedOutputTokens: requested,
-            modelOutputTokens: modelLimit,
-          },
-          { fairUse: route.catalogId === 'house-fast', bucket },
-        );
-        this.out.addHeaders(admitted.headers ?? {});
-        terms.reservation = admitted.reservation;
-        call.outputLimit = admitted.outputTokens;
+  /** The catalog model the terms were admitted for (undefined: none yet). */
+  private admittedFor?: string;
+  private readonly refused = new Map<string, unknown>();
+
+  /** Admits the call on a target, or throws the refusal (400 past the catalog's limit, 402, 429). */
+  async admit(call: CallerCall, target: Target, bytes: number): Promise<void> {
+    // The last target admitted is the one tried, so the terms' price is that of the target that served (list cost
+    // is recorded for own endpoints too).
+    const price = this.deps.pricing.priceOf(target);
+    this.terms.price = price;
+    const catalogId = target.kind === 'byo' ? undefined : target.catalogId;
+    if (price && catalogId !== undefined && catalogId !== this.admittedFor) {
+      const refusal = this.refused.get(catalogId);
+      if (refusal) throw refusal;
+      try {
+        await this.admitPriced(call, target, price, catalogId, bytes);
+      } catch (error) {
+        this.refused.set(catalogId, error);
+        throw error;
       }
     }
     if (this.bucket) await this.takeBucket();
+  }
+
+  private async admitPriced(
+    call: CallerCall,
+    target: Target,
+    price: ModelPrice,
+    catalogId: string,
+    bytes: number,
+  ): Promise<void> {
+    const { deps, terms } = this;
+    if (terms.reservation) {
+      // The earlier model's reservation is released before this one's is taken.
+      const earlier = terms.reservation;
+      terms.reservation = undefined;
+      await earlier.settle(0);
+    }
+    this.admittedFor = undefined;
+    terms.fairUse = catalogId === 'house-fast' && (await deps.budget.fairUseLeft(this.principal.userId));
+    const requested = requestedMaxTokens(call);
+    const catalogLimit = deps.pricing.outputLimitOf(target);
+    if (requested !== undefined && catalogLimit !== undefined && requested > catalogLimit) {
+      const field = outputLimitField(call);
+      const message = `${field} is ${requested}; ${target.callerModel} produces at most ${catalogLimit} output tokens.`;
+      throw ApiError.invalid([{ path: field, code: 'too_big', message }]);
+    }
+    const modelLimit = catalogLimit ?? deps.defaultMaxTokens;
+    if (terms.fairUse) {
+      call.outputLimit = requested ?? modelLimit;
+    } else {
+      // The reservation takes from the bucket (its refusals carry the bucket's headers).
+      const bucket = this.bucket;
+      this.bucket = undefined;
+      const admitted = await deps.budget.reserveCall(
+        budgetSubject(this.principal),
+        {
+          price,
+          inputTokens: { bound: bytes, count: () => countCallInput(call, bytes) },
+          requestedOutputTokens: requested,
+          modelOutputTokens: modelLimit,
+        },
+        { fairUse: catalogId === 'house-fast', bucket },
+      );
+      this.out.addHeaders(admitted.headers ?? {});
+      terms.reservation = admitted.reservation;
+      call.outputLimit = admitted.outputTokens;
+    }
+    this.admittedFor = catalogId;
   }
 
   /**

@@ -8,9 +8,10 @@ import {
 } from '@sbc/dialects';
 import { whenAborted } from './abort-watch';
 import type { Engine } from '../routing/engines';
+import type { Target } from '../routing/targets';
 import { isAbort } from '../upstream/client';
 import type { CallResponse } from './call-response';
-import { dispatch, type DispatchDeps, type InFlight } from './dispatch';
+import { dispatch, type AdmitTarget, type DispatchDeps, type InFlight } from './dispatch';
 import { forgetBody, isPassthrough, passthroughTo, type CallerCall } from './plan';
 import { frameSource, usageOfAbandoned } from './stream-frames';
 import { DRAINED, StreamRelay } from './stream-relay';
@@ -19,7 +20,10 @@ import { DRAINED, StreamRelay } from './stream-relay';
 export interface CallOutcome {
   /** Status as the caller saw it; 499 when the caller hung up. */
   status: number;
-  engine?: Engine;
+  /** The target that served the call, or the last one tried when none answered. */
+  target?: Target;
+  /** Upstream attempts the call made. */
+  attempts: number;
   usage: Usage;
   /** Ms from the start of the call to its first token (0 when none came). */
   ttftMs: number;
@@ -45,13 +49,26 @@ function renderReply(
   return { body: call.adapter.renderReply(reply, call.request), usage: reply.usage, stopReason: reply.stopReason };
 }
 
+function served(inFlight: InFlight): { target?: Target; attempts: number } {
+  return { target: inFlight.target, attempts: inFlight.attempts };
+}
+
+/** Which target served the reply (the last one tried when none answered) and after how many attempts. */
+function routeHeaders(inFlight: InFlight): Record<string, string> {
+  const headers: Record<string, string> = { 'x-sbc-attempts': String(inFlight.attempts) };
+  if (inFlight.target) headers['x-sbc-served-by'] = inFlight.target.label;
+  return headers;
+}
+
 /**
- * Sends the call to its engines and answers the caller in its dialect, streaming or not. Resolves with the
- * outcome for accounting; never throws for upstream trouble (that becomes the answer).
+ * Sends the call to its targets and answers the caller in its dialect, streaming or not. Resolves with the
+ * outcome for accounting; never throws for upstream trouble (that becomes the answer). Throws the refusal of a
+ * call no target could be admitted for.
  */
 export async function exchange(
   call: CallerCall,
-  engines: Engine[],
+  targets: readonly Target[],
+  admit: AdmitTarget,
   out: CallResponse,
   deps: ExchangeDeps,
   startedAt: number,
@@ -60,12 +77,13 @@ export async function exchange(
   beforeEnd: (outcome: CallOutcome) => Promise<void>,
 ): Promise<CallOutcome> {
   // A caller that hung up while the call was authorised and read has already had its `close` event.
-  const inFlight: InFlight = { callerGone: out.res.destroyed };
+  const inFlight: InFlight = { callerGone: out.res.destroyed, attempts: 0 };
   // A caller that hangs up aborts the upstream request at once.
   const onClose = () => {
     if (out.res.writableFinished) return;
     inFlight.callerGone = true;
     inFlight.current?.abort();
+    inFlight.wake?.();
   };
   out.res.on('close', onClose);
   // At the drain deadline a call still waiting on its upstream is answered 503 in its dialect, not reset (a
@@ -74,23 +92,24 @@ export async function exchange(
     if (out.started) return;
     inFlight.drained = true;
     inFlight.current?.abort();
+    inFlight.wake?.();
   };
   const stopWatchingDeadline = deps.drainDeadline?.aborted
     ? () => undefined
     : whenAborted(deps.drainDeadline, onDeadline);
-  let engine: Engine | undefined;
   // The stream being relayed, once the reply is a stream: what it delivered counts if the caller hangs up.
   let streamed: StreamRelay | undefined;
   try {
-    const dispatched = await dispatch(call, engines, deps, inFlight, passHeaders);
+    const dispatched = await dispatch(call, targets, deps, inFlight, passHeaders, admit);
+    out.addHeaders(routeHeaders(inFlight));
     if (dispatched.kind === 'failed') {
       out.fail(dispatched.failure, {
         ...(dispatched.exhausted ? { 'x-should-retry': 'false' } : {}),
         ...dispatched.headers,
       });
-      return { status: dispatched.failure.status, engine: dispatched.engine, usage: ZERO_USAGE, ttftMs: 0 };
+      return { ...served(inFlight), status: dispatched.failure.status, usage: ZERO_USAGE, ttftMs: 0 };
     }
-    engine = dispatched.engine;
+    const engine = dispatched.target.engine;
     const reply = dispatched.reply;
     const passthrough = isPassthrough(call, engine);
     // The caller's suspended frames keep the call for as long as its reply runs; its parsed body need not.
@@ -113,11 +132,11 @@ export async function exchange(
         const failure = error instanceof UpstreamError && !isAbort(error) ? error.failure : undefined;
         if (!failure || inFlight.callerGone) throw error;
         out.fail(failure);
-        return { status: failure.status, engine, usage: ZERO_USAGE, ttftMs: 0 };
+        return { ...served(inFlight), status: failure.status, usage: ZERO_USAGE, ttftMs: 0 };
       }
       const outcome: CallOutcome = {
+        ...served(inFlight),
         status: 200,
-        engine,
         usage: rendered.usage,
         ttftMs: Math.max(1, Math.round(performance.now() - startedAt)),
         stopReason: rendered.stopReason,
@@ -137,8 +156,8 @@ export async function exchange(
     // A stream the edge ended is billed like one the caller abandoned: for what was delivered.
     const usage = relay.drained ? usageOfAbandoned(call, relay.usage, relay.delivered) : relay.usage;
     const outcome: CallOutcome = {
+      ...served(inFlight),
       status: relay.failed ? relay.failed.status : 200,
-      engine,
       usage,
       ttftMs: relay.ttftMs,
       stopReason: relay.capped ? 'max_tokens' : relay.stopReason,
@@ -148,15 +167,17 @@ export async function exchange(
     return outcome;
   } catch (error) {
     if (inFlight.drained && !inFlight.callerGone && !out.started) {
+      out.addHeaders(routeHeaders(inFlight));
       out.fail(DRAINED);
-      return { status: DRAINED.status, engine, usage: ZERO_USAGE, ttftMs: 0 };
+      return { ...served(inFlight), status: DRAINED.status, usage: ZERO_USAGE, ttftMs: 0 };
     }
     if (isAbort(error) || inFlight.callerGone) {
       if (!out.res.destroyed) out.res.destroy();
-      if (!streamed) return { status: 499, engine, usage: ZERO_USAGE, ttftMs: 0 };
+      // A hang-up before a reply was chosen bills nothing, whatever was tried.
+      if (!streamed) return { status: 499, attempts: inFlight.attempts, usage: ZERO_USAGE, ttftMs: 0 };
       return {
+        ...served(inFlight),
         status: 499,
-        engine,
         usage: usageOfAbandoned(call, streamed.usage, streamed.delivered),
         ttftMs: streamed.ttftMs,
         stopReason: streamed.stopReason,

@@ -5,6 +5,7 @@ import type { Logger } from '@sbc/logging';
 import { authorizeRequest, type AuthorizeDeps } from '../auth/authorize';
 import { requestIdFor } from '../http/request-id';
 import type { HouseEngines, ProviderEngines } from '../routing/engines';
+import type { RoutePolicy } from '../routing/target-picker';
 import type { RoutingTables } from '../routing/routing-tables';
 import { passHeadersOf, type UpstreamClient } from '../upstream/client';
 import type { UsageEmitter } from '../usage/usage-events';
@@ -23,6 +24,7 @@ export interface ModelCallDeps extends AuthorizeDeps, AdmitDeps {
   house: HouseEngines;
   providers: ProviderEngines;
   upstream: UpstreamClient;
+  route: RoutePolicy;
   usage: UsageEmitter;
   logger: Logger;
   /** Passed to exchange: streams still running when the drain time is up end with an error event. */
@@ -37,10 +39,10 @@ export const MODEL_CALL_ROUTES: ReadonlyMap<string, CallerDialect> = new Map([
 ]);
 
 /**
- * One model call in six steps: authorize (cached key) → read the body → resolve the model (house models
- * without any lookup; others from the cached routing table) → admit (request bucket, fair use, budget) →
- * exchange with the upstream → record (settle the budget, emit the usage event). Nothing here waits on a
- * database.
+ * One model call in five steps: authorize (cached key) → read the body → resolve the model and its fallbacks to
+ * targets (house models without any lookup; others from the cached routing table) → exchange with the targets,
+ * each admitted as it is tried (request bucket, fair use, budget) → record (settle the budget, emit the usage
+ * event). Nothing here waits on a database.
  */
 export function createModelCallHandler(deps: ModelCallDeps) {
   return async function handleModelCall(
@@ -63,12 +65,13 @@ export function createModelCallHandler(deps: ModelCallDeps) {
       admission = new Admission(deps, principal, out);
       const { call, bytes } = await readCall(req, adapter, deps.maxBodyBytes);
       record.call = call;
-      const route = (record.route = await resolveCallRoute(deps, principal, call.callerModel, record.requestId));
-      parseRequestFor(call, route.engines);
-      await admission.admit(call, route, bytes);
+      const { targets } = await resolveCallRoute(deps, principal, call.callerModel, record.requestId, call.fallbacks);
+      parseRequestFor(call, targets);
+      const admitted = admission;
       outcome = await exchange(
         call,
-        route.engines,
+        targets,
+        (target) => admitted.admit(call, target, bytes),
         out,
         deps,
         record.startedAt,
@@ -113,5 +116,5 @@ async function refuse(
     deps.logger.error({ requestId: out.requestId, route, err: error.cause ?? error }, 'model call failed');
   if (!out.started) out.refuse(error);
   else if (!out.res.destroyed) out.res.destroy();
-  return { status: error.status, usage: ZERO_USAGE, ttftMs: 0 };
+  return { status: error.status, attempts: 0, usage: ZERO_USAGE, ttftMs: 0 };
 }

@@ -35,7 +35,7 @@ export function createCountTokensHandler(deps: ModelCallDeps) {
         throw ApiError.invalid([{ path: 'model', code: 'required', message: 'model must be a non-empty string.' }]);
       const localCount = countMessagesBody(body); // also validates the body
       const route = await resolveCallRoute(deps, principal, body.model, requestId);
-      const engine = route.engines[0];
+      const engine = route.targets[0]?.engine;
       const countPath = engine && upstreamAdapter(engine.dialect).countTokensPath;
       if (engine && countPath) {
         const upstreamCount = await countUpstream(deps, engine, countPath, body, req);
@@ -60,10 +60,13 @@ async function countUpstream(
   body: Record<string, unknown>,
   req: IncomingMessage,
 ): Promise<number | undefined> {
+  const sent: Record<string, unknown> = { ...body, model: engine.model };
+  // Fallback models are the gateway's own field; no upstream is sent it.
+  delete sent.models;
   const reply = deps.upstream.send({
     engine,
     path,
-    body: JSON.stringify({ ...body, model: engine.model }),
+    body: JSON.stringify(sent),
     passHeaders: passHeadersOf(req.headers),
   });
   const timer = setTimeout(() => reply.abort(), 10_000);

@@ -42,6 +42,7 @@ function chatCall(body: Record<string, unknown>): CallerCall {
     adapter: CHAT,
     body,
     callerModel: body.model as string,
+    fallbacks: [],
     stream: true,
     includeUsage: false,
     outputLimit: 512,
@@ -88,6 +89,7 @@ describe('a call whose reply was chosen', () => {
       adapter: MESSAGES,
       body,
       callerModel: 'caller-model',
+      fallbacks: [],
       stream: false,
       includeUsage: false,
     };

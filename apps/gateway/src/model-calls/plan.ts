@@ -1,6 +1,7 @@
 import type { CallerDialect, ChatRequest, Passthrough } from '@sbc/dialects';
 import { upstreamAdapter } from '@sbc/dialects';
 import type { Engine } from '../routing/engines';
+import type { Target } from '../routing/targets';
 import type { UpstreamRequest } from '../upstream/client';
 
 /** What the caller sent, read once (read-call.ts). */
@@ -9,7 +10,10 @@ export interface CallerCall {
   adapter: CallerDialect;
   /** The caller's body as parsed, until a reply is chosen (see `forgetBody`); read it with `bodyOf`. */
   body?: Record<string, unknown>;
+  /** The model the caller named; once a reply is chosen, the model that answered (it or one of `fallbacks`). */
   callerModel: string;
+  /** The body's `models`: tried in order once the named model's targets are exhausted. */
+  fallbacks: readonly string[];
   stream: boolean;
   /** Chat callers only: they asked for the usage chunk (`stream_options.include_usage`). */
   includeUsage: boolean;
@@ -40,9 +44,9 @@ export function isPassthrough(call: CallerCall, engine: Engine): boolean {
   return passthroughTo(call, engine) !== undefined;
 }
 
-/** Parses the caller's body into the neutral form, once some engine needs it; throws DialectRequestError (400). */
-export function parseRequestFor(call: CallerCall, engines: readonly Engine[]): void {
-  if (engines.some((engine) => !isPassthrough(call, engine))) call.request = call.adapter.parse(bodyOf(call));
+/** Parses the caller's body into the neutral form, once some target needs it; throws DialectRequestError (400). */
+export function parseRequestFor(call: CallerCall, targets: readonly Target[]): void {
+  if (targets.some((target) => !isPassthrough(call, target.engine))) call.request = call.adapter.parse(bodyOf(call));
 }
 
 /** The caller's parsed body; there is none once the call's reply was chosen. */

@@ -1,7 +1,7 @@
 import { findBuiltInAlias, findCatalogModel, listCostNanoUsd, modelAllowed, type ModelPrice } from '@sbc/catalog';
 import type { NanoUsd } from '@sbc/money';
 import type { Usage } from '@sbc/dialects';
-import type { ResolvedRoute } from '../routing/resolve';
+import type { Target } from '../routing/targets';
 
 /**
  * What the edge needs from the catalog on a call: the price of the model that served it (list cost is
@@ -10,18 +10,15 @@ import type { ResolvedRoute } from '../routing/resolve';
  */
 export function createPricing() {
   return {
-    priceOf(route: ResolvedRoute): ModelPrice | undefined {
-      if (route.catalogId) return findCatalogModel(route.catalogId)?.price;
-      const model = route.engines[0]?.model;
-      return model ? findCatalogModel(model)?.price : undefined;
+    priceOf(target: Target): ModelPrice | undefined {
+      return findCatalogModel(target.catalogId ?? target.engine.model)?.price;
     },
     costNanoUsd(price: ModelPrice, usage: Usage): NanoUsd {
       return listCostNanoUsd(price, usage);
     },
-    /** The output limit the catalog gives the model that serves the route; undefined for a model it does not list. */
-    outputLimitOf(route: ResolvedRoute): number | undefined {
-      const model = route.catalogId ?? route.engines[0]?.model;
-      return model ? findCatalogModel(model)?.max_output_tokens : undefined;
+    /** The output limit the catalog gives the model a target serves; undefined for a model it does not list. */
+    outputLimitOf(target: Target): number | undefined {
+      return findCatalogModel(target.catalogId ?? target.engine.model)?.max_output_tokens;
     },
     modelAllowed(globs: readonly string[], model: string): boolean {
       return modelAllowed(globs, model);

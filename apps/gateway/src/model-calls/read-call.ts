@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { CallerDialect } from '@sbc/dialects';
+import { fallbackModelsOf, type CallerDialect } from '@sbc/dialects';
 import { ApiError } from '@sbc/errors';
 import { findUnsafeString } from '../http/unsafe-strings';
 import { MAX_TOKEN_COUNT } from '../limits/reservation-plan';
@@ -52,6 +52,7 @@ export function checkedCall(adapter: CallerDialect, value: unknown): CallerCall 
     adapter,
     body,
     callerModel: body.model as string,
+    fallbacks: fallbackModelsOf(body),
     stream: body.stream === true,
     includeUsage: adapter.includeUsage(body),
   };

@@ -5,10 +5,11 @@ import { findCatalogModel, type ModelPrice } from '@sbc/catalog';
 import { callerDialect } from '@sbc/dialects';
 import { USAGE_EVENTS_TOPIC } from '@sbc/events';
 import { createLogger } from '@sbc/logging';
+import { memoryDeploymentLimiter } from '@sbc/route-health';
 import { UsageEventSchema, type UsageEvent } from '@sbc/proto/sbc/usage/v1/usage_event_pb';
 import type { Principal } from '../auth/authenticator';
 import { createBudget } from '../limits/budget';
-import type { ResolvedRoute } from '../routing/resolve';
+import type { Target } from '../routing/targets';
 import { createUsageEmitter } from '../usage/usage-events';
 import type { CallOutcome } from './exchange';
 import type { CallerCall } from './plan';
@@ -27,15 +28,27 @@ function houseFastPrice(): ModelPrice {
 // Round numbers, checked by hand: $1 per 1M input and $10 per 1M output tokens.
 const PRICE: ModelPrice = { currency: 'usd', input: 1, output: 10, cache_read: 0.1, cache_write: 1.25 };
 const principal = { kind: 'key', userId: USER, scopes: 'unrestricted', revoked: false, operator: false } as Principal;
-const call: CallerCall = { adapter: callerDialect('chat'), callerModel: 'a-model', stream: false, includeUsage: false };
-const route = (kind: ResolvedRoute['kind']): ResolvedRoute => ({
+const call: CallerCall = {
+  adapter: callerDialect('chat'),
   callerModel: 'a-model',
+  fallbacks: [],
+  stream: false,
+  includeUsage: false,
+};
+const target = (kind: Target['kind'], catalogId?: string): Target => ({
+  engine: { dialect: 'openai', baseUrl: 'http://up.test', model: 'a-model', headers: {}, label: 'deployment-a' },
   kind,
-  engines: [],
-  upstream: kind,
+  label: kind === 'provider' ? 'provider:vendor/deployment-a' : kind === 'byo' ? 'byo:mine' : 'house',
+  upstream: kind === 'provider' ? 'provider:vendor' : kind === 'byo' ? 'byo:mine' : 'house',
+  healthKey: kind,
+  callerModel: 'a-model',
+  catalogId,
 });
+/** A call served by `served` after `attempts` upstream attempts. */
+const routed = (served: Target, attempts = 1) => ({ outcome: { ...outcome(1_000, 100), target: served, attempts } });
 const outcome = (inputTokens: number, outputTokens: number): CallOutcome => ({
   status: 200,
+  attempts: 1,
   usage: { inputTokens, outputTokens, cacheReadTokens: 0, cacheWriteTokens: 0 },
   ttftMs: 0,
 });
@@ -50,6 +63,7 @@ describe('settle', () => {
     usage: createUsageEmitter({ producer: bus.producer, logger }),
     pricing: createPricing(),
     logger,
+    route: { limiter: memoryDeploymentLimiter() },
   });
   const record = (fields: Partial<CallRecord>): CallRecord => ({
     principal,
@@ -87,8 +101,13 @@ describe('settle', () => {
 
   it('a priced call is recorded at its exact cost in whole units, and the same amounts as decimals', async () => {
     // 1,000 input at $1/M + 100 output at $10/M = $0.002 = 2,000,000 nano-USD = 2 credits.
-    const event = await settled({ route: route('provider') });
+    const event = await settled(routed(target('provider', 'a-model'), 2));
     expect(event).toMatchObject({
+      upstream: 'provider:vendor',
+      provider: 'deployment-a',
+      servedBy: 'provider:vendor/deployment-a',
+      attempts: 2,
+      isByok: false,
       listCostNanoUsd: 2_000_000n,
       creditsChargedMicrocredits: 2_000_000n,
       fairUseMicrocredits: 0n,
@@ -102,11 +121,12 @@ describe('settle', () => {
     await store.set(`credits:available:${USER}`, '100000');
     const reservation = await budget.reserve({ userId: USER }, 50);
     const event = await settled({
-      route: route('provider'),
       price: odd,
       reservation,
       outcome: {
         status: 200,
+        target: target('provider', 'a-model'),
+        attempts: 1,
         usage: { inputTokens: 2, outputTokens: 1, cacheReadTokens: 1, cacheWriteTokens: 0 },
         ttftMs: 0,
       },
@@ -121,7 +141,7 @@ describe('settle', () => {
   it('a call that cost more than it reserved is charged what it reserved', async () => {
     await store.set(`credits:available:${USER}`, '100000');
     const reservation = await budget.reserve({ userId: USER }, 1_500);
-    const event = await settled({ route: route('provider'), reservation });
+    const event = await settled({ ...routed(target('provider', 'a-model')), reservation });
     expect(event).toMatchObject({
       listCostNanoUsd: 2_000_000n,
       creditsChargedMicrocredits: 1_500_000n,
@@ -131,13 +151,34 @@ describe('settle', () => {
   });
 
   it('a BYO call records its list cost and charges nothing, saying so in whole units', async () => {
-    const event = await settled({ route: route('byo') });
+    const event = await settled(routed(target('byo')));
     expect(event).toMatchObject({ listCostNanoUsd: 2_000_000n, creditsChargedMicrocredits: 0n, isByok: true });
+    expect(event).toMatchObject({ upstream: 'byo:mine', servedBy: 'byo:mine' });
+  });
+
+  it('a call served by its own endpoint after a credits reservation releases the reservation whole', async () => {
+    await store.set(`credits:available:${USER}`, '100000');
+    const reservation = await budget.reserve({ userId: USER }, 1_500);
+    const event = await settled({ ...routed(target('byo'), 3), reservation });
+    expect(event).toMatchObject({ creditsChargedMicrocredits: 0n, isByok: true, attempts: 3 });
+    expect(Number(await store.get(`credits:available:${USER}`))).toBe(100_000);
+  });
+
+  it('a call no target answered charges nothing and names the last target tried', async () => {
+    const failed = { ...routed(target('provider', 'a-model'), 4).outcome, status: 503 };
+    const event = await settled({ outcome: { ...failed, usage: outcome(0, 0).usage } });
+    expect(event).toMatchObject({ status: 503, creditsChargedMicrocredits: 0n, attempts: 4 });
+    expect(event.servedBy).toBe('provider:vendor/deployment-a');
   });
 
   it('a free fair-use call records what it consumed, and counts it against the windows in millicredits', async () => {
     const fairUser = { ...principal, userId: 'usr_fair' } as Principal;
-    const event = await settled({ route: route('house'), principal: fairUser, price: houseFastPrice(), fairUse: true });
+    const event = await settled({
+      ...routed(target('house', 'house-fast')),
+      principal: fairUser,
+      price: houseFastPrice(),
+      fairUse: true,
+    });
     expect(event.creditsChargedMicrocredits).toBe(0n);
     expect(event.fairUseMicrocredits).toBe(event.listCostNanoUsd);
     expect(event.fairUseMicrocredits).toBeGreaterThan(0n);

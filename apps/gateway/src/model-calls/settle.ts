@@ -14,9 +14,9 @@ import {
   type Millicredits,
   type NanoUsd,
 } from '@sbc/money';
+import type { DeploymentLimiter } from '@sbc/route-health';
 import type { Principal } from '../auth/authenticator';
 import type { Budget, Reservation } from '../limits/budget';
-import type { ResolvedRoute } from '../routing/resolve';
 import type { UsageEmitter } from '../usage/usage-events';
 import type { CallOutcome } from './exchange';
 import type { CallerCall } from './plan';
@@ -24,6 +24,8 @@ import type { Pricing } from './pricing';
 
 export interface SettleDeps {
   budget: Budget;
+  /** A provider deployment's tokens count toward its per-minute limit. */
+  route: { limiter: Pick<DeploymentLimiter, 'addTokens'> };
   usage: UsageEmitter;
   pricing: Pricing;
   logger: Logger;
@@ -33,7 +35,6 @@ export interface SettleDeps {
 export interface CallRecord {
   principal?: Principal;
   call?: CallerCall;
-  route?: ResolvedRoute;
   price?: ModelPrice;
   reservation?: Reservation;
   fairUse: boolean;
@@ -50,9 +51,15 @@ export interface CallRecord {
  * durable (see usage-events), which the reply's last bytes wait for.
  */
 export async function settle(deps: SettleDeps, state: CallRecord): Promise<void> {
-  const { principal, call, route, price, outcome } = state;
+  const { principal, call, price, outcome } = state;
+  // Billing follows the target that served (its price is the admission's: see Admission.admit): credits only
+  // when the service's engines served it.
+  const target = outcome.target;
   const listCost = price ? deps.pricing.costNanoUsd(price, outcome.usage) : nanoUsd(0);
-  const billed = route && route.kind !== 'byo' && !state.fairUse;
+  if (target?.limits?.tpm !== undefined)
+    deps.route.limiter.addTokens(target.healthKey, outcome.usage.inputTokens + outcome.usage.outputTokens);
+  const fairUseCall = state.fairUse && target?.catalogId === 'house-fast';
+  const billed = target !== undefined && target.kind !== 'byo' && !fairUseCall;
   const costMilli = billed ? millicreditsForNanoUsd(listCost) : millicredits(0);
   // A call is never charged past what it reserved: an upstream that ignored the output limit it was sent, or
   // a prompt that cost more than its bound, is the service's loss, not a cap or balance overdrawn.
@@ -60,14 +67,14 @@ export async function settle(deps: SettleDeps, state: CallRecord): Promise<void>
   const chargedMilli = reserved === undefined ? costMilli : millicredits(Math.min(costMilli, reserved));
   try {
     await state.reservation?.settle(chargedMilli);
-    if (state.fairUse && principal) await deps.budget.recordFairUse(principal.userId, millicreditsForNanoUsd(listCost));
+    if (fairUseCall && principal) await deps.budget.recordFairUse(principal.userId, millicreditsForNanoUsd(listCost));
   } catch (error) {
     deps.logger.error({ requestId: state.requestId, err: error }, 'settling a call budget failed');
   }
   if (!principal || !call) return;
   const key = principal.key;
   const charged = creditsCharged(listCost, costMilli, chargedMilli);
-  const fairUse = state.fairUse ? microcreditsForNanoUsd(listCost) : microcredits(0);
+  const fairUse = fairUseCall ? microcreditsForNanoUsd(listCost) : microcredits(0);
   await deps.usage.emit({
     requestId: state.requestId,
     accountId: principal.userId,
@@ -75,11 +82,11 @@ export async function settle(deps: SettleDeps, state: CallRecord): Promise<void>
     keyId: key?.id ?? '',
     orgId: key?.orgId,
     model: call.callerModel,
-    upstreamModel: outcome.engine?.model ?? '',
-    upstream: route?.upstream ?? '',
-    provider: outcome.engine?.label ?? '',
+    upstreamModel: target?.engine.model ?? '',
+    upstream: target?.upstream ?? '',
+    provider: target?.engine.label ?? '',
     dialectIn: state.dialect,
-    dialectOut: outcome.engine?.dialect ?? '',
+    dialectOut: target?.engine.dialect ?? '',
     route: key?.route || 'auto',
     inputTokens: BigInt(outcome.usage.inputTokens),
     outputTokens: BigInt(outcome.usage.outputTokens),
@@ -93,7 +100,7 @@ export async function settle(deps: SettleDeps, state: CallRecord): Promise<void>
     listCostUsd: usdFromNanoUsd(listCost),
     creditsCharged: creditsFromMicrocredits(charged),
     fairUseCredits: creditsFromMicrocredits(fairUse),
-    isByok: route?.kind === 'byo',
+    isByok: target?.kind === 'byo',
     status: outcome.status,
     latencyMs: BigInt(Math.round(performance.now() - state.startedAt)),
     ttftMs: BigInt(outcome.ttftMs),
@@ -101,6 +108,8 @@ export async function settle(deps: SettleDeps, state: CallRecord): Promise<void>
     stream: call.stream,
     keyLabel: key?.name ?? '',
     atMs: state.atMs,
+    servedBy: target?.label ?? '',
+    attempts: outcome.attempts,
   });
 }
 

@@ -97,6 +97,7 @@ function callOf(dialect: 'chat' | 'messages', outputLimit?: number): CallerCall 
     adapter: callerDialect(dialect),
     body,
     callerModel: 'caller-model',
+    fallbacks: [],
     stream: true,
     includeUsage: true,
     outputLimit,
@@ -135,7 +136,7 @@ async function relayed(call: CallerCall, source: FrameSource, chunks: Buffer[]) 
     call,
     source,
     new CallResponse(res as unknown as ServerResponse, call.adapter, 'req_1', 'https://gw.test'),
-    { callerGone: false },
+    { callerGone: false, attempts: 1 },
     performance.now(),
   );
   const done = relay.relay(reply, undefined);

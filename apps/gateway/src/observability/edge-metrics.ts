@@ -1,6 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ProducerStats } from '@sbc/bus';
 import { Counter, Gauge, Histogram, LATENCY_BUCKETS_S, type Registry } from '@sbc/metrics';
+import { metricLabelOfKey } from '../routing/attempt-rules';
+import type { Target } from '../routing/targets';
 import type { QueueObserver } from '../upstream/pools';
 import type { UsageFields } from '../usage/usage-events';
 
@@ -31,6 +33,8 @@ export function createEdgeMetrics(
   registry: Registry,
   usage: { producerStats?: () => ProducerStats; dropped: () => number },
   upstream?: UpstreamQueueSource,
+  /** The routing policy's cooldowns, read at each scrape. */
+  cooldowns?: { cooling(): Array<{ key: string; untilMs: number }> },
 ) {
   const registers = [registry];
   const requests = new Counter({
@@ -138,6 +142,27 @@ export function createEdgeMetrics(
     upstream.observe({ waited: (seconds) => queueWait.observe(seconds), refused: () => overloaded.inc() });
   }
 
+  const attempts = new Counter({
+    name: 'sbc_upstream_attempts_total',
+    help:
+      'Upstream attempts of model calls, by target (house engine, provider deployment, or `byo`) and outcome: ok, ' +
+      'failed (counts toward a cooldown), refused (another 4xx, the answer), overloaded (the edge had no connection).',
+    labelNames: ['target', 'outcome'],
+    registers,
+  });
+  if (cooldowns) {
+    new Gauge({
+      name: 'sbc_upstream_targets_cooling',
+      help: 'Targets skipped now because they are cooling down after failures, by target (all own endpoints as `byo`).',
+      labelNames: ['target'],
+      registers,
+      collect() {
+        this.reset();
+        for (const { key } of cooldowns.cooling()) this.inc({ target: metricLabelOfKey(key) });
+      },
+    });
+  }
+
   function upstreamLabel(fields: UsageFields): string {
     if (fields.isByok || fields.upstream.startsWith('byo:')) return 'byo';
     return fields.provider || fields.upstream || 'none';
@@ -170,6 +195,9 @@ export function createEdgeMetrics(
     },
     rateLimited(): void {
       rateLimited.inc();
+    },
+    routeAttempt(target: Target, outcome: string): void {
+      attempts.inc({ target: metricLabelOfKey(target.healthKey), outcome });
     },
   };
 }

@@ -24,3 +24,43 @@ describe('engine configuration', () => {
     ).toThrow(/PROVIDER_ENGINES/);
   });
 });
+
+describe('provider deployments', () => {
+  const load = (providers: unknown) => loadGatewayConfig({ PROVIDER_ENGINES: JSON.stringify(providers) });
+  const endpoint = { dialect: 'openai', base_url: 'https://api.openai.com/v1', api_key: 'k' };
+
+  it('reads one endpoint per vendor as one deployment of weight 1, labelled by its host', () => {
+    expect(load({ openai: endpoint }).providerEngines.openai).toEqual([
+      expect.objectContaining({ label: 'api.openai.com', weight: 1, baseUrl: endpoint.base_url, apiKey: 'k' }),
+    ]);
+  });
+
+  it('reads a list of deployments with their weights and limits', () => {
+    const config = load({
+      openai: [
+        { ...endpoint, label: 'east', weight: 3, rpm: 600, tpm: 90_000 },
+        { ...endpoint, label: 'west', weight: 0 },
+      ],
+    });
+    expect(config.providerEngines.openai?.map(({ label, weight, rpm, tpm }) => [label, weight, rpm, tpm])).toEqual([
+      ['east', 3, 600, 90_000],
+      ['west', 0, undefined, undefined],
+    ]);
+  });
+
+  it.each([
+    [
+      'a label used twice',
+      [
+        { ...endpoint, label: 'a' },
+        { ...endpoint, label: 'a' },
+      ],
+    ],
+    ['a deployment without a label', [{ ...endpoint }]],
+    ['a negative weight', [{ ...endpoint, label: 'a', weight: -1 }]],
+    ['an rpm of 0', [{ ...endpoint, label: 'a', rpm: 0 }]],
+    ['no deployment', []],
+  ])('refuses to start on %s, naming PROVIDER_ENGINES', (_, list) => {
+    expect(() => load({ openai: list })).toThrow(/PROVIDER_ENGINES/);
+  });
+});

@@ -26,7 +26,18 @@ export interface Engine {
 }
 
 export type HouseEngines = Record<string, Engine[]>;
-export type ProviderEngines = Record<string, Omit<Engine, 'model'>>;
+
+/** One of the service's deployments of a vendor's API (an account, a region, a key), serving on credits. */
+export interface ProviderDeployment extends Omit<Engine, 'model'> {
+  /** Balances the vendor's deployments (0 = standby, tried only when the weighted ones fail). */
+  weight: number;
+  /** Requests and tokens per minute past which the deployment is skipped (never waited on). */
+  rpm?: number;
+  tpm?: number;
+}
+
+/** Per vendor, its deployments; a vendor configured with one endpoint has one deployment. */
+export type ProviderEngines = Record<string, ProviderDeployment[]>;
 
 const httpUrl = z.string().refine((value) => {
   try {
@@ -46,6 +57,24 @@ const endpoint = z.object({
 
 const houseEngine = endpoint.extend({ model: z.string().min(1) });
 
+const deployment = endpoint.extend({
+  label: z.string().regex(/^[A-Za-z0-9._-]+$/, 'must be letters, digits, ".", "_" or "-"'),
+  weight: z.number().int().min(0).max(100).default(1),
+  rpm: z.number().int().positive().optional(),
+  tpm: z.number().int().positive().optional(),
+});
+
+const deployments = z
+  .array(deployment)
+  .min(1)
+  .superRefine((list, ctx) => {
+    const seen = new Set<string>();
+    list.forEach((item, index) => {
+      if (seen.has(item.label)) ctx.addIssue({ code: 'custom', path: [index, 'label'], message: 'must be unique' });
+      seen.add(item.label);
+    });
+  });
+
 const json = z.string().transform((text, ctx) => {
   try {
     return JSON.parse(text) as unknown;
@@ -55,12 +84,11 @@ const json = z.string().transform((text, ctx) => {
   }
 });
 
-function toEngine(raw: z.infer<typeof endpoint>, model: string): Engine {
+function endpointOf(raw: z.infer<typeof endpoint>): Omit<Engine, 'model'> {
   return {
     dialect: raw.dialect,
     baseUrl: raw.base_url,
     apiKey: raw.api_key,
-    model,
     headers: raw.headers ?? {},
     label: raw.label ?? new URL(raw.base_url).host,
   };
@@ -71,16 +99,31 @@ export const houseEnginesVar = json.pipe(
   z
     .partialRecord(z.enum(HOUSE_MODELS), z.array(houseEngine).min(1))
     .transform((map): HouseEngines =>
-      Object.fromEntries(Object.entries(map).map(([id, list]) => [id, list.map((raw) => toEngine(raw, raw.model))])),
+      Object.fromEntries(
+        Object.entries(map).map(([id, list]) => [id, list.map((raw) => ({ ...endpointOf(raw), model: raw.model }))]),
+      ),
     ),
 );
 
-/** `{"openai": {dialect, base_url, api_key, headers?}, "anthropic": {…}}` */
+function toDeployment(raw: z.infer<typeof endpoint> & { weight?: number; rpm?: number; tpm?: number }) {
+  return { ...endpointOf(raw), weight: raw.weight ?? 1, rpm: raw.rpm, tpm: raw.tpm };
+}
+
+/**
+ * `{"openai": {dialect, base_url, api_key, headers?, label?}, "anthropic": [{label, dialect, base_url, api_key,
+ * weight?, rpm?, tpm?, headers?}, …]}`: per vendor one endpoint (one deployment labelled by its host), or a
+ * list of deployments with labels unique to the vendor.
+ */
 export const providerEnginesVar = json.pipe(
   z
-    .record(z.string().regex(/^[a-z0-9-]+$/), endpoint)
+    .record(z.string().regex(/^[a-z0-9-]+$/), z.union([endpoint, deployments]))
     .transform((map): ProviderEngines =>
-      Object.fromEntries(Object.entries(map).map(([vendor, raw]) => [vendor, toEngine(raw, '')])),
+      Object.fromEntries(
+        Object.entries(map).map(([vendor, raw]) => [
+          vendor,
+          Array.isArray(raw) ? raw.map(toDeployment) : [toDeployment(raw)],
+        ]),
+      ),
     ),
 );
 

@@ -1,18 +1,15 @@
 import { isHouseModel } from '@sbc/catalog';
+import type { EgressCaller } from '@sbc/egress';
 import type { GetRoutingTableResponse, RoutingUpstream } from '@sbc/proto/sbc/account/v1/account_pb';
 import type { Engine, HouseEngines, ProviderEngines } from './engines';
+import { weightedOrder, type Target } from './targets';
 
-/** Where a call goes, once its model id is resolved (CONTRACTS "Models and routing"). */
+/** Where a call may go, once its model id is resolved (CONTRACTS "Models and routing", "Routing policy"). */
 export interface ResolvedRoute {
   /** The id the caller named; replies echo it. */
   callerModel: string;
-  kind: 'house' | 'byo' | 'provider';
-  /** Tried in order; a later one only when an earlier one failed before its first byte. */
-  engines: Engine[];
-  /** For usage: `house`, `byo:<slug>` or `provider:<vendor>`. */
-  upstream: string;
-  /** The catalog entry that prices the call (house and provider routes). */
-  catalogId?: string;
+  /** Tried in order; a later one only when an earlier one failed before its first byte. Never empty. */
+  targets: Target[];
 }
 
 export type RouteRefusal = { refused: 'not_found' | 'not_allowed' | 'not_configured'; message: string };
@@ -22,6 +19,10 @@ export type KeyRoute = 'byo' | 'credits' | 'auto';
 export interface ResolveContext {
   /** The key's route; sessions and device tokens resolve as `auto`. */
   keyRoute: KeyRoute;
+  /** The caller's user id: its endpoints' cooldowns are its own. */
+  ownerId: string;
+  /** How the caller's own endpoints are dialed: loopback and private addresses only when it may (CONTRACTS Egress). */
+  dialAs: EgressCaller;
   house: HouseEngines;
   providers: ProviderEngines;
   /** The caller's endpoints and aliases; only fetched when the model is not a house model. */
@@ -32,8 +33,8 @@ export interface ResolveContext {
   builtInAlias(token: string): { vendor: string; modelId: string } | undefined;
 }
 
-function byoEngine(upstream: RoutingUpstream, model: string): Engine {
-  return {
+function byoTarget(upstream: RoutingUpstream, model: string, callerModel: string, ctx: ResolveContext): Target {
+  const engine: Engine = {
     // An `auto` endpoint is recorded with the dialect that answered its probe; unprobed ones are tried as OpenAI.
     dialect: upstream.dialect === 'anthropic' ? 'anthropic' : 'openai',
     baseUrl: upstream.baseUrl,
@@ -41,7 +42,10 @@ function byoEngine(upstream: RoutingUpstream, model: string): Engine {
     model,
     headers: upstream.headers,
     label: `byo:${upstream.slug}`,
+    dialAs: ctx.dialAs,
   };
+  const label = `byo:${upstream.slug}`;
+  return { engine, kind: 'byo', label, upstream: label, healthKey: `byo:${ctx.ownerId}:${upstream.slug}`, callerModel };
 }
 
 function houseRoute(callerModel: string, houseId: string, ctx: ResolveContext): ResolvedRoute | RouteRefusal {
@@ -53,17 +57,57 @@ function houseRoute(callerModel: string, houseId: string, ctx: ResolveContext): 
   const engines = ctx.house[houseId];
   if (!engines || engines.length === 0)
     return { refused: 'not_configured', message: `No engine is configured for ${houseId}.` };
-  return { callerModel, kind: 'house', engines, upstream: 'house', catalogId: houseId };
+  const targets = engines.map((engine): Target => ({
+    engine,
+    kind: 'house',
+    label: 'house',
+    upstream: 'house',
+    healthKey: operatorHealthKey(`house:${houseId}/${engine.label}`, engine),
+    callerModel,
+    catalogId: houseId,
+  }));
+  return { callerModel, targets };
 }
 
-/** The caller's endpoint listing `model`; the most recently probed wins a tie. */
-function upstreamListing(model: string, upstreams: RoutingUpstream[]): RoutingUpstream | undefined {
-  let best: RoutingUpstream | undefined;
-  for (const upstream of upstreams) {
-    if (!upstream.models.includes(model)) continue;
-    if (!best || upstream.probedAtMs > best.probedAtMs) best = upstream;
-  }
-  return best;
+/**
+ * An operator engine's health key: its metrics label, then where it is, so a changed configuration (or another
+ * stack on the same Redis) never inherits a cooldown meant for another engine under the same name.
+ */
+function operatorHealthKey(label: string, engine: { baseUrl: string; model?: string }): string {
+  return `${label}|${engine.baseUrl}#${engine.model ?? ''}`;
+}
+
+/** The service's deployments of a vendor for one catalog model, balanced by their weights. */
+function providerTargets(vendor: string, modelId: string, callerModel: string, ctx: ResolveContext): Target[] {
+  const deployments = weightedOrder(ctx.providers[vendor] ?? [], (deployment) => deployment.weight);
+  return deployments.map((deployment) => {
+    const label = `provider:${vendor}/${deployment.label}`;
+    return {
+      engine: {
+        dialect: deployment.dialect,
+        baseUrl: deployment.baseUrl,
+        apiKey: deployment.apiKey,
+        headers: deployment.headers,
+        label: deployment.label,
+        model: modelId,
+      },
+      kind: 'provider',
+      label,
+      upstream: `provider:${vendor}`,
+      healthKey: operatorHealthKey(label, deployment),
+      callerModel,
+      catalogId: modelId,
+      limits: deployment.rpm || deployment.tpm ? { rpm: deployment.rpm, tpm: deployment.tpm } : undefined,
+    };
+  });
+}
+
+/** Every one of the caller's endpoints listing `model`, balanced by their weights. */
+function listingTargets(model: string, callerModel: string, ctx: ResolveContext): Target[] {
+  const listing = (ctx.table?.upstreams ?? []).filter((upstream) => upstream.models.includes(model));
+  return weightedOrder(listing, (upstream) => upstream.weight).map((upstream) =>
+    byoTarget(upstream, model, callerModel, ctx),
+  );
 }
 
 function vendorModel(callerModel: string, modelId: string, ctx: ResolveContext): ResolvedRoute | RouteRefusal {
@@ -78,20 +122,15 @@ function vendorModel(callerModel: string, modelId: string, ctx: ResolveContext):
           refused: 'not_allowed',
           message: `This key's route is "credits": it may not call your own endpoint ${slug}.`,
         };
-      return {
-        callerModel,
-        kind: 'byo',
-        engines: [byoEngine(explicit, modelId.slice(slash + 1))],
-        upstream: `byo:${slug}`,
-      };
+      return { callerModel, targets: [byoTarget(explicit, modelId.slice(slash + 1), callerModel, ctx)] };
     }
   }
-  if (ctx.keyRoute !== 'credits') {
-    const listing = upstreamListing(modelId, upstreams);
-    if (listing)
-      return { callerModel, kind: 'byo', engines: [byoEngine(listing, modelId)], upstream: `byo:${listing.slug}` };
-  }
+  const own = ctx.keyRoute === 'credits' ? [] : listingTargets(modelId, callerModel, ctx);
   const vendor = ctx.catalogVendor(modelId);
+  // Route `auto` falls back from the caller's own endpoints to the service's deployments; `byo` never does.
+  const onCredits =
+    vendor !== undefined && ctx.keyRoute !== 'byo' ? providerTargets(vendor, modelId, callerModel, ctx) : [];
+  if (own.length > 0 || onCredits.length > 0) return { callerModel, targets: own.concat(onCredits) };
   if (vendor === undefined)
     return {
       refused: 'not_found',
@@ -102,20 +141,11 @@ function vendorModel(callerModel: string, modelId: string, ctx: ResolveContext):
       refused: 'not_allowed',
       message: `This key's route is "byo" and none of your endpoints lists ${modelId}.`,
     };
-  const provider = ctx.providers[vendor];
-  if (!provider)
-    return {
-      refused: 'not_configured',
-      message:
-        `${modelId} is not offered on service credits here: no ${vendor} engine is configured. Add your own ` +
-        `endpoint for it.`,
-    };
   return {
-    callerModel,
-    kind: 'provider',
-    engines: [{ ...provider, model: modelId }],
-    upstream: `provider:${vendor}`,
-    catalogId: modelId,
+    refused: 'not_configured',
+    message:
+      `${modelId} is not offered on service credits here: no ${vendor} engine is configured. Add your own ` +
+      `endpoint for it.`,
   };
 }
 

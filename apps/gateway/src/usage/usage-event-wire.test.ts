@@ -156,6 +156,8 @@ function typicalEvent(): UsageFields {
     keyLabel: 'Full access',
     fairUseCredits: 0,
     atMs: Date.UTC(2026, 10, 24, 8, 42, 22, 123),
+    servedBy: 'house',
+    attempts: 2,
   };
 }
 

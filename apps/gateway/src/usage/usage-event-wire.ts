@@ -195,5 +195,7 @@ export function encodeUsageEvent(event: UsageFields, eventId: string): Uint8Arra
   if (event.listCostNanoUsd !== undefined) w.presentInt64(30, event.listCostNanoUsd);
   if (event.creditsChargedMicrocredits !== undefined) w.presentInt64(31, event.creditsChargedMicrocredits);
   if (event.fairUseMicrocredits !== undefined) w.presentInt64(32, event.fairUseMicrocredits);
+  w.string(33, event.servedBy);
+  w.int32(34, event.attempts);
   return w.take();
 }

@@ -1,4 +1,6 @@
 import type { Logger } from '@sbc/logging';
+import { applyFault } from '../faults/apply-fault';
+import type { FaultInjector } from '../faults/fault-injector';
 import { SimError, sendError, type ErrorDialect } from '../wire/errors';
 import { createPacer, sleep, type Pacer, type Timing } from '../wire/pacing';
 import type { SimResponse } from '../wire/response';
@@ -12,6 +14,8 @@ export interface RouteDeps {
   /** Model ids listed by GET /v1/models. */
   models: string[];
   logger: Logger;
+  /** This simulator's fault plan; without one it only counts calls. */
+  faults: FaultInjector;
 }
 
 /**
@@ -26,7 +30,8 @@ function failureStatusFor(model: string): number | undefined {
 }
 
 /**
- * Starts a model call: binds an abort signal to the client's connection and applies the test hooks.
+ * Starts a model call: binds an abort signal to the client's connection, applies the fault plan, then the test
+ * hooks.
  * Returns undefined when the call is already answered (hooked failure) or the client left while waiting.
  */
 export async function beginCall(
@@ -36,6 +41,7 @@ export async function beginCall(
   deps: RouteDeps,
 ): Promise<{ signal: AbortSignal } | undefined> {
   const signal = abortOnDisconnect(res);
+  if (!(await applyFault(deps.faults.next(), res, dialect, signal))) return undefined;
   const status = failureStatusFor(model);
   if (status !== undefined) {
     sendError(

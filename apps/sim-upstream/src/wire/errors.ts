@@ -68,8 +68,8 @@ function errorBody(dialect: ErrorDialect, error: SimError, requestId: string): u
   };
 }
 
-export function sendError(res: SimResponse, dialect: ErrorDialect, error: SimError): void {
-  if (error.status === 429) res.setHeader('retry-after', '1');
+export function sendError(res: SimResponse, dialect: ErrorDialect, error: SimError, retryAfterS = 1): void {
+  if (error.status === 429) res.setHeader('retry-after', String(retryAfterS));
   res.status(error.status).json(errorBody(dialect, error, String(res.getHeader('request-id') ?? '')));
 }
 

@@ -10,6 +10,8 @@ export interface SimResponse {
   flushHeaders(): void;
   write(chunk: string): boolean;
   end(): unknown;
+  /** Drops the connection (HTTP/1.1) or resets the stream (HTTP/2) without an answer, as a dying server does. */
+  destroy(): unknown;
   once(event: 'close' | 'drain', listener: () => void): unknown;
   off(event: 'drain', listener: () => void): unknown;
   readonly destroyed: boolean;

@@ -2,6 +2,7 @@ import type { CallerDialect, CallerStream, Passthrough } from '../adapter';
 import { renderErrorBody } from '../error-bodies';
 import { dialectId } from '../ids';
 import type { SseFrame, StreamEvent } from '../ir';
+import { checkFallbackModels, withoutFallbackModels } from '../fallback-models';
 import { countOf, isObject } from '../json';
 import type { DialectIssue } from '../request-error';
 import { nowSeconds } from '../stream';
@@ -77,7 +78,7 @@ const chatPassthrough: Passthrough = {
     // Usage is always asked of the upstream; the caller's own choice decides only what it sees.
     if (stream)
       sent.stream_options = { ...(isObject(body.stream_options) ? body.stream_options : {}), include_usage: true };
-    return sent;
+    return withoutFallbackModels(sent);
   },
   reply(raw, model) {
     raw.model = model;
@@ -96,7 +97,7 @@ export const CHAT: CallerDialect = {
   outputLimitFields: OUTPUT_LIMIT_FIELDS,
   nullOutputLimit: true,
   check(body) {
-    const issues: DialectIssue[] = [];
+    const issues: DialectIssue[] = checkFallbackModels(body);
     if (!Array.isArray(body.messages))
       issues.push({ path: 'messages', code: 'required', message: 'messages must be an array.' });
     return issues;

@@ -1,6 +1,7 @@
 import type { CallerDialect, CallerStream, Passthrough } from '../adapter';
 import { renderErrorBody } from '../error-bodies';
 import type { SseFrame } from '../ir';
+import { checkFallbackModels, withoutFallbackModels } from '../fallback-models';
 import { countOf } from '../json';
 import type { DialectIssue } from '../request-error';
 import { parseData } from '../stream';
@@ -50,7 +51,7 @@ function messagesPassthroughStream(options: { model: string; requestId: string }
 const messagesPassthrough: Passthrough = {
   upstream: 'anthropic',
   // Messages callers always name max_tokens, so the body needs only the engine's model.
-  request: (body, { model }) => ({ ...body, model }),
+  request: (body, { model }) => withoutFallbackModels({ ...body, model }),
   reply(raw, model) {
     raw.model = model;
     return { body: raw, usage: mergeUsage(ZERO_USAGE, usageFromMessages(raw.usage)) };
@@ -63,7 +64,7 @@ export const MESSAGES: CallerDialect = {
   outputLimitFields: ['max_tokens'],
   nullOutputLimit: false,
   check(body) {
-    const issues: DialectIssue[] = [];
+    const issues: DialectIssue[] = checkFallbackModels(body);
     if (!Array.isArray(body.messages))
       issues.push({ path: 'messages', code: 'required', message: 'messages must be an array.' });
     if (body.max_tokens === undefined)

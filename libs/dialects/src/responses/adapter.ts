@@ -1,5 +1,6 @@
 import type { CallerDialect } from '../adapter';
 import { renderErrorBody } from '../error-bodies';
+import { checkFallbackModels } from '../fallback-models';
 import { countOf } from '../json';
 import type { DialectIssue } from '../request-error';
 import { parseResponsesRequest } from './parse-request';
@@ -12,7 +13,7 @@ export const RESPONSES: CallerDialect = {
   outputLimitFields: ['max_output_tokens'],
   nullOutputLimit: true,
   check(body) {
-    const issues: DialectIssue[] = [];
+    const issues: DialectIssue[] = checkFallbackModels(body);
     if (typeof body.input !== 'string' && !Array.isArray(body.input)) {
       issues.push({ path: 'input', code: 'required', message: 'input must be a string or an array of items.' });
     }
