@@ -6,12 +6,8 @@ export { openFileOutbox, type FileOutbox } from './file-outbox';
 export { flushWithin } from './flush-within';
 export { createInProcessBus, type InProcessBusOptions } from './in-process-bus';
 export { createKafkaConsumer, type KafkaConsumerOptions } from './kafka-consumer';
-export {
-  createKafkaProducer,
-  KAFKA_COMPRESSIONS,
-  type KafkaCompression,
-  type KafkaProducerOptions,
-} from './kafka-producer';
+export { KAFKA_COMPRESSIONS, type KafkaCompression } from './compression';
+export { createKafkaProducer, type KafkaProducerOptions } from './kafka-producer';
 export {
   checkTopic,
   createTopicAdmin,

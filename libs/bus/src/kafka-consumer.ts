@@ -1,5 +1,6 @@
 import type { Consumer, ConsumerCrashEvent, IHeaders, Kafka, KafkaMessage } from 'kafkajs';
 import type { Logger } from '@sbc/logging';
+import { registerKafkaCodecs } from './compression';
 import { backoffDelay, interruptibleSleep, type BackoffOptions } from './backoff';
 import { settleBatch } from './poison';
 import type {
@@ -38,6 +39,7 @@ class SubscriptionStoppedError extends Error {
  * options a slice's poison is parked and the partition moves on (settleBatch, shared with the in-process bus).
  */
 export function createKafkaConsumer(kafka: Kafka, options: KafkaConsumerOptions = {}): EventConsumer {
+  registerKafkaCodecs(); // reads batches that producers compressed with lz4
   const subscriptions = new Set<Subscription>();
 
   return {

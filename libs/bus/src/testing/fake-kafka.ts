@@ -1,4 +1,5 @@
 import {
+  type CompressionTypes,
   KafkaJSConnectionError,
   KafkaJSNonRetriableError,
   KafkaJSNumberOfRetriesExceeded,
@@ -43,6 +44,8 @@ export class FakeKafkaCluster {
   readonly producerConfigs: ProducerConfig[] = [];
   /** The `acks` of every produce request received. */
   readonly acks: number[] = [];
+  /** The `compression` of every produce request received. */
+  readonly compressions: (CompressionTypes | undefined)[] = [];
   /** How many records each produce request carried, in order. */
   readonly requestSizes: number[] = [];
   /** Produce requests received, successful or not. */
@@ -134,6 +137,7 @@ export class FakeKafkaCluster {
         if (!connected) throw new KafkaJSNonRetriableError('The producer is disconnected');
         this.produceRequests++;
         this.acks.push(batch.acks ?? -1);
+        this.compressions.push(batch.compression);
         this.requestSizes.push((batch.topicMessages ?? []).reduce((n, t) => n + t.messages.length, 0));
         if (this.down) throw this.unreachable();
         if (this.fenced.has(handle)) throw outOfOrderSequence();
