@@ -1,5 +1,6 @@
 export { backoffDelay, type BackoffOptions } from './backoff';
 export { createBatchingProducer, type BatchingOptions, type SendBatch } from './batching-producer';
+export { createLagAdmin, watchConsumerLag, type LagAdmin, type PartitionLag } from './consumer-lag';
 export { createBus, createKafkaEventProducer, type Bus, type BusOptions } from './create-bus';
 export { BusBufferFullError, BusClosedError } from './errors';
 export { openFileOutbox, type FileOutbox } from './file-outbox';
