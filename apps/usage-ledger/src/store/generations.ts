@@ -136,6 +136,9 @@ function toRecord(row: GenerationRow): Record<string, unknown> {
   };
 }
 
+/** How much longer Prisma's bounds on a usage batch's transaction are than its statement timeout. */
+const PRISMA_MARGIN_MS = 2_000;
+
 /**
  * Applies a batch of calls, exactly once per event id whatever the redelivery or order (see APPLY_BATCH). With
  * `statementTimeoutMs` the statement runs in a transaction that sets it (`SET LOCAL`, so the connection goes back
@@ -163,10 +166,12 @@ export async function applyGenerations(
     statementTimeoutMs === undefined
       ? await apply
       : (
-          await db.$transaction([
-            db.$executeRawUnsafe(`SET LOCAL statement_timeout = ${Math.trunc(statementTimeoutMs)}`),
-            apply,
-          ])
+          await db.$transaction(
+            [db.$executeRawUnsafe(`SET LOCAL statement_timeout = ${Math.trunc(statementTimeoutMs)}`), apply],
+            // Prisma's own bounds on the transaction (2 s to start, 5 s to run, by default) would cut a batch
+            // short before the server's timeout: they are set past it, so the server's is the one that acts.
+            { maxWait: statementTimeoutMs + PRISMA_MARGIN_MS, timeout: statementTimeoutMs + PRISMA_MARGIN_MS },
+          )
         )[1];
   return { inserted: result?.inserted ?? 0, newAccounts: JSON.parse(result?.new_accounts ?? '[]') as string[] };
 }
