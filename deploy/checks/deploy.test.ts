@@ -128,11 +128,14 @@ describeWithKustomize('Kubernetes manifests', () => {
         'template:\n    metadata: { labels: { a: b } }\n    spec:\n      containers: [{ name: c, image: i, ports: [{ ' +
         'containerPort: "http" }] }]',
       'apiVersion: example.com/v1\nkind: Widget\nmetadata: { name: y }',
+      'apiVersion: keda.sh/v1alpha1\nkind: ScaledObject\nmetadata: { name: z }\nspec:\n' +
+        '  scaleTargetRef: { name: x }\n  maxReplicaCount: "12"\n  triggers: [{ type: kafka }]',
     ].join('\n---\n');
     const { status, output } = validateK8s(broken);
     expect(status).toBe(1);
     expect(output).toMatch(/Deployment\/x: .*containerPort/);
     expect(output).toMatch(/Widget\/y: unknown apiVersion\/kind/);
+    expect(output).toMatch(/ScaledObject\/z: .*maxReplicaCount must be integer.*metadata/);
   });
 
   it.each(overlays)('%s: every workload has probes and resource requests and limits, and runs as non-root', (dir) => {
@@ -179,13 +182,10 @@ describeWithKustomize('Kubernetes manifests', () => {
       });
     const deployments = new Set(objects.filter((o) => o.kind === 'Deployment').map((o) => o.metadata.name));
     const autoscalers = objects.filter((o) => o.kind === 'HorizontalPodAutoscaler');
-    expect(autoscalers.map((hpa) => hpa.spec.scaleTargetRef.name).sort()).toEqual([
-      'gateway',
-      'runs',
-      'usage-ledger',
-      'x-builds',
-    ]);
+    expect(autoscalers.map((hpa) => hpa.spec.scaleTargetRef.name).sort()).toEqual(['gateway', 'runs', 'x-builds']);
     for (const hpa of autoscalers) expect(deployments.has(hpa.spec.scaleTargetRef.name)).toBe(true);
+    const lagScalers = objects.filter((o) => o.kind === 'ScaledObject');
+    expect(lagScalers.map((scaler) => scaler.spec.scaleTargetRef.name)).toEqual(['usage-ledger']);
     // gRPC backends sit behind headless Services, so dns:/// targets resolve every pod for round_robin.
     for (const backend of ['account', 'usage-ledger', 'x-builds', 'runs']) {
       expect(objects.find((o) => o.kind === 'Service' && o.metadata.name === backend)?.spec.clusterIP).toBe('None');
@@ -195,6 +195,30 @@ describeWithKustomize('Kubernetes manifests', () => {
       ).toEqual(['migrate']);
     }
   });
+
+  it.each(overlays)(
+    '%s: the ledger scales on the lag of the group and topic it consumes, to at most one replica per partition',
+    (dir) => {
+      const { objects } = rendered[dir];
+      const scaler = objects.find((o) => o.kind === 'ScaledObject' && o.metadata.name === 'usage-ledger')!;
+      const ledger = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'usage-ledger')!;
+      const config = loadUsageLedgerConfig(containerEnv(ledger.spec.template.spec.containers[0], objects));
+      const [trigger] = scaler.spec.triggers;
+      expect(trigger).toMatchObject({
+        type: 'kafka',
+        metadata: {
+          bootstrapServers: config.kafkaBrokers!.join(','),
+          consumerGroup: config.groupId,
+          topic: `${config.topic.prefix}usage.events.v1`,
+          allowIdleConsumers: 'false',
+        },
+      });
+      expect(Number(trigger.metadata.lagThreshold)).toBeGreaterThan(0);
+      expect(scaler.spec.maxReplicaCount).toBe(config.topic.partitions);
+      expect(config.topic.maxConsumers).toBe(scaler.spec.maxReplicaCount);
+      expect(scaler.spec.minReplicaCount).toBeLessThanOrEqual(scaler.spec.maxReplicaCount);
+    },
+  );
 
   it('only the edge takes traffic from anywhere; everything else denies ingress by default', () => {
     const { objects } = rendered.base;

@@ -49,8 +49,8 @@ const schema = z
     USAGE_EVENTS: z.enum(['on', 'off']).default('on'),
     /** Put before every topic name (`staging.` makes `staging.usage.events.v1`); the ledger must use the same. */
     KAFKA_TOPIC_PREFIX: z.string().default(''),
-    /** Producer compression of usage events; lz4 needs a codec package the images do not carry yet. */
-    KAFKA_COMPRESSION: z.enum(KAFKA_COMPRESSIONS).default('none'),
+    /** Producer compression of usage events: lz4 (cheap on CPU for small, frequent batches), gzip or none. */
+    KAFKA_COMPRESSION: z.enum(KAFKA_COMPRESSIONS).default('lz4'),
     /** With KAFKA_BROKERS: where usage events the broker has not acked wait on disk. One edge per directory. */
     USAGE_SPOOL_DIR: z.string().default('.data/usage-spool'),
     /** How long a usage event waits for the broker's ack before it is spooled (a reply's end waits this at most). */

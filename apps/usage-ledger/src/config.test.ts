@@ -44,4 +44,15 @@ describe('usage-ledger config', () => {
       spendRefreshMs: 900_000,
     });
   });
+
+  it('database waits stay under the Kafka session timeout, so a stuck database fails a batch before eviction', () => {
+    expect(loadUsageLedgerConfig({})).toMatchObject({
+      database: { connectionTimeoutMs: 5_000, statementTimeoutMs: 10_000 },
+      lagWatch: { intervalMs: 15_000, stallAfterMs: 120_000 },
+    });
+    expect(() => loadUsageLedgerConfig({ LEDGER_STATEMENT_TIMEOUT_MS: '60000' })).toThrow(
+      /LEDGER_STATEMENT_TIMEOUT_MS/,
+    );
+    expect(() => loadUsageLedgerConfig({ LEDGER_DB_CONNECT_TIMEOUT_MS: '0' })).toThrow(/LEDGER_DB_CONNECT_TIMEOUT_MS/);
+  });
 });

@@ -12,6 +12,8 @@ import {
 } from '@sbc/config';
 
 const httpUrl = url(['http', 'https']);
+/** kafkajs's default session timeout: a member silent for longer is evicted from its group. */
+const KAFKA_SESSION_TIMEOUT_MS = 30_000;
 const secret = z
   .string()
   .optional()
@@ -45,6 +47,17 @@ const schema = z.object({
   LEDGER_MAX_REPLICAS: z.coerce.number().int().positive().optional(),
   REDIS_URL: url(['redis', 'rediss']).optional(),
   LEDGER_BATCH_SIZE: positiveInt(500),
+  /** With KAFKA_BROKERS: how often the group's lag is read from the admin API (sbc_usage_consumer_lag). */
+  LEDGER_LAG_INTERVAL_MS: positiveInt(15_000),
+  /** A partition with lag whose committed offset has not moved for this long is stalled (metric and a warning). */
+  LEDGER_STALL_AFTER_MS: positiveInt(120_000),
+  /**
+   * How long a query may wait for a database connection; under the Kafka session timeout (30 s), so an
+   * unreachable database fails a batch (paused, retried with backoff) instead of holding the consumer.
+   */
+  LEDGER_DB_CONNECT_TIMEOUT_MS: z.coerce.number().int().positive().max(KAFKA_SESSION_TIMEOUT_MS).default(5_000),
+  /** The server cancels a usage batch's statement that runs longer (a lock, a slow disk); under the session timeout. */
+  LEDGER_STATEMENT_TIMEOUT_MS: z.coerce.number().int().positive().max(KAFKA_SESSION_TIMEOUT_MS).default(10_000),
   LEDGER_BATCH_LINGER_MS: z.coerce.number().int().min(0).default(20),
   LEDGER_RECONCILE_INTERVAL_MS: positiveInt(60_000),
   // Longer than the edge's longest call (UPSTREAM_BODY_TIMEOUT_MS, 5 min), so no reservation is in flight.
@@ -74,6 +87,10 @@ export interface UsageLedgerConfig extends BackendConfig {
   redisUrl?: string;
   /** Most usage events applied in one transaction. */
   batchSize: number;
+  /** LEDGER_LAG_INTERVAL_MS and LEDGER_STALL_AFTER_MS. */
+  lagWatch: { intervalMs: number; stallAfterMs: number };
+  /** LEDGER_DB_CONNECT_TIMEOUT_MS and LEDGER_STATEMENT_TIMEOUT_MS. */
+  database: { connectionTimeoutMs: number; statementTimeoutMs: number };
   /** How long a short batch waits for more events (in-process bus), trading a few ms for fewer transactions. */
   batchLingerMs: number;
   /** How often published balances are refilled (month start) and reconciled with the journal. */
@@ -101,6 +118,11 @@ export function loadUsageLedgerConfig(env: Record<string, string | undefined>): 
     parkLoneAfterAttempts: vars.LEDGER_PARK_LONE_AFTER_ATTEMPTS,
     redisUrl: vars.REDIS_URL,
     batchSize: vars.LEDGER_BATCH_SIZE,
+    lagWatch: { intervalMs: vars.LEDGER_LAG_INTERVAL_MS, stallAfterMs: vars.LEDGER_STALL_AFTER_MS },
+    database: {
+      connectionTimeoutMs: vars.LEDGER_DB_CONNECT_TIMEOUT_MS,
+      statementTimeoutMs: vars.LEDGER_STATEMENT_TIMEOUT_MS,
+    },
     batchLingerMs: vars.LEDGER_BATCH_LINGER_MS,
     reconcileIntervalMs: vars.LEDGER_RECONCILE_INTERVAL_MS,
     reconcileQuietMs: vars.LEDGER_RECONCILE_QUIET_MS,

@@ -1,4 +1,13 @@
-import { checkTopic, createBus, createTopicAdmin, provisionTopic, type Bus, type Subscription } from '@sbc/bus';
+import {
+  checkTopic,
+  createBus,
+  createLagAdmin,
+  createTopicAdmin,
+  provisionTopic,
+  watchConsumerLag,
+  type Bus,
+  type Subscription,
+} from '@sbc/bus';
 import { createCacheAdapters, type PubSub, type SharedStore } from '@sbc/cache';
 import {
   isBundleEntry,
@@ -10,7 +19,7 @@ import {
 } from '@sbc/lifecycle';
 import { USAGE_EVENTS_TOPIC } from '@sbc/events';
 import { createLogger, type Logger } from '@sbc/logging';
-import { Counter, createMetricsRegistry, Histogram } from '@sbc/metrics';
+import { Counter, createMetricsRegistry, Gauge, Histogram, type Registry } from '@sbc/metrics';
 import { UsageLedgerService } from '@sbc/proto/sbc/usage/v1/ledger_pb';
 import { createBalancePublisher, type BalancePublisher } from './caps/balance-publisher';
 import { loadUsageLedgerConfig, type UsageLedgerConfig } from './config';
@@ -66,6 +75,7 @@ export async function start(
     ...(config.costSources.anthropic ? { anthropic: anthropicCostReport(config.costSources.anthropic) } : {}),
   };
   let subscription: Subscription | undefined;
+  let lagWatch: { stop(): Promise<void> } | undefined;
   let sweepTimer: NodeJS.Timeout | undefined;
   let sweeping: Promise<unknown> | undefined;
   let balances: BalancePublisher | undefined;
@@ -74,6 +84,8 @@ export async function start(
   const stopWorkers = async () => {
     clearInterval(sweepTimer);
     sweepTimer = undefined;
+    await lagWatch?.stop();
+    lagWatch = undefined;
     await subscription?.stop();
     subscription = undefined;
     await sweeping;
@@ -110,6 +122,7 @@ export async function start(
       metrics,
       appDir: __dirname,
       createClient: (adapter) => new PrismaClient({ adapter }),
+      connectionTimeoutMs: config.database.connectionTimeoutMs,
       async prepare(database) {
         const publisher = createBalancePublisher({
           db: database.prisma,
@@ -126,6 +139,7 @@ export async function start(
           batchLingerMs: config.batchLingerMs,
           groupId: config.groupId,
           parkLoneAfterAttempts: config.parkLoneAfterAttempts,
+          statementTimeoutMs: config.database.statementTimeoutMs,
           onNewAccounts: (accountIds) => publisher.publishNew(accountIds),
           onApplied: (batch) => {
             applied.inc({ outcome: 'applied' }, batch.inserted);
@@ -135,6 +149,7 @@ export async function start(
           onDeadLetter: (reason) => deadLetters.inc({ reason }),
         });
         logger.info({ bus: bus.kind, costReports: Object.keys(costReports) }, 'consuming usage events');
+        if (config.kafkaBrokers && !overrides.bus) lagWatch = watchUsageLag(config, metrics, logger);
         // Warns about a topic too small for the ledger's replicas or too loosely replicated; never holds up the start.
         if (config.kafkaBrokers && !overrides.bus)
           void checkTopic(
@@ -169,6 +184,38 @@ export async function start(
     await stopWorkers();
     throw error;
   }
+}
+
+/**
+ * The group's lag on each partition of usage.events.v1, read from the admin API (sbc_usage_consumer_lag), and
+ * whether the partition is stalled (sbc_usage_consumer_stalled, with a warning when it starts). Every replica
+ * reports the whole group's figures: take the max across pods, not the sum.
+ */
+function watchUsageLag(config: UsageLedgerConfig, metrics: Registry, logger: Logger): { stop(): Promise<void> } {
+  const lag = new Gauge({
+    name: 'sbc_usage_consumer_lag',
+    help: "Usage events on a partition of usage.events.v1 that the ledger's group has not committed yet.",
+    labelNames: ['partition'],
+    registers: [metrics],
+  });
+  const stalled = new Gauge({
+    name: 'sbc_usage_consumer_stalled',
+    help: 'Whether a partition has lag and no commit for LEDGER_STALL_AFTER_MS (1) or not (0).',
+    labelNames: ['partition'],
+    registers: [metrics],
+  });
+  return watchConsumerLag(createLagAdmin(config.kafkaBrokers!, 'usage-ledger-lag', logger), {
+    topic: config.topic.prefix + USAGE_EVENTS_TOPIC,
+    groupId: config.groupId,
+    ...config.lagWatch,
+    logger,
+    onSample: (partitions) => {
+      for (const p of partitions) {
+        lag.set({ partition: String(p.partition) }, p.lag);
+        stalled.set({ partition: String(p.partition) }, p.stalled ? 1 : 0);
+      }
+    },
+  });
 }
 
 /** Creates usage.events.v1 as configured when the cluster lacks it; says what falls short when it exists. */

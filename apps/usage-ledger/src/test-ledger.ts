@@ -11,6 +11,8 @@ export function startTestLedger(options: {
   dataDir: string;
   bus: Bus;
   logger: Logger;
+  /** Further settings, over the test's own. */
+  env?: Record<string, string>;
 }): Promise<RunningUsageLedger> {
   const config = loadUsageLedgerConfig({
     USAGE_LEDGER_GRPC_PORT: '0',
@@ -18,6 +20,7 @@ export function startTestLedger(options: {
     DATABASE_URL: options.databaseUrl,
     SBC_DATA_DIR: options.dataDir,
     LOG_LEVEL: 'silent',
+    ...options.env,
   });
   return start(config, { bus: options.bus, logger: options.logger });
 }

@@ -5,7 +5,8 @@ import { openFileOutbox, type FileOutbox } from './file-outbox';
 import { createInProcessBus } from './in-process-bus';
 import { createKafkaConsumer } from './kafka-consumer';
 import { kafkaLogCreator } from './kafka-logger';
-import { createKafkaProducer, type KafkaCompression, type KafkaProducerOptions } from './kafka-producer';
+import type { KafkaCompression } from './compression';
+import { createKafkaProducer, type KafkaProducerOptions } from './kafka-producer';
 import { createSpoolingProducer } from './spooling-producer';
 import { prefixTopics } from './topic-prefix';
 import type { EventConsumer, EventProducer } from './types';
@@ -30,7 +31,7 @@ export interface BusOptions {
   outboxDir?: string;
   /** With Kafka and an outbox: how long an event waits for the broker's ack before it is spooled; default 500 ms. */
   spoolAfterMs?: number;
-  /** With Kafka; default `none`. */
+  /** With Kafka; default `lz4`. */
   compression?: KafkaCompression;
   /** With Kafka: put before every topic name (`KAFKA_TOPIC_PREFIX`), so environments can share a cluster. */
   topicPrefix?: string;

@@ -1,17 +1,14 @@
 export { backoffDelay, type BackoffOptions } from './backoff';
 export { createBatchingProducer, type BatchingOptions, type SendBatch } from './batching-producer';
+export { createLagAdmin, watchConsumerLag, type LagAdmin, type PartitionLag } from './consumer-lag';
 export { createBus, createKafkaEventProducer, type Bus, type BusOptions } from './create-bus';
 export { BusBufferFullError, BusClosedError } from './errors';
 export { openFileOutbox, type FileOutbox } from './file-outbox';
 export { flushWithin } from './flush-within';
 export { createInProcessBus, type InProcessBusOptions } from './in-process-bus';
 export { createKafkaConsumer, type KafkaConsumerOptions } from './kafka-consumer';
-export {
-  createKafkaProducer,
-  KAFKA_COMPRESSIONS,
-  type KafkaCompression,
-  type KafkaProducerOptions,
-} from './kafka-producer';
+export { KAFKA_COMPRESSIONS, type KafkaCompression } from './compression';
+export { createKafkaProducer, type KafkaProducerOptions } from './kafka-producer';
 export {
   checkTopic,
   createTopicAdmin,

@@ -1,6 +1,7 @@
-import type { Consumer, ConsumerCrashEvent, IHeaders, Kafka, KafkaMessage } from 'kafkajs';
+import type { Consumer, ConsumerCrashEvent, EachBatchPayload, IHeaders, Kafka, KafkaMessage } from 'kafkajs';
 import type { Logger } from '@sbc/logging';
-import { backoffDelay, interruptibleSleep, type BackoffOptions } from './backoff';
+import { registerKafkaCodecs } from './compression';
+import { backoffDelay, type BackoffOptions } from './backoff';
 import { settleBatch } from './poison';
 import type {
   BatchHandler,
@@ -15,29 +16,30 @@ import type {
 const DEFAULT_MAX_BATCH = 500;
 
 export interface KafkaConsumerOptions {
-  /** Backoff between attempts at a message whose handler failed. */
+  /** Backoff of a partition whose handler failed: paused this long before its slice is fetched again. */
   retry?: BackoffOptions;
   logger?: Logger;
+  /**
+   * How often a handler call that is still running heartbeats for its member; default 3 s (kafkajs's heartbeat
+   * interval). A handler slower than the session timeout (a database that stopped answering) then keeps its
+   * partitions instead of being evicted and setting off a rebalance of the whole group.
+   */
+  heartbeatEveryMs?: number;
 }
 
-/** Raised out of `eachMessage` when a subscription stops mid-retry, so kafkajs leaves the offset uncommitted. */
-class SubscriptionStoppedError extends Error {
-  constructor() {
-    super('subscription stopped before the handler succeeded; the message will be redelivered');
-    this.name = 'SubscriptionStoppedError';
-  }
-}
+const DEFAULT_HEARTBEAT_EVERY_MS = 3_000;
 
 /**
- * One kafkajs consumer (one group member) per subscription. At-least-once: kafkajs commits, with autoCommit,
- * only offsets whose `eachMessage` resolved, and ours resolves only after the handler did. A failing handler
- * is retried in place with backoff (heartbeating, so the group does not evict us) rather than thrown to
- * kafkajs, which would restart the consumer and refetch; messages behind it on the partition wait, keeping
- * per-key order. `subscribeBatches` does the same per slice of a fetched batch (a slice is one partition's
- * consecutive messages), committing a slice's offsets only after its handler call resolved. With poison
- * options a slice's poison is parked and the partition moves on (settleBatch, shared with the in-process bus).
+ * One kafkajs consumer (one group member) per subscription, run with `eachBatch` in slices of at most
+ * `maxBatch` messages of one partition. At-least-once: a slice's last offset is resolved, and committed, only
+ * after its handler call resolved. A failing slice pauses its partition alone and returns, leaving the slice
+ * unresolved; a timer resumes the partition after an exponential backoff, and kafkajs fetches it again from
+ * that slice. The other partitions of the member keep flowing meanwhile, and the member keeps heartbeating
+ * from kafkajs's own loop. Consecutive failures at one offset count as the attempts of `settleBatch`, which
+ * parks poison (and, after `parkLoneAfterAttempts`, a lone message that keeps failing) so a partition moves on.
  */
 export function createKafkaConsumer(kafka: Kafka, options: KafkaConsumerOptions = {}): EventConsumer {
+  registerKafkaCodecs(); // reads batches that producers compressed with lz4
   const subscriptions = new Set<Subscription>();
 
   return {
@@ -68,10 +70,7 @@ export function createKafkaConsumer(kafka: Kafka, options: KafkaConsumerOptions 
     },
   };
 
-  /**
-   * One group member. `maxBatch` 1 runs kafkajs `eachMessage`; more runs `eachBatch`, handing over slices of
-   * the fetched batch and resolving each slice's last offset only after the handler succeeded for it.
-   */
+  /** One group member, handing each fetched batch over in slices of at most `maxBatch` messages. */
   async function run(member: {
     topic: string;
     groupId: string;
@@ -83,8 +82,18 @@ export function createKafkaConsumer(kafka: Kafka, options: KafkaConsumerOptions 
     const { topic, groupId, handle, fromBeginning } = member;
     let consumer: Consumer;
     let stopping = false;
-    let wake: (() => void) | undefined;
     let restarts = 0;
+    const timers = new Set<NodeJS.Timeout>();
+    /** Per partition, the first offset of the slice that failed last and how many times in a row it failed. */
+    const failures = new Map<number, { offset: string; attempts: number }>();
+
+    const after = (delay: number, action: () => void) => {
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        if (!stopping) action();
+      }, delay);
+      timers.add(timer);
+    };
 
     /**
      * kafkajs restarts a consumer itself after a retriable crash, but after any other (`restart: false`) it
@@ -96,16 +105,10 @@ export function createKafkaConsumer(kafka: Kafka, options: KafkaConsumerOptions 
       const delay = backoffDelay(++restarts, options.retry);
       const fields = { err: payload.error, topic, groupId, restartInMs: delay };
       options.logger?.error(fields, 'event consumer crashed; starting it again');
-      const sleep = interruptibleSleep(delay);
-      wake = sleep.wake;
-      void sleep.done.then(async () => {
-        wake = undefined;
-        if (stopping) return;
-        try {
-          await startConsumer();
-        } catch (err) {
-          onCrash({ payload: { error: err as Error, groupId, restart: false } } as ConsumerCrashEvent);
-        }
+      after(delay, () => {
+        startConsumer().catch((err: unknown) =>
+          onCrash({ payload: { error: err as Error, groupId, restart: false } } as ConsumerCrashEvent),
+        );
       });
     };
 
@@ -122,88 +125,94 @@ export function createKafkaConsumer(kafka: Kafka, options: KafkaConsumerOptions 
       }
     };
 
-    const runConsumer = async (consumer: Consumer) => {
-      const toIncoming = (partition: number, message: KafkaMessage): IncomingMessage => ({
-        topic,
-        key: message.key?.toString('utf8') ?? '',
-        value: message.value ?? new Uint8Array(0),
-        headers: decodeHeaders(message.headers),
-        partition,
-        offset: message.offset,
-      });
-      /** Retries in place until the handler succeeds, heartbeating, or throws once the subscription stops. */
-      const handleWithRetry = async (messages: IncomingMessage[], heartbeat: () => Promise<void>) => {
-        for (let attempt = 1; ; attempt++) {
-          if (stopping) throw new SubscriptionStoppedError();
-          try {
-            await settleBatch(messages, handle, member.poison, options.logger, { number: attempt, heartbeat });
-            return;
-          } catch (err) {
-            const delay = backoffDelay(attempt, options.retry);
-            const first = messages[0]!;
-            options.logger?.warn(
-              {
-                err,
-                topic,
-                partition: first.partition,
-                offset: first.offset,
-                messages: messages.length,
-                attempt,
-                retryInMs: delay,
-              },
-              'event handler failed; will retry',
-            );
-            const sleep = interruptibleSleep(delay);
-            wake = sleep.wake;
-            await sleep.done;
-            wake = undefined;
-            if (!stopping) await heartbeat();
-          }
-        }
-      };
-      if (member.maxBatch === 1) {
-        await consumer.run({
-          autoCommit: true,
-          eachMessage: ({ partition, message, heartbeat }) =>
-            handleWithRetry([toIncoming(partition, message)], heartbeat),
-        });
-      } else {
-        await consumer.run({
-          autoCommit: true,
-          // Without a threshold `commitOffsetsIfNecessary` commits nothing between fetches: a slice's worth.
-          autoCommitThreshold: member.maxBatch,
-          eachBatchAutoResolve: false,
-          eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }) => {
-            for (let from = 0; from < batch.messages.length; from += member.maxBatch) {
-              if (!isRunning() || isStale()) return; // a rebalance took the partition: the rest is refetched
-              const slice = batch.messages.slice(from, from + member.maxBatch);
-              await handleWithRetry(
-                slice.map((message) => toIncoming(batch.partition, message)),
-                heartbeat,
-              );
-              resolveOffset(slice.at(-1)!.offset);
-              await commitOffsetsIfNecessary();
-              await heartbeat();
-            }
-          },
-        });
+    const toIncoming = (partition: number, message: KafkaMessage): IncomingMessage => ({
+      topic,
+      key: message.key?.toString('utf8') ?? '',
+      value: message.value ?? new Uint8Array(0),
+      headers: decodeHeaders(message.headers),
+      partition,
+      offset: message.offset,
+    });
+
+    /** One attempt at a slice; false when it failed and its partition is paused for a backoff. */
+    const settleSlice = async (messages: IncomingMessage[], kafkaBatch: EachBatchPayload): Promise<boolean> => {
+      const { partition, offset } = messages[0]!;
+      const previous = failures.get(partition);
+      const attempt = previous?.offset === offset ? previous.attempts + 1 : 1;
+      const { heartbeat } = kafkaBatch;
+      try {
+        await whileHeartbeating(heartbeat, options.heartbeatEveryMs ?? DEFAULT_HEARTBEAT_EVERY_MS, () =>
+          settleBatch(messages, handle, member.poison, options.logger, { number: attempt, heartbeat }),
+        );
+        failures.delete(partition);
+        return true;
+      } catch (err) {
+        failures.set(partition, { offset, attempts: attempt });
+        const delay = backoffDelay(attempt, options.retry);
+        const fields = { err, topic, partition, offset, messages: messages.length, attempt, retryInMs: delay };
+        options.logger?.warn(fields, 'event handler failed; its partition is paused until the retry');
+        after(delay, kafkaBatch.pause());
+        return false;
       }
     };
+
+    const runConsumer = (consumer: Consumer) =>
+      consumer.run({
+        autoCommit: true,
+        // Without a threshold `commitOffsetsIfNecessary` commits nothing between fetches: a slice's worth.
+        autoCommitThreshold: member.maxBatch,
+        eachBatchAutoResolve: false,
+        eachBatch: async (kafkaBatch) => {
+          const { batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale } = kafkaBatch;
+          for (let from = 0; from < batch.messages.length; from += member.maxBatch) {
+            if (!isRunning() || isStale() || stopping) return; // what is left is fetched again
+            const slice = batch.messages.slice(from, from + member.maxBatch);
+            const settled = await settleSlice(
+              slice.map((message) => toIncoming(batch.partition, message)),
+              kafkaBatch,
+            );
+            if (!settled) return; // the slice stays unresolved: fetched again once its partition resumes
+            resolveOffset(slice.at(-1)!.offset);
+            await commitOffsetsIfNecessary();
+            await heartbeat();
+          }
+        },
+      });
+
     await startConsumer();
     let stopped: Promise<void> | undefined;
     const subscription: Subscription = {
       stop() {
         stopped ??= (async () => {
           stopping = true;
-          wake?.();
+          for (const timer of timers) clearTimeout(timer);
+          timers.clear();
           subscriptions.delete(subscription);
-          await consumer.disconnect(); // waits for the running eachMessage, commits what resolved
+          await consumer.disconnect(); // waits for the running eachBatch, commits what resolved
         })();
         return stopped;
       },
     };
     subscriptions.add(subscription);
     return subscription;
+  }
+}
+
+/**
+ * Runs `work`, heartbeating every `everyMs` until it settles. kafkajs heartbeats only between batches and when
+ * told to, and shares one heartbeat request among concurrent callers; a failed one (a rebalance under way) is
+ * left to the heartbeat after the slice, which hands the rebalance to kafkajs.
+ */
+async function whileHeartbeating<T>(
+  heartbeat: () => Promise<void>,
+  everyMs: number,
+  work: () => Promise<T>,
+): Promise<T> {
+  const timer = setInterval(() => void heartbeat().catch(() => undefined), everyMs);
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
   }
 }
 

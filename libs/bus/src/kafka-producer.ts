@@ -1,15 +1,7 @@
-import { CompressionTypes, Partitioners, type Kafka, type Message, type Producer } from 'kafkajs';
+import { Partitioners, type Kafka, type Message, type Producer } from 'kafkajs';
 import { createBatchingProducer, type BatchingOptions } from './batching-producer';
+import { compressionType, registerKafkaCodecs, type KafkaCompression } from './compression';
 import type { EventProducer, QueuedMessage } from './types';
-
-/** Codecs kafkajs carries itself. lz4, snappy and zstd need a codec package registered first (none is installed). */
-export const KAFKA_COMPRESSIONS = ['none', 'gzip'] as const;
-export type KafkaCompression = (typeof KAFKA_COMPRESSIONS)[number];
-
-const COMPRESSION_TYPES: Record<KafkaCompression, CompressionTypes> = {
-  none: CompressionTypes.None,
-  gzip: CompressionTypes.GZIP,
-};
 
 /**
  * Broker error codes that leave a kafkajs producer unable to send again: OUT_OF_ORDER_SEQUENCE_NUMBER (45) and
@@ -19,7 +11,7 @@ const COMPRESSION_TYPES: Record<KafkaCompression, CompressionTypes> = {
 const FATAL_PRODUCER_CODES = new Set([45, 59]);
 
 export interface KafkaProducerOptions extends BatchingOptions {
-  /** Default `none`. */
+  /** Default `lz4`. */
   compression?: KafkaCompression;
 }
 
@@ -37,7 +29,8 @@ export interface KafkaProducerOptions extends BatchingOptions {
  * start a new one. Create one per process: it is meant to be shared.
  */
 export function createKafkaProducer(kafka: Kafka, options: KafkaProducerOptions = {}): EventProducer {
-  const compression = COMPRESSION_TYPES[options.compression ?? 'none'];
+  registerKafkaCodecs();
+  const compression = compressionType(options.compression ?? 'lz4');
   const newProducer = () =>
     kafka.producer({
       idempotent: false,

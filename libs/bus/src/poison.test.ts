@@ -2,7 +2,9 @@ import type { EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import { createLogger } from '@sbc/logging';
 import { createInProcessBus } from './in-process-bus';
 import { createKafkaConsumer } from './kafka-consumer';
+import { createKafkaProducer } from './kafka-producer';
 import { settleBatch } from './poison';
+import { FakeKafkaCluster } from './testing/fake-kafka';
 import type { BatchHandler, FailureKind, IncomingMessage, PoisonOptions } from './types';
 
 const logger = createLogger({ service: 'bus-test', level: 'silent' });
@@ -272,16 +274,22 @@ describe('Kafka consumer with poison options', () => {
     await consumer.close();
   });
 
-  it('holds the partition through an outage, parking nothing, and resolves once the store is back', async () => {
-    const { kafka, resolved, done } = fakeKafka([{ partition: 0, values: ['a', 'b'] }]);
+  it('holds the partition through an outage, parking nothing, and commits once the store is back', async () => {
+    const cluster = new FakeKafkaCluster();
+    const producer = createKafkaProducer(cluster.client(), { lingerMs: 1, logger });
+    for (const value of ['a', 'b']) producer.send('t', { key: 'k', value: encode(value) });
+    await producer.flush();
     let downFor = 4;
     const s = store({ down: () => downFor-- > 0 });
-    const consumer = createKafkaConsumer(kafka, { logger, retry: { initialMs: 5, maxMs: 10 } });
+    const consumer = createKafkaConsumer(cluster.client(), { logger, retry: { initialMs: 5, maxMs: 10 } });
     await consumer.subscribeBatches({ topic: 't', groupId: 'g', handler: s.handler, poison: s.poison });
-    await done;
+    for (const until = Date.now() + 5_000; cluster.committed.get('g/0') !== 2 && Date.now() < until;)
+      await new Promise((resolve) => setTimeout(resolve, 5));
     expect(s.applied).toEqual(['a', 'b']);
     expect(s.parked).toEqual([]);
-    expect(resolved).toEqual(['1']);
+    expect(cluster.pauses).toBe(4); // one backoff per failed attempt, the partition paused each time
+    expect(cluster.committed.get('g/0')).toBe(2);
     await consumer.close();
+    await producer.close();
   });
 });

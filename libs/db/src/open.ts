@@ -19,6 +19,11 @@ export interface OpenDatabaseOptions<Client extends PrismaLike> {
   createClient: (adapter: SqlMigrationAwareDriverAdapterFactory) => Client;
   /** Pool size for PostgreSQL; PGlite is a single connection. */
   maxConnections?: number;
+  /**
+   * PostgreSQL: how long a query may wait for a connection, new or from the pool, before it fails; default 0,
+   * for ever. A service that must answer within a deadline (a Kafka member's session) sets it under that.
+   */
+  connectionTimeoutMs?: number;
 }
 
 export interface Database<Client extends PrismaLike> {
@@ -88,7 +93,13 @@ export async function openDatabase<Client extends PrismaLike>(
   const sql = await postgresConnection(target.url);
   try {
     const applied = await applyMigrations(sql, options.service, migrations);
-    const pool = new pg.Pool({ connectionString: target.url, max: options.maxConnections ?? 10 });
+    const pool = new pg.Pool({
+      connectionString: target.url,
+      max: options.maxConnections ?? 10,
+      connectionTimeoutMillis: options.connectionTimeoutMs ?? 0,
+      // Probes an idle connection, so one to a server that vanished is found dead rather than reused.
+      keepAlive: true,
+    });
     // An idle connection's error (the server restarting) must not crash the process; the next query reports it.
     pool.on('error', () => undefined);
     const prisma = options.createClient(new PrismaPg(pool));

@@ -33,6 +33,8 @@ export interface BackendOptions<Client extends PrismaLike> {
   beforeClose?: () => Promise<void>;
   /** Where the service's own metrics are registered; one is made when absent. Served at /metrics. */
   metrics?: Registry;
+  /** See OpenDatabaseOptions.connectionTimeoutMs. */
+  connectionTimeoutMs?: number;
 }
 
 export interface RunningBackend<Client extends PrismaLike> {
@@ -45,7 +47,7 @@ export interface RunningBackend<Client extends PrismaLike> {
 
 type DatabaseOptions<Client extends PrismaLike> = Pick<
   BackendOptions<Client>,
-  'service' | 'config' | 'logger' | 'appDir' | 'createClient'
+  'service' | 'config' | 'logger' | 'appDir' | 'createClient' | 'connectionTimeoutMs'
 >;
 
 /**
@@ -61,6 +63,7 @@ export async function openServiceDatabase<Client extends PrismaLike>(
     service,
     migrationsDir: locateMigrations(service, options.appDir, path.resolve(options.appDir, '../prisma/migrations')),
     createClient: options.createClient,
+    connectionTimeoutMs: options.connectionTimeoutMs,
   });
   logger.info({ database: describeTarget(target), applied: database.applied }, 'database ready');
   return database;

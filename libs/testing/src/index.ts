@@ -4,3 +4,4 @@ export { createApiClient, jsonOf, type ApiAnswer, type ApiClient } from './http'
 export { createContractChecker, type ContractChecker } from './openapi-contract';
 export { freePort } from './ports';
 export { rejectionOf } from './rejections';
+export { startTcpProxy, type TcpProxy } from './tcp-proxy';

@@ -31,6 +31,20 @@ describe('classifyLedgerFailure', () => {
     expect(classifyLedgerFailure({ kind: 'DatabaseNotReachable' })).toBe('transient');
   });
 
+  it('a connection that did not come in time, or a transaction that could not run in time, is transient', () => {
+    const poolTimeout = new Error('timeout exceeded when trying to connect');
+    expect(
+      classifyLedgerFailure(new Error('Invalid `prisma.$queryRawUnsafe()` invocation', { cause: poolTimeout })),
+    ).toBe('transient');
+    expect(classifyLedgerFailure(new Error('Connection terminated due to connection timeout'))).toBe('transient');
+    expect(classifyLedgerFailure(wrapped('57014', 'canceling statement due to statement timeout'))).toBe('transient');
+    expect(
+      classifyLedgerFailure(
+        Object.assign(new Error('Transaction API error: Transaction already closed'), { code: 'P2028' }),
+      ),
+    ).toBe('transient');
+  });
+
   it('anything else is unknown, left to the neighbours test', () => {
     expect(classifyLedgerFailure(new Error('something odd'))).toBe('unknown');
     expect(classifyLedgerFailure('a string')).toBe('unknown');

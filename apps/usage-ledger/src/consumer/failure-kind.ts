@@ -18,7 +18,12 @@ const TRANSIENT_CODES = new Set([
   'P1008',
   'P1017',
   'P2024',
+  // A transaction Prisma could not start, or closed, within its bounds (a connection never came, a blackhole).
+  'P2028',
 ]);
+// pg-pool's and pg's own timeouts carry no code, only these messages (LEDGER_DB_CONNECT_TIMEOUT_MS).
+const TRANSIENT_MESSAGES =
+  /timeout exceeded when trying to connect|Connection terminated (due to connection timeout|unexpectedly)/;
 // Driver adapter error kinds that mean the connection, not the statement.
 const TRANSIENT_KINDS = new Set([
   'DatabaseNotReachable',
@@ -38,6 +43,7 @@ const SQLSTATE = /^(?!P[1-9])[0-9A-Z]{5}$/;
  */
 export function classifyLedgerFailure(error: unknown): FailureKind {
   const codes = collectCodes(error, 0);
+  if (messagesOf(error, 0).some((message) => TRANSIENT_MESSAGES.test(message))) return 'transient';
   if (
     codes.some(
       (code) =>
@@ -66,6 +72,14 @@ function collectCodes(value: unknown, depth: number): string[] {
   }
   for (const name of ['cause', 'meta', 'driverAdapterError']) codes.push(...collectCodes(record[name], depth + 1));
   return codes;
+}
+
+/** The messages of the error and of what it wraps. */
+function messagesOf(value: unknown, depth: number): string[] {
+  if (depth > 5 || value === null || typeof value !== 'object') return [];
+  const record = value as Record<string, unknown>;
+  const own = typeof record.message === 'string' ? [record.message] : [];
+  return [...own, ...['cause', 'meta', 'driverAdapterError'].flatMap((name) => messagesOf(record[name], depth + 1))];
 }
 
 /** The error as one line for the dead-letter table: its SQLSTATE or code when it has one, and its message. */

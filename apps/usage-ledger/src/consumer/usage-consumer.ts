@@ -193,6 +193,8 @@ export interface UsageConsumerDeps {
   groupId?: string;
   /** A lone event failing with an unknown error is parked after this many attempts; absent, retried for ever. */
   parkLoneAfterAttempts?: number;
+  /** The server cancels a batch's statement that runs longer (LEDGER_STATEMENT_TIMEOUT_MS). */
+  statementTimeoutMs?: number;
 }
 
 /** A usage event the ledger can never apply, with the decoder's reason. */
@@ -220,7 +222,7 @@ function createUsageBatchHandler(deps: UsageConsumerDeps): BatchHandler {
       if ('problem' in decoded) rejected.push({ message, error: new UndecodableUsageEventError(decoded.problem) });
       else rows.push(decoded.row);
     }
-    const applied = await applyGenerations(deps.db, rows);
+    const applied = await applyGenerations(deps.db, rows, new Date(), deps.statementTimeoutMs);
     deps.onApplied?.({
       events: rows.length,
       inserted: applied.inserted,

@@ -139,22 +139,42 @@ function toRecord(row: GenerationRow): Record<string, unknown> {
   };
 }
 
-/** Applies a batch of calls, exactly once per event id whatever the redelivery or order (see APPLY_BATCH). */
+/** How much longer Prisma's bounds on a usage batch's transaction are than its statement timeout. */
+const PRISMA_MARGIN_MS = 2_000;
+
+/**
+ * Applies a batch of calls, exactly once per event id whatever the redelivery or order (see APPLY_BATCH). With
+ * `statementTimeoutMs` the statement runs in a transaction that sets it (`SET LOCAL`, so the connection goes back
+ * to the pool unchanged for the RPC reads that share it): the server cancels a statement stuck on a lock or a
+ * slow disk past it (SQLSTATE 57014, an outage to the consumer), well before the consumer's session runs out.
+ */
 export async function applyGenerations(
   db: PrismaClient,
   rows: GenerationRow[],
   now: Date = new Date(),
+  statementTimeoutMs?: number,
 ): Promise<AppliedBatch> {
   if (rows.length === 0) return { inserted: 0, newAccounts: [] };
   // The same event twice in one batch (a redelivery): the first one is the one recorded, as across batches.
   const unique = new Map<string, GenerationRow>();
   for (const row of rows) if (!unique.has(row.eventId)) unique.set(row.eventId, row);
-  const [result] = await db.$queryRawUnsafe<{ inserted: number; new_accounts: string }[]>(
+  const apply = db.$queryRawUnsafe<{ inserted: number; new_accounts: string }[]>(
     APPLY_BATCH,
     JSON.stringify([...unique.values()].map(toRecord)),
     now.toISOString(),
     periodOf(now),
     PLANS.free.betaCredits.toFixed(6),
   );
+  const [result] =
+    statementTimeoutMs === undefined
+      ? await apply
+      : (
+          await db.$transaction(
+            [db.$executeRawUnsafe(`SET LOCAL statement_timeout = ${Math.trunc(statementTimeoutMs)}`), apply],
+            // Prisma's own bounds on the transaction (2 s to start, 5 s to run, by default) would cut a batch
+            // short before the server's timeout: they are set past it, so the server's is the one that acts.
+            { maxWait: statementTimeoutMs + PRISMA_MARGIN_MS, timeout: statementTimeoutMs + PRISMA_MARGIN_MS },
+          )
+        )[1];
   return { inserted: result?.inserted ?? 0, newAccounts: JSON.parse(result?.new_accounts ?? '[]') as string[] };
 }

@@ -1,9 +1,11 @@
 import {
+  type CompressionTypes,
   KafkaJSConnectionError,
   KafkaJSNonRetriableError,
   KafkaJSNumberOfRetriesExceeded,
   KafkaJSProtocolError,
   KafkaJSRequestTimeoutError,
+  type Admin,
   type Consumer,
   type ConsumerConfig,
   type ConsumerRunConfig,
@@ -16,6 +18,9 @@ import {
 /** A record as the broker stored it. */
 export interface StoredRecord {
   topic: string;
+  partition: number;
+  /** Its offset within its partition. */
+  offset: number;
   key: string;
   value: Buffer;
   headers: Record<string, string>;
@@ -39,16 +44,61 @@ export type ProduceFault = 'timeout-after-write' | 'out-of-order-sequence';
 export class FakeKafkaCluster {
   /** Every record ever appended, in append order (duplicates from retries included). */
   readonly log: StoredRecord[] = [];
+  /** Heartbeats the consumers sent, all together. */
+  heartbeats = 0;
+  /** Times a consumer paused a partition. */
+  pauses = 0;
   /** The options of every kafkajs producer created, oldest first. */
   readonly producerConfigs: ProducerConfig[] = [];
   /** The `acks` of every produce request received. */
   readonly acks: number[] = [];
+  /** The `compression` of every produce request received. */
+  readonly compressions: (CompressionTypes | undefined)[] = [];
   /** How many records each produce request carried, in order. */
   readonly requestSizes: number[] = [];
   /** Produce requests received, successful or not. */
   produceRequests = 0;
-  /** Per consumer group, the offset of the next record of the log it has not committed. */
+  /** Per consumer group and partition (`group/partition`), the offset of the next record it has not committed. */
   readonly committed = new Map<string, number>();
+  /** Each topic has this many partitions; a record's is its key's (a stand-in for murmur2: stable per key). */
+  constructor(readonly partitions = 1) {}
+
+  partitionOf(key: string): number {
+    let hash = 0;
+    for (const char of key) hash = (hash * 31 + char.charCodeAt(0)) >>> 0;
+    return hash % this.partitions;
+  }
+
+  /** The records of one partition of a topic, in offset order. */
+  partitionLog(topic: string, partition: number): StoredRecord[] {
+    return this.log.filter((r) => r.topic === topic && r.partition === partition);
+  }
+
+  /**
+   * The part of kafkajs's admin client that reads offsets: each partition's high watermark
+   * (`fetchTopicOffsets`), and a group's committed offsets (`fetchOffsets`, -1 where it committed none).
+   */
+  admin(): Pick<Admin, 'connect' | 'disconnect' | 'fetchTopicOffsets' | 'fetchOffsets'> {
+    const partitionIds = Array.from({ length: this.partitions }, (_, partition) => partition);
+    return {
+      connect: async () => undefined,
+      disconnect: async () => undefined,
+      fetchTopicOffsets: async (topic: string) =>
+        partitionIds.map((partition) => {
+          const high = String(this.partitionLog(topic, partition).length);
+          return { partition, offset: high, high, low: '0' };
+        }),
+      fetchOffsets: async ({ groupId, topics }: { groupId: string; topics?: string[] }) =>
+        (topics ?? []).map((topic) => ({
+          topic,
+          partitions: partitionIds.map((partition) => ({
+            partition,
+            offset: String(this.committed.get(`${groupId}/${partition}`) ?? -1),
+            metadata: null,
+          })),
+        })),
+    } as Pick<Admin, 'connect' | 'disconnect' | 'fetchTopicOffsets' | 'fetchOffsets'>;
+  }
   private readonly consumers = new Set<FakeConsumer>();
   private down = false;
   private readonly faults: ProduceFault[] = [];
@@ -134,6 +184,7 @@ export class FakeKafkaCluster {
         if (!connected) throw new KafkaJSNonRetriableError('The producer is disconnected');
         this.produceRequests++;
         this.acks.push(batch.acks ?? -1);
+        this.compressions.push(batch.compression);
         this.requestSizes.push((batch.topicMessages ?? []).reduce((n, t) => n + t.messages.length, 0));
         if (this.down) throw this.unreachable();
         if (this.fenced.has(handle)) throw outOfOrderSequence();
@@ -145,7 +196,10 @@ export class FakeKafkaCluster {
         for (const { topic, messages } of batch.topicMessages ?? []) {
           for (const m of messages) {
             const headers = Object.fromEntries(Object.entries(m.headers ?? {}).map(([k, v]) => [k, String(v)]));
-            this.log.push({ topic, key: String(m.key), value: Buffer.from(m.value as Buffer), headers });
+            const key = String(m.key);
+            const partition = this.partitionOf(key);
+            const offset = this.partitionLog(topic, partition).length;
+            this.log.push({ topic, partition, offset, key, value: Buffer.from(m.value as Buffer), headers });
           }
         }
         if (fault === 'timeout-after-write') {
@@ -178,12 +232,14 @@ function outOfOrderSequence(): Error {
 }
 
 /**
- * One kafkajs consumer over the fake log (one partition, 0): fetches what its group has not committed, hands
- * it to `eachBatch`, and commits the offsets resolved, as kafkajs does with autoCommit.
+ * One kafkajs consumer over the fake log: for each partition it does not hold paused, fetches what its group has
+ * not committed, hands it to `eachBatch`, and commits the offsets resolved, as kafkajs does with autoCommit.
+ * A paused partition is not fetched until resumed, and is then fetched again from its committed offset.
  */
 class FakeConsumer {
   readonly events = { CRASH: 'consumer.crash' };
   private readonly listeners: ((event: unknown) => void)[] = [];
+  private readonly paused = new Set<number>();
   private running = false;
   private topic = '';
 
@@ -222,29 +278,37 @@ class FakeConsumer {
 
   private async loop(config: ConsumerRunConfig): Promise<void> {
     while (this.running) {
-      const from = this.cluster.committed.get(this.groupId) ?? 0;
-      const records = this.cluster.log
-        .map((r, offset) => ({ r, offset }))
-        .filter(({ r, offset }) => offset >= from && r.topic === this.topic);
-      if (records.length === 0) {
-        await new Promise((resolve) => setTimeout(resolve, 5));
-        continue;
+      let fetched = false;
+      for (let partition = 0; partition < this.cluster.partitions && this.running; partition++) {
+        if (this.paused.has(partition)) continue;
+        const committedKey = `${this.groupId}/${partition}`;
+        const from = this.cluster.committed.get(committedKey) ?? 0;
+        const records = this.cluster.partitionLog(this.topic, partition).slice(from);
+        if (records.length === 0) continue;
+        fetched = true;
+        let resolved = from;
+        const messages = records.map((r) => {
+          return { offset: String(r.offset), key: Buffer.from(r.key), value: r.value, headers: r.headers };
+        });
+        const commit = () => {
+          if (this.running) this.cluster.committed.set(committedKey, resolved);
+        };
+        await config.eachBatch!({
+          batch: { topic: this.topic, partition, messages },
+          resolveOffset: (offset: string) => (resolved = Number(offset) + 1),
+          heartbeat: async () => void this.cluster.heartbeats++,
+          pause: () => {
+            this.cluster.pauses++;
+            this.paused.add(partition);
+            return () => this.paused.delete(partition);
+          },
+          commitOffsetsIfNecessary: async () => commit(),
+          isRunning: () => this.running,
+          isStale: () => false,
+        } as never);
+        commit();
       }
-      let resolved = from;
-      const messages = records.map(({ r, offset }) => {
-        return { offset: String(offset), key: Buffer.from(r.key), value: r.value, headers: r.headers };
-      });
-      await config.eachBatch!({
-        batch: { topic: this.topic, partition: 0, messages },
-        resolveOffset: (offset: string) => (resolved = Number(offset) + 1),
-        heartbeat: async () => undefined,
-        commitOffsetsIfNecessary: async () => {
-          if (this.running) this.cluster.committed.set(this.groupId, resolved);
-        },
-        isRunning: () => this.running,
-        isStale: () => false,
-      } as never);
-      if (this.running) this.cluster.committed.set(this.groupId, resolved);
+      if (!fetched) await new Promise((resolve) => setTimeout(resolve, 5));
     }
   }
 }
