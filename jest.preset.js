@@ -41,8 +41,7 @@ module.exports = {
   transformIgnorePatterns: [
     '/node_modules/(?!(@electric-sql/pglite|eventsource-parser|@apidevtools|parse5|entities)/)',
   ],
-  // `node`: native addons a package requires by path without the extension (lz4's xxhash, under kafkajs-lz4).
-  moduleFileExtensions: ['ts', 'js', 'cjs', 'json', 'node'],
+  moduleFileExtensions: ['ts', 'js', 'cjs', 'json'],
   moduleNameMapper,
   testMatch: TEST_MATCH_BY_PHASE[phase] ?? ['**/*.test.ts'],
   globalSetup: path.join(root, 'libs/testing/src/global-setup.ts'),
