@@ -263,6 +263,15 @@ const registry = {
     action: 'The operator has not configured the X builds lane; retrying will not help until they do.',
     retryable: false,
   },
+  upstream_cooling: {
+    status: 429,
+    grpc: GrpcStatus.RESOURCE_EXHAUSTED,
+    message: 'Every upstream for this model is cooling down after failures.',
+    action:
+      'Each provider serving this model failed recently and is skipped until its cooldown ends: retry after the ' +
+      "reply's retry-after seconds, or name fallback models in `models`.",
+    retryable: true,
+  },
   upstream_timeout: {
     status: 504,
     grpc: GrpcStatus.DEADLINE_EXCEEDED,

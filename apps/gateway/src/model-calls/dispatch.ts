@@ -161,7 +161,7 @@ export async function dispatch(
 function allCooling(untilMs: number): Dispatched {
   const seconds = Math.max(1, Math.ceil((untilMs - Date.now()) / 1000));
   const message = `Every upstream for this model is cooling down after failures; retry after ${seconds} s.`;
-  const failure = { status: 429, message, code: 'upstream_cooling' };
+  const failure = { status: errorSpec('upstream_cooling').status, message, code: 'upstream_cooling' };
   return { kind: 'failed', failure, exhausted: false, headers: { 'retry-after': String(seconds) } };
 }
 
