@@ -2,6 +2,7 @@ import { anthropicErrorType, openAiErrorType, renderErrorBody } from '@sbc/diale
 import { ApiError, errorCodes, errorSpec, toEnvelope } from '@sbc/errors';
 import { escapeHtml, inlineCode, pageShell, topNav } from './html';
 import type { QuickStart } from './quickstarts';
+import { routingSection } from './routing-section';
 
 const EXAMPLE_REQUEST_ID = 'req_01JEXAMPLE0000000000000000';
 
@@ -116,6 +117,8 @@ endpoints behind it. The <a href="/developers/api">API reference</a> lists every
 errors; it is rendered from <a href="/docs/openapi.json">the OpenAPI document</a> this service serves.</p>
 <section aria-labelledby="quick-starts"><h2 id="quick-starts">Quick starts</h2>
 ${quickStartSection(options.quickStarts)}</section>
+<section aria-labelledby="routing"><h2 id="routing">Routing: fallbacks, retries and cooldowns</h2>
+${routingSection()}</section>
 <section aria-labelledby="error-shapes"><h2 id="error-shapes">Error shapes</h2>
 ${dialectShapes(options.baseUrl)}</section>
 <section aria-labelledby="errors"><h2 id="errors">Error codes</h2>

@@ -14,6 +14,14 @@ describe('developer pages', () => {
     expect(html).not.toMatch(/<script|<style|\sstyle=/);
   });
 
+  it('the guide explains routing, linking the code a caller gets when every target is cooling', () => {
+    const html = renderGuidePage({ baseUrl: 'https://gw.test', quickStarts: [] });
+    const routing = html.slice(html.indexOf('id="routing"'), html.indexOf('id="error-shapes"'));
+    for (const term of ['x-sbc-served-by', 'x-sbc-attempts', '"models"']) expect(routing).toContain(term);
+    expect(routing).toContain('href="#errors-upstream_cooling"');
+    expect(html).toContain('id="errors-upstream_cooling"');
+  });
+
   it('the reference has an anchor and the scopes of every operation, and links error statuses to their codes', () => {
     const document = buildOpenApiDocument(ROUTES, { baseUrl: 'https://gw.test' }) as unknown as OpenApiDocument;
     const html = renderApiReference(document);
