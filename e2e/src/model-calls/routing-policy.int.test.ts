@@ -2,9 +2,9 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { rejectionOf } from '@sbc/testing';
+import { rejectionOf, testBackends } from '@sbc/testing';
 import { loadSimConfig, start as startSim, type RunningSim } from '@sbc/app-sim-upstream';
-import { startStack, type UsageStack } from '../support/stack';
+import { simHouseOnly, startStack, type UsageStack } from '../support/stack';
 
 /**
  * The routing policy through the edge with the official SDKs (CONTRACTS "Routing policy"): a model's targets
@@ -17,7 +17,8 @@ let providerSim: RunningSim;
 let key: { id: string; secret: string };
 const endpoints: Endpoint[] = [];
 
-type Behaviour = 'ok' | 'fail-503' | 'slow-503' | 'cut-after-first-chunk' | 'cut-before-first-chunk-once';
+type Behaviour =
+  'ok' | 'fail-503' | 'slow-503' | 'cut-after-first-chunk' | 'cut-before-first-chunk-once' | 'rate-limited-once';
 
 interface Endpoint {
   url: string;
@@ -47,6 +48,11 @@ async function startEndpoint(behaviour: Behaviour): Promise<Endpoint> {
         ...(behaviour === 'slow-503' ? { 'retry-after': '2' } : {}),
       });
       res.end(JSON.stringify({ error: { message: 'overloaded', type: 'server_error' } }));
+      return;
+    }
+    if (behaviour === 'rate-limited-once' && calls === 1) {
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '5' });
+      res.end(JSON.stringify({ error: { message: 'slow down', type: 'rate_limit_error' } }));
       return;
     }
     if (behaviour === 'cut-before-first-chunk-once' && calls === 1) {
@@ -107,10 +113,10 @@ async function startEndpoint(behaviour: Behaviour): Promise<Endpoint> {
 }
 
 /** Saves `endpoint` as one of the owner's endpoints, listing `models`. */
-async function saveEndpoint(slug: string, endpoint: Endpoint, models: string[]): Promise<void> {
+async function saveEndpoint(slug: string, endpoint: Endpoint, models: string[], weight?: number): Promise<void> {
   const saved = await stack.api('POST', '/v1/upstreams', {
     key: key.secret,
-    body: { label: slug, slug, base_url: endpoint.url, api_key: '', dialect: 'openai', models },
+    body: { label: slug, slug, base_url: endpoint.url, api_key: '', dialect: 'openai', models, weight },
   });
   expect(saved.status).toBe(201);
 }
@@ -122,6 +128,8 @@ interface UsageRow {
   credits_charged: number;
   is_byok: boolean;
   upstream: string;
+  served_by: string;
+  attempts: number;
 }
 
 /** The usage row of one request, once the ledger has it. */
@@ -237,6 +245,51 @@ describe('targets, retries and cooldowns', () => {
     const row = await rowOf(requestId);
     expect(row).toMatchObject({ status: 499, credits_charged: 0 });
   }, 30_000);
+});
+
+// Cooldowns are shared through Redis: without one, each edge keeps its own and there is nothing to show.
+(testBackends().redisUrl ? describe : describe.skip)('cooldowns shared by every edge', () => {
+  it('a 429 with retry-after: 5 seen by one edge cools that target for 5 s on another edge too', async () => {
+    // `limited` is the only weighted endpoint, so it is tried first whenever it is not cooling.
+    const limited = await startEndpoint('rate-limited-once');
+    const standby = await startEndpoint('ok');
+    await saveEndpoint('limited', limited, ['shared-cooldown-model'], 1);
+    await saveEndpoint('standby', standby, ['shared-cooldown-model'], 0);
+    const otherEdge = await stack.startEdge(simHouseOnly(stack.sim.url));
+    const viaOtherEdge = new OpenAI({ apiKey: key.secret, baseURL: `${otherEdge.url}/v1`, maxRetries: 0 });
+    const call = (client: OpenAI, requestId: string) =>
+      client.chat.completions
+        .create({ model: 'shared-cooldown-model', messages: hello }, { headers: { 'x-request-id': requestId } })
+        .withResponse();
+
+    const firstId = requestIdFor('shared_cooldown');
+    const first = await call(openai(), firstId);
+    const limitedAt = Date.now();
+    expect(first.response.headers.get('x-sbc-served-by')).toBe('byo:standby');
+    expect(first.response.headers.get('x-sbc-attempts')).toBe('2');
+    expect(limited.calls()).toBe(1);
+    const row = await rowOf(firstId);
+    expect(row).toMatchObject({ served_by: 'byo:standby', attempts: 2, credits_charged: 0 });
+
+    // The other edge never saw the 429, yet skips the target while its cooldown runs.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    for (let i = 0; i < 5; i++) {
+      const { response } = await call(viaOtherEdge, requestIdFor('shared_cooldown'));
+      expect(response.headers.get('x-sbc-served-by')).toBe('byo:standby');
+      expect(response.headers.get('x-sbc-attempts')).toBe('1');
+    }
+    expect(limited.calls()).toBe(1);
+
+    // Once the 5 s are over, the other edge's calls go to it again (it answers now).
+    let servedBy = '';
+    while (servedBy !== 'byo:limited') {
+      expect(Date.now() - limitedAt).toBeLessThan(15_000);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      servedBy = (await call(viaOtherEdge, requestIdFor('shared_cooldown'))).response.headers.get('x-sbc-served-by')!;
+    }
+    expect(Date.now() - limitedAt).toBeGreaterThanOrEqual(4_500);
+    expect(limited.calls()).toBe(2);
+  }, 60_000);
 });
 
 describe('credits, own endpoints and fallback models', () => {
