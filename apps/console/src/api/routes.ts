@@ -1,5 +1,5 @@
 // Every API route the console calls, each checked against its libs/api spec (method, path, inputs, answer).
-import type { authRoutes, deviceRoutes, keyRoutes, teamRoutes, upstreamRoutes, usageRoutes } from '@sbc/api';
+import type { authRoutes, deviceRoutes, keyRoutes, runRoutes, teamRoutes, upstreamRoutes, usageRoutes } from '@sbc/api';
 import { route } from './route';
 
 export const getConsoleSession = route<typeof authRoutes.getConsoleSession>('get', '/v1/auth/console/session');
@@ -60,3 +60,19 @@ export const resendTeamInvite = route<typeof teamRoutes.resendTeamInvite>(
   '/v1/teams/{team_id}/invites/{code}/resend',
 );
 export const acceptTeamInvite = route<typeof teamRoutes.acceptTeamInvite>('post', '/v1/team_invites/{code}/accept');
+
+export const listProjects = route<typeof runRoutes.listProjects>('get', '/v1/projects');
+export const createProject = route<typeof runRoutes.createProject>('post', '/v1/projects');
+export const listRuns = route<typeof runRoutes.listRuns>('get', '/v1/runs');
+export const getRun = route<typeof runRoutes.getRun>('get', '/v1/runs/{run_id}');
+export const createRun = route<typeof runRoutes.createRun>('post', '/v1/runs');
+export const cancelRun = route<typeof runRoutes.cancelRun>('post', '/v1/runs/{run_id}/cancel');
+/** Read by EventSource, not by `call`: the route's answer is a text/event-stream. */
+export const runEvents = route<typeof runRoutes.runEvents>('get', '/v1/runs/{run_id}/events');
+export const listWebhooks = route<typeof runRoutes.listWebhooks>('get', '/v1/webhooks');
+export const createWebhook = route<typeof runRoutes.createWebhook>('post', '/v1/webhooks');
+export const deleteWebhook = route<typeof runRoutes.deleteWebhook>('delete', '/v1/webhooks/{webhook_id}');
+export const listWebhookDeliveries = route<typeof runRoutes.listWebhookDeliveries>(
+  'get',
+  '/v1/webhooks/{webhook_id}/deliveries',
+);
