@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { AxeBuilder } from '@axe-core/playwright';
@@ -471,6 +472,129 @@ describe('the console in a browser', () => {
     // Now an admin, the person cannot act on the owner they made.
     expect(await countSettles(member.getByRole('combobox'), 0)).toBe(0);
     expect(await member.getByRole('button').count()).toBe(0);
+  });
+
+  it('runs: a project, a run followed live across a dropped connection with no gap or repeat, a webhook', async () => {
+    // A webhook receiver that refuses every delivery, so the attempt and its status code show.
+    const received: string[] = [];
+    const receiver: Server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => (received.push(req.url ?? ''), res.writeHead(500).end()));
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const hookUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`;
+    try {
+      await open('Runs');
+      await page.getByText(/No projects yet/).waitFor();
+      await page.getByLabel('Webhook URL').fill(hookUrl);
+      await page.getByRole('button', { name: 'Add webhook' }).click();
+      expect(await page.getByLabel('Signing secret').inputValue()).toMatch(/^whsec_/);
+      await page.getByRole('button', { name: 'Done' }).click();
+      await page.getByRole('cell', { name: hookUrl, exact: true }).waitFor();
+      // Shown once: nothing on the page holds the secret any more.
+      expect(await page.getByLabel('Signing secret').count()).toBe(0);
+
+      await page.getByLabel('Project name').fill('docs bot');
+      await page.getByRole('button', { name: 'Create project' }).click();
+      await page.getByRole('cell', { name: 'docs bot', exact: true }).waitFor();
+      await accessible('runs');
+
+      // A tool call, then a long reply the bundled simulator streams over a few seconds.
+      await page.getByLabel('Prompt').fill('sim:tool sim-tokens:800 what is in the workspace?');
+      await page.getByRole('button', { name: 'Start run' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Run' }).waitFor();
+      const runId = new URL(page.url()).searchParams.get('run') ?? '';
+      const log = page.getByRole('table', { name: 'Event log' });
+      await log.getByRole('cell', { name: 'message.delta', exact: true }).first().waitFor();
+
+      // The connection drops mid-run; back online, the stream resumes from the last event the page holds.
+      await page.context().setOffline(true);
+      let heldWhileOffline: number;
+      try {
+        await page.getByText(/Connection lost; reconnecting/).waitFor();
+        heldWhileOffline = await log.getByRole('row').count();
+        // Events go on being recorded while the page is away.
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+      } finally {
+        await page.context().setOffline(false);
+      }
+      await page.getByText('The run has settled; its stream has ended.').waitFor({ timeout: 60_000 });
+
+      const stored = await jsonOf(
+        await fetch(`${base}/v1/runs/${runId}/events?limit=1000`, {
+          headers: { authorization: `Bearer ${key}`, accept: 'application/json' },
+        }),
+      );
+      const ids = (await log.getByRole('row').allTextContents()).slice(1).map((row) => Number.parseInt(row, 10));
+      expect(ids.length).toBeGreaterThan(heldWhileOffline);
+      expect(ids).toEqual(stored.data.map((event: { seq: number }) => event.seq));
+      expect(ids).toEqual(ids.map((_id, index) => index + 1));
+      expect(stored.data.at(-1).type).toBe('run.succeeded');
+      // The transcript shows the tool call and its result, and the reply the run settled with.
+      await page.getByText('Tool call list_files').waitFor();
+      await page.getByText(/Tool result list_files: ok/).waitFor();
+      const run = await jsonOf(
+        await fetch(`${base}/v1/runs/${runId}`, { headers: { authorization: `Bearer ${key}` } }),
+      );
+      expect(run.status).toBe('succeeded');
+      await page.getByText(run.output.slice(0, 40)).waitFor();
+      await accessible('run');
+
+      // The settled run's delivery was refused: its attempt shows with the receiver's status code.
+      await page.getByRole('link', { name: 'All runs' }).click();
+      await page.getByRole('link', { name: `Deliveries to ${hookUrl}` }).click();
+      const deliveries = page.getByRole('table', { name: `Deliveries to ${hookUrl}` });
+      await deliveries.getByRole('cell', { name: /#1: 500/ }).waitFor({ timeout: 20_000 });
+      expect(received.length).toBeGreaterThan(0);
+
+      // A second run, cancelled while it works: it settles cancelled.
+      await page.getByLabel('Prompt').fill('sim-tokens:5000 a long answer');
+      await page.getByRole('button', { name: 'Start run' }).click();
+      await page.getByRole('button', { name: 'Cancel run' }).click();
+      await page.getByText('The run has settled; its stream has ended.').waitFor({ timeout: 30_000 });
+      await page.getByRole('table', { name: 'Event log' }).getByRole('cell', { name: 'run.cancelled' }).waitFor();
+      await page.getByRole('definition').filter({ hasText: 'Cancelled' }).waitFor();
+    } finally {
+      await new Promise((resolve) => receiver.close(resolve));
+    }
+  });
+
+  it('an X build followed on the board to done, with its screenshot; no operator controls for others', async () => {
+    await open('X builds');
+    await page.getByLabel('What to build').fill('A bouncing ball on a dark canvas');
+    await page.getByRole('button', { name: 'Queue build' }).click();
+    const card = page.getByRole('link', { name: 'A bouncing ball on a dark canvas' });
+    await card.waitFor();
+    await accessible('x-builds');
+    // Not an operator: none of the queue's controls, and the API refuses them all the same.
+    for (const name of ['Queue', 'Blocklist'])
+      expect(await page.getByRole('heading', { level: 2, name, exact: true }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: /Pause intake|Resume intake|Block author/ }).count()).toBe(0);
+    const refused = await fetch(`${base}/v1/x-builds/queue`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ paused: true }),
+    });
+    expect(refused.status).toBe(403);
+
+    // The board moves the build along by itself until it is done.
+    await page
+      .getByRole('region', { name: 'Done builds' })
+      .getByRole('link', { name: 'A bouncing ball on a dark canvas' })
+      .waitFor({ timeout: 120_000 });
+    await card.click();
+    await page.getByRole('heading', { level: 1, name: 'Build' }).waitFor();
+    const screenshot = page.getByRole('img', { name: /^Screenshot of the app/ });
+    await screenshot.waitFor();
+    await page.waitForFunction(
+      () => (document.querySelector('img[alt^="Screenshot"]') as HTMLImageElement | null)?.naturalWidth === 1280,
+    );
+    const appLink = page.getByRole('link', { name: 'Open the published app' });
+    expect(await appLink.getAttribute('href')).toMatch(/^http:\/\/[a-z0-9-]+\.apps\./);
+    expect(await page.getByRole('blockquote').count()).toBe(1);
+    expect(await page.getByRole('table', { name: 'Stage timings' }).getByRole('row').count()).toBeGreaterThan(3);
+    expect(await page.getByRole('heading', { name: 'Operator controls' }).count()).toBe(0);
+    await accessible('x-build');
   });
 
   it('every other page passes axe with no serious or critical violation', async () => {

@@ -15,7 +15,8 @@ const REOPEN_AFTER_MS = 2_000;
  * A run's events, live. EventSource reconnects by itself after a drop, sending `Last-Event-ID` so the stream
  * resumes after the last event it delivered; when the browser gives up instead (the edge refused or could not be
  * reached), a new stream is opened with `?after=` the last event held. Either way an event already held is
- * dropped, so the list has no gap and no repeat. The stream ends with the run's settling event.
+ * dropped, so the list has no gap and no repeat. Going offline closes the stream at once and coming back online
+ * opens it again the same way. The stream ends with the run's settling event.
  */
 export function useRunEvents(runId: string): { events: readonly RunEvent[]; state: StreamState } {
   const [events, setEvents] = useState<readonly RunEvent[]>([]);
@@ -57,11 +58,28 @@ export function useRunEvents(runId: string): { events: readonly RunEvent[]; stat
       };
       for (const type of SHOWN_EVENT_TYPES) source.addEventListener(type, receive);
     };
+    // A connection open when the device loses its network can hang without an error for minutes: drop it at
+    // once, and follow again from the last event held as soon as the network is back.
+    const offline = () => {
+      if (finished) return;
+      source?.close();
+      clearTimeout(reopen);
+      setState('reconnecting');
+    };
+    const online = () => {
+      if (finished || source?.readyState !== EventSource.CLOSED) return;
+      clearTimeout(reopen);
+      open();
+    };
+    window.addEventListener('offline', offline);
+    window.addEventListener('online', online);
     open();
     return () => {
       finished = true;
       source?.close();
       clearTimeout(reopen);
+      window.removeEventListener('offline', offline);
+      window.removeEventListener('online', online);
     };
   }, [runId, refreshUnder]);
 
