@@ -253,6 +253,28 @@ describe('the console in a browser', () => {
       const headers = await log.getByRole('columnheader').allTextContents();
       const firstCall = await log.getByRole('row').nth(1).getByRole('cell').allTextContents();
       expect([firstCall[headers.indexOf('Served by')], firstCall[headers.indexOf('Attempts')]]).toEqual(['house', '1']);
+      // A call's time opens it in full: what the row says, and what it has no column for.
+      await log
+        .getByRole('row')
+        .nth(1)
+        .getByRole('button', { name: /^Details of the call at/ })
+        .click();
+      const detail = page.getByRole('dialog', { name: 'Call details' });
+      const fact = (label: string) => detail.locator(`dt:text-is("${label}") + dd`).textContent();
+      expect({
+        servedBy: await fact('Served by'),
+        attempts: await fact('Attempts'),
+        status: await fact('Status'),
+        tokensOut: await fact('Tokens out'),
+      }).toEqual({
+        servedBy: 'house',
+        attempts: '1',
+        status: '200',
+        tokensOut: firstCall[headers.indexOf('Tokens out')],
+      });
+      expect(await fact('Request id')).toMatch(/\S/);
+      await detail.getByRole('button', { name: 'Close' }).click();
+      await detail.waitFor({ state: 'hidden' });
       await accessible('usage');
       // On a phone the page does not scroll sideways: the log scrolls inside its own region.
       await page.setViewportSize({ width: 390, height: 844 });
@@ -520,24 +542,26 @@ describe('the console in a browser', () => {
       }
       await page.getByText('The run has settled; its stream has ended.').waitFor({ timeout: 60_000 });
 
-      const stored = await jsonOf(
-        await fetch(`${base}/v1/runs/${runId}/events?limit=1000`, {
-          headers: { authorization: `Bearer ${key}`, accept: 'application/json' },
-        }),
-      );
+      // What the API stored, read with the page's own session.
+      const stored = (await (
+        await page.request.get(`${base}/v1/runs/${runId}/events?limit=1000`, {
+          headers: { accept: 'application/json' },
+        })
+      ).json()) as { data: { seq: number; type: string }[] };
       const ids = (await log.getByRole('row').allTextContents()).slice(1).map((row) => Number.parseInt(row, 10));
       expect(ids.length).toBeGreaterThan(heldWhileOffline);
-      expect(ids).toEqual(stored.data.map((event: { seq: number }) => event.seq));
+      expect(ids).toEqual(stored.data.map((event) => event.seq));
       expect(ids).toEqual(ids.map((_id, index) => index + 1));
-      expect(stored.data.at(-1).type).toBe('run.succeeded');
+      expect(stored.data.at(-1)?.type).toBe('run.succeeded');
       // The transcript shows the tool call and its result, and the reply the run settled with.
       await page.getByText('Tool call list_files').waitFor();
       await page.getByText(/Tool result list_files: ok/).waitFor();
-      const run = await jsonOf(
-        await fetch(`${base}/v1/runs/${runId}`, { headers: { authorization: `Bearer ${key}` } }),
-      );
+      const run = (await (await page.request.get(`${base}/v1/runs/${runId}`)).json()) as {
+        status: string;
+        output: string;
+      };
       expect(run.status).toBe('succeeded');
-      await page.getByText(run.output.slice(0, 40)).waitFor();
+      await page.getByText(run.output.slice(0, 40)).first().waitFor();
       await accessible('run');
 
       // The settled run's delivery was refused: its attempt shows with the receiver's status code.
@@ -557,7 +581,7 @@ describe('the console in a browser', () => {
     } finally {
       await new Promise((resolve) => receiver.close(resolve));
     }
-  });
+  }, 120_000);
 
   it('an X build followed on the board to done, with its screenshot; no operator controls for others', async () => {
     await open('X builds');
@@ -595,7 +619,7 @@ describe('the console in a browser', () => {
     expect(await page.getByRole('table', { name: 'Stage timings' }).getByRole('row').count()).toBeGreaterThan(3);
     expect(await page.getByRole('heading', { name: 'Operator controls' }).count()).toBe(0);
     await accessible('x-build');
-  });
+  }, 180_000);
 
   it('every other page passes axe with no serious or critical violation', async () => {
     for (const label of ['Overview', 'Credits and plan', 'Spend', 'Aliases', 'Keys']) {
@@ -614,7 +638,11 @@ describe('the console in a browser', () => {
     await page.getByRole('button', { name: `Revoke ${keyName}` }).click();
     const dialog = page.getByRole('dialog', { name: 'Revoke this key?' });
     await dialog.getByRole('button', { name: 'Revoke key' }).click();
-    await page.getByRole('cell', { name: /^Revoked/ }).waitFor();
+    // Runs and builds mint keys of their own, revoked when they settle: this key's row is the one to read.
+    await page
+      .getByRole('row', { name: new RegExp(keyName) })
+      .getByRole('cell', { name: /^Revoked/ })
+      .waitFor();
     const refused = await fetch(`${base}/v1/keys/whoami`, { headers: { authorization: `Bearer ${key}` } });
     expect([401, 403]).toContain(refused.status);
   });

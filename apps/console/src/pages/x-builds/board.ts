@@ -1,7 +1,7 @@
 import type { XBuild } from '../../api/types';
 
 /** The board's columns, each the job statuses it holds, in the order a job moves through them. */
-export const BOARD_COLUMNS = [
+const BOARD_COLUMNS = [
   { title: 'Queued', statuses: ['queued'] },
   {
     title: 'In progress',

@@ -95,16 +95,18 @@ function Stats({
 }) {
   return (
     <>
-      <label>
-        Window
-        <select value={window} onChange={(e) => setWindow(e.target.value)}>
-          {Object.entries(WINDOWS).map(([value, label]) => (
-            <option key={value} value={value}>
-              {label}
-            </option>
-          ))}
-        </select>
-      </label>
+      <div className="row">
+        <label>
+          Window
+          <select value={window} onChange={(e) => setWindow(e.target.value)}>
+            {Object.entries(WINDOWS).map(([value, label]) => (
+              <option key={value} value={value}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </label>
+      </div>
       <QueryView query={stats} what="the statistics">
         {(loaded) => {
           const stages = Object.entries(loaded.stages ?? {}).map(([name, figures]) => ({ name, ...figures }));
