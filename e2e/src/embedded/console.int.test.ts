@@ -524,7 +524,7 @@ describe('the console in a browser', () => {
       // A tool call, then a long reply the bundled simulator streams over a few seconds.
       await page.getByLabel('Prompt').fill('sim:tool sim-tokens:800 what is in the workspace?');
       await page.getByRole('button', { name: 'Start run' }).click();
-      await page.getByRole('heading', { level: 1, name: 'Run' }).waitFor();
+      await page.getByRole('heading', { level: 1, name: 'Run', exact: true }).waitFor();
       const runId = new URL(page.url()).searchParams.get('run') ?? '';
       const log = page.getByRole('table', { name: 'Event log' });
       await log.getByRole('cell', { name: 'message.delta', exact: true }).first().waitFor();
@@ -542,24 +542,24 @@ describe('the console in a browser', () => {
       }
       await page.getByText('The run has settled; its stream has ended.').waitFor({ timeout: 60_000 });
 
-      // What the API stored, read with the page's own session.
-      const stored = (await (
-        await page.request.get(`${base}/v1/runs/${runId}/events?limit=1000`, {
-          headers: { accept: 'application/json' },
-        })
-      ).json()) as { data: { seq: number; type: string }[] };
+      // What the API stored, read as the page reads it (its session cookie, same origin).
+      const readJson = (url: string) =>
+        page.evaluate(async (path) => {
+          const response = await fetch(path, { headers: { accept: 'application/json' } });
+          return { status: response.status, body: await response.json() };
+        }, url);
+      const stored = await readJson(`/v1/runs/${runId}/events?limit=1000`);
+      expect(stored.status).toBe(200);
       const ids = (await log.getByRole('row').allTextContents()).slice(1).map((row) => Number.parseInt(row, 10));
       expect(ids.length).toBeGreaterThan(heldWhileOffline);
-      expect(ids).toEqual(stored.data.map((event) => event.seq));
+      const events = stored.body.data as { seq: number; type: string }[];
+      expect(ids).toEqual(events.map((event) => event.seq));
       expect(ids).toEqual(ids.map((_id, index) => index + 1));
-      expect(stored.data.at(-1)?.type).toBe('run.succeeded');
+      expect(events.at(-1)?.type).toBe('run.succeeded');
       // The transcript shows the tool call and its result, and the reply the run settled with.
       await page.getByText('Tool call list_files').waitFor();
       await page.getByText(/Tool result list_files: ok/).waitFor();
-      const run = (await (await page.request.get(`${base}/v1/runs/${runId}`)).json()) as {
-        status: string;
-        output: string;
-      };
+      const run = (await readJson(`/v1/runs/${runId}`)).body as { status: string; output: string };
       expect(run.status).toBe('succeeded');
       await page.getByText(run.output.slice(0, 40)).first().waitFor();
       await accessible('run');
@@ -607,7 +607,7 @@ describe('the console in a browser', () => {
       .getByRole('link', { name: 'A bouncing ball on a dark canvas' })
       .waitFor({ timeout: 120_000 });
     await card.click();
-    await page.getByRole('heading', { level: 1, name: 'Build' }).waitFor();
+    await page.getByRole('heading', { level: 1, name: 'Build', exact: true }).waitFor();
     const screenshot = page.getByRole('img', { name: /^Screenshot of the app/ });
     await screenshot.waitFor();
     await page.waitForFunction(

@@ -225,7 +225,7 @@ function Job({ job, operator }: { job: XBuild; operator: boolean }) {
           <>
             <blockquote className="breakable">{job.reply.text}</blockquote>
             <p className="note">
-              {job.reply.status}
+              Reply {job.reply.status}
               {job.reply.posted_at ? `, posted ${dateTime(job.reply.posted_at)}` : ''}
             </p>
           </>
