@@ -621,6 +621,7 @@ describe('the console in a browser', () => {
     await accessible('x-build');
   }, 180_000);
 
+  // Five pages, each at two widths: longer than the default timeout on a loaded machine.
   it('every other page passes axe with no serious or critical violation', async () => {
     for (const label of ['Overview', 'Credits and plan', 'Spend', 'Aliases', 'Keys']) {
       await open(label);
@@ -631,7 +632,7 @@ describe('the console in a browser', () => {
         .waitFor({ state: 'detached' });
       await accessible(label.toLowerCase().replace(/ /g, '-'));
     }
-  });
+  }, 90_000);
 
   it('revokes a key after a confirmation, and the key is refused from then on', async () => {
     await open('Keys');

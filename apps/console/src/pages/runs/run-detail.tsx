@@ -114,7 +114,8 @@ export function RunDetail({ runId }: { runId: string }) {
         <p role="status" className="note">
           {STREAM_STATES[state]}
         </p>
-        <div className="stack transcript">
+        {/* Focusable so a keyboard can scroll a transcript longer than its frame. */}
+        <div className="stack transcript" role="region" aria-label="Transcript" tabIndex={0}>
           {transcriptOf(events).map((entry) => (
             <Entry key={entry.seq} entry={entry} />
           ))}
