@@ -27,6 +27,12 @@ const PAGES: { path: string; label: string; component: ComponentType; inNav?: fa
   { path: 'teams', label: 'Teams', component: named(() => import('./pages/teams/teams-page'), 'TeamsPage') },
   { path: 'devices', label: 'Devices', component: named(() => import('./pages/devices/devices-page'), 'DevicesPage') },
   {
+    path: 'x-builds',
+    label: 'X builds',
+    component: named(() => import('./pages/x-builds/x-builds-page'), 'XBuildsPage'),
+  },
+  { path: 'runs', label: 'Runs', component: named(() => import('./pages/runs/runs-page'), 'RunsPage') },
+  {
     path: 'invite',
     label: 'Team invite',
     component: named(() => import('./pages/teams/invite-page'), 'InvitePage'),

@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { AxeBuilder } from '@axe-core/playwright';
@@ -252,6 +253,28 @@ describe('the console in a browser', () => {
       const headers = await log.getByRole('columnheader').allTextContents();
       const firstCall = await log.getByRole('row').nth(1).getByRole('cell').allTextContents();
       expect([firstCall[headers.indexOf('Served by')], firstCall[headers.indexOf('Attempts')]]).toEqual(['house', '1']);
+      // A call's time opens it in full: what the row says, and what it has no column for.
+      await log
+        .getByRole('row')
+        .nth(1)
+        .getByRole('button', { name: /^Details of the call at/ })
+        .click();
+      const detail = page.getByRole('dialog', { name: 'Call details' });
+      const fact = (label: string) => detail.locator(`dt:text-is("${label}") + dd`).textContent();
+      expect({
+        servedBy: await fact('Served by'),
+        attempts: await fact('Attempts'),
+        status: await fact('Status'),
+        tokensOut: await fact('Tokens out'),
+      }).toEqual({
+        servedBy: 'house',
+        attempts: '1',
+        status: '200',
+        tokensOut: firstCall[headers.indexOf('Tokens out')],
+      });
+      expect(await fact('Request id')).toMatch(/\S/);
+      await detail.getByRole('button', { name: 'Close' }).click();
+      await detail.waitFor({ state: 'hidden' });
       await accessible('usage');
       // On a phone the page does not scroll sideways: the log scrolls inside its own region.
       await page.setViewportSize({ width: 390, height: 844 });
@@ -473,6 +496,132 @@ describe('the console in a browser', () => {
     expect(await member.getByRole('button').count()).toBe(0);
   });
 
+  it('runs: a project, a run followed live across a dropped connection with no gap or repeat, a webhook', async () => {
+    // A webhook receiver that refuses every delivery, so the attempt and its status code show.
+    const received: string[] = [];
+    const receiver: Server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => (received.push(req.url ?? ''), res.writeHead(500).end()));
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const hookUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`;
+    try {
+      await open('Runs');
+      await page.getByText(/No projects yet/).waitFor();
+      await page.getByLabel('Webhook URL').fill(hookUrl);
+      await page.getByRole('button', { name: 'Add webhook' }).click();
+      expect(await page.getByLabel('Signing secret').inputValue()).toMatch(/^whsec_/);
+      await page.getByRole('button', { name: 'Done' }).click();
+      await page.getByRole('cell', { name: hookUrl, exact: true }).waitFor();
+      // Shown once: nothing on the page holds the secret any more.
+      expect(await page.getByLabel('Signing secret').count()).toBe(0);
+
+      await page.getByLabel('Project name').fill('docs bot');
+      await page.getByRole('button', { name: 'Create project' }).click();
+      await page.getByRole('cell', { name: 'docs bot', exact: true }).waitFor();
+      await accessible('runs');
+
+      // A tool call, then a long reply the bundled simulator streams over a few seconds.
+      await page.getByLabel('Prompt').fill('sim:tool sim-tokens:800 what is in the workspace?');
+      await page.getByRole('button', { name: 'Start run' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Run', exact: true }).waitFor();
+      const runId = new URL(page.url()).searchParams.get('run') ?? '';
+      const log = page.getByRole('table', { name: 'Event log' });
+      await log.getByRole('cell', { name: 'message.delta', exact: true }).first().waitFor();
+
+      // The connection drops mid-run; back online, the stream resumes from the last event the page holds.
+      await page.context().setOffline(true);
+      let heldWhileOffline: number;
+      try {
+        await page.getByText(/Connection lost; reconnecting/).waitFor();
+        heldWhileOffline = await log.getByRole('row').count();
+        // Events go on being recorded while the page is away.
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+      } finally {
+        await page.context().setOffline(false);
+      }
+      await page.getByText('The run has settled; its stream has ended.').waitFor({ timeout: 60_000 });
+
+      // What the API stored, read as the page reads it (its session cookie, same origin).
+      const readJson = (url: string) =>
+        page.evaluate(async (path) => {
+          const response = await fetch(path, { headers: { accept: 'application/json' } });
+          return { status: response.status, body: await response.json() };
+        }, url);
+      const stored = await readJson(`/v1/runs/${runId}/events?limit=1000`);
+      expect(stored.status).toBe(200);
+      const ids = (await log.getByRole('row').allTextContents()).slice(1).map((row) => Number.parseInt(row, 10));
+      expect(ids.length).toBeGreaterThan(heldWhileOffline);
+      const events = stored.body.data as { seq: number; type: string }[];
+      expect(ids).toEqual(events.map((event) => event.seq));
+      expect(ids).toEqual(ids.map((_id, index) => index + 1));
+      expect(events.at(-1)?.type).toBe('run.succeeded');
+      // The transcript shows the tool call and its result, and the reply the run settled with.
+      await page.getByText('Tool call list_files').waitFor();
+      await page.getByText(/Tool result list_files: ok/).waitFor();
+      const run = (await readJson(`/v1/runs/${runId}`)).body as { status: string; output: string };
+      expect(run.status).toBe('succeeded');
+      await page.getByText(run.output.slice(0, 40)).first().waitFor();
+      await accessible('run');
+
+      // The settled run's delivery was refused: its attempt shows with the receiver's status code.
+      await page.getByRole('link', { name: 'All runs' }).click();
+      await page.getByRole('link', { name: `Deliveries to ${hookUrl}` }).click();
+      const deliveries = page.getByRole('table', { name: `Deliveries to ${hookUrl}` });
+      await deliveries.getByRole('cell', { name: /#1: 500/ }).waitFor({ timeout: 20_000 });
+      expect(received.length).toBeGreaterThan(0);
+
+      // A second run, cancelled while it works: it settles cancelled.
+      await page.getByLabel('Prompt').fill('sim-tokens:5000 a long answer');
+      await page.getByRole('button', { name: 'Start run' }).click();
+      await page.getByRole('button', { name: 'Cancel run' }).click();
+      await page.getByText('The run has settled; its stream has ended.').waitFor({ timeout: 30_000 });
+      await page.getByRole('table', { name: 'Event log' }).getByRole('cell', { name: 'run.cancelled' }).waitFor();
+      await page.getByRole('definition').filter({ hasText: 'Cancelled' }).waitFor();
+    } finally {
+      await new Promise((resolve) => receiver.close(resolve));
+    }
+  }, 120_000);
+
+  it('an X build followed on the board to done, with its screenshot; no operator controls for others', async () => {
+    await open('X builds');
+    await page.getByLabel('What to build').fill('A bouncing ball on a dark canvas');
+    await page.getByRole('button', { name: 'Queue build' }).click();
+    const card = page.getByRole('link', { name: 'A bouncing ball on a dark canvas' });
+    await card.waitFor();
+    await accessible('x-builds');
+    // Not an operator: none of the queue's controls, and the API refuses them all the same.
+    for (const name of ['Queue', 'Blocklist'])
+      expect(await page.getByRole('heading', { level: 2, name, exact: true }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: /Pause intake|Resume intake|Block author/ }).count()).toBe(0);
+    const refused = await fetch(`${base}/v1/x-builds/queue`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ paused: true }),
+    });
+    expect(refused.status).toBe(403);
+
+    // The board moves the build along by itself until it is done.
+    await page
+      .getByRole('region', { name: 'Done builds' })
+      .getByRole('link', { name: 'A bouncing ball on a dark canvas' })
+      .waitFor({ timeout: 120_000 });
+    await card.click();
+    await page.getByRole('heading', { level: 1, name: 'Build', exact: true }).waitFor();
+    const screenshot = page.getByRole('img', { name: /^Screenshot of the app/ });
+    await screenshot.waitFor();
+    await page.waitForFunction(
+      () => (document.querySelector('img[alt^="Screenshot"]') as HTMLImageElement | null)?.naturalWidth === 1280,
+    );
+    const appLink = page.getByRole('link', { name: 'Open the published app' });
+    expect(await appLink.getAttribute('href')).toMatch(/^http:\/\/[a-z0-9-]+\.apps\./);
+    expect(await page.getByRole('blockquote').count()).toBe(1);
+    expect(await page.getByRole('table', { name: 'Stage timings' }).getByRole('row').count()).toBeGreaterThan(3);
+    expect(await page.getByRole('heading', { name: 'Operator controls' }).count()).toBe(0);
+    await accessible('x-build');
+  }, 180_000);
+
+  // Five pages, each at two widths: longer than the default timeout on a loaded machine.
   it('every other page passes axe with no serious or critical violation', async () => {
     for (const label of ['Overview', 'Credits and plan', 'Spend', 'Aliases', 'Keys']) {
       await open(label);
@@ -483,14 +632,18 @@ describe('the console in a browser', () => {
         .waitFor({ state: 'detached' });
       await accessible(label.toLowerCase().replace(/ /g, '-'));
     }
-  });
+  }, 90_000);
 
   it('revokes a key after a confirmation, and the key is refused from then on', async () => {
     await open('Keys');
     await page.getByRole('button', { name: `Revoke ${keyName}` }).click();
     const dialog = page.getByRole('dialog', { name: 'Revoke this key?' });
     await dialog.getByRole('button', { name: 'Revoke key' }).click();
-    await page.getByRole('cell', { name: /^Revoked/ }).waitFor();
+    // Runs and builds mint keys of their own, revoked when they settle: this key's row is the one to read.
+    await page
+      .getByRole('row', { name: new RegExp(keyName) })
+      .getByRole('cell', { name: /^Revoked/ })
+      .waitFor();
     const refused = await fetch(`${base}/v1/keys/whoami`, { headers: { authorization: `Bearer ${key}` } });
     expect([401, 403]).toContain(refused.status);
   });

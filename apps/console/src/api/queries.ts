@@ -1,3 +1,4 @@
+import { useCallback } from 'react';
 import { useMutation, useQuery, useQueryClient, type UseQueryOptions } from '@tanstack/react-query';
 import { call } from './client';
 import { fillPath, type InputOf, type ResultOf, type Route, type RouteShape } from './route';
@@ -11,7 +12,10 @@ export const SESSION_KEY = ['session'] as const;
 const segments = (path: string) => path.split('/').filter(Boolean);
 const queryKeyOf = (path: string, query: unknown) => [...segments(path), query ?? {}];
 
-type ReadOptions<R extends RouteShape> = Pick<UseQueryOptions<ResultOf<R>>, 'enabled' | 'placeholderData'>;
+type ReadOptions<R extends RouteShape> = Pick<
+  UseQueryOptions<ResultOf<R>>,
+  'enabled' | 'placeholderData' | 'refetchInterval'
+>;
 
 /** One read of one route, cached under the key made from its path and query. */
 export function useApiQuery<R extends RouteShape>(route: Route<R>, input: InputOf<R>, options: ReadOptions<R> = {}) {
@@ -38,4 +42,15 @@ export function useApiMutation<R extends RouteShape, Variables>(
     onSuccess: (_result, variables) =>
       Promise.all(options.invalidates(variables).map((path) => client.invalidateQueries({ queryKey: segments(path) }))),
   });
+}
+
+/** Refreshes every read under each of `paths`, for changes the page learns of outside a mutation (a live stream). */
+export function useRefreshUnder(): (...paths: string[]) => Promise<void> {
+  const client = useQueryClient();
+  return useCallback(
+    async (...paths: string[]) => {
+      await Promise.all(paths.map((path) => client.invalidateQueries({ queryKey: segments(path) })));
+    },
+    [client],
+  );
 }

@@ -1,5 +1,14 @@
 // Every API route the console calls, each checked against its libs/api spec (method, path, inputs, answer).
-import type { authRoutes, deviceRoutes, keyRoutes, teamRoutes, upstreamRoutes, usageRoutes } from '@sbc/api';
+import type {
+  authRoutes,
+  deviceRoutes,
+  keyRoutes,
+  runRoutes,
+  teamRoutes,
+  upstreamRoutes,
+  usageRoutes,
+  xBuildRoutes,
+} from '@sbc/api';
 import { route } from './route';
 
 export const getConsoleSession = route<typeof authRoutes.getConsoleSession>('get', '/v1/auth/console/session');
@@ -60,3 +69,52 @@ export const resendTeamInvite = route<typeof teamRoutes.resendTeamInvite>(
   '/v1/teams/{team_id}/invites/{code}/resend',
 );
 export const acceptTeamInvite = route<typeof teamRoutes.acceptTeamInvite>('post', '/v1/team_invites/{code}/accept');
+
+export const listProjects = route<typeof runRoutes.listProjects>('get', '/v1/projects');
+export const createProject = route<typeof runRoutes.createProject>('post', '/v1/projects');
+export const listRuns = route<typeof runRoutes.listRuns>('get', '/v1/runs');
+export const getRun = route<typeof runRoutes.getRun>('get', '/v1/runs/{run_id}');
+export const createRun = route<typeof runRoutes.createRun>('post', '/v1/runs');
+export const cancelRun = route<typeof runRoutes.cancelRun>('post', '/v1/runs/{run_id}/cancel');
+/** Read by EventSource, not by `call`: the route's answer is a text/event-stream. */
+export const runEvents = route<typeof runRoutes.runEvents>('get', '/v1/runs/{run_id}/events');
+export const listWebhooks = route<typeof runRoutes.listWebhooks>('get', '/v1/webhooks');
+export const createWebhook = route<typeof runRoutes.createWebhook>('post', '/v1/webhooks');
+export const deleteWebhook = route<typeof runRoutes.deleteWebhook>('delete', '/v1/webhooks/{webhook_id}');
+export const listWebhookDeliveries = route<typeof runRoutes.listWebhookDeliveries>(
+  'get',
+  '/v1/webhooks/{webhook_id}/deliveries',
+);
+
+export const listXBuilds = route<typeof xBuildRoutes.listXBuilds>('get', '/v1/x-builds');
+export const createXBuild = route<typeof xBuildRoutes.createXBuild>('post', '/v1/x-builds');
+export const getXBuildStats = route<typeof xBuildRoutes.getXBuildStats>('get', '/v1/x-builds/stats');
+export const getXBuildQueue = route<typeof xBuildRoutes.getXBuildQueue>('get', '/v1/x-builds/queue');
+export const updateXBuildQueue = route<typeof xBuildRoutes.updateXBuildQueue>('patch', '/v1/x-builds/queue');
+export const listXBuildBlocks = route<typeof xBuildRoutes.listXBuildBlocks>('get', '/v1/x-builds/blocklist');
+export const blockXBuildAuthor = route<typeof xBuildRoutes.blockXBuildAuthor>(
+  'put',
+  '/v1/x-builds/blocklist/{author_id}',
+);
+export const unblockXBuildAuthor = route<typeof xBuildRoutes.unblockXBuildAuthor>(
+  'delete',
+  '/v1/x-builds/blocklist/{author_id}',
+);
+export const getXBuild = route<typeof xBuildRoutes.getXBuild>('get', '/v1/x-builds/{id}');
+/** Read by <img> and <video>, not by `call`: the answers are media. */
+export const getXBuildScreenshot = route<typeof xBuildRoutes.getXBuildScreenshot>(
+  'get',
+  '/v1/x-builds/{id}/screenshot',
+);
+export const getXBuildClip = route<typeof xBuildRoutes.getXBuildClip>('get', '/v1/x-builds/{id}/clip');
+export const cancelXBuild = route<typeof xBuildRoutes.cancelXBuild>('post', '/v1/x-builds/{id}/cancel');
+export const redraftXBuildReply = route<typeof xBuildRoutes.redraftXBuildReply>(
+  'post',
+  '/v1/x-builds/{id}/reply-draft',
+);
+export const moveXBuild = route<typeof xBuildRoutes.moveXBuild>('post', '/v1/x-builds/{id}/move');
+export const requeueXBuild = route<typeof xBuildRoutes.requeueXBuild>('post', '/v1/x-builds/{id}/requeue');
+export const resumeXBuild = route<typeof xBuildRoutes.resumeXBuild>('post', '/v1/x-builds/{id}/resume');
+export const pinXBuild = route<typeof xBuildRoutes.pinXBuild>('post', '/v1/x-builds/{id}/pin');
+export const unpinXBuild = route<typeof xBuildRoutes.unpinXBuild>('post', '/v1/x-builds/{id}/unpin');
+export const takeDownXBuild = route<typeof xBuildRoutes.takeDownXBuild>('delete', '/v1/x-builds/{id}/publish');

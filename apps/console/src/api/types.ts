@@ -2,7 +2,16 @@
 // (libs/api); only types cross over, so no schema code ships to the browser. What a call answers needs no name
 // here: api/routes.ts types each answer from its route's spec.
 import type { z } from 'zod';
-import type { authRoutes, deviceRoutes, keyRoutes, teamRoutes, upstreamRoutes, usageRoutes } from '@sbc/api';
+import type {
+  authRoutes,
+  deviceRoutes,
+  keyRoutes,
+  runRoutes,
+  teamRoutes,
+  upstreamRoutes,
+  usageRoutes,
+  xBuildRoutes,
+} from '@sbc/api';
 
 type BodyOf<R extends { body?: z.ZodType }> = z.input<NonNullable<R['body']>>;
 
@@ -38,3 +47,13 @@ export type Team = z.output<typeof teamRoutes.Team>;
 export type TeamMember = z.output<typeof teamRoutes.TeamMember>;
 export type TeamInvite = z.output<typeof teamRoutes.TeamInvite>;
 export type TeamRole = z.output<typeof teamRoutes.TeamRole>;
+
+export type Project = z.output<typeof runRoutes.Project>;
+export type Run = z.output<typeof runRoutes.Run>;
+export type RunEvent = z.output<typeof runRoutes.RunEvent>;
+export type WebhookEndpoint = z.output<typeof runRoutes.WebhookEndpoint>;
+
+export type XBuild = z.output<typeof xBuildRoutes.XbJobView>;
+export type XBuildStats = z.output<typeof xBuildRoutes.XbStats>;
+export type XBuildQueue = z.output<typeof xBuildRoutes.XbQueueView>;
+export type XBuildBlock = z.output<typeof xBuildRoutes.XbBlock>;

@@ -5,10 +5,23 @@ import { Section } from '../../ui/page';
 import { QueryView } from '../../ui/states';
 import { Table, type Column } from '../../ui/table';
 import { useKeys } from '../../hooks/use-keys';
+import { CallDetail } from './call-detail';
 import { useRequestLog, type LogFilters } from './use-usage';
 
-const COLUMNS: Column<UsageGeneration>[] = [
-  { header: 'Time', cell: (row) => dateTime(row.ts) },
+const columns = (open: (row: UsageGeneration) => void): Column<UsageGeneration>[] => [
+  {
+    header: 'Time',
+    cell: (row) => (
+      <button
+        type="button"
+        className="link"
+        onClick={() => open(row)}
+        aria-label={`Details of the call at ${dateTime(row.ts)}`}
+      >
+        {dateTime(row.ts)}
+      </button>
+    ),
+  },
   { header: 'Model', cell: (row) => row.model },
   // A target id (`provider:openai/east`) may be longer than a phone's column: it breaks at its separators.
   { header: 'Served by', cell: (row) => (row.served_by ? <code className="breakable">{row.served_by}</code> : '—') },
@@ -22,11 +35,12 @@ const COLUMNS: Column<UsageGeneration>[] = [
   { header: 'Cost', cell: (row) => usd(row.total_cost_usd), numeric: true },
 ];
 
-/** Every call, newest first, a page at a time, filtered by key, model, status and days. */
+/** Every call, newest first, a page at a time, filtered by key, model, status and days; a call's time opens it. */
 export function RequestLog() {
   const [filters, setFilters] = useState<LogFilters>({});
   const [cursor, setCursor] = useState<{ after_id?: string; before_id?: string }>({});
   const log = useRequestLog(filters, cursor);
+  const [opened, setOpened] = useState<UsageGeneration>();
   const keys = useKeys();
   const change = (patch: Partial<LogFilters>) => {
     setFilters({ ...filters, ...patch });
@@ -90,7 +104,12 @@ export function RequestLog() {
       >
         {(page) => (
           <>
-            <Table caption="Calls, newest first" columns={COLUMNS} rows={shown(page.data)} rowKey={(row) => row.id} />
+            <Table
+              caption="Calls, newest first"
+              columns={columns(setOpened)}
+              rows={shown(page.data)}
+              rowKey={(row) => row.id}
+            />
             <div className="pager">
               <button
                 type="button"
@@ -110,6 +129,7 @@ export function RequestLog() {
           </>
         )}
       </QueryView>
+      <CallDetail call={opened} onClose={() => setOpened(undefined)} />
     </Section>
   );
 }
