@@ -552,7 +552,7 @@ describe('the console in a browser', () => {
       expect(stored.status).toBe(200);
       const ids = (await log.getByRole('row').allTextContents()).slice(1).map((row) => Number.parseInt(row, 10));
       expect(ids.length).toBeGreaterThan(heldWhileOffline);
-      const events = stored.body.data as { seq: number; type: string }[];
+      const events = (stored.body as { data: { seq: number; type: string }[] }).data;
       expect(ids).toEqual(events.map((event) => event.seq));
       expect(ids).toEqual(ids.map((_id, index) => index + 1));
       expect(events.at(-1)?.type).toBe('run.succeeded');
@@ -610,9 +610,7 @@ describe('the console in a browser', () => {
     await page.getByRole('heading', { level: 1, name: 'Build', exact: true }).waitFor();
     const screenshot = page.getByRole('img', { name: /^Screenshot of the app/ });
     await screenshot.waitFor();
-    await page.waitForFunction(
-      () => (document.querySelector('img[alt^="Screenshot"]') as HTMLImageElement | null)?.naturalWidth === 1280,
-    );
+    await page.waitForFunction(`document.querySelector('img[alt^="Screenshot"]')?.naturalWidth === 1280`);
     const appLink = page.getByRole('link', { name: 'Open the published app' });
     expect(await appLink.getAttribute('href')).toMatch(/^http:\/\/[a-z0-9-]+\.apps\./);
     expect(await page.getByRole('blockquote').count()).toBe(1);
