@@ -8,7 +8,6 @@ import { WORKSPACE_LIMITS } from './workspace';
 export function workspacePathProblem(path: string): string | undefined {
   if (path.length === 0 || path.length > WORKSPACE_LIMITS.pathChars)
     return `path must be 1 to ${WORKSPACE_LIMITS.pathChars} characters`;
-  // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(path)) return 'path must not contain control characters';
   if (/^[\\/]/.test(path) || /^[A-Za-z]:/.test(path)) return 'path must be relative to the workspace';
   if (path.split(/[\\/]/).some((segment) => segment === '..')) return 'path must not contain .. segments';
