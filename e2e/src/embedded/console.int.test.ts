@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { AxeBuilder } from '@axe-core/playwright';
 import OpenAI from 'openai';
+import pg from 'pg';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { createTestDatabase, freePort, jsonOf, type TestDatabase } from '@sbc/testing';
 import { loadSimConfig, start as startSim, type RunningSim } from '@sbc/app-sim-upstream';
@@ -84,6 +85,8 @@ describe('the console in a browser', () => {
             }
           : {}),
         UPSTREAM_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
+        // One retry, soon: a refused webhook delivery has failed (and can be resent) within seconds.
+        RUNS_WEBHOOK_RETRY_SCHEDULE_MS: '200',
       }),
     );
     browser = await chromium.launch({
@@ -497,11 +500,12 @@ describe('the console in a browser', () => {
   });
 
   it('runs: a project, a run followed live across a dropped connection with no gap or repeat, a webhook', async () => {
-    // A webhook receiver that refuses every delivery, so the attempt and its status code show.
+    // A webhook receiver that refuses deliveries (so the attempts and their status codes show) until it is fixed.
     const received: string[] = [];
+    let answer = 500;
     const receiver: Server = createServer((req, res) => {
       req.resume();
-      req.on('end', () => (received.push(req.url ?? ''), res.writeHead(500).end()));
+      req.on('end', () => (received.push(req.url ?? ''), res.writeHead(answer).end()));
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     const hookUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`;
@@ -520,6 +524,35 @@ describe('the console in a browser', () => {
       await page.getByRole('button', { name: 'Create project' }).click();
       await page.getByRole('cell', { name: 'docs bot', exact: true }).waitFor();
       await accessible('runs');
+
+      // The project's workspace: a file a run wrote (written here straight into the runs service's table where
+      // that is a PostgreSQL database; the bundled simulator's runs only list files), opened as text.
+      const runsDb = databases[3]!;
+      if (runsDb.databaseUrl) {
+        const projects = (await page.evaluate(async () =>
+          (await fetch('/v1/projects', { headers: { accept: 'application/json' } })).json(),
+        )) as { data: { id: string }[] };
+        const projectId = projects.data[0]!.id;
+        const sql = new pg.Client({ connectionString: runsDb.databaseUrl });
+        await sql.connect();
+        try {
+          await sql.query('INSERT INTO workspace_files (project_id, path, content) VALUES ($1, $2, $3)', [
+            projectId,
+            'notes/plan.md',
+            '<b>Plan</b>: ship the docs bot.',
+          ]);
+        } finally {
+          await sql.end();
+        }
+        await page.getByRole('link', { name: 'Files of docs bot' }).click();
+        const files = page.getByRole('table', { name: 'Files of docs bot' });
+        await files.getByRole('button', { name: 'Open notes/plan.md' }).click();
+        // Shown as the text it is: the markup stays inert characters.
+        const content = page.getByRole('region', { name: 'Content of notes/plan.md' });
+        expect(await content.textContent()).toBe('<b>Plan</b>: ship the docs bot.');
+        expect(await files.getByRole('cell', { name: '31 B' }).count()).toBe(1);
+        await accessible('project-files');
+      }
 
       // A tool call, then a long reply the bundled simulator streams over a few seconds.
       await page.getByLabel('Prompt').fill('sim:tool sim-tokens:800 what is in the workspace?');
@@ -570,6 +603,18 @@ describe('the console in a browser', () => {
       const deliveries = page.getByRole('table', { name: `Deliveries to ${hookUrl}` });
       await deliveries.getByRole('cell', { name: /#1: 500/ }).waitFor({ timeout: 20_000 });
       expect(received.length).toBeGreaterThan(0);
+
+      // Its one retry refused too, the delivery has failed. Once the receiver is fixed, a resend gets through:
+      // the new attempt shows after the two refused ones.
+      const resend = deliveries.getByRole('button', { name: /^Resend the run\.succeeded delivery of run_/ });
+      await resend.waitFor({ timeout: 20_000 });
+      await deliveries.getByRole('cell', { name: 'failed', exact: true }).waitFor();
+      answer = 204;
+      await resend.click();
+      await deliveries.getByRole('cell', { name: '#1: 500, #2: 500, #3: 204' }).waitFor({ timeout: 20_000 });
+      await deliveries.getByRole('cell', { name: 'succeeded', exact: true }).waitFor();
+      expect(await resend.count()).toBe(0);
+      await accessible('webhook-deliveries');
 
       // A second run, cancelled while it works: it settles cancelled.
       await page.getByLabel('Prompt').fill('sim-tokens:5000 a long answer');

@@ -72,6 +72,8 @@ export const acceptTeamInvite = route<typeof teamRoutes.acceptTeamInvite>('post'
 
 export const listProjects = route<typeof runRoutes.listProjects>('get', '/v1/projects');
 export const createProject = route<typeof runRoutes.createProject>('post', '/v1/projects');
+export const listProjectFiles = route<typeof runRoutes.listProjectFiles>('get', '/v1/projects/{project_id}/files');
+export const getProjectFile = route<typeof runRoutes.getProjectFile>('get', '/v1/projects/{project_id}/files/content');
 export const listRuns = route<typeof runRoutes.listRuns>('get', '/v1/runs');
 export const getRun = route<typeof runRoutes.getRun>('get', '/v1/runs/{run_id}');
 export const createRun = route<typeof runRoutes.createRun>('post', '/v1/runs');
@@ -84,6 +86,10 @@ export const deleteWebhook = route<typeof runRoutes.deleteWebhook>('delete', '/v
 export const listWebhookDeliveries = route<typeof runRoutes.listWebhookDeliveries>(
   'get',
   '/v1/webhooks/{webhook_id}/deliveries',
+);
+export const resendWebhookDelivery = route<typeof runRoutes.resendWebhookDelivery>(
+  'post',
+  '/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/resend',
 );
 
 export const listXBuilds = route<typeof xBuildRoutes.listXBuilds>('get', '/v1/x-builds');

@@ -13,8 +13,10 @@ import {
   renderEvent,
   renderProject,
   renderRun,
+  renderWorkspaceFile,
   runCaller,
 } from './runs/render';
+import { sendWorkspaceFile } from './runs/workspace-file';
 
 export interface RunRoutesDeps {
   authorize: Authorize;
@@ -83,6 +85,31 @@ export function runRoutes(deps: RunRoutesDeps): Router {
   mount(router, specs.deleteProject, deps.authorize, async ({ params, principal, requestId }) => {
     const reply = await runs.deleteProject({ userId: principal.userId, projectId: params.project_id }, { requestId });
     return { status: 200, body: { id: reply.projectId, object: 'project', deleted: true } };
+  });
+
+  mount(router, specs.listProjectFiles, deps.authorize, async ({ params, query, principal, requestId }) => {
+    const reply = await runs.listProjectFiles(
+      {
+        userId: principal.userId,
+        projectId: params.project_id,
+        limit: query.limit,
+        afterPath: query.after_id,
+        beforePath: query.before_id,
+      },
+      { requestId },
+    );
+    const files = reply.files.map((file) => ({ ...file, id: file.path }));
+    return { status: 200, body: listEnvelope(files, reply.hasMore, renderWorkspaceFile) };
+  });
+
+  mount(router, specs.getProjectFile, deps.authorize, async ({ params, query, principal, req, res, requestId }) => {
+    const reply = await runs.getProjectFile(
+      { userId: principal.userId, projectId: params.project_id, path: query.path },
+      { requestId },
+    );
+    if (wantsJsonPage(req))
+      return { status: 200, body: { ...renderWorkspaceFile(reply.file!), content: reply.content } };
+    sendWorkspaceFile(res, reply.file!.path, reply.content);
   });
 
   mount(router, specs.createRun, deps.authorize, async ({ body, principal, req, requestId }) => {
@@ -192,6 +219,14 @@ export function runRoutes(deps: RunRoutesDeps): Router {
       { requestId },
     );
     return { status: 200, body: listEnvelope(reply.deliveries, reply.hasMore, renderDelivery) };
+  });
+
+  mount(router, specs.resendWebhookDelivery, deps.authorize, async ({ params, principal, requestId }) => {
+    const { delivery } = await runs.resendWebhookDelivery(
+      { userId: principal.userId, webhookId: params.webhook_id, deliveryId: params.delivery_id },
+      { requestId },
+    );
+    return { status: 202, body: renderDelivery(delivery!) };
   });
 
   return router;

@@ -6,6 +6,7 @@ import type {
   RunSchema,
   WebhookDeliverySchema,
   WebhookEndpointSchema,
+  WorkspaceFileSchema,
 } from '@sbc/proto/sbc/runs/v1/runs_pb';
 import type { ProjectRow } from '../store/projects';
 import type { StoredEvent } from '../store/events';
@@ -89,4 +90,12 @@ export function toProtoDelivery(view: DeliveryView): MessageInitShape<typeof Web
     nextAttemptAt: stamp(view.delivery.nextAttemptAt),
     createdAt: timestampFromDate(view.delivery.createdAt),
   };
+}
+
+export function toProtoWorkspaceFile(file: {
+  path: string;
+  bytes: number;
+  updated_at: string;
+}): MessageInitShape<typeof WorkspaceFileSchema> {
+  return { path: file.path, size: file.bytes, updatedAt: timestampFromDate(new Date(file.updated_at)) };
 }

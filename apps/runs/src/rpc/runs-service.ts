@@ -1,6 +1,6 @@
 import { ApiError } from '@sbc/errors';
 import type { Logger } from '@sbc/logging';
-import { MAX_PAGE_LIMIT } from '@sbc/pagination';
+import { MAX_PAGE_LIMIT, pageOf } from '@sbc/pagination';
 import type { RunCaller, RunsService } from '@sbc/proto/sbc/runs/v1/runs_pb';
 import type { RpcImplementation } from '@sbc/rpc';
 import { CANCEL_REQUESTED_CHANNEL, RUN_QUEUED_CHANNEL } from '../channels';
@@ -17,9 +17,25 @@ import {
   RUN_STATUSES,
   type RunCallerJson,
 } from '../store/runs';
-import { createEndpoint, deleteEndpoint, listDeliveries, listEndpoints, WEBHOOK_EVENT_TYPES } from '../store/webhooks';
+import {
+  createEndpoint,
+  deleteEndpoint,
+  listDeliveries,
+  listEndpoints,
+  resendDelivery,
+  WEBHOOK_EVENT_TYPES,
+} from '../store/webhooks';
+import { findWorkspaceFile, listWorkspaceFiles } from '../store/workspace';
+import { workspacePathProblem } from '../store/workspace-path';
 import type { Egress } from '../tools/egress';
-import { toProtoDelivery, toProtoEndpoint, toProtoEvent, toProtoProject, toProtoRun } from './render';
+import {
+  toProtoDelivery,
+  toProtoEndpoint,
+  toProtoEvent,
+  toProtoProject,
+  toProtoRun,
+  toProtoWorkspaceFile,
+} from './render';
 
 export interface RunsServiceDeps extends EventWriter {
   egress: Egress;
@@ -112,6 +128,30 @@ export function createRunsService(deps: RunsServiceDeps): RpcImplementation<type
     async deleteProject(request) {
       await deleteProject(db, request.userId, request.projectId, new Date());
       return { projectId: request.projectId };
+    },
+
+    async listProjectFiles(request) {
+      const query = page({ limit: request.limit, afterId: request.afterPath, beforeId: request.beforePath });
+      await findProject(db, request.userId, request.projectId);
+      // A workspace holds at most WORKSPACE_LIMITS.files files, so a page is cut from all of them in path order.
+      const files = pageOf(await listWorkspaceFiles(db, request.projectId), query, (file) => file.path);
+      return { files: files.data.map(toProtoWorkspaceFile), hasMore: files.has_more };
+    },
+
+    async getProjectFile(request) {
+      const problem = workspacePathProblem(request.path);
+      if (problem) throw bad('path', `${problem}.`);
+      await findProject(db, request.userId, request.projectId);
+      const file = await findWorkspaceFile(db, request.projectId, request.path);
+      if (!file) throw new ApiError('not_found', 'No such file in the project workspace.', { param: 'path' });
+      return {
+        file: toProtoWorkspaceFile({
+          path: file.path,
+          bytes: Buffer.byteLength(file.content),
+          updated_at: file.updatedAt.toISOString(),
+        }),
+        content: file.content,
+      };
     },
 
     async createRun(request) {
@@ -207,6 +247,11 @@ export function createRunsService(deps: RunsServiceDeps): RpcImplementation<type
     async listWebhookDeliveries(request) {
       const list = await listDeliveries(db, request.userId, request.webhookId, page(request));
       return { deliveries: list.data.map(toProtoDelivery), hasMore: list.has_more };
+    },
+
+    async resendWebhookDelivery(request) {
+      const view = await resendDelivery(db, request.userId, request.webhookId, request.deliveryId);
+      return { delivery: toProtoDelivery(view) };
     },
 
     async listExchanges(request) {

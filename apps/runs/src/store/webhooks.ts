@@ -190,6 +190,40 @@ export async function recordAttempt(db: RunsDb, due: DueDelivery, record: Attemp
   });
 }
 
+/**
+ * Puts a failed delivery back in the outbox, due now: the sender makes one more attempt of the same event (same
+ * `webhook-id` and body, a fresh timestamp and signature) and records it after the earlier ones. The delivery
+ * has run out of retries, so a failed resend fails it again. Only a failed delivery of an enabled endpoint can
+ * be resent; the status check and the change are one statement, so two resends at once queue one attempt.
+ */
+export async function resendDelivery(
+  db: RunsDb,
+  accountId: string,
+  endpointId: string,
+  deliveryId: string,
+): Promise<DeliveryView> {
+  const endpoint = await findEndpoint(db, accountId, endpointId);
+  if (endpoint.disabledAt)
+    throw new ApiError('conflict', `The endpoint is disabled (${endpoint.disabledReason ?? 'no reason given'}).`, {
+      param: 'webhook_id',
+    });
+  const queued = await db.webhookDelivery.updateMany({
+    where: { id: deliveryId, endpointId, status: 'failed' },
+    data: { status: 'pending', nextAttemptAt: new Date() },
+  });
+  const delivery = await db.webhookDelivery.findFirst({ where: { id: deliveryId, endpointId } });
+  if (!delivery) throw new ApiError('not_found', 'No such delivery to this endpoint.', { param: 'delivery_id' });
+  if (queued.count === 0)
+    throw new ApiError('conflict', `The delivery is ${delivery.status}; only a failed delivery can be resent.`, {
+      param: 'delivery_id',
+    });
+  const [event, attempts] = await Promise.all([
+    db.webhookEvent.findUniqueOrThrow({ where: { id: delivery.eventId } }),
+    db.webhookAttempt.findMany({ where: { deliveryId }, orderBy: { attempt: 'asc' } }),
+  ]);
+  return { delivery, event, attempts };
+}
+
 /** A delivery that can no longer be attempted (its endpoint was deleted or disabled). */
 export async function abandonDelivery(db: RunsDb, deliveryId: string): Promise<void> {
   await db.webhookDelivery.update({ where: { id: deliveryId }, data: { status: 'failed', nextAttemptAt: null } });

@@ -19,6 +19,14 @@ export async function listWorkspaceFiles(
   }));
 }
 
+export async function findWorkspaceFile(
+  db: RunsDb,
+  projectId: string,
+  path: string,
+): Promise<{ path: string; content: string; updatedAt: Date } | null> {
+  return db.workspaceFile.findUnique({ where: { projectId_path: { projectId, path } } });
+}
+
 export async function readWorkspaceFile(db: RunsDb, projectId: string, path: string): Promise<string | undefined> {
   const row = await db.workspaceFile.findUnique({ where: { projectId_path: { projectId, path } } });
   return row?.content;

@@ -1,5 +1,6 @@
 import type { PrismaClient as RunsDb } from '../generated/prisma/client';
 import { recordExchange } from '../store/exchanges';
+import { workspacePathProblem } from '../store/workspace-path';
 import { listWorkspaceFiles, readWorkspaceFile, WORKSPACE_LIMITS, writeWorkspaceFile } from '../store/workspace';
 import type { Egress } from './egress';
 import { redactExchange } from './redact';
@@ -97,12 +98,6 @@ function parseArguments(json: string): Record<string, unknown> | undefined {
   }
 }
 
-function validPath(path: unknown): path is string {
-  return (
-    typeof path === 'string' && path.length > 0 && path.length <= WORKSPACE_LIMITS.pathChars && !path.includes('\0')
-  );
-}
-
 async function fetchUrl(ctx: ToolContext, args: Record<string, unknown>): Promise<ToolOutcome> {
   let url: URL;
   try {
@@ -165,12 +160,17 @@ export async function runTool(ctx: ToolContext, name: string, argumentsJson: str
     case 'list_files':
       return succeed({ files: await listWorkspaceFiles(ctx.db, ctx.projectId) });
     case 'read_file': {
-      if (!validPath(args.path)) return fail(`path must be 1 to ${WORKSPACE_LIMITS.pathChars} characters`);
+      if (typeof args.path !== 'string') return fail('path must be a string');
+      const problem = workspacePathProblem(args.path);
+      if (problem) return fail(problem);
       const content = await readWorkspaceFile(ctx.db, ctx.projectId, args.path);
       return content === undefined ? fail(`no file ${args.path}`) : succeed({ path: args.path, content });
     }
     case 'write_file': {
-      if (!validPath(args.path)) return fail(`path must be 1 to ${WORKSPACE_LIMITS.pathChars} characters`);
+      if (typeof args.path !== 'string') return fail('path must be a string');
+      // The rule the API reads files by, so the agent never writes a file its owner cannot open.
+      const problem = workspacePathProblem(args.path);
+      if (problem) return fail(problem);
       if (typeof args.content !== 'string') return fail('content must be a string');
       if (Buffer.byteLength(args.content) > WORKSPACE_LIMITS.fileBytes)
         return fail(`content must be at most ${WORKSPACE_LIMITS.fileBytes} bytes`);

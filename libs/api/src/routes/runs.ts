@@ -137,6 +137,8 @@ export const WebhookEndpoint = z
   .loose()
   .meta({ id: 'WebhookEndpoint' });
 
+const WebhookDeliveryId = idOf('msg', 'webhook delivery');
+
 const WebhookDelivery = z
   .object({
     id: z.string().meta({ description: '`msg_…`' }),
@@ -162,9 +164,37 @@ const WebhookDelivery = z
   .loose()
   .meta({ id: 'WebhookDelivery' });
 
+const WORKSPACE_PATH_MAX_CHARS = 256;
+
+const WorkspaceFile = z
+  .object({
+    object: z.literal('workspace_file'),
+    path: z.string().meta({ description: 'Relative to the workspace, `/`-separated; unique in its project.' }),
+    size: z.number().int().meta({ description: 'Bytes of the content (UTF-8).' }),
+    updated_at: DateTime,
+  })
+  .loose()
+  .meta({ id: 'WorkspaceFile' });
+
+const WorkspaceFileWithContent = WorkspaceFile.extend({ content: z.string() }).meta({
+  id: 'WorkspaceFileWithContent',
+});
+
+const WorkspaceFileList = z
+  .object({
+    object: z.literal('list'),
+    data: z.array(WorkspaceFile),
+    has_more: z.boolean(),
+    first_id: z.string().nullable().meta({ description: 'A path: pass as before_id for the previous page.' }),
+    last_id: z.string().nullable().meta({ description: 'A path: pass as after_id for the next page.' }),
+  })
+  .loose()
+  .meta({ id: 'WorkspaceFileList' });
+
 const ProjectParams = z.object({ project_id: ProjectId });
 const RunParams = z.object({ run_id: RunId });
 const WebhookParams = z.object({ webhook_id: WebhookId });
+const DeliveryParams = z.object({ webhook_id: WebhookId, delivery_id: WebhookDeliveryId });
 
 export const createProject = defineRoute({
   operationId: 'createProject',
@@ -242,6 +272,53 @@ export const deleteProject = defineRoute({
     },
   },
   errors: [404, 409],
+});
+
+export const listProjectFiles = defineRoute({
+  operationId: 'listProjectFiles',
+  method: 'get',
+  path: '/v1/projects/{project_id}/files',
+  summary: "List a project's workspace files",
+  description:
+    "The files its runs wrote (with `write_file`), in path order. A file's id in this list is its path: " +
+    '`after_id` and `before_id` take paths.',
+  tag: PROJECTS,
+  auth: { kind: 'scoped', scopes: ['runs:read'] },
+  params: ProjectParams,
+  query: pageQuery(),
+  responses: { 200: { description: 'A page of files.', schema: WorkspaceFileList } },
+  errors: [404],
+});
+
+export const getProjectFile = defineRoute({
+  operationId: 'getProjectFile',
+  method: 'get',
+  path: '/v1/projects/{project_id}/files/content',
+  summary: "Read a project's workspace file",
+  description: [
+    'The content as `text/plain; charset=utf-8`, as an attachment, with `x-content-type-options: nosniff` and a ' +
+      'sandboxing `content-security-policy`: a file a run wrote is never rendered as a page of this origin.',
+    'With `Accept: application/json` the file comes back as JSON with its `content` instead.',
+    'A path that is absolute, holds a `..` segment or a control character is 400 `invalid_request`.',
+  ].join(' '),
+  tag: PROJECTS,
+  auth: { kind: 'scoped', scopes: ['runs:read'] },
+  params: ProjectParams,
+  query: z.object({
+    path: z
+      .string()
+      .min(1)
+      .max(WORKSPACE_PATH_MAX_CHARS)
+      .meta({ description: "The file's path, as the list shows it (e.g. `notes/plan.md`)." }),
+  }),
+  responses: {
+    200: {
+      description: 'The file with its content for Accept: application/json; otherwise the content as text/plain.',
+      schema: WorkspaceFileWithContent,
+      alternatives: { 'text/plain': z.string() },
+    },
+  },
+  errors: [404],
 });
 
 export const createRun = defineRoute({
@@ -447,12 +524,31 @@ export const listWebhookDeliveries = defineRoute({
   errors: [404],
 });
 
+export const resendWebhookDelivery = defineRoute({
+  operationId: 'resendWebhookDelivery',
+  method: 'post',
+  path: '/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/resend',
+  summary: 'Resend a failed delivery',
+  description:
+    'Queues one more attempt of a delivery that failed (it ran out of retries): the same `webhook-id` and body, ' +
+    'a fresh `webhook-timestamp` and signature. Its outcome is recorded after the earlier attempts; if it fails ' +
+    'the delivery is failed again. 409 `conflict` for a delivery that is pending or succeeded, or an endpoint ' +
+    'that is disabled.',
+  tag: WEBHOOKS,
+  auth: { kind: 'scoped', scopes: ['runs:write'] },
+  params: DeliveryParams,
+  responses: { 202: { description: 'Queued: the delivery, pending again.', schema: WebhookDelivery } },
+  errors: [404, 409],
+});
+
 export const RUN_ROUTES: readonly RouteSpec[] = [
   createProject,
   listProjects,
   getProject,
   updateProject,
   deleteProject,
+  listProjectFiles,
+  getProjectFile,
   createRun,
   listRuns,
   getRun,
@@ -462,4 +558,5 @@ export const RUN_ROUTES: readonly RouteSpec[] = [
   listWebhooks,
   deleteWebhook,
   listWebhookDeliveries,
+  resendWebhookDelivery,
 ];

@@ -5,6 +5,7 @@ import { dateTime } from '../../ui/format';
 import { Page, Section } from '../../ui/page';
 import { ErrorState, QueryView } from '../../ui/states';
 import { Table } from '../../ui/table';
+import { ProjectFiles } from './project-files';
 import { RunDetail } from './run-detail';
 import { STATUS_NAMES, useCreateProject, useProjects, useRuns, useStartRun } from './use-runs';
 import { Webhooks } from './webhooks';
@@ -85,7 +86,9 @@ function StartRun({ projects }: { projects: Project[] }) {
 
 /** Agent runs: projects, a new run, the runs so far and webhooks; `?run=` opens one run, followed live. */
 export function RunsPage() {
-  const open = useLocation().query.get('run');
+  const { query } = useLocation();
+  const open = query.get('run');
+  const shownProject = query.get('project');
   const projects = useProjects();
   const runs = useRuns();
   if (open) return <RunDetail key={open} runId={open} />;
@@ -105,17 +108,36 @@ export function RunsPage() {
           emptyMessage={<p>No projects yet. Create one to start runs on it.</p>}
         >
           {(page) => (
-            <Table<Project>
-              caption="Projects"
-              rows={page.data}
-              rowKey={(project) => project.id}
-              columns={[
-                { header: 'Project', cell: (project) => project.name },
-                { header: 'Default model', cell: (project) => project.default_model ?? 'house' },
-                { header: 'Instructions', cell: (project) => project.instructions || '—' },
-                { header: 'Created', cell: (project) => dateTime(project.created_at) },
-              ]}
-            />
+            <>
+              <Table<Project>
+                caption="Projects"
+                rows={page.data}
+                rowKey={(project) => project.id}
+                columns={[
+                  { header: 'Project', cell: (project) => project.name },
+                  { header: 'Default model', cell: (project) => project.default_model ?? 'house' },
+                  { header: 'Instructions', cell: (project) => project.instructions || '—' },
+                  { header: 'Created', cell: (project) => dateTime(project.created_at) },
+                  {
+                    header: 'Workspace',
+                    cell: (project) => (
+                      <Link
+                        to={`runs?project=${encodeURIComponent(project.id)}`}
+                        aria-label={`Files of ${project.name}`}
+                        aria-current={project.id === shownProject || undefined}
+                      >
+                        Files
+                      </Link>
+                    ),
+                  },
+                ]}
+              />
+              {page.data
+                .filter((project) => project.id === shownProject)
+                .map((project) => (
+                  <ProjectFiles key={project.id} project={project} />
+                ))}
+            </>
           )}
         </QueryView>
         <NewProject />

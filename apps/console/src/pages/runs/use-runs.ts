@@ -5,11 +5,14 @@ import {
   createRun,
   createWebhook,
   deleteWebhook,
+  getProjectFile,
   getRun,
+  listProjectFiles,
   listProjects,
   listRuns,
   listWebhookDeliveries,
   listWebhooks,
+  resendWebhookDelivery,
 } from '../../api/routes';
 import type { Run } from '../../api/types';
 
@@ -26,6 +29,10 @@ export const STATUS_NAMES: Record<Run['status'], string> = {
 export const isActive = (run: Pick<Run, 'status'>) => run.status === 'queued' || run.status === 'running';
 
 export const useProjects = () => useApiQuery(listProjects, { query: PAGE });
+export const useProjectFiles = (projectId: string) =>
+  useApiQuery(listProjectFiles, { params: { project_id: projectId }, query: PAGE });
+export const useProjectFile = (projectId: string, path: string) =>
+  useApiQuery(getProjectFile, { params: { project_id: projectId }, query: { path } });
 export const useRuns = () =>
   useApiQuery(
     listRuns,
@@ -66,4 +73,11 @@ export const useDeleteWebhook = () =>
   useApiMutation(deleteWebhook, {
     input: (webhookId: string) => ({ params: { webhook_id: webhookId } }),
     invalidates: () => ['/v1/webhooks'],
+  });
+export const useResendDelivery = () =>
+  useApiMutation(resendWebhookDelivery, {
+    input: (target: { webhookId: string; deliveryId: string }) => ({
+      params: { webhook_id: target.webhookId, delivery_id: target.deliveryId },
+    }),
+    invalidates: (target) => [`/v1/webhooks/${target.webhookId}/deliveries`],
   });

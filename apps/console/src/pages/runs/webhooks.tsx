@@ -6,7 +6,7 @@ import { dateTime, ms } from '../../ui/format';
 import { Section } from '../../ui/page';
 import { ErrorState, QueryView } from '../../ui/states';
 import { Table } from '../../ui/table';
-import { useAddWebhook, useDeleteWebhook, useDeliveries, useWebhooks } from './use-runs';
+import { useAddWebhook, useDeleteWebhook, useDeliveries, useResendDelivery, useWebhooks } from './use-runs';
 
 type Delivery = NonNullable<ReturnType<typeof useDeliveries>['data']>['data'][number];
 
@@ -35,29 +35,50 @@ const attemptsOf = (delivery: Delivery) =>
 
 function Deliveries({ webhook }: { webhook: WebhookEndpoint }) {
   const deliveries = useDeliveries(webhook.id);
+  const resend = useResendDelivery();
   return (
-    <QueryView
-      query={deliveries}
-      what="its deliveries"
-      empty={(page) => page.data.length === 0}
-      emptyMessage={<p>Nothing sent to {webhook.url} yet: a delivery is made when a run settles.</p>}
-    >
-      {(page) => (
-        <Table<Delivery>
-          caption={`Deliveries to ${webhook.url}`}
-          rows={page.data}
-          rowKey={(delivery) => delivery.id}
-          columns={[
-            { header: 'Event', cell: (delivery) => delivery.event_type },
-            { header: 'Run', cell: (delivery) => <Link to={`runs?run=${delivery.run_id}`}>{delivery.run_id}</Link> },
-            { header: 'Status', cell: (delivery) => delivery.status },
-            { header: 'Attempts (status codes)', cell: attemptsOf },
-            { header: 'Last took', cell: (delivery) => ms(delivery.attempts.at(-1)?.duration_ms) },
-            { header: 'Next attempt', cell: (delivery) => dateTime(delivery.next_attempt_at) },
-          ]}
-        />
-      )}
-    </QueryView>
+    <>
+      <QueryView
+        query={deliveries}
+        what="its deliveries"
+        empty={(page) => page.data.length === 0}
+        emptyMessage={<p>Nothing sent to {webhook.url} yet: a delivery is made when a run settles.</p>}
+      >
+        {(page) => (
+          <Table<Delivery>
+            caption={`Deliveries to ${webhook.url}`}
+            rows={page.data}
+            rowKey={(delivery) => delivery.id}
+            columns={[
+              { header: 'Event', cell: (delivery) => delivery.event_type },
+              { header: 'Run', cell: (delivery) => <Link to={`runs?run=${delivery.run_id}`}>{delivery.run_id}</Link> },
+              { header: 'Status', cell: (delivery) => delivery.status },
+              { header: 'Attempts (status codes)', cell: attemptsOf },
+              { header: 'Last took', cell: (delivery) => ms(delivery.attempts.at(-1)?.duration_ms) },
+              { header: 'Next attempt', cell: (delivery) => dateTime(delivery.next_attempt_at) },
+              {
+                header: 'Actions',
+                cell: (delivery) =>
+                  // Only a failed delivery can be sent again (with webhook.disabled_at the API would refuse it).
+                  delivery.status === 'failed' && !webhook.disabled_at ? (
+                    <button
+                      type="button"
+                      aria-label={`Resend the ${delivery.event_type} delivery of ${delivery.run_id}`}
+                      disabled={resend.isPending}
+                      onClick={() => resend.mutate({ webhookId: webhook.id, deliveryId: delivery.id })}
+                    >
+                      Resend
+                    </button>
+                  ) : (
+                    '—'
+                  ),
+              },
+            ]}
+          />
+        )}
+      </QueryView>
+      {resend.error && <ErrorState error={resend.error} />}
+    </>
   );
 }
 

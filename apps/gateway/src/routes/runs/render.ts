@@ -8,6 +8,7 @@ import type {
   RunEvent,
   WebhookDelivery,
   WebhookEndpoint,
+  WorkspaceFile,
 } from '@sbc/proto/sbc/runs/v1/runs_pb';
 
 const iso = (value: Timestamp | undefined) => (value ? timestampDate(value).toISOString() : undefined);
@@ -114,6 +115,10 @@ export function renderDelivery(delivery: WebhookDelivery): Record<string, unknow
     ...some('next_attempt_at', iso(delivery.nextAttemptAt)),
     created_at: iso(delivery.createdAt),
   };
+}
+
+export function renderWorkspaceFile(file: WorkspaceFile): Record<string, unknown> {
+  return { object: 'workspace_file', path: file.path, size: file.size, updated_at: iso(file.updatedAt) };
 }
 
 /** The list envelope (CONTRACTS "Lists") over rendered items with ids. */
