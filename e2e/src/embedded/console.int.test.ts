@@ -194,7 +194,7 @@ describe('the console in a browser', () => {
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
-  });
+  }, 90_000);
 
   it(
     'mints a key whose secret is shown once, and calls ' + 'with it show in usage with totals equal to the API',
@@ -326,7 +326,7 @@ describe('the console in a browser', () => {
     await dialog.waitFor({ state: 'hidden' });
     await endpoints.getByRole('cell', { name: '0 (standby)', exact: true }).waitFor();
     expect(await weightOf()).toBe('0 (standby)');
-  });
+  }, 90_000);
 
   let deviceToken = '';
 
@@ -369,7 +369,7 @@ describe('the console in a browser', () => {
     expect(deviceToken).toMatch(/^sbd_/);
     await page.goto(`${base}/console/`);
     await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
-  });
+  }, 90_000);
 
   it('lists the device online with its capabilities, renames it, and unlinks it so its token is refused', async () => {
     const heartbeat = await fetch(`${base}/v1/devices/heartbeat`, {
@@ -402,7 +402,7 @@ describe('the console in a browser', () => {
       body: JSON.stringify({}),
     });
     expect(refused.status).toBe(401);
-  });
+  }, 90_000);
 
   it('a team: created and renamed, an invite accepted by the invited person only, roles, and team keys', async () => {
     await open('Teams');
@@ -497,7 +497,7 @@ describe('the console in a browser', () => {
     // Now an admin, the person cannot act on the owner they made.
     expect(await countSettles(member.getByRole('combobox'), 0)).toBe(0);
     expect(await member.getByRole('button').count()).toBe(0);
-  });
+  }, 90_000);
 
   it('runs: a project, a run followed live across a dropped connection with no gap or repeat, a webhook', async () => {
     // A webhook receiver that refuses deliveries (so the attempts and their status codes show) until it is fixed.
@@ -655,7 +655,12 @@ describe('the console in a browser', () => {
     await page.getByRole('heading', { level: 1, name: 'Build', exact: true }).waitFor();
     const screenshot = page.getByRole('img', { name: /^Screenshot of the app/ });
     await screenshot.waitFor();
-    await page.waitForFunction(`document.querySelector('img[alt^="Screenshot"]')?.naturalWidth === 1280`);
+    // Loaded at its natural width (the page's CSP forbids the string form of waitForFunction).
+    const naturalWidth = () => screenshot.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth);
+    for (const deadline = Date.now() + 10_000; (await naturalWidth()) !== 1280;) {
+      expect(Date.now()).toBeLessThan(deadline);
+      await page.waitForTimeout(100);
+    }
     const appLink = page.getByRole('link', { name: 'Open the published app' });
     expect(await appLink.getAttribute('href')).toMatch(/^http:\/\/[a-z0-9-]+\.apps\./);
     expect(await page.getByRole('blockquote').count()).toBe(1);
