@@ -15,6 +15,7 @@ export interface OpenApiDocument {
 interface Parameter {
   name: string;
   in: 'path' | 'query' | 'header';
+  required?: boolean;
   schema?: Schema;
 }
 interface Operation {

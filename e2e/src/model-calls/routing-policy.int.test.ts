@@ -18,7 +18,13 @@ let key: { id: string; secret: string };
 const endpoints: Endpoint[] = [];
 
 type Behaviour =
-  'ok' | 'fail-503' | 'slow-503' | 'cut-after-first-chunk' | 'cut-before-first-chunk-once' | 'rate-limited-once';
+  | 'ok'
+  | 'fail-503'
+  | 'slow-503'
+  | 'cut-after-first-chunk'
+  | 'cut-before-first-chunk-once'
+  | 'rate-limited-once'
+  | 'rate-limited-30s';
 
 interface Endpoint {
   url: string;
@@ -50,8 +56,9 @@ async function startEndpoint(behaviour: Behaviour): Promise<Endpoint> {
       res.end(JSON.stringify({ error: { message: 'overloaded', type: 'server_error' } }));
       return;
     }
-    if (behaviour === 'rate-limited-once' && calls === 1) {
-      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '5' });
+    if (behaviour === 'rate-limited-30s' || (behaviour === 'rate-limited-once' && calls === 1)) {
+      const retryAfter = behaviour === 'rate-limited-30s' ? '30' : '5';
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': retryAfter });
       res.end(JSON.stringify({ error: { message: 'slow down', type: 'rate_limit_error' } }));
       return;
     }
@@ -244,6 +251,36 @@ describe('targets, retries and cooldowns', () => {
     expect(slow.calls()).toBe(1);
     const row = await rowOf(requestId);
     expect(row).toMatchObject({ status: 499, credits_charged: 0 });
+  }, 30_000);
+});
+
+describe('every target cooling', () => {
+  it('is a 429 upstream_cooling with retry-after and the rate-limit headers, and no upstream call', async () => {
+    const limited = await startEndpoint('rate-limited-30s');
+    await saveEndpoint('limited30', limited, ['cooling-model']);
+    // The first call meets the 429 and cools the endpoint for 30 s; this edge's one half-open call may follow.
+    let refusal: Response | undefined;
+    for (let call = 0; call < 4 && !refusal; call++) {
+      const res = await fetch(`${stack.edge.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'cooling-model', messages: hello }),
+      });
+      const body = (await res.json()) as { error?: { code?: string } };
+      expect(res.status).toBe(429);
+      if (body.error?.code === 'upstream_cooling') refusal = res;
+    }
+    expect(refusal).toBeDefined();
+    const before = limited.calls();
+    expect(before).toBeLessThanOrEqual(2);
+    expect(Number(refusal!.headers.get('retry-after'))).toBeGreaterThan(20);
+    expect(Number(refusal!.headers.get('x-ratelimit-limit'))).toBeGreaterThan(0);
+    expect(refusal!.headers.get('x-ratelimit-remaining')).not.toBeNull();
+    const again = await openai()
+      .chat.completions.create({ model: 'cooling-model', messages: hello })
+      .catch((error: unknown) => error);
+    expect(again).toMatchObject({ status: 429, code: 'upstream_cooling' });
+    expect(limited.calls()).toBe(before);
   }, 30_000);
 });
 

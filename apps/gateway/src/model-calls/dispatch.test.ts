@@ -333,12 +333,10 @@ describe('dispatch', () => {
       const target = targetAt(limited.baseUrl, 'limited');
       health.record(target.healthKey, { ok: false, status: 429, retryAfterMs: 30_000 });
       health.claimHalfOpen([target.healthKey])?.release();
-      const { dispatched, inFlight } = await run(callIn(callerDialect('messages')), [target]);
-      expect(dispatched).toMatchObject({
-        kind: 'failed',
-        failure: { status: 429, code: 'upstream_cooling' },
-        headers: { 'retry-after': '30' },
-      });
+      const inFlight: InFlight = { callerGone: false, attempts: 0 };
+      const refusal = await rejectionOf(run(callIn(callerDialect('messages')), [target], inFlight));
+      expect(refusal).toBeInstanceOf(ApiError);
+      expect(refusal).toMatchObject({ status: 429, code: 'upstream_cooling', headers: { 'retry-after': '30' } });
       expect(inFlight.attempts).toBe(0);
       expect(limited.script.received).toBe(0);
     });

@@ -95,12 +95,12 @@ export async function dispatch(
     const soonest = picker.soonestCooling();
     if (!soonest) return { kind: 'failed', failure: NO_TARGET, exhausted: false };
     const delay = loneRetryDelayMs(Math.max(0, soonest.untilMs - Date.now()));
-    if (delay === undefined || performance.now() + delay >= deadline) return allCooling(soonest.untilMs);
+    if (delay === undefined || performance.now() + delay >= deadline) throw allCooling(soonest.untilMs);
     retriedLone = true;
     await waitUnlessGone(delay, inFlight);
     if (inFlight.callerGone || inFlight.drained) throw UpstreamError.aborted();
     pick = picker.retry(soonest.target);
-    if (!pick) return allCooling(soonest.untilMs);
+    if (!pick) throw allCooling(soonest.untilMs);
   }
   while (pick) {
     const { target, claim } = pick;
@@ -155,14 +155,14 @@ export async function dispatch(
 }
 
 /**
- * Every target of the call cooling for longer than a call waits: 429 with when to come back, the status that
- * tells every client to back off for `retry-after` (the targets' own failures are not this call's to repeat).
+ * Every target of the call cooling for longer than a call waits: a refusal before any attempt (so, like every
+ * refusal, it takes from the caller's request bucket and says what is left), 429 with when to come back, the
+ * status that tells every client to back off for `retry-after`.
  */
-function allCooling(untilMs: number): Dispatched {
+function allCooling(untilMs: number): ApiError {
   const seconds = Math.max(1, Math.ceil((untilMs - Date.now()) / 1000));
   const message = `Every upstream for this model is cooling down after failures; retry after ${seconds} s.`;
-  const failure = { status: errorSpec('upstream_cooling').status, message, code: 'upstream_cooling' };
-  return { kind: 'failed', failure, exhausted: false, headers: { 'retry-after': String(seconds) } };
+  return new ApiError('upstream_cooling', message, { headers: { 'retry-after': String(seconds) } });
 }
 
 /** A budget that cannot pay for one target (or its output limit past the model's) skips that target only. */
