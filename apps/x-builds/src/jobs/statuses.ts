@@ -1,18 +1,7 @@
-/** The twelve job statuses of the spec, in pipeline order. */
-const JOB_STATUSES = [
-  'queued',
-  'screening',
-  'building',
-  'auditing',
-  'publishing',
-  'verifying',
-  'fixing',
-  'drafting',
-  'done',
-  'refused',
-  'failed',
-  'cancelled',
-] as const;
+import { xBuildRoutes } from '@sbc/api';
+
+// The spec's twelve statuses are named once, in the API's route specs, which the job list filter validates by.
+const JOB_STATUSES = xBuildRoutes.XB_JOB_STATUSES;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
 /** The pipeline stages: a claimed job is in one of these while a worker holds its lease. */
