@@ -21,6 +21,7 @@ const PASSWORD = 'a console password 1';
 const EMAIL = `person.${Date.now()}@example.test`;
 const INVITEE = `invitee.${Date.now()}@example.test`;
 const STRANGER = `stranger.${Date.now()}@example.test`;
+const OPERATOR = `operator.${Date.now()}@example.test`;
 const PHONE = { width: 390, height: 844 };
 const DESKTOP = { width: 1280, height: 800 };
 
@@ -52,6 +53,7 @@ describe('the console in a browser', () => {
   const consoleErrors: string[] = [];
   let key = '';
   const keyName = 'ci laptop';
+  let operatorId = '';
 
   beforeAll(async () => {
     if (!existsSync(CONSOLE_BUILD))
@@ -68,27 +70,35 @@ describe('the console in a browser', () => {
       loadSimConfig({ SIM_PORT: '0', SIM_LATENCY_MS: '0', SIM_TOKENS_PER_SECOND: '0', LOG_LEVEL: 'silent' }),
     );
     const [account, usage, xbuilds, runs] = databases.map((db) => db.databaseUrl ?? '');
-    running = await start(
-      loadEmbeddedConfig({
-        SBC_DATA_DIR: dataDir,
-        PORT: String(port),
-        BASE_URL: otherHost,
-        LOG_LEVEL: 'silent',
-        // The endpoint added below is the simulator on loopback, which only operators may dial by default.
-        EGRESS_PRIVATE: 'everyone',
-        ...(account
-          ? {
-              ACCOUNT_DATABASE_URL: account,
-              USAGE_LEDGER_DATABASE_URL: usage,
-              X_BUILDS_DATABASE_URL: xbuilds,
-              RUNS_DATABASE_URL: runs,
-            }
-          : {}),
-        UPSTREAM_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
-        // One retry, soon: a refused webhook delivery has failed (and can be resent) within seconds.
-        RUNS_WEBHOOK_RETRY_SCHEDULE_MS: '200',
-      }),
-    );
+    const startEmbedded = (operatorIds: string) =>
+      start(
+        loadEmbeddedConfig({
+          SBC_DATA_DIR: dataDir,
+          PORT: String(port),
+          BASE_URL: otherHost,
+          LOG_LEVEL: 'silent',
+          // The endpoint added below is the simulator on loopback, which only operators may dial by default.
+          EGRESS_PRIVATE: 'everyone',
+          ...(account
+            ? {
+                ACCOUNT_DATABASE_URL: account,
+                USAGE_LEDGER_DATABASE_URL: usage,
+                X_BUILDS_DATABASE_URL: xbuilds,
+                RUNS_DATABASE_URL: runs,
+              }
+            : {}),
+          UPSTREAM_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
+          // One retry, soon: a refused webhook delivery has failed (and can be resent) within seconds.
+          RUNS_WEBHOOK_RETRY_SCHEDULE_MS: '200',
+          X_BUILDS_ADMIN_USER_IDS: operatorIds,
+        }),
+      );
+    // An operator is named by user id, known only once the person has signed up: sign them up, then start
+    // again naming them (the data stays), as an operator running the service does.
+    running = await startEmbedded('');
+    operatorId = await signUpByApi(OPERATOR);
+    await running.stop();
+    running = await startEmbedded(operatorId);
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: [
@@ -125,13 +135,15 @@ describe('the console in a browser', () => {
     await on.getByRole('button', { name: 'Sign in' }).click();
   }
 
-  async function signUpByApi(email: string): Promise<void> {
+  /** Signs a person up through the API; returns their user id. */
+  async function signUpByApi(email: string): Promise<string> {
     const response = await fetch(`${base}/v1/auth/signup`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ email, password: PASSWORD }),
     });
     expect(response.status).toBe(201);
+    return ((await jsonOf(response)) as { user: { id: string } }).user.id;
   }
 
   afterAll(async () => {
@@ -671,6 +683,74 @@ describe('the console in a browser', () => {
     expect(await page.getByRole('table', { name: 'Stage timings' }).getByRole('row').count()).toBeGreaterThan(3);
     expect(await page.getByRole('heading', { name: 'Operator controls' }).count()).toBe(0);
     await accessible('x-build');
+  }, 180_000);
+
+  it("an operator runs the lane from the console: intake, limits, the blocklist, and one job's controls", async () => {
+    const operator = await newPage();
+    operator.on('console', (message) => void (message.type() === 'error' && consoleErrors.push(message.text())));
+    await operator.goto(`${base}/console/x-builds`);
+    await signIn(operator, OPERATOR);
+    await operator.getByRole('heading', { level: 1, name: 'X builds' }).waitFor();
+    const queue = operator.getByRole('heading', { level: 2, name: 'Queue', exact: true });
+    await queue.waitFor();
+    await operator.getByText(/^Intake is/).waitFor();
+    await accessible('x-builds-operator', operator);
+
+    // The kill switch, both ways.
+    await operator.getByRole('button', { name: 'Pause intake' }).click();
+    await operator.getByText('Intake is paused (operator)', { exact: false }).waitFor();
+    await operator.getByRole('button', { name: 'Resume intake' }).click();
+    await operator.getByRole('button', { name: 'Pause intake' }).waitFor();
+
+    // The limits are saved, and read back after a reload.
+    const limits = operator.getByRole('form', { name: 'Queue limits' });
+    await limits.getByLabel('Max concurrent').fill('3');
+    await limits.getByLabel('Max queue').fill('250');
+    const saved = operator.waitForResponse(
+      (reply) => reply.url().endsWith('/v1/x-builds/queue') && reply.request().method() === 'PATCH',
+    );
+    await limits.getByRole('button', { name: 'Save limits' }).click();
+    expect((await saved).status()).toBe(200);
+    await operator.reload();
+    expect(await operator.getByRole('form', { name: 'Queue limits' }).getByLabel('Max queue').inputValue()).toBe('250');
+
+    // The blocklist: an author blocked, listed, and unblocked.
+    const blockForm = operator.getByRole('form', { name: 'Block an author' });
+    await blockForm.getByLabel(/Author id/).fill('1790000000000000001');
+    await blockForm.getByRole('button', { name: 'Block author' }).click();
+    const blocked = operator.getByRole('table', { name: 'Blocked authors' });
+    await blocked.getByRole('cell', { name: '1790000000000000001', exact: true }).waitFor();
+    await operator.getByRole('button', { name: 'Unblock 1790000000000000001' }).click();
+    await operator.getByText('No author is blocked.').waitFor();
+
+    // One job: cancelled, requeued at the front, followed to done, and its app taken down.
+    await operator.getByLabel('What to build').fill('A pendulum clock that ticks');
+    await operator.getByRole('button', { name: 'Queue build' }).click();
+    await operator.getByRole('link', { name: 'A pendulum clock that ticks' }).click();
+    await operator.getByRole('heading', { level: 1, name: 'Build', exact: true }).waitFor();
+    await operator.getByRole('heading', { name: 'Operator controls' }).waitFor();
+    await operator.getByRole('button', { name: 'Cancel build' }).click();
+    const status = operator.getByRole('definition').first();
+    await operator.getByRole('button', { name: 'Requeue at the front' }).waitFor();
+    expect(await status.textContent()).toBe('cancelled');
+    await operator.getByRole('button', { name: 'Requeue at the front' }).click();
+    await operator.getByRole('button', { name: 'Cancel build' }).waitFor();
+    expect(await status.textContent()).not.toBe('cancelled');
+    // The app is published before the job is done (it is verified, and the reply drafted, after).
+    await operator
+      .getByRole('definition')
+      .filter({ hasText: /^done$/ })
+      .waitFor({ timeout: 120_000 });
+    const appUrl = await operator.getByRole('link', { name: 'Open the published app' }).getAttribute('href');
+    await operator.getByRole('button', { name: 'Take down the app' }).click();
+    await operator
+      .getByRole('dialog', { name: 'Take down this app?' })
+      .getByRole('button', { name: 'Take down' })
+      .click();
+    await operator.getByText(/^Taken down /).waitFor();
+    expect(await operator.getByRole('link', { name: 'Open the published app' }).count()).toBe(0);
+    expect(appUrl).toMatch(/^http:\/\/[a-z0-9-]+\.apps\./);
+    await operator.context().close();
   }, 180_000);
 
   // Five pages, each at two widths: longer than the default timeout on a loaded machine.

@@ -46,6 +46,9 @@ export function useSignIn() {
       if (session.user.email) window.sessionStorage.setItem(EMAIL_KEY, session.user.email);
       forgetAccountData(client);
       client.setQueryData(SESSION_KEY, session);
+      // Only the session read says whether this person is an operator; without it an operator's controls
+      // stayed hidden until a reload.
+      void client.invalidateQueries({ queryKey: SESSION_KEY });
     },
   });
 }
