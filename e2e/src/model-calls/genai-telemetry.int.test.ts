@@ -50,7 +50,6 @@ async function startReceiver(): Promise<{ url: string; spans: ExportedSpan[]; se
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      // eslint-disable-next-line @typescript-eslint/no-explicit-any
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as any;
       for (const resource of body.resourceSpans ?? [])
         for (const scope of resource.scopeSpans ?? [])
@@ -58,7 +57,6 @@ async function startReceiver(): Promise<{ url: string; spans: ExportedSpan[]; se
             spans.push({
               ...span,
               attributes: attributesOf(span.attributes),
-              // eslint-disable-next-line @typescript-eslint/no-explicit-any
               events: (span.events ?? []).map((event: any) => ({
                 name: event.name,
                 attributes: attributesOf(event.attributes),
@@ -113,7 +111,7 @@ describe('GenAI telemetry', () => {
 
   const CALLER_SPAN = '00f067aa0ba902b7';
 
-  it('a chat call is a span with the GenAI attributes and its routing attempts as events, without content', async () => {
+  it('a chat call is a span with the GenAI attributes and its routing attempts as events, no content', async () => {
     const traceId = '6e0c63257de34c92bf9efcd03927272e';
     const since = receiver.spans.length;
     const completion = await stack.openai.chat.completions.create(

@@ -54,7 +54,7 @@ export interface Passthrough {
     body: Readonly<Record<string, unknown>>,
     options: { model: string; outputLimit?: number; stream: boolean },
   ): Record<string, unknown>;
-  /** An upstream's non-streamed reply as the caller receives it, its usage and why it stopped. Takes ownership of `raw`. */
+  /** An upstream's non-streamed reply as the caller receives it, its usage and why it stopped. Owns `raw`. */
   reply(
     raw: Record<string, unknown>,
     model: string,

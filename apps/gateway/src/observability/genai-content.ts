@@ -6,6 +6,9 @@ import type { AssistantBlock, ChatRequest, Message } from '@sbc/dialects';
 
 const REDACTED = '[redacted]';
 
+/** Names whose assigned value is a secret (`api_key=…`, `"password": "…"`). */
+const ASSIGNED_SECRETS = 'api[_-]?key|x-api-key|secret|password|passwd|token|access[_-]?token|client[_-]?secret';
+
 /**
  * Secrets a prompt or a reply may carry: this service's own credentials (`sbc_` keys, `sbs_` sessions, `sbd_`
  * device tokens, `whsec_` webhook secrets), vendors' API keys (OpenAI and Anthropic `sk-…`, AWS, Google,
@@ -23,10 +26,7 @@ const SECRET_PATTERNS: ReadonlyArray<[RegExp, string]> = [
   [/\bxox[abprs]-[A-Za-z0-9-]{10,}/g, REDACTED],
   [/\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g, REDACTED],
   [/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/gi, `$1 ${REDACTED}`],
-  [
-    /\b((?:api[_-]?key|x-api-key|secret|password|passwd|token|access[_-]?token|client[_-]?secret)["']?\s*[:=]\s*["']?)[^\s"',;}]{4,}/gi,
-    `$1${REDACTED}`,
-  ],
+  [new RegExp(`\\b((?:${ASSIGNED_SECRETS})["']?\\s*[:=]\\s*["']?)[^\\s"',;}]{4,}`, 'gi'), `$1${REDACTED}`],
 ];
 
 /** The text with every secret it recognisably holds replaced by `[redacted]`. */
