@@ -43,7 +43,7 @@ const ATTR_INPUT_MESSAGES = 'gen_ai.input.messages';
 const ATTR_OUTPUT_MESSAGES = 'gen_ai.output.messages';
 const ATTR_ERROR_TYPE = 'error.type';
 
-/** The routing attempt event and its attributes (this gateway's own, under `sbc.`). */
+/** The span event of one routing attempt (this gateway's own name, under `sbc.`, like its attributes). */
 export const ATTEMPT_EVENT = 'sbc.route.attempt';
 
 /** `gen_ai.operation.name`: all three chat dialects are `chat`; embeddings calls say `embeddings`. */
