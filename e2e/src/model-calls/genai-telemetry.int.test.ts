@@ -202,7 +202,21 @@ describe('GenAI telemetry', () => {
     expect(span.events.map((event) => event.attributes['sbc.route.outcome'])).toEqual(['ok']);
   });
 
-  it('a call no target could serve is an error span, its attempt an event', async () => {
+  it('a Responses call is a chat operation too', async () => {
+    const since = receiver.spans.length;
+    const response = await stack.openai.responses.create({ model: 'house-omni', input: TEXT_PROMPT });
+    expect(response.output_text).toBe(TEXT_REPLY);
+    const span = await exported(since, 'chat house-omni');
+    expect(span.attributes).toMatchObject({
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': 'anthropic',
+      'gen_ai.usage.input_tokens': response.usage!.input_tokens,
+      'gen_ai.usage.output_tokens': response.usage!.output_tokens,
+      'gen_ai.response.finish_reasons': ['end_turn'],
+    });
+  });
+
+  it('a call no target could serve is an error span, its attempts events', async () => {
     const since = receiver.spans.length;
     const failed = await stack.openai.chat.completions
       .create({ model: 'house-fast', messages: [{ role: 'user', content: TEXT_PROMPT }] })
