@@ -34,12 +34,12 @@ module.exports = {
       },
     ],
   },
-  // PGlite loads Node built-ins with dynamic import(), which Jest's VM refuses without a flag; swc
-  // rewrites those to require() when the package goes through the transform. eventsource-parser ships
+  // PGlite and the OTLP/HTTP exporter (otlp-exporter-base) load Node built-ins with dynamic import(), which Jest's
+  // VM refuses without a flag; swc rewrites those to require() when the package goes through the transform. eventsource-parser ships
   // ESM only, and so does the OpenAPI validator (@apidevtools); Jest's CommonJS runtime needs them transpiled like our
   // own sources.
   transformIgnorePatterns: [
-    '/node_modules/(?!(@electric-sql/pglite|eventsource-parser|@apidevtools|parse5|entities)/)',
+    '/node_modules/(?!(@electric-sql/pglite|@opentelemetry/otlp-exporter-base|eventsource-parser|@apidevtools|parse5|entities)/)',
   ],
   moduleFileExtensions: ['ts', 'js', 'cjs', 'json'],
   moduleNameMapper,

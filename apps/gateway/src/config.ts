@@ -102,6 +102,11 @@ const schema = z
     EGRESS_PRIVATE: z.enum(PRIVATE_EGRESS).optional(),
     /** Deprecated: `true` reads as EGRESS_PRIVATE=none. */
     EGRESS_DENY_PRIVATE: flag(false),
+    /**
+     * Record prompts and completions on model calls' spans (`gen_ai.input.messages`, `gen_ai.output.messages`),
+     * with recognisable secrets redacted. Off by default: traces then carry counts and names, never content.
+     */
+    OTEL_GENAI_CAPTURE_CONTENT: flag(false),
   })
   .refine((vars) => vars.HTTP_HEADERS_TIMEOUT_MS <= vars.HTTP_REQUEST_TIMEOUT_MS, {
     path: ['HTTP_HEADERS_TIMEOUT_MS'],
@@ -169,6 +174,8 @@ export interface GatewayConfig {
   route: { maxAttempts: number; firstByteDeadlineMs: number };
   /** Callers' own endpoints only; the configured engines are the operator's and dialed as configured. */
   egress: { private: PrivateEgress };
+  /** OTEL_GENAI_CAPTURE_CONTENT: prompts and completions (redacted) on model calls' spans. */
+  genAiCaptureContent: boolean;
 }
 
 export function loadGatewayConfig(env: Record<string, string | undefined>): GatewayConfig {
@@ -225,5 +232,6 @@ export function loadGatewayConfig(env: Record<string, string | undefined>): Gate
     routingCache: { freshMs: vars.ROUTING_CACHE_FRESH_MS, staleMs: vars.ROUTING_CACHE_STALE_MS },
     route: { maxAttempts: vars.ROUTE_MAX_ATTEMPTS, firstByteDeadlineMs: vars.ROUTE_FIRST_BYTE_DEADLINE_MS },
     egress: { private: privateEgressOf(vars.EGRESS_PRIVATE, vars.EGRESS_DENY_PRIVATE) },
+    genAiCaptureContent: vars.OTEL_GENAI_CAPTURE_CONTENT,
   };
 }

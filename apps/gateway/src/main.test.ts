@@ -11,3 +11,14 @@ describe('an edge started on its own (services mode)', () => {
     expect(() => loadGatewayConfig({ KAFKA_BROKERS: '127.0.0.1:9092', USAGE_EVENTS: 'off' })).toThrow(/USAGE_EVENTS/);
   });
 });
+
+describe('OTEL_GENAI_CAPTURE_CONTENT', () => {
+  it('is off unless the operator turns it on', () => {
+    expect(loadGatewayConfig({}).genAiCaptureContent).toBe(false);
+    expect(loadGatewayConfig({ OTEL_GENAI_CAPTURE_CONTENT: 'true' }).genAiCaptureContent).toBe(true);
+  });
+
+  it('refuses a value that is not a switch, naming the variable', () => {
+    expect(() => loadGatewayConfig({ OTEL_GENAI_CAPTURE_CONTENT: 'prompts' })).toThrow(/OTEL_GENAI_CAPTURE_CONTENT/);
+  });
+});

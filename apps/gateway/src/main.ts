@@ -36,7 +36,9 @@ import { createPricing } from './model-calls/pricing';
 import { createEngineReachability } from './routing/engine-reachability';
 import { simulatorHouseEngines } from './routing/engines';
 import { createEdgeMetrics } from './observability/edge-metrics';
+import { createGenAiTelemetry, type AttemptOutcome } from './observability/genai-telemetry';
 import { createRoutingTables } from './routing/routing-tables';
+import type { Target } from './routing/targets';
 import { createEdgeRouter } from './edge-router';
 import { createGatewayApp } from './server';
 import { renderClientError } from './http/client-errors';
@@ -180,6 +182,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     upstream,
     targetHealth,
   );
+  const genai = createGenAiTelemetry(registry, { captureContent: config.genAiCaptureContent });
   // One request bucket per key (or per user, for sessions and device tokens) on every keyed route.
   const rateLimit = createRateLimiter({
     store,
@@ -225,7 +228,10 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
       limiter: deploymentLimiter,
       maxAttempts: config.route.maxAttempts,
       firstByteDeadlineMs: config.route.firstByteDeadlineMs,
-      onAttempt: metrics.routeAttempt,
+      onAttempt: (target: Target, outcome: AttemptOutcome, failedStatus?: number) => {
+        metrics.routeAttempt(target, outcome);
+        genai.attempt(target, outcome, failedStatus);
+      },
     },
     // Every model call emits exactly one usage event; its figures also feed the upstream metrics.
     usage: {
@@ -237,6 +243,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     },
     pricing,
     logger,
+    genai,
     drainDeadline: drainDeadline.signal,
   };
   const handleModelCall = createModelCallHandler(modelCallDeps);

@@ -24,7 +24,7 @@ describe('OpenTelemetry traces', () => {
     exporter.getFinishedSpans().filter((span) => span.spanContext().traceId === traceId);
   const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId;
 
-  it('a model call is a server span under the caller span, with the upstream call as its child', async () => {
+  it('a model call is a server span under the caller span, its GenAI span and the upstream call below', async () => {
     const res = await fetch(`${stack.edge.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${OWNER_KEY}`, 'content-type': 'application/json', traceparent: TRACEPARENT },
@@ -38,9 +38,11 @@ describe('OpenTelemetry traces', () => {
     expect(server).toBeDefined();
     expect(parentOf(server!)).toBe(CALLER_SPAN);
     expect(server!.attributes['http.response.status_code']).toBe(200);
+    const chat = spans.find((span) => span.kind === SpanKind.CLIENT && span.name === 'chat house');
+    expect(parentOf(chat!)).toBe(server!.spanContext().spanId);
     const upstream = spans.find((span) => span.kind === SpanKind.CLIENT && span.name === 'POST /v1/chat/completions');
     expect(upstream).toBeDefined();
-    expect(parentOf(upstream!)).toBe(server!.spanContext().spanId);
+    expect(parentOf(upstream!)).toBe(chat!.spanContext().spanId);
     expect(upstream!.attributes['http.response.status_code']).toBe(200);
   });
 

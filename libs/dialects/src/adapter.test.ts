@@ -123,6 +123,15 @@ describe('passthrough replies', () => {
     });
   });
 
+  it('the stop reason is read from the reply, in the neutral form', () => {
+    const choice = (finish_reason: string) => ({ choices: [{ index: 0, finish_reason, message: { content: 'hi' } }] });
+    expect(CHAT.passthrough!.reply(choice('length'), 'm').stopReason).toBe('max_tokens');
+    expect(CHAT.passthrough!.reply(choice('tool_calls'), 'm').stopReason).toBe('tool_use');
+    expect(CHAT.passthrough!.reply({ choices: [] }, 'm').stopReason).toBe('end_turn');
+    expect(MESSAGES.passthrough!.reply({ content: [], stop_reason: 'max_tokens' }, 'm').stopReason).toBe('max_tokens');
+    expect(MESSAGES.passthrough!.reply({ content: [], stop_reason: 'refusal' }, 'm').stopReason).toBe('refusal');
+  });
+
   it('messages: the reply is the upstream’s with the caller’s model', () => {
     const raw = {
       id: 'msg_1',

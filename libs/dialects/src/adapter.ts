@@ -4,6 +4,7 @@ import type {
   ChatResponse,
   Dialect,
   SseFrame,
+  StopReason,
   StreamEvent,
   UpstreamDialect,
   UpstreamFailure,
@@ -53,8 +54,11 @@ export interface Passthrough {
     body: Readonly<Record<string, unknown>>,
     options: { model: string; outputLimit?: number; stream: boolean },
   ): Record<string, unknown>;
-  /** An upstream's non-streamed reply as the caller receives it, and its usage. Takes ownership of `raw`. */
-  reply(raw: Record<string, unknown>, model: string): { body: Record<string, unknown>; usage: Usage };
+  /** An upstream's non-streamed reply as the caller receives it, its usage and why it stopped. Owns `raw`. */
+  reply(
+    raw: Record<string, unknown>,
+    model: string,
+  ): { body: Record<string, unknown>; usage: Usage; stopReason: StopReason };
   stream(options: CallerStreamOptions): CallerStream;
 }
 

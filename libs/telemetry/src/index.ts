@@ -1,4 +1,6 @@
 export {
+  activeContext,
+  activeSpan,
   extractContext,
   injectContext,
   inSpan,

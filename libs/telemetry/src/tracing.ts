@@ -118,6 +118,16 @@ export function startSpan(name: string, kind: SpanKind, parent: Context): { span
   return { span, context: trace.setSpan(parent, span) };
 }
 
+/** The active context (a new span's parent by default). */
+export function activeContext(): Context {
+  return context.active();
+}
+
+/** The span of the active context while tracing is on (undefined otherwise, at the cost of one check). */
+export function activeSpan(): Span | undefined {
+  return enabled ? trace.getActiveSpan() : undefined;
+}
+
 /** Runs `fn` with `ctx` as the active context. */
 export function withContext<T>(ctx: Context, fn: () => T): T {
   return context.with(ctx, fn);

@@ -134,7 +134,11 @@ export async function dispatch(
       return { kind: 'reply', target, sent: attempt.sent, reply: attempt.reply };
     }
     if (attempt.counted) policy.health.record(target.healthKey, attempt.counted);
-    policy.onAttempt(target, attempt.counted ? 'failed' : attempt.retryable ? 'overloaded' : 'refused');
+    policy.onAttempt(
+      target,
+      attempt.counted ? 'failed' : attempt.retryable ? 'overloaded' : 'refused',
+      attempt.failure.status,
+    );
     // Exhausted = a fallback was tried and failed too; retrying the whole call would not help.
     last = { kind: 'failed', failure: attempt.failure, exhausted: inFlight.attempts > 1 };
     if (attempt.headers) last.headers = attempt.headers;

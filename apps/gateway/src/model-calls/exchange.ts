@@ -3,6 +3,7 @@ import {
   upstreamAdapter,
   ZERO_USAGE,
   UpstreamError,
+  type AssistantBlock,
   type StopReason,
   type Usage,
 } from '@sbc/dialects';
@@ -28,6 +29,8 @@ export interface CallOutcome {
   /** Ms from the start of the call to its first token (0 when none came). */
   ttftMs: number;
   stopReason?: StopReason;
+  /** What the reply said, read only when telemetry captures content (the text delivered, for a stream). */
+  completion?: () => AssistantBlock[];
 }
 
 export interface ExchangeDeps extends DispatchDeps {
@@ -39,14 +42,17 @@ function renderReply(
   call: CallerCall,
   engine: Engine,
   raw: unknown,
-): { body: unknown; usage: Usage; stopReason?: StopReason } {
+): { body: unknown; usage: Usage; stopReason?: StopReason; completion: () => AssistantBlock[] } {
   const passthrough = passthroughTo(call, engine);
   if (passthrough && raw && typeof raw === 'object') {
-    return passthrough.reply(raw as Record<string, unknown>, call.callerModel);
+    // The engine's reply is in the caller's dialect: parsed into blocks only if telemetry asks for them.
+    const completion = () => upstreamAdapter(engine.dialect).parseReply(raw, call.request).content;
+    return { ...passthrough.reply(raw as Record<string, unknown>, call.callerModel), completion };
   }
   const reply = upstreamAdapter(engine.dialect).parseReply(raw, call.request);
   reply.model = call.callerModel;
-  return { body: call.adapter.renderReply(reply, call.request), usage: reply.usage, stopReason: reply.stopReason };
+  const body = call.adapter.renderReply(reply, call.request);
+  return { body, usage: reply.usage, stopReason: reply.stopReason, completion: () => reply.content };
 }
 
 function served(inFlight: InFlight): { target?: Target; attempts: number } {
@@ -140,6 +146,7 @@ export async function exchange(
         usage: rendered.usage,
         ttftMs: Math.max(1, Math.round(performance.now() - startedAt)),
         stopReason: rendered.stopReason,
+        completion: rendered.completion,
       };
       await beforeEnd(outcome);
       out.json(200, rendered.body);
@@ -161,6 +168,7 @@ export async function exchange(
       usage,
       ttftMs: relay.ttftMs,
       stopReason: relay.capped ? 'max_tokens' : relay.stopReason,
+      completion: () => [{ type: 'text', text: relay.delivered.text() }],
     };
     await beforeEnd(outcome);
     out.res.end(relay.pending);

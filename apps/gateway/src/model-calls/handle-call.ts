@@ -4,6 +4,7 @@ import { ApiError } from '@sbc/errors';
 import type { Logger } from '@sbc/logging';
 import { authorizeRequest, type AuthorizeDeps } from '../auth/authorize';
 import { requestIdFor } from '../http/request-id';
+import type { GenAiTelemetry } from '../observability/genai-telemetry';
 import type { HouseEngines, ProviderEngines } from '../routing/engines';
 import type { RoutePolicy } from '../routing/target-picker';
 import type { RoutingTables } from '../routing/routing-tables';
@@ -12,7 +13,7 @@ import type { UsageEmitter } from '../usage/usage-events';
 import { Admission, type AdmitDeps } from './admit';
 import { CallResponse } from './call-response';
 import { exchange, type CallOutcome } from './exchange';
-import { parseRequestFor } from './plan';
+import { parseRequestFor, promptOf } from './plan';
 import { readCall } from './read-call';
 import { resolveCallRoute } from './route-call';
 import { settle, type CallRecord } from './settle';
@@ -27,6 +28,8 @@ export interface ModelCallDeps extends AuthorizeDeps, AdmitDeps {
   route: RoutePolicy;
   usage: UsageEmitter;
   logger: Logger;
+  /** The GenAI span and histograms around each call's exchange. */
+  genai: Pick<GenAiTelemetry, 'traceCall'>;
   /** Passed to exchange: streams still running when the drain time is up end with an error event. */
   drainDeadline?: AbortSignal;
 }
@@ -68,15 +71,22 @@ export function createModelCallHandler(deps: ModelCallDeps) {
       const { targets } = await resolveCallRoute(deps, principal, call.callerModel, record.requestId, call.fallbacks);
       parseRequestFor(call, targets);
       const admitted = admission;
-      outcome = await exchange(
+      outcome = await deps.genai.traceCall(
+        'chat',
         call,
         targets,
-        (target) => admitted.admit(call, target, bytes),
-        out,
-        deps,
-        record.startedAt,
-        passHeadersOf(req.headers),
-        recordOnce,
+        () => promptOf(call),
+        () =>
+          exchange(
+            call,
+            targets,
+            (target) => admitted.admit(call, target, bytes),
+            out,
+            deps,
+            record.startedAt,
+            passHeadersOf(req.headers),
+            recordOnce,
+          ),
       );
     } catch (thrown) {
       outcome = await refuse(deps, out, admission, thrown, req.url);

@@ -11,8 +11,11 @@ export interface RoutePolicy {
   maxAttempts: number;
   /** How long a call may go on trying targets before its first byte (ROUTE_FIRST_BYTE_DEADLINE_MS). */
   firstByteDeadlineMs: number;
-  /** Each attempt's outcome, for metrics: `ok`, `failed` (counted), `refused` (another 4xx), `overloaded`. */
-  onAttempt(target: Target, outcome: 'ok' | 'failed' | 'refused' | 'overloaded'): void;
+  /**
+   * Each attempt's outcome, for metrics and the call's span: `ok`, `failed` (counted), `refused` (another 4xx),
+   * `overloaded`; with the status a failed attempt would be answered with.
+   */
+  onAttempt(target: Target, outcome: 'ok' | 'failed' | 'refused' | 'overloaded', failedStatus?: number): void;
 }
 
 /**

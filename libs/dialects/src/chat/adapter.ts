@@ -6,6 +6,7 @@ import { checkFallbackModels, withoutFallbackModels } from '../fallback-models';
 import { countOf, isObject } from '../json';
 import type { DialectIssue } from '../request-error';
 import { nowSeconds } from '../stream';
+import { stopFromChat } from '../stop-reasons';
 import { chatStreamError } from '../stream-errors';
 import { mergeUsage, usageFromChat, ZERO_USAGE } from '../usage';
 import { parseChatRequest } from './parse-request';
@@ -83,7 +84,9 @@ const chatPassthrough: Passthrough = {
   reply(raw, model) {
     raw.model = model;
     completeChoices(raw);
-    return { body: raw, usage: mergeUsage(ZERO_USAGE, usageFromChat(raw.usage)) };
+    const first = Array.isArray(raw.choices) && isObject(raw.choices[0]) ? raw.choices[0] : undefined;
+    const stopReason = stopFromChat(first?.finish_reason);
+    return { body: raw, usage: mergeUsage(ZERO_USAGE, usageFromChat(raw.usage)), stopReason };
   },
   stream: chatPassthroughStream,
 };

@@ -5,6 +5,7 @@ import { checkFallbackModels, withoutFallbackModels } from '../fallback-models';
 import { countOf } from '../json';
 import type { DialectIssue } from '../request-error';
 import { parseData } from '../stream';
+import { stopFromMessages } from '../stop-reasons';
 import { messagesStreamError } from '../stream-errors';
 import { mergeUsage, usageFromMessages, ZERO_USAGE } from '../usage';
 import { parseMessagesRequest } from './parse-request';
@@ -54,7 +55,8 @@ const messagesPassthrough: Passthrough = {
   request: (body, { model }) => withoutFallbackModels({ ...body, model }),
   reply(raw, model) {
     raw.model = model;
-    return { body: raw, usage: mergeUsage(ZERO_USAGE, usageFromMessages(raw.usage)) };
+    const stopReason = stopFromMessages(raw.stop_reason);
+    return { body: raw, usage: mergeUsage(ZERO_USAGE, usageFromMessages(raw.usage)), stopReason };
   },
   stream: messagesPassthroughStream,
 };
