@@ -104,7 +104,7 @@ function watchAttempt(request: UpstreamRequest, call: UpstreamCall): AttemptCapt
 function renderCapture(requestId: string, createdAt: string, attempts: AttemptCapture[], usage: UsageFields) {
   return {
     object: 'call_capture',
-    request_id: requestId,
+    call_request_id: requestId,
     created_at: createdAt,
     dialect: usage.dialectIn,
     model: usage.model,

@@ -1,7 +1,7 @@
 import { createMemoryCaptureStore } from './capture-store';
 
 describe('the memory capture store', () => {
-  it("answers only the account that made a capture, and only until it expires", async () => {
+  it('answers only the account that made a capture, and only until it expires', async () => {
     let now = 1_000;
     const store = createMemoryCaptureStore({ ttlMs: 600_000, maxBytes: 1_000, now: () => now });
     await store.put('usr_a', 'req_1', '{"a":1}');

@@ -32,7 +32,11 @@ export function redactHeaders(headers: Record<string, string | string[] | undefi
     if (value === undefined) continue;
     const lower = name.toLowerCase();
     shown[lower] =
-      SHOWN_HEADERS.has(lower) || SHOWN_PATTERN.test(lower) ? (Array.isArray(value) ? value.join(', ') : value) : WITHHELD;
+      SHOWN_HEADERS.has(lower) || SHOWN_PATTERN.test(lower)
+        ? Array.isArray(value)
+          ? value.join(', ')
+          : value
+        : WITHHELD;
   }
   return shown;
 }

@@ -39,7 +39,9 @@ const CapturedAttempt = z
 export const CallCapture = z
   .object({
     object: z.literal('call_capture'),
-    request_id: z.string(),
+    call_request_id: z
+      .string()
+      .meta({ description: "The captured call's request id (`request_id` is this read's own, as on every answer)." }),
     created_at: DateTime,
     dialect: z.enum(['chat', 'responses', 'messages']).meta({ description: 'The dialect the caller used.' }),
     model: z.string().meta({ description: 'The model that answered, as the caller named it.' }),
