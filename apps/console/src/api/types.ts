@@ -6,7 +6,6 @@ import type {
   authRoutes,
   captureRoutes,
   deviceRoutes,
-  gatewayRoutes,
   keyRoutes,
   runRoutes,
   teamRoutes,
@@ -51,7 +50,6 @@ export type TeamInvite = z.output<typeof teamRoutes.TeamInvite>;
 export type TeamRole = z.output<typeof teamRoutes.TeamRole>;
 
 export type CallCapture = z.output<typeof captureRoutes.CallCapture>;
-export type ModelInfo = z.output<typeof gatewayRoutes.Model>;
 
 export type Project = z.output<typeof runRoutes.Project>;
 export type Run = z.output<typeof runRoutes.Run>;

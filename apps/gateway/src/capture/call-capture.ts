@@ -8,9 +8,9 @@ import type { CaptureStore } from './capture-store';
 import { CappedText, redactHeaders, redactSecrets, shownUrl } from './redact';
 
 /** The request header that asks for a capture; honoured for a signed-in session only. */
-export const CAPTURE_HEADER = 'x-sbc-capture';
+const CAPTURE_HEADER = 'x-sbc-capture';
 /** Each body (sent and received) is kept up to this size. */
-export const CAPTURE_BODY_LIMIT_BYTES = 256 * 1024;
+const CAPTURE_BODY_LIMIT_BYTES = 256 * 1024;
 
 type UsageFields = Parameters<UsageEmitter['emit']>[0];
 

@@ -27,7 +27,7 @@ export interface PlaygroundPrompt {
   extra: Record<string, unknown>;
 }
 
-export interface ToolCall {
+interface ToolCall {
   name: string;
   /** The arguments as JSON text. */
   arguments: string;
@@ -109,7 +109,7 @@ export function buildRequest(dialect: PlaygroundDialect, prompt: PlaygroundPromp
 }
 
 /** The message of an error body in any of the three dialects, or of the shared envelope. */
-export function errorMessageOf(body: unknown): string | undefined {
+function errorMessageOf(body: unknown): string | undefined {
   if (!isObject(body)) return undefined;
   const error = body.error;
   if (isObject(error)) return asString(error.message) || asString(error.type) || 'The call failed.';
