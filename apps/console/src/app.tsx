@@ -12,6 +12,11 @@ const PAGES: { path: string; label: string; component: ComponentType; inNav?: fa
   { path: '', label: 'Overview', component: named(() => import('./pages/overview/overview-page'), 'OverviewPage') },
   { path: 'usage', label: 'Usage', component: named(() => import('./pages/usage/usage-page'), 'UsagePage') },
   {
+    path: 'playground',
+    label: 'Playground',
+    component: named(() => import('./pages/playground/playground-page'), 'PlaygroundPage'),
+  },
+  {
     path: 'credits',
     label: 'Credits and plan',
     component: named(() => import('./pages/credits/credits-page'), 'CreditsPage'),

@@ -43,6 +43,7 @@ import { createEdgeRouter } from './edge-router';
 import { createGatewayApp } from './server';
 import { renderClientError } from './http/client-errors';
 import { createUpstreamClient } from './upstream/client';
+import { createMemoryCaptureStore, createSharedCaptureStore } from './capture/capture-store';
 import { createUsageEmitter } from './usage/usage-events';
 
 export { loadGatewayConfig, type GatewayConfig } from './config';
@@ -64,6 +65,10 @@ export interface GatewayOverrides {
 const DEFAULT_SIM_URL = 'http://127.0.0.1:8090';
 const ENGINE_PROBE_INTERVAL_MS = 15_000;
 const ENGINE_PROBE_TIMEOUT_MS = 2_000;
+/** A playground capture is read right after its call; ten minutes leaves time to look, and no longer. */
+const CAPTURE_TTL_MS = 10 * 60_000;
+/** Embedded mode's captures, all accounts together: the least recently stored go first past this. */
+const CAPTURE_MEMORY_MAX_BYTES = 64 * 1024 * 1024;
 
 /** Why an edge on its own, with no broker and no explicit opt-out, does not start. */
 export const NO_USAGE_SINK =
@@ -189,7 +194,12 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     limitPerMinute: config.rateLimitPerMinute,
     onRefused: () => metrics.rateLimited(),
   });
+  // The playground's captures: in the shared store when it is Redis (any edge answers the read), else here.
+  const captures = config.redisUrl
+    ? createSharedCaptureStore(store, CAPTURE_TTL_MS)
+    : createMemoryCaptureStore({ ttlMs: CAPTURE_TTL_MS, maxBytes: CAPTURE_MEMORY_MAX_BYTES });
   const app = createGatewayApp({
+    captures,
     baseUrl: config.baseUrl,
     logger,
     account,
@@ -244,6 +254,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     pricing,
     logger,
     genai,
+    captures,
     drainDeadline: drainDeadline.signal,
   };
   const handleModelCall = createModelCallHandler(modelCallDeps);

@@ -12,6 +12,7 @@ import type { XBuildsService } from '@sbc/proto/sbc/xbuilds/v1/xbuilds_pb';
 import type { RpcClientOf } from '@sbc/rpc';
 import { healthRoutes } from '@sbc/http';
 import type { Authorize } from './auth/authorize';
+import type { CaptureStore } from './capture/capture-store';
 import type { SignInThrottle } from './limits/sign-in-throttle';
 import { errorHandler, notFound } from './http/errors';
 import { refuseHostileUrl } from './http/hostile-input';
@@ -23,6 +24,7 @@ import { docsRoutes } from './routes/docs';
 import { serviceDocRoutes } from './routes/service-docs';
 import { aliasRoutes } from './routes/aliases';
 import { authRoutes } from './routes/auth';
+import { captureRoutes } from './routes/captures';
 import { consoleRoutes } from './routes/console';
 import { developerRoutes } from './routes/developers';
 import { rootRoutes } from './routes/root';
@@ -61,6 +63,8 @@ export interface GatewayAppDeps {
   readyDetail?: () => Record<string, unknown>;
   /** What the edge last learnt about its house engines (GET /v1/models says when one cannot be reached). */
   reachability?: ModelRoutesDeps['reachability'];
+  /** The playground's captures of model calls, read back by the session that made them. */
+  captures: CaptureStore;
 }
 
 /**
@@ -89,6 +93,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
   app.use(deviceRoutes(deps));
   app.use(modelRoutes(deps));
   app.use(usageRoutes(deps));
+  app.use(captureRoutes(deps));
   app.use(xBuildRoutes(deps));
   app.use(runRoutes(deps));
   app.use(notFound());

@@ -1,5 +1,6 @@
 import type { RouteSpec } from './route';
 import { AUTH_ROUTES } from './routes/auth';
+import { CAPTURE_ROUTES } from './routes/captures';
 import { DEVICE_ROUTES } from './routes/devices';
 import { GATEWAY_ROUTES } from './routes/gateway';
 import { KEY_ROUTES } from './routes/keys';
@@ -22,6 +23,7 @@ export {
   type RouteSpec,
 } from './route';
 export * as authRoutes from './routes/auth';
+export * as captureRoutes from './routes/captures';
 export * as deviceRoutes from './routes/devices';
 export * as gatewayRoutes from './routes/gateway';
 export * as keyRoutes from './routes/keys';
@@ -42,6 +44,7 @@ export const ROUTES: readonly RouteSpec[] = [
   ...TEAM_ROUTES,
   ...DEVICE_ROUTES,
   ...USAGE_ROUTES,
+  ...CAPTURE_ROUTES,
   ...X_BUILD_ROUTES,
   ...RUN_ROUTES,
 ];

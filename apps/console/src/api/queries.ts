@@ -14,7 +14,7 @@ const queryKeyOf = (path: string, query: unknown) => [...segments(path), query ?
 
 type ReadOptions<R extends RouteShape> = Pick<
   UseQueryOptions<ResultOf<R>>,
-  'enabled' | 'placeholderData' | 'refetchInterval'
+  'enabled' | 'placeholderData' | 'refetchInterval' | 'retry' | 'retryDelay'
 >;
 
 /** One read of one route, cached under the key made from its path and query. */

@@ -1,7 +1,9 @@
 // Every API route the console calls, each checked against its libs/api spec (method, path, inputs, answer).
 import type {
   authRoutes,
+  captureRoutes,
   deviceRoutes,
+  gatewayRoutes,
   keyRoutes,
   runRoutes,
   teamRoutes,
@@ -124,3 +126,14 @@ export const resumeXBuild = route<typeof xBuildRoutes.resumeXBuild>('post', '/v1
 export const pinXBuild = route<typeof xBuildRoutes.pinXBuild>('post', '/v1/x-builds/{id}/pin');
 export const unpinXBuild = route<typeof xBuildRoutes.unpinXBuild>('post', '/v1/x-builds/{id}/unpin');
 export const takeDownXBuild = route<typeof xBuildRoutes.takeDownXBuild>('delete', '/v1/x-builds/{id}/publish');
+
+// The playground's calls: the three model routes (sent by api/model-call.ts, which streams), the models the
+// session can name, and a call's upstream side.
+export const listModels = route<typeof gatewayRoutes.listModels>('get', '/v1/models');
+export const createChatCompletion = route<typeof gatewayRoutes.createChatCompletion>('post', '/v1/chat/completions');
+export const createResponse = route<typeof gatewayRoutes.createResponse>('post', '/v1/responses');
+export const createMessage = route<typeof gatewayRoutes.createMessage>('post', '/v1/messages');
+export const getCallCapture = route<typeof captureRoutes.getCallCapture>(
+  'get',
+  '/v1/usage/requests/{request_id}/capture',
+);

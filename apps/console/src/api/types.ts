@@ -4,6 +4,7 @@
 import type { z } from 'zod';
 import type {
   authRoutes,
+  captureRoutes,
   deviceRoutes,
   keyRoutes,
   runRoutes,
@@ -47,6 +48,8 @@ export type Team = z.output<typeof teamRoutes.Team>;
 export type TeamMember = z.output<typeof teamRoutes.TeamMember>;
 export type TeamInvite = z.output<typeof teamRoutes.TeamInvite>;
 export type TeamRole = z.output<typeof teamRoutes.TeamRole>;
+
+export type CallCapture = z.output<typeof captureRoutes.CallCapture>;
 
 export type Project = z.output<typeof runRoutes.Project>;
 export type Run = z.output<typeof runRoutes.Run>;

@@ -3,6 +3,8 @@ import { callerDialect, ZERO_USAGE, type CallerDialect } from '@sbc/dialects';
 import { ApiError } from '@sbc/errors';
 import type { Logger } from '@sbc/logging';
 import { authorizeRequest, type AuthorizeDeps } from '../auth/authorize';
+import { captureCall } from '../capture/call-capture';
+import type { CaptureStore } from '../capture/capture-store';
 import { requestIdFor } from '../http/request-id';
 import type { GenAiTelemetry } from '../observability/genai-telemetry';
 import type { HouseEngines, ProviderEngines } from '../routing/engines';
@@ -30,6 +32,8 @@ export interface ModelCallDeps extends AuthorizeDeps, AdmitDeps {
   logger: Logger;
   /** The GenAI span and histograms around each call's exchange. */
   genai: Pick<GenAiTelemetry, 'traceCall'>;
+  /** The playground's captures of upstream exchanges (asked for by a session's `x-sbc-capture: 1`). */
+  captures: CaptureStore;
   /** Passed to exchange: streams still running when the drain time is up end with an error event. */
   drainDeadline?: AbortSignal;
 }
@@ -56,15 +60,18 @@ export function createModelCallHandler(deps: ModelCallDeps) {
     const record = startRecord(req, adapter);
     const out = new CallResponse(res, adapter, record.requestId, deps.baseUrl);
     let admission: Admission | undefined;
+    // The deps the call's steps use: watched by a capture when a signed-in session asked for one.
+    let callDeps = deps;
     // Once per call: before the last bytes of a reply (exchange), or after a refusal or a hang-up here.
     let recorded: Promise<void> | undefined;
     const recordOnce = (outcome: CallOutcome) =>
-      (recorded ??= settle(deps, { fairUse: false, ...record, ...admission?.terms, outcome }));
+      (recorded ??= settle(callDeps, { fairUse: false, ...record, ...admission?.terms, outcome }));
     let outcome: CallOutcome;
     try {
       const principal = (record.principal = await authorizeRequest(deps, req.headers, record.requestId, [
         'gateway:invoke',
       ]));
+      callDeps = captureCall(deps, req.headers, principal, record.requestId);
       admission = new Admission(deps, principal, out);
       const { call, bytes } = await readCall(req, adapter, deps.maxBodyBytes);
       record.call = call;
@@ -82,7 +89,7 @@ export function createModelCallHandler(deps: ModelCallDeps) {
             targets,
             (target) => admitted.admit(call, target, bytes),
             out,
-            deps,
+            callDeps,
             record.startedAt,
             passHeadersOf(req.headers),
             recordOnce,

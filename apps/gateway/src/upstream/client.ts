@@ -107,6 +107,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
   private held: Buffer[] = [];
   private finished?: 'end' | Error;
   private progressed?: () => void;
+  private observer?: BodySink;
 
   /** `ticket` is the call's admission slot: started when it reaches a connection, freed when it ends. */
   constructor(private readonly ticket?: { started(): void; finished(): void }) {
@@ -190,6 +191,14 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
     });
   }
 
+  /**
+   * Lets `observer` see every body chunk as it arrives, beside whoever reads the body (the playground's capture
+   * of what the upstream sent). Set before the head: nothing has arrived yet.
+   */
+  observe(observer: BodySink): void {
+    this.observer = observer;
+  }
+
   /** Hands the body to `sink`: what was held first, then each chunk as it arrives. */
   attach(sink: BodySink): void {
     this.sink = sink;
@@ -214,6 +223,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
   }
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.observer?.data(chunk);
     if (this.sink) this.sink.data(chunk);
     else {
       this.held.push(chunk);
@@ -224,6 +234,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
   onResponseEnd(): void {
     this.finished = 'end';
     this.ticket?.finished();
+    this.observer?.end();
     if (this.sink) this.sink.end();
     else this.progressed?.();
   }
@@ -233,6 +244,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
     const failure = this.abortedWith ?? (error instanceof UpstreamError ? error : classifyTransportError(error));
     this.finished = failure;
     this.ticket?.finished();
+    this.observer?.error(failure);
     if (this.settleHead) {
       this.settleHead.reject(failure);
       this.settleHead = undefined;
@@ -258,7 +270,8 @@ function boundedError(body: object): object {
   return out;
 }
 
-function headersFor(request: UpstreamRequest): Record<string, string> {
+/** The headers an upstream request is sent with (its credential among them). */
+export function headersFor(request: UpstreamRequest): Record<string, string> {
   const { engine } = request;
   const headers: Record<string, string> = {
     'content-type': 'application/json',

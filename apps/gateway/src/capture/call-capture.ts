@@ -1,0 +1,159 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Logger } from '@sbc/logging';
+import type { Principal } from '../auth/authenticator';
+import { endpointUrl } from '../upstream/endpoint-url';
+import { headersFor, type UpstreamCall, type UpstreamClient, type UpstreamRequest } from '../upstream/client';
+import type { UsageEmitter } from '../usage/usage-events';
+import type { CaptureStore } from './capture-store';
+import { CappedText, redactHeaders, redactSecrets, shownUrl } from './redact';
+
+/** The request header that asks for a capture; honoured for a signed-in session only. */
+const CAPTURE_HEADER = 'x-sbc-capture';
+/** Each body (sent and received) is kept up to this size. */
+const CAPTURE_BODY_LIMIT_BYTES = 256 * 1024;
+
+type UsageFields = Parameters<UsageEmitter['emit']>[0];
+
+/** What a call's steps use that a capture watches: the upstream client and the usage emitter. */
+interface Watched {
+  upstream: UpstreamClient;
+  usage: UsageEmitter;
+}
+
+export interface CaptureDeps extends Watched {
+  captures: CaptureStore;
+  logger: Logger;
+}
+
+/** One upstream attempt as it is being captured. */
+interface AttemptCapture {
+  request: UpstreamRequest;
+  sentHeaders: Record<string, string>;
+  sent: CappedText;
+  status?: number;
+  headers?: IncomingHttpHeaders;
+  received: CappedText;
+  error?: string;
+}
+
+/**
+ * The call's steps' deps, watched when the caller asked for a capture (`x-sbc-capture: 1`) and is a signed-in
+ * session: each upstream request as sent and each reply as received are kept, with the call's usage figures,
+ * for that account alone to read for a short time (GET /v1/usage/requests/{request_id}/capture). A key or a
+ * device token asking gets the deps unchanged: an API caller can never make the edge keep bodies.
+ */
+export function captureCall<D extends CaptureDeps>(
+  deps: D,
+  headers: IncomingHttpHeaders,
+  principal: Principal,
+  requestId: string,
+): D {
+  if (headers[CAPTURE_HEADER] !== '1' || principal.kind !== 'session') return deps;
+  const attempts: AttemptCapture[] = [];
+  const startedAt = new Date().toISOString();
+  const upstream: UpstreamClient = {
+    ...deps.upstream,
+    send(request) {
+      const call = deps.upstream.send(request);
+      attempts.push(watchAttempt(request, call));
+      return call;
+    },
+  };
+  const usage: UsageEmitter = {
+    ...deps.usage,
+    async emit(fields) {
+      // Kept before the reply's last bytes go out (the emit is awaited there), so the page can read it at once.
+      const json = JSON.stringify(renderCapture(requestId, startedAt, attempts, fields));
+      const kept = deps.captures.put(principal.userId, requestId, json).catch((err: unknown) => {
+        deps.logger.warn({ requestId, err }, 'keeping a call capture failed');
+      });
+      await Promise.all([deps.usage.emit(fields), kept]);
+    },
+  };
+  return { ...deps, upstream, usage };
+}
+
+function watchAttempt(request: UpstreamRequest, call: UpstreamCall): AttemptCapture {
+  const attempt: AttemptCapture = {
+    request,
+    sentHeaders: headersFor(request),
+    sent: new CappedText(CAPTURE_BODY_LIMIT_BYTES),
+    received: new CappedText(CAPTURE_BODY_LIMIT_BYTES),
+  };
+  attempt.sent.add(request.body);
+  call.head.then(
+    () => {
+      attempt.status = call.status;
+      attempt.headers = call.headers;
+    },
+    (error: Error) => {
+      attempt.error = error.message;
+    },
+  );
+  call.observe({
+    data: (chunk) => attempt.received.add(chunk),
+    end: () => undefined,
+    error: (error) => {
+      attempt.error = error.message;
+    },
+  });
+  return attempt;
+}
+
+/** The capture as the route serves it: every secret withheld, every body in its own upstream dialect. */
+function renderCapture(requestId: string, createdAt: string, attempts: AttemptCapture[], usage: UsageFields) {
+  return {
+    object: 'call_capture',
+    call_request_id: requestId,
+    created_at: createdAt,
+    dialect: usage.dialectIn,
+    model: usage.model,
+    stream: usage.stream,
+    attempts: attempts.map(renderAttempt),
+    usage: {
+      status: usage.status,
+      served_by: usage.servedBy,
+      attempts: usage.attempts,
+      input_tokens: Number(usage.inputTokens),
+      output_tokens: Number(usage.outputTokens),
+      cache_read_tokens: Number(usage.cacheReadTokens),
+      cache_write_tokens: Number(usage.cacheWriteTokens),
+      // The usage row's own figures, as GET /v1/usage/requests shows them: list cost in USD, credits charged.
+      total_cost: usage.listCostUsd,
+      credits_charged: usage.creditsCharged,
+      is_byok: usage.isByok,
+      latency_ms: Number(usage.latencyMs),
+      ttft_ms: Number(usage.ttftMs),
+    },
+  };
+}
+
+function renderAttempt(attempt: AttemptCapture) {
+  const { engine, path } = attempt.request;
+  // What the edge knows is secret whatever its shape: the engine's key and its own header values.
+  const known = [engine.apiKey ?? '', ...Object.values(engine.headers)];
+  const target = endpointUrl(engine.baseUrl, path);
+  return {
+    upstream_dialect: engine.dialect,
+    model: engine.model,
+    method: 'POST',
+    path: new URL(target.path, target.origin).pathname,
+    // The operator's engines are named by label only; a caller's own endpoint is its own address to see.
+    url: engine.dialAs ? shownUrl(target.origin, target.path) : null,
+    request: {
+      headers: redactHeaders(attempt.sentHeaders),
+      body: redactSecrets(attempt.sent.text(), known),
+      truncated_bytes: attempt.sent.dropped,
+    },
+    response:
+      attempt.status === undefined
+        ? null
+        : {
+            status: attempt.status,
+            headers: redactHeaders(attempt.headers ?? {}),
+            body: redactSecrets(attempt.received.text(), known),
+            truncated_bytes: attempt.received.dropped,
+          },
+    error: attempt.error ?? null,
+  };
+}
