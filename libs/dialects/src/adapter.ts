@@ -45,6 +45,8 @@ export interface CallerStreamOptions {
 /** A caller dialect whose upstream twin takes the caller's body nearly as it is. */
 export interface Passthrough {
   upstream: UpstreamDialect;
+  /** Where the engine takes these bodies, when not at its dialect's model-call path (`UpstreamAdapter.path`). */
+  path?: '/embeddings';
   /**
    * The caller's body for an engine of the same dialect: the engine's model, the output limit the call was
    * admitted under when the caller set none, and for chat streams usage always requested.
@@ -60,6 +62,8 @@ export interface Passthrough {
 
 export interface CallerDialect {
   name: Dialect;
+  /** The kind of model the route calls (the catalog's): a chat dialect calls chat models, embeddings embedding ones. */
+  modelKind: 'chat' | 'embedding';
   /** The fields that carry the caller's output limit, the preferred one first. */
   outputLimitFields: readonly string[];
   /** Whether `null` in an output-limit field means "no limit" (the OpenAI dialects) rather than a bad value. */
