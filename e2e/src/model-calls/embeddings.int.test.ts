@@ -137,7 +137,13 @@ describe('embeddings with the openai SDK', () => {
   });
 
   it('takes tokens and token arrays, each token counted once', async () => {
-    const { res, reply } = await embed({ model: 'house-embed', input: [[1, 2, 3], [4, 5]] });
+    const { res, reply } = await embed({
+      model: 'house-embed',
+      input: [
+        [1, 2, 3],
+        [4, 5],
+      ],
+    });
     expect(res.status).toBe(200);
     expect(reply.data).toHaveLength(2);
     expect(reply.usage).toEqual({ prompt_tokens: 5, total_tokens: 5 });
@@ -198,13 +204,15 @@ describe('embeddings refusals', () => {
     const capped = await stack.seedKey({ scopes: ['gateway:invoke'], dailyLimitCredits: 1 });
     // 2,048 inputs of 40 characters: a reservation above the 1-credit cap at 20 credits per 1M tokens.
     const input = Array.from({ length: 2048 }, (_, index) => `${index} ${'x'.repeat(36)}`);
-    const refused = await refusalOf(openAiFor(stack.edge.url, capped.secret).embeddings.create({ model: 'house-embed', input }));
+    const refused = await refusalOf(
+      openAiFor(stack.edge.url, capped.secret).embeddings.create({ model: 'house-embed', input }),
+    );
     expect(refused).toMatchObject({ status: 402 });
   });
 });
 
 describe('what an embeddings call leaves behind', () => {
-  it('GET /v1/models names each model\'s kind, and an embedding model\'s dimensions', async () => {
+  it("GET /v1/models names each model's kind, and an embedding model's dimensions", async () => {
     const listed = await stack.api('GET', '/v1/models', { key: OWNER_KEY });
     const byId = new Map((listed.body.data as Array<Record<string, unknown>>).map((model) => [model.id, model]));
     expect(byId.get('house-embed')).toMatchObject({ kind: 'embedding', dimensions: 1536, owned_by: 'house' });

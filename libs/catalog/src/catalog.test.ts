@@ -102,7 +102,7 @@ describe('the catalog', () => {
 });
 
 describe('embedding models', () => {
-  it('are OpenAI\'s three at their list prices and dimensions, and the house one', () => {
+  it("are OpenAI's three at their list prices and dimensions, and the house one", () => {
     const embedding = CATALOG.filter((model) => modelKindOf(model) === 'embedding').map((model) => ({
       id: model.id,
       input: model.price.input,

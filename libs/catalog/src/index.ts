@@ -19,4 +19,4 @@ export {
   worstCaseCostNanoUsd,
   worstCaseCostUsd,
 } from './pricing';
-export type { BuiltInAlias, CatalogModel, EmbeddingSpec, Lane, ModelKind, ModelPrice, Tier, TokenRates, TokenUsage, Vendor } from './types';
+export type { BuiltInAlias, CatalogModel, Lane, ModelPrice, Tier, TokenRates, TokenUsage, Vendor } from './types';

@@ -35,7 +35,7 @@ export interface ModelPrice extends TokenRates {
 export type ModelKind = 'chat' | 'embedding';
 
 /** What an embedding model returns. */
-export interface EmbeddingSpec {
+interface EmbeddingSpec {
   /** The length of its vectors when the caller names no `dimensions`. */
   dimensions: number;
   /** Whether it honours a smaller `dimensions` (OpenAI: text-embedding-3 and later; ada-002 does not). */

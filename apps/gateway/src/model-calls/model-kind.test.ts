@@ -57,14 +57,15 @@ describe('the model kind a route calls', () => {
     });
   });
 
-  it('matches a model on the caller\'s endpoint by its catalog id, and leaves one the catalog does not list', () => {
+  it("matches a model on the caller's endpoint by its catalog id, and leaves one the catalog does not list", () => {
     const own = target('oai/text-embedding-3-small', undefined, 'text-embedding-3-small');
     expect(refusal('chat', { model: own.callerModel }, [own])).toMatchObject({ param: 'model' });
-    expect(refusal('embeddings', { model: 'oai/my-embedder' }, [target('oai/my-embedder', undefined, 'my-embedder')]))
-      .toBeUndefined();
+    expect(
+      refusal('embeddings', { model: 'oai/my-embedder' }, [target('oai/my-embedder', undefined, 'my-embedder')]),
+    ).toBeUndefined();
   });
 
-  it('refuses dimensions past the model\'s, and any other than its own where it cannot shorten', () => {
+  it("refuses dimensions past the model's, and any other than its own where it cannot shorten", () => {
     const small = [target('text-embedding-3-small', 'text-embedding-3-small')];
     expect(refusal('embeddings', { model: 'text-embedding-3-small', dimensions: 1536 }, small)).toBeUndefined();
     expect(refusal('embeddings', { model: 'text-embedding-3-small', dimensions: 256 }, small)).toBeUndefined();

@@ -23,7 +23,7 @@ interface ModelEntry {
   reason?: string;
   context_window?: number;
   max_tokens?: number;
-  /** The catalog's kind (`chat`, `embedding`) and an embedding model's dimensions; unset for a model it does not list. */
+  /** The catalog's kind (`chat`, `embedding`) and an embedding model's dimensions; unset for a model it lacks. */
   kind?: string;
   dimensions?: number;
 }

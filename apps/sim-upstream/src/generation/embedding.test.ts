@@ -16,7 +16,7 @@ describe('simulated embeddings', () => {
     }
   });
 
-  it('shortened, are the full vector\'s start normalised again', () => {
+  it("shortened, are the full vector's start normalised again", () => {
     const full = embedText('shorten me', 64);
     const short = embedText('shorten me', 16);
     const start = full.slice(0, 16);

@@ -38,7 +38,11 @@ export function embeddingsRoute(deps: RouteDeps): RequestHandler {
     const body = parseRequest(embeddingsRequestSchema, req.body, 'openai');
     const dimensions = body.dimensions ?? SIM_EMBEDDING_DIMENSIONS;
     if (dimensions > SIM_EMBEDDING_DIMENSIONS)
-      throw new SimError(400, `dimensions is ${dimensions}; this model answers at most ${SIM_EMBEDDING_DIMENSIONS}.`, 'dimensions');
+      throw new SimError(
+        400,
+        `dimensions is ${dimensions}; this model answers at most ${SIM_EMBEDDING_DIMENSIONS}.`,
+        'dimensions',
+      );
     const call = await beginCall(body.model, 'openai', res, deps);
     if (!call) return;
     const inputs = inputsOf(body.input);
@@ -47,7 +51,11 @@ export function embeddingsRoute(deps: RouteDeps): RequestHandler {
       object: 'list',
       data: inputs.map((input, index) => {
         const vector = embedText(input.text, dimensions);
-        return { object: 'embedding', index, embedding: body.encoding_format === 'base64' ? base64Vector(vector) : vector };
+        return {
+          object: 'embedding',
+          index,
+          embedding: body.encoding_format === 'base64' ? base64Vector(vector) : vector,
+        };
       }),
       model: body.model,
       usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },

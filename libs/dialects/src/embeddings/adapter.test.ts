@@ -62,7 +62,7 @@ describe('an embeddings body', () => {
 });
 
 describe('an embeddings call passed through', () => {
-  it('is sent to /embeddings as the caller wrote it, for the engine\'s model, without the gateway\'s `models`', () => {
+  it("is sent to /embeddings as the caller wrote it, for the engine's model, without the gateway's `models`", () => {
     expect(passthrough.path).toBe('/embeddings');
     const body = { model: 'house-embed', input: ['a'], encoding_format: 'base64', dimensions: 8, models: ['x'] };
     expect(passthrough.request(body, { model: 'sim-embed', outputLimit: 0, stream: false })).toEqual({
@@ -89,7 +89,7 @@ describe('an embeddings call passed through', () => {
     expect(usage).toEqual({ inputTokens: 5, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 });
   });
 
-  it('fails a 200 that is not a list of embeddings as the upstream\'s fault (502)', () => {
+  it("fails a 200 that is not a list of embeddings as the upstream's fault (502)", () => {
     for (const raw of [{ error: { message: 'quota' } }, { object: 'list' }, { data: [{ embedding: { x: 1 } }] }]) {
       let thrown: unknown;
       try {
@@ -102,7 +102,7 @@ describe('an embeddings call passed through', () => {
     }
   });
 
-  it('renders refusals in OpenAI\'s error shape', () => {
+  it("renders refusals in OpenAI's error shape", () => {
     const body = EMBEDDINGS.errorBody({ status: 400, message: 'bad', param: 'input' }, 'req_1');
     expect(body).toEqual({
       error: { message: 'bad', type: 'invalid_request_error', param: 'input', code: null },

@@ -31,7 +31,8 @@ const embeddingsPassthrough: Passthrough = {
   // The caller's body as sent (its `encoding_format` and `dimensions` included), for the engine's model.
   request: (body, { model }) => withoutFallbackModels({ ...body, model }),
   reply(raw, model) {
-    if (raw.error !== undefined && raw.error !== null) throw new UpstreamError('bad_reply', parseUpstreamError(502, raw));
+    if (raw.error !== undefined && raw.error !== null)
+      throw new UpstreamError('bad_reply', parseUpstreamError(502, raw));
     if (!Array.isArray(raw.data)) throw badReply('The upstream reply has no embeddings.');
     const usage = { ...usageFromChat(raw.usage), outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
     const inputTokens = usage.inputTokens ?? 0;

@@ -7,7 +7,7 @@ import type { DialectIssue } from '../request-error';
 export const MAX_EMBEDDING_INPUTS = 2_048;
 
 /** The encodings OpenAI's API answers in: a list of floats, or base64 of little-endian float32s. */
-export const ENCODING_FORMATS = ['float', 'base64'] as const;
+const ENCODING_FORMATS = ['float', 'base64'] as const;
 
 const isToken = (value: unknown): boolean => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
 
@@ -79,8 +79,15 @@ export function checkEmbeddingsRequest(body: Readonly<Record<string, unknown>>):
   const issues: DialectIssue[] = [];
   checkInput(body.input, issues);
   const { dimensions, encoding_format: encoding, user } = body;
-  if (dimensions !== undefined && (typeof dimensions !== 'number' || !Number.isSafeInteger(dimensions) || dimensions < 1))
-    issues.push({ path: 'dimensions', code: 'invalid_value', message: 'dimensions must be a whole number of 1 or more.' });
+  if (
+    dimensions !== undefined &&
+    (typeof dimensions !== 'number' || !Number.isSafeInteger(dimensions) || dimensions < 1)
+  )
+    issues.push({
+      path: 'dimensions',
+      code: 'invalid_value',
+      message: 'dimensions must be a whole number of 1 or more.',
+    });
   if (encoding !== undefined && !ENCODING_FORMATS.includes(encoding as (typeof ENCODING_FORMATS)[number]))
     issues.push({
       path: 'encoding_format',
