@@ -79,6 +79,11 @@ export interface CallerDialect {
   includeUsage(body: Readonly<Record<string, unknown>>): boolean;
   /** The body into the neutral form; throws DialectRequestError (400). */
   parse(body: unknown): ChatRequest;
+  /**
+   * The input's tokens by `countText` (the edge's tokenizer), for a route whose body has no neutral chat form
+   * (embeddings); absent, the edge counts the neutral request.
+   */
+  countInput?(body: Readonly<Record<string, unknown>>, countText: (text: string) => number): number;
   /** A neutral reply in this dialect. */
   renderReply(reply: ChatResponse, request: ChatRequest | undefined): Record<string, unknown>;
   streamRenderer(options: CallerStreamOptions): StreamRenderer;

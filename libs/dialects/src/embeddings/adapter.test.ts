@@ -54,6 +54,15 @@ describe('an embeddings body', () => {
     expect(EMBEDDINGS.requestedOutputLimit({ model: 'm', input: 'a' })).toBe(0);
   });
 
+  it('counts text inputs with the tokenizer it is given, and token inputs as their tokens', () => {
+    const words = (text: string) => text.split(' ').length;
+    const count = (input: unknown) => EMBEDDINGS.countInput!({ model: 'm', input }, words);
+    expect(count('one two three')).toBe(3);
+    expect(count(['one two', 'three'])).toBe(3);
+    expect(count([5, 6, 7, 8])).toBe(4);
+    expect(count([[5, 6], [7]])).toBe(3);
+  });
+
   it('has no chat form: a translation (an Anthropic-dialect engine) is a 400 on model', () => {
     const parse = () => EMBEDDINGS.parse({ model: 'ant/sim', input: 'a' });
     expect(parse).toThrow(DialectRequestError);

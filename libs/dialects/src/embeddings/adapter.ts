@@ -50,10 +50,23 @@ const embeddingsPassthrough: Passthrough = {
   },
 };
 
+/** Text inputs counted by the tokenizer, token inputs as the tokens they are (a body its check passed). */
+function countInput(body: Readonly<Record<string, unknown>>, countText: (text: string) => number): number {
+  const { input } = body;
+  if (typeof input === 'string') return countText(input);
+  if (!Array.isArray(input)) return 0;
+  if (typeof input[0] === 'number') return input.length;
+  return input.reduce(
+    (sum: number, item: unknown) =>
+      sum + (typeof item === 'string' ? countText(item) : Array.isArray(item) ? item.length : 0),
+    0,
+  );
+}
+
 /**
  * The embeddings route's record. It has no neutral chat form: `parse` is reached only when an engine of
  * another dialect than the passthrough's was chosen, which for embeddings means an Anthropic-dialect engine,
- * so it answers the caller's 400 (and token counting falls back to the body's byte bound).
+ * so it answers the caller's 400; `countInput` counts the input instead.
  */
 export const EMBEDDINGS: CallerDialect = {
   name: 'embeddings',
@@ -76,6 +89,7 @@ export const EMBEDDINGS: CallerDialect = {
       },
     ]);
   },
+  countInput,
   renderReply() {
     throw new Error('Embeddings replies are passed through, never rendered from a chat reply.');
   },
