@@ -200,10 +200,10 @@ describe('embeddings refusals', () => {
     expect(refused).toMatchObject({ status: 400, param: 'model', message: expect.stringMatching(/v1\/embeddings/) });
   });
 
-  it('a key whose cap cannot pay for the input is refused 402 before the engine is called', async () => {
+  it('a key whose daily cap cannot pay for the input is refused 402', async () => {
     const capped = await stack.seedKey({ scopes: ['gateway:invoke'], dailyLimitCredits: 1 });
-    // 2,048 inputs of 40 characters: a reservation above the 1-credit cap at 20 credits per 1M tokens.
-    const input = Array.from({ length: 2048 }, (_, index) => `${index} ${'x'.repeat(36)}`);
+    // 2,048 inputs of 40 words: about 84,000 tokens, 1.7 credits at 20 credits per 1M tokens, past the 1-credit cap.
+    const input = Array.from({ length: 2048 }, (_, index) => `${index}${' word'.repeat(40)}`);
     const refused = await refusalOf(
       openAiFor(stack.edge.url, capped.secret).embeddings.create({ model: 'house-embed', input }),
     );
@@ -275,3 +275,44 @@ async function poll<T>(read: () => Promise<T | undefined>, ms = 5_000): Promise<
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+describe('embeddings route like every model call', () => {
+  it("a vendor's embedding model goes to the service's deployment on credits, billed at its list price", async () => {
+    const edge = await stack.startEdge(simHouseAndEmbed(stack.sim.url), {
+      PROVIDER_ENGINES: JSON.stringify({
+        openai: { dialect: 'openai', base_url: `${stack.sim.url}/v1`, api_key: 'sk-sim', label: 'sim' },
+      }),
+    });
+    const key = await stack.seedKey({ scopes: ['gateway:invoke', 'usage:read'] });
+    const id = requestId('embed-credits');
+    const { data: answer, response } = await openAiFor(edge.url, key.secret)
+      .embeddings.create(
+        { model: 'text-embedding-3-large', input: 'on credits', dimensions: 1024, encoding_format: 'float' },
+        { headers: { 'x-request-id': id } },
+      )
+      .withResponse();
+    expect(response.headers.get('x-sbc-served-by')).toBe('provider:openai/sim');
+    expect(answer.data[0]!.embedding).toHaveLength(1024);
+    const row = await poll(async () => {
+      const page = await stack.api('GET', '/v1/usage/requests?limit=10', { key: key.secret });
+      return (page.body.data as Array<Record<string, unknown>>).find((item) => item.request_id === id);
+    });
+    // $0.13 per 1M input tokens, at $0.001 a credit.
+    expect(row).toMatchObject({ model: 'text-embedding-3-large', is_byok: false, native_tokens_prompt: 3 });
+    expect(row.total_cost_usd).toBeCloseTo((3 * 0.13) / 1_000_000, 12);
+    expect(row.credits_charged).toBeCloseTo((3 * 0.13) / 1_000, 9);
+  });
+
+  it('a failing target falls back to the next of `models`; the reply names the model that answered', async () => {
+    const saved = await stack.api('POST', '/v1/upstreams', {
+      key: OWNER_KEY,
+      body: { label: 'flaky', slug: 'flaky', base_url: `${stack.sim.url}/v1`, dialect: 'openai', api_key: 'sk-x' },
+    });
+    expect(saved.status).toBe(201);
+    const { res, reply } = await embed({ model: 'flaky/sim-error-503', models: ['house-embed'], input: 'fall back' });
+    expect(res.status).toBe(200);
+    expect(reply.model).toBe('house-embed');
+    expect(res.headers.get('x-sbc-served-by')).toBe('house');
+    expect(Number(res.headers.get('x-sbc-attempts'))).toBeGreaterThanOrEqual(2);
+  });
+});
