@@ -4,6 +4,7 @@ import { requireApiKey } from './routes/auth';
 import type { RouteDeps } from './routes/call';
 import { faultRoutes } from './routes/faults';
 import { chatCompletionsRoute } from './routes/chat-completions';
+import { embeddingsRoute } from './routes/embeddings';
 import { countTokensRoute, messagesRoute } from './routes/messages';
 import { getModelRoute, listModelsRoute } from './routes/models';
 import { responsesInputTokensRoute, responsesRoute } from './routes/responses';
@@ -62,6 +63,7 @@ export function createApp(deps: AppDeps): Express {
     app.post('/v1/chat/completions', chatCompletionsRoute(deps));
     app.post('/v1/responses', responsesRoute(deps));
     app.post('/v1/responses/input_tokens', responsesInputTokensRoute());
+    app.post('/v1/embeddings', embeddingsRoute(deps));
   }
   if (deps.dialects.includes('anthropic')) {
     app.post('/v1/messages', messagesRoute(deps));

@@ -17,6 +17,8 @@ export interface Target {
   model: string;
   /** How `GET /v1/models` lists it: an endpoint's models by their own ids. */
   listedAs: string;
+  /** The embedding model a caller names on the same target. */
+  embeddingModel: string;
 }
 
 export interface CellContext {
@@ -26,6 +28,7 @@ export interface CellContext {
   apiKey: string;
   model: string;
   listedAs: string;
+  embeddingModel: string;
 }
 
 /** A call the edge refuses on purpose; the cell checks the refusal is clear and in the caller's dialect. */
@@ -38,7 +41,13 @@ export interface Refusal {
 export interface Cell {
   client: string;
   /** The edge route it uses. */
-  route: '/v1/chat/completions' | '/v1/responses' | '/v1/messages' | '/v1/messages/count_tokens' | '/v1/models';
+  route:
+    | '/v1/chat/completions'
+    | '/v1/responses'
+    | '/v1/messages'
+    | '/v1/messages/count_tokens'
+    | '/v1/models'
+    | '/v1/embeddings';
   call: string;
   streams: boolean;
   tools: boolean;

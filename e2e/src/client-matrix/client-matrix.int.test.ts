@@ -1,9 +1,10 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadSimConfig, start as startSim, type RunningSim, type SimDialect } from '@sbc/app-sim-upstream';
-import { OWNER_KEY, startStack, type AccountSurfaceStack } from '../support/stack';
+import { OWNER_KEY, simHouseAndEmbed, startStack, type AccountSurfaceStack } from '../support/stack';
 import type { Cell, Target } from './client-matrix.cells';
 import { agentsCells } from './client-matrix.agents-cells';
+import { embeddingsCells } from './client-matrix.embeddings-cells';
 import { langchainCells } from './client-matrix.langchain-cells';
 import { sdkCells } from './client-matrix.sdk-cells';
 import { withTable, worksWithTable } from './client-matrix.table';
@@ -18,11 +19,23 @@ import { vercelCells } from './client-matrix.vercel-cells';
  */
 
 const TARGETS: Target[] = [
-  { name: 'house', label: 'house model', model: 'house', listedAs: 'house' },
-  { name: 'openai-endpoint', label: 'OpenAI-dialect endpoint', model: 'oai/sim-large', listedAs: 'sim-large' },
-  { name: 'anthropic-endpoint', label: 'Anthropic-dialect endpoint', model: 'ant/sim-large', listedAs: 'sim-large' },
+  { name: 'house', label: 'house model', model: 'house', listedAs: 'house', embeddingModel: 'house-embed' },
+  {
+    name: 'openai-endpoint',
+    label: 'OpenAI-dialect endpoint',
+    model: 'oai/sim-large',
+    listedAs: 'sim-large',
+    embeddingModel: 'oai/sim-embed',
+  },
+  {
+    name: 'anthropic-endpoint',
+    label: 'Anthropic-dialect endpoint',
+    model: 'ant/sim-large',
+    listedAs: 'sim-large',
+    embeddingModel: 'ant/sim-embed',
+  },
 ];
-const CELLS: Cell[] = [...sdkCells, ...vercelCells, ...langchainCells, ...agentsCells];
+const CELLS: Cell[] = [...sdkCells, ...vercelCells, ...langchainCells, ...agentsCells, ...embeddingsCells];
 
 const WORKS_WITH_PAGE = path.join(__dirname, '../../../docs/model-calls.md');
 
@@ -34,7 +47,7 @@ const oneDialectSim = (dialect: SimDialect) =>
 let stack: AccountSurfaceStack;
 const sims: RunningSim[] = [];
 beforeAll(async () => {
-  stack = await startStack({ label: 'client_matrix' });
+  stack = await startStack({ label: 'client_matrix', house: simHouseAndEmbed });
   const [openai, anthropic] = await Promise.all([oneDialectSim('openai'), oneDialectSim('anthropic')]);
   sims.push(openai, anthropic);
   for (const [slug, dialect, baseUrl] of [
@@ -61,6 +74,7 @@ describe.each(CELLS.map((cell) => [`${cell.client} ${cell.call}`, cell] as const
       apiKey: OWNER_KEY,
       model: target.model,
       listedAs: target.listedAs,
+      embeddingModel: target.embeddingModel,
     });
   });
 });

@@ -28,6 +28,7 @@ const MODEL_DIALECTS: Record<string, 'openai' | 'anthropic'> = {
   '/v1/responses': 'openai',
   '/v1/messages': 'anthropic',
   '/v1/messages/count_tokens': 'anthropic',
+  '/v1/embeddings': 'openai',
 };
 /**
  * Operations whose success legitimately shows a fresh secret of their own (a session, a webhook's signing secret, a

@@ -42,11 +42,19 @@ export interface EngineSpec {
   model: string;
   label?: string;
 }
-export type HouseSpec = Partial<Record<'house' | 'house-omni' | 'house-fast', EngineSpec[]>>;
+export type HouseSpec = Partial<Record<'house' | 'house-omni' | 'house-fast' | 'house-embed', EngineSpec[]>>;
 
 /** `house` in the OpenAI dialect on the sim: what a stack's edge serves unless told otherwise. */
 export function simHouseOnly(simUrl: string, model = 'sim-large'): HouseSpec {
   return { house: [{ dialect: 'openai', base_url: `${simUrl}/v1`, model }] };
+}
+
+/** simHouseOnly with `house-embed` on the sim too: what the embeddings suites call. */
+export function simHouseAndEmbed(simUrl: string): HouseSpec {
+  return {
+    ...simHouseOnly(simUrl),
+    'house-embed': [{ dialect: 'openai', base_url: `${simUrl}/v1`, model: 'sim-embed' }],
+  };
 }
 
 export function openAiFor(url: string, apiKey = OWNER_KEY): OpenAI {

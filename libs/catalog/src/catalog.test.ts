@@ -1,4 +1,12 @@
-import { BUILT_IN_ALIASES, CATALOG, findBuiltInAlias, findCatalogModel, HOUSE_MODELS, isHouseModel } from './catalog';
+import {
+  BUILT_IN_ALIASES,
+  CATALOG,
+  findBuiltInAlias,
+  findCatalogModel,
+  HOUSE_MODELS,
+  isHouseModel,
+  modelKindOf,
+} from './catalog';
 
 describe('the catalog', () => {
   it('lists each model id once', () => {
@@ -55,8 +63,12 @@ describe('the catalog', () => {
       for (const model of CATALOG) {
         const { price } = model;
         const problems: string[] = [];
-        for (const rate of [price.input, price.output, price.cache_read, price.cache_write])
+        // Embedding models produce no tokens: no output rate, no output limit.
+        const outputRates = model.embedding ? [] : [price.output];
+        for (const rate of [price.input, ...outputRates, price.cache_read, price.cache_write])
           if (!(rate > 0)) problems.push(`rate ${rate}`);
+        if (model.embedding && (price.output !== 0 || model.max_output_tokens !== 0))
+          problems.push('an embedding model with output');
         if (price.cache_read > price.input) problems.push('cache read dearer than input');
         if (model.max_output_tokens > model.context_window) problems.push('max output beyond the context window');
         if (price.long_context) {
@@ -74,7 +86,7 @@ describe('the catalog', () => {
 
   it('created is a unix time in seconds, not milliseconds', () => {
     for (const model of CATALOG) {
-      expect(model.created).toBeGreaterThan(Date.UTC(2024, 0, 1) / 1000);
+      expect(model.created).toBeGreaterThan(Date.UTC(2020, 0, 1) / 1000);
       expect(model.created).toBeLessThan(Date.UTC(2100, 0, 1) / 1000);
       expect(Number.isInteger(model.created)).toBe(true);
     }
@@ -89,9 +101,27 @@ describe('the catalog', () => {
   });
 });
 
+describe('embedding models', () => {
+  it("are OpenAI's three at their list prices and dimensions, and the house one", () => {
+    const embedding = CATALOG.filter((model) => modelKindOf(model) === 'embedding').map((model) => ({
+      id: model.id,
+      input: model.price.input,
+      dimensions: model.embedding?.dimensions,
+    }));
+    expect(embedding).toEqual([
+      { id: 'house-embed', input: 20, dimensions: 1536 },
+      { id: 'text-embedding-3-small', input: 0.02, dimensions: 1536 },
+      { id: 'text-embedding-3-large', input: 0.13, dimensions: 3072 },
+      { id: 'text-embedding-ada-002', input: 0.1, dimensions: 1536 },
+    ]);
+    expect(findCatalogModel('text-embedding-ada-002')?.embedding?.adjustable_dimensions).toBe(false);
+    expect(modelKindOf(findCatalogModel('house')!)).toBe('chat');
+  });
+});
+
 describe('house models', () => {
-  it('are exactly house, house-omni and house-fast, each in the catalog', () => {
-    expect([...HOUSE_MODELS]).toEqual(['house', 'house-omni', 'house-fast']);
+  it('are exactly house, house-omni, house-fast and house-embed, each in the catalog', () => {
+    expect([...HOUSE_MODELS]).toEqual(['house', 'house-omni', 'house-fast', 'house-embed']);
     for (const id of HOUSE_MODELS) expect(findCatalogModel(id)?.lane).toBe('house');
   });
 

@@ -1,5 +1,5 @@
 import { MODELS } from './models';
-import type { BuiltInAlias, CatalogModel } from './types';
+import type { BuiltInAlias, CatalogModel, ModelKind } from './types';
 
 /** Every model the service knows a price for: the house models first, then vendor models. */
 export const CATALOG: readonly CatalogModel[] = MODELS;
@@ -12,8 +12,16 @@ export function findCatalogModel(id: string): CatalogModel | undefined {
   return byId.get(id);
 }
 
-/** The spec's house models, which always answer whether or not the caller linked a provider. */
-export const HOUSE_MODELS = ['house', 'house-omni', 'house-fast'] as const;
+/** What the model answers: an embedding model `POST /v1/embeddings`, any other the chat dialects. */
+export function modelKindOf(model: CatalogModel): ModelKind {
+  return model.embedding ? 'embedding' : 'chat';
+}
+
+/**
+ * The house models, which always answer whether or not the caller linked a provider: the spec's three agents,
+ * and the house embedding model.
+ */
+export const HOUSE_MODELS = ['house', 'house-omni', 'house-fast', 'house-embed'] as const;
 
 export type HouseModelId = (typeof HOUSE_MODELS)[number];
 

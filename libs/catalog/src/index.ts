@@ -5,6 +5,7 @@ export {
   findCatalogModel,
   HOUSE_MODELS,
   isHouseModel,
+  modelKindOf,
   type HouseModelId,
 } from './catalog';
 export { modelAllowed } from './model-glob';

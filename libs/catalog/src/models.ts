@@ -32,6 +32,17 @@ const SPEC_PRICING = 'service description (SERVICE.md), Pricing (credits)';
 
 const HOUSE_RATES = { currency: 'credits', input: 200, output: 800, cache_read: 5, cache_write: 200 } as const;
 
+/**
+ * Embedding models bill input only: they produce no tokens, and their vendors publish no cached-input rate, so
+ * a cache read or write costs what input costs.
+ */
+function inputOnly(currency: 'usd' | 'credits', input: number) {
+  return { currency, input, output: 0, cache_read: input, cache_write: input };
+}
+
+/** OpenAI's embedding models take at most 8,192 tokens per input. */
+const OPENAI_EMBEDDING_INPUT = 8_192;
+
 export const MODELS: readonly CatalogModel[] = [
   {
     id: 'house',
@@ -72,6 +83,21 @@ export const MODELS: readonly CatalogModel[] = [
     price: { currency: 'credits', input: 100, output: 400, cache_read: 2.5, cache_write: 100 },
     price_source: SPEC_PRICING,
     priced_on: '2026-09-23',
+  },
+  {
+    id: 'house-embed',
+    vendor: 'house',
+    display_name: 'House Embed',
+    created: released('2026-11-27'),
+    context_window: OPENAI_EMBEDDING_INPUT,
+    max_output_tokens: 0,
+    tier: 'fast',
+    lane: 'house',
+    // The spec prices no embedding model; the house one is priced as OpenAI's small one ($0.02 per 1M tokens).
+    price: inputOnly('credits', 20),
+    embedding: { dimensions: 1_536, adjustable_dimensions: true },
+    price_source: 'house embedding model, priced as text-embedding-3-small',
+    priced_on: '2026-11-27',
   },
   {
     id: 'claude-fable-5-2',
@@ -230,6 +256,48 @@ export const MODELS: readonly CatalogModel[] = [
     },
     price_source: OPENAI_PRICING,
     priced_on: '2026-09-22',
+  },
+  {
+    id: 'text-embedding-3-small',
+    vendor: 'openai',
+    display_name: 'text-embedding-3-small',
+    created: released('2024-01-25'),
+    context_window: OPENAI_EMBEDDING_INPUT,
+    max_output_tokens: 0,
+    tier: 'fast',
+    lane: 'vendor',
+    price: inputOnly('usd', 0.02),
+    embedding: { dimensions: 1_536, adjustable_dimensions: true },
+    price_source: OPENAI_PRICING,
+    priced_on: '2026-11-27',
+  },
+  {
+    id: 'text-embedding-3-large',
+    vendor: 'openai',
+    display_name: 'text-embedding-3-large',
+    created: released('2024-01-25'),
+    context_window: OPENAI_EMBEDDING_INPUT,
+    max_output_tokens: 0,
+    tier: 'standard',
+    lane: 'vendor',
+    price: inputOnly('usd', 0.13),
+    embedding: { dimensions: 3_072, adjustable_dimensions: true },
+    price_source: OPENAI_PRICING,
+    priced_on: '2026-11-27',
+  },
+  {
+    id: 'text-embedding-ada-002',
+    vendor: 'openai',
+    display_name: 'text-embedding-ada-002',
+    created: released('2022-12-15'),
+    context_window: OPENAI_EMBEDDING_INPUT,
+    max_output_tokens: 0,
+    tier: 'standard',
+    lane: 'vendor',
+    price: inputOnly('usd', 0.1),
+    embedding: { dimensions: 1_536, adjustable_dimensions: false },
+    price_source: OPENAI_PRICING,
+    priced_on: '2026-11-27',
   },
   {
     id: 'gemini-3.1-pro-preview',

@@ -31,6 +31,17 @@ export interface ModelPrice extends TokenRates {
   long_context?: TokenRates & { above_input_tokens: number };
 }
 
+/** What a model answers: `chat` the three chat dialects, `embedding` `POST /v1/embeddings`. */
+export type ModelKind = 'chat' | 'embedding';
+
+/** What an embedding model returns. */
+interface EmbeddingSpec {
+  /** The length of its vectors when the caller names no `dimensions`. */
+  dimensions: number;
+  /** Whether it honours a smaller `dimensions` (OpenAI: text-embedding-3 and later; ada-002 does not). */
+  adjustable_dimensions: boolean;
+}
+
 export interface CatalogModel {
   id: string;
   vendor: Vendor;
@@ -38,10 +49,13 @@ export interface CatalogModel {
   /** Release date, unix seconds (the Model resource's `created`). */
   created: number;
   context_window: number;
+  /** 0 for embedding models, which produce no tokens. */
   max_output_tokens: number;
   tier: Tier;
   lane: Lane;
   price: ModelPrice;
+  /** Set on embedding models (their kind is `embedding`; every other model is a chat model). */
+  embedding?: EmbeddingSpec;
   /** Where the price was read and when, so the next person to update it knows what to re-check. */
   price_source: string;
   priced_on: string;

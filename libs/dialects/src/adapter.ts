@@ -46,6 +46,8 @@ export interface CallerStreamOptions {
 /** A caller dialect whose upstream twin takes the caller's body nearly as it is. */
 export interface Passthrough {
   upstream: UpstreamDialect;
+  /** Where the engine takes these bodies, when not at its dialect's model-call path (`UpstreamAdapter.path`). */
+  path?: '/embeddings';
   /**
    * The caller's body for an engine of the same dialect: the engine's model, the output limit the call was
    * admitted under when the caller set none, and for chat streams usage always requested.
@@ -54,16 +56,21 @@ export interface Passthrough {
     body: Readonly<Record<string, unknown>>,
     options: { model: string; outputLimit?: number; stream: boolean },
   ): Record<string, unknown>;
-  /** An upstream's non-streamed reply as the caller receives it, its usage and why it stopped. Owns `raw`. */
+  /**
+   * An upstream's non-streamed reply as the caller receives it, its usage and why it stopped (none for
+   * embeddings, which do not generate). Owns `raw`.
+   */
   reply(
     raw: Record<string, unknown>,
     model: string,
-  ): { body: Record<string, unknown>; usage: Usage; stopReason: StopReason };
+  ): { body: Record<string, unknown>; usage: Usage; stopReason?: StopReason };
   stream(options: CallerStreamOptions): CallerStream;
 }
 
 export interface CallerDialect {
   name: Dialect;
+  /** The kind of model the route calls (the catalog's): a chat dialect calls chat models, embeddings embedding ones. */
+  modelKind: 'chat' | 'embedding';
   /** The fields that carry the caller's output limit, the preferred one first. */
   outputLimitFields: readonly string[];
   /** Whether `null` in an output-limit field means "no limit" (the OpenAI dialects) rather than a bad value. */
@@ -79,6 +86,11 @@ export interface CallerDialect {
   includeUsage(body: Readonly<Record<string, unknown>>): boolean;
   /** The body into the neutral form; throws DialectRequestError (400). */
   parse(body: unknown): ChatRequest;
+  /**
+   * The input's tokens by `countText` (the edge's tokenizer), for a route whose body has no neutral chat form
+   * (embeddings); absent, the edge counts the neutral request.
+   */
+  countInput?(body: Readonly<Record<string, unknown>>, countText: (text: string) => number): number;
   /** A neutral reply in this dialect. */
   renderReply(reply: ChatResponse, request: ChatRequest | undefined): Record<string, unknown>;
   streamRenderer(options: CallerStreamOptions): StreamRenderer;

@@ -4,6 +4,7 @@ import { parseChatResponse } from './chat/parse-response';
 import { renderChatRequest } from './chat/render-request';
 import { createChatStreamParser } from './chat/stream-parser';
 import type { Dialect, UpstreamDialect } from './ir';
+import { EMBEDDINGS } from './embeddings/adapter';
 import { MESSAGES } from './messages/adapter';
 import { parseMessagesResponse } from './messages/parse-response';
 import { renderMessagesRequest } from './messages/render-request';
@@ -55,6 +56,7 @@ const CALLER_DIALECTS: Readonly<Record<Dialect, CallerDialect>> = {
   chat: CHAT,
   responses: RESPONSES,
   messages: MESSAGES,
+  embeddings: EMBEDDINGS,
 };
 const UPSTREAM_ADAPTERS: Readonly<Record<UpstreamDialect, UpstreamAdapter>> = { openai: OPENAI, anthropic: ANTHROPIC };
 

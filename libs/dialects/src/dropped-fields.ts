@@ -132,6 +132,8 @@ export const DROPPED_FIELDS = {
     },
     'tools.*.strict': toolStrict,
   },
+  // Embeddings bodies are passed through as sent.
+  embeddings: {},
 } as const satisfies Record<Dialect, Record<string, DroppedFieldSpec>>;
 
 export type DroppedField<D extends Dialect> = keyof (typeof DROPPED_FIELDS)[D] & string;
@@ -142,7 +144,7 @@ export function dropField<D extends Dialect>(ctx: ParseContext, _dialect: D, nam
 }
 
 /** The top-level names each parser checks by presence alone (computed once). */
-const TOP_LEVEL: Record<Dialect, string[]> = { chat: [], responses: [], messages: [] };
+const TOP_LEVEL: Record<Dialect, string[]> = { chat: [], responses: [], messages: [], embeddings: [] };
 for (const dialect of Object.keys(DROPPED_FIELDS) as Dialect[]) {
   for (const [name, spec] of Object.entries(DROPPED_FIELDS[dialect]) as Array<[string, DroppedFieldSpec]>) {
     if (!/[.[]/.test(name) && !spec.upstreams && !spec.manual) TOP_LEVEL[dialect].push(name);

@@ -7,7 +7,8 @@
  * the OpenAI dialects can carry too, and the renderers split or merge as their dialect needs.
  */
 
-export type Dialect = 'chat' | 'responses' | 'messages';
+/** The caller's route: the three chat dialects, and OpenAI's embeddings. */
+export type Dialect = 'chat' | 'responses' | 'messages' | 'embeddings';
 
 /** Where an upstream engine speaks: OpenAI-compatible upstreams take chat completions (or responses). */
 export type UpstreamDialect = 'openai' | 'anthropic';

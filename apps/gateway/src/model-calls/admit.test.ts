@@ -140,6 +140,20 @@ describe('admitting a call', () => {
     await expect(admitted.admit(call, byoRoute, 100)).resolves.toBeUndefined();
   });
 
+  it('an embeddings call reserves its input alone, counted by the tokenizer when its bytes do not fit', async () => {
+    const { store, admission } = setUp();
+    // 12,000 bytes of input at house-embed's 20 credits per 1M tokens is 240 millicredits; its 2,000 words, 40.
+    await store.set('credits:available:usr_1', '100');
+    const input = 'hello '.repeat(2_000);
+    const call = checkedCall(callerDialect('embeddings'), { model: 'house-embed', input });
+    const admitted = admission();
+    const embedRoute: Target = { ...houseRoute, callerModel: 'house-embed', catalogId: 'house-embed' };
+    await admitted.admit(call, embedRoute, Buffer.byteLength(input));
+    expect(call.outputLimit).toBe(0);
+    expect(admitted.terms.reservation?.reservedMilli).toBeGreaterThan(30);
+    expect(admitted.terms.reservation?.reservedMilli).toBeLessThanOrEqual(100);
+  });
+
   it('a call refused before it took from its bucket still counts once, and a spent bucket answers 429', async () => {
     const { headers, admission } = setUp(1);
     const first = admission();

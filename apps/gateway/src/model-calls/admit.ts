@@ -4,8 +4,8 @@ import type { Principal } from '../auth/authenticator';
 import type { Bucket, Budget, BudgetSubject, Reservation } from '../limits/budget';
 import { rateLimitSubject, type RateLimiter } from '../limits/rate-limit';
 import type { Target } from '../routing/targets';
-import { countRequestTokens } from './count-tokens';
-import { promptOf, requestedMaxTokens, type CallerCall } from './plan';
+import { countRequestTokens, createTokenCounter } from './count-tokens';
+import { bodyOf, promptOf, requestedMaxTokens, type CallerCall } from './plan';
 import type { Pricing } from './pricing';
 import { outputLimitField } from './read-call';
 
@@ -37,7 +37,8 @@ function budgetSubject(principal: Principal): BudgetSubject {
 /** The prompt's tokens by the local tokenizer; a body the neutral parser cannot read keeps its byte bound. */
 function countCallInput(call: CallerCall, bytes: number): number {
   try {
-    return countRequestTokens(promptOf(call));
+    const { countInput } = call.adapter;
+    return countInput ? countInput(bodyOf(call), createTokenCounter()) : countRequestTokens(promptOf(call));
   } catch {
     return bytes;
   }

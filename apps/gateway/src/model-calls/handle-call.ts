@@ -15,6 +15,7 @@ import type { UsageEmitter } from '../usage/usage-events';
 import { Admission, type AdmitDeps } from './admit';
 import { CallResponse } from './call-response';
 import { exchange, type CallOutcome } from './exchange';
+import { checkModelKind } from './model-kind';
 import { parseRequestFor, promptOf } from './plan';
 import { readCall } from './read-call';
 import { resolveCallRoute } from './route-call';
@@ -43,6 +44,7 @@ export const MODEL_CALL_ROUTES: ReadonlyMap<string, CallerDialect> = new Map([
   ['/v1/chat/completions', callerDialect('chat')],
   ['/v1/responses', callerDialect('responses')],
   ['/v1/messages', callerDialect('messages')],
+  ['/v1/embeddings', callerDialect('embeddings')],
 ]);
 
 /**
@@ -76,13 +78,15 @@ export function createModelCallHandler(deps: ModelCallDeps) {
       const { call, bytes } = await readCall(req, adapter, deps.maxBodyBytes);
       record.call = call;
       const { targets } = await resolveCallRoute(deps, principal, call.callerModel, record.requestId, call.fallbacks);
+      checkModelKind(call, targets);
       parseRequestFor(call, targets);
       const admitted = admission;
+      const embedding = adapter.modelKind === 'embedding';
       outcome = await deps.genai.traceCall(
-        'chat',
+        embedding ? 'embeddings' : 'chat',
         call,
         targets,
-        () => promptOf(call),
+        () => (embedding ? undefined : promptOf(call)),
         () =>
           exchange(
             call,

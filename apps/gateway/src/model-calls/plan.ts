@@ -88,7 +88,7 @@ export function engineCall(call: CallerCall, engine: Engine, options: { defaultM
       outputLimit: call.outputLimit,
       stream: call.stream,
     });
-    return { path: upstream.path, body: Buffer.from(JSON.stringify(body)) };
+    return { path: passthrough.path ?? upstream.path, body: Buffer.from(JSON.stringify(body)) };
   }
   const parsed = call.request!;
   const request =

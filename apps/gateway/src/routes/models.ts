@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { gatewayRoutes } from '@sbc/api';
-import { CATALOG, HOUSE_MODELS, findCatalogModel, modelAllowed } from '@sbc/catalog';
+import { CATALOG, HOUSE_MODELS, findCatalogModel, modelAllowed, modelKindOf, type CatalogModel } from '@sbc/catalog';
 import { ApiError } from '@sbc/errors';
 import { pageOf } from '@sbc/pagination';
 import type { GetRoutingTableResponse } from '@sbc/proto/sbc/account/v1/account_pb';
@@ -23,6 +23,15 @@ interface ModelEntry {
   reason?: string;
   context_window?: number;
   max_tokens?: number;
+  /** The catalog's kind (`chat`, `embedding`) and an embedding model's dimensions; unset for a model it lacks. */
+  kind?: string;
+  dimensions?: number;
+}
+
+/** What the catalog says a model is: its kind, and an embedding model's vector length. */
+function kindOf(model: CatalogModel | undefined): Pick<ModelEntry, 'kind' | 'dimensions'> {
+  if (!model) return {};
+  return { kind: modelKindOf(model), dimensions: model.embedding?.dimensions };
 }
 
 /**
@@ -50,6 +59,8 @@ function renderModel(entry: ModelEntry): Record<string, unknown> {
     item.max_input_tokens = entry.context_window;
   }
   if (entry.max_tokens) item.max_tokens = entry.max_tokens;
+  if (entry.kind) item.kind = entry.kind;
+  if (entry.dimensions) item.dimensions = entry.dimensions;
   return item;
 }
 
@@ -100,6 +111,7 @@ export function listModels(deps: ModelRoutesDeps, principal: Principal, table: G
       reason: route === 'byo' ? 'this key\'s route is "byo"' : house.reason,
       context_window: model?.context_window,
       max_tokens: model?.max_output_tokens,
+      ...kindOf(model),
     });
   }
   for (const alias of table.aliases) {
@@ -128,6 +140,7 @@ export function listModels(deps: ModelRoutesDeps, principal: Principal, table: G
           reason: `on your endpoint ${upstream.slug}`,
           context_window: model?.context_window,
           max_tokens: model?.max_output_tokens,
+          ...kindOf(model),
         });
       }
     }
@@ -151,6 +164,7 @@ export function listModels(deps: ModelRoutesDeps, principal: Principal, table: G
           : `no ${model.vendor} engine on this service; add your own endpoint`,
       context_window: model.context_window,
       max_tokens: model.max_output_tokens,
+      ...kindOf(model),
     });
   }
   return entries;

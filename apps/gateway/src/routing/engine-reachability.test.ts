@@ -34,7 +34,12 @@ describe('house engine reachability', () => {
         reachable: false,
         error: 'ECONNREFUSED',
       });
-      expect(reachability.unreachable().map((engine) => engine.model)).toEqual(['house', 'house-omni', 'house-fast']);
+      expect(reachability.unreachable().map((engine) => engine.model)).toEqual([
+        'house',
+        'house-omni',
+        'house-fast',
+        'house-embed',
+      ]);
       expect(reachability.unreachable()[0]).toMatchObject({ origin: url, engine: firstEngine(house, 'house').label });
 
       const back = createServer((socket) => socket.end());

@@ -129,7 +129,8 @@ export const providerEnginesVar = json.pipe(
 
 /**
  * The embedded default: every house model answers from the bundled simulator, `house-omni` in the Anthropic
- * dialect and the others in OpenAI's, so both upstream dialects are exercised out of the box.
+ * dialect and the others in OpenAI's, so both upstream dialects are exercised out of the box (`house-embed`
+ * needs OpenAI's: the Anthropic dialect has no embeddings).
  */
 export function simulatorHouseEngines(simUrl: string): HouseEngines {
   const label = 'sim-upstream (bundled simulator)';
@@ -144,5 +145,6 @@ export function simulatorHouseEngines(simUrl: string): HouseEngines {
     house: [sim('openai', 'sim-large')],
     'house-omni': [sim('anthropic', 'sim-large')],
     'house-fast': [sim('openai', 'sim-small')],
+    'house-embed': [sim('openai', 'sim-embed')],
   };
 }

@@ -23,7 +23,7 @@ export interface UpstreamClientOptions {
 
 export interface UpstreamRequest {
   engine: Engine;
-  path: '/chat/completions' | '/messages' | '/messages/count_tokens';
+  path: '/chat/completions' | '/messages' | '/messages/count_tokens' | '/embeddings';
   body: string | Buffer;
   /** Caller headers worth passing on (Anthropic version and beta flags). */
   passHeaders?: Record<string, string>;

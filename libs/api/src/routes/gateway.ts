@@ -24,6 +24,17 @@ const MessagesRequest = z
   .loose()
   .meta({ id: 'MessagesRequest', description: 'An Anthropic Messages request.' });
 
+const EmbeddingRequest = z
+  .object({
+    model: z.string(),
+    input: z.union([z.string(), z.array(z.string()), z.array(z.number().int()), z.array(z.array(z.number().int()))]),
+    dimensions: z.number().int().min(1).optional(),
+    encoding_format: z.enum(['float', 'base64']).optional(),
+    user: z.string().optional(),
+  })
+  .loose()
+  .meta({ id: 'EmbeddingRequest', description: 'An OpenAI embeddings request.' });
+
 const ChatCompletion = z
   .object({ id: z.string(), object: z.literal('chat.completion'), model: z.string(), choices: z.array(z.unknown()) })
   .loose()
@@ -36,6 +47,22 @@ const Message = z
   .object({ id: z.string(), type: z.literal('message'), model: z.string(), content: z.array(z.unknown()) })
   .loose()
   .meta({ id: 'Message' });
+
+const EmbeddingList = z
+  .object({
+    object: z.literal('list'),
+    data: z.array(
+      z.object({
+        object: z.literal('embedding'),
+        index: z.number().int(),
+        embedding: z.union([z.array(z.number()), z.string()]),
+      }),
+    ),
+    model: z.string(),
+    usage: z.object({ prompt_tokens: z.number().int(), total_tokens: z.number().int() }),
+  })
+  .loose()
+  .meta({ id: 'EmbeddingList', description: 'Vectors as floats, or as base64 of little-endian float32s.' });
 
 /** Refusals of the model routes come in the dialect called, except a missing scope (the shared Error). */
 const DialectError = z
@@ -99,6 +126,20 @@ export const createMessage = defineRoute({
   errorBody: DialectError,
 });
 
+export const createEmbedding = defineRoute({
+  operationId: 'createEmbedding',
+  method: 'post',
+  path: '/v1/embeddings',
+  summary: 'Create embeddings',
+  description: 'Embedding models only (`kind: "embedding"` in the model list); an Anthropic-dialect endpoint has none.',
+  tag: 'Gateway',
+  auth: { kind: 'scoped', scopes: ['gateway:invoke'] },
+  body: EmbeddingRequest,
+  responses: { 200: { description: 'One vector per input, in input order.', schema: EmbeddingList } },
+  errors: MODEL_CALL_ERRORS,
+  errorBody: DialectError,
+});
+
 export const countMessageTokens = defineRoute({
   operationId: 'countMessageTokens',
   method: 'post',
@@ -136,6 +177,8 @@ export const Model = z
     auto: z.boolean().optional(),
     context_window: z.number().int().optional(),
     context_length: z.number().int().optional(),
+    kind: z.enum(['chat', 'embedding']).optional(),
+    dimensions: z.number().int().optional(),
   })
   .loose()
   .meta({
@@ -188,6 +231,7 @@ export const GATEWAY_ROUTES = [
   createChatCompletion,
   createResponse,
   createMessage,
+  createEmbedding,
   countMessageTokens,
   listModels,
   getModel,

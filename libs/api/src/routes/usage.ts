@@ -103,6 +103,10 @@ export const UsageGeneration = z
         'Upstream attempts the call made across its targets and fallback models; 0 when none was tried (a call ' +
         'refused before it was sent). For calls recorded before routing policy, 1 when the call reached its upstream.',
     }),
+    dialect: z
+      .string()
+      .optional()
+      .meta({ description: 'The route called: `chat`, `responses`, `messages` or `embeddings`.' }),
   })
   .loose()
   .meta({ id: 'UsageGeneration' });

@@ -249,6 +249,27 @@ export const responsesEvent = z
   );
 
 /** The issues zod found, as short path: message lines, so a failing test says what broke. */
+// ---------------------------------------------------------------------------------------------------------
+// OpenAI Embeddings
+
+/**
+ * OpenAI's CreateEmbeddingResponse and Embedding (its OpenAPI document: every field required, `object` constants).
+ * The document types `embedding` as floats only; with `encoding_format: "base64"` the API and its SDKs carry
+ * the base64 text of little-endian float32s in the same field.
+ */
+export const embeddingsReply = z.object({
+  object: z.literal('list'),
+  data: z.array(
+    z.object({
+      object: z.literal('embedding'),
+      index: int,
+      embedding: z.union([z.array(z.number()), z.string().base64()]),
+    }),
+  ),
+  model: z.string().min(1),
+  usage: z.object({ prompt_tokens: int, total_tokens: int }),
+});
+
 export function shapeIssues(schema: z.ZodType, value: unknown): string[] {
   const result = schema.safeParse(value);
   return result.success ? [] : result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);

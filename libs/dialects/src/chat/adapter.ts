@@ -97,6 +97,7 @@ function requestedOutputLimit(body: Readonly<Record<string, unknown>>): number |
 
 export const CHAT: CallerDialect = {
   name: 'chat',
+  modelKind: 'chat',
   outputLimitFields: OUTPUT_LIMIT_FIELDS,
   nullOutputLimit: true,
   check(body) {

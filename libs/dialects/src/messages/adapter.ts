@@ -63,6 +63,7 @@ const messagesPassthrough: Passthrough = {
 
 export const MESSAGES: CallerDialect = {
   name: 'messages',
+  modelKind: 'chat',
   outputLimitFields: ['max_tokens'],
   nullOutputLimit: false,
   check(body) {

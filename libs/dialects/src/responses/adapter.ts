@@ -10,6 +10,7 @@ import { createResponsesStreamRenderer } from './stream-renderer';
 /** The Responses dialect: no upstream speaks it here, so every call is translated. */
 export const RESPONSES: CallerDialect = {
   name: 'responses',
+  modelKind: 'chat',
   outputLimitFields: ['max_output_tokens'],
   nullOutputLimit: true,
   check(body) {

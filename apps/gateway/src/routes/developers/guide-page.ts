@@ -65,8 +65,8 @@ function dialectShapes(baseUrl: string): string {
 ${json(rest)}
 <p>The model routes answer in the dialect you called, so the official SDKs raise their usual error classes.
 A missing scope is the exception: it answers the envelope above on every route.</p>
-<h3 id="shape-openai">Chat completions and Responses (<code>/v1/chat/completions</code>, ` +
-    `<code>/v1/responses</code>)</h3>
+<h3 id="shape-openai">Chat completions, Responses and embeddings (<code>/v1/chat/completions</code>, ` +
+    `<code>/v1/responses</code>, <code>/v1/embeddings</code>)</h3>
 ${json(renderErrorBody('chat', failure, EXAMPLE_REQUEST_ID))}
 <h3 id="shape-anthropic">Messages (<code>/v1/messages</code>, <code>/v1/messages/count_tokens</code>)</h3>
 ${json(renderErrorBody('messages', failure, EXAMPLE_REQUEST_ID))}
