@@ -49,7 +49,8 @@ export function PlaygroundPage() {
   const [tool, setTool] = useState({ name: '', description: '', parameters: WEATHER_SCHEMA });
   const [problem, setProblem] = useState<{ field: string; message: string }>();
 
-  const ids = models.data?.data.map((one) => one.id) ?? [];
+  // The playground talks; embedding models have no prompt to answer.
+  const ids = models.data?.data.filter((one) => one.kind !== 'embedding').map((one) => one.id) ?? [];
   const chosen = model || ids[0] || '';
   const chosenOther = otherModel || ids[1] || ids[0] || '';
 
