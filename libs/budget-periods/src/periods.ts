@@ -5,10 +5,7 @@
  */
 
 export type BudgetPeriod =
-  | { kind: 'daily' }
-  | { kind: 'weekly' }
-  | { kind: 'monthly' }
-  | { kind: 'rolling_days'; days: number };
+  { kind: 'daily' } | { kind: 'weekly' } | { kind: 'monthly' } | { kind: 'rolling_days'; days: number };
 
 /** The longest rolling period, in days. */
 export const MAX_ROLLING_DAYS = 366;

@@ -64,7 +64,11 @@ describe('sliding window over a stepped clock (memory store)', () => {
 
 describe('adjustWindow', () => {
   it('takes from the latest cell, then the previous one while it weighs, never below zero', () => {
-    expect(adjustWindow({ cell: 5, previous: 10, current: 30 }, 5, -20)).toEqual({ cell: 5, previous: 10, current: 10 });
+    expect(adjustWindow({ cell: 5, previous: 10, current: 30 }, 5, -20)).toEqual({
+      cell: 5,
+      previous: 10,
+      current: 10,
+    });
     expect(adjustWindow({ cell: 5, previous: 10, current: 30 }, 5, -35)).toEqual({ cell: 5, previous: 5, current: 0 });
     expect(adjustWindow({ cell: 5, previous: 10, current: 30 }, 5, -99)).toEqual({ cell: 5, previous: 0, current: 0 });
     // Stored a cell ago: its count is the one that now weighs as the previous cell.

@@ -12,6 +12,8 @@ export function anthropicTokenLimitHeaders(limit: number, remaining: number, res
   return {
     'anthropic-ratelimit-tokens-limit': String(limit),
     'anthropic-ratelimit-tokens-remaining': String(remaining),
-    'anthropic-ratelimit-tokens-reset': new Date(Date.now() + Math.max(0, resetMs)).toISOString().replace(/\.\d+Z$/, 'Z'),
+    'anthropic-ratelimit-tokens-reset': new Date(Date.now() + Math.max(0, resetMs))
+      .toISOString()
+      .replace(/\.\d+Z$/, 'Z'),
   };
 }

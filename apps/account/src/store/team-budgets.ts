@@ -22,7 +22,10 @@ function invalid(param: string, message: string): ApiError {
 /** Checks a budget the edge already validated (any other caller of the RPC too) and stamps its anchor. */
 export function storedBudget(input: BudgetInput, now: Date): StoredBudget {
   if (!Number.isSafeInteger(input.credits) || input.credits < 1 || input.credits > MAX_BUDGET_CREDITS)
-    throw invalid('budget.credits', `budget.credits must be a whole number of credits from 1 to ${MAX_BUDGET_CREDITS}.`);
+    throw invalid(
+      'budget.credits',
+      `budget.credits must be a whole number of credits from 1 to ${MAX_BUDGET_CREDITS}.`,
+    );
   if (!parseBudgetPeriod(input.period))
     throw invalid('budget.period', 'budget.period must be daily, weekly, monthly or rolling_days:N (N from 1 to 366).');
   const timeZone = input.timeZone || 'UTC';

@@ -23,7 +23,9 @@ export const Budget = z
     credits: z.number().int(),
     period: z.string(),
     time_zone: z.string(),
-    spent: z.number().meta({ description: 'Credits spent in the current period (reservations of calls in flight included).' }),
+    spent: z
+      .number()
+      .meta({ description: 'Credits spent in the current period (reservations of calls in flight included).' }),
     period_start: DateTime,
     resets_at: DateTime.meta({ description: 'When the next period starts and `spent` starts again from 0.' }),
   })
@@ -33,7 +35,9 @@ export const Budget = z
 const BudgetInput = z
   .strictObject({
     credits: z.number().int().min(1).max(MAX_BUDGET_CREDITS).meta({ description: 'Whole credits.' }),
-    period: z.string().refine((text) => parseBudgetPeriod(text) !== undefined, { message: `period must be ${PERIOD_TEXT}` }),
+    period: z
+      .string()
+      .refine((text) => parseBudgetPeriod(text) !== undefined, { message: `period must be ${PERIOD_TEXT}` }),
     time_zone: z
       .string()
       .refine(isTimeZone, { message: 'time_zone must be an IANA time zone, such as Europe/Paris' })
