@@ -186,7 +186,10 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     limitPerMinute: config.rateLimitPerMinute,
     onRefused: () => metrics.rateLimited(),
   });
+  const budget = createBudget({ store });
   const app = createGatewayApp({
+    budget,
+    rateLimitPerMinute: config.rateLimitPerMinute,
     baseUrl: config.baseUrl,
     logger,
     account,
@@ -215,7 +218,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     maxBodyBytes: config.maxBodyBytes,
     defaultMaxTokens: config.defaultMaxTokens,
     rateLimit,
-    budget: createBudget({ store }),
+    budget,
     routing,
     house,
     providers: config.providerEngines,

@@ -1,4 +1,5 @@
 import { ApiError } from '@sbc/errors';
+import type { PeriodWindow } from '@sbc/budget-periods';
 import type { SharedStore, StoreOp } from '@sbc/cache';
 import type { ModelPrice } from '@sbc/catalog';
 import { millicredits, millicreditsFromCredits, type Millicredits } from '@sbc/money';
@@ -348,6 +349,22 @@ export function createBudget(deps: { store: SharedStore; now?: () => Date }) {
           );
         }
       }
+    },
+
+    /**
+     * What each cap has spent in its current period (reservations of calls in flight included), in one round
+     * trip: for the team and member resources' `spent`.
+     */
+    async capSpend(
+      caps: readonly { scope: CapScope; owner: string; cap: SpendCap }[],
+    ): Promise<{ spentMilli: number; window: PeriodWindow }[]> {
+      const at = now();
+      const counters = caps.map(({ scope, owner, cap }) => capCounter(scope, owner, cap, at));
+      const values = await deps.store.getMany(counters.map((counter) => counter.key));
+      return counters.map((counter, i) => ({
+        spentMilli: Math.max(0, Number(values[i] ?? 0)),
+        window: counter.window,
+      }));
     },
 
     /** Whether `userId` still has house-fast fair use left in both windows. */
