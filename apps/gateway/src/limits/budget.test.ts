@@ -322,7 +322,7 @@ describe("a key's tokens per minute", () => {
     expect(refusal).toMatchObject({ status: 429, headers: { tokens: '400/1000' } });
     expect((refusal as ApiError).headers['retry-after']).toBeDefined();
     // The first call used 150 of its 600: the window gets the rest back.
-    await first.tokens!.settle(150);
+    await first.reservation.settle(0, 150);
     const again = await budget.reserveCall({ userId: 'usr_t' }, call(500), {
       bucket: limiter.bucket(principal, headers),
     });

@@ -70,8 +70,13 @@ interface Shortfall {
 export interface Reservation {
   /** What was reserved: the most this call may be charged. */
   readonly reservedMilli: Millicredits;
-  /** Settles to the real cost (which may be 0) and releases the rest. Call exactly once. */
-  settle(actualMilli: number): Promise<void>;
+  /** The tokens its key's tokens-per-minute window counted with it, when the key has that limit. */
+  readonly tokens?: TokenHold;
+  /**
+   * Settles to the real cost (which may be 0) and releases the rest, correcting the tokens window to
+   * `actualTokens` in the same round trip when given. Call exactly once.
+   */
+  settle(actualMilli: number, actualTokens?: number): Promise<void>;
 }
 
 const utcDay = (now: Date) => now.toISOString().slice(0, 10).replace(/-/g, '');
@@ -161,7 +166,7 @@ export function createBudget(deps: { store: SharedStore; now?: () => Date }) {
     if (ops.length > 0) await deps.store.batch(ops);
   }
 
-  type Attempt = { reservation: Reservation; tokens?: TokenHold } | { short: Shortfall };
+  type Attempt = { reservation: Reservation } | { short: Shortfall };
 
   /**
    * One round trip: the request bucket (when given) and `amount` on every counter that applies, then a
@@ -208,11 +213,12 @@ export function createBudget(deps: { store: SharedStore; now?: () => Date }) {
       return { short: { kind: counter.kind as BudgetKind, roomMilli, message: counter.refusal(), heldMilli } };
     }
     let settled = false;
+    const tokens = hit?.tokens;
     return {
-      tokens: hit?.tokens,
       reservation: {
         reservedMilli: millicredits(amount),
-        async settle(actualMilli) {
+        tokens,
+        async settle(actualMilli, actualTokens) {
           if (settled) return;
           settled = true;
           const delta = Math.max(0, Math.ceil(actualMilli)) - amount;
@@ -222,7 +228,9 @@ export function createBudget(deps: { store: SharedStore; now?: () => Date }) {
             key: counter.key,
             amount: counter.kind === 'held' ? -amount : counter.sign * delta,
           }));
-          const changed = moves.filter((move) => move.amount !== 0);
+          const changed: StoreOp[] = moves.filter((move) => move.amount !== 0);
+          const tokenOp = actualTokens === undefined ? undefined : tokens?.settleOp(actualTokens);
+          if (tokenOp) changed.push(tokenOp);
           if (changed.length > 0) await deps.store.batch(changed);
         },
       },
@@ -284,18 +292,13 @@ export function createBudget(deps: { store: SharedStore; now?: () => Date }) {
      * local tokenizer). A caller's own output limit is reserved as asked; without one, the call asks for the
      * model's limit and, when that does not fit, for what the room the refusal reported pays for. Parallel
      * calls racing for the same room try again on what is left. A key's tokens-per-minute window counts the
-     * prompt (by the tokenizer) and the output limit of the first try; `tokens` corrects it at settle.
+     * prompt (by the tokenizer) and the output limit of the first try; the reservation's settle corrects it.
      */
     async reserveCall(
       subject: BudgetSubject,
       call: CallCost,
       options: { fairUse?: boolean; bucket?: Bucket; outputLimitField?: string } = {},
-    ): Promise<{
-      reservation: Reservation;
-      outputTokens: number;
-      headers?: Record<string, string>;
-      tokens?: TokenHold;
-    }> {
+    ): Promise<{ reservation: Reservation; outputTokens: number; headers?: Record<string, string> }> {
       let inputTokens = call.inputTokens.bound;
       let counted = false;
       let short: Shortfall = { kind: 'account', roomMilli: 0, message: messageFor('account'), heldMilli: 0 };
@@ -318,8 +321,7 @@ export function createBudget(deps: { store: SharedStore; now?: () => Date }) {
           neededMilli = plan.worstCaseMilli;
           const outcome = await attempt(subject, plan.worstCaseMilli, bucket && { limits: bucket, tokens, answered });
           bucket = undefined; // the request counts once, however many tries its reservation takes
-          if ('reservation' in outcome)
-            return { reservation: outcome.reservation, outputTokens, headers, tokens: outcome.tokens };
+          if ('reservation' in outcome) return { reservation: outcome.reservation, outputTokens, headers };
           short = outcome.short;
           roomMilli = short.roomMilli;
         } else {

@@ -16,7 +16,9 @@ export type TokenLimitHeaders = (limit: number, remaining: number, resetMs: numb
 export interface TokenHold {
   /** Takes the whole count back (the call was refused after it was counted). */
   readonly releaseOp: StoreOp;
-  /** Corrects the count to the call's real tokens. Call once. */
+  /** The correction to the call's real tokens as a store operation, for a settle's own batch; once. */
+  settleOp(actualTokens: number): StoreOp | undefined;
+  /** Corrects the count to the call's real tokens in a round trip of its own. Call once. */
   settle(actualTokens: number): Promise<void>;
 }
 
@@ -133,11 +135,15 @@ export function createRateLimiter(deps: { store: SharedStore; limitPerMinute: nu
           undo: [],
           tokens: {
             releaseOp: adjust(-charged),
-            async settle(actualTokens) {
-              if (settled) return;
+            settleOp(actualTokens) {
+              if (settled) return undefined;
               settled = true;
               const delta = Math.max(0, Math.ceil(actualTokens)) - charged;
-              if (delta !== 0) await deps.store.batch([adjust(delta)]);
+              return delta === 0 ? undefined : adjust(delta);
+            },
+            async settle(actualTokens) {
+              const op = this.settleOp(actualTokens);
+              if (op) await deps.store.batch([op]);
             },
           },
         };

@@ -46,8 +46,21 @@ export function capCounter(
   cap: SpendCap,
   at: Date,
 ): { key: string; window: PeriodWindow } {
-  const window = currentPeriod(cap.period, cap.timeZone, at, cap.anchor);
+  const window = periodAt(cap, at);
   return { key: `spend:${scope}:${owner}:${cap.periodText}:${cap.timeZone}:${window.label}`, window };
+}
+
+/**
+ * The cap's period at `at`. A cap lives in a cached principal for many calls, so its period is kept beside it
+ * and worked out again (a time-zone lookup) only once the clock leaves it.
+ */
+const periods = new WeakMap<SpendCap, PeriodWindow>();
+function periodAt(cap: SpendCap, at: Date): PeriodWindow {
+  const known = periods.get(cap);
+  if (known && at >= known.start && at < known.end) return known;
+  const window = currentPeriod(cap.period, cap.timeZone, at, cap.anchor);
+  periods.set(cap, window);
+  return window;
 }
 
 /** Who a member's counter belongs to: the member within the team (one user may be in several teams). */

@@ -23,7 +23,10 @@ export interface AdmissionTerms {
   reservation?: Reservation;
   /** A house-fast call inside the caller's free fair use: counted for its windows, charged nothing. */
   fairUse: boolean;
-  /** The tokens the key's tokens-per-minute window counted for the call, corrected at settle. */
+  /**
+   * The tokens the key's tokens-per-minute window counted for the call, corrected at settle, when no reservation
+   * carries them (a call on the caller's own endpoint, or one whose first model's reservation was released).
+   */
   tokenHold?: TokenHold;
 }
 
@@ -124,6 +127,8 @@ export class Admission {
       // The earlier model's reservation is released before this one's is taken.
       const earlier = terms.reservation;
       terms.reservation = undefined;
+      // Its tokens stay counted for the call and are corrected when the call settles.
+      terms.tokenHold ??= earlier.tokens;
       await earlier.settle(0);
     }
     this.admittedFor = undefined;
@@ -154,7 +159,6 @@ export class Admission {
       );
       this.out.addHeaders(admitted.headers ?? {});
       terms.reservation = admitted.reservation;
-      terms.tokenHold ??= admitted.tokens;
       call.outputLimit = admitted.outputTokens;
     }
     this.admittedFor = catalogId;

@@ -68,8 +68,9 @@ export async function settle(deps: SettleDeps, state: CallRecord): Promise<void>
   const reserved = state.reservation?.reservedMilli;
   const chargedMilli = reserved === undefined ? costMilli : millicredits(Math.min(costMilli, reserved));
   try {
-    await state.reservation?.settle(chargedMilli);
-    await state.tokenHold?.settle(outcome.usage.inputTokens + outcome.usage.outputTokens);
+    const tokens = outcome.usage.inputTokens + outcome.usage.outputTokens;
+    await state.reservation?.settle(chargedMilli, tokens);
+    await state.tokenHold?.settle(tokens);
     if (fairUseCall && principal) await deps.budget.recordFairUse(principal.userId, millicreditsForNanoUsd(listCost));
   } catch (error) {
     deps.logger.error({ requestId: state.requestId, err: error }, 'settling a call budget failed');
