@@ -13,7 +13,7 @@ export interface BudgetInput {
 }
 
 /** The largest cap: the edge counts millicredits in a safe integer, far above this. */
-export const MAX_BUDGET_CREDITS = 1_000_000_000;
+const MAX_BUDGET_CREDITS = 1_000_000_000;
 
 function invalid(param: string, message: string): ApiError {
   return new ApiError('invalid_request', message, { param, issues: [{ path: param, code: 'invalid_value', message }] });

@@ -306,7 +306,7 @@ describe("a key's tokens per minute", () => {
     modelOutputTokens: 128_000,
   });
 
-  it('counts the prompt and output limit in the same round trip, refuses past the limit, and corrects at settle', async () => {
+  it('counts the prompt and output limit in admission, refuses past the limit, and corrects at settle', async () => {
     const store = createMemoryStore();
     const limiter = createRateLimiter({ store, limitPerMinute: 100 });
     const budget = createBudget({ store });

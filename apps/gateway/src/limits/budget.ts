@@ -35,7 +35,7 @@ const FAIR_USE_7D = millicreditsFromCredits(2_000);
 
 const HELD_TTL_MS = HOUR_MS;
 
-export type BudgetKind = 'account' | 'key_daily' | 'key_monthly' | 'team' | 'member' | 'fair_use';
+type BudgetKind = 'account' | 'key_daily' | 'key_monthly' | 'team' | 'member' | 'fair_use';
 
 export interface BudgetSubject {
   userId: string;
@@ -83,7 +83,7 @@ const utcDay = (now: Date) => now.toISOString().slice(0, 10).replace(/-/g, '');
 const utcMonth = (now: Date) => now.toISOString().slice(0, 7).replace('-', '');
 
 /** Whole millicredits as credits for people: `12`, `0.25`, `10,000.5`. */
-export function creditsText(milli: number): string {
+function creditsText(milli: number): string {
   const whole = Math.trunc(Math.max(0, milli) / 1000);
   const fraction = String(Math.max(0, milli) % 1000)
     .padStart(3, '0')

@@ -5,7 +5,7 @@ import type { Principal } from '../auth/authenticator';
 const WINDOW_MS = 60_000;
 
 /** Whose bucket a request counts against: the key's, or the user's for sessions and device tokens. */
-export function rateLimitSubject(principal: Principal): string {
+function rateLimitSubject(principal: Principal): string {
   return principal.key ? principal.key.id : `user:${principal.userId}`;
 }
 
@@ -23,7 +23,7 @@ export interface TokenHold {
 }
 
 /** What a bucket answered: its headers, or its 429 with them (and what to take back of the hit). */
-export interface BucketHit {
+interface BucketHit {
   headers: Record<string, string>;
   refusal?: ApiError;
   /** On a refusal: the part of the hit that was counted all the same, to take back. */
