@@ -113,7 +113,7 @@ async function setBudget(path: string, by: TeamUser, budget: unknown) {
     const refused = await rejectionOf(ask(keys[1]!, otherEdge.url));
     expect(refused).toMatchObject({ status: 402, error: { budget: 'member' } });
     expect((refused as InstanceType<typeof OpenAI.APIError>).message).toMatch(
-      /monthly budget of 1 credits is spent; it resets at .*Asia\/Tokyo/,
+      /monthly budget of 1 credits in this team is spent; it resets at .*Asia\/Tokyo/,
     );
     await expect(ask(keys[2]!, otherEdge.url)).resolves.toBeDefined();
   }, 60_000);

@@ -5,7 +5,8 @@ import type { ModelPrice } from '@sbc/catalog';
 import { millicredits, millicreditsFromCredits, type Millicredits } from '@sbc/money';
 import type { Bucket, TokenHold } from './rate-limit';
 import { planReservation, worstCaseMilli } from './reservation-plan';
-import { capCounter, memberOwner, periodWords, type CapScope, type SpendCap, type TeamSpendCaps } from './team-caps';
+import { capRefusal, creditsText, messageFor } from './budget-refusals';
+import { capCounter, memberOwner, type CapScope, type SpendCap, type TeamSpendCaps } from './team-caps';
 
 /**
  * Spend caps and the account balance, held under concurrency: a call reserves its worst-case cost before it
@@ -35,7 +36,7 @@ const FAIR_USE_7D = millicreditsFromCredits(2_000);
 
 const HELD_TTL_MS = HOUR_MS;
 
-type BudgetKind = 'account' | 'key_daily' | 'key_monthly' | 'team' | 'member' | 'fair_use';
+export type BudgetKind = 'account' | 'key_daily' | 'key_monthly' | 'team' | 'member' | 'fair_use';
 
 export interface BudgetSubject {
   userId: string;
@@ -82,25 +83,8 @@ export interface Reservation {
 const utcDay = (now: Date) => now.toISOString().slice(0, 10).replace(/-/g, '');
 const utcMonth = (now: Date) => now.toISOString().slice(0, 7).replace('-', '');
 
-/** Whole millicredits as credits for people: `12`, `0.25`, `10,000.5`. */
-function creditsText(milli: number): string {
-  const whole = Math.trunc(Math.max(0, milli) / 1000);
-  const fraction = String(Math.max(0, milli) % 1000)
-    .padStart(3, '0')
-    .replace(/0+$/, '');
-  return whole.toLocaleString('en-US') + (fraction ? `.${fraction}` : '');
-}
-
 function budgetRefusal(kind: BudgetKind, message: string): ApiError {
   return new ApiError('budget_exhausted', message, { extra: { budget: kind }, headers: { 'x-should-retry': 'false' } });
-}
-
-function capRefusal(scope: CapScope, cap: SpendCap, resetsAt: Date): string {
-  const whose = scope === 'team' ? "The team's" : "Your member's";
-  return (
-    `${whose} ${periodWords(cap)} budget of ${creditsText(millicreditsFromCredits(cap.credits))} credits is spent; ` +
-    `it resets at ${resetsAt.toISOString()} (${cap.timeZone}).`
-  );
 }
 
 /** What admission needs to know of a priced call. */
@@ -394,19 +378,6 @@ export function createBudget(deps: { store: SharedStore; now?: () => Date }) {
     },
   };
   return budget;
-}
-
-function messageFor(kind: BudgetKind): string {
-  switch (kind) {
-    case 'key_daily':
-      return "This key's daily spend cap is reached; it resets at 00:00 UTC.";
-    case 'key_monthly':
-      return "This key's monthly spend cap is reached; it resets on the 1st (UTC).";
-    case 'fair_use':
-      return 'The house-fast fair-use allowance is spent and the account has no credits left to bill the call.';
-    default:
-      return 'The account has no credits left for this call.';
-  }
 }
 
 export type Budget = ReturnType<typeof createBudget>;
