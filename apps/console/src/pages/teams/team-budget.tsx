@@ -137,7 +137,7 @@ export function MemberBudget({ team, member }: { team: Team; member: TeamMember 
   };
   return (
     <>
-      <BudgetStatus budget={member.budget} />
+      <BudgetStatus budget={member.budget} />{' '}
       {canManage(team.role) && (
         <button
           type="button"
