@@ -50,5 +50,6 @@ function periodWords(period: string): string {
 
 /** "3.25 of 10 credits spent this week" for tables and headings. */
 export function budgetSummary(budget: BudgetView): string {
-  return `${credits.format(budget.spent)} of ${credits.format(budget.credits)} credits spent this ${periodWords(budget.period)}`;
+  const spent = credits.format(budget.spent);
+  return `${spent} of ${credits.format(budget.credits)} credits spent this ${periodWords(budget.period)}`;
 }
