@@ -33,6 +33,8 @@
 //   BENCH_BASELINE_ENTRY=path  a second edge bundle measured beside the first (the "baseline" target)
 //   BENCH_FLOOR_NODE_ARGS='--cpu-prof …'  node flags for the floor's process
 //   BENCH_GATEWAY_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'   node flags for the edge process (profiling)
+//   BENCH_TEAM_CAPS=0       with BENCH_REDIS_URL: skip the team-caps phase (the bootstrap key beside a team key
+//                           reserving against key, member, team and account caps; Redis writes per call)
 //   BENCH_OUT=1             write the JSON to bench/results/gateway-<timestamp>.json (or BENCH_OUT=<file.json>)
 //                           instead of printing it;   BENCH_ENFORCE=1  exit 2 when a target fails
 //
@@ -56,6 +58,7 @@ import {
   waitReady,
 } from './lib/procs.mjs';
 import { checkTargets, overhead, printReport, summarize } from './lib/report.mjs';
+import { measureTeamCaps, startCountingProxy } from './lib/team-caps.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const env = process.env;
@@ -123,8 +126,10 @@ function requestSpec(kase, key, model) {
 
 let dataDir;
 let interrupted = false;
+let redisProxy;
 async function cleanup() {
   await stopChildren();
+  await redisProxy?.close();
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 }
 for (const signal of ['SIGINT', 'SIGTERM']) {
@@ -188,6 +193,9 @@ async function main() {
   let floor;
   let floorOrigin;
   if (!directOnly) {
+    // The edge's Redis traffic goes through a counting proxy for the team-caps phase.
+    if (env.BENCH_REDIS_URL && env.BENCH_TEAM_CAPS !== '0') redisProxy = await startCountingProxy(env.BENCH_REDIS_URL);
+    const redisUrl = redisProxy?.url ?? env.BENCH_REDIS_URL;
     const engine = (dialect, model) => [{ dialect, base_url: `${simOrigin}/v1`, api_key: SIM_KEY, model }];
     const gatewayPort = await freePort();
     const [accountGrpcPort, accountHttpPort] = [await freePort(), await freePort()];
@@ -213,7 +221,7 @@ async function main() {
           RATE_LIMIT_PER_MINUTE: '100000000',
           // No broker here: the edge still encodes every usage event, and sends it nowhere.
           USAGE_EVENTS: 'off',
-          ...(env.BENCH_REDIS_URL ? { REDIS_URL: env.BENCH_REDIS_URL } : {}),
+          ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
           HOUSE_ENGINES: JSON.stringify({
             house: engine('openai', 'sim-large'),
             'house-omni': engine('anthropic', 'sim-large'),
@@ -337,6 +345,20 @@ async function main() {
     }
   }
 
+  const teamCaps =
+    redisProxy && CASES.some((c) => c.name === 'chat')
+      ? await measureTeamCaps({
+          edgeOrigin,
+          gateway,
+          ownerKey: KEY,
+          proxy: redisProxy,
+          requestSpec,
+          kase: CASES.find((c) => c.name === 'chat'),
+          requests: Math.max(200, requestsAt(10) / 2),
+          rounds,
+        })
+      : undefined;
+
   const machineAfter = machineCpuMs();
   const seconds = (performance.now() - loadBefore.at) / 1000;
   const otherMs = Math.max(0, machineAfter.busy - loadBefore.machine.busy - (ourCpuMs() - loadBefore.ours));
@@ -369,6 +391,7 @@ async function main() {
     settings,
     machine_load: machineLoad,
     results,
+    team_caps: teamCaps,
     targets: checks,
     failed_requests: failedRequests,
   };

@@ -198,8 +198,11 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
   const captures = config.redisUrl
     ? createSharedCaptureStore(store, CAPTURE_TTL_MS)
     : createMemoryCaptureStore({ ttlMs: CAPTURE_TTL_MS, maxBytes: CAPTURE_MEMORY_MAX_BYTES });
+  const budget = createBudget({ store });
   const app = createGatewayApp({
     captures,
+    budget,
+    rateLimitPerMinute: config.rateLimitPerMinute,
     baseUrl: config.baseUrl,
     logger,
     account,
@@ -228,7 +231,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     maxBodyBytes: config.maxBodyBytes,
     defaultMaxTokens: config.defaultMaxTokens,
     rateLimit,
-    budget: createBudget({ store }),
+    budget,
     routing,
     house,
     providers: config.providerEngines,

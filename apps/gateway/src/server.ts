@@ -29,6 +29,7 @@ import { consoleRoutes } from './routes/console';
 import { developerRoutes } from './routes/developers';
 import { rootRoutes } from './routes/root';
 import { deviceRoutes } from './routes/devices';
+import type { Budget } from './limits/budget';
 import { keyRoutes } from './routes/keys';
 import { teamRoutes } from './routes/teams';
 import { upstreamRoutes } from './routes/upstreams';
@@ -39,6 +40,10 @@ import { xBuildRoutes } from './routes/x-builds';
 
 export interface GatewayAppDeps {
   baseUrl: string;
+  /** Reads what team and member caps have spent, for the team routes. */
+  budget: Pick<Budget, 'capSpend'>;
+  /** The service's per-key request ceiling: a key's own `rpm` must be within it. */
+  rateLimitPerMinute: number;
   logger: Logger;
   authorize: Authorize;
   /** Sign-in, sign-up and pairing throttles for the routes reached without a key. */

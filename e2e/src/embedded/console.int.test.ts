@@ -433,8 +433,22 @@ describe('the console in a browser', () => {
     // The only owner can neither leave nor step down: no Leave button, no role choice, and the reason shown.
     const me = page.getByRole('row', { name: /\(you\)/ });
     await me.getByText(/the last owner/).waitFor();
-    expect(await me.getByRole('button').count()).toBe(0);
+    expect(await me.getByRole('button', { name: /Leave/ }).count()).toBe(0);
     expect(await me.getByRole('combobox').count()).toBe(0);
+
+    // A team budget of 50 credits a week in Paris, and a member's inside it (the form offers no more than 50).
+    const teamBudget = page.getByRole('form', { name: 'Team budget' });
+    await teamBudget.getByLabel('Cap (credits)').fill('50');
+    await teamBudget.getByLabel('Period').selectOption('weekly');
+    await teamBudget.getByLabel('Time zone').fill('Europe/Paris');
+    await teamBudget.getByRole('button', { name: 'Set budget' }).click();
+    await page.getByText(/0 of 50 credits spent this week; resets .* \(Europe\/Paris\)/).waitFor();
+    await me.getByRole('button', { name: /^Budget of / }).click();
+    const memberBudget = page.getByRole('dialog', { name: /^Budget of / });
+    expect(await memberBudget.getByLabel('Cap (credits)').getAttribute('max')).toBe('50');
+    await memberBudget.getByLabel('Cap (credits)').fill('10');
+    await memberBudget.getByRole('button', { name: 'Save budget' }).click();
+    await me.getByText(/0 of 10 credits spent this month/).waitFor();
 
     await page.getByLabel('Email to invite').fill(INVITEE);
     await page.getByRole('combobox', { name: 'Role', exact: true }).selectOption('editor');
@@ -510,9 +524,9 @@ describe('the console in a browser', () => {
     await member.getByRole('combobox', { name: `Role of ${INVITEE}` }).selectOption('owner');
     await me.getByRole('button', { name: 'Leave Platform team' }).waitFor();
     await me.getByRole('combobox').selectOption('admin');
-    // Now an admin, the person cannot act on the owner they made.
+    // Now an admin, the person cannot act on the owner they made (an admin still sets members' budgets).
     expect(await countSettles(member.getByRole('combobox'), 0)).toBe(0);
-    expect(await member.getByRole('button').count()).toBe(0);
+    expect(await member.getByRole('button', { name: /^(Remove|Leave)/ }).count()).toBe(0);
   }, 90_000);
 
   it('runs: a project, a run followed live across a dropped connection with no gap or repeat, a webhook', async () => {

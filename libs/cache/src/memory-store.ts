@@ -1,10 +1,12 @@
 import { validateAmount, validateOps, validateTtl, type SharedStore } from './shared-store';
 import {
+  adjustWindow,
   evaluateSlidingWindow,
   locateCell,
   validateWindowOptions,
   type SlidingWindowOptions,
   type SlidingWindowResult,
+  type WindowState,
 } from './sliding-window';
 
 export interface MemoryStoreOptions {
@@ -12,13 +14,6 @@ export interface MemoryStoreOptions {
   now?: () => number;
   /** How often expired keys nobody reads again are swept out; default 30 s. */
   sweepIntervalMs?: number;
-}
-
-/** Mirrors the Redis hash the Lua script keeps per window key. */
-interface WindowState {
-  cell: number;
-  previous: number;
-  current: number;
 }
 
 interface Entry {
@@ -98,15 +93,18 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SharedStore
     async batch(ops) {
       ensureOpen();
       validateOps(ops); // nothing runs when any operation is malformed
-      return ops.map((op) =>
-        op.op === 'incrBy'
-          ? incrBy(op.key, op.amount, op.ttlMs)
-          : op.op === 'incrIfExists'
-            ? live(op.key)
-              ? incrBy(op.key, op.amount)
-              : null
-            : windowHit(op.key, op.options),
-      );
+      return ops.map((op) => {
+        switch (op.op) {
+          case 'incrBy':
+            return incrBy(op.key, op.amount, op.ttlMs);
+          case 'incrIfExists':
+            return live(op.key) ? incrBy(op.key, op.amount) : null;
+          case 'window':
+            return windowHit(op.key, op.options);
+          case 'windowAdjust':
+            return windowAdjust(op.key, op.windowMs, op.amount);
+        }
+      });
     },
 
     async close() {
@@ -128,6 +126,14 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SharedStore
     if (!Number.isSafeInteger(current)) throw new Error(`ERR value at ${key} is not an integer or out of range`);
     entry.value = String(current + amount);
     return current + amount;
+  }
+
+  function windowAdjust(key: string, windowMs: number, amount: number): null {
+    const entry = live(key);
+    if (!entry || typeof entry.value === 'string') return null;
+    const adjusted = adjustWindow(entry.value, locateCell(now(), windowMs).cell, amount);
+    if (adjusted) entry.value = adjusted;
+    return null;
   }
 
   function windowHit(key: string, hitOptions: SlidingWindowOptions): SlidingWindowResult {

@@ -58,3 +58,30 @@ if weighted + cost <= limit then
 end
 return {allowed, prev, cur, elapsed}
 `;
+
+/**
+ * KEYS[1] window hash; ARGV windowMs, amount. `adjustWindow` in sliding-window.ts, on the server's clock: the
+ * two must stay in step.
+ */
+export const WINDOW_ADJUST_LUA = `
+local window = tonumber(ARGV[1])
+local amount = tonumber(ARGV[2])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local cell = math.floor(now / window)
+local state = redis.call('HMGET', KEYS[1], 'cell', 'prev', 'cur')
+local storedCell = tonumber(state[1])
+if storedCell == nil or storedCell < cell - 1 then
+  return 0
+end
+local prev = tonumber(state[2]) or 0
+local cur = (tonumber(state[3]) or 0) + amount
+if cur < 0 then
+  if storedCell == cell then
+    prev = math.max(0, prev + cur)
+  end
+  cur = 0
+end
+redis.call('HSET', KEYS[1], 'prev', prev, 'cur', cur)
+return 1
+`;

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { createLogger, type Logger } from '@sbc/logging';
-import { INCR_BY_LUA, INCR_IF_EXISTS_LUA, SLIDING_WINDOW_LUA } from './redis-scripts';
+import { INCR_BY_LUA, INCR_IF_EXISTS_LUA, SLIDING_WINDOW_LUA, WINDOW_ADJUST_LUA } from './redis-scripts';
 import { validateAmount, validateOps, validateTtl, type SharedStore, type StoreOpResult } from './shared-store';
 import { evaluateSlidingWindow, validateWindowOptions } from './sliding-window';
 
@@ -29,6 +29,7 @@ type ScriptedPipeline = ReturnType<Redis['pipeline']> & {
   sbcIncrBy(key: string, amount: number, ttlMs: number): ScriptedPipeline;
   sbcIncrIfExists(key: string, amount: number): ScriptedPipeline;
   sbcSlidingWindow(key: string, limit: number, windowMs: number, cost: number): ScriptedPipeline;
+  sbcWindowAdjust(key: string, windowMs: number, amount: number): ScriptedPipeline;
 };
 
 export function createRedisStore(url: string, options: RedisStoreOptions = {}): SharedStore {
@@ -47,6 +48,7 @@ export function createRedisStore(url: string, options: RedisStoreOptions = {}): 
   client.defineCommand('sbcIncrBy', { numberOfKeys: 1, lua: INCR_BY_LUA });
   client.defineCommand('sbcSlidingWindow', { numberOfKeys: 1, lua: SLIDING_WINDOW_LUA });
   client.defineCommand('sbcIncrIfExists', { numberOfKeys: 1, lua: INCR_IF_EXISTS_LUA });
+  client.defineCommand('sbcWindowAdjust', { numberOfKeys: 1, lua: WINDOW_ADJUST_LUA });
   const redis = client as ScriptedRedis;
 
   return {
@@ -91,6 +93,7 @@ export function createRedisStore(url: string, options: RedisStoreOptions = {}): 
       for (const op of ops) {
         if (op.op === 'incrBy') pipeline.sbcIncrBy(op.key, op.amount, validateTtl(op.ttlMs) ?? 0);
         else if (op.op === 'incrIfExists') pipeline.sbcIncrIfExists(op.key, op.amount);
+        else if (op.op === 'windowAdjust') pipeline.sbcWindowAdjust(op.key, op.windowMs, op.amount);
         else {
           const opts = validateWindowOptions(op.options);
           pipeline.sbcSlidingWindow(op.key, opts.limit, opts.windowMs, opts.cost);
@@ -108,6 +111,7 @@ export function createRedisStore(url: string, options: RedisStoreOptions = {}): 
             elapsedMs: Number(elapsedMs),
           });
         }
+        if (op.op === 'windowAdjust') return null;
         return reply === null ? null : Number(reply);
       });
     },

@@ -192,6 +192,20 @@ function storeContract(makeStore: () => SharedStore): void {
       expect(await store.batch([])).toEqual([]);
     });
 
+    it('a window charged more than a hit cost is corrected down, never below zero', async () => {
+      const window = key('t');
+      const windowMs = 60_000;
+      await store.batch([{ op: 'window', key: window, options: { limit: 1000, windowMs, cost: 600 } }]);
+      expect(await store.batch([{ op: 'windowAdjust', key: window, windowMs, amount: -450 }])).toEqual([null]);
+      const read = await store.slidingWindowHit(window, { limit: 1000, windowMs, cost: 0 });
+      // Read in the same minute-long cell as the hit (a cell edge in between only lowers it further).
+      expect(read.remaining).toBeGreaterThanOrEqual(850);
+      await store.batch([{ op: 'windowAdjust', key: window, windowMs, amount: -5_000 }]);
+      expect((await store.slidingWindowHit(window, { limit: 1000, windowMs, cost: 0 })).remaining).toBe(1000);
+      // A window nobody hit is not created by a correction.
+      await store.batch([{ op: 'windowAdjust', key: key('t'), windowMs, amount: -5 }]);
+    });
+
     it('a batch with a malformed operation runs none of them', async () => {
       const counter = key('b');
       await expect(

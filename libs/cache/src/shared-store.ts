@@ -32,12 +32,14 @@ export interface SharedStore {
 /**
  * One operation of a batch: `incrBy` as the method of that name; `incrIfExists` adds only to a key that
  * exists (null otherwise: a balance nobody has published yet is not created by spending from it);
- * `window` is `slidingWindowHit`.
+ * `window` is `slidingWindowHit`; `windowAdjust` corrects a window's latest count by `amount` (see adjustWindow)
+ * and answers null.
  */
 export type StoreOp =
   | { op: 'incrBy'; key: string; amount: number; ttlMs?: number }
   | { op: 'incrIfExists'; key: string; amount: number }
-  | { op: 'window'; key: string; options: SlidingWindowOptions };
+  | { op: 'window'; key: string; options: SlidingWindowOptions }
+  | { op: 'windowAdjust'; key: string; windowMs: number; amount: number };
 
 export type StoreOpResult = number | null | SlidingWindowResult;
 
@@ -52,7 +54,10 @@ export function validateTtl(ttlMs: number | undefined): number | undefined {
 export function validateOps(ops: readonly StoreOp[]): void {
   for (const op of ops) {
     if (op.op === 'window') validateWindowOptions(op.options);
-    else {
+    else if (op.op === 'windowAdjust') {
+      validateWindowOptions({ limit: 1, windowMs: op.windowMs });
+      validateAmount(op.amount);
+    } else {
       validateAmount(op.amount);
       if (op.op === 'incrBy') validateTtl(op.ttlMs);
     }

@@ -1,5 +1,5 @@
 import { createMemoryStore } from './memory-store';
-import { evaluateSlidingWindow, locateCell, validateWindowOptions } from './sliding-window';
+import { adjustWindow, evaluateSlidingWindow, locateCell, validateWindowOptions } from './sliding-window';
 
 const minute = { limit: 1200, windowMs: 60_000, cost: 1 };
 
@@ -59,5 +59,21 @@ describe('sliding window over a stepped clock (memory store)', () => {
       remaining: 1200,
     });
     await store.close();
+  });
+});
+
+describe('adjustWindow', () => {
+  it('takes from the latest cell, then the previous one while it weighs, never below zero', () => {
+    expect(adjustWindow({ cell: 5, previous: 10, current: 30 }, 5, -20)).toEqual({
+      cell: 5,
+      previous: 10,
+      current: 10,
+    });
+    expect(adjustWindow({ cell: 5, previous: 10, current: 30 }, 5, -35)).toEqual({ cell: 5, previous: 5, current: 0 });
+    expect(adjustWindow({ cell: 5, previous: 10, current: 30 }, 5, -99)).toEqual({ cell: 5, previous: 0, current: 0 });
+    // Stored a cell ago: its count is the one that now weighs as the previous cell.
+    expect(adjustWindow({ cell: 4, previous: 10, current: 30 }, 5, -40)).toEqual({ cell: 4, previous: 10, current: 0 });
+    expect(adjustWindow({ cell: 5, previous: 0, current: 3 }, 5, 4)).toEqual({ cell: 5, previous: 0, current: 7 });
+    expect(adjustWindow({ cell: 3, previous: 0, current: 3 }, 5, -3)).toBeUndefined();
   });
 });

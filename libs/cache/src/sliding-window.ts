@@ -91,3 +91,27 @@ function estimateRetryAfter({ limit, windowMs, cost }: Required<SlidingWindowOpt
   const fitsAtInNext = Math.ceil(windowMs - ((limit - cost) * windowMs) / current);
   return toCellEnd + Math.max(0, fitsAtInNext);
 }
+
+/** A window's stored counts: the latest cell hit, its count, and the count of the cell before it. */
+export interface WindowState {
+  cell: number;
+  previous: number;
+  current: number;
+}
+
+/**
+ * Corrects a window by `amount` once a hit's real cost is known (a token count that came in under what was
+ * charged): the latest cell's count first, then the previous one's while it still weighs, never below zero.
+ * A state older than the cell before `cell` no longer counts and is left alone (undefined). Keep in step with
+ * WINDOW_ADJUST_LUA.
+ */
+export function adjustWindow(state: WindowState, cell: number, amount: number): WindowState | undefined {
+  if (state.cell < cell - 1) return undefined;
+  let current = state.current + amount;
+  let previous = state.previous;
+  if (current < 0) {
+    if (state.cell === cell) previous = Math.max(0, previous + current);
+    current = 0;
+  }
+  return { cell: state.cell, previous, current };
+}

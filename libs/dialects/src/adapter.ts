@@ -98,6 +98,11 @@ export interface CallerDialect {
   errorBody(failure: UpstreamFailure, requestId: string): Record<string, unknown>;
   /** The status of "overloaded" in this dialect (Anthropic has its own, 529). */
   overloadStatus: number;
+  /**
+   * A tokens-per-minute limit in the headers this dialect's vendor uses for it (OpenAI's
+   * `x-ratelimit-*-tokens`, Anthropic's `anthropic-ratelimit-tokens-*`); `resetMs` is from now.
+   */
+  tokenLimitHeaders(limit: number, remaining: number, resetMs: number): Record<string, string>;
   /** The response headers that carry the request id where this dialect's SDK reads it. */
   requestIdHeaders(requestId: string): Record<string, string>;
   /** Set when an upstream dialect takes this one's bodies as they are. */

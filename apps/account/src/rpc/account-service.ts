@@ -22,6 +22,8 @@ import {
   settingsOfUpdate,
   toProtoKey,
 } from './key-settings';
+import { teamCapsOf } from '../store/team-budgets';
+import { toProtoBudget } from './budgets';
 import { getRoutingTable } from './routing';
 
 /** What every RPC service of the account app is built from (main.ts wires one set for all). */
@@ -57,12 +59,19 @@ export function createAccountService(deps: AccountServiceDeps): RpcImplementatio
       if (!owner) throw new ApiError('unauthorized', 'Unknown credential.');
       if (owner.kind === 'key') {
         const operator = deps.operators.isOperator(owner.key.userId);
+        const teamId = owner.key.orgId;
+        const caps = teamId === null ? undefined : await teamCapsOf(deps.db, teamId, owner.key.userId);
         return {
           principal: {
             kind: PrincipalKind.KEY,
             userId: owner.key.userId,
             key: toProtoKey(owner.key, operator),
             operator,
+            teamCaps: caps && {
+              teamId: teamId!,
+              team: toProtoBudget(caps.team),
+              member: toProtoBudget(caps.member),
+            },
           },
         };
       }

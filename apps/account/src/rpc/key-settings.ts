@@ -38,6 +38,8 @@ export function toProtoKey(row: CallerKeyRow, operator: boolean): MessageInitSha
     deviceId: row.deviceId ?? undefined,
     orgId: row.orgId ?? undefined,
     scopes: keyScopes(row, operator),
+    rpm: row.rpm === null ? undefined : BigInt(row.rpm),
+    tpm: row.tpm === null ? undefined : BigInt(row.tpm),
   };
 }
 
@@ -62,6 +64,8 @@ export function settingsOfCreate(request: CreateKeyRequest): KeySettings {
     mode: request.mode,
     incognito: request.incognito,
     deviceId: request.deviceId ?? null,
+    rpm: credits(request.rpm),
+    tpm: credits(request.tpm),
   };
 }
 
@@ -70,7 +74,7 @@ export function settingsOfCreate(request: CreateKeyRequest): KeySettings {
  * operator scope a non-operator's key still stores (it had no effect), which an edit drops.
  */
 export function settingsOfUpdate(row: CallerKeyRow, request: UpdateKeyRequest, operator: boolean): KeySettings {
-  const { allowedModels, dailyLimitCredits, monthlyLimitCredits, deviceId } = request;
+  const { allowedModels, dailyLimitCredits, monthlyLimitCredits, deviceId, rpm, tpm } = request;
   const stored = stringsOrNull(row.scopes);
   return {
     name: request.name ?? row.name,
@@ -88,6 +92,8 @@ export function settingsOfUpdate(row: CallerKeyRow, request: UpdateKeyRequest, o
     mode: request.mode ?? row.mode,
     incognito: request.incognito ?? row.incognito,
     deviceId: deviceId ? (deviceId.value ?? null) : row.deviceId,
+    rpm: rpm ? credits(rpm.value) : row.rpm,
+    tpm: tpm ? credits(tpm.value) : row.tpm,
   };
 }
 
@@ -106,6 +112,14 @@ export function checkSettings(settings: KeySettings): void {
   ] as const) {
     if (cap !== null && (!Number.isInteger(cap) || cap < 0 || cap > MAX_CREDITS))
       throw bad(param, `${param} must be a whole number of credits from 0 to ${MAX_CREDITS}.`);
+  }
+  // The edge bounds rpm by the service's ceiling; the column takes any positive integer.
+  for (const [param, limit] of [
+    ['rpm', settings.rpm],
+    ['tpm', settings.tpm],
+  ] as const) {
+    if (limit !== null && (!Number.isInteger(limit) || limit < 1 || limit > MAX_CREDITS))
+      throw bad(param, `${param} must be a whole number from 1 to ${MAX_CREDITS}.`);
   }
 }
 

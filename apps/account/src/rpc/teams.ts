@@ -4,6 +4,7 @@ import { ApiError } from '@sbc/errors';
 import { KEY_REVOKED_CHANNEL } from '@sbc/events';
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, type PageQuery } from '@sbc/pagination';
 import type {
+  BudgetValue,
   TeamInviteSchema,
   TeamMemberSchema,
   TeamPage,
@@ -20,6 +21,9 @@ import {
   revokeInvite,
   type InviteView,
 } from '../store/team-invites';
+import type { StoredBudget } from '../store/budget-column';
+import { setMemberBudget, setTeamBudget, storedBudget } from '../store/team-budgets';
+import { toProtoBudget } from './budgets';
 import {
   createTeam,
   deleteTeam,
@@ -38,6 +42,13 @@ import {
 import { INVITABLE_ROLES, isTeamRole, TEAM_ROLES, type TeamRole } from '../teams/permissions';
 import type { AccountServiceDeps } from './account-service';
 
+/** A budget change as stored: null removes the budget. */
+function budgetChange(change: BudgetValue, now: Date): StoredBudget | null {
+  const value = change.value;
+  if (!value) return null;
+  return storedBudget({ credits: Number(value.credits), period: value.period, timeZone: value.timeZone }, now);
+}
+
 function toProtoTeam(team: TeamView): MessageInitShape<typeof TeamSchema> {
   return {
     id: team.id,
@@ -48,11 +59,12 @@ function toProtoTeam(team: TeamView): MessageInitShape<typeof TeamSchema> {
     shareDefaults: team.shareDefaults,
     sharePolicy: team.sharePolicy,
     requireManualConfirm: team.requireManualConfirm,
+    budget: toProtoBudget(team.budget),
   };
 }
 
 function toProtoMember(member: MemberView): MessageInitShape<typeof TeamMemberSchema> {
-  return { ...member, joinedAt: timestampFromDate(member.joinedAt) };
+  return { ...member, joinedAt: timestampFromDate(member.joinedAt), budget: toProtoBudget(member.budget) };
 }
 
 function toProtoInvite(invite: InviteView): MessageInitShape<typeof TeamInviteSchema> {
@@ -143,10 +155,12 @@ export function createTeamService(deps: AccountServiceDeps): RpcImplementation<t
 
     async updateTeam(request) {
       const settings = settingsOf({ ...request, name: request.name?.trim() });
+      const userId = required(request.userId, 'user_id');
+      const teamId = required(request.teamId, 'team_id');
+      if (request.budget)
+        await publishRevoked(await setTeamBudget(deps.db, userId, teamId, budgetChange(request.budget, now())));
       return {
-        team: toProtoTeam(
-          await updateTeam(deps.db, required(request.userId, 'user_id'), required(request.teamId, 'team_id'), settings),
-        ),
+        team: toProtoTeam(await updateTeam(deps.db, userId, teamId, settings)),
       };
     },
 
@@ -172,6 +186,18 @@ export function createTeamService(deps: AccountServiceDeps): RpcImplementation<t
         role: request.role === undefined ? undefined : roleParam(request.role, TEAM_ROLES),
         groups: request.groups?.values,
       };
+      if (request.budget) {
+        const budget = budgetChange(request.budget, now());
+        await publishRevoked(
+          await setMemberBudget(
+            deps.db,
+            required(request.userId, 'user_id'),
+            required(request.teamId, 'team_id'),
+            required(request.memberUserId, 'member_user_id'),
+            budget,
+          ),
+        );
+      }
       const member = await updateMember(
         deps.db,
         required(request.userId, 'user_id'),

@@ -36,6 +36,9 @@ export interface KeySettings {
   mode: string;
   incognito: boolean;
   deviceId: string | null;
+  /** Requests and tokens per minute; null = the service's ceiling. */
+  rpm: number | null;
+  tpm: number | null;
 }
 
 function jsonList(value: string[] | null): Prisma.InputJsonValue | typeof Prisma.DbNull {

@@ -8,6 +8,7 @@ import type {
   Team as TeamRow,
   TeamMember as MemberRow,
 } from '../generated/prisma/client';
+import { budgetOf, type StoredBudget } from './budget-column';
 import { stringsOf } from './json-columns';
 import {
   isTeamRole,
@@ -43,6 +44,7 @@ export interface TeamView {
   shareDefaults: ShareDefaults;
   sharePolicy: SharePolicy;
   requireManualConfirm: boolean;
+  budget: StoredBudget | null;
 }
 
 export interface MemberView {
@@ -51,6 +53,7 @@ export interface MemberView {
   role: TeamRole;
   groups: string[];
   joinedAt: Date;
+  budget: StoredBudget | null;
 }
 
 export interface TeamSettingsPatch {
@@ -108,6 +111,7 @@ function teamView(row: TeamWithSeat): TeamView {
     shareDefaults: shareDefaultsOf(row.shareDefaults),
     sharePolicy: row.sharePolicy === 'editors' ? 'editors' : 'members',
     requireManualConfirm: row.requireManualConfirm,
+    budget: budgetOf(row.budget),
   };
 }
 
@@ -256,6 +260,7 @@ async function memberViews(db: TeamDb, rows: MemberRow[]): Promise<MemberView[]>
     role: roleOf(row.role),
     groups: stringsOf(row.groups),
     joinedAt: row.joinedAt,
+    budget: budgetOf(row.budget),
   }));
 }
 

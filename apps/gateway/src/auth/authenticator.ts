@@ -6,6 +6,8 @@ import type { Logger } from '@sbc/logging';
 import { PrincipalKind, type AccountService, type CallerKey } from '@sbc/proto/sbc/account/v1/account_pb';
 import type { RpcClientOf } from '@sbc/rpc';
 import { isScope, type Scope } from '@sbc/scopes';
+import type { TeamCaps } from '@sbc/proto/sbc/account/v1/teams_pb';
+import { teamSpendCapsOf, type TeamSpendCaps } from '../limits/team-caps';
 import type { CredentialKind } from './credentials';
 
 /** Who is calling, as the edge caches it. */
@@ -14,6 +16,8 @@ export interface Principal {
   userId: string;
   /** Set for caller keys. */
   key?: CallerKey;
+  /** Set for team keys: the team's and the member's spend caps, read once with the key. */
+  teamCaps?: TeamSpendCaps;
   /** Set for device tokens: the paired device. */
   deviceId?: string;
   /** Effective scopes of a key; sessions and device tokens are not narrowed by scopes. */
@@ -40,6 +44,7 @@ function toPrincipal(found: {
   key?: CallerKey;
   deviceId: string;
   operator: boolean;
+  teamCaps?: TeamCaps;
 }): Principal {
   const { kind, userId, key, operator } = found;
   if (kind === PrincipalKind.KEY && key) {
@@ -47,6 +52,7 @@ function toPrincipal(found: {
       kind: 'key',
       userId,
       key,
+      teamCaps: teamSpendCapsOf(found.teamCaps),
       scopes: key.scopes.filter(isScope),
       revoked: key.revokedAt !== undefined,
       operator,

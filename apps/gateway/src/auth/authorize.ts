@@ -7,7 +7,6 @@ import type { Authenticator, Principal } from './authenticator';
 import { isSafeMethod, isSameOriginRequest } from './console-cookie';
 import { readCredential } from './credentials';
 import type { KeyUseRecorder } from './key-use';
-import { rateLimitSubject } from '../limits/rate-limit';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -27,7 +26,7 @@ export interface AuthorizeDeps {
 }
 
 /** The request bucket every keyed REST route counts against (limits/rate-limit.ts); returns its headers. */
-export type RateLimit = (subject: string, cost?: number) => Promise<Record<string, string>>;
+export type RateLimit = (principal: Principal, cost?: number) => Promise<Record<string, string>>;
 
 /**
  * Authenticates a request's credential and checks the route's scopes: 401 for a missing, malformed or
@@ -97,7 +96,7 @@ export function createAuthorize(deps: AuthorizeDeps & { rateLimit: RateLimit }) 
         );
       }
       // The same bucket as the caller's model calls; a refusal carries its headers into the envelope.
-      res.set(await deps.rateLimit(rateLimitSubject(principal), options.rateCost ?? 1));
+      res.set(await deps.rateLimit(principal, options.rateCost ?? 1));
       req.principal = principal;
       next();
     };

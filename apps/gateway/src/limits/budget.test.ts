@@ -1,8 +1,21 @@
 import { createMemoryStore, type SharedStore } from '@sbc/cache';
 import { findCatalogModel } from '@sbc/catalog';
 import { ApiError } from '@sbc/errors';
-import { createBudget, MILLI } from './budget';
+import type { CallerKey } from '@sbc/proto/sbc/account/v1/account_pb';
+import type { Principal } from '../auth/authenticator';
+import { createBudget, MILLI, type BudgetSubject } from './budget';
 import { createRateLimiter } from './rate-limit';
+import type { SpendCap } from './team-caps';
+
+/** A caller key's principal, with the key's own per-minute limits when given. */
+function keyPrincipal(id: string, limits: { rpm?: number; tpm?: number } = {}): Principal {
+  const key = {
+    id,
+    rpm: limits.rpm === undefined ? undefined : BigInt(limits.rpm),
+    tpm: limits.tpm === undefined ? undefined : BigInt(limits.tpm),
+  } as CallerKey;
+  return { kind: 'key', userId: 'usr_k', key, scopes: [], revoked: false, operator: false };
+}
 
 describe('call budgets', () => {
   const subject = { userId: 'usr_1', keyId: 'key_1', dailyCapCredits: 10 };
@@ -113,11 +126,34 @@ describe('admitting a priced call', () => {
     const limiter = createRateLimiter({ store, limitPerMinute: 10 });
     const budget = createBudget({ store });
     const admitted = await budget.reserveCall({ userId: 'usr_a', keyId: 'key_a', dailyCapCredits: 1_000 }, call(), {
-      bucket: limiter.bucket('key_a'),
+      bucket: limiter.bucket(keyPrincipal('key_a')),
     });
     expect(trips()).toBe(1);
     expect(admitted.outputTokens).toBe(128_000);
     expect(admitted.headers).toMatchObject({ 'x-ratelimit-remaining': '9' });
+  });
+
+  it('with team and member caps too, admission is still one round trip', async () => {
+    const { store, trips } = countingStore();
+    const limiter = createRateLimiter({ store, limitPerMinute: 10 });
+    const budget = createBudget({ store });
+    const cap = {
+      credits: 1_000,
+      period: { kind: 'monthly' },
+      periodText: 'monthly',
+      timeZone: 'Asia/Tokyo',
+      anchor: '',
+    };
+    const subject = {
+      userId: 'usr_a',
+      keyId: 'key_a',
+      dailyCapCredits: 1_000,
+      team: { teamId: 'org_1', team: cap, member: cap },
+    };
+    await budget.reserveCall(subject as BudgetSubject, call(), {
+      bucket: limiter.bucket(keyPrincipal('key_a', { tpm: 10 ** 6 })),
+    });
+    expect(trips()).toBe(1);
   });
 
   it(
@@ -128,7 +164,7 @@ describe('admitting a priced call', () => {
       const budget = createBudget({ store });
       // 1 credit of daily cap: at 0.8 millicredits a token, about 1,200 output tokens after the prompt.
       const admitted = await budget.reserveCall({ userId: 'usr_b', keyId: 'key_b', dailyCapCredits: 1 }, call(), {
-        bucket: limiter.bucket('key_b'),
+        bucket: limiter.bucket(keyPrincipal('key_b')),
       });
       expect(admitted.outputTokens).toBeGreaterThan(1_000);
       expect(admitted.outputTokens).toBeLessThanOrEqual(1_250);
@@ -143,7 +179,7 @@ describe('admitting a priced call', () => {
     const budget = createBudget({ store });
     await store.set('credits:available:usr_c', '50');
     const refusal = await budget
-      .reserveCall({ userId: 'usr_c', keyId: 'key_c' }, call(100), { bucket: limiter.bucket('key_c') })
+      .reserveCall({ userId: 'usr_c', keyId: 'key_c' }, call(100), { bucket: limiter.bucket(keyPrincipal('key_c')) })
       .catch((e: unknown) => e);
     expect(refusal).toMatchObject({
       code: 'budget_exhausted',
@@ -158,19 +194,146 @@ describe('admitting a priced call', () => {
     const limiter = createRateLimiter({ store, limitPerMinute: 1 });
     const budget = createBudget({ store });
     await budget.reserveCall({ userId: 'usr_d', keyId: 'key_d', dailyCapCredits: 5 }, call(10), {
-      bucket: limiter.bucket('key_d'),
+      bucket: limiter.bucket(keyPrincipal('key_d')),
     });
     const spentBefore = await store.getMany([
       `spend:key:key_d:d:${new Date().toISOString().slice(0, 10).replace(/-/g, '')}`,
     ]);
     const refusal = await budget
       .reserveCall({ userId: 'usr_d', keyId: 'key_d', dailyCapCredits: 5 }, call(10), {
-        bucket: limiter.bucket('key_d'),
+        bucket: limiter.bucket(keyPrincipal('key_d')),
       })
       .catch((e: unknown) => e);
     expect(refusal).toMatchObject({ code: 'rate_limited', status: 429 });
     expect(
       await store.getMany([`spend:key:key_d:d:${new Date().toISOString().slice(0, 10).replace(/-/g, '')}`]),
     ).toEqual(spentBefore);
+  });
+});
+
+describe('team and member caps', () => {
+  const weekly = (credits: number, timeZone = 'UTC'): SpendCap => ({
+    credits,
+    period: { kind: 'weekly' },
+    periodText: 'weekly',
+    timeZone,
+    anchor: '2026-11-01',
+  });
+  const member = (userId: string, keyId: string, caps: { team?: SpendCap; member?: SpendCap }): BudgetSubject => ({
+    userId,
+    keyId,
+    team: { teamId: 'org_1', ...caps },
+  });
+
+  it("holds the team's cap over every member's keys, naming the team, its period and when it resets", async () => {
+    const now = new Date('2026-11-27T12:00:00Z');
+    const budget = createBudget({ store: createMemoryStore(), now: () => now });
+    const team = weekly(10);
+    await budget.reserve(member('usr_a', 'key_a', { team }), 6 * MILLI);
+    await budget.reserve(member('usr_b', 'key_b', { team }), 4 * MILLI);
+    const refusal = await budget.reserve(member('usr_c', 'key_c', { team }), 1).catch((e: unknown) => e);
+    expect(refusal).toMatchObject({ status: 402, extra: { budget: 'team' } });
+    expect((refusal as Error).message).toBe(
+      "The team's weekly budget of 10 credits is spent; it resets at 2026-11-30T00:00:00.000Z (UTC).",
+    );
+  });
+
+  it("a member's cap refuses that member while the team has room, and not the others", async () => {
+    const budget = createBudget({ store: createMemoryStore() });
+    const caps = { team: weekly(100), member: weekly(2) };
+    await budget.reserve(member('usr_a', 'key_a', caps), 2 * MILLI);
+    await expect(budget.reserve(member('usr_a', 'key_a2', caps), 1)).rejects.toMatchObject({
+      extra: { budget: 'member' },
+    });
+    await expect(budget.reserve(member('usr_b', 'key_b', caps), 2 * MILLI)).resolves.toBeDefined();
+  });
+
+  it("a weekly cap starts afresh at Monday 00:00 in the team's time zone", async () => {
+    let now = new Date('2026-11-29T22:59:00Z'); // Sunday 23:59 in Paris
+    const budget = createBudget({ store: createMemoryStore(), now: () => now });
+    const subject = member('usr_a', 'key_a', { team: weekly(5, 'Europe/Paris') });
+    await budget.reserve(subject, 5 * MILLI);
+    await expect(budget.reserve(subject, 1)).rejects.toMatchObject({ extra: { budget: 'team' } });
+    now = new Date('2026-11-29T23:00:00Z'); // Monday 00:00 in Paris, still Sunday in UTC
+    await expect(budget.reserve(subject, 5 * MILLI)).resolves.toBeDefined();
+  });
+
+  it('a refused reservation leaves the team and member counters as they were', async () => {
+    const store = createMemoryStore();
+    const budget = createBudget({ store });
+    const caps = { team: weekly(10), member: weekly(3) };
+    await budget.reserve(member('usr_a', 'key_a', caps), 2 * MILLI);
+    await expect(budget.reserve(member('usr_a', 'key_a', caps), 2 * MILLI)).rejects.toMatchObject({
+      extra: { budget: 'member' },
+    });
+    // The team still has 8 credits: only the first reservation counts.
+    await expect(budget.reserve(member('usr_b', 'key_b', { team: weekly(10) }), 8 * MILLI)).resolves.toBeDefined();
+  });
+});
+
+describe('an account short because calls in flight hold its balance', () => {
+  const price = findCatalogModel('house')!.price;
+
+  it('says what is reserved, what the call needs, and that its output limit lowers it', async () => {
+    const store = createMemoryStore();
+    const budget = createBudget({ store });
+    await store.set('credits:available:usr_h', String(10_000 * MILLI));
+    const inFlight = await budget.reserve({ userId: 'usr_h' }, 9_999 * MILLI);
+    const refusal = await budget
+      .reserveCall(
+        { userId: 'usr_h' },
+        { price, inputTokens: { bound: 10, count: () => 10 }, requestedOutputTokens: 2_000_000, modelOutputTokens: 1 },
+        { outputLimitField: 'max_tokens' },
+      )
+      .catch((e: unknown) => e);
+    expect(refusal).toMatchObject({ status: 402, extra: { budget: 'account' } });
+    expect((refusal as Error).message).toBe(
+      "Calls in flight have reserved 9,999 credits of the account's balance, leaving 1; this call's worst case " +
+        'needs 1,600.002. Setting max_tokens lowers it.',
+    );
+    // Once the call in flight settles, what it held is released.
+    await inFlight.settle(0);
+    expect(Number(await store.get('credits:held:usr_h'))).toBe(0);
+  });
+});
+
+describe("a key's tokens per minute", () => {
+  const price = findCatalogModel('house')!.price;
+  const call = (requestedOutputTokens: number) => ({
+    price,
+    inputTokens: { bound: 400, count: () => 100 },
+    requestedOutputTokens,
+    modelOutputTokens: 128_000,
+  });
+
+  it('counts the prompt and output limit in admission, refuses past the limit, and corrects at settle', async () => {
+    const store = createMemoryStore();
+    const limiter = createRateLimiter({ store, limitPerMinute: 100 });
+    const budget = createBudget({ store });
+    const principal = keyPrincipal('key_t', { tpm: 1_000 });
+    const headers = (limit: number, remaining: number) => ({ tokens: `${remaining}/${limit}` });
+    const first = await budget.reserveCall({ userId: 'usr_t' }, call(500), {
+      bucket: limiter.bucket(principal, headers),
+    });
+    expect(first.headers).toMatchObject({ tokens: '400/1000' });
+    const refusal = await budget
+      .reserveCall({ userId: 'usr_t' }, call(500), { bucket: limiter.bucket(principal, headers) })
+      .catch((e: unknown) => e);
+    expect(refusal).toMatchObject({ status: 429, headers: { tokens: '400/1000' } });
+    expect((refusal as ApiError).headers['retry-after']).toBeDefined();
+    // The first call used 150 of its 600: the window gets the rest back.
+    await first.reservation.settle(0, 150);
+    const again = await budget.reserveCall({ userId: 'usr_t' }, call(500), {
+      bucket: limiter.bucket(principal, headers),
+    });
+    expect(again.headers).toMatchObject({ tokens: '250/1000' });
+  });
+
+  it("a key's own rpm binds under the service ceiling and is what the headers describe", async () => {
+    const limiter = createRateLimiter({ store: createMemoryStore(), limitPerMinute: 100 });
+    const principal = keyPrincipal('key_r', { rpm: 2 });
+    await expect(limiter(principal)).resolves.toMatchObject({ 'x-ratelimit-limit': '2', 'x-ratelimit-remaining': '1' });
+    await limiter(principal);
+    await expect(limiter(principal)).rejects.toMatchObject({ status: 429 });
   });
 });

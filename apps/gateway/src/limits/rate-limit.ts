@@ -1,57 +1,173 @@
 import { ApiError } from '@sbc/errors';
-import type { SharedStore, SlidingWindowResult, StoreOp } from '@sbc/cache';
-import type { Bucket } from './budget';
+import type { SharedStore, SlidingWindowResult, StoreOp, StoreOpResult } from '@sbc/cache';
 import type { Principal } from '../auth/authenticator';
 
 const WINDOW_MS = 60_000;
 
 /** Whose bucket a request counts against: the key's, or the user's for sessions and device tokens. */
-export function rateLimitSubject(principal: Principal): string {
+function rateLimitSubject(principal: Principal): string {
   return principal.key ? principal.key.id : `user:${principal.userId}`;
 }
 
+/** A dialect's own names for a tokens-per-minute limit (CallerDialect.tokenLimitHeaders). */
+export type TokenLimitHeaders = (limit: number, remaining: number, resetMs: number) => Record<string, string>;
+
+/** Tokens a call was counted for in its key's tokens-per-minute window, until its real count is known. */
+export interface TokenHold {
+  /** Takes the whole count back (the call was refused after it was counted). */
+  readonly releaseOp: StoreOp;
+  /** The correction to the call's real tokens as a store operation, for a settle's own batch; once. */
+  settleOp(actualTokens: number): StoreOp | undefined;
+  /** Corrects the count to the call's real tokens in a round trip of its own. Call once. */
+  settle(actualTokens: number): Promise<void>;
+}
+
+/** What a bucket answered: its headers, or its 429 with them (and what to take back of the hit). */
+interface BucketHit {
+  headers: Record<string, string>;
+  refusal?: ApiError;
+  /** On a refusal: the part of the hit that was counted all the same, to take back. */
+  undo: StoreOp[];
+  tokens?: TokenHold;
+}
+
 /**
- * The per-key request bucket (1,200 a minute by default), one for every keyed route, model calls and the
- * REST surface alike, kept in the shared store so every edge replica counts against the same window. A
- * route that costs the service more than one request takes `cost` from it (RouteSpec.rateCost). A hit
- * answers the `x-ratelimit-*` headers every answer carries, or throws 429 `rate_limited` with `Retry-After`
- * when the bucket is spent. `bucket` gives the same hit as a store operation, so the model path can send it
- * in one round trip with its budget reservation.
+ * A model call's limits as store operations, so admission sends them in its one round trip: the request
+ * window, and the key's tokens window when the key has a `tpm` limit, charged the call's tokens (counted only
+ * then, since counting costs a tokenizer pass).
+ */
+export interface Bucket {
+  ops(tokens: () => number): StoreOp[];
+  answer(results: readonly StoreOpResult[]): BucketHit;
+}
+
+const seconds = (ms: number) => String(Math.max(1, Math.ceil(ms / 1000)));
+
+/**
+ * The per-key request bucket (1,200 a minute by default, or a key's own `rpm` under that ceiling), one for every
+ * keyed route, model calls and the REST surface alike, and a key's tokens-per-minute window (`tpm`), kept in the
+ * shared store so every edge replica counts against the same windows. A route that costs the service more than
+ * one request takes `cost` from it (RouteSpec.rateCost). A hit answers the `x-ratelimit-*` headers of the limit
+ * that binds, or throws 429 `rate_limited` with `Retry-After` when it is spent.
  */
 export function createRateLimiter(deps: { store: SharedStore; limitPerMinute: number; onRefused?: () => void }) {
-  const op = (subject: string, cost = 1): StoreOp => ({
+  const requestLimit = (principal: Principal) => {
+    const own = principal.key?.rpm;
+    return own === undefined ? deps.limitPerMinute : Math.min(Number(own), deps.limitPerMinute);
+  };
+  const requestOp = (principal: Principal, cost: number): StoreOp => ({
     op: 'window',
-    key: `rl:${subject}`,
-    options: { limit: deps.limitPerMinute, windowMs: WINDOW_MS, cost },
+    key: `rl:${rateLimitSubject(principal)}`,
+    options: { limit: requestLimit(principal), windowMs: WINDOW_MS, cost },
   });
-  function answer(subject: string, result: SlidingWindowResult): Record<string, string> {
-    const headers: Record<string, string> = {
+
+  function refusal(message: string, headers: Record<string, string>, result: SlidingWindowResult): ApiError {
+    deps.onRefused?.();
+    return new ApiError('rate_limited', message, {
+      headers: { ...headers, 'retry-after': seconds(result.retryAfterMs) },
+    });
+  }
+
+  function requestHeaders(result: SlidingWindowResult): Record<string, string> {
+    return {
       'x-ratelimit-limit': String(result.limit),
       'x-ratelimit-remaining': String(Math.max(0, Math.floor(result.remaining))),
-      'x-ratelimit-reset': String(Math.max(1, Math.ceil(result.resetMs / 1000))),
+      'x-ratelimit-reset': seconds(result.resetMs),
     };
-    if (!result.allowed) {
-      deps.onRefused?.();
-      throw new ApiError(
-        'rate_limited',
-        `Rate limit of ${result.limit} requests per minute reached for ` +
-          `this ${subject.startsWith('user:') ? 'account' : 'key'}.`,
-        {
-          headers: { ...headers, 'retry-after': String(Math.max(1, Math.ceil(result.retryAfterMs / 1000))) },
-        },
-      );
-    }
+  }
+
+  function requestRefusal(principal: Principal, result: SlidingWindowResult, headers: Record<string, string>) {
+    const whose = principal.key ? 'key' : 'account';
+    return refusal(`Rate limit of ${result.limit} requests per minute reached for this ${whose}.`, headers, result);
+  }
+
+  async function hit(principal: Principal, cost = 1): Promise<Record<string, string>> {
+    const [result] = (await deps.store.batch([requestOp(principal, cost)])) as SlidingWindowResult[];
+    const headers = requestHeaders(result!);
+    if (!result!.allowed) throw requestRefusal(principal, result!, headers);
     return headers;
   }
-  return Object.assign(
-    async function hit(subject: string, cost = 1): Promise<Record<string, string>> {
-      const [result] = await deps.store.batch([op(subject, cost)]);
-      return answer(subject, result as SlidingWindowResult);
-    },
-    {
-      bucket: (subject: string): Bucket => ({ op: op(subject), answer: (result) => answer(subject, result) }),
-    },
-  );
+
+  function bucket(principal: Principal, tokenHeaders?: TokenLimitHeaders): Bucket {
+    const tpm = principal.key?.tpm === undefined ? undefined : Number(principal.key.tpm);
+    const tokensKey = `tpm:${rateLimitSubject(principal)}`;
+    const adjust = (amount: number): StoreOp => ({ op: 'windowAdjust', key: tokensKey, windowMs: WINDOW_MS, amount });
+    const requestUndo: StoreOp = {
+      op: 'windowAdjust',
+      key: `rl:${rateLimitSubject(principal)}`,
+      windowMs: WINDOW_MS,
+      amount: -1,
+    };
+    let counted = 0;
+    return {
+      ops(tokens) {
+        const ops = [requestOp(principal, 1)];
+        if (tpm === undefined) return ops;
+        counted = Math.max(0, Math.ceil(tokens()));
+        ops.push({ op: 'window', key: tokensKey, options: { limit: tpm, windowMs: WINDOW_MS, cost: counted } });
+        return ops;
+      },
+      answer(results) {
+        const [requests, tokens] = results as SlidingWindowResult[];
+        const headers = requestHeaders(requests!);
+        if (tokens && tokenHeaders)
+          Object.assign(headers, tokenHeaders(tokens.limit, Math.max(0, Math.floor(tokens.remaining)), tokens.resetMs));
+        if (!requests!.allowed)
+          return {
+            headers,
+            refusal: requestRefusal(principal, requests!, headers),
+            undo: tokens?.allowed && counted > 0 ? [adjust(-counted)] : [],
+          };
+        if (tokens && !tokens.allowed) {
+          const message =
+            counted > tokens.limit
+              ? `This call counts ${counted} tokens (its prompt and its output limit), more than this key's limit ` +
+                `of ${tokens.limit} tokens per minute; a lower output limit (max_tokens) lowers it.`
+              : `Rate limit of ${tokens.limit} tokens per minute reached for this key.`;
+          // The refused call takes nothing from the request window either.
+          return { headers, refusal: refusal(message, headers, tokens), undo: [requestUndo] };
+        }
+        if (!tokens || counted === 0) return { headers, undo: [] };
+        let settled = false;
+        const charged = counted;
+        return {
+          headers,
+          undo: [],
+          tokens: {
+            releaseOp: adjust(-charged),
+            settleOp(actualTokens) {
+              if (settled) return undefined;
+              settled = true;
+              const delta = Math.max(0, Math.ceil(actualTokens)) - charged;
+              return delta === 0 ? undefined : adjust(delta);
+            },
+            async settle(actualTokens) {
+              const op = this.settleOp(actualTokens);
+              if (op) await deps.store.batch([op]);
+            },
+          },
+        };
+      },
+    };
+  }
+
+  /**
+   * Takes `bucket` in a round trip of its own (a call with no budget to reserve in the same one), or throws
+   * its 429 after taking back what was counted of it.
+   */
+  async function take(
+    bucket: Bucket,
+    tokens: () => number,
+  ): Promise<{ headers: Record<string, string>; tokens?: TokenHold }> {
+    const answered = bucket.answer(await deps.store.batch(bucket.ops(tokens)));
+    if (answered.refusal) {
+      if (answered.undo.length > 0) await deps.store.batch(answered.undo);
+      throw answered.refusal;
+    }
+    return answered;
+  }
+
+  return Object.assign(hit, { bucket, take });
 }
 
 export type RateLimiter = ReturnType<typeof createRateLimiter>;

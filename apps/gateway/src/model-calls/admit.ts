@@ -1,8 +1,9 @@
 import type { ModelPrice } from '@sbc/catalog';
+import type { CallerDialect } from '@sbc/dialects';
 import { ApiError } from '@sbc/errors';
 import type { Principal } from '../auth/authenticator';
-import type { Bucket, Budget, BudgetSubject, Reservation } from '../limits/budget';
-import { rateLimitSubject, type RateLimiter } from '../limits/rate-limit';
+import type { Budget, BudgetSubject, Reservation } from '../limits/budget';
+import type { Bucket, RateLimiter, TokenHold } from '../limits/rate-limit';
 import type { Target } from '../routing/targets';
 import { countRequestTokens, createTokenCounter } from './count-tokens';
 import { bodyOf, promptOf, requestedMaxTokens, type CallerCall } from './plan';
@@ -22,6 +23,11 @@ export interface AdmissionTerms {
   reservation?: Reservation;
   /** A house-fast call inside the caller's free fair use: counted for its windows, charged nothing. */
   fairUse: boolean;
+  /**
+   * The tokens the key's tokens-per-minute window counted for the call, corrected at settle, when no reservation
+   * carries them (a call on the caller's own endpoint, or one whose first model's reservation was released).
+   */
+  tokenHold?: TokenHold;
 }
 
 function budgetSubject(principal: Principal): BudgetSubject {
@@ -31,6 +37,7 @@ function budgetSubject(principal: Principal): BudgetSubject {
     keyId: key?.id,
     dailyCapCredits: key?.dailyLimitCredits === undefined ? undefined : Number(key.dailyLimitCredits),
     monthlyCapCredits: key?.monthlyLimitCredits === undefined ? undefined : Number(key.monthlyLimitCredits),
+    team: principal.teamCaps,
   };
 }
 
@@ -42,6 +49,12 @@ function countCallInput(call: CallerCall, bytes: number): number {
   } catch {
     return bytes;
   }
+}
+
+/** The prompt's count, made at most once per call however many steps ask for it. */
+function inputCounter(call: CallerCall, bytes: number): () => number {
+  let count: number | undefined;
+  return () => (count ??= countCallInput(call, bytes));
 }
 
 /**
@@ -60,10 +73,13 @@ export class Admission {
   constructor(
     private readonly deps: AdmitDeps,
     private readonly principal: Principal,
-    /** Where the bucket's and the reservation's headers go (the call's response). */
-    private readonly out: { addHeaders(headers: Record<string, string>): void },
+    /** Where the bucket's and the reservation's headers go (the call's response), in the caller's dialect. */
+    private readonly out: {
+      addHeaders(headers: Record<string, string>): void;
+      adapter?: Pick<CallerDialect, 'tokenLimitHeaders'>;
+    },
   ) {
-    this.bucket = deps.rateLimit.bucket(rateLimitSubject(principal));
+    this.bucket = deps.rateLimit.bucket(principal, out.adapter?.tokenLimitHeaders);
   }
 
   /** The catalog model the terms were admitted for (undefined: none yet). */
@@ -87,7 +103,17 @@ export class Admission {
         throw error;
       }
     }
-    if (this.bucket) await this.takeBucket();
+    if (this.bucket) await this.takeBucket(() => this.countInput(call, bytes)() + this.outputTokensOf(call));
+  }
+
+  private counted?: () => number;
+  private countInput(call: CallerCall, bytes: number): () => number {
+    return (this.counted ??= inputCounter(call, bytes));
+  }
+
+  /** The output a call not priced here may produce: its own limit, else the service's default. */
+  private outputTokensOf(call: CallerCall): number {
+    return call.outputLimit ?? requestedMaxTokens(call) ?? this.deps.defaultMaxTokens;
   }
 
   private async admitPriced(
@@ -102,6 +128,8 @@ export class Admission {
       // The earlier model's reservation is released before this one's is taken.
       const earlier = terms.reservation;
       terms.reservation = undefined;
+      // Its tokens stay counted for the call and are corrected when the call settles.
+      terms.tokenHold ??= earlier.tokens;
       await earlier.settle(0);
     }
     this.admittedFor = undefined;
@@ -124,11 +152,11 @@ export class Admission {
         budgetSubject(this.principal),
         {
           price,
-          inputTokens: { bound: bytes, count: () => countCallInput(call, bytes) },
+          inputTokens: { bound: bytes, count: this.countInput(call, bytes) },
           requestedOutputTokens: requested,
           modelOutputTokens: modelLimit,
         },
-        { fairUse: catalogId === 'house-fast', bucket },
+        { fairUse: catalogId === 'house-fast', bucket, outputLimitField: outputLimitField(call) },
       );
       this.out.addHeaders(admitted.headers ?? {});
       terms.reservation = admitted.reservation;
@@ -142,11 +170,14 @@ export class Admission {
    * bucket's 429 is thrown instead.
    */
   async takeOnRefusal(): Promise<void> {
-    if (this.bucket) await this.takeBucket();
+    if (this.bucket) await this.takeBucket(() => 0);
   }
 
-  private async takeBucket(): Promise<void> {
+  private async takeBucket(tokens: () => number): Promise<void> {
+    const bucket = this.bucket!;
     this.bucket = undefined;
-    this.out.addHeaders(await this.deps.rateLimit(rateLimitSubject(this.principal)));
+    const taken = await this.deps.rateLimit.take(bucket, tokens);
+    this.out.addHeaders(taken.headers);
+    this.terms.tokenHold ??= taken.tokens;
   }
 }

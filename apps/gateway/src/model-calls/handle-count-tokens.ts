@@ -3,7 +3,6 @@ import { ApiError } from '@sbc/errors';
 import { callerDialect, upstreamAdapter, type UpstreamAdapter } from '@sbc/dialects';
 import { authorizeRequest } from '../auth/authorize';
 import { requestIdFor } from '../http/request-id';
-import { rateLimitSubject } from '../limits/rate-limit';
 import type { Engine } from '../routing/engines';
 import { passHeadersOf } from '../upstream/client';
 import { readJsonBody } from './body';
@@ -26,7 +25,7 @@ export function createCountTokensHandler(deps: ModelCallDeps) {
     const out = new CallResponse(res, MESSAGES, requestId, deps.baseUrl);
     try {
       const principal = await authorizeRequest(deps, req.headers, requestId, []);
-      out.addHeaders(await deps.rateLimit(rateLimitSubject(principal)));
+      out.addHeaders(await deps.rateLimit(principal));
       const { value } = await readJsonBody(req, deps.maxBodyBytes);
       if (typeof value !== 'object' || value === null || Array.isArray(value))
         throw new ApiError('invalid_request', 'The request body must be a JSON object.', { param: 'body' });

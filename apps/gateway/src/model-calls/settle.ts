@@ -17,6 +17,7 @@ import {
 import type { DeploymentLimiter } from '@sbc/route-health';
 import type { Principal } from '../auth/authenticator';
 import type { Budget, Reservation } from '../limits/budget';
+import type { TokenHold } from '../limits/rate-limit';
 import type { UsageEmitter } from '../usage/usage-events';
 import type { CallOutcome } from './exchange';
 import type { CallerCall } from './plan';
@@ -37,6 +38,7 @@ export interface CallRecord {
   call?: CallerCall;
   price?: ModelPrice;
   reservation?: Reservation;
+  tokenHold?: TokenHold;
   fairUse: boolean;
   outcome: CallOutcome;
   requestId: string;
@@ -66,7 +68,9 @@ export async function settle(deps: SettleDeps, state: CallRecord): Promise<void>
   const reserved = state.reservation?.reservedMilli;
   const chargedMilli = reserved === undefined ? costMilli : millicredits(Math.min(costMilli, reserved));
   try {
-    await state.reservation?.settle(chargedMilli);
+    const tokens = outcome.usage.inputTokens + outcome.usage.outputTokens;
+    await state.reservation?.settle(chargedMilli, tokens);
+    await state.tokenHold?.settle(tokens);
     if (fairUseCall && principal) await deps.budget.recordFairUse(principal.userId, millicreditsForNanoUsd(listCost));
   } catch (error) {
     deps.logger.error({ requestId: state.requestId, err: error }, 'settling a call budget failed');

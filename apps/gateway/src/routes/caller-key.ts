@@ -25,6 +25,8 @@ export function renderCallerKey(key: CallerKey): Record<string, unknown> {
     device_id: key.deviceId,
     org_id: key.orgId,
     scopes: key.scopes,
+    rpm: key.rpm === undefined ? undefined : Number(key.rpm),
+    tpm: key.tpm === undefined ? undefined : Number(key.tpm),
   };
   if (key.dailyLimitCredits !== undefined || key.monthlyLimitCredits !== undefined) view.caps_unit = 'credit';
   return Object.fromEntries(Object.entries(view).filter(([, value]) => value !== undefined));

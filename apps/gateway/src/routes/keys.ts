@@ -32,8 +32,20 @@ function patch<T, U>(value: T | null | undefined, convert: (value: T) => U): { v
   return value === undefined ? undefined : { value: value === null ? undefined : convert(value) };
 }
 
+/** A key's own requests per minute must be within the service's ceiling (CONTRACTS "Budgets and limits"). */
+function checkRpm(rpm: number | null | undefined, ceiling: number): void {
+  if (typeof rpm === 'number' && rpm > ceiling)
+    throw ApiError.invalid([
+      { path: 'rpm', code: 'too_big', message: `rpm is ${rpm}; the service allows a key at most ${ceiling} a minute.` },
+    ]);
+}
+
 /** The spec's Keys routes; the account service owns the keys and refuses any key wider than the caller. */
-export function keyRoutes(deps: { authorize: Authorize; account: RpcClientOf<typeof AccountService> }): Router {
+export function keyRoutes(deps: {
+  authorize: Authorize;
+  account: RpcClientOf<typeof AccountService>;
+  rateLimitPerMinute: number;
+}): Router {
   const router = Router();
 
   mount(router, specs.listKeys, deps.authorize, async ({ principal, query, requestId }) => {
@@ -45,6 +57,7 @@ export function keyRoutes(deps: { authorize: Authorize; account: RpcClientOf<typ
   });
 
   mount(router, specs.createKey, deps.authorize, async ({ principal, body, requestId }) => {
+    checkRpm(body.rpm, deps.rateLimitPerMinute);
     const reply = await deps.account.createKey(
       {
         caller: callerOf(principal),
@@ -58,6 +71,8 @@ export function keyRoutes(deps: { authorize: Authorize; account: RpcClientOf<typ
         incognito: body.incognito,
         deviceId: body.device_id,
         orgId: body.org_id,
+        rpm: credits(body.rpm),
+        tpm: credits(body.tpm),
       },
       { requestId },
     );
@@ -74,6 +89,7 @@ export function keyRoutes(deps: { authorize: Authorize; account: RpcClientOf<typ
   });
 
   mount(router, specs.updateKey, deps.authorize, async ({ principal, params, body, requestId }) => {
+    checkRpm(body.rpm, deps.rateLimitPerMinute);
     const scopes = requestedScopes(body, principal);
     const reply = await deps.account.updateKey(
       {
@@ -88,6 +104,8 @@ export function keyRoutes(deps: { authorize: Authorize; account: RpcClientOf<typ
         mode: body.mode,
         incognito: body.incognito,
         deviceId: patch(body.device_id, (id) => id),
+        rpm: patch(body.rpm, BigInt),
+        tpm: patch(body.tpm, BigInt),
       },
       { requestId },
     );

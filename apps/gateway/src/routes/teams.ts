@@ -1,11 +1,22 @@
+import type { MessageInitShape } from '@bufbuild/protobuf';
 import { timestampDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import { Router } from 'express';
 import { teamRoutes as routes } from '@sbc/api';
+import { creditsFromMicrocredits, microcreditsForMillicredits, millicredits } from '@sbc/money';
 import type { ListEnvelope, PageQuery } from '@sbc/pagination';
-import type { Team, TeamInvite, TeamMember, TeamService } from '@sbc/proto/sbc/account/v1/teams_pb';
+import type {
+  Budget as BudgetMessage,
+  BudgetValueSchema,
+  Team,
+  TeamInvite,
+  TeamMember,
+  TeamService,
+} from '@sbc/proto/sbc/account/v1/teams_pb';
 import type { RpcClientOf } from '@sbc/rpc';
 import type { Authorize } from '../auth/authorize';
 import { mount } from '../http/mount';
+import type { Budget } from '../limits/budget';
+import { memberOwner, spendCapOf, type CapScope } from '../limits/team-caps';
 
 const iso = (value: Timestamp | undefined) => (value ? timestampDate(value) : new Date(0)).toISOString();
 
@@ -15,7 +26,51 @@ function present<T>(value: T | undefined, what: string): T {
   return value;
 }
 
-function renderTeam(team: Team | undefined): Record<string, unknown> {
+type BudgetView = Record<string, unknown> | null;
+
+/** A cap of the page being rendered: whose it is and as the account service holds it. */
+interface CapOf {
+  scope: CapScope;
+  owner: string;
+  budget: BudgetMessage | undefined;
+}
+
+/**
+ * The `budget` of each team or member: its cap with what it has spent this period and when the period ends,
+ * read from the shared store in one round trip for the whole page; null where no cap is set.
+ */
+async function budgetViews(budget: Pick<Budget, 'capSpend'>, caps: readonly CapOf[]): Promise<BudgetView[]> {
+  const known = caps.flatMap(({ scope, owner, budget: message }) => {
+    const cap = spendCapOf(message);
+    return cap ? [{ scope, owner, cap }] : [];
+  });
+  const spend = known.length > 0 ? await budget.capSpend(known) : [];
+  let next = 0;
+  return caps.map(({ budget: message }) => {
+    if (!spendCapOf(message)) return null;
+    const { cap } = known[next]!;
+    const { spentMilli, window } = spend[next++]!;
+    return {
+      credits: cap.credits,
+      period: cap.periodText,
+      time_zone: cap.timeZone,
+      spent: creditsFromMicrocredits(microcreditsForMillicredits(millicredits(spentMilli))),
+      period_start: window.start.toISOString(),
+      resets_at: window.end.toISOString(),
+    };
+  });
+}
+
+/** A budget change for the account service: `null` removes the budget, absent leaves it alone. */
+function budgetChange(
+  body: { credits: number; period: string; time_zone?: string } | null | undefined,
+): MessageInitShape<typeof BudgetValueSchema> | undefined {
+  if (body === undefined) return undefined;
+  if (body === null) return {};
+  return { value: { credits: BigInt(body.credits), period: body.period, timeZone: body.time_zone ?? 'UTC' } };
+}
+
+function renderTeam(team: Team | undefined, budget: BudgetView = null): Record<string, unknown> {
   const t = present(team, 'team');
   return {
     id: t.id,
@@ -31,10 +86,11 @@ function renderTeam(team: Team | undefined): Record<string, unknown> {
     },
     share_policy: t.sharePolicy,
     require_manual_confirm: t.requireManualConfirm,
+    budget,
   };
 }
 
-function renderMember(member: TeamMember | undefined): Record<string, unknown> {
+function renderMember(member: TeamMember | undefined, budget: BudgetView = null): Record<string, unknown> {
   const m = present(member, 'member');
   return {
     object: 'team_member',
@@ -43,6 +99,7 @@ function renderMember(member: TeamMember | undefined): Record<string, unknown> {
     role: m.role,
     groups: m.groups,
     joined_at: iso(m.joinedAt),
+    budget,
   };
 }
 
@@ -83,13 +140,38 @@ function envelope<T>(
  * The thirteen team routes. The account service applies the role rules for the calling user (a team key
  * acts for its key's user); the edge validates, forwards and renders.
  */
-export function teamRoutes(deps: { authorize: Authorize; teams: RpcClientOf<typeof TeamService> }): Router {
+export function teamRoutes(deps: {
+  authorize: Authorize;
+  teams: RpcClientOf<typeof TeamService>;
+  budget: Pick<Budget, 'capSpend'>;
+}): Router {
   const router = Router();
   const { teams, authorize } = deps;
+  const teamCap = (team: Team): CapOf => ({ scope: 'team', owner: team.id, budget: team.budget });
+  /** Teams rendered with their budgets. */
+  async function renderTeams(list: Team[]): Promise<Record<string, unknown>[]> {
+    const budgets = await budgetViews(deps.budget, list.map(teamCap));
+    return list.map((team, i) => renderTeam(team, budgets[i]));
+  }
+  const renderOne = async (team: Team | undefined) => (await renderTeams([present(team, 'team')]))[0]!;
+  async function renderMembers(teamId: string, list: TeamMember[]): Promise<Record<string, unknown>[]> {
+    const caps = list.map((m): CapOf => ({ scope: 'member', owner: memberOwner(teamId, m.userId), budget: m.budget }));
+    const budgets = await budgetViews(deps.budget, caps);
+    return list.map((member, i) => renderMember(member, budgets[i]));
+  }
 
   mount(router, routes.listTeams, authorize, async ({ principal, query, requestId }) => {
     const reply = await teams.listTeams({ userId: principal.userId, page: pageOf(query) }, { requestId });
-    return { status: 200, body: envelope(reply.teams, reply.hasMore, renderTeam, (team) => team.id) };
+    const rendered = await renderTeams(reply.teams);
+    return {
+      status: 200,
+      body: envelope(
+        rendered,
+        reply.hasMore,
+        (team) => team,
+        (team) => team.id as string,
+      ),
+    };
   });
 
   mount(router, routes.createTeam, authorize, async ({ principal, body, requestId }) => {
@@ -108,7 +190,7 @@ export function teamRoutes(deps: { authorize: Authorize; teams: RpcClientOf<type
 
   mount(router, routes.getTeam, authorize, async ({ principal, params, requestId }) => {
     const reply = await teams.getTeam({ userId: principal.userId, teamId: params.team_id }, { requestId });
-    return { status: 200, body: renderTeam(reply.team) };
+    return { status: 200, body: await renderOne(reply.team) };
   });
 
   mount(router, routes.updateTeam, authorize, async ({ principal, params, body, requestId }) => {
@@ -120,10 +202,11 @@ export function teamRoutes(deps: { authorize: Authorize; teams: RpcClientOf<type
         shareDefaults: body.share_defaults,
         sharePolicy: body.share_policy,
         requireManualConfirm: body.require_manual_confirm,
+        budget: budgetChange(body.budget),
       },
       { requestId },
     );
-    return { status: 200, body: renderTeam(reply.team) };
+    return { status: 200, body: await renderOne(reply.team) };
   });
 
   mount(router, routes.deleteTeam, authorize, async ({ principal, params, requestId }) => {
@@ -136,7 +219,16 @@ export function teamRoutes(deps: { authorize: Authorize; teams: RpcClientOf<type
       { userId: principal.userId, teamId: params.team_id, page: pageOf(query) },
       { requestId },
     );
-    return { status: 200, body: envelope(reply.members, reply.hasMore, renderMember, (member) => member.userId) };
+    const rendered = await renderMembers(params.team_id, reply.members);
+    return {
+      status: 200,
+      body: envelope(
+        rendered,
+        reply.hasMore,
+        (m) => m,
+        (m) => m.user_id as string,
+      ),
+    };
   });
 
   mount(router, routes.updateTeamMember, authorize, async ({ principal, params, body, requestId }) => {
@@ -147,10 +239,11 @@ export function teamRoutes(deps: { authorize: Authorize; teams: RpcClientOf<type
         memberUserId: params.user_id,
         role: body.role,
         groups: body.groups && { values: body.groups },
+        budget: budgetChange(body.budget),
       },
       { requestId },
     );
-    return { status: 200, body: renderMember(reply.member) };
+    return { status: 200, body: (await renderMembers(params.team_id, [present(reply.member, 'member')]))[0]! };
   });
 
   mount(router, routes.removeTeamMember, authorize, async ({ principal, params, requestId }) => {
@@ -195,7 +288,7 @@ export function teamRoutes(deps: { authorize: Authorize; teams: RpcClientOf<type
 
   mount(router, routes.acceptTeamInvite, authorize, async ({ principal, params, requestId }) => {
     const reply = await teams.acceptTeamInvite({ userId: principal.userId, code: params.code }, { requestId });
-    return { status: 200, body: renderTeam(reply.team) };
+    return { status: 200, body: await renderOne(reply.team) };
   });
 
   return router;

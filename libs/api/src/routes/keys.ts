@@ -36,6 +36,8 @@ export const CallerKey = z
     incognito: z.boolean(),
     device_id: z.string().optional(),
     org_id: z.string().optional().meta({ description: 'Set on a team key.' }),
+    rpm: z.number().int().optional().meta({ description: "The key's own requests per minute; absent: the service's." }),
+    tpm: z.number().int().optional().meta({ description: "The key's own tokens per minute; absent: no token limit." }),
     scopes: z.array(Scope).meta({
       description:
         `The effective scopes: the stored list, or for a key minted without one the legacy set ` +
@@ -75,6 +77,13 @@ const Credits = z
 const Route = z
   .enum(KEY_ROUTE_VALUES)
   .meta({ description: 'A calling key on `byo` or `credits` gives only its own route.' });
+const PerMinute = (what: string) =>
+  z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_CREDITS)
+    .meta({ description: `${what} per minute for this key, within the service's ceiling (a larger one is 400).` });
 const DeviceId = z.string().min(1).max(64).meta({ description: 'A device paired to this account.' });
 
 const notBothScopesAndPreset = (body: { scopes?: unknown; preset?: unknown }) =>
@@ -93,6 +102,8 @@ const CreateKeyBody = z
     mode: z.enum(KEY_MODES).default('model'),
     incognito: z.boolean().default(false),
     device_id: DeviceId.optional(),
+    rpm: PerMinute('Requests').optional(),
+    tpm: PerMinute('Tokens (the prompt and the output limit, corrected to the real count)').optional(),
     org_id: z
       .string()
       .min(1)
@@ -115,6 +126,8 @@ const UpdateKeyBody = z
     mode: z.enum(KEY_MODES).optional(),
     incognito: z.boolean().optional(),
     device_id: DeviceId.nullable().optional(),
+    rpm: PerMinute('Requests').nullable().optional().meta({ description: '`null`: the service ceiling again.' }),
+    tpm: PerMinute('Tokens').nullable().optional().meta({ description: '`null` removes the token limit.' }),
   })
   .refine(notBothScopesAndPreset, NOT_BOTH)
   .meta({ id: 'UpdateCallerKey', description: 'Fields left out keep their value.' });

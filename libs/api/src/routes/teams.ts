@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isTimeZone, parseBudgetPeriod } from '@sbc/budget-periods';
 import { DateTime, listOf, NO_CONTENT, pageQuery } from '../common';
 import { defineRoute, type RouteAuth } from '../route';
 
@@ -13,6 +14,39 @@ const ShareDefaults = z
   .loose()
   .meta({ id: 'TeamShareDefaults', description: 'What a new member pools by default.' });
 
+// The largest cap in credits (CONTRACTS "Budgets and limits": bounded).
+const MAX_BUDGET_CREDITS = 1_000_000_000;
+const PERIOD_TEXT = 'daily, weekly (from Monday), monthly (from the 1st) or rolling_days:N (N from 1 to 366)';
+
+export const Budget = z
+  .object({
+    credits: z.number().int(),
+    period: z.string(),
+    time_zone: z.string(),
+    spent: z
+      .number()
+      .meta({ description: 'Credits spent in the current period (reservations of calls in flight included).' }),
+    period_start: DateTime,
+    resets_at: DateTime.meta({ description: 'When the next period starts and `spent` starts again from 0.' }),
+  })
+  .loose()
+  .meta({ id: 'Budget', description: `A spend cap over ${PERIOD_TEXT}, in the time zone.` });
+
+const BudgetInput = z
+  .strictObject({
+    credits: z.number().int().min(1).max(MAX_BUDGET_CREDITS).meta({ description: 'Whole credits.' }),
+    period: z
+      .string()
+      .refine((text) => parseBudgetPeriod(text) !== undefined, { message: `period must be ${PERIOD_TEXT}` }),
+    time_zone: z
+      .string()
+      .refine(isTimeZone, { message: 'time_zone must be an IANA time zone, such as Europe/Paris' })
+      .optional()
+      .meta({ description: 'An IANA zone the periods follow; UTC when left out.' }),
+  })
+  .nullable()
+  .meta({ id: 'BudgetInput', description: '`null` removes the budget. Owners and admins only.' });
+
 export const Team = z
   .object({
     id: z.string().meta({ description: '`org_…`; the `org_id` of team keys.' }),
@@ -24,6 +58,7 @@ export const Team = z
     share_defaults: ShareDefaults,
     share_policy: SharePolicy,
     require_manual_confirm: z.boolean(),
+    budget: Budget.nullable().optional().meta({ description: "The cap over every team key's spend; null: none." }),
   })
   .loose()
   .meta({ id: 'Team' });
@@ -36,6 +71,9 @@ export const TeamMember = z
     role: TeamRole,
     groups: z.array(z.string()),
     joined_at: DateTime,
+    budget: Budget.nullable()
+      .optional()
+      .meta({ description: "The member's cap over their team keys, inside the team's; null: none." }),
   })
   .loose()
   .meta({ id: 'TeamMember' });
@@ -146,6 +184,7 @@ export const updateTeam = defineRoute({
       share_defaults: ShareDefaultsPatch.optional(),
       share_policy: SharePolicy.optional(),
       require_manual_confirm: z.boolean().optional(),
+      budget: BudgetInput.optional(),
     })
     .meta({ id: 'TeamUpdate' }),
   responses: { 200: { description: 'The updated team.', schema: Team } },
@@ -197,9 +236,13 @@ export const updateTeamMember = defineRoute({
   auth: WRITE,
   params: MemberParams,
   body: z
-    .strictObject({ role: TeamRole.optional(), groups: z.array(z.string().min(1).max(64)).max(50).optional() })
-    .refine((body) => body.role !== undefined || body.groups !== undefined, {
-      message: 'Pass role, groups or both.',
+    .strictObject({
+      role: TeamRole.optional(),
+      groups: z.array(z.string().min(1).max(64)).max(50).optional(),
+      budget: BudgetInput.optional().meta({ description: "At most the team's cap. `null` removes it." }),
+    })
+    .refine((body) => body.role !== undefined || body.groups !== undefined || body.budget !== undefined, {
+      message: 'Pass role, groups, budget or a mix.',
       path: ['role'],
     })
     .meta({ id: 'TeamMemberUpdate' }),

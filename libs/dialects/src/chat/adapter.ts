@@ -13,6 +13,7 @@ import { parseChatRequest } from './parse-request';
 import { renderChatResponse } from './render-response';
 import { createChatPassthrough } from './stream-passthrough';
 import { createChatStreamRenderer } from './stream-renderer';
+import { openAiTokenLimitHeaders } from '../token-limit-headers';
 
 const OUTPUT_LIMIT_FIELDS = ['max_tokens', 'max_completion_tokens'] as const;
 
@@ -113,6 +114,7 @@ export const CHAT: CallerDialect = {
   streamRenderer: (options) => createChatStreamRenderer({ model: options.model, includeUsage: options.includeUsage }),
   errorBody: (failure, requestId) => renderErrorBody('chat', failure, requestId),
   overloadStatus: 503,
+  tokenLimitHeaders: openAiTokenLimitHeaders,
   requestIdHeaders: (requestId) => ({ 'x-request-id': requestId }),
   passthrough: chatPassthrough,
 };

@@ -12,6 +12,7 @@ import { parseMessagesRequest } from './parse-request';
 import { renderMessagesResponse } from './render-response';
 import { createMessagesPassthrough } from './stream-passthrough';
 import { createMessagesStreamRenderer } from './stream-renderer';
+import { anthropicTokenLimitHeaders } from '../token-limit-headers';
 
 /** A Messages caller on an Anthropic upstream: events pass through (createMessagesPassthrough). */
 function messagesPassthroughStream(options: { model: string; requestId: string }): CallerStream {
@@ -82,6 +83,7 @@ export const MESSAGES: CallerDialect = {
   errorBody: (failure, requestId) => renderErrorBody('messages', failure, requestId),
   overloadStatus: 529,
   // The Anthropic SDK reads `request-id`, the OpenAI SDK `x-request-id`.
+  tokenLimitHeaders: anthropicTokenLimitHeaders,
   requestIdHeaders: (requestId) => ({ 'x-request-id': requestId, 'request-id': requestId }),
   passthrough: messagesPassthrough,
 };

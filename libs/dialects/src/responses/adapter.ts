@@ -6,6 +6,7 @@ import type { DialectIssue } from '../request-error';
 import { parseResponsesRequest } from './parse-request';
 import { renderResponsesResponse } from './render-response';
 import { createResponsesStreamRenderer } from './stream-renderer';
+import { openAiTokenLimitHeaders } from '../token-limit-headers';
 
 /** The Responses dialect: no upstream speaks it here, so every call is translated. */
 export const RESPONSES: CallerDialect = {
@@ -27,5 +28,6 @@ export const RESPONSES: CallerDialect = {
   streamRenderer: (options) => createResponsesStreamRenderer({ model: options.model, request: options.request }),
   errorBody: (failure, requestId) => renderErrorBody('responses', failure, requestId),
   overloadStatus: 503,
+  tokenLimitHeaders: openAiTokenLimitHeaders,
   requestIdHeaders: (requestId) => ({ 'x-request-id': requestId }),
 };

@@ -79,6 +79,30 @@ export function KeyFields({ form, onChange }: { form: KeyFormState; onChange: (f
       </div>
       <div className="row">
         <label>
+          Requests per minute (blank for the service limit)
+          <input
+            type="number"
+            min={1}
+            step={1}
+            inputMode="numeric"
+            value={form.rpm}
+            onChange={(e) => set({ rpm: e.target.value })}
+          />
+        </label>
+        <label>
+          Tokens per minute (blank for none)
+          <input
+            type="number"
+            min={1}
+            step={1}
+            inputMode="numeric"
+            value={form.tpm}
+            onChange={(e) => set({ tpm: e.target.value })}
+          />
+        </label>
+      </div>
+      <div className="row">
+        <label>
           Route
           <select value={form.route} onChange={(e) => set({ route: e.target.value as KeyFormState['route'] })}>
             <option value="auto">Auto (your endpoints, else credits)</option>

@@ -18,12 +18,19 @@ describe('the key form as a request body', () => {
     });
   });
 
-  it('clears a blank cap or allow-list on edit (null), rather than keeping the old one', () => {
+  it('clears a blank cap, limit or allow-list on edit (null), rather than keeping the old one', () => {
     expect(updateBody({ ...EMPTY_KEY_FORM, name: 'k' })).toMatchObject({
       allowed_models: null,
       daily_limit_tokens: null,
       monthly_limit_tokens: null,
+      rpm: null,
+      tpm: null,
     });
+  });
+
+  it("sends a key's own per-minute limits when given", () => {
+    expect(createBody({ ...EMPTY_KEY_FORM, name: 'k', rpm: '60', tpm: '' })).toMatchObject({ rpm: 60, tpm: undefined });
+    expect(updateBody({ ...EMPTY_KEY_FORM, name: 'k', tpm: '20000' })).toMatchObject({ tpm: 20_000 });
   });
 
   it('splits allowed models on commas and white space', () => {

@@ -9,6 +9,9 @@ export interface KeyFormState {
   allowedModels: string;
   daily: string;
   monthly: string;
+  /** The key's own requests and tokens per minute; blank for the service's. */
+  rpm: string;
+  tpm: string;
   route: 'auto' | 'byo' | 'credits';
   mode: 'model' | 'agent';
 }
@@ -20,6 +23,8 @@ export const EMPTY_KEY_FORM: KeyFormState = {
   allowedModels: '',
   daily: '',
   monthly: '',
+  rpm: '',
+  tpm: '',
   route: 'auto',
   mode: 'model',
 };
@@ -44,6 +49,8 @@ export function createBody(form: KeyFormState): CreateKeyBody {
     allowed_models: modelList(form.allowedModels),
     daily_limit_tokens: cap(form.daily),
     monthly_limit_tokens: cap(form.monthly),
+    rpm: cap(form.rpm),
+    tpm: cap(form.tpm),
     route: form.route,
     mode: form.mode,
   };
@@ -57,6 +64,8 @@ export function updateBody(form: KeyFormState): UpdateKeyBody {
     allowed_models: modelList(form.allowedModels) ?? null,
     daily_limit_tokens: cap(form.daily) ?? null,
     monthly_limit_tokens: cap(form.monthly) ?? null,
+    rpm: cap(form.rpm) ?? null,
+    tpm: cap(form.tpm) ?? null,
     route: form.route,
     mode: form.mode,
   };

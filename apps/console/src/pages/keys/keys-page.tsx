@@ -19,6 +19,8 @@ function formOf(key: CallerKey): KeyFormState {
     allowedModels: key.allowed_models?.join(', ') ?? '',
     daily: key.daily_limit_tokens?.toString() ?? '',
     monthly: key.monthly_limit_tokens?.toString() ?? '',
+    rpm: key.rpm?.toString() ?? '',
+    tpm: key.tpm?.toString() ?? '',
     route: key.route,
     mode: key.mode,
   };
@@ -30,6 +32,14 @@ function caps(key: CallerKey): string {
     key.monthly_limit_tokens !== undefined && `${count(key.monthly_limit_tokens)}/month`,
   ].filter(Boolean);
   return parts.length ? parts.join(', ') : 'None';
+}
+
+function limits(key: CallerKey): string {
+  const parts = [
+    key.rpm !== undefined && `${count(key.rpm)} requests/min`,
+    key.tpm !== undefined && `${count(key.tpm)} tokens/min`,
+  ].filter(Boolean);
+  return parts.length ? parts.join(', ') : 'Service default';
 }
 
 /** Keys: the list, mint (secret shown once), edit, and revoke with a confirmation. */
@@ -85,6 +95,7 @@ export function KeysPage() {
               { header: 'Key', cell: (key) => <code>{key.mask}</code> },
               { header: 'Scopes', cell: (key) => key.scopes.join(', ') || 'None' },
               { header: 'Caps', cell: caps },
+              { header: 'Limits', cell: limits },
               { header: 'Last used', cell: (key) => (key.last_used_at ? dateTime(key.last_used_at) : 'Never') },
               { header: 'Status', cell: (key) => (key.revoked_at ? `Revoked ${dateTime(key.revoked_at)}` : 'Active') },
               {

@@ -3,6 +3,7 @@ import type { Team } from '../../api/types';
 import { useSession } from '../../api/session';
 import { Section } from '../../ui/page';
 import { ErrorState, QueryView } from '../../ui/states';
+import { TeamBudget } from './team-budget';
 import { TeamInvites } from './team-invites';
 import { TeamKeys } from './team-keys';
 import { TeamMembers } from './team-members';
@@ -33,7 +34,10 @@ function Rename({ team }: { team: Team }) {
   );
 }
 
-/** One team: its name, members and roles, pending invites (owners and admins) and the team keys you hold. */
+/**
+ * One team: its name and budget, members with their roles and budgets, pending invites (owners and admins) and
+ * the team keys you hold.
+ */
 export function TeamDetail({ teamId }: { teamId: string }) {
   const team = useTeam(teamId);
   const userId = useSession().data?.user.id ?? '';
@@ -44,6 +48,7 @@ export function TeamDetail({ teamId }: { teamId: string }) {
           <Section title={team.name}>
             {canManage(team.role) ? <Rename team={team} /> : <p>Only owners and admins rename the team.</p>}
           </Section>
+          <TeamBudget team={team} />
           <TeamMembers team={team} caller={{ userId, role: team.role }} />
           {canManage(team.role) && <TeamInvites team={team} />}
           <TeamKeys team={team} />

@@ -6,6 +6,7 @@ import { dateTime } from '../../ui/format';
 import { Section } from '../../ui/page';
 import { ErrorState, QueryView } from '../../ui/states';
 import { Table } from '../../ui/table';
+import { MemberBudget } from './team-budget';
 import { assignableRoles, canRemove, isLastOwner } from './team-rules';
 import { useChangeRole, useMembers, useRemoveMember } from './use-teams';
 
@@ -78,6 +79,7 @@ export function TeamMembers({ team, caller }: { team: Team; caller: Caller }) {
                 header: 'Role',
                 cell: (member) => <RoleCell team={team} caller={caller} member={member} members={page.data} />,
               },
+              { header: 'Budget', cell: (member) => <MemberBudget team={team} member={member} /> },
               { header: 'Joined', cell: (member) => dateTime(member.joined_at) },
               {
                 header: 'Actions',

@@ -43,6 +43,24 @@ export const useChangeRole = () =>
     }),
     invalidates: TEAMS,
   });
+/** A budget to set, or null to remove it. */
+type BudgetBody = { credits: number; period: string; time_zone: string } | null;
+export const useSetTeamBudget = () =>
+  useApiMutation(updateTeam, {
+    input: ({ teamId, budget }: { teamId: string; budget: BudgetBody }) => ({
+      params: { team_id: teamId },
+      body: { budget },
+    }),
+    invalidates: TEAMS,
+  });
+export const useSetMemberBudget = () =>
+  useApiMutation(updateTeamMember, {
+    input: ({ teamId, userId, budget }: { teamId: string; userId: string; budget: BudgetBody }) => ({
+      params: { team_id: teamId, user_id: userId },
+      body: { budget },
+    }),
+    invalidates: TEAMS,
+  });
 export const useRemoveMember = () =>
   useApiMutation(removeTeamMember, {
     input: ({ teamId, userId }: { teamId: string; userId: string }) => ({
