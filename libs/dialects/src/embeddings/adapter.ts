@@ -6,6 +6,7 @@ import { DialectRequestError } from '../request-error';
 import { usageFromChat } from '../usage';
 import { UpstreamError } from '../upstream-error';
 import { checkEmbeddingsRequest } from './check-request';
+import { openAiTokenLimitHeaders } from '../token-limit-headers';
 
 // `POST /v1/embeddings`, OpenAI's shape. An embedding call is one exchange with no stream and no output tokens,
 // so it rides the model-call path as a caller dialect whose every engine takes its body as it is: only an
@@ -98,6 +99,8 @@ export const EMBEDDINGS: CallerDialect = {
   },
   errorBody: (failure, requestId) => renderErrorBody('embeddings', failure, requestId),
   overloadStatus: 503,
+  // OpenAI's own embeddings route answers with OpenAI's token-limit headers.
+  tokenLimitHeaders: openAiTokenLimitHeaders,
   requestIdHeaders: (requestId) => ({ 'x-request-id': requestId }),
   passthrough: embeddingsPassthrough,
 };
