@@ -124,12 +124,12 @@ export function checkSettings(settings: KeySettings): void {
 }
 
 function boundsOf(
-  settings: Pick<KeySettings, 'allowedModels' | 'dailyLimitCredits' | 'monthlyLimitCredits' | 'route'>,
+  settings: Pick<KeySettings, 'allowedModels' | 'dailyLimitCredits' | 'monthlyLimitCredits' | 'rpm' | 'tpm' | 'route'>,
   scopes: readonly string[],
   orgId: string | null,
 ): KeyBounds {
-  const { allowedModels, dailyLimitCredits, monthlyLimitCredits, route } = settings;
-  return { scopes, allowedModels, dailyLimitCredits, monthlyLimitCredits, route, orgId };
+  const { allowedModels, dailyLimitCredits, monthlyLimitCredits, rpm, tpm, route } = settings;
+  return { scopes, allowedModels, dailyLimitCredits, monthlyLimitCredits, rpm, tpm, route, orgId };
 }
 
 /** Who asks for a key change: the account, and the calling key unless a session or device token asks. */

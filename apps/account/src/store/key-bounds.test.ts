@@ -5,6 +5,8 @@ const caller: KeyBounds = {
   allowedModels: null,
   dailyLimitCredits: null,
   monthlyLimitCredits: null,
+  rpm: null,
+  tpm: null,
   route: 'auto',
   orgId: null,
 };
@@ -50,6 +52,16 @@ describe('a key is never minted or edited wider than the calling key', () => {
       param: 'monthly_limit_tokens',
     });
     expect(wideningOf(capped, { ...caller, dailyLimitCredits: 0, monthlyLimitCredits: 1000 })).toBeNull();
+  });
+
+  it('a rate-limited caller mints only keys limited as tightly or more', () => {
+    const limited = { ...caller, rpm: 60, tpm: 10_000 };
+    expect(wideningOf(limited, { ...caller, rpm: null, tpm: 10_000 })).toMatchObject({ param: 'rpm' });
+    expect(wideningOf(limited, { ...caller, rpm: 61, tpm: 10_000 })).toMatchObject({ param: 'rpm' });
+    expect(wideningOf(limited, { ...caller, rpm: 60, tpm: null })).toMatchObject({ param: 'tpm' });
+    expect(wideningOf(limited, { ...caller, rpm: 30, tpm: 5_000 })).toBeNull();
+    // An unlimited caller gives any limit, or none.
+    expect(wideningOf(caller, { ...caller, rpm: 5, tpm: null })).toBeNull();
   });
 
   it('a caller on byo or credits gives only its own route; auto gives any', () => {

@@ -8,6 +8,9 @@ export interface KeyBounds {
   /** null = no cap. */
   dailyLimitCredits: number | null;
   monthlyLimitCredits: number | null;
+  /** The key's own requests and tokens per minute; null = the service's ceiling alone. */
+  rpm: number | null;
+  tpm: number | null;
   route: string;
   /** Set on a team key. */
   orgId: string | null;
@@ -64,7 +67,7 @@ function capWithin(callerCap: number | null, keyCap: number | null): boolean {
 
 /**
  * The first way `key` would be wider than `caller`, or null when it is not: every scope held by the caller,
- * models within the caller's allow-list, caps no higher than the caller's, the caller's route unless it is
+ * models within the caller's allow-list, caps and rate limits no higher than the caller's, the caller's route unless it is
  * `auto`, and the caller's team for a team key. `caller.scopes` are its effective scopes.
  */
 export function wideningOf(caller: KeyBounds, key: KeyBounds): Widening | null {
@@ -97,6 +100,16 @@ export function wideningOf(caller: KeyBounds, key: KeyBounds): Widening | null {
         `The calling key has a monthly cap of ${caller.monthlyLimitCredits} credits; the new key needs a ` +
         `monthly cap no higher.`,
     };
+  }
+  for (const [param, callerLimit, keyLimit] of [
+    ['rpm', caller.rpm, key.rpm],
+    ['tpm', caller.tpm, key.tpm],
+  ] as const) {
+    if (!capWithin(callerLimit, keyLimit))
+      return {
+        param,
+        message: `The calling key is limited to ${callerLimit} ${param}; the new key needs a ${param} limit no higher.`,
+      };
   }
   if (caller.route !== 'auto' && key.route !== caller.route) {
     return { param: 'route', message: `The calling key's route is "${caller.route}"; it can only give that route.` };
