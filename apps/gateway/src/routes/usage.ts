@@ -40,7 +40,25 @@ const credits = (units: bigint | undefined, deprecated: number) =>
   creditsFromMicrocredits(microcreditsFromWire(units, deprecated));
 const usd = (units: bigint | undefined, deprecated: number) => usdFromNanoUsd(nanoUsdFromWire(units, deprecated));
 
+/**
+ * The instants a usage query may name. PostgreSQL's timestamptz has no year 0 and JavaScript renders years past 9999
+ * as `+010000-…`, and the ledger rounds windows out to whole local days: a day's margin at each end keeps every
+ * rounded day inside years 1 to 9999.
+ */
+const EARLIEST_INSTANT = new Date('0001-01-02T00:00:00Z');
+const LATEST_INSTANT = new Date('9999-12-30T00:00:00Z');
+
+/** A query instant inside the years the ledger can store and render, else 400 naming `param`. */
+function boundedInstant(at: Date, param: 'from' | 'to'): Date {
+  // Written so that an invalid date (NaN) fails too.
+  if (!(at.getTime() >= EARLIEST_INSTANT.getTime() && at.getTime() <= LATEST_INSTANT.getTime()))
+    throw new ApiError('invalid_request', `${param} must lie between 0001-01-02 and 9999-12-30 (UTC).`, { param });
+  return at;
+}
+
 function windowMessage(window: { from: Date; to: Date; tz: string }) {
+  boundedInstant(window.from, 'from');
+  boundedInstant(window.to, 'to');
   if (!(window.from < window.to)) throw new ApiError('invalid_request', 'from must be before to.', { param: 'from' });
   return { from: timestampFromDate(window.from), to: timestampFromDate(window.to), tz: window.tz };
 }
@@ -243,8 +261,8 @@ export function usageRoutes(deps: UsageRoutesDeps): Router {
         limit: query.limit,
         afterId: query.after_id,
         beforeId: query.before_id,
-        from: query.from ? timestampFromDate(instantOf(query.from)) : undefined,
-        to: query.to ? timestampFromDate(instantOf(query.to)) : undefined,
+        from: query.from ? timestampFromDate(boundedInstant(instantOf(query.from), 'from')) : undefined,
+        to: query.to ? timestampFromDate(boundedInstant(instantOf(query.to), 'to')) : undefined,
         keyId: query.key_id,
         model: query.model,
       },
