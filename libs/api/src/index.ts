@@ -1,4 +1,5 @@
 import type { RouteSpec } from './route';
+import { AUDIT_ROUTES } from './routes/audit';
 import { AUTH_ROUTES } from './routes/auth';
 import { DEVICE_ROUTES } from './routes/devices';
 import { GATEWAY_ROUTES } from './routes/gateway';
@@ -21,6 +22,7 @@ export {
   type RouteAuth,
   type RouteSpec,
 } from './route';
+export * as auditRoutes from './routes/audit';
 export * as authRoutes from './routes/auth';
 export * as deviceRoutes from './routes/devices';
 export * as gatewayRoutes from './routes/gateway';
@@ -41,6 +43,7 @@ export const ROUTES: readonly RouteSpec[] = [
   ...UPSTREAM_ROUTES,
   ...TEAM_ROUTES,
   ...DEVICE_ROUTES,
+  ...AUDIT_ROUTES,
   ...USAGE_ROUTES,
   ...X_BUILD_ROUTES,
   ...RUN_ROUTES,

@@ -12,7 +12,7 @@ import type { Operators } from '../operators';
 import type { PrismaClient as AccountDb } from '../generated/prisma/client';
 import type { SecretCipher } from '../store/secrets';
 import { findCredentialOwner } from '../store/credentials';
-import { createKey, findOwnKey, listKeys, recordKeyUse, revokeKey, updateKey } from '../store/keys';
+import { createKey, findOwnKey, listKeys, recordKeyUse, revokeKey, updateKey, type CallerKeyRow } from '../store/keys';
 import {
   checkOverTarget,
   checkReferences,
@@ -23,6 +23,8 @@ import {
   toProtoKey,
 } from './key-settings';
 import { getRoutingTable } from './routing';
+import { actorOf } from './audit';
+import { appendAuditEvent } from '../store/audit';
 
 /** What every RPC service of the account app is built from (main.ts wires one set for all). */
 export interface AccountServiceDeps {
@@ -42,6 +44,22 @@ function callerOf(request: { caller?: KeyCaller }): KeyCaller {
     throw new ApiError('invalid_request', 'caller.user_id is required.', { param: 'caller' });
   return request.caller;
 }
+
+/** A key change as the audit log records it: the whole key before and after (its hash never). */
+function keyChange(action: string, before: CallerKeyRow | null, after: CallerKeyRow) {
+  return {
+    action,
+    resourceType: 'key',
+    resourceId: after.id,
+    ownerUserId: after.userId,
+    teamId: after.orgId,
+    before: before && keyView(before),
+    after: keyView(after),
+  };
+}
+
+/** `last_used_at` moves with every call and is no change of the key's. */
+const keyView = ({ lastUsedAt: _lastUsedAt, ...row }: CallerKeyRow) => row;
 
 export function createAccountService(deps: AccountServiceDeps): RpcImplementation<typeof AccountService> {
   const now = deps.now ?? (() => new Date());
@@ -84,7 +102,7 @@ export function createAccountService(deps: AccountServiceDeps): RpcImplementatio
       return { keys: page.data.map((row) => toProtoKey(row, operator)), hasMore: page.has_more };
     },
 
-    async createKey(request) {
+    async createKey(request, ctx) {
       const caller = callerOf(request);
       const userId = caller.userId;
       const settings = settingsOfCreate(request);
@@ -94,18 +112,22 @@ export function createAccountService(deps: AccountServiceDeps): RpcImplementatio
       await checkWithinCaller(deps.db, caller, settings, orgId, operator);
       await checkReferences(deps.db, userId, settings, orgId);
       const secret = newSecret('sbc');
-      const key = await createKey(deps.db, {
-        ...settings,
-        id: newId('key'),
-        userId,
-        orgId,
-        keyHash: hashSecret(secret),
-        mask: maskSecret(secret),
+      const key = await deps.db.$transaction(async (tx) => {
+        const created = await createKey(tx, {
+          ...settings,
+          id: newId('key'),
+          userId,
+          orgId,
+          keyHash: hashSecret(secret),
+          mask: maskSecret(secret),
+        });
+        await appendAuditEvent(tx, actorOf(ctx, userId), keyChange('key.create', null, created));
+        return created;
       });
       return { key: toProtoKey(key, operator), secret };
     },
 
-    async updateKey(request) {
+    async updateKey(request, ctx) {
       const caller = callerOf(request);
       const userId = caller.userId;
       const row = await findOwnKey(deps.db, userId, request.keyId);
@@ -119,19 +141,29 @@ export function createAccountService(deps: AccountServiceDeps): RpcImplementatio
       checkSettings(settings);
       await checkWithinCaller(deps.db, caller, settings, row.orgId, operator);
       await checkReferences(deps.db, userId, settings, null);
-      const key = await updateKey(deps.db, userId, row.id, settings);
+      const key = await deps.db.$transaction(async (tx) => {
+        const updated = await updateKey(tx, userId, row.id, settings);
+        if (updated) await appendAuditEvent(tx, actorOf(ctx, userId), keyChange('key.update', row, updated));
+        return updated;
+      });
       if (!key) throw revoked();
       await dropCached(key.keyHash);
       return { key: toProtoKey(key, operator) };
     },
 
-    async revokeKey(request) {
+    async revokeKey(request, ctx) {
       const notFound = () => new ApiError('not_found', 'No such key on this account.', { param: 'id' });
       const target = await findOwnKey(deps.db, request.userId, request.keyId);
       if (!target) throw notFound();
       const operator = deps.operators.isOperator(request.userId);
       await checkOverTarget(deps.db, { userId: request.userId, keyId: request.callerKeyId }, target, operator);
-      const key = await revokeKey(deps.db, request.userId, request.keyId, now());
+      const key = await deps.db.$transaction(async (tx) => {
+        const revoked = await revokeKey(tx, request.userId, request.keyId, now());
+        // Revoking a key already revoked changes nothing, so it records nothing.
+        if (revoked && !target.revokedAt)
+          await appendAuditEvent(tx, actorOf(ctx, request.userId), keyChange('key.revoke', target, revoked));
+        return revoked;
+      });
       if (!key) throw notFound();
       await dropCached(key.keyHash);
       return { key: toProtoKey(key, operator) };

@@ -11,7 +11,8 @@ import type {
   TeamService,
   TeamSharePatch,
 } from '@sbc/proto/sbc/account/v1/teams_pb';
-import type { RpcImplementation } from '@sbc/rpc';
+import type { RpcContext, RpcImplementation } from '@sbc/rpc';
+import { recorderFor } from '../store/audit';
 import {
   acceptInvite,
   createInvite,
@@ -37,6 +38,7 @@ import {
 } from '../store/teams';
 import { INVITABLE_ROLES, isTeamRole, TEAM_ROLES, type TeamRole } from '../teams/permissions';
 import type { AccountServiceDeps } from './account-service';
+import { actorOf } from './audit';
 
 function toProtoTeam(team: TeamView): MessageInitShape<typeof TeamSchema> {
   return {
@@ -70,6 +72,9 @@ function required(value: string, param: string): string {
   if (!value) throw new ApiError('invalid_request', `${param} is required`, { param });
   return value;
 }
+
+/** Records the caller's change in the audit log, in the change's transaction. */
+const recordAs = (ctx: RpcContext, userId: string) => recorderFor(actorOf(ctx, userId));
 
 function pageOf(page: TeamPage | undefined): PageQuery {
   const limit = Math.min(Math.max(page?.limit || DEFAULT_PAGE_LIMIT, 1), MAX_PAGE_LIMIT);
@@ -122,13 +127,14 @@ export function createTeamService(deps: AccountServiceDeps): RpcImplementation<t
       return { teams: page.data.map(toProtoTeam), hasMore: page.has_more };
     },
 
-    async createTeam(request) {
+    async createTeam(request, ctx) {
       const settings = settingsOf(request);
       const team = await createTeam(
         deps.db,
         required(request.userId, 'user_id'),
         { ...settings, name: required(settings.name?.trim() ?? '', 'name') },
         now(),
+        recordAs(ctx, request.userId),
       );
       return { team: toProtoTeam(team) };
     },
@@ -141,18 +147,30 @@ export function createTeamService(deps: AccountServiceDeps): RpcImplementation<t
       };
     },
 
-    async updateTeam(request) {
+    async updateTeam(request, ctx) {
       const settings = settingsOf({ ...request, name: request.name?.trim() });
       return {
         team: toProtoTeam(
-          await updateTeam(deps.db, required(request.userId, 'user_id'), required(request.teamId, 'team_id'), settings),
+          await updateTeam(
+            deps.db,
+            required(request.userId, 'user_id'),
+            required(request.teamId, 'team_id'),
+            settings,
+            recordAs(ctx, request.userId),
+          ),
         ),
       };
     },
 
-    async deleteTeam(request) {
+    async deleteTeam(request, ctx) {
       await publishRevoked(
-        await deleteTeam(deps.db, required(request.userId, 'user_id'), required(request.teamId, 'team_id'), now()),
+        await deleteTeam(
+          deps.db,
+          required(request.userId, 'user_id'),
+          required(request.teamId, 'team_id'),
+          now(),
+          recordAs(ctx, request.userId),
+        ),
       );
       return {};
     },
@@ -167,7 +185,7 @@ export function createTeamService(deps: AccountServiceDeps): RpcImplementation<t
       return { members: page.data.map(toProtoMember), hasMore: page.has_more };
     },
 
-    async updateTeamMember(request) {
+    async updateTeamMember(request, ctx) {
       const patch = {
         role: request.role === undefined ? undefined : roleParam(request.role, TEAM_ROLES),
         groups: request.groups?.values,
@@ -178,11 +196,12 @@ export function createTeamService(deps: AccountServiceDeps): RpcImplementation<t
         required(request.teamId, 'team_id'),
         required(request.memberUserId, 'member_user_id'),
         patch,
+        recordAs(ctx, request.userId),
       );
       return { member: toProtoMember(member) };
     },
 
-    async removeTeamMember(request) {
+    async removeTeamMember(request, ctx) {
       await publishRevoked(
         await removeMember(
           deps.db,
@@ -190,6 +209,7 @@ export function createTeamService(deps: AccountServiceDeps): RpcImplementation<t
           required(request.teamId, 'team_id'),
           required(request.memberUserId, 'member_user_id'),
           now(),
+          recordAs(ctx, request.userId),
         ),
       );
       return {};
@@ -205,43 +225,52 @@ export function createTeamService(deps: AccountServiceDeps): RpcImplementation<t
       return { invites: page.data.map(toProtoInvite), hasMore: page.has_more };
     },
 
-    async createTeamInvite(request) {
+    async createTeamInvite(request, ctx) {
       const invite = await createInvite(
         deps.db,
         required(request.userId, 'user_id'),
         required(request.teamId, 'team_id'),
         { email: required(request.email, 'email'), role: roleParam(request.role, INVITABLE_ROLES) },
         now(),
+        recordAs(ctx, request.userId),
       );
       return { invite: toProtoInvite(invite) };
     },
 
-    async revokeTeamInvite(request) {
+    async revokeTeamInvite(request, ctx) {
       await revokeInvite(
         deps.db,
         required(request.userId, 'user_id'),
         required(request.teamId, 'team_id'),
         required(request.code, 'code'),
         now(),
+        recordAs(ctx, request.userId),
       );
       return {};
     },
 
-    async resendTeamInvite(request) {
+    async resendTeamInvite(request, ctx) {
       const invite = await resendInvite(
         deps.db,
         required(request.userId, 'user_id'),
         required(request.teamId, 'team_id'),
         required(request.code, 'code'),
         now(),
+        recordAs(ctx, request.userId),
       );
       return { invite: toProtoInvite(invite) };
     },
 
-    async acceptTeamInvite(request) {
+    async acceptTeamInvite(request, ctx) {
       return {
         team: toProtoTeam(
-          await acceptInvite(deps.db, required(request.userId, 'user_id'), required(request.code, 'code'), now()),
+          await acceptInvite(
+            deps.db,
+            required(request.userId, 'user_id'),
+            required(request.code, 'code'),
+            now(),
+            recordAs(ctx, request.userId),
+          ),
         ),
       };
     },

@@ -44,7 +44,7 @@ export function keyRoutes(deps: { authorize: Authorize; account: RpcClientOf<typ
     return { status: 200, body: renderKeyPage(reply.keys, reply.hasMore) };
   });
 
-  mount(router, specs.createKey, deps.authorize, async ({ principal, body, requestId }) => {
+  mount(router, specs.createKey, deps.authorize, async ({ principal, body, rpc }) => {
     const reply = await deps.account.createKey(
       {
         caller: callerOf(principal),
@@ -59,7 +59,7 @@ export function keyRoutes(deps: { authorize: Authorize; account: RpcClientOf<typ
         deviceId: body.device_id,
         orgId: body.org_id,
       },
-      { requestId },
+      rpc,
     );
     return { status: 201, body: { ...renderCallerKey(reply.key!), key: reply.secret } };
   });
@@ -73,7 +73,7 @@ export function keyRoutes(deps: { authorize: Authorize; account: RpcClientOf<typ
     return { status: 200, body: renderCallerKey(principal.key) };
   });
 
-  mount(router, specs.updateKey, deps.authorize, async ({ principal, params, body, requestId }) => {
+  mount(router, specs.updateKey, deps.authorize, async ({ principal, params, body, rpc }) => {
     const scopes = requestedScopes(body, principal);
     const reply = await deps.account.updateKey(
       {
@@ -89,15 +89,15 @@ export function keyRoutes(deps: { authorize: Authorize; account: RpcClientOf<typ
         incognito: body.incognito,
         deviceId: patch(body.device_id, (id) => id),
       },
-      { requestId },
+      rpc,
     );
     return { status: 200, body: renderCallerKey(reply.key!) };
   });
 
-  mount(router, specs.revokeKey, deps.authorize, async ({ principal, params, requestId }) => {
+  mount(router, specs.revokeKey, deps.authorize, async ({ principal, params, rpc }) => {
     const reply = await deps.account.revokeKey(
       { userId: principal.userId, keyId: params.id, callerKeyId: principal.key?.id },
-      { requestId },
+      rpc,
     );
     return { status: 200, body: renderCallerKey(reply.key!) };
   });

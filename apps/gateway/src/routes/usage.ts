@@ -14,6 +14,7 @@ import type {
 import type { RpcClientOf } from '@sbc/rpc';
 import type { Authorize } from '../auth/authorize';
 import type { Principal } from '../auth/authenticator';
+import { boundedInstant } from '../http/bounded-instant';
 import { mount } from '../http/mount';
 
 export interface UsageRoutesDeps {
@@ -39,22 +40,6 @@ const iso = (value: Timestamp | undefined) => (value ? timestampDate(value).toIS
 const credits = (units: bigint | undefined, deprecated: number) =>
   creditsFromMicrocredits(microcreditsFromWire(units, deprecated));
 const usd = (units: bigint | undefined, deprecated: number) => usdFromNanoUsd(nanoUsdFromWire(units, deprecated));
-
-/**
- * The instants a usage query may name. PostgreSQL's timestamptz has no year 0 and JavaScript renders years past 9999
- * as `+010000-…`, and the ledger rounds windows out to whole local days: a day's margin at each end keeps every
- * rounded day inside years 1 to 9999.
- */
-const EARLIEST_INSTANT = new Date('0001-01-02T00:00:00Z');
-const LATEST_INSTANT = new Date('9999-12-30T00:00:00Z');
-
-/** A query instant inside the years the ledger can store and render, else 400 naming `param`. */
-function boundedInstant(at: Date, param: 'from' | 'to'): Date {
-  // Written so that an invalid date (NaN) fails too.
-  if (!(at.getTime() >= EARLIEST_INSTANT.getTime() && at.getTime() <= LATEST_INSTANT.getTime()))
-    throw new ApiError('invalid_request', `${param} must lie between 0001-01-02 and 9999-12-30 (UTC).`, { param });
-  return at;
-}
 
 function windowMessage(window: { from: Date; to: Date; tz: string }) {
   boundedInstant(window.from, 'from');
