@@ -74,6 +74,73 @@ describe('the audit log (GET /v1/audit)', () => {
     expect(text).not.toContain(session);
   });
 
+  it('records endpoint, alias and device changes, with endpoint keys and header values masked', async () => {
+    const owner = await stack.seedKey();
+    const apiKey = 'sk-audit-upstream-secret-0123456789';
+    const headerValue = 'audit-header-secret-value';
+    const created = await stack.api('POST', '/v1/upstreams', {
+      key: owner.secret,
+      body: {
+        label: 'Audited sim',
+        base_url: `${stack.sim.url}/v1`,
+        dialect: 'openai',
+        api_key: apiKey,
+        headers: { 'x-tenant': headerValue },
+      },
+    });
+    expect(created.status).toBe(201);
+    const { id: endpointId, slug } = created.body.upstream;
+    expect((await stack.api('PATCH', `/v1/upstreams/${slug}`, { key: owner.secret, body: { weight: 0 } })).status).toBe(
+      200,
+    );
+    expect((await stack.api('DELETE', `/v1/upstreams/${slug}`, { key: owner.secret })).status).toBe(204);
+    const token = `audit-${Date.now()}`;
+    const put = await stack.api('PUT', `/v1/aliases/${token}`, { key: owner.secret, body: { vendor: 'openai' } });
+    expect(put.status).toBe(200);
+    expect((await stack.api('DELETE', `/v1/aliases/${token}`, { key: owner.secret })).status).toBe(200);
+
+    const session = await stack.seedSession();
+    const pairing = await stack.api('POST', '/v1/devices/pair', {
+      body: { kind: 'desktop', label: 'Audit laptop', fingerprint: `fp-${token}` },
+    });
+    const approved = await stack.api('POST', '/v1/devices/pair/approve', {
+      key: session,
+      body: { user_code: pairing.body.user_code },
+    });
+    expect(approved.status).toBe(200);
+    const paired = await stack.api('POST', '/v1/devices/pair/token', {
+      body: { device_code: pairing.body.device_code },
+    });
+    const deviceId = paired.body.device.id;
+    const renamed = await stack.api('PATCH', `/v1/devices/${deviceId}`, {
+      key: session,
+      body: { label: 'Renamed laptop' },
+    });
+    expect(renamed.status).toBe(200);
+    expect((await stack.api('DELETE', `/v1/devices/${deviceId}`, { key: session })).status).toBe(200);
+
+    const log = await records(owner.secret);
+    const about = (id: string) => log.filter((r) => r.resource.id === id).map((r) => r.action);
+    expect(about(endpointId)).toEqual(['endpoint.delete', 'endpoint.update', 'endpoint.create']);
+    const update = log.find((r) => r.action === 'endpoint.update' && r.resource.id === endpointId)!;
+    expect(update).toMatchObject({
+      actor: { user_id: stack.ownerId, key_id: owner.id },
+      resource: { type: 'endpoint' },
+      changes: { before: { weight: 1, has_api_key: true, header_names: ['x-tenant'] }, after: { weight: 0 } },
+    });
+    expect(about(`@${token}`)).toEqual(['alias.delete', 'alias.create']);
+    expect(about(pairing.body.user_code)).toEqual(['device.approve']);
+    expect(about(deviceId)).toEqual(['device.unlink', 'device.rename']);
+    expect(log.find((r) => r.action === 'device.rename')).toMatchObject({
+      actor: { user_id: stack.ownerId, session: expect.stringMatching(/^ses_/) },
+      changes: { before: { label: 'Audit laptop' }, after: { label: 'Renamed laptop' } },
+    });
+
+    const text = JSON.stringify(log);
+    for (const secret of [apiKey, headerValue, session, paired.body.device_token, pairing.body.device_code])
+      expect(text).not.toContain(secret);
+  });
+
   it('another account’s records are invisible, whatever the filters', async () => {
     const [alice, mallory] = await Promise.all([fx.user(), fx.user()]);
     const minted = await stack.api('POST', '/v1/keys', { key: alice.key, body: { name: 'private' } });

@@ -5,7 +5,7 @@ import { MAX_PAGE_LIMIT } from '@sbc/pagination';
 import { AuditService, type AuditEventSchema } from '@sbc/proto/sbc/account/v1/audit_pb';
 import type { Actor, RpcContext, RpcImplementation } from '@sbc/rpc';
 import type { PrismaClient as AccountDb } from '../generated/prisma/client';
-import { appendAuditEvent, listAuditEvents, type AuditRow } from '../store/audit';
+import { appendAuditEvent, listAuditEvents, recorderFor, type AuditRow, type RecordChange } from '../store/audit';
 
 /**
  * The actor of a change: the one the call carries (the edge's user, key or session, address), or for a call from
@@ -13,6 +13,11 @@ import { appendAuditEvent, listAuditEvents, type AuditRow } from '../store/audit
  */
 export function actorOf(ctx: RpcContext, userId: string): Actor {
   return ctx.actor?.userId === userId ? ctx.actor : { userId };
+}
+
+/** Records the caller's change in the audit log, in the change's own transaction. */
+export function recordAs(ctx: RpcContext, userId: string): RecordChange {
+  return recorderFor(actorOf(ctx, userId));
 }
 
 const json = (value: unknown) => (value === null || value === undefined ? undefined : JSON.stringify(value));

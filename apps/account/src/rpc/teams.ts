@@ -11,8 +11,7 @@ import type {
   TeamService,
   TeamSharePatch,
 } from '@sbc/proto/sbc/account/v1/teams_pb';
-import type { RpcContext, RpcImplementation } from '@sbc/rpc';
-import { recorderFor } from '../store/audit';
+import type { RpcImplementation } from '@sbc/rpc';
 import {
   acceptInvite,
   createInvite,
@@ -38,7 +37,7 @@ import {
 } from '../store/teams';
 import { INVITABLE_ROLES, isTeamRole, TEAM_ROLES, type TeamRole } from '../teams/permissions';
 import type { AccountServiceDeps } from './account-service';
-import { actorOf } from './audit';
+import { recordAs } from './audit';
 
 function toProtoTeam(team: TeamView): MessageInitShape<typeof TeamSchema> {
   return {
@@ -72,9 +71,6 @@ function required(value: string, param: string): string {
   if (!value) throw new ApiError('invalid_request', `${param} is required`, { param });
   return value;
 }
-
-/** Records the caller's change in the audit log, in the change's transaction. */
-const recordAs = (ctx: RpcContext, userId: string) => recorderFor(actorOf(ctx, userId));
 
 function pageOf(page: TeamPage | undefined): PageQuery {
   const limit = Math.min(Math.max(page?.limit || DEFAULT_PAGE_LIMIT, 1), MAX_PAGE_LIMIT);

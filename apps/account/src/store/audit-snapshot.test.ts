@@ -12,10 +12,12 @@ describe('auditSnapshot', () => {
     expect(
       auditSnapshot({
         apiKey: 'sk-live-1',
+        hasApiKey: true,
         nested: { secret: 'whsec_x', password: null, headers: { 'x-api': 'v1' }, list: [{ token: 't' }] },
       }),
     ).toEqual({
       api_key: MASKED,
+      has_api_key: true,
       nested: { secret: MASKED, password: null, headers: { 'x-api': MASKED }, list: [{ token: MASKED }] },
     });
   });

@@ -21,7 +21,8 @@ export function auditSnapshot(value: unknown): unknown {
   const out: Record<string, unknown> = {};
   for (const [name, field] of Object.entries(value)) {
     if (field instanceof Uint8Array || field === undefined) continue;
-    if (SECRET_NAME.test(name)) out[snakeCase(name)] = field === null ? null : MASKED;
+    // A flag such as `hasApiKey` says whether a secret is set, which is no secret.
+    if (SECRET_NAME.test(name) && typeof field !== 'boolean') out[snakeCase(name)] = field === null ? null : MASKED;
     else if (SECRET_VALUES.test(name) && field !== null && typeof field === 'object')
       out[snakeCase(name)] = Object.fromEntries(Object.keys(field).map((header) => [header, MASKED]));
     else out[snakeCase(name)] = auditSnapshot(field);
