@@ -5,6 +5,7 @@ import { MAX_PAGE_LIMIT } from '@sbc/pagination';
 import { AuditService, type AuditEventSchema } from '@sbc/proto/sbc/account/v1/audit_pb';
 import type { Actor, RpcContext, RpcImplementation } from '@sbc/rpc';
 import type { PrismaClient as AccountDb } from '../generated/prisma/client';
+import type { Operators } from '../operators';
 import { appendAuditEvent, listAuditEvents, recorderFor, type AuditRow, type RecordChange } from '../store/audit';
 
 /**
@@ -50,7 +51,10 @@ function parsedObject(text: string | undefined, param: string): object | undefin
   throw new ApiError('invalid_request', `${param} must be a JSON object.`, { param });
 }
 
-export function createAuditService(deps: { db: AccountDb }): RpcImplementation<typeof AuditService> {
+export function createAuditService(deps: {
+  db: AccountDb;
+  operators: Operators;
+}): RpcImplementation<typeof AuditService> {
   return {
     async appendAuditEvent(request, ctx) {
       if (!ctx.actor) throw new ApiError('invalid_request', 'An audit record needs its actor.', { param: 'actor' });
@@ -79,7 +83,7 @@ export function createAuditService(deps: { db: AccountDb }): RpcImplementation<t
         throw new ApiError('invalid_request', `limit must be 1 to ${MAX_PAGE_LIMIT}.`, { param: 'limit' });
       const page = await listAuditEvents(
         deps.db,
-        request.userId,
+        { userId: request.userId, operator: deps.operators.isOperator(request.userId) },
         {
           actorUserId: request.actorUserId,
           action: request.action,

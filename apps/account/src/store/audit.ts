@@ -33,6 +33,9 @@ export function recorderFor(actor: Actor): RecordChange {
   return (tx, change) => appendAuditEvent(tx, actor, change);
 }
 
+/** What the service's operators change service-wide (X builds): every operator reads these records. */
+export const OPERATOR_RESOURCE_TYPES = ['x_build', 'x_builds_queue', 'x_builds_block'];
+
 /** Roles whose holders read their team's records. */
 const TEAM_AUDIT_ROLES = ['owner', 'admin'];
 
@@ -71,26 +74,28 @@ export interface AuditFilters {
 }
 
 /**
- * A page of the records `readerId` may read, newest first: those they made, those about their account's
- * resources, and those about a team where they are an owner or an admin. Nobody reads another account's.
+ * A page of the records a reader may read, newest first: those they made, those about their account's resources,
+ * those about a team where they are an owner or an admin, and for an operator the operators' own. Nobody reads
+ * another account's.
  */
 export async function listAuditEvents(
   db: AccountDb,
-  readerId: string,
+  reader: { userId: string; operator: boolean },
   filters: AuditFilters,
   query: PageQuery,
 ): Promise<ListEnvelope<AuditRow>> {
   const seats = await db.teamMember.findMany({
-    where: { userId: readerId, role: { in: TEAM_AUDIT_ROLES } },
+    where: { userId: reader.userId, role: { in: TEAM_AUDIT_ROLES } },
     select: { teamId: true },
   });
   const range = keysetRange(query);
   const rows = await db.auditEvent.findMany({
     where: {
       OR: [
-        { actorUserId: readerId },
-        { ownerUserId: readerId },
+        { actorUserId: reader.userId },
+        { ownerUserId: reader.userId },
         ...(seats.length > 0 ? [{ teamId: { in: seats.map((seat) => seat.teamId) } }] : []),
+        ...(reader.operator ? [{ resourceType: { in: OPERATOR_RESOURCE_TYPES } }] : []),
       ],
       ...(filters.actorUserId !== undefined ? { actorUserId: filters.actorUserId } : {}),
       ...(filters.action !== undefined ? { action: filters.action } : {}),

@@ -16,6 +16,8 @@ export const AUDIT_RESOURCE_TYPES = [
   'device',
   'webhook',
   'x_build',
+  'x_builds_queue',
+  'x_builds_block',
 ] as const;
 
 const Snapshot = z
@@ -55,7 +57,8 @@ export const listAuditEvents = defineRoute({
     'Every change to keys, endpoints, aliases, teams, members, invites, devices, webhooks and X builds operator ' +
     'actions, newest first: who made it (user, and key or session), when, from which address, and the resource ' +
     'before and after with secrets masked. You see the records of your own account, and of your teams where you ' +
-    'are an owner or an admin. Records are append-only.',
+    'are an owner or an admin; the service’s operators also read every operator’s X builds actions. Records are ' +
+    'append-only.',
   tag: TAG,
   auth: { kind: 'scoped', scopes: ['audit:read'] },
   query: pageQuery({
