@@ -19,7 +19,7 @@ export interface RouteInput<R extends RouteSpec> {
   principal: Principal;
   requestId: string;
   /**
-   * Options for the calls this route makes: its request id, and on a route with a credential the actor, so a change
+   * Options for the calls this route makes: its request id, and on a write with a credential the actor, so a change
    * is recorded in the audit log with who made it and from where.
    */
   rpc: CallOptions;
@@ -72,7 +72,11 @@ export function mount<R extends RouteSpec>(
       body,
       principal,
       requestId: req.requestId,
-      rpc: { requestId: req.requestId, ...(principal ? { actor: actorOf(req, principal) } : {}) },
+      // Only writes change anything the audit log records.
+      rpc: {
+        requestId: req.requestId,
+        ...(principal && route.method !== 'get' ? { actor: actorOf(req, principal) } : {}),
+      },
       req,
       res,
     } as RouteInput<R>;
