@@ -34,7 +34,7 @@ export function recorderFor(actor: Actor): RecordChange {
 }
 
 /** What the service's operators change service-wide (X builds): every operator reads these records. */
-export const OPERATOR_RESOURCE_TYPES = ['x_build', 'x_builds_queue', 'x_builds_block'];
+const OPERATOR_RESOURCE_TYPES = ['x_build', 'x_builds_queue', 'x_builds_block'];
 
 /** Roles whose holders read their team's records. */
 const TEAM_AUDIT_ROLES = ['owner', 'admin'];
