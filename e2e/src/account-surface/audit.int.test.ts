@@ -45,6 +45,8 @@ describe('the audit log (GET /v1/audit)', () => {
     const session = await stack.seedSession(alice.id);
     const revoked = await stack.api('DELETE', `/v1/keys/${minted.body.id}`, { key: session });
     expect(revoked.status).toBe(200);
+    // Revoking it again changes nothing, and records nothing.
+    expect((await stack.api('DELETE', `/v1/keys/${minted.body.id}`, { key: alice.key })).status).toBe(200);
 
     const log = await records(alice.key);
     const revoke = log.find((r) => r.action === 'key.revoke' && r.resource.id === minted.body.id);
@@ -59,6 +61,7 @@ describe('the audit log (GET /v1/audit)', () => {
       },
     });
     expect(revoke!.actor.key_id).toBeUndefined();
+    expect(log.filter((r) => r.action === 'key.revoke' && r.resource.id === minted.body.id)).toHaveLength(1);
     expect(revoke!.ip).toMatch(/127\.0\.0\.1|::1/);
     const create = log.find((r) => r.action === 'key.create' && r.resource.id === minted.body.id);
     const aliceKeyId = (await stack.api('GET', '/v1/keys/whoami', { key: alice.key })).body.id;

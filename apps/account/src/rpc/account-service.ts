@@ -157,10 +157,11 @@ export function createAccountService(deps: AccountServiceDeps): RpcImplementatio
       if (!target) throw notFound();
       const operator = deps.operators.isOperator(request.userId);
       await checkOverTarget(deps.db, { userId: request.userId, keyId: request.callerKeyId }, target, operator);
+      const at = now();
       const key = await deps.db.$transaction(async (tx) => {
-        const revoked = await revokeKey(tx, request.userId, request.keyId, now());
-        // Revoking a key already revoked changes nothing, so it records nothing.
-        if (revoked && !target.revokedAt)
+        const revoked = await revokeKey(tx, request.userId, request.keyId, at);
+        // Revoking a key already revoked (before, or by a call racing this one) changes nothing, so records nothing.
+        if (revoked?.revokedAt?.getTime() === at.getTime())
           await appendAuditEvent(tx, actorOf(ctx, request.userId), keyChange('key.revoke', target, revoked));
         return revoked;
       });
