@@ -192,6 +192,29 @@ describe('the audit log (GET /v1/audit)', () => {
     });
   });
 
+  it('removing a member records the removal and the revoke of each of their team keys', async () => {
+    const { team, owner, admin, member } = await fx.teamWithRoles();
+    const teamKey = await stack.api('POST', '/v1/keys', {
+      key: member.key,
+      body: { name: 'team ci', org_id: team.id },
+    });
+    expect(teamKey.status).toBe(201);
+    const removed = await stack.api('DELETE', `/v1/teams/${team.id}/members/${member.id}`, { key: owner.key });
+    expect(removed.status).toBe(204);
+
+    for (const reader of [admin, member]) {
+      const log = await records(reader.key);
+      expect(log.find((r) => r.action === 'key.revoke' && r.resource.id === teamKey.body.id)).toMatchObject({
+        actor: { user_id: owner.id },
+        changes: { before: { org_id: team.id, revoked_at: null }, after: { revoked_at: expect.any(String) } },
+      });
+      expect(log.find((r) => r.action === 'team_member.remove')).toMatchObject({
+        resource: { type: 'team_member', id: member.id },
+        changes: { before: { role: 'member' }, after: null },
+      });
+    }
+  });
+
   it('filters by actor, action, resource type and time', async () => {
     const alice = await fx.user();
     const first = await stack.api('POST', '/v1/keys', { key: alice.key, body: { name: 'one' } });

@@ -12,7 +12,7 @@ import type { Operators } from '../operators';
 import type { PrismaClient as AccountDb } from '../generated/prisma/client';
 import type { SecretCipher } from '../store/secrets';
 import { findCredentialOwner } from '../store/credentials';
-import { createKey, findOwnKey, listKeys, recordKeyUse, revokeKey, updateKey, type CallerKeyRow } from '../store/keys';
+import { createKey, findOwnKey, keyChange, listKeys, recordKeyUse, revokeKey, updateKey } from '../store/keys';
 import {
   checkOverTarget,
   checkReferences,
@@ -44,22 +44,6 @@ function callerOf(request: { caller?: KeyCaller }): KeyCaller {
     throw new ApiError('invalid_request', 'caller.user_id is required.', { param: 'caller' });
   return request.caller;
 }
-
-/** A key change as the audit log records it: the whole key before and after (its hash never). */
-function keyChange(action: string, before: CallerKeyRow | null, after: CallerKeyRow) {
-  return {
-    action,
-    resourceType: 'key',
-    resourceId: after.id,
-    ownerUserId: after.userId,
-    teamId: after.orgId,
-    before: before && keyView(before),
-    after: keyView(after),
-  };
-}
-
-/** `last_used_at` moves with every call and is no change of the key's. */
-const keyView = ({ lastUsedAt: _lastUsedAt, ...row }: CallerKeyRow) => row;
 
 export function createAccountService(deps: AccountServiceDeps): RpcImplementation<typeof AccountService> {
   const now = deps.now ?? (() => new Date());

@@ -13,6 +13,22 @@ export function findOwnKey(db: AuditDb, userId: string, keyId: string): Promise<
   return db.callerKey.findFirst({ where: { id: keyId, userId } });
 }
 
+/** A key change as the audit log records it: the whole key before and after (the snapshot drops its hash). */
+export function keyChange(action: string, before: CallerKeyRow | null, after: CallerKeyRow) {
+  return {
+    action,
+    resourceType: 'key',
+    resourceId: after.id,
+    ownerUserId: after.userId,
+    teamId: after.orgId,
+    before: before && keyView(before),
+    after: keyView(after),
+  };
+}
+
+/** `last_used_at` moves with every call and is no change of the key's. */
+const keyView = ({ lastUsedAt: _lastUsedAt, ...row }: CallerKeyRow) => row;
+
 /** One page of the user's keys, revoked ones included, newest first (ids are ULIDs). */
 export async function listKeys(db: AccountDb, userId: string, query: PageQuery): Promise<ListEnvelope<CallerKeyRow>> {
   const range = keysetRange(query);

@@ -9,6 +9,7 @@ import type {
   TeamMember as MemberRow,
 } from '../generated/prisma/client';
 import type { RecordChange } from './audit';
+import { keyChange } from './keys';
 import { stringsOf } from './json-columns';
 import {
   isTeamRole,
@@ -246,16 +247,21 @@ export async function updateTeam(
   });
 }
 
-/** Revokes the live team keys of `userId` on the team (every member's when absent) and returns their hashes. */
+/**
+ * Revokes the live team keys of `userId` on the team (every member's when absent), each recorded in the audit log,
+ * and returns their hashes.
+ */
 async function revokeTeamKeys(
   tx: Prisma.TransactionClient,
   teamId: string,
   userId: string | undefined,
   now: Date,
+  record: RecordChange,
 ): Promise<RevokedKeys> {
   const where = { orgId: teamId, revokedAt: null, ...(userId ? { userId } : {}) };
-  const keys = await tx.callerKey.findMany({ where, select: { keyHash: true } });
+  const keys = await tx.callerKey.findMany({ where });
   if (keys.length > 0) await tx.callerKey.updateMany({ where, data: { revokedAt: now } });
+  for (const key of keys) await record(tx, keyChange('key.revoke', key, { ...key, revokedAt: now }));
   return { keyHashes: keys.map((key) => Buffer.from(key.keyHash)) };
 }
 
@@ -271,7 +277,7 @@ export async function deleteTeam(
     await lockTeam(tx, teamId);
     const actor = await seatOf(tx, teamId, userId);
     refuse(refuseTeamDelete(actor.role));
-    const revoked = await revokeTeamKeys(tx, teamId, undefined, now);
+    const revoked = await revokeTeamKeys(tx, teamId, undefined, now, record);
     const before = await tx.team.delete({ where: { id: teamId } });
     await record(tx, teamChange('team.delete', before, null));
     return revoked;
@@ -381,6 +387,6 @@ export async function removeMember(
     if (losesOwner(target, 'removed')) await requireAnotherOwner(tx, teamId, target, 'leave or be removed');
     const before = await tx.teamMember.delete({ where: { teamId_userId: { teamId, userId: memberId } } });
     await record(tx, memberChange('team_member.remove', before, null));
-    return revokeTeamKeys(tx, teamId, memberId, now);
+    return revokeTeamKeys(tx, teamId, memberId, now, record);
   });
 }
