@@ -227,6 +227,8 @@ describe('the audit log (GET /v1/audit)', () => {
 
     expect((await records(alice.key, '&action=key.revoke')).map((r) => r.resource.id)).toEqual([second.body.id]);
     expect((await records(alice.key, '&resource_type=team')).map((r) => r.resource.id)).toEqual([team.id]);
+    const aboutSecond = await records(alice.key, `&resource_id=${second.body.id}`);
+    expect(aboutSecond.map((r) => r.action)).toEqual(['key.revoke', 'key.create']);
     expect((await records(alice.key, `&actor=${alice.id}`)).length).toBe(4);
     expect((await records(alice.key, `&actor=usr_nobody`)).length).toBe(0);
     const before = await records(alice.key, `&to=${encodeURIComponent(between)}`);

@@ -88,6 +88,7 @@ export function createAuditService(deps: {
           actorUserId: request.actorUserId,
           action: request.action,
           resourceType: request.resourceType,
+          resourceId: request.resourceId,
           from: request.from ? timestampDate(request.from) : undefined,
           to: request.to ? timestampDate(request.to) : undefined,
         },

@@ -69,6 +69,7 @@ export interface AuditFilters {
   actorUserId?: string;
   action?: string;
   resourceType?: string;
+  resourceId?: string;
   from?: Date;
   to?: Date;
 }
@@ -100,6 +101,7 @@ export async function listAuditEvents(
       ...(filters.actorUserId !== undefined ? { actorUserId: filters.actorUserId } : {}),
       ...(filters.action !== undefined ? { action: filters.action } : {}),
       ...(filters.resourceType !== undefined ? { resourceType: filters.resourceType } : {}),
+      ...(filters.resourceId !== undefined ? { resourceId: filters.resourceId } : {}),
       ...(filters.from || filters.to
         ? { at: { ...(filters.from ? { gte: filters.from } : {}), ...(filters.to ? { lt: filters.to } : {}) } }
         : {}),

@@ -46,6 +46,7 @@ export function auditRoutes(deps: { authorize: Authorize; audit: RpcClientOf<typ
         actorUserId: query.actor,
         action: query.action,
         resourceType: query.resource_type,
+        resourceId: query.resource_id,
         from: from && timestampFromDate(from),
         to: to && timestampFromDate(to),
       },

@@ -69,6 +69,12 @@ export const listAuditEvents = defineRoute({
       .max(64)
       .optional(),
     resource_type: z.enum(AUDIT_RESOURCE_TYPES).optional(),
+    resource_id: z
+      .string()
+      .min(1)
+      .max(128)
+      .optional()
+      .meta({ description: 'Only changes to this resource (a key id, a team id, an alias’s `@token`…).' }),
     from: DateTime.optional().meta({ description: 'Records at or after this instant.' }),
     to: DateTime.optional().meta({ description: 'Records before this instant.' }),
   }),
