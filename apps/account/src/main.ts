@@ -9,7 +9,9 @@ import { DeviceService } from '@sbc/proto/sbc/account/v1/devices_pb';
 import { SessionService } from '@sbc/proto/sbc/account/v1/sessions_pb';
 import { TeamService } from '@sbc/proto/sbc/account/v1/teams_pb';
 import { UpstreamService } from '@sbc/proto/sbc/account/v1/upstreams_pb';
+import { AuditService } from '@sbc/proto/sbc/account/v1/audit_pb';
 import { createAccountService } from './rpc/account-service';
+import { createAuditService } from './rpc/audit';
 import { createDeviceService } from './rpc/devices';
 import { createSessionService } from './rpc/sessions';
 import { createTeamService } from './rpc/teams';
@@ -70,6 +72,7 @@ export async function start(config: AccountConfig, overrides: AccountOverrides =
         rpc.add(UpstreamService, createUpstreamService(deps));
         rpc.add(TeamService, createTeamService(deps));
         rpc.add(DeviceService, createDeviceService(deps));
+        rpc.add(AuditService, createAuditService(deps));
       },
       beforeClose: closeCache,
     });

@@ -37,6 +37,7 @@ const PAGES: { path: string; label: string; component: ComponentType; inNav?: fa
     component: named(() => import('./pages/x-builds/x-builds-page'), 'XBuildsPage'),
   },
   { path: 'runs', label: 'Runs', component: named(() => import('./pages/runs/runs-page'), 'RunsPage') },
+  { path: 'audit', label: 'Audit log', component: named(() => import('./pages/audit/audit-page'), 'AuditPage') },
   {
     path: 'invite',
     label: 'Team invite',

@@ -10,6 +10,7 @@ import { AccountService, type GetRoutingTableResponse } from '@sbc/proto/sbc/acc
 import { DeviceService } from '@sbc/proto/sbc/account/v1/devices_pb';
 import { SessionService } from '@sbc/proto/sbc/account/v1/sessions_pb';
 import { TeamService } from '@sbc/proto/sbc/account/v1/teams_pb';
+import { AuditService } from '@sbc/proto/sbc/account/v1/audit_pb';
 import { UpstreamService } from '@sbc/proto/sbc/account/v1/upstreams_pb';
 import { RunsService } from '@sbc/proto/sbc/runs/v1/runs_pb';
 import { UsageLedgerService } from '@sbc/proto/sbc/usage/v1/ledger_pb';
@@ -98,6 +99,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     upstreams: createRpcClient(UpstreamService, accountRpc),
     teams: createRpcClient(TeamService, accountRpc),
     devices: createRpcClient(DeviceService, accountRpc),
+    audit: createRpcClient(AuditService, accountRpc),
   };
   // The other backends' APIs for the REST surface; none is on a model call's path.
   const backends = {

@@ -3,8 +3,9 @@ import { isBundleEntry, migrateBackend, runService, startBackend, type RunningBa
 import { createLogger, type Logger } from '@sbc/logging';
 import { Counter, Gauge } from '@sbc/metrics';
 import { AccountService } from '@sbc/proto/sbc/account/v1/account_pb';
+import { AuditService } from '@sbc/proto/sbc/account/v1/audit_pb';
 import { RunsService } from '@sbc/proto/sbc/runs/v1/runs_pb';
-import { createRpcClient } from '@sbc/rpc';
+import { createAuditLog, createRpcClient } from '@sbc/rpc';
 import { loadRunsConfig, type RunsConfig } from './config';
 import { PrismaClient } from './generated/prisma/client';
 import { createRunsService } from './rpc/runs-service';
@@ -35,10 +36,10 @@ export async function start(config: RunsConfig, overrides: RunsOverrides = {}): 
   const logger = overrides.logger ?? createLogger({ service: 'runs', level: config.logLevel });
   const cache = overrides.pubsub ? undefined : createCacheAdapters({ redisUrl: config.redisUrl, logger });
   const pubsub = overrides.pubsub ?? cache!.pubsub;
-  const account = createRpcClient(AccountService, {
-    target: overrides.accountTarget ?? config.accountTarget,
-    deadlineMs: config.rpcDeadlineMs,
-  });
+  const accountRpc = { target: overrides.accountTarget ?? config.accountTarget, deadlineMs: config.rpcDeadlineMs };
+  const account = createRpcClient(AccountService, accountRpc);
+  const auditClient = createRpcClient(AuditService, accountRpc);
+  const audit = createAuditLog({ client: auditClient, logger });
   const gatewayUrl = () => overrides.gatewayUrl?.() ?? config.gatewayUrl;
   const egress = createEgress({
     privateEgress: config.egress.private,
@@ -50,6 +51,7 @@ export async function start(config: RunsConfig, overrides: RunsOverrides = {}): 
   const release = async () => {
     await stopWorkers();
     account.close();
+    auditClient.close();
     await egress.close();
     await cache?.close();
   };
@@ -64,7 +66,7 @@ export async function start(config: RunsConfig, overrides: RunsOverrides = {}): 
       register(rpc, database) {
         rpc.add(
           RunsService,
-          createRunsService({ db: database.prisma, pubsub, logger, egress, closing: closing.signal }),
+          createRunsService({ db: database.prisma, pubsub, logger, egress, audit, closing: closing.signal }),
         );
       },
       beforeClose: release,

@@ -4,8 +4,9 @@ import { isBundleEntry, migrateBackend, runService, startBackend, type RunningBa
 import { createLogger, type Logger } from '@sbc/logging';
 import { Gauge } from '@sbc/metrics';
 import { AccountService } from '@sbc/proto/sbc/account/v1/account_pb';
+import { AuditService } from '@sbc/proto/sbc/account/v1/audit_pb';
 import { XBuildsService } from '@sbc/proto/sbc/xbuilds/v1/xbuilds_pb';
-import { createRpcClient } from '@sbc/rpc';
+import { createAuditLog, createRpcClient } from '@sbc/rpc';
 import { findChromium } from './browser/judge';
 import { loadXBuildsConfig, type XBuildsConfig } from './config';
 import { OPEN_STATUSES } from './jobs/statuses';
@@ -41,10 +42,10 @@ export async function start(
   const logger = overrides.logger ?? createLogger({ service: 'x-builds', level: config.logLevel });
   const cache = overrides.pubsub ? undefined : createCacheAdapters({ redisUrl: config.redisUrl });
   const pubsub = overrides.pubsub ?? cache!.pubsub;
-  const account = createRpcClient(AccountService, {
-    target: overrides.accountTarget ?? config.accountTarget,
-    deadlineMs: config.rpcDeadlineMs,
-  });
+  const accountRpc = { target: overrides.accountTarget ?? config.accountTarget, deadlineMs: config.rpcDeadlineMs };
+  const account = createRpcClient(AccountService, accountRpc);
+  const auditClient = createRpcClient(AuditService, accountRpc);
+  const audit = createAuditLog({ client: auditClient, logger });
   const gatewayUrl = () => overrides.gatewayUrl?.() ?? config.gatewayUrl;
   const notConfigured = () => {
     if (!config.enabled) return 'X_BUILDS_ENABLED is false';
@@ -66,6 +67,7 @@ export async function start(
     await poller?.stop();
     await dispatcher?.stop();
     account.close();
+    auditClient.close();
     await cache?.close();
   };
   try {
@@ -82,7 +84,7 @@ export async function start(
         if (config.x) poller = createXPoller({ db, config: config.x, limits: config, logger, notConfigured, wake });
         rpc.add(
           XBuildsService,
-          createXBuildsService({ db, config, logger, notConfigured, wake, xReplies, appChanged, jobCancelled }),
+          createXBuildsService({ db, config, logger, notConfigured, wake, xReplies, appChanged, jobCancelled, audit }),
         );
       },
       beforeClose: release,

@@ -1,3 +1,4 @@
+import { SCOPES } from '@sbc/scopes';
 import { createMemoryPubSub, type PubSub } from '@sbc/cache';
 import { createTestDatabase, testBackends, type TestDatabase, jsonOf } from '@sbc/testing';
 import type { RunningAccount } from '@sbc/app-account';
@@ -66,7 +67,8 @@ describe('gateway authentication against the account service', () => {
       incognito: false,
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
     });
-    expect(body.scopes).toHaveLength(16);
+    // The bootstrap owner is the operator: its Full access key holds every scope, audit:read included.
+    expect(body.scopes).toEqual([...SCOPES]);
     expect(body.revoked_at).toBeUndefined();
     expect(JSON.stringify(body)).not.toContain(KEY);
     expect(body.request_id).toBe(res.headers.get('x-request-id'));

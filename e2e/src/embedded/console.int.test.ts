@@ -794,6 +794,18 @@ describe('the console in a browser', () => {
     expect([401, 403]).toContain(refused.status);
   });
 
+  it('shows the revoke in the audit log with the session that made it and what changed', async () => {
+    await open('Audit log');
+    await page.getByLabel('Action').fill('key.revoke');
+    // Runs and builds revoke the keys they minted, with no session: the console's own revoke names its session.
+    const row = page.getByRole('row', { name: /key\.revoke.*session ses_[0-9a-f]{16}/ }).first();
+    await row.waitFor();
+    await row.getByText('1 field changed').click();
+    await row.getByText('revoked_at').waitFor();
+    expect((await page.getByRole('table', { name: 'Changes, newest first' }).textContent()) ?? '').not.toContain(key);
+    await accessible('audit');
+  }, 90_000);
+
   it('logged no error in the browser on any page visited', () => {
     expect(consoleErrors).toEqual([]);
   });

@@ -102,6 +102,20 @@ const STRING_EDGES = [
   "'; drop table x; --",
   'x'.repeat(5_000),
 ];
+/**
+ * Dates and date-times as a schema admits them, from year 0 to year 9999: mostly recent ones, and the ends of
+ * the range that JavaScript writes with four digits (PostgreSQL has no year 0; a day past 9999 has five).
+ */
+const instants = fc.oneof(
+  fc.date({ min: new Date(2020, 0, 1), max: new Date(2030, 0, 1), noInvalidDate: true }),
+  fc.date({ min: new Date('0000-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59.999Z'), noInvalidDate: true }),
+  fc.constantFrom(
+    ...['0000-01-01T00:00:00Z', '0001-01-01T00:00:00Z', '9999-12-31T00:00:00Z', '9999-12-31T23:59:59.999Z'].map(
+      (text) => new Date(text),
+    ),
+  ),
+);
+
 const hostileValue = fc.oneof(
   fc.constantFrom<unknown>(null, true, false, [], {}, [null], { '': 1 }, ...NUMBER_EDGES, ...STRING_EDGES),
   // Every UTF-16 code unit, unpaired surrogates included.
@@ -179,18 +193,8 @@ export class SchemaArbitraries {
     const options: fc.Arbitrary<unknown>[] = [fc.string({ unit: 'grapheme', minLength, maxLength })];
     if (s.format === 'email') options.push(fc.emailAddress());
     if (s.format === 'uri') options.push(fc.webUrl());
-    if (s.format === 'date-time')
-      options.push(
-        fc
-          .date({ min: new Date(2020, 0, 1), max: new Date(2030, 0, 1), noInvalidDate: true })
-          .map((date) => date.toISOString()),
-      );
-    if (s.format === 'date')
-      options.push(
-        fc
-          .date({ min: new Date(2020, 0, 1), max: new Date(2030, 0, 1), noInvalidDate: true })
-          .map((date) => date.toISOString().slice(0, 10)),
-      );
+    if (s.format === 'date-time') options.push(instants.map((date) => date.toISOString()));
+    if (s.format === 'date') options.push(instants.map((date) => date.toISOString().slice(0, 10)));
     if (typeof s.pattern === 'string') {
       try {
         options.push(

@@ -1,4 +1,5 @@
 import type { RouteSpec } from './route';
+import { AUDIT_ROUTES } from './routes/audit';
 import { AUTH_ROUTES } from './routes/auth';
 import { CAPTURE_ROUTES } from './routes/captures';
 import { DEVICE_ROUTES } from './routes/devices';
@@ -22,6 +23,7 @@ export {
   type RouteAuth,
   type RouteSpec,
 } from './route';
+export * as auditRoutes from './routes/audit';
 export * as authRoutes from './routes/auth';
 export * as captureRoutes from './routes/captures';
 export * as deviceRoutes from './routes/devices';
@@ -43,6 +45,7 @@ export const ROUTES: readonly RouteSpec[] = [
   ...UPSTREAM_ROUTES,
   ...TEAM_ROUTES,
   ...DEVICE_ROUTES,
+  ...AUDIT_ROUTES,
   ...USAGE_ROUTES,
   ...CAPTURE_ROUTES,
   ...X_BUILD_ROUTES,

@@ -2,7 +2,8 @@ import { hash, randomBytes } from 'node:crypto';
 import { monotonicFactory } from 'ulid';
 
 /** Resource id prefixes (CONTRACTS "Identity"). */
-export type IdPrefix = 'usr' | 'key' | 'org' | 'dev' | 'prj' | 'run' | 'xbj' | 'req' | 'evt' | 'whk' | 'msg' | 'ups';
+export type IdPrefix =
+  'usr' | 'key' | 'org' | 'dev' | 'prj' | 'run' | 'xbj' | 'req' | 'evt' | 'whk' | 'msg' | 'ups' | 'aud';
 
 // Random bytes are drawn from the CSPRNG a pool at a time: one syscall per 4 KiB instead of one per id,
 // which matters on the edge where every request gets an id.

@@ -3,6 +3,7 @@ import { create, type DescMethod, type DescService, type Message, type MessageIn
 import type { GenService, GenServiceMethods } from '@bufbuild/protobuf/codegenv2';
 import { ApiError } from '@sbc/errors';
 import { injectContext, inSpan, SpanKind, tracingEnabled } from '@sbc/telemetry';
+import { setActorMetadata } from './actor';
 import { fromServiceError } from './error-status';
 import { methodDefinition, supportedMethods } from './method-definition';
 import type { CallOptions, RpcClient } from './types';
@@ -154,6 +155,7 @@ function deadlineFor(options: CallOptions, defaults: CallDefaults): Date {
 function metadataFor(options: CallOptions): grpc.Metadata {
   const metadata = new grpc.Metadata();
   if (options.requestId) metadata.set(REQUEST_ID_KEY, options.requestId);
+  if (options.actor) setActorMetadata(metadata, options.actor);
   // The trace context travels with the call (`traceparent`), so the service's span joins the caller's trace.
   if (tracingEnabled()) for (const [key, value] of Object.entries(injectContext({}))) metadata.set(key, value);
   return metadata;

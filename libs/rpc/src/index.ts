@@ -1,3 +1,5 @@
+export type { Actor } from './actor';
+export { createAuditLog, type AuditedChange, type AuditLog } from './audit-log';
 export { checkHealth, type HealthState } from './check-health';
 export { channelOptionsFor, createRpcClient, type RpcClientOptions } from './client';
 export { ERROR_DETAIL_KEY, fromServiceError, toServerStatus, type ServerStatusError } from './error-status';

@@ -24,6 +24,16 @@ describe('a unary call over loopback', () => {
     expect(response.requestId).toBe('');
   });
 
+  it("hands the caller's actor to the handler, and none when the call names none", async () => {
+    const actor = { userId: 'usr_1', keyId: 'key_1', session: 'ses_0123', deviceId: 'dev_1', ip: '203.0.113.9' };
+    await fixture.client.echo({ text: 'x' }, { actor });
+    expect(fixture.contexts.at(-1)?.actor).toEqual(actor);
+    await fixture.client.echo({ text: 'x' }, { actor: { userId: 'usr_2' } });
+    expect(fixture.contexts.at(-1)?.actor).toEqual({ userId: 'usr_2' });
+    await fixture.client.echo({ text: 'x' });
+    expect(fixture.contexts.at(-1)?.actor).toBeUndefined();
+  });
+
   it('gives every call a deadline the handler can see', async () => {
     const before = Date.now();
     const response = await fixture.client.echo({ text: 'x' });

@@ -5,6 +5,7 @@ import { ApiError } from '@sbc/errors';
 import type { Logger } from '@sbc/logging';
 import { extractContext, inSpan, SpanKind, tracingEnabled } from '@sbc/telemetry';
 import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from '@sbc/proto/grpc/health/v1/health_pb';
+import { actorOfMetadata } from './actor';
 import { toServerStatus, type ServerStatusError } from './error-status';
 import { createHealthImpl, HealthBoard } from './health-service';
 import { methodDefinition, methodPath, supportedMethods } from './method-definition';
@@ -198,6 +199,8 @@ function openContext(call: AnyCall): { ctx: RpcContext; close: () => void } {
   timer?.unref();
   const ctx: RpcContext = { requestId: requestIdOf(call.metadata), signal: controller.signal, metadata: call.metadata };
   if (deadline) ctx.deadline = deadline;
+  const actor = actorOfMetadata(call.metadata);
+  if (actor) ctx.actor = actor;
   return {
     ctx,
     close() {

@@ -1,6 +1,7 @@
 import type { Metadata } from '@grpc/grpc-js';
 import type { DescMessage, MessageInitShape, MessageShape } from '@bufbuild/protobuf';
 import type { GenService, GenServiceMethods } from '@bufbuild/protobuf/codegenv2';
+import type { Actor } from './actor';
 
 /** What a handler knows about its call besides the request message. */
 export interface RpcContext {
@@ -12,6 +13,8 @@ export interface RpcContext {
   signal: AbortSignal;
   /** The raw request metadata, for anything beyond the request id. */
   metadata: Metadata;
+  /** Who the edge says made the call, for the audit log; absent on calls that carry none. */
+  actor?: Actor;
 }
 
 type MethodShape = { input: DescMessage; output: DescMessage; methodKind: string };
@@ -45,6 +48,8 @@ export interface CallOptions {
   deadlineMs?: number;
   /** Aborting cancels the call; the server handler's own signal aborts in turn. */
   signal?: AbortSignal;
+  /** Who is making the change this call asks for (the audit log's actor). */
+  actor?: Actor;
 }
 
 export type UnaryCall<M extends MethodShape> = (

@@ -17,6 +17,7 @@ export const SCOPES = [
   'builds:admin',
   'runs:read',
   'runs:write',
+  'audit:read',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

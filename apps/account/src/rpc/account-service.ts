@@ -12,7 +12,7 @@ import type { Operators } from '../operators';
 import type { PrismaClient as AccountDb } from '../generated/prisma/client';
 import type { SecretCipher } from '../store/secrets';
 import { findCredentialOwner } from '../store/credentials';
-import { createKey, findOwnKey, listKeys, recordKeyUse, revokeKey, updateKey } from '../store/keys';
+import { createKey, findOwnKey, keyChange, listKeys, recordKeyUse, revokeKey, updateKey } from '../store/keys';
 import {
   checkOverTarget,
   checkReferences,
@@ -25,6 +25,8 @@ import {
 import { teamCapsOf } from '../store/team-budgets';
 import { toProtoBudget } from './budgets';
 import { getRoutingTable } from './routing';
+import { actorOf } from './audit';
+import { appendAuditEvent } from '../store/audit';
 
 /** What every RPC service of the account app is built from (main.ts wires one set for all). */
 export interface AccountServiceDeps {
@@ -93,7 +95,7 @@ export function createAccountService(deps: AccountServiceDeps): RpcImplementatio
       return { keys: page.data.map((row) => toProtoKey(row, operator)), hasMore: page.has_more };
     },
 
-    async createKey(request) {
+    async createKey(request, ctx) {
       const caller = callerOf(request);
       const userId = caller.userId;
       const settings = settingsOfCreate(request);
@@ -103,18 +105,22 @@ export function createAccountService(deps: AccountServiceDeps): RpcImplementatio
       await checkWithinCaller(deps.db, caller, settings, orgId, operator);
       await checkReferences(deps.db, userId, settings, orgId);
       const secret = newSecret('sbc');
-      const key = await createKey(deps.db, {
-        ...settings,
-        id: newId('key'),
-        userId,
-        orgId,
-        keyHash: hashSecret(secret),
-        mask: maskSecret(secret),
+      const key = await deps.db.$transaction(async (tx) => {
+        const created = await createKey(tx, {
+          ...settings,
+          id: newId('key'),
+          userId,
+          orgId,
+          keyHash: hashSecret(secret),
+          mask: maskSecret(secret),
+        });
+        await appendAuditEvent(tx, actorOf(ctx, userId), keyChange('key.create', null, created));
+        return created;
       });
       return { key: toProtoKey(key, operator), secret };
     },
 
-    async updateKey(request) {
+    async updateKey(request, ctx) {
       const caller = callerOf(request);
       const userId = caller.userId;
       const row = await findOwnKey(deps.db, userId, request.keyId);
@@ -128,19 +134,30 @@ export function createAccountService(deps: AccountServiceDeps): RpcImplementatio
       checkSettings(settings);
       await checkWithinCaller(deps.db, caller, settings, row.orgId, operator);
       await checkReferences(deps.db, userId, settings, null);
-      const key = await updateKey(deps.db, userId, row.id, settings);
+      const key = await deps.db.$transaction(async (tx) => {
+        const updated = await updateKey(tx, userId, row.id, settings);
+        if (updated) await appendAuditEvent(tx, actorOf(ctx, userId), keyChange('key.update', row, updated));
+        return updated;
+      });
       if (!key) throw revoked();
       await dropCached(key.keyHash);
       return { key: toProtoKey(key, operator) };
     },
 
-    async revokeKey(request) {
+    async revokeKey(request, ctx) {
       const notFound = () => new ApiError('not_found', 'No such key on this account.', { param: 'id' });
       const target = await findOwnKey(deps.db, request.userId, request.keyId);
       if (!target) throw notFound();
       const operator = deps.operators.isOperator(request.userId);
       await checkOverTarget(deps.db, { userId: request.userId, keyId: request.callerKeyId }, target, operator);
-      const key = await revokeKey(deps.db, request.userId, request.keyId, now());
+      const at = now();
+      const key = await deps.db.$transaction(async (tx) => {
+        const revoked = await revokeKey(tx, request.userId, request.keyId, at);
+        // Revoking a key already revoked (before, or by a call racing this one) changes nothing, so records nothing.
+        if (revoked?.revokedAt?.getTime() === at.getTime())
+          await appendAuditEvent(tx, actorOf(ctx, request.userId), keyChange('key.revoke', target, revoked));
+        return revoked;
+      });
       if (!key) throw notFound();
       await dropCached(key.keyHash);
       return { key: toProtoKey(key, operator) };

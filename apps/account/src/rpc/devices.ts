@@ -12,7 +12,7 @@ import {
   type DeviceDeclarationSchema,
   type DeviceSchema,
 } from '@sbc/proto/sbc/account/v1/devices_pb';
-import type { RpcImplementation } from '@sbc/rpc';
+import type { RpcContext, RpcImplementation } from '@sbc/rpc';
 import { formatUserCode, normaliseUserCode } from '../devices/pairing';
 import { isOnline } from '../devices/presence';
 import type { Prisma } from '../generated/prisma/client';
@@ -32,6 +32,7 @@ import {
   type PollResult,
 } from '../store/devices';
 import type { AccountServiceDeps } from './account-service';
+import { recordAs } from './audit';
 
 // Capabilities and the agent facet are stored as the spec's JSON objects (snake_case), as the REST surface shows them.
 
@@ -124,10 +125,18 @@ const notFound = () => new ApiError('not_found', 'No such device on this account
 export function createDeviceService(deps: AccountServiceDeps): RpcImplementation<typeof DeviceService> {
   const now = deps.now ?? (() => new Date());
 
-  const decide = async (request: { userId: string; userCode: string }, decision: 'approved' | 'denied') => {
+  const decide = async (
+    request: { userId: string; userCode: string },
+    decision: 'approved' | 'denied',
+    ctx: RpcContext,
+  ) => {
     const userCode = normaliseUserCode(request.userCode);
     const grant = userCode
-      ? await decidePairing(deps.db, { userCode, userId: request.userId, decision, now: now() })
+      ? await decidePairing(
+          deps.db,
+          { userCode, userId: request.userId, decision, now: now() },
+          recordAs(ctx, request.userId),
+        )
       : null;
     if (!grant)
       throw new ApiError(
@@ -153,8 +162,8 @@ export function createDeviceService(deps: AccountServiceDeps): RpcImplementation
       };
     },
 
-    approveDevicePairing: (request) => decide(request, 'approved'),
-    denyDevicePairing: (request) => decide(request, 'denied'),
+    approveDevicePairing: (request, ctx) => decide(request, 'approved', ctx),
+    denyDevicePairing: (request, ctx) => decide(request, 'denied', ctx),
 
     async exchangeDeviceCode(request) {
       const at = now();
@@ -188,14 +197,20 @@ export function createDeviceService(deps: AccountServiceDeps): RpcImplementation
       return { device: deviceMessage(row, now()) };
     },
 
-    async renameDevice(request) {
-      const row = await renameDevice(deps.db, request.userId, request.deviceId, request.label);
+    async renameDevice(request, ctx) {
+      const row = await renameDevice(
+        deps.db,
+        request.userId,
+        request.deviceId,
+        request.label,
+        recordAs(ctx, request.userId),
+      );
       if (!row) throw notFound();
       return { device: deviceMessage(row, now()) };
     },
 
-    async unlinkDevice(request) {
-      const row = await deleteDevice(deps.db, request.userId, request.deviceId);
+    async unlinkDevice(request, ctx) {
+      const row = await deleteDevice(deps.db, request.userId, request.deviceId, recordAs(ctx, request.userId));
       if (!row) throw notFound();
       await deps.pubsub.publish(KEY_REVOKED_CHANNEL, Buffer.from(row.tokenHash).toString('hex'));
       return { deviceId: row.id };

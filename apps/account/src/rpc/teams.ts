@@ -41,6 +41,7 @@ import {
 } from '../store/teams';
 import { INVITABLE_ROLES, isTeamRole, TEAM_ROLES, type TeamRole } from '../teams/permissions';
 import type { AccountServiceDeps } from './account-service';
+import { recordAs } from './audit';
 
 /** A budget change as stored: null removes the budget. */
 function budgetChange(change: BudgetValue, now: Date): StoredBudget | null {
@@ -134,13 +135,14 @@ export function createTeamService(deps: AccountServiceDeps): RpcImplementation<t
       return { teams: page.data.map(toProtoTeam), hasMore: page.has_more };
     },
 
-    async createTeam(request) {
+    async createTeam(request, ctx) {
       const settings = settingsOf(request);
       const team = await createTeam(
         deps.db,
         required(request.userId, 'user_id'),
         { ...settings, name: required(settings.name?.trim() ?? '', 'name') },
         now(),
+        recordAs(ctx, request.userId),
       );
       return { team: toProtoTeam(team) };
     },
@@ -153,20 +155,28 @@ export function createTeamService(deps: AccountServiceDeps): RpcImplementation<t
       };
     },
 
-    async updateTeam(request) {
+    async updateTeam(request, ctx) {
       const settings = settingsOf({ ...request, name: request.name?.trim() });
       const userId = required(request.userId, 'user_id');
       const teamId = required(request.teamId, 'team_id');
       if (request.budget)
-        await publishRevoked(await setTeamBudget(deps.db, userId, teamId, budgetChange(request.budget, now())));
+        await publishRevoked(
+          await setTeamBudget(deps.db, userId, teamId, budgetChange(request.budget, now()), recordAs(ctx, userId)),
+        );
       return {
-        team: toProtoTeam(await updateTeam(deps.db, userId, teamId, settings)),
+        team: toProtoTeam(await updateTeam(deps.db, userId, teamId, settings, recordAs(ctx, request.userId))),
       };
     },
 
-    async deleteTeam(request) {
+    async deleteTeam(request, ctx) {
       await publishRevoked(
-        await deleteTeam(deps.db, required(request.userId, 'user_id'), required(request.teamId, 'team_id'), now()),
+        await deleteTeam(
+          deps.db,
+          required(request.userId, 'user_id'),
+          required(request.teamId, 'team_id'),
+          now(),
+          recordAs(ctx, request.userId),
+        ),
       );
       return {};
     },
@@ -181,7 +191,7 @@ export function createTeamService(deps: AccountServiceDeps): RpcImplementation<t
       return { members: page.data.map(toProtoMember), hasMore: page.has_more };
     },
 
-    async updateTeamMember(request) {
+    async updateTeamMember(request, ctx) {
       const patch = {
         role: request.role === undefined ? undefined : roleParam(request.role, TEAM_ROLES),
         groups: request.groups?.values,
@@ -195,6 +205,7 @@ export function createTeamService(deps: AccountServiceDeps): RpcImplementation<t
             required(request.teamId, 'team_id'),
             required(request.memberUserId, 'member_user_id'),
             budget,
+            recordAs(ctx, request.userId),
           ),
         );
       }
@@ -204,11 +215,12 @@ export function createTeamService(deps: AccountServiceDeps): RpcImplementation<t
         required(request.teamId, 'team_id'),
         required(request.memberUserId, 'member_user_id'),
         patch,
+        recordAs(ctx, request.userId),
       );
       return { member: toProtoMember(member) };
     },
 
-    async removeTeamMember(request) {
+    async removeTeamMember(request, ctx) {
       await publishRevoked(
         await removeMember(
           deps.db,
@@ -216,6 +228,7 @@ export function createTeamService(deps: AccountServiceDeps): RpcImplementation<t
           required(request.teamId, 'team_id'),
           required(request.memberUserId, 'member_user_id'),
           now(),
+          recordAs(ctx, request.userId),
         ),
       );
       return {};
@@ -231,43 +244,52 @@ export function createTeamService(deps: AccountServiceDeps): RpcImplementation<t
       return { invites: page.data.map(toProtoInvite), hasMore: page.has_more };
     },
 
-    async createTeamInvite(request) {
+    async createTeamInvite(request, ctx) {
       const invite = await createInvite(
         deps.db,
         required(request.userId, 'user_id'),
         required(request.teamId, 'team_id'),
         { email: required(request.email, 'email'), role: roleParam(request.role, INVITABLE_ROLES) },
         now(),
+        recordAs(ctx, request.userId),
       );
       return { invite: toProtoInvite(invite) };
     },
 
-    async revokeTeamInvite(request) {
+    async revokeTeamInvite(request, ctx) {
       await revokeInvite(
         deps.db,
         required(request.userId, 'user_id'),
         required(request.teamId, 'team_id'),
         required(request.code, 'code'),
         now(),
+        recordAs(ctx, request.userId),
       );
       return {};
     },
 
-    async resendTeamInvite(request) {
+    async resendTeamInvite(request, ctx) {
       const invite = await resendInvite(
         deps.db,
         required(request.userId, 'user_id'),
         required(request.teamId, 'team_id'),
         required(request.code, 'code'),
         now(),
+        recordAs(ctx, request.userId),
       );
       return { invite: toProtoInvite(invite) };
     },
 
-    async acceptTeamInvite(request) {
+    async acceptTeamInvite(request, ctx) {
       return {
         team: toProtoTeam(
-          await acceptInvite(deps.db, required(request.userId, 'user_id'), required(request.code, 'code'), now()),
+          await acceptInvite(
+            deps.db,
+            required(request.userId, 'user_id'),
+            required(request.code, 'code'),
+            now(),
+            recordAs(ctx, request.userId),
+          ),
         ),
       };
     },

@@ -17,6 +17,7 @@ import {
   type UpstreamView,
 } from '../store/upstreams';
 import type { AccountServiceDeps } from './account-service';
+import { recordAs } from './audit';
 import { toProtoUpstream, withProbe } from './upstream-messages';
 
 /** Connect plus the whole answer; `auto` asks both dialects at once, so a probe never takes much longer. */
@@ -117,17 +118,20 @@ export function createUpstreamService(deps: AccountServiceDeps): RpcImplementati
       const dialect = dialectOf(request.dialect, 'auto');
       await refuseEgress(request.baseUrl, request.userId);
       const headers = { ...request.headers };
-      const saved = await writes.createUpstream({
-        userId: request.userId,
-        slug: request.slug,
-        label: request.label,
-        baseUrl: request.baseUrl,
-        dialect,
-        apiKey: request.apiKey,
-        headers,
-        models: [...new Set(request.models)],
-        weight: request.weight,
-      });
+      const saved = await writes.createUpstream(
+        {
+          userId: request.userId,
+          slug: request.slug,
+          label: request.label,
+          baseUrl: request.baseUrl,
+          dialect,
+          apiKey: request.apiKey,
+          headers,
+          models: [...new Set(request.models)],
+          weight: request.weight,
+        },
+        recordAs(ctx, request.userId),
+      );
       return withProbe(
         await probeAndFold(
           saved,
@@ -169,6 +173,7 @@ export function createUpstreamService(deps: AccountServiceDeps): RpcImplementati
           weight: request.weight,
         },
         'update',
+        recordAs(ctx, request.userId),
       );
       if (!dialChanged) return withProbe(saved);
       // The models the old dial listed described another server; only those named in this edit are kept.
@@ -183,8 +188,8 @@ export function createUpstreamService(deps: AccountServiceDeps): RpcImplementati
       );
     },
 
-    async deleteUpstream(request) {
-      if (!(await writes.deleteUpstream(request.userId, request.slug))) {
+    async deleteUpstream(request, ctx) {
+      if (!(await writes.deleteUpstream(request.userId, request.slug, recordAs(ctx, request.userId)))) {
         throw new ApiError('not_found', 'No such endpoint on this account.', { param: 'slug' });
       }
       return {};
@@ -218,23 +223,26 @@ export function createUpstreamService(deps: AccountServiceDeps): RpcImplementati
       };
     },
 
-    async putAlias(request) {
+    async putAlias(request, ctx) {
       // Without model_id the token names the model: a built-in alias's model (re-pointing `@claude` keeps its
       // model), else the token itself (`PUT /v1/aliases/gpt-4o` aliases the model gpt-4o).
       const token = normalizeAliasToken(request.token);
-      const saved = await writes.saveAlias({
-        userId: request.userId,
-        token,
-        vendor: request.vendor,
-        modelId: request.modelId ?? findBuiltInAlias(token)?.model_id ?? token,
-        label: request.label,
-        custody: custodyOf(request.custody),
-      });
+      const saved = await writes.saveAlias(
+        {
+          userId: request.userId,
+          token,
+          vendor: request.vendor,
+          modelId: request.modelId ?? findBuiltInAlias(token)?.model_id ?? token,
+          label: request.label,
+          custody: custodyOf(request.custody),
+        },
+        recordAs(ctx, request.userId),
+      );
       return { write: { token: `@${saved.token}`, rev: BigInt(saved.rev) } };
     },
 
-    async deleteAlias(request) {
-      const result = await writes.deleteAlias(request.userId, request.token);
+    async deleteAlias(request, ctx) {
+      const result = await writes.deleteAlias(request.userId, request.token, recordAs(ctx, request.userId));
       return { write: { token: `@${result.token}`, rev: BigInt(result.rev) } };
     },
   };

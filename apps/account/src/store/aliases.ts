@@ -1,6 +1,7 @@
 import { findCatalogModel } from '@sbc/catalog';
 import { ApiError, type Issue } from '@sbc/errors';
 import { Prisma, type PrismaClient as AccountDb, type Alias as AliasRow } from '../generated/prisma/client';
+import type { RecordChange } from './audit';
 
 export type AliasCustody = 'envelope' | 'device-held';
 
@@ -61,7 +62,13 @@ function validate(token: string, input: SaveAliasInput): void {
  * Creates or overwrites one personal alias. Every write bumps the user's alias revision, under the user row's
  * lock, so concurrent writes get distinct, increasing revisions and a device that saw rev N misses nothing.
  */
-export async function saveAlias(db: AccountDb, input: SaveAliasInput): Promise<AliasView> {
+/** An alias's change as the audit log records it; the alias is named by its token, with its `@`. */
+function aliasChange(action: string, before: AliasRow | null, after: AliasRow | null) {
+  const row = (after ?? before)!;
+  return { action, resourceType: 'alias', resourceId: `@${row.token}`, ownerUserId: row.userId, before, after };
+}
+
+export async function saveAlias(db: AccountDb, input: SaveAliasInput, record?: RecordChange): Promise<AliasView> {
   const token = normalizeAliasToken(input.token);
   validate(token, input);
   const model = findCatalogModel(input.modelId);
@@ -85,11 +92,16 @@ export async function saveAlias(db: AccountDb, input: SaveAliasInput): Promise<A
         rev: user.aliasRev,
         updatedAt: now,
       };
-      return tx.alias.upsert({
+      const before = record
+        ? await tx.alias.findUnique({ where: { userId_token: { userId: input.userId, token } } })
+        : null;
+      const saved = await tx.alias.upsert({
         where: { userId_token: { userId: input.userId, token } },
         create: { userId: input.userId, token, ...fields, createdAt: now },
         update: fields,
       });
+      await record?.(tx, aliasChange(before ? 'alias.update' : 'alias.create', before, saved));
+      return saved;
     });
     return toView(row);
   } catch (error) {
@@ -109,11 +121,14 @@ export async function deleteAlias(
   db: AccountDb,
   userId: string,
   rawToken: string,
+  record?: RecordChange,
 ): Promise<{ token: string; rev: number; deleted: boolean }> {
   const token = normalizeAliasToken(rawToken);
   return db.$transaction(async (tx) => {
+    const before = await tx.alias.findUnique({ where: { userId_token: { userId, token } } });
     const removed = await tx.alias.deleteMany({ where: { userId, token } });
-    if (removed.count === 0) return { token, rev: await aliasRevOf(tx, userId), deleted: false };
+    if (removed.count === 0 || !before) return { token, rev: await aliasRevOf(tx, userId), deleted: false };
+    await record?.(tx, aliasChange('alias.delete', before, null));
     const user = await tx.user.update({
       where: { id: userId },
       data: { aliasRev: { increment: 1 } },

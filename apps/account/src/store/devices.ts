@@ -1,6 +1,7 @@
 import { newId } from '@sbc/ids';
 import { keysetRange, toPage, type ListEnvelope, type PageQuery } from '@sbc/pagination';
 import { Prisma, type PrismaClient as AccountDb } from '../generated/prisma/client';
+import type { RecordChange } from './audit';
 import type { Device as DeviceRow, DevicePairing as DevicePairingRow } from '../generated/prisma/client';
 import {
   newUserCode,
@@ -10,6 +11,7 @@ import {
   SLOW_DOWN_STEP_S,
   type PairingStatus,
   type PollOutcome,
+  formatUserCode,
 } from '../devices/pairing';
 import { heartbeatRecordedBefore } from '../devices/presence';
 
@@ -76,12 +78,30 @@ export async function createPairing(
 export async function decidePairing(
   db: AccountDb,
   input: { userCode: string; userId: string; decision: 'approved' | 'denied'; now: Date },
+  record: RecordChange,
 ): Promise<DevicePairingRow | null> {
-  const { count } = await db.devicePairing.updateMany({
-    where: { userCode: input.userCode, status: 'pending', expiresAt: { gt: input.now } },
-    data: { status: input.decision, userId: input.userId },
+  return db.$transaction(async (tx) => {
+    const { count } = await tx.devicePairing.updateMany({
+      where: { userCode: input.userCode, status: 'pending', expiresAt: { gt: input.now } },
+      data: { status: input.decision, userId: input.userId },
+    });
+    if (count === 0) return null;
+    const grant = await tx.devicePairing.findUniqueOrThrow({ where: { userCode: input.userCode } });
+    // The device gets its id when it collects its token; until then the pairing is named by its user code.
+    await record(tx, {
+      action: input.decision === 'approved' ? 'device.approve' : 'device.deny',
+      resourceType: 'device',
+      resourceId: formatUserCode(grant.userCode),
+      ownerUserId: input.userId,
+      after: grant,
+    });
+    return grant;
   });
-  return count === 0 ? null : db.devicePairing.findUnique({ where: { userCode: input.userCode } });
+}
+
+/** A paired device's change as the audit log records it (its token hash never). */
+function deviceChange(action: string, before: DeviceRow, after: DeviceRow | null) {
+  return { action, resourceType: 'device', resourceId: before.id, ownerUserId: before.userId, before, after };
 }
 
 export type PollResult =
@@ -164,17 +184,33 @@ export async function renameDevice(
   userId: string,
   deviceId: string,
   label: string,
+  record: RecordChange,
 ): Promise<DeviceRow | null> {
-  const { count } = await db.device.updateMany({ where: { id: deviceId, userId }, data: { label } });
-  return count === 0 ? null : db.device.findUnique({ where: { id: deviceId } });
+  return db.$transaction(async (tx) => {
+    const before = await tx.device.findFirst({ where: { id: deviceId, userId } });
+    const { count } = await tx.device.updateMany({ where: { id: deviceId, userId }, data: { label } });
+    if (!before || count === 0) return null;
+    const after = await tx.device.findUniqueOrThrow({ where: { id: deviceId } });
+    await record(tx, deviceChange('device.rename', before, after));
+    return after;
+  });
 }
 
 /** Removes one of the user's devices; returns it (with its token hash, to revoke at the edges) or null. */
-export async function deleteDevice(db: AccountDb, userId: string, deviceId: string): Promise<DeviceRow | null> {
-  const device = await findDevice(db, userId, deviceId);
-  if (!device) return null;
-  const { count } = await db.device.deleteMany({ where: { id: deviceId, userId } });
-  return count === 0 ? null : device;
+export async function deleteDevice(
+  db: AccountDb,
+  userId: string,
+  deviceId: string,
+  record: RecordChange,
+): Promise<DeviceRow | null> {
+  return db.$transaction(async (tx) => {
+    const device = await tx.device.findFirst({ where: { id: deviceId, userId } });
+    if (!device) return null;
+    const { count } = await tx.device.deleteMany({ where: { id: deviceId, userId } });
+    if (count === 0) return null;
+    await record(tx, deviceChange('device.unlink', device, null));
+    return device;
+  });
 }
 
 /**

@@ -1,5 +1,6 @@
 import { keysetRange, toPage, type ListEnvelope, type PageQuery } from '@sbc/pagination';
 import { Prisma, type CallerKey as CallerKeyRow, type PrismaClient as AccountDb } from '../generated/prisma/client';
+import type { AuditDb } from './audit';
 
 export type { CallerKeyRow };
 
@@ -8,9 +9,25 @@ export function findKeyByHash(db: AccountDb, keyHash: Buffer): Promise<CallerKey
 }
 
 /** A key of this user's account; another account's key is null, indistinguishable from a missing one. */
-export function findOwnKey(db: AccountDb, userId: string, keyId: string): Promise<CallerKeyRow | null> {
+export function findOwnKey(db: AuditDb, userId: string, keyId: string): Promise<CallerKeyRow | null> {
   return db.callerKey.findFirst({ where: { id: keyId, userId } });
 }
+
+/** A key change as the audit log records it: the whole key before and after (the snapshot drops its hash). */
+export function keyChange(action: string, before: CallerKeyRow | null, after: CallerKeyRow) {
+  return {
+    action,
+    resourceType: 'key',
+    resourceId: after.id,
+    ownerUserId: after.userId,
+    teamId: after.orgId,
+    before: before && keyView(before),
+    after: keyView(after),
+  };
+}
+
+/** `last_used_at` moves with every call and is no change of the key's. */
+const keyView = ({ lastUsedAt: _lastUsedAt, ...row }: CallerKeyRow) => row;
 
 /** One page of the user's keys, revoked ones included, newest first (ids are ULIDs). */
 export async function listKeys(db: AccountDb, userId: string, query: PageQuery): Promise<ListEnvelope<CallerKeyRow>> {
@@ -46,7 +63,7 @@ function jsonList(value: string[] | null): Prisma.InputJsonValue | typeof Prisma
 }
 
 export function createKey(
-  db: AccountDb,
+  db: AuditDb,
   key: KeySettings & { id: string; userId: string; orgId: string | null; keyHash: Buffer; mask: string },
 ): Promise<CallerKeyRow> {
   return db.callerKey.create({
@@ -61,7 +78,7 @@ export function createKey(
 
 /** Writes a key's new settings unless it was revoked meanwhile; null when it was (or is gone). */
 export async function updateKey(
-  db: AccountDb,
+  db: AuditDb,
   userId: string,
   keyId: string,
   settings: KeySettings,
@@ -77,7 +94,7 @@ export async function updateKey(
  * Sets `revoked_at` once; revoking an already revoked key keeps the first time. Returns null when the key
  * is not on this user's account, so another account's key ids are indistinguishable from missing ones.
  */
-export async function revokeKey(db: AccountDb, userId: string, keyId: string, now: Date): Promise<CallerKeyRow | null> {
+export async function revokeKey(db: AuditDb, userId: string, keyId: string, now: Date): Promise<CallerKeyRow | null> {
   const key = await findOwnKey(db, userId, keyId);
   if (!key) return null;
   if (key.revokedAt) return key;

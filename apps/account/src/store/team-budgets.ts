@@ -3,7 +3,8 @@ import { isTimeZone, localDate, parseBudgetPeriod } from '@sbc/budget-periods';
 import { Prisma, type PrismaClient as AccountDb } from '../generated/prisma/client';
 import { refuseTeamUpdate } from '../teams/permissions';
 import { budgetOf, type StoredBudget } from './budget-column';
-import { lockTeam, refuse, seatOf, type RevokedKeys, type TeamDb } from './teams';
+import type { RecordChange } from './audit';
+import { lockTeam, memberChange, refuse, seatOf, teamChange, type RevokedKeys, type TeamDb } from './teams';
 
 /** A budget as a request sets it. */
 export interface BudgetInput {
@@ -53,6 +54,7 @@ export async function setTeamBudget(
   userId: string,
   teamId: string,
   budget: StoredBudget | null,
+  record: RecordChange,
 ): Promise<RevokedKeys> {
   return db.$transaction(async (tx) => {
     await lockTeam(tx, teamId);
@@ -66,7 +68,9 @@ export async function setTeamBudget(
           `A member's cap is ${highest} credits, above ${budget.credits}; lower the member caps first.`,
         );
     }
-    await tx.team.update({ where: { id: teamId }, data: { budget: jsonOf(budget) } });
+    const before = await tx.team.findUniqueOrThrow({ where: { id: teamId } });
+    const after = await tx.team.update({ where: { id: teamId }, data: { budget: jsonOf(budget) } });
+    await record(tx, teamChange('team.budget', before, after));
     return liveTeamKeys(tx, teamId);
   });
 }
@@ -78,6 +82,7 @@ export async function setMemberBudget(
   teamId: string,
   memberId: string,
   budget: StoredBudget | null,
+  record: RecordChange,
 ): Promise<RevokedKeys> {
   return db.$transaction(async (tx) => {
     await lockTeam(tx, teamId);
@@ -89,10 +94,11 @@ export async function setMemberBudget(
       if (team && budget.credits > team.credits)
         throw invalid('budget.credits', `A member's cap must be within the team's (${team.credits} credits).`);
     }
-    await tx.teamMember.update({
+    const after = await tx.teamMember.update({
       where: { teamId_userId: { teamId, userId: memberId } },
       data: { budget: jsonOf(budget) },
     });
+    await record(tx, memberChange('team_member.budget', member, after));
     return liveTeamKeys(tx, teamId, memberId);
   });
 }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { ApiError } from '@sbc/errors';
 import { keysetRange, toPage, type ListEnvelope, type PageQuery } from '@sbc/pagination';
 import type { PrismaClient as AccountDb, TeamInvite as InviteRow } from '../generated/prisma/client';
+import type { RecordChange } from './audit';
 import { refuseInvite, refuseInviteManagement, type TeamRole } from '../teams/permissions';
 import {
   getTeam,
@@ -13,6 +14,7 @@ import {
   TEAM_READ_SCOPES,
   TEAM_WRITE_SCOPES,
   unknownCursor,
+  memberChange,
   type TeamDb,
   type TeamView,
 } from './teams';
@@ -46,6 +48,19 @@ function inviteView(row: InviteRow): InviteView {
     expiresAt: row.expiresAt,
     sentCount: row.sentCount,
     lastSentAt: row.lastSentAt,
+  };
+}
+
+/** An invite's change as the audit log records it: read by the team's admins. */
+function inviteChange(action: string, before: InviteRow | null, after: InviteRow) {
+  return {
+    action,
+    resourceType: 'team_invite',
+    resourceId: after.code,
+    ownerUserId: null,
+    teamId: after.teamId,
+    before,
+    after,
   };
 }
 
@@ -90,6 +105,7 @@ export async function createInvite(
   teamId: string,
   input: { email: string; role: TeamRole },
   now: Date,
+  record: RecordChange,
 ): Promise<InviteView> {
   const email = input.email.trim().toLowerCase();
   return db.$transaction(async (tx) => {
@@ -120,33 +136,55 @@ export async function createInvite(
         lastSentAt: now,
       },
     });
+    await record(tx, inviteChange('team_invite.create', null, row));
     return inviteView(row);
   });
 }
 
-export async function revokeInvite(db: TeamDb, userId: string, teamId: string, code: string, now: Date): Promise<void> {
-  const actor = await seatOf(db, teamId, userId);
-  refuse(refuseInviteManagement(actor.role));
-  const { count } = await db.teamInvite.updateMany({ where: { code, teamId, ...PENDING }, data: { revokedAt: now } });
-  if (count === 0) throw inviteNotFound();
-}
-
-/** Records another sending and restarts the expiry; the mail itself is not sent from here. */
-export async function resendInvite(
-  db: TeamDb,
+export async function revokeInvite(
+  db: AccountDb,
   userId: string,
   teamId: string,
   code: string,
   now: Date,
-): Promise<InviteView> {
-  const actor = await seatOf(db, teamId, userId);
-  refuse(refuseInviteManagement(actor.role));
-  const { count } = await db.teamInvite.updateMany({
-    where: { code, teamId, ...PENDING },
-    data: { sentCount: { increment: 1 }, lastSentAt: now, expiresAt: new Date(now.getTime() + INVITE_TTL_MS) },
+  record: RecordChange,
+): Promise<void> {
+  await db.$transaction(async (tx) => {
+    const actor = await seatOf(tx, teamId, userId);
+    refuse(refuseInviteManagement(actor.role));
+    const before = await tx.teamInvite.findFirst({ where: { code, teamId, ...PENDING } });
+    // Conditional, so a revoke racing an accept or another revoke changes the invite once.
+    const { count } = await tx.teamInvite.updateMany({ where: { code, teamId, ...PENDING }, data: { revokedAt: now } });
+    if (!before || count === 0) throw inviteNotFound();
+    await record(
+      tx,
+      inviteChange('team_invite.revoke', before, await tx.teamInvite.findUniqueOrThrow({ where: { code } })),
+    );
   });
-  if (count === 0) throw inviteNotFound();
-  return inviteView(await db.teamInvite.findUniqueOrThrow({ where: { code } }));
+}
+
+/** Records another sending and restarts the expiry; the mail itself is not sent from here. */
+export async function resendInvite(
+  db: AccountDb,
+  userId: string,
+  teamId: string,
+  code: string,
+  now: Date,
+  record: RecordChange,
+): Promise<InviteView> {
+  return db.$transaction(async (tx) => {
+    const actor = await seatOf(tx, teamId, userId);
+    refuse(refuseInviteManagement(actor.role));
+    const before = await tx.teamInvite.findFirst({ where: { code, teamId, ...PENDING } });
+    const { count } = await tx.teamInvite.updateMany({
+      where: { code, teamId, ...PENDING },
+      data: { sentCount: { increment: 1 }, lastSentAt: now, expiresAt: new Date(now.getTime() + INVITE_TTL_MS) },
+    });
+    if (!before || count === 0) throw inviteNotFound();
+    const after = await tx.teamInvite.findUniqueOrThrow({ where: { code } });
+    await record(tx, inviteChange('team_invite.resend', before, after));
+    return inviteView(after);
+  });
 }
 
 /**
@@ -155,7 +193,13 @@ export async function resendInvite(
  * code (unknown, expired, revoked or already used) is 404; a caller already in the team is 409 and the invite
  * stays pending.
  */
-export async function acceptInvite(db: AccountDb, userId: string, code: string, now: Date): Promise<TeamView> {
+export async function acceptInvite(
+  db: AccountDb,
+  userId: string,
+  code: string,
+  now: Date,
+  record: RecordChange,
+): Promise<TeamView> {
   const notAcceptable = () =>
     new ApiError(
       'not_found',
@@ -184,7 +228,10 @@ export async function acceptInvite(db: AccountDb, userId: string, code: string, 
       data: { acceptedAt: now, acceptedBy: userId },
     });
     if (count === 0) throw notAcceptable();
-    await tx.teamMember.create({ data: { teamId: invite.teamId, userId, role: invite.role, joinedAt: now } });
+    const member = await tx.teamMember.create({
+      data: { teamId: invite.teamId, userId, role: invite.role, joinedAt: now },
+    });
+    await record(tx, memberChange('team_member.join', null, member));
     return getTeam(tx, userId, invite.teamId);
   });
 }

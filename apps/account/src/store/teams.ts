@@ -8,7 +8,9 @@ import type {
   Team as TeamRow,
   TeamMember as MemberRow,
 } from '../generated/prisma/client';
+import type { RecordChange } from './audit';
 import { budgetOf, type StoredBudget } from './budget-column';
+import { keyChange } from './keys';
 import { stringsOf } from './json-columns';
 import {
   isTeamRole,
@@ -180,21 +182,45 @@ export async function createTeam(
   userId: string,
   input: { name: string } & TeamSettingsPatch,
   now: Date,
+  record: RecordChange,
 ): Promise<TeamView> {
   const id = newId('org', now.getTime());
-  await db.team.create({
-    data: {
-      id,
-      name: input.name,
-      shareDefaults: { ...DEFAULT_SHARE, ...input.shareDefaults },
-      sharePolicy: input.sharePolicy ?? 'members',
-      requireManualConfirm: input.requireManualConfirm ?? false,
-      createdBy: userId,
-      createdAt: now,
-      members: { create: { userId, role: 'owner', joinedAt: now } },
-    },
+  return db.$transaction(async (tx) => {
+    const team = await tx.team.create({
+      data: {
+        id,
+        name: input.name,
+        shareDefaults: { ...DEFAULT_SHARE, ...input.shareDefaults },
+        sharePolicy: input.sharePolicy ?? 'members',
+        requireManualConfirm: input.requireManualConfirm ?? false,
+        createdBy: userId,
+        createdAt: now,
+        members: { create: { userId, role: 'owner', joinedAt: now } },
+      },
+    });
+    await record(tx, teamChange('team.create', null, team));
+    return getTeam(tx, userId, id);
   });
-  return getTeam(db, userId, id);
+}
+
+/** A change of a team's own settings as the audit log records it: the whole row, read by the team's admins. */
+export function teamChange(action: string, before: TeamRow | null, after: TeamRow | null) {
+  const id = (after ?? before)!.id;
+  return { action, resourceType: 'team', resourceId: id, ownerUserId: null, teamId: id, before, after };
+}
+
+/** A change of a membership: read by the team's admins and by the member. */
+export function memberChange(action: string, before: MemberRow | null, after: MemberRow | null) {
+  const row = (after ?? before)!;
+  return {
+    action,
+    resourceType: 'team_member',
+    resourceId: row.userId,
+    ownerUserId: row.userId,
+    teamId: row.teamId,
+    before,
+    after,
+  };
 }
 
 export async function updateTeam(
@@ -202,13 +228,14 @@ export async function updateTeam(
   userId: string,
   teamId: string,
   patch: TeamSettingsPatch,
+  record: RecordChange,
 ): Promise<TeamView> {
   return db.$transaction(async (tx) => {
     await lockTeam(tx, teamId);
     const actor = await seatOf(tx, teamId, userId);
     refuse(refuseTeamUpdate(actor.role));
     const current = await tx.team.findUniqueOrThrow({ where: { id: teamId } });
-    await tx.team.update({
+    const after = await tx.team.update({
       where: { id: teamId },
       data: {
         name: patch.name,
@@ -219,31 +246,44 @@ export async function updateTeam(
         requireManualConfirm: patch.requireManualConfirm,
       },
     });
+    await record(tx, teamChange('team.update', current, after));
     return getTeam(tx, userId, teamId);
   });
 }
 
-/** Revokes the live team keys of `userId` on the team (every member's when absent) and returns their hashes. */
+/**
+ * Revokes the live team keys of `userId` on the team (every member's when absent), each recorded in the audit log,
+ * and returns their hashes.
+ */
 async function revokeTeamKeys(
   tx: Prisma.TransactionClient,
   teamId: string,
   userId: string | undefined,
   now: Date,
+  record: RecordChange,
 ): Promise<RevokedKeys> {
   const where = { orgId: teamId, revokedAt: null, ...(userId ? { userId } : {}) };
-  const keys = await tx.callerKey.findMany({ where, select: { keyHash: true } });
+  const keys = await tx.callerKey.findMany({ where });
   if (keys.length > 0) await tx.callerKey.updateMany({ where, data: { revokedAt: now } });
+  for (const key of keys) await record(tx, keyChange('key.revoke', key, { ...key, revokedAt: now }));
   return { keyHashes: keys.map((key) => Buffer.from(key.keyHash)) };
 }
 
 /** Deletes the team with its members and invites (the tables cascade) and revokes every key on it. */
-export async function deleteTeam(db: AccountDb, userId: string, teamId: string, now: Date): Promise<RevokedKeys> {
+export async function deleteTeam(
+  db: AccountDb,
+  userId: string,
+  teamId: string,
+  now: Date,
+  record: RecordChange,
+): Promise<RevokedKeys> {
   return db.$transaction(async (tx) => {
     await lockTeam(tx, teamId);
     const actor = await seatOf(tx, teamId, userId);
     refuse(refuseTeamDelete(actor.role));
-    const revoked = await revokeTeamKeys(tx, teamId, undefined, now);
-    await tx.team.delete({ where: { id: teamId } });
+    const revoked = await revokeTeamKeys(tx, teamId, undefined, now, record);
+    const before = await tx.team.delete({ where: { id: teamId } });
+    await record(tx, teamChange('team.delete', before, null));
     return revoked;
   });
 }
@@ -314,6 +354,7 @@ export async function updateMember(
   teamId: string,
   memberId: string,
   patch: MemberPatch,
+  record: RecordChange,
 ): Promise<MemberView> {
   return db.$transaction(async (tx) => {
     await lockTeam(tx, teamId);
@@ -323,10 +364,12 @@ export async function updateMember(
     if (patch.groups !== undefined) refuse(refuseGroupsChange(actor, target));
     if (patch.role !== undefined && losesOwner(target, patch.role))
       await requireAnotherOwner(tx, teamId, target, 'be demoted');
+    const before = await tx.teamMember.findUniqueOrThrow({ where: { teamId_userId: { teamId, userId: memberId } } });
     const row = await tx.teamMember.update({
       where: { teamId_userId: { teamId, userId: memberId } },
       data: { role: patch.role, groups: patch.groups },
     });
+    await record(tx, memberChange('team_member.update', before, row));
     const [view] = await memberViews(tx, [row]);
     return view!;
   });
@@ -339,6 +382,7 @@ export async function removeMember(
   teamId: string,
   memberId: string,
   now: Date,
+  record: RecordChange,
 ): Promise<RevokedKeys> {
   return db.$transaction(async (tx) => {
     await lockTeam(tx, teamId);
@@ -346,7 +390,8 @@ export async function removeMember(
     const target = await targetSeat(tx, teamId, memberId);
     refuse(refuseRemoval(actor, target));
     if (losesOwner(target, 'removed')) await requireAnotherOwner(tx, teamId, target, 'leave or be removed');
-    await tx.teamMember.delete({ where: { teamId_userId: { teamId, userId: memberId } } });
-    return revokeTeamKeys(tx, teamId, memberId, now);
+    const before = await tx.teamMember.delete({ where: { teamId_userId: { teamId, userId: memberId } } });
+    await record(tx, memberChange('team_member.remove', before, null));
+    return revokeTeamKeys(tx, teamId, memberId, now, record);
   });
 }

@@ -2,6 +2,7 @@ import { ApiError, type Issue } from '@sbc/errors';
 import { newId } from '@sbc/ids';
 import { keysetRange, toPage, type ListEnvelope, type PageQuery } from '@sbc/pagination';
 import { Prisma, type PrismaClient as AccountDb, type Upstream as UpstreamRow } from '../generated/prisma/client';
+import type { AuditDb, RecordChange } from './audit';
 import { stringsOf } from './json-columns';
 import { SecretDecryptError, type SecretCipher } from './secrets';
 import { firstFreeSlug, slugBase } from './upstream-slug';
@@ -184,11 +185,27 @@ function optionalColumns(cipher: SecretCipher, input: SaveUpstreamInput, now: Da
  */
 export type SaveMode = 'upsert' | 'create' | 'update';
 
+/** An endpoint's change as the audit log records it: its view, which holds no secret (`has_api_key`, header names). */
+function endpointChange(action: string, before: UpstreamRow | null, after: UpstreamRow | null) {
+  const row = (after ?? before)!;
+  return {
+    action,
+    resourceType: 'endpoint',
+    resourceId: row.id,
+    ownerUserId: row.userId,
+    teamId: row.orgId,
+    before: before && toView(before),
+    after: after && toView(after),
+  };
+}
+
+/** With `record`, the save and its audit record are one transaction. */
 export async function saveUpstream(
   db: AccountDb,
   cipher: SecretCipher,
   input: SaveUpstreamInput,
   mode: SaveMode = 'upsert',
+  record?: RecordChange,
 ): Promise<UpstreamView> {
   validate(input);
   const now = new Date();
@@ -205,13 +222,21 @@ export async function saveUpstream(
     updatedAt: now,
   };
   const update = { ...dial, ...columns, updatedAt: now };
+  const write = (client: AuditDb) =>
+    mode === 'create'
+      ? client.upstream.create({ data: create })
+      : mode === 'update'
+        ? client.upstream.update({ where, data: update })
+        : client.upstream.upsert({ where, create, update });
   try {
-    const row =
-      mode === 'create'
-        ? await db.upstream.create({ data: create })
-        : mode === 'update'
-          ? await db.upstream.update({ where, data: update })
-          : await db.upstream.upsert({ where, create, update });
+    const row = record
+      ? await db.$transaction(async (tx) => {
+          const before = mode === 'create' ? null : await tx.upstream.findUnique({ where });
+          const saved = await write(tx);
+          await record(tx, endpointChange(before ? 'endpoint.update' : 'endpoint.create', before, saved));
+          return saved;
+        })
+      : await write(db);
     return toView(row);
   } catch (error) {
     if (isUniqueViolation(error)) {
@@ -237,8 +262,9 @@ export async function createUpstream(
   db: AccountDb,
   cipher: SecretCipher,
   input: Omit<SaveUpstreamInput, 'slug'> & { slug?: string },
+  record?: RecordChange,
 ): Promise<UpstreamView> {
-  if (input.slug !== undefined) return saveUpstream(db, cipher, { ...input, slug: input.slug }, 'create');
+  if (input.slug !== undefined) return saveUpstream(db, cipher, { ...input, slug: input.slug }, 'create', record);
   const base = slugBase(input.label);
   for (let attempt = 1; ; attempt++) {
     const rows = await db.upstream.findMany({
@@ -247,7 +273,7 @@ export async function createUpstream(
     });
     const slug = firstFreeSlug(base, new Set(rows.map((row) => row.slug)));
     try {
-      return await saveUpstream(db, cipher, { ...input, slug }, 'create');
+      return await saveUpstream(db, cipher, { ...input, slug }, 'create', record);
     } catch (error) {
       if (attempt >= SLUG_ATTEMPTS || !(error instanceof ApiError && error.code === 'conflict')) throw error;
     }
@@ -292,9 +318,22 @@ export async function listUpstreamPage(
 }
 
 /** Removes an endpoint and, with its row, the stored key and headers; null when the account has no such slug. */
-export async function deleteUpstream(db: AccountDb, userId: string, slug: string): Promise<UpstreamView | null> {
+export async function deleteUpstream(
+  db: AccountDb,
+  userId: string,
+  slug: string,
+  record?: RecordChange,
+): Promise<UpstreamView | null> {
+  const remove = (client: AuditDb) => client.upstream.delete({ where: { userId_slug: { userId, slug } } });
   try {
-    return toView(await db.upstream.delete({ where: { userId_slug: { userId, slug } } }));
+    const row = record
+      ? await db.$transaction(async (tx) => {
+          const removed = await remove(tx);
+          await record(tx, endpointChange('endpoint.delete', removed, null));
+          return removed;
+        })
+      : await remove(db);
+    return toView(row);
   } catch (error) {
     if (isNotFound(error)) return null;
     throw error;

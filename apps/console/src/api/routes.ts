@@ -1,5 +1,6 @@
 // Every API route the console calls, each checked against its libs/api spec (method, path, inputs, answer).
 import type {
+  auditRoutes,
   authRoutes,
   captureRoutes,
   deviceRoutes,
@@ -46,6 +47,8 @@ export const denyDevicePairing = route<typeof deviceRoutes.denyDevicePairing>('p
 export const listDevices = route<typeof deviceRoutes.listDevices>('get', '/v1/devices');
 export const renameDevice = route<typeof deviceRoutes.renameDevice>('patch', '/v1/devices/{device_id}');
 export const unlinkDevice = route<typeof deviceRoutes.unlinkDevice>('delete', '/v1/devices/{device_id}');
+
+export const listAuditEvents = route<typeof auditRoutes.listAuditEvents>('get', '/v1/audit');
 
 export const listTeams = route<typeof teamRoutes.listTeams>('get', '/v1/teams');
 export const createTeam = route<typeof teamRoutes.createTeam>('post', '/v1/teams');

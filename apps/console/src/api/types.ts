@@ -3,6 +3,7 @@
 // here: api/routes.ts types each answer from its route's spec.
 import type { z } from 'zod';
 import type {
+  auditRoutes,
   authRoutes,
   captureRoutes,
   deviceRoutes,
@@ -43,6 +44,9 @@ export type AliasPutBody = BodyOf<typeof upstreamRoutes.putAlias>;
 
 export type PairingDecision = z.output<typeof deviceRoutes.PairingDecision>;
 export type Device = z.output<typeof deviceRoutes.Device>;
+
+export type AuditEvent = z.output<typeof auditRoutes.AuditEvent>;
+export type AuditResourceType = AuditEvent['resource']['type'];
 
 export type Team = z.output<typeof teamRoutes.Team>;
 export type TeamMember = z.output<typeof teamRoutes.TeamMember>;

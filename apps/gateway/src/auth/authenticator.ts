@@ -20,6 +20,11 @@ export interface Principal {
   teamCaps?: TeamSpendCaps;
   /** Set for device tokens: the paired device. */
   deviceId?: string;
+  /**
+   * Set for sessions: `ses_` and the start of the token's SHA-256, which tells sign-ins apart in the audit log and
+   * reveals nothing of the token.
+   */
+  session?: string;
   /** Effective scopes of a key; sessions and device tokens are not narrowed by scopes. */
   scopes: Scope[] | 'unrestricted';
   revoked: boolean;
@@ -38,14 +43,20 @@ export interface Authenticator {
   stop(): Promise<void>;
 }
 
-function toPrincipal(found: {
-  kind: PrincipalKind;
-  userId: string;
-  key?: CallerKey;
-  deviceId: string;
-  operator: boolean;
-  teamCaps?: TeamCaps;
-}): Principal {
+/** Characters of a session token's SHA-256 that name the session in the audit log: enough to tell sessions apart. */
+const SESSION_HANDLE_HEX = 16;
+
+function toPrincipal(
+  found: {
+    kind: PrincipalKind;
+    userId: string;
+    key?: CallerKey;
+    deviceId: string;
+    operator: boolean;
+    teamCaps?: TeamCaps;
+  },
+  hashHex: string,
+): Principal {
   const { kind, userId, key, operator } = found;
   if (kind === PrincipalKind.KEY && key) {
     return {
@@ -60,7 +71,14 @@ function toPrincipal(found: {
   }
   if (kind === PrincipalKind.DEVICE)
     return { kind: 'device', userId, deviceId: found.deviceId, scopes: 'unrestricted', revoked: false, operator };
-  return { kind: 'session', userId, scopes: 'unrestricted', revoked: false, operator };
+  return {
+    kind: 'session',
+    userId,
+    session: `ses_${hashHex.slice(0, SESSION_HANDLE_HEX)}`,
+    scopes: 'unrestricted',
+    revoked: false,
+    operator,
+  };
 }
 
 export function createAuthenticator(deps: {
@@ -80,7 +98,7 @@ export function createAuthenticator(deps: {
             { requestId },
           );
           const found = reply.principal;
-          return found ? toPrincipal(found) : null;
+          return found ? toPrincipal(found, hashHex) : null;
         } catch (error) {
           if (error instanceof ApiError && error.code === 'unauthorized') return null;
           throw error;

@@ -2,6 +2,8 @@ import type { NextFunction, Request, Response, Router } from 'express';
 import type { z } from 'zod';
 import { expressPath, type RouteSpec } from '@sbc/api';
 import { ApiError, issuesFromSchema, type Issue } from '@sbc/errors';
+import type { CallOptions } from '@sbc/rpc';
+import { actorOf } from '../auth/actor';
 import { principalOf, type Authorize } from '../auth/authorize';
 import type { Principal } from '../auth/authenticator';
 import { jsonBody } from './json-body';
@@ -16,6 +18,11 @@ export interface RouteInput<R extends RouteSpec> {
   /** Set on every route that takes a credential. */
   principal: Principal;
   requestId: string;
+  /**
+   * Options for the calls this route makes: its request id, and on a write with a credential the actor, so a change
+   * is recorded in the audit log with who made it and from where.
+   */
+  rpc: CallOptions;
   req: Request;
   res: Response;
 }
@@ -58,12 +65,18 @@ export function mount<R extends RouteSpec>(
     const query = parsePart(route.query, req.query, 'query', issues);
     const body = parsePart(route.body, req.body, 'body', issues);
     if (issues.length > 0) throw ApiError.invalid(issues);
+    const principal = route.auth.kind === 'none' ? (req.principal as Principal) : principalOf(req);
     const input = {
       params,
       query,
       body,
-      principal: route.auth.kind === 'none' ? (req.principal as Principal) : principalOf(req),
+      principal,
       requestId: req.requestId,
+      // Only writes change anything the audit log records.
+      rpc: {
+        requestId: req.requestId,
+        ...(principal && route.method !== 'get' ? { actor: actorOf(req, principal) } : {}),
+      },
       req,
       res,
     } as RouteInput<R>;

@@ -166,7 +166,7 @@ export function aliasRoutes(deps: AliasRoutesDeps): Router {
     else deps.draining.addEventListener('abort', endStream, { once: true });
   });
 
-  mount(router, specs.putAlias, deps.authorize, async ({ principal, params, body, requestId }) => {
+  mount(router, specs.putAlias, deps.authorize, async ({ principal, params, body, rpc }) => {
     const { write } = await deps.upstreams.putAlias(
       {
         userId: principal.userId,
@@ -176,16 +176,13 @@ export function aliasRoutes(deps: AliasRoutesDeps): Router {
         label: body.label,
         custody: body.custody,
       },
-      { requestId },
+      rpc,
     );
     return { status: 200, body: { ok: true, token: write?.token, rev: Number(write?.rev) } };
   });
 
-  mount(router, specs.deleteAlias, deps.authorize, async ({ principal, params, requestId }) => {
-    const { write } = await deps.upstreams.deleteAlias(
-      { userId: principal.userId, token: params.token },
-      { requestId },
-    );
+  mount(router, specs.deleteAlias, deps.authorize, async ({ principal, params, rpc }) => {
+    const { write } = await deps.upstreams.deleteAlias({ userId: principal.userId, token: params.token }, rpc);
     return { status: 200, body: { ok: true, token: write?.token, rev: Number(write?.rev) } };
   });
 

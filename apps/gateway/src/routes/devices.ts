@@ -119,22 +119,16 @@ export function deviceRoutes(deps: DeviceRoutesDeps): Router {
     };
   });
 
-  mount(router, specs.approveDevicePairing, deps.authorize, async ({ body, principal, requestId }) => {
-    const reply = await deps.devices.approveDevicePairing(
-      { userId: principal.userId, userCode: body.user_code },
-      { requestId },
-    );
+  mount(router, specs.approveDevicePairing, deps.authorize, async ({ body, principal, rpc }) => {
+    const reply = await deps.devices.approveDevicePairing({ userId: principal.userId, userCode: body.user_code }, rpc);
     return {
       status: 200,
       body: { ok: true, status: 'approved', user_code: reply.userCode, device: renderDeclaration(reply.device) },
     };
   });
 
-  mount(router, specs.denyDevicePairing, deps.authorize, async ({ body, principal, requestId }) => {
-    const reply = await deps.devices.denyDevicePairing(
-      { userId: principal.userId, userCode: body.user_code },
-      { requestId },
-    );
+  mount(router, specs.denyDevicePairing, deps.authorize, async ({ body, principal, rpc }) => {
+    const reply = await deps.devices.denyDevicePairing({ userId: principal.userId, userCode: body.user_code }, rpc);
     return {
       status: 200,
       body: { ok: true, status: 'denied', user_code: reply.userCode, device: renderDeclaration(reply.device) },
@@ -189,19 +183,16 @@ export function deviceRoutes(deps: DeviceRoutesDeps): Router {
     return { status: 200, body: renderDevice(reply.device!) };
   });
 
-  mount(router, specs.renameDevice, deps.authorize, async ({ params, body, principal, requestId }) => {
+  mount(router, specs.renameDevice, deps.authorize, async ({ params, body, principal, rpc }) => {
     const reply = await deps.devices.renameDevice(
       { userId: principal.userId, deviceId: params.device_id, label: body.label },
-      { requestId },
+      rpc,
     );
     return { status: 200, body: renderDevice(reply.device!) };
   });
 
-  mount(router, specs.unlinkDevice, deps.authorize, async ({ params, principal, requestId }) => {
-    const reply = await deps.devices.unlinkDevice(
-      { userId: principal.userId, deviceId: params.device_id },
-      { requestId },
-    );
+  mount(router, specs.unlinkDevice, deps.authorize, async ({ params, principal, rpc }) => {
+    const reply = await deps.devices.unlinkDevice({ userId: principal.userId, deviceId: params.device_id }, rpc);
     return { status: 200, body: { id: reply.deviceId, object: 'device', deleted: true } };
   });
 

@@ -56,7 +56,7 @@ export function keyRoutes(deps: {
     return { status: 200, body: renderKeyPage(reply.keys, reply.hasMore) };
   });
 
-  mount(router, specs.createKey, deps.authorize, async ({ principal, body, requestId }) => {
+  mount(router, specs.createKey, deps.authorize, async ({ principal, body, rpc }) => {
     checkRpm(body.rpm, deps.rateLimitPerMinute);
     const reply = await deps.account.createKey(
       {
@@ -74,7 +74,7 @@ export function keyRoutes(deps: {
         rpm: credits(body.rpm),
         tpm: credits(body.tpm),
       },
-      { requestId },
+      rpc,
     );
     return { status: 201, body: { ...renderCallerKey(reply.key!), key: reply.secret } };
   });
@@ -88,7 +88,7 @@ export function keyRoutes(deps: {
     return { status: 200, body: renderCallerKey(principal.key) };
   });
 
-  mount(router, specs.updateKey, deps.authorize, async ({ principal, params, body, requestId }) => {
+  mount(router, specs.updateKey, deps.authorize, async ({ principal, params, body, rpc }) => {
     checkRpm(body.rpm, deps.rateLimitPerMinute);
     const scopes = requestedScopes(body, principal);
     const reply = await deps.account.updateKey(
@@ -107,15 +107,15 @@ export function keyRoutes(deps: {
         rpm: patch(body.rpm, BigInt),
         tpm: patch(body.tpm, BigInt),
       },
-      { requestId },
+      rpc,
     );
     return { status: 200, body: renderCallerKey(reply.key!) };
   });
 
-  mount(router, specs.revokeKey, deps.authorize, async ({ principal, params, requestId }) => {
+  mount(router, specs.revokeKey, deps.authorize, async ({ principal, params, rpc }) => {
     const reply = await deps.account.revokeKey(
       { userId: principal.userId, keyId: params.id, callerKeyId: principal.key?.id },
-      { requestId },
+      rpc,
     );
     return { status: 200, body: renderCallerKey(reply.key!) };
   });

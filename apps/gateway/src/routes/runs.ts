@@ -181,7 +181,7 @@ export function runRoutes(deps: RunRoutesDeps): Router {
     });
   });
 
-  mount(router, specs.createWebhook, deps.authorize, async ({ body, principal, requestId }) => {
+  mount(router, specs.createWebhook, deps.authorize, async ({ body, principal, rpc }) => {
     const reply = await runs.createWebhook(
       {
         userId: principal.userId,
@@ -189,7 +189,7 @@ export function runRoutes(deps: RunRoutesDeps): Router {
         events: body.events ?? [...specs.WEBHOOK_EVENT_TYPES],
         operator: principal.operator,
       },
-      { requestId },
+      rpc,
     );
     return { status: 201, body: { ...renderEndpoint(reply.endpoint!), secret: reply.secret } };
   });
@@ -202,8 +202,8 @@ export function runRoutes(deps: RunRoutesDeps): Router {
     return { status: 200, body: listEnvelope(reply.endpoints, reply.hasMore, renderEndpoint) };
   });
 
-  mount(router, specs.deleteWebhook, deps.authorize, async ({ params, principal, requestId }) => {
-    const reply = await runs.deleteWebhook({ userId: principal.userId, webhookId: params.webhook_id }, { requestId });
+  mount(router, specs.deleteWebhook, deps.authorize, async ({ params, principal, rpc }) => {
+    const reply = await runs.deleteWebhook({ userId: principal.userId, webhookId: params.webhook_id }, rpc);
     return { status: 200, body: { id: reply.webhookId, object: 'webhook_endpoint', deleted: true } };
   });
 

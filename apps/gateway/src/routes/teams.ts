@@ -174,7 +174,7 @@ export function teamRoutes(deps: {
     };
   });
 
-  mount(router, routes.createTeam, authorize, async ({ principal, body, requestId }) => {
+  mount(router, routes.createTeam, authorize, async ({ principal, body, rpc }) => {
     const reply = await teams.createTeam(
       {
         userId: principal.userId,
@@ -183,7 +183,7 @@ export function teamRoutes(deps: {
         sharePolicy: body.share_policy,
         requireManualConfirm: body.require_manual_confirm,
       },
-      { requestId },
+      rpc,
     );
     return { status: 201, body: renderTeam(reply.team) };
   });
@@ -193,7 +193,7 @@ export function teamRoutes(deps: {
     return { status: 200, body: await renderOne(reply.team) };
   });
 
-  mount(router, routes.updateTeam, authorize, async ({ principal, params, body, requestId }) => {
+  mount(router, routes.updateTeam, authorize, async ({ principal, params, body, rpc }) => {
     const reply = await teams.updateTeam(
       {
         userId: principal.userId,
@@ -204,13 +204,13 @@ export function teamRoutes(deps: {
         requireManualConfirm: body.require_manual_confirm,
         budget: budgetChange(body.budget),
       },
-      { requestId },
+      rpc,
     );
     return { status: 200, body: await renderOne(reply.team) };
   });
 
-  mount(router, routes.deleteTeam, authorize, async ({ principal, params, requestId }) => {
-    await teams.deleteTeam({ userId: principal.userId, teamId: params.team_id }, { requestId });
+  mount(router, routes.deleteTeam, authorize, async ({ principal, params, rpc }) => {
+    await teams.deleteTeam({ userId: principal.userId, teamId: params.team_id }, rpc);
     return { status: 204 };
   });
 
@@ -231,7 +231,7 @@ export function teamRoutes(deps: {
     };
   });
 
-  mount(router, routes.updateTeamMember, authorize, async ({ principal, params, body, requestId }) => {
+  mount(router, routes.updateTeamMember, authorize, async ({ principal, params, body, rpc }) => {
     const reply = await teams.updateTeamMember(
       {
         userId: principal.userId,
@@ -241,15 +241,15 @@ export function teamRoutes(deps: {
         groups: body.groups && { values: body.groups },
         budget: budgetChange(body.budget),
       },
-      { requestId },
+      rpc,
     );
     return { status: 200, body: (await renderMembers(params.team_id, [present(reply.member, 'member')]))[0]! };
   });
 
-  mount(router, routes.removeTeamMember, authorize, async ({ principal, params, requestId }) => {
+  mount(router, routes.removeTeamMember, authorize, async ({ principal, params, rpc }) => {
     await teams.removeTeamMember(
       { userId: principal.userId, teamId: params.team_id, memberUserId: params.user_id },
-      { requestId },
+      rpc,
     );
     return { status: 204 };
   });
@@ -262,32 +262,29 @@ export function teamRoutes(deps: {
     return { status: 200, body: envelope(reply.invites, reply.hasMore, renderInvite, (invite) => invite.code) };
   });
 
-  mount(router, routes.createTeamInvite, authorize, async ({ principal, params, body, requestId }) => {
+  mount(router, routes.createTeamInvite, authorize, async ({ principal, params, body, rpc }) => {
     const reply = await teams.createTeamInvite(
       { userId: principal.userId, teamId: params.team_id, email: body.email, role: body.role },
-      { requestId },
+      rpc,
     );
     return { status: 201, body: renderInvite(reply.invite) };
   });
 
-  mount(router, routes.revokeTeamInvite, authorize, async ({ principal, params, requestId }) => {
-    await teams.revokeTeamInvite(
-      { userId: principal.userId, teamId: params.team_id, code: params.code },
-      { requestId },
-    );
+  mount(router, routes.revokeTeamInvite, authorize, async ({ principal, params, rpc }) => {
+    await teams.revokeTeamInvite({ userId: principal.userId, teamId: params.team_id, code: params.code }, rpc);
     return { status: 204 };
   });
 
-  mount(router, routes.resendTeamInvite, authorize, async ({ principal, params, requestId }) => {
+  mount(router, routes.resendTeamInvite, authorize, async ({ principal, params, rpc }) => {
     const reply = await teams.resendTeamInvite(
       { userId: principal.userId, teamId: params.team_id, code: params.code },
-      { requestId },
+      rpc,
     );
     return { status: 200, body: renderInvite(reply.invite) };
   });
 
-  mount(router, routes.acceptTeamInvite, authorize, async ({ principal, params, requestId }) => {
-    const reply = await teams.acceptTeamInvite({ userId: principal.userId, code: params.code }, { requestId });
+  mount(router, routes.acceptTeamInvite, authorize, async ({ principal, params, rpc }) => {
+    const reply = await teams.acceptTeamInvite({ userId: principal.userId, code: params.code }, rpc);
     return { status: 200, body: await renderOne(reply.team) };
   });
 

@@ -89,7 +89,7 @@ export function upstreamRoutes(deps: UpstreamRoutesDeps): Router {
     };
   });
 
-  mount(router, specs.createUpstream, deps.authorize, async ({ principal, body, requestId }) => {
+  mount(router, specs.createUpstream, deps.authorize, async ({ principal, body, rpc }) => {
     const created = await deps.upstreams.createUpstream(
       {
         userId: principal.userId,
@@ -102,12 +102,12 @@ export function upstreamRoutes(deps: UpstreamRoutesDeps): Router {
         slug: body.slug,
         weight: body.weight,
       },
-      { requestId, deadlineMs: PROBING_CALL_DEADLINE_MS },
+      { ...rpc, deadlineMs: PROBING_CALL_DEADLINE_MS },
     );
     return { status: 201, body: renderWithProbe(created.result) };
   });
 
-  mount(router, specs.updateUpstream, deps.authorize, async ({ principal, params, body, requestId }) => {
+  mount(router, specs.updateUpstream, deps.authorize, async ({ principal, params, body, rpc }) => {
     const updated = await deps.upstreams.updateUpstream(
       {
         userId: principal.userId,
@@ -121,13 +121,13 @@ export function upstreamRoutes(deps: UpstreamRoutesDeps): Router {
         modelNames: body.model_names ? { entries: body.model_names } : undefined,
         weight: body.weight,
       },
-      { requestId, deadlineMs: PROBING_CALL_DEADLINE_MS },
+      { ...rpc, deadlineMs: PROBING_CALL_DEADLINE_MS },
     );
     return { status: 200, body: renderWithProbe(updated.result) };
   });
 
-  mount(router, specs.deleteUpstream, deps.authorize, async ({ principal, params, requestId }) => {
-    await deps.upstreams.deleteUpstream({ userId: principal.userId, slug: params.slug }, { requestId });
+  mount(router, specs.deleteUpstream, deps.authorize, async ({ principal, params, rpc }) => {
+    await deps.upstreams.deleteUpstream({ userId: principal.userId, slug: params.slug }, rpc);
     return { status: 204 };
   });
 

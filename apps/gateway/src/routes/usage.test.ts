@@ -4,7 +4,10 @@ import { create, type MessageInitShape } from '@bufbuild/protobuf';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { CreditsSchema, GetSpendResponseSchema, type UsageLedgerService } from '@sbc/proto/sbc/usage/v1/ledger_pb';
 import type { RpcClientOf } from '@sbc/rpc';
+import { createLogger } from '@sbc/logging';
 import type { Authorize } from '../auth/authorize';
+import { errorHandler } from '../http/errors';
+import { requestId } from '../http/request-id';
 import { usageRoutes } from './usage';
 
 type CreditsInit = MessageInitShape<typeof CreditsSchema>;
@@ -179,5 +182,55 @@ describe('money from the ledger during the release that sends both whole units a
       );
       expect({ bad, credits, spend }).toEqual({ bad, credits: { status: 500 }, spend: { status: 500 } });
     }
+  });
+});
+
+describe('usage windows outside the years the ledger can hold', () => {
+  /** Each ledger call the routes made. */
+  const calls: string[] = [];
+  const ledger = new Proxy(
+    {},
+    {
+      get: (_target, method: string) => async () => {
+        calls.push(method);
+        throw new Error('the ledger is not reached by a refused window');
+      },
+    },
+  ) as RpcClientOf<typeof UsageLedgerService>;
+  let base = '';
+  let server: Server;
+
+  beforeAll(async () => {
+    const app = express();
+    app.use(requestId());
+    app.use(usageRoutes({ authorize: signedIn, ledger }));
+    app.use(
+      errorHandler({ baseUrl: 'http://gateway.test', logger: createLogger({ service: 'test', level: 'silent' }) }),
+    );
+    server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise((resolve) => server.close(resolve)));
+
+  it.each([
+    ['/v1/usage/requests?from=9999-12-31T00:00:00Z&to=0000-01-01', 'from'],
+    ['/v1/usage/requests?to=0000-01-01', 'to'],
+    ['/v1/usage/requests?from=0001-01-01T00:00:00Z', 'from'],
+    ['/v1/spend?to=9999-12-31T23:59:59Z', 'to'],
+    ['/v1/spend?from=0000-01-01&to=2026-01-01', 'from'],
+    ['/v1/usage?from=0000-12-31&to=0001-03-01', 'from'],
+    ['/v1/usage/daily?from=9999-12-30T12:00:00Z&to=9999-12-31', 'from'],
+    ['/v1/usage/breakdown?from=0001-01-01&to=0001-01-03&tz=Pacific/Kiritimati', 'from'],
+    ['/v1/usage/report?to=9999-12-31', 'to'],
+    ['/v1/usage/export?to=9999-12-31T00:00:00Z', 'to'],
+  ])('GET %s is a 400 naming %s, before the ledger is asked', async (path, param) => {
+    calls.length = 0;
+    const res = await fetch(base + path);
+    expect({ status: res.status, body: await res.json() }).toMatchObject({
+      status: 400,
+      body: { error: 'invalid_request', param },
+    });
+    expect(calls).toEqual([]);
   });
 });

@@ -14,6 +14,7 @@ import type {
 import type { RpcClientOf } from '@sbc/rpc';
 import type { Authorize } from '../auth/authorize';
 import type { Principal } from '../auth/authenticator';
+import { boundedInstant } from '../http/bounded-instant';
 import { mount } from '../http/mount';
 
 export interface UsageRoutesDeps {
@@ -41,6 +42,8 @@ const credits = (units: bigint | undefined, deprecated: number) =>
 const usd = (units: bigint | undefined, deprecated: number) => usdFromNanoUsd(nanoUsdFromWire(units, deprecated));
 
 function windowMessage(window: { from: Date; to: Date; tz: string }) {
+  boundedInstant(window.from, 'from');
+  boundedInstant(window.to, 'to');
   if (!(window.from < window.to)) throw new ApiError('invalid_request', 'from must be before to.', { param: 'from' });
   return { from: timestampFromDate(window.from), to: timestampFromDate(window.to), tz: window.tz };
 }
@@ -244,8 +247,8 @@ export function usageRoutes(deps: UsageRoutesDeps): Router {
         limit: query.limit,
         afterId: query.after_id,
         beforeId: query.before_id,
-        from: query.from ? timestampFromDate(instantOf(query.from)) : undefined,
-        to: query.to ? timestampFromDate(instantOf(query.to)) : undefined,
+        from: query.from ? timestampFromDate(boundedInstant(instantOf(query.from), 'from')) : undefined,
+        to: query.to ? timestampFromDate(boundedInstant(instantOf(query.to), 'to')) : undefined,
         keyId: query.key_id,
         model: query.model,
       },

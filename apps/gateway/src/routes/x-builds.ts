@@ -246,7 +246,7 @@ export function xBuildRoutes(deps: XBuildRoutesDeps): Router {
     return { status: 200, body: renderQueue(reply.queue) };
   });
 
-  mount(router, specs.updateXBuildQueue, deps.authorize, async ({ body, principal, requestId }) => {
+  mount(router, specs.updateXBuildQueue, deps.authorize, async ({ body, principal, rpc }) => {
     const reply = await xbuilds.updateQueue(
       {
         operatorId: operatorIdOf(principal),
@@ -254,7 +254,7 @@ export function xBuildRoutes(deps: XBuildRoutesDeps): Router {
         maxQueue: body.max_queue,
         paused: body.paused,
       },
-      { requestId },
+      rpc,
     );
     return { status: 200, body: renderQueue(reply.queue) };
   });
@@ -264,19 +264,16 @@ export function xBuildRoutes(deps: XBuildRoutesDeps): Router {
     return { status: 200, body: { object: 'list', data: reply.blocks.map(renderBlock) } };
   });
 
-  mount(router, specs.blockXBuildAuthor, deps.authorize, async ({ params, body, principal, requestId }) => {
+  mount(router, specs.blockXBuildAuthor, deps.authorize, async ({ params, body, principal, rpc }) => {
     const reply = await xbuilds.blockAuthor(
       { operatorId: operatorIdOf(principal), authorId: params.author_id, reason: body.reason },
-      { requestId },
+      rpc,
     );
     return { status: 200, body: renderBlock(reply.block) };
   });
 
-  mount(router, specs.unblockXBuildAuthor, deps.authorize, async ({ params, principal, requestId }) => {
-    const reply = await xbuilds.unblockAuthor(
-      { operatorId: operatorIdOf(principal), authorId: params.author_id },
-      { requestId },
-    );
+  mount(router, specs.unblockXBuildAuthor, deps.authorize, async ({ params, principal, rpc }) => {
+    const reply = await xbuilds.unblockAuthor({ operatorId: operatorIdOf(principal), authorId: params.author_id }, rpc);
     return { status: 200, body: { ...renderBlock(reply.block), deleted: true } };
   });
 
@@ -310,16 +307,16 @@ export function xBuildRoutes(deps: XBuildRoutesDeps): Router {
     job(await xbuilds.cancelJob({ userId: principal.userId, id: params.id }, { requestId })),
   );
 
-  mount(router, specs.redraftXBuildReply, deps.authorize, async ({ params, body, principal, requestId }) =>
+  mount(router, specs.redraftXBuildReply, deps.authorize, async ({ params, body, principal, rpc }) =>
     job(
       await xbuilds.redraftReply(
         { operatorId: operatorIdOf(principal), id: params.id, text: (body as { text?: string }).text },
-        { requestId },
+        rpc,
       ),
     ),
   );
 
-  mount(router, specs.moveXBuild, deps.authorize, async ({ params, body, principal, requestId }) => {
+  mount(router, specs.moveXBuild, deps.authorize, async ({ params, body, principal, rpc }) => {
     const placement = body as { before_id?: string; after_id?: string };
     return job(
       await xbuilds.moveJob(
@@ -329,25 +326,25 @@ export function xBuildRoutes(deps: XBuildRoutesDeps): Router {
           beforeId: placement.before_id,
           afterId: placement.after_id,
         },
-        { requestId },
+        rpc,
       ),
     );
   });
 
-  mount(router, specs.requeueXBuild, deps.authorize, async ({ params, principal, requestId }) =>
-    job(await xbuilds.requeueJob({ operatorId: operatorIdOf(principal), id: params.id }, { requestId })),
+  mount(router, specs.requeueXBuild, deps.authorize, async ({ params, principal, rpc }) =>
+    job(await xbuilds.requeueJob({ operatorId: operatorIdOf(principal), id: params.id }, rpc)),
   );
-  mount(router, specs.resumeXBuild, deps.authorize, async ({ params, principal, requestId }) =>
-    job(await xbuilds.resumeJob({ operatorId: operatorIdOf(principal), id: params.id }, { requestId })),
+  mount(router, specs.resumeXBuild, deps.authorize, async ({ params, principal, rpc }) =>
+    job(await xbuilds.resumeJob({ operatorId: operatorIdOf(principal), id: params.id }, rpc)),
   );
-  mount(router, specs.pinXBuild, deps.authorize, async ({ params, principal, requestId }) =>
-    job(await xbuilds.pinJob({ operatorId: operatorIdOf(principal), id: params.id }, { requestId })),
+  mount(router, specs.pinXBuild, deps.authorize, async ({ params, principal, rpc }) =>
+    job(await xbuilds.pinJob({ operatorId: operatorIdOf(principal), id: params.id }, rpc)),
   );
-  mount(router, specs.unpinXBuild, deps.authorize, async ({ params, principal, requestId }) =>
-    job(await xbuilds.unpinJob({ operatorId: operatorIdOf(principal), id: params.id }, { requestId })),
+  mount(router, specs.unpinXBuild, deps.authorize, async ({ params, principal, rpc }) =>
+    job(await xbuilds.unpinJob({ operatorId: operatorIdOf(principal), id: params.id }, rpc)),
   );
-  mount(router, specs.takeDownXBuild, deps.authorize, async ({ params, principal, requestId }) =>
-    job(await xbuilds.takeDownApp({ operatorId: operatorIdOf(principal), id: params.id }, { requestId })),
+  mount(router, specs.takeDownXBuild, deps.authorize, async ({ params, principal, rpc }) =>
+    job(await xbuilds.takeDownApp({ operatorId: operatorIdOf(principal), id: params.id }, rpc)),
   );
 
   return router;

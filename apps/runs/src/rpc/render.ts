@@ -62,6 +62,23 @@ export function toProtoEvent(event: StoredEvent): MessageInitShape<typeof RunEve
   };
 }
 
+/**
+ * A webhook endpoint as the audit log keeps it: never its signing secret, and its URL without a password or query
+ * values (where a receiver's token often travels).
+ */
+export function webhookAuditView(row: WebhookEndpointRow) {
+  const url = new URL(row.url);
+  if (url.password) url.password = '[masked]';
+  for (const name of [...url.searchParams.keys()]) url.searchParams.set(name, '[masked]');
+  return {
+    id: row.id,
+    url: url.toString(),
+    events: eventsOf(row),
+    createdAt: row.createdAt,
+    disabledAt: row.disabledAt,
+  };
+}
+
 export function toProtoEndpoint(row: WebhookEndpointRow): MessageInitShape<typeof WebhookEndpointSchema> {
   return {
     id: row.id,

@@ -2,7 +2,7 @@ import { ApiError } from '@sbc/errors';
 import type { Logger } from '@sbc/logging';
 import { MAX_PAGE_LIMIT, pageOf } from '@sbc/pagination';
 import type { RunCaller, RunsService } from '@sbc/proto/sbc/runs/v1/runs_pb';
-import type { RpcImplementation } from '@sbc/rpc';
+import type { AuditLog, RpcImplementation } from '@sbc/rpc';
 import { CANCEL_REQUESTED_CHANNEL, RUN_QUEUED_CHANNEL } from '../channels';
 import { streamRunEvents } from '../events/stream';
 import { listEventsAfter, type EventWriter } from '../store/events';
@@ -31,6 +31,7 @@ import type { Egress } from '../tools/egress';
 import {
   toProtoDelivery,
   toProtoEndpoint,
+  webhookAuditView,
   toProtoEvent,
   toProtoProject,
   toProtoRun,
@@ -40,6 +41,8 @@ import {
 export interface RunsServiceDeps extends EventWriter {
   egress: Egress;
   logger: Logger;
+  /** Webhook endpoints' changes go to the account service's audit log. */
+  audit: AuditLog;
   /** Aborted when the service stops: open event streams end (the edge resumes them elsewhere). */
   closing: AbortSignal;
 }
@@ -214,7 +217,7 @@ export function createRunsService(deps: RunsServiceDeps): RpcImplementation<type
       }
     },
 
-    async createWebhook(request) {
+    async createWebhook(request, ctx) {
       if (
         request.events.length === 0 ||
         request.events.some((event) => !(WEBHOOK_EVENT_TYPES as readonly string[]).includes(event))
@@ -231,6 +234,13 @@ export function createRunsService(deps: RunsServiceDeps): RpcImplementation<type
         events: [...new Set(request.events)],
         dialAs,
       });
+      await deps.audit.record(ctx, {
+        action: 'webhook.create',
+        resourceType: 'webhook',
+        resourceId: endpoint.id,
+        ownerUserId: request.userId,
+        after: webhookAuditView(endpoint),
+      });
       return { endpoint: toProtoEndpoint(endpoint), secret };
     },
 
@@ -239,8 +249,15 @@ export function createRunsService(deps: RunsServiceDeps): RpcImplementation<type
       return { endpoints: list.data.map(toProtoEndpoint), hasMore: list.has_more };
     },
 
-    async deleteWebhook(request) {
-      await deleteEndpoint(db, request.userId, request.webhookId, new Date());
+    async deleteWebhook(request, ctx) {
+      const before = await deleteEndpoint(db, request.userId, request.webhookId, new Date());
+      await deps.audit.record(ctx, {
+        action: 'webhook.delete',
+        resourceType: 'webhook',
+        resourceId: before.id,
+        ownerUserId: request.userId,
+        before: webhookAuditView(before),
+      });
       return { webhookId: request.webhookId };
     },
 

@@ -67,10 +67,16 @@ async function findEndpoint(db: RunsDb, accountId: string, endpointId: string): 
   return row;
 }
 
-/** Removes an endpoint; deliveries still pending for it fail at their next attempt. */
-export async function deleteEndpoint(db: RunsDb, accountId: string, endpointId: string, now: Date): Promise<void> {
-  await findEndpoint(db, accountId, endpointId);
+/** Removes an endpoint, returning it as it was; deliveries still pending for it fail at their next attempt. */
+export async function deleteEndpoint(
+  db: RunsDb,
+  accountId: string,
+  endpointId: string,
+  now: Date,
+): Promise<WebhookEndpointRow> {
+  const before = await findEndpoint(db, accountId, endpointId);
   await db.webhookEndpoint.update({ where: { id: endpointId }, data: { deletedAt: now } });
+  return before;
 }
 
 /**

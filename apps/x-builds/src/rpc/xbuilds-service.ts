@@ -1,8 +1,8 @@
-import { timestampFromDate } from '@bufbuild/protobuf/wkt';
+import { timestampDate, timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { ApiError } from '@sbc/errors';
 import type { Logger } from '@sbc/logging';
 import type { Caller, Source, XBuildsService } from '@sbc/proto/sbc/xbuilds/v1/xbuilds_pb';
-import type { RpcImplementation } from '@sbc/rpc';
+import type { AuditedChange, AuditLog, RpcContext, RpcImplementation } from '@sbc/rpc';
 import type { XBuildsConfig } from '../config';
 import { admit, refusalOfViolation, type Submission, type SubmittedSource } from '../intake/admit';
 import { cancelJob, redraftReply, takeDownApp, type OperationDeps } from '../jobs/operations';
@@ -29,6 +29,8 @@ export interface XBuildsServiceDeps extends OperationDeps {
   logger: Logger;
   /** Why intake cannot build now, or undefined when it can. */
   notConfigured: () => string | undefined;
+  /** Operators' actions go to the account service's audit log. */
+  audit: AuditLog;
   /** A job was queued or the queue changed on this replica: claim without waiting for the next poll. */
   wake: () => void;
   xReplies: boolean;
@@ -58,6 +60,20 @@ function boundsOf(caller: Caller) {
     ...(caller.monthlyLimitCredits !== undefined ? { monthlyLimitCredits: Number(caller.monthlyLimitCredits) } : {}),
     route: caller.route || 'auto',
     boundByKey: caller.keyId !== undefined && caller.keyMayInvoke,
+  };
+}
+
+/** What an operator action can change on a job, as the audit log keeps it. */
+function jobAuditView(job: Awaited<ReturnType<typeof jobView>>) {
+  return {
+    id: job.id,
+    status: job.status,
+    position: job.position ?? null,
+    pinned: job.pinned ?? false,
+    slug: job.slug ?? null,
+    appUrl: job.appUrl ?? null,
+    takenDownAt: job.takenDownAt ? timestampDate(job.takenDownAt as Parameters<typeof timestampDate>[0]) : null,
+    reply: job.reply?.text ?? null,
   };
 }
 
@@ -92,6 +108,27 @@ export function createXBuildsService(deps: XBuildsServiceDeps): RpcImplementatio
   }
 
   const reread = async (id: string) => ({ job: await jobView(db, view, (await findJob(db, id))!) });
+
+  /** Runs an operator's action on a job and records it with the job before and after. */
+  async function operate(ctx: RpcContext, operatorId: string, action: string, id: string, act: () => Promise<unknown>) {
+    requireOperator(operatorId);
+    const before = await jobView(db, view, await anyJob(id));
+    await act();
+    const after = await reread(id);
+    await deps.audit.record(ctx, {
+      action: `x_build.${action}`,
+      resourceType: 'x_build',
+      resourceId: id,
+      ownerUserId: operatorId,
+      before: jobAuditView(before),
+      after: jobAuditView(after.job),
+    });
+    return after;
+  }
+
+  /** Records an operator's change of the service-wide build settings (queue, blocklist). */
+  const recordOperator = (ctx: RpcContext, operatorId: string, change: Omit<AuditedChange, 'ownerUserId'>) =>
+    deps.audit.record(ctx, { ...change, ownerUserId: operatorId });
 
   return {
     async submitJob(request) {
@@ -181,19 +218,18 @@ export function createXBuildsService(deps: XBuildsServiceDeps): RpcImplementatio
       return reread(job.id);
     },
 
-    async redraftReply(request) {
-      requireOperator(request.operatorId);
-      const job = await anyJob(request.id);
-      await redraftReply(
-        { ...deps, baseUrl: config.baseUrl, appsDomain: config.appsDomain, xReplies: deps.xReplies },
-        job,
-        request.text,
-        request.operatorId,
+    async redraftReply(request, ctx) {
+      return operate(ctx, request.operatorId, 'redraft_reply', request.id, async () =>
+        redraftReply(
+          { ...deps, baseUrl: config.baseUrl, appsDomain: config.appsDomain, xReplies: deps.xReplies },
+          await anyJob(request.id),
+          request.text,
+          request.operatorId,
+        ),
       );
-      return reread(job.id);
     },
 
-    async moveJob(request) {
+    async moveJob(request, ctx) {
       requireOperator(request.operatorId);
       const placement =
         request.beforeId !== undefined
@@ -204,44 +240,47 @@ export function createXBuildsService(deps: XBuildsServiceDeps): RpcImplementatio
       if (!placement || (request.beforeId !== undefined && request.afterId !== undefined)) {
         throw new ApiError('invalid_request', 'Pass exactly one of before_id and after_id.', { param: 'before_id' });
       }
-      await moveJob(db, request.id, placement, request.operatorId);
-      return reread(request.id);
+      return operate(ctx, request.operatorId, 'move', request.id, () =>
+        moveJob(db, request.id, placement, request.operatorId),
+      );
     },
 
-    async requeueJob(request) {
-      requireOperator(request.operatorId);
-      await requeueJob(db, request.id, 'requeue', request.operatorId).catch((error: unknown) => {
-        throw refusalOfViolation(error) ?? error;
-      });
+    async requeueJob(request, ctx) {
+      const requeued = await operate(ctx, request.operatorId, 'requeue', request.id, () =>
+        requeueJob(db, request.id, 'requeue', request.operatorId).catch((error: unknown) => {
+          throw refusalOfViolation(error) ?? error;
+        }),
+      );
       deps.wake();
-      return reread(request.id);
+      return requeued;
     },
 
-    async resumeJob(request) {
-      requireOperator(request.operatorId);
-      await requeueJob(db, request.id, 'resume', request.operatorId).catch((error: unknown) => {
-        throw refusalOfViolation(error) ?? error;
-      });
+    async resumeJob(request, ctx) {
+      const resumed = await operate(ctx, request.operatorId, 'resume', request.id, () =>
+        requeueJob(db, request.id, 'resume', request.operatorId).catch((error: unknown) => {
+          throw refusalOfViolation(error) ?? error;
+        }),
+      );
       deps.wake();
-      return reread(request.id);
+      return resumed;
     },
 
-    async pinJob(request) {
-      requireOperator(request.operatorId);
-      await setPinned(db, request.id, true, request.operatorId);
-      return reread(request.id);
+    async pinJob(request, ctx) {
+      return operate(ctx, request.operatorId, 'pin', request.id, () =>
+        setPinned(db, request.id, true, request.operatorId),
+      );
     },
 
-    async unpinJob(request) {
-      requireOperator(request.operatorId);
-      await setPinned(db, request.id, false, request.operatorId);
-      return reread(request.id);
+    async unpinJob(request, ctx) {
+      return operate(ctx, request.operatorId, 'unpin', request.id, () =>
+        setPinned(db, request.id, false, request.operatorId),
+      );
     },
 
-    async takeDownApp(request) {
-      requireOperator(request.operatorId);
-      const job = await takeDownApp(deps, await anyJob(request.id), request.operatorId);
-      return { job: await jobView(db, view, job) };
+    async takeDownApp(request, ctx) {
+      return operate(ctx, request.operatorId, 'take_down', request.id, async () =>
+        takeDownApp(deps, await anyJob(request.id), request.operatorId),
+      );
     },
 
     async getQueue(request) {
@@ -249,7 +288,7 @@ export function createXBuildsService(deps: XBuildsServiceDeps): RpcImplementatio
       return { queue: toQueueMessage(await readQueue(db)) };
     },
 
-    async updateQueue(request) {
+    async updateQueue(request, ctx) {
       requireOperator(request.operatorId);
       if (request.maxConcurrent !== undefined && (request.maxConcurrent < 1 || request.maxConcurrent > 1_000)) {
         throw new ApiError('invalid_request', 'max_concurrent must be 1 to 1000.', { param: 'max_concurrent' });
@@ -257,6 +296,7 @@ export function createXBuildsService(deps: XBuildsServiceDeps): RpcImplementatio
       if (request.maxQueue !== undefined && (request.maxQueue < 0 || request.maxQueue > 1_000_000)) {
         throw new ApiError('invalid_request', 'max_queue must be 0 to 1000000.', { param: 'max_queue' });
       }
+      const before = (await readQueue(db)).settings;
       await updateSettings(db, {
         maxConcurrent: request.maxConcurrent,
         maxQueue: request.maxQueue,
@@ -272,7 +312,15 @@ export function createXBuildsService(deps: XBuildsServiceDeps): RpcImplementatio
         'queue settings changed',
       );
       deps.wake();
-      return { queue: toQueueMessage(await readQueue(db)) };
+      const queue = await readQueue(db);
+      await recordOperator(ctx, request.operatorId, {
+        action: 'x_builds_queue.update',
+        resourceType: 'x_builds_queue',
+        resourceId: 'queue',
+        before,
+        after: queue.settings,
+      });
+      return { queue: toQueueMessage(queue) };
     },
 
     async listBlocks(request) {
@@ -280,19 +328,30 @@ export function createXBuildsService(deps: XBuildsServiceDeps): RpcImplementatio
       return { blocks: (await listBlocks(db)).map(blockMessage) };
     },
 
-    async blockAuthor(request) {
+    async blockAuthor(request, ctx) {
       requireOperator(request.operatorId);
       if (!(BLOCK_REASONS as readonly string[]).includes(request.reason))
         throw new ApiError('invalid_request', `reason is one of ${BLOCK_REASONS.join(', ')}.`, { param: 'reason' });
-      return {
-        block: blockMessage(await blockAuthor(db, request.authorId, request.reason as BlockReason, request.operatorId)),
-      };
+      const block = await blockAuthor(db, request.authorId, request.reason as BlockReason, request.operatorId);
+      await recordOperator(ctx, request.operatorId, {
+        action: 'x_builds_block.create',
+        resourceType: 'x_builds_block',
+        resourceId: block.authorId,
+        after: block,
+      });
+      return { block: blockMessage(block) };
     },
 
-    async unblockAuthor(request) {
+    async unblockAuthor(request, ctx) {
       requireOperator(request.operatorId);
       const removed = await unblockAuthor(db, request.authorId);
       if (!removed) throw new ApiError('not_found', 'This author is not blocked.', { param: 'author_id' });
+      await recordOperator(ctx, request.operatorId, {
+        action: 'x_builds_block.delete',
+        resourceType: 'x_builds_block',
+        resourceId: removed.authorId,
+        before: removed,
+      });
       return { block: blockMessage(removed) };
     },
 
