@@ -17,6 +17,8 @@ const ROUTES = ['byo', 'credits', 'auto'];
 const MODES = ['model', 'agent'];
 // Caps are stored in an integer column.
 const MAX_CREDITS = 2_147_483_647;
+// The response cache keeps an entry for 30 days at most (the column's check says the same).
+const MAX_CACHE_TTL_S = 2_592_000;
 
 /** A key as the RPCs return it; `operator` says whether its owner is an operator (who alone holds builds:admin). */
 export function toProtoKey(row: CallerKeyRow, operator: boolean): MessageInitShape<typeof CallerKeySchema> {
@@ -35,6 +37,8 @@ export function toProtoKey(row: CallerKeyRow, operator: boolean): MessageInitSha
     route: row.route,
     mode: row.mode,
     incognito: row.incognito,
+    cacheTtlS: row.cacheTtlS,
+    cacheTools: row.cacheTools,
     deviceId: row.deviceId ?? undefined,
     orgId: row.orgId ?? undefined,
     scopes: keyScopes(row, operator),
@@ -62,6 +66,8 @@ export function settingsOfCreate(request: CreateKeyRequest): KeySettings {
     mode: request.mode,
     incognito: request.incognito,
     deviceId: request.deviceId ?? null,
+    cacheTtlS: request.cacheTtlS,
+    cacheTools: request.cacheTools,
   };
 }
 
@@ -88,6 +94,8 @@ export function settingsOfUpdate(row: CallerKeyRow, request: UpdateKeyRequest, o
     mode: request.mode ?? row.mode,
     incognito: request.incognito ?? row.incognito,
     deviceId: deviceId ? (deviceId.value ?? null) : row.deviceId,
+    cacheTtlS: request.cacheTtlS ?? row.cacheTtlS,
+    cacheTools: request.cacheTools ?? row.cacheTools,
   };
 }
 
@@ -100,6 +108,8 @@ export function checkSettings(settings: KeySettings): void {
   if (unknown !== undefined) throw bad('scopes', `Unknown scope "${unknown}".`);
   if (!ROUTES.includes(settings.route)) throw bad('route', `route must be one of ${ROUTES.join(', ')}.`);
   if (!MODES.includes(settings.mode)) throw bad('mode', `mode must be one of ${MODES.join(', ')}.`);
+  if (!Number.isInteger(settings.cacheTtlS) || settings.cacheTtlS < 0 || settings.cacheTtlS > MAX_CACHE_TTL_S)
+    throw bad('cache_ttl_s', `cache_ttl_s must be a whole number of seconds from 0 to ${MAX_CACHE_TTL_S}.`);
   for (const [param, cap] of [
     ['daily_limit_tokens', settings.dailyLimitCredits],
     ['monthly_limit_tokens', settings.monthlyLimitCredits],

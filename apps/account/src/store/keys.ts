@@ -36,6 +36,9 @@ export interface KeySettings {
   mode: string;
   incognito: boolean;
   deviceId: string | null;
+  /** Response cache: seconds a reply is kept (0: off), and whether replies with tool calls are kept too. */
+  cacheTtlS: number;
+  cacheTools: boolean;
 }
 
 function jsonList(value: string[] | null): Prisma.InputJsonValue | typeof Prisma.DbNull {

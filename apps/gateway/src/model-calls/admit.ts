@@ -144,6 +144,11 @@ export class Admission {
     if (this.bucket) await this.takeBucket();
   }
 
+  /** A call answered without any target (a response-cache hit) takes from its bucket all the same. */
+  async takeWithoutTarget(): Promise<void> {
+    if (this.bucket) await this.takeBucket();
+  }
+
   private async takeBucket(): Promise<void> {
     this.bucket = undefined;
     this.out.addHeaders(await this.deps.rateLimit(rateLimitSubject(this.principal)));

@@ -4,6 +4,8 @@ import { ApiError } from '@sbc/errors';
 import type { Logger } from '@sbc/logging';
 import { authorizeRequest, type AuthorizeDeps } from '../auth/authorize';
 import { requestIdFor } from '../http/request-id';
+import { replayCachedReply } from '../response-cache/replay';
+import type { ResponseCache } from '../response-cache/response-cache';
 import type { HouseEngines, ProviderEngines } from '../routing/engines';
 import type { RoutePolicy } from '../routing/target-picker';
 import type { RoutingTables } from '../routing/routing-tables';
@@ -26,6 +28,8 @@ export interface ModelCallDeps extends AuthorizeDeps, AdmitDeps {
   upstream: UpstreamClient;
   route: RoutePolicy;
   usage: UsageEmitter;
+  /** The exact response cache, in front of the exchange step (only calls that opt in reach its store). */
+  responseCache: ResponseCache;
   logger: Logger;
   /** Passed to exchange: streams still running when the drain time is up end with an error event. */
   drainDeadline?: AbortSignal;
@@ -41,8 +45,8 @@ export const MODEL_CALL_ROUTES: ReadonlyMap<string, CallerDialect> = new Map([
 /**
  * One model call in five steps: authorize (cached key) → read the body → resolve the model and its fallbacks to
  * targets (house models without any lookup; others from the cached routing table) → exchange with the targets,
- * each admitted as it is tried (request bucket, fair use, budget) → record (settle the budget, emit the usage
- * event). Nothing here waits on a database.
+ * each admitted as it is tried (request bucket, fair use, budget), unless the response cache holds the reply →
+ * record (settle the budget, emit the usage event). Nothing here waits on a database.
  */
 export function createModelCallHandler(deps: ModelCallDeps) {
   return async function handleModelCall(
@@ -68,16 +72,25 @@ export function createModelCallHandler(deps: ModelCallDeps) {
       const { targets } = await resolveCallRoute(deps, principal, call.callerModel, record.requestId, call.fallbacks);
       parseRequestFor(call, targets);
       const admitted = admission;
-      outcome = await exchange(
-        call,
-        targets,
-        (target) => admitted.admit(call, target, bytes),
-        out,
-        deps,
-        record.startedAt,
-        passHeadersOf(req.headers),
-        recordOnce,
-      );
+      const cache = deps.responseCache.forCall(principal, req.headers, call, targets, record.requestId, out);
+      const cached = cache && (await cache.lookup(out));
+      if (cached) {
+        // A hit is a call: it takes from the request bucket, and reserves nothing (it is charged nothing).
+        await admitted.takeWithoutTarget();
+        outcome = await replayCachedReply(call, cached, out, record.startedAt, recordOnce);
+      } else {
+        outcome = await exchange(
+          call,
+          targets,
+          (target) => admitted.admit(call, target, bytes),
+          out,
+          deps,
+          record.startedAt,
+          passHeadersOf(req.headers),
+          recordOnce,
+          cache,
+        );
+      }
     } catch (thrown) {
       outcome = await refuse(deps, out, admission, thrown, req.url);
     }

@@ -110,6 +110,7 @@ export async function settle(deps: SettleDeps, state: CallRecord): Promise<void>
     atMs: state.atMs,
     servedBy: target?.label ?? '',
     attempts: outcome.attempts,
+    cacheHit: outcome.cacheHit === true,
   });
 }
 

@@ -116,6 +116,7 @@ function renderGeneration(g: UsageGeneration, incognito: boolean) {
     provider: g.provider,
     served_by: g.servedBy,
     attempts: g.attempts,
+    cache_hit: g.cacheHit,
   };
 }
 

@@ -103,6 +103,9 @@ export const UsageGeneration = z
         'Upstream attempts the call made across its targets and fallback models; 0 when none was tried (a call ' +
         'refused before it was sent). For calls recorded before routing policy, 1 when the call reached its upstream.',
     }),
+    cache_hit: z.boolean().meta({
+      description: 'The reply was replayed from the response cache: no upstream was called and nothing was charged.',
+    }),
   })
   .loose()
   .meta({ id: 'UsageGeneration' });
