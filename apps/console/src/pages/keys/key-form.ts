@@ -11,6 +11,9 @@ export interface KeyFormState {
   monthly: string;
   route: 'auto' | 'byo' | 'credits';
   mode: 'model' | 'agent';
+  /** Response cache TTL in seconds; blank or 0 = off. */
+  cacheTtl: string;
+  cacheTools: boolean;
 }
 
 export const EMPTY_KEY_FORM: KeyFormState = {
@@ -22,6 +25,8 @@ export const EMPTY_KEY_FORM: KeyFormState = {
   monthly: '',
   route: 'auto',
   mode: 'model',
+  cacheTtl: '',
+  cacheTools: false,
 };
 
 /** `a, b\nc` → ['a', 'b', 'c']; blank → undefined (every model). */
@@ -46,6 +51,8 @@ export function createBody(form: KeyFormState): CreateKeyBody {
     monthly_limit_tokens: cap(form.monthly),
     route: form.route,
     mode: form.mode,
+    cache_ttl_s: cap(form.cacheTtl) ?? 0,
+    cache_tools: form.cacheTools,
   };
 }
 
@@ -59,5 +66,7 @@ export function updateBody(form: KeyFormState): UpdateKeyBody {
     monthly_limit_tokens: cap(form.monthly) ?? null,
     route: form.route,
     mode: form.mode,
+    cache_ttl_s: cap(form.cacheTtl) ?? 0,
+    cache_tools: form.cacheTools,
   };
 }

@@ -21,6 +21,8 @@ function formOf(key: CallerKey): KeyFormState {
     monthly: key.monthly_limit_tokens?.toString() ?? '',
     route: key.route,
     mode: key.mode,
+    cacheTtl: key.cache_ttl_s > 0 ? String(key.cache_ttl_s) : '',
+    cacheTools: key.cache_tools,
   };
 }
 
@@ -85,6 +87,7 @@ export function KeysPage() {
               { header: 'Key', cell: (key) => <code>{key.mask}</code> },
               { header: 'Scopes', cell: (key) => key.scopes.join(', ') || 'None' },
               { header: 'Caps', cell: caps },
+              { header: 'Cache', cell: (key) => (key.cache_ttl_s > 0 ? `${count(key.cache_ttl_s)} s` : 'Off') },
               { header: 'Last used', cell: (key) => (key.last_used_at ? dateTime(key.last_used_at) : 'Never') },
               { header: 'Status', cell: (key) => (key.revoked_at ? `Revoked ${dateTime(key.revoked_at)}` : 'Active') },
               {
