@@ -27,7 +27,9 @@ async function chat(client: OpenAI, content: string, stream: boolean, headers: R
     const { data, response } = await client.chat.completions.create(body, { headers }).withResponse();
     return { id: data.id, text: data.choices[0]!.message.content ?? '', cache: response.headers.get('x-sbc-cache') };
   }
-  const { data, response } = await client.chat.completions.create({ ...body, stream: true }, { headers }).withResponse();
+  const { data, response } = await client.chat.completions
+    .create({ ...body, stream: true }, { headers })
+    .withResponse();
   const seen: Seen = { id: '', text: '', cache: response.headers.get('x-sbc-cache') };
   for await (const chunk of data) {
     seen.id = chunk.id;
@@ -90,7 +92,9 @@ interface UsageRow {
 async function rowsOf(keyId: string, count: number): Promise<UsageRow[]> {
   const deadline = Date.now() + 20_000;
   for (;;) {
-    const page = await stack.api('GET', `/v1/usage/requests?limit=100&key_id=${keyId}`, { key: (await owner()).secret });
+    const page = await stack.api('GET', `/v1/usage/requests?limit=100&key_id=${keyId}`, {
+      key: (await owner()).secret,
+    });
     expect(page.status).toBe(200);
     const rows = page.body.data as UsageRow[];
     if (rows.length >= count) return rows;

@@ -9,7 +9,9 @@ const base: CacheKeyInput = {
 
 describe('canonicalJson', () => {
   it('sorts every object key at every depth and writes no whitespace', () => {
-    expect(canonicalJson({ b: 1, a: { d: [{ z: 1, y: 2 }], c: 'x' } })).toBe('{"a":{"c":"x","d":[{"y":2,"z":1}]},"b":1}');
+    expect(canonicalJson({ b: 1, a: { d: [{ z: 1, y: 2 }], c: 'x' } })).toBe(
+      '{"a":{"c":"x","d":[{"y":2,"z":1}]},"b":1}',
+    );
   });
 
   it('leaves out fields holding undefined and writes undefined array items as null, as JSON.stringify does', () => {
@@ -24,7 +26,13 @@ describe('cacheKeyOf', () => {
   });
 
   it('ignores stream, stream_options, user and metadata', () => {
-    const body = { ...base.body, stream: true, stream_options: { include_usage: true }, user: 'u1', metadata: { a: '1' } };
+    const body = {
+      ...base.body,
+      stream: true,
+      stream_options: { include_usage: true },
+      user: 'u1',
+      metadata: { a: '1' },
+    };
     expect(cacheKeyOf({ ...base, body })).toBe(cacheKeyOf(base));
   });
 

@@ -78,7 +78,10 @@ const SHARED_PREFIX = 'sbc:response-cache:';
  * The entries in the shared store (Redis): each a string with its TTL (PX), capped per entry here. Redis's
  * own memory bound is the operator's: `maxmemory` with an eviction policy such as `volatile-lru` (docs).
  */
-export function createSharedReplyStore(store: SharedStore, limits: Pick<ReplyStoreLimits, 'maxEntryBytes'>): ReplyStore {
+export function createSharedReplyStore(
+  store: SharedStore,
+  limits: Pick<ReplyStoreLimits, 'maxEntryBytes'>,
+): ReplyStore {
   return {
     async get(key) {
       return (await store.get(SHARED_PREFIX + key)) ?? undefined;

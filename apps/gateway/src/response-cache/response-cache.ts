@@ -10,9 +10,9 @@ import { cacheKeyOf, type CacheScope } from './canonical-key';
 import type { ReplyStore } from './reply-store';
 
 /** The request header that sets a call's cache TTL in seconds (0 bypasses the cache). */
-export const CACHE_TTL_HEADER = 'x-sbc-cache-ttl';
+const CACHE_TTL_HEADER = 'x-sbc-cache-ttl';
 /** The longest an entry is kept: 30 days, as a key's `cache_ttl_s` allows. */
-export const MAX_CACHE_TTL_S = 2_592_000;
+const MAX_CACHE_TTL_S = 2_592_000;
 
 export interface ResponseCacheDeps {
   store: ReplyStore;

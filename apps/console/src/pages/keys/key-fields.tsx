@@ -109,11 +109,7 @@ export function KeyFields({ form, onChange }: { form: KeyFormState; onChange: (f
           />
         </label>
         <label className="inline">
-          <input
-            type="checkbox"
-            checked={form.cacheTools}
-            onChange={(e) => set({ cacheTools: e.target.checked })}
-          />
+          <input type="checkbox" checked={form.cacheTools} onChange={(e) => set({ cacheTools: e.target.checked })} />
           Cache replies that call tools too (a hit repeats the calls)
         </label>
       </fieldset>
