@@ -2,6 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { rejectionOf } from '@sbc/testing';
 import { anthropicFor, openAiFor, startStack, type UsageStack } from '../support/stack';
+import { teamFixtures } from '../support/teams.harness';
 import { requestId } from '../support/usage-events';
 
 /**
@@ -190,6 +191,80 @@ describe('a key with cache_ttl_s', () => {
     const again = await chat(openai, content, true, { 'x-sbc-cache-ttl': '0' });
     expect(again.cache).toBe('bypass');
     expect(again.id).not.toBe(first.id);
+  });
+});
+
+describe('sharing', () => {
+  /** A key minted through the API by `minter` (a Full access secret), caching for five minutes. */
+  const mint = async (minter: string, body: Record<string, unknown> = {}) => {
+    const minted = await stack.api('POST', '/v1/keys', {
+      key: minter,
+      body: { name: 'cached', preset: 'gateway', cache_ttl_s: 300, ...body },
+    });
+    expect(minted.status).toBe(201);
+    return minted.body.key as string;
+  };
+
+  it('a team key shares entries with its team and with no one else, not even its owner personally', async () => {
+    const teams = teamFixtures(stack);
+    const [owner, member, outsider] = await Promise.all([teams.user(), teams.user(), teams.user()]);
+    const team = await teams.createTeam(owner);
+    const otherTeam = await teams.createTeam(outsider, 'Other');
+    await teams.join(team.id, owner, member);
+    const ownersTeamKey = await mint(owner.key, { org_id: team.id });
+    const membersTeamKey = await mint(member.key, { org_id: team.id });
+    const ownersOwnKey = await mint(owner.key);
+    const outsidersTeamKey = await mint(outsider.key, { org_id: otherTeam.id });
+    const content = prompt('team');
+    const first = await chat(openAiFor(stack.edge.url, ownersTeamKey), content, false);
+    expect(first.cache).toBe('miss');
+    expect(await chat(openAiFor(stack.edge.url, membersTeamKey), content, false)).toEqual({ ...first, cache: 'hit' });
+    for (const other of [ownersOwnKey, outsidersTeamKey]) {
+      const answer = await chat(openAiFor(stack.edge.url, other), content, false);
+      expect(answer.cache).toBe('miss');
+      expect(answer.id).not.toBe(first.id);
+    }
+  });
+});
+
+describe('replies that ask for tool calls', () => {
+  const callTool = async (client: OpenAI, content: string) => {
+    const { data, response } = await client.chat.completions
+      .create({
+        model: 'house',
+        max_tokens: 64,
+        messages: [{ role: 'user', content }],
+        tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: {} } } }],
+        tool_choice: 'required',
+      })
+      .withResponse();
+    expect(data.choices[0]!.message.tool_calls).toHaveLength(1);
+    return { id: data.id, cache: response.headers.get('x-sbc-cache') };
+  };
+
+  it('are kept only when the key has cache_tools', async () => {
+    const key = await mintCachingKey(300);
+    const openai = openAiFor(stack.edge.url, key.secret);
+    const content = prompt('tools');
+    expect((await callTool(openai, content)).cache).toBe('miss');
+    expect((await callTool(openai, content)).cache).toBe('miss');
+    const patched = await stack.api('PATCH', `/v1/keys/${key.id}`, {
+      key: (await owner()).secret,
+      body: { cache_tools: true },
+    });
+    expect(patched.status).toBe(200);
+    // Once the edge sees the change (its cached copy of the key follows it), a miss is kept and the next is a hit.
+    let previous = await callTool(openai, content);
+    for (let tries = 0; tries < 60; tries++) {
+      const next = await callTool(openai, content);
+      if (next.cache === 'hit') {
+        expect(next.id).toBe(previous.id);
+        return;
+      }
+      previous = next;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    throw new Error('a reply with tool calls was never replayed after cache_tools was set');
   });
 });
 
