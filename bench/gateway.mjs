@@ -15,7 +15,7 @@
 // and whichever case happens to run first looks worst.
 //
 // Cases: chat completions and messages, non-streaming and streaming (a 20-token reply via `sim-tokens:20`), at
-// concurrency 1, 10 and 50. Per case, direct and edge run in alternating rounds (D E E D D E …) on their own
+// concurrency 1, 10 and 50; and chat answered from the response cache (`chat-cached`, `chat-stream-cached`). Per case, direct and edge run in alternating rounds (D E E D D E …) on their own
 // warmed pools, so both see the same machine conditions; samples of a target's rounds are merged.
 //
 // The floor: the same requests also go through a bare Node forwarder (bench/lib/forwarder.mjs: the body
@@ -26,7 +26,8 @@
 //
 // Environment:
 //   BENCH_REQUESTS=N        requests per case and target at c ≥ 10 (default 2000); c=1 gets N/4 (default 500)
-//   BENCH_CONCURRENCY=1,10,50   BENCH_CASES=chat,chat-stream,messages,messages-stream   BENCH_ROUNDS=4
+//   BENCH_CONCURRENCY=1,10,50   BENCH_ROUNDS=4
+//   BENCH_CASES=chat,chat-stream,messages,messages-stream,chat-cached,chat-stream-cached
 //   BENCH_QUICK=1           100 requests (25 at c=1), 2 rounds, short warm-up and priming
 //   BENCH_PRIME=N           priming requests per case and target before the first measurement (default 3000)
 //   BENCH_DIRECT_ONLY=1     skip the gateway;   BENCH_GATEWAY_ENTRY=path  another edge bundle (default embedded)
@@ -96,6 +97,11 @@ const CASES = [
   { name: 'chat-stream', dialect: 'chat', stream: true },
   { name: 'messages', dialect: 'messages', stream: false },
   { name: 'messages-stream', dialect: 'messages', stream: true },
+  // Response-cache hits: the edge's calls send `x-sbc-cache-ttl`, so after the preflight's miss every call is a
+  // hit, answered without the sim; direct and the floor still forward each request to the sim. The edge's CPU
+  // per hit against the floor's per forwarded request is what a hit costs.
+  { name: 'chat-cached', dialect: 'chat', stream: false, cached: true },
+  { name: 'chat-stream-cached', dialect: 'chat', stream: true, cached: true },
 ].filter((c) => list(env.BENCH_CASES, null)?.includes(c.name) ?? true);
 
 function requestSpec(kase, key, model) {
@@ -122,6 +128,15 @@ function requestSpec(kase, key, model) {
     headers: { ...common, 'x-api-key': key, 'anthropic-version': '2023-06-01' },
     body: JSON.stringify({ model, messages: [{ role: 'user', content: text }], max_tokens: 256, stream: kase.stream }),
   };
+}
+
+/**
+ * The edge's request of a cached case: it opts in to the response cache for an hour. A replayed stream carries
+ * the reply's text as one delta (the cache keeps the reply, not how the upstream cut it).
+ */
+function cachedOnEdge(kase, spec) {
+  if (!kase.cached) return spec;
+  return { ...spec, headers: { ...spec.headers, 'x-sbc-cache-ttl': '3600' }, tokens: kase.stream ? 1 : spec.tokens };
 }
 
 let dataDir;
@@ -260,7 +275,7 @@ async function main() {
     const direct = requestSpec(kase, SIM_KEY, 'sim-large');
     const targets = [{ name: 'direct', origin: simOrigin, spec: direct }];
     if (directOnly) return targets;
-    const viaEdge = requestSpec(kase, KEY, kase.dialect === 'chat' ? 'house' : 'house-omni');
+    const viaEdge = cachedOnEdge(kase, requestSpec(kase, KEY, kase.dialect === 'chat' ? 'house' : 'house-omni'));
     // `front`: the process in front of the sim whose CPU per request is the target's own.
     targets.push({ name: 'floor', origin: floorOrigin, spec: direct, front: floor });
     targets.push({ name: 'edge', origin: edgeOrigin, spec: viaEdge, front: gateway });

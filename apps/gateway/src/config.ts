@@ -98,6 +98,13 @@ const schema = z
     ROUTE_FIRST_BYTE_DEADLINE_MS: positiveInt(120_000),
     ROUTING_CACHE_FRESH_MS: positiveInt(30_000),
     ROUTING_CACHE_STALE_MS: positiveInt(300_000),
+    /**
+     * The response cache's memory when embedded (no REDIS_URL): bytes of cached replies one edge holds, the least
+     * recently used dropped first. With Redis, Redis's own `maxmemory` bounds it (docs/model-calls.md).
+     */
+    RESPONSE_CACHE_MAX_BYTES: positiveInt(64 * 1024 * 1024),
+    /** The largest reply the response cache keeps, in bytes (larger replies are served but not cached). */
+    RESPONSE_CACHE_MAX_ENTRY_BYTES: positiveInt(1024 * 1024),
     /** Who may dial custom endpoints on loopback and private addresses (CONTRACTS Egress). */
     EGRESS_PRIVATE: z.enum(PRIVATE_EGRESS).optional(),
     /** Deprecated: `true` reads as EGRESS_PRIVATE=none. */
@@ -111,6 +118,10 @@ const schema = z
   .refine((vars) => vars.HTTP_HEADERS_TIMEOUT_MS <= vars.HTTP_REQUEST_TIMEOUT_MS, {
     path: ['HTTP_HEADERS_TIMEOUT_MS'],
     message: 'must not be longer than HTTP_REQUEST_TIMEOUT_MS',
+  })
+  .refine((vars) => vars.RESPONSE_CACHE_MAX_ENTRY_BYTES <= vars.RESPONSE_CACHE_MAX_BYTES, {
+    path: ['RESPONSE_CACHE_MAX_ENTRY_BYTES'],
+    message: 'must not be larger than RESPONSE_CACHE_MAX_BYTES',
   })
   .refine((vars) => !(vars.USAGE_EVENTS === 'off' && vars.KAFKA_BROKERS), {
     path: ['USAGE_EVENTS'],
@@ -170,6 +181,8 @@ export interface GatewayConfig {
   trustedProxyHops: number;
   metrics: { host: string; port?: number };
   routingCache: { freshMs: number; staleMs: number };
+  /** The response cache's bounds: all entries in memory (embedded), and one entry (both modes). */
+  responseCache: { maxBytes: number; maxEntryBytes: number };
   /** The routing policy's bounds on one call's attempts. */
   route: { maxAttempts: number; firstByteDeadlineMs: number };
   /** Callers' own endpoints only; the configured engines are the operator's and dialed as configured. */
@@ -230,6 +243,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined>): Gate
     trustedProxyHops: vars.TRUSTED_PROXY_HOPS,
     metrics: { host: vars.METRICS_HOST, port: vars.METRICS_PORT },
     routingCache: { freshMs: vars.ROUTING_CACHE_FRESH_MS, staleMs: vars.ROUTING_CACHE_STALE_MS },
+    responseCache: { maxBytes: vars.RESPONSE_CACHE_MAX_BYTES, maxEntryBytes: vars.RESPONSE_CACHE_MAX_ENTRY_BYTES },
     route: { maxAttempts: vars.ROUTE_MAX_ATTEMPTS, firstByteDeadlineMs: vars.ROUTE_FIRST_BYTE_DEADLINE_MS },
     egress: { private: privateEgressOf(vars.EGRESS_PRIVATE, vars.EGRESS_DENY_PRIVATE) },
     genAiCaptureContent: vars.OTEL_GENAI_CAPTURE_CONTENT,

@@ -32,6 +32,8 @@ import { createBudget } from './limits/budget';
 import { createRateLimiter } from './limits/rate-limit';
 import { createSignInThrottle } from './limits/sign-in-throttle';
 import { createModelCallHandler } from './model-calls/handle-call';
+import { createSharedReplyStore, MemoryReplyStore } from './response-cache/reply-store';
+import { createResponseCache } from './response-cache/response-cache';
 import { createCountTokensHandler } from './model-calls/handle-count-tokens';
 import { createPricing } from './model-calls/pricing';
 import { createEngineReachability } from './routing/engine-reachability';
@@ -257,6 +259,13 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
       },
     },
     pricing,
+    // Shared by every edge through Redis when the edge has it; a bounded LRU in this process otherwise.
+    responseCache: createResponseCache({
+      store: config.redisUrl
+        ? createSharedReplyStore(store, config.responseCache)
+        : new MemoryReplyStore(config.responseCache),
+      logger,
+    }),
     logger,
     genai,
     captures,

@@ -29,6 +29,7 @@ describe('usage-ledger service shell', () => {
       '0003_rollups_credits_spend.sql',
       '0004_event_ids_dead_letters.sql',
       '0005_served_by_attempts.sql',
+      '0006_cache_hit.sql',
     ]);
     const row = {
       eventId: 'evt_1',

@@ -149,8 +149,23 @@ describe('usage-ledger consumer of usage.events.v1', () => {
       // An event from before routing policy: its one target, tried once (it names the provider it reached).
       servedBy: 'provider:anthropic',
       attempts: 1,
+      cacheHit: false,
       ts: new Date(AT),
     });
+  });
+
+  it('a call replayed from the response cache is stored with cache_hit', async () => {
+    send(
+      bus,
+      usageEvent({ requestId: 'req_hit', accountId: 'usr_cache', cacheHit: true, creditsCharged: 0, attempts: 0 }),
+    );
+    send(bus, usageEvent({ requestId: 'req_miss', accountId: 'usr_cache' }));
+    await bus.producer.flush();
+    const rows = await rowsOf('usr_cache');
+    expect(rows.map((row) => [row.requestId, row.cacheHit])).toEqual([
+      ['req_hit', true],
+      ['req_miss', false],
+    ]);
   });
 
   it('the target that served a call and its attempts are stored as the edge sent them', async () => {

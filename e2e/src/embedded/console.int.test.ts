@@ -311,6 +311,50 @@ describe('the console in a browser', () => {
     },
   );
 
+  it('sets the response cache in the key edit form; a repeated call shows as a hit in the request log', async () => {
+    await open('Keys');
+    await page.getByRole('button', { name: `Edit ${keyName}` }).click();
+    const dialog = page.getByRole('dialog', { name: `Edit ${keyName}` });
+    await dialog.getByLabel('Keep replies for (seconds; blank for no cache)').fill('300');
+    await dialog.getByRole('button', { name: 'Save changes' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    await page.getByRole('cell', { name: '300 s', exact: true }).waitFor();
+
+    // The edge's cached copy of the key follows the edit: the same call is kept once it does, then replayed.
+    const openai = new OpenAI({ apiKey: key, baseURL: `${base}/v1` });
+    const body = { model: 'house', messages: [{ role: 'user' as const, content: 'cached in the console test' }] };
+    let cache: string | null = null;
+    for (let tries = 0; tries < 60 && cache !== 'hit'; tries++) {
+      cache = (await openai.chat.completions.create(body).withResponse()).response.headers.get('x-sbc-cache');
+      if (cache !== 'hit') await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    expect(cache).toBe('hit');
+
+    // The ledger applies the hit's usage event shortly after the reply: wait until the API lists it.
+    const newestHit = async () =>
+      (await jsonOf(await fetch(`${base}/v1/usage/requests?limit=1`, { headers: { authorization: `Bearer ${key}` } })))
+        .data[0]?.cache_hit === true;
+    for (let tries = 0; tries < 50 && !(await newestHit()); tries++)
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    // A fresh page: the console keeps a list it fetched for 15 s (the earlier test's log, without this call).
+    await page.reload();
+    await open('Usage');
+    const log = page.getByRole('table', { name: 'Calls, newest first' });
+    await log.getByRole('row').nth(1).waitFor();
+    const headers = await log.getByRole('columnheader').allTextContents();
+    const newest = await log.getByRole('row').nth(1).getByRole('cell').allTextContents();
+    expect(newest[headers.indexOf('Cache')]).toBe('Hit');
+    await log
+      .getByRole('row')
+      .nth(1)
+      .getByRole('button', { name: /^Details of the call at/ })
+      .click();
+    const detail = page.getByRole('dialog', { name: 'Call details' });
+    expect(await detail.locator('dt:text-is("Response cache") + dd').textContent()).toBe('Hit: replayed, not charged');
+    expect(await detail.locator('dt:text-is("Credits charged") + dd').textContent()).toBe('0');
+    await detail.getByRole('button', { name: 'Close' }).click();
+  }, 90_000);
+
   it('adds an endpoint and shows its probe: the dialect it answered in and the models it lists', async () => {
     await open('Endpoints');
     const form = page.getByRole('form', { name: 'Add an endpoint' });

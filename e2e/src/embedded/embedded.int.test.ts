@@ -2,6 +2,7 @@ import { jsonOf } from '@sbc/testing';
 import { stat, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import OpenAI from 'openai';
 import { loadEmbeddedConfig, start } from '@sbc/app-embedded';
 
 describe('embedded start (every service in one process)', () => {
@@ -69,6 +70,46 @@ describe('embedded start (every service in one process)', () => {
         const paused = await queue(session, { method: 'PATCH', body: JSON.stringify({ paused: true }) });
         expect(paused.status).toBe(403);
         expect((await jsonOf(await queue(running.bootstrap.key))).paused).toBe(false);
+      } finally {
+        await running.stop();
+      }
+    },
+    FIRST_START_MS,
+  );
+
+  it(
+    'the response cache works embedded (in memory): the second identical call is a hit, streamed and not',
+    async () => {
+      const running = await start(config());
+      try {
+        const openai = new OpenAI({ apiKey: running.bootstrap.key, baseURL: `${running.url}/v1`, maxRetries: 0 });
+        const body = {
+          model: 'house',
+          max_tokens: 16,
+          messages: [{ role: 'user' as const, content: `embedded cache ${Date.now()}` }],
+        };
+        const cached = { headers: { 'x-sbc-cache-ttl': '60' } };
+        const first = await openai.chat.completions.create(body, cached).withResponse();
+        const second = await openai.chat.completions.create(body, cached).withResponse();
+        expect(first.response.headers.get('x-sbc-cache')).toBe('miss');
+        expect(second.response.headers.get('x-sbc-cache')).toBe('hit');
+        // The upstream makes a new id for every call it answers: the same id is the same reply, replayed (from the
+        // neutral form, so without fields only the upstream's own dialect has, such as system_fingerprint).
+        const { id, model, choices, usage } = first.data;
+        expect(second.data).toMatchObject({
+          id,
+          model,
+          choices: [{ message: { content: choices[0]!.message.content }, finish_reason: choices[0]!.finish_reason }],
+          usage: { prompt_tokens: usage!.prompt_tokens, completion_tokens: usage!.completion_tokens },
+        });
+        const streamed = await openai.chat.completions.create({ ...body, stream: true }, cached).withResponse();
+        expect(streamed.response.headers.get('x-sbc-cache')).toBe('hit');
+        let text = '';
+        for await (const chunk of streamed.data) {
+          expect(chunk.id).toBe(first.data.id);
+          text += chunk.choices[0]?.delta.content ?? '';
+        }
+        expect(text).toBe(first.data.choices[0]!.message.content);
       } finally {
         await running.stop();
       }

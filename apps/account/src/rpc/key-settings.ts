@@ -17,6 +17,8 @@ const ROUTES = ['byo', 'credits', 'auto'];
 const MODES = ['model', 'agent'];
 // Caps are stored in an integer column.
 const MAX_CREDITS = 2_147_483_647;
+// The response cache keeps an entry for 30 days at most (the column's check says the same).
+const MAX_CACHE_TTL_S = 2_592_000;
 
 /** A key as the RPCs return it; `operator` says whether its owner is an operator (who alone holds builds:admin). */
 export function toProtoKey(row: CallerKeyRow, operator: boolean): MessageInitShape<typeof CallerKeySchema> {
@@ -35,6 +37,8 @@ export function toProtoKey(row: CallerKeyRow, operator: boolean): MessageInitSha
     route: row.route,
     mode: row.mode,
     incognito: row.incognito,
+    cacheTtlS: row.cacheTtlS,
+    cacheTools: row.cacheTools,
     deviceId: row.deviceId ?? undefined,
     orgId: row.orgId ?? undefined,
     scopes: keyScopes(row, operator),
@@ -66,6 +70,8 @@ export function settingsOfCreate(request: CreateKeyRequest): KeySettings {
     deviceId: request.deviceId ?? null,
     rpm: credits(request.rpm),
     tpm: credits(request.tpm),
+    cacheTtlS: request.cacheTtlS,
+    cacheTools: request.cacheTools,
   };
 }
 
@@ -94,6 +100,8 @@ export function settingsOfUpdate(row: CallerKeyRow, request: UpdateKeyRequest, o
     deviceId: deviceId ? (deviceId.value ?? null) : row.deviceId,
     rpm: rpm ? credits(rpm.value) : row.rpm,
     tpm: tpm ? credits(tpm.value) : row.tpm,
+    cacheTtlS: request.cacheTtlS ?? row.cacheTtlS,
+    cacheTools: request.cacheTools ?? row.cacheTools,
   };
 }
 
@@ -106,6 +114,8 @@ export function checkSettings(settings: KeySettings): void {
   if (unknown !== undefined) throw bad('scopes', `Unknown scope "${unknown}".`);
   if (!ROUTES.includes(settings.route)) throw bad('route', `route must be one of ${ROUTES.join(', ')}.`);
   if (!MODES.includes(settings.mode)) throw bad('mode', `mode must be one of ${MODES.join(', ')}.`);
+  if (!Number.isInteger(settings.cacheTtlS) || settings.cacheTtlS < 0 || settings.cacheTtlS > MAX_CACHE_TTL_S)
+    throw bad('cache_ttl_s', `cache_ttl_s must be a whole number of seconds from 0 to ${MAX_CACHE_TTL_S}.`);
   for (const [param, cap] of [
     ['daily_limit_tokens', settings.dailyLimitCredits],
     ['monthly_limit_tokens', settings.monthlyLimitCredits],

@@ -56,6 +56,9 @@ export interface KeySettings {
   /** Requests and tokens per minute; null = the service's ceiling. */
   rpm: number | null;
   tpm: number | null;
+  /** Response cache: seconds a reply is kept (0: off), and whether replies with tool calls are kept too. */
+  cacheTtlS: number;
+  cacheTools: boolean;
 }
 
 function jsonList(value: string[] | null): Prisma.InputJsonValue | typeof Prisma.DbNull {

@@ -173,6 +173,11 @@ export class Admission {
     if (this.bucket) await this.takeBucket(() => 0);
   }
 
+  /** A call answered without any target (a response-cache hit) takes from its bucket all the same, with no tokens. */
+  async takeWithoutTarget(): Promise<void> {
+    if (this.bucket) await this.takeBucket(() => 0);
+  }
+
   private async takeBucket(tokens: () => number): Promise<void> {
     const bucket = this.bucket!;
     this.bucket = undefined;

@@ -4,9 +4,11 @@ import {
   ZERO_USAGE,
   UpstreamError,
   type AssistantBlock,
+  type ChatResponse,
   type StopReason,
   type Usage,
 } from '@sbc/dialects';
+import type { CacheCall } from '../response-cache/response-cache';
 import { whenAborted } from './abort-watch';
 import type { Engine } from '../routing/engines';
 import type { Target } from '../routing/targets';
@@ -31,6 +33,8 @@ export interface CallOutcome {
   stopReason?: StopReason;
   /** What the reply said, read only when telemetry captures content (the text delivered, for a stream). */
   completion?: () => AssistantBlock[];
+  /** The reply was replayed from the response cache: no target was tried, nothing is charged. */
+  cacheHit?: boolean;
 }
 
 export interface ExchangeDeps extends DispatchDeps {
@@ -81,6 +85,8 @@ export async function exchange(
   passHeaders: Record<string, string>,
   /** Runs with the call's outcome before the last bytes of a reply are written (its usage becomes durable). */
   beforeEnd: (outcome: CallOutcome) => Promise<void>,
+  /** The response cache's part in a call that opted in: the reply of a complete 200 is kept. */
+  cache?: CacheCall,
 ): Promise<CallOutcome> {
   // A caller that hung up while the call was authorised and read has already had its `close` event.
   const inFlight: InFlight = { callerGone: out.res.destroyed, attempts: 0 };
@@ -130,8 +136,12 @@ export async function exchange(
     }
     if (!call.stream) {
       let rendered: ReturnType<typeof renderReply>;
+      let toKeep: ChatResponse | undefined;
       try {
-        rendered = renderReply(call, engine, await reply.json());
+        const raw = await reply.json();
+        // Read before the renderer, which may take the upstream's body as the caller's.
+        toKeep = cache?.parseReply(raw, engine.dialect, call.request);
+        rendered = renderReply(call, engine, raw);
       } catch (error) {
         // A body that broke off, or a 200 whose body is not a reply (an error object, no choices, not JSON),
         // is the upstream's failure.
@@ -150,11 +160,14 @@ export async function exchange(
       };
       await beforeEnd(outcome);
       out.json(200, rendered.body);
+      cache?.keep(toKeep);
       return outcome;
     }
 
     const relay = new StreamRelay(call, frameSource(call, engine, out.requestId), out, inFlight, startedAt);
     streamed = relay;
+    const recorder = cache?.recorder();
+    if (recorder) relay.record(recorder);
     out.openStream();
     await relay.relay(reply, deps.drainDeadline);
     // An upstream error event was already rendered by the source; a stream that merely stopped needs one.
@@ -172,6 +185,7 @@ export async function exchange(
     };
     await beforeEnd(outcome);
     out.res.end(relay.pending);
+    if (outcome.status === 200 && !relay.capped && !relay.drained) cache?.keep(recorder?.finished());
     return outcome;
   } catch (error) {
     if (inFlight.drained && !inFlight.callerGone && !out.started) {

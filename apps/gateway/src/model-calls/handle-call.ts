@@ -2,21 +2,25 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { callerDialect, ZERO_USAGE, type CallerDialect } from '@sbc/dialects';
 import { ApiError } from '@sbc/errors';
 import type { Logger } from '@sbc/logging';
+import type { Principal } from '../auth/authenticator';
 import { authorizeRequest, type AuthorizeDeps } from '../auth/authorize';
 import { captureCall } from '../capture/call-capture';
 import type { CaptureStore } from '../capture/capture-store';
 import { requestIdFor } from '../http/request-id';
 import type { GenAiTelemetry } from '../observability/genai-telemetry';
+import { replayCachedReply } from '../response-cache/replay';
+import type { ResponseCache } from '../response-cache/response-cache';
 import type { HouseEngines, ProviderEngines } from '../routing/engines';
 import type { RoutePolicy } from '../routing/target-picker';
 import type { RoutingTables } from '../routing/routing-tables';
+import type { Target } from '../routing/targets';
 import { passHeadersOf, type UpstreamClient } from '../upstream/client';
 import type { UsageEmitter } from '../usage/usage-events';
 import { Admission, type AdmitDeps } from './admit';
 import { CallResponse } from './call-response';
 import { exchange, type CallOutcome } from './exchange';
 import { checkModelKind } from './model-kind';
-import { parseRequestFor, promptOf } from './plan';
+import { parseRequestFor, promptOf, type CallerCall } from './plan';
 import { readCall } from './read-call';
 import { resolveCallRoute } from './route-call';
 import { settle, type CallRecord } from './settle';
@@ -30,6 +34,8 @@ export interface ModelCallDeps extends AuthorizeDeps, AdmitDeps {
   upstream: UpstreamClient;
   route: RoutePolicy;
   usage: UsageEmitter;
+  /** The exact response cache, in front of the exchange step (only calls that opt in reach its store). */
+  responseCache: ResponseCache;
   logger: Logger;
   /** The GenAI span and histograms around each call's exchange. */
   genai: Pick<GenAiTelemetry, 'traceCall'>;
@@ -50,8 +56,8 @@ export const MODEL_CALL_ROUTES: ReadonlyMap<string, CallerDialect> = new Map([
 /**
  * One model call in five steps: authorize (cached key) → read the body → resolve the model and its fallbacks to
  * targets (house models without any lookup; others from the cached routing table) → exchange with the targets,
- * each admitted as it is tried (request bucket, fair use, budget) → record (settle the budget, emit the usage
- * event). Nothing here waits on a database.
+ * each admitted as it is tried (request bucket, fair use, budget), unless the response cache holds the reply →
+ * record (settle the budget, emit the usage event). Nothing here waits on a database.
  */
 export function createModelCallHandler(deps: ModelCallDeps) {
   return async function handleModelCall(
@@ -80,24 +86,10 @@ export function createModelCallHandler(deps: ModelCallDeps) {
       const { targets } = await resolveCallRoute(deps, principal, call.callerModel, record.requestId, call.fallbacks);
       checkModelKind(call, targets);
       parseRequestFor(call, targets);
-      const admitted = admission;
-      const embedding = adapter.modelKind === 'embedding';
-      outcome = await deps.genai.traceCall(
-        embedding ? 'embeddings' : 'chat',
-        call,
-        targets,
-        () => (embedding ? undefined : promptOf(call)),
-        () =>
-          exchange(
-            call,
-            targets,
-            (target) => admitted.admit(call, target, bytes),
-            out,
-            callDeps,
-            record.startedAt,
-            passHeadersOf(req.headers),
-            recordOnce,
-          ),
+      outcome = await answer(
+        deps,
+        { principal, call, targets, admission, bytes, out, callDeps, record, recordOnce },
+        req,
       );
     } catch (thrown) {
       outcome = await refuse(deps, out, admission, thrown, req.url);
@@ -107,6 +99,53 @@ export function createModelCallHandler(deps: ModelCallDeps) {
 }
 
 type OpenRecord = Omit<CallRecord, 'outcome' | 'fairUse'>;
+
+/** What the exchange step works on: the call as read and resolved, and where its reply and record go. */
+interface ResolvedCall {
+  principal: Principal;
+  call: CallerCall;
+  targets: readonly Target[];
+  admission: Admission;
+  bytes: number;
+  out: CallResponse;
+  /** The deps the exchange uses: watched by a capture when a signed-in session asked for one. */
+  callDeps: ModelCallDeps;
+  record: OpenRecord;
+  recordOnce: (outcome: CallOutcome) => Promise<void>;
+}
+
+/**
+ * The exchange step: the response cache's reply when it holds one (a hit takes from the request bucket and
+ * reserves nothing: it is charged nothing), else the targets' in turn, traced as one GenAI call.
+ */
+async function answer(deps: ModelCallDeps, resolved: ResolvedCall, req: IncomingMessage): Promise<CallOutcome> {
+  const { principal, call, targets, admission, bytes, out, callDeps, record, recordOnce } = resolved;
+  const cache = deps.responseCache.forCall(principal, req.headers, call, targets, record.requestId, out);
+  const cached = cache && (await cache.lookup(out));
+  if (cached) {
+    await admission.takeWithoutTarget();
+    return replayCachedReply(call, cached, out, record.startedAt, recordOnce);
+  }
+  const embedding = call.adapter.modelKind === 'embedding';
+  return deps.genai.traceCall(
+    embedding ? 'embeddings' : 'chat',
+    call,
+    targets,
+    () => (embedding ? undefined : promptOf(call)),
+    () =>
+      exchange(
+        call,
+        targets,
+        (target) => admission.admit(call, target, bytes),
+        out,
+        callDeps,
+        record.startedAt,
+        passHeadersOf(req.headers),
+        recordOnce,
+        cache,
+      ),
+  );
+}
 
 function startRecord(req: IncomingMessage, adapter: CallerDialect): OpenRecord {
   const requestId = requestIdFor(req.headers['x-request-id']);

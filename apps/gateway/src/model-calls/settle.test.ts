@@ -171,6 +171,26 @@ describe('settle', () => {
     expect(event.servedBy).toBe('provider:vendor/deployment-a');
   });
 
+  it('a response-cache hit is recorded with cache_hit, its tokens, no target and nothing charged', async () => {
+    // A hit is never admitted, so it has no price: only its outcome.
+    const hit: CallOutcome = { ...outcome(1_000, 100), attempts: 0, cacheHit: true };
+    const event = await settled({ price: undefined, outcome: hit });
+    expect(event).toMatchObject({
+      cacheHit: true,
+      status: 200,
+      inputTokens: 1_000n,
+      outputTokens: 100n,
+      listCostNanoUsd: 0n,
+      creditsChargedMicrocredits: 0n,
+      servedBy: '',
+      attempts: 0,
+    });
+  });
+
+  it('a call answered by an upstream is not a cache hit', async () => {
+    expect((await settled(routed(target('provider', 'a-model')))).cacheHit).toBe(false);
+  });
+
   it('a free fair-use call records what it consumed, and counts it against the windows in millicredits', async () => {
     const fairUser = { ...principal, userId: 'usr_fair' } as Principal;
     const event = await settled({

@@ -70,7 +70,8 @@ export async function settle(deps: SettleDeps, state: CallRecord): Promise<void>
   try {
     const tokens = outcome.usage.inputTokens + outcome.usage.outputTokens;
     await state.reservation?.settle(chargedMilli, tokens);
-    await state.tokenHold?.settle(tokens);
+    // A cache hit made no model work: it counts no tokens against the key's tokens per minute.
+    await state.tokenHold?.settle(outcome.cacheHit ? 0 : tokens);
     if (fairUseCall && principal) await deps.budget.recordFairUse(principal.userId, millicreditsForNanoUsd(listCost));
   } catch (error) {
     deps.logger.error({ requestId: state.requestId, err: error }, 'settling a call budget failed');
@@ -114,6 +115,7 @@ export async function settle(deps: SettleDeps, state: CallRecord): Promise<void>
     atMs: state.atMs,
     servedBy: target?.label ?? '',
     attempts: outcome.attempts,
+    cacheHit: outcome.cacheHit === true,
   });
 }
 

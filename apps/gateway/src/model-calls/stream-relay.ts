@@ -11,6 +11,7 @@ import {
   type Usage,
 } from '@sbc/dialects';
 import type { Socket } from 'node:net';
+import type { ReplyRecorder } from '../response-cache/cached-reply';
 import { isAbort, type BodySink, type UpstreamCall } from '../upstream/client';
 import { whenAborted } from './abort-watch';
 import { chunkBodyStart, chunkBuffer, chunkedSocket, chunkOf, writeChunk } from './chunked-body';
@@ -74,6 +75,8 @@ export class StreamRelay implements BodySink {
     this.reply!.resume();
   };
   private settled = false;
+  /** Set for a reply the response cache keeps: every event goes through the decoder, so it sees them all. */
+  private recorder?: ReplyRecorder;
   private done?: { resolve: () => void; reject: (error: Error) => void };
   private stopWatchingDrain: () => void = () => undefined;
 
@@ -114,6 +117,11 @@ export class StreamRelay implements BodySink {
     });
   }
 
+  /** Hands every neutral event of the reply to `recorder` (the byte relay of text deltas is off for it). */
+  record(recorder: ReplyRecorder): void {
+    this.recorder = recorder;
+  }
+
   /** A frame that ends the stream with an error, for a stream that failed or stopped short. */
   fail(failure: UpstreamFailure): void {
     this.failed = failure;
@@ -143,7 +151,7 @@ export class StreamRelay implements BodySink {
       this.stop();
       return;
     }
-    this.template = this.source.textTemplate();
+    this.template = this.recorder ? undefined : this.source.textTemplate();
     // The stream's terminator (and what came with it) waits for the call's usage to become durable.
     if (this.pending === '' || this.ended) return;
     const frames = this.pending;
@@ -212,6 +220,7 @@ export class StreamRelay implements BodySink {
     if (this.capped) return;
     const { frames, events } = this.source.push(event);
     for (const item of events) {
+      this.recorder?.push(item);
       if (CONTENT_EVENTS.has(item.type)) {
         this.sawToken();
         const piece =

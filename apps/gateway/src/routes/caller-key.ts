@@ -22,6 +22,8 @@ export function renderCallerKey(key: CallerKey): Record<string, unknown> {
     route: key.route,
     mode: key.mode,
     incognito: key.incognito,
+    cache_ttl_s: key.cacheTtlS,
+    cache_tools: key.cacheTools,
     device_id: key.deviceId,
     org_id: key.orgId,
     scopes: key.scopes,

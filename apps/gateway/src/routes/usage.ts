@@ -120,6 +120,7 @@ function renderGeneration(g: UsageGeneration, incognito: boolean) {
     served_by: g.servedBy,
     attempts: g.attempts,
     ...(g.dialectIn ? { dialect: g.dialectIn } : {}),
+    cache_hit: g.cacheHit,
   };
 }
 

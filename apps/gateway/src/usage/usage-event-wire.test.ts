@@ -158,6 +158,7 @@ function typicalEvent(): UsageFields {
     atMs: Date.UTC(2026, 10, 24, 8, 42, 22, 123),
     servedBy: 'house',
     attempts: 2,
+    cacheHit: true,
   };
 }
 

@@ -197,5 +197,6 @@ export function encodeUsageEvent(event: UsageFields, eventId: string): Uint8Arra
   if (event.fairUseMicrocredits !== undefined) w.presentInt64(32, event.fairUseMicrocredits);
   w.string(33, event.servedBy);
   w.int32(34, event.attempts);
+  w.bool(35, event.cacheHit);
   return w.take();
 }

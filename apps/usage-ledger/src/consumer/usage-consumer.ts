@@ -140,6 +140,7 @@ function toGenerationRow(event: UsageEvent, ts: Date, money: EventMoney): Genera
     stream: event.stream,
     sessionId: orNull(event.sessionId),
     ...routingOutcome(event),
+    cacheHit: event.cacheHit,
     ts,
   };
 }

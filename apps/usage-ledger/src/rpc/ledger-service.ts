@@ -134,6 +134,7 @@ function callMessage(row: CallRow): MessageInitShape<typeof UsageGenerationSchem
     provider: row.provider ?? '',
     servedBy: row.served_by ?? '',
     attempts: row.attempts,
+    cacheHit: row.cache_hit,
     tokensPrompt: BigInt(row.tokens_prompt),
     tokensCompletion: BigInt(row.tokens_completion),
     cacheRead: BigInt(row.cache_read),

@@ -276,6 +276,7 @@ function generationJson(row: CallRow, incognito: boolean) {
     provider: row.provider ?? '',
     served_by: row.served_by ?? '',
     attempts: row.attempts,
+    cache_hit: row.cache_hit,
   };
 }
 

@@ -556,6 +556,7 @@ export interface CallRow {
   provider: string | null;
   served_by: string | null;
   attempts: number;
+  cache_hit: boolean;
   tokens_prompt: string;
   tokens_completion: string;
   cache_read: string;
@@ -574,7 +575,7 @@ export interface CallRow {
 }
 
 const CALL_COLUMNS = `event_id, request_id, ts, model, key_id, key_label, session_id, org_id, upstream, provider,
-  served_by, attempts,
+  served_by, attempts, cache_hit,
   tokens_prompt::text AS tokens_prompt, tokens_completion::text AS tokens_completion, cache_read::text AS cache_read,
   cache_write::text AS cache_write, reasoning_tokens::text AS reasoning_tokens, total_cost_usd::text AS total_cost_usd,
   cache_discount_usd::text AS cache_discount_usd, credits_charged::text AS credits_charged, is_byok, status, latency_ms,
@@ -730,6 +731,7 @@ function jsonLine(omitSessionIds: boolean): string {
     text('provider', `COALESCE(provider, '')`),
     text('served_by', `COALESCE(served_by, '')`),
     raw('attempts', 'attempts::text'),
+    raw('cache_hit', 'cache_hit::text'),
     same(`E'}\\n'`),
   ];
   const row = (pick: 'plain' | 'escaped') => `concat(${fields.map((field) => field[pick]).join(', ')})`;

@@ -10,6 +10,8 @@ const KEY_MODES = ['model', 'agent'] as const;
 const KEY_PRESETS = Object.keys(PRESETS) as [keyof typeof PRESETS, ...(keyof typeof PRESETS)[]];
 // Caps are kept in a 32-bit integer column.
 const MAX_CREDITS = 2_147_483_647;
+// The response cache keeps an entry for 30 days at most.
+const MAX_CACHE_TTL_S = 2_592_000;
 
 export const CallerKey = z
   .object({
@@ -34,6 +36,10 @@ export const CallerKey = z
     route: z.enum(KEY_ROUTE_VALUES),
     mode: z.enum(KEY_MODES),
     incognito: z.boolean(),
+    cache_ttl_s: z.number().int().meta({
+      description: 'Response cache: seconds a complete reply is kept and replayed for the same request (0: off).',
+    }),
+    cache_tools: z.boolean().meta({ description: 'Replies that ask for tool calls are cached too.' }),
     device_id: z.string().optional(),
     org_id: z.string().optional().meta({ description: 'Set on a team key.' }),
     rpm: z.number().int().optional().meta({ description: "The key's own requests per minute; absent: the service's." }),
@@ -84,6 +90,15 @@ const PerMinute = (what: string) =>
     .min(1)
     .max(MAX_CREDITS)
     .meta({ description: `${what} per minute for this key, within the service's ceiling (a larger one is 400).` });
+const CacheTtl = z
+  .number()
+  .int()
+  .min(0)
+  .max(MAX_CACHE_TTL_S)
+  .meta({ description: 'Response cache TTL in seconds (at most 30 days); 0 turns the cache off for this key.' });
+const CacheTools = z.boolean().meta({
+  description: 'Cache replies that ask for tool calls too (a hit replays the calls; off by default).',
+});
 const DeviceId = z.string().min(1).max(64).meta({ description: 'A device paired to this account.' });
 
 const notBothScopesAndPreset = (body: { scopes?: unknown; preset?: unknown }) =>
@@ -101,6 +116,8 @@ const CreateKeyBody = z
     route: Route.default('auto'),
     mode: z.enum(KEY_MODES).default('model'),
     incognito: z.boolean().default(false),
+    cache_ttl_s: CacheTtl.default(0),
+    cache_tools: CacheTools.default(false),
     device_id: DeviceId.optional(),
     rpm: PerMinute('Requests').optional(),
     tpm: PerMinute('Tokens (the prompt and the output limit, corrected to the real count)').optional(),
@@ -125,6 +142,8 @@ const UpdateKeyBody = z
     route: Route.optional(),
     mode: z.enum(KEY_MODES).optional(),
     incognito: z.boolean().optional(),
+    cache_ttl_s: CacheTtl.nullable().optional().meta({ description: '`null` or 0 turns the cache off.' }),
+    cache_tools: CacheTools.optional(),
     device_id: DeviceId.nullable().optional(),
     rpm: PerMinute('Requests').nullable().optional().meta({ description: '`null`: the service ceiling again.' }),
     tpm: PerMinute('Tokens').nullable().optional().meta({ description: '`null` removes the token limit.' }),

@@ -107,6 +107,9 @@ export const UsageGeneration = z
       .string()
       .optional()
       .meta({ description: 'The route called: `chat`, `responses`, `messages` or `embeddings`.' }),
+    cache_hit: z.boolean().meta({
+      description: 'The reply was replayed from the response cache: no upstream was called and nothing was charged.',
+    }),
   })
   .loose()
   .meta({ id: 'UsageGeneration' });

@@ -118,6 +118,25 @@ export function KeyFields({ form, onChange }: { form: KeyFormState; onChange: (f
           </select>
         </label>
       </div>
+      <fieldset>
+        <legend>Response cache</legend>
+        <label>
+          Keep replies for (seconds; blank for no cache)
+          <input
+            type="number"
+            min={0}
+            max={2_592_000}
+            step={1}
+            inputMode="numeric"
+            value={form.cacheTtl}
+            onChange={(e) => set({ cacheTtl: e.target.value })}
+          />
+        </label>
+        <label className="inline">
+          <input type="checkbox" checked={form.cacheTools} onChange={(e) => set({ cacheTools: e.target.checked })} />
+          Cache replies that call tools too (a hit repeats the calls)
+        </label>
+      </fieldset>
     </>
   );
 }

@@ -37,4 +37,13 @@ describe('the key form as a request body', () => {
     expect(modelList('gpt-*, claude-?\n sim-large')).toEqual(['gpt-*', 'claude-?', 'sim-large']);
     expect(modelList('  ')).toBeUndefined();
   });
+
+  it('sends the response cache TTL as whole seconds, a blank one as 0 (off), on mint and on edit', () => {
+    expect(createBody({ ...EMPTY_KEY_FORM, name: 'k', cacheTtl: '3600', cacheTools: true })).toMatchObject({
+      cache_ttl_s: 3600,
+      cache_tools: true,
+    });
+    expect(createBody({ ...EMPTY_KEY_FORM, name: 'k' })).toMatchObject({ cache_ttl_s: 0, cache_tools: false });
+    expect(updateBody({ ...EMPTY_KEY_FORM, name: 'k', cacheTtl: ' ' })).toMatchObject({ cache_ttl_s: 0 });
+  });
 });

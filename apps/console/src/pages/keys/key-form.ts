@@ -14,6 +14,9 @@ export interface KeyFormState {
   tpm: string;
   route: 'auto' | 'byo' | 'credits';
   mode: 'model' | 'agent';
+  /** Response cache TTL in seconds; blank or 0 = off. */
+  cacheTtl: string;
+  cacheTools: boolean;
 }
 
 export const EMPTY_KEY_FORM: KeyFormState = {
@@ -27,6 +30,8 @@ export const EMPTY_KEY_FORM: KeyFormState = {
   tpm: '',
   route: 'auto',
   mode: 'model',
+  cacheTtl: '',
+  cacheTools: false,
 };
 
 /** `a, b\nc` → ['a', 'b', 'c']; blank → undefined (every model). */
@@ -53,6 +58,8 @@ export function createBody(form: KeyFormState): CreateKeyBody {
     tpm: cap(form.tpm),
     route: form.route,
     mode: form.mode,
+    cache_ttl_s: cap(form.cacheTtl) ?? 0,
+    cache_tools: form.cacheTools,
   };
 }
 
@@ -68,5 +75,7 @@ export function updateBody(form: KeyFormState): UpdateKeyBody {
     tpm: cap(form.tpm) ?? null,
     route: form.route,
     mode: form.mode,
+    cache_ttl_s: cap(form.cacheTtl) ?? 0,
+    cache_tools: form.cacheTools,
   };
 }

@@ -23,6 +23,8 @@ function formOf(key: CallerKey): KeyFormState {
     tpm: key.tpm?.toString() ?? '',
     route: key.route,
     mode: key.mode,
+    cacheTtl: key.cache_ttl_s > 0 ? String(key.cache_ttl_s) : '',
+    cacheTools: key.cache_tools,
   };
 }
 
@@ -96,6 +98,7 @@ export function KeysPage() {
               { header: 'Scopes', cell: (key) => key.scopes.join(', ') || 'None' },
               { header: 'Caps', cell: caps },
               { header: 'Limits', cell: limits },
+              { header: 'Cache', cell: (key) => (key.cache_ttl_s > 0 ? `${count(key.cache_ttl_s)} s` : 'Off') },
               { header: 'Last used', cell: (key) => (key.last_used_at ? dateTime(key.last_used_at) : 'Never') },
               { header: 'Status', cell: (key) => (key.revoked_at ? `Revoked ${dateTime(key.revoked_at)}` : 'Active') },
               {

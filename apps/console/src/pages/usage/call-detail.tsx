@@ -12,6 +12,7 @@ function factsOf(call: UsageGeneration): [string, string][] {
     ['Model', call.model],
     ['Served by', call.served_by || '—'],
     ['Attempts', count(call.attempts)],
+    ['Response cache', call.cache_hit ? 'Hit: replayed, not charged' : '—'],
     ['Endpoint', call.upstream || '—'],
     ['Provider', call.provider || '—'],
     ['Status', String(call.status)],

@@ -28,6 +28,8 @@ const columns = (open: (row: UsageGeneration) => void): Column<UsageGeneration>[
   { header: 'Key', cell: (row) => row.key_label ?? row.key_id ?? '(session)' },
   { header: 'Status', cell: (row) => row.status, numeric: true },
   { header: 'Attempts', cell: (row) => row.attempts, numeric: true },
+  // A reply replayed from the response cache: no upstream called, nothing charged.
+  { header: 'Cache', cell: (row) => (row.cache_hit ? 'Hit' : '—') },
   { header: 'Tokens in', cell: (row) => count(row.native_tokens_prompt), numeric: true },
   { header: 'Tokens out', cell: (row) => count(row.native_tokens_completion), numeric: true },
   { header: 'Latency', cell: (row) => ms(row.latency_ms), numeric: true },

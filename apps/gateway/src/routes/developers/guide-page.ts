@@ -2,6 +2,7 @@ import { anthropicErrorType, openAiErrorType, renderErrorBody } from '@sbc/diale
 import { ApiError, errorCodes, errorSpec, toEnvelope } from '@sbc/errors';
 import { escapeHtml, inlineCode, pageShell, topNav } from './html';
 import type { QuickStart } from './quickstarts';
+import { cacheSection } from './cache-section';
 import { routingSection } from './routing-section';
 
 const EXAMPLE_REQUEST_ID = 'req_01JEXAMPLE0000000000000000';
@@ -119,6 +120,8 @@ errors; it is rendered from <a href="/docs/openapi.json">the OpenAPI document</a
 ${quickStartSection(options.quickStarts)}</section>
 <section aria-labelledby="routing"><h2 id="routing">Routing: fallbacks, retries and cooldowns</h2>
 ${routingSection()}</section>
+<section aria-labelledby="response-cache"><h2 id="response-cache">Response cache</h2>
+${cacheSection()}</section>
 <section aria-labelledby="error-shapes"><h2 id="error-shapes">Error shapes</h2>
 ${dialectShapes(options.baseUrl)}</section>
 <section aria-labelledby="errors"><h2 id="errors">Error codes</h2>

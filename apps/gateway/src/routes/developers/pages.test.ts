@@ -22,6 +22,13 @@ describe('developer pages', () => {
     expect(html).toContain('id="errors-upstream_cooling"');
   });
 
+  it('the guide explains the response cache: how to opt in and skip it, and how a hit shows', () => {
+    const html = renderGuidePage({ baseUrl: 'https://gw.test', quickStarts: [] });
+    const cache = html.slice(html.indexOf('id="response-cache"'), html.indexOf('id="error-shapes"'));
+    for (const term of ['cache_ttl_s', 'x-sbc-cache-ttl', 'x-sbc-cache: hit', 'cache_tools'])
+      expect(cache).toContain(term);
+  });
+
   it('the reference has an anchor and the scopes of every operation, and links error statuses to their codes', () => {
     const document = buildOpenApiDocument(ROUTES, { baseUrl: 'https://gw.test' }) as unknown as OpenApiDocument;
     const html = renderApiReference(document);
