@@ -67,8 +67,8 @@ function capWithin(callerCap: number | null, keyCap: number | null): boolean {
 
 /**
  * The first way `key` would be wider than `caller`, or null when it is not: every scope held by the caller,
- * models within the caller's allow-list, caps and rate limits no higher than the caller's, the caller's route unless it is
- * `auto`, and the caller's team for a team key. `caller.scopes` are its effective scopes.
+ * models within the caller's allow-list, caps and rate limits no higher than the caller's, the caller's route
+ * unless it is `auto`, and the caller's team for a team key. `caller.scopes` are its effective scopes.
  */
 export function wideningOf(caller: KeyBounds, key: KeyBounds): Widening | null {
   const missing = key.scopes.filter((scope) => !caller.scopes.includes(scope));
