@@ -13,7 +13,8 @@ interface AuditRecord {
  * operators' X builds actions (x-builds), with the actor the edge saw.
  */
 describe('the audit log across services', () => {
-  const options = { label: 'audit_services', runs: {}, builds: {} } as const;
+  // The sim streams at 400 tokens a second, so the operator's long build holds the one build slot for the test.
+  const options = { label: 'audit_services', simTokensPerSecond: 400, runs: {}, builds: {} } as const;
   let stack: StackWith<typeof options>;
   beforeAll(async () => {
     stack = await startStack(options);
@@ -62,7 +63,7 @@ describe('the audit log across services', () => {
       body: { source: { type: 'api', prompt: 'A long page sim-tokens:40000' } },
     });
     expect(long.status).toBe(201);
-    await stack.waitForJob(OWNER_KEY, long.body.id, (building) => building.status === 'building');
+    await stack.waitForJob(OWNER_KEY, long.body.id, (building) => building.status === 'building', 60_000);
     const tenantId = await stack.seedUser();
     const tenant = (await stack.seedKey({ userId: tenantId })).secret;
     const job = await stack.api('POST', '/v1/x-builds', {
@@ -96,5 +97,5 @@ describe('the audit log across services', () => {
     // The tenant reads the build key the service minted for its job on its account, and no operator's action.
     const tenantLog = await records(tenant);
     expect(tenantLog.filter((r) => r.resource.type.startsWith('x_build') || r.actor.user_id !== tenantId)).toEqual([]);
-  });
+  }, 90_000);
 });

@@ -1,14 +1,14 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { ROUTES } from '@sbc/api';
 import { errorCodes } from '@sbc/errors';
+import { CHROMIUM, launchChromium } from '../support/browser';
 import { OWNER_KEY, startStack, type AccountSurfaceStack } from '../support/stack';
 
 // The developer docs as a developer meets them: every doc_url the service hands out lands on an anchor of
 // /developers, the API reference lists every documented operation, and the page passes axe in Chromium.
 
-const CHROMIUM = '/usr/bin/chromium';
 const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 const ARTIFACTS = path.resolve(__dirname, '../../../dist/test-artifacts/developers');
 
@@ -161,17 +161,7 @@ describe('developer docs at /developers', () => {
     let browser: Browser | undefined;
     beforeAll(async () => {
       if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`);
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: [
-          '--headless',
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--no-first-run',
-        ],
-      });
+      browser = await launchChromium();
     }, 30_000);
     afterAll(async () => {
       await browser?.close();

@@ -1,29 +1,30 @@
-import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
+import { copyFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { AxeBuilder } from '@axe-core/playwright';
 import OpenAI from 'openai';
-import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { createTestDatabase, freePort, jsonOf, type TestDatabase } from '@sbc/testing';
 import { loadSimConfig, start as startSim, type RunningSim } from '@sbc/app-sim-upstream';
 import { loadEmbeddedConfig, start, type RunningEmbedded } from '@sbc/app-embedded';
+import {
+  CONSOLE_ARTIFACTS,
+  DESKTOP,
+  expectAccessible,
+  launchChromium,
+  requireConsoleBrowser,
+} from '../support/browser';
 
 // The console's playground in a real browser (Debian's chromium through playwright-core, as console.int.test.ts):
 // a call in each dialect, the upstream's side beside the reply, two models compared; and, through the API, that a
 // capture is its session's alone and never holds a secret.
 const ROOT = path.resolve(__dirname, '../../..');
-const CONSOLE_BUILD = path.join(ROOT, 'dist/apps/console/index.html');
-const ARTIFACTS = path.join(ROOT, 'dist/test-artifacts/console');
-const CHROMIUM = '/usr/bin/chromium';
 const PASSWORD = 'a playground password 1';
 const EMAIL = `player.${Date.now()}@example.test`;
 const OTHER = `other.${Date.now()}@example.test`;
 // The house engine's own credential and a header of its own: neither may ever appear in a capture.
 const ENGINE_KEY = 'sk-house-engine-0123456789abcdef';
 const ENGINE_HEADER = 'engine-header-value-1234';
-const PHONE = { width: 390, height: 844 };
-const DESKTOP = { width: 1280, height: 800 };
 
 interface Capture {
   call_request_id: string;
@@ -50,10 +51,7 @@ describe('the console playground', () => {
   const shownRequestIds: string[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(CONSOLE_BUILD))
-      throw new Error('dist/apps/console is missing: run "npx nx run console:build" first (npm test does)');
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`);
-    mkdirSync(ARTIFACTS, { recursive: true });
+    requireConsoleBrowser();
     dataDir = await mkdtemp(path.join(tmpdir(), 'sbc-playground-'));
     for (const service of ['account', 'usage', 'xbuilds', 'runs'])
       databases.push(await createTestDatabase(`playground_${service}`));
@@ -93,17 +91,7 @@ describe('the console playground', () => {
         UPSTREAM_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
       }),
     );
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--no-first-run',
-      ],
-    });
+    browser = await launchChromium();
     const context = await browser.newContext({ timezoneId: 'UTC', locale: 'en-GB', viewport: DESKTOP });
     page = await context.newPage();
     page.setDefaultTimeout(15_000);
@@ -119,24 +107,8 @@ describe('the console playground', () => {
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 
-  /** axe-core at desktop and phone width (no serious or critical violation, nothing wider than the phone). */
-  async function accessible(name: string): Promise<void> {
-    for (const [size, suffix] of [
-      [DESKTOP, ''],
-      [PHONE, '-phone'],
-    ] as const) {
-      await page.setViewportSize(size);
-      const { violations: found } = await new AxeBuilder({ page }).analyze();
-      const violations = found
-        .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-        .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-      expect({ page: name, width: size.width, violations }).toEqual({ page: name, width: size.width, violations: [] });
-      const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
-      expect({ page: name, width: size.width, overflow }).toEqual({ page: name, width: size.width, overflow: 0 });
-      await page.screenshot({ path: path.join(ARTIFACTS, `${name}${suffix}.png`), fullPage: true });
-    }
-    await page.setViewportSize(DESKTOP);
-  }
+  /** The accessibility check of every console page (support/browser.ts). */
+  const accessible = (name: string) => expectAccessible(page, name);
 
   /** Fills the prompt form and sends it; resolves once the reply's upstream side is shown. */
   async function send(options: {
@@ -249,7 +221,7 @@ describe('the console playground', () => {
       expect(await bodyOf(messages, 'Upstream reply body')).toContain('chat.completion.chunk');
 
       await accessible('playground');
-      copyFileSync(path.join(ARTIFACTS, 'playground.png'), path.join(ROOT, 'docs/console-playground.png'));
+      copyFileSync(path.join(CONSOLE_ARTIFACTS, 'playground.png'), path.join(ROOT, 'docs/console-playground.png'));
       expect(consoleErrors).toEqual([]);
     },
     120_000,

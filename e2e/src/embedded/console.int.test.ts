@@ -1,29 +1,22 @@
-import { existsSync, mkdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { AxeBuilder } from '@axe-core/playwright';
 import OpenAI from 'openai';
 import pg from 'pg';
-import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { createTestDatabase, freePort, jsonOf, type TestDatabase } from '@sbc/testing';
 import { loadSimConfig, start as startSim, type RunningSim } from '@sbc/app-sim-upstream';
 import { loadEmbeddedConfig, start, type RunningEmbedded } from '@sbc/app-embedded';
+import { DESKTOP, expectAccessible, launchChromium, requireConsoleBrowser } from '../support/browser';
 
 // The console in a real browser: Debian's chromium, driven by playwright-core, against the embedded stack
 // serving the built console (npm test builds it first). Screenshots of each page land in ARTIFACTS.
-const ROOT = path.resolve(__dirname, '../../..');
-const CONSOLE_BUILD = path.join(ROOT, 'dist/apps/console/index.html');
-const ARTIFACTS = path.join(ROOT, 'dist/test-artifacts/console');
-const CHROMIUM = '/usr/bin/chromium';
 const PASSWORD = 'a console password 1';
 const EMAIL = `person.${Date.now()}@example.test`;
 const INVITEE = `invitee.${Date.now()}@example.test`;
 const STRANGER = `stranger.${Date.now()}@example.test`;
 const OPERATOR = `operator.${Date.now()}@example.test`;
-const PHONE = { width: 390, height: 844 };
-const DESKTOP = { width: 1280, height: 800 };
 
 /** Waits, as a person would, for a list to settle at `count` items; returns what it settled at. */
 async function countSettles(locator: Locator, count: number): Promise<number> {
@@ -56,10 +49,7 @@ describe('the console in a browser', () => {
   let operatorId = '';
 
   beforeAll(async () => {
-    if (!existsSync(CONSOLE_BUILD))
-      throw new Error('dist/apps/console is missing: run "npx nx run console:build" first (npm test does)');
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`);
-    mkdirSync(ARTIFACTS, { recursive: true });
+    requireConsoleBrowser();
     dataDir = await mkdtemp(path.join(tmpdir(), 'sbc-console-'));
     for (const service of ['account', 'usage', 'xbuilds', 'runs'])
       databases.push(await createTestDatabase(`console_${service}`));
@@ -99,17 +89,7 @@ describe('the console in a browser', () => {
     operatorId = await signUpByApi(OPERATOR);
     await running.stop();
     running = await startEmbedded(operatorId);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--no-first-run',
-      ],
-    });
+    browser = await launchChromium();
     page = await newPage();
     page.on('console', (message) => void (message.type() === 'error' && consoleErrors.push(message.text())));
     page.on('pageerror', (error) => void consoleErrors.push(error.message));
@@ -154,32 +134,8 @@ describe('the console in a browser', () => {
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 
-  /**
-   * axe-core on the page as it stands, at desktop and phone width: no serious or critical violation, and at
-   * phone width nothing runs off the right edge (wide tables scroll inside their own frame).
-   */
-  async function accessible(name: string, on: Page = page): Promise<void> {
-    for (const [width, suffix] of [
-      [DESKTOP, ''],
-      [PHONE, '-phone'],
-    ] as const) {
-      await on.setViewportSize(width);
-      // axe-core injected through the DevTools protocol, which the console's CSP (no inline script) allows.
-      const { violations: found } = await new AxeBuilder({ page: on }).analyze();
-      const violations = found
-        .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-        .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-      expect({ page: name, width: width.width, violations }).toEqual({
-        page: name,
-        width: width.width,
-        violations: [],
-      });
-      const overflow = await on.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
-      expect({ page: name, width: width.width, overflow }).toEqual({ page: name, width: width.width, overflow: 0 });
-      await on.screenshot({ path: path.join(ARTIFACTS, `${name}${suffix}.png`), fullPage: true });
-    }
-    await on.setViewportSize(DESKTOP);
-  }
+  /** The accessibility check of every console page (support/browser.ts), on the signed-in page by default. */
+  const accessible = (name: string, on: Page = page) => expectAccessible(on, name);
 
   async function open(label: string): Promise<void> {
     await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: label, exact: true }).click();
