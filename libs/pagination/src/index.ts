@@ -1,6 +1,7 @@
 export {
   DEFAULT_PAGE_LIMIT,
   keysetRange,
+  listEnvelope,
   mapPage,
   MAX_PAGE_LIMIT,
   pageOf,

@@ -1,4 +1,4 @@
-import { keysetRange, pageOf, toPage, type PageQuery } from './pagination';
+import { keysetRange, listEnvelope, mapPage, pageOf, toPage, type PageQuery } from './pagination';
 
 // Ids sort by creation time; the list is newest first.
 const ids = ['k09', 'k08', 'k07', 'k06', 'k05', 'k04', 'k03', 'k02', 'k01'];
@@ -99,5 +99,31 @@ describe('pages of an in-memory list in display order', () => {
       last_id: null,
     });
     expect(pageOf(items, { limit: 2, before_id: 'nope' }, (id) => id)).toMatchObject({ data: [], has_more: false });
+  });
+});
+
+describe('a page a service already read, in the list envelope', () => {
+  it('takes its cursors from the first and last items, before any rendering', () => {
+    const page = mapPage(
+      listEnvelope([{ key: 'k3' }, { key: 'k2' }], true, (row) => row.key),
+      (row) => ({ name: row.key.toUpperCase() }),
+    );
+    expect(page).toEqual({
+      object: 'list',
+      data: [{ name: 'K3' }, { name: 'K2' }],
+      has_more: true,
+      first_id: 'k3',
+      last_id: 'k2',
+    });
+  });
+
+  it('has null cursors when the page is empty', () => {
+    expect(listEnvelope([], false, (row: { id: string }) => row.id)).toEqual({
+      object: 'list',
+      data: [],
+      has_more: false,
+      first_id: null,
+      last_id: null,
+    });
   });
 });

@@ -44,7 +44,7 @@ export function toPage<T>(rows: readonly T[], query: PageQuery, idOf: (row: T) =
   const hasMore = rows.length > query.limit;
   const kept = rows.slice(0, query.limit);
   const data = query.before_id !== undefined ? kept.reverse() : kept;
-  return envelope(data, hasMore, idOf);
+  return listEnvelope(data, hasMore, idOf);
 }
 
 /**
@@ -55,17 +55,18 @@ export function pageOf<T>(items: readonly T[], query: PageQuery, idOf: (item: T)
   if (query.before_id !== undefined) {
     const end = items.findIndex((item) => idOf(item) === query.before_id);
     const before = end < 0 ? [] : items.slice(0, end);
-    return envelope(before.slice(-query.limit), before.length > query.limit, idOf);
+    return listEnvelope(before.slice(-query.limit), before.length > query.limit, idOf);
   }
   let after: readonly T[] = items;
   if (query.after_id !== undefined) {
     const start = items.findIndex((item) => idOf(item) === query.after_id);
     after = start < 0 ? [] : items.slice(start + 1);
   }
-  return envelope(after.slice(0, query.limit), after.length > query.limit, idOf);
+  return listEnvelope(after.slice(0, query.limit), after.length > query.limit, idOf);
 }
 
-function envelope<T>(data: T[], hasMore: boolean, idOf: (item: T) => string): ListEnvelope<T> {
+/** A page already in list order (a service read it) in the list envelope, its cursors the first and last ids. */
+export function listEnvelope<T>(data: T[], hasMore: boolean, idOf: (item: T) => string): ListEnvelope<T> {
   return {
     object: 'list',
     data,

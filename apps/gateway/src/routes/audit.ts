@@ -4,6 +4,7 @@ import { auditRoutes as specs } from '@sbc/api';
 import { ApiError } from '@sbc/errors';
 import type { AuditEvent, AuditService } from '@sbc/proto/sbc/account/v1/audit_pb';
 import type { RpcClientOf } from '@sbc/rpc';
+import { listEnvelope } from '@sbc/pagination';
 import type { Authorize } from '../auth/authorize';
 import { boundedInstant } from '../http/bounded-instant';
 import { mount } from '../http/mount';
@@ -52,16 +53,9 @@ export function auditRoutes(deps: { authorize: Authorize; audit: RpcClientOf<typ
       },
       { requestId },
     );
-    const data = reply.events.map(renderAuditEvent);
     return {
       status: 200,
-      body: {
-        object: 'list',
-        data,
-        has_more: reply.hasMore,
-        first_id: data[0]?.id ?? null,
-        last_id: data.at(-1)?.id ?? null,
-      },
+      body: listEnvelope(reply.events.map(renderAuditEvent), reply.hasMore, (event) => event.id),
     };
   });
 

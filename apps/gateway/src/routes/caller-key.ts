@@ -1,4 +1,5 @@
 import { timestampDate, type Timestamp } from '@bufbuild/protobuf/wkt';
+import { listEnvelope, mapPage, type ListEnvelope } from '@sbc/pagination';
 import type { CallerKey } from '@sbc/proto/sbc/account/v1/account_pb';
 
 function iso(value: Timestamp | undefined): string | undefined {
@@ -35,7 +36,9 @@ export function renderCallerKey(key: CallerKey): Record<string, unknown> {
 }
 
 /** A page of keys in the list envelope (CONTRACTS "Lists"); the account service read it newest first. */
-export function renderKeyPage(keys: CallerKey[], hasMore: boolean): Record<string, unknown> {
-  const data = keys.map(renderCallerKey);
-  return { object: 'list', data, has_more: hasMore, first_id: keys[0]?.id ?? null, last_id: keys.at(-1)?.id ?? null };
+export function renderKeyPage(keys: CallerKey[], hasMore: boolean): ListEnvelope<Record<string, unknown>> {
+  return mapPage(
+    listEnvelope(keys, hasMore, (key) => key.id),
+    renderCallerKey,
+  );
 }

@@ -13,6 +13,7 @@ import type {
   DeviceService,
 } from '@sbc/proto/sbc/account/v1/devices_pb';
 import type { RpcClientOf } from '@sbc/rpc';
+import { listEnvelope, mapPage } from '@sbc/pagination';
 import type { Authorize } from '../auth/authorize';
 import { mount } from '../http/mount';
 import type { SignInThrottle } from '../limits/sign-in-throttle';
@@ -165,16 +166,12 @@ export function deviceRoutes(deps: DeviceRoutesDeps): Router {
       { userId: principal.userId, limit: query.limit, afterId: query.after_id, beforeId: query.before_id },
       { requestId },
     );
-    const data = reply.devices.map(renderDevice);
     return {
       status: 200,
-      body: {
-        object: 'list',
-        data,
-        has_more: reply.hasMore,
-        first_id: reply.devices[0]?.id ?? null,
-        last_id: reply.devices.at(-1)?.id ?? null,
-      },
+      body: mapPage(
+        listEnvelope(reply.devices, reply.hasMore, (device) => device.id),
+        renderDevice,
+      ),
     };
   });
 

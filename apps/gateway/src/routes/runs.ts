@@ -7,7 +7,7 @@ import type { Authorize } from '../auth/authorize';
 import { mount } from '../http/mount';
 import { relayRunEvents, resumeAfter, wantsJsonPage } from './runs/events';
 import {
-  listEnvelope,
+  renderedList,
   renderDelivery,
   renderEndpoint,
   renderEvent,
@@ -57,7 +57,7 @@ export function runRoutes(deps: RunRoutesDeps): Router {
       { userId: principal.userId, limit: query.limit, afterId: query.after_id, beforeId: query.before_id },
       { requestId },
     );
-    return { status: 200, body: listEnvelope(reply.projects, reply.hasMore, renderProject) };
+    return { status: 200, body: renderedList(reply.projects, reply.hasMore, renderProject) };
   });
 
   mount(router, specs.getProject, deps.authorize, async ({ params, principal, requestId }) => {
@@ -99,7 +99,7 @@ export function runRoutes(deps: RunRoutesDeps): Router {
       { requestId },
     );
     const files = reply.files.map((file) => ({ ...file, id: file.path }));
-    return { status: 200, body: listEnvelope(files, reply.hasMore, renderWorkspaceFile) };
+    return { status: 200, body: renderedList(files, reply.hasMore, renderWorkspaceFile) };
   });
 
   mount(router, specs.getProjectFile, deps.authorize, async ({ params, query, principal, req, res, requestId }) => {
@@ -139,7 +139,7 @@ export function runRoutes(deps: RunRoutesDeps): Router {
       },
       { requestId },
     );
-    return { status: 200, body: listEnvelope(reply.runs, reply.hasMore, renderRun) };
+    return { status: 200, body: renderedList(reply.runs, reply.hasMore, renderRun) };
   });
 
   mount(router, specs.getRun, deps.authorize, async ({ params, principal, requestId }) => {
@@ -199,7 +199,7 @@ export function runRoutes(deps: RunRoutesDeps): Router {
       { userId: principal.userId, limit: query.limit, afterId: query.after_id, beforeId: query.before_id },
       { requestId },
     );
-    return { status: 200, body: listEnvelope(reply.endpoints, reply.hasMore, renderEndpoint) };
+    return { status: 200, body: renderedList(reply.endpoints, reply.hasMore, renderEndpoint) };
   });
 
   mount(router, specs.deleteWebhook, deps.authorize, async ({ params, principal, rpc }) => {
@@ -218,7 +218,7 @@ export function runRoutes(deps: RunRoutesDeps): Router {
       },
       { requestId },
     );
-    return { status: 200, body: listEnvelope(reply.deliveries, reply.hasMore, renderDelivery) };
+    return { status: 200, body: renderedList(reply.deliveries, reply.hasMore, renderDelivery) };
   });
 
   mount(router, specs.resendWebhookDelivery, deps.authorize, async ({ params, principal, requestId }) => {

@@ -3,7 +3,7 @@ import { timestampDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import { Router } from 'express';
 import { teamRoutes as routes } from '@sbc/api';
 import { creditsFromMicrocredits, microcreditsForMillicredits, millicredits } from '@sbc/money';
-import type { ListEnvelope, PageQuery } from '@sbc/pagination';
+import { listEnvelope, mapPage, type ListEnvelope, type PageQuery } from '@sbc/pagination';
 import type {
   Budget as BudgetMessage,
   BudgetValueSchema,
@@ -127,13 +127,7 @@ function envelope<T>(
   render: (item: T) => Record<string, unknown>,
   idOf: (item: T) => string,
 ): ListEnvelope<Record<string, unknown>> {
-  return {
-    object: 'list',
-    data: items.map(render),
-    has_more: hasMore,
-    first_id: items.length > 0 ? idOf(items[0]!) : null,
-    last_id: items.length > 0 ? idOf(items[items.length - 1]!) : null,
-  };
+  return mapPage(listEnvelope(items, hasMore, idOf), render);
 }
 
 /**

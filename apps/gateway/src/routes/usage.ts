@@ -12,6 +12,7 @@ import type {
   UsageMetrics,
 } from '@sbc/proto/sbc/usage/v1/ledger_pb';
 import type { RpcClientOf } from '@sbc/rpc';
+import { listEnvelope } from '@sbc/pagination';
 import type { Authorize } from '../auth/authorize';
 import type { Principal } from '../auth/authenticator';
 import { boundedInstant } from '../http/bounded-instant';
@@ -256,16 +257,7 @@ export function usageRoutes(deps: UsageRoutesDeps): Router {
       { requestId },
     );
     const data = reply.data.map((g) => renderGeneration(g, principal.key?.incognito === true));
-    return {
-      status: 200,
-      body: {
-        object: 'list',
-        data,
-        has_more: reply.hasMore,
-        first_id: data[0]?.id ?? null,
-        last_id: data.at(-1)?.id ?? null,
-      },
-    };
+    return { status: 200, body: listEnvelope(data, reply.hasMore, (row) => row.id) };
   });
 
   mount(router, specs.getUsageDaily, deps.authorize, async ({ query, principal, requestId }) => {

@@ -1,5 +1,6 @@
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { timestampDate, type Timestamp } from '@bufbuild/protobuf/wkt';
+import { listEnvelope, mapPage, type ListEnvelope } from '@sbc/pagination';
 import type { CallerKey } from '@sbc/proto/sbc/account/v1/account_pb';
 import type {
   Project,
@@ -122,16 +123,13 @@ export function renderWorkspaceFile(file: WorkspaceFile): Record<string, unknown
 }
 
 /** The list envelope (CONTRACTS "Lists") over rendered items with ids. */
-export function listEnvelope<T extends { id: string }>(
+export function renderedList<T extends { id: string }>(
   items: T[],
   hasMore: boolean,
   render: (item: T) => Record<string, unknown>,
-): Record<string, unknown> {
-  return {
-    object: 'list',
-    data: items.map(render),
-    has_more: hasMore,
-    first_id: items[0]?.id ?? null,
-    last_id: items.at(-1)?.id ?? null,
-  };
+): ListEnvelope<Record<string, unknown>> {
+  return mapPage(
+    listEnvelope(items, hasMore, (item) => item.id),
+    render,
+  );
 }
