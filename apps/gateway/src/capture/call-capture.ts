@@ -5,7 +5,8 @@ import { endpointUrl } from '../upstream/endpoint-url';
 import { headersFor, type UpstreamCall, type UpstreamClient, type UpstreamRequest } from '../upstream/client';
 import type { UsageEmitter } from '../usage/usage-events';
 import type { CaptureStore } from './capture-store';
-import { CappedText, redactHeaders, redactSecrets, shownUrl } from './redact';
+import { redactSecrets } from '../observability/redact-secrets';
+import { CappedText, redactHeaders, shownUrl } from './redact';
 
 /** The request header that asks for a capture; honoured for a signed-in session only. */
 const CAPTURE_HEADER = 'x-sbc-capture';

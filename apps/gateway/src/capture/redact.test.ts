@@ -1,4 +1,5 @@
-import { CappedText, redactHeaders, redactSecrets, shownUrl, WITHHELD } from './redact';
+import { redactSecrets } from '../observability/redact-secrets';
+import { CappedText, redactHeaders, shownUrl, WITHHELD } from './redact';
 
 describe('what a capture keeps', () => {
   it('shows harmless headers and names the rest without their values', () => {

@@ -1,3 +1,5 @@
+import { REDACTED } from '../observability/redact-secrets';
+
 // What a capture may keep of an upstream exchange: no credential in a header, no secret-looking string in a
 // body, no query string in a URL (where some vendors take their key), and a bounded size.
 
@@ -20,7 +22,8 @@ const SHOWN_HEADERS = new Set([
 ]);
 const SHOWN_PATTERN = /ratelimit/;
 
-export const WITHHELD = '[redacted]';
+/** What a capture shows in place of a header value or a secret. */
+export const WITHHELD = REDACTED;
 
 /**
  * A header set as a capture shows it: the harmless ones with their values, the rest (Authorization, x-api-key,
@@ -39,32 +42,6 @@ export function redactHeaders(headers: Record<string, string | string[] | undefi
         : WITHHELD;
   }
   return shown;
-}
-
-// Strings shaped like credentials: vendor API keys, this service's own keys, sessions, device tokens and webhook
-// secrets, bearer tokens, and the common cloud and forge token forms.
-const SECRET_PATTERNS: RegExp[] = [
-  /\bsk-[A-Za-z0-9_-]{16,}/g,
-  /\b(?:sbc|sbs|sbd)_[A-Za-z0-9_-]{16,}/g,
-  /\bwhsec_[A-Za-z0-9+/=_-]{16,}/g,
-  /\bBearer\s+[A-Za-z0-9._~+/-]{16,}=*/gi,
-  /\bAKIA[0-9A-Z]{16}\b/g,
-  /\bAIza[0-9A-Za-z_-]{35}\b/g,
-  /\bgh[pousr]_[A-Za-z0-9]{30,}\b/g,
-  /\bxox[abposr]-[A-Za-z0-9-]{10,}\b/g,
-];
-
-/**
- * `text` with every secret-looking string withheld, and each of `known` (the engine's own credential and
- * header values, whatever their shape) too.
- */
-export function redactSecrets(text: string, known: readonly string[] = []): string {
-  let out = text;
-  // Longest first, so a secret that contains another is withheld whole.
-  for (const secret of [...known].filter((one) => one.length >= 8).sort((a, b) => b.length - a.length))
-    out = out.split(secret).join(WITHHELD);
-  for (const pattern of SECRET_PATTERNS) out = out.replace(pattern, WITHHELD);
-  return out;
 }
 
 /** An upstream URL as a capture shows it: origin and path, without user info or query. */

@@ -1,40 +1,9 @@
 import type { AssistantBlock, ChatRequest, Message } from '@sbc/dialects';
+import { redactSecrets } from './redact-secrets';
 
 // Prompt and completion content as the GenAI semantic conventions record it (`gen_ai.input.messages`,
 // `gen_ai.output.messages`: JSON lists of `{role, parts}`), recorded only when the operator turns it on
 // (OTEL_GENAI_CAPTURE_CONTENT), and then with every secret we can recognise replaced.
-
-const REDACTED = '[redacted]';
-
-/** Names whose assigned value is a secret (`api_key=…`, `"password": "…"`). */
-const ASSIGNED_SECRETS = 'api[_-]?key|x-api-key|secret|password|passwd|token|access[_-]?token|client[_-]?secret';
-
-/**
- * Secrets a prompt or a reply may carry: this service's own credentials (`sbc_` keys, `sbs_` sessions, `sbd_`
- * device tokens, `whsec_` webhook secrets), vendors' API keys (OpenAI and Anthropic `sk-…`, AWS, Google,
- * GitHub, Slack), bearer tokens and JWTs, PEM private keys, and the value of any `api_key=…` / `"password": …`
- * style assignment.
- */
-const SECRET_PATTERNS: ReadonlyArray<[RegExp, string]> = [
-  [/-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)/g, REDACTED],
-  [/\b(?:sbc|sbs|sbd)_[A-Za-z0-9_-]{8,}/g, REDACTED],
-  [/\bwhsec_[A-Za-z0-9+/=_-]{8,}/g, REDACTED],
-  [/\bsk-[A-Za-z0-9_-]{8,}/g, REDACTED],
-  [/\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g, REDACTED],
-  [/\bAIza[0-9A-Za-z_-]{30,}/g, REDACTED],
-  [/\bgh[pousr]_[A-Za-z0-9]{20,}/g, REDACTED],
-  [/\bxox[abprs]-[A-Za-z0-9-]{10,}/g, REDACTED],
-  [/\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g, REDACTED],
-  [/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/gi, `$1 ${REDACTED}`],
-  [new RegExp(`\\b((?:${ASSIGNED_SECRETS})["']?\\s*[:=]\\s*["']?)[^\\s"',;}]{4,}`, 'gi'), `$1${REDACTED}`],
-];
-
-/** The text with every secret it recognisably holds replaced by `[redacted]`. */
-export function redactSecrets(text: string): string {
-  let redacted = text;
-  for (const [pattern, replacement] of SECRET_PATTERNS) redacted = redacted.replace(pattern, replacement);
-  return redacted;
-}
 
 /** Characters kept of one part (a long document pasted into a prompt is cut, and says so). */
 export const MAX_PART_CHARS = 16_384;
