@@ -157,12 +157,12 @@ describe('admitting a call', () => {
   it('a call refused before it took from its bucket still counts once, and a spent bucket answers 429', async () => {
     const { headers, admission } = setUp(1);
     const first = admission();
-    await first.takeOnRefusal();
+    await first.takeWithoutTarget();
     expect(headers['x-ratelimit-remaining']).toBe('0');
     // Taken once only, however often it is asked.
-    await first.takeOnRefusal();
+    await first.takeWithoutTarget();
     const refusal = await admission()
-      .takeOnRefusal()
+      .takeWithoutTarget()
       .catch((error: unknown) => error);
     expect(refusal).toMatchObject({ code: 'rate_limited', status: 429 });
   });

@@ -61,7 +61,7 @@ function inputCounter(call: CallerCall, bytes: number): () => number {
  * The admit step, run on each target as it is tried: the caller's request bucket, free fair use, the catalog's
  * output limit and the budget's reservation. Every call takes from its request bucket once: a priced call in the
  * round trip that reserves its budget, any other call (its own endpoint, free fair use) on its own, and a call
- * refused before either when it is refused (`takeOnRefusal`), so a refusal's answer says what is left too.
+ * refused before either when it is refused (`takeWithoutTarget`), so a refusal's answer says what is left too.
  * Targets of one catalog model share one admission; a target priced as another model (a fallback model) releases
  * the earlier reservation and reserves its own. A model the budget refused is refused again without a round trip.
  */
@@ -166,14 +166,9 @@ export class Admission {
   }
 
   /**
-   * A call refused before it took from its bucket still counts, and its answer says what is left; a spent
-   * bucket's 429 is thrown instead.
+   * A call answered without a target taking from its bucket (refused before one was tried, or a response-cache
+   * hit) still counts, with no tokens, and its answer says what is left; a spent bucket's 429 is thrown instead.
    */
-  async takeOnRefusal(): Promise<void> {
-    if (this.bucket) await this.takeBucket(() => 0);
-  }
-
-  /** A call answered without any target (a response-cache hit) takes from its bucket all the same, with no tokens. */
   async takeWithoutTarget(): Promise<void> {
     if (this.bucket) await this.takeBucket(() => 0);
   }

@@ -168,7 +168,7 @@ async function refuse(
 ): Promise<CallOutcome> {
   let error = ApiError.from(thrown);
   try {
-    await admission?.takeOnRefusal();
+    await admission?.takeWithoutTarget();
   } catch (limited) {
     error = ApiError.from(limited);
   }
