@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '@sbc/errors';
 import { keysetRange, toPage, type ListEnvelope, type PageQuery } from '@sbc/pagination';
-import type { PrismaClient as AccountDb, TeamInvite as InviteRow } from '../generated/prisma/client';
+import type { Prisma, PrismaClient as AccountDb, TeamInvite as InviteRow } from '../generated/prisma/client';
 import type { RecordChange } from './audit';
 import { refuseInvite, refuseInviteManagement, type TeamRole } from '../teams/permissions';
 import {
@@ -141,6 +141,34 @@ export async function createInvite(
   });
 }
 
+/**
+ * Changes a pending invite of the team by `data`, for a caller who may manage invites, and records the change.
+ * Conditional, so a change racing an accept or a revoke applies once; a missing or settled invite is 404.
+ */
+async function changePendingInvite(
+  db: AccountDb,
+  change: {
+    userId: string;
+    teamId: string;
+    code: string;
+    action: string;
+    data: Prisma.TeamInviteUpdateManyMutationInput;
+  },
+  record: RecordChange,
+): Promise<InviteRow> {
+  const { userId, teamId, code, action, data } = change;
+  return db.$transaction(async (tx) => {
+    const actor = await seatOf(tx, teamId, userId);
+    refuse(refuseInviteManagement(actor.role));
+    const before = await tx.teamInvite.findFirst({ where: { code, teamId, ...PENDING } });
+    const { count } = await tx.teamInvite.updateMany({ where: { code, teamId, ...PENDING }, data });
+    if (!before || count === 0) throw inviteNotFound();
+    const after = await tx.teamInvite.findUniqueOrThrow({ where: { code } });
+    await record(tx, inviteChange(action, before, after));
+    return after;
+  });
+}
+
 export async function revokeInvite(
   db: AccountDb,
   userId: string,
@@ -149,18 +177,11 @@ export async function revokeInvite(
   now: Date,
   record: RecordChange,
 ): Promise<void> {
-  await db.$transaction(async (tx) => {
-    const actor = await seatOf(tx, teamId, userId);
-    refuse(refuseInviteManagement(actor.role));
-    const before = await tx.teamInvite.findFirst({ where: { code, teamId, ...PENDING } });
-    // Conditional, so a revoke racing an accept or another revoke changes the invite once.
-    const { count } = await tx.teamInvite.updateMany({ where: { code, teamId, ...PENDING }, data: { revokedAt: now } });
-    if (!before || count === 0) throw inviteNotFound();
-    await record(
-      tx,
-      inviteChange('team_invite.revoke', before, await tx.teamInvite.findUniqueOrThrow({ where: { code } })),
-    );
-  });
+  await changePendingInvite(
+    db,
+    { userId, teamId, code, action: 'team_invite.revoke', data: { revokedAt: now } },
+    record,
+  );
 }
 
 /** Records another sending and restarts the expiry; the mail itself is not sent from here. */
@@ -172,19 +193,10 @@ export async function resendInvite(
   now: Date,
   record: RecordChange,
 ): Promise<InviteView> {
-  return db.$transaction(async (tx) => {
-    const actor = await seatOf(tx, teamId, userId);
-    refuse(refuseInviteManagement(actor.role));
-    const before = await tx.teamInvite.findFirst({ where: { code, teamId, ...PENDING } });
-    const { count } = await tx.teamInvite.updateMany({
-      where: { code, teamId, ...PENDING },
-      data: { sentCount: { increment: 1 }, lastSentAt: now, expiresAt: new Date(now.getTime() + INVITE_TTL_MS) },
-    });
-    if (!before || count === 0) throw inviteNotFound();
-    const after = await tx.teamInvite.findUniqueOrThrow({ where: { code } });
-    await record(tx, inviteChange('team_invite.resend', before, after));
-    return inviteView(after);
-  });
+  const data = { sentCount: { increment: 1 }, lastSentAt: now, expiresAt: new Date(now.getTime() + INVITE_TTL_MS) };
+  return inviteView(
+    await changePendingInvite(db, { userId, teamId, code, action: 'team_invite.resend', data }, record),
+  );
 }
 
 /**
