@@ -6,6 +6,7 @@ import { QueryView } from '../../ui/states';
 import { Table, type Column } from '../../ui/table';
 import { changedFields } from './changes';
 import { useAuditLog, type AuditFilters } from './use-audit';
+import { DayRangeFields } from '../../ui/day-range';
 
 const RESOURCE_TYPES: { value: AuditResourceType; label: string }[] = [
   { value: 'key', label: 'Keys' },
@@ -119,18 +120,7 @@ export function AuditPage() {
             onChange={(e) => change({ actor: e.target.value.trim() || undefined })}
           />
         </label>
-        <label>
-          From day (UTC)
-          <input
-            type="date"
-            value={filters.from ?? ''}
-            onChange={(e) => change({ from: e.target.value || undefined })}
-          />
-        </label>
-        <label>
-          To day (UTC)
-          <input type="date" value={filters.to ?? ''} onChange={(e) => change({ to: e.target.value || undefined })} />
-        </label>
+        <DayRangeFields from={filters.from} to={filters.to} onChange={change} />
       </form>
       <QueryView
         query={log}

@@ -7,6 +7,7 @@ import { Table, type Column } from '../../ui/table';
 import { useKeys } from '../../hooks/use-keys';
 import { CallDetail } from './call-detail';
 import { useRequestLog, type LogFilters } from './use-usage';
+import { DayRangeFields } from '../../ui/day-range';
 
 const columns = (open: (row: UsageGeneration) => void): Column<UsageGeneration>[] => [
   {
@@ -85,18 +86,7 @@ export function RequestLog() {
             <option value="error">Failed</option>
           </select>
         </label>
-        <label>
-          From day (UTC)
-          <input
-            type="date"
-            value={filters.from ?? ''}
-            onChange={(e) => change({ from: e.target.value || undefined })}
-          />
-        </label>
-        <label>
-          To day (UTC)
-          <input type="date" value={filters.to ?? ''} onChange={(e) => change({ to: e.target.value || undefined })} />
-        </label>
+        <DayRangeFields from={filters.from} to={filters.to} onChange={change} />
       </form>
       <QueryView
         query={log}
