@@ -138,6 +138,28 @@ describe('caller keys (GET/POST /v1/keys, GET /v1/keys/whoami, PATCH/DELETE /v1/
       expect(answer).toMatchObject({ status: 403, body: { error: 'insufficient_scope', param } });
     });
 
+    it.each([
+      ['no rpm limit', { rpm: undefined }, { rpm: null }, 'rpm'],
+      ['a higher rpm', { rpm: 61 }, { rpm: 61 }, 'rpm'],
+      ['no tpm limit', { tpm: undefined }, { tpm: null }, 'tpm'],
+      ['a higher tpm', { tpm: 10_001 }, { tpm: 10_001 }, 'tpm'],
+    ])('a rate-limited key never mints or edits a key limited less: %s is 403', async (_label, change, edit, param) => {
+      const minted = await mint({
+        name: 'rate-limited minter',
+        scopes: ['gateway:invoke', 'keys:read', 'keys:write'],
+        rpm: 60,
+        tpm: 10_000,
+      });
+      expect(minted.status).toBe(201);
+      const minter: string = minted.body.key;
+      const within = { name: 'narrower', scopes: ['gateway:invoke'], rpm: 60, tpm: 10_000 };
+      const own = await mint(within, minter);
+      expect(own.status).toBe(201);
+      const refused = { status: 403, body: { error: 'insufficient_scope', param } };
+      expect(await mint({ ...within, ...change }, minter)).toMatchObject(refused);
+      expect(await stack.api('PATCH', `/v1/keys/${own.body.id}`, { key: minter, body: edit })).toMatchObject(refused);
+    });
+
     it('a signed-in session mints any key', async () => {
       const session = await stack.seedSession();
       const minted = await mint({ name: 'from a session', preset: 'full_access' }, session);
