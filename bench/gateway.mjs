@@ -32,6 +32,8 @@
 //   BENCH_PRIME=N           priming requests per case and target before the first measurement (default 3000)
 //   BENCH_DIRECT_ONLY=1     skip the gateway;   BENCH_GATEWAY_ENTRY=path  another edge bundle (default embedded)
 //   BENCH_BASELINE_ENTRY=path  a second edge bundle measured beside the first (the "baseline" target)
+//   BENCH_MINIMAL=1         also measure the accounting floor (bench/lib/minimal-gateway.mjs: parse, key hash,
+//                           model map, reply parsed for its tokens and re-rendered) on non-streamed cases
 //   BENCH_FLOOR_NODE_ARGS='--cpu-prof …'  node flags for the floor's process
 //   BENCH_GATEWAY_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'   node flags for the edge process (profiling)
 //   BENCH_TEAM_CAPS=0       with BENCH_REDIS_URL: skip the team-caps phase (the bootstrap key beside a team key
@@ -90,6 +92,7 @@ const gatewayEntry = path.resolve(root, env.BENCH_GATEWAY_ENTRY ?? 'dist/apps/ga
 const accountEntry = path.resolve(root, 'dist/apps/account/main.js');
 const baselineEntry = env.BENCH_BASELINE_ENTRY ? path.resolve(env.BENCH_BASELINE_ENTRY) : undefined;
 const forwarderEntry = path.join(root, 'bench/lib/forwarder.mjs');
+const minimalEntry = path.join(root, 'bench/lib/minimal-gateway.mjs');
 
 // Each case: the dialect's path, how it authenticates, the model named direct vs. through the edge.
 const CASES = [
@@ -207,6 +210,8 @@ async function main() {
   let baselineOrigin;
   let floor;
   let floorOrigin;
+  let minimal;
+  let minimalOrigin;
   if (!directOnly) {
     // The edge's Redis traffic goes through a counting proxy for the team-caps phase.
     if (env.BENCH_REDIS_URL && env.BENCH_TEAM_CAPS !== '0') redisProxy = await startCountingProxy(env.BENCH_REDIS_URL);
@@ -268,6 +273,19 @@ async function main() {
     );
     floorOrigin = `http://127.0.0.1:${floorPort}`;
     await waitReady(floor, `${floorOrigin}/readyz`);
+    if (flag('BENCH_MINIMAL')) {
+      const minimalPort = await freePort();
+      minimal = startChild('minimal', minimalEntry, {
+        PORT: String(minimalPort),
+        MINIMAL_KEY: KEY,
+        HOUSE_ENGINES: JSON.stringify({
+          house: engine('openai', 'sim-large'),
+          'house-omni': engine('anthropic', 'sim-large'),
+        }),
+      });
+      minimalOrigin = `http://127.0.0.1:${minimalPort}`;
+      await waitReady(minimal, `${minimalOrigin}/readyz`);
+    }
   }
 
   // --- per case: preflight, warm-up, alternating measured rounds -------------------------------------------
@@ -280,6 +298,9 @@ async function main() {
     targets.push({ name: 'floor', origin: floorOrigin, spec: direct, front: floor });
     targets.push({ name: 'edge', origin: edgeOrigin, spec: viaEdge, front: gateway });
     if (baseline) targets.push({ name: 'baseline', origin: baselineOrigin, spec: viaEdge, front: baseline });
+    // The accounting floor answers whole replies only (it has no stream relay) and no cached cases.
+    if (minimal && !kase.stream && !kase.cached)
+      targets.push({ name: 'minimal', origin: minimalOrigin, spec: viaEdge, front: minimal });
     return targets;
   };
   if (primeRequests > 0) {
@@ -304,7 +325,7 @@ async function main() {
     const bench = process.cpuUsage();
     return (
       cpuMs(sim.child.pid) +
-      [gateway, baseline, floor].reduce((sum, front) => sum + (front ? cpuMs(front.child.pid) : 0), 0) +
+      [gateway, baseline, floor, minimal].reduce((sum, front) => sum + (front ? cpuMs(front.child.pid) : 0), 0) +
       (account ? cpuMs(account.child.pid) : 0) +
       (bench.user + bench.system) / 1000
     );
@@ -348,14 +369,15 @@ async function main() {
         await t.pool.close();
         row[t.name] = summarize(t.rounds, t.cpu);
       }
-      if (row.edge) row.overhead = overhead(row.direct, row.edge, row.floor, row.baseline);
+      if (row.edge) row.overhead = overhead(row.direct, row.edge, row.floor, row.baseline, row.minimal);
       results.push(row);
       const e = row.edge;
       console.log(
         `  ${kase.name} c=${concurrency}: direct ${row.direct.rps} rps p50 ${row.direct.p50_ms} ms` +
           (e ? ` | edge ${e.rps} rps p50 ${e.p50_ms} ms, gateway cpu ${e.gateway_cpu_ms_per_req} ms/req` : '') +
           (row.floor ? ` | floor cpu ${row.floor.gateway_cpu_ms_per_req}` : '') +
-          (row.baseline ? ` | baseline cpu ${row.baseline.gateway_cpu_ms_per_req}` : ''),
+          (row.baseline ? ` | baseline cpu ${row.baseline.gateway_cpu_ms_per_req}` : '') +
+          (row.minimal ? ` | minimal cpu ${row.minimal.gateway_cpu_ms_per_req}` : ''),
       );
     }
   }
@@ -384,7 +406,7 @@ async function main() {
   };
 
   // --- report ----------------------------------------------------------------------------------------------
-  const checks = directOnly ? [] : checkTargets(results);
+  const checks = directOnly ? [] : checkTargets(results, store);
   printReport(results, checks, directOnly);
   console.log(
     `\nWhile measuring (${machineLoad.seconds} s): other processes used ${machineLoad.other_processes_cores} of a ` +
@@ -396,7 +418,7 @@ async function main() {
     );
   }
   const failedRequests = results.reduce(
-    (n, r) => n + ['direct', 'floor', 'edge', 'baseline'].reduce((sum, t) => sum + (r[t]?.errors ?? 0), 0),
+    (n, r) => n + ['direct', 'floor', 'edge', 'baseline', 'minimal'].reduce((sum, t) => sum + (r[t]?.errors ?? 0), 0),
     0,
   );
   const report = {

@@ -4,26 +4,44 @@
 // above this is the gateway's own.
 //
 // Upstreams are dialed as the edge dials them: HTTP/2 when the upstream offers it by ALPN over TLS, with up to
-// 100 streams on one connection (the edge's H2_STREAMS_PER_CONNECTION). The bench's upstreams always offer
-// HTTP/2, so the pipelining below never applies to an HTTP/1.1 connection.
+// 100 streams on one connection (the edge's H2_STREAMS_PER_CONNECTION); one request at a time on an HTTP/1.1
+// connection (bench:gateway's plain-HTTP simulator).
 //
 //   node bench/lib/forwarder.mjs   FORWARD_PORT, FORWARD_UPSTREAM (origin), FORWARD_FAST_UPSTREAM (for /fast/…),
 //                                  FORWARD_CONNECTIONS (per upstream origin, 200: 20,000 streams over HTTP/2)
 //   A private CA for https upstreams comes from NODE_EXTRA_CA_CERTS.
 import { createServer } from 'node:http';
-import { Agent } from 'undici';
+import { Agent, buildConnector, Client, Pool } from 'undici';
 
 const upstream = process.env.FORWARD_UPSTREAM;
 const fast = process.env.FORWARD_FAST_UPSTREAM ?? upstream;
 // Connections per upstream are capped: undici's pool opens a new connection for every request sent while each
 // connection it has is still connecting, so a burst of streams would otherwise dial one TLS connection each.
+// Each connection carries one request at a time until it negotiates HTTP/2, then up to 100 streams, as the
+// edge's do: HTTP/1.1 pipelining (undici's `pipelining` on a plain connection) would let this floor answer
+// ten calls with one socket read and write, which no gateway can do safely, and make the floor look cheaper
+// than it is.
+const H2_STREAMS_PER_CONNECTION = 100;
+const connector = buildConnector({ allowH2: true, timeout: 10_000 });
+const clientFor = (origin, options) => {
+  const client = new Client(origin, {
+    ...options,
+    allowH2: true,
+    connect: (connectOptions, callback) =>
+      connector(connectOptions, (error, socket) => {
+        if (!error && socket?.alpnProtocol === 'h2') client.pipelining = H2_STREAMS_PER_CONNECTION;
+        callback(error, socket);
+      }),
+  });
+  return client;
+};
 const agent = new Agent({
   connections: Number(process.env.FORWARD_CONNECTIONS ?? 200),
   allowH2: true,
-  pipelining: 100,
   headersTimeout: 120_000,
   bodyTimeout: 300_000,
   keepAliveTimeout: 30_000,
+  factory: (origin, options) => new Pool(origin, { ...options, factory: clientFor }),
 });
 
 const server = createServer((req, res) => {
