@@ -1,3 +1,4 @@
+export { HotPathCounter, HotPathHistogram } from './hot-path';
 export {
   Counter,
   createMetricsRegistry,

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ProducerStats } from '@sbc/bus';
-import { Counter, Gauge, Histogram, LATENCY_BUCKETS_S, type Registry } from '@sbc/metrics';
+import { Counter, Gauge, HotPathCounter, HotPathHistogram, LATENCY_BUCKETS_S, type Registry } from '@sbc/metrics';
 import { metricLabelOfKey } from '../routing/attempt-rules';
 import type { Target } from '../routing/targets';
 import type { QueueObserver } from '../upstream/pools';
@@ -37,45 +37,51 @@ export function createEdgeMetrics(
   cooldowns?: { cooling(): Array<{ key: string; untilMs: number }> },
 ) {
   const registers = [registry];
-  const requests = new Counter({
+  // The series every request or model call updates are hot-path metrics (one Map lookup an observation);
+  // the rest are prom-client's own.
+  const requests = new HotPathCounter({
     name: 'sbc_http_requests_total',
     help: 'Requests answered, by route template, method and status.',
     labelNames: ['route', 'method', 'status'],
     registers,
   });
-  const duration = new Histogram({
+  const duration = new HotPathHistogram({
     name: 'sbc_http_request_duration_seconds',
     help: 'Time from a request arriving to its response closing (the whole stream for streamed calls).',
     labelNames: ['route', 'dialect'],
     buckets: LATENCY_BUCKETS_S,
     registers,
   });
-  const inFlight = new Gauge({
+  let inFlight = 0;
+  new Gauge({
     name: 'sbc_http_requests_in_flight',
     help: 'Requests being answered now (streams count until they end); the autoscaler reads it.',
     registers,
+    collect() {
+      this.set(inFlight);
+    },
   });
-  const modelCalls = new Counter({
+  const modelCalls = new HotPathCounter({
     name: 'sbc_model_calls_total',
     help: 'Model calls, by caller dialect, upstream and status (499: the caller hung up).',
     labelNames: ['dialect', 'upstream', 'status'],
     registers,
   });
-  const upstreamLatency = new Histogram({
+  const upstreamLatency = new HotPathHistogram({
     name: 'sbc_upstream_latency_seconds',
     help: 'Whole model calls as the edge saw them, by upstream.',
     labelNames: ['upstream'],
     buckets: LATENCY_BUCKETS_S,
     registers,
   });
-  const timeToFirstToken = new Histogram({
+  const timeToFirstToken = new HotPathHistogram({
     name: 'sbc_time_to_first_token_seconds',
     help: 'From the call arriving to the first output token reaching the caller, by upstream and caller dialect.',
     labelNames: ['upstream', 'dialect'],
     buckets: LATENCY_BUCKETS_S,
     registers,
   });
-  const upstreamErrors = new Counter({
+  const upstreamErrors = new HotPathCounter({
     name: 'sbc_upstream_errors_total',
     help: 'Model calls that ended in an error status from or about an upstream.',
     labelNames: ['upstream', 'status'],
@@ -128,7 +134,7 @@ export function createEdgeMetrics(
         this.set(upstream.stats().inFlight);
       },
     });
-    const queueWait = new Histogram({
+    const queueWait = new HotPathHistogram({
       name: 'sbc_upstream_queue_wait_seconds',
       help: 'Time a model call waited for an upstream connection (connecting included).',
       buckets: QUEUE_WAIT_BUCKETS_S,
@@ -139,10 +145,10 @@ export function createEdgeMetrics(
       help: 'Model calls answered overloaded (529 or 503) because their origin had no connection and no queue room.',
       registers,
     });
-    upstream.observe({ waited: (seconds) => queueWait.observe(seconds), refused: () => overloaded.inc() });
+    upstream.observe({ waited: (seconds) => queueWait.observe({}, seconds), refused: () => overloaded.inc() });
   }
 
-  const attempts = new Counter({
+  const attempts = new HotPathCounter({
     name: 'sbc_upstream_attempts_total',
     help:
       'Upstream attempts of model calls, by target (house engine, provider deployment, or `byo`) and outcome: ok, ' +
@@ -172,9 +178,9 @@ export function createEdgeMetrics(
     /** Counts a request from its arrival until its response closes. */
     track(req: IncomingMessage, res: ServerResponse, dialect: string | undefined, fixedRoute?: string): void {
       const startedAt = performance.now();
-      inFlight.inc();
+      inFlight += 1;
       res.once('close', () => {
-        inFlight.dec();
+        inFlight -= 1;
         const route = fixedRoute ?? routeTemplateOf(req) ?? 'unmatched';
         requests.inc({ route, method: req.method ?? 'GET', status: String(res.statusCode) });
         duration.observe({ route, dialect: dialect ?? '' }, (performance.now() - startedAt) / 1000);

@@ -7,7 +7,7 @@ import {
   type UpstreamDialect,
 } from '@sbc/dialects';
 import { ApiError } from '@sbc/errors';
-import { Histogram, type Registry } from '@sbc/metrics';
+import { HotPathHistogram, type Registry } from '@sbc/metrics';
 import {
   activeContext,
   activeSpan,
@@ -109,14 +109,14 @@ export function createGenAiTelemetry(registry: Registry, options: GenAiTelemetry
     'gen_ai_request_model',
     'gen_ai_response_model',
   ] as const;
-  const tokenUsage = new Histogram({
+  const tokenUsage = new HotPathHistogram({
     name: 'gen_ai_client_token_usage',
     help: 'gen_ai.client.token.usage ({token}): input and output tokens of each model call, by gen_ai_token_type.',
     labelNames: [...labelNames, 'gen_ai_token_type'],
     buckets: TOKEN_BUCKETS,
     registers,
   });
-  const timeToFirstToken = new Histogram({
+  const timeToFirstToken = new HotPathHistogram({
     name: 'gen_ai_server_time_to_first_token_seconds',
     help: 'gen_ai.server.time_to_first_token (s): from a streamed call arriving to its first token, successful calls.',
     labelNames,
