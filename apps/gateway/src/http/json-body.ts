@@ -15,8 +15,8 @@ const REST_MAX_BODY_BYTES = 1024 * 1024;
  * A NUL or an unpaired surrogate in any string is refused here, before a schema or a service sees it.
  */
 export async function jsonBody(req: Request, _res: Response, next: NextFunction): Promise<void> {
-  const { value } = await readJsonBody(req, REST_MAX_BODY_BYTES, { optional: true });
-  const unsafe = unsafeStringError(findUnsafeString(value));
+  const { value, unsafeEscapes } = await readJsonBody(req, REST_MAX_BODY_BYTES, { optional: true });
+  const unsafe = unsafeEscapes && unsafeStringError(findUnsafeString(value));
   if (unsafe) throw unsafe;
   req.body = value;
   next();

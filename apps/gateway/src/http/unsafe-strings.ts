@@ -13,6 +13,19 @@ export function isUnsafe(text: string): boolean {
 }
 
 /**
+ * JSON text can spell a NUL or a lone surrogate only with a `\u` escape: a raw control character is not JSON,
+ * and text decoded from UTF-8 holds surrogates only in pairs. A body without such an escape (almost every one)
+ * needs no walk of its parsed value; one with it (an escaped backslash before `u0000` or a surrogate pair
+ * match too) gets the walk, which has the last word.
+ */
+const UNSAFE_ESCAPE = /\\u(?:0000|[dD][89a-fA-F][0-9a-fA-F]{2})/;
+
+/** Whether strings parsed from this JSON text may be unsafe (see findUnsafeString); false means none are. */
+export function mayHoldUnsafeStrings(jsonText: string): boolean {
+  return UNSAFE_ESCAPE.test(jsonText);
+}
+
+/**
  * The dotted path (`messages.0.content`) of the first string, object key included, that is unsafe; undefined
  * when there is none. Walks without recursion, so a deeply nested body cannot overflow the stack.
  */

@@ -44,6 +44,18 @@ describe('readJsonBody', () => {
     expect(await reading).toEqual({ value: { model: 'm' }, bytes: 13 });
   });
 
+  it('marks a body whose text has an escape that may spell a NUL or a lone surrogate', async () => {
+    const read = async (text: string) => {
+      const req = requestOf();
+      const reading = readJsonBody(req, 1024);
+      req.end(text);
+      return (await reading).unsafeEscapes;
+    };
+    expect(await read('{"model":"m\\u0000"}')).toBe(true);
+    expect(await read('{"model":"m\\uD800"}')).toBe(true);
+    expect(await read('{"model":"m\\u00e9 é"}')).toBeUndefined();
+  });
+
   it(
     'leaves no listener on the request once the body is ' + 'read: a streamed reply does not keep the body with it',
     async () => {

@@ -1,6 +1,13 @@
 import type { IncomingMessage } from 'node:http';
 import { ApiError } from '@sbc/errors';
 import { decodeUtf8Body, exceedsJsonDepth, MAX_JSON_DEPTH } from '../http/hostile-input';
+import { mayHoldUnsafeStrings } from '../http/unsafe-strings';
+
+export interface JsonBody {
+  value: unknown;
+  bytes: number;
+  unsafeEscapes?: true;
+}
 
 function tooLarge(limit: number): ApiError {
   return new ApiError('request_too_large', `The request body is larger than ${limit} bytes.`);
@@ -11,13 +18,14 @@ function tooLarge(limit: number): ApiError {
  * refusal as soon as it is known to exceed `limit` (from `content-length` before a byte is read, else while
  * it streams in). Nothing more is read after a refusal; the refusal closes the connection (see
  * `closeIfUnread`). `optional` bodies may be empty and then read as undefined. Bytes that are not UTF-8 and
- * nesting past MAX_JSON_DEPTH are 400s with `param: body`.
+ * nesting past MAX_JSON_DEPTH are 400s with `param: body`. `unsafeEscapes` is set when the text has an escape
+ * that may spell a NUL or a lone surrogate: only then do callers walk the value for one (findUnsafeString).
  */
 export function readJsonBody(
   req: IncomingMessage,
   limit: number,
   options: { optional?: boolean } = {},
-): Promise<{ value: unknown; bytes: number }> {
+): Promise<JsonBody> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) return Promise.reject(tooLarge(limit));
   return new Promise((resolve, reject) => {
@@ -74,11 +82,15 @@ export function readJsonBody(
         );
         return;
       }
+      let body: JsonBody;
       try {
-        resolve({ value: JSON.parse(text) as unknown, bytes });
+        body = { value: JSON.parse(text) as unknown, bytes };
       } catch {
         reject(new ApiError('invalid_request', 'The request body is not valid JSON.', { param: 'body' }));
+        return;
       }
+      if (mayHoldUnsafeStrings(text)) body.unsafeEscapes = true;
+      resolve(body);
     };
     req.on('data', onData);
     req.on('error', hungUp);

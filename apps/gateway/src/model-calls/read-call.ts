@@ -15,12 +15,15 @@ export async function readCall(
   adapter: CallerDialect,
   maxBodyBytes: number,
 ): Promise<{ call: CallerCall; bytes: number }> {
-  const { value, bytes } = await readJsonBody(req, maxBodyBytes);
-  return { call: checkedCall(adapter, value), bytes };
+  const { value, bytes, unsafeEscapes = false } = await readJsonBody(req, maxBodyBytes);
+  return { call: checkedCall(adapter, value, unsafeEscapes), bytes };
 }
 
-/** The envelope every dialect shares, then the dialect's own checks; every problem is listed at once. */
-export function checkedCall(adapter: CallerDialect, value: unknown): CallerCall {
+/**
+ * The envelope every dialect shares, then the dialect's own checks; every problem is listed at once. The walk
+ * for an unsafe string is skipped when the body's text could not spell one (`unsafeEscapes` false).
+ */
+export function checkedCall(adapter: CallerDialect, value: unknown, unsafeEscapes = true): CallerCall {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new ApiError('invalid_request', 'The request body must be a JSON object.', { param: 'body' });
   }
@@ -42,7 +45,7 @@ export function checkedCall(adapter: CallerDialect, value: unknown): CallerCall 
       issues.push({ path: field, code: 'invalid_value', message });
     }
   }
-  const unsafe = findUnsafeString(body);
+  const unsafe = unsafeEscapes ? findUnsafeString(body) : undefined;
   if (unsafe !== undefined) {
     const message = 'Strings must not contain NUL characters or unpaired UTF-16 surrogates.';
     issues.push({ path: unsafe === '' ? 'body' : unsafe, code: 'invalid_string', message });
