@@ -1,3 +1,4 @@
+import { seededRandom } from '../seeded-random';
 import { weightsOf, type FailureKind, type FaultPlan } from './fault-plan';
 
 /** What one model call does, decided when it arrives. */
@@ -121,16 +122,4 @@ function pickWeighted(weights: Array<[FailureKind, number]>, draw: number): Fail
     point -= w;
   }
   return live[live.length - 1]![0];
-}
-
-/** mulberry32: a small PRNG, so a seeded plan fails the same calls on every run. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
 }

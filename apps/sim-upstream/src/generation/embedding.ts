@@ -1,19 +1,8 @@
 import { createHash } from 'node:crypto';
+import { seededRandom } from '../seeded-random';
 
 /** The length of the simulator's vectors when the caller names no `dimensions` (OpenAI's small model's). */
 export const SIM_EMBEDDING_DIMENSIONS = 1_536;
-
-/** A small seeded generator (mulberry32): the same seed gives the same numbers on every machine. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 /**
  * A deterministic vector of unit length for one input (a text, or its tokens as given): the same input always
@@ -21,7 +10,7 @@ function seeded(seed: number): () => number {
  * `dimensions` is the longer vector's start, normalised again, as OpenAI's shortened embeddings are.
  */
 export function embedText(input: string, dimensions: number): number[] {
-  const next = seeded(createHash('sha256').update(input).digest().readUInt32LE(0));
+  const next = seededRandom(createHash('sha256').update(input).digest().readUInt32LE(0));
   const vector = Array.from({ length: dimensions }, () => next() * 2 - 1);
   const norm = Math.sqrt(vector.reduce((sum, value) => sum + value * value, 0)) || 1;
   return vector.map((value) => value / norm);
