@@ -5,5 +5,6 @@ export {
   MAX_ROLLING_DAYS,
   parseBudgetPeriod,
   type BudgetPeriod,
+  wallClockMs,
   type PeriodWindow,
 } from './periods';

@@ -50,8 +50,11 @@ export function isTimeZone(timeZone: string): boolean {
   }
 }
 
-/** The wall clock at `at` in `timeZone`, as if it were UTC (whole seconds). */
-function wallClockMs(at: number, timeZone: string): number {
+/**
+ * The wall clock at `at` in `timeZone`, as if it were UTC (whole seconds): its difference to `at` is the zone's
+ * offset then.
+ */
+export function wallClockMs(at: number, timeZone: string): number {
   const parts: Record<string, number> = {};
   for (const part of formatterFor(timeZone).formatToParts(new Date(at))) parts[part.type] = Number(part.value);
   return Date.UTC(parts.year!, parts.month! - 1, parts.day!, parts.hour!, parts.minute!, parts.second!);

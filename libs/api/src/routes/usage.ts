@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { localDate, wallClockMs } from '@sbc/budget-periods';
 import { DateTime, listOf, pageQuery } from '../common';
 import { defineRoute, type RouteSpec } from '../route';
 
@@ -429,21 +430,8 @@ export const USAGE_ROUTES: readonly RouteSpec[] = [
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
 
-/** Local wall-clock time of `at` in `tz`, read as if it were UTC (so the difference to `at` is the offset). */
-function wallClockMs(at: number, tz: string): number {
-  const parts = new Intl.DateTimeFormat('en-US', {
-    timeZone: tz,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: 'numeric',
-    day: 'numeric',
-    hour: 'numeric',
-    minute: 'numeric',
-    second: 'numeric',
-  }).formatToParts(new Date(at));
-  const part = (type: string) => Number(parts.find((p) => p.type === type)?.value);
-  return Date.UTC(part('year'), part('month') - 1, part('day'), part('hour'), part('minute'), part('second'));
-}
+// The local date of an instant, as team budgets read it: one reading of the zone's clock for both.
+export { localDate };
 
 /** The instant 00:00 of `date` (`YYYY-MM-DD`) in `tz` (the first instant of that day where midnight is skipped). */
 export function startOfLocalDay(date: string, tz: string): Date {
@@ -452,11 +440,6 @@ export function startOfLocalDay(date: string, tz: string): Date {
   // Once more with the offset at the first guess, which differs when a DST change falls in between.
   at = midnightAsUtc - (wallClockMs(at, tz) - at);
   return new Date(at);
-}
-
-/** `YYYY-MM-DD` of `at` in `tz`. */
-export function localDate(at: Date, tz: string): string {
-  return new Date(wallClockMs(at.getTime(), tz)).toISOString().slice(0, 10);
 }
 
 /** A query instant: an RFC 3339 date-time as given, or a date as 00:00 of that day in `tz`. */
