@@ -4,12 +4,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import OpenAI from 'openai';
 import type { Browser, Locator, Page } from 'playwright-core';
-import { createTestDatabase, freePort, jsonOf, type TestDatabase } from '@sbc/testing';
+import { freePort, jsonOf, type TestDatabase } from '@sbc/testing';
 import { loadSimConfig, start as startSim, type RunningSim } from '@sbc/app-sim-upstream';
 import { loadEmbeddedConfig, start, type RunningEmbedded } from '@sbc/app-embedded';
 import {
+  collectPageErrors,
   CONSOLE_ARTIFACTS,
   DESKTOP,
+  embeddedDatabases,
   expectAccessible,
   launchChromium,
   requireConsoleBrowser,
@@ -53,14 +55,13 @@ describe('the console playground', () => {
   beforeAll(async () => {
     requireConsoleBrowser();
     dataDir = await mkdtemp(path.join(tmpdir(), 'sbc-playground-'));
-    for (const service of ['account', 'usage', 'xbuilds', 'runs'])
-      databases.push(await createTestDatabase(`playground_${service}`));
+    const created = await embeddedDatabases('playground');
+    databases.push(...created.databases);
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     sim = await startSim(
       loadSimConfig({ SIM_PORT: '0', SIM_LATENCY_MS: '0', SIM_TOKENS_PER_SECOND: '0', LOG_LEVEL: 'silent' }),
     );
-    const [account, usage, xbuilds, runs] = databases.map((db) => db.databaseUrl ?? '');
     running = await start(
       loadEmbeddedConfig({
         SBC_DATA_DIR: dataDir,
@@ -80,14 +81,7 @@ describe('the console playground', () => {
           'house-omni': [{ dialect: 'anthropic', base_url: sim.url, model: 'sim-large' }],
           'house-fast': [{ dialect: 'openai', base_url: sim.url, model: 'sim-small' }],
         }),
-        ...(account
-          ? {
-              ACCOUNT_DATABASE_URL: account,
-              USAGE_LEDGER_DATABASE_URL: usage,
-              X_BUILDS_DATABASE_URL: xbuilds,
-              RUNS_DATABASE_URL: runs,
-            }
-          : {}),
+        ...created.env,
         UPSTREAM_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
       }),
     );
@@ -95,8 +89,7 @@ describe('the console playground', () => {
     const context = await browser.newContext({ timezoneId: 'UTC', locale: 'en-GB', viewport: DESKTOP });
     page = await context.newPage();
     page.setDefaultTimeout(15_000);
-    page.on('console', (message) => void (message.type() === 'error' && consoleErrors.push(message.text())));
-    page.on('pageerror', (error) => void consoleErrors.push(error.message));
+    collectPageErrors(page, consoleErrors);
   }, 120_000);
 
   afterAll(async () => {

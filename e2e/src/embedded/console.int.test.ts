@@ -5,10 +5,17 @@ import path from 'node:path';
 import OpenAI from 'openai';
 import pg from 'pg';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
-import { createTestDatabase, freePort, jsonOf, type TestDatabase } from '@sbc/testing';
+import { freePort, jsonOf, type TestDatabase } from '@sbc/testing';
 import { loadSimConfig, start as startSim, type RunningSim } from '@sbc/app-sim-upstream';
 import { loadEmbeddedConfig, start, type RunningEmbedded } from '@sbc/app-embedded';
-import { DESKTOP, expectAccessible, launchChromium, requireConsoleBrowser } from '../support/browser';
+import {
+  collectPageErrors,
+  DESKTOP,
+  embeddedDatabases,
+  expectAccessible,
+  launchChromium,
+  requireConsoleBrowser,
+} from '../support/browser';
 
 // The console in a real browser: Debian's chromium, driven by playwright-core, against the embedded stack
 // serving the built console (npm test builds it first). Screenshots of each page land in ARTIFACTS.
@@ -51,15 +58,14 @@ describe('the console in a browser', () => {
   beforeAll(async () => {
     requireConsoleBrowser();
     dataDir = await mkdtemp(path.join(tmpdir(), 'sbc-console-'));
-    for (const service of ['account', 'usage', 'xbuilds', 'runs'])
-      databases.push(await createTestDatabase(`console_${service}`));
+    const created = await embeddedDatabases('console');
+    databases.push(...created.databases);
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     otherHost = `http://localhost:${port}`;
     sim = await startSim(
       loadSimConfig({ SIM_PORT: '0', SIM_LATENCY_MS: '0', SIM_TOKENS_PER_SECOND: '0', LOG_LEVEL: 'silent' }),
     );
-    const [account, usage, xbuilds, runs] = databases.map((db) => db.databaseUrl ?? '');
     const startEmbedded = (operatorIds: string) =>
       start(
         loadEmbeddedConfig({
@@ -69,14 +75,7 @@ describe('the console in a browser', () => {
           LOG_LEVEL: 'silent',
           // The endpoint added below is the simulator on loopback, which only operators may dial by default.
           EGRESS_PRIVATE: 'everyone',
-          ...(account
-            ? {
-                ACCOUNT_DATABASE_URL: account,
-                USAGE_LEDGER_DATABASE_URL: usage,
-                X_BUILDS_DATABASE_URL: xbuilds,
-                RUNS_DATABASE_URL: runs,
-              }
-            : {}),
+          ...created.env,
           UPSTREAM_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
           // One retry, soon: a refused webhook delivery has failed (and can be resent) within seconds.
           RUNS_WEBHOOK_RETRY_SCHEDULE_MS: '200',
@@ -91,8 +90,7 @@ describe('the console in a browser', () => {
     running = await startEmbedded(operatorId);
     browser = await launchChromium();
     page = await newPage();
-    page.on('console', (message) => void (message.type() === 'error' && consoleErrors.push(message.text())));
-    page.on('pageerror', (error) => void consoleErrors.push(error.message));
+    collectPageErrors(page, consoleErrors);
   }, 120_000);
 
   /** A browser of its own (cookies, storage), as a second person on another machine has. */

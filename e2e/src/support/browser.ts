@@ -2,6 +2,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { AxeBuilder } from '@axe-core/playwright';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { createTestDatabase, type TestDatabase } from '@sbc/testing';
 
 // What the browser suites share: Debian's Chromium driven by playwright-core, the console's build, and the
 // accessibility check every console page passes at both widths.
@@ -58,4 +59,33 @@ export async function expectAccessible(page: Page, name: string): Promise<void> 
     await page.screenshot({ path: path.join(CONSOLE_ARTIFACTS, `${name}${suffix}.png`), fullPage: true });
   }
   await page.setViewportSize(DESKTOP);
+}
+
+/**
+ * The four service databases of a console suite's embedded start, in the order account, usage ledger, X builds,
+ * runs: on the tests' PostgreSQL when there is one, with the variables that point the services at them; none
+ * (PGlite in the data directory) otherwise.
+ */
+export async function embeddedDatabases(
+  label: string,
+): Promise<{ databases: TestDatabase[]; env: Record<string, string> }> {
+  const databases: TestDatabase[] = [];
+  for (const service of ['account', 'usage', 'xbuilds', 'runs'])
+    databases.push(await createTestDatabase(`${label}_${service}`));
+  const [account, usage, xbuilds, runs] = databases.map((db) => db.databaseUrl ?? '');
+  const env: Record<string, string> = account
+    ? {
+        ACCOUNT_DATABASE_URL: account,
+        USAGE_LEDGER_DATABASE_URL: usage!,
+        X_BUILDS_DATABASE_URL: xbuilds!,
+        RUNS_DATABASE_URL: runs!,
+      }
+    : {};
+  return { databases, env };
+}
+
+/** Keeps what a page logs as an error, and its uncaught exceptions, in `errors` (a suite expects none). */
+export function collectPageErrors(page: Page, errors: string[]): void {
+  page.on('console', (message) => void (message.type() === 'error' && errors.push(message.text())));
+  page.on('pageerror', (error) => void errors.push(error.message));
 }
