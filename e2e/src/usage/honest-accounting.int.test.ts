@@ -180,6 +180,35 @@ describe('strings the ledger cannot store', () => {
     },
   );
 
+  it(
+    'an escape spelled in capitals (\\uDC00, \\uD800) is refused as the lower-case one is, ' +
+      'on a model call and a REST route',
+    async () => {
+      // Bodies without such an escape skip the walk for one; these must still get it.
+      const key = await stack.seedKey({ scopes: ['gateway:invoke', 'keys:write'] });
+      const call = await fetch(`${stack.edge.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' },
+        body: '{"model":"house","max_tokens":5,"messages":[{"role":"user","content":"a\\uDC00b"}]}',
+      });
+      expect(call.status).toBe(400);
+      expect(await call.json()).toMatchObject({
+        error: { code: 'invalid_request', issues: [{ path: 'messages.0.content', code: 'invalid_string' }] },
+      });
+      const mint = await fetch(`${stack.edge.url}/v1/keys`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' },
+        body: '{"name":"laptop \\uD800"}',
+      });
+      expect(mint.status).toBe(400);
+      expect(await mint.json()).toMatchObject({
+        error: 'invalid_request',
+        param: 'name',
+        issues: [{ path: 'name', code: 'invalid_string' }],
+      });
+    },
+  );
+
   it('an output limit past any safe integer is a 400 naming the field, in every dialect', async () => {
     const key = await stack.seedKey({ scopes: ['gateway:invoke'] });
     const chat = await rejectionOf(
