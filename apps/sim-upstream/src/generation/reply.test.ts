@@ -70,6 +70,25 @@ describe('planReply', () => {
     expect(plan).toMatchObject({ kind: 'text', finish: 'length', pieces: ['Simulated'] });
   });
 
+  it('calls the tool that sim:call names with the JSON object after it, among many declared tools', () => {
+    const read = { name: 'Read', schema: { type: 'object', properties: { file_path: { type: 'string' } } } };
+    const tools = [weatherTool, read];
+    const plan = planReply(ask('Please sim:call:Read {"file_path":"/tmp/a {b}.txt"} now', { tools }), noLimits);
+    expect(plan).toMatchObject({ kind: 'tool', name: 'Read', arguments: '{"file_path":"/tmp/a {b}.txt"}' });
+    // No JSON after the name: the schema's example arguments.
+    expect(planReply(ask('sim:call:Read', { tools }), noLimits)).toMatchObject({
+      name: 'Read',
+      arguments: '{"file_path":"simulated file_path"}',
+    });
+    // A name the request does not declare, or JSON that does not parse, never invents a call or arguments.
+    expect(planReply(ask('sim:call:Write {"a":1}', { tools }), noLimits).kind).toBe('text');
+    expect(planReply(ask('sim:call:Read {"file_path": oops}', { tools }), noLimits)).toMatchObject({
+      arguments: '{"file_path":"simulated file_path"}',
+    });
+    // The loop ends once the tool has answered.
+    expect(planReply(ask('sim:call:Read {}', { tools, toolResult: 'contents' }), noLimits).kind).toBe('text');
+  });
+
   it('answers a tool result with text that mentions the result', () => {
     const plan = planReply(ask('weather?', { tools: [weatherTool], toolResult: '21 degrees and sunny' }), noLimits);
     expect(plan.kind).toBe('text');

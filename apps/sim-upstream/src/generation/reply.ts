@@ -9,6 +9,9 @@ import { chunkText, splitIntoPieces } from './tokens';
  * Triggers (in the last user message):
  * - the word "weather" or the marker `sim:tool`, when the request declares function tools: call a tool;
  *   `tool_choice` required/any/named forces a call, `none` forbids it;
+ * - `sim:call:<tool name>`, optionally followed by one space and a JSON object: call that declared tool with those
+ *   arguments (else the schema's example arguments). Real agents declare dozens of tools, so a test names the one
+ *   its tool loop should take, and what it should do;
  * - `sim-tokens:<N>`: the text reply has exactly N pieces (padded with numbered filler words);
  * - `sim:html` (and `sim:broken`, `sim:fix`): the reply is a small HTML app (see html-page.ts).
  *
@@ -85,12 +88,55 @@ function exampleValue(key: string, property: unknown): unknown {
   }
 }
 
-function chooseTool(conversation: Conversation): ToolSpec | undefined {
+interface ToolCallPlan {
+  tool: ToolSpec;
+  /** Arguments the prompt spelled out, if it did. */
+  args?: Record<string, unknown>;
+}
+
+function chooseTool(conversation: Conversation): ToolCallPlan | undefined {
   const { tools, toolChoice, toolResult, lastUserText } = conversation;
   if (tools.length === 0 || toolChoice.mode === 'none' || toolResult !== undefined) return undefined;
-  if (toolChoice.name !== undefined) return tools.find((tool) => tool.name === toolChoice.name) ?? tools[0];
-  if (toolChoice.mode === 'required') return tools[0];
-  return /\bweather\b/i.test(lastUserText) || lastUserText.includes('sim:tool') ? tools[0] : undefined;
+  if (toolChoice.name !== undefined) return { tool: tools.find((tool) => tool.name === toolChoice.name) ?? tools[0] };
+  const named = namedCall(lastUserText, tools);
+  if (named) return named;
+  if (toolChoice.mode === 'required') return { tool: tools[0] };
+  return /\bweather\b/i.test(lastUserText) || lastUserText.includes('sim:tool') ? { tool: tools[0] } : undefined;
+}
+
+/** `sim:call:<name> {json}`: the declared tool of that name, with the JSON object after it when it parses. */
+function namedCall(text: string, tools: ToolSpec[]): ToolCallPlan | undefined {
+  const match = /sim:call:([^\s{]+)/.exec(text);
+  const tool = match && tools.find((candidate) => candidate.name === match[1]);
+  if (!match || !tool) return undefined;
+  const rest = text.slice(match.index + match[0].length);
+  const json = rest.startsWith(' {') ? leadingObject(rest.slice(1)) : undefined;
+  return json ? { tool, args: json } : { tool };
+}
+
+/** The JSON object at the start of `text` (up to its matching brace), or undefined when there is none. */
+function leadingObject(text: string): Record<string, unknown> | undefined {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i += 1) {
+    const char = text[i];
+    if (inString) {
+      if (char === '\\') i += 1;
+      else if (char === '"') inString = false;
+    } else if (char === '"') inString = true;
+    else if (char === '{') depth += 1;
+    else if (char === '}' && --depth === 0) {
+      try {
+        const value: unknown = JSON.parse(text.slice(0, i + 1));
+        return value !== null && typeof value === 'object' && !Array.isArray(value)
+          ? (value as Record<string, unknown>)
+          : undefined;
+      } catch {
+        return undefined;
+      }
+    }
+  }
+  return undefined;
 }
 
 function replyText(conversation: Conversation): string {
@@ -124,9 +170,10 @@ function piecesUpTo(pieces: string[], chars: number): string[] {
 }
 
 export function planReply(conversation: Conversation, limits: ReplyLimits): ReplyPlan {
-  const tool = chooseTool(conversation);
-  if (tool) {
-    const json = JSON.stringify(exampleArguments(tool.schema));
+  const call = chooseTool(conversation);
+  if (call) {
+    const { tool } = call;
+    const json = JSON.stringify(call.args ?? exampleArguments(tool.schema));
     const pieces = chunkText(json, ARGUMENT_SLICE_CHARS);
     // A call is never cut mid-JSON: when it cannot fit the limit, the (cut) text reply is sent instead.
     if (limits.maxTokens === undefined || pieces.length <= limits.maxTokens) {
