@@ -34,7 +34,7 @@ export const kafkaClientVars = {
   AWS_REGION: z.string().optional(),
 };
 
-type KafkaClientVars = { [K in keyof typeof kafkaClientVars]: z.output<(typeof kafkaClientVars)[K]> };
+type KafkaClientVars = z.output<z.ZodObject<typeof kafkaClientVars>>;
 
 /** What an app's config holds about the connection: no file is read and no secret checked until `createKafka`. */
 export interface KafkaConnection {
