@@ -254,7 +254,7 @@ describeWithKustomize('Kubernetes manifests', () => {
     expect(config.kafkaBrokers?.length).toBeGreaterThan(0);
   });
 
-  it('alert rules cover spooled events, a spool nearly full, shed calls, spools adopted or abandoned, the topic', () => {
+  it('alert rules cover spooled events, a full spool, shed calls, adopted or abandoned spools, the topic', () => {
     const { objects } = rendered.base;
     const rules = objects
       .filter((o) => o.kind === 'PrometheusRule')

@@ -38,8 +38,8 @@ const schema = z
     /** Put before every topic name (`staging.` makes `staging.usage.events.v1`); the edges must use the same. */
     KAFKA_TOPIC_PREFIX: z.string().default(''),
     /**
-     * A usage event that fails alone, with an error that names neither an outage nor its data, is parked after this many
-     * attempts.
+     * A usage event that fails alone, with an error that names neither an outage nor its data, is parked after this
+     * many attempts.
      */
     LEDGER_PARK_LONE_AFTER_ATTEMPTS: positiveInt(10),
     /**

@@ -76,7 +76,7 @@ const billedEvents = () =>
   ).size;
 
 describe('a broker outage at the edge', () => {
-  it('keeps the edge ready and answering; near the spool bound only billable calls are refused, in their dialect', async () => {
+  it('keeps the edge ready; near the spool bound only billable calls are refused, in their dialect', async () => {
     cluster.takeDown();
     let answered = 0;
     let shed: Response | undefined;

@@ -97,7 +97,7 @@ describe('the spool on disk', () => {
     await outbox.close();
   });
 
-  it('an earlier run left a large spool: opening it reads no event, and each segment streams in bounded batches', async () => {
+  it('a large spool left by an earlier run: opened unread, each segment streamed in bounded batches', async () => {
     const first = openFileOutbox({ dir });
     const written = Array.from({ length: 3_000 }, (_, n) => message(n, 1_000)); // about 3 MB, past a read chunk
     await Promise.all(written.map((m) => first.append(m).durable));
