@@ -58,7 +58,7 @@ export interface FileOutboxOptions {
   openFile?: (file: string) => Promise<SegmentFile>;
 }
 
-export interface OutboxStats {
+interface OutboxStats {
   /** Bytes of every segment on disk, recovered ones included. */
   bytes: number;
   maxBytes: number;

@@ -13,7 +13,6 @@ import { kafkaLogCreator } from './kafka-logger';
  * own signer (`aws-msk-iam-sasl-signer-js`) from the default AWS credential chain (IRSA, instance role, env).
  */
 export const KAFKA_SASL_MECHANISMS = ['plain', 'scram-sha-256', 'scram-sha-512', 'aws-msk-iam'] as const;
-export type KafkaSaslMechanism = (typeof KAFKA_SASL_MECHANISMS)[number];
 
 /** The connection variables both apps read (spread into their config schemas). */
 export const kafkaClientVars = {

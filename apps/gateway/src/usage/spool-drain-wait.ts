@@ -3,7 +3,7 @@ import type { GatewayConfig } from '../config';
 const POLL_MS = 1_000;
 
 /** The value of an unlabelled series in Prometheus text, or undefined when the text has none. */
-export function seriesValue(text: string, name: string): number | undefined {
+function seriesValue(text: string, name: string): number | undefined {
   const match = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text);
   return match ? Number(match[1]) : undefined;
 }
