@@ -37,7 +37,7 @@ describe('the Kafka connection from configuration', () => {
     expect(kafkaSasl(connection.sasl)).toEqual({ mechanism: 'oauthbearer', oauthBearerProvider: expect.any(Function) });
   });
 
-  it('names what is missing, never a value: credentials, the region, TLS turned off under SASL, half a client cert', () => {
+  it('names what is missing, never a value: credentials, region, TLS off under SASL, half a client cert', () => {
     expect(connectionOf({ KAFKA_SASL_MECHANISM: 'scram-sha-512', KAFKA_SASL_PASSWORD: 'hunter2' }).problems).toEqual([
       { path: 'KAFKA_SASL_USERNAME', message: 'needed by scram-sha-512' },
     ]);
