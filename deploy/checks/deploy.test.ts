@@ -130,12 +130,15 @@ describeWithKustomize('Kubernetes manifests', () => {
       'apiVersion: example.com/v1\nkind: Widget\nmetadata: { name: y }',
       'apiVersion: keda.sh/v1alpha1\nkind: ScaledObject\nmetadata: { name: z }\nspec:\n' +
         '  scaleTargetRef: { name: x }\n  maxReplicaCount: "12"\n  triggers: [{ type: kafka }]',
+      'apiVersion: monitoring.coreos.com/v1\nkind: PrometheusRule\nmetadata: { name: r }\nspec:\n' +
+        '  groups: [{ name: g, rules: [{ alert: A, for: soon }] }]',
     ].join('\n---\n');
     const { status, output } = validateK8s(broken);
     expect(status).toBe(1);
     expect(output).toMatch(/Deployment\/x: .*containerPort/);
     expect(output).toMatch(/Widget\/y: unknown apiVersion\/kind/);
     expect(output).toMatch(/ScaledObject\/z: .*maxReplicaCount must be integer.*metadata/);
+    expect(output).toMatch(/PrometheusRule\/r: .*expr/);
   });
 
   it.each(overlays)('%s: every workload has probes and resource requests and limits, and runs as non-root', (dir) => {
@@ -189,11 +192,83 @@ describeWithKustomize('Kubernetes manifests', () => {
     // gRPC backends sit behind headless Services, so dns:/// targets resolve every pod for round_robin.
     for (const backend of ['account', 'usage-ledger', 'x-builds', 'runs']) {
       expect(objects.find((o) => o.kind === 'Service' && o.metadata.name === backend)?.spec.clusterIP).toBe('None');
-      expect(
-        objects.find((o) => o.kind === 'Job' && o.metadata.name === `${backend}-migrate`)?.spec.template.spec
-          .containers[0].args,
-      ).toEqual(['migrate']);
+      // The ledger migrates in an init container of each pod (it also makes the topic); the others in a Job.
+      const migrate =
+        backend === 'usage-ledger'
+          ? objects.find((o) => o.kind === 'Deployment' && o.metadata.name === backend)?.spec.template.spec
+              .initContainers?.[0]
+          : objects.find((o) => o.kind === 'Job' && o.metadata.name === `${backend}-migrate`)?.spec.template.spec
+              .containers[0];
+      expect({ backend, args: migrate?.args }).toEqual({ backend, args: ['migrate'] });
     }
+  });
+
+  it.each(overlays)(
+    "%s: the edge's spool outlives its pod: a shared volume, a preStop that waits for the spool within the grace " +
+      'period, and no scale-in while any edge spools',
+    (dir) => {
+      const { objects } = rendered[dir];
+      const edge = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'gateway')!;
+      const pod = edge.spec.template.spec;
+      const container = pod.containers[0];
+      const env = containerEnv(container, objects);
+      const config = loadGatewayConfig(env);
+      // The spool's root is on a claim every edge mounts (not an emptyDir, which dies with its pod).
+      const mount = container.volumeMounts.find(
+        (m: { mountPath: string }) => m.mountPath === config.usageEvents.spoolDir,
+      );
+      const volume = pod.volumes.find((v: { name: string }) => v.name === mount?.name);
+      expect(volume?.emptyDir).toBeUndefined();
+      const claim = objects.find(
+        (o) => o.kind === 'PersistentVolumeClaim' && o.metadata.name === volume?.persistentVolumeClaim?.claimName,
+      );
+      const replicas = dir === 'overlays/dev' ? 1 : 2;
+      if (replicas > 1) expect(claim?.spec.accessModes).toEqual(['ReadWriteMany']);
+      else expect(claim).toBeDefined();
+      // The preStop waits for the spool, and the grace period holds that wait and then the drain of streams.
+      const preStop = container.lifecycle?.preStop?.exec?.command as string[];
+      expect(preStop.slice(0, 4)).toEqual(['node', '--enable-source-maps', 'main.js', 'spool-drain-wait']);
+      const waitMs = Number(preStop[preStop.indexOf('--max-ms') + 1]);
+      expect(waitMs).toBeGreaterThan(0);
+      expect(pod.terminationGracePeriodSeconds * 1000).toBeGreaterThan(waitMs + config.shutdownDrainMs);
+      // The autoscaler's hold: an external metric at its target while any edge spools.
+      const hpa = objects.find((o) => o.kind === 'HorizontalPodAutoscaler' && o.metadata.name === 'gateway')!;
+      expect(hpa.spec.metrics).toContainEqual({
+        type: 'External',
+        external: { metric: { name: 'sbc_usage_spool_hold' }, target: { type: 'Value', value: '1' } },
+      });
+      // Readiness no longer follows the backlog: the variable that made edges unready is gone.
+      expect(env.USAGE_PENDING_READY_MAX).toBeUndefined();
+    },
+  );
+
+  it.each(overlays)('%s: the ledger runs migrate, which makes the topic, before it consumes', (dir) => {
+    const { objects } = rendered[dir];
+    const ledger = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'usage-ledger')!;
+    const [migrate] = ledger.spec.template.spec.initContainers;
+    expect(migrate).toMatchObject({ image: ledger.spec.template.spec.containers[0].image, args: ['migrate'] });
+    const config = loadUsageLedgerConfig(containerEnv(migrate, objects));
+    expect(config.kafkaBrokers).toEqual(
+      loadUsageLedgerConfig(containerEnv(ledger.spec.template.spec.containers[0], objects)).kafkaBrokers,
+    );
+    expect(config.kafkaBrokers?.length).toBeGreaterThan(0);
+  });
+
+  it('alert rules cover spooled events, a full spool, shed calls, adopted or abandoned spools, the topic', () => {
+    const { objects } = rendered.base;
+    const rules = objects
+      .filter((o) => o.kind === 'PrometheusRule')
+      .flatMap((o) => o.spec.groups.flatMap((group: { rules: unknown[] }) => group.rules)) as Array<{
+      alert: string;
+      expr: string;
+    }>;
+    const exprOf = (alert: string) => rules.find((rule) => rule.alert === alert)?.expr ?? '';
+    expect(exprOf('UsageEventsSpooling')).toContain('sbc_usage_events_spooled');
+    expect(exprOf('UsageSpoolNearFull')).toContain('sbc_usage_spool_max_bytes');
+    expect(exprOf('UsageCallsShed')).toContain('sbc_usage_calls_shed');
+    expect(exprOf('UsageSpoolAdopted')).toContain('sbc_usage_spool_adoptions');
+    expect(exprOf('UsageSpoolAbandoned')).toContain('sbc_usage_spool_orphans');
+    expect(exprOf('UsageTopicUnderReplicated')).toContain('sbc_usage_topic_setting');
   });
 
   it.each(overlays)(
@@ -294,14 +369,18 @@ describeWithKustomize('Kubernetes manifests', () => {
     const apps = objects.filter((o) => o.kind === 'Deployment');
     expect(apps.map((o) => o.metadata.name).sort()).toEqual(Object.keys(LOADERS).sort());
     const jobs = objects.filter((o) => o.kind === 'Job');
-    expect(jobs.map((o) => o.metadata.name).sort()).toEqual([
-      'account-migrate',
-      'runs-migrate',
-      'usage-ledger-migrate',
-      'x-builds-migrate',
-    ]);
+    expect(jobs.map((o) => o.metadata.name).sort()).toEqual(['account-migrate', 'runs-migrate', 'x-builds-migrate']);
     for (const workload of [...apps, ...jobs]) {
-      const env = containerEnv(workload.spec.template.spec.containers[0], objects);
+      const { containers, initContainers = [] } = workload.spec.template.spec;
+      for (const init of initContainers) {
+        const problem = problemOf(() => LOADERS[workload.metadata.name]!(containerEnv(init, objects)));
+        expect({ workload: workload.metadata.name, init: init.name, problem }).toEqual({
+          workload: workload.metadata.name,
+          init: init.name,
+          problem: undefined,
+        });
+      }
+      const env = containerEnv(containers[0], objects);
       const load = LOADERS[workload.metadata.name.replace(/-migrate$/, '')];
       expect({ workload: workload.metadata.name, problem: problemOf(() => load(env)) }).toEqual({
         workload: workload.metadata.name,

@@ -1,13 +1,14 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { create, toBinary } from '@bufbuild/protobuf';
 import { timestampFromMs } from '@bufbuild/protobuf/wkt';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
-import { createBus, type Bus } from '@sbc/bus';
+import { build } from 'esbuild';
+import { createBus, createTopicAdmin, MIN_RETENTION_MS, provisionTopic, type Bus } from '@sbc/bus';
 import { USAGE_EVENTS_TOPIC } from '@sbc/events';
 import { createLogger } from '@sbc/logging';
 import { UsageEventSchema } from '@sbc/proto/sbc/usage/v1/usage_event_pb';
@@ -63,6 +64,7 @@ function usageEvent(id: string, accountId: string, ts = Date.now()): { key: stri
 /** One scenario's names, topic and database. */
 interface Scenario {
   prefix: string;
+  partitions: number;
   groupId: string;
   db: TestDatabase;
   spoolDir: string;
@@ -71,15 +73,14 @@ interface Scenario {
   cleanup(): Promise<void>;
 }
 
-async function scenario(label: string, partitions: number): Promise<Scenario> {
+/** Makes the scenario's topic as migrate does (the apps never create it), unless `provision` is false. */
+async function scenario(
+  label: string,
+  partitions: number,
+  options: { provision?: boolean; maxBuffered?: number } = {},
+): Promise<Scenario> {
   const prefix = `durability-${randomUUID().slice(0, 8)}.`;
-  const admin = new Kafka({ clientId: 'durability-admin', brokers: brokers!, logLevel: logLevel.NOTHING }).admin();
-  await admin.connect();
-  await admin.createTopics({
-    topics: [{ topic: prefix + USAGE_EVENTS_TOPIC, numPartitions: partitions }],
-    waitForLeaders: true,
-  });
-  await admin.disconnect();
+  if (options.provision ?? true) await provisionScenarioTopic(prefix, partitions);
   const db = await createTestDatabase(`durability_${label}`);
   const spoolDir = mkdtempSync(path.join(tmpdir(), 'sbc-durability-spool-'));
   const edge = createBus({
@@ -89,9 +90,12 @@ async function scenario(label: string, partitions: number): Promise<Scenario> {
     topicPrefix: prefix,
     outboxDir: spoolDir,
     spoolAfterMs: 500,
+    maxBuffered: options.maxBuffered,
+    spool: { leaseMs: 3_000 },
   });
   return {
     prefix,
+    partitions,
     groupId: `ledger-${prefix}`,
     db,
     spoolDir,
@@ -104,9 +108,19 @@ async function scenario(label: string, partitions: number): Promise<Scenario> {
   };
 }
 
+function provisionScenarioTopic(prefix: string, partitions: number) {
+  const admin = createTopicAdmin({ brokers: brokers!, clientId: 'durability-migrate', logger });
+  return provisionTopic(
+    admin,
+    { topic: prefix + USAGE_EVENTS_TOPIC, partitions, retentionMs: MIN_RETENTION_MS },
+    logger,
+  );
+}
+
 function ledgerEnv(s: Scenario, databaseUrl = s.db.databaseUrl!): Record<string, string> {
   return {
     DATABASE_URL: databaseUrl,
+    KAFKA_TOPIC_PARTITIONS: String(s.partitions),
     KAFKA_BROKERS: brokers!.join(','),
     KAFKA_TOPIC_PREFIX: s.prefix,
     KAFKA_GROUP_ID: s.groupId,
@@ -348,4 +362,168 @@ withBroker('usage events through a real broker, while things fail', () => {
       await s.cleanup();
     }
   });
+
+  itWithContainer('the broker stopped and started again under load: replies never wait on it, none lost', async () => {
+    const s = await scenario('stopped', 6);
+    const ledger = await startInProcessLedger(s);
+    try {
+      const sending = sendUnderLoad(s, ids('stopped', 3_000), 20_000);
+      await sleep(3_000);
+      execFileSync('docker', ['stop', '--time', '0', container!]); // connections refused, not merely slow
+      await sleep(20_000);
+      execFileSync('docker', ['start', container!]);
+      const { slowestMs } = await sending;
+      expect(slowestMs).toBeLessThan(5_000);
+      await expectAppliedOnce(s, 3_000);
+    } finally {
+      await ledger.stop();
+      await s.cleanup();
+    }
+  });
+
+  itWithContainer('more events than the in-memory bound while the broker is down: the spool is the queue', async () => {
+    const s = await scenario('bound', 6, { maxBuffered: 200 });
+    const ledger = await startInProcessLedger(s);
+    try {
+      execFileSync('docker', ['pause', container!]);
+      const sending = sendUnderLoad(s, ids('bound', 2_000), 5_000); // ten times what memory holds
+      const { slowestMs } = await sending;
+      expect(slowestMs).toBeLessThan(5_000); // each on disk within the spool's bound
+      expect(s.edge.producer.stats().spooled).toBeGreaterThan(1_000);
+      execFileSync('docker', ['unpause', container!]);
+      await expectAppliedOnce(s, 2_000);
+    } finally {
+      unpauseQuietly();
+      await ledger.stop();
+      await s.cleanup();
+    }
+  });
+
+  it('the edge killed (-9), started again on the same spool: every acknowledged event applied once', async () => {
+    const s = await scenario('edge-kill', 6);
+    const ledger = await startInProcessLedger(s);
+    const child = await spoolEdgeBundle();
+    const acked = new Set<string>();
+    const runEdge = (from: number, count: number) => {
+      const edge = spawn(process.execPath, [child], {
+        env: {
+          PATH: process.env.PATH ?? '',
+          EDGE_BROKERS: brokers!.join(','),
+          EDGE_PREFIX: s.prefix,
+          EDGE_SPOOL: s.spoolDir,
+          EDGE_FROM: String(from),
+          EDGE_COUNT: String(count),
+        },
+      });
+      edge.stdout.setEncoding('utf8');
+      let buffered = '';
+      edge.stdout.on('data', (chunk: string) => {
+        buffered += chunk;
+        const lines = buffered.split('\n');
+        buffered = lines.pop()!;
+        for (const line of lines) if (line.startsWith('acked ')) acked.add(line.slice(6));
+      });
+      return { edge, exited: new Promise<number | null>((resolve) => edge.once('exit', resolve)) };
+    };
+    try {
+      const first = runEdge(0, 4_000);
+      await waitUntil(async () => acked.size >= 500, 60_000, 'the first acknowledgements');
+      // With the broker paused (when the test may), what is acked then is on the spool only when the edge dies.
+      if (container) execFileSync('docker', ['pause', container]);
+      await sleep(1_500);
+      first.edge.kill('SIGKILL');
+      await first.exited;
+      if (container) execFileSync('docker', ['unpause', container]);
+      const second = runEdge(4_000, 500); // a new process on the same spool root adopts the dead one's spool
+      expect(await second.exited).toBe(0);
+      const ackedIds = [...acked];
+      await waitUntil(
+        async () => (await appliedIds(s.db.databaseUrl!, ackedIds)) === ackedIds.length,
+        120_000,
+        'every acknowledged event',
+      );
+      await sleep(2_000);
+      const counts = await countsIn(s.db.databaseUrl!);
+      expect(counts.rows).toBe(counts.distinctIds); // each applied once
+      expect(counts.requests).toBe(counts.rows);
+      expect(await appliedIds(s.db.databaseUrl!, ackedIds)).toBe(ackedIds.length);
+    } finally {
+      unpauseQuietly();
+      await ledger.stop();
+      await s.cleanup();
+    }
+  });
+
+  it('apps started before migrate, the broker auto-creating topics: they wait, migrate makes it', async () => {
+    const s = await scenario('before-migrate', 6, { provision: false });
+    const topic = s.prefix + USAGE_EVENTS_TOPIC;
+    const admin = new Kafka({ clientId: 'durability-admin', brokers: brokers!, logLevel: logLevel.NOTHING }).admin();
+    await admin.connect();
+    try {
+      const starting = startInProcessLedger(s, { KAFKA_TOPIC_WAIT_MS: '120000' });
+      const sending = sendUnderLoad(s, ids('before', 300), 2_000); // the edge's sends fail and spool meanwhile
+      await sleep(5_000);
+      expect(await admin.listTopics()).not.toContain(topic); // neither the edge nor the ledger made it
+      await provisionScenarioTopic(s.prefix, 6);
+      const ledger = await starting;
+      try {
+        await sending;
+        const [metadata] = (await admin.fetchTopicMetadata({ topics: [topic] })).topics;
+        expect(metadata!.partitions).toHaveLength(6); // as migrate made it, not the broker's default
+        await expectAppliedOnce(s, 300);
+      } finally {
+        await ledger.stop();
+      }
+    } finally {
+      await admin.disconnect();
+      await s.cleanup();
+    }
+  });
 });
+
+/** Unpauses the test broker if a scenario left it paused (docker refuses an unpause of a running container). */
+function unpauseQuietly(): void {
+  if (!container) return;
+  try {
+    execFileSync('docker', ['unpause', container], { stdio: 'ignore' });
+  } catch {
+    // It was not paused.
+  }
+}
+
+/** How many of `ids` the ledger applied (rows whose event id is one of them). */
+async function appliedIds(databaseUrl: string, eventIds: string[]): Promise<number> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: number }>(
+      'SELECT count(DISTINCT event_id)::int AS n FROM usage_generations WHERE event_id = ANY($1)',
+      [eventIds],
+    );
+    return rows[0]!.n;
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * The edge's producer as a process of its own, so it can be killed with SIGKILL: bundled from spool-edge.ts with
+ * its packages left external, beside node_modules so they resolve.
+ */
+async function spoolEdgeBundle(): Promise<string> {
+  const dir = path.join(ROOT, 'node_modules/.cache/sbc-durability');
+  mkdirSync(dir, { recursive: true });
+  const outfile = path.join(dir, `spool-edge-${process.pid}.cjs`);
+  const result = await build({
+    entryPoints: [path.join(__dirname, 'support/spool-edge.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    packages: 'external',
+    write: false,
+    tsconfig: path.join(ROOT, 'tsconfig.base.json'),
+    logLevel: 'warning',
+  });
+  writeFileSync(outfile, result.outputFiles[0]!.text);
+  return outfile;
+}

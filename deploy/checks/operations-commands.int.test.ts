@@ -14,15 +14,18 @@ const KEY = 'sbc_operations_test_key_0123456789abcdef';
 const SECRETS_KEY = Buffer.alloc(32, 5).toString('base64');
 const APPS = ['account', 'usage-ledger', 'x-builds', 'runs', 'sim-upstream', 'gateway'] as const;
 type App = (typeof APPS)[number];
+/** A command of the page: an app started, or the ledger's migrate, which runs first. */
+type Command = App | 'usage-ledger migrate';
 
-/** Each `node dist/apps/<app>/main.js` line of the page's shell block, as `{app: {VAR: value}}`. */
-function commandsOf(markdown: string): Record<App, Record<string, string>> {
+/** Each `node dist/apps/<app>/main.js [migrate]` line of the page's shell block, as `{command: {VAR: value}}`. */
+function commandsOf(markdown: string): Record<Command, Record<string, string>> {
   const section = markdown.slice(markdown.indexOf('## Running services separately'));
   const block = section.slice(section.indexOf('```sh') + 5, section.indexOf('```', section.indexOf('```sh') + 5));
-  const commands = {} as Record<App, Record<string, string>>;
+  const commands = {} as Record<Command, Record<string, string>>;
   for (const line of block.split('\n')) {
-    const app = /node dist\/apps\/([a-z-]+)\/main\.js/.exec(line)?.[1] as App | undefined;
-    if (!app) continue;
+    const found = /node dist\/apps\/([a-z-]+)\/main\.js( migrate)?\s*$/.exec(line);
+    if (!found) continue;
+    const app = (found[2] ? `${found[1]} migrate` : found[1]) as Command;
     const env: Record<string, string> = {};
     for (const [, name, value] of line.matchAll(/([A-Z_]+)=('[^']*'|\$\([^)]*\)|\S+)/g))
       env[name] = value.startsWith("'") ? value.slice(1, -1) : value;
@@ -34,18 +37,30 @@ function commandsOf(markdown: string): Record<App, Record<string, string>> {
 const commands = commandsOf(readFileSync(path.join(ROOT, 'docs/operations.md'), 'utf8'));
 const bundle = (app: App) => path.join(ROOT, 'dist/apps', app, 'main.js');
 
-function run(app: App, env: Record<string, string>): Child {
+function run(app: App, env: Record<string, string>, args: string[] = []): Child {
   return collect(
     app,
-    spawn(process.execPath, [bundle(app)], { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env } }),
+    spawn(process.execPath, [bundle(app), ...args], {
+      env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env },
+    }),
   );
 }
 
 describe("docs/operations.md's services-mode commands", () => {
   it('start every app the page lists, the simulator among them, and give the edge a broker and house engines', () => {
-    expect(Object.keys(commands).sort()).toEqual([...APPS].sort());
+    expect(Object.keys(commands).sort()).toEqual([...APPS, 'usage-ledger migrate'].sort());
     expect(commands.gateway).toMatchObject({ KAFKA_BROKERS: expect.any(String), HOUSE_ENGINES: expect.any(String) });
     expect(commands['usage-ledger'].KAFKA_BROKERS).toBe(commands.gateway.KAFKA_BROKERS);
+  });
+
+  it("run the ledger's migrate, which makes the topic, on the same broker and database before any app", () => {
+    const block = Object.keys(commands);
+    expect(block.indexOf('usage-ledger migrate')).toBeLessThan(block.indexOf('usage-ledger'));
+    expect(block.indexOf('usage-ledger migrate')).toBeLessThan(block.indexOf('gateway'));
+    expect(commands['usage-ledger migrate']).toMatchObject({
+      KAFKA_BROKERS: commands.gateway.KAFKA_BROKERS,
+      DATABASE_URL: commands['usage-ledger'].DATABASE_URL,
+    });
   });
 
   it('the edge, without the broker the page starts, refuses to start and says why', async () => {
@@ -83,8 +98,12 @@ withBroker('the commands, run on PostgreSQL, Redis and a broker', () => {
     for (const database of Object.values(databases)) await database?.drop();
   });
 
+  // A topic prefix of this run's own: migrate makes its topic, whatever an earlier run left on the broker.
+  const topicPrefix = `operations-${process.pid}-${Date.now()}.`;
+
   /** The page's environment for `app`, with this machine's services and free ports in place of the defaults. */
-  function envOf(app: App): Record<string, string> {
+  function envOf(command: Command): Record<string, string> {
+    const app = command.replace(/ migrate$/, '') as App;
     const rewrite = (value: string) =>
       value
         .replace('127.0.0.1:50051', `127.0.0.1:${ports.account}`)
@@ -94,7 +113,8 @@ withBroker('the commands, run on PostgreSQL, Redis and a broker', () => {
         .replace(/^localhost:9092$/, backends.kafkaBrokers!.join(','))
         .replace(/^sbc_…$/, KEY)
         .replace(/^\$\(openssl rand -base64 32\)$/, SECRETS_KEY);
-    const env = Object.fromEntries(Object.entries(commands[app]).map(([name, value]) => [name, rewrite(value)]));
+    const env = Object.fromEntries(Object.entries(commands[command]).map(([name, value]) => [name, rewrite(value)]));
+    if (env.KAFKA_BROKERS) env.KAFKA_TOPIC_PREFIX = topicPrefix;
     const own = {
       account: { ACCOUNT_GRPC_PORT: ports.account, ACCOUNT_HTTP_PORT: ports.accountHttp },
       'usage-ledger': { USAGE_LEDGER_GRPC_PORT: ports.ledger, USAGE_LEDGER_HTTP_PORT: ports.ledgerHttp },
@@ -130,6 +150,8 @@ withBroker('the commands, run on PostgreSQL, Redis and a broker', () => {
     })[app] + '/readyz';
 
   it('bill a house-model call in the ledger', async () => {
+    const migrate = run('usage-ledger', envOf('usage-ledger migrate'), ['migrate']);
+    expect({ code: await migrate.exited, output: migrate.output() }).toEqual({ code: 0, output: expect.any(String) });
     for (const app of APPS) {
       const child = run(app, envOf(app));
       children.push(child);
@@ -141,14 +163,21 @@ withBroker('the commands, run on PostgreSQL, Redis and a broker', () => {
       .create({ model: 'house', messages: [{ role: 'user', content: 'bill me' }] })
       .withResponse();
     const requestId = response.headers.get('x-request-id');
-    let rows: Array<{ id: string; model: string }> = [];
-    for (const deadline = Date.now() + 30_000; !rows.some((row) => row.id === requestId) && Date.now() < deadline;) {
+    expect(requestId).toBeTruthy();
+    // A usage row's `id` is its event id (the ledger's key); the caller's x-request-id is its `request_id`.
+    let rows: Array<{ id: string; request_id: string; model: string }> = [];
+    for (
+      const deadline = Date.now() + 30_000;
+      !rows.some((row) => row.request_id === requestId) && Date.now() < deadline;
+    ) {
       await new Promise((resolve) => setTimeout(resolve, 200));
       const page = await fetch(`${gateway}/v1/usage/requests?limit=100`, {
         headers: { authorization: `Bearer ${KEY}` },
       });
       rows = ((await page.json()) as { data: typeof rows }).data;
     }
-    expect(rows.find((row) => row.id === requestId)).toMatchObject({ id: requestId, model: 'house' });
+    expect(rows.filter((row) => row.request_id === requestId)).toEqual([
+      expect.objectContaining({ request_id: requestId, model: 'house' }),
+    ]);
   }, 180_000);
 });

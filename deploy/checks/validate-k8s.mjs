@@ -14,6 +14,8 @@ const stringMap = { type: 'object', additionalProperties: { type: 'string' } };
  * part of its CRD's OpenAPI schema that the manifests set (required fields, types, no unknown field at the
  * levels written here), by name, so any other custom kind stays an unknown kind. KEDA's ScaledObject is from
  * its CRD `scaledobjects.keda.sh` (v2.x); the `@kubernetes-models/keda` package would carry the full schema.
+ * The Prometheus Operator's PrometheusRule is from its CRD `prometheusrules.monitoring.coreos.com` (v1): groups
+ * with a name and rules, each rule an `alert` or a `record` with an `expr`, `for` a duration.
  */
 const CUSTOM_RESOURCES = {
   'keda.sh/v1alpha1/ScaledObject': {
@@ -52,6 +54,55 @@ const CUSTOM_RESOURCES = {
                 metadata: stringMap,
                 authenticationRef: { type: 'object', required: ['name'] },
                 metricType: { enum: ['AverageValue', 'Value', 'Utilization'] },
+              },
+            },
+          },
+        },
+      },
+    },
+  },
+};
+const duration = {
+  type: 'string',
+  pattern: '^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$',
+};
+CUSTOM_RESOURCES['monitoring.coreos.com/v1/PrometheusRule'] = {
+  type: 'object',
+  required: ['apiVersion', 'kind', 'metadata', 'spec'],
+  properties: {
+    metadata: { type: 'object', required: ['name'] },
+    spec: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        groups: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['name', 'rules'],
+            additionalProperties: false,
+            properties: {
+              name: { type: 'string', minLength: 1 },
+              interval: duration,
+              limit: int32,
+              partial_response_strategy: { type: 'string' },
+              rules: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  required: ['expr'],
+                  additionalProperties: false,
+                  oneOf: [{ required: ['alert'] }, { required: ['record'] }],
+                  properties: {
+                    alert: { type: 'string', minLength: 1 },
+                    record: { type: 'string', minLength: 1 },
+                    expr: { anyOf: [{ type: 'string', minLength: 1 }, { type: 'integer' }] },
+                    for: duration,
+                    keep_firing_for: duration,
+                    labels: stringMap,
+                    annotations: stringMap,
+                  },
+                },
               },
             },
           },

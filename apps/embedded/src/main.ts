@@ -56,6 +56,7 @@ export async function start(config: EmbeddedConfig): Promise<RunningEmbedded> {
     clientId: 'embedded',
     logger: logger('bus'),
     topicPrefix: config.gateway.usageEvents.topicPrefix,
+    connection: config.gateway.kafka,
     outboxDir,
   });
   const started: Stoppable[] = [];

@@ -1,5 +1,12 @@
 import { z } from 'zod';
-import { KAFKA_COMPRESSIONS, type KafkaCompression } from '@sbc/bus';
+import {
+  KAFKA_COMPRESSIONS,
+  kafkaClientProblems,
+  kafkaClientVars,
+  toKafkaConnection,
+  type KafkaCompression,
+  type KafkaConnection,
+} from '@sbc/bus';
 import type { HttpLimits } from '@sbc/http';
 import { flag, grpcTarget, hostList, logLevel, parseEnv, port, positiveInt, url } from '@sbc/config';
 import { PRIVATE_EGRESS, privateEgressOf, type PrivateEgress } from '@sbc/egress';
@@ -51,12 +58,25 @@ const schema = z
     KAFKA_TOPIC_PREFIX: z.string().default(''),
     /** Producer compression of usage events: lz4 (cheap on CPU for small, frequent batches), gzip or none. */
     KAFKA_COMPRESSION: z.enum(KAFKA_COMPRESSIONS).default('lz4'),
-    /** With KAFKA_BROKERS: where usage events the broker has not acked wait on disk. One edge per directory. */
+    ...kafkaClientVars,
+    /**
+     * With KAFKA_BROKERS: the spool's root, where usage events the broker has not acked wait on disk. Edges may share
+     * it (a ReadWriteMany volume): each spools into a directory of its own and adopts those of edges that are gone.
+     */
     USAGE_SPOOL_DIR: z.string().default('.data/usage-spool'),
     /** How long a usage event waits for the broker's ack before it is spooled (a reply's end waits this at most). */
     USAGE_SPOOL_AFTER_MS: positiveInt(500),
-    /** Usage events pending (in memory and spooled) above which the edge reports itself not ready. */
-    USAGE_PENDING_READY_MAX: positiveInt(100_000),
+    /** Most bytes of this edge's own spool on disk; past it spooled appends are refused. */
+    USAGE_SPOOL_MAX_BYTES: positiveInt(1024 * 1024 * 1024),
+    /**
+     * While events spool, calls that would be billed are answered 503 once the spool holds this share of its bytes
+     * (percent), so the calls still running have room to record theirs.
+     */
+    USAGE_SPOOL_SHED_AT_PERCENT: z.coerce.number().int().min(1).max(100).default(90),
+    /** A spool directory whose lease has not changed this long belongs to an edge that is gone, and is adopted. */
+    USAGE_SPOOL_LEASE_MS: z.coerce.number().int().min(1_000).default(30_000),
+    /** At start, how long the edge waits for usage.events.v1 to exist as the ledger's migrate makes it. */
+    KAFKA_TOPIC_WAIT_MS: z.coerce.number().int().min(0).default(60_000),
     UPSTREAM_CONNECT_TIMEOUT_MS: positiveInt(5_000),
     /** How long an upstream may take to send its response headers (first byte) before the next engine is tried. */
     UPSTREAM_HEADERS_TIMEOUT_MS: positiveInt(120_000),
@@ -127,6 +147,9 @@ const schema = z
     path: ['USAGE_EVENTS'],
     message: 'is off while KAFKA_BROKERS is set: unset one of them',
   })
+  .superRefine((vars, ctx) => {
+    for (const { path, message } of kafkaClientProblems(vars)) ctx.addIssue({ code: 'custom', path: [path], message });
+  })
   .refine((vars) => vars.USAGE_SPOOL_AFTER_MS < USAGE_DURABLE_WAIT_MS, {
     // A reply's end stops waiting for its usage event after USAGE_DURABLE_WAIT_MS: the spool must come first.
     path: ['USAGE_SPOOL_AFTER_MS'],
@@ -157,15 +180,21 @@ export interface GatewayConfig {
   houseEngines?: HouseEngines;
   providerEngines: ProviderEngines;
   kafkaBrokers?: string[];
+  /** TLS and SASL to the brokers (KAFKA_TLS*, KAFKA_SASL_*). */
+  kafka: KafkaConnection;
   /** USAGE_EVENTS=off: the operator chose to record no usage; otherwise an edge on its own needs a broker. */
   usageEventsOff: boolean;
-  /** Usage events over Kafka: compression, the spool, and when pending events make the edge unready. */
+  /** Usage events over Kafka: compression, the topic, the spool and when billable calls are shed. */
   usageEvents: {
     compression: KafkaCompression;
     topicPrefix: string;
+    topicWaitMs: number;
     spoolDir: string;
     spoolAfterMs: number;
-    pendingReadyMax: number;
+    spoolMaxBytes: number;
+    /** A share (0–1) of spoolMaxBytes. */
+    shedAt: number;
+    spoolLeaseMs: number;
   };
   upstream: {
     connectTimeoutMs: number;
@@ -222,13 +251,17 @@ export function loadGatewayConfig(env: Record<string, string | undefined>): Gate
     houseEngines: vars.HOUSE_ENGINES,
     providerEngines: vars.PROVIDER_ENGINES ?? {},
     kafkaBrokers: vars.KAFKA_BROKERS,
+    kafka: toKafkaConnection(vars),
     usageEventsOff: vars.USAGE_EVENTS === 'off',
     usageEvents: {
       compression: vars.KAFKA_COMPRESSION,
       topicPrefix: vars.KAFKA_TOPIC_PREFIX,
+      topicWaitMs: vars.KAFKA_TOPIC_WAIT_MS,
       spoolDir: vars.USAGE_SPOOL_DIR,
       spoolAfterMs: vars.USAGE_SPOOL_AFTER_MS,
-      pendingReadyMax: vars.USAGE_PENDING_READY_MAX,
+      spoolMaxBytes: vars.USAGE_SPOOL_MAX_BYTES,
+      shedAt: vars.USAGE_SPOOL_SHED_AT_PERCENT / 100,
+      spoolLeaseMs: vars.USAGE_SPOOL_LEASE_MS,
     },
     upstream: {
       connectTimeoutMs: vars.UPSTREAM_CONNECT_TIMEOUT_MS,

@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { RequestListener } from 'node:http';
-import { createBus, type Bus } from '@sbc/bus';
+import { awaitTopic, createBus, createTopicAdmin, type Bus } from '@sbc/bus';
+import { USAGE_EVENTS_TOPIC } from '@sbc/events';
 import { createEgressPolicy, type Resolver } from '@sbc/egress';
 import { createCacheAdapters, LocalCache, type PubSub, type SharedStore } from '@sbc/cache';
 import { listen, type RunningHttpServer } from '@sbc/http';
@@ -48,6 +49,9 @@ import { renderClientError } from './http/client-errors';
 import { createUpstreamClient } from './upstream/client';
 import { createMemoryCaptureStore, createSharedCaptureStore } from './capture/capture-store';
 import { createUsageEmitter } from './usage/usage-events';
+import { createUsageGate } from './usage/usage-gate';
+import { registerSpoolMetrics } from './usage/spool-metrics';
+import { waitForSpoolToDrain } from './usage/spool-drain-wait';
 
 export { loadGatewayConfig, type GatewayConfig } from './config';
 export { simulatorHouseEngines, type Engine, type HouseEngines } from './routing/engines';
@@ -115,8 +119,18 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
   const store = overrides.store ?? cache.store;
   // Usage events go to the bus the embedded app shares, or to Kafka.
   // Over Kafka, an event the broker has not acked within USAGE_SPOOL_AFTER_MS waits in the spool on disk.
-  const { compression, topicPrefix, spoolDir: outboxDir, spoolAfterMs } = config.usageEvents;
-  const busOptions = { clientId: 'gateway', logger, compression, topicPrefix, outboxDir, spoolAfterMs };
+  const usageEvents = config.usageEvents;
+  if (!overrides.bus && config.kafkaBrokers && !config.usageEventsOff) await awaitUsageTopic(config, logger);
+  const busOptions = {
+    clientId: 'gateway',
+    logger,
+    compression: usageEvents.compression,
+    topicPrefix: usageEvents.topicPrefix,
+    connection: config.kafka,
+    outboxDir: usageEvents.spoolDir,
+    spoolAfterMs: usageEvents.spoolAfterMs,
+    spool: { maxBytes: usageEvents.spoolMaxBytes, leaseMs: usageEvents.spoolLeaseMs },
+  };
   const ownBus =
     !overrides.bus && config.kafkaBrokers ? createBus({ kafkaBrokers: config.kafkaBrokers, ...busOptions }) : undefined;
   const bus = config.usageEventsOff ? undefined : (overrides.bus ?? ownBus);
@@ -185,12 +199,11 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
   const deploymentLimiter = config.redisUrl
     ? redisDeploymentLimiter(config.redisUrl, { logger })
     : memoryDeploymentLimiter();
-  const metrics = createEdgeMetrics(
-    registry,
-    { producerStats: bus ? () => bus.producer.stats() : undefined, dropped: usageEmitter.dropped },
-    upstream,
-    targetHealth,
-  );
+  const producerStats = bus ? () => bus.producer.stats() : undefined;
+  const metrics = createEdgeMetrics(registry, { producerStats, dropped: usageEmitter.dropped }, upstream, targetHealth);
+  // Near the spool's bound, billable calls are shed (503) instead of served unbilled; readiness is not touched.
+  const usageGate = createUsageGate(producerStats, usageEvents.shedAt);
+  if (producerStats) registerSpoolMetrics(registry, producerStats, usageGate.shed);
   const genai = createGenAiTelemetry(registry, { captureContent: config.genAiCaptureContent });
   // One request bucket per key (or per user, for sessions and device tokens) on every keyed route.
   const rateLimit = createRateLimiter({
@@ -220,10 +233,9 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     reachability,
     pubsub,
     draining: drain.signal,
-    ready: async () =>
-      !draining &&
-      (bus?.producer.stats().pending ?? 0) <= config.usageEvents.pendingReadyMax &&
-      (await checkHealth(config.accountTarget, '', 1_000)) === 'SERVING',
+    // A broker outage does not make the edge unready: the spool records usage, and billable calls are shed
+    // only near its bound (usage-gate.ts). Every edge sees the same outage: unready edges would be an API outage.
+    ready: async () => !draining && (await checkHealth(config.accountTarget, '', 1_000)) === 'SERVING',
     readyDetail: () => {
       const unreachable = reachability.unreachable();
       return unreachable.length > 0 ? { house_engines_unreachable: unreachable } : {};
@@ -236,6 +248,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     defaultMaxTokens: config.defaultMaxTokens,
     rateLimit,
     budget,
+    usageGate,
     routing,
     house,
     providers: config.providerEngines,
@@ -290,6 +303,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
   // The bus is closed (flushed) after the drain, so calls that finished during it have their usage sent.
   const releaseClients = async () => {
     reachability.stop();
+    usageGate.stop();
     await keyUse.stop();
     await authenticator.stop();
     await routing.stop();
@@ -342,6 +356,41 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
   };
 }
 
+/**
+ * Waits, bounded by KAFKA_TOPIC_WAIT_MS, for usage.events.v1 as the ledger's migrate makes it. A topic missing or
+ * short of its settings after the wait stops the start (the edge would serve calls it cannot bill); brokers that
+ * do not answer do not (an edge restarted in a Kafka outage spools, and answers).
+ */
+async function awaitUsageTopic(config: GatewayConfig, logger: Logger): Promise<void> {
+  const topic = config.usageEvents.topicPrefix + USAGE_EVENTS_TOPIC;
+  const admin = createTopicAdmin({
+    brokers: config.kafkaBrokers!,
+    clientId: 'gateway-topic-check',
+    logger,
+    connection: config.kafka,
+  });
+  const outcome = await awaitTopic(admin, { topic, app: 'gateway', timeoutMs: config.usageEvents.topicWaitMs }, logger);
+  if (outcome.state === 'ready') return;
+  if (outcome.state === 'unreachable') {
+    logger.warn({ topic, problems: outcome.problems }, 'the brokers do not answer: starting, usage events spool');
+    return;
+  }
+  throw new Error(
+    `${topic} is ${outcome.state === 'missing' ? 'missing' : 'short of its settings'} after ` +
+      `${config.usageEvents.topicWaitMs} ms (${outcome.problems.join('; ')}): run the usage ledger's migrate ` +
+      '(`usage-ledger migrate` with the same KAFKA_BROKERS), which makes it with its partitions, replication and ' +
+      'retention.',
+  );
+}
+
 if (isBundleEntry('gateway')) {
-  runService({ name: 'gateway', load: () => loadGatewayConfig(process.env), start });
+  runService({
+    name: 'gateway',
+    load: () => loadGatewayConfig(process.env),
+    start,
+    commands: {
+      // The pod's preStop: waits, bounded, for this edge's spool to reach the broker (deploy/README.md).
+      'spool-drain-wait': (config, args) => waitForSpoolToDrain(config, args),
+    },
+  });
 }

@@ -1,5 +1,12 @@
 import { z } from 'zod';
-import { DEFAULT_TOPIC_PARTITIONS, MIN_RETENTION_MS } from '@sbc/bus';
+import {
+  DEFAULT_TOPIC_PARTITIONS,
+  kafkaClientProblems,
+  kafkaClientVars,
+  MIN_RETENTION_MS,
+  toKafkaConnection,
+  type KafkaConnection,
+} from '@sbc/bus';
 import {
   backendVars,
   flag,
@@ -19,55 +26,62 @@ const secret = z
   .optional()
   .transform((value) => (value ? value : undefined));
 
-const schema = z.object({
-  ...backendVars('USAGE_LEDGER', { grpc: 50052, http: 9102 }),
-  KAFKA_BROKERS: hostList.optional(),
-  /** The ledger's consumer group: every replica shares it. A second ledger on the same topic needs its own. */
-  KAFKA_GROUP_ID: z.string().min(1).default('usage-ledger'),
-  /** Put before every topic name (`staging.` makes `staging.usage.events.v1`); the edges must use the same. */
-  KAFKA_TOPIC_PREFIX: z.string().default(''),
-  /**
-   * A usage event that fails alone, with an error that names neither an outage nor its data, is parked after this many
-   * attempts.
-   */
-  LEDGER_PARK_LONE_AFTER_ATTEMPTS: positiveInt(10),
-  /**
-   * Partitions of usage.events.v1 when the migrate job (or `npm start`) creates it: the most ledger replicas that
-   * consume.
-   */
-  KAFKA_TOPIC_PARTITIONS: positiveInt(DEFAULT_TOPIC_PARTITIONS),
-  /** How long the broker keeps usage events; at least 7 days, so a ledger down for a long weekend loses none. */
-  KAFKA_TOPIC_RETENTION_MS: z.coerce.number().int().min(MIN_RETENTION_MS).default(MIN_RETENTION_MS),
-  /** `npm start` with KAFKA_BROKERS creates the topic when missing; off where the app may not create topics. */
-  KAFKA_PROVISION_TOPIC: flag(true),
-  /**
-   * The most ledger replicas that run (the autoscaler's maximum): the ledger warns at start when the topic has fewer
-   * partitions.
-   */
-  LEDGER_MAX_REPLICAS: z.coerce.number().int().positive().optional(),
-  REDIS_URL: url(['redis', 'rediss']).optional(),
-  LEDGER_BATCH_SIZE: positiveInt(500),
-  /** With KAFKA_BROKERS: how often the group's lag is read from the admin API (sbc_usage_consumer_lag). */
-  LEDGER_LAG_INTERVAL_MS: positiveInt(15_000),
-  /** A partition with lag whose committed offset has not moved for this long is stalled (metric and a warning). */
-  LEDGER_STALL_AFTER_MS: positiveInt(120_000),
-  /**
-   * How long a query may wait for a database connection; under the Kafka session timeout (30 s), so an
-   * unreachable database fails a batch (paused, retried with backoff) instead of holding the consumer.
-   */
-  LEDGER_DB_CONNECT_TIMEOUT_MS: z.coerce.number().int().positive().max(KAFKA_SESSION_TIMEOUT_MS).default(5_000),
-  /** The server cancels a usage batch's statement that runs longer (a lock, a slow disk); under the session timeout. */
-  LEDGER_STATEMENT_TIMEOUT_MS: z.coerce.number().int().positive().max(KAFKA_SESSION_TIMEOUT_MS).default(10_000),
-  LEDGER_BATCH_LINGER_MS: z.coerce.number().int().min(0).default(20),
-  LEDGER_RECONCILE_INTERVAL_MS: positiveInt(60_000),
-  // Longer than the edge's longest call (UPSTREAM_BODY_TIMEOUT_MS, 5 min), so no reservation is in flight.
-  LEDGER_RECONCILE_QUIET_MS: positiveInt(600_000),
-  OPENAI_ADMIN_KEY: secret,
-  OPENAI_ADMIN_BASE_URL: httpUrl.default('https://api.openai.com'),
-  ANTHROPIC_ADMIN_KEY: secret,
-  ANTHROPIC_ADMIN_BASE_URL: httpUrl.default('https://api.anthropic.com'),
-  SPEND_REFRESH_MS: positiveInt(900_000),
-});
+const schema = z
+  .object({
+    ...backendVars('USAGE_LEDGER', { grpc: 50052, http: 9102 }),
+    KAFKA_BROKERS: hostList.optional(),
+    ...kafkaClientVars,
+    /** At start, how long the ledger waits for usage.events.v1 to exist as migrate makes it; then it exits non-zero. */
+    KAFKA_TOPIC_WAIT_MS: z.coerce.number().int().min(0).default(60_000),
+    /** The ledger's consumer group: every replica shares it. A second ledger on the same topic needs its own. */
+    KAFKA_GROUP_ID: z.string().min(1).default('usage-ledger'),
+    /** Put before every topic name (`staging.` makes `staging.usage.events.v1`); the edges must use the same. */
+    KAFKA_TOPIC_PREFIX: z.string().default(''),
+    /**
+     * A usage event that fails alone, with an error that names neither an outage nor its data, is parked after this
+     * many attempts.
+     */
+    LEDGER_PARK_LONE_AFTER_ATTEMPTS: positiveInt(10),
+    /**
+     * Partitions of usage.events.v1 when the migrate job (or `npm start`) creates it: the most ledger replicas that
+     * consume.
+     */
+    KAFKA_TOPIC_PARTITIONS: positiveInt(DEFAULT_TOPIC_PARTITIONS),
+    /** How long the broker keeps usage events; at least 7 days, so a ledger down for a long weekend loses none. */
+    KAFKA_TOPIC_RETENTION_MS: z.coerce.number().int().min(MIN_RETENTION_MS).default(MIN_RETENTION_MS),
+    /** `npm start` with KAFKA_BROKERS creates the topic when missing; off where the app may not create topics. */
+    KAFKA_PROVISION_TOPIC: flag(true),
+    /**
+     * The most ledger replicas that run (the autoscaler's maximum): the ledger warns at start when the topic has fewer
+     * partitions.
+     */
+    LEDGER_MAX_REPLICAS: z.coerce.number().int().positive().optional(),
+    REDIS_URL: url(['redis', 'rediss']).optional(),
+    LEDGER_BATCH_SIZE: positiveInt(500),
+    /** With KAFKA_BROKERS: how often the group's lag is read from the admin API (sbc_usage_consumer_lag). */
+    LEDGER_LAG_INTERVAL_MS: positiveInt(15_000),
+    /** A partition with lag whose committed offset has not moved for this long is stalled (metric and a warning). */
+    LEDGER_STALL_AFTER_MS: positiveInt(120_000),
+    /**
+     * How long a query may wait for a database connection; under the Kafka session timeout (30 s), so an
+     * unreachable database fails a batch (paused, retried with backoff) instead of holding the consumer.
+     */
+    LEDGER_DB_CONNECT_TIMEOUT_MS: z.coerce.number().int().positive().max(KAFKA_SESSION_TIMEOUT_MS).default(5_000),
+    /** The server cancels a usage batch's statement that runs longer (a lock, a slow disk); under the session timeout. */
+    LEDGER_STATEMENT_TIMEOUT_MS: z.coerce.number().int().positive().max(KAFKA_SESSION_TIMEOUT_MS).default(10_000),
+    LEDGER_BATCH_LINGER_MS: z.coerce.number().int().min(0).default(20),
+    LEDGER_RECONCILE_INTERVAL_MS: positiveInt(60_000),
+    // Longer than the edge's longest call (UPSTREAM_BODY_TIMEOUT_MS, 5 min), so no reservation is in flight.
+    LEDGER_RECONCILE_QUIET_MS: positiveInt(600_000),
+    OPENAI_ADMIN_KEY: secret,
+    OPENAI_ADMIN_BASE_URL: httpUrl.default('https://api.openai.com'),
+    ANTHROPIC_ADMIN_KEY: secret,
+    ANTHROPIC_ADMIN_BASE_URL: httpUrl.default('https://api.anthropic.com'),
+    SPEND_REFRESH_MS: positiveInt(900_000),
+  })
+  .superRefine((vars, ctx) => {
+    for (const { path, message } of kafkaClientProblems(vars)) ctx.addIssue({ code: 'custom', path: [path], message });
+  });
 
 /** A provider's organization cost report, read with an admin key (measured spend). */
 export interface CostSourceConfig {
@@ -78,8 +92,17 @@ export interface CostSourceConfig {
 export interface UsageLedgerConfig extends BackendConfig {
   /** Where usage events are consumed from; absent means an in-process bus (the embedded app passes its own). */
   kafkaBrokers?: string[];
-  /** usage.events.v1 as the migrate job creates it, whether `npm start` may, and the replicas it must feed. */
-  topic: { partitions: number; retentionMs: number; provision: boolean; maxConsumers?: number; prefix: string };
+  /** TLS and SASL to the brokers (KAFKA_TLS*, KAFKA_SASL_*). */
+  kafka: KafkaConnection;
+  /** usage.events.v1 as the migrate job creates it, whether `npm start` may, the replicas it must feed, the wait. */
+  topic: {
+    partitions: number;
+    retentionMs: number;
+    provision: boolean;
+    maxConsumers?: number;
+    prefix: string;
+    waitMs: number;
+  };
   groupId: string;
   /** See LEDGER_PARK_LONE_AFTER_ATTEMPTS. */
   parkLoneAfterAttempts: number;
@@ -107,7 +130,9 @@ export function loadUsageLedgerConfig(env: Record<string, string | undefined>): 
   return {
     ...toBackendConfig('USAGE_LEDGER', vars),
     kafkaBrokers: vars.KAFKA_BROKERS,
+    kafka: toKafkaConnection(vars),
     topic: {
+      waitMs: vars.KAFKA_TOPIC_WAIT_MS,
       partitions: vars.KAFKA_TOPIC_PARTITIONS,
       retentionMs: vars.KAFKA_TOPIC_RETENTION_MS,
       provision: vars.KAFKA_PROVISION_TOPIC,

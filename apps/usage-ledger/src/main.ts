@@ -1,11 +1,13 @@
 import {
-  checkTopic,
+  awaitTopic,
   createBus,
   createLagAdmin,
   createTopicAdmin,
+  describeTopic,
   provisionTopic,
   watchConsumerLag,
   type Bus,
+  type FoundTopic,
   type Subscription,
 } from '@sbc/bus';
 import { createCacheAdapters, type PubSub, type SharedStore } from '@sbc/cache';
@@ -66,6 +68,7 @@ export async function start(
         clientId: 'usage-ledger',
         logger,
         topicPrefix: config.topic.prefix,
+        connection: config.kafka,
       });
   const bus = overrides.bus ?? ownBus!;
   const cache = overrides.store ? undefined : createCacheAdapters({ redisUrl: config.redisUrl, logger });
@@ -114,6 +117,7 @@ export async function start(
     labelNames: ['reason'],
     registers: [metrics],
   });
+  const topicSettings = topicSettingsGauge(metrics);
   try {
     const backend = await startBackend({
       service: 'usage-ledger',
@@ -131,6 +135,8 @@ export async function start(
           quietMs: config.reconcileQuietMs,
         });
         balances = publisher;
+        // The topic as migrate makes it, waited for (bounded): the consumer never creates it with broker defaults.
+        if (config.kafkaBrokers && !overrides.bus) await awaitUsageTopic(config, topicSettings, logger);
         // After migrations, so every event lands in the current schema.
         subscription = await subscribeUsageEvents(bus.consumer, {
           db: database.prisma,
@@ -149,14 +155,7 @@ export async function start(
           onDeadLetter: (reason) => deadLetters.inc({ reason }),
         });
         logger.info({ bus: bus.kind, costReports: Object.keys(costReports) }, 'consuming usage events');
-        if (config.kafkaBrokers && !overrides.bus) lagWatch = watchUsageLag(config, metrics, logger);
-        // Warns about a topic too small for the ledger's replicas or too loosely replicated; never holds up the start.
-        if (config.kafkaBrokers && !overrides.bus)
-          void checkTopic(
-            createTopicAdmin(config.kafkaBrokers, 'usage-ledger-check', logger),
-            { topic: config.topic.prefix + USAGE_EVENTS_TOPIC, consumers: config.topic.maxConsumers },
-            logger,
-          ).catch((error: unknown) => logger.warn({ err: error }, 'could not check the usage topic'));
+        if (config.kafkaBrokers && !overrides.bus) lagWatch = watchUsageLag(config, metrics, topicSettings, logger);
         sweepTimer = setInterval(() => {
           sweeping ??= publisher
             .sweep()
@@ -186,12 +185,75 @@ export async function start(
   }
 }
 
+const kafkaClient = (config: UsageLedgerConfig, clientId: string, logger: Logger) => ({
+  brokers: config.kafkaBrokers!,
+  clientId,
+  logger,
+  connection: config.kafka,
+});
+
+/** usage.events.v1's settings as the cluster reports them (sbc_usage_topic_setting), read at start and with lag. */
+function topicSettingsGauge(metrics: Registry): (found: FoundTopic) => void {
+  const gauge = new Gauge({
+    name: 'sbc_usage_topic_setting',
+    help:
+      'usage.events.v1 as the cluster has it: partitions, replication_factor (the lowest of its partitions), ' +
+      'min_insync_replicas and retention_ms (-1: kept forever).',
+    labelNames: ['setting'],
+    registers: [metrics],
+  });
+  return (found) => {
+    gauge.set({ setting: 'partitions' }, found.partitions);
+    gauge.set({ setting: 'replication_factor' }, found.replicationFactor);
+    gauge.set({ setting: 'min_insync_replicas' }, found.minInsyncReplicas);
+    gauge.set({ setting: 'retention_ms' }, found.retentionMs);
+  };
+}
+
+/**
+ * Waits, bounded by KAFKA_TOPIC_WAIT_MS, for usage.events.v1 with what migrate makes (the configured partitions,
+ * the replication the cluster's size calls for, a week's retention); past the bound the start fails, saying why.
+ * Warns when the topic has fewer partitions than LEDGER_MAX_REPLICAS (the replicas past them idle).
+ */
+async function awaitUsageTopic(
+  config: UsageLedgerConfig,
+  topicSettings: (found: FoundTopic) => void,
+  logger: Logger,
+): Promise<void> {
+  const topic = config.topic.prefix + USAGE_EVENTS_TOPIC;
+  const admin = createTopicAdmin(kafkaClient(config, 'usage-ledger-check', logger));
+  const outcome = await awaitTopic(
+    admin,
+    { topic, app: 'usage-ledger', partitions: config.topic.partitions, timeoutMs: config.topic.waitMs },
+    logger,
+  );
+  if (outcome.state !== 'ready')
+    throw new Error(
+      `${topic} is not as migrate makes it after ${config.topic.waitMs} ms (${outcome.state}: ` +
+        `${outcome.problems.join('; ')}): run \`usage-ledger migrate\` with the same KAFKA_BROKERS and ` +
+        'KAFKA_TOPIC_PREFIX; it creates the topic, and fails naming what an existing one lacks.',
+    );
+  topicSettings(outcome.found);
+  const { maxConsumers } = config.topic;
+  if (maxConsumers !== undefined && outcome.found.partitions < maxConsumers)
+    logger.warn(
+      { topic, partitions: outcome.found.partitions, maxConsumers },
+      `${topic} has fewer partitions than LEDGER_MAX_REPLICAS: the replicas past the partition count sit idle`,
+    );
+}
+
 /**
  * The group's lag on each partition of usage.events.v1, read from the admin API (sbc_usage_consumer_lag), and
  * whether the partition is stalled (sbc_usage_consumer_stalled, with a warning when it starts). Every replica
- * reports the whole group's figures: take the max across pods, not the sum.
+ * reports the whole group's figures: take the max across pods, not the sum. The topic's settings are read again
+ * with it (sbc_usage_topic_setting), so a topic altered underneath shows.
  */
-function watchUsageLag(config: UsageLedgerConfig, metrics: Registry, logger: Logger): { stop(): Promise<void> } {
+function watchUsageLag(
+  config: UsageLedgerConfig,
+  metrics: Registry,
+  topicSettings: (found: FoundTopic) => void,
+  logger: Logger,
+): { stop(): Promise<void> } {
   const lag = new Gauge({
     name: 'sbc_usage_consumer_lag',
     help: "Usage events on a partition of usage.events.v1 that the ledger's group has not committed yet.",
@@ -204,8 +266,10 @@ function watchUsageLag(config: UsageLedgerConfig, metrics: Registry, logger: Log
     labelNames: ['partition'],
     registers: [metrics],
   });
-  return watchConsumerLag(createLagAdmin(config.kafkaBrokers!, 'usage-ledger-lag', logger), {
-    topic: config.topic.prefix + USAGE_EVENTS_TOPIC,
+  const topic = config.topic.prefix + USAGE_EVENTS_TOPIC;
+  const topicAdmin = createTopicAdmin(kafkaClient(config, 'usage-ledger-topic', logger));
+  return watchConsumerLag(createLagAdmin(kafkaClient(config, 'usage-ledger-lag', logger)), {
+    topic,
     groupId: config.groupId,
     ...config.lagWatch,
     logger,
@@ -214,16 +278,35 @@ function watchUsageLag(config: UsageLedgerConfig, metrics: Registry, logger: Log
         lag.set({ partition: String(p.partition) }, p.lag);
         stalled.set({ partition: String(p.partition) }, p.stalled ? 1 : 0);
       }
+      void readTopicSettings(topicAdmin, topic, topicSettings).catch((error: unknown) =>
+        logger.warn({ err: error, topic }, 'could not read the usage topic settings'),
+      );
     },
   });
 }
 
-/** Creates usage.events.v1 as configured when the cluster lacks it; says what falls short when it exists. */
+async function readTopicSettings(
+  admin: ReturnType<typeof createTopicAdmin>,
+  topic: string,
+  topicSettings: (found: FoundTopic) => void,
+): Promise<void> {
+  await admin.connect();
+  try {
+    topicSettings(await describeTopic(admin, topic));
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/**
+ * Creates usage.events.v1 as configured when the cluster lacks it; fails (TopicShortfallError, so `migrate` exits
+ * non-zero) when it exists with fewer partitions, less replication or a shorter retention than required.
+ */
 export async function provisionUsageTopic(config: UsageLedgerConfig, logger: Logger): Promise<void> {
   if (!config.kafkaBrokers) return;
   const { partitions, retentionMs } = config.topic;
   await provisionTopic(
-    createTopicAdmin(config.kafkaBrokers, 'usage-ledger-provision', logger),
+    createTopicAdmin(kafkaClient(config, 'usage-ledger-provision', logger)),
     { topic: config.topic.prefix + USAGE_EVENTS_TOPIC, partitions, retentionMs },
     logger,
   );

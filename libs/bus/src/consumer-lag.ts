@@ -1,6 +1,6 @@
-import { Kafka, logLevel, type Admin } from 'kafkajs';
+import type { Admin } from 'kafkajs';
 import type { Logger } from '@sbc/logging';
-import { kafkaLogCreator } from './kafka-logger';
+import { createKafka, type KafkaClientOptions } from './kafka-client';
 
 /** The admin calls the lag watch makes: a group's committed offsets and each partition's end. */
 export type LagAdmin = Pick<Admin, 'connect' | 'disconnect' | 'fetchOffsets' | 'fetchTopicOffsets'>;
@@ -109,6 +109,6 @@ export function watchConsumerLag(admin: LagAdmin, options: LagWatchOptions): { s
 }
 
 /** An admin client of its own for the lag watch. */
-export function createLagAdmin(brokers: string[], clientId: string, logger: Logger): LagAdmin {
-  return new Kafka({ clientId, brokers, logLevel: logLevel.WARN, logCreator: kafkaLogCreator(logger) }).admin();
+export function createLagAdmin(options: KafkaClientOptions): LagAdmin {
+  return createKafka(options).admin();
 }

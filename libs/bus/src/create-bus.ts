@@ -1,13 +1,13 @@
-import { Kafka, logLevel } from 'kafkajs';
+import type { Kafka } from 'kafkajs';
 import type { Logger } from '@sbc/logging';
 import type { BackoffOptions } from './backoff';
-import { openFileOutbox, type FileOutbox } from './file-outbox';
+import { openFileOutbox } from './file-outbox';
 import { createInProcessBus } from './in-process-bus';
+import { createKafka, type KafkaConnection } from './kafka-client';
 import { createKafkaConsumer } from './kafka-consumer';
-import { kafkaLogCreator } from './kafka-logger';
 import type { KafkaCompression } from './compression';
 import { createKafkaProducer, type KafkaProducerOptions } from './kafka-producer';
-import { createSpoolingProducer } from './spooling-producer';
+import { createSpoolingProducer, type SpoolOptions } from './spooling-producer';
 import { prefixTopics } from './topic-prefix';
 import type { EventConsumer, EventProducer } from './types';
 
@@ -24,13 +24,17 @@ export interface BusOptions {
   closeTimeoutMs?: number;
   /**
    * A directory for the durable outbox (see file-outbox.ts), so an event acknowledged by `sendDurable`
-   * survives a crash. Embedded mode: every event is appended to it. With Kafka it is the spool: an event the
-   * broker has not acked within `spoolAfterMs` is appended to it, and sent from it once the broker is back
-   * (spooling-producer.ts). One process per directory.
+   * survives a crash. Embedded mode: every event is appended to it (one process per directory). With Kafka it is
+   * the spool's root, which edges may share: each spools into a directory of its own under it, and adopts those
+   * of edges that are gone (spool-root.ts, spooling-producer.ts).
    */
   outboxDir?: string;
   /** With Kafka and an outbox: how long an event waits for the broker's ack before it is spooled; default 500 ms. */
   spoolAfterMs?: number;
+  /** With Kafka and an outbox: the spool's byte bound, lease and directory name (spooling-producer.ts). */
+  spool?: Pick<SpoolOptions, 'maxBytes' | 'leaseMs' | 'owner'>;
+  /** With Kafka: TLS and SASL (kafka-client.ts). */
+  connection?: KafkaConnection;
   /** With Kafka; default `lz4`. */
   compression?: KafkaCompression;
   /** With Kafka: put before every topic name (`KAFKA_TOPIC_PREFIX`), so environments can share a cluster. */
@@ -58,20 +62,16 @@ export function createBus(options: BusOptions): Bus {
   };
   let producer: EventProducer;
   let consumer: EventConsumer;
-  const outbox = options.outboxDir ? openFileOutbox({ dir: options.outboxDir, logger }) : undefined;
   if (kafkaBrokers && kafkaBrokers.length > 0) {
-    const kafka = new Kafka({
-      clientId,
-      brokers: kafkaBrokers,
-      logLevel: logLevel.WARN,
-      logCreator: kafkaLogCreator(logger),
-    });
-    const { compression, spoolAfterMs } = options;
+    const kafka = createKafka({ clientId, brokers: kafkaBrokers, logger, connection: options.connection });
+    const { compression, spoolAfterMs, outboxDir } = options;
+    const spool = outboxDir ? { dir: outboxDir, spoolAfterMs, ...options.spool } : undefined;
     ({ producer, consumer } = prefixTopics(options.topicPrefix ?? '', {
-      producer: createKafkaEventProducer(kafka, { ...batching, compression, outbox, spoolAfterMs }),
+      producer: createKafkaEventProducer(kafka, { ...batching, compression, spool }),
       consumer: createKafkaConsumer(kafka, { retry, logger }),
     }));
   } else {
+    const outbox = options.outboxDir ? openFileOutbox({ dir: options.outboxDir, logger }) : undefined;
     ({ producer, consumer } = createInProcessBus({
       maxBuffered: options.maxBuffered,
       closeTimeoutMs: options.closeTimeoutMs,
@@ -92,18 +92,18 @@ export function createBus(options: BusOptions): Bus {
 }
 
 /**
- * The services-mode producer: Kafka, behind the spool when there is an outbox. The spool bounds memory
+ * The services-mode producer: Kafka, behind the spool when there is one. The spool bounds memory
  * (`maxBuffered` events in memory) and decides when `close` gives up, so the Kafka producer under it holds
  * whatever it is handed and closes at once.
  */
 export function createKafkaEventProducer(
   kafka: Kafka,
-  options: KafkaProducerOptions & { outbox?: FileOutbox; spoolAfterMs?: number },
+  options: KafkaProducerOptions & { spool?: Omit<SpoolOptions, 'maxInMemory' | 'closeTimeoutMs' | 'logger'> },
 ): EventProducer {
-  const { outbox, spoolAfterMs, ...kafkaOptions } = options;
-  if (!outbox) return createKafkaProducer(kafka, kafkaOptions);
+  const { spool, ...kafkaOptions } = options;
+  if (!spool) return createKafkaProducer(kafka, kafkaOptions);
   const unbounded = { maxBuffered: Number.MAX_SAFE_INTEGER, closeTimeoutMs: 0 };
   const broker = createKafkaProducer(kafka, { ...kafkaOptions, ...unbounded });
   const { maxBuffered: maxInMemory, closeTimeoutMs, logger } = kafkaOptions;
-  return createSpoolingProducer(broker, { outbox, spoolAfterMs, maxInMemory, closeTimeoutMs, logger });
+  return createSpoolingProducer(broker, { ...spool, maxInMemory, closeTimeoutMs, logger });
 }

@@ -15,3 +15,19 @@ export class BusClosedError extends Error {
     this.name = 'BusClosedError';
   }
 }
+
+/**
+ * Thrown (as a rejection) by a spool append that cannot be made durable: the spool is at its byte bound (`full`),
+ * or a write failed and the spool has not been repaired yet (`failed`). Nothing was acknowledged.
+ */
+export class SpoolUnavailableError extends Error {
+  readonly code = 'spool_unavailable';
+  constructor(readonly reason: 'full' | 'failed') {
+    super(
+      reason === 'full'
+        ? 'the usage spool is at its byte bound; the event was not spooled'
+        : 'a usage spool write failed and the spool is not repaired yet; the event was not spooled',
+    );
+    this.name = 'SpoolUnavailableError';
+  }
+}

@@ -64,7 +64,7 @@ describe('the file outbox', () => {
     await first.producer.close();
 
     const outbox = openFileOutbox({ dir });
-    expect(outbox.recovered.flatMap((r) => r.messages)).toEqual([1, 2, 3].map(message));
+    expect(outbox.recovered.flatMap((segment) => outbox.read(segment))).toEqual([1, 2, 3].map(message));
     const second = createInProcessBus({ outbox, outboxRotateMs: 20 });
     const seen: IncomingMessage[] = [];
     await second.consumer.subscribe({

@@ -223,8 +223,9 @@ export function createInProcessBus(options: InProcessBusOptions = {}): {
   }
 
   // What the last run left in the outbox goes first, and its segments are released as it is handled.
-  for (const { segment, messages } of outbox?.recovered ?? []) {
-    for (const message of messages) enqueue(message, segment);
+  for (const segment of outbox?.recovered ?? []) {
+    // The in-process bus holds every undelivered message in memory anyway: the outbox is its copy on disk.
+    for (const message of outbox!.read(segment)) enqueue(message, segment);
     if (segmentEnds.has(segment)) releasable.push(segment);
     else outbox!.release(segment);
   }

@@ -113,7 +113,8 @@ export function createKafkaConsumer(kafka: Kafka, options: KafkaConsumerOptions 
     };
 
     const startConsumer = async () => {
-      consumer = kafka.consumer({ groupId });
+      // Never auto-created by subscribing: the migrate job makes the topic with its partitions and replication.
+      consumer = kafka.consumer({ groupId, allowAutoTopicCreation: false });
       consumer.on(consumer.events.CRASH, onCrash);
       await consumer.connect();
       try {

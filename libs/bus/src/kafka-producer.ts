@@ -35,6 +35,9 @@ export function createKafkaProducer(kafka: Kafka, options: KafkaProducerOptions 
     kafka.producer({
       idempotent: false,
       maxInFlightRequests: 1,
+      // The topic is made on purpose, by the migrate job: a send to a missing topic fails (and is retried or
+      // spooled) instead of having the broker create it with its defaults (1 partition, 1 replica).
+      allowAutoTopicCreation: false,
       // Java-compatible murmur2 partitioning: the same key lands on the same partition as from any other client.
       createPartitioner: Partitioners.DefaultPartitioner,
     });

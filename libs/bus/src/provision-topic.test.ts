@@ -1,6 +1,6 @@
 import { createLogger } from '@sbc/logging';
 import { FakeKafkaAdmin } from './testing/fake-kafka-admin';
-import { checkTopic, MIN_RETENTION_MS, provisionTopic, replicationFor } from './provision-topic';
+import { awaitTopic, MIN_RETENTION_MS, provisionTopic, replicationFor, TopicShortfallError } from './provision-topic';
 
 const TOPIC = 'usage.events.v1';
 const settings = { topic: TOPIC, partitions: 12, retentionMs: MIN_RETENTION_MS };
@@ -56,25 +56,43 @@ describe('provisioning the usage topic', () => {
   });
 
   it(
-    'leaves a topic that exists as it is, and says what ' + 'falls short (auto-created: 1 partition, 1 replica)',
+    'fails on a topic that exists with less than it needs (auto-created: 1 partition, 1 replica, a day kept), ' +
+      'naming every shortfall, and leaves it as it is',
     async () => {
       const cluster = new FakeKafkaAdmin(3).withTopic(TOPIC, {
         partitions: 1,
         replicationFactor: 1,
         configs: { 'min.insync.replicas': '1', 'retention.ms': '86400000' },
       });
-      const { logger, warnings } = recordingLogger();
-      const topic = await provisionTopic(cluster.client(), settings, logger);
-      expect(topic).toMatchObject({ created: false, partitions: 1, replicationFactor: 1, minInsyncReplicas: 1 });
+      const provisioned = provisionTopic(cluster.client(), settings, recordingLogger().logger);
+      await expect(provisioned).rejects.toThrow(TopicShortfallError);
+      await expect(provisioned).rejects.toThrow(
+        new RegExp(
+          [
+            `${TOPIC} has 1 partitions, fewer than 12`,
+            `${TOPIC} has replication factor 1, under 3`,
+            `${TOPIC} has min.insync.replicas=1, under 2`,
+            `${TOPIC} keeps events 86400000 ms, under 604800000 ms`,
+          ].join('; '),
+        ),
+      );
       expect(cluster.created).toEqual([]);
-      expect(warnings()).toEqual([
-        `${TOPIC} exists with 1 partitions, fewer than 12`,
-        `${TOPIC} exists with replication factor 1`,
-        `${TOPIC} exists with min.insync.replicas=1`,
-        `${TOPIC} exists with retention.ms=86400000, under 7 days`,
-      ]);
+      expect(cluster.topics.get(TOPIC)?.partitions).toBe(1);
+      expect(cluster.connected).toBe(false);
     },
   );
+
+  it('accepts a topic that exists with more than it needs (more partitions, kept forever)', async () => {
+    const cluster = new FakeKafkaAdmin(3).withTopic(TOPIC, {
+      partitions: 24,
+      replicationFactor: 3,
+      configs: { 'min.insync.replicas': '2', 'retention.ms': '-1' },
+    });
+    await expect(provisionTopic(cluster.client(), settings, recordingLogger().logger)).resolves.toMatchObject({
+      created: false,
+      partitions: 24,
+    });
+  });
 
   it('is idempotent: a second run finds the topic it created and warns about nothing', async () => {
     const cluster = new FakeKafkaAdmin(3);
@@ -93,28 +111,43 @@ describe('provisioning the usage topic', () => {
   });
 });
 
-describe("the ledger's start check of the topic", () => {
-  it('warns when the topic has fewer partitions than ledger replicas, or min.insync.replicas below 2', async () => {
-    const cluster = new FakeKafkaAdmin(3).withTopic(TOPIC, {
-      partitions: 1,
-      replicationFactor: 3,
-      configs: { 'min.insync.replicas': '1' },
+describe('waiting for the topic at start', () => {
+  const fast = { topic: TOPIC, app: 'gateway', timeoutMs: 300, pollMs: 20 };
+
+  it('is ready at once on a provisioned topic, and reports its settings', async () => {
+    const cluster = new FakeKafkaAdmin(3);
+    await provisionTopic(cluster.client(), settings, recordingLogger().logger);
+    expect(await awaitTopic(cluster.client(), { ...fast, partitions: 12 }, recordingLogger().logger)).toEqual({
+      state: 'ready',
+      found: { partitions: 12, replicationFactor: 3, minInsyncReplicas: 2, retentionMs: MIN_RETENTION_MS },
     });
-    const { logger, warnings } = recordingLogger();
-    const found = await checkTopic(cluster.client(), { topic: TOPIC, consumers: 6 }, logger);
-    expect(found).toEqual([
-      `${TOPIC} has 1 partitions for up to 6 ledger replicas: the replicas past the partition count sit idle`,
-      `${TOPIC} has min.insync.replicas=1: an acked event may be lost`,
-    ]);
-    expect(warnings()).toEqual(found);
   });
 
-  it('is quiet on a provisioned topic, and names the migrate job when the topic is missing', async () => {
+  it('waits for a missing topic, saying to run migrate, and goes on as soon as migrate made it', async () => {
     const cluster = new FakeKafkaAdmin(3);
-    expect(await checkTopic(cluster.client(), { topic: TOPIC, consumers: 6 }, recordingLogger().logger)).toEqual([
-      `${TOPIC} does not exist: run the ledger's migrate job`,
-    ]);
+    const { logger, warnings } = recordingLogger();
+    const waiting = awaitTopic(cluster.client(), { ...fast, timeoutMs: 5_000, partitions: 12 }, logger);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(warnings()).toEqual([expect.stringMatching(/gateway waits for usage.events.v1 .*migrate/)]);
     await provisionTopic(cluster.client(), settings, recordingLogger().logger);
-    expect(await checkTopic(cluster.client(), { topic: TOPIC, consumers: 6 }, recordingLogger().logger)).toEqual([]);
+    expect(await waiting).toMatchObject({ state: 'ready' });
+  });
+
+  it('ends, bounded, on a topic that stays missing or that falls short of what provisioning makes', async () => {
+    expect(await awaitTopic(new FakeKafkaAdmin(3).client(), fast, recordingLogger().logger)).toEqual({
+      state: 'missing',
+      problems: [`${TOPIC} does not exist`],
+    });
+    const autoCreated = new FakeKafkaAdmin(3).withTopic(TOPIC, { partitions: 1, replicationFactor: 1, configs: {} });
+    expect(await awaitTopic(autoCreated.client(), { ...fast, partitions: 12 }, recordingLogger().logger)).toMatchObject(
+      {
+        state: 'short',
+        problems: [
+          `${TOPIC} has 1 partitions, fewer than 12`,
+          `${TOPIC} has replication factor 1, under 3`,
+          `${TOPIC} has min.insync.replicas=1, under 2`,
+        ],
+      },
+    );
   });
 });

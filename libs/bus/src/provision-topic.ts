@@ -1,6 +1,6 @@
-import { ConfigResourceTypes, Kafka, logLevel, type Admin } from 'kafkajs';
+import { ConfigResourceTypes, type Admin } from 'kafkajs';
 import type { Logger } from '@sbc/logging';
-import { kafkaLogCreator } from './kafka-logger';
+import { createKafka, type KafkaClientOptions } from './kafka-client';
 
 /** The part of the kafkajs admin client that provisioning and the start check use. */
 export type TopicAdmin = Pick<
@@ -44,7 +44,17 @@ function isUnknownTopic(error: unknown): boolean {
   return found?.type === 'UNKNOWN_TOPIC_OR_PARTITION' || found?.originalError?.type === 'UNKNOWN_TOPIC_OR_PARTITION';
 }
 
-async function describeTopic(admin: TopicAdmin, topic: string) {
+/** A topic's settings as the cluster reports them; 0 partitions when it does not exist. */
+export interface FoundTopic {
+  partitions: number;
+  replicationFactor: number;
+  minInsyncReplicas: number;
+  /** -1: kept forever. */
+  retentionMs: number;
+}
+
+/** Reads the topic's partitions, replication, `min.insync.replicas` and retention (the admin is connected). */
+export async function describeTopic(admin: TopicAdmin, topic: string): Promise<FoundTopic> {
   const metadata = await admin.fetchTopicMetadata({ topics: [topic] }).catch((error: unknown) => {
     if (isUnknownTopic(error)) return { topics: [] };
     throw error;
@@ -65,7 +75,49 @@ async function describeTopic(admin: TopicAdmin, topic: string) {
   };
 }
 
-/** Creates the topic with `settings`; a topic that already exists is left as it is, and what falls short is said. */
+/** What the topic must have: the configured partitions (when known) and what `replicationFor` the cluster gives. */
+export interface RequiredTopic {
+  partitions?: number;
+  replicationFactor: number;
+  minInsyncReplicas: number;
+  retentionMs: number;
+}
+
+/** Each way `found` falls short of `required`, in words an operator can act on. */
+export function topicShortfalls(topic: string, found: FoundTopic, required: RequiredTopic): string[] {
+  const shortfalls: string[] = [];
+  if (required.partitions !== undefined && found.partitions < required.partitions)
+    shortfalls.push(`${topic} has ${found.partitions} partitions, fewer than ${required.partitions}`);
+  if (found.replicationFactor < required.replicationFactor)
+    shortfalls.push(`${topic} has replication factor ${found.replicationFactor}, under ${required.replicationFactor}`);
+  if (!(found.minInsyncReplicas >= required.minInsyncReplicas))
+    shortfalls.push(`${topic} has min.insync.replicas=${found.minInsyncReplicas}, under ${required.minInsyncReplicas}`);
+  if (found.retentionMs >= 0 && found.retentionMs < required.retentionMs)
+    shortfalls.push(`${topic} keeps events ${found.retentionMs} ms, under ${required.retentionMs} ms`);
+  return shortfalls;
+}
+
+/** Thrown by `provisionTopic` when the topic exists with less than it needs: `migrate` then exits non-zero. */
+export class TopicShortfallError extends Error {
+  constructor(
+    readonly topic: string,
+    readonly shortfalls: string[],
+  ) {
+    super(
+      `${topic} exists but falls short: ${shortfalls.join('; ')}. It is never altered here (fewer partitions cannot ` +
+        "be undone, more would move accounts between partitions mid-stream): fix it with Kafka's own tools " +
+        '(kafka-topics.sh --alter, kafka-configs.sh) or recreate it while nothing uses it, then run migrate again.',
+    );
+    this.name = 'TopicShortfallError';
+  }
+}
+
+/**
+ * Creates the topic with `settings`. A topic that already exists is left as it is, and when it falls short
+ * (fewer partitions, a lower replication factor or `min.insync.replicas`, a shorter retention: what broker
+ * auto-creation leaves) this throws `TopicShortfallError`, so the migrate job fails instead of letting the
+ * apps run on a topic where `acks=-1` protects nothing.
+ */
 export async function provisionTopic(
   admin: TopicAdmin,
   settings: TopicSettings,
@@ -99,21 +151,11 @@ export async function provisionTopic(
       ],
     });
     const found = await describeTopic(admin, settings.topic);
-    // An existing topic is not altered: fewer partitions cannot be undone, more would move accounts between
-    // partitions mid-stream, and kafkajs's alterConfigs replaces every override the operator set.
-    if (!created) {
-      if (found.partitions < settings.partitions)
-        warnings.push(
-          `${settings.topic} exists with ${found.partitions} partitions, fewer than ${settings.partitions}`,
-        );
-      if (found.replicationFactor < wanted.replicationFactor)
-        warnings.push(`${settings.topic} exists with replication factor ${found.replicationFactor}`);
-      if (found.minInsyncReplicas < wanted.minInsyncReplicas)
-        warnings.push(`${settings.topic} exists with min.insync.replicas=${found.minInsyncReplicas}`);
-      if (found.retentionMs >= 0 && found.retentionMs < MIN_RETENTION_MS)
-        warnings.push(`${settings.topic} exists with retention.ms=${found.retentionMs}, under 7 days`);
-    }
     for (const warning of warnings) logger.warn({ topic: settings.topic }, warning);
+    if (!created) {
+      const shortfalls = topicShortfalls(settings.topic, found, { ...wanted, ...settings });
+      if (shortfalls.length > 0) throw new TopicShortfallError(settings.topic, shortfalls);
+    }
     logger.info({ topic: settings.topic, created, ...found }, created ? 'topic created' : 'topic exists');
     return {
       created,
@@ -127,39 +169,81 @@ export async function provisionTopic(
   }
 }
 
+/** Where `awaitTopic` ended: the topic as required, or why not. */
+export type TopicWait =
+  | { state: 'ready'; found: FoundTopic }
+  | { state: 'missing' | 'short' | 'unreachable'; problems: string[]; found?: FoundTopic };
+
+export interface AwaitTopicOptions {
+  topic: string;
+  /** The partitions the topic must have; the edge, which does not know them, leaves it out. */
+  partitions?: number;
+  /** How long to wait in all; default 60 s. */
+  timeoutMs?: number;
+  /** Between two looks; default 2 s. */
+  pollMs?: number;
+  /** The app that waits, named in the log line. */
+  app: string;
+}
+
 /**
- * The ledger's start check: warns when the topic has fewer partitions than the ledger may run replicas (the
- * extra ones idle), or `min.insync.replicas` is below 2 (an acked event may live on one broker only).
+ * Waits, bounded, until the topic exists with what `provisionTopic` makes: the partitions asked for, the
+ * replication the cluster's size calls for, and a week's retention. Nothing here creates a topic (kafkajs's
+ * admin never auto-creates), so an app started before the migrate job waits for it instead of writing to a
+ * topic the broker made with its defaults. Says what it waits for when it starts and every 15 s, and returns
+ * where it ended; the caller decides what a topic still missing, short or unreachable means.
  */
-export async function checkTopic(
-  admin: TopicAdmin,
-  options: { topic: string; consumers?: number },
-  logger: Logger,
-): Promise<string[]> {
-  await admin.connect();
-  try {
-    const found = await describeTopic(admin, options.topic);
-    const warnings: string[] = [];
-    if (found.partitions === 0) warnings.push(`${options.topic} does not exist: run the ledger's migrate job`);
-    else {
-      if (options.consumers !== undefined && found.partitions < options.consumers)
-        warnings.push(
-          `${options.topic} has ${found.partitions} partitions for up to ${options.consumers} ledger replicas: ` +
-            'the replicas past the partition count sit idle',
-        );
-      if (!(found.minInsyncReplicas >= 2))
-        warnings.push(
-          `${options.topic} has min.insync.replicas=${found.minInsyncReplicas}: an acked event may be lost`,
-        );
+export async function awaitTopic(admin: TopicAdmin, options: AwaitTopicOptions, logger: Logger): Promise<TopicWait> {
+  const { topic, app } = options;
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  const pollMs = options.pollMs ?? 2_000;
+  const started = Date.now();
+  let lastSaid = -Infinity;
+  let outcome: TopicWait;
+  for (;;) {
+    outcome = await lookAtTopic(admin, options);
+    if (outcome.state === 'ready') break;
+    const waited = Date.now() - started;
+    if (waited >= timeoutMs) break;
+    if (waited - lastSaid >= 15_000) {
+      lastSaid = waited;
+      const hint =
+        outcome.state === 'unreachable'
+          ? 'the brokers do not answer'
+          : "run the usage ledger's migrate (`usage-ledger migrate`, the usage-ledger-migrate init container)";
+      logger.warn(
+        { topic, state: outcome.state, problems: outcome.problems, waitedMs: waited, timeoutMs },
+        `${app} waits for ${topic} to exist as provisioned: ${hint}`,
+      );
     }
-    for (const warning of warnings) logger.warn({ topic: options.topic }, warning);
-    return warnings;
-  } finally {
-    await admin.disconnect();
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
+  }
+  return outcome;
+}
+
+async function lookAtTopic(admin: TopicAdmin, options: AwaitTopicOptions): Promise<TopicWait> {
+  try {
+    await admin.connect();
+    try {
+      const { brokers } = await admin.describeCluster();
+      const found = await describeTopic(admin, options.topic);
+      if (found.partitions === 0) return { state: 'missing', problems: [`${options.topic} does not exist`] };
+      const required = {
+        ...replicationFor(brokers.length),
+        retentionMs: MIN_RETENTION_MS,
+        partitions: options.partitions,
+      };
+      const problems = topicShortfalls(options.topic, found, required);
+      return problems.length > 0 ? { state: 'short', problems, found } : { state: 'ready', found };
+    } finally {
+      await admin.disconnect().catch(() => undefined);
+    }
+  } catch (error) {
+    return { state: 'unreachable', problems: [error instanceof Error ? error.message : String(error)] };
   }
 }
 
-/** The kafkajs admin client for `brokers`, logging through `logger`. */
-export function createTopicAdmin(brokers: string[], clientId: string, logger: Logger): TopicAdmin {
-  return new Kafka({ clientId, brokers, logLevel: logLevel.WARN, logCreator: kafkaLogCreator(logger) }).admin();
+/** The kafkajs admin client (which never auto-creates a topic) over the app's connection. */
+export function createTopicAdmin(options: KafkaClientOptions): TopicAdmin {
+  return createKafka(options).admin();
 }

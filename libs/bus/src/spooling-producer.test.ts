@@ -5,7 +5,6 @@ import { setTimeout as realSleep } from 'node:timers/promises';
 import { createLogger } from '@sbc/logging';
 import type { Kafka } from 'kafkajs';
 import { createKafkaEventProducer } from './create-bus';
-import { openFileOutbox } from './file-outbox';
 import { FakeKafkaCluster } from './testing/fake-kafka';
 import type { EventProducer } from './types';
 
@@ -57,10 +56,8 @@ describe('the spool: usage events the broker has not acked wait on disk (fake ka
   });
 
   function spooled(client: Kafka, options: { maxBuffered?: number; closeTimeoutMs?: number } = {}): EventProducer {
-    const outbox = openFileOutbox({ dir, logger });
     const producer = createKafkaEventProducer(client, {
-      outbox,
-      spoolAfterMs: 500,
+      spool: { dir, spoolAfterMs: 500, leaseMs: 3_000 },
       lingerMs: 5,
       retry: { initialMs: 100, maxMs: 2_000 },
       logger,
@@ -69,7 +66,9 @@ describe('the spool: usage events the broker has not acked wait on disk (fake ka
     producers.push(producer);
     return producer;
   }
-  const segmentsOnDisk = () => readdirSync(dir).filter((name) => name.endsWith('.log'));
+  /** Segment files under the spool's root, in every edge's directory. */
+  const segmentsOnDisk = () =>
+    readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.log'));
 
   it('while the broker keeps up, an event is durable at its ack and nothing is written to disk', async () => {
     const cluster = new FakeKafkaCluster();
@@ -112,7 +111,7 @@ describe('the spool: usage events the broker has not acked wait on disk (fake ka
     await producer.close();
   });
 
-  it('a pod killed (kill -9) in an outage loses no acknowledged event: the next start sends them', async () => {
+  it('a pod killed (kill -9) in an outage loses no acknowledged event: the next start adopts its spool', async () => {
     const cluster = new FakeKafkaCluster();
     const first = cluster.killableClient();
     const before = spooled(first.client, { maxBuffered: 20 });
@@ -124,10 +123,11 @@ describe('the spool: usage events the broker has not acked wait on disk (fake ka
       if (await settlesWithin(durable, 1_000)) acknowledged.push(id);
     }
     expect(acknowledged).toHaveLength(40);
-    first.kill(); // never closed: the process is gone
+    first.kill(); // never closed: the process is gone, its timers (the lease's renewal among them) with it
+    jest.clearAllTimers();
     cluster.bringUp();
     const after = spooled(cluster.client());
-    await pass(10_000);
+    await pass(10_000); // past the 3 s lease: the dead process's spool is adopted and sent
     expect(appliedOnce(cluster)).toEqual(acknowledged);
     expect(after.stats()).toMatchObject({ pending: 0, spooled: 0, dropped: 0 });
     expect(segmentsOnDisk()).toEqual([]);

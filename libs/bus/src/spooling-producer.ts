@@ -1,14 +1,24 @@
 import type { Logger } from '@sbc/logging';
-import { BusClosedError } from './errors';
-import type { FileOutbox, OutboxSegment } from './file-outbox';
+import { backoffDelay } from './backoff';
+import { BusClosedError, SpoolUnavailableError } from './errors';
+import { openFileOutbox, type FileOutbox, type OutboxSegment } from './file-outbox';
+import { openSpoolRoot, type SpoolRoot } from './spool-root';
 import type { EventProducer, OutgoingMessage, ProducerStats, QueuedMessage } from './types';
 
-/** Events per segment while the spool is the queue: what one drain step reads back and holds in memory. */
+/** Events per segment while the spool is the queue. */
 const SEGMENT_EVENTS = 1_000;
+/** Events read back from the spool and handed to the broker at once: what a drain holds in memory. */
+const DRAIN_BATCH = 500;
 
 export interface SpoolOptions {
-  /** The spool: the same fsync'd, group-committed file outbox the embedded bus writes. One process per directory. */
-  outbox: FileOutbox;
+  /** The spool's root (spool-root.ts): every edge's directory lies under it, and a live edge adopts a gone one's. */
+  dir: string;
+  /** Names this process's directory under `dir`; default `<hostname>-<random>`, new at each start. */
+  owner?: string;
+  /** A directory whose lease has not changed this long is adopted; default 30 s. */
+  leaseMs?: number;
+  /** Most bytes this edge's own spool holds on disk; past it, spooled appends are refused. Default 1 GiB. */
+  maxBytes?: number;
   /** How long an event may wait for the broker's ack before it is written to the spool; default 500 ms. */
   spoolAfterMs?: number;
   /** Most events held in memory awaiting an ack; past it, events go to the spool alone. Default 10,000. */
@@ -33,8 +43,8 @@ interface Watched {
 /** A closed segment of events that are on disk only, read back and sent when their turn comes. */
 interface BacklogSegment {
   segment: OutboxSegment;
-  /** Known already for a segment recovered at start; otherwise read from disk when drained. */
-  messages?: QueuedMessage[];
+  /** Found at start (not counted in `spoolOnly`: its count is known only once read). */
+  recovered: boolean;
 }
 
 /** A segment of copies of in-memory events; deleted once every event in it is acked. */
@@ -58,10 +68,17 @@ interface CopySegment {
  * the ledger applies each event id once.
  */
 export function createSpoolingProducer(inner: EventProducer, options: SpoolOptions): EventProducer {
-  const { outbox, logger } = options;
+  const { logger } = options;
   const spoolAfterMs = options.spoolAfterMs ?? 500;
   const maxInMemory = options.maxInMemory ?? 10_000;
   const closeTimeoutMs = options.closeTimeoutMs ?? 10_000;
+  const leaseMs = options.leaseMs ?? 30_000;
+  const root: SpoolRoot = openSpoolRoot({ root: options.dir, owner: options.owner, leaseMs, logger });
+  const outbox: FileOutbox = openFileOutbox({
+    dir: root.ownDir,
+    logger,
+    maxBytes: options.maxBytes ?? 1024 * 1024 * 1024,
+  });
 
   let watched: Watched[] = []; // in memory, not yet acked nor spooled, oldest first
   let inMemory = 0; // sent to `inner` and not yet acked
@@ -74,12 +91,16 @@ export function createSpoolingProducer(inner: EventProducer, options: SpoolOptio
   let dropped = 0;
   let closing: Promise<void> | undefined;
   let draining: Promise<void> | undefined;
+  let drainFailures = 0;
+  let drainRetry: NodeJS.Timeout | undefined;
   const idleWaiters: (() => void)[] = [];
+  /** Adopted directories of edges that are gone, oldest first, and their drain. */
+  const adoptedDirs: string[] = [];
+  let adopting: Promise<void> | undefined;
+  let adoptions = 0;
+  let adoptFailures = 0;
 
-  for (const { segment, messages } of outbox.recovered) {
-    backlog.push({ segment, messages });
-    spoolOnly += messages.length;
-  }
+  for (const segment of outbox.recovered) backlog.push({ segment, recovered: true });
   if (backlog.length > 0) {
     spoolIsQueue = true;
     drain();
@@ -87,7 +108,11 @@ export function createSpoolingProducer(inner: EventProducer, options: SpoolOptio
 
   const ticker = setInterval(tick, Math.max(10, Math.floor(spoolAfterMs / 2)));
   ticker.unref();
-
+  // Looks for spools of edges that are gone about three times per lease; the first look comes soon after start,
+  // so a clean restart picks up what the last process released.
+  const adopter = setInterval(lookForOrphans, Math.max(50, Math.floor(leaseMs / 3)));
+  adopter.unref();
+  setImmediate(lookForOrphans);
   /** Spools what has waited too long for its ack, and closes the segment of copies so acked ones can go. */
   function tick(): void {
     const now = Date.now();
@@ -116,10 +141,20 @@ export function createSpoolingProducer(inner: EventProducer, options: SpoolOptio
       .catch((err: unknown) => logger?.error({ err }, 'usage spool: deleting an acked segment failed'));
   }
 
+  /** Appends to the own spool while this edge holds its lease (else refused, as after a failed write). */
+  function append(message: QueuedMessage): { segment: OutboxSegment; durable: Promise<void> } {
+    if (!root.leaseValid()) {
+      const durable = Promise.reject(new SpoolUnavailableError('failed'));
+      durable.catch(() => undefined);
+      return { segment: { name: '', count: 0, bytes: 0 }, durable };
+    }
+    return outbox.append(message);
+  }
+
   /** Copies an in-memory event to the spool; its caller may go on once the copy is on disk. */
   function spool(entry: Watched): void {
     entry.spooled = true;
-    const { segment, durable } = outbox.append(entry.message);
+    const { segment, durable } = append(entry.message);
     let copy = copies.get(segment);
     if (!copy) copies.set(segment, (copy = { unacked: 0, closed: false, written: durable }));
     copy.unacked++;
@@ -163,13 +198,13 @@ export function createSpoolingProducer(inner: EventProducer, options: SpoolOptio
       logger?.warn({ inMemory, spoolAfterMs }, 'usage spool: the broker is not keeping up; events now queue on disk');
     }
     const queued: QueuedMessage = { topic, key: message.key, value: message.value, headers: message.headers };
-    const { segment, durable } = outbox.append(queued);
+    const { segment, durable } = append(queued);
     spoolOnly++;
     spoolOnlyWrites.set(
       segment,
       durable.catch(() => undefined),
     );
-    if (segment.count >= SEGMENT_EVENTS && outbox.rotate()) backlog.push({ segment });
+    if (segment.count >= SEGMENT_EVENTS && outbox.rotate()) backlog.push({ segment, recovered: false });
     drain();
     return durable.catch((err: unknown) => {
       spoolOnly--;
@@ -180,6 +215,8 @@ export function createSpoolingProducer(inner: EventProducer, options: SpoolOptio
 
   /** Sends the spool to the broker, oldest segment first, once everything before it is acked. */
   function drain(): void {
+    clearTimeout(drainRetry);
+    drainRetry = undefined;
     draining ??= (async () => {
       try {
         while (spoolIsQueue && !closing) {
@@ -192,24 +229,85 @@ export function createSpoolingProducer(inner: EventProducer, options: SpoolOptio
               spoolIsQueue = false;
               break;
             }
-            next = { segment };
+            next = { segment, recovered: false };
           }
-          await spoolOnlyWrites.get(next.segment);
-          spoolOnlyWrites.delete(next.segment);
-          const messages = next.messages ?? outbox.read(next.segment);
-          for (const m of messages) inner.send(m.topic, m);
-          await inner.flush();
-          spoolOnly -= next.segment.count;
-          outbox.release(next.segment);
-          wakeIdle();
-          const fields = { segment: next.segment.name, events: messages.length, left: spoolOnly };
-          logger?.info(fields, 'usage spool: a segment reached the broker');
+          try {
+            await spoolOnlyWrites.get(next.segment);
+            const events = await sendSegment(outbox, next.segment);
+            if (!next.recovered) spoolOnly -= next.segment.count;
+            spoolOnlyWrites.delete(next.segment);
+            outbox.release(next.segment);
+            drainFailures = 0;
+            wakeIdle();
+            logger?.info(
+              { segment: next.segment.name, events, left: spoolOnly },
+              'usage spool: a segment reached the broker',
+            );
+          } catch (err) {
+            backlog.unshift(next); // tried again first
+            throw err;
+          }
         }
       } catch (err) {
-        if (!closing) logger?.error({ err }, 'usage spool: draining stopped');
+        if (!closing) {
+          // Never left stopped: the drain is tried again on a timer, not only at the next spooled send.
+          const retryInMs = backoffDelay(++drainFailures, { initialMs: 500, maxMs: 30_000 });
+          logger?.error({ err, retryInMs }, 'usage spool: draining failed; trying again');
+          drainRetry = setTimeout(drain, retryInMs);
+          drainRetry.unref();
+        }
       } finally {
         draining = undefined;
         if (spoolOnly === 0 && inMemory === 0) wakeIdle();
+      }
+    })();
+  }
+
+  /** Streams one closed segment to the broker in batches, each acked before the next is read. */
+  async function sendSegment(from: FileOutbox, segment: OutboxSegment): Promise<number> {
+    let events = 0;
+    for await (const batch of from.stream(segment, DRAIN_BATCH)) {
+      for (const m of batch) inner.send(m.topic, m);
+      await inner.flush();
+      events += batch.length;
+    }
+    return events;
+  }
+
+  /** Adopts the spools of edges that are gone, and sends them to the broker one directory at a time. */
+  function lookForOrphans(): void {
+    if (closing || adopting) return;
+    adopting = (async () => {
+      try {
+        adoptedDirs.push(...(await root.adoptOrphans()));
+        while (adoptedDirs.length > 0 && !closing) {
+          const dir = adoptedDirs[0]!;
+          const adopted = openFileOutbox({ dir, logger });
+          let events = 0;
+          try {
+            for (const segment of adopted.recovered) {
+              if (closing) return;
+              events += await sendSegment(adopted, segment);
+              adopted.release(segment);
+            }
+          } finally {
+            await adopted.close();
+          }
+          if (closing) return;
+          await root.releaseAdopted(dir);
+          adoptedDirs.shift();
+          adoptions++;
+          adoptFailures = 0;
+          logger?.info({ dir, events }, 'usage spool: an adopted spool reached the broker');
+        }
+      } catch (err) {
+        adoptFailures++;
+        logger?.error(
+          { err, attempt: adoptFailures },
+          'usage spool: adopting or draining a spool failed; trying again',
+        );
+      } finally {
+        adopting = undefined;
       }
     })();
   }
@@ -226,6 +324,8 @@ export function createSpoolingProducer(inner: EventProducer, options: SpoolOptio
 
   async function shutdown(): Promise<void> {
     clearInterval(ticker);
+    clearInterval(adopter);
+    clearTimeout(drainRetry);
     // Not drained further: what is on disk stays there for the next start.
     const acked = inner.flush();
     let timer: NodeJS.Timeout | undefined;
@@ -241,8 +341,11 @@ export function createSpoolingProducer(inner: EventProducer, options: SpoolOptio
       const spooled = copied + spoolOnly;
       logger?.warn({ spooled }, 'usage spool: closed with events on disk; they are sent at the next start');
     }
+    await adopting;
     await inner.close();
     await outbox.close();
+    // An empty own spool goes; one with events is released, so a live edge (or the next start) adopts it at once.
+    await root.close(outbox.stats().bytes === 0);
   }
 
   return {
@@ -260,7 +363,22 @@ export function createSpoolingProducer(inner: EventProducer, options: SpoolOptio
 
     stats(): ProducerStats {
       const { sent, failed } = inner.stats();
-      return { pending: inMemory + spoolOnly, sent, failed, dropped, spooled: copied + spoolOnly };
+      const disk = outbox.stats();
+      return {
+        pending: inMemory + spoolOnly,
+        sent,
+        failed,
+        dropped,
+        spooled: copied + spoolOnly,
+        spool: {
+          bytes: disk.bytes,
+          maxBytes: disk.maxBytes,
+          writable: disk.writable && root.leaseValid(),
+          spooling: spoolIsQueue || copied > 0 || inMemory >= maxInMemory,
+          adoptions,
+          orphans: root.orphans(),
+        },
+      };
     },
 
     close() {

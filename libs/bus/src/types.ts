@@ -39,6 +39,23 @@ export interface ProducerStats {
   dropped: number;
   /** With a spool (services mode): events on disk and not yet acked by the broker; included in `pending`. */
   spooled?: number;
+  /** With a spool: its disk and whether events go to it now. */
+  spool?: SpoolStats;
+}
+
+export interface SpoolStats {
+  /** Bytes of this edge's own spool on disk. */
+  bytes: number;
+  /** The bound on `bytes`: past it, spooled appends are refused. */
+  maxBytes: number;
+  /** False after a failed write until it is repaired, or while this edge does not hold its lease: nothing spools. */
+  writable: boolean;
+  /** Events go to the spool now (the broker is not acking within the spool delay): a full spool loses them. */
+  spooling: boolean;
+  /** Spools of edges that were gone, adopted and sent to the broker by this edge since it started. */
+  adoptions: number;
+  /** Spools of other edges that look abandoned (lease not moving) or that this edge adopted and has not sent yet. */
+  orphans: number;
 }
 
 export interface EventProducer {

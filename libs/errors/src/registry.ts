@@ -228,6 +228,16 @@ const registry = {
     action: 'The service is starting, draining or overloaded: retry after `Retry-After` (or a second or two).',
     retryable: true,
   },
+  usage_unrecordable: {
+    status: 503,
+    grpc: GrpcStatus.UNAVAILABLE,
+    message: 'This gateway cannot record usage right now, so it takes no billable call.',
+    action:
+      'Billing events are waiting on this gateway (its event bus is unreachable and its spool on disk is nearly ' +
+      'full): retry after `Retry-After`. Calls on your own endpoints and calls answered from the response cache ' +
+      'are still served.',
+    retryable: true,
+  },
   queue_full: {
     status: 503,
     grpc: GrpcStatus.UNAVAILABLE,

@@ -5,6 +5,7 @@ import type { Principal } from '../auth/authenticator';
 import type { Budget, BudgetSubject, Reservation } from '../limits/budget';
 import type { Bucket, RateLimiter, TokenHold } from '../limits/rate-limit';
 import type { Target } from '../routing/targets';
+import type { UsageGate } from '../usage/usage-gate';
 import { countRequestTokens, createTokenCounter } from './count-tokens';
 import { bodyOf, promptOf, requestedMaxTokens, type CallerCall } from './plan';
 import type { Pricing } from './pricing';
@@ -15,6 +16,8 @@ export interface AdmitDeps {
   budget: Budget;
   pricing: Pricing;
   defaultMaxTokens: number;
+  /** Whether a billable call's usage can be recorded now (usage/usage-gate.ts); absent: always. */
+  usageGate?: Pick<UsageGate, 'refusal'>;
 }
 
 /** What a call was admitted under, for settling it. */
@@ -124,6 +127,9 @@ export class Admission {
     bytes: number,
   ): Promise<void> {
     const { deps, terms } = this;
+    // A billable call whose usage this edge cannot record now is refused (503 in its dialect), not served unbilled.
+    const unrecordable = deps.usageGate?.refusal();
+    if (unrecordable) throw unrecordable;
     if (terms.reservation) {
       // The earlier model's reservation is released before this one's is taken.
       const earlier = terms.reservation;

@@ -14,6 +14,7 @@ import {
   type ProducerBatch,
   type ProducerConfig,
 } from 'kafkajs';
+import { FakeKafkaAdmin } from './fake-kafka-admin';
 
 /** A record as the broker stored it. */
 export interface StoredRecord {
@@ -60,13 +61,46 @@ export class FakeKafkaCluster {
   produceRequests = 0;
   /** Per consumer group and partition (`group/partition`), the offset of the next record it has not committed. */
   readonly committed = new Map<string, number>();
-  /** Each topic has this many partitions; a record's is its key's (a stand-in for murmur2: stable per key). */
-  constructor(readonly partitions = 1) {}
+  /** The options of every kafkajs consumer created, oldest first. */
+  readonly consumerConfigs: ConsumerConfig[] = [];
+  /** Topics as the admin client sees them (created by `createTopics`, or by the broker's auto-create). */
+  readonly topicAdmin: FakeKafkaAdmin;
+  private readonly topicsExist: boolean;
+  private readonly autoCreateTopics: boolean;
 
-  partitionOf(key: string): number {
+  /**
+   * Each topic has `partitions` partitions; a record's is its key's (a stand-in for murmur2: stable per key).
+   * By default every topic exists. With `topicsExist: false` a topic exists once the admin client created it, or
+   * once a client that allows it (kafkajs's `allowAutoTopicCreation`, on unless turned off) touched it on a broker
+   * with `autoCreateTopics` (`auto.create.topics.enable`, the broker's default): then with the broker's defaults,
+   * 1 partition and 1 replica, as a real broker makes it.
+   */
+  constructor(
+    readonly partitions = 1,
+    options: { topicsExist?: boolean; autoCreateTopics?: boolean; brokers?: number } = {},
+  ) {
+    this.topicsExist = options.topicsExist ?? true;
+    this.autoCreateTopics = options.autoCreateTopics ?? true;
+    this.topicAdmin = new FakeKafkaAdmin(options.brokers ?? 1);
+  }
+
+  /** Whether a client may use `topic`, creating it with broker defaults when the client and broker allow it. */
+  private reachTopic(topic: string, allowAutoTopicCreation: boolean | undefined): boolean {
+    if (this.topicsExist || this.topicAdmin.topics.has(topic)) return true;
+    if (allowAutoTopicCreation === false || !this.autoCreateTopics) return false;
+    this.topicAdmin.topics.set(topic, { partitions: 1, replicationFactor: 1, configs: {} });
+    return true;
+  }
+
+  /** Partitions of `topic`: the cluster's count, or what the topic was created with. */
+  partitionsOf(topic: string): number {
+    return this.topicAdmin.topics.get(topic)?.partitions ?? this.partitions;
+  }
+
+  partitionOf(key: string, topic?: string): number {
     let hash = 0;
     for (const char of key) hash = (hash * 31 + char.charCodeAt(0)) >>> 0;
-    return hash % this.partitions;
+    return hash % (topic ? this.partitionsOf(topic) : this.partitions);
   }
 
   /** The records of one partition of a topic, in offset order. */
@@ -78,9 +112,32 @@ export class FakeKafkaCluster {
    * The part of kafkajs's admin client that reads offsets: each partition's high watermark
    * (`fetchTopicOffsets`), and a group's committed offsets (`fetchOffsets`, -1 where it committed none).
    */
-  admin(): Pick<Admin, 'connect' | 'disconnect' | 'fetchTopicOffsets' | 'fetchOffsets'> {
+  admin(): Pick<
+    Admin,
+    | 'connect'
+    | 'disconnect'
+    | 'fetchTopicOffsets'
+    | 'fetchOffsets'
+    | 'describeCluster'
+    | 'createTopics'
+    | 'fetchTopicMetadata'
+    | 'describeConfigs'
+  > {
     const partitionIds = Array.from({ length: this.partitions }, (_, partition) => partition);
+    const topics = this.topicAdmin.client();
+    const down = () => this.down;
+    const unreachable = () => this.unreachable();
+    const whileUp =
+      <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
+      async (...args: A): Promise<R> => {
+        if (down()) throw unreachable();
+        return call(...args);
+      };
     return {
+      describeCluster: whileUp(topics.describeCluster),
+      createTopics: whileUp(topics.createTopics),
+      fetchTopicMetadata: whileUp(topics.fetchTopicMetadata),
+      describeConfigs: whileUp(topics.describeConfigs),
       connect: async () => undefined,
       disconnect: async () => undefined,
       fetchTopicOffsets: async (topic: string) =>
@@ -97,12 +154,17 @@ export class FakeKafkaCluster {
             metadata: null,
           })),
         })),
-    } as Pick<Admin, 'connect' | 'disconnect' | 'fetchTopicOffsets' | 'fetchOffsets'>;
+    } as ReturnType<FakeKafkaCluster['admin']>;
   }
   private readonly consumers = new Set<FakeConsumer>();
   private down = false;
   private readonly faults: ProduceFault[] = [];
   private readonly fenced = new WeakSet<object>();
+
+  /** For a consumer's subscribe: whether the topic is there (or made, when the client and broker allow it). */
+  canSubscribe(topic: string, allowAutoTopicCreation: boolean | undefined): boolean {
+    return this.reachTopic(topic, allowAutoTopicCreation);
+  }
 
   /** Connections are refused until `bringUp`. */
   takeDown(): void {
@@ -123,6 +185,7 @@ export class FakeKafkaCluster {
     return {
       producer: (config?: ProducerConfig) => this.newProducer(config ?? {}),
       consumer: (config: ConsumerConfig) => this.newConsumer(config),
+      admin: () => this.admin(),
     } as unknown as Kafka;
   }
 
@@ -136,7 +199,8 @@ export class FakeKafkaCluster {
 
   private newConsumer(config: ConsumerConfig): Consumer {
     this.consumersCreated++;
-    const consumer = new FakeConsumer(this, config.groupId, (c) => this.consumers.delete(c));
+    this.consumerConfigs.push(config);
+    const consumer = new FakeConsumer(this, config, (c) => this.consumers.delete(c));
     this.consumers.add(consumer);
     return consumer as unknown as Consumer;
   }
@@ -187,6 +251,10 @@ export class FakeKafkaCluster {
         this.compressions.push(batch.compression);
         this.requestSizes.push((batch.topicMessages ?? []).reduce((n, t) => n + t.messages.length, 0));
         if (this.down) throw this.unreachable();
+        const missing = (batch.topicMessages ?? []).find(
+          ({ topic }) => !this.reachTopic(topic, config.allowAutoTopicCreation),
+        );
+        if (missing) throw unknownTopic();
         if (this.fenced.has(handle)) throw outOfOrderSequence();
         const fault = this.faults.shift();
         if (fault === 'out-of-order-sequence') {
@@ -197,7 +265,7 @@ export class FakeKafkaCluster {
           for (const m of messages) {
             const headers = Object.fromEntries(Object.entries(m.headers ?? {}).map(([k, v]) => [k, String(v)]));
             const key = String(m.key);
-            const partition = this.partitionOf(key);
+            const partition = this.partitionOf(key, topic);
             const offset = this.partitionLog(topic, partition).length;
             this.log.push({ topic, partition, offset, key, value: Buffer.from(m.value as Buffer), headers });
           }
@@ -218,6 +286,17 @@ export class FakeKafkaCluster {
     });
     return handle;
   }
+}
+
+/** A topic the broker does not have, as kafkajs reports it once its metadata retries are spent. */
+function unknownTopic(): Error {
+  const cause = new KafkaJSProtocolError({
+    type: 'UNKNOWN_TOPIC_OR_PARTITION',
+    code: 3,
+    retriable: true,
+    message: 'This server does not host this topic-partition',
+  } as unknown as Error);
+  return new KafkaJSNumberOfRetriesExceeded(cause, { retryCount: 5, retryTime: 1_000 });
 }
 
 /** Code 45 as kafkajs's produce path raises it: a protocol error, bailed out of the retrier as non-retriable. */
@@ -243,11 +322,15 @@ class FakeConsumer {
   private running = false;
   private topic = '';
 
+  private readonly groupId: string;
+
   constructor(
     private readonly cluster: FakeKafkaCluster,
-    private readonly groupId: string,
+    private readonly config: ConsumerConfig,
     private readonly gone: (consumer: FakeConsumer) => void,
-  ) {}
+  ) {
+    this.groupId = config.groupId;
+  }
 
   on(_event: string, listener: (event: unknown) => void): () => void {
     this.listeners.push(listener);
@@ -258,6 +341,7 @@ class FakeConsumer {
 
   async subscribe({ topics }: { topics: string[] }): Promise<void> {
     this.topic = topics[0]!;
+    if (!this.cluster.canSubscribe(this.topic, this.config.allowAutoTopicCreation)) throw unknownTopic();
   }
 
   async run(config: ConsumerRunConfig): Promise<void> {
@@ -279,7 +363,7 @@ class FakeConsumer {
   private async loop(config: ConsumerRunConfig): Promise<void> {
     while (this.running) {
       let fetched = false;
-      for (let partition = 0; partition < this.cluster.partitions && this.running; partition++) {
+      for (let partition = 0; partition < this.cluster.partitionsOf(this.topic) && this.running; partition++) {
         if (this.paused.has(partition)) continue;
         const committedKey = `${this.groupId}/${partition}`;
         const from = this.cluster.committed.get(committedKey) ?? 0;
