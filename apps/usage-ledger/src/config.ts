@@ -67,7 +67,9 @@ const schema = z
      * unreachable database fails a batch (paused, retried with backoff) instead of holding the consumer.
      */
     LEDGER_DB_CONNECT_TIMEOUT_MS: z.coerce.number().int().positive().max(KAFKA_SESSION_TIMEOUT_MS).default(5_000),
-    /** The server cancels a usage batch's statement that runs longer (a lock, a slow disk); under the session timeout. */
+    /**
+     * The server cancels a usage batch's statement that runs longer (a lock, a slow disk); under the session timeout.
+     */
     LEDGER_STATEMENT_TIMEOUT_MS: z.coerce.number().int().positive().max(KAFKA_SESSION_TIMEOUT_MS).default(10_000),
     LEDGER_BATCH_LINGER_MS: z.coerce.number().int().min(0).default(20),
     LEDGER_RECONCILE_INTERVAL_MS: positiveInt(60_000),
