@@ -46,6 +46,7 @@ import { createEdgeRouter } from './edge-router';
 import { createGatewayApp } from './server';
 import { renderClientError } from './http/client-errors';
 import { createUpstreamClient } from './upstream/client';
+import { createCaptureHook } from './capture/call-capture';
 import { createMemoryCaptureStore, createSharedCaptureStore } from './capture/capture-store';
 import { createUsageEmitter } from './usage/usage-events';
 
@@ -259,16 +260,19 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
       },
     },
     pricing,
-    // Shared by every edge through Redis when the edge has it; a bounded LRU in this process otherwise.
-    responseCache: createResponseCache({
-      store: config.redisUrl
-        ? createSharedReplyStore(store, config.responseCache)
-        : new MemoryReplyStore(config.responseCache),
-      logger,
-    }),
+    // The step socket's hooks, in order: the first sees the call first and its reply last.
+    hooks: [
+      createCaptureHook({ captures, logger }),
+      // Shared by every edge through Redis when the edge has it; a bounded LRU in this process otherwise.
+      createResponseCache({
+        store: config.redisUrl
+          ? createSharedReplyStore(store, config.responseCache)
+          : new MemoryReplyStore(config.responseCache),
+        logger,
+      }),
+    ],
     logger,
     genai,
-    captures,
     drainDeadline: drainDeadline.signal,
   };
   const handleModelCall = createModelCallHandler(modelCallDeps);
