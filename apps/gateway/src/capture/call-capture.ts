@@ -5,7 +5,7 @@ import { endpointUrl } from '../upstream/endpoint-url';
 import { headersFor, type UpstreamCall, type UpstreamRequest } from '../upstream/client';
 import type { UsageFields } from '../usage/usage-events';
 import type { CaptureStore } from './capture-store';
-import { redactSecrets } from '../observability/redact-secrets';
+import { redactSecrets } from '@sbc/guardrails';
 import { CappedText, redactHeaders, shownUrl } from './redact';
 
 /** The request header that asks for a capture; honoured for a signed-in session only. */
