@@ -12,6 +12,7 @@ import { SessionService } from '@sbc/proto/sbc/account/v1/sessions_pb';
 import { TeamService } from '@sbc/proto/sbc/account/v1/teams_pb';
 import { AuditService } from '@sbc/proto/sbc/account/v1/audit_pb';
 import { UpstreamService } from '@sbc/proto/sbc/account/v1/upstreams_pb';
+import { GuardrailService } from '@sbc/proto/sbc/account/v1/guardrails_pb';
 import { RunsService } from '@sbc/proto/sbc/runs/v1/runs_pb';
 import { UsageLedgerService } from '@sbc/proto/sbc/usage/v1/ledger_pb';
 import { XBuildsService } from '@sbc/proto/sbc/xbuilds/v1/xbuilds_pb';
@@ -103,6 +104,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     teams: createRpcClient(TeamService, accountRpc),
     devices: createRpcClient(DeviceService, accountRpc),
     audit: createRpcClient(AuditService, accountRpc),
+    guardrails: createRpcClient(GuardrailService, accountRpc),
   };
   // The other backends' APIs for the REST surface; none is on a model call's path.
   const backends = {

@@ -15,3 +15,18 @@ export { MAX_PATTERN_LENGTH, MAX_WORD_LENGTH, MAX_WORDS } from './patterns';
 export { findSecrets, REDACTED, redactSecrets } from './secrets';
 export type { Span } from './span';
 export { STREAM_WINDOW_CHARS, WindowScanner } from './stream-window';
+export {
+  checkGuardrailConfig,
+  checkSides,
+  GUARDRAIL_KINDS,
+  GUARDRAIL_SIDES,
+  JUDGE_MAX_TOKENS,
+  MAX_DETECTORS,
+  WEBHOOK_TIMEOUT_MS,
+  type DetectorsConfig,
+  type GuardrailConfig,
+  type GuardrailKind,
+  type GuardrailSide,
+  type JudgeConfig,
+  type WebhookConfig,
+} from './config';
