@@ -48,6 +48,8 @@ import { createGatewayApp } from './server';
 import { renderClientError } from './http/client-errors';
 import { createUpstreamClient } from './upstream/client';
 import { createCaptureHook } from './capture/call-capture';
+import { createGuardrailHook } from './guardrails/guardrail-hook';
+import { createGuardrailWebhooks } from './guardrails/guardrail-webhook';
 import { createMemoryCaptureStore, createSharedCaptureStore } from './capture/capture-store';
 import { createUsageEmitter } from './usage/usage-events';
 
@@ -144,6 +146,8 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     resolve: overrides.egressResolve,
   });
   const upstream = createUpstreamClient(config.upstream, egress);
+  // Guardrail webhooks are dialed under the same egress rules as callers' endpoints.
+  const guardrailWebhooks = createGuardrailWebhooks(egress);
   const pricing = createPricing();
   const routing = createRoutingTables({
     account,
@@ -265,6 +269,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     // The step socket's hooks, in order: the first sees the call first and its reply last.
     hooks: [
       createCaptureHook({ captures, logger }),
+      createGuardrailHook({ webhooks: guardrailWebhooks, logger, registry }),
       // Shared by every edge through Redis when the edge has it; a bounded LRU in this process otherwise.
       createResponseCache({
         store: config.redisUrl
@@ -300,6 +305,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     await authenticator.stop();
     await routing.stop();
     await upstream.close();
+    await guardrailWebhooks.close();
     await targetHealth.close();
     await deploymentLimiter.close();
     await ownBus?.close();

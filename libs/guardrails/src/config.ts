@@ -3,15 +3,13 @@ import { DETECTOR_TYPES, detectorIssues, GUARDRAIL_ACTIONS, type DetectorSpec } 
 // A guardrail's settings by kind, checked where guardrails are saved (the account service) and read where they run
 // (the edge). Every problem is reported with the path of its field, at once.
 
-export const GUARDRAIL_KINDS = ['detectors', 'webhook', 'judge'] as const;
+export const GUARDRAIL_KINDS = ['detectors', 'webhook'] as const;
 export type GuardrailKind = (typeof GUARDRAIL_KINDS)[number];
 export const GUARDRAIL_SIDES = ['request', 'reply'] as const;
 export type GuardrailSide = (typeof GUARDRAIL_SIDES)[number];
 
 export const MAX_DETECTORS = 20;
 export const WEBHOOK_TIMEOUT_MS = { min: 100, max: 10_000, default: 2_000 };
-export const JUDGE_MAX_TOKENS = { min: 1, max: 64, default: 8 };
-export const MAX_JUDGE_QUESTION = 2_000;
 
 export interface DetectorsConfig {
   detectors: DetectorSpec[];
@@ -22,12 +20,7 @@ export interface WebhookConfig {
   /** What a webhook that does not answer in time, or answers with an error, means: let the call go, or block it. */
   fail: 'open' | 'closed';
 }
-export interface JudgeConfig {
-  model: string;
-  question: string;
-  max_tokens: number;
-}
-export type GuardrailConfig = DetectorsConfig | WebhookConfig | JudgeConfig;
+export type GuardrailConfig = DetectorsConfig | WebhookConfig;
 
 type Issue = { path: string; message: string };
 
@@ -42,8 +35,7 @@ export function checkGuardrailConfig(
     return { issues: [{ path: 'config', message: 'The settings must be an object.' }] };
   const record = value as Record<string, unknown>;
   if (kind === 'detectors') return checkDetectors(record.detectors);
-  if (kind === 'webhook') return checkWebhook(record);
-  return checkJudge(record);
+  return checkWebhook(record);
 }
 
 function checkDetectors(value: unknown): { config: DetectorsConfig; issues: [] } | { issues: Issue[] } {
@@ -103,31 +95,6 @@ function checkWebhook(record: Record<string, unknown>): { config: WebhookConfig;
   if (issues.length > 0) return { issues };
   return {
     config: { url: url!.toString(), timeout_ms: timeout as number, fail: fail as 'open' | 'closed' },
-    issues: [],
-  };
-}
-
-function checkJudge(record: Record<string, unknown>): { config: JudgeConfig; issues: [] } | { issues: Issue[] } {
-  const issues: Issue[] = [];
-  const model = record.model ?? 'house';
-  if (typeof model !== 'string' || model.length === 0 || model.length > 200)
-    issues.push({ path: 'model', message: 'model must be a model id of at most 200 characters.' });
-  const question = record.question;
-  if (typeof question !== 'string' || question.trim() === '' || question.length > MAX_JUDGE_QUESTION)
-    issues.push({ path: 'question', message: `question must be 1 to ${MAX_JUDGE_QUESTION} characters.` });
-  const maxTokens = record.max_tokens ?? JUDGE_MAX_TOKENS.default;
-  if (
-    !Number.isInteger(maxTokens) ||
-    (maxTokens as number) < JUDGE_MAX_TOKENS.min ||
-    (maxTokens as number) > JUDGE_MAX_TOKENS.max
-  )
-    issues.push({
-      path: 'max_tokens',
-      message: `max_tokens must be a whole number from ${JUDGE_MAX_TOKENS.min} to ${JUDGE_MAX_TOKENS.max}.`,
-    });
-  if (issues.length > 0) return { issues };
-  return {
-    config: { model: model as string, question: question as string, max_tokens: maxTokens as number },
     issues: [],
   };
 }

@@ -20,13 +20,11 @@ export {
   checkSides,
   GUARDRAIL_KINDS,
   GUARDRAIL_SIDES,
-  JUDGE_MAX_TOKENS,
   MAX_DETECTORS,
   WEBHOOK_TIMEOUT_MS,
   type DetectorsConfig,
   type GuardrailConfig,
   type GuardrailKind,
   type GuardrailSide,
-  type JudgeConfig,
   type WebhookConfig,
 } from './config';

@@ -7,7 +7,7 @@ CREATE TABLE guardrails (
   user_id text NOT NULL REFERENCES users (id) ON DELETE CASCADE,
   org_id text REFERENCES teams (id) ON DELETE CASCADE,
   name text NOT NULL CHECK (char_length(name) BETWEEN 1 AND 100),
-  kind text NOT NULL CHECK (kind IN ('detectors', 'webhook', 'judge')),
+  kind text NOT NULL CHECK (kind IN ('detectors', 'webhook')),
   config jsonb NOT NULL,
   applies_to text[] NOT NULL DEFAULT '{request,reply}',
   webhook_secret bytea,

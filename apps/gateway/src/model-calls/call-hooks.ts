@@ -42,6 +42,13 @@ export interface HookAnswer {
   cacheHit: boolean;
 }
 
+/** What a part had the call's usage event record: the guardrail that acted on it, and how. */
+export interface UsageMark {
+  guardrailId: string;
+  /** block, redact or log. */
+  guardrailAction: string;
+}
+
 /** One hook's part in one call; every member is optional. */
 export interface HookPart {
   /**
@@ -65,6 +72,8 @@ export interface HookPart {
   record?(fields: UsageFields, outcome: CallOutcome): Promise<void>;
   /** Once the caller has the whole reply (not awaited). */
   done?(outcome: CallOutcome): void;
+  /** Read when the usage event is made (after a refusal too): what the call's usage row records of this part. */
+  mark?(): UsageMark | undefined;
 }
 
 /** What a hook sees of a streamed reply: each neutral event, in order, before the caller's frames are made. */
@@ -189,6 +198,16 @@ export function watchedUpstream(upstream: UpstreamClient, parts: readonly HookPa
       return reply;
     },
   };
+}
+
+/** The first mark a part left on the call, for its usage event. */
+export function usageMarkOf(parts: readonly HookPart[] | undefined): UsageMark | undefined {
+  if (parts)
+    for (const part of parts) {
+      const mark = part.mark?.();
+      if (mark) return mark;
+    }
+  return undefined;
 }
 
 /** The usage event and the parts' records, awaited together. */

@@ -19,7 +19,7 @@ import type { Principal } from '../auth/authenticator';
 import type { Budget, Reservation } from '../limits/budget';
 import type { TokenHold } from '../limits/rate-limit';
 import type { UsageEmitter, UsageFields } from '../usage/usage-events';
-import { recordWithHooks, type HookPart } from './call-hooks';
+import { recordWithHooks, usageMarkOf, type HookPart } from './call-hooks';
 import type { CallOutcome } from './call-outcome';
 import type { CallerCall } from './plan';
 import type { Pricing } from './pricing';
@@ -83,6 +83,7 @@ export async function settle(deps: SettleDeps, state: CallRecord): Promise<void>
   const key = principal.key;
   const charged = creditsCharged(listCost, costMilli, chargedMilli);
   const fairUse = fairUseCall ? microcreditsForNanoUsd(listCost) : microcredits(0);
+  const mark = usageMarkOf(state.hooks);
   const fields: UsageFields = {
     requestId: state.requestId,
     accountId: principal.userId,
@@ -119,6 +120,8 @@ export async function settle(deps: SettleDeps, state: CallRecord): Promise<void>
     servedBy: target?.label ?? '',
     attempts: outcome.attempts,
     cacheHit: outcome.cacheHit === true,
+    guardrailId: mark?.guardrailId ?? '',
+    guardrailAction: mark?.guardrailAction ?? '',
   };
   const emitted = deps.usage.emit(fields);
   await (state.hooks ? recordWithHooks(emitted, state.hooks, fields, outcome) : emitted);

@@ -25,7 +25,7 @@ export function renderGuardrail(guardrail: Guardrail | undefined): Record<string
   };
 }
 
-const SETTINGS = ['detectors', 'url', 'timeout_ms', 'fail', 'model', 'question', 'max_tokens'] as const;
+const SETTINGS = ['detectors', 'url', 'timeout_ms', 'fail'] as const;
 
 /** The kind's settings among a body's fields. */
 function settingsOf(body: Record<string, unknown>): Record<string, unknown> {

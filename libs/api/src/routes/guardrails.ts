@@ -50,13 +50,6 @@ const WebhookFields = {
     description: 'A webhook that times out or fails: `open` lets the call go, `closed` (the default) blocks it.',
   }),
 };
-const JudgeFields = {
-  model: z.string().min(1).max(200).optional().meta({ description: 'The model asked; `house` by default.' }),
-  question: z.string().min(1).max(2_000).meta({
-    description: 'The policy question, answered yes (the text breaks the policy: blocked) or no.',
-  }),
-  max_tokens: z.number().int().min(1).max(64).optional().meta({ description: "The judge's output budget; default 8." }),
-};
 
 export const CreateGuardrailBody = z
   .discriminatedUnion('kind', [
@@ -74,13 +67,6 @@ export const CreateGuardrailBody = z
       applies_to: Sides.optional(),
       ...WebhookFields,
     }),
-    z.strictObject({
-      kind: z.literal('judge'),
-      name: Name,
-      team_id: z.string().optional(),
-      applies_to: Sides.optional(),
-      ...JudgeFields,
-    }),
   ])
   .meta({ id: 'GuardrailCreate' });
 
@@ -89,16 +75,13 @@ export const Guardrail = z
     id: z.string().meta({ description: '`grd_…`' }),
     object: z.literal('guardrail'),
     name: z.string(),
-    kind: z.enum(['detectors', 'webhook', 'judge']),
+    kind: z.enum(['detectors', 'webhook']),
     team_id: z.string().nullable().meta({ description: "Set on a team's guardrail." }),
     applies_to: Sides,
     detectors: z.array(Detector).optional(),
     url: z.string().optional(),
     timeout_ms: z.number().int().optional(),
     fail: z.enum(['open', 'closed']).optional(),
-    model: z.string().optional(),
-    question: z.string().optional(),
-    max_tokens: z.number().int().optional(),
     created_at: DateTime,
     updated_at: DateTime,
   })
@@ -122,7 +105,6 @@ const UpdateGuardrailBody = z
     applies_to: Sides.optional(),
     detectors: z.array(Detector).min(1).max(20).optional(),
     ...Object.fromEntries(Object.entries(WebhookFields).map(([key, schema]) => [key, schema.optional()])),
-    ...Object.fromEntries(Object.entries(JudgeFields).map(([key, schema]) => [key, schema.optional()])),
   })
   .meta({
     id: 'GuardrailUpdate',
@@ -229,6 +211,7 @@ export const testGuardrail = defineRoute({
           redacted: z.array(DetectorType),
           logged: z.array(DetectorType),
         })
+        .loose()
         .meta({ id: 'GuardrailTestResult' }),
     },
   },
