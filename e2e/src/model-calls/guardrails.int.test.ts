@@ -155,7 +155,7 @@ describe.each(DIALECTS)('%s', (dialect) => {
     expect(text).toContain('[REDACTED:card]');
   });
 
-  it('a blocked word is refused with guardrail_blocked naming the guardrail, never the word, and reaches no upstream', async () => {
+  it('a blocked word is refused with guardrail_blocked naming the guardrail, not the word', async () => {
     const words = await guardrail({
       kind: 'detectors',
       detectors: [{ type: 'words', action: 'block', words: ['orion'] }],
@@ -170,7 +170,7 @@ describe.each(DIALECTS)('%s', (dialect) => {
     expect(received.length).toBe(before);
   });
 
-  it('a webhook that fails closed blocks the call; one that fails open lets it through; one that allows is signed', async () => {
+  it('a webhook failing closed blocks, one failing open lets the call go, one allowing is signed', async () => {
     const closed = await guardrail({ kind: 'webhook', url: `${webhookUrl}/check`, timeout_ms: 1_000, fail: 'closed' });
     const open = await guardrail({ kind: 'webhook', url: `${webhookUrl}/check`, timeout_ms: 1_000, fail: 'open' });
     hookAnswer = { status: 500, body: { error: 'down' } };

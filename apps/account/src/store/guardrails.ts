@@ -6,9 +6,9 @@ type Db = AccountDb | Prisma.TransactionClient;
 
 /** The most guardrails an account (or a team) keeps, and the most one key or team attaches. */
 export const MAX_GUARDRAILS = 50;
-export const MAX_ATTACHED = 10;
+const MAX_ATTACHED = 10;
 
-export function guardrailNotFound(): ApiError {
+function guardrailNotFound(): ApiError {
   return new ApiError('not_found', 'No such guardrail on this account.', { param: 'guardrail_id' });
 }
 
@@ -75,8 +75,10 @@ export async function keyHashesOf(db: Db, owner: GuardrailOwner): Promise<Uint8A
 
 /** Removes a guardrail from every key and team that names it. */
 export async function detachEverywhere(tx: Prisma.TransactionClient, id: string): Promise<void> {
-  await tx.$executeRaw`UPDATE caller_keys SET guardrail_ids = array_remove(guardrail_ids, ${id}) WHERE ${id} = ANY(guardrail_ids)`;
-  await tx.$executeRaw`UPDATE teams SET guardrail_ids = array_remove(guardrail_ids, ${id}) WHERE ${id} = ANY(guardrail_ids)`;
+  await tx.$executeRaw`UPDATE caller_keys SET guardrail_ids = array_remove(guardrail_ids, ${id})
+    WHERE ${id} = ANY(guardrail_ids)`;
+  await tx.$executeRaw`UPDATE teams SET guardrail_ids = array_remove(guardrail_ids, ${id})
+    WHERE ${id} = ANY(guardrail_ids)`;
 }
 
 /** The guardrails a key's calls may meet (its account's and its team's) and those attached to it and its team. */

@@ -19,7 +19,7 @@ import type { EdgeGuardrail, PrincipalGuardrails } from './edge-guardrails';
 import type { GuardrailWebhooks } from './guardrail-webhook';
 
 /** The request header that adds guardrails to one call (comma-separated ids); nothing a header says removes one. */
-export const GUARDRAILS_HEADER = 'x-sbc-guardrails';
+const GUARDRAILS_HEADER = 'x-sbc-guardrails';
 
 const ACTION_RANK = { log: 1, redact: 2, block: 3 } as const;
 type Action = keyof typeof ACTION_RANK;
@@ -31,7 +31,7 @@ export interface GuardrailHookDeps {
 }
 
 /** The refusal of a blocked call: 400 `guardrail_blocked`, naming the guardrail and its kind, never what matched. */
-export function guardrailBlocked(guardrail: EdgeGuardrail, detail = ''): ApiError {
+function guardrailBlocked(guardrail: EdgeGuardrail, detail = ''): ApiError {
   return new ApiError(
     'guardrail_blocked',
     `Guardrail "${guardrail.name}" (${guardrail.kind}) blocked this call${detail}.`,
@@ -177,7 +177,7 @@ class GuardrailCall implements HookPart {
       this.strongest = { guardrail, action };
   }
 
-  /** Asks a webhook guardrail; one the edge cannot apply (its settings no longer read) blocks: a policy is never skipped. */
+  /** Asks a webhook guardrail; one the edge cannot apply (settings it cannot read) blocks: no policy is skipped. */
   private async consult(
     guardrail: EdgeGuardrail,
     payload: Record<string, unknown>,

@@ -8,7 +8,7 @@ import type { EdgeGuardrail } from './edge-guardrails';
 const MAX_ANSWER_BYTES = 16 * 1024;
 
 /** What a guardrail webhook decided: its own answer, or that it failed to give one (fail open or closed decides). */
-export type WebhookVerdict = 'allow' | 'block' | 'failed';
+type WebhookVerdict = 'allow' | 'block' | 'failed';
 
 export interface GuardrailWebhooks {
   check(guardrail: EdgeGuardrail, payload: Record<string, unknown>, dialAs: EgressCaller): Promise<WebhookVerdict>;

@@ -138,11 +138,6 @@ export async function replyThroughHooks(parts: readonly HookPart[], reply: ChatR
   return current;
 }
 
-/** Whether any part rewrites a whole reply or watches a stream. */
-export function watchesReplies(parts: readonly HookPart[]): boolean {
-  return parts.some((part) => part.reply !== undefined);
-}
-
 /**
  * A stream's events through the parts' filters, last part first. Once a filter passes on an `error` event the chain
  * is halted: it passes nothing more on.

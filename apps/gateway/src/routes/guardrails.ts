@@ -10,7 +10,7 @@ import { mount } from '../http/mount';
 const iso = (value: Timestamp | undefined) => (value ? timestampDate(value) : new Date(0)).toISOString();
 
 /** A guardrail as the API shows it: its kind's settings at the top level, never its webhook secret. */
-export function renderGuardrail(guardrail: Guardrail | undefined): Record<string, unknown> {
+function renderGuardrail(guardrail: Guardrail | undefined): Record<string, unknown> {
   const g = guardrail!;
   return {
     id: g.id,
