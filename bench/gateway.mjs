@@ -27,7 +27,7 @@
 // Environment:
 //   BENCH_REQUESTS=N        requests per case and target at c ≥ 10 (default 2000); c=1 gets N/4 (default 500)
 //   BENCH_CONCURRENCY=1,10,50   BENCH_ROUNDS=4
-//   BENCH_CASES=chat,chat-stream,messages,messages-stream,chat-cached,chat-stream-cached
+//   BENCH_CASES=chat,chat-stream,messages,messages-stream,chat-cached,chat-stream-cached,chat-4k,chat-4k-guardrails
 //   BENCH_QUICK=1           100 requests (25 at c=1), 2 rounds, short warm-up and priming
 //   BENCH_PRIME=N           priming requests per case and target before the first measurement (default 3000)
 //   BENCH_DIRECT_ONLY=1     skip the gateway;   BENCH_GATEWAY_ENTRY=path  another edge bundle (default embedded)
@@ -105,10 +105,18 @@ const CASES = [
   // per hit against the floor's per forwarded request is what a hit costs.
   { name: 'chat-cached', dialect: 'chat', stream: false, cached: true },
   { name: 'chat-stream-cached', dialect: 'chat', stream: true, cached: true },
+  // A 4 KB prompt with no guardrail, and the same through a guardrail of every built-in detector (e-mail, phone,
+  // card, IBAN, secret; redact) that the edge's calls add by `x-sbc-guardrails`: what the detectors cost a call.
+  { name: 'chat-4k', dialect: 'chat', stream: false, prompt4k: true },
+  { name: 'chat-4k-guardrails', dialect: 'chat', stream: false, prompt4k: true, guarded: true },
 ].filter((c) => list(env.BENCH_CASES, null)?.includes(c.name) ?? true);
 
+/** About 4 KB of ordinary prose with nothing a detector finds, ending with the sim's token count. */
+const PROSE_4K = 'The quarterly review covers shipping, support and the roadmap for the next release. '.repeat(49);
+
 function requestSpec(kase, key, model) {
-  const text = `Benchmark prompt: reply with exactly twenty tokens. sim-tokens:${TOKENS}`;
+  const prefix = kase.prompt4k ? PROSE_4K : '';
+  const text = `${prefix}Benchmark prompt: reply with exactly twenty tokens. sim-tokens:${TOKENS}`;
   const common = { 'content-type': 'application/json' };
   if (kase.dialect === 'chat') {
     return {
@@ -140,6 +148,26 @@ function requestSpec(kase, key, model) {
 function cachedOnEdge(kase, spec) {
   if (!kase.cached) return spec;
   return { ...spec, headers: { ...spec.headers, 'x-sbc-cache-ttl': '3600' }, tokens: kase.stream ? 1 : spec.tokens };
+}
+
+/** The guardrail the guarded cases add on the edge (made once the edge is up). */
+let benchGuardrail;
+
+function guardedOnEdge(kase, spec) {
+  if (!kase.guarded) return spec;
+  return { ...spec, headers: { ...spec.headers, 'x-sbc-guardrails': benchGuardrail } };
+}
+
+/** A guardrail of every built-in detector on the bootstrap account, through the API. */
+async function createBenchGuardrail(origin) {
+  const detectors = ['email', 'phone', 'card', 'iban', 'secret'].map((type) => ({ type, action: 'redact' }));
+  const answer = await fetch(`${origin}/v1/guardrails`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ kind: 'detectors', name: 'bench built-ins', detectors }),
+  });
+  if (answer.status !== 201) throw new Error(`creating the bench guardrail: ${answer.status} ${await answer.text()}`);
+  return (await answer.json()).id;
 }
 
 let dataDir;
@@ -258,6 +286,7 @@ async function main() {
     );
     edgeOrigin = `http://127.0.0.1:${gatewayPort}`;
     await waitReady(gateway, `${edgeOrigin}/readyz`);
+    if (CASES.some((kase) => kase.guarded)) benchGuardrail = await createBenchGuardrail(edgeOrigin);
     if (baselineEntry) {
       const baselinePort = await freePort();
       baseline = startEdge('baseline', baselineEntry, baselinePort, []);
@@ -293,7 +322,10 @@ async function main() {
     const direct = requestSpec(kase, SIM_KEY, 'sim-large');
     const targets = [{ name: 'direct', origin: simOrigin, spec: direct }];
     if (directOnly) return targets;
-    const viaEdge = cachedOnEdge(kase, requestSpec(kase, KEY, kase.dialect === 'chat' ? 'house' : 'house-omni'));
+    const viaEdge = guardedOnEdge(
+      kase,
+      cachedOnEdge(kase, requestSpec(kase, KEY, kase.dialect === 'chat' ? 'house' : 'house-omni')),
+    );
     // `front`: the process in front of the sim whose CPU per request is the target's own.
     targets.push({ name: 'floor', origin: floorOrigin, spec: direct, front: floor });
     targets.push({ name: 'edge', origin: edgeOrigin, spec: viaEdge, front: gateway });

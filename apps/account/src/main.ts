@@ -9,6 +9,7 @@ import { DeviceService } from '@sbc/proto/sbc/account/v1/devices_pb';
 import { SessionService } from '@sbc/proto/sbc/account/v1/sessions_pb';
 import { TeamService } from '@sbc/proto/sbc/account/v1/teams_pb';
 import { UpstreamService } from '@sbc/proto/sbc/account/v1/upstreams_pb';
+import { GuardrailService } from '@sbc/proto/sbc/account/v1/guardrails_pb';
 import { AuditService } from '@sbc/proto/sbc/account/v1/audit_pb';
 import { createAccountService } from './rpc/account-service';
 import { createAuditService } from './rpc/audit';
@@ -16,6 +17,7 @@ import { createDeviceService } from './rpc/devices';
 import { createSessionService } from './rpc/sessions';
 import { createTeamService } from './rpc/teams';
 import { createUpstreamService } from './rpc/upstreams';
+import { createGuardrailService } from './rpc/guardrails';
 import { createOperators } from './operators';
 import { ensureBootstrap, findOwnerId } from './store/bootstrap';
 import { createSecretCipher, loadOrCreateSecretsKey } from './store/secrets';
@@ -73,6 +75,7 @@ export async function start(config: AccountConfig, overrides: AccountOverrides =
         rpc.add(TeamService, createTeamService(deps));
         rpc.add(DeviceService, createDeviceService(deps));
         rpc.add(AuditService, createAuditService(deps));
+        rpc.add(GuardrailService, createGuardrailService(deps));
       },
       beforeClose: closeCache,
     });

@@ -13,6 +13,7 @@ import { SessionService } from '@sbc/proto/sbc/account/v1/sessions_pb';
 import { TeamService } from '@sbc/proto/sbc/account/v1/teams_pb';
 import { AuditService } from '@sbc/proto/sbc/account/v1/audit_pb';
 import { UpstreamService } from '@sbc/proto/sbc/account/v1/upstreams_pb';
+import { GuardrailService } from '@sbc/proto/sbc/account/v1/guardrails_pb';
 import { RunsService } from '@sbc/proto/sbc/runs/v1/runs_pb';
 import { UsageLedgerService } from '@sbc/proto/sbc/usage/v1/ledger_pb';
 import { XBuildsService } from '@sbc/proto/sbc/xbuilds/v1/xbuilds_pb';
@@ -47,6 +48,9 @@ import { createEdgeRouter } from './edge-router';
 import { createGatewayApp } from './server';
 import { renderClientError } from './http/client-errors';
 import { createUpstreamClient } from './upstream/client';
+import { createCaptureHook } from './capture/call-capture';
+import { createGuardrailHook } from './guardrails/guardrail-hook';
+import { createGuardrailWebhooks } from './guardrails/guardrail-webhook';
 import { createMemoryCaptureStore, createSharedCaptureStore } from './capture/capture-store';
 import { createUsageEmitter } from './usage/usage-events';
 import { createUsageGate } from './usage/usage-gate';
@@ -106,6 +110,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     teams: createRpcClient(TeamService, accountRpc),
     devices: createRpcClient(DeviceService, accountRpc),
     audit: createRpcClient(AuditService, accountRpc),
+    guardrails: createRpcClient(GuardrailService, accountRpc),
   };
   // The other backends' APIs for the REST surface; none is on a model call's path.
   const backends = {
@@ -155,6 +160,8 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     resolve: overrides.egressResolve,
   });
   const upstream = createUpstreamClient(config.upstream, egress);
+  // Guardrail webhooks are dialed under the same egress rules as callers' endpoints.
+  const guardrailWebhooks = createGuardrailWebhooks(egress);
   const pricing = createPricing();
   const routing = createRoutingTables({
     account,
@@ -272,16 +279,20 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
       },
     },
     pricing,
-    // Shared by every edge through Redis when the edge has it; a bounded LRU in this process otherwise.
-    responseCache: createResponseCache({
-      store: config.redisUrl
-        ? createSharedReplyStore(store, config.responseCache)
-        : new MemoryReplyStore(config.responseCache),
-      logger,
-    }),
+    // The step socket's hooks, in order: the first sees the call first and its reply last.
+    hooks: [
+      createCaptureHook({ captures, logger }),
+      createGuardrailHook({ webhooks: guardrailWebhooks, logger, registry }),
+      // Shared by every edge through Redis when the edge has it; a bounded LRU in this process otherwise.
+      createResponseCache({
+        store: config.redisUrl
+          ? createSharedReplyStore(store, config.responseCache)
+          : new MemoryReplyStore(config.responseCache),
+        logger,
+      }),
+    ],
     logger,
     genai,
-    captures,
     drainDeadline: drainDeadline.signal,
   };
   const handleModelCall = createModelCallHandler(modelCallDeps);
@@ -308,6 +319,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     await authenticator.stop();
     await routing.stop();
     await upstream.close();
+    await guardrailWebhooks.close();
     await targetHealth.close();
     await deploymentLimiter.close();
     await ownBus?.close();

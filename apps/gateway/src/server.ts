@@ -1,3 +1,4 @@
+import type { GuardrailService } from '@sbc/proto/sbc/account/v1/guardrails_pb';
 import express, { type Express } from 'express';
 import type { PubSub } from '@sbc/cache';
 import type { Logger } from '@sbc/logging';
@@ -34,6 +35,7 @@ import { rootRoutes } from './routes/root';
 import { deviceRoutes } from './routes/devices';
 import type { Budget } from './limits/budget';
 import { keyRoutes } from './routes/keys';
+import { guardrailRoutes } from './routes/guardrails';
 import { teamRoutes } from './routes/teams';
 import { upstreamRoutes } from './routes/upstreams';
 import { modelRoutes, type ModelRoutesDeps } from './routes/models';
@@ -55,6 +57,7 @@ export interface GatewayAppDeps {
   sessions: RpcClientOf<typeof SessionService>;
   upstreams: RpcClientOf<typeof UpstreamService>;
   teams: RpcClientOf<typeof TeamService>;
+  guardrails: RpcClientOf<typeof GuardrailService>;
   devices: RpcClientOf<typeof DeviceService>;
   audit: RpcClientOf<typeof AuditService>;
   ledger: RpcClientOf<typeof UsageLedgerService>;
@@ -100,6 +103,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
   app.use(upstreamRoutes(deps));
   app.use(aliasRoutes(deps));
   app.use(teamRoutes(deps));
+  app.use(guardrailRoutes(deps));
   app.use(deviceRoutes(deps));
   app.use(auditRoutes(deps));
   app.use(modelRoutes(deps));

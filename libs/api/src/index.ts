@@ -4,6 +4,7 @@ import { AUTH_ROUTES } from './routes/auth';
 import { CAPTURE_ROUTES } from './routes/captures';
 import { DEVICE_ROUTES } from './routes/devices';
 import { GATEWAY_ROUTES } from './routes/gateway';
+import { GUARDRAIL_ROUTES } from './routes/guardrails';
 import { KEY_ROUTES } from './routes/keys';
 import { SERVICE_ROUTES } from './routes/service';
 import { TEAM_ROUTES } from './routes/teams';
@@ -28,6 +29,7 @@ export * as authRoutes from './routes/auth';
 export * as captureRoutes from './routes/captures';
 export * as deviceRoutes from './routes/devices';
 export * as gatewayRoutes from './routes/gateway';
+export * as guardrailRoutes from './routes/guardrails';
 export * as keyRoutes from './routes/keys';
 export * as serviceRoutes from './routes/service';
 export * as teamRoutes from './routes/teams';
@@ -44,6 +46,7 @@ export const ROUTES: readonly RouteSpec[] = [
   ...KEY_ROUTES,
   ...UPSTREAM_ROUTES,
   ...TEAM_ROUTES,
+  ...GUARDRAIL_ROUTES,
   ...DEVICE_ROUTES,
   ...AUDIT_ROUTES,
   ...USAGE_ROUTES,

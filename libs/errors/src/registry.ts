@@ -101,6 +101,15 @@ const registry = {
       'the period to roll over.',
     retryable: false,
   },
+  guardrail_blocked: {
+    status: 400,
+    grpc: GrpcStatus.FAILED_PRECONDITION,
+    message: 'A guardrail blocked this call.',
+    action:
+      'Read `guardrail` (its id, name and kind): change what the call sends, or ask whoever manages the key or team ' +
+      'about the policy. The matched text is never repeated back.',
+    retryable: false,
+  },
   insufficient_scope: {
     status: 403,
     grpc: GrpcStatus.PERMISSION_DENIED,

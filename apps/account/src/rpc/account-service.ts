@@ -23,6 +23,8 @@ import {
   toProtoKey,
 } from './key-settings';
 import { teamCapsOf } from '../store/team-budgets';
+import { guardrailsOfKey } from '../store/guardrails';
+import { openWebhookSecret, toProtoGuardrail } from './guardrail-messages';
 import { toProtoBudget } from './budgets';
 import { getRoutingTable } from './routing';
 import { actorOf } from './audit';
@@ -63,6 +65,7 @@ export function createAccountService(deps: AccountServiceDeps): RpcImplementatio
         const operator = deps.operators.isOperator(owner.key.userId);
         const teamId = owner.key.orgId;
         const caps = teamId === null ? undefined : await teamCapsOf(deps.db, teamId, owner.key.userId);
+        const guardrails = await guardrailsOfKey(deps.db, owner.key);
         return {
           principal: {
             kind: PrincipalKind.KEY,
@@ -74,6 +77,8 @@ export function createAccountService(deps: AccountServiceDeps): RpcImplementatio
               team: toProtoBudget(caps.team),
               member: toProtoBudget(caps.member),
             },
+            guardrails: guardrails.rows.map((row) => toProtoGuardrail(row, openWebhookSecret(deps.cipher, row))),
+            attachedGuardrailIds: guardrails.attached,
           },
         };
       }

@@ -39,6 +39,7 @@ export function toProtoKey(row: CallerKeyRow, operator: boolean): MessageInitSha
     incognito: row.incognito,
     cacheTtlS: row.cacheTtlS,
     cacheTools: row.cacheTools,
+    guardrailIds: row.guardrailIds,
     deviceId: row.deviceId ?? undefined,
     orgId: row.orgId ?? undefined,
     scopes: keyScopes(row, operator),

@@ -61,6 +61,7 @@ function toProtoTeam(team: TeamView): MessageInitShape<typeof TeamSchema> {
     sharePolicy: team.sharePolicy,
     requireManualConfirm: team.requireManualConfirm,
     budget: toProtoBudget(team.budget),
+    guardrailIds: team.guardrailIds,
   };
 }
 

@@ -47,6 +47,8 @@ export interface TeamView {
   sharePolicy: SharePolicy;
   requireManualConfirm: boolean;
   budget: StoredBudget | null;
+  /** The guardrails every team key's calls pass through. */
+  guardrailIds: string[];
 }
 
 export interface MemberView {
@@ -114,6 +116,7 @@ function teamView(row: TeamWithSeat): TeamView {
     sharePolicy: row.sharePolicy === 'editors' ? 'editors' : 'members',
     requireManualConfirm: row.requireManualConfirm,
     budget: budgetOf(row.budget),
+    guardrailIds: row.guardrailIds,
   };
 }
 

@@ -7,6 +7,8 @@ import { PrincipalKind, type AccountService, type CallerKey } from '@sbc/proto/s
 import type { RpcClientOf } from '@sbc/rpc';
 import { isScope, type Scope } from '@sbc/scopes';
 import type { TeamCaps } from '@sbc/proto/sbc/account/v1/teams_pb';
+import type { Guardrail } from '@sbc/proto/sbc/account/v1/guardrails_pb';
+import { compileGuardrails, type PrincipalGuardrails } from '../guardrails/edge-guardrails';
 import { teamSpendCapsOf, type TeamSpendCaps } from '../limits/team-caps';
 import type { CredentialKind } from './credentials';
 
@@ -18,6 +20,8 @@ export interface Principal {
   key?: CallerKey;
   /** Set for team keys: the team's and the member's spend caps, read once with the key. */
   teamCaps?: TeamSpendCaps;
+  /** Set for keys whose account or team has guardrails: compiled once, cached with the key. */
+  guardrails?: PrincipalGuardrails;
   /** Set for device tokens: the paired device. */
   deviceId?: string;
   /**
@@ -54,6 +58,8 @@ function toPrincipal(
     deviceId: string;
     operator: boolean;
     teamCaps?: TeamCaps;
+    guardrails: Guardrail[];
+    attachedGuardrailIds: string[];
   },
   hashHex: string,
 ): Principal {
@@ -64,6 +70,7 @@ function toPrincipal(
       userId,
       key,
       teamCaps: teamSpendCapsOf(found.teamCaps),
+      guardrails: compileGuardrails(found.guardrails, found.attachedGuardrailIds),
       scopes: key.scopes.filter(isScope),
       revoked: key.revokedAt !== undefined,
       operator,

@@ -1,4 +1,4 @@
-import { redactSecrets } from '../observability/redact-secrets';
+import { redactSecrets } from '@sbc/guardrails';
 import { CappedText, redactHeaders, shownUrl, WITHHELD } from './redact';
 
 describe('what a capture keeps', () => {

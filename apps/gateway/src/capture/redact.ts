@@ -1,4 +1,4 @@
-import { REDACTED } from '../observability/redact-secrets';
+import { REDACTED } from '@sbc/guardrails';
 
 // What a capture may keep of an upstream exchange: no credential in a header, no secret-looking string in a
 // body, no query string in a URL (where some vendors take their key), and a bounded size.

@@ -26,6 +26,8 @@ export interface CallerCall {
   outputLimit?: number;
   /** Once the body is let go and nothing was parsed: the body as sent, to count the prompt of a stream cut short. */
   sent?: Buffer;
+  /** A hook replaced the neutral request (call-hooks.ts `rewriteRequest`): every engine is sent it translated. */
+  translated?: boolean;
 }
 
 export interface EngineCall {
@@ -37,7 +39,7 @@ export interface EngineCall {
 /** The caller dialect's passthrough when the engine takes the caller's body as it is (same dialect on both sides). */
 export function passthroughTo(call: CallerCall, engine: Engine): Passthrough | undefined {
   const passthrough = call.adapter.passthrough;
-  return passthrough?.upstream === engine.dialect ? passthrough : undefined;
+  return passthrough?.upstream === engine.dialect && !call.translated ? passthrough : undefined;
 }
 
 export function isPassthrough(call: CallerCall, engine: Engine): boolean {
@@ -46,6 +48,7 @@ export function isPassthrough(call: CallerCall, engine: Engine): boolean {
 
 /** Parses the caller's body into the neutral form, once some target needs it; throws DialectRequestError (400). */
 export function parseRequestFor(call: CallerCall, targets: readonly Target[]): void {
+  if (call.request) return;
   if (targets.some((target) => !isPassthrough(call, target.engine))) call.request = call.adapter.parse(bodyOf(call));
 }
 

@@ -1,4 +1,11 @@
-import { copyBytes, createTranslatedStream, upstreamAdapter, type CallerStream, type Usage } from '@sbc/dialects';
+import {
+  copyBytes,
+  createTranslatedStream,
+  upstreamAdapter,
+  type CallerStream,
+  type UpstreamFailure,
+  type Usage,
+} from '@sbc/dialects';
 import type { Engine } from '../routing/engines';
 import { countRequestTokens, createTokenCounter } from './count-tokens';
 import { passthroughTo, promptOf, type CallerCall } from './plan';
@@ -7,8 +14,11 @@ import { passthroughTo, promptOf, type CallerCall } from './plan';
 // dialects' adapters), the guard on a priced stream's output, and the usage of a stream that did not reach its
 // upstream's own end.
 
-/** The caller's frames of one streamed reply; the frames that end it early come from its dialect too. */
-export type FrameSource = CallerStream;
+/**
+ * The caller's frames of one streamed reply; the frames that end it early come from its dialect too. `halted` is
+ * set once a hook's filter ended the stream (call-hooks.ts): the upstream is let go.
+ */
+export type FrameSource = CallerStream & { readonly halted?: UpstreamFailure };
 
 export function frameSource(call: CallerCall, engine: Engine, requestId: string): FrameSource {
   const options = { model: call.callerModel, includeUsage: call.includeUsage, requestId, request: call.request };

@@ -1,5 +1,5 @@
 import type { AssistantBlock, ChatRequest, Message } from '@sbc/dialects';
-import { redactSecrets } from './redact-secrets';
+import { redactSecrets } from '@sbc/guardrails';
 
 // Prompt and completion content as the GenAI semantic conventions record it (`gen_ai.input.messages`,
 // `gen_ai.output.messages`: JSON lists of `{role, parts}`), recorded only when the operator turns it on

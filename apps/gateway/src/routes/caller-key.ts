@@ -25,6 +25,7 @@ export function renderCallerKey(key: CallerKey): Record<string, unknown> {
     incognito: key.incognito,
     cache_ttl_s: key.cacheTtlS,
     cache_tools: key.cacheTools,
+    guardrails: key.guardrailIds,
     device_id: key.deviceId,
     org_id: key.orgId,
     scopes: key.scopes,

@@ -1,3 +1,4 @@
+import type { GuardrailService } from '@sbc/proto/sbc/account/v1/guardrails_pb';
 import { Router } from 'express';
 import { keyRoutes as specs } from '@sbc/api';
 import { ApiError } from '@sbc/errors';
@@ -44,6 +45,7 @@ function checkRpm(rpm: number | null | undefined, ceiling: number): void {
 export function keyRoutes(deps: {
   authorize: Authorize;
   account: RpcClientOf<typeof AccountService>;
+  guardrails: RpcClientOf<typeof GuardrailService>;
   rateLimitPerMinute: number;
 }): Router {
   const router = Router();
@@ -93,6 +95,12 @@ export function keyRoutes(deps: {
   mount(router, specs.updateKey, deps.authorize, async ({ principal, params, body, rpc }) => {
     checkRpm(body.rpm, deps.rateLimitPerMinute);
     const scopes = requestedScopes(body, principal);
+    // The guardrail ids are checked and set first: a bad one is a 400 before anything else changes.
+    if (body.guardrails)
+      await deps.guardrails.setKeyGuardrails(
+        { userId: principal.userId, keyId: params.id, guardrailIds: body.guardrails },
+        rpc,
+      );
     const reply = await deps.account.updateKey(
       {
         caller: callerOf(principal),

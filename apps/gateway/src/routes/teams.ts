@@ -1,3 +1,4 @@
+import type { GuardrailService } from '@sbc/proto/sbc/account/v1/guardrails_pb';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { timestampDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import { Router } from 'express';
@@ -87,6 +88,7 @@ function renderTeam(team: Team | undefined, budget: BudgetView = null): Record<s
     share_policy: t.sharePolicy,
     require_manual_confirm: t.requireManualConfirm,
     budget,
+    guardrails: t.guardrailIds,
   };
 }
 
@@ -137,6 +139,7 @@ function envelope<T>(
 export function teamRoutes(deps: {
   authorize: Authorize;
   teams: RpcClientOf<typeof TeamService>;
+  guardrails: RpcClientOf<typeof GuardrailService>;
   budget: Pick<Budget, 'capSpend'>;
 }): Router {
   const router = Router();
@@ -188,6 +191,12 @@ export function teamRoutes(deps: {
   });
 
   mount(router, routes.updateTeam, authorize, async ({ principal, params, body, rpc }) => {
+    // The guardrail ids are checked and set first: a bad one is a 400 before anything else changes.
+    if (body.guardrails)
+      await deps.guardrails.setTeamGuardrails(
+        { userId: principal.userId, teamId: params.team_id, guardrailIds: body.guardrails },
+        rpc,
+      );
     const reply = await teams.updateTeam(
       {
         userId: principal.userId,

@@ -122,6 +122,7 @@ function renderGeneration(g: UsageGeneration, incognito: boolean) {
     attempts: g.attempts,
     ...(g.dialectIn ? { dialect: g.dialectIn } : {}),
     cache_hit: g.cacheHit,
+    guardrail: g.guardrailId ? { id: g.guardrailId, action: g.guardrailAction } : null,
   };
 }
 

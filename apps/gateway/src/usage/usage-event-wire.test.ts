@@ -159,6 +159,8 @@ function typicalEvent(): UsageFields {
     servedBy: 'house',
     attempts: 2,
     cacheHit: true,
+    guardrailId: 'grd_01',
+    guardrailAction: 'redact',
   };
 }
 

@@ -198,5 +198,7 @@ export function encodeUsageEvent(event: UsageFields, eventId: string): Uint8Arra
   w.string(33, event.servedBy);
   w.int32(34, event.attempts);
   w.bool(35, event.cacheHit);
+  w.string(36, event.guardrailId);
+  w.string(37, event.guardrailAction);
   return w.take();
 }

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { newWebhookSecret } from '@sbc/webhooks';
 import { ApiError } from '@sbc/errors';
 import { newId } from '@sbc/ids';
 import { keysetRange, toPage, type ListEnvelope, type PageQuery } from '@sbc/pagination';
@@ -22,11 +22,6 @@ function webhookNotFound(): ApiError {
 
 export function eventsOf(row: Pick<WebhookEndpointRow, 'events'>): string[] {
   return Array.isArray(row.events) ? row.events.filter((event): event is string => typeof event === 'string') : [];
-}
-
-/** Standard Webhooks: `whsec_` + base64 of 32 random bytes (the HMAC key). */
-function newWebhookSecret(): string {
-  return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
 export async function createEndpoint(

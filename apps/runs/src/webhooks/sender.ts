@@ -9,7 +9,7 @@ import {
 } from '../store/webhooks';
 import type { Egress } from '../tools/egress';
 import { nextAttemptDelayMs } from './schedule';
-import { webhookHeaders } from './signing';
+import { webhookHeaders } from '@sbc/webhooks';
 
 export interface WebhookSenderDeps {
   db: RunsDb;

@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { nextAttemptDelayMs } from './schedule';
-import { webhookHeaders } from './signing';
+import { webhookHeaders } from '@sbc/webhooks';
 
 describe('webhook signing (Standard Webhooks)', () => {
   const secret = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;

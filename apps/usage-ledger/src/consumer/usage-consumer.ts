@@ -141,6 +141,8 @@ function toGenerationRow(event: UsageEvent, ts: Date, money: EventMoney): Genera
     sessionId: orNull(event.sessionId),
     ...routingOutcome(event),
     cacheHit: event.cacheHit,
+    guardrailId: orNull(event.guardrailId),
+    guardrailAction: orNull(event.guardrailAction),
     ts,
   };
 }

@@ -135,6 +135,8 @@ function callMessage(row: CallRow): MessageInitShape<typeof UsageGenerationSchem
     servedBy: row.served_by ?? '',
     attempts: row.attempts,
     cacheHit: row.cache_hit,
+    guardrailId: row.guardrail_id ?? '',
+    guardrailAction: row.guardrail_action ?? '',
     tokensPrompt: BigInt(row.tokens_prompt),
     tokensCompletion: BigInt(row.tokens_completion),
     cacheRead: BigInt(row.cache_read),

@@ -27,7 +27,7 @@ const COLUMNS =
   tokens_completion bigint, cache_read bigint, cache_write bigint, reasoning_tokens bigint, total_cost_usd numeric,
   cache_discount_usd numeric, credits_charged numeric, fair_use_credits numeric, is_byok boolean, status integer,
   latency_ms integer, ttft_ms integer, stream boolean, session_id text, served_by text, attempts integer,
-  cache_hit boolean, ts timestamptz`;
+  cache_hit boolean, guardrail_id text, guardrail_action text, ts timestamptz`;
 const NAMES = COLUMNS.split(',')
   .map((column) => column.trim().split(/\s+/)[0])
   .join(', ');
@@ -136,6 +136,8 @@ function toRecord(row: GenerationRow): Record<string, unknown> {
     served_by: row.servedBy ?? null,
     attempts: row.attempts ?? 0,
     cache_hit: row.cacheHit ?? false,
+    guardrail_id: row.guardrailId ?? null,
+    guardrail_action: row.guardrailAction ?? null,
     ts: (row.ts as Date).toISOString(),
   };
 }

@@ -557,6 +557,8 @@ export interface CallRow {
   served_by: string | null;
   attempts: number;
   cache_hit: boolean;
+  guardrail_id: string | null;
+  guardrail_action: string | null;
   tokens_prompt: string;
   tokens_completion: string;
   cache_read: string;
@@ -575,7 +577,7 @@ export interface CallRow {
 }
 
 const CALL_COLUMNS = `event_id, request_id, ts, model, key_id, key_label, session_id, org_id, upstream, provider,
-  served_by, attempts, cache_hit,
+  served_by, attempts, cache_hit, guardrail_id, guardrail_action,
   tokens_prompt::text AS tokens_prompt, tokens_completion::text AS tokens_completion, cache_read::text AS cache_read,
   cache_write::text AS cache_write, reasoning_tokens::text AS reasoning_tokens, total_cost_usd::text AS total_cost_usd,
   cache_discount_usd::text AS cache_discount_usd, credits_charged::text AS credits_charged, is_byok, status, latency_ms,

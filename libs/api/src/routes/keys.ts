@@ -40,6 +40,9 @@ export const CallerKey = z
       description: 'Response cache: seconds a complete reply is kept and replayed for the same request (0: off).',
     }),
     cache_tools: z.boolean().meta({ description: 'Replies that ask for tool calls are cached too.' }),
+    guardrails: z.array(z.string()).meta({
+      description: "The guardrails the key's calls pass through (`grd_…`), besides its team's.",
+    }),
     device_id: z.string().optional(),
     org_id: z.string().optional().meta({ description: 'Set on a team key.' }),
     rpm: z.number().int().optional().meta({ description: "The key's own requests per minute; absent: the service's." }),
@@ -144,6 +147,11 @@ const UpdateKeyBody = z
     incognito: z.boolean().optional(),
     cache_ttl_s: CacheTtl.nullable().optional().meta({ description: '`null` or 0 turns the cache off.' }),
     cache_tools: CacheTools.optional(),
+    guardrails: z
+      .array(z.string().min(1).max(64))
+      .max(10)
+      .optional()
+      .meta({ description: "Replaces the key's guardrails: the account's, or the key's team's (`[]` detaches all)." }),
     device_id: DeviceId.nullable().optional(),
     rpm: PerMinute('Requests').nullable().optional().meta({ description: '`null`: the service ceiling again.' }),
     tpm: PerMinute('Tokens').nullable().optional().meta({ description: '`null` removes the token limit.' }),

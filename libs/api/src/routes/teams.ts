@@ -59,6 +59,7 @@ export const Team = z
     share_policy: SharePolicy,
     require_manual_confirm: z.boolean(),
     budget: Budget.nullable().optional().meta({ description: "The cap over every team key's spend; null: none." }),
+    guardrails: z.array(z.string()).meta({ description: "The guardrails every team key's calls pass through." }),
   })
   .loose()
   .meta({ id: 'Team' });
@@ -185,6 +186,11 @@ export const updateTeam = defineRoute({
       share_policy: SharePolicy.optional(),
       require_manual_confirm: z.boolean().optional(),
       budget: BudgetInput.optional(),
+      guardrails: z
+        .array(z.string().min(1).max(64))
+        .max(10)
+        .optional()
+        .meta({ description: "Replaces the team's guardrails (its own): they apply to every team key." }),
     })
     .meta({ id: 'TeamUpdate' }),
   responses: { 200: { description: 'The updated team.', schema: Team } },

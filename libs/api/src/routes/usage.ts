@@ -111,6 +111,11 @@ export const UsageGeneration = z
     cache_hit: z.boolean().meta({
       description: 'The reply was replayed from the response cache: no upstream was called and nothing was charged.',
     }),
+    guardrail: z
+      .object({ id: z.string(), action: z.enum(['block', 'redact', 'log']) })
+      .nullable()
+      .optional()
+      .meta({ description: 'The guardrail that acted on the call (its strongest action), or null.' }),
   })
   .loose()
   .meta({ id: 'UsageGeneration' });

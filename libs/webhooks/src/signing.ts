@@ -1,4 +1,7 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
+
+// Standard Webhooks, as every webhook this service sends is signed: run events (apps/runs) and guardrail checks
+// (the edge). A receiver verifies with any Standard Webhooks library and the endpoint's `whsec_` secret.
 
 /**
  * Standard Webhooks signing: `v1,` + base64 HMAC-SHA256 over `${id}.${timestamp}.${body}`, keyed with the
@@ -19,4 +22,9 @@ export function webhookHeaders(secret: string, id: string, body: string, now: Da
     'webhook-timestamp': String(timestamp),
     'webhook-signature': signWebhook(secret, id, timestamp, body),
   };
+}
+
+/** A new signing secret: `whsec_` + base64 of 32 random bytes (the HMAC key). */
+export function newWebhookSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64')}`;
 }

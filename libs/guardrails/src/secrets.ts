@@ -1,5 +1,7 @@
-// Secrets recognised in text the edge keeps or exports: prompt and reply content on GenAI spans
-// (genai-content.ts) and the upstream bodies of a playground capture (capture/call-capture.ts).
+import type { Span } from './span';
+
+// Secrets recognised in text: what the edge keeps or exports (prompt and reply content on GenAI spans, the upstream
+// bodies of a playground capture) is redacted with them, and the `secret` detector of a guardrail finds them.
 
 export const REDACTED = '[redacted]';
 
@@ -21,7 +23,7 @@ const SECRET_PATTERNS: ReadonlyArray<[RegExp, string]> = [
   [/\bgh[pousr]_[A-Za-z0-9]{20,}/g, REDACTED],
   [/\bxox[abposr]-[A-Za-z0-9-]{10,}/g, REDACTED],
   [/\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g, REDACTED],
-  [/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/gi, `$1 ${REDACTED}`],
+  [/\b((?:Bearer|Basic)\s+)[A-Za-z0-9._~+/=-]{8,}/gi, `$1${REDACTED}`],
   [new RegExp(`\\b((?:${ASSIGNED_SECRETS})["']?\\s*[:=]\\s*["']?)[^\\s"',;}]{4,}`, 'gi'), `$1${REDACTED}`],
 ];
 
@@ -37,4 +39,20 @@ export function redactSecrets(text: string, known: readonly string[] = []): stri
     redacted = redacted.split(secret).join(REDACTED);
   for (const [pattern, replacement] of SECRET_PATTERNS) redacted = redacted.replace(pattern, replacement);
   return redacted;
+}
+
+/**
+ * Where the secrets of `text` are, as the patterns above find them (a `Bearer ` prefix or an `api_key=` name is
+ * not part of the secret); spans may overlap.
+ */
+export function findSecrets(text: string): Span[] {
+  const spans: Span[] = [];
+  for (const [pattern] of SECRET_PATTERNS) {
+    pattern.lastIndex = 0;
+    for (const match of text.matchAll(pattern)) {
+      const kept = match[1]?.length ?? 0;
+      spans.push({ start: match.index + kept, end: match.index + match[0].length });
+    }
+  }
+  return spans;
 }

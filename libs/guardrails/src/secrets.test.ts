@@ -1,4 +1,4 @@
-import { redactSecrets } from './redact-secrets';
+import { redactSecrets } from './secrets';
 
 describe('redactSecrets', () => {
   it.each([

@@ -1,0 +1,1 @@
+export { newWebhookSecret, webhookHeaders } from './signing';
