@@ -52,6 +52,14 @@ describe('Claude Code 2.1.332 (Messages)', () => {
     );
   });
 
+  it('sends every effort Anthropic knows to an OpenAI engine as the reasoning_effort of the same name', () => {
+    // OpenAI's efforts (none … xhigh, max) hold all of Anthropic's (low … max), so none needs a nearer value.
+    for (const effort of ['low', 'medium', 'high', 'xhigh', 'max']) {
+      const body = { ...claudeFirst.body, output_config: { effort } };
+      expect(asChat(parseMessagesRequest(body)).reasoning_effort).toBe(effort);
+    }
+  });
+
   it('renders it for an Anthropic engine it must translate to with the later system text as user text', () => {
     // Models before Opus 4.8 refuse a system role in messages, and the engine's generation is unknown here.
     const body = asAnthropic(parseMessagesRequest(claudeFirst.body));

@@ -212,7 +212,7 @@ export function readStops(
 export function finishRequest(
   ctx: ParseContext,
   request: Omit<ChatRequest, 'dropped'>,
-  wording: DialectErrorWording = {},
+  wording?: DialectErrorWording,
 ): ChatRequest {
   if (ctx.issues.length > 0) throw new DialectRequestError(ctx.issues, wording);
   return { ...request, dropped: ctx.dropped };

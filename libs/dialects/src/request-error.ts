@@ -24,12 +24,12 @@ export interface DialectErrorWording {
 export class DialectRequestError extends ApiError {
   declare readonly issues: DialectIssue[];
 
-  constructor(issues: DialectIssue[], wording: DialectErrorWording = {}) {
+  constructor(issues: DialectIssue[], wording?: DialectErrorWording) {
     // Built as ApiError.invalid builds a 400, so the refusal a caller reads (`callerMessage`) is the first
     // issue's own message, beside `param` and `issues`. `message` is for this library's own readers (logs,
     // tests, a stack trace), who see no `param`: it names the field and how many more problems there are.
     const head = issues[0];
-    const callerMessage = wording.pathInMessage && head?.path ? `${head.path}: ${head.message}` : head?.message;
+    const callerMessage = wording?.pathInMessage && head?.path ? `${head.path}: ${head.message}` : head?.message;
     super('invalid_request', callerMessage, { param: head?.path, issues });
     this.name = 'DialectRequestError';
     const first = issues[0] ?? { path: '', message: 'The request body is invalid.' };

@@ -27,8 +27,12 @@ import {
   type ParseContext,
 } from '../parse-context';
 import { readFunctionTool } from '../parse-tools';
+import type { DialectErrorWording } from '../request-error';
 import { ANTHROPIC_EFFORTS } from '../reasoning-effort';
 import { parseAssistantBlocks, parseUserBlocks } from './parse-content';
+
+/** Anthropic words a refusal `<param>: <problem>`, and clients such as Claude Code read it that way. */
+const ANTHROPIC_WORDING: DialectErrorWording = { pathInMessage: true };
 
 /** An Anthropic Messages request body (dialects.md §4.1) into the neutral form; throws `DialectRequestError`. */
 export function parseMessagesRequest(body: unknown): ChatRequest {
@@ -85,8 +89,7 @@ export function parseMessagesRequest(body: unknown): ChatRequest {
   };
 
   dropTopLevelFields(ctx, 'messages', obj);
-  // Anthropic words a refusal `<param>: <problem>`, and clients such as Claude Code read it that way.
-  return finishRequest(ctx, request, { pathInMessage: true });
+  return finishRequest(ctx, request, ANTHROPIC_WORDING);
 }
 
 /** The top-level `system`, or a system message's `content`: a string or text blocks (cache_control allowed). */
