@@ -1,6 +1,6 @@
 import { received, responsesViolations } from '../__fixtures__/streams/replay';
 import { renderChatRequest } from '../chat/render-request';
-import type { ChatResponse, StreamEvent } from '../ir';
+import type { Block, ChatResponse, StreamEvent, ToolCallBlock, ToolResultBlock } from '../ir';
 import { ZERO_USAGE } from '../usage';
 import { parseResponsesRequest } from './parse-request';
 import { renderResponsesResponse } from './render-response';
@@ -85,14 +85,15 @@ describe('Responses custom and namespaced tools', () => {
         ],
       }),
     );
-    const calls = request.messages.flatMap((message) => message.content).filter((block) => block.type === 'tool_call');
+    const blocks: Block[] = request.messages.flatMap((message): Block[] => message.content);
+    const calls = blocks.filter((block): block is ToolCallBlock => block.type === 'tool_call');
     expect(calls.map((call) => [call.name, call.arguments])).toEqual([
       ['apply_patch', '{"input":"*** Begin Patch\\n"}'],
       ['crm__note', '{"input":"hello"}'],
       ['crm__find', '{"q":"x"}'],
       ['old__gone', '{}'],
     ]);
-    const results = request.messages.flatMap((message) => message.content).filter((b) => b.type === 'tool_result');
+    const results = blocks.filter((block): block is ToolResultBlock => block.type === 'tool_result');
     expect(results.map((result) => result.callId)).toEqual(['c1', 'c2', 'c3', 'c4']);
     expect(request.dropped).toEqual([]);
   });
