@@ -76,7 +76,7 @@ describe('Anthropic Messages rules', () => {
     );
   });
 
-  it('refuses a system role inside messages, a missing max_tokens and unknown top-level fields', async () => {
+  it('refuses a system message first, an unknown role, a missing max_tokens and unknown top-level fields', async () => {
     const system = await refusal({
       model: 'm',
       max_tokens: 10,
@@ -86,8 +86,13 @@ describe('Anthropic Messages rules', () => {
       status: 400,
       body: {
         type: 'error',
-        error: { type: 'invalid_request_error', message: "messages.0.role: Input should be 'user' or 'assistant'" },
+        error: { type: 'invalid_request_error', message: expect.stringMatching(/^messages\.0: .*first message/) },
       },
+    });
+    const role = await refusal({ model: 'm', max_tokens: 10, messages: [ask, { role: 'tool', content: 'x' }] });
+    expect(role).toMatchObject({
+      status: 400,
+      body: { error: { message: "messages.1.role: Input should be 'user', 'assistant' or 'system'" } },
     });
     const noMax = await refusal({ model: 'm', messages: [ask] });
     expect(noMax).toMatchObject({ status: 400, body: { error: { message: 'max_tokens: Field required' } } });

@@ -88,8 +88,10 @@ export const DROPPED_FIELDS = {
     'text.verbosity': { reason: 'OpenAI-only hint; not carried' },
     'input.*.phase': { reason: 'assistant message phases are not carried' },
     'input.*[built-in]': { reason: 'built-in tool calls and outputs cannot be replayed to another upstream' },
-    'tools.*[built-in]': { reason: 'built-in and custom tools (web_search, file_search, mcp, …) are not routed' },
-    'tool_choice[built-in]': { reason: 'built-in tools are dropped, so the choice falls back to auto' },
+    'tools.*[built-in]': {
+      reason: 'hosted tools (web_search, file_search, mcp, …) run on OpenAI’s side, which no target here is',
+    },
+    client_metadata: { reason: 'client metadata is for the client’s own bookkeeping; not carried' },
     'tool_choice.tools': { reason: 'the allowed subset is not carried; its mode (auto/required) is' },
     metadata,
     'text.format[json_object]': {
@@ -120,6 +122,7 @@ export const DROPPED_FIELDS = {
     'tools.*[server]': {
       reason: 'versioned server and client tools (web_search_…, bash_…, text_editor_…) are not routed',
     },
+    'tools.*.defer_loading': { reason: 'tool search is Anthropic’s own; a deferred tool is offered like the others' },
     top_k: {
       reason: 'OpenAI-compatible chat completions have no top_k',
       upstreams: ['openai'],

@@ -93,11 +93,30 @@ export type Message =
 // Requests
 
 export interface ToolDefinition {
+  /** The function's name as every target sees it (for a `declared` tool: flattened, unique in the request). */
   name: string;
   description?: string;
   /** JSON Schema of the arguments; absent means no parameters (`{type:"object",properties:{}}`). */
   parameters?: Record<string, unknown>;
   strict?: boolean;
+  /** Set when a Responses caller declared it otherwise than as a top-level function (tool-names.ts). */
+  declared?: DeclaredTool;
+}
+
+/**
+ * A Responses tool that targets see as a plain function: one of a `namespace` tool's functions, or a `custom`
+ * (free-form) tool, offered as a function whose one string argument is its input. Calls to it are rendered
+ * back to the caller under these names (`function_call` with its `namespace`, or `custom_tool_call`).
+ */
+export interface DeclaredTool {
+  /** The tool's own name, inside its namespace when it has one. */
+  name: string;
+  namespace?: string;
+  /** The namespace's description, to echo the caller's tool list as sent. */
+  namespaceDescription?: string;
+  kind: 'function' | 'custom';
+  /** A custom tool's input format (`{type:"text"}` or a grammar), echoed as sent. */
+  format?: Record<string, unknown>;
 }
 
 export type ToolChoice =

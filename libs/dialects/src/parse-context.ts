@@ -1,6 +1,6 @@
 import type { ChatRequest } from './ir';
 import { isObject, type JsonObject } from './json';
-import { DialectRequestError, type DialectIssue } from './request-error';
+import { DialectRequestError, type DialectErrorWording, type DialectIssue } from './request-error';
 
 /**
  * Hand-written structural checks for the request parsers. They read the caller's body in place (no copy of
@@ -209,8 +209,12 @@ export function readStops(
 }
 
 /** The last step of every parser: throw with every issue, or hand back the request with its dropped list. */
-export function finishRequest(ctx: ParseContext, request: Omit<ChatRequest, 'dropped'>): ChatRequest {
-  if (ctx.issues.length > 0) throw new DialectRequestError(ctx.issues);
+export function finishRequest(
+  ctx: ParseContext,
+  request: Omit<ChatRequest, 'dropped'>,
+  wording?: DialectErrorWording,
+): ChatRequest {
+  if (ctx.issues.length > 0) throw new DialectRequestError(ctx.issues, wording);
   return { ...request, dropped: ctx.dropped };
 }
 

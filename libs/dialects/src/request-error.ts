@@ -11,6 +11,11 @@ export interface DialectIssue {
   message: string;
 }
 
+/** How a dialect words its refusals: Anthropic puts the field first (`messages.1.role: …`), OpenAI in `param`. */
+export interface DialectErrorWording {
+  pathInMessage?: boolean;
+}
+
 /**
  * A caller body that cannot be translated: a 400 `invalid_request`. Parsers collect every problem before
  * throwing, so a caller fixes its request in one round trip; `param` names the first, as OpenAI's `error.param`
@@ -19,11 +24,13 @@ export interface DialectIssue {
 export class DialectRequestError extends ApiError {
   declare readonly issues: DialectIssue[];
 
-  constructor(issues: DialectIssue[]) {
+  constructor(issues: DialectIssue[], wording?: DialectErrorWording) {
     // Built as ApiError.invalid builds a 400, so the refusal a caller reads (`callerMessage`) is the first
     // issue's own message, beside `param` and `issues`. `message` is for this library's own readers (logs,
     // tests, a stack trace), who see no `param`: it names the field and how many more problems there are.
-    super('invalid_request', issues[0]?.message, { param: issues[0]?.path, issues });
+    const head = issues[0];
+    const callerMessage = wording?.pathInMessage && head?.path ? `${head.path}: ${head.message}` : head?.message;
+    super('invalid_request', callerMessage, { param: head?.path, issues });
     this.name = 'DialectRequestError';
     const first = issues[0] ?? { path: '', message: 'The request body is invalid.' };
     const more = issues.length > 1 ? ` (and ${issues.length - 1} more problem${issues.length > 2 ? 's' : ''})` : '';

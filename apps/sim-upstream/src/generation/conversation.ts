@@ -8,6 +8,10 @@ export interface ToolSpec {
   name: string;
   /** JSON schema of the arguments (`parameters` / `input_schema`), if given. */
   schema: unknown;
+  /** Responses only: the namespace tool that holds it (its calls carry the namespace, as OpenAI's do). */
+  namespace?: string;
+  /** Responses only: a `custom` tool takes free-form text, and its call is a `custom_tool_call` with `input`. */
+  freeForm?: boolean;
 }
 
 interface ToolChoice {
@@ -70,12 +74,20 @@ function lastUserText(items: unknown[]): string {
 }
 
 /**
+ * The last turn that is not an instruction: agents append system (or developer) messages after the turn the
+ * model answers (Claude Code after its first user message), which do not change what that turn was.
+ */
+function lastTurn(items: unknown[]): unknown {
+  return findLast(items, (item) => !isObject(item) || (item.role !== 'system' && item.role !== 'developer'));
+}
+
+/**
  * Tool choice from the chat / Responses spelling (`"required"`, `{type:"function", function:{name}}` or
  * `{type:"function", name}`).
  */
 function openAiToolChoice(choice: unknown): ToolChoice {
   if (choice === 'none' || choice === 'required' || choice === 'auto') return { mode: choice };
-  if (isObject(choice) && choice.type === 'function') {
+  if (isObject(choice) && (choice.type === 'function' || choice.type === 'custom')) {
     const name = isObject(choice.function) ? choice.function.name : choice.name;
     if (typeof name === 'string') return { mode: 'required', name };
   }
@@ -88,7 +100,7 @@ export function fromChatCompletions(body: {
   tool_choice?: unknown;
   response_format?: unknown;
 }): Conversation {
-  const last = body.messages[body.messages.length - 1];
+  const last = lastTurn(body.messages);
   const tools: ToolSpec[] = [];
   for (const tool of Array.isArray(body.tools) ? body.tools : []) {
     if (
@@ -118,14 +130,10 @@ export function fromResponses(body: {
   text?: unknown;
 }): Conversation {
   const items = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
-  const last = items[items.length - 1];
-  const tools: ToolSpec[] = [];
-  for (const tool of Array.isArray(body.tools) ? body.tools : []) {
-    if (isObject(tool) && tool.type === 'function' && typeof tool.name === 'string')
-      tools.push({ name: tool.name, schema: tool.parameters });
-  }
+  const last = lastTurn(items);
+  const tools = responsesTools(body.tools);
   let toolResult: string | undefined;
-  if (isObject(last) && last.type === 'function_call_output') {
+  if (isObject(last) && (last.type === 'function_call_output' || last.type === 'custom_tool_call_output')) {
     toolResult = typeof last.output === 'string' ? last.output : textOf(last.output);
   }
   const output = outputOf(isObject(body.text) ? body.text.format : undefined, (format) => format.schema);
@@ -138,6 +146,19 @@ export function fromResponses(body: {
   };
 }
 
+/** Function and custom tools, at the top level or inside `namespace` tools; hosted tools are never called. */
+function responsesTools(list: unknown, namespace?: string): ToolSpec[] {
+  const tools: ToolSpec[] = [];
+  for (const tool of Array.isArray(list) ? list : []) {
+    if (!isObject(tool) || typeof tool.name !== 'string') continue;
+    const where = namespace === undefined ? {} : { namespace };
+    if (tool.type === 'function') tools.push({ name: tool.name, schema: tool.parameters, ...where });
+    else if (tool.type === 'custom') tools.push({ name: tool.name, schema: undefined, freeForm: true, ...where });
+    else if (tool.type === 'namespace' && namespace === undefined) tools.push(...responsesTools(tool.tools, tool.name));
+  }
+  return tools;
+}
+
 export function fromMessages(body: {
   messages: unknown[];
   tools?: unknown;
@@ -145,7 +166,7 @@ export function fromMessages(body: {
   output_config?: unknown;
   output_format?: unknown;
 }): Conversation {
-  const last = body.messages[body.messages.length - 1];
+  const last = lastTurn(body.messages);
   let toolResult: string | undefined;
   if (isObject(last) && last.role === 'user' && Array.isArray(last.content)) {
     const results = last.content.filter((block) => isObject(block) && block.type === 'tool_result');

@@ -11,7 +11,9 @@ import { chunkText, splitIntoPieces } from './tokens';
  *   `tool_choice` required/any/named forces a call, `none` forbids it;
  * - `sim:call:<tool name>`, optionally followed by one space and a JSON object: call that declared tool with those
  *   arguments (else the schema's example arguments). Real agents declare dozens of tools, so a test names the one
- *   its tool loop should take, and what it should do;
+ *   its tool loop should take, and what it should do. A tool is named as this engine sees it: a function of a
+ *   Responses namespace by its own name or as `<namespace>.<name>`; a free-form (custom) tool gets the object's
+ *   `input` string as its input (else the object's JSON text, else `simulated input`);
  * - `sim-tokens:<N>`: the text reply has exactly N pieces (padded with numbered filler words);
  * - `sim:html` (and `sim:broken`, `sim:fix`): the reply is a small HTML app (see html-page.ts).
  *
@@ -33,9 +35,13 @@ interface TextReply {
 interface ToolReply {
   kind: 'tool';
   name: string;
-  /** Argument JSON, as a string. */
+  /** The namespace of a Responses namespace tool's function. */
+  namespace?: string;
+  /** A Responses custom tool: `arguments` is its free-form input, not JSON. */
+  freeForm?: boolean;
+  /** Argument JSON (a custom tool's input text), as a string. */
   arguments: string;
-  /** Argument JSON in delta slices, one token each. */
+  /** The arguments in delta slices, one token each. */
   pieces: string[];
 }
 
@@ -96,18 +102,25 @@ interface ToolCallPlan {
 
 function chooseTool(conversation: Conversation): ToolCallPlan | undefined {
   const { tools, toolChoice, toolResult, lastUserText } = conversation;
-  if (tools.length === 0 || toolChoice.mode === 'none' || toolResult !== undefined) return undefined;
-  if (toolChoice.name !== undefined) return { tool: tools.find((tool) => tool.name === toolChoice.name) ?? tools[0] };
+  const first = tools[0];
+  if (!first || toolChoice.mode === 'none' || toolResult !== undefined) return undefined;
+  if (toolChoice.name !== undefined) return { tool: tools.find((tool) => tool.name === toolChoice.name) ?? first };
   const named = namedCall(lastUserText, tools);
   if (named) return named;
-  if (toolChoice.mode === 'required') return { tool: tools[0] };
-  return /\bweather\b/i.test(lastUserText) || lastUserText.includes('sim:tool') ? { tool: tools[0] } : undefined;
+  if (toolChoice.mode === 'required') return { tool: first };
+  return /\bweather\b/i.test(lastUserText) || lastUserText.includes('sim:tool') ? { tool: first } : undefined;
 }
 
 /** `sim:call:<name> {json}`: the declared tool of that name, with the JSON object after it when it parses. */
 function namedCall(text: string, tools: ToolSpec[]): ToolCallPlan | undefined {
   const match = /sim:call:([^\s{]+)/.exec(text);
-  const tool = match && tools.find((candidate) => candidate.name === match[1]);
+  const tool =
+    match &&
+    tools.find(
+      (candidate) =>
+        candidate.name === match[1] ||
+        (candidate.namespace !== undefined && `${candidate.namespace}.${candidate.name}` === match[1]),
+    );
   if (!match || !tool) return undefined;
   const rest = text.slice(match.index + match[0].length);
   const json = rest.startsWith(' {') ? leadingObject(rest.slice(1)) : undefined;
@@ -137,6 +150,11 @@ function leadingObject(text: string): Record<string, unknown> | undefined {
     }
   }
   return undefined;
+}
+
+function freeFormInput(args: Record<string, unknown> | undefined): string {
+  if (!args) return 'simulated input';
+  return typeof args.input === 'string' ? args.input : JSON.stringify(args);
 }
 
 function replyText(conversation: Conversation): string {
@@ -173,11 +191,14 @@ export function planReply(conversation: Conversation, limits: ReplyLimits): Repl
   const call = chooseTool(conversation);
   if (call) {
     const { tool } = call;
-    const json = JSON.stringify(call.args ?? exampleArguments(tool.schema));
-    const pieces = chunkText(json, ARGUMENT_SLICE_CHARS);
+    const args = tool.freeForm ? freeFormInput(call.args) : JSON.stringify(call.args ?? exampleArguments(tool.schema));
+    const pieces = chunkText(args, ARGUMENT_SLICE_CHARS);
     // A call is never cut mid-JSON: when it cannot fit the limit, the (cut) text reply is sent instead.
     if (limits.maxTokens === undefined || pieces.length <= limits.maxTokens) {
-      return { kind: 'tool', name: tool.name, arguments: json, pieces };
+      const reply: ToolReply = { kind: 'tool', name: tool.name, arguments: args, pieces };
+      if (tool.namespace !== undefined) reply.namespace = tool.namespace;
+      if (tool.freeForm) reply.freeForm = true;
+      return reply;
     }
   }
 

@@ -31,10 +31,32 @@ function responsesUsage(inputTokens: number, outputTokens: number) {
 const finalStatus = (plan: ReplyPlan): Status =>
   plan.kind === 'text' && plan.finish === 'length' ? 'incomplete' : 'completed';
 
-/** The output item as it stands once `text`/`args` have been produced. */
+/**
+ * The output item as it stands once `text`/`args` have been produced: a function call carries its namespace
+ * when its tool was one of a namespace's (OpenAI's `FunctionToolCall`); a custom tool's call is a
+ * `custom_tool_call` whose `input` is the free-form text.
+ */
 function outputItem(plan: ReplyPlan, ids: Ids, status: Status, produced: string) {
   if (plan.kind === 'tool') {
-    return { type: 'function_call', id: ids.item, call_id: ids.call, name: plan.name, arguments: produced, status };
+    const namespace = plan.namespace === undefined ? {} : { namespace: plan.namespace };
+    if (plan.freeForm)
+      return {
+        type: 'custom_tool_call',
+        id: ids.item,
+        call_id: ids.call,
+        name: plan.name,
+        input: produced,
+        ...namespace,
+      };
+    return {
+      type: 'function_call',
+      id: ids.item,
+      call_id: ids.call,
+      name: plan.name,
+      ...namespace,
+      arguments: produced,
+      status,
+    };
   }
   const content = status === 'in_progress' ? [] : [textPart(produced)];
   return { type: 'message', id: ids.item, status, role: 'assistant', content };
@@ -62,7 +84,7 @@ function responseObject(
     output,
     parallel_tool_calls: body.parallel_tool_calls ?? true,
     previous_response_id: body.previous_response_id ?? null,
-    reasoning: { effort: null, summary: null },
+    reasoning: { effort: body.reasoning?.effort ?? null, summary: body.reasoning?.summary ?? null },
     store: body.store ?? true,
     temperature: body.temperature ?? 1,
     top_p: body.top_p ?? 1,
@@ -86,7 +108,7 @@ export function responsesRoute(deps: RouteDeps): RequestHandler {
     const usage = responsesUsage(estimateInputTokens(body.input, body.instructions, body.tools), plan.pieces.length);
     const ids: Ids = {
       response: newId('resp_'),
-      item: plan.kind === 'tool' ? newId('fc_') : newId('msg_'),
+      item: plan.kind === 'text' ? newId('msg_') : plan.freeForm ? newId('ctc_') : newId('fc_'),
       call: newId('call_'),
       createdAt: unixSeconds(),
     };
@@ -118,16 +140,19 @@ export function responsesRoute(deps: RouteDeps): RequestHandler {
       if (plan.kind === 'text' && !(await emit('response.content_part.added', { ...textAt, part: textPart('') })))
         return;
 
+      const deltaEvent = plan.kind === 'tool' && plan.freeForm ? 'response.custom_tool_call_input.delta' : undefined;
       for (const [index, piece] of plan.pieces.entries()) {
         if (!(await pacer.beforeToken(index))) return;
         const sent =
           plan.kind === 'tool'
-            ? await emit('response.function_call_arguments.delta', { ...at, delta: piece })
+            ? await emit(deltaEvent ?? 'response.function_call_arguments.delta', { ...at, delta: piece })
             : await emit('response.output_text.delta', { ...textAt, delta: piece, logprobs: [] });
         if (!sent) return;
       }
 
-      if (plan.kind === 'tool') {
+      if (plan.kind === 'tool' && plan.freeForm) {
+        if (!(await emit('response.custom_tool_call_input.done', { ...at, input: produced }))) return;
+      } else if (plan.kind === 'tool') {
         if (!(await emit('response.function_call_arguments.done', { ...at, name: plan.name, arguments: produced })))
           return;
       } else {

@@ -9,6 +9,8 @@ import { SimError, type ErrorDialect } from './errors';
 const tokenLimit = z.number().int().min(0).nullish();
 const message = z.looseObject({ role: z.string() });
 const toolList = z.array(z.looseObject({})).nullish();
+/** OpenAI's reasoning efforts today (its `ReasoningEffort`); any other value is a 400 there too. */
+const effort = z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']).nullish();
 
 export const chatRequestSchema = z.looseObject({
   model: z.string().min(1),
@@ -20,6 +22,7 @@ export const chatRequestSchema = z.looseObject({
   stream_options: z.looseObject({ include_usage: z.boolean().nullish() }).nullish(),
   tools: toolList,
   tool_choice: z.unknown().optional(),
+  reasoning_effort: effort,
 });
 
 export const responsesRequestSchema = z.looseObject({
@@ -30,6 +33,7 @@ export const responsesRequestSchema = z.looseObject({
   stream: z.boolean().nullish(),
   tools: toolList,
   tool_choice: z.unknown().optional(),
+  reasoning: z.looseObject({ effort, summary: z.enum(['auto', 'concise', 'detailed']).nullish() }).nullish(),
 });
 export type ResponsesRequest = z.infer<typeof responsesRequestSchema>;
 

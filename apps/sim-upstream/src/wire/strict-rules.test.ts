@@ -66,6 +66,31 @@ const callers: Array<[string, ChatRequest]> = [
   ],
 ];
 
+/** Bodies recorded from the real CLIs (dialects.md §9), prose replaced by placeholders. */
+const recorded = (name: string): { body: Record<string, unknown> } =>
+  JSON.parse(
+    readFileSync(
+      path.join(__dirname, '../../../../libs/dialects/src/__fixtures__/bodies/agents', `${name}.json`),
+      'utf8',
+    ),
+  ) as { body: Record<string, unknown> };
+
+callers.push(
+  ['Claude Code first-turn', parseMessagesRequest(recorded('claude-code-first-turn').body)],
+  ['Claude Code tool-result', parseMessagesRequest(recorded('claude-code-tool-result').body)],
+  ['Codex first-turn', parseResponsesRequest(recorded('codex-first-turn').body)],
+  ['Codex namespaced-call result', parseResponsesRequest(recorded('codex-namespace-result').body)],
+);
+
+describe('a Claude Code body passed through as sent', () => {
+  it.each(['claude-code-first-turn', 'claude-code-tool-result'])('breaks none of Anthropic’s rules (%s)', (name) => {
+    const { body } = recorded(name);
+    expect(refusal(() => checkAnthropicRules(body, 'messages'))).toBeUndefined();
+    const { max_tokens: _limit, stream: _stream, metadata: _metadata, ...count } = body;
+    expect(refusal(() => checkAnthropicRules(count, 'count_tokens'))).toBeUndefined();
+  });
+});
+
 describe.each(callers)('a %s conversation', (_caller, request) => {
   it('rendered for an Anthropic upstream breaks none of Anthropic’s rules', () => {
     expect(refusal(() => checkAnthropicRules(asAnthropic(request), 'messages'))).toBeUndefined();

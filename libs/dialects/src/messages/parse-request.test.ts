@@ -151,7 +151,7 @@ describe('parseMessagesRequest', () => {
     const error = errorOf({
       model: 'm',
       messages: [
-        { role: 'system', content: 'no system role here' },
+        { role: 'tool', content: 'no tool role here' },
         { role: 'user', content: [{ type: 'tool_use', id: 't', name: 'f', input: {} }] },
         { role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'f', input: 'not an object' }] },
         { role: 'user', content: [{ type: 'image', source: { type: 'base64', data: 'AAA' } }] },
@@ -171,5 +171,75 @@ describe('parseMessagesRequest', () => {
       ['thinking.budget_tokens', 'invalid_value'],
     ]);
     expect(error.param).toBe('max_tokens');
+  });
+
+  it('words a refusal as Anthropic does: the field, then the problem', () => {
+    const error = errorOf({ model: 'm', max_tokens: 1, messages: [{ role: 'user', content: 'hi' }, { role: 'tool' }] });
+    expect(error.param).toBe('messages.1.role');
+    expect(error.callerMessage).toBe(
+      'messages.1.role: Unexpected role "tool". Allowed roles are "user", "assistant" or "system".',
+    );
+  });
+});
+
+describe('parseMessagesRequest on what Claude Code sends (dialects.md §9)', () => {
+  it('keeps a mid-conversation system message in place as a system turn, string or text blocks', () => {
+    const req = parseMessagesRequest({
+      model: 'm',
+      max_tokens: 32000,
+      system: [{ type: 'text', text: 'Top.', cache_control: { type: 'ephemeral' } }],
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'hello' }] },
+        { role: 'system', content: [{ type: 'text', text: 'Env.', cache_control: { type: 'ephemeral' } }] },
+        { role: 'assistant', content: 'Hi.' },
+        { role: 'user', content: 'again' },
+        { role: 'system', content: 'Later.' },
+      ],
+    });
+    expect(req.messages).toEqual([
+      { role: 'system', content: [{ type: 'text', text: 'Top.' }] },
+      { role: 'user', content: [{ type: 'text', text: 'hello' }] },
+      { role: 'system', content: [{ type: 'text', text: 'Env.' }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'Hi.' }] },
+      { role: 'user', content: [{ type: 'text', text: 'again' }] },
+      { role: 'system', content: [{ type: 'text', text: 'Later.' }] },
+    ]);
+    expect(req.dropped).toEqual(['cache_control']);
+  });
+
+  it('refuses a system message that is not text, naming the block', () => {
+    const error = errorOf({
+      model: 'm',
+      max_tokens: 1,
+      messages: [{ role: 'user', content: 'x' }, { role: 'system', content: [{ type: 'image' }] }, { role: 'system' }],
+    });
+    expect(error.issues.map((i) => [i.path, i.code])).toEqual([
+      ['messages.1.content.0.type', 'invalid_value'],
+      ['messages.2.content', 'required'],
+    ]);
+  });
+
+  it('accepts adaptive thinking, effort, context management, metadata and cache_control, naming what it drops', () => {
+    const req = parseMessagesRequest({
+      model: 'm',
+      max_tokens: 32000,
+      stream: true,
+      cache_control: { type: 'ephemeral' },
+      thinking: { type: 'adaptive', display: 'omitted' },
+      output_config: { effort: 'high' },
+      context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] },
+      metadata: { user_id: '{"device_id":"d","session_id":"s"}' },
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'x', cache_control: { type: 'ephemeral' } }] }],
+      tools: [
+        { name: 'Bash', input_schema: { type: 'object' }, cache_control: { type: 'ephemeral' } },
+        { name: 'Later', input_schema: { type: 'object' }, defer_loading: true },
+      ],
+    });
+    expect(req.reasoning).toEqual({ effort: 'high', mode: 'adaptive' });
+    expect(req.user).toBe('{"device_id":"d","session_id":"s"}');
+    expect(req.tools?.map((tool) => tool.name)).toEqual(['Bash', 'Later']);
+    expect([...req.dropped].sort()).toEqual(
+      ['cache_control', 'context_management', 'thinking.display', 'tools.*.defer_loading'].sort(),
+    );
   });
 });

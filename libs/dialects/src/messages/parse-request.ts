@@ -27,8 +27,12 @@ import {
   type ParseContext,
 } from '../parse-context';
 import { readFunctionTool } from '../parse-tools';
+import type { DialectErrorWording } from '../request-error';
 import { ANTHROPIC_EFFORTS } from '../reasoning-effort';
 import { parseAssistantBlocks, parseUserBlocks } from './parse-content';
+
+/** Anthropic words a refusal `<param>: <problem>`, and clients such as Claude Code read it that way. */
+const ANTHROPIC_WORDING: DialectErrorWording = { pathInMessage: true };
 
 /** An Anthropic Messages request body (dialects.md §4.1) into the neutral form; throws `DialectRequestError`. */
 export function parseMessagesRequest(body: unknown): ChatRequest {
@@ -38,7 +42,7 @@ export function parseMessagesRequest(body: unknown): ChatRequest {
   const model = readString(ctx, obj, 'model', '', { required: true, nonEmpty: true });
   const maxTokens = readNumber(ctx, obj, 'max_tokens', '', { required: true, integer: true, min: 0 });
   const messages: Message[] = [];
-  const system = parseSystem(ctx, obj);
+  const system = parseSystemBlocks(ctx, obj.system, 'system');
   if (system.length > 0) messages.push({ role: 'system', content: system });
   const items = readArray(ctx, obj, 'messages', '', { required: true });
   if (items) {
@@ -46,9 +50,21 @@ export function parseMessagesRequest(body: unknown): ChatRequest {
       if (item.role === 'user') messages.push({ role: 'user', content: parseUserBlocks(ctx, item, path) });
       else if (item.role === 'assistant')
         messages.push({ role: 'assistant', content: parseAssistantBlocks(ctx, item, path) });
-      else if (item.role === undefined || item.role === null)
-        addIssue(ctx, at(path, 'role'), 'required', 'is required');
-      else addIssue(ctx, at(path, 'role'), 'invalid_value', 'must be user or assistant');
+      else if (item.role === 'system') {
+        // A mid-conversation system message (Claude Code sends one after the first user turn) stays in place.
+        if (item.content === undefined || item.content === null)
+          addIssue(ctx, at(path, 'content'), 'required', 'Field required');
+        const content = parseSystemBlocks(ctx, item.content, at(path, 'content'));
+        if (content.length > 0) messages.push({ role: 'system', content });
+      } else if (item.role === undefined || item.role === null)
+        addIssue(ctx, at(path, 'role'), 'required', 'Field required');
+      else
+        addIssue(
+          ctx,
+          at(path, 'role'),
+          'invalid_value',
+          `Unexpected role ${JSON.stringify(item.role)}. Allowed roles are "user", "assistant" or "system".`,
+        );
     });
   }
 
@@ -73,24 +89,19 @@ export function parseMessagesRequest(body: unknown): ChatRequest {
   };
 
   dropTopLevelFields(ctx, 'messages', obj);
-  return finishRequest(ctx, request);
+  return finishRequest(ctx, request, ANTHROPIC_WORDING);
 }
 
-function parseSystem(ctx: ParseContext, obj: JsonObject): TextBlock[] {
-  const system = obj.system;
+/** The top-level `system`, or a system message's `content`: a string or text blocks (cache_control allowed). */
+function parseSystemBlocks(ctx: ParseContext, system: unknown, where: string): TextBlock[] {
   if (system === undefined || system === null) return [];
   if (typeof system === 'string') return system === '' ? [] : [{ type: 'text', text: system }];
   if (!Array.isArray(system)) {
-    addIssue(
-      ctx,
-      'system',
-      'invalid_type',
-      `expected a string or an array of text blocks, received ${typeName(system)}`,
-    );
+    addIssue(ctx, where, 'invalid_type', `expected a string or an array of text blocks, received ${typeName(system)}`);
     return [];
   }
   const blocks: TextBlock[] = [];
-  eachObject(ctx, system, 'system', (block, path) => {
+  eachObject(ctx, system, where, (block, path) => {
     if (block.cache_control != null) dropField(ctx, 'messages', 'cache_control');
     if (block.type !== 'text') {
       addIssue(ctx, at(path, 'type'), 'invalid_value', 'must be text');
@@ -114,6 +125,7 @@ function parseMessagesTools(ctx: ParseContext, obj: JsonObject): ToolDefinition[
       dropField(ctx, 'messages', 'tools.*[server]');
       return;
     }
+    if (item.defer_loading === true) dropField(ctx, 'messages', 'tools.*.defer_loading');
     if (item.input_schema === undefined) addIssue(ctx, at(path, 'input_schema'), 'required', 'is required');
     const tool = readFunctionTool(ctx, item, path, 'input_schema');
     if (tool) tools.push(tool);

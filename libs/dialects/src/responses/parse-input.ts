@@ -11,6 +11,7 @@ import type {
 } from '../ir';
 import { isObject, type JsonObject } from '../json';
 import { addIssue, at, eachObject, readEnum, readString, typeName, type ParseContext } from '../parse-context';
+import { FREE_FORM_ARGUMENT, type ToolNaming } from '../tool-names';
 import { reasoningFromItem } from './reasoning-carrier';
 
 /** Responses `input` items (dialects.md §3.2) into neutral turns. */
@@ -38,12 +39,11 @@ const BUILT_IN_ITEMS = new Set([
   'mcp_list_tools',
   'mcp_approval_request',
   'mcp_approval_response',
-  'custom_tool_call',
-  'custom_tool_call_output',
   'compaction',
 ]);
 
-export function parseResponsesInput(ctx: ParseContext, items: unknown[]): Message[] {
+/** `naming`: the flat names of the request's namespaced tools, which calls in the history are sent under. */
+export function parseResponsesInput(ctx: ParseContext, items: unknown[], naming: () => ToolNaming): Message[] {
   const turns: Message[] = [];
   // Consecutive assistant items (reasoning, message, function calls) are one turn, as Anthropic needs them.
   const assistant = (blocks: AssistantBlock[]) => {
@@ -73,15 +73,23 @@ export function parseResponsesInput(ctx: ParseContext, items: unknown[]): Messag
         else turns.push({ role: 'system', content: parts.filter((p): p is TextBlock => p.type === 'text') });
         return;
       }
-      case 'function_call': {
+      case 'function_call':
+      case 'custom_tool_call': {
         const callId = readString(ctx, item, 'call_id', path, { required: true, nonEmpty: true });
         const name = readString(ctx, item, 'name', path, { required: true, nonEmpty: true });
-        const args = readString(ctx, item, 'arguments', path) ?? '';
-        if (callId !== undefined && name !== undefined)
-          assistant([{ type: 'tool_call', id: callId, name, arguments: args }]);
+        const namespace = readString(ctx, item, 'namespace', path, { nonEmpty: true });
+        // A free-form call's text is the one argument of the function it was offered as.
+        const args =
+          type === 'function_call'
+            ? (readString(ctx, item, 'arguments', path) ?? '')
+            : JSON.stringify({ [FREE_FORM_ARGUMENT]: readString(ctx, item, 'input', path, { required: true }) ?? '' });
+        if (callId === undefined || name === undefined) return;
+        const target = namespace === undefined ? name : naming().flatName(namespace, name);
+        assistant([{ type: 'tool_call', id: callId, name: target, arguments: args }]);
         return;
       }
-      case 'function_call_output': {
+      case 'function_call_output':
+      case 'custom_tool_call_output': {
         const callId = readString(ctx, item, 'call_id', path, { required: true, nonEmpty: true });
         const content = parseOutput(ctx, item, path);
         if (callId !== undefined) toolResult({ type: 'tool_result', callId, content });
@@ -108,7 +116,8 @@ export function parseResponsesInput(ctx: ParseContext, items: unknown[]): Messag
             ctx,
             at(path, 'type'),
             'invalid_value',
-            'must be message, function_call, function_call_output or reasoning',
+            'must be message, function_call, function_call_output, custom_tool_call, custom_tool_call_output ' +
+              'or reasoning',
           );
     }
   });

@@ -146,17 +146,24 @@ describe('parseResponsesRequest', () => {
     expect(withOtherInclude.dropped).toEqual(['include']);
   });
 
-  it('reports a built-in tool choice and built-in items in the input as dropped', () => {
+  it('reports built-in items in the input as dropped', () => {
     const req = parseResponsesRequest({
       model: 'm',
       input: [
         { type: 'web_search_call', id: 'ws_1', status: 'completed' },
         { role: 'user', content: 'x' },
       ],
-      tool_choice: { type: 'web_search' },
     });
-    expect(req.dropped).toEqual(['input.*[built-in]', 'tool_choice[built-in]']);
-    expect(req.toolChoice).toBeUndefined();
+    expect(req.dropped).toEqual(['input.*[built-in]']);
+  });
+
+  it('refuses a tool_choice that forces a hosted tool no target can run (param tool_choice)', () => {
+    for (const choice of [{ type: 'web_search' }, { type: 'file_search' }, { type: 'mcp', server_label: 's' }]) {
+      const error = errorOf({ model: 'm', input: 'x', tools: [{ type: 'web_search' }], tool_choice: choice });
+      expect(error.param).toBe('tool_choice');
+      expect(error.issues[0]!.code).toBe('unsupported');
+      expect(error.callerMessage).toContain(`\`${choice.type}\``);
+    }
   });
 
   it('refuses previous_response_id and conversation, since the gateway keeps no state', () => {

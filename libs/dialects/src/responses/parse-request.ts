@@ -1,10 +1,9 @@
 import { dropField, dropTopLevelFields } from '../dropped-fields';
-import type { ChatRequest, Message, ReasoningRequest, ResponseFormat, ToolChoice, ToolDefinition } from '../ir';
+import type { ChatRequest, Message, ReasoningRequest, ResponseFormat } from '../ir';
 import type { JsonObject } from '../json';
 import {
   addIssue,
   createParseContext,
-  eachObject,
   finishRequest,
   readArray,
   readBoolean,
@@ -17,9 +16,10 @@ import {
   typeName,
   type ParseContext,
 } from '../parse-context';
-import { readFunctionTool, readJsonSchemaFormat } from '../parse-tools';
+import { readJsonSchemaFormat } from '../parse-tools';
 import { REASONING_EFFORTS } from '../reasoning-effort';
 import { parseResponsesInput } from './parse-input';
+import { parseResponsesTools, parseResponsesToolChoice } from './parse-tools';
 
 /** A Responses request body (dialects.md §3.1) into the neutral form; throws `DialectRequestError`. */
 export function parseResponsesRequest(body: unknown): ChatRequest {
@@ -40,6 +40,8 @@ export function parseResponsesRequest(body: unknown): ChatRequest {
     }
   }
 
+  // Tools first: calls in the input name namespaced tools by the flat names the tools were given.
+  const tools = parseResponsesTools(ctx, obj);
   const messages: Message[] = [];
   const instructions = readString(ctx, obj, 'instructions', '');
   if (instructions) messages.push({ role: 'system', content: [{ type: 'text', text: instructions }] });
@@ -47,7 +49,7 @@ export function parseResponsesRequest(body: unknown): ChatRequest {
   if (typeof input === 'string') {
     messages.push({ role: 'user', content: [{ type: 'text', text: input }] });
   } else if (Array.isArray(input)) {
-    messages.push(...parseResponsesInput(ctx, input));
+    messages.push(...parseResponsesInput(ctx, input, tools.naming));
   } else if (input === undefined || input === null) {
     addIssue(ctx, 'input', 'required', 'is required');
   } else {
@@ -65,8 +67,8 @@ export function parseResponsesRequest(body: unknown): ChatRequest {
     maxOutputTokens: readNumber(ctx, obj, 'max_output_tokens', '', { integer: true, min: 0 }),
     temperature: readNumber(ctx, obj, 'temperature', '', { min: 0, max: 2 }),
     topP: readNumber(ctx, obj, 'top_p', '', { min: 0, max: 1 }),
-    tools: parseResponsesTools(ctx, obj),
-    toolChoice: parseResponsesToolChoice(ctx, obj),
+    tools: tools.tools,
+    toolChoice: parseResponsesToolChoice(ctx, obj, tools.tools),
     parallelToolCalls: readBoolean(ctx, obj, 'parallel_tool_calls', ''),
     responseFormat: parseTextFormat(ctx, obj),
     reasoning: parseReasoning(ctx, obj),
@@ -82,49 +84,6 @@ export function parseResponsesRequest(body: unknown): ChatRequest {
 function readIncludes(ctx: ParseContext, obj: JsonObject): void {
   const includes = readArray(ctx, obj, 'include', '');
   if (includes?.some((value) => value !== 'reasoning.encrypted_content')) dropField(ctx, 'responses', 'include');
-}
-
-function parseResponsesTools(ctx: ParseContext, obj: JsonObject): ToolDefinition[] | undefined {
-  const items = readArray(ctx, obj, 'tools', '');
-  if (!items) return undefined;
-  const tools: ToolDefinition[] = [];
-  eachObject(ctx, items, 'tools', (item, path) => {
-    // The built-in set grows every few months; anything but a function tool is dropped, not refused.
-    if (item.type !== 'function') {
-      dropField(ctx, 'responses', 'tools.*[built-in]');
-      return;
-    }
-    const tool = readFunctionTool(ctx, item, path, 'parameters');
-    if (tool) tools.push(tool);
-  });
-  return tools;
-}
-
-function parseResponsesToolChoice(ctx: ParseContext, obj: JsonObject): ToolChoice | undefined {
-  const choice = obj.tool_choice;
-  if (choice === undefined || choice === null) return undefined;
-  if (typeof choice === 'string') {
-    const word = readEnum(ctx, obj, 'tool_choice', '', ['none', 'auto', 'required'] as const);
-    return word === undefined ? undefined : { type: word };
-  }
-  const object = readObject(ctx, obj, 'tool_choice', '');
-  if (!object) return undefined;
-  if (object.type === 'function') {
-    const name = readString(ctx, object, 'name', 'tool_choice', { required: true, nonEmpty: true });
-    return name === undefined ? undefined : { type: 'tool', name };
-  }
-  if (object.type === 'allowed_tools') {
-    const mode = readEnum(ctx, object, 'mode', 'tool_choice', ['auto', 'required'] as const, true);
-    if (mode === undefined) return undefined;
-    dropField(ctx, 'responses', 'tool_choice.tools');
-    return { type: mode };
-  }
-  if (typeof object.type !== 'string') {
-    addIssue(ctx, 'tool_choice.type', 'required', 'is required');
-    return undefined;
-  }
-  dropField(ctx, 'responses', 'tool_choice[built-in]');
-  return undefined;
 }
 
 function parseTextFormat(ctx: ParseContext, obj: JsonObject): ResponseFormat | undefined {

@@ -1,18 +1,22 @@
 import { dialectId } from '../ids';
-import type { ChatRequest, ChatResponse } from '../ir';
+import type { ChatRequest, ChatResponse, DeclaredTool } from '../ir';
 import { responsesStatus, settleStopReason } from '../stop-reasons';
+import { declaredTools } from '../tool-names';
 import { encryptedContentOf } from './reasoning-carrier';
 import { responsesObject } from './response-object';
+import { callItem, callItemId } from './tool-call-items';
 
 /**
  * The neutral reply as a Responses `response` object (dialects.md §3.3). Output items follow the blocks in
  * order: reasoning → `rs_…` item, a run of text and refusal parts → one `msg_…` message item, each tool call →
- * a `fc_…` function_call item whose `call_id` is the call's id (callers pair results by `call_id`).
+ * a `fc_…` function_call item whose `call_id` is the call's id (callers pair results by `call_id`), or, for a
+ * tool declared in a namespace or as a custom tool, the item it was declared as (tool-call-items.ts).
  */
 export function renderResponsesResponse(res: ChatResponse, request?: ChatRequest): Record<string, unknown> {
   const output: Array<Record<string, unknown>> = [];
   let message: Array<Record<string, unknown>> | undefined;
   let toolCalls = 0;
+  let declared: Map<string, DeclaredTool> | null | undefined;
   for (const block of res.content) {
     if (block.type === 'text' || block.type === 'refusal') {
       if (block.text === '') continue;
@@ -44,22 +48,18 @@ export function renderResponsesResponse(res: ChatResponse, request?: ChatRequest
       if (encrypted !== undefined) item.encrypted_content = encrypted;
       output.push(item);
     } else {
-      const args = block.arguments === '' ? '{}' : block.arguments;
-      output.push({
-        type: 'function_call',
-        id: dialectId('fc_'),
-        call_id: block.id,
-        name: block.name,
-        arguments: args,
-        status: 'completed',
-      });
+      // Only a request that declared namespaced or free-form tools has names to map back.
+      if (declared === undefined) declared = declaredTools(request?.tools) ?? null;
+      const as = declared?.get(block.name);
+      const fields = { id: callItemId(as), callId: block.id, name: block.name, arguments: block.arguments };
+      output.push(callItem(fields, as, 'completed'));
       toolCalls++;
     }
   }
   const { status, incomplete_details } = responsesStatus(settleStopReason(res.stopReason, toolCalls > 0));
   // OpenAI marks the item that was cut off as incomplete, not only the response.
   const last = output[output.length - 1];
-  if (status === 'incomplete' && last && last.type !== 'reasoning') last.status = 'incomplete';
+  if (status === 'incomplete' && last && 'status' in last) last.status = 'incomplete';
   return responsesObject({
     id: res.id.startsWith('resp_') ? res.id : `resp_${res.id}`,
     model: res.model,

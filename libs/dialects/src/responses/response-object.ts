@@ -1,4 +1,4 @@
-import type { ChatRequest, ToolChoice, Usage } from '../ir';
+import type { ChatRequest, ToolChoice, ToolDefinition, Usage } from '../ir';
 import { responsesUsage } from '../usage';
 
 /**
@@ -22,10 +22,52 @@ export interface ResponsesObjectInput {
   instructions?: string | null;
 }
 
-function toolChoiceOf(choice: ToolChoice | undefined): unknown {
+function toolChoiceOf(choice: ToolChoice | undefined, tools: readonly ToolDefinition[] | undefined): unknown {
   if (!choice) return 'auto';
-  if (choice.type === 'tool') return { type: 'function', name: choice.name };
+  if (choice.type === 'tool') {
+    const declared = tools?.find((tool) => tool.name === choice.name)?.declared;
+    return { type: declared?.kind ?? 'function', name: declared?.name ?? choice.name };
+  }
   return choice.type;
+}
+
+function functionTool(tool: ToolDefinition, name: string): Record<string, unknown> {
+  return {
+    type: 'function',
+    name,
+    description: tool.description ?? null,
+    parameters: tool.parameters ?? { type: 'object', properties: {} },
+    strict: tool.strict ?? false,
+  };
+}
+
+/** The caller's tools as it declared them: namespaces regrouped, free-form tools as `custom` again. */
+function echoTools(tools: readonly ToolDefinition[] | undefined): unknown[] {
+  const out: unknown[] = [];
+  let namespace: { name: string; tools: unknown[] } | undefined;
+  for (const tool of tools ?? []) {
+    const declared = tool.declared;
+    const item = !declared
+      ? functionTool(tool, tool.name)
+      : declared.kind === 'function'
+        ? functionTool(tool, declared.name)
+        : { type: 'custom', name: declared.name, format: declared.format ?? { type: 'text' } };
+    if (declared?.namespace === undefined) {
+      namespace = undefined;
+      out.push(item);
+    } else if (namespace?.name === declared.namespace) {
+      namespace.tools.push(item);
+    } else {
+      namespace = { name: declared.namespace, tools: [item] };
+      out.push({
+        type: 'namespace',
+        name: declared.namespace,
+        description: declared.namespaceDescription ?? '',
+        tools: namespace.tools,
+      });
+    }
+  }
+  return out;
 }
 
 function textFormatOf(request: ChatRequest | undefined): unknown {
@@ -57,14 +99,8 @@ export function responsesObject(input: ResponsesObjectInput): Record<string, unk
     store: false,
     temperature: request?.temperature ?? 1,
     text: { format: textFormatOf(request) },
-    tool_choice: toolChoiceOf(request?.toolChoice),
-    tools: (request?.tools ?? []).map((tool) => ({
-      type: 'function',
-      name: tool.name,
-      description: tool.description ?? null,
-      parameters: tool.parameters ?? { type: 'object', properties: {} },
-      strict: tool.strict ?? false,
-    })),
+    tool_choice: toolChoiceOf(request?.toolChoice, request?.tools),
+    tools: echoTools(request?.tools),
     top_p: request?.topP ?? 1,
     truncation: 'disabled',
     usage: input.usage ? responsesUsage(input.usage) : null,

@@ -1,11 +1,13 @@
 import { dialectId } from '../ids';
-import type { ChatRequest, SseFrame, StopReason, StreamEvent, UpstreamDialect, Usage } from '../ir';
+import type { ChatRequest, DeclaredTool, SseFrame, StopReason, StreamEvent, UpstreamDialect, Usage } from '../ir';
 import { responsesStatus, settleStopReason } from '../stop-reasons';
 import { callerId, nowSeconds, type StreamRenderer } from '../stream';
 import { responsesErrorCode } from '../stream-errors';
+import { declaredTools } from '../tool-names';
 import { mergeUsage, ZERO_USAGE } from '../usage';
 import { encryptedContentOf } from './reasoning-carrier';
 import { responsesObject, type ResponsesObjectInput } from './response-object';
+import { callItem, callItemId } from './tool-call-items';
 
 export interface ResponsesStreamRendererOptions {
   /** The model id the caller asked for, shown in every `response` object. */
@@ -30,7 +32,16 @@ type OpenItem =
       origin?: UpstreamDialect;
       redacted?: string;
     }
-  | { kind: 'function_call'; id: string; call: number; callId: string; name: string; arguments: string };
+  | {
+      kind: 'function_call';
+      id: string;
+      call: number;
+      callId: string;
+      name: string;
+      arguments: string;
+      /** How the caller declared the tool, when not as a top-level function. */
+      declared?: DeclaredTool;
+    };
 
 /**
  * Neutral events into Responses stream events (dialects.md §3.4, §6.8). One output item is open at a time
@@ -59,6 +70,7 @@ export function createResponsesStreamRenderer(options: ResponsesStreamRendererOp
   let usage: Usage = ZERO_USAGE;
   let toolCalls = 0;
   let stopReason: StopReason | undefined;
+  let declared: Map<string, DeclaredTool> | null | undefined;
 
   const emit = (out: SseFrame[], type: string, payload: Record<string, unknown>): void => {
     out.push({ event: type, data: JSON.stringify({ type, sequence_number: sequence++, ...payload }) });
@@ -129,15 +141,16 @@ export function createResponsesStreamRenderer(options: ResponsesStreamRendererOp
       });
       if (encrypted !== undefined) done.encrypted_content = encrypted;
     } else {
-      // A call without arguments is `{}`, as in the non-streaming reply: clients parse the final text.
-      const args = item.arguments === '' ? '{}' : item.arguments;
-      emit(out, 'response.function_call_arguments.done', {
-        item_id: item.id,
-        output_index: outputIndex,
-        name: item.name,
-        arguments: args,
-      });
-      done = { id: item.id, type: 'function_call', status, arguments: args, call_id: item.callId, name: item.name };
+      done = callItem(item, item.declared, status);
+      const locator = { item_id: item.id, output_index: outputIndex };
+      if (done.type === 'custom_tool_call') {
+        // The free-form text is known only once the arguments that carry it are whole: one delta, then done.
+        const input = done.input as string;
+        if (input !== '') emit(out, 'response.custom_tool_call_input.delta', { ...locator, delta: input });
+        emit(out, 'response.custom_tool_call_input.done', { ...locator, input });
+      } else {
+        emit(out, 'response.function_call_arguments.done', { ...locator, name: done.name, arguments: done.arguments });
+      }
     }
     emit(out, 'response.output_item.done', { output_index: outputIndex, item: done });
     items.push(done);
@@ -219,31 +232,30 @@ export function createResponsesStreamRenderer(options: ResponsesStreamRendererOp
       case 'tool_call': {
         close(out);
         toolCalls++;
+        // Only a request that declared namespaced or free-form tools has names to map back.
+        if (declared === undefined) declared = declaredTools(options.request?.tools) ?? null;
+        const as = declared?.get(event.name);
         const item: OpenItem = {
           kind: 'function_call',
-          id: dialectId('fc_'),
+          id: callItemId(as),
           call: event.index,
           callId: event.id || dialectId('call_'),
           name: event.name,
           arguments: '',
         };
+        if (as) item.declared = as;
         open = item;
         emit(out, 'response.output_item.added', {
           output_index: items.length,
-          item: {
-            id: item.id,
-            type: 'function_call',
-            status: 'in_progress',
-            arguments: '',
-            call_id: item.callId,
-            name: item.name,
-          },
+          item: callItem(item, as, 'in_progress'),
         });
         return;
       }
       case 'tool_arguments':
         if (open?.kind === 'function_call' && open.call === event.index) {
           open.arguments += event.delta;
+          // A free-form call's deltas are JSON of its one argument, not its text: it is sent whole at the end.
+          if (open.declared?.kind === 'custom') return;
           emit(out, 'response.function_call_arguments.delta', {
             item_id: open.id,
             output_index: items.length,
