@@ -5,62 +5,18 @@
  * and by what the target was seen to refuse. Pure functions; the edge decides when they run.
  */
 
-/** RFC 9110 token characters (a comma cannot be one): what a single beta value may hold. */
-const BETA_VALUE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-/** The longest beta value a policy may name (real ones are about 30 characters). */
-export const MAX_BETA_VALUE_LENGTH = 128;
-/** The most values a policy's `drop` may list, and the most entries its `map` may hold. */
-export const MAX_BETA_RULES = 64;
-/** In `drop`: every value the `map` does not name. */
-export const DROP_ALL_BETAS = '*';
-
 /**
- * How an endpoint wants the caller's beta values: each value `map` names is sent as its mapped value; of the
- * rest, those `drop` lists (or all of them, with `*`) are not sent; everything else goes as the caller sent it.
+ * An endpoint's policy (validated where it is written: libs/api anthropic-beta-policy.ts). Each value `map` names
+ * is sent as its mapped value; of the rest, those `drop` lists (or all of them, with `*`) are not sent; everything
+ * else goes as the caller sent it.
  */
 export interface AnthropicBetaPolicy {
   drop?: readonly string[];
   map?: Readonly<Record<string, string>>;
 }
 
-export interface BetaPolicyIssue {
-  /** Dotted, under the policy: `drop.2`, `map.foo`. */
-  path: string;
-  message: string;
-}
-
-function valueProblem(value: string): string | undefined {
-  if (value.length === 0 || value.length > MAX_BETA_VALUE_LENGTH)
-    return `must be 1-${MAX_BETA_VALUE_LENGTH} characters`;
-  if (!BETA_VALUE.test(value)) return "must be a header token (letters, digits and !#$%&'*+.^_`|~-, no comma)";
-  return undefined;
-}
-
-/** What is wrong with a policy, each issue under its path; empty when it may be saved. */
-export function betaPolicyIssues(policy: AnthropicBetaPolicy): BetaPolicyIssue[] {
-  const issues: BetaPolicyIssue[] = [];
-  const drop = policy.drop ?? [];
-  const map = Object.entries(policy.map ?? {});
-  if (drop.length > MAX_BETA_RULES)
-    issues.push({ path: 'drop', message: `must list at most ${MAX_BETA_RULES} values` });
-  if (map.length > MAX_BETA_RULES) issues.push({ path: 'map', message: `must hold at most ${MAX_BETA_RULES} entries` });
-  drop.forEach((value, index) => {
-    const problem = value === DROP_ALL_BETAS ? undefined : valueProblem(value);
-    if (problem) issues.push({ path: `drop.${index}`, message: problem });
-    else if (policy.map && Object.hasOwn(policy.map, value))
-      issues.push({ path: `drop.${index}`, message: 'is mapped too: name a value in drop or in map, not both' });
-  });
-  for (const [from, to] of map) {
-    const problem = valueProblem(from) ?? valueProblem(to);
-    if (problem) issues.push({ path: `map.${from.slice(0, MAX_BETA_VALUE_LENGTH)}`, message: problem });
-  }
-  return issues;
-}
-
-/** The policy as stored and shown: absent lists empty, `map` as given. Empty means "send as the caller sent". */
-export function isEmptyBetaPolicy(policy: AnthropicBetaPolicy | undefined): boolean {
-  return !policy || ((policy.drop?.length ?? 0) === 0 && Object.keys(policy.map ?? {}).length === 0);
-}
+/** In a policy's `drop`: every value its `map` does not name. */
+const DROP_ALL = '*';
 
 /** The values of an `anthropic-beta` header, in order, trimmed, without empty ones or repeats. */
 export function parseBetaHeader(header: string): string[] {
@@ -82,7 +38,7 @@ export function shapeBetas(
   refused?: (value: string) => boolean,
 ): string[] {
   const out: string[] = [];
-  const dropAll = policy?.drop?.includes(DROP_ALL_BETAS) ?? false;
+  const dropAll = policy?.drop?.includes(DROP_ALL) ?? false;
   for (const value of values) {
     const mapped = policy?.map && Object.hasOwn(policy.map, value) ? policy.map[value]! : undefined;
     if (mapped === undefined && (dropAll || policy?.drop?.includes(value))) continue;

@@ -58,15 +58,4 @@ export { createResponsesStreamRenderer, type ResponsesStreamRendererOptions } fr
 export { createChatPassthrough, type ChatPassthroughOptions } from './chat/stream-passthrough';
 export { createMessagesPassthrough, type MessagesPassthroughOptions } from './messages/stream-passthrough';
 export { chatStreamError, messagesStreamError } from './stream-errors';
-export {
-  betaPolicyIssues,
-  DROP_ALL_BETAS,
-  isEmptyBetaPolicy,
-  MAX_BETA_RULES,
-  MAX_BETA_VALUE_LENGTH,
-  parseBetaHeader,
-  refusedBetas,
-  shapeBetas,
-  type AnthropicBetaPolicy,
-  type BetaPolicyIssue,
-} from './anthropic-beta';
+export { parseBetaHeader, refusedBetas, shapeBetas, type AnthropicBetaPolicy } from './anthropic-beta';
