@@ -89,7 +89,7 @@ export async function exchange(
   cache?: CacheCall,
 ): Promise<CallOutcome> {
   // A caller that hung up while the call was authorised and read has already had its `close` event.
-  const inFlight: InFlight = { callerGone: out.res.destroyed, attempts: 0 };
+  const inFlight: InFlight = { callerGone: out.res.destroyed, attempts: 0, requestId: out.requestId };
   // A caller that hangs up aborts the upstream request at once.
   const onClose = () => {
     if (out.res.writableFinished) return;
