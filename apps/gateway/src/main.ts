@@ -45,7 +45,7 @@ import type { Target } from './routing/targets';
 import { createEdgeRouter } from './edge-router';
 import { createGatewayApp } from './server';
 import { renderClientError } from './http/client-errors';
-import { BetaRefusals } from './upstream/beta-refusals';
+import { BetaRefusals, reportBetaRefusals } from './upstream/beta-refusals';
 import { createUpstreamClient } from './upstream/client';
 import { createMemoryCaptureStore, createSharedCaptureStore } from './capture/capture-store';
 import { createUsageEmitter } from './usage/usage-events';
@@ -231,18 +231,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     },
   });
   // What this edge's Anthropic-dialect targets refused in anthropic-beta: counted, and logged once per value learnt.
-  const betas = new BetaRefusals({
-    refused: (target, values, requestId, resent) => {
-      metrics.betaValues(target, 'refused', values.length);
-      logger.warn(
-        { requestId, target: target.label, betas: values, resent },
-        resent
-          ? 'upstream refused anthropic-beta values: call re-sent without them, and they are left out for an hour'
-          : 'upstream refused anthropic-beta values: they are left out for an hour',
-      );
-    },
-    leftOut: (target, count) => metrics.betaValues(target, 'left_out', count),
-  });
+  const betas = new BetaRefusals(reportBetaRefusals(metrics, logger));
   const modelCallDeps = {
     ...authorizeDeps,
     baseUrl: config.baseUrl,

@@ -204,24 +204,3 @@ describe('dispatch with anthropic-beta', () => {
     expect(heard).toEqual([]);
   });
 });
-
-describe('BetaRefusals', () => {
-  const strict = { healthKey: 'k', label: 'strict', engine: { dialect: 'anthropic' as const } };
-
-  it('forgets a refusal after its time, and keeps targets apart', () => {
-    let now = 0;
-    const memory = new BetaRefusals(undefined, 1_000, () => now);
-    memory.remember(strict, ['a'], undefined, true);
-    expect(memory.sending(strict, 'a,b', {})?.values).toEqual(['b']);
-    expect(memory.sending({ ...strict, healthKey: 'other' }, 'a,b', {})?.values).toEqual(['a', 'b']);
-    now = 1_000;
-    expect(memory.sending(strict, 'a,b', {})?.values).toEqual(['a', 'b']);
-  });
-
-  it('holds at most 64 values per target, the oldest forgotten first', () => {
-    const memory = new BetaRefusals();
-    const values = Array.from({ length: 70 }, (_, i) => `v${i}`);
-    memory.remember(strict, values, undefined, true);
-    expect(memory.sending(strict, values.join(','), {})?.values).toEqual(values.slice(0, 6));
-  });
-});

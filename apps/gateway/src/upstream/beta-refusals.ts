@@ -1,4 +1,5 @@
 import { parseBetaHeader, shapeBetas } from '@sbc/dialects';
+import type { Logger } from '@sbc/logging';
 import type { Engine } from '../routing/engines';
 
 /** How long a target is taken to refuse a beta value after a 400 said so; the next call after that tries it again. */
@@ -85,6 +86,25 @@ export class BetaRefusals {
     this.byTarget.delete(healthKey);
     return undefined;
   }
+}
+
+/** The edge's observer: a refusal is counted and logged (once per value learnt), a value left out is counted. */
+export function reportBetaRefusals(
+  metrics: { betaValues(target: BetaTarget, kind: 'refused' | 'left_out', count: number): void },
+  logger: Pick<Logger, 'warn'>,
+): BetaRefusalObserver {
+  return {
+    refused(target, values, requestId, resent) {
+      metrics.betaValues(target, 'refused', values.length);
+      const hour = Math.round(BETA_REFUSAL_TTL_MS / 60_000);
+      logger.warn(
+        { requestId, target: target.label, betas: values, resent },
+        `upstream refused anthropic-beta values: ${resent ? 'call re-sent without them; ' : ''}they are left out ` +
+          `of its calls on this edge for ${hour} min`,
+      );
+    },
+    leftOut: (target, count) => metrics.betaValues(target, 'left_out', count),
+  };
 }
 
 /** The pass headers with `anthropic-beta` set to `values` (absent when none is left). */
