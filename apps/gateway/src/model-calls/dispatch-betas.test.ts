@@ -137,7 +137,7 @@ describe('dispatch with anthropic-beta', () => {
     await upstream?.close();
   });
 
-  it('a 400 naming refused values is re-sent once without them, as a second attempt that never cools the target', async () => {
+  it('a 400 naming refused values is re-sent once without them: a second attempt, never a cooldown', async () => {
     upstream = await startStrictUpstream();
     const { dispatched, inFlight } = await run([target(upstream.baseUrl)], CLAUDE_CODE_BETAS);
     expect(dispatched.kind).toBe('reply');

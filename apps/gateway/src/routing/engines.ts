@@ -127,8 +127,8 @@ function toDeployment(raw: z.infer<typeof endpoint> & { weight?: number; rpm?: n
 
 /**
  * `{"openai": {dialect, base_url, api_key, headers?, label?, anthropic_beta?}, "anthropic": [{label, dialect,
- * base_url, api_key, weight?, rpm?, tpm?, headers?, anthropic_beta?}, …]}`: per vendor one endpoint (one deployment labelled by its host), or a
- * list of deployments with labels unique to the vendor.
+ * base_url, api_key, weight?, rpm?, tpm?, headers?, anthropic_beta?}, …]}`: per vendor one endpoint (one deployment
+ * labelled by its host), or a list of deployments with labels unique to the vendor.
  */
 export const providerEnginesVar = json.pipe(
   z
