@@ -16,7 +16,7 @@ import { resolveCallRoute } from './route-call';
 export const MESSAGES = callerDialect('messages');
 
 /** The reply header that says who counted: `upstream` (the target's own count route) or `tokenizer` (the edge). */
-export const COUNT_SOURCE_HEADER = 'x-sbc-count-source';
+const COUNT_SOURCE_HEADER = 'x-sbc-count-source';
 
 /** How long the target's count may take before the edge counts instead. */
 const UPSTREAM_COUNT_TIMEOUT_MS = 10_000;

@@ -3,7 +3,7 @@ import type { Logger } from '@sbc/logging';
 import type { Engine } from '../routing/engines';
 
 /** How long a target is taken to refuse a beta value after a 400 said so; the next call after that tries it again. */
-export const BETA_REFUSAL_TTL_MS = 60 * 60_000;
+const BETA_REFUSAL_TTL_MS = 60 * 60_000;
 /** Targets remembered at once (least recently refusing first out), and values per target. */
 const MAX_TARGETS = 4_096;
 const MAX_VALUES_PER_TARGET = 64;

@@ -8,10 +8,10 @@ import { SimError, sendError } from './errors';
  * t3code #1225). Vertex names the values it refuses, in Anthropic's wording; Bedrock says `invalid beta flag`
  * whichever it was. First-party (the root) takes every value.
  */
-export type Fronting = 'vertex' | 'bedrock';
+type Fronting = 'vertex' | 'bedrock';
 
 /** The betas a fronted endpoint takes (a plausible few; anything else is refused). */
-export const FRONTED_BETAS: ReadonlySet<string> = new Set([
+const FRONTED_BETAS: ReadonlySet<string> = new Set([
   'interleaved-thinking-2025-05-14',
   'context-management-2025-06-27',
   'effort-2025-11-24',
