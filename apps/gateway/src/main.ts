@@ -47,6 +47,7 @@ import type { Target } from './routing/targets';
 import { createEdgeRouter } from './edge-router';
 import { createGatewayApp } from './server';
 import { renderClientError } from './http/client-errors';
+import { BetaRefusals, reportBetaRefusals } from './upstream/beta-refusals';
 import { createUpstreamClient } from './upstream/client';
 import { createCaptureHook } from './capture/call-capture';
 import { createGuardrailHook } from './guardrails/guardrail-hook';
@@ -248,6 +249,8 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
       return unreachable.length > 0 ? { house_engines_unreachable: unreachable } : {};
     },
   });
+  // What this edge's Anthropic-dialect targets refused in anthropic-beta: counted, and logged once per value learnt.
+  const betas = new BetaRefusals(reportBetaRefusals(metrics, logger));
   const modelCallDeps = {
     ...authorizeDeps,
     baseUrl: config.baseUrl,
@@ -260,6 +263,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     house,
     providers: config.providerEngines,
     upstream,
+    betas,
     route: {
       health: targetHealth,
       limiter: deploymentLimiter,

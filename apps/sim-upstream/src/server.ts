@@ -9,6 +9,7 @@ import { countTokensRoute, messagesRoute } from './routes/messages';
 import { getModelRoute, listModelsRoute } from './routes/models';
 import { responsesInputTokensRoute, responsesRoute } from './routes/responses';
 import { SimError, requestDialect, sendError } from './wire/errors';
+import { frontedPrefix, refuseUnknownBetas } from './wire/fronted-betas';
 import { newId } from './wire/ids';
 import type { SimResponse } from './wire/response';
 
@@ -40,6 +41,7 @@ export function createApp(deps: AppDeps): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(simHeaders);
+  app.use(frontedPrefix);
   app.use((req, res, next) => {
     const startedAt = performance.now();
     res.once('close', () => {
@@ -54,6 +56,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(healthRoutes(() => true));
   if (deps.faultControl) app.use('/__faults', faultRoutes(deps.faults));
   app.use('/v1', requireApiKey(deps.apiKey));
+  app.use('/v1/messages', refuseUnknownBetas);
   app.use(express.json({ limit: '32mb' }));
 
   const only = deps.dialects.length === 1 ? deps.dialects[0] : undefined;

@@ -13,6 +13,15 @@ import { USAGE_ROUTES } from './routes/usage';
 import { RUN_ROUTES } from './routes/runs';
 import { X_BUILD_ROUTES } from './routes/x-builds';
 
+export {
+  betaPolicyIssues,
+  DROP_ALL_BETAS,
+  isEmptyBetaPolicy,
+  MAX_BETA_RULES,
+  MAX_BETA_VALUE_LENGTH,
+  type AnthropicBetaPolicy,
+  type BetaPolicyIssue,
+} from './anthropic-beta-policy';
 export { DateTime, ErrorEnvelope, listOf, NO_CONTENT, PageQuery, pageQuery, Scope } from './common';
 export { API_VERSION, buildOpenApiDocument } from './openapi';
 export {

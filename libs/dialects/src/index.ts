@@ -58,3 +58,4 @@ export { createResponsesStreamRenderer, type ResponsesStreamRendererOptions } fr
 export { createChatPassthrough, type ChatPassthroughOptions } from './chat/stream-passthrough';
 export { createMessagesPassthrough, type MessagesPassthroughOptions } from './messages/stream-passthrough';
 export { chatStreamError, messagesStreamError } from './stream-errors';
+export { parseBetaHeader, refusedBetas, shapeBetas, type AnthropicBetaPolicy } from './anthropic-beta';

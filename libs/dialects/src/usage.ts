@@ -50,13 +50,16 @@ export function responsesUsage(usage: Usage) {
   };
 }
 
+/** With `output_tokens_details.thinking_tokens` when the upstream said how much of the output was reasoning. */
 export function messagesUsage(usage: Usage) {
-  return {
+  const rendered: Record<string, unknown> = {
     input_tokens: Math.max(usage.inputTokens - usage.cacheReadTokens - usage.cacheWriteTokens, 0),
     cache_creation_input_tokens: usage.cacheWriteTokens,
     cache_read_input_tokens: usage.cacheReadTokens,
     output_tokens: usage.outputTokens,
   };
+  if (usage.reasoningTokens) rendered.output_tokens_details = { thinking_tokens: usage.reasoningTokens };
+  return rendered;
 }
 
 /** Reads chat-completions `usage`; also reads Responses' names, which some compatible servers send. */

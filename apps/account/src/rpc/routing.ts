@@ -44,6 +44,7 @@ export async function getRoutingTable(
       models: upstream.models,
       probedAtMs: BigInt(upstream.probedAt?.getTime() ?? 0),
       weight: upstream.weight,
+      anthropicBeta: upstream.anthropicBeta ?? undefined,
     })),
     aliases: aliases.map((alias) => ({ token: `@${alias.token}`, vendor: alias.vendor, modelId: alias.modelId })),
   };

@@ -34,6 +34,7 @@ export function toProtoUpstream(view: UpstreamView): MessageInitShape<typeof Ups
     probe: view.probe ? toProtoProbe(view.probe) : undefined,
     probedAt: view.probedAt ? timestampFromDate(view.probedAt) : undefined,
     weight: view.weight,
+    anthropicBeta: view.anthropicBeta ?? undefined,
     createdAt: timestampFromDate(view.createdAt),
     updatedAt: timestampFromDate(view.updatedAt),
   };

@@ -40,6 +40,11 @@ function custodyOf(value: string | undefined): AliasCustody | undefined {
   ]);
 }
 
+/** A policy from the wire: a message left unset is undefined (keep, or none on create); an empty one clears. */
+function betaPolicyFrom(policy: { drop: string[]; map: Record<string, string> } | undefined) {
+  return policy && { drop: [...policy.drop], map: { ...policy.map } };
+}
+
 function sameRecord(a: Record<string, string>, b: Record<string, string>): boolean {
   const keys = Object.keys(a);
   return keys.length === Object.keys(b).length && keys.every((key) => b[key] === a[key]);
@@ -129,6 +134,7 @@ export function createUpstreamService(deps: AccountServiceDeps): RpcImplementati
           headers,
           models: [...new Set(request.models)],
           weight: request.weight,
+          anthropicBeta: betaPolicyFrom(request.anthropicBeta),
         },
         recordAs(ctx, request.userId),
       );
@@ -171,6 +177,7 @@ export function createUpstreamService(deps: AccountServiceDeps): RpcImplementati
           models,
           modelNames: request.modelNames ? { ...request.modelNames.entries } : undefined,
           weight: request.weight,
+          anthropicBeta: betaPolicyFrom(request.anthropicBeta),
         },
         'update',
         recordAs(ctx, request.userId),

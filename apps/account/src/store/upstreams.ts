@@ -5,6 +5,13 @@ import { Prisma, type PrismaClient as AccountDb, type Upstream as UpstreamRow } 
 import type { AuditDb, RecordChange } from './audit';
 import { stringsOf } from './json-columns';
 import { SecretDecryptError, type SecretCipher } from './secrets';
+import {
+  auditableBetaPolicy,
+  betaPolicyColumn,
+  betaPolicyIssuesOf,
+  betaPolicyOf,
+  type StoredBetaPolicy,
+} from './upstream-beta-policy';
 import { firstFreeSlug, slugBase } from './upstream-slug';
 
 export type EndpointDialect = 'openai' | 'anthropic' | 'auto';
@@ -51,6 +58,8 @@ export interface SaveUpstreamInput {
   probe?: UpstreamProbe | null;
   /** Routing weight, 0-100 (0 = standby); a new endpoint without one gets the column's default, 1. */
   weight?: number;
+  /** How the caller's `anthropic-beta` values reach the endpoint; null (or an empty policy) removes it. */
+  anthropicBeta?: { drop?: string[]; map?: Record<string, string> } | null;
 }
 
 /** An endpoint without its secrets: what the account surface may show. */
@@ -70,6 +79,7 @@ export interface UpstreamView {
   probe: UpstreamProbe | null;
   probedAt: Date | null;
   weight: number;
+  anthropicBeta: StoredBetaPolicy | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -88,6 +98,7 @@ export interface RoutingUpstreamRecord {
   models: string[];
   probedAt: Date | null;
   weight: number;
+  anthropicBeta: StoredBetaPolicy | null;
 }
 
 // The secret's owner and column are bound into each ciphertext, so one copied into another row does not open.
@@ -121,6 +132,7 @@ function validate(input: SaveUpstreamInput): void {
     if (!HEADER_NAME_PATTERN.test(name))
       issues.push({ path: `headers.${name}`, code: 'invalid_key', message: 'not a valid header name' });
   }
+  issues.push(...betaPolicyIssuesOf(input.anthropicBeta));
   if (issues.length > 0) throw ApiError.invalid(issues);
 }
 
@@ -155,6 +167,7 @@ interface OptionalColumns {
   probe?: Prisma.InputJsonObject | typeof Prisma.DbNull;
   probedAt?: Date;
   weight?: number;
+  anthropicBeta?: Prisma.InputJsonObject | typeof Prisma.DbNull;
 }
 
 function optionalColumns(cipher: SecretCipher, input: SaveUpstreamInput, now: Date): OptionalColumns {
@@ -175,6 +188,7 @@ function optionalColumns(cipher: SecretCipher, input: SaveUpstreamInput, now: Da
   // Only an answered probe moves probed_at: a failed one must not make the endpoint look freshly seen.
   if (input.probe?.ok) columns.probedAt = input.probe.at ? new Date(input.probe.at) : now;
   if (input.weight !== undefined) columns.weight = input.weight;
+  if (input.anthropicBeta !== undefined) columns.anthropicBeta = betaPolicyColumn(input.anthropicBeta);
   return columns;
 }
 
@@ -194,9 +208,14 @@ function endpointChange(action: string, before: UpstreamRow | null, after: Upstr
     resourceId: row.id,
     ownerUserId: row.userId,
     teamId: row.orgId,
-    before: before && toView(before),
-    after: after && toView(after),
+    before: before && auditableView(before),
+    after: after && auditableView(after),
   };
+}
+
+function auditableView(row: UpstreamRow) {
+  const view = toView(row);
+  return { ...view, anthropicBeta: auditableBetaPolicy(view.anthropicBeta) };
 }
 
 /** With `record`, the save and its audit record are one transaction. */
@@ -428,6 +447,7 @@ function toRouting(row: UpstreamRow, cipher: SecretCipher): RoutingUpstreamRecor
     models: stringsOf(row.models),
     probedAt: row.probedAt,
     weight: row.weight,
+    anthropicBeta: betaPolicyOf(row.anthropicBeta),
   };
 }
 
@@ -487,6 +507,7 @@ function toView(row: UpstreamRow): UpstreamView {
     probe: probeOf(row.probe),
     probedAt: row.probedAt,
     weight: row.weight,
+    anthropicBeta: betaPolicyOf(row.anthropicBeta),
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
   };

@@ -9,6 +9,7 @@ import { rejectionOf } from '@sbc/testing';
 import type { Engine } from '../routing/engines';
 import type { RoutePolicy } from '../routing/target-picker';
 import type { Target } from '../routing/targets';
+import { BetaRefusals } from '../upstream/beta-refusals';
 import { createUpstreamClient, isAbort, type UpstreamClient } from '../upstream/client';
 import { dispatch, type AdmitTarget, type Dispatched, type InFlight } from './dispatch';
 import type { CallerCall } from './plan';
@@ -117,7 +118,7 @@ describe('dispatch', () => {
     const dispatched = await dispatch(
       call,
       targets,
-      { upstream: client, defaultMaxTokens: 1_024, route: policy },
+      { upstream: client, defaultMaxTokens: 1_024, route: policy, betas: new BetaRefusals() },
       inFlight,
       {},
       admit,

@@ -4,6 +4,8 @@ import type { AttemptOutcome } from '@sbc/route-health';
 import { isRetryableStatus, loneRetryDelayMs, retryAfterMsOf } from '../routing/attempt-rules';
 import { TargetPicker, type RoutePolicy } from '../routing/target-picker';
 import type { Target } from '../routing/targets';
+import type { BetaRefusals } from '../upstream/beta-refusals';
+import { sendWithBetas } from '../upstream/beta-send';
 import { isAbort, type UpstreamCall, type UpstreamClient } from '../upstream/client';
 import { engineCall, type CallerCall } from './plan';
 
@@ -15,6 +17,8 @@ export interface DispatchDeps {
   upstream: UpstreamClient;
   defaultMaxTokens: number;
   route: RoutePolicy;
+  /** What this edge's Anthropic-dialect targets refused in `anthropic-beta`. */
+  betas: BetaRefusals;
 }
 
 export type Dispatched =
@@ -48,6 +52,8 @@ export interface InFlight {
   /** Upstream attempts made so far, and the target of the last one: the reply's `x-sbc-*` headers and usage. */
   attempts: number;
   target?: Target;
+  /** The call's request id, for what the attempts log. */
+  requestId?: string;
 }
 
 /** Admits the call on a target before it is tried (credits reserved on a priced one); throws the refusal. */
@@ -184,14 +190,25 @@ async function attemptTarget(
   const engine = target.engine;
   const plan = engineCall(call, engine, { defaultMaxTokens: deps.defaultMaxTokens });
   try {
-    const reply = deps.upstream.send({ engine, path: plan.path, body: plan.body, passHeaders });
-    inFlight.current = reply;
-    await reply.head;
+    // A call without `anthropic-beta` (or to an OpenAI-dialect target) is sent as it is; one with it, shaped.
+    const header = passHeaders['anthropic-beta'];
+    const betas = header === undefined ? undefined : deps.betas.sending(target, header, passHeaders);
+    let reply: UpstreamCall;
+    let errorBody: unknown;
+    if (betas) {
+      const send = (headers: Record<string, string>) =>
+        deps.upstream.send({ engine, path: plan.path, body: plan.body, passHeaders: headers });
+      ({ reply, errorBody } = await sendWithBetas(send, betas, deps.betas, target, betaHooks(deps, target, inFlight)));
+    } else {
+      reply = deps.upstream.send({ engine, path: plan.path, body: plan.body, passHeaders });
+      inFlight.current = reply;
+      await reply.head;
+    }
     if (reply.status >= 200 && reply.status < 300) {
       if (call.stream) await reply.firstData();
       return { ok: true, sent: plan.body, reply };
     }
-    const failure = parseUpstreamError(reply.status, await reply.json());
+    const failure = parseUpstreamError(reply.status, errorBody ?? (await reply.json()));
     if (!isRetryableStatus(reply.status)) return { ok: false, failure, retryable: false };
     const retryAfterMs = retryAfterMsOf(reply.headers['retry-after']);
     return { ok: false, failure, retryable: true, counted: { ok: false, status: reply.status, retryAfterMs } };
@@ -211,6 +228,22 @@ async function attemptTarget(
     // No connection, no head in time, or a stream that broke before its first chunk.
     return { ok: false, failure: unreachableUpstream(status, message), retryable: true, counted: { ok: false } };
   }
+}
+
+/**
+ * A request re-sent without the beta values its target refused is another attempt of the call: made only while
+ * the call has one left, counted in `x-sbc-attempts`, and never against the target's health (a 400).
+ */
+function betaHooks(deps: DispatchDeps, target: Target, inFlight: InFlight) {
+  return {
+    current: (reply: UpstreamCall) => (inFlight.current = reply),
+    mayResend: () => inFlight.attempts < deps.route.maxAttempts && !inFlight.callerGone && !inFlight.drained,
+    resending: () => {
+      deps.route.onAttempt(target, 'refused', 400);
+      inFlight.attempts++;
+    },
+    requestId: inFlight.requestId,
+  };
 }
 
 /** Waits `ms`, or less when the caller hangs up or the edge drains meanwhile (`InFlight.wake`). */

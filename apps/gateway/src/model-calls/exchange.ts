@@ -25,7 +25,7 @@ export interface ExchangeDeps extends DispatchDeps {
  */
 export async function exchange(x: Exchange, deps: ExchangeDeps): Promise<CallOutcome> {
   // A caller that hung up while the call was authorised and read has already had its `close` event.
-  const state: ExchangeState = { callerGone: x.out.res.destroyed, attempts: 0 };
+  const state: ExchangeState = { callerGone: x.out.res.destroyed, attempts: 0, requestId: x.out.requestId };
   const unwatch = watchCaller(x.out, state, deps.drainDeadline);
   try {
     const dispatchDeps = x.hooks ? { ...deps, upstream: watchedUpstream(deps.upstream, x.hooks) } : deps;

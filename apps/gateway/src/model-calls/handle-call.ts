@@ -10,6 +10,7 @@ import type { HouseEngines, ProviderEngines } from '../routing/engines';
 import type { RoutePolicy } from '../routing/target-picker';
 import type { RoutingTables } from '../routing/routing-tables';
 import type { Target } from '../routing/targets';
+import type { BetaRefusals } from '../upstream/beta-refusals';
 import { passHeadersOf, type UpstreamClient } from '../upstream/client';
 import type { UsageEmitter } from '../usage/usage-events';
 import { Admission, type AdmitDeps } from './admit';
@@ -33,6 +34,8 @@ export interface ModelCallDeps extends AuthorizeDeps, AdmitDeps {
   providers: ProviderEngines;
   upstream: UpstreamClient;
   route: RoutePolicy;
+  /** What this edge's Anthropic-dialect targets refused in `anthropic-beta` (upstream/beta-refusals.ts). */
+  betas: BetaRefusals;
   usage: UsageEmitter;
   /**
    * The step socket's hooks, in order (call-hooks.ts), chosen in main.ts: whatever refuses, rewrites, answers or

@@ -169,6 +169,21 @@ export function createEdgeMetrics(
     });
   }
 
+  const betaRefusals = new Counter({
+    name: 'sbc_anthropic_beta_refusals_total',
+    help:
+      'anthropic-beta values an Anthropic-dialect target refused with a 400, by target: the call was re-sent at once ' +
+      "without them, and they are left out of that target's calls on this edge for the next hour.",
+    labelNames: ['target'],
+    registers,
+  });
+  const betasLeftOut = new Counter({
+    name: 'sbc_anthropic_beta_left_out_total',
+    help: 'anthropic-beta values left out of calls up front because their target refused them lately, by target.',
+    labelNames: ['target'],
+    registers,
+  });
+
   function upstreamLabel(fields: UsageFields): string {
     if (fields.isByok || fields.upstream.startsWith('byo:')) return 'byo';
     return fields.provider || fields.upstream || 'none';
@@ -204,6 +219,10 @@ export function createEdgeMetrics(
     },
     routeAttempt(target: Target, outcome: string): void {
       attempts.inc({ target: metricLabelOfKey(target.healthKey), outcome });
+    },
+    /** `count` anthropic-beta values a target refused (`refused`), or that were left out for it (`left_out`). */
+    betaValues(target: { healthKey: string }, kind: 'refused' | 'left_out', count: number): void {
+      (kind === 'refused' ? betaRefusals : betasLeftOut).inc({ target: metricLabelOfKey(target.healthKey) }, count);
     },
   };
 }

@@ -1,8 +1,9 @@
 import { Router } from 'express';
 
 /**
- * `GET /`: a browser (it accepts text/html) goes to the console; an API client gets a small index of where
- * things are. Content negotiation, so `Vary: Accept`.
+ * `HEAD /`: 200 with no body, without a credential and whatever the Accept header: Claude Code sends it first, to
+ * check that its base URL answers. `GET /`: a browser (it accepts text/html) goes to the console; an API client
+ * gets a small index of where things are. Content negotiation, so `Vary: Accept`.
  */
 export function rootRoutes(deps: { baseUrl: string }): Router {
   const base = deps.baseUrl.replace(/\/+$/, '');
@@ -17,6 +18,9 @@ export function rootRoutes(deps: { baseUrl: string }): Router {
     models: `${base}/v1/models`,
   });
   const router = Router();
+  router.head('/', (_req, res) => {
+    res.status(200).end();
+  });
   router.get('/', (req, res) => {
     res.setHeader('vary', 'Accept');
     if (req.accepts(['application/json', 'text/html']) === 'text/html') {

@@ -52,9 +52,18 @@ function renderUpstream(upstream: Upstream): Record<string, unknown> {
     ...(upstream.probe ? { probe: renderProbe(upstream.probe) } : {}),
     ...(upstream.probedAt ? { probed_at: iso(upstream.probedAt) } : {}),
     weight: upstream.weight,
+    anthropic_beta: upstream.anthropicBeta
+      ? { drop: upstream.anthropicBeta.drop, map: upstream.anthropicBeta.map }
+      : null,
     created_at: iso(upstream.createdAt),
     updated_at: iso(upstream.updatedAt),
   };
+}
+
+/** A policy as the account service takes it: unset keeps (none on create), an empty one (from `null`) removes. */
+function betaPolicyOf(policy: { drop?: string[]; map?: Record<string, string> } | null | undefined) {
+  if (policy === undefined) return undefined;
+  return { drop: policy?.drop ?? [], map: policy?.map ?? {} };
 }
 
 function renderWithProbe(result: UpstreamWithProbe | undefined): Record<string, unknown> {
@@ -101,6 +110,7 @@ export function upstreamRoutes(deps: UpstreamRoutesDeps): Router {
         models: body.models ?? [],
         slug: body.slug,
         weight: body.weight,
+        anthropicBeta: betaPolicyOf(body.anthropic_beta),
       },
       { ...rpc, deadlineMs: PROBING_CALL_DEADLINE_MS },
     );
@@ -120,6 +130,7 @@ export function upstreamRoutes(deps: UpstreamRoutesDeps): Router {
         models: body.models ? { values: body.models } : undefined,
         modelNames: body.model_names ? { entries: body.model_names } : undefined,
         weight: body.weight,
+        anthropicBeta: betaPolicyOf(body.anthropic_beta),
       },
       { ...rpc, deadlineMs: PROBING_CALL_DEADLINE_MS },
     );

@@ -64,3 +64,40 @@ describe('provider deployments', () => {
     expect(() => load({ openai: list })).toThrow(/PROVIDER_ENGINES/);
   });
 });
+
+describe('anthropic_beta on an engine', () => {
+  const bedrock = {
+    dialect: 'anthropic',
+    base_url: 'https://bedrock-proxy.example/anthropic',
+    api_key: 'k',
+    anthropic_beta: { drop: ['claude-code-20250219'], map: { 'effort-2025-11-24': 'effort-2025-12-01' } },
+  };
+
+  it('is read on house engines and provider deployments alike; an empty one is none', () => {
+    const config = loadGatewayConfig({
+      HOUSE_ENGINES: JSON.stringify({ 'house-omni': [{ ...bedrock, model: 'claude-x' }] }),
+      PROVIDER_ENGINES: JSON.stringify({
+        anthropic: [
+          { ...bedrock, label: 'bedrock' },
+          { ...bedrock, label: 'plain', anthropic_beta: {} },
+        ],
+      }),
+    });
+    expect(config.houseEngines?.['house-omni']?.[0]?.anthropicBeta).toEqual(bedrock.anthropic_beta);
+    expect(config.providerEngines.anthropic?.map((deployment) => deployment.anthropicBeta)).toEqual([
+      bedrock.anthropic_beta,
+      undefined,
+    ]);
+  });
+
+  it.each([
+    ['a value with a comma', { drop: ['a,b'] }],
+    ['a value named in drop and map', { drop: ['a'], map: { a: 'b' } }],
+    ['an unknown field', { allow: ['a'] }],
+    ['too many values', { drop: Array.from({ length: 65 }, (_, i) => `b-${i}`) }],
+  ])('refuses to start on %s, naming the variable', (_, policy) => {
+    expect(() =>
+      loadGatewayConfig({ PROVIDER_ENGINES: JSON.stringify({ anthropic: { ...bedrock, anthropic_beta: policy } }) }),
+    ).toThrow(/PROVIDER_ENGINES/);
+  });
+});

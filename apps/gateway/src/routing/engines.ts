@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { HOUSE_MODELS } from '@sbc/catalog';
-import type { UpstreamDialect } from '@sbc/dialects';
+import { betaPolicyIssues, isEmptyBetaPolicy } from '@sbc/api';
+import type { AnthropicBetaPolicy, UpstreamDialect } from '@sbc/dialects';
 import type { EgressCaller } from '@sbc/egress';
 
 /**
@@ -23,6 +24,8 @@ export interface Engine {
    * configured engines, which are dialed as configured (the bundled simulator on loopback included).
    */
   dialAs?: EgressCaller;
+  /** How the caller's `anthropic-beta` values reach an Anthropic-dialect engine; unset: as the caller sent them. */
+  anthropicBeta?: AnthropicBetaPolicy;
 }
 
 export type HouseEngines = Record<string, Engine[]>;
@@ -47,12 +50,21 @@ const httpUrl = z.string().refine((value) => {
   }
 }, 'must be an http(s) URL');
 
+/** `{drop?: [...], map?: {...}}`, as on a custom endpoint (libs/dialects anthropic-beta.ts). */
+const anthropicBeta = z
+  .strictObject({ drop: z.array(z.string()).optional(), map: z.record(z.string(), z.string()).optional() })
+  .superRefine((policy, ctx) => {
+    for (const issue of betaPolicyIssues(policy))
+      ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+  });
+
 const endpoint = z.object({
   dialect: z.enum(['openai', 'anthropic']),
   base_url: httpUrl,
   api_key: z.string().min(1).optional(),
   headers: z.record(z.string(), z.string()).optional(),
   label: z.string().min(1).optional(),
+  anthropic_beta: anthropicBeta.optional(),
 });
 
 const houseEngine = endpoint.extend({ model: z.string().min(1) });
@@ -85,16 +97,20 @@ const json = z.string().transform((text, ctx) => {
 });
 
 function endpointOf(raw: z.infer<typeof endpoint>): Omit<Engine, 'model'> {
-  return {
+  const engine: Omit<Engine, 'model'> = {
     dialect: raw.dialect,
     baseUrl: raw.base_url,
     apiKey: raw.api_key,
     headers: raw.headers ?? {},
     label: raw.label ?? new URL(raw.base_url).host,
   };
+  if (!isEmptyBetaPolicy(raw.anthropic_beta)) engine.anthropicBeta = raw.anthropic_beta;
+  return engine;
 }
 
-/** `{"house": [{dialect, base_url, api_key?, model, headers?, label?}, …fallbacks], "house-fast": […]}` */
+/**
+ * `{"house": [{dialect, base_url, api_key?, model, headers?, label?, anthropic_beta?}, …fallbacks], "house-fast": […]}`
+ */
 export const houseEnginesVar = json.pipe(
   z
     .partialRecord(z.enum(HOUSE_MODELS), z.array(houseEngine).min(1))
@@ -110,9 +126,9 @@ function toDeployment(raw: z.infer<typeof endpoint> & { weight?: number; rpm?: n
 }
 
 /**
- * `{"openai": {dialect, base_url, api_key, headers?, label?}, "anthropic": [{label, dialect, base_url, api_key,
- * weight?, rpm?, tpm?, headers?}, …]}`: per vendor one endpoint (one deployment labelled by its host), or a
- * list of deployments with labels unique to the vendor.
+ * `{"openai": {dialect, base_url, api_key, headers?, label?, anthropic_beta?}, "anthropic": [{label, dialect,
+ * base_url, api_key, weight?, rpm?, tpm?, headers?, anthropic_beta?}, …]}`: per vendor one endpoint (one deployment
+ * labelled by its host), or a list of deployments with labels unique to the vendor.
  */
 export const providerEnginesVar = json.pipe(
   z

@@ -43,6 +43,7 @@ function byoTarget(upstream: RoutingUpstream, model: string, callerModel: string
     headers: upstream.headers,
     label: `byo:${upstream.slug}`,
     dialAs: ctx.dialAs,
+    anthropicBeta: upstream.anthropicBeta,
   };
   const label = `byo:${upstream.slug}`;
   return { engine, kind: 'byo', label, upstream: label, healthKey: `byo:${ctx.ownerId}:${upstream.slug}`, callerModel };
@@ -90,6 +91,7 @@ function providerTargets(vendor: string, modelId: string, callerModel: string, c
         headers: deployment.headers,
         label: deployment.label,
         model: modelId,
+        anthropicBeta: deployment.anthropicBeta,
       },
       kind: 'provider',
       label,

@@ -2,6 +2,7 @@ import type { RequestHandler } from 'express';
 import { fromChatCompletions } from '../generation/conversation';
 import { planReply, type ReplyPlan } from '../generation/reply';
 import { estimateInputTokens } from '../generation/tokens';
+import { extraUsageOf, type ExtraUsage } from '../generation/usage-directive';
 import { newId, unixSeconds } from '../wire/ids';
 import { waitForWholeReply } from '../wire/pacing';
 import type { SimResponse } from '../wire/response';
@@ -24,14 +25,18 @@ function finishReason(plan: ReplyPlan): 'stop' | 'length' | 'tool_calls' {
   return plan.finish === 'length' ? 'length' : 'stop';
 }
 
-function chatUsage(promptTokens: number, completionTokens: number) {
+/** Cache reads and writes are part of `prompt_tokens`, reasoning part of `completion_tokens` (dialects.md §2). */
+function chatUsage(estimate: number, pieces: number, extra: ExtraUsage) {
+  const promptTokens = estimate + extra.cacheRead + extra.cacheWrite;
+  const completionTokens = pieces + extra.reasoning;
+  const cacheWrite = extra.cacheWrite > 0 ? { cache_write_tokens: extra.cacheWrite } : {};
   return {
     prompt_tokens: promptTokens,
     completion_tokens: completionTokens,
     total_tokens: promptTokens + completionTokens,
-    prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+    prompt_tokens_details: { cached_tokens: extra.cacheRead, ...cacheWrite, audio_tokens: 0 },
     completion_tokens_details: {
-      reasoning_tokens: 0,
+      reasoning_tokens: extra.reasoning,
       audio_tokens: 0,
       accepted_prediction_tokens: 0,
       rejected_prediction_tokens: 0,
@@ -74,11 +79,13 @@ export async function answerChatCompletions(json: unknown, res: SimResponse, dep
   const call = await beginCall(body.model, 'openai', res, deps);
   if (!call) return;
   const stop = body.stop == null ? [] : typeof body.stop === 'string' ? [body.stop] : body.stop;
-  const plan = planReply(fromChatCompletions(body), {
+  const conversation = fromChatCompletions(body);
+  const plan = planReply(conversation, {
     maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
     stop,
   });
-  const usage = chatUsage(estimateInputTokens(body.messages, body.tools), plan.pieces.length);
+  const extra = extraUsageOf(conversation.lastUserText);
+  const usage = chatUsage(estimateInputTokens(body.messages, body.tools), plan.pieces.length, extra);
   const head: Head = { id: newId('chatcmpl-'), created: unixSeconds(), model: body.model };
   const callId = newId('call_');
 

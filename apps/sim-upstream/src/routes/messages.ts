@@ -2,6 +2,7 @@ import type { RequestHandler } from 'express';
 import { fromMessages } from '../generation/conversation';
 import { planReply, type ReplyPlan } from '../generation/reply';
 import { estimateInputTokens } from '../generation/tokens';
+import { extraUsageOf, type ExtraUsage } from '../generation/usage-directive';
 import { newId } from '../wire/ids';
 import { waitForWholeReply } from '../wire/pacing';
 import { countTokensSchema, messagesRequestSchema, parseRequest } from '../wire/requests';
@@ -18,12 +19,14 @@ function stopReason(plan: ReplyPlan): 'end_turn' | 'max_tokens' | 'stop_sequence
 
 const stopSequence = (plan: ReplyPlan): string | null => (plan.kind === 'text' ? plan.stopSequence : null);
 
-function messagesUsage(inputTokens: number, outputTokens: number) {
+/** `input_tokens` leaves cache reads and writes out; `output_tokens` counts thinking in (dialects.md §4.5). */
+function messagesUsage(inputTokens: number, outputTokens: number, extra: ExtraUsage) {
   return {
     input_tokens: inputTokens,
-    cache_creation_input_tokens: 0,
-    cache_read_input_tokens: 0,
+    cache_creation_input_tokens: extra.cacheWrite,
+    cache_read_input_tokens: extra.cacheRead,
     output_tokens: outputTokens,
+    ...(extra.reasoning > 0 ? { output_tokens_details: { thinking_tokens: extra.reasoning } } : {}),
   };
 }
 
@@ -41,9 +44,11 @@ export function messagesRoute(deps: RouteDeps): RequestHandler {
     checkAnthropicRules(body, 'messages');
     const call = await beginCall(body.model, 'anthropic', res, deps);
     if (!call) return;
-    const plan = planReply(fromMessages(body), { maxTokens: body.max_tokens, stop: body.stop_sequences ?? [] });
+    const conversation = fromMessages(body);
+    const plan = planReply(conversation, { maxTokens: body.max_tokens, stop: body.stop_sequences ?? [] });
+    const extra = extraUsageOf(conversation.lastUserText);
     const inputTokens = estimateInputTokens(body.messages, body.system, body.tools);
-    const outputTokens = plan.pieces.length;
+    const outputTokens = plan.pieces.length + extra.reasoning;
     const id = newId('msg_');
     const toolUseId = newId('toolu_');
     const message = { id, type: 'message', role: 'assistant', model: body.model };
@@ -55,7 +60,7 @@ export function messagesRoute(deps: RouteDeps): RequestHandler {
           content: contentBlocks(plan, toolUseId),
           stop_reason: stopReason(plan),
           stop_sequence: stopSequence(plan),
-          usage: { ...messagesUsage(inputTokens, outputTokens), service_tier: 'standard' },
+          usage: { ...messagesUsage(inputTokens, outputTokens, extra), service_tier: 'standard' },
         });
       }
       return;
@@ -71,7 +76,11 @@ export function messagesRoute(deps: RouteDeps): RequestHandler {
         content: [],
         stop_reason: null,
         stop_sequence: null,
-        usage: { ...messagesUsage(inputTokens, Math.min(1, outputTokens)), service_tier: 'standard' },
+        // As the API: input and cache counts in full at the start, output only begun (no thinking yet).
+        usage: {
+          ...messagesUsage(inputTokens, Math.min(1, outputTokens), { ...extra, reasoning: 0 }),
+          service_tier: 'standard',
+        },
       };
       if (!(await emit('message_start', { message: start }))) return;
       const hasBlock = plan.pieces.length > 0;
@@ -93,7 +102,7 @@ export function messagesRoute(deps: RouteDeps): RequestHandler {
       }
       if (hasBlock && !(await emit('content_block_stop', { index: 0 }))) return;
       const delta = { stop_reason: stopReason(plan), stop_sequence: stopSequence(plan) };
-      if (!(await emit('message_delta', { delta, usage: messagesUsage(inputTokens, outputTokens) }))) return;
+      if (!(await emit('message_delta', { delta, usage: messagesUsage(inputTokens, outputTokens, extra) }))) return;
       await emit('message_stop');
     });
   };

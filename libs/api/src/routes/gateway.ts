@@ -146,7 +146,9 @@ export const countMessageTokens = defineRoute({
   path: '/v1/messages/count_tokens',
   summary: 'Estimate input tokens',
   description:
-    'Asks an Anthropic-dialect upstream to count when the model has one, else counts with the o200k tokenizer.',
+    "Asks the model's first Anthropic-dialect target to count with its own `count_tokens` (the caller's " +
+    '`anthropic-beta` values shaped for it as for a model call), else, or when that target cannot count, counts with ' +
+    'the o200k tokenizer. `?beta=true` is accepted. `x-sbc-count-source` says which counted.',
   tag: 'Gateway',
   auth: { kind: 'any' },
   body: z
@@ -157,6 +159,16 @@ export const countMessageTokens = defineRoute({
     200: {
       description: 'The count.',
       schema: z.object({ input_tokens: z.number().int() }).loose().meta({ id: 'TokenCount' }),
+      headers: z.object({
+        'x-sbc-count-source': z.enum(['upstream', 'tokenizer']).meta({
+          description:
+            "`upstream`: the target's own count (exact for that model); `tokenizer`: the gateway's o200k estimate.",
+        }),
+        'x-sbc-served-by': z
+          .string()
+          .optional()
+          .meta({ description: 'With `upstream`: the target that counted (`house`, `byo:<slug>`, `provider:…`).' }),
+      }),
     },
   },
   errors: [404, 413, 502, 504],

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { betaPolicyIssues, DROP_ALL_BETAS, MAX_BETA_RULES, MAX_BETA_VALUE_LENGTH } from '../anthropic-beta-policy';
 import { DateTime, NO_CONTENT, pageQuery } from '../common';
 import { defineRoute } from '../route';
 
@@ -21,6 +22,40 @@ const WEIGHT_MEANING =
   "Share of a model's calls among your endpoints listing it, 0-100: an endpoint of weight 3 gets about three " +
   'times the calls of one of weight 1. 0 is standby: tried only when your other endpoints listing the model fail.';
 const Weight = z.number().int().min(0).max(100);
+
+const ANTHROPIC_BETA_MEANING =
+  "How the `anthropic-beta` values a caller sends reach this endpoint when it speaks Anthropic's dialect (they never " +
+  'reach an OpenAI-dialect one). Each value `map` names is sent as its mapped value; of the rest, those `drop` ' +
+  `lists (\`${DROP_ALL_BETAS}\` for every value \`map\` does not name) are not sent; the others go as the caller ` +
+  'sent them. First-party Anthropic takes every beta it knows; endpoints fronting Claude on Bedrock or Vertex refuse ' +
+  'ones they do not, and the gateway also learns those by itself: a 400 naming a refused value is retried once ' +
+  'without it, and that value is left out for this endpoint for the next hour.';
+const BetaPolicyOut = z
+  .object({
+    drop: z.array(z.string()),
+    map: z.record(z.string(), z.string()),
+  })
+  .meta({ id: 'AnthropicBetaPolicy', description: ANTHROPIC_BETA_MEANING });
+const BetaPolicyIn = z
+  .strictObject({
+    drop: z
+      .array(z.string())
+      .optional()
+      .meta({
+        description:
+          `Values not to send (or \`${DROP_ALL_BETAS}\`): at most ${MAX_BETA_RULES}, each 1-${MAX_BETA_VALUE_LENGTH} ` +
+          'header-token characters.',
+      }),
+    map: z
+      .record(z.string(), z.string())
+      .optional()
+      .meta({ description: `Value sent → value the endpoint takes instead: at most ${MAX_BETA_RULES} entries.` }),
+  })
+  .superRefine((policy, ctx) => {
+    for (const issue of betaPolicyIssues(policy))
+      ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+  })
+  .meta({ id: 'AnthropicBetaPolicyWrite', description: ANTHROPIC_BETA_MEANING });
 
 export const UpstreamProbe = z
   .object({
@@ -77,6 +112,9 @@ export const Upstream = z
     probe: UpstreamProbe.optional().meta({ description: 'The last probe report; absent when never probed.' }),
     probed_at: DateTime.optional().meta({ description: 'When the endpoint last answered a probe.' }),
     weight: Weight.meta({ description: WEIGHT_MEANING }),
+    anthropic_beta: BetaPolicyOut.nullable().meta({
+      description: 'null: every `anthropic-beta` value goes as the caller sent it.',
+    }),
     created_at: DateTime.optional(),
     updated_at: z.string().optional(),
   })
@@ -167,6 +205,7 @@ export const createUpstream = defineRoute({
       models: ModelIds.optional().meta({ description: 'Models to route to besides those the endpoint lists.' }),
       slug: Slug.optional(),
       weight: Weight.optional().meta({ description: `${WEIGHT_MEANING} Default 1.` }),
+      anthropic_beta: BetaPolicyIn.nullable().optional(),
     })
     .meta({ id: 'UpstreamCreate' }),
   responses: { 201: { description: 'The saved endpoint and its probe report.', schema: UpstreamWithProbe } },
@@ -203,6 +242,9 @@ export const updateUpstream = defineRoute({
       models: ModelIds.optional(),
       model_names: z.record(z.string().min(1).max(256), z.string().max(256)).optional(),
       weight: Weight.optional().meta({ description: WEIGHT_MEANING }),
+      anthropic_beta: BetaPolicyIn.nullable()
+        .optional()
+        .meta({ description: 'Replaces the stored policy; null removes it.' }),
     })
     .meta({ id: 'UpstreamUpdate' }),
   responses: { 200: { description: 'The edited endpoint and its last probe.', schema: UpstreamWithProbe } },
