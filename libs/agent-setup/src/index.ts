@@ -1,0 +1,16 @@
+export {
+  AGENTS,
+  DEFAULT_MODEL,
+  KEY_PLACEHOLDER,
+  KEY_VARIABLE,
+  agentSetup,
+  opencodeConfig,
+  shellSnippet,
+  shellWord,
+  type AgentDialect,
+  type AgentId,
+  type AgentInfo,
+  type AgentSetup,
+  type ConfigFile,
+  type SetupTarget,
+} from './agent-setup';
