@@ -1,12 +1,13 @@
 /**
- * How each coding-agent CLI is configured and run headless against the gateway: the same configuration
- * docs/agents.md gives a user (environment, config file), plus the switches that keep it from reaching anything
- * but the gateway (telemetry, update checks, plugin syncs), and the one tool its loop takes, allowed for
- * headless use. The prompt is the simulator's `sim:call:<tool> {json}` directive, so the model calls that tool
+ * How each coding-agent CLI is configured and run headless against the gateway: the setup a person copies from
+ * the console or docs/agents.md (`@sbc/agent-setup`: environment and command line), plus the switches that keep
+ * it from reaching anything but the gateway (telemetry, update checks, plugin syncs) and the one tool its loop
+ * takes, allowed for headless use. The prompt is the simulator's `sim:call:<tool> {json}` directive, so the model calls that tool
  * with those arguments and then answers with the start of the tool's result.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { agentSetup, type AgentId } from '@sbc/agent-setup';
 import { registryPackage, type InstalledPackage, type RegistryPackage } from '../support/registry-packages';
 import type { Sandbox } from './run-cli';
 
@@ -58,6 +59,12 @@ export interface CodingAgent {
   prepare(call: AgentCall, installed: InstalledPackage): Promise<AgentInvocation>;
 }
 
+/** The setup a person copies for this agent, aimed at the run's gateway, key and model. */
+function setupFor(agent: AgentId, call: AgentCall, dialect?: 'chat' | 'messages') {
+  const setup = agentSetup(agent, { baseUrl: call.gatewayUrl, apiKey: call.apiKey, model: call.model }, dialect);
+  return { env: Object.fromEntries(setup.env), args: setup.commands.at(-1)!.slice(1) };
+}
+
 async function writeConfig(file: string, text: string): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true });
   await writeFile(file, text);
@@ -76,9 +83,11 @@ const claudeCode: CodingAgent = {
       path.join(call.sandbox.home, '.claude', 'settings.json'),
       JSON.stringify({ permissions: { allow: ['Read'] } }, null, 2),
     );
+    const setup = setupFor('claude-code', call);
     return {
       command: installed.bin('claude'),
       args: [
+        ...setup.args,
         '-p',
         `sim:call:Read ${JSON.stringify({ file_path: call.notePath })}`,
         '--output-format',
@@ -88,12 +97,8 @@ const claudeCode: CodingAgent = {
       ],
       env: {
         ...call.env,
+        ...setup.env,
         CLAUDE_CONFIG_DIR: path.join(call.sandbox.home, '.claude'),
-        ANTHROPIC_BASE_URL: call.gatewayUrl,
-        ANTHROPIC_AUTH_TOKEN: call.apiKey,
-        ANTHROPIC_MODEL: call.model,
-        // Its background calls (titles, summaries) go to the "Haiku" model: the same one here.
-        ANTHROPIC_DEFAULT_HAIKU_MODEL: call.model,
         DISABLE_AUTOUPDATER: '1',
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
         DISABLE_TELEMETRY: '1',
@@ -124,22 +129,15 @@ const codex: CodingAgent = {
   async prepare(call, installed) {
     const codexHome = path.join(call.sandbox.home, '.codex');
     const lastMessage = path.join(call.sandbox.home, 'last-message.txt');
+    // The gateway comes from the command line, as copied; the file holds only what keeps the run headless and
+    // local: plugin and app syncs reach github.com and chatgpt.com at start, analytics is its telemetry.
     await writeConfig(
       path.join(codexHome, 'config.toml'),
       [
-        `model = ${JSON.stringify(call.model)}`,
-        'model_provider = "sbc"',
         'approval_policy = "never"',
         'sandbox_mode = "read-only"',
         'check_for_update_on_startup = false',
         '',
-        '[model_providers.sbc]',
-        'name = "Model gateway"',
-        `base_url = ${JSON.stringify(`${call.gatewayUrl}/v1`)}`,
-        'env_key = "SBC_API_KEY"',
-        'wire_api = "responses"',
-        '',
-        // Plugin and app syncs reach github.com and chatgpt.com at start; analytics is its telemetry.
         '[features]',
         'plugins = false',
         'remote_plugin = false',
@@ -150,16 +148,18 @@ const codex: CodingAgent = {
         '',
       ].join('\n'),
     );
+    const setup = setupFor('codex', call);
     return {
       command: installed.bin('codex'),
       args: [
+        ...setup.args,
         'exec',
         '--skip-git-repo-check',
         '--output-last-message',
         lastMessage,
         `sim:call:exec_command ${JSON.stringify({ cmd: `cat ${call.notePath}` })}`,
       ],
-      env: { ...call.env, CODEX_HOME: codexHome, SBC_API_KEY: call.apiKey },
+      env: { ...call.env, ...setup.env, CODEX_HOME: codexHome },
       reply: () => readFile(lastMessage, 'utf8').catch(() => ''),
     };
   },
@@ -178,34 +178,21 @@ function opencode(provider: '@ai-sdk/openai-compatible' | '@ai-sdk/anthropic'): 
     dialect: chat ? 'chat' : 'messages',
     endpointDialect: chat ? 'openai' : 'anthropic',
     async prepare(call, installed) {
-      const config = {
-        $schema: 'https://opencode.ai/config.json',
-        provider: {
-          sbc: {
-            npm: provider,
-            name: 'Model gateway',
-            options: { baseURL: `${call.gatewayUrl}/v1`, apiKey: '{env:SBC_API_KEY}' },
-            models: { [call.model]: { name: call.model } },
-          },
-        },
-        model: `sbc/${call.model}`,
-        small_model: `sbc/${call.model}`,
-        permission: { read: 'allow' },
-        autoupdate: false,
-        share: 'disabled',
-      };
+      // The gateway comes in OPENCODE_CONFIG_CONTENT, as copied; the file adds what a headless run needs.
+      const config = { permission: { read: 'allow' }, autoupdate: false, share: 'disabled' };
       await writeConfig(
         path.join(call.env.XDG_CONFIG_HOME!, 'opencode', 'opencode.json'),
         JSON.stringify(config, null, 2),
       );
+      const setup = setupFor('opencode', call, chat ? 'chat' : 'messages');
       return {
         command: installed.bin('opencode'),
         // `run` joins its words with spaces, quoting any word that has one: the directive and its JSON (which has
         // none) go as two words so the prompt reads exactly `sim:call:read {…}`.
-        args: ['run', '--format', 'json', 'sim:call:read', JSON.stringify({ filePath: call.notePath })],
+        args: [...setup.args, 'run', '--format', 'json', 'sim:call:read', JSON.stringify({ filePath: call.notePath })],
         env: {
           ...call.env,
-          SBC_API_KEY: call.apiKey,
+          ...setup.env,
           OPENCODE_DISABLE_AUTOUPDATE: '1',
           OPENCODE_DISABLE_MODELS_FETCH: '1',
           OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
