@@ -2,8 +2,8 @@
  * How each coding-agent CLI is configured and run headless against the gateway: the setup a person copies from
  * the console or docs/agents.md (`@sbc/agent-setup`: environment and command line), plus the switches that keep
  * it from reaching anything but the gateway (telemetry, update checks, plugin syncs) and the one tool its loop
- * takes, allowed for headless use. The prompt is the simulator's `sim:call:<tool> {json}` directive, so the model calls that tool
- * with those arguments and then answers with the start of the tool's result.
+ * takes, allowed for headless use. The prompt is the simulator's `sim:call:<tool> {json}` directive, so the model
+ * calls that tool with those arguments and then answers with the start of the tool's result.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';

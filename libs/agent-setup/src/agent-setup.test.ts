@@ -56,8 +56,8 @@ describe('agentSetup', () => {
     expect(argv).toEqual([
       'codex',
       '-c',
-      'model_providers.sbc={ name = "Model gateway", base_url = "https://gw.example.com/v1", env_key = "SBC_API_KEY", ' +
-        'wire_api = "responses" }',
+      'model_providers.sbc={ name = "Model gateway", base_url = "https://gw.example.com/v1", ' +
+        'env_key = "SBC_API_KEY", wire_api = "responses" }',
       '-c',
       'model_provider="sbc"',
       '-m',

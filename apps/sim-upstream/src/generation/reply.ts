@@ -149,7 +149,8 @@ function replyText(conversation: Conversation): string {
   if (output && 'schema' in output) return JSON.stringify(exampleArguments(output.schema));
   if (output) return JSON.stringify({ reply: replyText({ ...conversation, output: undefined }) });
   if (conversation.toolResult !== undefined) {
-    return `Simulated reply using the tool result: ${firstWords(conversation.toolResult, TOOL_RESULT_WORDS) || '(empty)'}`;
+    const quoted = firstWords(conversation.toolResult, TOOL_RESULT_WORDS);
+    return `Simulated reply using the tool result: ${quoted || '(empty)'}`;
   }
   if (wantsHtmlPage(conversation.lastUserText)) return htmlPage(conversation.lastUserText);
   const prompt = firstWords(conversation.lastUserText);

@@ -44,7 +44,7 @@ export function agentsSection(baseUrl: string): string {
       const setup = agentSetup(agent.id, target, dialect);
       const files = dialect === agent.dialects[0] ? setup.files : [];
       return (
-        `<p>${agent.dialects.length > 1 ? `With ${DIALECT_NAMES[dialect]}:` : `Speaks ${DIALECT_NAMES[dialect]}:`}</p>` +
+        `<p>${agent.dialects.length > 1 ? 'With' : 'Speaks'} ${DIALECT_NAMES[dialect]}:</p>` +
         files.map((file) => `<p class="file">${escapeHtml(file.path)}</p>${code(file.text)}`).join('') +
         code(shellSnippet(setup))
       );
