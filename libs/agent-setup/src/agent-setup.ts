@@ -9,7 +9,7 @@ export type AgentId = 'claude-code' | 'codex' | 'opencode' | 'qwen-code' | 'cont
 /** The gateway route an agent calls: chat completions, Responses or Messages. */
 export type AgentDialect = 'chat' | 'responses' | 'messages';
 
-export interface AgentInfo {
+interface AgentInfo {
   id: AgentId;
   title: string;
   /** The npm package that installs it. */
@@ -27,7 +27,7 @@ export const AGENTS: readonly AgentInfo[] = [
   { id: 'cline', title: 'Cline', npm: 'cline', dialects: ['chat'] },
 ];
 
-export interface SetupTarget {
+interface SetupTarget {
   /** The gateway's BASE_URL (a trailing slash is ignored). */
   baseUrl: string;
   /** The caller key, or KEY_PLACEHOLDER where the secret is not at hand. */
@@ -39,7 +39,7 @@ export interface SetupTarget {
 export const KEY_PLACEHOLDER = '<your sbc_ key>';
 export const DEFAULT_MODEL = 'house';
 
-export interface ConfigFile {
+interface ConfigFile {
   /** Where it goes, as a person writes it (`~/.codex/config.toml`). */
   path: string;
   text: string;
@@ -61,7 +61,7 @@ export interface AgentSetup {
 }
 
 /** The name of the variable that holds the key, for agents whose config names a variable instead of a value. */
-export const KEY_VARIABLE = 'SBC_API_KEY';
+const KEY_VARIABLE = 'SBC_API_KEY';
 const PROVIDER_ID = 'sbc';
 const PROVIDER_NAME = 'Model gateway';
 

@@ -12,7 +12,7 @@ const COPYABLE: { id: AgentId; label: string }[] = [
  * The edge's BASE_URL, which the edge writes into the console's page (`<meta name="sbc-base-url">`); the page's own
  * origin only when it is missing (the console served by Vite in development).
  */
-export function edgeBaseUrl(): string {
+function edgeBaseUrl(): string {
   const meta = document.querySelector<HTMLMetaElement>('meta[name="sbc-base-url"]');
   return meta?.content || window.location.origin;
 }
