@@ -26,7 +26,8 @@ const NOTES: Record<(typeof AGENTS)[number]['id'], string> = {
     'the Anthropic package, <code>cache_control</code> is dropped on an OpenAI-dialect one.',
   'qwen-code':
     'Needs Node 22 or later. With Messages it asks for a thinking budget equal to <code>max_tokens</code>, which ' +
-    'Anthropic’s API refuses: use chat completions or Responses for an Anthropic endpoint.',
+    'Anthropic’s API refuses: set <code>model.generationConfig.reasoning.budget_tokens</code> below it (16000) in ' +
+    '<code>~/.qwen/settings.json</code>, or use chat completions or Responses.',
   continue: 'Put the file in place, then run the command. Use <code>provider: anthropic</code> for Messages.',
   cline: '<code>cline auth</code> saves the provider once; then <code>cline</code> starts it.',
 };
