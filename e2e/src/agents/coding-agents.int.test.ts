@@ -69,6 +69,8 @@ const oneDialectSim = (dialect: 'openai' | 'anthropic') =>
   });
 
 const runnable = CODING_AGENTS.filter((agent) => !agent.pkg.unavailable);
+for (const agent of CODING_AGENTS)
+  if (agent.pkg.unavailable) console.warn(`coding agents: ${agent.title} is skipped: ${agent.pkg.unavailable}`);
 
 let stack: AccountSurfaceStack;
 const sims: RunningSim[] = [];
