@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { agentSetup, DEFAULT_MODEL, KEY_PLACEHOLDER, shellSnippet, type AgentId } from '@sbc/agent-setup';
+import { agentSetup, KEY_PLACEHOLDER, shellSnippet, type AgentId } from '@sbc/agent-setup';
 
 /** The agents a key can be copied for here; docs/agents.md and /developers have the others. */
 const COPYABLE: { id: AgentId; label: string }[] = [
@@ -15,11 +15,6 @@ const COPYABLE: { id: AgentId; label: string }[] = [
 function edgeBaseUrl(): string {
   const meta = document.querySelector<HTMLMetaElement>('meta[name="sbc-base-url"]');
   return meta?.content || window.location.origin;
-}
-
-/** The model a snippet names: the key's first allowed model that is not a pattern (`house*`), else `house`. */
-export function snippetModel(allowedModels: readonly string[] | null | undefined): string {
-  return allowedModels?.find((model) => !/[*?[]/.test(model)) ?? DEFAULT_MODEL;
 }
 
 /**

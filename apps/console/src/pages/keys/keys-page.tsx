@@ -9,7 +9,8 @@ import { SecretOnce } from '../../ui/secret-once';
 import { Table } from '../../ui/table';
 import { createBody, EMPTY_KEY_FORM, updateBody, type KeyFormState } from './key-form';
 import { KeyFields } from './key-fields';
-import { AgentSnippets, snippetModel } from './agent-snippets';
+import { AgentSnippets } from './agent-snippets';
+import { snippetModel } from './snippet-model';
 import { useKeys, useMintKey, useRevokeKey, useUpdateKey } from '../../hooks/use-keys';
 
 function formOf(key: CallerKey): KeyFormState {

@@ -1,4 +1,4 @@
-import { snippetModel } from './agent-snippets';
+import { snippetModel } from './snippet-model';
 
 describe('snippetModel', () => {
   it('names the key’s first allowed model that is not a pattern, else house', () => {
