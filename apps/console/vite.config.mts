@@ -10,7 +10,12 @@ const root = path.resolve(here, '../..');
 export default defineConfig({
   root: here,
   base: '/console/',
-  resolve: { alias: { '@sbc/scopes': path.join(root, 'libs/scopes/src/index.ts') } },
+  resolve: {
+    alias: {
+      '@sbc/scopes': path.join(root, 'libs/scopes/src/index.ts'),
+      '@sbc/agent-setup': path.join(root, 'libs/agent-setup/src/index.ts'),
+    },
+  },
   esbuild: { jsx: 'automatic' },
   build: {
     outDir: path.join(root, 'dist/apps/console'),

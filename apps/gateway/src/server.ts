@@ -95,7 +95,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
   app.use(healthRoutes(deps.ready, deps.readyDetail));
   app.use(docsRoutes(deps));
   app.use(serviceDocRoutes(deps));
-  app.use(consoleRoutes());
+  app.use(consoleRoutes({ baseUrl: deps.baseUrl }));
   app.use(developerRoutes(deps));
   app.use(rootRoutes(deps));
   app.use(authRoutes(deps));

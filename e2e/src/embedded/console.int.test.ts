@@ -5,6 +5,7 @@ import path from 'node:path';
 import OpenAI from 'openai';
 import pg from 'pg';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import { agentSetup, KEY_PLACEHOLDER, shellSnippet } from '@sbc/agent-setup';
 import { freePort, jsonOf, type TestDatabase } from '@sbc/testing';
 import { loadSimConfig, start as startSim, type RunningSim } from '@sbc/app-sim-upstream';
 import { loadEmbeddedConfig, start, type RunningEmbedded } from '@sbc/app-embedded';
@@ -173,6 +174,24 @@ describe('the console in a browser', () => {
       await dialog.getByRole('button', { name: 'Mint key' }).click();
       key = await page.getByLabel('Secret key').inputValue();
       expect(key).toMatch(/^sbc_/);
+      // While the secret is shown, each coding agent's setup is copied with it, aimed at BASE_URL (another host
+      // name than the page's own).
+      const agents = page.getByRole('region', { name: 'Use this key with a coding agent' });
+      for (const [label, agent] of [
+        ['Claude Code', 'claude-code'],
+        ['Codex', 'codex'],
+        ['opencode', 'opencode'],
+      ] as const) {
+        await agents.getByRole('button', { name: `Copy for ${label}` }).click();
+        await agents
+          .getByRole('status')
+          .filter({ hasText: `Copied the ${label} setup` })
+          .waitFor();
+        expect(await page.evaluate<string>('navigator.clipboard.readText()')).toBe(
+          shellSnippet(agentSetup(agent, { baseUrl: otherHost, apiKey: key, model: 'house' })),
+        );
+      }
+      await accessible('keys-minted');
       await page.getByRole('button', { name: 'Done' }).click();
       await page.getByRole('cell', { name: keyName, exact: true }).waitFor();
 
@@ -766,6 +785,29 @@ describe('the console in a browser', () => {
   }, 180_000);
 
   // Five pages, each at two widths: longer than the default timeout on a loaded machine.
+  it('copies an existing key’s agent setups with a placeholder where the secret goes', async () => {
+    await open('Keys');
+    await page.getByRole('button', { name: `Coding agents for ${keyName}` }).click();
+    const dialog = page.getByRole('dialog', { name: `Use ${keyName} with a coding agent` });
+    await dialog.getByRole('button', { name: 'Copy for Codex' }).click();
+    await dialog.getByRole('status').filter({ hasText: 'Copied the Codex setup' }).waitFor();
+    const copied = await page.evaluate<string>('navigator.clipboard.readText()');
+    expect(copied).toBe(
+      shellSnippet(agentSetup('codex', { baseUrl: otherHost, apiKey: KEY_PLACEHOLDER, model: 'house' })),
+    );
+    // The secret is never shown again: neither the dialog nor what it copies holds it.
+    expect(copied).not.toContain(key);
+    expect(await dialog.textContent()).not.toContain(key);
+    await dialog
+      .getByRole('region', { name: 'Use this key with a coding agent' })
+      .getByText('ANTHROPIC_BASE_URL')
+      .first()
+      .waitFor();
+    await accessible('keys-agents');
+    await dialog.getByRole('button', { name: 'Close' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+  });
+
   it('every other page passes axe with no serious or critical violation', async () => {
     for (const label of ['Overview', 'Credits and plan', 'Spend', 'Aliases', 'Keys']) {
       await open(label);

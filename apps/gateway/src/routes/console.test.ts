@@ -18,7 +18,7 @@ describe('serving the console at /console/', () => {
     );
     writeFileSync(path.join(dir, 'assets', 'index-AbC123.js'), 'console.log(1)');
     const app = express();
-    app.use(consoleRoutes({ consoleDir: dir }));
+    app.use(consoleRoutes({ consoleDir: dir, baseUrl: 'https://gw.example.com/"x"/' }));
     app.use((_req, res) => void res.status(404).json({ error: 'not_found' }));
     app.use(
       (error: { status?: number }, _req: express.Request, res: express.Response, _next: express.NextFunction) =>
@@ -39,6 +39,11 @@ describe('serving the console at /console/', () => {
     expect(CONSOLE_CSP).toContain("script-src 'self'");
     expect(CONSOLE_CSP).not.toContain('unsafe-inline');
     expect(res.headers.get('x-frame-options')).toBe('DENY');
+  });
+
+  it("names the edge's BASE_URL in the page, as an escaped attribute", async () => {
+    const page = await (await fetch(`${base}/console/keys`)).text();
+    expect(page).toContain('<meta name="sbc-base-url" content="https://gw.example.com/&quot;x&quot;">');
   });
 
   it('answers every other /console/ path with the same app page, which routes in the browser', async () => {

@@ -41,16 +41,29 @@ function securityHeaders(res: Response): void {
   res.setHeader('x-frame-options', 'DENY');
 }
 
+const escapeAttribute = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+/**
+ * The page carries the edge's BASE_URL in `<meta name="sbc-base-url">` (the console's copy-for-an-agent snippets
+ * name it; a page script may not be inline, and the browser's own origin may be another host name for the same edge).
+ */
+function withBaseUrl(html: string, baseUrl: string | undefined): string {
+  if (!baseUrl) return html;
+  const meta = `<meta name="sbc-base-url" content="${escapeAttribute(baseUrl.replace(/\/+$/, ''))}">`;
+  return html.includes('</head>') ? html.replace('</head>', `${meta}\n</head>`) : `${meta}\n${html}`;
+}
+
 /**
  * The console, served at /console/: hashed assets for a year (immutable, their names change with their
  * content), the app's index.html for every other /console/ path (the app routes in the browser), always
  * revalidated so a new build is picked up at once. /device, the pairing flow's verification URI, leads to the
  * console's activation page with the query (user_code) kept.
  */
-export function consoleRoutes(deps: { consoleDir?: string } = {}): Router {
+export function consoleRoutes(deps: { consoleDir?: string; baseUrl?: string } = {}): Router {
   const router = Router();
   const dir = deps.consoleDir ?? findConsoleDir();
-  const index = dir ? readFileSync(path.join(dir, 'index.html')) : undefined;
+  const index = dir ? withBaseUrl(readFileSync(path.join(dir, 'index.html'), 'utf8'), deps.baseUrl) : undefined;
 
   router.get('/device', (req, res) => {
     const query = req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?')) : '';

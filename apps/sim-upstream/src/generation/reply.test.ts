@@ -94,6 +94,19 @@ describe('planReply', () => {
     expect(plan.kind).toBe('text');
     expect(plan.pieces.join('')).toBe('Simulated reply using the tool result: 21 degrees and sunny');
   });
+
+  it('quotes the first 40 words of a tool result, past a preamble such as a shell tool writes', () => {
+    const preamble =
+      'Chunk ID: 5ac403 Wall time: 0.1790 seconds Process exited with code 0 Original token count: 12 Output:';
+    const words = Array.from({ length: 30 }, (_, i) => `w${i + 1}`);
+    const plan = planReply(
+      ask('run it', { tools: [weatherTool], toolResult: `${preamble}\nunique-7731 ${words.join(' ')}` }),
+      noLimits,
+    );
+    const text = plan.pieces.join('');
+    expect(text).toContain('Output: unique-7731 w1');
+    expect(text).toMatch(/ w22 …$/);
+  });
 });
 
 describe('exampleArguments', () => {

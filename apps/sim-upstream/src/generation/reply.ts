@@ -54,6 +54,11 @@ export interface ReplyLimits {
 }
 
 const PROMPT_WORDS = 12;
+/**
+ * Tool results often open with a preamble of their own (Codex's shell output starts with a chunk id, the wall time,
+ * the exit code and a token count), so the reply quotes more of them, enough to carry what the tool read.
+ */
+const TOOL_RESULT_WORDS = 40;
 const MAX_FILLER_TOKENS = 100_000;
 const ARGUMENT_SLICE_CHARS = 8;
 
@@ -162,7 +167,8 @@ function replyText(conversation: Conversation): string {
   if (output && 'schema' in output) return JSON.stringify(exampleArguments(output.schema));
   if (output) return JSON.stringify({ reply: replyText({ ...conversation, output: undefined }) });
   if (conversation.toolResult !== undefined) {
-    return `Simulated reply using the tool result: ${firstWords(conversation.toolResult) || '(empty)'}`;
+    const quoted = firstWords(conversation.toolResult, TOOL_RESULT_WORDS);
+    return `Simulated reply using the tool result: ${quoted || '(empty)'}`;
   }
   if (wantsHtmlPage(conversation.lastUserText)) return htmlPage(conversation.lastUserText);
   const prompt = firstWords(conversation.lastUserText);

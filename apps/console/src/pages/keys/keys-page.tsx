@@ -9,6 +9,8 @@ import { SecretOnce } from '../../ui/secret-once';
 import { Table } from '../../ui/table';
 import { createBody, EMPTY_KEY_FORM, updateBody, type KeyFormState } from './key-form';
 import { KeyFields } from './key-fields';
+import { AgentSnippets } from './agent-snippets';
+import { snippetModel } from './snippet-model';
 import { useKeys, useMintKey, useRevokeKey, useUpdateKey } from '../../hooks/use-keys';
 
 function formOf(key: CallerKey): KeyFormState {
@@ -55,6 +57,7 @@ export function KeysPage() {
   const [minted, setMinted] = useState<MintedKey>();
   const [editing, setEditing] = useState<CallerKey>();
   const [revoking, setRevoking] = useState<CallerKey>();
+  const [forAgents, setForAgents] = useState<CallerKey>();
 
   const submitMint = (event: FormEvent) => {
     event.preventDefault();
@@ -80,7 +83,12 @@ export function KeysPage() {
         </button>
       }
     >
-      {minted && <SecretOnce minted={minted} onDone={() => setMinted(undefined)} />}
+      {minted && (
+        <>
+          <SecretOnce minted={minted} onDone={() => setMinted(undefined)} />
+          <AgentSnippets secret={minted.key} model={snippetModel(minted.allowed_models)} />
+        </>
+      )}
       <QueryView
         query={keys}
         what="your keys"
@@ -106,6 +114,13 @@ export function KeysPage() {
                 cell: (key) =>
                   key.revoked_at ? null : (
                     <div className="actions">
+                      <button
+                        type="button"
+                        aria-label={`Coding agents for ${key.name}`}
+                        onClick={() => setForAgents(key)}
+                      >
+                        Agents
+                      </button>
                       <button
                         type="button"
                         aria-label={`Edit ${key.name}`}
@@ -157,6 +172,19 @@ export function KeysPage() {
             </button>
           </div>
         </form>
+      </Dialog>
+
+      <Dialog
+        open={!!forAgents}
+        title={`Use ${forAgents?.name ?? 'a key'} with a coding agent`}
+        onClose={() => setForAgents(undefined)}
+      >
+        {forAgents && <AgentSnippets model={snippetModel(forAgents.allowed_models)} />}
+        <div className="actions">
+          <button type="button" onClick={() => setForAgents(undefined)}>
+            Close
+          </button>
+        </div>
       </Dialog>
 
       <ConfirmDialog

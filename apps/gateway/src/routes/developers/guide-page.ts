@@ -2,6 +2,7 @@ import { anthropicErrorType, openAiErrorType, renderErrorBody } from '@sbc/diale
 import { ApiError, errorCodes, errorSpec, toEnvelope } from '@sbc/errors';
 import { escapeHtml, inlineCode, pageShell, topNav } from './html';
 import type { QuickStart } from './quickstarts';
+import { agentsSection } from './agents-section';
 import { cacheSection } from './cache-section';
 import { routingSection } from './routing-section';
 
@@ -118,6 +119,8 @@ endpoints behind it. The <a href="/developers/api">API reference</a> lists every
 errors; it is rendered from <a href="/docs/openapi.json">the OpenAPI document</a> this service serves.</p>
 <section aria-labelledby="quick-starts"><h2 id="quick-starts">Quick starts</h2>
 ${quickStartSection(options.quickStarts)}</section>
+<section aria-labelledby="coding-agents"><h2 id="coding-agents">Coding agents</h2>
+${agentsSection(options.baseUrl)}</section>
 <section aria-labelledby="routing"><h2 id="routing">Routing: fallbacks, retries and cooldowns</h2>
 ${routingSection()}</section>
 <section aria-labelledby="response-cache"><h2 id="response-cache">Response cache</h2>

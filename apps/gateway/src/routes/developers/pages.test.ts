@@ -1,3 +1,4 @@
+import { agentSetup, AGENTS, KEY_PLACEHOLDER, shellSnippet } from '@sbc/agent-setup';
 import { buildOpenApiDocument, ROUTES } from '@sbc/api';
 import { errorCodes } from '@sbc/errors';
 import { renderApiReference, type OpenApiDocument } from './api-reference';
@@ -27,6 +28,32 @@ describe('developer pages', () => {
     const cache = html.slice(html.indexOf('id="response-cache"'), html.indexOf('id="error-shapes"'));
     for (const term of ['cache_ttl_s', 'x-sbc-cache-ttl', 'x-sbc-cache: hit', 'cache_tools'])
       expect(cache).toContain(term);
+  });
+
+  it('the guide shows every coding agent’s setup for this service, in each dialect it speaks, escaped', () => {
+    const html = renderGuidePage({ baseUrl: 'https://gw.test', quickStarts: [] });
+    const section = html.slice(html.indexOf('id="coding-agents"'), html.indexOf('id="routing"'));
+    const escaped = (text: string) =>
+      text
+        .replaceAll('&', '&amp;')
+        .replaceAll('<', '&lt;')
+        .replaceAll('>', '&gt;')
+        .replaceAll('"', '&quot;')
+        .replaceAll("'", '&#39;');
+    for (const agent of AGENTS) {
+      expect(section).toContain(`id="agents-${agent.id}"`);
+      for (const dialect of agent.dialects) {
+        const setup = agentSetup(
+          agent.id,
+          { baseUrl: 'https://gw.test', apiKey: KEY_PLACEHOLDER, model: 'house' },
+          dialect,
+        );
+        expect(section).toContain(escaped(shellSnippet(setup)));
+      }
+    }
+    expect(section).toContain('ANTHROPIC_BASE_URL=https://gw.test');
+    expect(section).not.toContain('<your sbc_ key>');
+    expect(section).toContain('href="/console/keys"');
   });
 
   it('the reference has an anchor and the scopes of every operation, and links error statuses to their codes', () => {
