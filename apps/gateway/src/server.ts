@@ -7,6 +7,7 @@ import type { DeviceService } from '@sbc/proto/sbc/account/v1/devices_pb';
 import type { SessionService } from '@sbc/proto/sbc/account/v1/sessions_pb';
 import type { TeamService } from '@sbc/proto/sbc/account/v1/teams_pb';
 import type { UpstreamService } from '@sbc/proto/sbc/account/v1/upstreams_pb';
+import type { ResponsesService } from '@sbc/proto/sbc/runs/v1/responses_pb';
 import type { RunsService } from '@sbc/proto/sbc/runs/v1/runs_pb';
 import type { UsageLedgerService } from '@sbc/proto/sbc/usage/v1/ledger_pb';
 import type { XBuildsService } from '@sbc/proto/sbc/xbuilds/v1/xbuilds_pb';
@@ -37,6 +38,7 @@ import { keyRoutes } from './routes/keys';
 import { teamRoutes } from './routes/teams';
 import { upstreamRoutes } from './routes/upstreams';
 import { modelRoutes, type ModelRoutesDeps } from './routes/models';
+import { responseRoutes } from './routes/responses';
 import { runRoutes } from './routes/runs';
 import { usageRoutes } from './routes/usage';
 import { xBuildRoutes } from './routes/x-builds';
@@ -59,6 +61,8 @@ export interface GatewayAppDeps {
   audit: RpcClientOf<typeof AuditService>;
   ledger: RpcClientOf<typeof UsageLedgerService>;
   runs: RpcClientOf<typeof RunsService>;
+  /** Stored OpenAI Responses (the runs service's), read back and deleted here. */
+  responses: RpcClientOf<typeof ResponsesService>;
   xbuilds: RpcClientOf<typeof XBuildsService>;
   house: HouseEngines;
   providers: ProviderEngines;
@@ -103,6 +107,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
   app.use(deviceRoutes(deps));
   app.use(auditRoutes(deps));
   app.use(modelRoutes(deps));
+  app.use(responseRoutes(deps));
   app.use(usageRoutes(deps));
   app.use(captureRoutes(deps));
   app.use(xBuildRoutes(deps));

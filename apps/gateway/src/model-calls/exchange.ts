@@ -142,6 +142,7 @@ export async function exchange(
         // Read before the renderer, which may take the upstream's body as the caller's.
         toKeep = cache?.parseReply(raw, engine.dialect, call.request);
         rendered = renderReply(call, engine, raw);
+        call.replyTap?.body(rendered.body);
       } catch (error) {
         // A body that broke off, or a 200 whose body is not a reply (an error object, no choices, not JSON),
         // is the upstream's failure.

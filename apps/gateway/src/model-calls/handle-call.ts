@@ -10,6 +10,7 @@ import { requestIdFor } from '../http/request-id';
 import type { GenAiTelemetry } from '../observability/genai-telemetry';
 import { replayCachedReply } from '../response-cache/replay';
 import type { ResponseCache } from '../response-cache/response-cache';
+import { alongsideKept, type ResponseCall, type ResponsesState } from '../responses-state/responses-state';
 import type { HouseEngines, ProviderEngines } from '../routing/engines';
 import type { RoutePolicy } from '../routing/target-picker';
 import type { RoutingTables } from '../routing/routing-tables';
@@ -36,6 +37,8 @@ export interface ModelCallDeps extends AuthorizeDeps, AdmitDeps {
   usage: UsageEmitter;
   /** The exact response cache, in front of the exchange step (only calls that opt in reach its store). */
   responseCache: ResponseCache;
+  /** Stored OpenAI Responses: read before the targets when a call continues one, written when a call keeps one. */
+  responsesState: ResponsesState;
   logger: Logger;
   /** The GenAI span and histograms around each call's exchange. */
   genai: Pick<GenAiTelemetry, 'traceCall'>;
@@ -72,8 +75,10 @@ export function createModelCallHandler(deps: ModelCallDeps) {
     let callDeps = deps;
     // Once per call: before the last bytes of a reply (exchange), or after a refusal or a hang-up here.
     let recorded: Promise<void> | undefined;
+    // The stored-Responses part of a call that keeps or continues a response; its write goes with the record.
+    let kept: ResponseCall | undefined;
     const recordOnce = (outcome: CallOutcome) =>
-      (recorded ??= settle(callDeps, { fairUse: false, ...record, ...admission?.terms, outcome }));
+      (recorded ??= alongsideKept(settle(callDeps, { fairUse: false, ...record, ...admission?.terms, outcome }), kept));
     let outcome: CallOutcome;
     try {
       const principal = (record.principal = await authorizeRequest(deps, req.headers, record.requestId, [
@@ -81,11 +86,14 @@ export function createModelCallHandler(deps: ModelCallDeps) {
       ]));
       callDeps = captureCall(deps, req.headers, principal, record.requestId);
       admission = new Admission(deps, principal, out);
-      const { call, bytes } = await readCall(req, adapter, deps.maxBodyBytes);
+      const { call, bytes: bodyBytes } = await readCall(req, adapter, deps.maxBodyBytes);
       record.call = call;
       const { targets } = await resolveCallRoute(deps, principal, call.callerModel, record.requestId, call.fallbacks);
       checkModelKind(call, targets);
       parseRequestFor(call, targets);
+      kept = deps.responsesState.forCall(principal, call, record.requestId);
+      // A continued response's context joins the prompt, which admission bounds by its bytes.
+      const bytes = bodyBytes + (kept ? await kept.expand() : 0);
       outcome = await answer(
         deps,
         { principal, call, targets, admission, bytes, out, callDeps, record, recordOnce },

@@ -1,4 +1,4 @@
-import type { CallerDialect, ChatRequest, Passthrough } from '@sbc/dialects';
+import type { CallerDialect, ChatRequest, Passthrough, SseFrame } from '@sbc/dialects';
 import { upstreamAdapter } from '@sbc/dialects';
 import type { Engine } from '../routing/engines';
 import type { Target } from '../routing/targets';
@@ -26,6 +26,17 @@ export interface CallerCall {
   outputLimit?: number;
   /** Once the body is let go and nothing was parsed: the body as sent, to count the prompt of a stream cut short. */
   sent?: Buffer;
+  /** Set by an after-reply hook that must see the reply exactly as the caller gets it (stored Responses). */
+  replyTap?: ReplyTap;
+}
+
+/**
+ * The reply as the caller receives it, for an after-reply hook: the body of a whole reply, or each frame of a
+ * stream (a tapped stream's frames all come through its frame source: no byte relay of text deltas).
+ */
+export interface ReplyTap {
+  body(body: unknown): void;
+  frame(frame: SseFrame): void;
 }
 
 export interface EngineCall {

@@ -29,6 +29,7 @@ export async function replayCachedReply(
   };
   if (!call.stream) {
     const body = call.adapter.renderReply(reply, call.request);
+    call.replyTap?.body(body);
     await beforeEnd(outcome);
     out.json(200, body);
     return outcome;
@@ -40,7 +41,11 @@ export async function replayCachedReply(
     request: call.request,
   });
   let frames = '';
-  for (const event of eventsOfReply(reply)) for (const frame of renderer.render(event)) frames += encodeSse(frame);
+  for (const event of eventsOfReply(reply))
+    for (const frame of renderer.render(event)) {
+      call.replyTap?.frame(frame);
+      frames += encodeSse(frame);
+    }
   await beforeEnd(outcome);
   if (out.res.destroyed) return { ...outcome, status: 499 };
   out.openStream();
