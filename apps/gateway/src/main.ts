@@ -48,6 +48,7 @@ import { createEdgeRouter } from './edge-router';
 import { createGatewayApp } from './server';
 import { renderClientError } from './http/client-errors';
 import { createUpstreamClient } from './upstream/client';
+import { createCaptureHook } from './capture/call-capture';
 import { createMemoryCaptureStore, createSharedCaptureStore } from './capture/capture-store';
 import { createUsageEmitter } from './usage/usage-events';
 
@@ -280,17 +281,22 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
       },
     },
     pricing,
-    // Shared by every edge through Redis when the edge has it; a bounded LRU in this process otherwise.
-    responseCache: createResponseCache({
-      store: config.redisUrl
-        ? createSharedReplyStore(store, config.responseCache)
-        : new MemoryReplyStore(config.responseCache),
-      logger,
-    }),
-    responsesState,
+    // The step socket's hooks, in order: the first sees the call first and its reply last.
+    hooks: [
+      createCaptureHook({ captures, logger }),
+      // Stored Responses: a continued one is put before the call (so a cache hit below sees it whole), a kept one
+      // is written with the usage record.
+      responsesState,
+      // Shared by every edge through Redis when the edge has it; a bounded LRU in this process otherwise.
+      createResponseCache({
+        store: config.redisUrl
+          ? createSharedReplyStore(store, config.responseCache)
+          : new MemoryReplyStore(config.responseCache),
+        logger,
+      }),
+    ],
     logger,
     genai,
-    captures,
     drainDeadline: drainDeadline.signal,
   };
   const handleModelCall = createModelCallHandler(modelCallDeps);

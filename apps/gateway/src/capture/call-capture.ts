@@ -1,9 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from '@sbc/logging';
-import type { Principal } from '../auth/authenticator';
+import type { CallHook, HookPart } from '../model-calls/call-hooks';
 import { endpointUrl } from '../upstream/endpoint-url';
-import { headersFor, type UpstreamCall, type UpstreamClient, type UpstreamRequest } from '../upstream/client';
-import type { UsageEmitter } from '../usage/usage-events';
+import { headersFor, type UpstreamCall, type UpstreamRequest } from '../upstream/client';
+import type { UsageFields } from '../usage/usage-events';
 import type { CaptureStore } from './capture-store';
 import { redactSecrets } from '../observability/redact-secrets';
 import { CappedText, redactHeaders, shownUrl } from './redact';
@@ -13,15 +13,7 @@ const CAPTURE_HEADER = 'x-sbc-capture';
 /** Each body (sent and received) is kept up to this size. */
 const CAPTURE_BODY_LIMIT_BYTES = 256 * 1024;
 
-type UsageFields = Parameters<UsageEmitter['emit']>[0];
-
-/** What a call's steps use that a capture watches: the upstream client and the usage emitter. */
-interface Watched {
-  upstream: UpstreamClient;
-  usage: UsageEmitter;
-}
-
-export interface CaptureDeps extends Watched {
+export interface CaptureDeps {
   captures: CaptureStore;
   logger: Logger;
 }
@@ -38,40 +30,41 @@ interface AttemptCapture {
 }
 
 /**
- * The call's steps' deps, watched when the caller asked for a capture (`x-sbc-capture: 1`) and is a signed-in
- * session: each upstream request as sent and each reply as received are kept, with the call's usage figures,
- * for that account alone to read for a short time (GET /v1/usage/requests/{request_id}/capture). A key or a
- * device token asking gets the deps unchanged: an API caller can never make the edge keep bodies.
+ * The playground's captures, a hook on the call path: when the caller asked for one (`x-sbc-capture: 1`) and is a
+ * signed-in session, each upstream request as sent and each reply as received are kept, with the call's usage
+ * figures, for that account alone to read for a short time (GET /v1/usage/requests/{request_id}/capture). A key or
+ * a device token asking takes no part: an API caller can never make the edge keep bodies.
  */
-export function captureCall<D extends CaptureDeps>(
-  deps: D,
-  headers: IncomingHttpHeaders,
-  principal: Principal,
-  requestId: string,
-): D {
-  if (headers[CAPTURE_HEADER] !== '1' || principal.kind !== 'session') return deps;
-  const attempts: AttemptCapture[] = [];
-  const startedAt = new Date().toISOString();
-  const upstream: UpstreamClient = {
-    ...deps.upstream,
-    send(request) {
-      const call = deps.upstream.send(request);
-      attempts.push(watchAttempt(request, call));
-      return call;
+export function createCaptureHook(deps: CaptureDeps): CallHook {
+  return {
+    partIn({ headers, principal, out }) {
+      if (headers[CAPTURE_HEADER] !== '1' || principal.kind !== 'session') return undefined;
+      return new CallCapture(deps, principal.userId, out.requestId);
     },
   };
-  const usage: UsageEmitter = {
-    ...deps.usage,
-    async emit(fields) {
-      // Kept before the reply's last bytes go out (the emit is awaited there), so the page can read it at once.
-      const json = JSON.stringify(renderCapture(requestId, startedAt, attempts, fields));
-      const kept = deps.captures.put(principal.userId, requestId, json).catch((err: unknown) => {
-        deps.logger.warn({ requestId, err }, 'keeping a call capture failed');
-      });
-      await Promise.all([deps.usage.emit(fields), kept]);
-    },
-  };
-  return { ...deps, upstream, usage };
+}
+
+class CallCapture implements HookPart {
+  private readonly attempts: AttemptCapture[] = [];
+  private readonly startedAt = new Date().toISOString();
+
+  constructor(
+    private readonly deps: CaptureDeps,
+    private readonly userId: string,
+    private readonly requestId: string,
+  ) {}
+
+  attempt(request: UpstreamRequest, reply: UpstreamCall): void {
+    this.attempts.push(watchAttempt(request, reply));
+  }
+
+  /** Kept before the reply's last bytes go out (records are awaited there), so the page can read it at once. */
+  async record(fields: UsageFields): Promise<void> {
+    const json = JSON.stringify(renderCapture(this.requestId, this.startedAt, this.attempts, fields));
+    await this.deps.captures.put(this.userId, this.requestId, json).catch((err: unknown) => {
+      this.deps.logger.warn({ requestId: this.requestId, err }, 'keeping a call capture failed');
+    });
+  }
 }
 
 function watchAttempt(request: UpstreamRequest, call: UpstreamCall): AttemptCapture {

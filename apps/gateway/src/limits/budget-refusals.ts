@@ -1,8 +1,10 @@
 import { millicreditsFromCredits } from '@sbc/money';
-import type { BudgetKind } from './budget';
 import { periodWords, type CapScope, type SpendCap } from './team-caps';
 
 // What a 402 says, per budget: the words a person reads to know which cap it was and when it frees up.
+
+/** The budgets a call can be refused by. */
+export type BudgetKind = 'account' | 'key_daily' | 'key_monthly' | 'team' | 'member' | 'fair_use';
 
 /** Whole millicredits as credits for people: `12`, `0.25`, `10,000.5`. */
 export function creditsText(milli: number): string {

@@ -5,7 +5,7 @@ import type { ModelPrice } from '@sbc/catalog';
 import { millicredits, millicreditsFromCredits, type Millicredits } from '@sbc/money';
 import type { Bucket, TokenHold } from './rate-limit';
 import { planReservation, worstCaseMilli } from './reservation-plan';
-import { capRefusal, creditsText, messageFor } from './budget-refusals';
+import { capRefusal, creditsText, messageFor, type BudgetKind } from './budget-refusals';
 import { capCounter, memberOwner, type CapScope, type SpendCap, type TeamSpendCaps } from './team-caps';
 
 /**
@@ -35,8 +35,6 @@ const FAIR_USE_5H = millicreditsFromCredits(500);
 const FAIR_USE_7D = millicreditsFromCredits(2_000);
 
 const HELD_TTL_MS = HOUR_MS;
-
-export type BudgetKind = 'account' | 'key_daily' | 'key_monthly' | 'team' | 'member' | 'fair_use';
 
 export interface BudgetSubject {
   userId: string;

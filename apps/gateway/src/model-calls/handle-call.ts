@@ -1,16 +1,11 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { callerDialect, ZERO_USAGE, type CallerDialect } from '@sbc/dialects';
 import { ApiError } from '@sbc/errors';
 import type { Logger } from '@sbc/logging';
 import type { Principal } from '../auth/authenticator';
 import { authorizeRequest, type AuthorizeDeps } from '../auth/authorize';
-import { captureCall } from '../capture/call-capture';
-import type { CaptureStore } from '../capture/capture-store';
 import { requestIdFor } from '../http/request-id';
 import type { GenAiTelemetry } from '../observability/genai-telemetry';
-import { replayCachedReply } from '../response-cache/replay';
-import type { ResponseCache } from '../response-cache/response-cache';
-import { alongsideKept, type ResponseCall, type ResponsesState } from '../responses-state/responses-state';
 import type { HouseEngines, ProviderEngines } from '../routing/engines';
 import type { RoutePolicy } from '../routing/target-picker';
 import type { RoutingTables } from '../routing/routing-tables';
@@ -18,8 +13,12 @@ import type { Target } from '../routing/targets';
 import { passHeadersOf, type UpstreamClient } from '../upstream/client';
 import type { UsageEmitter } from '../usage/usage-events';
 import { Admission, type AdmitDeps } from './admit';
+import { beforeTarget, hookPartsIn, type CallHook } from './call-hooks';
+import type { CallOutcome } from './call-outcome';
 import { CallResponse } from './call-response';
-import { exchange, type CallOutcome } from './exchange';
+import { exchange } from './exchange';
+import type { Exchange } from './exchange-call';
+import { answerFromHook } from './hook-answer';
 import { checkModelKind } from './model-kind';
 import { parseRequestFor, promptOf, type CallerCall } from './plan';
 import { readCall } from './read-call';
@@ -35,15 +34,14 @@ export interface ModelCallDeps extends AuthorizeDeps, AdmitDeps {
   upstream: UpstreamClient;
   route: RoutePolicy;
   usage: UsageEmitter;
-  /** The exact response cache, in front of the exchange step (only calls that opt in reach its store). */
-  responseCache: ResponseCache;
-  /** Stored OpenAI Responses: read before the targets when a call continues one, written when a call keeps one. */
-  responsesState: ResponsesState;
+  /**
+   * The step socket's hooks, in order (call-hooks.ts), chosen in main.ts: whatever refuses, rewrites, answers or
+   * records calls without being the call; each takes part only in the calls it is in play for.
+   */
+  hooks: readonly CallHook[];
   logger: Logger;
   /** The GenAI span and histograms around each call's exchange. */
   genai: Pick<GenAiTelemetry, 'traceCall'>;
-  /** The playground's captures of upstream exchanges (asked for by a session's `x-sbc-capture: 1`). */
-  captures: CaptureStore;
   /** Passed to exchange: streams still running when the drain time is up end with an error event. */
   drainDeadline?: AbortSignal;
 }
@@ -58,9 +56,9 @@ export const MODEL_CALL_ROUTES: ReadonlyMap<string, CallerDialect> = new Map([
 
 /**
  * One model call in five steps: authorize (cached key) → read the body → resolve the model and its fallbacks to
- * targets (house models without any lookup; others from the cached routing table) → exchange with the targets,
- * each admitted as it is tried (request bucket, fair use, budget), unless the response cache holds the reply →
- * record (settle the budget, emit the usage event). Nothing here waits on a database.
+ * targets (house models without any lookup; others from the cached routing table) → the hooks before the first
+ * target, then the exchange with the targets, each admitted as it is tried (request bucket, fair use, budget),
+ * unless a hook answered → record (settle the budget, emit the usage event). Nothing here waits on a database.
  */
 export function createModelCallHandler(deps: ModelCallDeps) {
   return async function handleModelCall(
@@ -71,34 +69,22 @@ export function createModelCallHandler(deps: ModelCallDeps) {
     const record = startRecord(req, adapter);
     const out = new CallResponse(res, adapter, record.requestId, deps.baseUrl);
     let admission: Admission | undefined;
-    // The deps the call's steps use: watched by a capture when a signed-in session asked for one.
-    let callDeps = deps;
     // Once per call: before the last bytes of a reply (exchange), or after a refusal or a hang-up here.
     let recorded: Promise<void> | undefined;
-    // The stored-Responses part of a call that keeps or continues a response; its write goes with the record.
-    let kept: ResponseCall | undefined;
     const recordOnce = (outcome: CallOutcome) =>
-      (recorded ??= alongsideKept(settle(callDeps, { fairUse: false, ...record, ...admission?.terms, outcome }), kept));
+      (recorded ??= settle(deps, { fairUse: false, ...record, ...admission?.terms, outcome }));
     let outcome: CallOutcome;
     try {
       const principal = (record.principal = await authorizeRequest(deps, req.headers, record.requestId, [
         'gateway:invoke',
       ]));
-      callDeps = captureCall(deps, req.headers, principal, record.requestId);
       admission = new Admission(deps, principal, out);
-      const { call, bytes: bodyBytes } = await readCall(req, adapter, deps.maxBodyBytes);
+      const { call, bytes } = await readCall(req, adapter, deps.maxBodyBytes);
       record.call = call;
       const { targets } = await resolveCallRoute(deps, principal, call.callerModel, record.requestId, call.fallbacks);
       checkModelKind(call, targets);
-      parseRequestFor(call, targets);
-      kept = deps.responsesState.forCall(principal, call, record.requestId);
-      // A continued response's context joins the prompt, which admission bounds by its bytes.
-      const bytes = bodyBytes + (kept ? await kept.expand() : 0);
-      outcome = await answer(
-        deps,
-        { principal, call, targets, admission, bytes, out, callDeps, record, recordOnce },
-        req,
-      );
+      const headers = req.headers;
+      outcome = await answer(deps, { principal, call, targets, admission, bytes, out, headers, record, recordOnce });
     } catch (thrown) {
       outcome = await refuse(deps, out, admission, thrown, req.url);
     }
@@ -116,42 +102,43 @@ interface ResolvedCall {
   admission: Admission;
   bytes: number;
   out: CallResponse;
-  /** The deps the exchange uses: watched by a capture when a signed-in session asked for one. */
-  callDeps: ModelCallDeps;
+  headers: IncomingHttpHeaders;
   record: OpenRecord;
   recordOnce: (outcome: CallOutcome) => Promise<void>;
 }
 
 /**
- * The exchange step: the response cache's reply when it holds one (a hit takes from the request bucket and
- * reserves nothing: it is charged nothing), else the targets' in turn, traced as one GenAI call.
+ * The hooks in play before the first target (call-hooks.ts), then the exchange with the targets, traced as one
+ * GenAI call; or the answer a hook gave (it takes from the request bucket and reserves nothing: it is charged
+ * nothing). A call no hook is in play for goes straight to its targets.
  */
-async function answer(deps: ModelCallDeps, resolved: ResolvedCall, req: IncomingMessage): Promise<CallOutcome> {
-  const { principal, call, targets, admission, bytes, out, callDeps, record, recordOnce } = resolved;
-  const cache = deps.responseCache.forCall(principal, req.headers, call, targets, record.requestId, out);
-  const cached = cache && (await cache.lookup(out));
-  if (cached) {
+async function answer(deps: ModelCallDeps, resolved: ResolvedCall): Promise<CallOutcome> {
+  const { call, targets, admission, out, record } = resolved;
+  const hooks = (record.hooks = hookPartsIn(deps.hooks, resolved));
+  const answered = hooks && (await beforeTarget(hooks, resolved));
+  const x: Exchange = {
+    call,
+    targets,
+    // Read when a target is admitted: a hook before it may have added to the prompt.
+    admit: (target) => admission.admit(call, target, resolved.bytes),
+    out,
+    startedAt: record.startedAt,
+    passHeaders: passHeadersOf(resolved.headers),
+    beforeEnd: resolved.recordOnce,
+    hooks,
+  };
+  if (answered) {
     await admission.takeWithoutTarget();
-    return replayCachedReply(call, cached, out, record.startedAt, recordOnce);
+    return answerFromHook(x, answered);
   }
+  parseRequestFor(call, targets);
   const embedding = call.adapter.modelKind === 'embedding';
   return deps.genai.traceCall(
     embedding ? 'embeddings' : 'chat',
     call,
     targets,
     () => (embedding ? undefined : promptOf(call)),
-    () =>
-      exchange(
-        call,
-        targets,
-        (target) => admission.admit(call, target, bytes),
-        out,
-        callDeps,
-        record.startedAt,
-        passHeadersOf(req.headers),
-        recordOnce,
-        cache,
-      ),
+    () => exchange(x, deps),
   );
 }
 

@@ -1,4 +1,4 @@
-import type { CallerDialect, ChatRequest, Passthrough, SseFrame } from '@sbc/dialects';
+import type { CallerDialect, ChatRequest, Passthrough } from '@sbc/dialects';
 import { upstreamAdapter } from '@sbc/dialects';
 import type { Engine } from '../routing/engines';
 import type { Target } from '../routing/targets';
@@ -26,17 +26,8 @@ export interface CallerCall {
   outputLimit?: number;
   /** Once the body is let go and nothing was parsed: the body as sent, to count the prompt of a stream cut short. */
   sent?: Buffer;
-  /** Set by an after-reply hook that must see the reply exactly as the caller gets it (stored Responses). */
-  replyTap?: ReplyTap;
-}
-
-/**
- * The reply as the caller receives it, for an after-reply hook: the body of a whole reply, or each frame of a
- * stream (a tapped stream's frames all come through its frame source: no byte relay of text deltas).
- */
-export interface ReplyTap {
-  body(body: unknown): void;
-  frame(frame: SseFrame): void;
+  /** A hook replaced the neutral request (call-hooks.ts `rewriteRequest`): every engine is sent it translated. */
+  translated?: boolean;
 }
 
 export interface EngineCall {
@@ -48,7 +39,7 @@ export interface EngineCall {
 /** The caller dialect's passthrough when the engine takes the caller's body as it is (same dialect on both sides). */
 export function passthroughTo(call: CallerCall, engine: Engine): Passthrough | undefined {
   const passthrough = call.adapter.passthrough;
-  return passthrough?.upstream === engine.dialect ? passthrough : undefined;
+  return passthrough?.upstream === engine.dialect && !call.translated ? passthrough : undefined;
 }
 
 export function isPassthrough(call: CallerCall, engine: Engine): boolean {
@@ -57,6 +48,7 @@ export function isPassthrough(call: CallerCall, engine: Engine): boolean {
 
 /** Parses the caller's body into the neutral form, once some target needs it; throws DialectRequestError (400). */
 export function parseRequestFor(call: CallerCall, targets: readonly Target[]): void {
+  if (call.request) return;
   if (targets.some((target) => !isPassthrough(call, target.engine))) call.request = call.adapter.parse(bodyOf(call));
 }
 

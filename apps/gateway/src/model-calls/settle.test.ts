@@ -11,7 +11,7 @@ import type { Principal } from '../auth/authenticator';
 import { createBudget } from '../limits/budget';
 import type { Target } from '../routing/targets';
 import { createUsageEmitter } from '../usage/usage-events';
-import type { CallOutcome } from './exchange';
+import type { CallOutcome } from './call-outcome';
 import type { CallerCall } from './plan';
 import { createPricing } from './pricing';
 import { settle, type CallRecord } from './settle';

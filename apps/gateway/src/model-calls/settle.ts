@@ -18,8 +18,9 @@ import type { DeploymentLimiter } from '@sbc/route-health';
 import type { Principal } from '../auth/authenticator';
 import type { Budget, Reservation } from '../limits/budget';
 import type { TokenHold } from '../limits/rate-limit';
-import type { UsageEmitter } from '../usage/usage-events';
-import type { CallOutcome } from './exchange';
+import type { UsageEmitter, UsageFields } from '../usage/usage-events';
+import { recordWithHooks, type HookPart } from './call-hooks';
+import type { CallOutcome } from './call-outcome';
 import type { CallerCall } from './plan';
 import type { Pricing } from './pricing';
 
@@ -46,6 +47,8 @@ export interface CallRecord {
   startedAt: number;
   dialect: Dialect;
   sessionId: string | string[] | undefined;
+  /** The parts of the hooks in play for the call (call-hooks.ts): their records go with the usage event. */
+  hooks?: readonly HookPart[];
 }
 
 /**
@@ -80,7 +83,7 @@ export async function settle(deps: SettleDeps, state: CallRecord): Promise<void>
   const key = principal.key;
   const charged = creditsCharged(listCost, costMilli, chargedMilli);
   const fairUse = fairUseCall ? microcreditsForNanoUsd(listCost) : microcredits(0);
-  await deps.usage.emit({
+  const fields: UsageFields = {
     requestId: state.requestId,
     accountId: principal.userId,
     userId: principal.userId,
@@ -116,7 +119,9 @@ export async function settle(deps: SettleDeps, state: CallRecord): Promise<void>
     servedBy: target?.label ?? '',
     attempts: outcome.attempts,
     cacheHit: outcome.cacheHit === true,
-  });
+  };
+  const emitted = deps.usage.emit(fields);
+  await (state.hooks ? recordWithHooks(emitted, state.hooks, fields, outcome) : emitted);
 }
 
 /**

@@ -3,45 +3,28 @@ import {
   createTranslatedStream,
   upstreamAdapter,
   type CallerStream,
-  type SseFrame,
+  type UpstreamFailure,
   type Usage,
 } from '@sbc/dialects';
 import type { Engine } from '../routing/engines';
 import { countRequestTokens, createTokenCounter } from './count-tokens';
-import { passthroughTo, promptOf, type CallerCall, type ReplyTap } from './plan';
+import { passthroughTo, promptOf, type CallerCall } from './plan';
 
 // The stream relay's pieces: upstream events into the caller's frames (passed through or translated, by the
 // dialects' adapters), the guard on a priced stream's output, and the usage of a stream that did not reach its
 // upstream's own end.
 
-/** The caller's frames of one streamed reply; the frames that end it early come from its dialect too. */
-export type FrameSource = CallerStream;
+/**
+ * The caller's frames of one streamed reply; the frames that end it early come from its dialect too. `halted` is
+ * set once a hook's filter ended the stream (call-hooks.ts): the upstream is let go.
+ */
+export type FrameSource = CallerStream & { readonly halted?: UpstreamFailure };
 
 export function frameSource(call: CallerCall, engine: Engine, requestId: string): FrameSource {
   const options = { model: call.callerModel, includeUsage: call.includeUsage, requestId, request: call.request };
   const passthrough = passthroughTo(call, engine);
-  const source = passthrough
-    ? passthrough.stream(options)
-    : createTranslatedStream(call.adapter, upstreamAdapter(engine.dialect), options);
-  return call.replyTap ? tapped(source, call.replyTap) : source;
-}
-
-/** Every frame `source` makes, shown to `tap` as it goes out; no template, so no frame goes around the tap. */
-function tapped(source: FrameSource, tap: ReplyTap): FrameSource {
-  const shown = (frames: SseFrame[]) => {
-    for (const frame of frames) tap.frame(frame);
-    return frames;
-  };
-  return {
-    push(event) {
-      const out = source.push(event);
-      shown(out.frames);
-      return out;
-    },
-    textTemplate: () => undefined,
-    fail: (failure) => shown(source.fail(failure)),
-    cut: (usage) => shown(source.cut(usage)),
-  };
+  if (passthrough) return passthrough.stream(options);
+  return createTranslatedStream(call.adapter, upstreamAdapter(engine.dialect), options);
 }
 
 /** Bytes a stream's delivered text starts with room for; it doubles as needed. */

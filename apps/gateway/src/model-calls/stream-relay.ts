@@ -11,7 +11,6 @@ import {
   type Usage,
 } from '@sbc/dialects';
 import type { Socket } from 'node:net';
-import type { ReplyRecorder } from '../response-cache/cached-reply';
 import { isAbort, type BodySink, type UpstreamCall } from '../upstream/client';
 import { whenAborted } from './abort-watch';
 import { chunkBodyStart, chunkBuffer, chunkedSocket, chunkOf, writeChunk } from './chunked-body';
@@ -58,6 +57,8 @@ export class StreamRelay implements BodySink {
   capped = false;
   /** The edge's drain deadline ended the stream. */
   drained = false;
+  /** A hook's filter ended the stream (`failed` says why). */
+  halted = false;
   /** Frames not written yet: what the last chunk made after the stream ended, and the stream's own end. */
   pending = '';
 
@@ -75,8 +76,6 @@ export class StreamRelay implements BodySink {
     this.reply!.resume();
   };
   private settled = false;
-  /** Set for a reply the response cache keeps: every event goes through the decoder, so it sees them all. */
-  private recorder?: ReplyRecorder;
   private done?: { resolve: () => void; reject: (error: Error) => void };
   private stopWatchingDrain: () => void = () => undefined;
 
@@ -117,11 +116,6 @@ export class StreamRelay implements BodySink {
     });
   }
 
-  /** Hands every neutral event of the reply to `recorder` (the byte relay of text deltas is off for it). */
-  record(recorder: ReplyRecorder): void {
-    this.recorder = recorder;
-  }
-
   /** A frame that ends the stream with an error, for a stream that failed or stopped short. */
   fail(failure: UpstreamFailure): void {
     this.failed = failure;
@@ -146,12 +140,13 @@ export class StreamRelay implements BodySink {
       this.stop();
       return;
     }
-    if (this.capped) {
-      // The reply reached its output limit: the stream was ended for the caller; the upstream is let go.
+    if (this.capped || this.halted) {
+      // The reply reached its output limit, or a hook ended it: the stream was ended for the caller; the upstream
+      // is let go.
       this.stop();
       return;
     }
-    this.template = this.recorder ? undefined : this.source.textTemplate();
+    this.template = this.source.textTemplate();
     // The stream's terminator (and what came with it) waits for the call's usage to become durable.
     if (this.pending === '' || this.ended) return;
     const frames = this.pending;
@@ -217,10 +212,9 @@ export class StreamRelay implements BodySink {
 
   /** One upstream event through the frame source: the caller's frames into `pending`, its accounting here. */
   private onEvent(event: SseEvent): void {
-    if (this.capped) return;
+    if (this.capped || this.halted) return;
     const { frames, events } = this.source.push(event);
     for (const item of events) {
-      this.recorder?.push(item);
       if (CONTENT_EVENTS.has(item.type)) {
         this.sawToken();
         const piece =
@@ -244,6 +238,11 @@ export class StreamRelay implements BodySink {
     }
     for (const frame of frames) this.pending += encodeSse(frame);
     if (this.capped) this.cut();
+    else if (this.source.halted && !this.halted) {
+      // Billed like a stream cut at its limit: what was delivered, and the prompt.
+      this.halted = true;
+      this.usage = usageOfCut(this.call, this.usage, this.delivered);
+    }
   }
 
   /** A token reached the caller: the first one sets the time to first token. */

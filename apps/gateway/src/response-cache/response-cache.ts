@@ -1,11 +1,13 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { upstreamAdapter, type ChatRequest, type ChatResponse, type UpstreamDialect } from '@sbc/dialects';
+import type { ChatResponse } from '@sbc/dialects';
 import { ApiError } from '@sbc/errors';
 import type { Logger } from '@sbc/logging';
 import type { Principal } from '../auth/authenticator';
-import { bodyOf, type CallerCall } from '../model-calls/plan';
-import type { Target } from '../routing/targets';
-import { isCacheable, ReplyRecorder } from './cached-reply';
+import type { CallHook, EventFilter, HookAnswer, HookedCall, HookPart } from '../model-calls/call-hooks';
+import type { CallOutcome } from '../model-calls/call-outcome';
+import { bodyOf } from '../model-calls/plan';
+import { ReplyRecorder } from '../model-calls/reply-events';
+import { isCacheable } from './cached-reply';
 import { cacheKeyOf, type CacheScope } from './canonical-key';
 import type { ReplyStore } from './reply-store';
 
@@ -38,21 +40,34 @@ function scopeOf(principal: Principal): CacheScope {
 }
 
 /**
- * The response cache's part in one call, once the cache is in play for it: the lookup, and keeping the reply
- * of a miss. The store failing is never the caller's failure: the call goes on as a miss and nothing is kept.
+ * The response cache's part in one call, once the cache is in play for it: the lookup before the first target
+ * (a hit answers the call), and keeping the reply of a miss. The store failing is never the caller's failure: the
+ * call goes on as a miss and nothing is kept.
  */
-export class CacheCall {
+class CacheCall implements HookPart {
+  /** The reply to keep: the upstream's whole reply, or what its stream's events make. */
+  private whole?: ChatResponse;
+  private recorder?: ReplyRecorder;
+  /** The entry's key, made when the hooks before this one have had their say (they may rewrite the call). */
+  private key = '';
+
   constructor(
     private readonly deps: ResponseCacheDeps,
-    private readonly key: string,
     private readonly ttlMs: number,
     /** The key opted in to caching replies that ask for tool calls. */
     private readonly withTools: boolean,
     private readonly requestId: string,
   ) {}
 
-  /** The cached reply, or undefined on a miss; sets `x-sbc-cache` either way. */
-  async lookup(out: { addHeaders(headers: Record<string, string>): void }): Promise<ChatResponse | undefined> {
+  /** The cached reply answers the call; `x-sbc-cache` says hit or miss either way. */
+  async before({ principal, call, targets, out }: HookedCall): Promise<HookAnswer | undefined> {
+    this.key = cacheKeyOf({
+      scope: scopeOf(principal),
+      dialect: call.adapter.name,
+      targetModels: targets.map((target) => `${target.label}=${target.engine.model}`),
+      // A hook that replaced the neutral request made it the call's content.
+      body: call.translated && call.request ? { ...call.request } : bodyOf(call),
+    });
     let found: string | undefined;
     try {
       found = await this.deps.store.get(this.key);
@@ -60,26 +75,29 @@ export class CacheCall {
       this.deps.logger.warn({ requestId: this.requestId, err: error }, 'reading the response cache failed');
     }
     out.addHeaders({ 'x-sbc-cache': found === undefined ? 'miss' : 'hit' });
-    return found === undefined ? undefined : (JSON.parse(found) as ChatResponse);
+    return found === undefined ? undefined : { reply: JSON.parse(found) as ChatResponse, cacheHit: true };
   }
 
-  /** A non-streamed upstream reply in neutral form, read before the renderer takes it; undefined when unreadable. */
-  parseReply(raw: unknown, dialect: UpstreamDialect, request: ChatRequest | undefined): ChatResponse | undefined {
-    try {
-      return upstreamAdapter(dialect).parseReply(raw, request);
-    } catch {
-      return undefined;
-    }
+  reply(reply: ChatResponse): undefined {
+    this.whole = reply;
+    return undefined;
   }
 
-  /** What records a streamed reply's neutral events for keeping. */
-  recorder(): ReplyRecorder {
-    return new ReplyRecorder();
+  stream(): EventFilter {
+    const recorder = (this.recorder = new ReplyRecorder());
+    return {
+      rewrites: false,
+      push(event) {
+        recorder.push(event);
+        return undefined;
+      },
+    };
   }
 
   /** Keeps a finished 200 reply when it is a complete answer; in the background, after the caller has it. */
-  keep(reply: ChatResponse | undefined): void {
-    if (!reply || !isCacheable(reply, this.withTools)) return;
+  done(outcome: CallOutcome): void {
+    const reply = outcome.status === 200 ? (this.whole ?? this.recorder?.finished()) : undefined;
+    if (!reply || outcome.stopReason === 'max_tokens' || !isCacheable(reply, this.withTools)) return;
     this.deps.store.set(this.key, JSON.stringify(reply), this.ttlMs).catch((error: unknown) => {
       this.deps.logger.warn({ requestId: this.requestId, err: error }, 'writing the response cache failed');
     });
@@ -87,21 +105,13 @@ export class CacheCall {
 }
 
 /**
- * The exact response cache (CONTRACTS "Response cache"), in front of the exchange step. A call is in play when
- * its key has a `cache_ttl_s` or it sends `x-sbc-cache-ttl` (which wins; 0 bypasses): only then is the store
- * read, so a call that did not opt in costs nothing here.
+ * The exact response cache (CONTRACTS "Response cache"), a hook before the first target. A call is in play when its
+ * key has a `cache_ttl_s` or it sends `x-sbc-cache-ttl` (which wins; 0 bypasses): only then is the store read, so a
+ * call that did not opt in costs nothing here.
  */
-export function createResponseCache(deps: ResponseCacheDeps) {
+export function createResponseCache(deps: ResponseCacheDeps): CallHook {
   return {
-    /** The cache's part in this call, or undefined when it is not in play (a bypass is marked so). */
-    forCall(
-      principal: Principal,
-      headers: IncomingHttpHeaders,
-      call: CallerCall,
-      targets: readonly Target[],
-      requestId: string,
-      out: { addHeaders(headers: Record<string, string>): void },
-    ): CacheCall | undefined {
+    partIn({ principal, headers, call, out }) {
       const requested = headerTtlS(headers);
       const ttlS = requested ?? principal.key?.cacheTtlS ?? 0;
       // The store keeps the neutral form of a chat reply; an embedding reply has none, so it is never kept.
@@ -113,15 +123,7 @@ export function createResponseCache(deps: ResponseCacheDeps) {
         if (requested === 0) out.addHeaders({ 'x-sbc-cache': 'bypass' });
         return undefined;
       }
-      const key = cacheKeyOf({
-        scope: scopeOf(principal),
-        dialect: call.adapter.name,
-        targetModels: targets.map((target) => `${target.label}=${target.engine.model}`),
-        body: bodyOf(call),
-      });
-      return new CacheCall(deps, key, ttlS * 1000, principal.key?.cacheTools ?? false, requestId);
+      return new CacheCall(deps, ttlS * 1000, principal.key?.cacheTools ?? false, out.requestId);
     },
   };
 }
-
-export type ResponseCache = ReturnType<typeof createResponseCache>;

@@ -1,23 +1,32 @@
-import { dialectId, type ResponsesFields, type SseFrame } from '@sbc/dialects';
+import { dialectId, type SseFrame } from '@sbc/dialects';
 import { ApiError } from '@sbc/errors';
 import type { Logger } from '@sbc/logging';
 import type { ResponsesService } from '@sbc/proto/sbc/runs/v1/responses_pb';
 import type { RpcClientOf } from '@sbc/rpc';
 import type { Principal } from '../auth/authenticator';
-import { bodyOf, type CallerCall, type ReplyTap } from '../model-calls/plan';
+import {
+  neutralRequestOf,
+  rewriteRequest,
+  type CallHook,
+  type HookedCall,
+  type HookPart,
+  type SentWatcher,
+} from '../model-calls/call-hooks';
+import { bodyOf } from '../model-calls/plan';
 import { checkDistinctIds, contextOf, inputItemsOf, prependContext, type Item } from './conversation';
 
 /**
- * Stored OpenAI Responses on the call path (CONTRACTS "Agents, tools and policies"). Two hooks, each a step of
- * the call: before its targets, `expand` reads the response `previous_response_id` names (one read, only then)
- * and puts its context before the call's own turns in the neutral request, whatever the target's dialect; after
- * the reply, `keep` stores the response the caller received (one write, only with `store`), before the reply's
- * last bytes, so a `GET /v1/responses/{id}` on any edge finds it once the caller has it. A call that neither
- * keeps nor continues a response (chat, messages, `store: false`) never reaches this module's I/O.
+ * Stored OpenAI Responses, a hook on the call path's socket (CONTRACTS "Agents, tools and policies";
+ * model-calls/call-hooks.ts). Before the first target, `before` reads the response `previous_response_id` names
+ * (one read, only then) and puts its context before the call's own turns in the neutral request, whatever the
+ * target's dialect; after the reply, `record` stores the response as the caller received it (one write, only with
+ * `store`), beside the usage event and before the reply's last bytes, so `GET /v1/responses/{id}` on any edge
+ * finds it once the caller has it. A call that neither keeps nor continues a response (chat, messages,
+ * `store: false`) takes no part: it pays one property read.
  *
  * A failed write never costs the caller its reply (already paid for): the reply goes out whole, the failure is
- * logged and counted (`sbc_stored_responses_total{outcome="failed"}`), and reading the response back is a 404,
- * which clients already handle by sending the whole conversation again.
+ * logged and counted (`sbc_stored_responses_total{outcome="failed"}`), and the response is not found later (a 404,
+ * or a 503 while the runs service is down), which clients handle by sending the whole conversation again.
  */
 
 export interface ResponsesStateDeps {
@@ -46,60 +55,63 @@ function tooLarge(bytes: number, max: number, param: string): ApiError {
 }
 
 /** The stored-Responses part of one call that keeps its response or continues one. */
-export class ResponseCall implements ReplyTap {
-  /** The context to store with the response, as JSON; set once the call is known to keep its response. */
+class ResponseCall implements HookPart, SentWatcher {
+  /** The id the kept response is given; set once the call is known to keep it. */
+  private id?: string;
+  /** The context to store with the response, as JSON; set with `id`. */
   private itemsJson?: string;
   /** The reply as sent: a whole body, or the data of a stream's terminal event. */
   private sentBody?: unknown;
   private terminal?: string;
+  readonly sent: SentWatcher = this;
 
   constructor(
     private readonly deps: ResponsesStateDeps,
     private readonly ownerId: string,
-    private readonly call: CallerCall,
-    private readonly fields: ResponsesFields,
     private readonly requestId: string,
   ) {}
 
   /**
-   * Before the targets: the continued response's context goes before the call's own turns; a response to keep is
-   * given its id (the reply carries it) and the reply is tapped. Resolves with the bytes the context added to the
-   * prompt (what admission bounds a prompt by).
+   * The continued response's context goes before the call's own turns (and its bytes into the prompt's); a response
+   * to keep is given its id, which its reply carries.
    */
-  async expand(): Promise<number> {
-    const { fields, call } = this;
+  async before(hooked: HookedCall): Promise<undefined> {
+    const { call } = hooked;
+    const request = neutralRequestOf(call);
+    const fields = request.responses;
+    if (!fields) return undefined;
     let context: Item[] = [];
-    let addedBytes = 0;
     if (fields.previousResponseId !== undefined) {
       const previous = await this.readPrevious(fields.previousResponseId);
       context = contextOf(JSON.parse(previous.inputItemsJson) as Item[], JSON.parse(previous.responseJson) as Item);
-      prependContext(call.request!, context);
-      addedBytes = previous.inputItemsJson.length + previous.responseJson.length;
+      prependContext(request, context);
+      rewriteRequest(call, request);
+      hooked.bytes += previous.inputItemsJson.length + previous.responseJson.length;
     }
     const items = [...context, ...inputItemsOf(bodyOf(call).input)];
     checkDistinctIds(items, context.length);
-    if (!fields.store) return addedBytes;
+    if (!fields.store) return undefined;
     const json = JSON.stringify(items);
     const bytes = Buffer.byteLength(json);
     if (bytes > this.deps.maxStoredBytes)
       throw tooLarge(bytes, this.deps.maxStoredBytes, context.length > 0 ? 'previous_response_id' : 'input');
     this.itemsJson = json;
-    fields.id = dialectId('resp_');
-    call.replyTap = this;
-    return addedBytes;
+    this.id = fields.id = dialectId('resp_');
+    return undefined;
   }
 
   body(body: unknown): void {
     this.sentBody = body;
   }
 
-  frame(frame: SseFrame): void {
-    if (frame.event !== undefined && TERMINAL_EVENTS.has(frame.event)) this.terminal = frame.data;
+  frames(frames: readonly SseFrame[]): void {
+    for (const frame of frames)
+      if (frame.event !== undefined && TERMINAL_EVENTS.has(frame.event)) this.terminal = frame.data;
   }
 
-  /** After the reply, before its last bytes: stores the response the caller received. Never throws. */
-  async keep(): Promise<void> {
-    const id = this.fields.id;
+  /** Beside the usage event, before the reply's last bytes: stores the response the caller received. Never throws. */
+  async record(): Promise<void> {
+    const id = this.id;
     const responseJson = this.responseJson();
     if (id === undefined || this.itemsJson === undefined || responseJson === undefined) return;
     const bytes = Buffer.byteLength(responseJson) + Buffer.byteLength(this.itemsJson);
@@ -144,23 +156,15 @@ export class ResponseCall implements ReplyTap {
   }
 }
 
-/** A call's record and, for a call that keeps its response, its write, side by side: the reply's end waits for both. */
-export function alongsideKept(recorded: Promise<void>, kept: ResponseCall | undefined): Promise<void> {
-  return kept ? Promise.all([recorded, kept.keep()]).then(() => undefined) : recorded;
-}
-
-export function createResponsesState(deps: ResponsesStateDeps) {
+/**
+ * The hook: a part in the calls whose dialect keeps state and whose body asks for it (every chat and messages call,
+ * and Responses calls with `store: false` and no `previous_response_id`, take none).
+ */
+export function createResponsesState(deps: ResponsesStateDeps): CallHook {
   return {
-    /**
-     * The call's stored-Responses part, or undefined for a call that neither keeps a response nor continues one
-     * (every chat and messages call, and Responses calls with `store: false` and no `previous_response_id`).
-     */
-    forCall(principal: Principal, call: CallerCall, requestId: string): ResponseCall | undefined {
-      const fields = call.request?.responses;
-      if (!fields || (!fields.store && fields.previousResponseId === undefined)) return undefined;
-      return new ResponseCall(deps, ownerOf(principal), call, fields, requestId);
+    partIn({ principal, call, out }) {
+      if (!call.adapter.asksForState?.(bodyOf(call))) return undefined;
+      return new ResponseCall(deps, ownerOf(principal), out.requestId);
     },
   };
 }
-
-export type ResponsesState = ReturnType<typeof createResponsesState>;
