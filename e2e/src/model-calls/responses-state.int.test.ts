@@ -438,5 +438,16 @@ describe('when the runs service cannot take the write', () => {
     const read = await rejectionOf(openai.responses.retrieve(whole.id));
     expect(read).toBeInstanceOf(OpenAI.InternalServerError);
     expect(read.status).toBe(503);
+
+    // Calls that keep nothing never reach the runs service: with it gone they are answered as ever, and no write
+    // was tried (none failed).
+    await create(openai, { model: 'house', input: 'Not kept', store: false }, false);
+    await create(openai, { model: 'house-omni', input: 'Not kept either', store: false }, true);
+    await openai.chat.completions.create({
+      model: 'house',
+      messages: [{ role: 'user', content: 'Chat keeps nothing' }],
+    });
+    await openai.chat.completions.create({ model: 'house', messages: [{ role: 'user', content: 'x' }], store: true });
+    expect(await metric()).toBe(before + 2);
   });
 });
