@@ -267,6 +267,22 @@ describe('previous_response_id continues a stored response in the target’s own
   });
 });
 
+describe('with the response cache', () => {
+  it('a cache hit of a kept response is kept too, under an id of its own', async () => {
+    const { openai } = await account();
+    const cached = { headers: { 'x-sbc-cache-ttl': '300' } };
+    const body = { model: 'house', input: `Cache me ${Date.now()}` };
+    const first = await openai.responses.create(body, cached).withResponse();
+    const second = await openai.responses.create(body, cached).withResponse();
+    expect(first.response.headers.get('x-sbc-cache')).toBe('miss');
+    expect(second.response.headers.get('x-sbc-cache')).toBe('hit');
+    expect(second.data.output_text).toBe(first.data.output_text);
+    expect(second.data.id).not.toBe(first.data.id);
+    for (const kept of [first.data, second.data])
+      expect(wire(await openai.responses.retrieve(kept.id))).toEqual(wire(kept));
+  });
+});
+
 describe('whose responses', () => {
   it('another account’s response is 404 to retrieve, input_items, delete and previous_response_id', async () => {
     const alice = await account();
