@@ -92,6 +92,8 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
   app.locals[WRITE_BARRIER] = () => deps.pubsub.barrier();
   app.locals[CLIENT_ADDRESS] = deps.throttle.addressOf;
   app.use(requestId());
+  // Before the shared check of a URL's text: these Responses routes refuse in OpenAI's shape, that one included.
+  app.use(responseRoutes(deps));
   app.use(refuseHostileUrl());
   app.use(healthRoutes(deps.ready, deps.readyDetail));
   app.use(docsRoutes(deps));
@@ -107,7 +109,6 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
   app.use(deviceRoutes(deps));
   app.use(auditRoutes(deps));
   app.use(modelRoutes(deps));
-  app.use(responseRoutes(deps));
   app.use(usageRoutes(deps));
   app.use(captureRoutes(deps));
   app.use(xBuildRoutes(deps));

@@ -392,6 +392,8 @@ describe('refusals', () => {
       ['GET', `/v1/responses/${created.id}/input_items?order=sideways`, 'order'],
       ['GET', `/v1/responses/${created.id}/input_items?after=`, 'after'],
       ['GET', `/v1/responses/${created.id}?stream=true`, 'stream'],
+      ['GET', '/v1/responses/resp_%ff', 'path'],
+      ['GET', `/v1/responses/${created.id}/input_items?after=%ff`, 'query.after'],
     ];
     for (const [method, path, param] of cases) {
       const answer = await stack.api(method, path, { key: user.key });

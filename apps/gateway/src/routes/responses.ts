@@ -7,6 +7,7 @@ import { listEnvelope } from '@sbc/pagination';
 import type { ResponsesService } from '@sbc/proto/sbc/runs/v1/responses_pb';
 import type { RpcClientOf } from '@sbc/rpc';
 import type { Authorize } from '../auth/authorize';
+import { refuseHostileUrl } from '../http/hostile-input';
 import { mount } from '../http/mount';
 import { CallResponse } from '../model-calls/call-response';
 import { ownerOf } from '../responses-state/responses-state';
@@ -29,6 +30,8 @@ const RESPONSES = callerDialect('responses');
 export function responseRoutes(deps: ResponseRoutesDeps): Router {
   const router = Router();
   const { responses } = deps;
+  // The edge's check of a URL's text, here so that its refusal too is in OpenAI's shape (this router comes first).
+  router.use('/v1/responses', refuseHostileUrl());
 
   mount(router, specs.getResponse, deps.authorize, async ({ params, principal, requestId, res }) => {
     const found = await responses.getResponse(
