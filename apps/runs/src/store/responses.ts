@@ -30,7 +30,7 @@ const EVICT_BATCH = 100;
 /** Owners whose expired responses one purge pass deletes. */
 const PURGE_OWNERS_BATCH = 100;
 
-export function responseNotFound(id: string): ApiError {
+function responseNotFound(id: string): ApiError {
   return new ApiError('not_found', `Response with id '${id}' not found.`, { param: 'response_id' });
 }
 
