@@ -86,7 +86,8 @@ class ResponseCall implements HookPart, SentWatcher {
       context = contextOf(JSON.parse(previous.inputItemsJson) as Item[], JSON.parse(previous.responseJson) as Item);
       prependContext(request, context);
       rewriteRequest(call, request);
-      hooked.bytes += previous.inputItemsJson.length + previous.responseJson.length;
+      // Bytes, not characters: a token is at least a byte, not at least a character.
+      hooked.bytes += Buffer.byteLength(previous.inputItemsJson) + Buffer.byteLength(previous.responseJson);
     }
     const items = [...context, ...inputItemsOf(bodyOf(call).input)];
     checkDistinctIds(items, context.length);
