@@ -125,6 +125,19 @@ const schema = z
     RESPONSE_CACHE_MAX_BYTES: positiveInt(64 * 1024 * 1024),
     /** The largest reply the response cache keeps, in bytes (larger replies are served but not cached). */
     RESPONSE_CACHE_MAX_ENTRY_BYTES: positiveInt(1024 * 1024),
+    /**
+     * The largest stored OpenAI Response, in bytes of JSON (its object and its context: the continued response's
+     * items and the call's input). A `store: true` call whose context is larger is refused (400) before any upstream
+     * is called; at most 64 MiB, what one message to the runs service carries.
+     */
+    RESPONSES_MAX_STORED_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(64 * 1024 * 1024)
+      .default(64 * 1024 * 1024),
+    /** Deadline of reading a stored Response (previous_response_id) and of storing one (a reply’s end waits for it). */
+    RESPONSES_RPC_DEADLINE_MS: positiveInt(5_000),
     /** Who may dial custom endpoints on loopback and private addresses (CONTRACTS Egress). */
     EGRESS_PRIVATE: z.enum(PRIVATE_EGRESS).optional(),
     /** Deprecated: `true` reads as EGRESS_PRIVATE=none. */
@@ -214,6 +227,8 @@ export interface GatewayConfig {
   responseCache: { maxBytes: number; maxEntryBytes: number };
   /** The routing policy's bounds on one call's attempts. */
   route: { maxAttempts: number; firstByteDeadlineMs: number };
+  /** Stored OpenAI Responses: the largest one kept, and the deadline of their reads and writes (runs service). */
+  responses: { maxStoredBytes: number; rpcDeadlineMs: number };
   /** Callers' own endpoints only; the configured engines are the operator's and dialed as configured. */
   egress: { private: PrivateEgress };
   /** OTEL_GENAI_CAPTURE_CONTENT: prompts and completions (redacted) on model calls' spans. */
@@ -278,6 +293,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined>): Gate
     routingCache: { freshMs: vars.ROUTING_CACHE_FRESH_MS, staleMs: vars.ROUTING_CACHE_STALE_MS },
     responseCache: { maxBytes: vars.RESPONSE_CACHE_MAX_BYTES, maxEntryBytes: vars.RESPONSE_CACHE_MAX_ENTRY_BYTES },
     route: { maxAttempts: vars.ROUTE_MAX_ATTEMPTS, firstByteDeadlineMs: vars.ROUTE_FIRST_BYTE_DEADLINE_MS },
+    responses: { maxStoredBytes: vars.RESPONSES_MAX_STORED_BYTES, rpcDeadlineMs: vars.RESPONSES_RPC_DEADLINE_MS },
     egress: { private: privateEgressOf(vars.EGRESS_PRIVATE, vars.EGRESS_DENY_PRIVATE) },
     genAiCaptureContent: vars.OTEL_GENAI_CAPTURE_CONTENT,
   };

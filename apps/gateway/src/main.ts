@@ -14,17 +14,18 @@ import { TeamService } from '@sbc/proto/sbc/account/v1/teams_pb';
 import { AuditService } from '@sbc/proto/sbc/account/v1/audit_pb';
 import { UpstreamService } from '@sbc/proto/sbc/account/v1/upstreams_pb';
 import { GuardrailService } from '@sbc/proto/sbc/account/v1/guardrails_pb';
+import { ResponsesService } from '@sbc/proto/sbc/runs/v1/responses_pb';
 import { RunsService } from '@sbc/proto/sbc/runs/v1/runs_pb';
 import { UsageLedgerService } from '@sbc/proto/sbc/usage/v1/ledger_pb';
 import { XBuildsService } from '@sbc/proto/sbc/xbuilds/v1/xbuilds_pb';
-import { createMetricsRegistry, writeMetrics } from '@sbc/metrics';
+import { Counter, createMetricsRegistry, writeMetrics } from '@sbc/metrics';
 import {
   memoryDeploymentLimiter,
   memoryTargetHealth,
   redisDeploymentLimiter,
   redisTargetHealth,
 } from '@sbc/route-health';
-import { checkHealth, createRpcClient } from '@sbc/rpc';
+import { BODY_MESSAGE_MAX_BYTES, checkHealth, createRpcClient } from '@sbc/rpc';
 import { createAppsHost } from './apps-host/apps-host';
 import { createAuthenticator, type Principal } from './auth/authenticator';
 import { createAuthorize } from './auth/authorize';
@@ -36,6 +37,7 @@ import { createSignInThrottle } from './limits/sign-in-throttle';
 import { createModelCallHandler } from './model-calls/handle-call';
 import { createSharedReplyStore, MemoryReplyStore } from './response-cache/reply-store';
 import { createResponseCache } from './response-cache/response-cache';
+import { createResponsesState } from './responses-state/responses-state';
 import { createCountTokensHandler } from './model-calls/handle-count-tokens';
 import { createPricing } from './model-calls/pricing';
 import { createEngineReachability } from './routing/engine-reachability';
@@ -118,6 +120,13 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     ledger: createRpcClient(UsageLedgerService, { target: config.usageLedgerTarget, deadlineMs: config.rpcDeadlineMs }),
     xbuilds: createRpcClient(XBuildsService, { target: config.xBuildsTarget, deadlineMs: config.rpcDeadlineMs }),
     runs: createRpcClient(RunsService, { target: config.runsTarget, deadlineMs: config.rpcDeadlineMs }),
+    // Stored OpenAI Responses, read on a model call's path only when it names previous_response_id; a stored
+    // response travels whole, so larger than grpc-js's default 4 MiB.
+    responses: createRpcClient(ResponsesService, {
+      target: config.runsTarget,
+      deadlineMs: config.responses.rpcDeadlineMs,
+      channelOptions: { 'grpc.max_receive_message_length': BODY_MESSAGE_MAX_BYTES },
+    }),
   };
   // Redis when REDIS_URL is set, memory otherwise; the embedded app may share its own pub/sub or store.
   const cache = createCacheAdapters({ redisUrl: config.redisUrl });
@@ -224,6 +233,18 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     ? createSharedCaptureStore(store, CAPTURE_TTL_MS)
     : createMemoryCaptureStore({ ttlMs: CAPTURE_TTL_MS, maxBytes: CAPTURE_MEMORY_MAX_BYTES });
   const budget = createBudget({ store });
+  const storedResponses = new Counter({
+    name: 'sbc_stored_responses_total',
+    help: 'Responses kept for `store: true` calls, by outcome (stored, failed: the caller had the reply, not kept).',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
+  const responsesState = createResponsesState({
+    client: backends.responses,
+    logger,
+    maxStoredBytes: config.responses.maxStoredBytes,
+    onStored: (outcome) => storedResponses.inc({ outcome }),
+  });
   const app = createGatewayApp({
     captures,
     budget,
@@ -286,6 +307,9 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     // The step socket's hooks, in order: the first sees the call first and its reply last.
     hooks: [
       createCaptureHook({ captures, logger }),
+      // Stored Responses: a continued one is put before the call (so a cache hit below sees it whole), a kept one
+      // is written with the usage record.
+      responsesState,
       createGuardrailHook({ webhooks: guardrailWebhooks, logger, registry }),
       // Shared by every edge through Redis when the edge has it; a bounded LRU in this process otherwise.
       createResponseCache({

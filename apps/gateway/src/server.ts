@@ -8,6 +8,7 @@ import type { DeviceService } from '@sbc/proto/sbc/account/v1/devices_pb';
 import type { SessionService } from '@sbc/proto/sbc/account/v1/sessions_pb';
 import type { TeamService } from '@sbc/proto/sbc/account/v1/teams_pb';
 import type { UpstreamService } from '@sbc/proto/sbc/account/v1/upstreams_pb';
+import type { ResponsesService } from '@sbc/proto/sbc/runs/v1/responses_pb';
 import type { RunsService } from '@sbc/proto/sbc/runs/v1/runs_pb';
 import type { UsageLedgerService } from '@sbc/proto/sbc/usage/v1/ledger_pb';
 import type { XBuildsService } from '@sbc/proto/sbc/xbuilds/v1/xbuilds_pb';
@@ -39,6 +40,7 @@ import { guardrailRoutes } from './routes/guardrails';
 import { teamRoutes } from './routes/teams';
 import { upstreamRoutes } from './routes/upstreams';
 import { modelRoutes, type ModelRoutesDeps } from './routes/models';
+import { responseRoutes } from './routes/responses';
 import { runRoutes } from './routes/runs';
 import { usageRoutes } from './routes/usage';
 import { xBuildRoutes } from './routes/x-builds';
@@ -62,6 +64,8 @@ export interface GatewayAppDeps {
   audit: RpcClientOf<typeof AuditService>;
   ledger: RpcClientOf<typeof UsageLedgerService>;
   runs: RpcClientOf<typeof RunsService>;
+  /** Stored OpenAI Responses (the runs service's), read back and deleted here. */
+  responses: RpcClientOf<typeof ResponsesService>;
   xbuilds: RpcClientOf<typeof XBuildsService>;
   house: HouseEngines;
   providers: ProviderEngines;
@@ -91,6 +95,8 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
   app.locals[WRITE_BARRIER] = () => deps.pubsub.barrier();
   app.locals[CLIENT_ADDRESS] = deps.throttle.addressOf;
   app.use(requestId());
+  // Before the shared check of a URL's text: these Responses routes refuse in OpenAI's shape, that one included.
+  app.use(responseRoutes(deps));
   app.use(refuseHostileUrl());
   app.use(healthRoutes(deps.ready, deps.readyDetail));
   app.use(docsRoutes(deps));

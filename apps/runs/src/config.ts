@@ -52,6 +52,14 @@ const schema = z.object({
   RUNS_WEBHOOK_TIMEOUT_MS: positiveInt(15_000),
   RUNS_WEBHOOK_POLL_MS: positiveInt(1_000),
   RUNS_WEBHOOK_RETRY_SCHEDULE_MS: msList.default(DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS),
+  /** Stored Responses one account (or team) keeps; past it the oldest go first. */
+  RESPONSES_MAX_PER_ACCOUNT: positiveInt(10_000),
+  /** Bytes of stored Responses (objects and their context items) one account (or team) keeps; the oldest go first. */
+  RESPONSES_MAX_BYTES_PER_ACCOUNT: positiveInt(1024 * 1024 * 1024),
+  /** How long a stored Response is served: 30 days, as at OpenAI. */
+  RESPONSES_TTL_S: positiveInt(30 * 86_400),
+  /** How often expired stored Responses are deleted. */
+  RESPONSES_PURGE_INTERVAL_MS: positiveInt(3_600_000),
 });
 
 export interface RunsConfig extends BackendConfig {
@@ -84,6 +92,8 @@ export interface RunsConfig extends BackendConfig {
     /** Delays before each retry; the delivery fails after the last. Jittered by ±10 %. */
     retryScheduleMs: number[];
   };
+  /** Stored OpenAI Responses (CONTRACTS "Agents, tools and policies"): their bounds per owner and their life. */
+  responses: { maxPerAccount: number; maxBytesPerAccount: number; ttlMs: number; purgeIntervalMs: number };
 }
 
 export function loadRunsConfig(env: Record<string, string | undefined>): RunsConfig {
@@ -110,6 +120,12 @@ export function loadRunsConfig(env: Record<string, string | undefined>): RunsCon
       timeoutMs: vars.RUNS_WEBHOOK_TIMEOUT_MS,
       pollMs: vars.RUNS_WEBHOOK_POLL_MS,
       retryScheduleMs: vars.RUNS_WEBHOOK_RETRY_SCHEDULE_MS,
+    },
+    responses: {
+      maxPerAccount: vars.RESPONSES_MAX_PER_ACCOUNT,
+      maxBytesPerAccount: vars.RESPONSES_MAX_BYTES_PER_ACCOUNT,
+      ttlMs: vars.RESPONSES_TTL_S * 1000,
+      purgeIntervalMs: vars.RESPONSES_PURGE_INTERVAL_MS,
     },
   };
 }

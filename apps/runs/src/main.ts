@@ -4,13 +4,16 @@ import { createLogger, type Logger } from '@sbc/logging';
 import { Counter, Gauge } from '@sbc/metrics';
 import { AccountService } from '@sbc/proto/sbc/account/v1/account_pb';
 import { AuditService } from '@sbc/proto/sbc/account/v1/audit_pb';
+import { ResponsesService } from '@sbc/proto/sbc/runs/v1/responses_pb';
 import { RunsService } from '@sbc/proto/sbc/runs/v1/runs_pb';
-import { createAuditLog, createRpcClient } from '@sbc/rpc';
+import { BODY_MESSAGE_MAX_BYTES, createAuditLog, createRpcClient } from '@sbc/rpc';
 import { loadRunsConfig, type RunsConfig } from './config';
 import { PrismaClient } from './generated/prisma/client';
+import { createResponsesService } from './rpc/responses-service';
 import { createRunsService } from './rpc/runs-service';
 import { createEgress } from './tools/egress';
 import { createWebhookSender } from './webhooks/sender';
+import { createResponsePurge } from './workers/response-purge';
 import { createInvokeKeys } from './workers/invoke-keys';
 import { createWorkerPool } from './workers/pool';
 
@@ -29,8 +32,9 @@ export interface RunsOverrides {
 }
 
 /**
- * The runs service owns projects, agent runs, run events and webhook deliveries. Besides its gRPC API it
- * runs the workers that execute runs (claimed from its PostgreSQL) and the webhook sender.
+ * The runs service owns projects, agent runs, run events, webhook deliveries and stored OpenAI Responses.
+ * Besides its gRPC API it runs the workers that execute runs (claimed from its PostgreSQL), the webhook sender
+ * and the purge of expired responses.
  */
 export async function start(config: RunsConfig, overrides: RunsOverrides = {}): Promise<RunningBackend<PrismaClient>> {
   const logger = overrides.logger ?? createLogger({ service: 'runs', level: config.logLevel });
@@ -63,10 +67,23 @@ export async function start(config: RunsConfig, overrides: RunsOverrides = {}): 
       logger,
       appDir: __dirname,
       createClient: (adapter) => new PrismaClient({ adapter }),
+      // A stored response and its context travel whole (the edge bounds them).
+      rpcServerOptions: { 'grpc.max_receive_message_length': BODY_MESSAGE_MAX_BYTES },
       register(rpc, database) {
         rpc.add(
           RunsService,
           createRunsService({ db: database.prisma, pubsub, logger, egress, audit, closing: closing.signal }),
+        );
+        rpc.add(
+          ResponsesService,
+          createResponsesService({
+            db: database.prisma,
+            bounds: {
+              maxResponses: config.responses.maxPerAccount,
+              maxBytes: config.responses.maxBytesPerAccount,
+              ttlMs: config.responses.ttlMs,
+            },
+          }),
         );
       },
       beforeClose: release,
@@ -110,12 +127,24 @@ export async function start(config: RunsConfig, overrides: RunsOverrides = {}): 
     ...config.webhooks,
     onOutcome: (outcome) => deliveries.inc({ outcome }),
   });
+  const purged = new Counter({
+    name: 'sbc_stored_responses_purged_total',
+    help: 'Stored responses deleted because they expired.',
+    registers: [backend.metrics],
+  });
+  const purge = createResponsePurge({
+    db: writer.db,
+    logger,
+    intervalMs: config.responses.purgeIntervalMs,
+    onPurged: (count) => purged.inc(count),
+  });
   stopWorkers = async () => {
-    await Promise.all([pool.stop(), sender.stop()]);
+    await Promise.all([pool.stop(), sender.stop(), purge.stop()]);
   };
   try {
     await pool.start();
     sender.start();
+    purge.start();
   } catch (error) {
     await backend.stop();
     throw error;

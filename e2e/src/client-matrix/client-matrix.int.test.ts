@@ -47,7 +47,8 @@ const oneDialectSim = (dialect: SimDialect) =>
 let stack: AccountSurfaceStack;
 const sims: RunningSim[] = [];
 beforeAll(async () => {
-  stack = await startStack({ label: 'client_matrix', house: simHouseAndEmbed });
+  // The runs service keeps stored Responses (`store` is on by default; previous_response_id reads them).
+  stack = await startStack({ label: 'client_matrix', house: simHouseAndEmbed, runs: { env: { RUNS_WORKERS: '0' } } });
   const [openai, anthropic] = await Promise.all([oneDialectSim('openai'), oneDialectSim('anthropic')]);
   sims.push(openai, anthropic);
   for (const [slug, dialect, baseUrl] of [

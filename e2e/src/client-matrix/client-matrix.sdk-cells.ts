@@ -4,8 +4,6 @@ import { AFTER_TOOL, QUESTION, TOOL_RESULT, WEATHER_SCHEMA, type Cell, type Cell
 
 /** The official SDKs' cells: `openai` on chat completions and Responses, `@anthropic-ai/sdk` on Messages. */
 
-const ALL_TARGETS = ['house', 'openai-endpoint', 'anthropic-endpoint'] as const;
-
 /** A refusal as the OpenAI SDK surfaces it: a 400 BadRequestError whose message says what to do instead. */
 async function refusedByOpenAi(call: Promise<unknown>, says: RegExp): Promise<void> {
   const error = await call.then(
@@ -200,18 +198,23 @@ export const sdkCells: Cell[] = [
     route: '/v1/responses',
     call: 'responses.create with previous_response_id',
     streams: false,
-    tools: false,
-    refusal: {
-      targets: ALL_TARGETS,
-      why:
-        'the gateway keeps no server-side state (`previous_response_id`, `conversation`, `prompt`, ' +
-        '`item_reference`); send the whole conversation in `input`',
+    tools: true,
+    // The stored turn (the question and the tool call) is put before the tool's result in the endpoint's own
+    // dialect; the strict endpoints refuse a result whose call is not in the turn before it.
+    async run(ctx) {
+      const client = openAi(ctx);
+      const asked = await client.responses.create({ model: ctx.model, input: QUESTION, tools: responsesTools });
+      const call = asked.output.find((item) => item.type === 'function_call');
+      if (call?.type !== 'function_call') throw new Error('no function call');
+      const answered = await client.responses.create({
+        model: ctx.model,
+        previous_response_id: asked.id,
+        input: [{ type: 'function_call_output', call_id: call.call_id, output: TOOL_RESULT }],
+        tools: responsesTools,
+      });
+      expect(answered.output_text).toMatch(AFTER_TOOL);
+      expect((await client.responses.retrieve(answered.id)).previous_response_id).toBe(asked.id);
     },
-    run: (ctx) =>
-      refusedByOpenAi(
-        openAi(ctx).responses.create({ model: ctx.model, input: 'and then?', previous_response_id: 'resp_earlier' }),
-        /server-side state/,
-      ),
   },
   {
     client: 'openai',

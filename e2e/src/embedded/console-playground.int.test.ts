@@ -167,20 +167,20 @@ describe('the console playground', () => {
       expect(await bodyOf(chat, 'Upstream reply body')).toContain('data: {');
       expect(await fact(chat, 'authorization')).toBe('[redacted]');
 
-      // Responses, whole, translated to chat completions upstream; `store` cannot be honoured and is named.
+      // Responses, whole, translated to chat completions upstream; `truncation` cannot be honoured and is named.
       await form.getByRole('button', { name: 'Remove tool get_weather' }).click();
       const responses = await send({
         dialect: 'Responses',
         model: 'house',
         prompt: 'Say hello',
         stream: false,
-        extra: '{"store": true}',
+        extra: '{"truncation": "auto"}',
       });
       await responses
         .getByRole('region', { name: 'Model reply' })
         .getByText(/Simulated reply/)
         .waitFor();
-      expect(await fact(responses, 'Dropped fields')).toBe('store');
+      expect(await fact(responses, 'Dropped fields')).toBe('truncation');
       const responsesSent = JSON.parse(await bodyOf(responses, 'Upstream request body')) as Record<string, unknown>;
       expect(responsesSent).toMatchObject({ model: 'sim-large', messages: [{ role: 'user', content: 'Say hello' }] });
       expect(JSON.parse(await bodyOf(responses, 'Upstream reply body'))).toMatchObject({

@@ -117,6 +117,46 @@ describe('embedded start (every service in one process)', () => {
     FIRST_START_MS,
   );
 
+  it(
+    'stored Responses live in the runs service’s PGlite: kept, continued, read back after a restart, deleted',
+    async () => {
+      const client = (url: string, key: string) => new OpenAI({ apiKey: key, baseURL: `${url}/v1`, maxRetries: 0 });
+      let running = await start(config());
+      let ids: string[];
+      try {
+        const openai = client(running.url, running.bootstrap.key);
+        const first = await openai.responses.create({ model: 'house', input: 'Remember me on PGlite' });
+        const events = await openai.responses.create({
+          model: 'house',
+          input: 'And this',
+          previous_response_id: first.id,
+          stream: true,
+        });
+        let second: string | undefined;
+        for await (const event of events) if (event.type === 'response.completed') second = event.response.id;
+        ids = [first.id, second!];
+      } finally {
+        await running.stop();
+      }
+      running = await start(config());
+      try {
+        const openai = client(running.url, running.bootstrap.key);
+        const kept = await openai.responses.retrieve(ids[1]!);
+        expect(kept).toMatchObject({ id: ids[1], previous_response_id: ids[0], status: 'completed', store: true });
+        const items = [];
+        for await (const item of openai.responses.inputItems.list(ids[1]!, { order: 'asc' })) items.push(item);
+        expect(items.map((item) => item.type)).toEqual(['message', 'message', 'message']);
+        await openai.responses.delete(ids[0]!);
+        expect(await openai.responses.retrieve(ids[0]!).catch((error: unknown) => error)).toBeInstanceOf(
+          OpenAI.NotFoundError,
+        );
+      } finally {
+        await running.stop();
+      }
+    },
+    2 * FIRST_START_MS,
+  );
+
   it('a bad variable stops the start with a message naming it', () => {
     expect(() => loadEmbeddedConfig({ ACCOUNT_DATABASE_URL: 'mysql://x', PORT: 'eighty' })).toThrow(
       /ACCOUNT_DATABASE_URL[\s\S]*PORT|PORT[\s\S]*ACCOUNT_DATABASE_URL/,

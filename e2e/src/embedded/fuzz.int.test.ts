@@ -29,6 +29,9 @@ const MODEL_DIALECTS: Record<string, 'openai' | 'anthropic'> = {
   '/v1/messages': 'anthropic',
   '/v1/messages/count_tokens': 'anthropic',
   '/v1/embeddings': 'openai',
+  // Stored Responses are Responses routes: OpenAI's error shape.
+  '/v1/responses/{response_id}': 'openai',
+  '/v1/responses/{response_id}/input_items': 'openai',
 };
 /**
  * Operations whose success legitimately shows a fresh secret of their own (a session, a webhook's signing secret, a

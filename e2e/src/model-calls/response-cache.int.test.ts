@@ -40,7 +40,9 @@ async function chat(client: OpenAI, content: string, stream: boolean, headers: R
 }
 
 async function responses(client: OpenAI, input: string, stream: boolean): Promise<Seen> {
-  const body = { model: 'house', max_output_tokens: 32, input };
+  // Not kept: a kept response gets an id of its own on every call, replayed or not (responses-state suite), so only
+  // an unkept one shows the upstream's id, which tells a replay from a new answer.
+  const body = { model: 'house', max_output_tokens: 32, input, store: false };
   if (!stream) {
     const { data, response } = await client.responses.create(body).withResponse();
     return { id: data.id, text: data.output_text, cache: response.headers.get('x-sbc-cache') };

@@ -6,6 +6,7 @@ import { DEVICE_ROUTES } from './routes/devices';
 import { GATEWAY_ROUTES } from './routes/gateway';
 import { GUARDRAIL_ROUTES } from './routes/guardrails';
 import { KEY_ROUTES } from './routes/keys';
+import { RESPONSE_ROUTES } from './routes/responses';
 import { SERVICE_ROUTES } from './routes/service';
 import { TEAM_ROUTES } from './routes/teams';
 import { UPSTREAM_ROUTES } from './routes/upstreams';
@@ -40,6 +41,7 @@ export * as deviceRoutes from './routes/devices';
 export * as gatewayRoutes from './routes/gateway';
 export * as guardrailRoutes from './routes/guardrails';
 export * as keyRoutes from './routes/keys';
+export * as responseRoutes from './routes/responses';
 export * as serviceRoutes from './routes/service';
 export * as teamRoutes from './routes/teams';
 export * as upstreamRoutes from './routes/upstreams';
@@ -51,6 +53,7 @@ export * as xBuildRoutes from './routes/x-builds';
 export const ROUTES: readonly RouteSpec[] = [
   ...SERVICE_ROUTES,
   ...GATEWAY_ROUTES,
+  ...RESPONSE_ROUTES,
   ...AUTH_ROUTES,
   ...KEY_ROUTES,
   ...UPSTREAM_ROUTES,

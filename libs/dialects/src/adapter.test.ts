@@ -53,6 +53,16 @@ describe('caller dialects', () => {
     expect(CHAT.requestIdHeaders('req_1')).toEqual({ 'x-request-id': 'req_1' });
   });
 
+  it('only a Responses body asks for server-side state: store unless false, or a previous_response_id', () => {
+    expect(RESPONSES.asksForState!({ input: 'x' })).toBe(true);
+    expect(RESPONSES.asksForState!({ input: 'x', store: null })).toBe(true);
+    expect(RESPONSES.asksForState!({ input: 'x', store: false })).toBe(false);
+    expect(RESPONSES.asksForState!({ input: 'x', store: false, previous_response_id: 'resp_1' })).toBe(true);
+    expect(RESPONSES.asksForState!({ input: 'x', store: false, previous_response_id: null })).toBe(false);
+    expect(CHAT.asksForState).toBeUndefined();
+    expect(MESSAGES.asksForState).toBeUndefined();
+  });
+
   it('passes through to its twin upstream dialect only', () => {
     expect(CHAT.passthrough?.upstream).toBe('openai');
     expect(MESSAGES.passthrough?.upstream).toBe('anthropic');

@@ -107,6 +107,11 @@ export interface CallerDialect {
   requestIdHeaders(requestId: string): Record<string, string>;
   /** Set when an upstream dialect takes this one's bodies as they are. */
   passthrough?: Passthrough;
+  /**
+   * Whether a body asks for server-side state (Responses: `store`, true unless said otherwise, or
+   * `previous_response_id`), read cheaply from the raw body on every call; absent for dialects that keep none.
+   */
+  asksForState?(body: Readonly<Record<string, unknown>>): boolean;
 }
 
 export interface UpstreamAdapter {

@@ -6,7 +6,7 @@ import type { ParseContext } from './parse-context';
  * The one list of caller fields the gateway accepts but does not pass on, per caller dialect, with the reason.
  * The names are what the gateway reports in `x-sbc-dropped-fields` (`*` stands for any array index, `[…]`
  * narrows to items of one kind). Fields the gateway refuses instead (chat `n` > 1, `input_audio`,
- * Responses `previous_response_id`/`conversation`) are validation issues, not entries here.
+ * Responses `conversation`) are validation issues, not entries here.
  *
  * Two kinds of entry:
  * - no `upstreams`: the neutral `ChatRequest` cannot carry the field, so the parser drops it;
@@ -74,7 +74,6 @@ export const DROPPED_FIELDS = {
     'tools.*.function.strict': toolStrict,
   },
   responses: {
-    store: { reason: 'the gateway keeps no responses (nothing can be retrieved later)' },
     background: { reason: 'background mode needs stored responses; the call is answered in the foreground' },
     include: { reason: 'only `reasoning.encrypted_content` is honoured', manual: true },
     service_tier: { reason: 'the gateway chooses the upstream tier' },

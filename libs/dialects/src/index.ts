@@ -39,7 +39,7 @@ export { parseChatRequest } from './chat/parse-request';
 export { renderChatRequest } from './chat/render-request';
 export { parseChatResponse } from './chat/parse-response';
 export { renderChatResponse } from './chat/render-response';
-export { parseResponsesRequest } from './responses/parse-request';
+export { parseResponsesRequest, RESPONSE_ID } from './responses/parse-request';
 export { renderResponsesResponse } from './responses/render-response';
 export { encryptedContentOf, reasoningFromItem } from './responses/reasoning-carrier';
 export { parseMessagesRequest } from './messages/parse-request';

@@ -167,11 +167,28 @@ export interface ChatRequest {
   metadata?: Record<string, string>;
   /** The caller asked for usage in the stream (chat `stream_options.include_usage`). */
   includeStreamUsage?: boolean;
+  /** A Responses call's state fields (absent for the other dialects). */
+  responses?: ResponsesFields;
   /**
    * Caller fields the neutral form cannot carry, as dotted paths (e.g. `logit_bias`, `n`). The gateway
    * reports them in the `x-sbc-dropped-fields` header; they are listed in `DROPPED_FIELDS`.
    */
   dropped: string[];
+}
+
+/**
+ * What a Responses call says about server-side state: echoed in its `response` object, and read by the edge,
+ * which keeps stored responses and expands `previous_response_id` (the parser only reads them).
+ */
+export interface ResponsesFields {
+  /** `store`: keep the response to be read back and continued (OpenAI's default: true). */
+  store: boolean;
+  /** `previous_response_id`: the stored response this call continues. */
+  previousResponseId?: string;
+  /** `instructions` as given (also the first system turn); a continuation does not carry them over. */
+  instructions?: string;
+  /** The id the reply is given: set by the edge for a response it keeps, else the upstream's id is used. */
+  id?: string;
 }
 
 // ---------------------------------------------------------------------------------------------------------

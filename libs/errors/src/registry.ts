@@ -138,6 +138,17 @@ const registry = {
     action: 'Check the id and the path; resources of another account are not found either.',
     retryable: false,
   },
+  // OpenAI's code for this case, which agent clients look for to resend the whole conversation instead.
+  previous_response_not_found: {
+    status: 404,
+    grpc: GrpcStatus.NOT_FOUND,
+    message: 'The response previous_response_id names is not stored for this account.',
+    action:
+      'Send the whole conversation in `input` instead. A response is kept only with `store` true (the default), for ' +
+      '30 days, for the account (or the team of a team key) that made it, until it is deleted or the oldest of a ' +
+      'full account are evicted.',
+    retryable: false,
+  },
   method_not_allowed: {
     status: 405,
     grpc: GrpcStatus.UNIMPLEMENTED,

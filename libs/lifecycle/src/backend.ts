@@ -13,7 +13,7 @@ import {
 import { healthRoutes, listen } from '@sbc/http';
 import type { Logger } from '@sbc/logging';
 import { createMetricsRegistry, writeMetrics, type Registry } from '@sbc/metrics';
-import { createRpcServer, type RpcServer } from '@sbc/rpc';
+import { createRpcServer, type RpcServer, type RpcServerOptions } from '@sbc/rpc';
 
 export interface BackendOptions<Client extends PrismaLike> {
   service: string;
@@ -35,6 +35,8 @@ export interface BackendOptions<Client extends PrismaLike> {
   metrics?: Registry;
   /** See OpenDatabaseOptions.connectionTimeoutMs. */
   connectionTimeoutMs?: number;
+  /** grpc-js options of the service's RPC server (a larger message limit for RPCs that carry callers' bodies). */
+  rpcServerOptions?: RpcServerOptions['serverOptions'];
 }
 
 export interface RunningBackend<Client extends PrismaLike> {
@@ -90,7 +92,7 @@ export async function startBackend<Client extends PrismaLike>(
   let rpc: RpcServer | undefined;
   try {
     await options.prepare?.(database);
-    rpc = createRpcServer({ logger });
+    rpc = createRpcServer({ logger, serverOptions: options.rpcServerOptions });
     options.register(rpc, database);
     const grpcAddress = await rpc.listen(`${config.grpc.host}:${config.grpc.port}`);
     let draining = false;

@@ -3,7 +3,7 @@ export { createAuditLog, type AuditedChange, type AuditLog } from './audit-log';
 export { checkHealth, type HealthState } from './check-health';
 export { channelOptionsFor, createRpcClient, type RpcClientOptions } from './client';
 export { ERROR_DETAIL_KEY, fromServiceError, toServerStatus, type ServerStatusError } from './error-status';
-export { createRpcServer, type RpcServer, type RpcServerOptions } from './server';
+export { BODY_MESSAGE_MAX_BYTES, createRpcServer, type RpcServer, type RpcServerOptions } from './server';
 export type {
   CallOptions,
   RpcClient,

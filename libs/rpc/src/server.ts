@@ -35,6 +35,13 @@ type AnyCall = grpc.ServerUnaryCall<Message, Message> | grpc.ServerWritableStrea
 const REQUEST_ID_KEY = 'x-request-id';
 const DEFAULT_GRACE_MS = 5_000;
 
+/**
+ * The largest message a service takes when its RPCs carry callers' bodies whole (a stored Response and its
+ * context: at most 64 MiB of JSON at the edge, RESPONSES_MAX_STORED_BYTES), with room for the envelope. Set on
+ * both ends: grpc-js refuses anything over 4 MiB by default.
+ */
+export const BODY_MESSAGE_MAX_BYTES = 65 * 1024 * 1024;
+
 const defaultServerOptions: grpc.ServerOptions = {
   // A client resolves a headless Service's pod IPs only when it (re)connects. Ageing connections out makes
   // clients re-resolve every few minutes, so pods added by a scale-up start taking calls. Streams already

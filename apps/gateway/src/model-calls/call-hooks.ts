@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { ChatRequest, ChatResponse, StreamEvent, UpstreamFailure } from '@sbc/dialects';
+import type { ChatRequest, ChatResponse, SseFrame, StreamEvent, UpstreamFailure } from '@sbc/dialects';
 import type { Principal } from '../auth/authenticator';
 import type { Target } from '../routing/targets';
 import type { UpstreamCall, UpstreamClient, UpstreamRequest } from '../upstream/client';
@@ -25,6 +25,11 @@ export interface HookedCall {
   readonly headers: IncomingHttpHeaders;
   /** Headers a hook adds go out with the reply or with a refusal. */
   readonly out: { readonly requestId: string; addHeaders(headers: Record<string, string>): void };
+  /**
+   * The prompt's size in bytes, which admission bounds its tokens by (the body's, to begin with): a hook that adds
+   * to the prompt adds its bytes here.
+   */
+  bytes: number;
 }
 
 export interface CallHook {
@@ -66,6 +71,12 @@ export interface HookPart {
   /** A streamed reply: a filter its neutral events pass through on their way to the caller. */
   stream?(): EventFilter | undefined;
   /**
+   * The reply exactly as the caller receives it, rendered in its dialect (ids included): a whole body, or every
+   * frame of a stream (a stream with such a part goes frame by frame through its frame source, never through the
+   * byte relay of text deltas). For a hook that keeps what the caller saw (stored Responses).
+   */
+  sent?: SentWatcher;
+  /**
    * Awaited beside the call's usage event, before the last bytes of the reply (and after a refusal); must not
    * throw. `fields` are the usage event's, `outcome` carries the response id the caller saw.
    */
@@ -74,6 +85,12 @@ export interface HookPart {
   done?(outcome: CallOutcome): void;
   /** Read when the usage event is made (after a refusal too): what the call's usage row records of this part. */
   mark?(): UsageMark | undefined;
+}
+
+/** What a hook sees of the reply as it goes out (`HookPart.sent`); never changes it. */
+export interface SentWatcher {
+  body(body: unknown): void;
+  frames(frames: readonly SseFrame[]): void;
 }
 
 /** What a hook sees of a streamed reply: each neutral event, in order, before the caller's frames are made. */
@@ -136,6 +153,18 @@ export async function replyThroughHooks(parts: readonly HookPart[], reply: ChatR
     if (rewritten) current = rewritten;
   }
   return current;
+}
+
+/** The parts' watchers of the reply as sent; undefined when no part has one. */
+export function sentWatchersOf(parts: readonly HookPart[] | undefined): SentWatcher[] | undefined {
+  let watchers: SentWatcher[] | undefined;
+  if (parts) for (const part of parts) if (part.sent) (watchers ??= []).push(part.sent);
+  return watchers;
+}
+
+/** Shows a whole reply's body, as it goes out, to the parts that watch it. */
+export function showSentBody(parts: readonly HookPart[] | undefined, body: unknown): void {
+  if (parts) for (const part of parts) part.sent?.body(body);
 }
 
 /**

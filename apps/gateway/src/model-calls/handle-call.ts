@@ -116,13 +116,14 @@ interface ResolvedCall {
  * nothing). A call no hook is in play for goes straight to its targets.
  */
 async function answer(deps: ModelCallDeps, resolved: ResolvedCall): Promise<CallOutcome> {
-  const { call, targets, admission, bytes, out, record } = resolved;
+  const { call, targets, admission, out, record } = resolved;
   const hooks = (record.hooks = hookPartsIn(deps.hooks, resolved));
   const answered = hooks && (await beforeTarget(hooks, resolved));
   const x: Exchange = {
     call,
     targets,
-    admit: (target) => admission.admit(call, target, bytes),
+    // Read when a target is admitted: a hook before it may have added to the prompt.
+    admit: (target) => admission.admit(call, target, resolved.bytes),
     out,
     startedAt: record.startedAt,
     passHeaders: passHeadersOf(resolved.headers),

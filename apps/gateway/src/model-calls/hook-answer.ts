@@ -1,6 +1,6 @@
 import { encodeSse, type ChatResponse } from '@sbc/dialects';
 import { ApiError } from '@sbc/errors';
-import { EventChain, hooksDone, replyThroughHooks, type HookAnswer } from './call-hooks';
+import { EventChain, hooksDone, replyThroughHooks, sentWatchersOf, showSentBody, type HookAnswer } from './call-hooks';
 import type { CallOutcome } from './call-outcome';
 import type { Exchange } from './exchange-call';
 import { responseIdOf, renderedEvents } from './hooked-stream';
@@ -32,6 +32,7 @@ export async function answerFromHook(x: Exchange, answer: HookAnswer): Promise<C
       const final = x.hooks ? await replyThroughHooks(x.hooks, reply) : reply;
       body = call.adapter.renderReply(final, call.request);
       outcome.responseId = idOf(body);
+      showSentBody(x.hooks, body);
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       outcome.status = error.status;
@@ -48,6 +49,7 @@ export async function answerFromHook(x: Exchange, answer: HookAnswer): Promise<C
   const frames = renderedEvents(call, out.requestId, eventsOfReply(reply), chain);
   if (chain?.halted) outcome.status = chain.halted.status;
   outcome.responseId = responseIdOf(frames);
+  for (const watcher of sentWatchersOf(x.hooks) ?? []) watcher.frames(frames);
   let text = '';
   for (const frame of frames) text += encodeSse(frame);
   await x.beforeEnd(outcome);

@@ -1,6 +1,6 @@
-import { callerDialect, type SseEvent, type StreamEvent } from '@sbc/dialects';
+import { callerDialect, type SseEvent, type SseFrame, type StreamEvent } from '@sbc/dialects';
 import type { Engine } from '../routing/engines';
-import { EventChain, type HookPart } from './call-hooks';
+import { EventChain, sentWatchersOf, type HookPart } from './call-hooks';
 import { hookedFrameSource, responseIdOf } from './hooked-stream';
 import type { CallerCall } from './plan';
 
@@ -71,6 +71,40 @@ describe('a hooked stream', () => {
     expect(source.halted).toEqual(failure);
     expect(frames.at(-1)!.data).toContain('guardrail_blocked');
     expect(source.push(chunk({ content: 'more' })).frames).toEqual([]);
+  });
+});
+
+describe('a stream whose reply a hook watches as sent', () => {
+  const watching = () => {
+    const sent: SseFrame[] = [];
+    const part: HookPart = { sent: { body: () => undefined, frames: (frames) => void sent.push(...frames) } };
+    return { sent, part };
+  };
+
+  it('shows the watcher every frame the caller gets, ending frames included, and relays none by template', () => {
+    const { sent, part } = watching();
+    const source = hookedFrameSource(chatCall(), engine, 'req_1', EventChain.of([part]), sentWatchersOf([part]));
+    expect(source.textTemplate()).toBeUndefined();
+    const frames = [
+      ...wire.flatMap((event) => source.push(event).frames),
+      ...source.fail({ status: 502, message: 'x' }),
+    ];
+    expect(sent).toEqual(frames);
+    expect(textOf(frames.slice(0, -1))).toBe('hello world');
+    expect(source.responseId).toBe('chatcmpl-up1');
+  });
+
+  it('shows the frames as rendered after a filter rewrote them', () => {
+    const { sent, part } = watching();
+    const parts = [part, upper];
+    const source = hookedFrameSource(chatCall(), engine, 'req_1', EventChain.of(parts), sentWatchersOf(parts));
+    wire.forEach((event) => source.push(event));
+    expect(textOf(sent)).toBe('HELLO WORLD');
+  });
+
+  it('has no watchers to show when no part watches', () => {
+    expect(sentWatchersOf([upper])).toBeUndefined();
+    expect(sentWatchersOf(undefined)).toBeUndefined();
   });
 });
 

@@ -8,7 +8,7 @@ import {
   type Usage,
 } from '@sbc/dialects';
 import type { Engine } from '../routing/engines';
-import type { EventChain } from './call-hooks';
+import type { EventChain, SentWatcher } from './call-hooks';
 import type { CallerCall } from './plan';
 import { frameSource, type FrameSource } from './stream-frames';
 
@@ -19,6 +19,18 @@ import { frameSource, type FrameSource } from './stream-frames';
 export type HookedFrameSource = FrameSource & { readonly responseId?: string };
 
 export function hookedFrameSource(
+  call: CallerCall,
+  engine: Engine,
+  requestId: string,
+  chain: EventChain | undefined,
+  /** The parts watching the frames as they go out (`HookPart.sent`), when any does. */
+  watchers?: readonly SentWatcher[],
+): HookedFrameSource {
+  const source = filteredSource(call, engine, requestId, chain);
+  return watchers ? new WithResponseId(new WatchedFrames(source, watchers), false) : source;
+}
+
+function filteredSource(
   call: CallerCall,
   engine: Engine,
   requestId: string,
@@ -137,5 +149,40 @@ class WithResponseId implements HookedFrameSource {
 
   cut(usage: Usage) {
     return this.source.cut(usage);
+  }
+}
+
+/** `source`, every frame it makes shown to the watchers as it goes out; no template, so none goes around them. */
+class WatchedFrames implements FrameSource {
+  constructor(
+    private readonly source: FrameSource,
+    private readonly watchers: readonly SentWatcher[],
+  ) {}
+
+  get halted() {
+    return this.source.halted;
+  }
+
+  push(event: SseEvent) {
+    const pushed = this.source.push(event);
+    this.show(pushed.frames);
+    return pushed;
+  }
+
+  textTemplate() {
+    return undefined;
+  }
+
+  fail(failure: UpstreamFailure) {
+    return this.show(this.source.fail(failure));
+  }
+
+  cut(usage: Usage) {
+    return this.show(this.source.cut(usage));
+  }
+
+  private show(frames: SseFrame[]): SseFrame[] {
+    for (const watcher of this.watchers) watcher.frames(frames);
+    return frames;
   }
 }

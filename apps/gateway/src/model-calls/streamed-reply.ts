@@ -1,6 +1,6 @@
 import type { Target } from '../routing/targets';
 import type { UpstreamCall } from '../upstream/client';
-import { EventChain, hooksDone } from './call-hooks';
+import { EventChain, hooksDone, sentWatchersOf } from './call-hooks';
 import type { CallOutcome } from './call-outcome';
 import { served, type Exchange, type ExchangeState } from './exchange-call';
 import { hookedFrameSource } from './hooked-stream';
@@ -20,7 +20,8 @@ export async function relayStream(
 ): Promise<CallOutcome> {
   const { call, out } = x;
   const engine = dispatched.target.engine;
-  const hooked = x.hooks && hookedFrameSource(call, engine, out.requestId, EventChain.of(x.hooks));
+  const hooked =
+    x.hooks && hookedFrameSource(call, engine, out.requestId, EventChain.of(x.hooks), sentWatchersOf(x.hooks));
   const source = hooked || frameSource(call, engine, out.requestId);
   const relay = new StreamRelay(call, source, out, state, x.startedAt);
   state.relay = relay;

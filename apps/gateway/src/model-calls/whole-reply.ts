@@ -11,7 +11,7 @@ import { ApiError } from '@sbc/errors';
 import type { Engine } from '../routing/engines';
 import type { Target } from '../routing/targets';
 import { isAbort, type UpstreamCall } from '../upstream/client';
-import { hooksDone, replyThroughHooks, type HookPart } from './call-hooks';
+import { hooksDone, replyThroughHooks, showSentBody, type HookPart } from './call-hooks';
 import type { CallOutcome } from './call-outcome';
 import type { InFlight } from './dispatch';
 import { served, type Exchange } from './exchange-call';
@@ -53,7 +53,10 @@ export async function answerWhole(
     stopReason: rendered.stopReason,
     completion: rendered.completion,
   };
-  if (x.hooks && !rendered.refusal) outcome.responseId = idOf(rendered.body);
+  if (x.hooks && !rendered.refusal) {
+    outcome.responseId = idOf(rendered.body);
+    showSentBody(x.hooks, rendered.body);
+  }
   await x.beforeEnd(outcome);
   if (rendered.refusal) x.out.refuse(rendered.refusal);
   else x.out.json(200, rendered.body);

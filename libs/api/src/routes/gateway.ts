@@ -11,9 +11,22 @@ const ChatCompletionRequest = z
   .loose()
   .meta({ id: 'ChatCompletionRequest', description: 'An OpenAI chat completions request.' });
 const ResponsesRequest = z
-  .object({ model: z.string(), input: z.union([z.string(), z.array(z.unknown())]), stream: z.boolean().optional() })
+  .object({
+    model: z.string(),
+    input: z.union([z.string(), z.array(z.unknown())]),
+    stream: z.boolean().optional(),
+    store: z
+      .boolean()
+      .nullable()
+      .optional()
+      .meta({ description: 'Keep the response for 30 days, to read back and continue (default true, as at OpenAI).' }),
+    previous_response_id: z
+      .string()
+      .optional()
+      .meta({ description: "A stored response of this account (a team key: its team's) that this call continues." }),
+  })
   .loose()
-  .meta({ id: 'ResponsesRequest', description: 'An OpenAI Responses request (stateless: no previous_response_id).' });
+  .meta({ id: 'ResponsesRequest', description: 'An OpenAI Responses request.' });
 const MessagesRequest = z
   .object({
     model: z.string(),
@@ -39,7 +52,7 @@ const ChatCompletion = z
   .object({ id: z.string(), object: z.literal('chat.completion'), model: z.string(), choices: z.array(z.unknown()) })
   .loose()
   .meta({ id: 'ChatCompletion' });
-const ResponseObject = z
+export const ResponseObject = z
   .object({ id: z.string(), object: z.literal('response'), model: z.string(), output: z.array(z.unknown()) })
   .loose()
   .meta({ id: 'Response' });
@@ -65,7 +78,7 @@ const EmbeddingList = z
   .meta({ id: 'EmbeddingList', description: 'Vectors as floats, or as base64 of little-endian float32s.' });
 
 /** Refusals of the model routes come in the dialect called, except a missing scope (the shared Error). */
-const DialectError = z
+export const DialectError = z
   .union([
     z
       .object({
@@ -105,6 +118,11 @@ export const createResponse = defineRoute({
   method: 'post',
   path: '/v1/responses',
   summary: 'Create a response',
+  description:
+    'With `store` (the default) the response is kept for 30 days for the account (a team key: its team) and read ' +
+    "back with GET /v1/responses/{response_id}; `previous_response_id` puts a stored response's context (its input " +
+    'items and output) before `input`, whichever dialect the model is served in. An unknown, foreign, expired or ' +
+    'deleted one is 404 `previous_response_not_found`.',
   tag: 'Gateway',
   auth: { kind: 'scoped', scopes: ['gateway:invoke'] },
   body: ResponsesRequest,

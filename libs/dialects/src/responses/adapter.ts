@@ -30,4 +30,6 @@ export const RESPONSES: CallerDialect = {
   overloadStatus: 503,
   tokenLimitHeaders: openAiTokenLimitHeaders,
   requestIdHeaders: (requestId) => ({ 'x-request-id': requestId }),
+  asksForState: (body) =>
+    body.store !== false || (body.previous_response_id !== undefined && body.previous_response_id !== null),
 };

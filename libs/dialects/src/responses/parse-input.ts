@@ -106,7 +106,8 @@ export function parseResponsesInput(ctx: ParseContext, items: unknown[], naming:
           ctx,
           at(path, 'type'),
           'unsupported',
-          'item references need stored responses, which the gateway does not keep; send the items themselves',
+          'item references are not resolved; send the items themselves, or continue a stored response with ' +
+            'previous_response_id',
         );
         return;
       default:

@@ -139,9 +139,9 @@ describe('parseResponsesRequest', () => {
     expect(req.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'Hello' }] }]);
   });
 
-  it('reports built-in tools and store as dropped, but honours include of encrypted reasoning', () => {
+  it('reports built-in tools as dropped, but honours include of encrypted reasoning', () => {
     const req = parseResponsesRequest(agent);
-    expect(req.dropped).toEqual(['tools.*[built-in]', 'store']);
+    expect(req.dropped).toEqual(['tools.*[built-in]']);
     const withOtherInclude = parseResponsesRequest({ model: 'm', input: 'x', include: ['file_search_call.results'] });
     expect(withOtherInclude.dropped).toEqual(['include']);
   });
@@ -166,12 +166,43 @@ describe('parseResponsesRequest', () => {
     }
   });
 
-  it('refuses previous_response_id and conversation, since the gateway keeps no state', () => {
-    const error = errorOf({ model: 'm', input: 'x', previous_response_id: 'resp_1', conversation: 'conv_1' });
+  it('reads store (true unless said otherwise), previous_response_id and instructions as the state fields', () => {
+    expect(parseResponsesRequest({ model: 'm', input: 'x' }).responses).toEqual({ store: true });
+    expect(parseResponsesRequest({ model: 'm', input: 'x', store: null }).responses).toEqual({ store: true });
+    const continued = parseResponsesRequest({
+      model: 'm',
+      input: 'x',
+      store: false,
+      previous_response_id: 'resp_abc-1_Z',
+      instructions: 'Be brief.',
+    });
+    expect(continued.responses).toEqual({
+      store: false,
+      previousResponseId: 'resp_abc-1_Z',
+      instructions: 'Be brief.',
+    });
+    expect(continued.dropped).toEqual([]);
+  });
+
+  it('refuses conversation and prompt (never kept), and a previous_response_id or store of the wrong shape', () => {
+    const error = errorOf({
+      model: 'm',
+      input: 'x',
+      previous_response_id: 'msg_1',
+      conversation: 'conv_1',
+      prompt: { id: 'pmpt_1' },
+      store: 'yes',
+    });
     expect(error.issues.map((i) => [i.path, i.code])).toEqual([
-      ['previous_response_id', 'unsupported'],
       ['conversation', 'unsupported'],
+      ['prompt', 'unsupported'],
+      ['previous_response_id', 'invalid_value'],
+      ['store', 'invalid_type'],
     ]);
+    expect(errorOf({ model: 'm', input: 'x', previous_response_id: 7 }).issues[0]).toMatchObject({
+      path: 'previous_response_id',
+      code: 'invalid_type',
+    });
   });
 
   it('lists every problem in the input items with dotted paths', () => {

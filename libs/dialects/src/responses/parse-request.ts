@@ -21,24 +21,32 @@ import { REASONING_EFFORTS } from '../reasoning-effort';
 import { parseResponsesInput } from './parse-input';
 import { parseResponsesTools, parseResponsesToolChoice } from './parse-tools';
 
+/** What a response id looks like: `resp_` and letters, digits, `_` or `-` (OpenAI's and the gateway's). */
+export const RESPONSE_ID = /^resp_[A-Za-z0-9_-]{1,200}$/;
+
 /** A Responses request body (dialects.md §3.1) into the neutral form; throws `DialectRequestError`. */
 export function parseResponsesRequest(body: unknown): ChatRequest {
   const obj = requireBodyObject(body);
   const ctx = createParseContext();
 
   const model = readString(ctx, obj, 'model', '', { required: true, nonEmpty: true });
-  // The gateway keeps no responses, so anything that points at server-side state is refused, not ignored:
-  // answering without the referenced history would be a different conversation.
-  for (const field of ['previous_response_id', 'conversation', 'prompt'] as const) {
+  // Stored responses are the edge's (previous_response_id is expanded there); conversations and prompts are not
+  // kept, and answering without the history they name would be a different conversation.
+  for (const field of ['conversation', 'prompt'] as const) {
     if (obj[field] !== undefined && obj[field] !== null) {
       addIssue(
         ctx,
         field,
         'unsupported',
-        'the gateway keeps no server-side state; send the whole conversation in `input`',
+        'the gateway keeps no conversations or prompts; send the conversation in `input` or name a stored ' +
+          'response in `previous_response_id`',
       );
     }
   }
+  const previousResponseId = readString(ctx, obj, 'previous_response_id', '');
+  if (previousResponseId !== undefined && !RESPONSE_ID.test(previousResponseId))
+    addIssue(ctx, 'previous_response_id', 'invalid_value', 'must be the id of a response (resp_…)');
+  const store = readBoolean(ctx, obj, 'store', '') ?? true;
 
   // Tools first: calls in the input name namespaced tools by the flat names the tools were given.
   const tools = parseResponsesTools(ctx, obj);
@@ -74,6 +82,11 @@ export function parseResponsesRequest(body: unknown): ChatRequest {
     reasoning: parseReasoning(ctx, obj),
     user: readString(ctx, obj, 'safety_identifier', '') ?? readString(ctx, obj, 'user', ''),
     metadata: readStringMap(ctx, obj, 'metadata', ''),
+    responses: {
+      store,
+      ...(previousResponseId !== undefined ? { previousResponseId } : {}),
+      ...(instructions !== undefined ? { instructions } : {}),
+    },
   };
 
   dropTopLevelFields(ctx, 'responses', obj);

@@ -106,4 +106,22 @@ describe('renderResponsesResponse', () => {
       tools: [{ type: 'function', name: 'f', parameters: { type: 'object' } }],
     });
   });
+
+  it('is stateless by default: the upstream id, store false, no previous response, instructions echoed', () => {
+    const request = parseResponsesRequest({ model: 'm', input: 'x', instructions: 'Be brief.' });
+    const body = renderResponsesResponse(reply({ id: 'chatcmpl-1' }), request);
+    expect(body).toMatchObject({
+      id: 'resp_chatcmpl-1',
+      store: false,
+      previous_response_id: null,
+      instructions: 'Be brief.',
+    });
+  });
+
+  it('a response the edge keeps has the id the edge gave it, store true and the response it continues', () => {
+    const request = parseResponsesRequest({ model: 'm', input: 'x', previous_response_id: 'resp_before' });
+    request.responses!.id = 'resp_kept';
+    const body = renderResponsesResponse(reply({ id: 'resp_from_upstream' }), request);
+    expect(body).toMatchObject({ id: 'resp_kept', store: true, previous_response_id: 'resp_before' });
+  });
 });

@@ -61,7 +61,7 @@ export function renderResponsesResponse(res: ChatResponse, request?: ChatRequest
   const last = output[output.length - 1];
   if (status === 'incomplete' && last && 'status' in last) last.status = 'incomplete';
   return responsesObject({
-    id: res.id.startsWith('resp_') ? res.id : `resp_${res.id}`,
+    id: request?.responses?.id ?? (res.id.startsWith('resp_') ? res.id : `resp_${res.id}`),
     model: res.model,
     createdAt: res.created,
     status,

@@ -235,4 +235,24 @@ describe('createResponsesStreamRenderer', () => {
       usage: { inputTokens: 24, outputTokens: 9, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 },
     });
   });
+
+  it('a response the edge keeps carries the id the edge gave it in every response object, and store true', () => {
+    const request: ChatRequest = {
+      model: MODEL,
+      messages: [],
+      stream: true,
+      responses: { store: true, id: 'resp_kept', previousResponseId: 'resp_before', instructions: 'Be brief.' },
+      dropped: [],
+    };
+    const frames = received(translate('messages-text.sse', createResponsesStreamRenderer({ model: MODEL, request })));
+    const objects = frames.map((frame) => payload(frame).response).filter(Boolean);
+    expect(objects.length).toBeGreaterThanOrEqual(3);
+    for (const object of objects)
+      expect(object).toMatchObject({
+        id: 'resp_kept',
+        store: true,
+        previous_response_id: 'resp_before',
+        instructions: 'Be brief.',
+      });
+  });
 });

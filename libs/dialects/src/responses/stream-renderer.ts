@@ -89,7 +89,7 @@ export function createResponsesStreamRenderer(options: ResponsesStreamRendererOp
 
   function begin(upstreamId: string, created: number, out: SseFrame[]): void {
     started = true;
-    id = callerId('resp_', upstreamId);
+    id = options.request?.responses?.id ?? callerId('resp_', upstreamId);
     createdAt = created;
     const initial = response({ status: 'in_progress', usage: null });
     emit(out, 'response.created', { response: initial });
