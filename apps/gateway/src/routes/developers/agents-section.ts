@@ -14,11 +14,14 @@ const DIALECT_NAMES: Record<AgentDialect, string> = {
 const NOTES: Record<(typeof AGENTS)[number]['id'], string> = {
   'claude-code':
     'Always streams Messages with an <code>anthropic-beta</code> header. To an Anthropic-dialect model ' +
-    '(<code>house-omni</code>, your Anthropic endpoint) the call goes through as sent. ' +
+    '(<code>house-omni</code>, your Anthropic endpoint) the call goes through as sent; to an OpenAI-dialect one its ' +
+    'mid-conversation system message stays in place and <code>cache_control</code>, <code>context_management</code> ' +
+    'and <code>thinking.display</code> are dropped and named in <code>x-sbc-dropped-fields</code>. ' +
     '<code>CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1</code> keeps it from calling anything else.',
   codex:
-    'Speaks Responses only, so every target is a translation: its <code>web_search</code> and <code>namespace</code> ' +
-    'tools, <code>prompt_cache_key</code> and <code>reasoning.summary</code> are dropped and named in ' +
+    'Speaks Responses only, so every target is a translation: its <code>namespace</code> tools (sub-agents) are ' +
+    'offered as plain functions and come back with their <code>namespace</code>; its <code>web_search</code> tool, ' +
+    '<code>prompt_cache_key</code> and <code>reasoning.summary</code> are dropped and named in ' +
     '<code>x-sbc-dropped-fields</code>. The config file form is shown in the guide; set ' +
     '<code>[features] plugins = false</code> and <code>apps = false</code> to keep it from syncing from other hosts.',
   opencode:
