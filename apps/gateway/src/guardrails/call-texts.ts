@@ -46,9 +46,15 @@ function mapMessage(message: Message, map: MapText): Message {
   }
 }
 
-/** The request with every text mapped. */
+/**
+ * The request with every text mapped. A Responses call's `instructions` are also kept as given, for the response
+ * object's echo and a stored response: that copy is mapped too, so a redacted text is never echoed or kept.
+ */
 export function mapRequestTexts(request: ChatRequest, map: MapText): ChatRequest {
-  return { ...request, messages: request.messages.map((message) => mapMessage(message, map)) };
+  const messages = request.messages.map((message) => mapMessage(message, map));
+  const responses = request.responses;
+  if (responses?.instructions === undefined) return { ...request, messages };
+  return { ...request, messages, responses: { ...responses, instructions: map(responses.instructions) } };
 }
 
 /** The reply with every text mapped: its text, refusals, reasoning and tool-call arguments. */
