@@ -30,6 +30,7 @@ describe('usage-ledger service shell', () => {
       '0004_event_ids_dead_letters.sql',
       '0005_served_by_attempts.sql',
       '0006_cache_hit.sql',
+      '0007_guardrail.sql',
     ]);
     const row = {
       eventId: 'evt_1',
@@ -64,12 +65,15 @@ describe('usage-ledger service shell', () => {
       fairUseCredits: '1.5',
       servedBy: 'house',
       attempts: 1,
+      guardrailId: 'grd_1',
+      guardrailAction: 'redact',
     };
     await running.database.prisma.usageGeneration.create({ data: row });
     const stored = await running.database.prisma.usageGeneration.findUniqueOrThrow({ where: { eventId: 'evt_1' } });
     expect(stored.tokensCompletion).toBe(20n);
     expect(stored.totalCostUsd.toString()).toBe('0.000123');
     expect(stored.fairUseCredits.toString()).toBe('1.5');
+    expect(stored.guardrailAction).toBe('redact');
 
     const prisma = running.database.prisma;
     const dims = {

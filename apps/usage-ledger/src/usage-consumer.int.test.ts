@@ -150,6 +150,9 @@ describe('usage-ledger consumer of usage.events.v1', () => {
       servedBy: 'provider:anthropic',
       attempts: 1,
       cacheHit: false,
+      // An event from before guardrails: none acted on it.
+      guardrailId: null,
+      guardrailAction: null,
       ts: new Date(AT),
     });
   });
@@ -165,6 +168,24 @@ describe('usage-ledger consumer of usage.events.v1', () => {
     expect(rows.map((row) => [row.requestId, row.cacheHit])).toEqual([
       ['req_hit', true],
       ['req_miss', false],
+    ]);
+  });
+
+  it('a call a guardrail blocked is stored with the guardrail and its action', async () => {
+    send(
+      bus,
+      usageEvent({
+        requestId: 'req_blocked',
+        accountId: 'usr_guarded',
+        status: 400,
+        guardrailId: 'grd_words',
+        guardrailAction: 'block',
+      }),
+    );
+    await bus.producer.flush();
+    const rows = await rowsOf('usr_guarded');
+    expect(rows.map((row) => [row.requestId, row.status, row.guardrailId, row.guardrailAction])).toEqual([
+      ['req_blocked', 400, 'grd_words', 'block'],
     ]);
   });
 
