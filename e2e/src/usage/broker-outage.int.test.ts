@@ -18,6 +18,9 @@ import { OWNER_KEY as KEY, simHouse, startStack, type Stack } from '../support/s
 let stack: Stack;
 let edge: RunningGateway;
 let spoolRoot: string;
+/** The edge's log lines, parsed. */
+const edgeLines: { level: number; msg: string }[] = [];
+const edgeLog = { write: (line: string) => void edgeLines.push(JSON.parse(line)) };
 const cluster = new FakeKafkaCluster();
 
 /** The edge's bus: the real Kafka producer and spool over the fake cluster. */
@@ -48,7 +51,7 @@ beforeAll(async () => {
       USAGE_PENDING_READY_MAX: '3',
       USAGE_SPOOL_SHED_AT_PERCENT: '10',
     }),
-    { bus: spoolingBus() },
+    { bus: spoolingBus(), logger: createLogger({ service: 'gateway', level: 'info', destination: edgeLog }) },
   );
 }, 60_000);
 
@@ -108,6 +111,8 @@ describe('a broker outage at the edge', () => {
     const metrics = await (await fetch(`${edge.url}/metrics`)).text();
     expect(metrics).toMatch(/^sbc_usage_calls_shed\{[^}]*\} [1-9]/m);
     expect(metrics).toMatch(/^sbc_usage_spool_active\{[^}]*\} 1$/m);
+    // Shed calls are counted by that metric, not logged one error line each through the outage.
+    expect(edgeLines.filter((line) => line.level >= 50).map((line) => line.msg)).toEqual([]);
 
     // The broker is back: the spool drains, calls are taken again, and every answered call is billed once.
     cluster.bringUp();

@@ -170,7 +170,9 @@ async function refuse(
   } catch (limited) {
     error = ApiError.from(limited);
   }
-  if (error.status >= 500)
+  // A call shed while the spool is nearly full is counted by its metric; one error line each would flood the log
+  // through the very outage that sheds them.
+  if (error.status >= 500 && error.code !== 'usage_unrecordable')
     deps.logger.error({ requestId: out.requestId, route, err: error.cause ?? error }, 'model call failed');
   if (!out.started) out.refuse(error);
   else if (!out.res.destroyed) out.res.destroy();
