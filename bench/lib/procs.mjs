@@ -39,8 +39,11 @@ export function startChild(name, entry, env, nodeArgs = [], args = []) {
   return state;
 }
 
-/** Polls `url` until it answers 200; throws with the child's output when it exits or `timeoutMs` passes. */
-export async function waitReady(state, url, headers = {}, timeoutMs = 60_000) {
+/**
+ * Polls `url` until it answers 200; throws with the child's output when it exits or `timeoutMs` passes. The bound
+ * is wide because PGlite's first migration alone took 50 s on a loaded 2-core machine.
+ */
+export async function waitReady(state, url, headers = {}, timeoutMs = 180_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (state.exited)
