@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { freePort } from '@sbc/testing';
 import { EVERYTHING_SERVER, startEverythingServer, type RunningMcpServer } from '../support/mcp-everything';
 import { OWNER_KEY, startStack, type AccountSurfaceStack } from '../support/stack';
+import { teamFixtures, type TeamUser } from '../support/teams.harness';
 
 const BEARER = 'mcp-bearer-secret-0123456789';
 const HEADER_VALUE = 'mcp-header-secret-9876';
@@ -291,6 +292,137 @@ describeWithServer('MCP tool servers: /v1/mcp/servers', () => {
       ]);
       expect((await stack.api('DELETE', '/v1/mcp/servers/dialed', { key: secret })).status).toBe(204);
       await waitFor(async () => (await stack.edge.toolServers.serversFor({ userId: user }, 'req_test')).length === 0);
+    });
+  });
+
+  describe("a key's allowed_tools", () => {
+    it('is taken on mint, shown, changed by PATCH (null: every tool again) and reaches the edge on the next request', async () => {
+      const minted = await stack.api('POST', '/v1/keys', {
+        key: OWNER_KEY,
+        body: { name: 'tools', preset: 'full_access', allowed_tools: ['everything__echo', 'github__*'] },
+      });
+      expect(minted.status).toBe(201);
+      expect(minted.body.allowed_tools).toEqual(['everything__echo', 'github__*']);
+      const whoami = () => stack.api('GET', '/v1/keys/whoami', { key: minted.body.key });
+      expect((await whoami()).body.allowed_tools).toEqual(['everything__echo', 'github__*']);
+      const narrowed = await stack.api('PATCH', `/v1/keys/${minted.body.id}`, {
+        key: OWNER_KEY,
+        body: { allowed_tools: ['everything__*'] },
+      });
+      expect(narrowed.body.allowed_tools).toEqual(['everything__*']);
+      await waitFor(async () => JSON.stringify((await whoami()).body.allowed_tools) === '["everything__*"]');
+      const cleared = await stack.api('PATCH', `/v1/keys/${minted.body.id}`, {
+        key: OWNER_KEY,
+        body: { allowed_tools: null },
+      });
+      expect(cleared.body).not.toHaveProperty('allowed_tools');
+      await waitFor(async () => (await whoami()).body.allowed_tools === undefined);
+      const audit = await stack.api('GET', '/v1/audit?resource_type=key&limit=100', { key: OWNER_KEY });
+      expect(
+        audit.body.data.some(
+          (event: { resource: { id: string }; action: string }) =>
+            event.resource.id === minted.body.id && event.action === 'key.update',
+        ),
+      ).toBe(true);
+    });
+
+    it('a key limited to some tools mints only keys limited to tools within them (403)', async () => {
+      const limited = await stack.api('POST', '/v1/keys', {
+        key: OWNER_KEY,
+        body: { name: 'limited', preset: 'full_access', allowed_tools: ['everything__*'] },
+      });
+      const wider = await stack.api('POST', '/v1/keys', { key: limited.body.key, body: { name: 'wider' } });
+      expect(wider.status).toBe(403);
+      expect(wider.body).toMatchObject({ error: 'insufficient_scope', param: 'allowed_tools' });
+      const within = await stack.api('POST', '/v1/keys', {
+        key: limited.body.key,
+        body: { name: 'within', allowed_tools: ['everything__echo'] },
+      });
+      expect(within.status).toBe(201);
+    });
+
+    it.each([
+      ['an empty glob', ['']],
+      ['a glob past 200 characters', ['a'.repeat(201)]],
+      ['more than 100 globs', Array.from({ length: 101 }, (_, i) => `s__t${i}`)],
+      ['not a list', 'everything__*'],
+    ])('%s is a 400', async (_name, allowed) => {
+      const answer = await stack.api('POST', '/v1/keys', {
+        key: OWNER_KEY,
+        body: { name: 'bad', allowed_tools: allowed },
+      });
+      expect(answer.status).toBe(400);
+      expect(answer.body).toMatchObject({ error: 'invalid_request', param: expect.stringMatching(/^allowed_tools/) });
+    });
+  });
+
+  describe('the team pool', () => {
+    const slugsFor = async (user: TeamUser, orgId?: string) =>
+      (await stack.edge.toolServers.serversFor({ userId: user.id, key: orgId ? { orgId } : undefined }, 'req_test'))
+        .map((server) => `${server.slug}:${server.source}`)
+        .sort();
+    const addServer = async (user: TeamUser, label: string) =>
+      expect((await create({ label, url: UNRESOLVABLE }, user.key)).status).toBe(201);
+    const eventually = async (user: TeamUser, orgId: string | undefined, expected: string[]) => {
+      await waitFor(async () => JSON.stringify(await slugsFor(user, orgId)) === JSON.stringify(expected));
+      expect(await slugsFor(user, orgId)).toEqual(expected);
+    };
+
+    it("members' servers join the pool team keys see; share_policy, leaving and share_defaults.mcp decide who is in it", async () => {
+      const teams = teamFixtures(stack);
+      const { team, owner, editor, member } = await teams.teamWithRoles();
+      const stranger = await teams.user();
+      await addServer(owner, 'Owner tools');
+      await addServer(editor, 'Editor tools');
+      await addServer(editor, 'Shared');
+      await addServer(member, 'Member tools');
+      await addServer(member, 'Shared');
+      await addServer(stranger, 'Stranger tools');
+
+      // A personal key sees its own servers only; a team key the pool too, its own server winning a shared slug.
+      expect(await slugsFor(member)).toEqual(['member-tools:account', 'shared:account']);
+      expect(await slugsFor(member, team.id)).toEqual([
+        'editor-tools:team',
+        'member-tools:account',
+        'owner-tools:team',
+        'shared:account',
+      ]);
+      expect(await slugsFor(owner, team.id)).toEqual([
+        'editor-tools:team',
+        'member-tools:team',
+        'owner-tools:account',
+        'shared:team',
+      ]);
+      // Another user's key of no team of theirs sees no pool.
+      expect(await slugsFor(stranger, team.id)).toEqual(['stranger-tools:account']);
+
+      // Only editors and above add to the pool under share_policy editors.
+      const policy = await stack.api('PATCH', `/v1/teams/${team.id}`, {
+        key: owner.key,
+        body: { share_policy: 'editors' },
+      });
+      expect(policy.status).toBe(200);
+      await eventually(owner, team.id, ['editor-tools:team', 'owner-tools:account', 'shared:team']);
+
+      // A removed member's servers leave the pool at once.
+      expect((await stack.api('DELETE', `/v1/teams/${team.id}/members/${editor.id}`, { key: owner.key })).status).toBe(
+        204,
+      );
+      await eventually(owner, team.id, ['owner-tools:account']);
+
+      // A member who joins while share_defaults.mcp is off does not pool their servers.
+      await stack.api('PATCH', `/v1/teams/${team.id}`, {
+        key: owner.key,
+        body: { share_policy: 'members', share_defaults: { mcp: false } },
+      });
+      const late = await teams.user();
+      await addServer(late, 'Late tools');
+      await teams.join(team.id, owner, late);
+      await eventually(owner, team.id, ['member-tools:team', 'owner-tools:account', 'shared:team']);
+
+      // A server a member adds reaches the pool's tables on every edge at once.
+      await addServer(member, 'Fresh');
+      await eventually(owner, team.id, ['fresh:team', 'member-tools:team', 'owner-tools:account', 'shared:team']);
     });
   });
 });
