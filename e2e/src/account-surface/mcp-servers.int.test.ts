@@ -79,7 +79,7 @@ describeWithServer('MCP tool servers: /v1/mcp/servers', () => {
       expect(probed.body.probe).toMatchObject({ ok: false });
     });
 
-    it('headers and the bearer token reach the server, are never shown back, and a refusal names its status only', async () => {
+    it('headers and the bearer token reach the server, never come back; a refusal shows its status only', async () => {
       const refusing = await refusingServer();
       try {
         const answer = await create({
@@ -296,7 +296,7 @@ describeWithServer('MCP tool servers: /v1/mcp/servers', () => {
   });
 
   describe("a key's allowed_tools", () => {
-    it('is taken on mint, shown, changed by PATCH (null: every tool again) and reaches the edge on the next request', async () => {
+    it('is taken on mint, shown, changed by PATCH (null: every tool), and reaches the edge at once', async () => {
       const minted = await stack.api('POST', '/v1/keys', {
         key: OWNER_KEY,
         body: { name: 'tools', preset: 'full_access', allowed_tools: ['everything__echo', 'github__*'] },
@@ -368,7 +368,7 @@ describeWithServer('MCP tool servers: /v1/mcp/servers', () => {
       expect(await slugsFor(user, orgId)).toEqual(expected);
     };
 
-    it("members' servers join the pool team keys see; share_policy, leaving and share_defaults.mcp decide who is in it", async () => {
+    it("members' servers join the team keys' pool; share_policy, leaving, share_defaults.mcp decide who", async () => {
       const teams = teamFixtures(stack);
       const { team, owner, editor, member } = await teams.teamWithRoles();
       const stranger = await teams.user();

@@ -165,7 +165,10 @@ function auditable(row: McpServerRow) {
   return { ...view, toolNames: tools.map((tool) => tool.name), probeOk: probe?.ok ?? null, probedAt };
 }
 
-/** `create` refuses a slug the account already uses (409), `update` one it does not (404); with `record`, one transaction. */
+/**
+ * `create` refuses a slug the account already uses (409), `update` one it does not (404). With `record`, the save
+ * and its audit record are one transaction.
+ */
 export async function saveMcpServer(
   db: AccountDb,
   cipher: SecretCipher,

@@ -38,8 +38,8 @@ export const CallerKey = z
       .optional()
       .meta({
         description:
-          'Glob allow-list over MCP tool names `<server>__<tool>` (`*` any run, `?` one character): the tools the key ' +
-          'may list and call at `/mcp`; absent means every tool of its servers.',
+          'Glob allow-list over MCP tool names `<server>__<tool>` (`*` any run, `?` one character): the tools the ' +
+          'key may list and call at `/mcp`; absent means every tool of its servers.',
       }),
     route: z.enum(KEY_ROUTE_VALUES),
     mode: z.enum(KEY_MODES),
