@@ -17,7 +17,7 @@ export interface McpProbeTarget {
   dialAs: EgressCaller;
 }
 
-export interface McpProbeReport {
+interface McpProbeReport {
   probe: McpServerProbe;
   /** Set when the server answered. */
   tools?: McpTool[];
