@@ -64,6 +64,16 @@ describe('probing a tool server that is not a working MCP server', () => {
     expect(Date.now() - started).toBeLessThan(TIMEOUT_MS * 6);
   });
 
+  it('a port fetch never dials is named as the reason', async () => {
+    const report = await prober.probe({
+      url: 'http://127.0.0.1:9/mcp',
+      headers: {},
+      bearerToken: '',
+      dialAs: 'operator',
+    });
+    expect(report.probe).toMatchObject({ ok: false, error: '127.0.0.1:9: bad port' });
+  });
+
   it("a tenant's probe never dials loopback (egress), whatever the URL says", async () => {
     let dialed = false;
     const report = await probeOf(() => (dialed = true), 'tenant');
