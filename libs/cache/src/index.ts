@@ -11,4 +11,6 @@ export {
   type SlidingWindowOptions,
   type SlidingWindowResult,
   type WindowCounts,
+  type WindowLeaseOptions,
+  type WindowLeaseResult,
 } from './sliding-window';

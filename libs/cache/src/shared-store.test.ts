@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 import { createMemoryStore } from './memory-store';
 import { createRedisStore } from './redis-store';
 import type { SharedStore } from './shared-store';
+import type { WindowLeaseResult } from './sliding-window';
 
 /**
  * One contract for every SharedStore: the memory adapter always, Redis when the run has one. Keys live under a
@@ -215,6 +216,53 @@ function storeContract(makeStore: () => SharedStore): void {
         ]),
       ).rejects.toThrow(RangeError);
       expect(await store.get(counter)).toBeNull();
+    });
+
+    it('a lease takes a share of the room at once, counted at once, and what is given back frees it', async () => {
+      const window = key('lease');
+      const lease = { limit: 100, windowMs: hour, want: 40, min: 5, share: 4 };
+      const [first] = (await store.batch([{ op: 'windowLease', key: window, lease }])) as WindowLeaseResult[];
+      // At most a quarter of the room: 25 of the 40 wanted.
+      expect(first).toMatchObject({ granted: 25, remaining: 75, limit: 100 });
+      expect(first!.resetMs).toBeGreaterThan(0);
+      expect((await store.slidingWindowHit(window, { limit: 100, windowMs: hour, cost: 0 })).remaining).toBe(75);
+      const [second] = (await store.batch([{ op: 'windowLease', key: window, lease }])) as WindowLeaseResult[];
+      expect(second).toMatchObject({ granted: 18, remaining: 57, cell: first!.cell });
+      const returned = await store.batch([
+        { op: 'windowReturn', key: window, windowMs: hour, cell: first!.cell, amount: 20 },
+      ]);
+      expect(returned).toEqual([null]);
+      expect((await store.slidingWindowHit(window, { limit: 100, windowMs: hour, cost: 0 })).remaining).toBe(77);
+      // Giving back more than was counted stops at zero; a cell long gone is left alone.
+      await store.batch([
+        { op: 'windowReturn', key: window, windowMs: hour, cell: first!.cell, amount: 500 },
+        { op: 'windowReturn', key: window, windowMs: hour, cell: first!.cell - 5, amount: 500 },
+      ]);
+      expect((await store.slidingWindowHit(window, { limit: 100, windowMs: hour, cost: 0 })).remaining).toBe(100);
+    });
+
+    it('near its limit a window grants no lease and counts nothing', async () => {
+      const window = key('lease');
+      await store.slidingWindowHit(window, { limit: 100, windowMs: hour, cost: 90 });
+      const lease = { limit: 100, windowMs: hour, want: 40, min: 5, share: 4 };
+      expect(await store.batch([{ op: 'windowLease', key: window, lease }])).toEqual([
+        expect.objectContaining({ granted: 0, remaining: 10 }),
+      ]);
+      expect((await store.slidingWindowHit(window, { limit: 100, windowMs: hour, cost: 10 })).allowed).toBe(true);
+    });
+
+    it('concurrent leases never hand out more than the limit', async () => {
+      const window = key('lease');
+      const lease = { limit: 1000, windowMs: hour, want: 200, min: 1, share: 2 };
+      const results = (await Promise.all(
+        Array.from({ length: 40 }, () => store.batch([{ op: 'windowLease', key: window, lease }])),
+      )) as WindowLeaseResult[][];
+      const granted = results.reduce((sum, [result]) => sum + result!.granted, 0);
+      expect(granted).toBeLessThanOrEqual(1000);
+      expect(granted).toBeGreaterThan(900);
+      expect((await store.slidingWindowHit(window, { limit: 1000, windowMs: hour, cost: 0 })).remaining).toBe(
+        1000 - granted,
+      );
     });
 
     it('invalid limits, windows and costs are refused', async () => {

@@ -1,4 +1,11 @@
-import { validateWindowOptions, type SlidingWindowOptions, type SlidingWindowResult } from './sliding-window';
+import {
+  validateWindowLease,
+  validateWindowOptions,
+  type SlidingWindowOptions,
+  type SlidingWindowResult,
+  type WindowLeaseOptions,
+  type WindowLeaseResult,
+} from './sliding-window';
 
 /**
  * State shared by every edge replica: counters, rate-limit windows and small cached strings. Redis in the
@@ -33,15 +40,19 @@ export interface SharedStore {
  * One operation of a batch: `incrBy` as the method of that name; `incrIfExists` adds only to a key that
  * exists (null otherwise: a balance nobody has published yet is not created by spending from it);
  * `window` is `slidingWindowHit`; `windowAdjust` corrects a window's latest count by `amount` (see adjustWindow)
- * and answers null.
+ * and answers null. `windowLease` takes a slice of a window's room at once, to be spent by one edge without a
+ * round trip (docs/leased-limits.md); `windowReturn` gives back `amount` of a slice taken in `cell`, and answers
+ * null.
  */
 export type StoreOp =
   | { op: 'incrBy'; key: string; amount: number; ttlMs?: number }
   | { op: 'incrIfExists'; key: string; amount: number }
   | { op: 'window'; key: string; options: SlidingWindowOptions }
-  | { op: 'windowAdjust'; key: string; windowMs: number; amount: number };
+  | { op: 'windowAdjust'; key: string; windowMs: number; amount: number }
+  | { op: 'windowLease'; key: string; lease: WindowLeaseOptions }
+  | { op: 'windowReturn'; key: string; windowMs: number; cell: number; amount: number };
 
-export type StoreOpResult = number | null | SlidingWindowResult;
+export type StoreOpResult = number | null | SlidingWindowResult | WindowLeaseResult;
 
 /** Shared validation so both adapters refuse the same inputs with the same message. */
 export function validateTtl(ttlMs: number | undefined): number | undefined {
@@ -54,7 +65,12 @@ export function validateTtl(ttlMs: number | undefined): number | undefined {
 export function validateOps(ops: readonly StoreOp[]): void {
   for (const op of ops) {
     if (op.op === 'window') validateWindowOptions(op.options);
-    else if (op.op === 'windowAdjust') {
+    else if (op.op === 'windowLease') validateWindowLease(op.lease);
+    else if (op.op === 'windowReturn') {
+      validateWindowOptions({ limit: 1, windowMs: op.windowMs });
+      validateAmount(op.cell);
+      validateAmount(op.amount);
+    } else if (op.op === 'windowAdjust') {
       validateWindowOptions({ limit: 1, windowMs: op.windowMs });
       validateAmount(op.amount);
     } else {
