@@ -79,6 +79,14 @@ describe('window leases', () => {
     expect(await storeRemaining(store, 'rl:c', 1_200)).toBe(1_200 - 1);
   });
 
+  it('one costly hit is not demand: it takes no lease', async () => {
+    const store = createMemoryStore();
+    const leases = leasesOn(store);
+    expect(leases.hit('rl:e', 1_200, HOUR, 20)).toBeUndefined();
+    await settled();
+    expect(await storeRemaining(store, 'rl:e', 1_200)).toBe(1_200);
+  });
+
   it('a small limit is never leased: a key with rpm 20 is judged per call', async () => {
     const store = createMemoryStore();
     const leases = leasesOn(store);

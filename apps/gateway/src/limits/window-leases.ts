@@ -20,7 +20,7 @@ export interface WindowLeaseOptions {
   maxShareOfLimit: number;
   /** One take gets at most 1/share of the room left. */
   share: number;
-  /** Hits within `rateMs` before a window is worth a lease. */
+  /** Calls within `rateMs` before a window is worth a lease (calls, not units: one costly call is not demand). */
   minHits: number;
   rateMs: number;
   /** A lease unused this long is given back. */
@@ -64,10 +64,15 @@ interface Window {
   windowMs: number;
   lease?: Lease;
   lastUsed: number;
-  /** Hits in the rate period that began at `since`, and the rate (hits per ms) of the period before. */
+  /**
+   * Units hit in the rate period that began at `since` and the calls that hit them; the rate (units per ms) and
+   * the calls of the period before.
+   */
   hits: number;
+  calls: number;
   since: number;
   rate: number;
+  callsBefore: number;
   taking: boolean;
   noTakeUntil: number;
 }
@@ -176,10 +181,13 @@ export function createWindowLeases(deps: {
     window.lastUsed = at;
     if (at - window.since >= options.rateMs) {
       window.rate = window.hits / (at - window.since);
+      window.callsBefore = at - window.since < 2 * options.rateMs ? window.calls : 0;
       window.hits = 0;
+      window.calls = 0;
       window.since = at;
     }
     window.hits += cost;
+    window.calls += 1;
   }
 
   // Idle leases and leases whose cell has ended are given back; windows nobody hits are forgotten.
@@ -211,7 +219,19 @@ export function createWindowLeases(deps: {
         // A key whose limit changed starts over: its old lease was sized for the old limit.
         const old = window?.lease && returnOp(window, window.lease);
         if (old) giveBack([old]);
-        window = { key, limit, windowMs, lastUsed: at, hits: 0, since: at, rate: 0, taking: false, noTakeUntil: 0 };
+        window = {
+          key,
+          limit,
+          windowMs,
+          lastUsed: at,
+          hits: 0,
+          calls: 0,
+          since: at,
+          rate: 0,
+          callsBefore: 0,
+          taking: false,
+          noTakeUntil: 0,
+        };
         windows.set(key, window);
       }
       countHit(window, at, cost);
@@ -221,8 +241,7 @@ export function createWindowLeases(deps: {
         if (lease.left * 4 < lease.granted) take(window, at);
         return { limit, remaining: lease.remainingAtTake + lease.left, resetMs: lease.endsAt - at };
       }
-      const busy = window.hits >= options.minHits || window.rate * options.rateMs >= options.minHits;
-      if (busy) take(window, at);
+      if (window.calls >= options.minHits || window.callsBefore >= options.minHits) take(window, at);
       return undefined;
     },
 
