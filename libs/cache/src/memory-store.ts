@@ -1,4 +1,12 @@
-import { validateAmount, validateOps, validateTtl, type SharedStore } from './shared-store';
+import {
+  counterLeaseGrant,
+  validateAmount,
+  validateOps,
+  validateTtl,
+  type CounterLeaseOptions,
+  type CounterLeaseResult,
+  type SharedStore,
+} from './shared-store';
 import {
   adjustWindow,
   evaluateSlidingWindow,
@@ -111,6 +119,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SharedStore
             return windowLease(op.key, op.lease);
           case 'windowReturn':
             return windowReturn(op.key, op.cell, op.amount);
+          case 'counterLease':
+            return counterLease(op.key, op.lease);
         }
       });
     },
@@ -134,6 +144,14 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SharedStore
     if (!Number.isSafeInteger(current)) throw new Error(`ERR value at ${key} is not an integer or out of range`);
     entry.value = String(current + amount);
     return current + amount;
+  }
+
+  function counterLease(key: string, lease: CounterLeaseOptions): CounterLeaseResult {
+    const value = stringAt(key);
+    if (value === null && lease.sign === -1) return { granted: 0, present: false };
+    const granted = counterLeaseGrant(lease, Number(value ?? 0));
+    if (granted > 0) incrBy(key, lease.sign * granted, lease.ttlMs);
+    return { granted, present: true };
   }
 
   function windowAdjust(key: string, windowMs: number, amount: number): null {

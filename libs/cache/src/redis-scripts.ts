@@ -136,3 +136,31 @@ elseif storedCell == leaseCell + 1 then
 end
 return 1
 `;
+
+/**
+ * KEYS[1] counter; ARGV sign, limit, want, min, share, ttl ms (0 = none). A lease on a counter
+ * (CounterLeaseOptions): the grant is `counterLeaseGrant` in shared-store.ts (keep in step). Returns {granted,
+ * present}; a counting-down counter that is absent answers {0, 0} and is not created.
+ */
+export const COUNTER_LEASE_LUA = `
+local sign = tonumber(ARGV[1])
+local raw = redis.call('GET', KEYS[1])
+if not raw and sign == -1 then
+  return {0, 0}
+end
+local value = tonumber(raw or '0')
+local room = value
+if sign == 1 then
+  room = tonumber(ARGV[2]) - value
+end
+local grant = math.min(tonumber(ARGV[3]), math.floor(room / tonumber(ARGV[5])))
+if grant < tonumber(ARGV[4]) then
+  return {0, 1}
+end
+redis.call('INCRBY', KEYS[1], sign * grant)
+local ttl = tonumber(ARGV[6])
+if not raw and ttl > 0 then
+  redis.call('PEXPIRE', KEYS[1], ttl)
+end
+return {grant, 1}
+`;

@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { createLogger, type Logger } from '@sbc/logging';
 import {
+  COUNTER_LEASE_LUA,
   INCR_BY_LUA,
   INCR_IF_EXISTS_LUA,
   SLIDING_WINDOW_LUA,
@@ -46,6 +47,15 @@ type ScriptedPipeline = ReturnType<Redis['pipeline']> & {
     share: number,
   ): ScriptedPipeline;
   sbcWindowReturn(key: string, cell: number, amount: number): ScriptedPipeline;
+  sbcCounterLease(
+    key: string,
+    sign: number,
+    limit: number,
+    want: number,
+    min: number,
+    share: number,
+    ttlMs: number,
+  ): ScriptedPipeline;
 };
 
 export function createRedisStore(url: string, options: RedisStoreOptions = {}): SharedStore {
@@ -67,6 +77,7 @@ export function createRedisStore(url: string, options: RedisStoreOptions = {}): 
   client.defineCommand('sbcWindowAdjust', { numberOfKeys: 1, lua: WINDOW_ADJUST_LUA });
   client.defineCommand('sbcWindowLease', { numberOfKeys: 1, lua: WINDOW_LEASE_LUA });
   client.defineCommand('sbcWindowReturn', { numberOfKeys: 1, lua: WINDOW_RETURN_LUA });
+  client.defineCommand('sbcCounterLease', { numberOfKeys: 1, lua: COUNTER_LEASE_LUA });
   const redis = client as ScriptedRedis;
 
   return {
@@ -116,7 +127,10 @@ export function createRedisStore(url: string, options: RedisStoreOptions = {}): 
           const { limit, windowMs, want, min, share } = op.lease;
           pipeline.sbcWindowLease(op.key, limit, windowMs, want, min, share);
         } else if (op.op === 'windowReturn') pipeline.sbcWindowReturn(op.key, op.cell, op.amount);
-        else {
+        else if (op.op === 'counterLease') {
+          const { sign, limit, want, min, share, ttlMs } = op.lease;
+          pipeline.sbcCounterLease(op.key, sign, limit ?? 0, want, min, share, validateTtl(ttlMs) ?? 0);
+        } else {
           const opts = validateWindowOptions(op.options);
           pipeline.sbcSlidingWindow(op.key, opts.limit, opts.windowMs, opts.cost);
         }
@@ -142,6 +156,10 @@ export function createRedisStore(url: string, options: RedisStoreOptions = {}): 
             number,
           ];
           return evaluateWindowLease(op.lease, { previous, current, elapsedMs }, cell);
+        }
+        if (op.op === 'counterLease') {
+          const [granted, present] = reply as [number, number];
+          return { granted: Number(granted), present: Number(present) === 1 };
         }
         if (op.op === 'windowAdjust' || op.op === 'windowReturn') return null;
         return reply === null ? null : Number(reply);

@@ -93,6 +93,42 @@ function storeContract(makeStore: () => SharedStore): void {
       expect(await store.incrBy(k, 1, 60_000)).toBe(1); // a new period starts from zero
     });
 
+    it('a counter lease takes a share of the room up to the limit, or of a balance, in one step', async () => {
+      const cap = key('cap');
+      const lease = { sign: 1 as const, limit: 1_000, want: 300, min: 50, share: 4, ttlMs: 60_000 };
+      expect(await store.batch([{ op: 'counterLease', key: cap, lease }])).toEqual([{ granted: 250, present: true }]);
+      expect(await store.get(cap)).toBe('250');
+      expect(await store.batch([{ op: 'counterLease', key: cap, lease }])).toEqual([{ granted: 187, present: true }]);
+      await store.incrBy(cap, 400);
+      // 163 left: a quarter of it is under the smallest slice worth taking.
+      expect(await store.batch([{ op: 'counterLease', key: cap, lease }])).toEqual([{ granted: 0, present: true }]);
+      expect(await store.get(cap)).toBe('837');
+
+      const balance = key('bal');
+      const down = { sign: -1 as const, want: 100, min: 10, share: 2 };
+      // A balance nobody published has no lease and is not created.
+      expect(await store.batch([{ op: 'counterLease', key: balance, lease: down }])).toEqual([
+        { granted: 0, present: false },
+      ]);
+      expect(await store.get(balance)).toBeNull();
+      await store.set(balance, '120');
+      expect(await store.batch([{ op: 'counterLease', key: balance, lease: down }])).toEqual([
+        { granted: 60, present: true },
+      ]);
+      expect(await store.get(balance)).toBe('60');
+    });
+
+    it('concurrent counter leases never hand out more than the limit', async () => {
+      const cap = key('cap');
+      const lease = { sign: 1 as const, limit: 10_000, want: 3_000, min: 1, share: 2 };
+      const results = await Promise.all(
+        Array.from({ length: 30 }, () => store.batch([{ op: 'counterLease', key: cap, lease }])),
+      );
+      const granted = results.reduce((sum, [result]) => sum + (result as { granted: number }).granted, 0);
+      expect(granted).toBeLessThanOrEqual(10_000);
+      expect(Number(await store.get(cap))).toBe(granted);
+    });
+
     it('a fractional amount and a non-integer value are refused', async () => {
       const k = key('c');
       await expect(store.incrBy(k, 1.5)).rejects.toThrow(RangeError);
