@@ -121,6 +121,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SharedStore
             return windowReturn(op.key, op.cell, op.amount);
           case 'counterLease':
             return counterLease(op.key, op.lease);
+          case 'set':
+            entries.set(op.key, { value: op.value, expiresAt: now() + validateTtl(op.ttlMs)! });
+            return null;
         }
       });
     },

@@ -127,6 +127,7 @@ export function createRedisStore(url: string, options: RedisStoreOptions = {}): 
           const { limit, windowMs, want, min, share } = op.lease;
           pipeline.sbcWindowLease(op.key, limit, windowMs, want, min, share);
         } else if (op.op === 'windowReturn') pipeline.sbcWindowReturn(op.key, op.cell, op.amount);
+        else if (op.op === 'set') pipeline.set(op.key, op.value, 'PX', validateTtl(op.ttlMs)!);
         else if (op.op === 'counterLease') {
           const { sign, limit, want, min, share, ttlMs } = op.lease;
           pipeline.sbcCounterLease(op.key, sign, limit ?? 0, want, min, share, validateTtl(ttlMs) ?? 0);
@@ -161,7 +162,7 @@ export function createRedisStore(url: string, options: RedisStoreOptions = {}): 
           const [granted, present] = reply as [number, number];
           return { granted: Number(granted), present: Number(present) === 1 };
         }
-        if (op.op === 'windowAdjust' || op.op === 'windowReturn') return null;
+        if (op.op === 'windowAdjust' || op.op === 'windowReturn' || op.op === 'set') return null;
         return reply === null ? null : Number(reply);
       });
     },

@@ -118,6 +118,14 @@ function storeContract(makeStore: () => SharedStore): void {
       expect(await store.get(balance)).toBe('60');
     });
 
+    it('a set in a batch expires after its ttl', async () => {
+      const marker = key('set');
+      expect(await store.batch([{ op: 'set', key: marker, value: '1', ttlMs: 80 }])).toEqual([null]);
+      expect(await store.get(marker)).toBe('1');
+      await sleep(160);
+      expect(await store.get(marker)).toBeNull();
+    });
+
     it('concurrent counter leases never hand out more than the limit', async () => {
       const cap = key('cap');
       const lease = { sign: 1 as const, limit: 10_000, want: 3_000, min: 1, share: 2 };

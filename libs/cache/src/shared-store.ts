@@ -44,7 +44,8 @@ export interface SharedStore {
  * and answers null. `windowLease` takes a slice of a window's room at once, to be spent by one edge without a
  * round trip (docs/leased-limits.md); `windowReturn` gives back `amount` of a slice taken in `cell`, and answers
  * null. `counterLease` does the same for a counter with a limit (see CounterLeaseOptions); what is unspent goes
- * back with `incrBy` (or `incrIfExists`, for a counter that counts down).
+ * back with `incrBy` (or `incrIfExists`, for a counter that counts down). `set` is the method of that name, with
+ * an expiry, and answers null.
  */
 export type StoreOp =
   | { op: 'incrBy'; key: string; amount: number; ttlMs?: number }
@@ -53,7 +54,8 @@ export type StoreOp =
   | { op: 'windowAdjust'; key: string; windowMs: number; amount: number }
   | { op: 'windowLease'; key: string; lease: WindowLeaseOptions }
   | { op: 'windowReturn'; key: string; windowMs: number; cell: number; amount: number }
-  | { op: 'counterLease'; key: string; lease: CounterLeaseOptions };
+  | { op: 'counterLease'; key: string; lease: CounterLeaseOptions }
+  | { op: 'set'; key: string; value: string; ttlMs: number };
 
 export type StoreOpResult = number | null | SlidingWindowResult | WindowLeaseResult | CounterLeaseResult;
 
@@ -109,7 +111,9 @@ export function validateOps(ops: readonly StoreOp[]): void {
     if (op.op === 'window') validateWindowOptions(op.options);
     else if (op.op === 'windowLease') validateWindowLease(op.lease);
     else if (op.op === 'counterLease') validateCounterLease(op.lease);
-    else if (op.op === 'windowReturn') {
+    else if (op.op === 'set') {
+      if (validateTtl(op.ttlMs) === undefined) throw new RangeError('a set in a batch needs a ttlMs');
+    } else if (op.op === 'windowReturn') {
       validateWindowOptions({ limit: 1, windowMs: op.windowMs });
       validateAmount(op.cell);
       validateAmount(op.amount);
