@@ -3,7 +3,12 @@ import type { PeriodWindow } from '@sbc/budget-periods';
 import type { SharedStore, StoreOp } from '@sbc/cache';
 import type { ModelPrice } from '@sbc/catalog';
 import { millicredits, millicreditsFromCredits, type Millicredits } from '@sbc/money';
-import type { CounterLeases, LeasedCounter, LeasedReservation } from './counter-leases';
+import {
+  DEFAULT_COUNTER_LEASES,
+  type CounterLeases,
+  type LeasedCounter,
+  type LeasedReservation,
+} from './counter-leases';
 import type { Bucket, TokenHold } from './rate-limit';
 import { planReservation, worstCaseMilli } from './reservation-plan';
 import { capRefusal, creditsText, messageFor, type BudgetKind } from './budget-refusals';
@@ -43,8 +48,11 @@ const FAIR_USE_5H = millicreditsFromCredits(500);
 const FAIR_USE_7D = millicreditsFromCredits(2_000);
 
 const HELD_TTL_MS = HOUR_MS;
-/** How long the ledger's marker of a balance lease outlives the lease's last take (see CounterLeases). */
-const LEASED_MARKER_TTL_MS = 15_000;
+/**
+ * How long the ledger's marker of a balance lease lives after the lease's last take: twice the lease's own
+ * lifetime, so it outlasts any lease a live edge holds, and a dead edge's is reconciled soon after.
+ */
+const LEASED_MARKER_TTL_MS = 2 * DEFAULT_COUNTER_LEASES.lifetimeMs;
 
 export interface BudgetSubject {
   userId: string;

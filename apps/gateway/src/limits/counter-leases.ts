@@ -41,7 +41,7 @@ export const DEFAULT_COUNTER_LEASES: CounterLeaseOptions = {
   minHits: 8,
   rateMs: 1_000,
   idleMs: 1_000,
-  lifetimeMs: 5_000,
+  lifetimeMs: 2_000,
   backoffMs: 1_000,
 };
 
