@@ -40,7 +40,8 @@ export const DEFAULT_COUNTER_LEASES: CounterLeaseOptions = {
   share: 4,
   minHits: 8,
   rateMs: 1_000,
-  idleMs: 1_000,
+  // Short: a balance at rest reads exact soon after its last call, before the ledger's quiet-account checks.
+  idleMs: 300,
   lifetimeMs: 2_000,
   backoffMs: 1_000,
 };
