@@ -136,13 +136,17 @@ export function createWindowLeases(deps: {
         share: options.share,
       },
     };
-    deps.store.batch([op]).then(
-      ([answer]) => taken(window, answer as WindowLeaseResult, now()),
-      (err: unknown) => {
-        window.taking = false;
-        window.noTakeUntil = now() + options.backoffMs;
-        deps.logger.warn({ err }, 'taking a rate-limit lease failed');
-      },
+    // Sent after the hit that asked for it has gone to the store, so the room the take reports counts that hit
+    // and the headers answered from the lease stay exact on one edge.
+    setImmediate(() =>
+      deps.store.batch([op]).then(
+        ([answer]) => taken(window, answer as WindowLeaseResult, now()),
+        (err: unknown) => {
+          window.taking = false;
+          window.noTakeUntil = now() + options.backoffMs;
+          deps.logger.warn({ err }, 'taking a rate-limit lease failed');
+        },
+      ),
     );
   }
 
