@@ -29,7 +29,7 @@ export interface WindowLeaseOptions {
   backoffMs: number;
 }
 
-export const DEFAULT_WINDOW_LEASES: WindowLeaseOptions = {
+const DEFAULT_WINDOW_LEASES: WindowLeaseOptions = {
   horizonMs: 1_000,
   minSlice: 8,
   maxShareOfLimit: 1 / 32,
