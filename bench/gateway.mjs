@@ -52,6 +52,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
 import { openPool, runLoad } from './lib/load.mjs';
 import {
   assertAlive,
@@ -173,6 +174,23 @@ async function createBenchGuardrail(origin) {
   return (await answer.json()).id;
 }
 
+/**
+ * Publishes the bench owner's balance in Redis, as the usage ledger does in services mode (there is no ledger
+ * here): an edge enforces a published balance, and serves a busy account's calls from its leases on it with no
+ * round trip (docs/leased-limits.md); an unpublished one is reserved per call. A balance no bench run can spend.
+ */
+async function publishOwnerBalance(origin, redisUrl) {
+  const answer = await fetch(`${origin}/v1/keys/whoami`, { headers: { authorization: `Bearer ${KEY}` } });
+  if (answer.status !== 200) throw new Error(`reading the bench owner: ${answer.status} ${await answer.text()}`);
+  const owner = (await answer.json()).user_id;
+  const redis = new Redis(redisUrl);
+  try {
+    await redis.set(`credits:available:${owner}`, String(1e15), 'PX', 3_600_000);
+  } finally {
+    await redis.quit();
+  }
+}
+
 let dataDir;
 let interrupted = false;
 let redisProxy;
@@ -292,6 +310,7 @@ async function main() {
     edgeOrigin = `http://127.0.0.1:${gatewayPort}`;
     await waitReady(gateway, `${edgeOrigin}/readyz`);
     if (CASES.some((kase) => kase.guarded)) benchGuardrail = await createBenchGuardrail(edgeOrigin);
+    if (env.BENCH_REDIS_URL) await publishOwnerBalance(edgeOrigin, env.BENCH_REDIS_URL);
     if (baselineEntry) {
       const baselinePort = await freePort();
       baseline = startEdge('baseline', baselineEntry, baselinePort, []);
