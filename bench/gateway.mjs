@@ -32,8 +32,11 @@
 //   BENCH_PRIME=N           priming requests per case and target before the first measurement (default 3000)
 //   BENCH_DIRECT_ONLY=1     skip the gateway;   BENCH_GATEWAY_ENTRY=path  another edge bundle (default embedded)
 //   BENCH_BASELINE_ENTRY=path  a second edge bundle measured beside the first (the "baseline" target)
-//   BENCH_MINIMAL=1         also measure the accounting floor (bench/lib/minimal-gateway.mjs: parse, key hash,
-//                           model map, reply parsed for its tokens and re-rendered) on non-streamed cases
+//   BENCH_MINIMAL=0         skip the accounting floor (bench/lib/minimal-gateway.mjs: parse, key hash, model map,
+//                           reply parsed for its tokens and re-rendered), measured by default on non-streamed
+//                           cases: the edge's CPU per call is reported as a ratio to it ("× acct floor")
+//   BENCH_MEMORY_EDGE=0     with BENCH_REDIS_URL: skip the second edge in memory mode ("edge-memory") that runs
+//                           beside the Redis one, so one run gives both modes' ratios and Redis ÷ memory
 //   BENCH_FLOOR_NODE_ARGS='--cpu-prof …'  node flags for the floor's process
 //   BENCH_GATEWAY_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'   node flags for the edge process (profiling)
 //   BENCH_TEAM_CAPS=0       with BENCH_REDIS_URL: skip the team-caps phase (the bootstrap key beside a team key
@@ -49,6 +52,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
 import { openPool, runLoad } from './lib/load.mjs';
 import {
   assertAlive,
@@ -170,6 +174,23 @@ async function createBenchGuardrail(origin) {
   return (await answer.json()).id;
 }
 
+/**
+ * Publishes the bench owner's balance in Redis, as the usage ledger does in services mode (there is no ledger
+ * here): an edge enforces a published balance, and serves a busy account's calls from its leases on it with no
+ * round trip (docs/leased-limits.md); an unpublished one is reserved per call. A balance no bench run can spend.
+ */
+async function publishOwnerBalance(origin, redisUrl) {
+  const answer = await fetch(`${origin}/v1/keys/whoami`, { headers: { authorization: `Bearer ${KEY}` } });
+  if (answer.status !== 200) throw new Error(`reading the bench owner: ${answer.status} ${await answer.text()}`);
+  const owner = (await answer.json()).user_id;
+  const redis = new Redis(redisUrl);
+  try {
+    await redis.set(`credits:available:${owner}`, String(1e15), 'PX', 3_600_000);
+  } finally {
+    await redis.quit();
+  }
+}
+
 let dataDir;
 let interrupted = false;
 let redisProxy;
@@ -240,6 +261,8 @@ async function main() {
   let floorOrigin;
   let minimal;
   let minimalOrigin;
+  let edgeMemory;
+  let edgeMemoryOrigin;
   if (!directOnly) {
     // The edge's Redis traffic goes through a counting proxy for the team-caps phase.
     if (env.BENCH_REDIS_URL && env.BENCH_TEAM_CAPS !== '0') redisProxy = await startCountingProxy(env.BENCH_REDIS_URL);
@@ -256,7 +279,7 @@ async function main() {
       LOG_LEVEL: 'warn',
     });
     await waitReady(account, `http://127.0.0.1:${accountHttpPort}/readyz`);
-    const startEdge = (name, entry, port, nodeArgs) =>
+    const startEdge = (name, entry, port, nodeArgs, { memory = false } = {}) =>
       startChild(
         name,
         entry,
@@ -269,7 +292,7 @@ async function main() {
           RATE_LIMIT_PER_MINUTE: '100000000',
           // No broker here: the edge still encodes every usage event, and sends it nowhere.
           USAGE_EVENTS: 'off',
-          ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
+          ...(redisUrl && !memory ? { REDIS_URL: redisUrl } : {}),
           HOUSE_ENGINES: JSON.stringify({
             house: engine('openai', 'sim-large'),
             'house-omni': engine('anthropic', 'sim-large'),
@@ -287,6 +310,7 @@ async function main() {
     edgeOrigin = `http://127.0.0.1:${gatewayPort}`;
     await waitReady(gateway, `${edgeOrigin}/readyz`);
     if (CASES.some((kase) => kase.guarded)) benchGuardrail = await createBenchGuardrail(edgeOrigin);
+    if (env.BENCH_REDIS_URL) await publishOwnerBalance(edgeOrigin, env.BENCH_REDIS_URL);
     if (baselineEntry) {
       const baselinePort = await freePort();
       baseline = startEdge('baseline', baselineEntry, baselinePort, []);
@@ -302,7 +326,14 @@ async function main() {
     );
     floorOrigin = `http://127.0.0.1:${floorPort}`;
     await waitReady(floor, `${floorOrigin}/readyz`);
-    if (flag('BENCH_MINIMAL')) {
+    if (env.BENCH_REDIS_URL && env.BENCH_MEMORY_EDGE !== '0') {
+      // The same edge with no REDIS_URL: its limits in memory, as embedded mode keeps them.
+      const memoryPort = await freePort();
+      edgeMemory = startEdge('edge-memory', gatewayEntry, memoryPort, [], { memory: true });
+      edgeMemoryOrigin = `http://127.0.0.1:${memoryPort}`;
+      await waitReady(edgeMemory, `${edgeMemoryOrigin}/readyz`);
+    }
+    if (env.BENCH_MINIMAL !== '0') {
       const minimalPort = await freePort();
       minimal = startChild('minimal', minimalEntry, {
         PORT: String(minimalPort),
@@ -330,6 +361,7 @@ async function main() {
     targets.push({ name: 'floor', origin: floorOrigin, spec: direct, front: floor });
     targets.push({ name: 'edge', origin: edgeOrigin, spec: viaEdge, front: gateway });
     if (baseline) targets.push({ name: 'baseline', origin: baselineOrigin, spec: viaEdge, front: baseline });
+    if (edgeMemory) targets.push({ name: 'edge_memory', origin: edgeMemoryOrigin, spec: viaEdge, front: edgeMemory });
     // The accounting floor answers whole replies only (it has no stream relay) and no cached cases.
     if (minimal && !kase.stream && !kase.cached)
       targets.push({ name: 'minimal', origin: minimalOrigin, spec: viaEdge, front: minimal });
@@ -357,7 +389,10 @@ async function main() {
     const bench = process.cpuUsage();
     return (
       cpuMs(sim.child.pid) +
-      [gateway, baseline, floor, minimal].reduce((sum, front) => sum + (front ? cpuMs(front.child.pid) : 0), 0) +
+      [gateway, baseline, floor, minimal, edgeMemory].reduce(
+        (sum, front) => sum + (front ? cpuMs(front.child.pid) : 0),
+        0,
+      ) +
       (account ? cpuMs(account.child.pid) : 0) +
       (bench.user + bench.system) / 1000
     );
@@ -401,7 +436,12 @@ async function main() {
         await t.pool.close();
         row[t.name] = summarize(t.rounds, t.cpu);
       }
-      if (row.edge) row.overhead = overhead(row.direct, row.edge, row.floor, row.baseline, row.minimal);
+      if (row.edge)
+        row.overhead = overhead(row.direct, row.edge, row.floor, row.baseline, row.minimal, {
+          store,
+          memory: store === 'memory' ? row.edge : row.edge_memory,
+          redis: store === 'redis' ? row.edge : undefined,
+        });
       results.push(row);
       const e = row.edge;
       console.log(
@@ -409,7 +449,8 @@ async function main() {
           (e ? ` | edge ${e.rps} rps p50 ${e.p50_ms} ms, gateway cpu ${e.gateway_cpu_ms_per_req} ms/req` : '') +
           (row.floor ? ` | floor cpu ${row.floor.gateway_cpu_ms_per_req}` : '') +
           (row.baseline ? ` | baseline cpu ${row.baseline.gateway_cpu_ms_per_req}` : '') +
-          (row.minimal ? ` | minimal cpu ${row.minimal.gateway_cpu_ms_per_req}` : ''),
+          (row.edge_memory ? ` | edge-memory cpu ${row.edge_memory.gateway_cpu_ms_per_req}` : '') +
+          (row.minimal ? ` | acct floor cpu ${row.minimal.gateway_cpu_ms_per_req}` : ''),
       );
     }
   }
@@ -450,7 +491,12 @@ async function main() {
     );
   }
   const failedRequests = results.reduce(
-    (n, r) => n + ['direct', 'floor', 'edge', 'baseline', 'minimal'].reduce((sum, t) => sum + (r[t]?.errors ?? 0), 0),
+    (n, r) =>
+      n +
+      ['direct', 'floor', 'edge', 'baseline', 'minimal', 'edge_memory'].reduce(
+        (sum, t) => sum + (r[t]?.errors ?? 0),
+        0,
+      ),
     0,
   );
   const report = {

@@ -40,7 +40,13 @@ export function summarize(rounds, cpu) {
  * What the edge adds over calling the sim directly (positive = slower through the edge):
  * added p50/p99 of total time, added TTFT p50, and edge RPS ÷ direct RPS (1.0 = no throughput lost).
  */
-export function overhead(direct, edge, floor, baseline, minimal) {
+export function overhead(direct, edge, floor, baseline, minimal, modes = {}) {
+  // Against the accounting floor (the least a gateway that authenticates, routes and counts must do): the
+  // yardstick of issue 54, for the edge in each mode this run measured.
+  const timesAccounting = (target) =>
+    target?.gateway_cpu_ms_per_req && minimal?.gateway_cpu_ms_per_req
+      ? round(target.gateway_cpu_ms_per_req / minimal.gateway_cpu_ms_per_req)
+      : null;
   const timesFloor = (target) =>
     target && floor?.gateway_cpu_ms_per_req
       ? round(target.gateway_cpu_ms_per_req / floor.gateway_cpu_ms_per_req)
@@ -59,6 +65,14 @@ export function overhead(direct, edge, floor, baseline, minimal) {
     baseline_cpu_x_floor: timesFloor(baseline),
     minimal_cpu_ms_per_req: minimal?.gateway_cpu_ms_per_req ?? null,
     minimal_cpu_x_floor: timesFloor(minimal),
+    memory_cpu_ms_per_req: modes.memory?.gateway_cpu_ms_per_req ?? null,
+    memory_x_accounting: timesAccounting(modes.memory),
+    redis_cpu_ms_per_req: modes.redis?.gateway_cpu_ms_per_req ?? null,
+    redis_x_accounting: timesAccounting(modes.redis),
+    redis_x_memory:
+      modes.memory?.gateway_cpu_ms_per_req && modes.redis?.gateway_cpu_ms_per_req
+        ? round(modes.redis.gateway_cpu_ms_per_req / modes.memory.gateway_cpu_ms_per_req)
+        : null,
   };
 }
 
@@ -95,6 +109,11 @@ export function checkTargets(rows, store = 'memory') {
       add('gateway CPU ≤ 0.25 ms/request (non-streaming, c ≥ 10)', row, o.gateway_cpu_ms_per_req, 0.25, le);
     if (!row.stream && row.concurrency === 10 && o.edge_cpu_x_floor !== null)
       add(`edge CPU ≤ ${floorLimit}× floor (non-streaming, c=10, ${store})`, row, o.edge_cpu_x_floor, floorLimit, le);
+    // Issue 54's goals, against the accounting floor: memory mode at most 2× it, Redis mode at most 1.15× memory.
+    if (!row.stream && row.concurrency === 10 && o.memory_x_accounting != null)
+      add('memory edge CPU ≤ 2× accounting floor (non-streaming, c=10)', row, o.memory_x_accounting, 2, le);
+    if (!row.stream && row.concurrency === 10 && o.redis_x_memory != null)
+      add('Redis edge CPU ≤ 1.15× memory edge (non-streaming, c=10)', row, o.redis_x_memory, 1.15, le);
   }
   return checks.sort((a, b) => a.target.localeCompare(b.target)); // stable: cases keep their order
 }
@@ -109,7 +128,7 @@ export function table(rows, columns) {
 
 export function printReport(results, checks, directOnly) {
   const perTarget = results.flatMap((r) =>
-    ['direct', 'floor', 'edge', 'baseline', 'minimal']
+    ['direct', 'floor', 'edge', 'edge_memory', 'baseline', 'minimal']
       .filter((t) => r[t])
       .map((t) => ({ ...r[t], case: r.case, c: r.concurrency, target: t })),
   );
@@ -163,6 +182,38 @@ export function printReport(results, checks, directOnly) {
       ['minimal × floor', (r) => r.overhead.minimal_cpu_x_floor],
     ]),
   );
+  const accounted = results.filter(
+    (r) => r.overhead.memory_x_accounting != null || r.overhead.redis_x_accounting != null,
+  );
+  if (accounted.length > 0) {
+    console.log(
+      '\nCPU per call against the accounting floor (bench/lib/minimal-gateway.mjs; × acct = edge ÷ accounting floor):\n',
+    );
+    console.log(
+      table(accounted, [
+        ['case', (r) => r.case],
+        ['c', (r) => r.concurrency],
+        ['acct floor cpu', (r) => r.overhead.minimal_cpu_ms_per_req],
+        ['memory cpu', (r) => r.overhead.memory_cpu_ms_per_req],
+        ['memory × acct', (r) => r.overhead.memory_x_accounting],
+        ['redis cpu', (r) => r.overhead.redis_cpu_ms_per_req],
+        ['redis × acct', (r) => r.overhead.redis_x_accounting],
+        ['redis ÷ memory', (r) => r.overhead.redis_x_memory],
+      ]),
+    );
+    const headline = accounted.find((r) => r.case === 'chat' && r.concurrency === 10) ?? accounted[0];
+    const o = headline.overhead;
+    console.log(
+      `\nHeadline (${headline.case}, c=${headline.concurrency}): edge CPU per call = ` +
+        [
+          o.memory_x_accounting != null ? `${o.memory_x_accounting}× the accounting floor in memory mode` : null,
+          o.redis_x_accounting != null ? `${o.redis_x_accounting}× in Redis mode` : null,
+          o.redis_x_memory != null ? `Redis ÷ memory ${o.redis_x_memory}` : null,
+        ]
+          .filter(Boolean)
+          .join(', '),
+    );
+  }
   console.log('\nTargets (2-core machine, zero-latency upstream):');
   for (const c of checks)
     console.log(

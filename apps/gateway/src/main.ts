@@ -34,6 +34,8 @@ import { createKeyUseRecorder } from './auth/key-use';
 import { loadGatewayConfig, type GatewayConfig } from './config';
 import { createBudget } from './limits/budget';
 import { createRateLimiter } from './limits/rate-limit';
+import { createCounterLeases } from './limits/counter-leases';
+import { createWindowLeases } from './limits/window-leases';
 import { createSignInThrottle } from './limits/sign-in-throttle';
 import { createModelCallHandler } from './model-calls/handle-call';
 import { createSharedReplyStore, MemoryReplyStore } from './response-cache/reply-store';
@@ -238,9 +240,12 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
   const usageGate = createUsageGate(producerStats, usageEvents.shedAt);
   if (producerStats) registerSpoolMetrics(registry, producerStats, usageGate.shed);
   const genai = createGenAiTelemetry(registry, { captureContent: config.genAiCaptureContent });
-  // One request bucket per key (or per user, for sessions and device tokens) on every keyed route.
+  // One request bucket per key (or per user, for sessions and device tokens) on every keyed route. On Redis a busy
+  // bucket is hit from this edge's lease on it, with no round trip (docs/leased-limits.md); in memory a hit is none.
+  const requestLeases = config.redisUrl ? createWindowLeases({ store, logger }) : undefined;
   const rateLimit = createRateLimiter({
     store,
+    leases: requestLeases,
     limitPerMinute: config.rateLimitPerMinute,
     onRefused: () => metrics.rateLimited(),
   });
@@ -248,7 +253,9 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
   const captures = config.redisUrl
     ? createSharedCaptureStore(store, CAPTURE_TTL_MS)
     : createMemoryCaptureStore({ ttlMs: CAPTURE_TTL_MS, maxBytes: CAPTURE_MEMORY_MAX_BYTES });
-  const budget = createBudget({ store });
+  // On Redis a busy subject's caps and balance are reserved from this edge's leases, with no round trip.
+  const budgetLeases = config.redisUrl ? createCounterLeases({ store, logger }) : undefined;
+  const budget = createBudget({ store, leases: budgetLeases });
   const storedResponses = new Counter({
     name: 'sbc_stored_responses_total',
     help: 'Responses kept for `store: true` calls, by outcome (stored, failed: the caller had the reply, not kept).',
@@ -369,6 +376,9 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     await targetHealth.close();
     await deploymentLimiter.close();
     await ownBus?.close();
+    // After the drain, so calls that finished during it spent what they took; before the store closes.
+    await requestLeases?.close();
+    await budgetLeases?.close();
     account.close();
     for (const client of Object.values(accountSurface)) client.close();
     for (const client of Object.values(backends)) client.close();

@@ -5,10 +5,12 @@ export { createMemoryStore, type MemoryStoreOptions } from './memory-store';
 export type { MessageHandler, PubSub, Unsubscribe } from './pubsub';
 export { createRedisPubSub, type RedisPubSubOptions } from './redis-pubsub';
 export { createRedisStore, type RedisStoreOptions } from './redis-store';
-export type { SharedStore, StoreOp, StoreOpResult } from './shared-store';
+export type { CounterLeaseOptions, CounterLeaseResult, SharedStore, StoreOp, StoreOpResult } from './shared-store';
 export {
   evaluateSlidingWindow,
   type SlidingWindowOptions,
   type SlidingWindowResult,
   type WindowCounts,
+  type WindowLeaseOptions,
+  type WindowLeaseResult,
 } from './sliding-window';

@@ -1,11 +1,23 @@
-import { validateAmount, validateOps, validateTtl, type SharedStore } from './shared-store';
+import {
+  counterLeaseGrant,
+  validateAmount,
+  validateOps,
+  validateTtl,
+  type CounterLeaseOptions,
+  type CounterLeaseResult,
+  type SharedStore,
+} from './shared-store';
 import {
   adjustWindow,
   evaluateSlidingWindow,
+  evaluateWindowLease,
   locateCell,
+  returnToWindow,
   validateWindowOptions,
   type SlidingWindowOptions,
   type SlidingWindowResult,
+  type WindowLeaseOptions,
+  type WindowLeaseResult,
   type WindowState,
 } from './sliding-window';
 
@@ -103,6 +115,15 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SharedStore
             return windowHit(op.key, op.options);
           case 'windowAdjust':
             return windowAdjust(op.key, op.windowMs, op.amount);
+          case 'windowLease':
+            return windowLease(op.key, op.lease);
+          case 'windowReturn':
+            return windowReturn(op.key, op.cell, op.amount);
+          case 'counterLease':
+            return counterLease(op.key, op.lease);
+          case 'set':
+            entries.set(op.key, { value: op.value, expiresAt: now() + validateTtl(op.ttlMs)! });
+            return null;
         }
       });
     },
@@ -128,6 +149,14 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SharedStore
     return current + amount;
   }
 
+  function counterLease(key: string, lease: CounterLeaseOptions): CounterLeaseResult {
+    const value = stringAt(key);
+    if (value === null && lease.sign === -1) return { granted: 0, present: false };
+    const granted = counterLeaseGrant(lease, Number(value ?? 0));
+    if (granted > 0) incrBy(key, lease.sign * granted, lease.ttlMs);
+    return { granted, present: true };
+  }
+
   function windowAdjust(key: string, windowMs: number, amount: number): null {
     const entry = live(key);
     if (!entry || typeof entry.value === 'string') return null;
@@ -136,9 +165,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SharedStore
     return null;
   }
 
-  function windowHit(key: string, hitOptions: SlidingWindowOptions): SlidingWindowResult {
-    const opts = validateWindowOptions(hitOptions);
-    const { cell, elapsedMs } = locateCell(now(), opts.windowMs);
+  /** The window at `key` rolled forward to now, as the Lua scripts read it. */
+  function windowNow(key: string, windowMs: number) {
+    const { cell, elapsedMs } = locateCell(now(), windowMs);
     const entry = live(key);
     if (entry && typeof entry.value === 'string')
       throw new Error(`WRONGTYPE key ${key} holds a string, not a rate-limit window`);
@@ -147,6 +176,31 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SharedStore
     // becomes the previous count, anything older has fully left the window.
     const previous = stored?.cell === cell ? stored.previous : stored?.cell === cell - 1 ? stored.current : 0;
     const current = stored?.cell === cell ? stored.current : 0;
+    return { cell, elapsedMs, previous, current };
+  }
+
+  function windowLease(key: string, lease: WindowLeaseOptions): WindowLeaseResult {
+    const { cell, elapsedMs, previous, current } = windowNow(key, lease.windowMs);
+    const result = evaluateWindowLease(lease, { previous, current, elapsedMs }, cell);
+    if (result.granted > 0)
+      entries.set(key, {
+        value: { cell, previous, current: current + result.granted },
+        expiresAt: now() + 2 * lease.windowMs,
+      });
+    return result;
+  }
+
+  function windowReturn(key: string, leaseCell: number, amount: number): null {
+    const entry = live(key);
+    if (!entry || typeof entry.value === 'string') return null;
+    const returned = returnToWindow(entry.value, leaseCell, amount);
+    if (returned) entry.value = returned;
+    return null;
+  }
+
+  function windowHit(key: string, hitOptions: SlidingWindowOptions): SlidingWindowResult {
+    const opts = validateWindowOptions(hitOptions);
+    const { cell, elapsedMs, previous, current } = windowNow(key, opts.windowMs);
     const result = evaluateSlidingWindow(opts, { previous, current, elapsedMs });
     if (result.allowed) {
       entries.set(key, {

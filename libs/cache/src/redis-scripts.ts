@@ -85,3 +85,82 @@ end
 redis.call('HSET', KEYS[1], 'prev', prev, 'cur', cur)
 return 1
 `;
+
+/**
+ * KEYS[1] window hash; ARGV limit, windowMs, want, min, share. A lease on the window (docs/leased-limits.md): the
+ * room is read as SLIDING_WINDOW_LUA reads it, the grant is `leaseGrant` in sliding-window.ts (keep in step) and
+ * is counted in the current cell at once. Returns {granted, previous, current-before, elapsedMs, cell}.
+ */
+export const WINDOW_LEASE_LUA = `
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local want = tonumber(ARGV[3])
+local min = tonumber(ARGV[4])
+local share = tonumber(ARGV[5])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local cell = math.floor(now / window)
+local elapsed = now - cell * window
+local state = redis.call('HMGET', KEYS[1], 'cell', 'prev', 'cur')
+local storedCell = tonumber(state[1])
+local prev = 0
+local cur = 0
+if storedCell == cell then
+  prev = tonumber(state[2]) or 0
+  cur = tonumber(state[3]) or 0
+elseif storedCell == cell - 1 then
+  prev = tonumber(state[3]) or 0
+end
+local weighted = prev * (window - elapsed) / window + cur
+local room = math.floor(limit - weighted)
+local grant = math.min(want, math.floor(room / share))
+if grant < min then
+  grant = 0
+else
+  redis.call('HSET', KEYS[1], 'cell', cell, 'prev', prev, 'cur', cur + grant)
+  redis.call('PEXPIRE', KEYS[1], window * 2)
+end
+return {grant, prev, cur, elapsed, cell}
+`;
+
+/** KEYS[1] window hash; ARGV leaseCell, amount. `returnToWindow` in sliding-window.ts: the two must stay in step. */
+export const WINDOW_RETURN_LUA = `
+local leaseCell = tonumber(ARGV[1])
+local amount = tonumber(ARGV[2])
+local state = redis.call('HMGET', KEYS[1], 'cell', 'prev', 'cur')
+local storedCell = tonumber(state[1])
+if storedCell == leaseCell then
+  redis.call('HSET', KEYS[1], 'cur', math.max(0, (tonumber(state[3]) or 0) - amount))
+elseif storedCell == leaseCell + 1 then
+  redis.call('HSET', KEYS[1], 'prev', math.max(0, (tonumber(state[2]) or 0) - amount))
+end
+return 1
+`;
+
+/**
+ * KEYS[1] counter; ARGV sign, limit, want, min, share, ttl ms (0 = none). A lease on a counter
+ * (CounterLeaseOptions): the grant is `counterLeaseGrant` in shared-store.ts (keep in step). Returns {granted,
+ * present}; a counting-down counter that is absent answers {0, 0} and is not created.
+ */
+export const COUNTER_LEASE_LUA = `
+local sign = tonumber(ARGV[1])
+local raw = redis.call('GET', KEYS[1])
+if not raw and sign == -1 then
+  return {0, 0}
+end
+local value = tonumber(raw or '0')
+local room = value
+if sign == 1 then
+  room = tonumber(ARGV[2]) - value
+end
+local grant = math.min(tonumber(ARGV[3]), math.floor(room / tonumber(ARGV[5])))
+if grant < tonumber(ARGV[4]) then
+  return {0, 1}
+end
+redis.call('INCRBY', KEYS[1], sign * grant)
+local ttl = tonumber(ARGV[6])
+if not raw and ttl > 0 then
+  redis.call('PEXPIRE', KEYS[1], ttl)
+end
+return {grant, 1}
+`;

@@ -1,8 +1,16 @@
 import { Redis } from 'ioredis';
 import { createLogger, type Logger } from '@sbc/logging';
-import { INCR_BY_LUA, INCR_IF_EXISTS_LUA, SLIDING_WINDOW_LUA, WINDOW_ADJUST_LUA } from './redis-scripts';
+import {
+  COUNTER_LEASE_LUA,
+  INCR_BY_LUA,
+  INCR_IF_EXISTS_LUA,
+  SLIDING_WINDOW_LUA,
+  WINDOW_ADJUST_LUA,
+  WINDOW_LEASE_LUA,
+  WINDOW_RETURN_LUA,
+} from './redis-scripts';
 import { validateAmount, validateOps, validateTtl, type SharedStore, type StoreOpResult } from './shared-store';
-import { evaluateSlidingWindow, validateWindowOptions } from './sliding-window';
+import { evaluateSlidingWindow, evaluateWindowLease, validateWindowOptions } from './sliding-window';
 
 export interface RedisStoreOptions {
   /** Prepended to every key (ioredis `keyPrefix`), e.g. `sbc:` or a per-test-run prefix. */
@@ -30,6 +38,24 @@ type ScriptedPipeline = ReturnType<Redis['pipeline']> & {
   sbcIncrIfExists(key: string, amount: number): ScriptedPipeline;
   sbcSlidingWindow(key: string, limit: number, windowMs: number, cost: number): ScriptedPipeline;
   sbcWindowAdjust(key: string, windowMs: number, amount: number): ScriptedPipeline;
+  sbcWindowLease(
+    key: string,
+    limit: number,
+    windowMs: number,
+    want: number,
+    min: number,
+    share: number,
+  ): ScriptedPipeline;
+  sbcWindowReturn(key: string, cell: number, amount: number): ScriptedPipeline;
+  sbcCounterLease(
+    key: string,
+    sign: number,
+    limit: number,
+    want: number,
+    min: number,
+    share: number,
+    ttlMs: number,
+  ): ScriptedPipeline;
 };
 
 export function createRedisStore(url: string, options: RedisStoreOptions = {}): SharedStore {
@@ -49,6 +75,9 @@ export function createRedisStore(url: string, options: RedisStoreOptions = {}): 
   client.defineCommand('sbcSlidingWindow', { numberOfKeys: 1, lua: SLIDING_WINDOW_LUA });
   client.defineCommand('sbcIncrIfExists', { numberOfKeys: 1, lua: INCR_IF_EXISTS_LUA });
   client.defineCommand('sbcWindowAdjust', { numberOfKeys: 1, lua: WINDOW_ADJUST_LUA });
+  client.defineCommand('sbcWindowLease', { numberOfKeys: 1, lua: WINDOW_LEASE_LUA });
+  client.defineCommand('sbcWindowReturn', { numberOfKeys: 1, lua: WINDOW_RETURN_LUA });
+  client.defineCommand('sbcCounterLease', { numberOfKeys: 1, lua: COUNTER_LEASE_LUA });
   const redis = client as ScriptedRedis;
 
   return {
@@ -94,7 +123,15 @@ export function createRedisStore(url: string, options: RedisStoreOptions = {}): 
         if (op.op === 'incrBy') pipeline.sbcIncrBy(op.key, op.amount, validateTtl(op.ttlMs) ?? 0);
         else if (op.op === 'incrIfExists') pipeline.sbcIncrIfExists(op.key, op.amount);
         else if (op.op === 'windowAdjust') pipeline.sbcWindowAdjust(op.key, op.windowMs, op.amount);
-        else {
+        else if (op.op === 'windowLease') {
+          const { limit, windowMs, want, min, share } = op.lease;
+          pipeline.sbcWindowLease(op.key, limit, windowMs, want, min, share);
+        } else if (op.op === 'windowReturn') pipeline.sbcWindowReturn(op.key, op.cell, op.amount);
+        else if (op.op === 'set') pipeline.set(op.key, op.value, 'PX', validateTtl(op.ttlMs)!);
+        else if (op.op === 'counterLease') {
+          const { sign, limit, want, min, share, ttlMs } = op.lease;
+          pipeline.sbcCounterLease(op.key, sign, limit ?? 0, want, min, share, validateTtl(ttlMs) ?? 0);
+        } else {
           const opts = validateWindowOptions(op.options);
           pipeline.sbcSlidingWindow(op.key, opts.limit, opts.windowMs, opts.cost);
         }
@@ -111,7 +148,21 @@ export function createRedisStore(url: string, options: RedisStoreOptions = {}): 
             elapsedMs: Number(elapsedMs),
           });
         }
-        if (op.op === 'windowAdjust') return null;
+        if (op.op === 'windowLease') {
+          const [, previous, current, elapsedMs, cell] = (reply as number[]).map(Number) as [
+            number,
+            number,
+            number,
+            number,
+            number,
+          ];
+          return evaluateWindowLease(op.lease, { previous, current, elapsedMs }, cell);
+        }
+        if (op.op === 'counterLease') {
+          const [granted, present] = reply as [number, number];
+          return { granted: Number(granted), present: Number(present) === 1 };
+        }
+        if (op.op === 'windowAdjust' || op.op === 'windowReturn' || op.op === 'set') return null;
         return reply === null ? null : Number(reply);
       });
     },

@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 import { createMemoryStore } from './memory-store';
 import { createRedisStore } from './redis-store';
 import type { SharedStore } from './shared-store';
+import type { WindowLeaseResult } from './sliding-window';
 
 /**
  * One contract for every SharedStore: the memory adapter always, Redis when the run has one. Keys live under a
@@ -90,6 +91,50 @@ function storeContract(makeStore: () => SharedStore): void {
       await sleep(200);
       expect(await store.get(k)).toBeNull();
       expect(await store.incrBy(k, 1, 60_000)).toBe(1); // a new period starts from zero
+    });
+
+    it('a counter lease takes a share of the room up to the limit, or of a balance, in one step', async () => {
+      const cap = key('cap');
+      const lease = { sign: 1 as const, limit: 1_000, want: 300, min: 50, share: 4, ttlMs: 60_000 };
+      expect(await store.batch([{ op: 'counterLease', key: cap, lease }])).toEqual([{ granted: 250, present: true }]);
+      expect(await store.get(cap)).toBe('250');
+      expect(await store.batch([{ op: 'counterLease', key: cap, lease }])).toEqual([{ granted: 187, present: true }]);
+      await store.incrBy(cap, 400);
+      // 163 left: a quarter of it is under the smallest slice worth taking.
+      expect(await store.batch([{ op: 'counterLease', key: cap, lease }])).toEqual([{ granted: 0, present: true }]);
+      expect(await store.get(cap)).toBe('837');
+
+      const balance = key('bal');
+      const down = { sign: -1 as const, want: 100, min: 10, share: 2 };
+      // A balance nobody published has no lease and is not created.
+      expect(await store.batch([{ op: 'counterLease', key: balance, lease: down }])).toEqual([
+        { granted: 0, present: false },
+      ]);
+      expect(await store.get(balance)).toBeNull();
+      await store.set(balance, '120');
+      expect(await store.batch([{ op: 'counterLease', key: balance, lease: down }])).toEqual([
+        { granted: 60, present: true },
+      ]);
+      expect(await store.get(balance)).toBe('60');
+    });
+
+    it('a set in a batch expires after its ttl', async () => {
+      const marker = key('set');
+      expect(await store.batch([{ op: 'set', key: marker, value: '1', ttlMs: 80 }])).toEqual([null]);
+      expect(await store.get(marker)).toBe('1');
+      await sleep(160);
+      expect(await store.get(marker)).toBeNull();
+    });
+
+    it('concurrent counter leases never hand out more than the limit', async () => {
+      const cap = key('cap');
+      const lease = { sign: 1 as const, limit: 10_000, want: 3_000, min: 1, share: 2 };
+      const results = await Promise.all(
+        Array.from({ length: 30 }, () => store.batch([{ op: 'counterLease', key: cap, lease }])),
+      );
+      const granted = results.reduce((sum, [result]) => sum + (result as { granted: number }).granted, 0);
+      expect(granted).toBeLessThanOrEqual(10_000);
+      expect(Number(await store.get(cap))).toBe(granted);
     });
 
     it('a fractional amount and a non-integer value are refused', async () => {
@@ -215,6 +260,53 @@ function storeContract(makeStore: () => SharedStore): void {
         ]),
       ).rejects.toThrow(RangeError);
       expect(await store.get(counter)).toBeNull();
+    });
+
+    it('a lease takes a share of the room at once, counted at once, and what is given back frees it', async () => {
+      const window = key('lease');
+      const lease = { limit: 100, windowMs: hour, want: 40, min: 5, share: 4 };
+      const [first] = (await store.batch([{ op: 'windowLease', key: window, lease }])) as WindowLeaseResult[];
+      // At most a quarter of the room: 25 of the 40 wanted.
+      expect(first).toMatchObject({ granted: 25, remaining: 75, limit: 100 });
+      expect(first!.resetMs).toBeGreaterThan(0);
+      expect((await store.slidingWindowHit(window, { limit: 100, windowMs: hour, cost: 0 })).remaining).toBe(75);
+      const [second] = (await store.batch([{ op: 'windowLease', key: window, lease }])) as WindowLeaseResult[];
+      expect(second).toMatchObject({ granted: 18, remaining: 57, cell: first!.cell });
+      const returned = await store.batch([
+        { op: 'windowReturn', key: window, windowMs: hour, cell: first!.cell, amount: 20 },
+      ]);
+      expect(returned).toEqual([null]);
+      expect((await store.slidingWindowHit(window, { limit: 100, windowMs: hour, cost: 0 })).remaining).toBe(77);
+      // Giving back more than was counted stops at zero; a cell long gone is left alone.
+      await store.batch([
+        { op: 'windowReturn', key: window, windowMs: hour, cell: first!.cell, amount: 500 },
+        { op: 'windowReturn', key: window, windowMs: hour, cell: first!.cell - 5, amount: 500 },
+      ]);
+      expect((await store.slidingWindowHit(window, { limit: 100, windowMs: hour, cost: 0 })).remaining).toBe(100);
+    });
+
+    it('near its limit a window grants no lease and counts nothing', async () => {
+      const window = key('lease');
+      await store.slidingWindowHit(window, { limit: 100, windowMs: hour, cost: 90 });
+      const lease = { limit: 100, windowMs: hour, want: 40, min: 5, share: 4 };
+      expect(await store.batch([{ op: 'windowLease', key: window, lease }])).toEqual([
+        expect.objectContaining({ granted: 0, remaining: 10 }),
+      ]);
+      expect((await store.slidingWindowHit(window, { limit: 100, windowMs: hour, cost: 10 })).allowed).toBe(true);
+    });
+
+    it('concurrent leases never hand out more than the limit', async () => {
+      const window = key('lease');
+      const lease = { limit: 1000, windowMs: hour, want: 200, min: 1, share: 2 };
+      const results = (await Promise.all(
+        Array.from({ length: 40 }, () => store.batch([{ op: 'windowLease', key: window, lease }])),
+      )) as WindowLeaseResult[][];
+      const granted = results.reduce((sum, [result]) => sum + result!.granted, 0);
+      expect(granted).toBeLessThanOrEqual(1000);
+      expect(granted).toBeGreaterThan(900);
+      expect((await store.slidingWindowHit(window, { limit: 1000, windowMs: hour, cost: 0 })).remaining).toBe(
+        1000 - granted,
+      );
     });
 
     it('invalid limits, windows and costs are refused', async () => {

@@ -115,3 +115,74 @@ export function adjustWindow(state: WindowState, cell: number, amount: number): 
   }
   return { cell: state.cell, previous, current };
 }
+
+/**
+ * A request for a lease on a window (docs/leased-limits.md): up to `want` units, never more than a `share`-th of
+ * the room left (so other edges still find some), and none at all when that is under `min` (the window is near
+ * its limit: calls go one round trip each).
+ */
+export interface WindowLeaseOptions {
+  limit: number;
+  windowMs: number;
+  want: number;
+  min: number;
+  /** The divisor of the room one lease may take: 4 takes at most a quarter. */
+  share: number;
+}
+
+export interface WindowLeaseResult {
+  /** Units granted (0: none), counted in the window's current cell. */
+  granted: number;
+  /** The cell the units were counted in, for giving back what is not spent. */
+  cell: number;
+  /** Room left in the window after the grant, for everyone else. */
+  remaining: number;
+  /** Ms until the cell ends: the lease is spent by then or given back. */
+  resetMs: number;
+  limit: number;
+}
+
+export function validateWindowLease(options: WindowLeaseOptions): WindowLeaseOptions {
+  validateWindowOptions({ limit: options.limit, windowMs: options.windowMs });
+  for (const name of ['want', 'min', 'share'] as const) {
+    const value = options[name];
+    if (!Number.isSafeInteger(value) || value < 1)
+      throw new RangeError(`${name} must be a positive integer, got ${value}`);
+  }
+  return options;
+}
+
+/** Units a lease gets of `room`. Keep in step with WINDOW_LEASE_LUA (same operations, same order). */
+export function leaseGrant(room: number, want: number, min: number, share: number): number {
+  const grant = Math.min(want, Math.floor(room / share));
+  return grant < min ? 0 : grant;
+}
+
+/** A window lease decided on the counts before it; the store that keeps the state adds `granted` to `current`. */
+export function evaluateWindowLease(
+  options: WindowLeaseOptions,
+  counts: WindowCounts,
+  cell: number,
+): WindowLeaseResult {
+  const weighted = weightedCount(counts, options.windowMs);
+  const room = Math.floor(options.limit - weighted);
+  const granted = leaseGrant(room, options.want, options.min, options.share);
+  return {
+    granted,
+    cell,
+    remaining: Math.max(0, room - granted),
+    resetMs: options.windowMs - counts.elapsedMs,
+    limit: options.limit,
+  };
+}
+
+/**
+ * Gives `amount` of a lease taken in `leaseCell` back to the window: off that cell's count while it is the latest,
+ * off the previous count once the window has moved one cell on, and nothing when it has left the window. Keep in
+ * step with WINDOW_RETURN_LUA.
+ */
+export function returnToWindow(state: WindowState, leaseCell: number, amount: number): WindowState | undefined {
+  if (state.cell === leaseCell) return { ...state, current: Math.max(0, state.current - amount) };
+  if (state.cell === leaseCell + 1) return { ...state, previous: Math.max(0, state.previous - amount) };
+  return undefined;
+}

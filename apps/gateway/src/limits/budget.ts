@@ -3,6 +3,12 @@ import type { PeriodWindow } from '@sbc/budget-periods';
 import type { SharedStore, StoreOp } from '@sbc/cache';
 import type { ModelPrice } from '@sbc/catalog';
 import { millicredits, millicreditsFromCredits, type Millicredits } from '@sbc/money';
+import {
+  DEFAULT_COUNTER_LEASES,
+  type CounterLeases,
+  type LeasedCounter,
+  type LeasedReservation,
+} from './counter-leases';
 import type { Bucket, TokenHold } from './rate-limit';
 import { planReservation, worstCaseMilli } from './reservation-plan';
 import { capRefusal, creditsText, messageFor, type BudgetKind } from './budget-refusals';
@@ -25,6 +31,13 @@ import { capCounter, memberOwner, type CapScope, type SpendCap, type TeamSpendCa
  *   and a refusal reads it as at least zero, so a settle it missed cannot mislead for long.
  * - `fair:<user>:h:<hour>` and `fair:<user>:d:<day>`: house-fast credits used free of charge, for the
  *   500-per-5-hours and 2,000-per-7-days fair-use windows.
+ * - `credits:leased:<user>`: there while an edge may hold a lease on the balance, so the usage ledger does not
+ *   reconcile the balance under it (docs/leased-limits.md); it outlasts the lease, so a dead edge's lease is
+ *   reconciled once it expires.
+ *
+ * With `leases` (the edge on Redis), a busy subject's counters are reserved from this edge's leases on them with
+ * no round trip (docs/leased-limits.md): all of a call's counters or none, so near a cap, or for a balance the
+ * ledger has not published, a call goes to the store exactly as before, and every refusal is the store's.
  */
 
 /** One credit in millicredits. */
@@ -35,6 +48,11 @@ const FAIR_USE_5H = millicreditsFromCredits(500);
 const FAIR_USE_7D = millicreditsFromCredits(2_000);
 
 const HELD_TTL_MS = HOUR_MS;
+/**
+ * How long the ledger's marker of a balance lease lives after the lease's last take: twice the lease's own
+ * lifetime, so it outlasts any lease a live edge holds, and a dead edge's is reconciled soon after.
+ */
+const LEASED_MARKER_TTL_MS = 2 * DEFAULT_COUNTER_LEASES.lifetimeMs;
 
 export interface BudgetSubject {
   userId: string;
@@ -46,7 +64,7 @@ export interface BudgetSubject {
   team?: TeamSpendCaps;
 }
 
-interface Counter {
+interface Counter extends LeasedCounter {
   key: string;
   /** +1 counters grow with spend and must stay ≤ limit; -1 counters shrink and must stay ≥ 0. */
   sign: 1 | -1;
@@ -93,7 +111,7 @@ export interface CallCost {
   modelOutputTokens: number;
 }
 
-export function createBudget(deps: { store: SharedStore; now?: () => Date }) {
+export function createBudget(deps: { store: SharedStore; now?: () => Date; leases?: CounterLeases }) {
   const now = deps.now ?? (() => new Date());
 
   function capCounterOf(scope: CapScope, owner: string, cap: SpendCap, at: Date): Counter {
@@ -129,7 +147,13 @@ export function createBudget(deps: { store: SharedStore; now?: () => Date }) {
     if (team?.member) counters.push(capCounterOf('member', memberOwner(team.teamId, subject.userId), team.member, at));
     if (team?.team) counters.push(capCounterOf('team', team.teamId, team.team, at));
     const account = () => messageFor('account');
-    counters.push({ key: `credits:available:${subject.userId}`, sign: -1, kind: 'account', refusal: account });
+    counters.push({
+      key: `credits:available:${subject.userId}`,
+      sign: -1,
+      kind: 'account',
+      refusal: account,
+      withTake: () => [{ op: 'set', key: `credits:leased:${subject.userId}`, value: '1', ttlMs: LEASED_MARKER_TTL_MS }],
+    });
     counters.push({
       key: `credits:held:${subject.userId}`,
       sign: 1,
@@ -162,6 +186,15 @@ export function createBudget(deps: { store: SharedStore; now?: () => Date }) {
   ): Promise<Attempt> {
     const counters = countersFor(subject);
     const ops: StoreOp[] = bucket ? bucket.limits.ops(bucket.tokens) : [];
+    // What calls in flight hold of the balance only informs refusals, which leases never make: not leased.
+    const leased =
+      deps.leases && amount > 0
+        ? deps.leases.reserve(
+            counters.filter((counter) => counter.kind !== 'held'),
+            amount,
+          )
+        : undefined;
+    if (leased) return leasedAttempt(leased, counters, ops, bucket);
     const offset = ops.length;
     for (const counter of counters) {
       ops.push(
@@ -214,6 +247,53 @@ export function createBudget(deps: { store: SharedStore; now?: () => Date }) {
           const tokenOp = actualTokens === undefined ? undefined : tokens?.settleOp(actualTokens);
           if (tokenOp) changed.push(tokenOp);
           if (changed.length > 0) await deps.store.batch(changed);
+        },
+      },
+    };
+  }
+
+  /**
+   * A call reserved from leases: only a request bucket that was not leased itself (a key with a tokens limit)
+   * takes a round trip, and a refusal of it gives the reservation back to the leases.
+   */
+  async function leasedAttempt(
+    leased: LeasedReservation,
+    counters: Counter[],
+    bucketOps: StoreOp[],
+    bucket: { limits: Bucket; answered: (headers: Record<string, string>) => void } | undefined,
+  ): Promise<Attempt> {
+    const leases = deps.leases!;
+    const hit = bucket?.limits.answer(bucketOps.length === 0 ? [] : await deps.store.batch(bucketOps));
+    if (hit) bucket!.answered(hit.headers);
+    if (hit?.refusal) {
+      const ops = [...leases.settle(leased, 0), ...hit.undo];
+      if (ops.length > 0) await deps.store.batch(ops);
+      throw hit.refusal;
+    }
+    const tokens = hit?.tokens;
+    const { amount } = leased;
+    let settled = false;
+    return {
+      reservation: {
+        reservedMilli: millicredits(amount),
+        tokens,
+        async settle(actualMilli, actualTokens) {
+          if (settled) return;
+          settled = true;
+          const charged = Math.max(0, Math.ceil(actualMilli));
+          const ops = leases.settle(leased, charged);
+          // Past what was reserved (a caller of `reserve` that charges more): counted in the store, as per call.
+          if (charged > amount)
+            for (const counter of counters)
+              if (counter.kind !== 'held')
+                ops.push(
+                  counter.sign === 1
+                    ? { op: 'incrBy', key: counter.key, amount: charged - amount }
+                    : { op: 'incrIfExists', key: counter.key, amount: amount - charged },
+                );
+          const tokenOp = actualTokens === undefined ? undefined : tokens?.settleOp(actualTokens);
+          if (tokenOp) ops.push(tokenOp);
+          if (ops.length > 0) await deps.store.batch(ops);
         },
       },
     };

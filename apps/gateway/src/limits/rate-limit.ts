@@ -1,6 +1,7 @@
 import { ApiError } from '@sbc/errors';
 import type { SharedStore, SlidingWindowResult, StoreOp, StoreOpResult } from '@sbc/cache';
 import type { Principal } from '../auth/authenticator';
+import type { LeasedHit, WindowLeases } from './window-leases';
 
 const WINDOW_MS = 60_000;
 
@@ -49,17 +50,29 @@ const seconds = (ms: number) => String(Math.max(1, Math.ceil(ms / 1000)));
  * shared store so every edge replica counts against the same windows. A route that costs the service more than
  * one request takes `cost` from it (RouteSpec.rateCost). A hit answers the `x-ratelimit-*` headers of the limit
  * that binds, or throws 429 `rate_limited` with `Retry-After` when it is spent.
+ *
+ * With `leases` (the edge on Redis), a busy request bucket is hit from this edge's lease on it with no round trip
+ * (docs/leased-limits.md); a refusal is only ever the store's. A key's tokens window is not leased: a key with a
+ * `tpm` limit takes its request bucket per call too, in the same round trip.
  */
-export function createRateLimiter(deps: { store: SharedStore; limitPerMinute: number; onRefused?: () => void }) {
+export function createRateLimiter(deps: {
+  store: SharedStore;
+  limitPerMinute: number;
+  onRefused?: () => void;
+  leases?: WindowLeases;
+}) {
   const requestLimit = (principal: Principal) => {
     const own = principal.key?.rpm;
     return own === undefined ? deps.limitPerMinute : Math.min(Number(own), deps.limitPerMinute);
   };
+  const requestKey = (principal: Principal) => `rl:${rateLimitSubject(principal)}`;
   const requestOp = (principal: Principal, cost: number): StoreOp => ({
     op: 'window',
-    key: `rl:${rateLimitSubject(principal)}`,
+    key: requestKey(principal),
     options: { limit: requestLimit(principal), windowMs: WINDOW_MS, cost },
   });
+  const leasedHit = (principal: Principal, cost: number): LeasedHit | undefined =>
+    deps.leases?.hit(requestKey(principal), requestLimit(principal), WINDOW_MS, cost);
 
   function refusal(message: string, headers: Record<string, string>, result: SlidingWindowResult): ApiError {
     deps.onRefused?.();
@@ -68,7 +81,7 @@ export function createRateLimiter(deps: { store: SharedStore; limitPerMinute: nu
     });
   }
 
-  function requestHeaders(result: SlidingWindowResult): Record<string, string> {
+  function requestHeaders(result: SlidingWindowResult | LeasedHit): Record<string, string> {
     return {
       'x-ratelimit-limit': String(result.limit),
       'x-ratelimit-remaining': String(Math.max(0, Math.floor(result.remaining))),
@@ -82,6 +95,8 @@ export function createRateLimiter(deps: { store: SharedStore; limitPerMinute: nu
   }
 
   async function hit(principal: Principal, cost = 1): Promise<Record<string, string>> {
+    const leased = leasedHit(principal, cost);
+    if (leased) return requestHeaders(leased);
     const [result] = (await deps.store.batch([requestOp(principal, cost)])) as SlidingWindowResult[];
     const headers = requestHeaders(result!);
     if (!result!.allowed) throw requestRefusal(principal, result!, headers);
@@ -99,8 +114,13 @@ export function createRateLimiter(deps: { store: SharedStore; limitPerMinute: nu
       amount: -1,
     };
     let counted = 0;
+    let leased: LeasedHit | undefined;
     return {
       ops(tokens) {
+        if (tpm === undefined) {
+          leased = leasedHit(principal, 1);
+          if (leased) return [];
+        }
         const ops = [requestOp(principal, 1)];
         if (tpm === undefined) return ops;
         counted = Math.max(0, Math.ceil(tokens()));
@@ -108,6 +128,7 @@ export function createRateLimiter(deps: { store: SharedStore; limitPerMinute: nu
         return ops;
       },
       answer(results) {
+        if (leased) return { headers: requestHeaders(leased), undo: [] };
         const [requests, tokens] = results as SlidingWindowResult[];
         const headers = requestHeaders(requests!);
         if (tokens && tokenHeaders)
@@ -159,7 +180,8 @@ export function createRateLimiter(deps: { store: SharedStore; limitPerMinute: nu
     bucket: Bucket,
     tokens: () => number,
   ): Promise<{ headers: Record<string, string>; tokens?: TokenHold }> {
-    const answered = bucket.answer(await deps.store.batch(bucket.ops(tokens)));
+    const ops = bucket.ops(tokens);
+    const answered = bucket.answer(ops.length === 0 ? [] : await deps.store.batch(ops));
     if (answered.refusal) {
       if (answered.undo.length > 0) await deps.store.batch(answered.undo);
       throw answered.refusal;

@@ -96,4 +96,24 @@ describe('published balances across a month boundary', () => {
     expect(await publisher.sweep()).toMatchObject({ published: 1 });
     expect(await store.get(balanceKey('usr_month'))).toBe('9900000');
   });
+
+  it('a balance an edge may hold a lease on is not reconciled until the lease marker is gone', async () => {
+    const prisma = running.database.prisma;
+    const publisher = createBalancePublisher({ db: prisma, store, logger, quietMs: 60_000, now: () => clock });
+    clock = new Date('2026-11-03T00:00:00Z');
+    await applyGenerations(prisma, [call('usr_lease', 'req_l1', '2026-11-02T20:00:00Z', 1_000)], clock);
+    await publisher.publishNew(['usr_lease']);
+    expect(await store.get(balanceKey('usr_lease'))).toBe('9000000');
+    // An edge took a slice of 50,000 millicredits for calls to come, and marked it.
+    await store.set('credits:leased:usr_lease', '1', 60_000);
+    await store.incrBy(balanceKey('usr_lease'), -50_000);
+    clock = new Date('2026-11-03T02:00:00Z');
+    await publisher.sweep();
+    // Quiet, but a lease may be held: reconciling now would give the slice back twice.
+    expect(await store.get(balanceKey('usr_lease'))).toBe('8950000');
+    // The edge died with its slice; once the marker expires the slice is absorbed by the next sweep.
+    await store.del('credits:leased:usr_lease');
+    await publisher.sweep();
+    expect(await store.get(balanceKey('usr_lease'))).toBe('9000000');
+  });
 });

@@ -37,10 +37,16 @@ import {
  *    call that starts between the read and the write keeps its reservation. This absorbs what drifts: the
  *    edge's rounding up, usage events the bus dropped, reservations an edge crash never settled, a delta lost
  *    to a crash between the journal commit and the publish. Accounts with no new usage are re-checked daily.
+ *    An edge may hold a lease on the counter (a slice of the balance taken for many calls at once:
+ *    docs/leased-limits.md) across a quiet spell; the reconcile would give the slice back and the edge's
+ *    return add it again. So an account is not reconciled while `credits:leased:<user>` is there: edges set
+ *    it with every take of a balance lease, and it expires a few seconds after the last one, so a lease a dead
+ *    edge never returned is absorbed.
  *
  * The derived balance rounds down to whole millicredits, so the edge never lets through more than is left.
  */
 export const balanceKey = (accountId: string) => `credits:available:${accountId}`;
+const leasedKey = (accountId: string) => `credits:leased:${accountId}`;
 
 /** The derived balance's decimal holds whole microcredits; the edge counts whole millicredits, rounded down. */
 const toMilli = (credits: number): number => millicreditsFromMicrocredits(microcreditsFromCredits(credits), 'down');
@@ -157,6 +163,7 @@ export function createBalancePublisher(deps: BalancePublisherDeps) {
                 counts.published += 1;
             } else if (
               isQuiet(account, at) &&
+              (await deps.store.get(leasedKey(account.accountId))) === null &&
               (account.needsReconcile ||
                 !account.reconciledAt ||
                 at.getTime() - account.reconciledAt.getTime() > RECHECK_CLEAN_MS)

@@ -1,0 +1,268 @@
+import type { SharedStore, StoreOp, WindowLeaseResult } from '@sbc/cache';
+import type { Logger } from '@sbc/logging';
+
+/**
+ * This edge's leases on shared sliding windows (docs/leased-limits.md): a busy window's hits are taken from Redis
+ * a slice at a time and spent here with no round trip; a window used now and then is hit per call as before.
+ *
+ * At most one lease per window. A call takes a hit from it only when the lease covers its whole cost, inside the
+ * cell the lease was counted in; otherwise `hit` answers undefined and the caller goes to the store. A lease
+ * running low, or demand with no lease, starts a take in the background (one at a time per window), sized from
+ * this edge's recent rate on the window and never more than a share of the room left. What a lease has not spent
+ * is given back when it is idle, when its cell ends, and when the edge stops.
+ */
+export interface WindowLeaseOptions {
+  /** How long a slice should last at the recent rate. */
+  horizonMs: number;
+  /** The smallest slice worth taking; below it the window is near its limit and calls go per call. */
+  minSlice: number;
+  /** One lease takes at most this fraction of a window's limit (its bound over the limit, per edge). */
+  maxShareOfLimit: number;
+  /** One take gets at most 1/share of the room left. */
+  share: number;
+  /** Calls within `rateMs` before a window is worth a lease (calls, not units: one costly call is not demand). */
+  minHits: number;
+  rateMs: number;
+  /** A lease unused this long is given back. */
+  idleMs: number;
+  /** After the store grants nothing, no new take is tried for this long. */
+  backoffMs: number;
+}
+
+const DEFAULT_WINDOW_LEASES: WindowLeaseOptions = {
+  horizonMs: 1_000,
+  minSlice: 8,
+  maxShareOfLimit: 1 / 32,
+  share: 4,
+  minHits: 8,
+  rateMs: 1_000,
+  idleMs: 1_000,
+  backoffMs: 1_000,
+};
+
+/** What a hit served from a lease answers, for the `x-ratelimit-*` headers. */
+export interface LeasedHit {
+  limit: number;
+  /** The room as this edge knows it: the store's at the last take, plus what this lease has left. */
+  remaining: number;
+  resetMs: number;
+}
+
+interface Lease {
+  cell: number;
+  granted: number;
+  left: number;
+  /** The room the store reported for everyone else at the last take. */
+  remainingAtTake: number;
+  /** When the cell it was counted in ends, on this edge's monotonic clock. */
+  endsAt: number;
+}
+
+interface Window {
+  key: string;
+  limit: number;
+  windowMs: number;
+  lease?: Lease;
+  lastUsed: number;
+  /**
+   * Units hit in the rate period that began at `since` and the calls that hit them; the rate (units per ms) and
+   * the calls of the period before.
+   */
+  hits: number;
+  calls: number;
+  since: number;
+  rate: number;
+  callsBefore: number;
+  taking: boolean;
+  noTakeUntil: number;
+}
+
+export interface WindowLeases {
+  /** Takes `cost` hits of the window at `key` from this edge's lease, or undefined (go to the store). */
+  hit(key: string, limit: number, windowMs: number, cost: number): LeasedHit | undefined;
+  /** Gives every lease back (on drain and shutdown); hits after it go to the store. */
+  close(): Promise<void>;
+}
+
+export function createWindowLeases(deps: {
+  store: SharedStore;
+  logger: Logger;
+  options?: Partial<WindowLeaseOptions>;
+  /** Monotonic ms; injectable for tests. */
+  now?: () => number;
+}): WindowLeases {
+  const options = { ...DEFAULT_WINDOW_LEASES, ...deps.options };
+  const now = deps.now ?? (() => performance.now());
+  const windows = new Map<string, Window>();
+  let closed = false;
+
+  /** Gives a lease's rest back to its cell, in the background; a lost return only errs towards refusing. */
+  function giveBack(ops: StoreOp[]): void {
+    if (ops.length === 0) return;
+    deps.store.batch(ops).catch((err: unknown) => deps.logger.warn({ err }, 'returning a rate-limit lease failed'));
+  }
+
+  function returnOp(window: Window, lease: Lease): StoreOp | undefined {
+    if (lease.left <= 0) return undefined;
+    const op: StoreOp = {
+      op: 'windowReturn',
+      key: window.key,
+      windowMs: window.windowMs,
+      cell: lease.cell,
+      amount: lease.left,
+    };
+    lease.left = 0;
+    return op;
+  }
+
+  function sliceWanted(window: Window, at: number): number {
+    const periodRate = window.hits / Math.max(1, at - window.since);
+    const rate = Math.max(window.rate, periodRate);
+    const most = Math.max(options.minSlice, Math.floor(window.limit * options.maxShareOfLimit));
+    return Math.min(most, Math.max(options.minSlice, Math.ceil(rate * options.horizonMs)));
+  }
+
+  function take(window: Window, at: number): void {
+    if (closed || window.taking || at < window.noTakeUntil) return;
+    window.taking = true;
+    const op: StoreOp = {
+      op: 'windowLease',
+      key: window.key,
+      lease: {
+        limit: window.limit,
+        windowMs: window.windowMs,
+        want: sliceWanted(window, at),
+        min: options.minSlice,
+        share: options.share,
+      },
+    };
+    // Sent after the hit that asked for it has gone to the store, so the room the take reports counts that hit
+    // and the headers answered from the lease stay exact on one edge.
+    setImmediate(() =>
+      deps.store.batch([op]).then(
+        ([answer]) => taken(window, answer as WindowLeaseResult, now()),
+        (err: unknown) => {
+          window.taking = false;
+          window.noTakeUntil = now() + options.backoffMs;
+          deps.logger.warn({ err }, 'taking a rate-limit lease failed');
+        },
+      ),
+    );
+  }
+
+  function taken(window: Window, answer: WindowLeaseResult, at: number): void {
+    window.taking = false;
+    if (answer.granted === 0) {
+      window.noTakeUntil = at + options.backoffMs;
+      return;
+    }
+    const lease = window.lease;
+    // A window dropped (idle) or the edge stopped while the take was on its way: nothing may spend it.
+    if (closed || windows.get(window.key) !== window) {
+      giveBack([
+        { op: 'windowReturn', key: window.key, windowMs: window.windowMs, cell: answer.cell, amount: answer.granted },
+      ]);
+      return;
+    }
+    if (lease && lease.cell === answer.cell) {
+      lease.granted = lease.left + answer.granted;
+      lease.left += answer.granted;
+      lease.remainingAtTake = answer.remaining;
+      return;
+    }
+    const old = lease && returnOp(window, lease);
+    if (old) giveBack([old]);
+    window.lease = {
+      cell: answer.cell,
+      granted: answer.granted,
+      left: answer.granted,
+      remainingAtTake: answer.remaining,
+      endsAt: at + answer.resetMs,
+    };
+  }
+
+  function countHit(window: Window, at: number, cost: number): void {
+    window.lastUsed = at;
+    if (at - window.since >= options.rateMs) {
+      window.rate = window.hits / (at - window.since);
+      window.callsBefore = at - window.since < 2 * options.rateMs ? window.calls : 0;
+      window.hits = 0;
+      window.calls = 0;
+      window.since = at;
+    }
+    window.hits += cost;
+    window.calls += 1;
+  }
+
+  // Idle leases and leases whose cell has ended are given back; windows nobody hits are forgotten.
+  const sweep = setInterval(
+    () => {
+      const at = now();
+      const ops: StoreOp[] = [];
+      for (const window of windows.values()) {
+        const lease = window.lease;
+        if (lease && (at >= lease.endsAt || at - window.lastUsed >= options.idleMs)) {
+          const op = returnOp(window, lease);
+          if (op) ops.push(op);
+          window.lease = undefined;
+        }
+        if (!window.lease && !window.taking && at - window.lastUsed >= options.idleMs) windows.delete(window.key);
+      }
+      giveBack(ops);
+    },
+    Math.max(10, Math.floor(options.idleMs / 2)),
+  );
+  sweep.unref();
+
+  return {
+    hit(key, limit, windowMs, cost) {
+      if (closed) return undefined;
+      const at = now();
+      let window = windows.get(key);
+      if (!window || window.limit !== limit || window.windowMs !== windowMs) {
+        // A key whose limit changed starts over: its old lease was sized for the old limit.
+        const old = window?.lease && returnOp(window, window.lease);
+        if (old) giveBack([old]);
+        window = {
+          key,
+          limit,
+          windowMs,
+          lastUsed: at,
+          hits: 0,
+          calls: 0,
+          since: at,
+          rate: 0,
+          callsBefore: 0,
+          taking: false,
+          noTakeUntil: 0,
+        };
+        windows.set(key, window);
+      }
+      countHit(window, at, cost);
+      const lease = window.lease;
+      if (lease && at < lease.endsAt && lease.left >= cost) {
+        lease.left -= cost;
+        if (lease.left * 4 < lease.granted) take(window, at);
+        return { limit, remaining: lease.remainingAtTake + lease.left, resetMs: lease.endsAt - at };
+      }
+      if (window.calls >= options.minHits || window.callsBefore >= options.minHits) take(window, at);
+      return undefined;
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      clearInterval(sweep);
+      const ops: StoreOp[] = [];
+      for (const window of windows.values()) {
+        const op = window.lease && returnOp(window, window.lease);
+        if (op) ops.push(op);
+      }
+      windows.clear();
+      if (ops.length > 0)
+        await deps.store
+          .batch(ops)
+          .catch((err: unknown) => deps.logger.warn({ err }, 'returning rate-limit leases failed'));
+    },
+  };
+}
