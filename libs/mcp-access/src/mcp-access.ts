@@ -6,8 +6,9 @@ import { modelAllowed } from '@sbc/catalog';
  * the peers' gateways keep shipping, each time from two code paths deciding apart).
  *
  * Inputs, combined here and nowhere else:
- * - the servers of the caller's own account (a personal key, a session or a device token uses these);
- * - its team's pool (a team key uses the pool, and only the pool: what a member shares is in it);
+ * - the servers of the caller's own account (every credential reaches these);
+ * - its team's pool, for a team key (a pooled server whose slug the caller's own account also uses is shadowed by
+ *   the caller's own, so a name always means one server);
  * - the key's `allowed_tools`: globs over `<server>__<tool>` that narrow the above and never widen it (absent =
  *   every tool; an empty list = none). The glob rules are those of `allowed_models`.
  */
@@ -18,12 +19,9 @@ export const TOOL_NAME_SEPARATOR = '__';
 /** What the decision needs of a tool server; the gateway's records carry more (url, credentials). */
 export interface ToolServerRef {
   slug: string;
-  /** The user whose account holds the server. */
-  ownerUserId: string;
 }
 
 export interface McpCaller {
-  userId: string;
   /** Set for a team key: the team whose pool it sees. */
   orgId?: string;
   /** Globs over `<server>__<tool>`; absent (undefined or null) = every tool. */
@@ -32,10 +30,10 @@ export interface McpCaller {
 
 export interface McpAccessInputs<S extends ToolServerRef> {
   caller: McpCaller;
-  /** The servers of the caller's account. */
+  /** The servers of the caller's own account. */
   accountServers: readonly S[];
-  /** The pool of the caller's team (read only for a team key, and only when it is that team's). */
-  teamPool?: { orgId: string; servers: readonly S[] };
+  /** The pool of the caller's team: read for a team key only. */
+  teamPool?: readonly S[];
 }
 
 /** The servers a caller may reach, each under one slug, with the key's globs to apply per tool. */
@@ -78,22 +76,13 @@ export function splitQualifiedToolName(name: string): { slug: string; tool: stri
 }
 
 /**
- * The servers a caller reaches: a team key its team's pool, anyone else their own account's servers. A server
- * of someone else's account, or a pool of another team, never gets in whatever the inputs hold. When two pooled
- * servers share a slug (two members each named one `github`), the caller's own wins, else the first given.
+ * The servers a caller reaches: its own account's, and for a team key its team's pool after them. A pool never
+ * reaches a personal key, session or device token. Within each, the first server given under a slug wins.
  */
 export function decideMcpAccess<S extends ToolServerRef>(inputs: McpAccessInputs<S>): McpAccess<S> {
   const { caller } = inputs;
-  let candidates: readonly S[];
-  if (caller.orgId !== undefined) {
-    const pool = inputs.teamPool?.orgId === caller.orgId ? inputs.teamPool.servers : [];
-    candidates = [
-      ...pool.filter((server) => server.ownerUserId === caller.userId),
-      ...pool.filter((server) => server.ownerUserId !== caller.userId),
-    ];
-  } else {
-    candidates = inputs.accountServers.filter((server) => server.ownerUserId === caller.userId);
-  }
+  const candidates =
+    caller.orgId === undefined ? inputs.accountServers : [...inputs.accountServers, ...(inputs.teamPool ?? [])];
   const bySlug = new Map<string, S>();
   for (const server of candidates) if (!bySlug.has(server.slug)) bySlug.set(server.slug, server);
   return { servers: [...bySlug.values()], bySlug, allowedTools: caller.allowedTools };
