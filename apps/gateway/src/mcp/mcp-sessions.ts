@@ -14,7 +14,7 @@ const SLUG = /^[a-z0-9][a-z0-9-]{0,47}$/;
 export interface McpSessionLimits {
   /** Open sessions on this edge; past it, the least recently used one is closed. */
   maxSessions: number;
-  /** A session with no request open for this long is closed. */
+  /** A session with no request for this long is closed (an open GET stream does not count). */
   idleMs: number;
 }
 
@@ -26,7 +26,7 @@ interface Entry {
   owner: string;
   slug: string | undefined;
   lastSeenMs: number;
-  /** Requests in flight (an open GET stream among them): a session with one is not idle. */
+  /** Requests in flight (a tool call running): a session with one is not idle. */
   active: number;
   closed: boolean;
 }
@@ -144,16 +144,20 @@ export class McpSessions {
   }
 
   private async serve(entry: Entry, req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
-    entry.active += 1;
-    entry.lastSeenMs = this.now();
-    if (entry.id) {
-      this.sessions.delete(entry.id);
-      this.sessions.set(entry.id, entry);
-    }
-    res.once('close', () => {
-      entry.active -= 1;
+    // A client's GET stream stays open (and is reopened) for as long as it is connected: only its requests keep a
+    // session in use.
+    if (req.method !== 'GET') {
       entry.lastSeenMs = this.now();
-    });
+      if (entry.id) {
+        this.sessions.delete(entry.id);
+        this.sessions.set(entry.id, entry);
+      }
+      entry.active += 1;
+      res.once('close', () => {
+        entry.active -= 1;
+        entry.lastSeenMs = this.now();
+      });
+    }
     await entry.transport.handleRequest(req, res, body);
   }
 
