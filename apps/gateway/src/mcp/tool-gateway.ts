@@ -51,7 +51,8 @@ export async function accessFor(
 ): Promise<McpAccess<McpToolServer>> {
   const servers = await source.serversFor(context.principal, context.requestId);
   return decideMcpAccess({
-    caller: { orgId: context.principal.key?.orgId, allowedTools: allowedToolsOf(context.principal) },
+    // An empty org id (a key of no team) is no team.
+    caller: { orgId: context.principal.key?.orgId || undefined, allowedTools: allowedToolsOf(context.principal) },
     accountServers: servers.filter((server) => server.source === 'account'),
     teamPool: servers.filter((server) => server.source === 'team'),
   });
