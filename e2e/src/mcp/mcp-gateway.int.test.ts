@@ -1,9 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { freePort } from '@sbc/testing';
-import { registryPackage } from '../support/registry-packages';
+import { EVERYTHING_SERVER, startEverythingServer, type RunningEverythingServer } from '../support/everything-server';
 import { OWNER_KEY, startStack, type UsageStack } from '../support/stack';
 
 /**
@@ -14,38 +13,13 @@ import { OWNER_KEY, startStack, type UsageStack } from '../support/stack';
  * servers are neither listed nor called, a silent or absent server is an MCP error result in bounded time, and every
  * tools/call is a usage row.
  */
-const EVERYTHING = registryPackage('@modelcontextprotocol/server-everything', '2026.8.31');
 const CALL_TIMEOUT_MS = 1_500;
 
 let stack: UsageStack;
-let everything: ChildProcess | undefined;
+let everything: RunningEverythingServer | undefined;
 let everythingUrl = '';
 let slug = '';
 const clients: Client[] = [];
-
-async function startEverything(): Promise<string> {
-  const installed = await EVERYTHING.install();
-  const port = await freePort();
-  const child = spawn(process.execPath, [installed.bin('mcp-server-everything'), 'streamableHttp'], {
-    env: { PATH: process.env.PATH, PORT: String(port) },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  everything = child;
-  // It says so on stderr once it listens.
-  await new Promise<void>((resolve, reject) => {
-    let said = '';
-    const timer = setTimeout(() => reject(new Error(`the everything server did not start: ${said}`)), 30_000);
-    child.stderr!.on('data', (chunk: Buffer) => {
-      said += chunk.toString('utf8');
-      if (said.includes('listening')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`the everything server exited (${code}): ${said}`)));
-  });
-  return `http://127.0.0.1:${port}/mcp`;
-}
 
 async function connect(path: string, key: string): Promise<Client> {
   const client = new Client({ name: 'e2e', version: '1.0.0' });
@@ -93,12 +67,13 @@ async function usageRows(keyId: string, count: number): Promise<Array<Record<str
   return rows;
 }
 
-const describeMcp = EVERYTHING.unavailable ? describe.skip : describe;
-if (EVERYTHING.unavailable) console.warn(`MCP gateway: skipped, ${EVERYTHING.unavailable}`);
+const describeMcp = EVERYTHING_SERVER.unavailable ? describe.skip : describe;
+if (EVERYTHING_SERVER.unavailable) console.warn(`MCP gateway: skipped, ${EVERYTHING_SERVER.unavailable}`);
 
 describeMcp('the MCP gateway', () => {
   beforeAll(async () => {
-    everythingUrl = await startEverything();
+    everything = await startEverythingServer();
+    everythingUrl = everything.url;
     stack = await startStack({
       label: 'mcp_gateway',
       ledger: {},
@@ -116,7 +91,7 @@ describeMcp('the MCP gateway', () => {
   afterAll(async () => {
     await Promise.all(clients.map((client) => client.close().catch(() => undefined)));
     await stack?.stop();
-    everything?.kill();
+    everything?.stop();
   });
 
   it('a caller without a key is 401, and a key without gateway:invoke 403, before any session is made', async () => {
