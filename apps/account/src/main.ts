@@ -10,6 +10,7 @@ import { SessionService } from '@sbc/proto/sbc/account/v1/sessions_pb';
 import { TeamService } from '@sbc/proto/sbc/account/v1/teams_pb';
 import { UpstreamService } from '@sbc/proto/sbc/account/v1/upstreams_pb';
 import { GuardrailService } from '@sbc/proto/sbc/account/v1/guardrails_pb';
+import { McpServerService } from '@sbc/proto/sbc/account/v1/mcp_pb';
 import { AuditService } from '@sbc/proto/sbc/account/v1/audit_pb';
 import { createAccountService } from './rpc/account-service';
 import { createAuditService } from './rpc/audit';
@@ -18,6 +19,7 @@ import { createSessionService } from './rpc/sessions';
 import { createTeamService } from './rpc/teams';
 import { createUpstreamService } from './rpc/upstreams';
 import { createGuardrailService } from './rpc/guardrails';
+import { createMcpServerService } from './rpc/mcp-servers';
 import { createOperators } from './operators';
 import { ensureBootstrap, findOwnerId } from './store/bootstrap';
 import { createSecretCipher, loadOrCreateSecretsKey } from './store/secrets';
@@ -76,6 +78,7 @@ export async function start(config: AccountConfig, overrides: AccountOverrides =
         rpc.add(DeviceService, createDeviceService(deps));
         rpc.add(AuditService, createAuditService(deps));
         rpc.add(GuardrailService, createGuardrailService(deps));
+        rpc.add(McpServerService, createMcpServerService(deps));
       },
       beforeClose: closeCache,
     });

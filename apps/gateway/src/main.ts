@@ -14,6 +14,7 @@ import { TeamService } from '@sbc/proto/sbc/account/v1/teams_pb';
 import { AuditService } from '@sbc/proto/sbc/account/v1/audit_pb';
 import { UpstreamService } from '@sbc/proto/sbc/account/v1/upstreams_pb';
 import { GuardrailService } from '@sbc/proto/sbc/account/v1/guardrails_pb';
+import { McpServerService } from '@sbc/proto/sbc/account/v1/mcp_pb';
 import { ResponsesService } from '@sbc/proto/sbc/runs/v1/responses_pb';
 import { RunsService } from '@sbc/proto/sbc/runs/v1/runs_pb';
 import { UsageLedgerService } from '@sbc/proto/sbc/usage/v1/ledger_pb';
@@ -45,6 +46,7 @@ import { simulatorHouseEngines } from './routing/engines';
 import { createEdgeMetrics } from './observability/edge-metrics';
 import { createGenAiTelemetry, type AttemptOutcome } from './observability/genai-telemetry';
 import { createRoutingTables } from './routing/routing-tables';
+import { createToolServerDirectory, type EdgeToolServer, type ToolServerDirectory } from './mcp/tool-servers';
 import type { Target } from './routing/targets';
 import { createEdgeRouter } from './edge-router';
 import { createGatewayApp } from './server';
@@ -95,6 +97,8 @@ export interface RunningGateway {
   url: string;
   /** The public base URL (`BASE_URL`). */
   baseUrl: string;
+  /** The MCP tool servers each credential may use, as this edge caches them. */
+  toolServers: ToolServerDirectory;
   stop(): Promise<void>;
 }
 
@@ -114,6 +118,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     devices: createRpcClient(DeviceService, accountRpc),
     audit: createRpcClient(AuditService, accountRpc),
     guardrails: createRpcClient(GuardrailService, accountRpc),
+    mcpServers: createRpcClient(McpServerService, accountRpc),
   };
   // The other backends' APIs for the REST surface; none is on a model call's path.
   const backends = {
@@ -181,6 +186,17 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
       freshMs: config.routingCache.freshMs,
       staleMs: config.routingCache.staleMs,
       onRefreshError: (err) => logger.warn({ err }, 'refreshing a cached routing table failed'),
+    }),
+  });
+  // The MCP tool servers each credential may use, cached and dropped on change as routing tables are.
+  const toolServers = createToolServerDirectory({
+    mcpServers: accountSurface.mcpServers,
+    pubsub,
+    cache: new LocalCache<EdgeToolServer[]>({
+      maxEntries: config.authCache.maxEntries,
+      freshMs: config.routingCache.freshMs,
+      staleMs: config.routingCache.staleMs,
+      onRefreshError: (err) => logger.warn({ err }, 'refreshing a cached tool-server table failed'),
     }),
   });
 
@@ -259,6 +275,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     house,
     providers: config.providerEngines,
     routing,
+    toolServers,
     reachability,
     pubsub,
     draining: drain.signal,
@@ -346,6 +363,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     await keyUse.stop();
     await authenticator.stop();
     await routing.stop();
+    await toolServers.stop();
     await upstream.close();
     await guardrailWebhooks.close();
     await targetHealth.close();
@@ -361,6 +379,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
   try {
     await authenticator.start();
     await routing.start();
+    await toolServers.start();
     await reachability.start();
     if (config.metrics.port !== undefined)
       metricsHttp = await listen(scrape, { host: config.metrics.host, port: config.metrics.port });
@@ -382,6 +401,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
   return {
     url: http.url,
     baseUrl: config.baseUrl,
+    toolServers,
     stop() {
       stopping ??= (async () => {
         draining = true;

@@ -1,4 +1,5 @@
 import type { GuardrailService } from '@sbc/proto/sbc/account/v1/guardrails_pb';
+import type { McpServerService } from '@sbc/proto/sbc/account/v1/mcp_pb';
 import express, { type Express } from 'express';
 import type { PubSub } from '@sbc/cache';
 import type { Logger } from '@sbc/logging';
@@ -24,6 +25,8 @@ import { WRITE_BARRIER } from './http/mount';
 import { requestId } from './http/request-id';
 import type { HouseEngines, ProviderEngines } from './routing/engines';
 import type { RoutingTables } from './routing/routing-tables';
+import type { ToolServerDirectory } from './mcp/tool-servers';
+import { mcpServerRoutes } from './routes/mcp-servers';
 import { docsRoutes } from './routes/docs';
 import { serviceDocRoutes } from './routes/service-docs';
 import { aliasRoutes } from './routes/aliases';
@@ -60,6 +63,7 @@ export interface GatewayAppDeps {
   upstreams: RpcClientOf<typeof UpstreamService>;
   teams: RpcClientOf<typeof TeamService>;
   guardrails: RpcClientOf<typeof GuardrailService>;
+  mcpServers: RpcClientOf<typeof McpServerService>;
   devices: RpcClientOf<typeof DeviceService>;
   audit: RpcClientOf<typeof AuditService>;
   ledger: RpcClientOf<typeof UsageLedgerService>;
@@ -70,6 +74,8 @@ export interface GatewayAppDeps {
   house: HouseEngines;
   providers: ProviderEngines;
   routing: RoutingTables;
+  /** The MCP tool servers each credential may use (cached; for the /mcp routes). */
+  toolServers: ToolServerDirectory;
   /** Alias changes are relayed from it to paired devices (GET /v1/aliases/events). */
   pubsub: PubSub;
   /** Aborted when the edge starts draining (long-lived streams end on it). */
@@ -107,6 +113,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
   app.use(authRoutes(deps));
   app.use(keyRoutes(deps));
   app.use(upstreamRoutes(deps));
+  app.use(mcpServerRoutes(deps));
   app.use(aliasRoutes(deps));
   app.use(teamRoutes(deps));
   app.use(guardrailRoutes(deps));

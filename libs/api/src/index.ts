@@ -6,6 +6,7 @@ import { DEVICE_ROUTES } from './routes/devices';
 import { GATEWAY_ROUTES } from './routes/gateway';
 import { GUARDRAIL_ROUTES } from './routes/guardrails';
 import { KEY_ROUTES } from './routes/keys';
+import { MCP_SERVER_ROUTES } from './routes/mcp-servers';
 import { RESPONSE_ROUTES } from './routes/responses';
 import { SERVICE_ROUTES } from './routes/service';
 import { TEAM_ROUTES } from './routes/teams';
@@ -41,6 +42,7 @@ export * as deviceRoutes from './routes/devices';
 export * as gatewayRoutes from './routes/gateway';
 export * as guardrailRoutes from './routes/guardrails';
 export * as keyRoutes from './routes/keys';
+export * as mcpServerRoutes from './routes/mcp-servers';
 export * as responseRoutes from './routes/responses';
 export * as serviceRoutes from './routes/service';
 export * as teamRoutes from './routes/teams';
@@ -57,6 +59,7 @@ export const ROUTES: readonly RouteSpec[] = [
   ...AUTH_ROUTES,
   ...KEY_ROUTES,
   ...UPSTREAM_ROUTES,
+  ...MCP_SERVER_ROUTES,
   ...TEAM_ROUTES,
   ...GUARDRAIL_ROUTES,
   ...DEVICE_ROUTES,

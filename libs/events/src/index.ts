@@ -24,6 +24,14 @@ export const ROUTING_CHANGED_CHANNEL = 'account.routing-changed.v1';
  */
 export const ALIASES_CHANGED_CHANNEL = 'account.aliases-changed.v1';
 
+/**
+ * Published by the account service when the MCP tool servers a credential may use changed: a server written, probed
+ * or deleted, or a team's pool changed (a member joined, left or changed role, the share policy changed). Every edge
+ * drops its cached tool-server tables for it. Message: the user id (`usr_…`) whose own servers changed, or the team
+ * id (`org_…`) whose pool changed, which every team key's table includes.
+ */
+export const MCP_SERVERS_CHANGED_CHANNEL = 'account.mcp-servers-changed.v1';
+
 /** Kafka topic of usage events (value: protobuf UsageEvent, key: account id). */
 export const USAGE_EVENTS_TOPIC = 'usage.events.v1';
 

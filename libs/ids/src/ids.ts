@@ -3,7 +3,7 @@ import { monotonicFactory } from 'ulid';
 
 /** Resource id prefixes (CONTRACTS "Identity"). */
 export type IdPrefix =
-  'usr' | 'key' | 'org' | 'dev' | 'prj' | 'run' | 'xbj' | 'req' | 'evt' | 'whk' | 'msg' | 'ups' | 'aud' | 'grd';
+  'usr' | 'key' | 'org' | 'dev' | 'prj' | 'run' | 'xbj' | 'req' | 'evt' | 'whk' | 'msg' | 'ups' | 'aud' | 'grd' | 'mcp';
 
 // Random bytes are drawn from the CSPRNG a pool at a time: one syscall per 4 KiB instead of one per id,
 // which matters on the edge where every request gets an id.

@@ -94,7 +94,7 @@ export function parseModelList(
 }
 
 /** A transport failure in words a person can act on. */
-function describeTransportError(error: unknown, where: string, timeoutMs: number): string {
+export function describeTransportError(error: unknown, where: string, timeoutMs: number): string {
   const code = (error as { code?: unknown } | null)?.code;
   const message = error instanceof Error ? error.message : String(error);
   switch (code) {

@@ -23,6 +23,7 @@ const MAX_CACHE_TTL_S = 2_592_000;
 /** A key as the RPCs return it; `operator` says whether its owner is an operator (who alone holds builds:admin). */
 export function toProtoKey(row: CallerKeyRow, operator: boolean): MessageInitShape<typeof CallerKeySchema> {
   const allowed = stringsOrNull(row.allowedModels);
+  const allowedTools = stringsOrNull(row.allowedTools);
   return {
     id: row.id,
     userId: row.userId,
@@ -34,6 +35,7 @@ export function toProtoKey(row: CallerKeyRow, operator: boolean): MessageInitSha
     dailyLimitCredits: row.dailyLimitCredits === null ? undefined : BigInt(row.dailyLimitCredits),
     monthlyLimitCredits: row.monthlyLimitCredits === null ? undefined : BigInt(row.monthlyLimitCredits),
     allowedModels: allowed === null ? undefined : { values: allowed },
+    allowedTools: allowedTools === null ? undefined : { values: allowedTools },
     route: row.route,
     mode: row.mode,
     incognito: row.incognito,
@@ -63,6 +65,7 @@ export function settingsOfCreate(request: CreateKeyRequest): KeySettings {
     name: request.name,
     scopes: request.scopes,
     allowedModels: request.allowedModels ? request.allowedModels.values : null,
+    allowedTools: request.allowedTools ? request.allowedTools.values : null,
     dailyLimitCredits: credits(request.dailyLimitCredits),
     monthlyLimitCredits: credits(request.monthlyLimitCredits),
     route: request.route,
@@ -81,7 +84,7 @@ export function settingsOfCreate(request: CreateKeyRequest): KeySettings {
  * operator scope a non-operator's key still stores (it had no effect), which an edit drops.
  */
 export function settingsOfUpdate(row: CallerKeyRow, request: UpdateKeyRequest, operator: boolean): KeySettings {
-  const { allowedModels, dailyLimitCredits, monthlyLimitCredits, deviceId, rpm, tpm } = request;
+  const { allowedModels, allowedTools, dailyLimitCredits, monthlyLimitCredits, deviceId, rpm, tpm } = request;
   const stored = stringsOrNull(row.scopes);
   return {
     name: request.name ?? row.name,
@@ -93,6 +96,11 @@ export function settingsOfUpdate(row: CallerKeyRow, request: UpdateKeyRequest, o
         ? allowedModels.value.values
         : null
       : stringsOrNull(row.allowedModels),
+    allowedTools: allowedTools
+      ? allowedTools.value
+        ? allowedTools.value.values
+        : null
+      : stringsOrNull(row.allowedTools),
     dailyLimitCredits: dailyLimitCredits ? credits(dailyLimitCredits.value) : row.dailyLimitCredits,
     monthlyLimitCredits: monthlyLimitCredits ? credits(monthlyLimitCredits.value) : row.monthlyLimitCredits,
     route: request.route ?? row.route,
@@ -135,12 +143,15 @@ export function checkSettings(settings: KeySettings): void {
 }
 
 function boundsOf(
-  settings: Pick<KeySettings, 'allowedModels' | 'dailyLimitCredits' | 'monthlyLimitCredits' | 'rpm' | 'tpm' | 'route'>,
+  settings: Pick<
+    KeySettings,
+    'allowedModels' | 'allowedTools' | 'dailyLimitCredits' | 'monthlyLimitCredits' | 'rpm' | 'tpm' | 'route'
+  >,
   scopes: readonly string[],
   orgId: string | null,
 ): KeyBounds {
-  const { allowedModels, dailyLimitCredits, monthlyLimitCredits, rpm, tpm, route } = settings;
-  return { scopes, allowedModels, dailyLimitCredits, monthlyLimitCredits, rpm, tpm, route, orgId };
+  const { allowedModels, allowedTools, dailyLimitCredits, monthlyLimitCredits, rpm, tpm, route } = settings;
+  return { scopes, allowedModels, allowedTools, dailyLimitCredits, monthlyLimitCredits, rpm, tpm, route, orgId };
 }
 
 /** Who asks for a key change: the account, and the calling key unless a session or device token asks. */
@@ -177,7 +188,7 @@ export async function checkWithinCaller(
   if (!caller.keyId) return;
   const row = await callingKey(db, { ...caller, keyId: caller.keyId });
   const callerBounds = boundsOf(
-    { ...row, allowedModels: stringsOrNull(row.allowedModels) },
+    { ...row, allowedModels: stringsOrNull(row.allowedModels), allowedTools: stringsOrNull(row.allowedTools) },
     keyScopes(row, operator),
     row.orgId,
   );

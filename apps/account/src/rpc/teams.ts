@@ -1,7 +1,7 @@
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { ApiError } from '@sbc/errors';
-import { KEY_REVOKED_CHANNEL } from '@sbc/events';
+import { KEY_REVOKED_CHANNEL, MCP_SERVERS_CHANGED_CHANNEL } from '@sbc/events';
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, type PageQuery } from '@sbc/pagination';
 import type {
   BudgetValue,
@@ -129,6 +129,8 @@ export function createTeamService(deps: AccountServiceDeps): RpcImplementation<t
   const publishRevoked = async ({ keyHashes }: RevokedKeys) => {
     for (const hash of keyHashes) await deps.pubsub.publish(KEY_REVOKED_CHANNEL, hash.toString('hex'));
   };
+  // Who is in a team, their role and its share policy decide its MCP pool: every edge drops the team's tables.
+  const poolChanged = (teamId: string) => deps.pubsub.publish(MCP_SERVERS_CHANGED_CHANNEL, teamId);
 
   return {
     async listTeams(request) {
@@ -164,9 +166,9 @@ export function createTeamService(deps: AccountServiceDeps): RpcImplementation<t
         await publishRevoked(
           await setTeamBudget(deps.db, userId, teamId, budgetChange(request.budget, now()), recordAs(ctx, userId)),
         );
-      return {
-        team: toProtoTeam(await updateTeam(deps.db, userId, teamId, settings, recordAs(ctx, request.userId))),
-      };
+      const team = await updateTeam(deps.db, userId, teamId, settings, recordAs(ctx, request.userId));
+      await poolChanged(teamId);
+      return { team: toProtoTeam(team) };
     },
 
     async deleteTeam(request, ctx) {
@@ -179,6 +181,7 @@ export function createTeamService(deps: AccountServiceDeps): RpcImplementation<t
           recordAs(ctx, request.userId),
         ),
       );
+      await poolChanged(request.teamId);
       return {};
     },
 
@@ -218,6 +221,7 @@ export function createTeamService(deps: AccountServiceDeps): RpcImplementation<t
         patch,
         recordAs(ctx, request.userId),
       );
+      await poolChanged(request.teamId);
       return { member: toProtoMember(member) };
     },
 
@@ -232,6 +236,7 @@ export function createTeamService(deps: AccountServiceDeps): RpcImplementation<t
           recordAs(ctx, request.userId),
         ),
       );
+      await poolChanged(request.teamId);
       return {};
     },
 
@@ -282,17 +287,15 @@ export function createTeamService(deps: AccountServiceDeps): RpcImplementation<t
     },
 
     async acceptTeamInvite(request, ctx) {
-      return {
-        team: toProtoTeam(
-          await acceptInvite(
-            deps.db,
-            required(request.userId, 'user_id'),
-            required(request.code, 'code'),
-            now(),
-            recordAs(ctx, request.userId),
-          ),
-        ),
-      };
+      const team = await acceptInvite(
+        deps.db,
+        required(request.userId, 'user_id'),
+        required(request.code, 'code'),
+        now(),
+        recordAs(ctx, request.userId),
+      );
+      await poolChanged(team.id);
+      return { team: toProtoTeam(team) };
     },
   };
 }

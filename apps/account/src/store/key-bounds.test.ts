@@ -3,6 +3,7 @@ import { globCovers, modelsCovered, wideningOf, type KeyBounds } from './key-bou
 const caller: KeyBounds = {
   scopes: ['gateway:invoke', 'keys:read', 'keys:write'],
   allowedModels: null,
+  allowedTools: null,
   dailyLimitCredits: null,
   monthlyLimitCredits: null,
   rpm: null,
@@ -38,6 +39,16 @@ describe('a key is never minted or edited wider than the calling key', () => {
     expect(wideningOf(limited, { ...caller, allowedModels: ['claude-*'] })).toMatchObject({ param: 'allowed_models' });
     expect(wideningOf(limited, { ...caller, allowedModels: ['gpt-4o', 'gpt-4*', 'house'] })).toBeNull();
     expect(wideningOf(limited, { ...caller, allowedModels: [] })).toBeNull();
+  });
+
+  it('a caller limited to some MCP tools mints only keys limited to tools within them', () => {
+    const limited = { ...caller, allowedTools: ['github__*', 'everything__echo'] };
+    expect(wideningOf(limited, { ...caller, allowedTools: null })).toMatchObject({ param: 'allowed_tools' });
+    expect(wideningOf(limited, { ...caller, allowedTools: ['everything__*'] })).toMatchObject({
+      param: 'allowed_tools',
+    });
+    expect(wideningOf(limited, { ...caller, allowedTools: ['github__search_*', 'everything__echo'] })).toBeNull();
+    expect(wideningOf(limited, { ...caller, allowedTools: [] })).toBeNull();
   });
 
   it('a caller with a cap mints only keys with a cap no higher', () => {

@@ -5,6 +5,8 @@ export interface KeyBounds {
   scopes: readonly string[];
   /** null = every model. */
   allowedModels: readonly string[] | null;
+  /** null = every MCP tool. */
+  allowedTools: readonly string[] | null;
   /** null = no cap. */
   dailyLimitCredits: number | null;
   monthlyLimitCredits: number | null;
@@ -83,6 +85,12 @@ export function wideningOf(caller: KeyBounds, key: KeyBounds): Widening | null {
     return {
       param: 'allowed_models',
       message: 'The calling key is limited to some models; the new key must be limited to models within them.',
+    };
+  }
+  if (!modelsCovered(caller.allowedTools, key.allowedTools)) {
+    return {
+      param: 'allowed_tools',
+      message: 'The calling key is limited to some tools; the new key must be limited to tools within them.',
     };
   }
   if (!capWithin(caller.dailyLimitCredits, key.dailyLimitCredits)) {

@@ -47,6 +47,8 @@ export interface KeySettings {
   name: string;
   scopes: string[] | null;
   allowedModels: string[] | null;
+  /** Globs over `<server>__<tool>`: the MCP tools the key may list and call; null = every tool. */
+  allowedTools: string[] | null;
   dailyLimitCredits: number | null;
   monthlyLimitCredits: number | null;
   route: string;
@@ -75,6 +77,7 @@ export function createKey(
       keyHash: new Uint8Array(key.keyHash),
       scopes: jsonList(key.scopes),
       allowedModels: jsonList(key.allowedModels),
+      allowedTools: jsonList(key.allowedTools),
     },
   });
 }
@@ -88,7 +91,12 @@ export async function updateKey(
 ): Promise<CallerKeyRow | null> {
   const { count } = await db.callerKey.updateMany({
     where: { id: keyId, userId, revokedAt: null },
-    data: { ...settings, scopes: jsonList(settings.scopes), allowedModels: jsonList(settings.allowedModels) },
+    data: {
+      ...settings,
+      scopes: jsonList(settings.scopes),
+      allowedModels: jsonList(settings.allowedModels),
+      allowedTools: jsonList(settings.allowedTools),
+    },
   });
   return count === 0 ? null : db.callerKey.findUnique({ where: { id: keyId } });
 }

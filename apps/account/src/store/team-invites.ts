@@ -11,6 +11,7 @@ import {
   refuse,
   roleOf,
   seatOf,
+  shareDefaultsOf,
   TEAM_READ_SCOPES,
   TEAM_WRITE_SCOPES,
   unknownCursor,
@@ -240,8 +241,16 @@ export async function acceptInvite(
       data: { acceptedAt: now, acceptedBy: userId },
     });
     if (count === 0) throw notAcceptable();
+    // share_defaults.mcp as it stands now says whether the new member's tool servers join the team's pool.
+    const team = await tx.team.findUniqueOrThrow({ where: { id: invite.teamId }, select: { shareDefaults: true } });
     const member = await tx.teamMember.create({
-      data: { teamId: invite.teamId, userId, role: invite.role, joinedAt: now },
+      data: {
+        teamId: invite.teamId,
+        userId,
+        role: invite.role,
+        joinedAt: now,
+        shareMcp: shareDefaultsOf(team.shareDefaults).mcp,
+      },
     });
     await record(tx, memberChange('team_member.join', null, member));
     return getTeam(tx, userId, invite.teamId);

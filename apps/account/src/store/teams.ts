@@ -96,7 +96,7 @@ export function roleOf(value: string): TeamRole {
   return isTeamRole(value) ? value : 'member';
 }
 
-function shareDefaultsOf(value: Prisma.JsonValue): ShareDefaults {
+export function shareDefaultsOf(value: Prisma.JsonValue): ShareDefaults {
   const stored = value !== null && typeof value === 'object' && !Array.isArray(value) ? value : {};
   const flag = (name: keyof ShareDefaults) =>
     typeof stored[name] === 'boolean' ? (stored[name] as boolean) : DEFAULT_SHARE[name];
@@ -188,17 +188,19 @@ export async function createTeam(
   record: RecordChange,
 ): Promise<TeamView> {
   const id = newId('org', now.getTime());
+  const shareDefaults = { ...DEFAULT_SHARE, ...input.shareDefaults };
   return db.$transaction(async (tx) => {
     const team = await tx.team.create({
       data: {
         id,
         name: input.name,
-        shareDefaults: { ...DEFAULT_SHARE, ...input.shareDefaults },
+        shareDefaults,
         sharePolicy: input.sharePolicy ?? 'members',
         requireManualConfirm: input.requireManualConfirm ?? false,
         createdBy: userId,
         createdAt: now,
-        members: { create: { userId, role: 'owner', joinedAt: now } },
+        // The creator is its first member: share_defaults say what they pool, as for anyone who joins.
+        members: { create: { userId, role: 'owner', joinedAt: now, shareMcp: shareDefaults.mcp } },
       },
     });
     await record(tx, teamChange('team.create', null, team));

@@ -20,6 +20,7 @@ export function renderCallerKey(key: CallerKey): Record<string, unknown> {
     daily_limit_tokens: key.dailyLimitCredits === undefined ? undefined : Number(key.dailyLimitCredits),
     monthly_limit_tokens: key.monthlyLimitCredits === undefined ? undefined : Number(key.monthlyLimitCredits),
     allowed_models: key.allowedModels?.values,
+    allowed_tools: key.allowedTools?.values,
     route: key.route,
     mode: key.mode,
     incognito: key.incognito,

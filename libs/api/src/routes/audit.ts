@@ -9,6 +9,7 @@ const TAG = 'Audit';
 export const AUDIT_RESOURCE_TYPES = [
   'key',
   'endpoint',
+  'mcp_server',
   'alias',
   'team',
   'team_member',
@@ -54,11 +55,11 @@ export const listAuditEvents = defineRoute({
   path: '/v1/audit',
   summary: 'List audit records',
   description:
-    'Every change to keys, endpoints, aliases, teams, members, invites, devices, webhooks and X builds operator ' +
-    'actions, newest first: who made it (user, and key or session), when, from which address, and the resource ' +
-    'before and after with secrets masked. You see the records of your own account, and of your teams where you ' +
-    'are an owner or an admin; the service’s operators also read every operator’s X builds actions. Records are ' +
-    'append-only.',
+    'Every change to keys, endpoints, MCP tool servers, aliases, teams, members, invites, devices, webhooks and ' +
+    'X builds operator actions, newest first: who made it (user, and key or session), when, from which address, ' +
+    'and the resource before and after with secrets masked. You see the records of your own account, and of your ' +
+    'teams where you are an owner or an admin; the service’s operators also read every operator’s X builds ' +
+    'actions. Records are append-only.',
   tag: TAG,
   auth: { kind: 'scoped', scopes: ['audit:read'] },
   query: pageQuery({

@@ -33,6 +33,14 @@ export const CallerKey = z
     allowed_models: z.array(z.string()).optional().meta({
       description: 'Glob allow-list over model names (`*` any run, `?` one character); absent means every model.',
     }),
+    allowed_tools: z
+      .array(z.string())
+      .optional()
+      .meta({
+        description:
+          'Glob allow-list over MCP tool names `<server>__<tool>` (`*` any run, `?` one character): the tools the ' +
+          'key may list and call at `/mcp`; absent means every tool of its servers.',
+      }),
     route: z.enum(KEY_ROUTE_VALUES),
     mode: z.enum(KEY_MODES),
     incognito: z.boolean(),
@@ -77,6 +85,10 @@ const ModelGlobs = z
   .array(z.string().min(1).max(256))
   .max(100)
   .meta({ description: "Within the calling key's own allow-list, if it has one." });
+const ToolGlobs = z.array(z.string().min(1).max(200)).max(100).meta({
+  description:
+    "Globs over `<server>__<tool>` (e.g. `github__*`); within the calling key's own allow-list, if it has one.",
+});
 const Credits = z
   .number()
   .int()
@@ -114,6 +126,7 @@ const CreateKeyBody = z
     scopes: ScopeList.optional(),
     preset: Preset.optional(),
     allowed_models: ModelGlobs.optional(),
+    allowed_tools: ToolGlobs.optional(),
     daily_limit_tokens: Credits.optional(),
     monthly_limit_tokens: Credits.optional(),
     route: Route.default('auto'),
@@ -140,6 +153,7 @@ const UpdateKeyBody = z
     scopes: ScopeList.optional(),
     preset: Preset.optional(),
     allowed_models: ModelGlobs.nullable().optional().meta({ description: '`null` allows every model again.' }),
+    allowed_tools: ToolGlobs.nullable().optional().meta({ description: '`null` allows every tool again.' }),
     daily_limit_tokens: Credits.nullable().optional().meta({ description: '`null` removes the cap.' }),
     monthly_limit_tokens: Credits.nullable().optional().meta({ description: '`null` removes the cap.' }),
     route: Route.optional(),
