@@ -3,7 +3,7 @@ import path from 'node:path';
 import { agentSetup } from '@sbc/agent-setup';
 import { baseEnv, makeSandbox, runCli, type Sandbox } from '../agents/run-cli';
 import { startRefusingProxy } from '../agents/recording-proxy';
-import { EVERYTHING_SERVER, startEverythingServer, type RunningEverythingServer } from '../support/everything-server';
+import { EVERYTHING_SERVER, startEverythingServer, type RunningMcpServer } from '../support/mcp-everything';
 import { registryPackage, type InstalledPackage } from '../support/registry-packages';
 import { OWNER_KEY, startStack, type AccountSurfaceStack } from '../support/stack';
 
@@ -18,7 +18,7 @@ const unavailable = CLAUDE_CODE.unavailable ?? EVERYTHING_SERVER.unavailable;
 const RUN_TIMEOUT_MS = 180_000;
 
 let stack: AccountSurfaceStack;
-let everything: RunningEverythingServer | undefined;
+let everything: RunningMcpServer | undefined;
 let claude: InstalledPackage;
 let sandbox: Sandbox;
 let refusing: Awaited<ReturnType<typeof startRefusingProxy>>;
@@ -73,7 +73,7 @@ describeIt(`Claude Code ${CLAUDE_CODE.version} through the MCP gateway`, () => {
     await sandbox?.remove();
     await refusing?.close();
     await stack?.stop();
-    everything?.stop();
+    await everything?.stop();
   });
 
   it('lists the gateway as a connected MCP server', async () => {

@@ -2,7 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { freePort } from '@sbc/testing';
-import { EVERYTHING_SERVER, startEverythingServer, type RunningEverythingServer } from '../support/everything-server';
+import { EVERYTHING_SERVER, startEverythingServer, type RunningMcpServer } from '../support/mcp-everything';
 import { OWNER_KEY, startStack, type UsageStack } from '../support/stack';
 
 /**
@@ -16,7 +16,7 @@ import { OWNER_KEY, startStack, type UsageStack } from '../support/stack';
 const CALL_TIMEOUT_MS = 1_500;
 
 let stack: UsageStack;
-let everything: RunningEverythingServer | undefined;
+let everything: RunningMcpServer | undefined;
 let everythingUrl = '';
 let slug = '';
 const clients: Client[] = [];
@@ -91,7 +91,7 @@ describeMcp('the MCP gateway', () => {
   afterAll(async () => {
     await Promise.all(clients.map((client) => client.close().catch(() => undefined)));
     await stack?.stop();
-    everything?.stop();
+    await everything?.stop();
   });
 
   it('a caller without a key is 401, and a key without gateway:invoke 403, before any session is made', async () => {

@@ -41,7 +41,7 @@ function contextOf(authInfo: AuthInfo | undefined): McpRequestContext {
 
 /** The key's `allowed_tools` (CallerKey.allowed_tools): absent = every tool. */
 function allowedToolsOf(principal: Principal): readonly string[] | undefined {
-  return (principal.key as { allowedTools?: { values: string[] } } | undefined)?.allowedTools?.values;
+  return principal.key?.allowedTools?.values;
 }
 
 /** The one access decision (libs/mcp-access), over the servers the directory gives for this credential now. */
