@@ -18,7 +18,7 @@ export interface ToolCallRecord {
 }
 
 /** The usage row's `dialect_in` and `dialect_out` for a tool call. */
-export const MCP_DIALECT = 'mcp';
+const MCP_DIALECT = 'mcp';
 
 /**
  * A tool call's usage event: the model field holds `<server>__<tool>` (whichever path it came by), the upstream

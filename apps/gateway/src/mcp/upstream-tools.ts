@@ -16,7 +16,7 @@ export interface UpstreamTimeouts {
   callTimeoutMs: number;
 }
 
-export interface UpstreamCallOptions {
+interface UpstreamCallOptions {
   signal: AbortSignal;
   onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
 }
