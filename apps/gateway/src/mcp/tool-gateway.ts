@@ -5,6 +5,8 @@ import {
   ListToolsRequestSchema,
   McpError,
   type CallToolResult,
+  type Notification,
+  type ServerNotification,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
@@ -20,6 +22,7 @@ import type { Logger } from '@sbc/logging';
 import type { Principal } from '../auth/authenticator';
 import type { McpToolServer, ToolServerSource } from './tool-server-source';
 import type { UpstreamDialer, UpstreamTools } from './upstream-tools';
+import { RELAYED_CAPABILITIES, relayServerFeatures, toolsOnly } from './server-relay';
 import { toolCallFailure, type ToolCallRecord } from './tool-call-usage';
 
 /** What each request to a gateway session carries to the handlers: the credential as authenticated for it. */
@@ -74,6 +77,7 @@ class SessionUpstreams {
   constructor(
     private readonly dialer: UpstreamDialer,
     private readonly version: string,
+    private readonly onNotification?: (notification: Notification) => void,
   ) {}
 
   for(server: McpToolServer): UpstreamTools {
@@ -81,7 +85,7 @@ class SessionUpstreams {
     const found = this.open.get(server.slug);
     if (found?.signature === signature) return found.upstream;
     void found?.upstream.close();
-    const upstream = this.dialer.open(server, this.version);
+    const upstream = this.dialer.open(server, this.version, this.onNotification);
     this.open.set(server.slug, { signature, upstream });
     return upstream;
   }
@@ -100,6 +104,15 @@ class SessionUpstreams {
   }
 }
 
+/** What a tool server may tell the caller of `/mcp/{slug}` unasked. */
+const RELAYED_NOTIFICATIONS = new Set([
+  'notifications/message',
+  'notifications/resources/updated',
+  'notifications/resources/list_changed',
+  'notifications/prompts/list_changed',
+  'notifications/tools/list_changed',
+]);
+
 /** A tool as the caller sees it: the server's definition, renamed at `/mcp`. */
 function asListed(tool: Tool, name: string): Tool {
   return { ...tool, name };
@@ -112,11 +125,30 @@ function asListed(tool: Tool, name: string): Tool {
  * or server applies on the next request of a session already open.
  */
 export function createToolGatewaySession(deps: ToolGatewayDeps, slug: string | undefined) {
-  const upstreams = new SessionUpstreams(deps.dialer, deps.version);
+  // `/mcp/{slug}` is the one server: its log messages and resource updates reach the caller as it sends them.
+  const relayNotification = (notification: Notification) => {
+    if (RELAYED_NOTIFICATIONS.has(notification.method))
+      void server.notification(notification as ServerNotification).catch(() => undefined);
+  };
+  const upstreams = new SessionUpstreams(deps.dialer, deps.version, slug === undefined ? undefined : relayNotification);
   const server = new Server(
     { name: slug === undefined ? 'sbc-gateway' : `sbc-gateway/${slug}`, version: deps.version },
-    { capabilities: { tools: {} } },
+    { capabilities: slug === undefined ? { tools: {} } : { tools: {}, ...RELAYED_CAPABILITIES } },
   );
+  if (slug !== undefined) {
+    relayServerFeatures(server, async (extra) => {
+      const access = await accessFor(deps.source, contextOf(extra.authInfo));
+      const target = access.bySlug.get(slug);
+      if (!target) throw new McpError(ErrorCode.InvalidRequest, `No tool server "${slug}" for this key.`);
+      if (access.allowedTools !== undefined && access.allowedTools !== null) throw toolsOnly();
+      try {
+        return await upstreams.for(target).client();
+      } catch (error) {
+        upstreams.drop(slug);
+        throw new McpError(ErrorCode.InternalError, toolCallFailure(slug, error).message);
+      }
+    });
+  }
 
   /** What a server lists, or nothing when it cannot be asked (it is left out of `/mcp`, and said so in the log). */
   const listOf = async (target: McpToolServer, requestId: string): Promise<Tool[]> => {
@@ -179,8 +211,9 @@ export function createToolGatewaySession(deps: ToolGatewayDeps, slug: string | u
     const grant =
       slug === undefined ? resolveToolCall(access, name, toolsOf) : resolveServerToolCall(access, slug, name, toolsOf);
     if ('refused' in grant) {
-      // An unknown server and a tool the key may not use read alike: neither says what exists elsewhere.
-      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+      // An unknown server and a tool the key may not use read alike: neither says what exists elsewhere. A tool
+      // error result, as the official SDK's servers answer an unknown tool.
+      return { content: [{ type: 'text', text: `Unknown tool: ${name}` }], isError: true };
     }
     const progressToken = request.params._meta?.progressToken;
     const onProgress =

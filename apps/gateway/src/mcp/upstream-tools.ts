@@ -1,7 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Notification, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { Agent, fetch as undiciFetch } from 'undici';
 import type { EgressCaller, EgressPolicy } from '@sbc/egress';
 import type { McpToolServer } from './tool-server-source';
@@ -33,6 +33,8 @@ export interface UpstreamTools {
     args: Record<string, unknown> | undefined,
     options: UpstreamCallOptions,
   ): Promise<CallToolResult>;
+  /** The connected client, for what `/mcp/{slug}` relays besides tools (resources, prompts, logging). */
+  client(): Promise<Client>;
   close(): Promise<void>;
 }
 
@@ -54,12 +56,18 @@ export function createUpstreamDialer(egress: EgressPolicy, timeouts: UpstreamTim
         redirect: 'manual',
       })) as unknown as FetchLike;
 
-  function open(server: McpToolServer, clientVersion: string): UpstreamTools {
+  /** `onNotification` hears what the server sends outside a request's progress (log messages, resource updates). */
+  function open(
+    server: McpToolServer,
+    clientVersion: string,
+    onNotification?: (notification: Notification) => void,
+  ): UpstreamTools {
     let connected: Promise<Client> | undefined;
     let tools: Tool[] | undefined;
     const connect = () =>
       (connected ??= (async () => {
         const client = new Client({ name: 'sbc-gateway', version: clientVersion });
+        if (onNotification) client.fallbackNotificationHandler = async (notification) => onNotification(notification);
         const transport = new StreamableHTTPClientTransport(new URL(server.url), {
           requestInit: { headers: server.headers },
           fetch: fetchAs(server.dialAs),
@@ -93,6 +101,7 @@ export function createUpstreamDialer(egress: EgressPolicy, timeouts: UpstreamTim
       server,
       listTools: list,
       knownTools: async () => tools ?? list(),
+      client: connect,
       async callTool(name, args, options) {
         const client = await connect();
         const result = await client.callTool({ name, arguments: args }, undefined, {
