@@ -151,6 +151,20 @@ describeMcp('the MCP gateway', () => {
     expect(textOf(echoed)).toContain('by its own name');
   });
 
+  it('/mcp/{slug} relays the server’s resources and prompts, to keys whose allowed_tools do not narrow them', async () => {
+    const open = await connect(`/mcp/${slug}`, OWNER_KEY);
+    expect((await open.listResources()).resources.length).toBeGreaterThan(0);
+    expect((await open.listPrompts()).prompts.length).toBeGreaterThan(0);
+
+    const minted = await stack.api('POST', '/v1/keys', {
+      key: OWNER_KEY,
+      body: { name: 'echo tool only', scopes: ['gateway:invoke'], allowed_tools: [`${slug}__echo`] },
+    });
+    const narrowed = await connect(`/mcp/${slug}`, minted.body.key);
+    await expect(narrowed.listResources()).rejects.toThrow(/allowed_tools limit it to tools/);
+    expect((await narrowed.listTools()).tools.map((tool) => tool.name)).toEqual(['echo']);
+  });
+
   it('allowed_tools decide listing and calling alike, and a change applies to an open session', async () => {
     const minted = await stack.api('POST', '/v1/keys', {
       key: OWNER_KEY,
