@@ -280,6 +280,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
           dialer: mcpDialer,
           logger,
           version: MCP_GATEWAY_VERSION,
+          health: targetHealth,
           record: (call) => void usageEmitter.emit(toolCallUsage(call)),
         },
         slug,

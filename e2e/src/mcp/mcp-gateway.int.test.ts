@@ -59,11 +59,11 @@ async function addServer(key: string, label: string, url: string): Promise<strin
   return answer.body.server.slug as string;
 }
 
-async function usageRows(keyId: string, count: number): Promise<Array<Record<string, unknown>>> {
+async function usageRows(keyId: string, count: number, asKey = OWNER_KEY): Promise<Array<Record<string, unknown>>> {
   const deadline = Date.now() + 20_000;
   let rows: Array<Record<string, unknown>> = [];
   while (rows.length < count && Date.now() < deadline) {
-    const page = await stack.api('GET', `/v1/usage/requests?key_id=${keyId}&limit=100`, { key: OWNER_KEY });
+    const page = await stack.api('GET', `/v1/usage/requests?key_id=${keyId}&limit=100`, { key: asKey });
     rows = page.body.data;
     if (rows.length < count) await new Promise((resolve) => setTimeout(resolve, 200));
   }
@@ -236,7 +236,7 @@ describeMcp('the MCP gateway', () => {
 
   it('a server nobody answers for is left out of /mcp, and calling it is an MCP error result', async () => {
     const user = await stack.seedUser();
-    const key = await stack.seedKey({ userId: user, scopes: ['gateway:invoke', 'endpoints:write'] });
+    const key = await stack.seedKey({ userId: user, scopes: ['gateway:invoke', 'endpoints:write', 'usage:read'] });
     await addServer(key.secret, 'everything', everythingUrl);
     const dead = await addServer(key.secret, 'gone', `http://127.0.0.1:${await freePort()}/mcp`);
     const client = await connect('/mcp', key.secret);
@@ -246,5 +246,17 @@ describeMcp('the MCP gateway', () => {
     const result = (await client.callTool({ name: `${dead}__echo`, arguments: {} })) as CallToolResult;
     expect(result).toMatchObject({ isError: true });
     expect(textOf(result)).toBe(`The tool server "${dead}" could not be reached.`);
+
+    // Three failures in a row cool it down, as a model target: it gets one half-open call, and the next call is
+    // refused without dialing it.
+    for (let i = 0; i < 3; i++) await client.callTool({ name: `${dead}__echo`, arguments: {} });
+    const cooled = (await client.callTool({ name: `${dead}__echo`, arguments: {} })) as CallToolResult;
+    expect(textOf(cooled)).toMatch(new RegExp(`^The tool server "${dead}" failed repeatedly: retry in \\d+ s\\.$`));
+    // Another server of the same account is not touched.
+    expect(
+      textOf((await client.callTool({ name: 'everything__echo', arguments: { message: 'still' } })) as CallToolResult),
+    ).toContain('still');
+    const rows = await usageRows(key.id, 6, key.secret);
+    expect(rows.map((row) => row.status)).toEqual([200, 503, 502, 502, 502, 502]);
   });
 });

@@ -4,6 +4,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createEgressPolicy } from '@sbc/egress';
 import { createLogger } from '@sbc/logging';
+import { memoryTargetHealth } from '@sbc/route-health';
 import type { Principal } from '../auth/authenticator';
 import { McpSessions } from './mcp-sessions';
 import { createToolGatewaySession } from './tool-gateway';
@@ -29,7 +30,14 @@ beforeEach(async () => {
     source: { serversFor: async () => [] },
     open: (slug) =>
       createToolGatewaySession(
-        { source: { serversFor: async () => [] }, dialer, logger, record: () => {}, version: '1' },
+        {
+          source: { serversFor: async () => [] },
+          dialer,
+          logger,
+          record: () => {},
+          health: memoryTargetHealth(),
+          version: '1',
+        },
         slug,
       ),
     logger,

@@ -4,12 +4,15 @@ import {
   ErrorCode,
   ListToolsRequestSchema,
   McpError,
+  type CallToolRequest,
   type CallToolResult,
   type Notification,
   type ServerNotification,
+  type ServerRequest,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
   decideMcpAccess,
   listAllowedTools,
@@ -19,6 +22,7 @@ import {
   type McpAccess,
 } from '@sbc/mcp-access';
 import type { Logger } from '@sbc/logging';
+import type { HalfOpenClaim, TargetHealth } from '@sbc/route-health';
 import type { Principal } from '../auth/authenticator';
 import type { McpToolServer, ToolServerSource } from './tool-server-source';
 import type { UpstreamDialer, UpstreamTools } from './upstream-tools';
@@ -67,8 +71,13 @@ export interface ToolGatewayDeps {
   logger: Logger;
   /** Called once per tools/call with its outcome (usage, metrics). */
   record(call: ToolCallRecord): void;
+  /** The routing policy's cooldowns (shared by every edge): a failing tool server is skipped as a target is. */
+  health: TargetHealth;
   version: string;
 }
+
+/** A tool server's cooldown key: per caller account and slug, so one account's failures never cool another's. */
+const healthKeyOf = (userId: string, slug: string) => `mcp:${userId}:${slug}`;
 
 /** A gateway session's open clients to tool servers, one per server, redialed when the server's settings change. */
 class SessionUpstreams {
@@ -103,6 +112,8 @@ class SessionUpstreams {
     await Promise.all(all.map(({ upstream }) => upstream.close()));
   }
 }
+
+type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 /** What a tool server may tell the caller of `/mcp/{slug}` unasked. */
 const RELAYED_NOTIFICATIONS = new Set([
@@ -197,16 +208,54 @@ export function createToolGatewaySession(deps: ToolGatewayDeps, slug: string | u
     // The tools of the server a name points at, as listing would see them (fetched when this session has none).
     const target = slug ?? name.split('__')[0] ?? '';
     const server = access.bySlug.get(target);
-    if (server) {
-      try {
-        known.set(server.slug, await upstreams.for(server).knownTools());
-      } catch (error) {
-        upstreams.drop(server.slug);
-        const failure = toolCallFailure(server.slug, error);
-        deps.record({ context, server: server.slug, tool: toolNameIn(name, slug), status: failure.status, startedAt });
-        return { content: [{ type: 'text', text: failure.message }], isError: true };
+    let claim: HalfOpenClaim | undefined;
+    try {
+      if (server) {
+        const healthKey = healthKeyOf(context.principal.userId, server.slug);
+        const until = deps.health.coolingUntil(healthKey);
+        // A cooling server gets one half-open call per cooldown on this edge, as a lone model target; the rest are
+        // refused without dialing it.
+        if (until !== undefined && !(claim = deps.health.claimHalfOpen([healthKey]))) {
+          const seconds = Math.max(1, Math.ceil((until - Date.now()) / 1000));
+          deps.record({ context, server: server.slug, tool: toolNameIn(name, slug), status: 503, startedAt });
+          return {
+            content: [
+              { type: 'text', text: `The tool server "${server.slug}" failed repeatedly: retry in ${seconds} s.` },
+            ],
+            isError: true,
+          };
+        }
+        try {
+          known.set(server.slug, await upstreams.for(server).knownTools());
+        } catch (error) {
+          upstreams.drop(server.slug);
+          const failure = toolCallFailure(server.slug, error);
+          deps.health.record(healthKey, { ok: false, status: failure.status });
+          deps.record({
+            context,
+            server: server.slug,
+            tool: toolNameIn(name, slug),
+            status: failure.status,
+            startedAt,
+          });
+          return { content: [{ type: 'text', text: failure.message }], isError: true };
+        }
       }
+      return await callGranted(request, extra, context, access, known, startedAt);
+    } finally {
+      claim?.release();
     }
+  });
+
+  const callGranted = async (
+    request: CallToolRequest,
+    extra: Extra,
+    context: McpRequestContext,
+    access: McpAccess<McpToolServer>,
+    known: Map<string, Tool[]>,
+    startedAt: number,
+  ): Promise<CallToolResult> => {
+    const name = request.params.name;
     const toolsOf = (found: McpToolServer) => known.get(found.slug) ?? [];
     const grant =
       slug === undefined ? resolveToolCall(access, name, toolsOf) : resolveServerToolCall(access, slug, name, toolsOf);
@@ -223,8 +272,13 @@ export function createToolGatewaySession(deps: ToolGatewayDeps, slug: string | u
             void extra
               .sendNotification({ method: 'notifications/progress', params: { ...progress, progressToken } })
               .catch(() => undefined);
-    const record = (status: number) =>
+    const healthKey = healthKeyOf(context.principal.userId, grant.server.slug);
+    const record = (status: number) => {
+      // What the cooldown rules count (the caller's own hang-ups and bad arguments never do).
+      if (status !== 499 && status !== 400)
+        deps.health.record(healthKey, status === 200 ? { ok: true } : { ok: false, status });
       deps.record({ context, server: grant.server.slug, tool: grant.tool.name, status, startedAt });
+    };
     try {
       const result = await upstreams
         .for(grant.server)
@@ -250,7 +304,7 @@ export function createToolGatewaySession(deps: ToolGatewayDeps, slug: string | u
       record(failure.status);
       return { content: [{ type: 'text', text: failure.message }], isError: true };
     }
-  });
+  };
 
   return {
     server,
