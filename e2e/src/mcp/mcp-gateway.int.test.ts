@@ -151,7 +151,7 @@ describeMcp('the MCP gateway', () => {
     expect(textOf(echoed)).toContain('by its own name');
   });
 
-  it('/mcp/{slug} relays the server’s resources and prompts, to keys whose allowed_tools do not narrow them', async () => {
+  it('/mcp/{slug} relays the server’s resources and prompts to keys that allowed_tools do not narrow', async () => {
     const open = await connect(`/mcp/${slug}`, OWNER_KEY);
     expect((await open.listResources()).resources.length).toBeGreaterThan(0);
     expect((await open.listPrompts()).prompts.length).toBeGreaterThan(0);
