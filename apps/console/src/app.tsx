@@ -28,6 +28,11 @@ const PAGES: { path: string; label: string; component: ComponentType; inNav?: fa
     label: 'Endpoints',
     component: named(() => import('./pages/endpoints/endpoints-page'), 'EndpointsPage'),
   },
+  {
+    path: 'tool-servers',
+    label: 'Tool servers',
+    component: named(() => import('./pages/tool-servers/tool-servers-page'), 'ToolServersPage'),
+  },
   { path: 'aliases', label: 'Aliases', component: named(() => import('./pages/aliases/aliases-page'), 'AliasesPage') },
   { path: 'teams', label: 'Teams', component: named(() => import('./pages/teams/teams-page'), 'TeamsPage') },
   { path: 'devices', label: 'Devices', component: named(() => import('./pages/devices/devices-page'), 'DevicesPage') },

@@ -318,12 +318,18 @@ describeWithServer('MCP tool servers: /v1/mcp/servers', () => {
       expect(cleared.body).not.toHaveProperty('allowed_tools');
       await waitFor(async () => (await whoami()).body.allowed_tools === undefined);
       const audit = await stack.api('GET', '/v1/audit?resource_type=key&limit=100', { key: OWNER_KEY });
-      expect(
-        audit.body.data.some(
-          (event: { resource: { id: string }; action: string }) =>
-            event.resource.id === minted.body.id && event.action === 'key.update',
-        ),
-      ).toBe(true);
+      // Each grant change is an audit record with the list before and after.
+      const grants = audit.body.data
+        .filter((event: { resource: { id: string } }) => event.resource.id === minted.body.id)
+        .map((event: { action: string; changes: { after?: { allowed_tools?: unknown } } }) => [
+          event.action,
+          event.changes.after?.allowed_tools,
+        ]);
+      expect(grants).toEqual([
+        ['key.update', null],
+        ['key.update', ['everything__*']],
+        ['key.create', ['everything__echo', 'github__*']],
+      ]);
     });
 
     it('a key limited to some tools mints only keys limited to tools within them (403)', async () => {

@@ -9,6 +9,7 @@ import { agentSetup, KEY_PLACEHOLDER, shellSnippet } from '@sbc/agent-setup';
 import { freePort, jsonOf, type TestDatabase } from '@sbc/testing';
 import { loadSimConfig, start as startSim, type RunningSim } from '@sbc/app-sim-upstream';
 import { loadEmbeddedConfig, start, type RunningEmbedded } from '@sbc/app-embedded';
+import { EVERYTHING_SERVER, startEverythingServer } from '../support/mcp-everything';
 import {
   collectPageErrors,
   DESKTOP,
@@ -360,6 +361,61 @@ describe('the console in a browser', () => {
     await endpoints.getByRole('cell', { name: '0 (standby)', exact: true }).waitFor();
     expect(await weightOf()).toBe('0 (standby)');
   }, 90_000);
+
+  (EVERYTHING_SERVER.unavailable ? it.skip : it)(
+    "adds an MCP tool server and shows its probe and the tools found; a key's allowed tools; deletes the server",
+    async () => {
+      const everything = await startEverythingServer();
+      try {
+        await open('Tool servers');
+        const form = page.getByRole('form', { name: 'Add a tool server' });
+        await form.getByLabel('Label').fill('Everything');
+        await form.getByLabel('MCP URL (Streamable HTTP)').fill(everything.url);
+        await form.getByLabel('Bearer token (blank if none is needed)').fill('console-bearer-secret');
+        await form.getByLabel('Headers').fill('X-Tenant: console-header-secret');
+        await form.getByRole('button', { name: 'Add and probe' }).click();
+        const probe = page.getByRole('status').filter({ hasText: /^Answered as / });
+        await probe.waitFor();
+        expect(await probe.textContent()).toMatch(/[1-9]\d* tools found/);
+        const servers = page.getByRole('table', { name: 'MCP tool servers' });
+        const row = servers.getByRole('row').filter({ hasText: 'Everything' });
+        await row.getByText(/^\d+ tools$/).click();
+        await row.getByText('everything__echo', { exact: true }).waitFor();
+        // The secrets went to the server and never come back to the page.
+        expect(await page.content()).not.toContain('console-bearer-secret');
+        expect(await page.content()).not.toContain('console-header-secret');
+        await page.getByRole('button', { name: 'Re-probe Everything' }).click();
+        await probe.waitFor();
+        await accessible('tool-servers');
+
+        await open('Keys');
+        await page.getByRole('button', { name: `Edit ${keyName}` }).click();
+        const dialog = page.getByRole('dialog', { name: `Edit ${keyName}` });
+        const allowed = dialog.getByLabel(/^Allowed MCP tools/);
+        await allowed.fill('everything__echo, everything__get-*');
+        await dialog.getByRole('button', { name: 'Save changes' }).click();
+        await dialog.waitFor({ state: 'hidden' });
+        const whoami = await jsonOf(
+          await fetch(`${base}/v1/keys/whoami`, { headers: { authorization: `Bearer ${key}` } }),
+        );
+        expect(whoami.allowed_tools).toEqual(['everything__echo', 'everything__get-*']);
+        await page.getByRole('button', { name: `Edit ${keyName}` }).click();
+        expect(await dialog.getByLabel(/^Allowed MCP tools/).inputValue()).toBe('everything__echo, everything__get-*');
+        await dialog.getByLabel(/^Allowed MCP tools/).fill('');
+        await dialog.getByRole('button', { name: 'Save changes' }).click();
+        await dialog.waitFor({ state: 'hidden' });
+
+        await open('Tool servers');
+        await page.getByRole('button', { name: 'Delete Everything' }).click();
+        await page.getByRole('button', { name: 'Delete tool server' }).click();
+        await servers.waitFor({ state: 'detached' });
+        await page.getByText(/^No tool servers yet/).waitFor();
+      } finally {
+        await everything.stop();
+      }
+    },
+    90_000,
+  );
 
   let deviceToken = '';
 

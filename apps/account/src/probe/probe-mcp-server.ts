@@ -17,7 +17,7 @@ export interface McpProbeTarget {
   dialAs: EgressCaller;
 }
 
-export interface McpProbeReport {
+interface McpProbeReport {
   probe: McpServerProbe;
   /** Set when the server answered. */
   tools?: McpTool[];
@@ -56,6 +56,8 @@ function describeFailure(error: unknown, where: string, timeoutMs: number, timed
   // fetch wraps the transport's error (refused, not found, egress) in a TypeError with the real one as its cause.
   const cause = error instanceof TypeError && error.cause ? error.cause : error;
   if ((cause as { code?: unknown } | null)?.code !== undefined) return describeTransportError(cause, where, timeoutMs);
+  // A fetch refusal of its own (a port fetch never dials, a malformed header value) says why in its cause.
+  if (cause !== error && cause instanceof Error) return `${where}: ${clip(cause.message, MAX_ERROR_MESSAGE_LENGTH)}`;
   if (error instanceof SyntaxError) return `${where} did not answer in JSON`;
   return `${where} did not complete the MCP handshake`;
 }

@@ -71,9 +71,9 @@ export interface SaveMcpServerInput {
 // RFC 9110 token characters: anything else cannot be sent as a header name.
 const HEADER_NAME_PATTERN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** Bounds a row's credentials (the edge refuses larger bodies first; these hold for any caller of the RPC). */
-export const MAX_MCP_HEADERS = 32;
-export const MAX_MCP_HEADER_VALUE_LENGTH = 8_192;
-export const MAX_MCP_URL_LENGTH = 2_048;
+const MAX_MCP_HEADERS = 32;
+const MAX_MCP_HEADER_VALUE_LENGTH = 8_192;
+const MAX_MCP_URL_LENGTH = 2_048;
 const MAX_LABEL_LENGTH = 128;
 
 // The secret's owner and column are bound into each ciphertext, so one copied into another row does not open.

@@ -6,6 +6,7 @@ import type {
   deviceRoutes,
   gatewayRoutes,
   keyRoutes,
+  mcpServerRoutes,
   runRoutes,
   teamRoutes,
   upstreamRoutes,
@@ -31,6 +32,11 @@ export const addEndpoint = route<typeof upstreamRoutes.createUpstream>('post', '
 export const editEndpoint = route<typeof upstreamRoutes.updateUpstream>('patch', '/v1/upstreams/{slug}');
 export const deleteEndpoint = route<typeof upstreamRoutes.deleteUpstream>('delete', '/v1/upstreams/{slug}');
 export const probeEndpoint = route<typeof upstreamRoutes.probeUpstream>('post', '/v1/upstreams/{slug}/probe');
+
+export const listToolServers = route<typeof mcpServerRoutes.listMcpServers>('get', '/v1/mcp/servers');
+export const addToolServer = route<typeof mcpServerRoutes.createMcpServer>('post', '/v1/mcp/servers');
+export const deleteToolServer = route<typeof mcpServerRoutes.deleteMcpServer>('delete', '/v1/mcp/servers/{slug}');
+export const probeToolServer = route<typeof mcpServerRoutes.probeMcpServer>('post', '/v1/mcp/servers/{slug}/probe');
 
 export const listAliases = route<typeof upstreamRoutes.listAliases>('get', '/v1/aliases');
 export const putAlias = route<typeof upstreamRoutes.putAlias>('put', '/v1/aliases/{token}');

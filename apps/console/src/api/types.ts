@@ -8,6 +8,7 @@ import type {
   captureRoutes,
   deviceRoutes,
   keyRoutes,
+  mcpServerRoutes,
   runRoutes,
   teamRoutes,
   upstreamRoutes,
@@ -38,6 +39,11 @@ export type UpstreamProbe = z.output<typeof upstreamRoutes.UpstreamProbe>;
 export type UpstreamWithProbe = z.output<typeof upstreamRoutes.UpstreamWithProbe>;
 export type CreateUpstreamBody = BodyOf<typeof upstreamRoutes.createUpstream>;
 export type UpdateUpstreamBody = BodyOf<typeof upstreamRoutes.updateUpstream>;
+
+export type ToolServer = z.output<typeof mcpServerRoutes.McpServer>;
+export type ToolServerProbe = z.output<typeof mcpServerRoutes.McpServerProbe>;
+export type ToolServerWithProbe = z.output<typeof mcpServerRoutes.McpServerWithProbe>;
+export type CreateToolServerBody = BodyOf<typeof mcpServerRoutes.createMcpServer>;
 
 export type Alias = z.output<typeof upstreamRoutes.Alias>;
 export type AliasPutBody = BodyOf<typeof upstreamRoutes.putAlias>;

@@ -7,12 +7,21 @@ export const TeamRole = z.enum(['owner', 'admin', 'editor', 'member']).meta({ id
 const InvitableRole = z
   .enum(['admin', 'editor', 'member'])
   .meta({ description: 'Owners are made by promotion, never by invite.' });
-const SharePolicy = z.enum(['members', 'editors']).meta({ description: 'Who may add items to the team pool.' });
+const SharePolicy = z.enum(['members', 'editors']).meta({
+  description:
+    'Who may add items to the team pool: every member, or editors, admins and owners only. For MCP tool servers, the ' +
+    'servers of the members it names (and who pool them, see `share_defaults.mcp`) are the pool every team key sees.',
+});
 
 const ShareDefaults = z
   .object({ mcp: z.boolean(), rules: z.boolean(), skills: z.boolean() })
   .loose()
-  .meta({ id: 'TeamShareDefaults', description: 'What a new member pools by default.' });
+  .meta({
+    id: 'TeamShareDefaults',
+    description:
+      'What a new member pools by default, set for each member as they join: with `mcp`, their MCP tool servers ' +
+      '(`/v1/mcp/servers`) join the pool team keys see at `/mcp`; a member who leaves takes theirs along.',
+  });
 
 // The largest cap in credits (CONTRACTS "Budgets and limits": bounded).
 const MAX_BUDGET_CREDITS = 1_000_000_000;

@@ -53,6 +53,10 @@ export function KeyFields({ form, onChange }: { form: KeyFormState; onChange: (f
         Allowed models (blank for every model; globs like gpt-* work)
         <input value={form.allowedModels} onChange={(e) => set({ allowedModels: e.target.value })} />
       </label>
+      <label>
+        Allowed MCP tools (blank for every tool; server__tool globs like github__* work)
+        <input value={form.allowedTools} onChange={(e) => set({ allowedTools: e.target.value })} />
+      </label>
       <div className="row">
         <label>
           Daily cap (credits)

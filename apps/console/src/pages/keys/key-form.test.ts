@@ -21,6 +21,7 @@ describe('the key form as a request body', () => {
   it('clears a blank cap, limit or allow-list on edit (null), rather than keeping the old one', () => {
     expect(updateBody({ ...EMPTY_KEY_FORM, name: 'k' })).toMatchObject({
       allowed_models: null,
+      allowed_tools: null,
       daily_limit_tokens: null,
       monthly_limit_tokens: null,
       rpm: null,
@@ -36,6 +37,16 @@ describe('the key form as a request body', () => {
   it('splits allowed models on commas and white space', () => {
     expect(modelList('gpt-*, claude-?\n sim-large')).toEqual(['gpt-*', 'claude-?', 'sim-large']);
     expect(modelList('  ')).toBeUndefined();
+  });
+
+  it('sends allowed MCP tools as a list of server__tool globs, blank as every tool', () => {
+    expect(createBody({ ...EMPTY_KEY_FORM, name: 'k', allowedTools: 'github__*, everything__echo' })).toMatchObject({
+      allowed_tools: ['github__*', 'everything__echo'],
+    });
+    expect(createBody({ ...EMPTY_KEY_FORM, name: 'k' }).allowed_tools).toBeUndefined();
+    expect(updateBody({ ...EMPTY_KEY_FORM, name: 'k', allowedTools: 'x__y' })).toMatchObject({
+      allowed_tools: ['x__y'],
+    });
   });
 
   it('sends the response cache TTL as whole seconds, a blank one as 0 (off), on mint and on edit', () => {

@@ -7,6 +7,8 @@ export interface KeyFormState {
   preset: 'gateway' | 'read_only' | 'full_access' | 'custom';
   scopes: Scope[];
   allowedModels: string;
+  /** Globs over `<server>__<tool>`, split as allowedModels is; blank for every MCP tool. */
+  allowedTools: string;
   daily: string;
   monthly: string;
   /** The key's own requests and tokens per minute; blank for the service's. */
@@ -24,6 +26,7 @@ export const EMPTY_KEY_FORM: KeyFormState = {
   preset: 'gateway',
   scopes: [],
   allowedModels: '',
+  allowedTools: '',
   daily: '',
   monthly: '',
   rpm: '',
@@ -34,7 +37,7 @@ export const EMPTY_KEY_FORM: KeyFormState = {
   cacheTools: false,
 };
 
-/** `a, b\nc` → ['a', 'b', 'c']; blank → undefined (every model). */
+/** `a, b\nc` → ['a', 'b', 'c']; blank → undefined (every model, or every tool). */
 export function modelList(text: string): string[] | undefined {
   const models = text
     .split(/[\s,]+/)
@@ -52,6 +55,7 @@ export function createBody(form: KeyFormState): CreateKeyBody {
     name: form.name.trim(),
     ...(form.preset === 'custom' ? { scopes: form.scopes } : { preset: form.preset }),
     allowed_models: modelList(form.allowedModels),
+    allowed_tools: modelList(form.allowedTools),
     daily_limit_tokens: cap(form.daily),
     monthly_limit_tokens: cap(form.monthly),
     rpm: cap(form.rpm),
@@ -69,6 +73,7 @@ export function updateBody(form: KeyFormState): UpdateKeyBody {
     name: form.name.trim(),
     ...(form.preset === 'custom' ? { scopes: form.scopes } : { preset: form.preset }),
     allowed_models: modelList(form.allowedModels) ?? null,
+    allowed_tools: modelList(form.allowedTools) ?? null,
     daily_limit_tokens: cap(form.daily) ?? null,
     monthly_limit_tokens: cap(form.monthly) ?? null,
     rpm: cap(form.rpm) ?? null,

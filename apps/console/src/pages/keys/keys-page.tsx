@@ -19,6 +19,7 @@ function formOf(key: CallerKey): KeyFormState {
     preset: 'custom',
     scopes: key.scopes,
     allowedModels: key.allowed_models?.join(', ') ?? '',
+    allowedTools: key.allowed_tools?.join(', ') ?? '',
     daily: key.daily_limit_tokens?.toString() ?? '',
     monthly: key.monthly_limit_tokens?.toString() ?? '',
     rpm: key.rpm?.toString() ?? '',
