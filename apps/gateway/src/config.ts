@@ -147,6 +147,17 @@ const schema = z
      * with recognisable secrets redacted. Off by default: traces then carry counts and names, never content.
      */
     OTEL_GENAI_CAPTURE_CONTENT: flag(false),
+    /** The MCP gateway's open sessions on one edge (`/mcp`, `/mcp/{slug}`); past it, the least recently used ends. */
+    MCP_MAX_SESSIONS: positiveInt(1_000),
+    /** An MCP session with no request open for this long is ended (the client starts a new one). */
+    MCP_SESSION_IDLE_MS: positiveInt(10 * 60_000),
+    /** Connecting to a tool server and listing its tools, each: past it, the server is left out or the call fails. */
+    MCP_CONNECT_TIMEOUT_MS: positiveInt(10_000),
+    /**
+     * A tool call's silence before it ends as an MCP error result; the server's progress restarts it, up to ten
+     * times this in all.
+     */
+    MCP_CALL_TIMEOUT_MS: positiveInt(60_000),
   })
   .refine((vars) => vars.HTTP_HEADERS_TIMEOUT_MS <= vars.HTTP_REQUEST_TIMEOUT_MS, {
     path: ['HTTP_HEADERS_TIMEOUT_MS'],
@@ -233,6 +244,8 @@ export interface GatewayConfig {
   egress: { private: PrivateEgress };
   /** OTEL_GENAI_CAPTURE_CONTENT: prompts and completions (redacted) on model calls' spans. */
   genAiCaptureContent: boolean;
+  /** The MCP gateway: its sessions' bounds and its tool servers' time limits. */
+  mcp: { maxSessions: number; sessionIdleMs: number; connectTimeoutMs: number; callTimeoutMs: number };
 }
 
 export function loadGatewayConfig(env: Record<string, string | undefined>): GatewayConfig {
@@ -296,5 +309,11 @@ export function loadGatewayConfig(env: Record<string, string | undefined>): Gate
     responses: { maxStoredBytes: vars.RESPONSES_MAX_STORED_BYTES, rpcDeadlineMs: vars.RESPONSES_RPC_DEADLINE_MS },
     egress: { private: privateEgressOf(vars.EGRESS_PRIVATE, vars.EGRESS_DENY_PRIVATE) },
     genAiCaptureContent: vars.OTEL_GENAI_CAPTURE_CONTENT,
+    mcp: {
+      maxSessions: vars.MCP_MAX_SESSIONS,
+      sessionIdleMs: vars.MCP_SESSION_IDLE_MS,
+      connectTimeoutMs: vars.MCP_CONNECT_TIMEOUT_MS,
+      callTimeoutMs: vars.MCP_CALL_TIMEOUT_MS,
+    },
   };
 }

@@ -50,6 +50,10 @@ import { createGenAiTelemetry, type AttemptOutcome } from './observability/genai
 import { createRoutingTables } from './routing/routing-tables';
 import { createToolServerDirectory, type EdgeToolServer, type ToolServerDirectory } from './mcp/tool-servers';
 import type { Target } from './routing/targets';
+import { McpSessions } from './mcp/mcp-sessions';
+import { toolCallUsage } from './mcp/tool-call-usage';
+import { createToolGatewaySession } from './mcp/tool-gateway';
+import { createUpstreamDialer } from './mcp/upstream-tools';
 import { createEdgeRouter } from './edge-router';
 import { createGatewayApp } from './server';
 import { renderClientError } from './http/client-errors';
@@ -81,6 +85,8 @@ export interface GatewayOverrides {
 }
 
 const DEFAULT_SIM_URL = 'http://127.0.0.1:8090';
+/** What the gateway calls itself as an MCP server and client. */
+const MCP_GATEWAY_VERSION = '0.1.0';
 const ENGINE_PROBE_INTERVAL_MS = 15_000;
 const ENGINE_PROBE_TIMEOUT_MS = 2_000;
 /** A playground capture is read right after its call; ten minutes leaves time to look, and no longer. */
@@ -268,6 +274,27 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     maxStoredBytes: config.responses.maxStoredBytes,
     onStored: (outcome) => storedResponses.inc({ outcome }),
   });
+  // The MCP gateway: its clients to tool servers dial under the egress rules; each tools/call is a usage event.
+  const mcpDialer = createUpstreamDialer(egress, config.mcp);
+  const mcpSessions = new McpSessions({
+    limits: { maxSessions: config.mcp.maxSessions, idleMs: config.mcp.sessionIdleMs },
+    source: toolServers,
+    logger,
+    open: (slug) =>
+      createToolGatewaySession(
+        {
+          source: toolServers,
+          dialer: mcpDialer,
+          logger,
+          version: MCP_GATEWAY_VERSION,
+          health: targetHealth,
+          record: (call) => void usageEmitter.emit(toolCallUsage(call)),
+        },
+        slug,
+      ),
+  });
+  // Draining ends every MCP session (their GET streams included), as it ends other event streams.
+  drain.signal.addEventListener('abort', () => void mcpSessions.closeAll(), { once: true });
   const app = createGatewayApp({
     captures,
     budget,
@@ -283,6 +310,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     providers: config.providerEngines,
     routing,
     toolServers,
+    mcp: mcpSessions,
     reachability,
     pubsub,
     draining: drain.signal,
@@ -370,6 +398,8 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     await keyUse.stop();
     await authenticator.stop();
     await routing.stop();
+    await mcpSessions.closeAll();
+    await mcpDialer.close();
     await toolServers.stop();
     await upstream.close();
     await guardrailWebhooks.close();

@@ -25,6 +25,8 @@ import { WRITE_BARRIER } from './http/mount';
 import { requestId } from './http/request-id';
 import type { HouseEngines, ProviderEngines } from './routing/engines';
 import type { RoutingTables } from './routing/routing-tables';
+import type { McpSessions } from './mcp/mcp-sessions';
+import { mcpRoutes } from './routes/mcp';
 import type { ToolServerDirectory } from './mcp/tool-servers';
 import { mcpServerRoutes } from './routes/mcp-servers';
 import { docsRoutes } from './routes/docs';
@@ -76,6 +78,8 @@ export interface GatewayAppDeps {
   routing: RoutingTables;
   /** The MCP tool servers each credential may use (cached; for the /mcp routes). */
   toolServers: ToolServerDirectory;
+  /** The MCP gateway's sessions (`/mcp`, `/mcp/{slug}`). */
+  mcp: McpSessions;
   /** Alias changes are relayed from it to paired devices (GET /v1/aliases/events). */
   pubsub: PubSub;
   /** Aborted when the edge starts draining (long-lived streams end on it). */
@@ -120,6 +124,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
   app.use(deviceRoutes(deps));
   app.use(auditRoutes(deps));
   app.use(modelRoutes(deps));
+  app.use(mcpRoutes(deps));
   app.use(usageRoutes(deps));
   app.use(captureRoutes(deps));
   app.use(xBuildRoutes(deps));

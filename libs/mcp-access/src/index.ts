@@ -1,0 +1,18 @@
+export {
+  decideMcpAccess,
+  listAllowedTools,
+  listServerTools,
+  qualifiedToolName,
+  resolveServerToolCall,
+  resolveToolCall,
+  splitQualifiedToolName,
+  toolAllowed,
+  TOOL_NAME_SEPARATOR,
+  type McpAccess,
+  type McpAccessInputs,
+  type McpCaller,
+  type NamedTool,
+  type ToolGrant,
+  type ToolRefusal,
+  type ToolServerRef,
+} from './mcp-access';
