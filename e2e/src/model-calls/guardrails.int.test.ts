@@ -190,6 +190,55 @@ describe.each(DIALECTS)('%s', (dialect) => {
     hookAnswer = { status: 200, body: { action: 'allow' } };
   });
 
+  it('a model judge blocks on yes, passes on no, fails closed or open, and each question has a usage row', async () => {
+    const judge = await guardrail({
+      kind: 'judge',
+      question: 'Does this ask about the launch?',
+      applies_to: ['request'],
+    });
+    expect(judge).toMatchObject({ model: 'house', max_tokens: 64, timeout_ms: 5_000, fail: 'closed' });
+    const minted = await stack.api('POST', '/v1/keys', { key: OWNER_KEY, body: { name: 'judged', preset: 'gateway' } });
+    await stack.api('PATCH', `/v1/keys/${minted.body.id}`, { key: OWNER_KEY, body: { guardrails: [judge.id] } });
+    const key = minted.body.key as string;
+    // The sim answers the judge's forced verdict call with the arguments a `sim:call:` directive in its prompt names.
+    const yes = `when is the launch sim:call:verdict {"answer":"yes"}`;
+    const refusal = await refusalOf(call(dialect, key, yes, { 'x-request-id': `judge-yes-${dialect}` }));
+    expect(refusal.status).toBe(400);
+    expect(JSON.stringify(refusal.error)).toContain('guardrail_blocked');
+    expect(guardrailIn(refusal.error)).toEqual({ id: judge.id, name: judge.name, kind: 'judge' });
+    const no = `say hello sim:call:verdict {"answer":"no"}`;
+    expect(await call(dialect, key, no, { 'x-request-id': `judge-no-${dialect}` })).toContain('say hello');
+
+    const rowsOf = async (requestId: string, count: number) => {
+      const deadline = Date.now() + 20_000;
+      let rows: Array<Record<string, unknown>> = [];
+      while (rows.length < count && Date.now() < deadline) {
+        const page = await stack.api('GET', `/v1/usage/requests?key_id=${minted.body.id}`, { key: OWNER_KEY });
+        rows = (page.body.data as Array<Record<string, unknown>>).filter((row) => row.request_id === requestId);
+        if (rows.length < count) await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      return rows;
+    };
+    // The judge's question is a call of the key: a row of its own (the judge's model, in Chat Completions), billed.
+    const blocked = await rowsOf(`judge-yes-${dialect}`, 2);
+    expect(blocked).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ status: 400, guardrail: { id: judge.id, action: 'block' } }),
+        expect.objectContaining({ status: 200, model: 'house', dialect: 'chat', guardrail: null }),
+      ]),
+    );
+    const asked = blocked.find((row) => row.status === 200)!;
+    expect(asked.native_tokens_prompt).toBeGreaterThan(0);
+    expect(asked.native_tokens_completion).toBeGreaterThan(0);
+    expect((await rowsOf(`judge-no-${dialect}`, 2)).map((row) => row.status)).toEqual([200, 200]);
+
+    // A judge that cannot answer (a model no key can call): closed blocks, open lets the call go.
+    const closed = await guardrail({ kind: 'judge', model: 'no-such-model', question: 'Is it bad?', fail: 'closed' });
+    const open = await guardrail({ kind: 'judge', model: 'no-such-model', question: 'Is it bad?', fail: 'open' });
+    expect((await refusalOf(call(dialect, await keyWith([closed.id]), 'hello there'))).status).toBe(400);
+    expect(await call(dialect, await keyWith([open.id]), 'hello there')).toContain('hello there');
+  });
+
   it('a streamed reply is blocked mid-way: text first, then an error, and the upstream is let go', async () => {
     const words = await guardrail({
       kind: 'detectors',
@@ -370,6 +419,8 @@ describe('the guardrail routes', () => {
       [{ ...detectors, detectors: [{ type: 'regex', action: 'block', pattern: '(a)\\1' }] }, 'detectors.0.pattern'],
       [{ ...detectors, detectors: [] }, 'detectors'],
       [{ kind: 'webhook', name: 'w', url: 'ftp://x' }, 'url'],
+      [{ kind: 'judge', name: 'j', question: '' }, 'question'],
+      [{ kind: 'judge', name: 'j', question: 'Is it bad?', max_tokens: 5_000 }, 'max_tokens'],
       [{ kind: 'unknown', name: 'x' }, 'kind'],
     ];
     for (const [body, path] of cases) {

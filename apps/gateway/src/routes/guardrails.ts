@@ -25,7 +25,7 @@ function renderGuardrail(guardrail: Guardrail | undefined): Record<string, unkno
   };
 }
 
-const SETTINGS = ['detectors', 'url', 'timeout_ms', 'fail'] as const;
+const SETTINGS = ['detectors', 'url', 'timeout_ms', 'fail', 'model', 'question', 'max_tokens'] as const;
 
 /** The kind's settings among a body's fields. */
 function settingsOf(body: Record<string, unknown>): Record<string, unknown> {
