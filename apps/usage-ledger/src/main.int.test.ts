@@ -30,6 +30,7 @@ describe('usage-ledger service shell', () => {
       '0004_event_ids_dead_letters.sql',
       '0005_served_by_attempts.sql',
       '0006_cache_hit.sql',
+      '0007_guardrail.sql',
     ]);
     const row = {
       eventId: 'evt_1',
