@@ -319,6 +319,69 @@ describe('who a guardrail applies to', () => {
     expect(await call('chat', owner.key, 'what is zephyr')).toContain('zephyr');
   });
 
+  it("a team's guardrail comes off a team key only for a caller who may change the team's guardrails", async () => {
+    const { user, createTeam, join } = fixtures();
+    const owner = await user();
+    const member = await user();
+    const team = await createTeam(owner);
+    await join(team.id, owner, member);
+    // Keys that may edit gateway keys, but not the team.
+    const keysOnly = ['gateway:invoke', 'keys:read', 'keys:write'] as const;
+    const ownerKeysOnly = (await stack.seedKey({ userId: owner.id, scopes: [...keysOnly] })).secret;
+    const memberKeysOnly = (await stack.seedKey({ userId: member.id, scopes: [...keysOnly] })).secret;
+    const words = {
+      kind: 'detectors',
+      team_id: team.id,
+      detectors: [{ type: 'words', action: 'block', words: ['kite'] }],
+    };
+    const refusedCreate = await stack.api('POST', '/v1/guardrails', {
+      key: ownerKeysOnly,
+      body: { name: 't', ...words },
+    });
+    expect(refusedCreate.status).toBe(403);
+    expect(refusedCreate.body.required_scopes).toEqual(['teams:write']);
+    const teamGuardrail = await guardrail(words, owner.key);
+    const own = await guardrail({ kind: 'detectors', detectors: [{ type: 'email', action: 'log' }] }, owner.key);
+
+    const teamKeyOf = async (who: { key: string }) => {
+      const minted = await stack.api('POST', '/v1/keys', {
+        key: who.key,
+        body: { name: 'team key', preset: 'gateway', org_id: team.id },
+      });
+      expect(minted.status).toBe(201);
+      return minted.body as { id: string; key: string };
+    };
+    const setOn = (key: string, id: string, guardrails: string[]) =>
+      stack.api('PATCH', `/v1/keys/${id}`, { key, body: { guardrails } });
+
+    // The owner's team key: its team guardrail stays on for a key without teams:write, whatever else changes.
+    const ownerTeamKey = await teamKeyOf(owner);
+    expect((await setOn(owner.key, ownerTeamKey.id, [teamGuardrail.id, own.id])).status).toBe(200);
+    const shed = await setOn(ownerKeysOnly, ownerTeamKey.id, [own.id]);
+    expect(shed.status).toBe(403);
+    expect(shed.body).toMatchObject({ error: 'insufficient_scope', required_scopes: ['teams:write'] });
+    // A key narrower than the one it edits changes none of it, its guardrails included.
+    const narrow = (await stack.seedKey({ userId: owner.id, scopes: ['keys:read', 'keys:write'] })).secret;
+    expect((await setOn(narrow, ownerTeamKey.id, [teamGuardrail.id])).status).toBe(403);
+    const listed = await stack.api('GET', '/v1/keys?limit=100', { key: owner.key });
+    const kept = (listed.body.data as Array<{ id: string; guardrails: string[] }>).find(
+      (k) => k.id === ownerTeamKey.id,
+    );
+    expect(kept?.guardrails).toEqual([teamGuardrail.id, own.id]);
+    expect((await setOn(ownerKeysOnly, ownerTeamKey.id, [teamGuardrail.id])).status).toBe(200);
+    expect((await refusalOf(call('chat', ownerTeamKey.key, 'fly a kite'))).status).toBe(400);
+    expect((await stack.api('DELETE', `/v1/guardrails/${teamGuardrail.id}`, { key: ownerKeysOnly })).status).toBe(403);
+    // A member may add the team's guardrail to their team key, and not take it off: not even with teams:write.
+    const memberTeamKey = await teamKeyOf(member);
+    expect((await setOn(memberKeysOnly, memberTeamKey.id, [teamGuardrail.id])).status).toBe(200);
+    expect((await setOn(memberKeysOnly, memberTeamKey.id, [])).status).toBe(403);
+    expect((await setOn(member.key, memberTeamKey.id, [])).status).toBe(403);
+    expect((await refusalOf(call('chat', memberTeamKey.key, 'fly a kite'))).status).toBe(400);
+    // The team's owner, with teams:write, may.
+    expect((await setOn(owner.key, ownerTeamKey.id, [])).status).toBe(200);
+    expect(await call('chat', ownerTeamKey.key, 'fly a kite')).toContain('kite');
+  });
+
   it('a header adds a guardrail, and one trying to remove a guardrail is ignored', async () => {
     const words = await guardrail({
       kind: 'detectors',

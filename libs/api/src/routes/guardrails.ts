@@ -162,7 +162,8 @@ const ListQuery = z.object({
 });
 
 const ACCESS =
-  "A team's guardrails are read by its members and changed by its owners and admins; any other guardrail is 404.";
+  "A team's guardrails are read by its members and changed by its owners and admins, with a key that also holds " +
+  '`teams:write` (403 `insufficient_scope` otherwise); any other guardrail is 404.';
 
 export const listGuardrails = defineRoute({
   operationId: 'listGuardrails',
