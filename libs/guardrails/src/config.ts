@@ -11,11 +11,11 @@ export type GuardrailSide = (typeof GUARDRAIL_SIDES)[number];
 export const MAX_DETECTORS = 20;
 export const WEBHOOK_TIMEOUT_MS = { min: 100, max: 10_000, default: 2_000 };
 /** A judge's bounds: the most it may answer with, and how long its call may take. */
-export const JUDGE_MAX_TOKENS = { min: 1, max: 1_024, default: 64 };
-export const JUDGE_TIMEOUT_MS = { min: 100, max: 30_000, default: 5_000 };
-export const MAX_JUDGE_QUESTION = 2_000;
+const JUDGE_MAX_TOKENS = { min: 1, max: 1_024, default: 64 };
+const JUDGE_TIMEOUT_MS = { min: 100, max: 30_000, default: 5_000 };
+const MAX_JUDGE_QUESTION = 2_000;
 /** The house model a judge asks when it names none. */
-export const JUDGE_DEFAULT_MODEL = 'house';
+const JUDGE_DEFAULT_MODEL = 'house';
 
 export interface DetectorsConfig {
   detectors: DetectorSpec[];

@@ -10,7 +10,7 @@ import { checkedCall } from './read-call';
 import { resolveCallRoute, type RouteCallDeps } from './route-call';
 import { settle, type SettleDeps } from './settle';
 
-export type OwnCallDeps = RouteCallDeps & AdmitDeps & DispatchDeps & SettleDeps;
+type OwnCallDeps = RouteCallDeps & AdmitDeps & DispatchDeps & SettleDeps;
 
 /** A model call the edge makes itself, on behalf of the caller of another call. */
 export interface OwnCall {
