@@ -328,7 +328,7 @@ describe('the console in a browser', () => {
     await detail.getByRole('button', { name: 'Close' }).click();
   }, 90_000);
 
-  it('a guardrail: created, tried on a sample text, attached to a key, and its block shown in the request log', async () => {
+  it('a guardrail: created, tried on a sample, attached to a key, and its block shown in the request log', async () => {
     await open('Guardrails');
     const create = page.getByRole('form', { name: 'Create a guardrail' });
     await create.getByLabel('Name').fill('No Orion');
