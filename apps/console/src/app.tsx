@@ -34,6 +34,11 @@ const PAGES: { path: string; label: string; component: ComponentType; inNav?: fa
     component: named(() => import('./pages/tool-servers/tool-servers-page'), 'ToolServersPage'),
   },
   { path: 'aliases', label: 'Aliases', component: named(() => import('./pages/aliases/aliases-page'), 'AliasesPage') },
+  {
+    path: 'guardrails',
+    label: 'Guardrails',
+    component: named(() => import('./pages/guardrails/guardrails-page'), 'GuardrailsPage'),
+  },
   { path: 'teams', label: 'Teams', component: named(() => import('./pages/teams/teams-page'), 'TeamsPage') },
   { path: 'devices', label: 'Devices', component: named(() => import('./pages/devices/devices-page'), 'DevicesPage') },
   {

@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { RequestListener } from 'node:http';
 import { awaitTopic, createBus, createTopicAdmin, type Bus } from '@sbc/bus';
+import type { ChatResponse } from '@sbc/dialects';
 import { USAGE_EVENTS_TOPIC } from '@sbc/events';
 import { createEgressPolicy, type Resolver } from '@sbc/egress';
 import { createCacheAdapters, LocalCache, type PubSub, type SharedStore } from '@sbc/cache';
@@ -43,6 +44,7 @@ import { createResponseCache } from './response-cache/response-cache';
 import { createResponsesState } from './responses-state/responses-state';
 import { createCountTokensHandler } from './model-calls/handle-count-tokens';
 import { createPricing } from './model-calls/pricing';
+import { ownCall } from './model-calls/own-call';
 import { createEngineReachability } from './routing/engine-reachability';
 import { simulatorHouseEngines } from './routing/engines';
 import { createEdgeMetrics } from './observability/edge-metrics';
@@ -61,6 +63,7 @@ import { BetaRefusals, reportBetaRefusals } from './upstream/beta-refusals';
 import { createUpstreamClient } from './upstream/client';
 import { createCaptureHook } from './capture/call-capture';
 import { createGuardrailHook } from './guardrails/guardrail-hook';
+import { createGuardrailJudge } from './guardrails/guardrail-judge';
 import { createGuardrailWebhooks } from './guardrails/guardrail-webhook';
 import { createMemoryCaptureStore, createSharedCaptureStore } from './capture/capture-store';
 import { createUsageEmitter } from './usage/usage-events';
@@ -362,7 +365,13 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
       // Stored Responses: a continued one is put before the call (so a cache hit below sees it whole), a kept one
       // is written with the usage record.
       responsesState,
-      createGuardrailHook({ webhooks: guardrailWebhooks, logger, registry }),
+      createGuardrailHook({
+        webhooks: guardrailWebhooks,
+        // A judge's question is a call of the guarded call's key, on the call path below without its hooks.
+        judge: createGuardrailJudge({ call: (own): Promise<ChatResponse> => ownCall(modelCallDeps, own), logger }),
+        logger,
+        registry,
+      }),
       // Shared by every edge through Redis when the edge has it; a bounded LRU in this process otherwise.
       createResponseCache({
         store: config.redisUrl

@@ -32,7 +32,7 @@ onPostgres("the ledger while its database's network is a blackhole", () => {
       accountId,
       model: 'house',
       status: 200,
-      creditsCharged: 1,
+      creditsChargedMicrocredits: 1_000_000n,
       ts: timestampFromMs(Date.now()),
     });
     bus.producer.send(USAGE_EVENTS_TOPIC, { key: accountId, value: toBinary(UsageEventSchema, event) });

@@ -28,7 +28,7 @@ const event = (init: EventInit): Uint8Array =>
       requestId: 'req_x',
       model: 'house',
       status: 200,
-      creditsCharged: 2,
+      creditsChargedMicrocredits: 2_000_000n,
       outputTokens: 10n,
       ts: timestampFromMs(AT),
       ...init,

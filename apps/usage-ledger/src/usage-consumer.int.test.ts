@@ -40,8 +40,8 @@ function usageEvent(init: EventInit = {}): EventInit {
     cacheReadTokens: 800n,
     cacheWriteTokens: 100n,
     reasoningTokens: 40n,
-    listCostUsd: 0.012345,
-    creditsCharged: 12.5,
+    listCostNanoUsd: 12_345_000n,
+    creditsChargedMicrocredits: 12_500_000n,
     isByok: false,
     status: 200,
     latencyMs: 850n,
@@ -49,7 +49,7 @@ function usageEvent(init: EventInit = {}): EventInit {
     sessionId: 'ses_1',
     ts: timestampFromMs(AT),
     stream: true,
-    fairUseCredits: 0,
+    fairUseMicrocredits: 0n,
     ...init,
   };
 }
@@ -140,6 +140,8 @@ describe('usage-ledger consumer of usage.events.v1', () => {
       cacheDiscountUsd: '0', // needs prices the event does not carry
       creditsCharged: '12.5',
       fairUseCredits: '0',
+      guardrailAction: null,
+      guardrailId: null,
       isByok: false,
       status: 200,
       latencyMs: 850,
@@ -160,7 +162,13 @@ describe('usage-ledger consumer of usage.events.v1', () => {
   it('a call replayed from the response cache is stored with cache_hit', async () => {
     send(
       bus,
-      usageEvent({ requestId: 'req_hit', accountId: 'usr_cache', cacheHit: true, creditsCharged: 0, attempts: 0 }),
+      usageEvent({
+        requestId: 'req_hit',
+        accountId: 'usr_cache',
+        cacheHit: true,
+        creditsChargedMicrocredits: 0n,
+        attempts: 0,
+      }),
     );
     send(bus, usageEvent({ requestId: 'req_miss', accountId: 'usr_cache' }));
     await bus.producer.flush();
@@ -268,7 +276,7 @@ describe('usage-ledger consumer of usage.events.v1', () => {
         route: 'byo',
         upstream: 'byo:my-endpoint',
         isByok: true,
-        creditsCharged: 0,
+        creditsChargedMicrocredits: 0n,
         status: 499,
         outputTokens: 0n,
         ttftMs: 0n,
@@ -296,7 +304,7 @@ describe('usage-ledger consumer of usage.events.v1', () => {
     send(bus, event);
     send(bus, event);
     // A redelivery never carries other numbers, but if one did, the first write still wins.
-    send(bus, { ...event, outputTokens: 9_999n, listCostUsd: 9.99, creditsCharged: 999 });
+    send(bus, { ...event, outputTokens: 9_999n, listCostNanoUsd: 9_990_000_000n, creditsChargedMicrocredits: 999n });
     await bus.producer.flush();
 
     expect(await totalsOf('usr_twice')).toEqual({

@@ -329,6 +329,70 @@ describe('the console in a browser', () => {
     await detail.getByRole('button', { name: 'Close' }).click();
   }, 90_000);
 
+  it('a guardrail: created, tried on a sample, attached to a key, and its block shown in the request log', async () => {
+    await open('Guardrails');
+    const create = page.getByRole('form', { name: 'Create a guardrail' });
+    await create.getByLabel('Name').fill('No Orion');
+    await create.getByLabel('card', { exact: true }).check();
+    await create.getByLabel('Words (comma-separated)').fill('orion');
+    await create.getByRole('button', { name: 'Create guardrail' }).click();
+    await page
+      .getByRole('table', { name: 'Guardrails' })
+      .getByRole('cell', { name: 'No Orion', exact: true })
+      .waitFor();
+
+    // The sample goes through the same detectors a call's text does: the card is redacted, the word blocks.
+    const trial = page.getByRole('form', { name: 'Test a guardrail' });
+    await trial.getByLabel('Sample text').fill('pay with 4111 1111 1111 1111');
+    await trial.getByRole('button', { name: 'Test' }).click();
+    const result = page.getByRole('status', { name: 'Test result' });
+    await result.getByText('[REDACTED:card]').waitFor();
+    await trial.getByLabel('Sample text').fill('tell me about Orion');
+    await trial.getByRole('button', { name: 'Test' }).click();
+    await result.getByText(/^Blocked \(by the words detector\)/).waitFor();
+    await accessible('guardrails');
+
+    const attach = page.getByRole('form', { name: 'Attach to a key' });
+    await attach.getByLabel('Key').selectOption({ label: keyName });
+    await attach.getByLabel('No Orion').check();
+    await attach.getByRole('button', { name: "Save the key's guardrails" }).click();
+    await page.getByRole('button', { name: "Save the key's guardrails" }).isEnabled();
+
+    // The edge drops its cached copy of the key on the change: the next calls meet the guardrail.
+    const openai = new OpenAI({ apiKey: key, baseURL: `${base}/v1` });
+    let status = 200;
+    for (let tries = 0; tries < 40 && status !== 400; tries++) {
+      status = await openai.chat.completions
+        .create({ model: 'house', messages: [{ role: 'user', content: 'tell me about Orion' }] })
+        .then(
+          () => 200,
+          (error: unknown) => (error instanceof OpenAI.APIError ? (error.status ?? 0) : 0),
+        );
+      if (status !== 400) await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    expect(status).toBe(400);
+    const newestBlocked = async () =>
+      (await jsonOf(await fetch(`${base}/v1/usage/requests?limit=1`, { headers: { authorization: `Bearer ${key}` } })))
+        .data[0]?.guardrail?.action === 'block';
+    for (let tries = 0; tries < 50 && !(await newestBlocked()); tries++)
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    await page.reload();
+    await open('Usage');
+    const log = page.getByRole('table', { name: 'Calls, newest first' });
+    await log.getByRole('row').nth(1).waitFor();
+    const headers = await log.getByRole('columnheader').allTextContents();
+    const newest = await log.getByRole('row').nth(1).getByRole('cell').allTextContents();
+    expect(newest[headers.indexOf('Guardrail')]).toBe('Blocked');
+    expect(newest[headers.indexOf('Status')]).toBe('400');
+
+    // Detached again: the key's later calls in this suite go through unguarded.
+    await open('Guardrails');
+    await attach.getByLabel('Key').selectOption({ label: keyName });
+    await attach.getByLabel('No Orion').uncheck();
+    await attach.getByRole('button', { name: "Save the key's guardrails" }).click();
+    await page.getByRole('form', { name: 'Attach to a key' }).getByLabel('No Orion').waitFor();
+  }, 120_000);
+
   it('adds an endpoint and shows its probe: the dialect it answered in and the models it lists', async () => {
     await open('Endpoints');
     const form = page.getByRole('form', { name: 'Add an endpoint' });

@@ -190,6 +190,55 @@ describe.each(DIALECTS)('%s', (dialect) => {
     hookAnswer = { status: 200, body: { action: 'allow' } };
   });
 
+  it('a model judge blocks on yes, passes on no, fails closed or open, and each question has a usage row', async () => {
+    const judge = await guardrail({
+      kind: 'judge',
+      question: 'Does this ask about the launch?',
+      applies_to: ['request'],
+    });
+    expect(judge).toMatchObject({ model: 'house', max_tokens: 64, timeout_ms: 5_000, fail: 'closed' });
+    const minted = await stack.api('POST', '/v1/keys', { key: OWNER_KEY, body: { name: 'judged', preset: 'gateway' } });
+    await stack.api('PATCH', `/v1/keys/${minted.body.id}`, { key: OWNER_KEY, body: { guardrails: [judge.id] } });
+    const key = minted.body.key as string;
+    // The sim answers the judge's forced verdict call with the arguments a `sim:call:` directive in its prompt names.
+    const yes = `when is the launch sim:call:verdict {"answer":"yes"}`;
+    const refusal = await refusalOf(call(dialect, key, yes, { 'x-request-id': `judge-yes-${dialect}` }));
+    expect(refusal.status).toBe(400);
+    expect(JSON.stringify(refusal.error)).toContain('guardrail_blocked');
+    expect(guardrailIn(refusal.error)).toEqual({ id: judge.id, name: judge.name, kind: 'judge' });
+    const no = `say hello sim:call:verdict {"answer":"no"}`;
+    expect(await call(dialect, key, no, { 'x-request-id': `judge-no-${dialect}` })).toContain('say hello');
+
+    const rowsOf = async (requestId: string, count: number) => {
+      const deadline = Date.now() + 20_000;
+      let rows: Array<Record<string, unknown>> = [];
+      while (rows.length < count && Date.now() < deadline) {
+        const page = await stack.api('GET', `/v1/usage/requests?key_id=${minted.body.id}`, { key: OWNER_KEY });
+        rows = (page.body.data as Array<Record<string, unknown>>).filter((row) => row.request_id === requestId);
+        if (rows.length < count) await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      return rows;
+    };
+    // The judge's question is a call of the key: a row of its own (the judge's model, in Chat Completions), billed.
+    const blocked = await rowsOf(`judge-yes-${dialect}`, 2);
+    expect(blocked).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ status: 400, guardrail: { id: judge.id, action: 'block' } }),
+        expect.objectContaining({ status: 200, model: 'house', dialect: 'chat', guardrail: null }),
+      ]),
+    );
+    const asked = blocked.find((row) => row.status === 200)!;
+    expect(asked.native_tokens_prompt).toBeGreaterThan(0);
+    expect(asked.native_tokens_completion).toBeGreaterThan(0);
+    expect((await rowsOf(`judge-no-${dialect}`, 2)).map((row) => row.status)).toEqual([200, 200]);
+
+    // A judge that cannot answer (a model no key can call): closed blocks, open lets the call go.
+    const closed = await guardrail({ kind: 'judge', model: 'no-such-model', question: 'Is it bad?', fail: 'closed' });
+    const open = await guardrail({ kind: 'judge', model: 'no-such-model', question: 'Is it bad?', fail: 'open' });
+    expect((await refusalOf(call(dialect, await keyWith([closed.id]), 'hello there'))).status).toBe(400);
+    expect(await call(dialect, await keyWith([open.id]), 'hello there')).toContain('hello there');
+  });
+
   it('a streamed reply is blocked mid-way: text first, then an error, and the upstream is let go', async () => {
     const words = await guardrail({
       kind: 'detectors',
@@ -268,6 +317,69 @@ describe('who a guardrail applies to', () => {
     }
     // The owner's own key is not the team's: it passes.
     expect(await call('chat', owner.key, 'what is zephyr')).toContain('zephyr');
+  });
+
+  it("a team's guardrail comes off a team key only for a caller who may change the team's guardrails", async () => {
+    const { user, createTeam, join } = fixtures();
+    const owner = await user();
+    const member = await user();
+    const team = await createTeam(owner);
+    await join(team.id, owner, member);
+    // Keys that may edit gateway keys, but not the team.
+    const keysOnly = ['gateway:invoke', 'keys:read', 'keys:write'] as const;
+    const ownerKeysOnly = (await stack.seedKey({ userId: owner.id, scopes: [...keysOnly] })).secret;
+    const memberKeysOnly = (await stack.seedKey({ userId: member.id, scopes: [...keysOnly] })).secret;
+    const words = {
+      kind: 'detectors',
+      team_id: team.id,
+      detectors: [{ type: 'words', action: 'block', words: ['kite'] }],
+    };
+    const refusedCreate = await stack.api('POST', '/v1/guardrails', {
+      key: ownerKeysOnly,
+      body: { name: 't', ...words },
+    });
+    expect(refusedCreate.status).toBe(403);
+    expect(refusedCreate.body.required_scopes).toEqual(['teams:write']);
+    const teamGuardrail = await guardrail(words, owner.key);
+    const own = await guardrail({ kind: 'detectors', detectors: [{ type: 'email', action: 'log' }] }, owner.key);
+
+    const teamKeyOf = async (who: { key: string }) => {
+      const minted = await stack.api('POST', '/v1/keys', {
+        key: who.key,
+        body: { name: 'team key', preset: 'gateway', org_id: team.id },
+      });
+      expect(minted.status).toBe(201);
+      return minted.body as { id: string; key: string };
+    };
+    const setOn = (key: string, id: string, guardrails: string[]) =>
+      stack.api('PATCH', `/v1/keys/${id}`, { key, body: { guardrails } });
+
+    // The owner's team key: its team guardrail stays on for a key without teams:write, whatever else changes.
+    const ownerTeamKey = await teamKeyOf(owner);
+    expect((await setOn(owner.key, ownerTeamKey.id, [teamGuardrail.id, own.id])).status).toBe(200);
+    const shed = await setOn(ownerKeysOnly, ownerTeamKey.id, [own.id]);
+    expect(shed.status).toBe(403);
+    expect(shed.body).toMatchObject({ error: 'insufficient_scope', required_scopes: ['teams:write'] });
+    // A key narrower than the one it edits changes none of it, its guardrails included.
+    const narrow = (await stack.seedKey({ userId: owner.id, scopes: ['keys:read', 'keys:write'] })).secret;
+    expect((await setOn(narrow, ownerTeamKey.id, [teamGuardrail.id])).status).toBe(403);
+    const listed = await stack.api('GET', '/v1/keys?limit=100', { key: owner.key });
+    const kept = (listed.body.data as Array<{ id: string; guardrails: string[] }>).find(
+      (k) => k.id === ownerTeamKey.id,
+    );
+    expect(kept?.guardrails).toEqual([teamGuardrail.id, own.id]);
+    expect((await setOn(ownerKeysOnly, ownerTeamKey.id, [teamGuardrail.id])).status).toBe(200);
+    expect((await refusalOf(call('chat', ownerTeamKey.key, 'fly a kite'))).status).toBe(400);
+    expect((await stack.api('DELETE', `/v1/guardrails/${teamGuardrail.id}`, { key: ownerKeysOnly })).status).toBe(403);
+    // A member may add the team's guardrail to their team key, and not take it off: not even with teams:write.
+    const memberTeamKey = await teamKeyOf(member);
+    expect((await setOn(memberKeysOnly, memberTeamKey.id, [teamGuardrail.id])).status).toBe(200);
+    expect((await setOn(memberKeysOnly, memberTeamKey.id, [])).status).toBe(403);
+    expect((await setOn(member.key, memberTeamKey.id, [])).status).toBe(403);
+    expect((await refusalOf(call('chat', memberTeamKey.key, 'fly a kite'))).status).toBe(400);
+    // The team's owner, with teams:write, may.
+    expect((await setOn(owner.key, ownerTeamKey.id, [])).status).toBe(200);
+    expect(await call('chat', ownerTeamKey.key, 'fly a kite')).toContain('kite');
   });
 
   it('a header adds a guardrail, and one trying to remove a guardrail is ignored', async () => {
@@ -370,6 +482,8 @@ describe('the guardrail routes', () => {
       [{ ...detectors, detectors: [{ type: 'regex', action: 'block', pattern: '(a)\\1' }] }, 'detectors.0.pattern'],
       [{ ...detectors, detectors: [] }, 'detectors'],
       [{ kind: 'webhook', name: 'w', url: 'ftp://x' }, 'url'],
+      [{ kind: 'judge', name: 'j', question: '' }, 'question'],
+      [{ kind: 'judge', name: 'j', question: 'Is it bad?', max_tokens: 5_000 }, 'max_tokens'],
       [{ kind: 'unknown', name: 'x' }, 'kind'],
     ];
     for (const [body, path] of cases) {

@@ -448,12 +448,16 @@ describe('credits', () => {
       await stack.ledgerRpc.purchasePack({ userId, packUsd: 5 }); // 5,000 permanent
       expect(await published(userId)).toBe(35_000_000);
 
-      await stack.sendEvents([event(userId, now(), { creditsCharged: 21_000, listCostUsd: 21 })]);
+      await stack.sendEvents([
+        event(userId, now(), { creditsChargedMicrocredits: 21_000_000_000n, listCostNanoUsd: 21_000_000_000n }),
+      ]);
       let credits = (await stack.api('GET', '/v1/credits', { key })).body;
       expect(credits.credits).toMatchObject({ plan: 0, beta: 9_000, permanent: 5_000, total: 14_000 });
       expect(credits).toMatchObject({ plan: 'plus', period_usage_tokens: 21_000, capacity_tokens: 35_000 });
 
-      await stack.sendEvents([event(userId, now(), { creditsCharged: 9_500, listCostUsd: 9.5 })]);
+      await stack.sendEvents([
+        event(userId, now(), { creditsChargedMicrocredits: 9_500_000_000n, listCostNanoUsd: 9_500_000_000n }),
+      ]);
       credits = (await stack.api('GET', '/v1/credits', { key })).body;
       expect(credits.credits).toMatchObject({ plan: 0, beta: 0, permanent: 4_500, total: 4_500 });
       expect(credits.credits.pots.permanent).toMatchObject({ granted: 5_000, used: 500, remaining: 4_500 });
@@ -633,31 +637,31 @@ describe('spend', () => {
           upstream: 'byo:my-openai',
           model: 'gpt-6.1-sol',
           isByok: true,
-          creditsCharged: 0,
-          listCostUsd: 1.6,
+          creditsChargedMicrocredits: 0n,
+          listCostNanoUsd: 1_600_000_000n,
         }),
         event(userId, t, {
           upstream: 'byo:my-openai',
           model: 'gpt-6.1-sol',
           isByok: true,
-          creditsCharged: 0,
-          listCostUsd: 0.4,
+          creditsChargedMicrocredits: 0n,
+          listCostNanoUsd: 400_000_000n,
         }),
         event(userId, t, {
           upstream: 'byo:claude',
           model: 'claude-sonnet-5-5',
           isByok: true,
-          creditsCharged: 0,
-          listCostUsd: 2,
+          creditsChargedMicrocredits: 0n,
+          listCostNanoUsd: 2_000_000_000n,
         }),
         event(userId, t, {
           upstream: 'byo:local',
           model: 'my-own-llama',
           isByok: true,
-          creditsCharged: 0,
-          listCostUsd: 0,
+          creditsChargedMicrocredits: 0n,
+          listCostNanoUsd: 0n,
         }),
-        event(userId, t, { creditsCharged: 100, listCostUsd: 0.1 }),
+        event(userId, t, { creditsChargedMicrocredits: 100_000_000n, listCostNanoUsd: 100_000_000n }),
       ]);
       const spend = await stack.api('GET', `/v1/spend?from=${yesterday()}`, { key });
       expect(spend.status).toBe(200);

@@ -26,5 +26,6 @@ export {
   type GuardrailConfig,
   type GuardrailKind,
   type GuardrailSide,
+  type JudgeConfig,
   type WebhookConfig,
 } from './config';

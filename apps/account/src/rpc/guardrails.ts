@@ -14,10 +14,12 @@ import {
   keyHashesOf,
   listGuardrails,
   MAX_GUARDRAILS,
+  teamGuardrailsAmong,
   type GuardrailOwner,
   type GuardrailRow,
 } from '../store/guardrails';
 import { findOwnKey } from '../store/keys';
+import { checkOverTarget } from './key-settings';
 import { refuse, seatOf } from '../store/teams';
 import { refuseTeamUpdate } from '../teams/permissions';
 import type { AccountServiceDeps } from './account-service';
@@ -130,11 +132,19 @@ export function createGuardrailService(deps: AccountServiceDeps): RpcImplementat
       return {};
     },
 
-    async setKeyGuardrails({ userId, keyId, guardrailIds }) {
+    async setKeyGuardrails({ userId, keyId, guardrailIds, mayChangeTeam, callerKeyId }) {
       const key = await findOwnKey(deps.db, userId, keyId);
       if (!key) throw new ApiError('not_found', 'No such key on this account.', { param: 'key_id' });
+      // Never narrower over wider: checked here too, since the guardrails are set before the rest of the edit.
+      await checkOverTarget(deps.db, { userId, keyId: callerKeyId }, key, deps.operators.isOperator(userId));
       const owners: GuardrailOwner[] = [{ userId }, ...(key.orgId ? [{ userId, teamId: key.orgId }] : [])];
       const ids = await checkAttachable(deps.db, guardrailIds, owners);
+      // A team's guardrail on a team key is the team's policy: taking it off is changing the team's guardrails.
+      const removed = key.guardrailIds.filter((id) => !ids.includes(id));
+      if (key.orgId && removed.length > 0 && (await teamGuardrailsAmong(deps.db, removed, key.orgId))) {
+        refuse(mayChangeTeam ? null : "Only a caller holding teams:write may take a team's guardrail off a key.");
+        refuse(refuseTeamUpdate((await seatOf(deps.db, key.orgId, userId)).role));
+      }
       await deps.db.callerKey.update({ where: { id: key.id }, data: { guardrailIds: ids } });
       await deps.pubsub.publish(KEY_REVOKED_CHANNEL, Buffer.from(key.keyHash).toString('hex'));
       return { guardrailIds: ids };

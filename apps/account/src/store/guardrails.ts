@@ -66,6 +66,11 @@ export async function checkAttachable(
   return unique;
 }
 
+/** Whether any of `ids` is a guardrail of the team. */
+export async function teamGuardrailsAmong(db: Db, ids: readonly string[], teamId: string): Promise<boolean> {
+  return (await db.guardrail.count({ where: { id: { in: [...ids] }, orgId: teamId } })) > 0;
+}
+
 /** The hashes of every key whose calls may meet a guardrail of `owner`, to drop their cached principals. */
 export async function keyHashesOf(db: Db, owner: GuardrailOwner): Promise<Uint8Array[]> {
   const where = owner.teamId === undefined ? { userId: owner.userId } : { orgId: owner.teamId };

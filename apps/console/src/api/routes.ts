@@ -5,6 +5,7 @@ import type {
   captureRoutes,
   deviceRoutes,
   gatewayRoutes,
+  guardrailRoutes,
   keyRoutes,
   mcpServerRoutes,
   runRoutes,
@@ -27,6 +28,11 @@ export const revokeKey = route<typeof keyRoutes.revokeKey>('delete', '/v1/keys/{
 
 // The API calls a custom endpoint an "upstream" (the provider account a call is sent on to); people adding
 // one know it as an endpoint, so the console says endpoint everywhere and only these names keep the API's.
+export const listGuardrails = route<typeof guardrailRoutes.listGuardrails>('get', '/v1/guardrails');
+export const createGuardrail = route<typeof guardrailRoutes.createGuardrail>('post', '/v1/guardrails');
+export const deleteGuardrail = route<typeof guardrailRoutes.deleteGuardrail>('delete', '/v1/guardrails/{id}');
+export const testGuardrail = route<typeof guardrailRoutes.testGuardrail>('post', '/v1/guardrails/{id}/test');
+
 export const listEndpoints = route<typeof upstreamRoutes.listUpstreams>('get', '/v1/upstreams');
 export const addEndpoint = route<typeof upstreamRoutes.createUpstream>('post', '/v1/upstreams');
 export const editEndpoint = route<typeof upstreamRoutes.updateUpstream>('patch', '/v1/upstreams/{slug}');

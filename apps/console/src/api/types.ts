@@ -7,6 +7,7 @@ import type {
   authRoutes,
   captureRoutes,
   deviceRoutes,
+  guardrailRoutes,
   keyRoutes,
   mcpServerRoutes,
   runRoutes,
@@ -53,6 +54,10 @@ export type Device = z.output<typeof deviceRoutes.Device>;
 
 export type AuditEvent = z.output<typeof auditRoutes.AuditEvent>;
 export type AuditResourceType = AuditEvent['resource']['type'];
+
+export type Guardrail = z.output<typeof guardrailRoutes.Guardrail>;
+export type CreateGuardrailBody = z.input<typeof guardrailRoutes.CreateGuardrailBody>;
+export type GuardrailDetector = z.input<typeof guardrailRoutes.Detector>;
 
 export type Team = z.output<typeof teamRoutes.Team>;
 export type TeamMember = z.output<typeof teamRoutes.TeamMember>;

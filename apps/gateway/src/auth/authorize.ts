@@ -78,6 +78,19 @@ export async function authorizeRequest(
   return principal;
 }
 
+/** Whether the caller holds every one of `scopes` (sessions and device tokens hold all but the operators'). */
+export function holdsScopes(principal: Principal, scopes: Scope[]): boolean {
+  return principal.scopes === 'unrestricted' || missingScopes(principal.scopes, scopes).length === 0;
+}
+
+/** Refuses a caller without `scopes` for part of a route (403 `insufficient_scope`, naming them). */
+export function requireScopes(principal: Principal, scopes: Scope[], what: string): void {
+  if (holdsScopes(principal, scopes)) return;
+  throw new ApiError('insufficient_scope', `${what} needs the scope ${scopes.join(', ')}.`, {
+    extra: { required_scopes: scopes },
+  });
+}
+
 /**
  * Middleware for a route's credential rule: a list of scopes (`[]` = any credential) or a RouteAuth, where
  * `session` admits only a signed-in session (what a key or device may never do, such as approving a pairing).

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from '@sbc/logging';
+import { creditsFromMicrocredits, microcredits, nanoUsd, usdFromNanoUsd } from '@sbc/money';
 import type { CallHook, HookPart } from '../model-calls/call-hooks';
 import { endpointUrl } from '../upstream/endpoint-url';
 import { headersFor, type UpstreamCall, type UpstreamRequest } from '../upstream/client';
@@ -113,8 +114,8 @@ function renderCapture(requestId: string, createdAt: string, attempts: AttemptCa
       cache_read_tokens: Number(usage.cacheReadTokens),
       cache_write_tokens: Number(usage.cacheWriteTokens),
       // The usage row's own figures, as GET /v1/usage/requests shows them: list cost in USD, credits charged.
-      total_cost: usage.listCostUsd,
-      credits_charged: usage.creditsCharged,
+      total_cost: usdFromNanoUsd(nanoUsd(Number(usage.listCostNanoUsd ?? 0n))),
+      credits_charged: creditsFromMicrocredits(microcredits(Number(usage.creditsChargedMicrocredits ?? 0n))),
       is_byok: usage.isByok,
       latency_ms: Number(usage.latencyMs),
       ttft_ms: Number(usage.ttftMs),

@@ -1,4 +1,10 @@
-import { checkGuardrailConfig, DetectorSet, type DetectorsConfig, type WebhookConfig } from '@sbc/guardrails';
+import {
+  checkGuardrailConfig,
+  DetectorSet,
+  type DetectorsConfig,
+  type JudgeConfig,
+  type WebhookConfig,
+} from '@sbc/guardrails';
 import type { Guardrail } from '@sbc/proto/sbc/account/v1/guardrails_pb';
 
 /** A guardrail as the edge applies it: compiled once, when its key's principal is cached. */
@@ -11,6 +17,7 @@ export interface EdgeGuardrail {
   reply: boolean;
   detectors?: DetectorSet;
   webhook?: WebhookConfig & { secret: string };
+  judge?: JudgeConfig;
 }
 
 /** The guardrails a principal's calls may meet, by id, and those every call passes through. */
@@ -39,6 +46,7 @@ function compile(guardrail: Guardrail): EdgeGuardrail {
   if (!('config' in checked)) return compiled;
   if (guardrail.kind === 'detectors')
     compiled.detectors = new DetectorSet((checked.config as DetectorsConfig).detectors);
+  else if (guardrail.kind === 'judge') compiled.judge = checked.config as JudgeConfig;
   else compiled.webhook = { ...(checked.config as WebhookConfig), secret: guardrail.webhookSecret };
   return compiled;
 }

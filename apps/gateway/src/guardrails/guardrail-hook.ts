@@ -1,5 +1,4 @@
-import type { IncomingHttpHeaders } from 'node:http';
-import type { ChatResponse, StreamEvent, UpstreamFailure } from '@sbc/dialects';
+import type { ChatRequest, ChatResponse, StreamEvent, UpstreamFailure } from '@sbc/dialects';
 import { ApiError } from '@sbc/errors';
 import { WindowScanner, type TextVerdict } from '@sbc/guardrails';
 import type { Logger } from '@sbc/logging';
@@ -14,8 +13,9 @@ import {
   type UsageMark,
 } from '../model-calls/call-hooks';
 import { bodyOf } from '../model-calls/plan';
-import { mapReplyTexts, mapRequestTexts } from './call-texts';
+import { mapReplyTexts, mapRequestTexts, textsOf } from './call-texts';
 import type { EdgeGuardrail, PrincipalGuardrails } from './edge-guardrails';
+import type { GuardrailJudge } from './guardrail-judge';
 import type { GuardrailWebhooks } from './guardrail-webhook';
 
 /** The request header that adds guardrails to one call (comma-separated ids); nothing a header says removes one. */
@@ -26,6 +26,7 @@ type Action = keyof typeof ACTION_RANK;
 
 export interface GuardrailHookDeps {
   webhooks: GuardrailWebhooks;
+  judge: GuardrailJudge;
   logger: Logger;
   registry: Registry;
 }
@@ -81,31 +82,45 @@ export function createGuardrailHook(deps: GuardrailHookDeps): CallHook {
     registers: [deps.registry],
   });
   return {
-    partIn({ principal, headers }: { principal: HookedCall['principal']; headers: IncomingHttpHeaders }) {
+    partIn({ principal, headers, out }: HookedCall) {
       const set = principal.guardrails;
       const header = headers[GUARDRAILS_HEADER];
       if (!set?.attached.length && header === undefined) return undefined;
       const active = activeGuardrails(set, header);
       if (active.length === 0) return undefined;
-      return new GuardrailCall({ ...deps, count: (id, action) => actions.inc({ guardrail: id, action }) }, active);
+      const count = (id: string, action: Action) => actions.inc({ guardrail: id, action });
+      return new GuardrailCall({ ...deps, count }, active, { principal, requestId: out.requestId });
     },
   };
 }
 
+/** The guarded call's caller: whose webhooks are dialled under its egress rules, and whose judge calls are billed. */
+interface Caller {
+  principal: HookedCall['principal'];
+  requestId: string;
+}
+
 class GuardrailCall implements HookPart {
   private strongest?: { guardrail: EdgeGuardrail; action: Action };
-  private request?: unknown;
+  /** The request as sent on, for the reply side's webhooks and judges. */
+  private request?: ChatRequest;
 
   constructor(
     private readonly deps: GuardrailHookDeps & { count: (id: string, action: Action) => void },
     private readonly active: readonly EdgeGuardrail[],
+    private readonly caller: Caller,
   ) {}
 
-  async before({ call, principal, out }: HookedCall): Promise<undefined> {
+  async before({ call }: HookedCall): Promise<undefined> {
     const checking = this.active.filter((guardrail) => guardrail.request);
-    if (checking.length === 0) return undefined;
     if (call.adapter.modelKind === 'embedding') {
-      this.checkEmbeddingInput(checking, bodyOf(call));
+      if (checking.length > 0) this.checkEmbeddingInput(checking, bodyOf(call));
+      return undefined;
+    }
+    // A reply-side webhook or judge is shown the request too.
+    const asked = this.active.some((guardrail) => guardrail.reply && !guardrail.detectors);
+    if (checking.length === 0) {
+      if (asked) this.request = neutralRequestOf(call);
       return undefined;
     }
     let request = neutralRequestOf(call);
@@ -119,7 +134,7 @@ class GuardrailCall implements HookPart {
           rewritten = true;
           this.changed = false;
         }
-      } else await this.consult(guardrail, { type: 'request', request }, principal.operator, out.requestId);
+      } else await this.consult(guardrail, request);
     }
     if (rewritten) rewriteRequest(call, request);
     this.request = request;
@@ -139,7 +154,7 @@ class GuardrailCall implements HookPart {
           rewritten = true;
           this.changed = false;
         }
-      } else await this.consult(guardrail, { type: 'reply', request: this.request, reply: current }, false, undefined);
+      } else await this.consult(guardrail, this.request, current);
     }
     return rewritten ? current : undefined;
   }
@@ -177,30 +192,40 @@ class GuardrailCall implements HookPart {
       this.strongest = { guardrail, action };
   }
 
-  /** Asks a webhook guardrail; one the edge cannot apply (settings it cannot read) blocks: no policy is skipped. */
-  private async consult(
-    guardrail: EdgeGuardrail,
-    payload: Record<string, unknown>,
-    operator: boolean,
-    requestId: string | undefined,
-  ): Promise<void> {
-    if (!guardrail.webhook) {
+  /**
+   * Asks a webhook or judge guardrail about the request, or about the request and its reply; one the edge cannot
+   * apply (settings it cannot read) blocks: no policy is skipped.
+   */
+  private async consult(guardrail: EdgeGuardrail, request: ChatRequest | undefined, reply?: ChatResponse) {
+    const { principal, requestId } = this.caller;
+    const settings = guardrail.webhook ?? guardrail.judge;
+    if (!settings) {
       this.note(guardrail, 'block');
       throw guardrailBlocked(guardrail, ': it could not be applied');
     }
-    const body = { guardrail: { id: guardrail.id, name: guardrail.name }, request_id: requestId, ...payload };
-    const verdict = await this.deps.webhooks.check(guardrail, body, operator ? 'operator' : 'tenant');
+    let verdict: 'allow' | 'block' | 'failed';
+    if (guardrail.webhook) {
+      const payload = reply ? { type: 'reply', request, reply } : { type: 'request', request };
+      const body = { guardrail: { id: guardrail.id, name: guardrail.name }, request_id: requestId, ...payload };
+      verdict = await this.deps.webhooks.check(guardrail, body, principal.operator ? 'operator' : 'tenant');
+    } else {
+      const texts = {
+        request: request ? textsOf((map) => mapRequestTexts(request, map)) : [],
+        ...(reply ? { reply: textsOf((map) => mapReplyTexts(reply, map)) } : {}),
+      };
+      verdict = await this.deps.judge.ask(guardrail, texts, this.caller);
+    }
     if (verdict === 'allow') return;
-    if (verdict === 'failed' && guardrail.webhook.fail === 'open') {
+    if (verdict === 'failed' && settings.fail === 'open') {
       this.note(guardrail, 'log');
       this.deps.logger.warn(
         { requestId, guardrail: guardrail.id },
-        'guardrail webhook failed; the call went on (fail open)',
+        `guardrail ${guardrail.kind} failed; the call went on (fail open)`,
       );
       return;
     }
     this.note(guardrail, 'block');
-    throw guardrailBlocked(guardrail, verdict === 'failed' ? ': its webhook did not answer' : '');
+    throw guardrailBlocked(guardrail, verdict === 'failed' ? `: its ${guardrail.kind} did not answer` : '');
   }
 
   private checkEmbeddingInput(checking: readonly EdgeGuardrail[], body: Record<string, unknown>): void {

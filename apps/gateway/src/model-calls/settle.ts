@@ -2,14 +2,12 @@ import type { ModelPrice } from '@sbc/catalog';
 import type { Dialect } from '@sbc/dialects';
 import type { Logger } from '@sbc/logging';
 import {
-  creditsFromMicrocredits,
   microcredits,
   microcreditsForMillicredits,
   microcreditsForNanoUsd,
   millicredits,
   millicreditsForNanoUsd,
   nanoUsd,
-  usdFromNanoUsd,
   type Microcredits,
   type Millicredits,
   type NanoUsd,
@@ -105,10 +103,6 @@ export async function settle(deps: SettleDeps, state: CallRecord): Promise<void>
     listCostNanoUsd: BigInt(listCost),
     creditsChargedMicrocredits: BigInt(charged),
     fairUseMicrocredits: BigInt(fairUse),
-    // The decimal forms, for ledgers from before the whole units; drop them once every ledger reads those.
-    listCostUsd: usdFromNanoUsd(listCost),
-    creditsCharged: creditsFromMicrocredits(charged),
-    fairUseCredits: creditsFromMicrocredits(fairUse),
     isByok: target?.kind === 'byo',
     status: outcome.status,
     latencyMs: BigInt(Math.round(performance.now() - state.startedAt)),

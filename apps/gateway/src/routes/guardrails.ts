@@ -4,7 +4,8 @@ import { guardrailRoutes as specs } from '@sbc/api';
 import { DetectorSet, type DetectorSpec } from '@sbc/guardrails';
 import type { Guardrail, GuardrailService } from '@sbc/proto/sbc/account/v1/guardrails_pb';
 import type { RpcClientOf } from '@sbc/rpc';
-import type { Authorize } from '../auth/authorize';
+import type { Principal } from '../auth/authenticator';
+import { holdsScopes, requireScopes, type Authorize } from '../auth/authorize';
 import { mount } from '../http/mount';
 
 const iso = (value: Timestamp | undefined) => (value ? timestampDate(value) : new Date(0)).toISOString();
@@ -25,12 +26,15 @@ function renderGuardrail(guardrail: Guardrail | undefined): Record<string, unkno
   };
 }
 
-const SETTINGS = ['detectors', 'url', 'timeout_ms', 'fail'] as const;
+const SETTINGS = ['detectors', 'url', 'timeout_ms', 'fail', 'model', 'question', 'max_tokens'] as const;
 
 /** The kind's settings among a body's fields. */
 function settingsOf(body: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(SETTINGS.filter((key) => body[key] !== undefined).map((key) => [key, body[key]]));
 }
+
+/** A team's guardrails are its policy: changing them is changing the team, as PATCH /v1/teams/{id} needs. */
+const TEAM_WRITE = "Changing a team's guardrails";
 
 /**
  * The guardrail routes: stored by the account service (which checks every setting and who may see or change
@@ -43,6 +47,12 @@ export function guardrailRoutes(deps: {
 }): Router {
   const router = Router();
   const { guardrails, authorize } = deps;
+  /** Refuses a change to a team's guardrail by a caller without teams:write; reads the guardrail only then. */
+  const checkTeamWrite = async (principal: Principal, id: string, requestId: string) => {
+    if (holdsScopes(principal, ['teams:write'])) return;
+    const reply = await guardrails.getGuardrail({ userId: principal.userId, guardrailId: id }, { requestId });
+    if (reply.guardrail?.teamId) requireScopes(principal, ['teams:write'], TEAM_WRITE);
+  };
 
   mount(router, specs.listGuardrails, authorize, async ({ principal, query, requestId }) => {
     const reply = await guardrails.listGuardrails({ userId: principal.userId, teamId: query.team_id }, { requestId });
@@ -60,6 +70,7 @@ export function guardrailRoutes(deps: {
   });
 
   mount(router, specs.createGuardrail, authorize, async ({ principal, body, rpc }) => {
+    if (body.team_id !== undefined) requireScopes(principal, ['teams:write'], TEAM_WRITE);
     const reply = await guardrails.createGuardrail(
       {
         userId: principal.userId,
@@ -84,6 +95,7 @@ export function guardrailRoutes(deps: {
   });
 
   mount(router, specs.updateGuardrail, authorize, async ({ principal, params, body, rpc, requestId }) => {
+    await checkTeamWrite(principal, params.id, requestId);
     const settings = settingsOf(body);
     let configJson: string | undefined;
     if (Object.keys(settings).length > 0) {
@@ -104,7 +116,8 @@ export function guardrailRoutes(deps: {
     return { status: 200, body: renderGuardrail(reply.guardrail) };
   });
 
-  mount(router, specs.deleteGuardrail, authorize, async ({ principal, params, rpc }) => {
+  mount(router, specs.deleteGuardrail, authorize, async ({ principal, params, rpc, requestId }) => {
+    await checkTeamWrite(principal, params.id, requestId);
     await guardrails.deleteGuardrail({ userId: principal.userId, guardrailId: params.id }, rpc);
     return { status: 204 };
   });

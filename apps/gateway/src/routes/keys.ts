@@ -5,7 +5,7 @@ import { ApiError } from '@sbc/errors';
 import type { AccountService } from '@sbc/proto/sbc/account/v1/account_pb';
 import type { RpcClientOf } from '@sbc/rpc';
 import { presetScopes, type Preset, type Scope } from '@sbc/scopes';
-import type { Authorize } from '../auth/authorize';
+import { holdsScopes, type Authorize } from '../auth/authorize';
 import type { Principal } from '../auth/authenticator';
 import { mount } from '../http/mount';
 import { renderCallerKey, renderKeyPage } from './caller-key';
@@ -99,7 +99,13 @@ export function keyRoutes(deps: {
     // The guardrail ids are checked and set first: a bad one is a 400 before anything else changes.
     if (body.guardrails)
       await deps.guardrails.setKeyGuardrails(
-        { userId: principal.userId, keyId: params.id, guardrailIds: body.guardrails },
+        {
+          userId: principal.userId,
+          keyId: params.id,
+          guardrailIds: body.guardrails,
+          mayChangeTeam: holdsScopes(principal, ['teams:write']),
+          callerKeyId: principal.key?.id,
+        },
         rpc,
       );
     const reply = await deps.account.updateKey(

@@ -69,7 +69,6 @@ const INT64S = [
   -(2n ** 63n),
 ];
 const INT32S = [0, 1, 200, 499, 2 ** 31 - 1, -1, -(2 ** 31)];
-const DOUBLES = [0, -0, 1, 0.000123, 1e-12, 123_456.789, -5.5, Number.MAX_VALUE, Number.POSITIVE_INFINITY, Number.NaN];
 
 /**
  * A random event with every field of the schema given a value of its kind (optional fields sometimes
@@ -100,8 +99,6 @@ function valueFor(field: DescField, pick: <T>(values: readonly T[]) => T, next: 
       return pick(INT64S);
     case ScalarType.INT32:
       return pick(INT32S);
-    case ScalarType.DOUBLE:
-      return pick(DOUBLES);
     case ScalarType.BOOL:
       return next() < 0.5;
     default:
@@ -145,8 +142,6 @@ function typicalEvent(): UsageFields {
     cacheReadTokens: 0n,
     cacheWriteTokens: 0n,
     reasoningTokens: 0n,
-    listCostUsd: 0.000_123,
-    creditsCharged: 0.123,
     isByok: false,
     status: 200,
     latencyMs: 3n,
@@ -154,7 +149,6 @@ function typicalEvent(): UsageFields {
     sessionId: 'sess-1',
     stream: false,
     keyLabel: 'Full access',
-    fairUseCredits: 0,
     atMs: Date.UTC(2026, 10, 24, 8, 42, 22, 123),
     servedBy: 'house',
     attempts: 2,
@@ -183,8 +177,6 @@ describe('encodeUsageEvent', () => {
       ...typicalEvent(),
       requestId: '',
       inputTokens: 0n,
-      listCostUsd: 0,
-      fairUseCredits: -0,
       isByok: false,
       status: 0,
       orgId: '',
@@ -216,7 +208,7 @@ describe('encodeUsageEvent', () => {
     expect(fromBinary(UsageEventSchema, encodeUsageEvent(typicalEvent(), EVENT_ID)).listCostNanoUsd).toBeUndefined();
   });
 
-  it('matches toBinary on 2,000 events generated from the schema (unicode, long strings, int64 extremes, NaN)', () => {
+  it('matches toBinary on 2,000 events generated from the schema (unicode, long strings, int64 extremes)', () => {
     const next = rng(0x5bc);
     for (let i = 0; i < 2_000; i++) {
       const { fields, eventId } = randomEvent(next);

@@ -9,7 +9,6 @@ export type UsageFields = Omit<UsageEvent, '$typeName' | 'ts' | 'eventId'> & { a
 
 // Wire types (protobuf encoding spec).
 const VARINT = 0;
-const FIXED64 = 1;
 const LENGTH_DELIMITED = 2;
 
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
@@ -106,14 +105,6 @@ class ScratchWriter {
     else this.uvarint(value);
   }
 
-  double(field: number, value: number): void {
-    // The default is +0 alone: -0 has other bits and is written, as protobuf does.
-    if (Object.is(value, 0)) return;
-    this.tag(field, FIXED64);
-    this.room(8);
-    this.pos = this.buf.writeDoubleLE(value, this.pos);
-  }
-
   bool(field: number, value: boolean): void {
     if (!value) return;
     this.tag(field, VARINT);
@@ -180,8 +171,6 @@ export function encodeUsageEvent(event: UsageFields, eventId: string): Uint8Arra
   w.int64(15, event.cacheReadTokens);
   w.int64(16, event.cacheWriteTokens);
   w.int64(17, event.reasoningTokens);
-  w.double(18, event.listCostUsd);
-  w.double(19, event.creditsCharged);
   w.bool(20, event.isByok);
   w.int32(21, event.status);
   w.int64(22, event.latencyMs);
@@ -190,7 +179,6 @@ export function encodeUsageEvent(event: UsageFields, eventId: string): Uint8Arra
   w.timestamp(25, event.atMs);
   w.bool(26, event.stream);
   w.string(27, event.keyLabel);
-  w.double(28, event.fairUseCredits);
   w.string(29, eventId);
   if (event.listCostNanoUsd !== undefined) w.presentInt64(30, event.listCostNanoUsd);
   if (event.creditsChargedMicrocredits !== undefined) w.presentInt64(31, event.creditsChargedMicrocredits);

@@ -15,10 +15,11 @@ function call(accountId: string, requestId: string, at: string, credits: number)
     model: 'house',
     status: 200,
     ts: new Date(at),
-    totalCostUsd: credits / 1000,
-    cacheDiscountUsd: 0,
-    creditsCharged: credits,
-    fairUseCredits: 0,
+    // A credit is $0.001: its microcredits are as many nano-USD.
+    totalCostNanoUsd: BigInt(credits * 1_000_000),
+    cacheDiscountNanoUsd: 0n,
+    creditsChargedMicrocredits: BigInt(credits * 1_000_000),
+    fairUseMicrocredits: 0n,
   };
 }
 

@@ -36,8 +36,8 @@ describe('decodeUsageEvent', () => {
         outputTokens: 20n,
         cacheReadTokens: 3n,
         cacheWriteTokens: 4n,
-        listCostUsd: 0.5,
-        creditsCharged: 2,
+        listCostNanoUsd: 500_000_000n,
+        creditsChargedMicrocredits: 2_000_000n,
       }),
     );
     expect(row).toMatchObject({
@@ -45,20 +45,20 @@ describe('decodeUsageEvent', () => {
       tokensCompletion: 20n,
       cacheRead: 3n,
       cacheWrite: 4n,
-      totalCostUsd: 0.5,
-      creditsCharged: 2,
+      totalCostNanoUsd: 500_000_000n,
+      creditsChargedMicrocredits: 2_000_000n,
     });
   });
 
   it('the cache discount is what the cache reads saved at the catalog prices the edge charges with', () => {
     // house: input 200, cache read 5 credits per 1M tokens; 1M cache reads save 195 credits = $0.195.
     expect(
-      rowOf(encode({ model: 'house', inputTokens: 1_200_000n, cacheReadTokens: 1_000_000n })).cacheDiscountUsd,
-    ).toBeCloseTo(0.195, 9);
-    expect(rowOf(encode({ model: 'house', cacheReadTokens: 0n })).cacheDiscountUsd).toBe(0);
+      rowOf(encode({ model: 'house', inputTokens: 1_200_000n, cacheReadTokens: 1_000_000n })).cacheDiscountNanoUsd,
+    ).toBe(195_000_000n);
+    expect(rowOf(encode({ model: 'house', cacheReadTokens: 0n })).cacheDiscountNanoUsd).toBe(0n);
     expect(
-      rowOf(encode({ model: 'a-model-the-catalog-does-not-price', cacheReadTokens: 1_000n })).cacheDiscountUsd,
-    ).toBe(0);
+      rowOf(encode({ model: 'a-model-the-catalog-does-not-price', cacheReadTokens: 1_000n })).cacheDiscountNanoUsd,
+    ).toBe(0n);
   });
 
   it('strings the edge left unset are stored as NULL, not as empty text', () => {
@@ -81,10 +81,10 @@ describe('decodeUsageEvent', () => {
   });
 
   it('a duration too large for its column is recorded as unknown, so the charge is still applied', () => {
-    expect(rowOf(encode({ latencyMs: 2n ** 40n, ttftMs: -5n, creditsCharged: 3 }))).toMatchObject({
+    expect(rowOf(encode({ latencyMs: 2n ** 40n, ttftMs: -5n, creditsChargedMicrocredits: 3n }))).toMatchObject({
       latencyMs: null,
       ttftMs: null,
-      creditsCharged: 3,
+      creditsChargedMicrocredits: 3n,
     });
   });
 
@@ -98,48 +98,39 @@ describe('decodeUsageEvent', () => {
     expect(problemOf(encode({ ts: undefined }))).toBe('no valid ts');
   });
 
-  it('amounts the ledger’s columns cannot hold are refused rather than retried forever', () => {
-    expect(problemOf(encode({ listCostUsd: Number.NaN }))).toMatch(/^list_cost_usd out of range/);
-    expect(problemOf(encode({ listCostUsd: 1e9 }))).toMatch(/^list_cost_usd out of range/);
-    expect(problemOf(encode({ creditsCharged: Number.POSITIVE_INFINITY }))).toMatch(/^credits_charged out of range/);
-    expect(problemOf(encode({ fairUseCredits: 1e12 }))).toMatch(/^fair_use_credits out of range/);
-  });
-
-  it('an event from a new edge is read from its whole units, not from the deprecated doubles beside them', () => {
+  it('amounts stay whole from the wire to the row: no float rounds them, however large', () => {
+    // 2^53 + 1 is the first whole number a double cannot hold.
+    const past = 2n ** 53n + 1n;
     const row = rowOf(
-      encode({
-        listCostNanoUsd: 12_345_678n,
-        creditsChargedMicrocredits: 12_345_000n,
-        fairUseMicrocredits: 7n,
-        // Deliberately not the same amounts: the whole units win.
-        listCostUsd: 99,
-        creditsCharged: 99,
-        fairUseCredits: 99,
-      }),
+      encode({ listCostNanoUsd: past, creditsChargedMicrocredits: 12_345_678_901_234_567n, fairUseMicrocredits: 7n }),
     );
-    expect(row).toMatchObject({ totalCostUsd: 0.012_345_678, creditsCharged: 12.345, fairUseCredits: 0.000_007 });
+    expect(row).toMatchObject({
+      totalCostNanoUsd: past,
+      creditsChargedMicrocredits: 12_345_678_901_234_567n,
+      fairUseMicrocredits: 7n,
+    });
   });
 
-  it('a free call from a new edge is free: a whole-unit 0 is not taken for an older edge', () => {
-    const free = encode({
-      listCostNanoUsd: 0n,
+  it('a free call is free, and an amount an edge left out reads as 0', () => {
+    const free = encode({ listCostNanoUsd: 0n, creditsChargedMicrocredits: 0n, fairUseMicrocredits: 0n });
+    expect(rowOf(free)).toMatchObject({
+      totalCostNanoUsd: 0n,
       creditsChargedMicrocredits: 0n,
       fairUseMicrocredits: 0n,
-      creditsCharged: 5,
     });
-    expect(rowOf(free)).toMatchObject({ totalCostUsd: 0, creditsCharged: 0, fairUseCredits: 0 });
+    expect(rowOf(encode({ creditsChargedMicrocredits: 4n }))).toMatchObject({
+      totalCostNanoUsd: 0n,
+      creditsChargedMicrocredits: 4n,
+      fairUseMicrocredits: 0n,
+    });
   });
 
-  it('each amount an event does not carry in whole units falls back to its double', () => {
-    const row = rowOf(encode({ listCostNanoUsd: 500_000_000n, creditsCharged: 2, fairUseCredits: 0.25 }));
-    expect(row).toMatchObject({ totalCostUsd: 0.5, creditsCharged: 2, fairUseCredits: 0.25 });
-  });
-
-  it('whole units too large to count exactly are refused, and the double beside them does not rescue them', () => {
-    const tooLarge = BigInt(Number.MAX_SAFE_INTEGER) + 1n;
-    expect(problemOf(encode({ listCostNanoUsd: tooLarge, listCostUsd: 1 }))).toMatch(/^list_cost_nano_usd out/);
+  it('whole units past what their column holds (18 digits) are refused rather than retried forever', () => {
+    const tooLarge = 10n ** 18n;
+    expect(problemOf(encode({ listCostNanoUsd: tooLarge }))).toMatch(/^list_cost_nano_usd out of range/);
     expect(problemOf(encode({ creditsChargedMicrocredits: -tooLarge }))).toMatch(/^credits_charged_microcredits out/);
     expect(problemOf(encode({ fairUseMicrocredits: 2n ** 63n - 1n }))).toMatch(/^fair_use_microcredits out of range/);
+    expect(rowOf(encode({ listCostNanoUsd: tooLarge - 1n })).totalCostNanoUsd).toBe(tooLarge - 1n);
   });
 
   it('the event id is the row key; an event from before event ids is keyed by its request id', () => {

@@ -11,7 +11,6 @@ import type {
 import { cacheDiscountNanoUsd, findCatalogModel } from '@sbc/catalog';
 import { storableText, USAGE_EVENTS_TOPIC } from '@sbc/events';
 import type { Logger } from '@sbc/logging';
-import { creditsFromMicrocredits, microcredits, nanoUsd, usdFromNanoUsd } from '@sbc/money';
 import { UsageEventSchema, type UsageEvent } from '@sbc/proto/sbc/usage/v1/usage_event_pb';
 import type { PrismaClient } from '../generated/prisma/client';
 import { recordDeadLetter } from '../store/dead-letters';
@@ -23,11 +22,11 @@ const USAGE_LEDGER_GROUP_ID = 'usage-ledger';
 
 /** Largest value a PostgreSQL `integer` column (latency_ms, ttft_ms) holds. */
 const MAX_INT4 = 2 ** 31 - 1;
-/** `numeric(18, 9)` keeps 9 digits before the point, `numeric(18, 6)` keeps 12. */
-const MAX_USD = 1e9;
-const MAX_CREDITS = 1e12;
-/** Whole units past this cannot be counted exactly; far above any call (about $9M), far below the columns. */
-const MAX_WHOLE_UNITS = BigInt(Number.MAX_SAFE_INTEGER);
+/**
+ * The most whole units a money column holds: `numeric(18, 9)` (nano-USD) and `numeric(18, 6)` (microcredits)
+ * both keep 18 digits, so 10^18 units, whatever the scale.
+ */
+const MAX_WHOLE_UNITS = 10n ** 18n;
 
 export type DecodedUsageEvent = { row: GenerationRow } | { problem: string };
 
@@ -54,59 +53,27 @@ export function decodeUsageEvent(bytes: Uint8Array): DecodedUsageEvent {
   return { row: toGenerationRow(event, ts, money) };
 }
 
-/** A call's amounts as the row's decimals (USD, credits). */
-interface EventMoney {
-  totalCostUsd: number;
-  creditsCharged: number;
-  fairUseCredits: number;
-}
+/** A call's amounts in whole units, as the wire carries them; the database makes them decimals, exactly. */
+type EventMoney = Pick<GenerationRow, 'totalCostNanoUsd' | 'creditsChargedMicrocredits' | 'fairUseMicrocredits'>;
 
 /**
- * The call's amounts from the whole-unit fields, or, for an event from an edge that predates them, from the
- * deprecated doubles, range-checked since a float can hold what no column can (NaN, infinities, 1e300). Each
- * amount falls back on its own, so an event carrying some of the whole units is still read right.
+ * The call's amounts, never through a float: an amount the edge left out (an edge from before whole units, which
+ * no longer runs) is 0, and one its column cannot hold is a problem.
  */
 function moneyOf(event: UsageEvent): EventMoney | { problem: string } {
-  try {
-    return {
-      totalCostUsd:
-        wholeUnits('list_cost_nano_usd', event.listCostNanoUsd, (units) => usdFromNanoUsd(nanoUsd(units))) ??
-        decimal('list_cost_usd', event.listCostUsd, MAX_USD),
-      creditsCharged:
-        wholeUnits('credits_charged_microcredits', event.creditsChargedMicrocredits, microcreditsAsCredits) ??
-        decimal('credits_charged', event.creditsCharged, MAX_CREDITS),
-      fairUseCredits:
-        wholeUnits('fair_use_microcredits', event.fairUseMicrocredits, microcreditsAsCredits) ??
-        decimal('fair_use_credits', event.fairUseCredits, MAX_CREDITS),
-    };
-  } catch (error) {
-    if (error instanceof AmountOutOfRange) return { problem: error.message };
-    throw error;
-  }
-}
-
-class AmountOutOfRange extends Error {
-  constructor(field: string, value: number | bigint) {
-    super(`${field} out of range: ${value}`);
-  }
-}
-
-const microcreditsAsCredits = (units: number) => creditsFromMicrocredits(microcredits(units));
-
-/** A whole-unit field as the row's decimal; undefined when the event does not carry it. */
-function wholeUnits(
-  field: string,
-  units: bigint | undefined,
-  asDecimal: (units: number) => number,
-): number | undefined {
-  if (units === undefined) return undefined;
-  if (units > MAX_WHOLE_UNITS || units < -MAX_WHOLE_UNITS) throw new AmountOutOfRange(field, units);
-  return asDecimal(Number(units));
-}
-
-function decimal(field: string, value: number, max: number): number {
-  if (!Number.isFinite(value) || Math.abs(value) >= max) throw new AmountOutOfRange(field, value);
-  return value;
+  const amounts: Array<[string, bigint | undefined]> = [
+    ['list_cost_nano_usd', event.listCostNanoUsd],
+    ['credits_charged_microcredits', event.creditsChargedMicrocredits],
+    ['fair_use_microcredits', event.fairUseMicrocredits],
+  ];
+  for (const [field, units] of amounts)
+    if (units !== undefined && (units >= MAX_WHOLE_UNITS || units <= -MAX_WHOLE_UNITS))
+      return { problem: `${field} out of range: ${units}` };
+  return {
+    totalCostNanoUsd: event.listCostNanoUsd ?? 0n,
+    creditsChargedMicrocredits: event.creditsChargedMicrocredits ?? 0n,
+    fairUseMicrocredits: event.fairUseMicrocredits ?? 0n,
+  };
 }
 
 function toGenerationRow(event: UsageEvent, ts: Date, money: EventMoney): GenerationRow {
@@ -131,7 +98,7 @@ function toGenerationRow(event: UsageEvent, ts: Date, money: EventMoney): Genera
     cacheWrite: event.cacheWriteTokens,
     reasoningTokens: event.reasoningTokens,
     ...money,
-    cacheDiscountUsd: cacheDiscountUsd(event),
+    cacheDiscountNanoUsd: cacheDiscountNanoUsdOf(event),
     isByok: event.isByok,
     status: event.status,
     latencyMs: toInt4(event.latencyMs),
@@ -163,9 +130,9 @@ function routingOutcome(event: UsageEvent): { servedBy: string | null; attempts:
  * What the call's cache reads saved against uncached input at list price, priced from the catalog the edge
  * prices with (the model as called, else the model sent upstream); 0 for a model the catalog does not price.
  */
-function cacheDiscountUsd(event: UsageEvent): number {
+function cacheDiscountNanoUsdOf(event: UsageEvent): bigint {
   const price = (findCatalogModel(event.model) ?? findCatalogModel(event.upstreamModel))?.price;
-  return price ? usdFromNanoUsd(cacheDiscountNanoUsd(price, Number(event.cacheReadTokens))) : 0;
+  return price ? BigInt(cacheDiscountNanoUsd(price, Number(event.cacheReadTokens))) : 0n;
 }
 
 /** proto3 strings are '' when unset. */

@@ -1,15 +1,18 @@
 import type { Prisma, PrismaClient } from '../generated/prisma/client';
 import { periodOf, PLANS } from '../credits/plans';
 
-/** One `usage_generations` row as written from a usage event. */
+/**
+ * One `usage_generations` row as written from a usage event, its amounts in the whole units the wire carries:
+ * the statement makes them the columns' decimals in exact numeric arithmetic, so no float ever holds money.
+ */
 export type GenerationRow = Omit<
   Prisma.UsageGenerationCreateManyInput,
   'totalCostUsd' | 'cacheDiscountUsd' | 'creditsCharged' | 'fairUseCredits'
 > & {
-  totalCostUsd: number;
-  cacheDiscountUsd: number;
-  creditsCharged: number;
-  fairUseCredits: number;
+  totalCostNanoUsd: bigint;
+  cacheDiscountNanoUsd: bigint;
+  creditsChargedMicrocredits: bigint;
+  fairUseMicrocredits: bigint;
 };
 
 export interface AppliedBatch {
@@ -24,12 +27,22 @@ const COLUMNS =
   `text, model text,
   upstream_model text, upstream text, provider text, dialect_in text, dialect_out text, route text, tokens_prompt ` +
   `bigint,
-  tokens_completion bigint, cache_read bigint, cache_write bigint, reasoning_tokens bigint, total_cost_usd numeric,
-  cache_discount_usd numeric, credits_charged numeric, fair_use_credits numeric, is_byok boolean, status integer,
+  tokens_completion bigint, cache_read bigint, cache_write bigint, reasoning_tokens bigint, total_cost_usd bigint,
+  cache_discount_usd bigint, credits_charged bigint, fair_use_credits bigint, is_byok boolean, status integer,
   latency_ms integer, ttft_ms integer, stream boolean, session_id text, served_by text, attempts integer,
   cache_hit boolean, guardrail_id text, guardrail_action text, ts timestamptz`;
 const NAMES = COLUMNS.split(',')
   .map((column) => column.trim().split(/\s+/)[0])
+  .join(', ');
+/** The batch carries the money columns as whole units (nano-USD, microcredits): scaled here, exactly. */
+const SCALED: Record<string, string> = {
+  total_cost_usd: 'total_cost_usd * 0.000000001',
+  cache_discount_usd: 'cache_discount_usd * 0.000000001',
+  credits_charged: 'credits_charged * 0.000001',
+  fair_use_credits: 'fair_use_credits * 0.000001',
+};
+const VALUES = NAMES.split(', ')
+  .map((name) => SCALED[name] ?? name)
   .join(', ');
 
 const ROLLUP_SUMS =
@@ -77,7 +90,7 @@ daily AS (${rollup('usage_daily', 'day', `(ts AT TIME ZONE 'UTC')::date`)})`;
 const APPLY_BATCH =
   `WITH batch AS (SELECT * FROM json_to_recordset($1::json) AS r(${COLUMNS})),
 inserted AS (
-  INSERT INTO usage_generations (${NAMES}) SELECT ${NAMES} FROM batch ORDER BY event_id
+  INSERT INTO usage_generations (${NAMES}) SELECT ${VALUES} FROM batch ORDER BY event_id
   ON CONFLICT (event_id) DO NOTHING
   RETURNING account_id, org_id, key_id, key_label, model, provider, upstream, status, tokens_prompt, tokens_completion,
     cache_read, cache_write, reasoning_tokens, total_cost_usd, credits_charged, ts
@@ -101,7 +114,7 @@ SELECT (SELECT count(*) FROM inserted)::int AS inserted,
        COALESCE((SELECT json_agg(account_id ORDER BY account_id) FROM accounts WHERE created), '[]'::json)::text AS ` +
   `new_accounts`;
 
-/** The row as JSON for json_to_recordset: decimals as exact strings at their column's grain. */
+/** The row as JSON for json_to_recordset: whole numbers as strings (JSON numbers would pass through a float). */
 function toRecord(row: GenerationRow): Record<string, unknown> {
   return {
     event_id: row.eventId,
@@ -123,10 +136,10 @@ function toRecord(row: GenerationRow): Record<string, unknown> {
     cache_read: String(row.cacheRead ?? 0),
     cache_write: String(row.cacheWrite ?? 0),
     reasoning_tokens: String(row.reasoningTokens ?? 0),
-    total_cost_usd: row.totalCostUsd.toFixed(9),
-    cache_discount_usd: row.cacheDiscountUsd.toFixed(9),
-    credits_charged: row.creditsCharged.toFixed(6),
-    fair_use_credits: row.fairUseCredits.toFixed(6),
+    total_cost_usd: String(row.totalCostNanoUsd),
+    cache_discount_usd: String(row.cacheDiscountNanoUsd),
+    credits_charged: String(row.creditsChargedMicrocredits),
+    fair_use_credits: String(row.fairUseMicrocredits),
     is_byok: row.isByok ?? false,
     status: row.status,
     latency_ms: row.latencyMs ?? null,

@@ -29,7 +29,7 @@ function calls(count: number, next: () => number): GenerationRow[] {
   const pick = <T>(list: T[]) => list[Math.floor(next() * list.length)]!;
   return Array.from({ length: count }, (_, n) => {
     const keyId = pick(['key_a', 'key_b', 'key_c', undefined]);
-    const listUsd = pick([0, 0.000000004, 0.0000123, 0.25, 3.000000001]);
+    const listNanoUsd = pick([0n, 4n, 12_300n, 250_000_000n, 3_000_000_001n]);
     return {
       eventId: `evt_${n}`,
       requestId: `req_${n % 50}`,
@@ -46,10 +46,11 @@ function calls(count: number, next: () => number): GenerationRow[] {
       cacheRead: BigInt(Math.floor(next() * 100)),
       cacheWrite: BigInt(Math.floor(next() * 10)),
       ts: new Date(START + Math.floor(next() * SPAN_MS)),
-      totalCostUsd: listUsd,
-      cacheDiscountUsd: 0,
-      creditsCharged: Math.round(listUsd * 1e3 * 1e6) / 1e6,
-      fairUseCredits: 0,
+      totalCostNanoUsd: listNanoUsd,
+      cacheDiscountNanoUsd: 0n,
+      // A credit is $0.001: a call charged at list price is charged as many microcredits as it cost nano-USD.
+      creditsChargedMicrocredits: listNanoUsd,
+      fairUseMicrocredits: 0n,
     };
   });
 }
@@ -336,9 +337,21 @@ describe('the export file', () => {
         LOG_LEVEL: 'silent',
       }),
     );
+    // In nano-USD: from $0.000000001 to $123,456.123456789, and two negatives.
     const costs = [
-      0, 0.000000001, 0.000000004, 0.00000012, 0.000000123, 0.0000005, 0.000001, 0.0000123, 0.25, 3.000000001,
-      123456.123456789, -0.000000002, -1.5,
+      0n,
+      1n,
+      4n,
+      120n,
+      123n,
+      500n,
+      1_000n,
+      12_300n,
+      250_000_000n,
+      3_000_000_001n,
+      123_456_123_456_789n,
+      -2n,
+      -1_500_000_000n,
     ];
     const rows: GenerationRow[] = Array.from({ length: 2_345 }, (_, n) => {
       // Every other call's text needs no quoting or escaping, the rest's mostly does: both renderings are used.
@@ -367,10 +380,10 @@ describe('the export file', () => {
         reasoningTokens: BigInt(n % 11),
         // Calls sharing a millisecond, so the order within one falls to the event id.
         ts: new Date(Date.parse('2026-04-01T00:00:00Z') + Math.floor(n / 3) * 997),
-        totalCostUsd: costs[n % costs.length]!,
-        cacheDiscountUsd: costs[(n + 5) % costs.length]!,
-        creditsCharged: Math.abs(costs[(n + 3) % costs.length]!) * 1000,
-        fairUseCredits: 0,
+        totalCostNanoUsd: costs[n % costs.length]!,
+        cacheDiscountNanoUsd: costs[(n + 5) % costs.length]!,
+        creditsChargedMicrocredits: ((cost) => (cost < 0n ? -cost : cost))(costs[(n + 3) % costs.length]!),
+        fairUseMicrocredits: 0n,
       };
     });
     const quoting = rows

@@ -51,6 +51,36 @@ const WebhookFields = {
   }),
 };
 
+const Fail = z.enum(['open', 'closed']);
+const JudgeFields = {
+  model: z
+    .string()
+    .min(1)
+    .max(200)
+    .meta({
+      description:
+        'The model asked (`house` when left out), resolved and billed as a call of the key the guarded call came ' +
+        'with: its allowed models, route and budget apply, and the judge call has a usage row of its own under ' +
+        "the guarded call's request id.",
+    }),
+  question: z
+    .string()
+    .min(1)
+    .max(2_000)
+    .meta({
+      description:
+        "A yes/no question about the call's texts (the request, and after the call the reply); a yes blocks it. " +
+        'For example: "Does this ask for medical advice?"',
+    }),
+  max_tokens: z.number().int().min(1).max(1_024).meta({ description: 'The most the judge answers with; default 64.' }),
+  timeout_ms: z.number().int().min(100).max(30_000).meta({ description: 'Default 5000.' }),
+  fail: Fail.meta({
+    description:
+      'A judge that times out, fails or answers neither yes nor no: `open` lets the call go, `closed` (the ' +
+      'default) blocks it.',
+  }),
+};
+
 export const CreateGuardrailBody = z
   .discriminatedUnion('kind', [
     z.strictObject({
@@ -67,6 +97,17 @@ export const CreateGuardrailBody = z
       applies_to: Sides.optional(),
       ...WebhookFields,
     }),
+    z.strictObject({
+      kind: z.literal('judge'),
+      name: Name,
+      team_id: z.string().optional(),
+      applies_to: Sides.optional(),
+      model: JudgeFields.model.optional(),
+      question: JudgeFields.question,
+      max_tokens: JudgeFields.max_tokens.optional(),
+      timeout_ms: JudgeFields.timeout_ms.optional(),
+      fail: JudgeFields.fail.optional(),
+    }),
   ])
   .meta({ id: 'GuardrailCreate' });
 
@@ -75,13 +116,16 @@ export const Guardrail = z
     id: z.string().meta({ description: '`grd_…`' }),
     object: z.literal('guardrail'),
     name: z.string(),
-    kind: z.enum(['detectors', 'webhook']),
+    kind: z.enum(['detectors', 'webhook', 'judge']),
     team_id: z.string().nullable().meta({ description: "Set on a team's guardrail." }),
     applies_to: Sides,
     detectors: z.array(Detector).optional(),
     url: z.string().optional(),
     timeout_ms: z.number().int().optional(),
-    fail: z.enum(['open', 'closed']).optional(),
+    fail: Fail.optional(),
+    model: z.string().optional(),
+    question: z.string().optional(),
+    max_tokens: z.number().int().optional(),
     created_at: DateTime,
     updated_at: DateTime,
   })
@@ -104,7 +148,8 @@ const UpdateGuardrailBody = z
     name: Name.optional(),
     applies_to: Sides.optional(),
     detectors: z.array(Detector).min(1).max(20).optional(),
-    ...Object.fromEntries(Object.entries(WebhookFields).map(([key, schema]) => [key, schema.optional()])),
+    url: WebhookFields.url.optional(),
+    ...Object.fromEntries(Object.entries(JudgeFields).map(([key, schema]) => [key, schema.optional()])),
   })
   .meta({
     id: 'GuardrailUpdate',
@@ -117,7 +162,8 @@ const ListQuery = z.object({
 });
 
 const ACCESS =
-  "A team's guardrails are read by its members and changed by its owners and admins; any other guardrail is 404.";
+  "A team's guardrails are read by its members and changed by its owners and admins, with a key that also holds " +
+  '`teams:write` (403 `insufficient_scope` otherwise); any other guardrail is 404.';
 
 export const listGuardrails = defineRoute({
   operationId: 'listGuardrails',

@@ -165,7 +165,13 @@ const UpdateKeyBody = z
       .array(z.string().min(1).max(64))
       .max(10)
       .optional()
-      .meta({ description: "Replaces the key's guardrails: the account's, or the key's team's (`[]` detaches all)." }),
+      .meta({
+        description:
+          "Replaces the key's guardrails: the account's, or the key's team's (`[]` detaches all). A team's guardrail " +
+          "is the team's policy: only a caller who may change the team's guardrails (`teams:write`, the team's " +
+          'owner or an admin) takes one off a team key (403 `insufficient_scope` otherwise). The guardrails attached ' +
+          'to the team itself apply to every team key whatever the key lists.',
+      }),
     device_id: DeviceId.nullable().optional(),
     rpm: PerMinute('Requests').nullable().optional().meta({ description: '`null`: the service ceiling again.' }),
     tpm: PerMinute('Tokens').nullable().optional().meta({ description: '`null` removes the token limit.' }),

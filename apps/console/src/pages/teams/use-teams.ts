@@ -43,6 +43,12 @@ export const useChangeRole = () =>
     }),
     invalidates: TEAMS,
   });
+/** The guardrails every key of the team passes through (its own guardrails). */
+export const useUpdateTeam = (teamId: string) =>
+  useApiMutation(updateTeam, {
+    input: (body: { guardrails: string[] }) => ({ params: { team_id: teamId }, body }),
+    invalidates: TEAMS,
+  });
 /** A budget to set, or null to remove it. */
 type BudgetBody = { credits: number; period: string; time_zone: string } | null;
 export const useSetTeamBudget = () =>

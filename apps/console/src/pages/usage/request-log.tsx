@@ -31,6 +31,18 @@ const columns = (open: (row: UsageGeneration) => void): Column<UsageGeneration>[
   { header: 'Attempts', cell: (row) => row.attempts, numeric: true },
   // A reply replayed from the response cache: no upstream called, nothing charged.
   { header: 'Cache', cell: (row) => (row.cache_hit ? 'Hit' : '—') },
+  {
+    // The guardrail that acted on the call, and how: a block is the call's refusal (status 400).
+    header: 'Guardrail',
+    cell: (row) =>
+      row.guardrail ? (
+        <span title={row.guardrail.id}>
+          {row.guardrail.action === 'block' ? 'Blocked' : row.guardrail.action === 'redact' ? 'Redacted' : 'Logged'}
+        </span>
+      ) : (
+        '—'
+      ),
+  },
   { header: 'Tokens in', cell: (row) => count(row.native_tokens_prompt), numeric: true },
   { header: 'Tokens out', cell: (row) => count(row.native_tokens_completion), numeric: true },
   { header: 'Latency', cell: (row) => ms(row.latency_ms), numeric: true },

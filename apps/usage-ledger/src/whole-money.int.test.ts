@@ -15,7 +15,7 @@ type EventInit = MessageInitShape<typeof UsageEventSchema>;
 
 const logger = createLogger({ service: 'usage-ledger-test', level: 'silent' });
 const AT = Date.parse('2026-11-01T12:00:00.000Z');
-const ACCOUNT = 'usr_mixed';
+const ACCOUNT = 'usr_money';
 
 function call(init: EventInit): EventInit {
   return {
@@ -33,62 +33,40 @@ function call(init: EventInit): EventInit {
   };
 }
 
-/**
- * One release runs edges of both kinds side by side: an edge from before the whole units writes the decimal
- * doubles only; a current edge writes the whole units and, for older ledgers, the doubles too.
- */
-const oldEdge = {
+/** 2^53 + 1: the first whole number a double cannot hold, so a float anywhere on the way would change it. */
+const PAST_DOUBLES = 2n ** 53n + 1n;
+
+const calls = {
   paid: call({
-    eventId: 'evt_old_paid',
-    requestId: 'req_old_paid',
-    listCostUsd: 0.000_123_456,
-    creditsCharged: 0.123_456,
-  }),
-  capped: call({ eventId: 'evt_old_capped', requestId: 'req_old_capped', listCostUsd: 0.002, creditsCharged: 1.5 }),
-  fairUse: call({ eventId: 'evt_old_fair', requestId: 'req_old_fair', listCostUsd: 0.000_3, fairUseCredits: 0.3 }),
-};
-const newEdge = {
-  paid: call({
-    eventId: 'evt_new_paid',
-    requestId: 'req_new_paid',
+    eventId: 'evt_paid',
+    requestId: 'req_paid',
     listCostNanoUsd: 123_456n,
     creditsChargedMicrocredits: 123_456n,
-    fairUseMicrocredits: 0n,
-    listCostUsd: 0.000_123_456,
-    creditsCharged: 0.123_456,
   }),
   capped: call({
-    eventId: 'evt_new_capped',
-    requestId: 'req_new_capped',
+    eventId: 'evt_capped',
+    requestId: 'req_capped',
     listCostNanoUsd: 2_000_000n,
     creditsChargedMicrocredits: 1_500_000n,
-    fairUseMicrocredits: 0n,
-    listCostUsd: 0.002,
-    creditsCharged: 1.5,
   }),
   fairUse: call({
-    eventId: 'evt_new_fair',
-    requestId: 'req_new_fair',
+    eventId: 'evt_fair',
+    requestId: 'req_fair',
     listCostNanoUsd: 300_000n,
-    creditsChargedMicrocredits: 0n,
     fairUseMicrocredits: 300_000n,
-    // What the previous edge wrote for this amount (list cost x 1,000, unrounded).
-    listCostUsd: 0.000_3,
-    fairUseCredits: 0.000_3 * 1_000,
   }),
-  byo: call({
-    eventId: 'evt_new_byo',
-    requestId: 'req_new_byo',
-    route: 'byo',
-    isByok: true,
-    listCostNanoUsd: 45_000n,
-    creditsChargedMicrocredits: 0n,
-    fairUseMicrocredits: 0n,
-    listCostUsd: 0.000_045,
+  byo: call({ eventId: 'evt_byo', requestId: 'req_byo', route: 'byo', isByok: true, listCostNanoUsd: 45_000n }),
+  large: call({
+    eventId: 'evt_large',
+    requestId: 'req_large',
+    listCostNanoUsd: PAST_DOUBLES,
+    creditsChargedMicrocredits: PAST_DOUBLES,
   }),
+  // An event without amounts (an edge from before whole units, which no longer runs): a free call.
+  bare: call({ eventId: 'evt_bare', requestId: 'req_bare' }),
 };
 
-describe('a ledger fed by old and new edges at once', () => {
+describe('money from the wire to the ledger, in whole units only', () => {
   let db: TestDatabase;
   let dataDir: string;
   let bus: Bus;
@@ -96,21 +74,11 @@ describe('a ledger fed by old and new edges at once', () => {
   const prisma = () => running!.database.prisma;
 
   beforeAll(async () => {
-    db = await createTestDatabase('usage_mixed_money');
-    dataDir = await mkdtemp(path.join(tmpdir(), 'usage-ledger-mixed-'));
+    db = await createTestDatabase('usage_whole_money');
+    dataDir = await mkdtemp(path.join(tmpdir(), 'usage-ledger-money-'));
     bus = createBus({ clientId: 'usage-ledger-test', logger, retry: { initialMs: 10, maxMs: 50 } });
     running = await startTestLedger({ databaseUrl: db.databaseUrl, dataDir, bus, logger });
-    // Interleaved, as a rolling deploy delivers them.
-    const interleaved = [
-      oldEdge.paid,
-      newEdge.paid,
-      newEdge.capped,
-      oldEdge.capped,
-      oldEdge.fairUse,
-      newEdge.fairUse,
-      newEdge.byo,
-    ];
-    for (const init of interleaved) {
+    for (const init of Object.values(calls)) {
       const event = create(UsageEventSchema, init);
       bus.producer.send(USAGE_EVENTS_TOPIC, { key: event.accountId, value: toBinary(UsageEventSchema, event) });
     }
@@ -130,23 +98,20 @@ describe('a ledger fed by old and new edges at once', () => {
     return { cost, charged, fairUse };
   };
 
-  it('the same call from either edge is billed the same amounts', async () => {
-    for (const kind of ['paid', 'capped', 'fairUse'] as const) {
-      const fromOld = await amountsOf(oldEdge[kind].requestId!);
-      const fromNew = await amountsOf(newEdge[kind].requestId!);
-      expect({ kind, ...fromNew }).toEqual({ kind, ...fromOld });
-    }
+  it('every call is recorded at its exact amounts, even one no double could hold', async () => {
+    expect(await amountsOf('req_paid')).toEqual({ cost: '0.000123456', charged: '0.123456', fairUse: '0' });
+    expect(await amountsOf('req_capped')).toEqual({ cost: '0.002', charged: '1.5', fairUse: '0' });
+    expect(await amountsOf('req_fair')).toEqual({ cost: '0.0003', charged: '0', fairUse: '0.3' });
+    expect(await amountsOf('req_byo')).toEqual({ cost: '0.000045', charged: '0', fairUse: '0' });
+    expect(await amountsOf('req_large')).toEqual({
+      cost: '9007199.254740993',
+      charged: '9007199254.740993',
+      fairUse: '0',
+    });
+    expect(await amountsOf('req_bare')).toEqual({ cost: '0', charged: '0', fairUse: '0' });
   });
 
-  it('every call is billed at its exact amounts, whichever edge sent it', async () => {
-    expect(await amountsOf('req_old_paid')).toEqual({ cost: '0.000123456', charged: '0.123456', fairUse: '0' });
-    expect(await amountsOf('req_new_paid')).toEqual({ cost: '0.000123456', charged: '0.123456', fairUse: '0' });
-    expect(await amountsOf('req_new_capped')).toEqual({ cost: '0.002', charged: '1.5', fairUse: '0' });
-    expect(await amountsOf('req_new_fair')).toEqual({ cost: '0.0003', charged: '0', fairUse: '0.3' });
-    expect(await amountsOf('req_new_byo')).toEqual({ cost: '0.000045', charged: '0', fairUse: '0' });
-  });
-
-  it("the account's totals and daily rollup add both edges' calls exactly", async () => {
+  it("the account's totals and daily rollup add the calls exactly", async () => {
     const sums = await prisma().usageGeneration.aggregate({
       where: { accountId: ACCOUNT },
       _count: true,
@@ -157,14 +122,14 @@ describe('a ledger fed by old and new edges at once', () => {
       cost: sums._sum.totalCostUsd?.toString(),
       charged: sums._sum.creditsCharged?.toString(),
       fairUse: sums._sum.fairUseCredits?.toString(),
-    }).toEqual({ rows: 7, cost: '0.004891912', charged: '3.246912', fairUse: '0.6' });
+    }).toEqual({ rows: 6, cost: '9007199.257209449', charged: '9007199256.364449', fairUse: '0.3' });
     const daily = await prisma().usageDaily.aggregate({
       where: { accountId: ACCOUNT },
       _sum: { listUsd: true, credits: true },
     });
     expect({ listUsd: daily._sum.listUsd?.toString(), credits: daily._sum.credits?.toString() }).toEqual({
-      listUsd: '0.004891912',
-      credits: '3.246912',
+      listUsd: '9007199.257209449',
+      credits: '9007199256.364449',
     });
   });
 });
