@@ -152,9 +152,6 @@ describe('usage-ledger consumer of usage.events.v1', () => {
       servedBy: 'provider:anthropic',
       attempts: 1,
       cacheHit: false,
-      // An event from before guardrails: none acted on it.
-      guardrailId: null,
-      guardrailAction: null,
       ts: new Date(AT),
     });
   });
