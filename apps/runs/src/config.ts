@@ -60,6 +60,10 @@ const schema = z.object({
   RESPONSES_TTL_S: positiveInt(30 * 86_400),
   /** How often expired stored Responses are deleted. */
   RESPONSES_PURGE_INTERVAL_MS: positiveInt(3_600_000),
+  /** Bytes one uploaded file may hold (413 past it): 200 MiB, OpenAI's bound on a batch input file. */
+  FILES_MAX_BYTES: positiveInt(200 * 1024 * 1024),
+  /** Bytes all of one account's (or team's) files may hold together (400 past it). */
+  FILES_QUOTA_BYTES_PER_ACCOUNT: positiveInt(10 * 1024 * 1024 * 1024),
 });
 
 export interface RunsConfig extends BackendConfig {
@@ -94,6 +98,8 @@ export interface RunsConfig extends BackendConfig {
   };
   /** Stored OpenAI Responses (CONTRACTS "Agents, tools and policies"): their bounds per owner and their life. */
   responses: { maxPerAccount: number; maxBytesPerAccount: number; ttlMs: number; purgeIntervalMs: number };
+  /** Files (docs/batches.md): the per-file limit and the per-owner quota, in bytes. */
+  files: { maxFileBytes: number; quotaBytes: number };
 }
 
 export function loadRunsConfig(env: Record<string, string | undefined>): RunsConfig {
@@ -127,5 +133,6 @@ export function loadRunsConfig(env: Record<string, string | undefined>): RunsCon
       ttlMs: vars.RESPONSES_TTL_S * 1000,
       purgeIntervalMs: vars.RESPONSES_PURGE_INTERVAL_MS,
     },
+    files: { maxFileBytes: vars.FILES_MAX_BYTES, quotaBytes: vars.FILES_QUOTA_BYTES_PER_ACCOUNT },
   };
 }

@@ -28,6 +28,7 @@ describe('runs service shell', () => {
       '0002_runs_events_webhooks.sql',
       '0003_webhook_dial_as.sql',
       '0004_stored_responses.sql',
+      '0005_files.sql',
     ]);
     await running.database.prisma.project.create({
       data: {

@@ -4,20 +4,25 @@ import { createLogger, type Logger } from '@sbc/logging';
 import { Counter, Gauge } from '@sbc/metrics';
 import { AccountService } from '@sbc/proto/sbc/account/v1/account_pb';
 import { AuditService } from '@sbc/proto/sbc/account/v1/audit_pb';
+import { FilesService } from '@sbc/proto/sbc/runs/v1/files_pb';
 import { ResponsesService } from '@sbc/proto/sbc/runs/v1/responses_pb';
 import { RunsService } from '@sbc/proto/sbc/runs/v1/runs_pb';
 import { BODY_MESSAGE_MAX_BYTES, createAuditLog, createRpcClient } from '@sbc/rpc';
 import { loadRunsConfig, type RunsConfig } from './config';
 import { PrismaClient } from './generated/prisma/client';
+import { createFilesService } from './rpc/files-service';
 import { createResponsesService } from './rpc/responses-service';
 import { createRunsService } from './rpc/runs-service';
 import { createEgress } from './tools/egress';
+import { sweepFiles } from './store/files';
 import { createWebhookSender } from './webhooks/sender';
 import { createResponsePurge } from './workers/response-purge';
 import { createInvokeKeys } from './workers/invoke-keys';
 import { createWorkerPool } from './workers/pool';
 
 export { loadRunsConfig, type RunsConfig } from './config';
+
+const UPLOAD_ABANDONED_MS = 3_600_000;
 
 /** Collaborators the embedded app shares between services in one process. */
 export interface RunsOverrides {
@@ -34,7 +39,7 @@ export interface RunsOverrides {
 /**
  * The runs service owns projects, agent runs, run events, webhook deliveries and stored OpenAI Responses.
  * Besides its gRPC API it runs the workers that execute runs (claimed from its PostgreSQL), the webhook sender
- * and the purge of expired responses.
+ * and the purge of expired responses and files.
  */
 export async function start(config: RunsConfig, overrides: RunsOverrides = {}): Promise<RunningBackend<PrismaClient>> {
   const logger = overrides.logger ?? createLogger({ service: 'runs', level: config.logLevel });
@@ -85,6 +90,7 @@ export async function start(config: RunsConfig, overrides: RunsOverrides = {}): 
             },
           }),
         );
+        rpc.add(FilesService, createFilesService({ db: database.prisma, bounds: config.files }));
       },
       beforeClose: release,
     });
@@ -138,13 +144,22 @@ export async function start(config: RunsConfig, overrides: RunsOverrides = {}): 
     intervalMs: config.responses.purgeIntervalMs,
     onPurged: (count) => purged.inc(count),
   });
+  const fileSweep = createResponsePurge({
+    db: writer.db,
+    logger,
+    intervalMs: config.responses.purgeIntervalMs,
+    what: 'abandoned uploads and expired files',
+    // An upload not committed within the hour lost its edge.
+    purge: (now) => sweepFiles(writer.db, now, new Date(now.getTime() - UPLOAD_ABANDONED_MS)),
+  });
   stopWorkers = async () => {
-    await Promise.all([pool.stop(), sender.stop(), purge.stop()]);
+    await Promise.all([pool.stop(), sender.stop(), purge.stop(), fileSweep.stop()]);
   };
   try {
     await pool.start();
     sender.start();
     purge.start();
+    fileSweep.start();
   } catch (error) {
     await backend.stop();
     throw error;
