@@ -3,6 +3,7 @@ import { AUDIT_ROUTES } from './routes/audit';
 import { AUTH_ROUTES } from './routes/auth';
 import { CAPTURE_ROUTES } from './routes/captures';
 import { DEVICE_ROUTES } from './routes/devices';
+import { FILE_ROUTES } from './routes/files';
 import { GATEWAY_ROUTES } from './routes/gateway';
 import { GUARDRAIL_ROUTES } from './routes/guardrails';
 import { KEY_ROUTES } from './routes/keys';
@@ -38,6 +39,7 @@ export * as auditRoutes from './routes/audit';
 export * as authRoutes from './routes/auth';
 export * as captureRoutes from './routes/captures';
 export * as deviceRoutes from './routes/devices';
+export * as fileRoutes from './routes/files';
 export * as gatewayRoutes from './routes/gateway';
 export * as guardrailRoutes from './routes/guardrails';
 export * as keyRoutes from './routes/keys';
@@ -54,6 +56,7 @@ export const ROUTES: readonly RouteSpec[] = [
   ...SERVICE_ROUTES,
   ...GATEWAY_ROUTES,
   ...RESPONSE_ROUTES,
+  ...FILE_ROUTES,
   ...AUTH_ROUTES,
   ...KEY_ROUTES,
   ...UPSTREAM_ROUTES,

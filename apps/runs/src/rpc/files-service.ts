@@ -64,11 +64,10 @@ export function createFilesService(deps: FilesServiceDeps): RpcImplementation<ty
   return {
     async beginFile(request) {
       const ownerId = checkedOwner(request.ownerId);
-      if (!UPLOAD_PURPOSES.has(request.purpose)) throw bad('purpose', "purpose must be 'batch' or 'user_data'.");
       const filename = request.filename.trim();
       if (filename === '' || filename.length > MAX_FILENAME_CHARS || filename.includes('\u0000'))
         throw bad('file', `The file needs a name of 1 to ${MAX_FILENAME_CHARS} characters.`);
-      const fileId = await beginFile(db, { ownerId, filename, purpose: request.purpose }, now());
+      const fileId = await beginFile(db, { ownerId, filename }, now());
       return { fileId, maxBytes: BigInt(bounds.maxFileBytes) };
     },
 
@@ -81,7 +80,8 @@ export function createFilesService(deps: FilesServiceDeps): RpcImplementation<ty
 
     async commitFile(request) {
       const { ownerId, fileId } = checked(request);
-      return { file: infoOf(await commitFile(db, ownerId, fileId, now())) };
+      if (!UPLOAD_PURPOSES.has(request.purpose)) throw bad('purpose', "purpose must be 'batch' or 'user_data'.");
+      return { file: infoOf(await commitFile(db, ownerId, fileId, request.purpose, now())) };
     },
 
     async abortFile(request) {

@@ -61,13 +61,10 @@ async function lockOwner(tx: Tx, ownerId: string): Promise<number> {
   return Number(rows[0]!.bytes);
 }
 
-export async function beginFile(
-  db: RunsDb,
-  input: { ownerId: string; filename: string; purpose: string },
-  now: Date,
-): Promise<string> {
+export async function beginFile(db: RunsDb, input: { ownerId: string; filename: string }, now: Date): Promise<string> {
   const id = newFileId(now.getTime());
-  await db.file.create({ data: { id, ownerId: input.ownerId, filename: input.filename, purpose: input.purpose } });
+  // The purpose is set when the upload is committed (until then no one reads the row).
+  await db.file.create({ data: { id, ownerId: input.ownerId, filename: input.filename, purpose: '' } });
   return id;
 }
 
@@ -86,11 +83,10 @@ export async function appendFileChunk(
     const ownerBytes = await lockOwner(tx, input.ownerId);
     const file = await tx.file.findFirst({ where: { id: input.fileId, ownerId: input.ownerId, committedAt: null } });
     if (!file) throw fileNotFound(input.fileId);
-    const previous = await tx.fileChunk.findUnique({
-      where: { fileId_seq: { fileId: input.fileId, seq: input.seq } },
-      select: { data: true },
-    });
-    const added = input.data.byteLength - (previous?.data.byteLength ?? 0);
+    // Only the length of a chunk sent before (a retried call): its bytes never leave the database.
+    const [previous] = await tx.$queryRaw<Array<{ bytes: number }>>`
+      SELECT octet_length(data) AS bytes FROM file_chunks WHERE file_id = ${input.fileId} AND seq = ${input.seq}`;
+    const added = input.data.byteLength - Number(previous?.bytes ?? 0);
     const fileBytes = Number(file.bytes) + added;
     if (fileBytes > bounds.maxFileBytes)
       return new ApiError('request_too_large', `A file may hold at most ${bounds.maxFileBytes} bytes.`, {
@@ -103,11 +99,10 @@ export async function appendFileChunk(
           'files you no longer need.',
         { param: 'file' },
       );
-    await tx.fileChunk.upsert({
-      where: { fileId_seq: { fileId: input.fileId, seq: input.seq } },
-      create: { fileId: input.fileId, seq: input.seq, data: Buffer.from(input.data) },
-      update: { data: Buffer.from(input.data) },
-    });
+    const data = Buffer.from(input.data.buffer, input.data.byteOffset, input.data.byteLength);
+    await tx.$executeRaw`
+      INSERT INTO file_chunks (file_id, seq, data) VALUES (${input.fileId}, ${input.seq}, ${data})
+      ON CONFLICT (file_id, seq) DO UPDATE SET data = EXCLUDED.data`;
     await tx.file.update({ where: { id: input.fileId }, data: { bytes: BigInt(fileBytes) } });
     await tx.fileOwner.update({ where: { ownerId: input.ownerId }, data: { bytes: { increment: BigInt(added) } } });
     return fileBytes;
@@ -121,12 +116,13 @@ export async function commitFile(
   db: RunsDb,
   ownerId: string,
   fileId: string,
+  purpose: string,
   now: Date,
   expiresAt?: Date,
 ): Promise<FileRow> {
   const done = await db.file.updateMany({
     where: { id: fileId, ownerId, committedAt: null },
-    data: { committedAt: now, ...(expiresAt ? { expiresAt } : {}) },
+    data: { purpose, committedAt: now, ...(expiresAt ? { expiresAt } : {}) },
   });
   if (done.count === 0) throw fileNotFound(fileId);
   return findFile(db, ownerId, fileId, now);
