@@ -14,6 +14,7 @@ import { TeamService } from '@sbc/proto/sbc/account/v1/teams_pb';
 import { AuditService } from '@sbc/proto/sbc/account/v1/audit_pb';
 import { UpstreamService } from '@sbc/proto/sbc/account/v1/upstreams_pb';
 import { GuardrailService } from '@sbc/proto/sbc/account/v1/guardrails_pb';
+import { BatchesService } from '@sbc/proto/sbc/runs/v1/batches_pb';
 import { FilesService } from '@sbc/proto/sbc/runs/v1/files_pb';
 import { ResponsesService } from '@sbc/proto/sbc/runs/v1/responses_pb';
 import { RunsService } from '@sbc/proto/sbc/runs/v1/runs_pb';
@@ -130,6 +131,8 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     }),
     // Files travel a chunk (1 MiB) per message, within grpc-js's default bound.
     files: createRpcClient(FilesService, { target: config.runsTarget, deadlineMs: config.rpcDeadlineMs }),
+    // A create reads the input file and queues its lines: up to 50,000 rows in one call.
+    batches: createRpcClient(BatchesService, { target: config.runsTarget, deadlineMs: 60_000 }),
   };
   // Redis when REDIS_URL is set, memory otherwise; the embedded app may share its own pub/sub or store.
   const cache = createCacheAdapters({ redisUrl: config.redisUrl });

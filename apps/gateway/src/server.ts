@@ -8,6 +8,7 @@ import type { DeviceService } from '@sbc/proto/sbc/account/v1/devices_pb';
 import type { SessionService } from '@sbc/proto/sbc/account/v1/sessions_pb';
 import type { TeamService } from '@sbc/proto/sbc/account/v1/teams_pb';
 import type { UpstreamService } from '@sbc/proto/sbc/account/v1/upstreams_pb';
+import type { BatchesService } from '@sbc/proto/sbc/runs/v1/batches_pb';
 import type { FilesService } from '@sbc/proto/sbc/runs/v1/files_pb';
 import type { ResponsesService } from '@sbc/proto/sbc/runs/v1/responses_pb';
 import type { RunsService } from '@sbc/proto/sbc/runs/v1/runs_pb';
@@ -41,6 +42,7 @@ import { guardrailRoutes } from './routes/guardrails';
 import { teamRoutes } from './routes/teams';
 import { upstreamRoutes } from './routes/upstreams';
 import { modelRoutes, type ModelRoutesDeps } from './routes/models';
+import { batchRoutes } from './routes/batches';
 import { fileRoutes } from './routes/files';
 import { responseRoutes } from './routes/responses';
 import { runRoutes } from './routes/runs';
@@ -70,6 +72,8 @@ export interface GatewayAppDeps {
   responses: RpcClientOf<typeof ResponsesService>;
   /** Files (the runs service's), uploaded, read and deleted here. */
   files: RpcClientOf<typeof FilesService>;
+  /** OpenAI batches (the runs service's). */
+  batches: RpcClientOf<typeof BatchesService>;
   xbuilds: RpcClientOf<typeof XBuildsService>;
   house: HouseEngines;
   providers: ProviderEngines;
@@ -99,10 +103,11 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
   app.locals[WRITE_BARRIER] = () => deps.pubsub.barrier();
   app.locals[CLIENT_ADDRESS] = deps.throttle.addressOf;
   app.use(requestId());
-  // Before the shared check of a URL's text: these Responses and Files routes refuse in OpenAI's shape, that one
+  // Before the shared check of a URL's text: these Responses, Files and Batches routes refuse in OpenAI's shape, that one
   // included.
   app.use(responseRoutes(deps));
   app.use(fileRoutes(deps));
+  app.use(batchRoutes(deps));
   app.use(refuseHostileUrl());
   app.use(healthRoutes(deps.ready, deps.readyDetail));
   app.use(docsRoutes(deps));

@@ -29,6 +29,7 @@ describe('runs service shell', () => {
       '0003_webhook_dial_as.sql',
       '0004_stored_responses.sql',
       '0005_files.sql',
+      '0006_batches.sql',
     ]);
     await running.database.prisma.project.create({
       data: {

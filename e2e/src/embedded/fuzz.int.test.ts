@@ -36,6 +36,9 @@ const MODEL_DIALECTS: Record<string, 'openai' | 'anthropic'> = {
   '/v1/files': 'openai',
   '/v1/files/{file_id}': 'openai',
   '/v1/files/{file_id}/content': 'openai',
+  '/v1/batches': 'openai',
+  '/v1/batches/{batch_id}': 'openai',
+  '/v1/batches/{batch_id}/cancel': 'openai',
 };
 /**
  * Operations whose success legitimately shows a fresh secret of their own (a session, a webhook's signing secret, a

@@ -1,6 +1,7 @@
 import type { RouteSpec } from './route';
 import { AUDIT_ROUTES } from './routes/audit';
 import { AUTH_ROUTES } from './routes/auth';
+import { BATCH_ROUTES } from './routes/batches';
 import { CAPTURE_ROUTES } from './routes/captures';
 import { DEVICE_ROUTES } from './routes/devices';
 import { FILE_ROUTES } from './routes/files';
@@ -37,6 +38,7 @@ export {
 } from './route';
 export * as auditRoutes from './routes/audit';
 export * as authRoutes from './routes/auth';
+export * as batchRoutes from './routes/batches';
 export * as captureRoutes from './routes/captures';
 export * as deviceRoutes from './routes/devices';
 export * as fileRoutes from './routes/files';
@@ -57,6 +59,7 @@ export const ROUTES: readonly RouteSpec[] = [
   ...GATEWAY_ROUTES,
   ...RESPONSE_ROUTES,
   ...FILE_ROUTES,
+  ...BATCH_ROUTES,
   ...AUTH_ROUTES,
   ...KEY_ROUTES,
   ...UPSTREAM_ROUTES,

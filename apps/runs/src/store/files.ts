@@ -211,3 +211,36 @@ export async function sweepFiles(db: RunsDb, now: Date, uncommittedBefore: Date)
   for (const file of stale) await removeFile(db, file.ownerId, file.id, null);
   return stale.length;
 }
+
+/**
+ * Writes a file the service makes (a batch's output or error file) whole, in the caller's transaction: JSONL
+ * lines packed into chunks, committed at once. It counts against the owner's quota but is never refused by it:
+ * the work it records is done.
+ */
+export async function writeServiceFile(
+  tx: Tx,
+  input: { ownerId: string; filename: string; purpose: string; lines: readonly string[]; expiresAt: Date },
+  now: Date,
+): Promise<string> {
+  const id = newFileId(now.getTime());
+  const whole = Buffer.from(input.lines.map((line) => `${line}\n`).join(''));
+  const bytes = whole.length;
+  const split: Uint8Array<ArrayBuffer>[] = [];
+  for (let at = 0; at < bytes; at += FILE_CHUNK_BYTES)
+    split.push(new Uint8Array(whole.subarray(at, at + FILE_CHUNK_BYTES)));
+  await lockOwner(tx, input.ownerId);
+  await tx.file.create({
+    data: {
+      id,
+      ownerId: input.ownerId,
+      filename: input.filename,
+      purpose: input.purpose,
+      bytes: BigInt(bytes),
+      committedAt: now,
+      expiresAt: input.expiresAt,
+    },
+  });
+  for (const [seq, data] of split.entries()) await tx.fileChunk.create({ data: { fileId: id, seq, data } });
+  await tx.fileOwner.update({ where: { ownerId: input.ownerId }, data: { bytes: { increment: BigInt(bytes) } } });
+  return id;
+}
