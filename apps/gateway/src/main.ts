@@ -131,7 +131,8 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     }),
     // Files travel a chunk (1 MiB) per message, within grpc-js's default bound.
     files: createRpcClient(FilesService, { target: config.runsTarget, deadlineMs: config.rpcDeadlineMs }),
-    // A create reads the input file and queues its lines: up to 50,000 rows in one call.
+    // A create reads the input file and queues its lines (up to 100,000 rows in one call); a message batch's
+    // requests travel whole, bounded by the route's body limit, under what the runs service receives.
     batches: createRpcClient(BatchesService, { target: config.runsTarget, deadlineMs: 60_000 }),
   };
   // Redis when REDIS_URL is set, memory otherwise; the embedded app may share its own pub/sub or store.

@@ -44,6 +44,7 @@ import { upstreamRoutes } from './routes/upstreams';
 import { modelRoutes, type ModelRoutesDeps } from './routes/models';
 import { batchRoutes } from './routes/batches';
 import { fileRoutes } from './routes/files';
+import { messageBatchRoutes } from './routes/message-batches';
 import { responseRoutes } from './routes/responses';
 import { runRoutes } from './routes/runs';
 import { usageRoutes } from './routes/usage';
@@ -103,11 +104,12 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
   app.locals[WRITE_BARRIER] = () => deps.pubsub.barrier();
   app.locals[CLIENT_ADDRESS] = deps.throttle.addressOf;
   app.use(requestId());
-  // Before the shared check of a URL's text: these Responses, Files and Batches routes refuse in OpenAI's shape, that one
-  // included.
+  // Before the shared check of a URL's text: the Responses, Files and Batches routes refuse in their dialect's
+  // shape, that refusal included.
   app.use(responseRoutes(deps));
   app.use(fileRoutes(deps));
   app.use(batchRoutes(deps));
+  app.use(messageBatchRoutes(deps));
   app.use(refuseHostileUrl());
   app.use(healthRoutes(deps.ready, deps.readyDetail));
   app.use(docsRoutes(deps));

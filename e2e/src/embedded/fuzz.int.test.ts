@@ -39,6 +39,11 @@ const MODEL_DIALECTS: Record<string, 'openai' | 'anthropic'> = {
   '/v1/batches': 'openai',
   '/v1/batches/{batch_id}': 'openai',
   '/v1/batches/{batch_id}/cancel': 'openai',
+  // Anthropic's Message Batches: its error shape.
+  '/v1/messages/batches': 'anthropic',
+  '/v1/messages/batches/{message_batch_id}': 'anthropic',
+  '/v1/messages/batches/{message_batch_id}/cancel': 'anthropic',
+  '/v1/messages/batches/{message_batch_id}/results': 'anthropic',
 };
 /**
  * Operations whose success legitimately shows a fresh secret of their own (a session, a webhook's signing secret, a

@@ -1,7 +1,8 @@
+import Anthropic from '@anthropic-ai/sdk';
 import OpenAI, { toFile } from 'openai';
 import type { Batch } from 'openai/resources/batches';
 import { rejectionOf } from '@sbc/testing';
-import { openAiFor, startStack, type HouseSpec, type StackWith } from '../support/stack';
+import { anthropicFor, openAiFor, startStack, type HouseSpec, type StackWith } from '../support/stack';
 import { teamFixtures, type TeamUser } from '../support/teams.harness';
 
 /**
@@ -103,7 +104,7 @@ async function batchUsage(user: TeamUser, count: number): Promise<UsageRow[]> {
       if (!page.body.has_more) break;
       after = page.body.last_id as string;
     }
-    const lines = rows.filter((row) => row.request_id.startsWith('batch_req_'));
+    const lines = rows.filter((row) => /^(msg)?batch_req_/.test(row.request_id));
     if (lines.length >= count || Date.now() > deadline) return lines;
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
@@ -308,4 +309,117 @@ describe('refusals', () => {
     expect(badWindow.status).toBe(400);
     expect(badWindow.body).toMatchObject({ error: { param: 'completion_window' } });
   });
+});
+
+describe('Anthropic message batches', () => {
+  /** The SDK fetches `results_url`, which is on the edge's public URL (BASE_URL, https://gw.test here). */
+  const anthropicOf = (key: string) =>
+    new Anthropic({
+      apiKey: key,
+      baseURL: stack.edge.url,
+      maxRetries: 0,
+      fetch: (url: string | URL | Request, init?: RequestInit) =>
+        fetch(String(url).replace('https://gw.test', stack.edge.url), init),
+    });
+
+  const request = (customId: string, model = 'house') => ({
+    custom_id: customId,
+    params: { model, max_tokens: 16, messages: [{ role: 'user' as const, content: `Say ${customId}` }] },
+  });
+
+  it('50 requests end with every result in order; one usage row each; listed, then deleted', async () => {
+    const user = await teams.user();
+    const anthropic = anthropicOf(user.key);
+    const ids = Array.from({ length: 50 }, (_, index) => `m-${index}`);
+    const created = await anthropic.messages.batches.create({ requests: ids.map((id) => request(id)) });
+    expect(created).toMatchObject({
+      id: expect.stringMatching(/^msgbatch_/),
+      type: 'message_batch',
+      processing_status: 'in_progress',
+      request_counts: { processing: 50, succeeded: 0, errored: 0, canceled: 0, expired: 0 },
+      results_url: null,
+      archived_at: null,
+    });
+    expect(Date.parse(created.created_at)).not.toBeNaN();
+    let batch = created;
+    for (const deadline = Date.now() + 120_000; batch.processing_status !== 'ended';) {
+      if (Date.now() > deadline) throw new Error(`stuck: ${JSON.stringify(batch)}`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      batch = await anthropic.messages.batches.retrieve(created.id);
+    }
+    expect(batch.request_counts).toEqual({ processing: 0, succeeded: 50, errored: 0, canceled: 0, expired: 0 });
+    expect(batch.results_url).toBe(`https://gw.test/v1/messages/batches/${created.id}/results`);
+    const results = [];
+    for await (const result of await anthropic.messages.batches.results(created.id)) results.push(result);
+    expect(results.map((result) => result.custom_id)).toEqual(ids);
+    for (const result of results) {
+      expect(result.result).toMatchObject({ type: 'succeeded', message: { type: 'message', role: 'assistant' } });
+    }
+    const usage = await batchUsage(user, 50);
+    expect(usage).toHaveLength(50);
+    const sum = (values: number[]) => values.reduce((total, value) => total + value, 0);
+    expect(sum(usage.map((row) => row.native_tokens_completion))).toBe(
+      sum(
+        results.map((result) => (result.result.type === 'succeeded' ? result.result.message.usage.output_tokens : 0)),
+      ),
+    );
+
+    const page = await anthropic.messages.batches.list({ limit: 10 });
+    expect(page.data.map((listed) => listed.id)).toEqual([created.id]);
+    // An OpenAI client does not see it among its batches.
+    expect((await openAiFor(stack.edge.url, user.key).batches.list()).data).toEqual([]);
+    expect(await anthropic.messages.batches.delete(created.id)).toMatchObject({
+      id: created.id,
+      type: 'message_batch_deleted',
+    });
+    expect(await rejectionOf(anthropic.messages.batches.retrieve(created.id))).toBeInstanceOf(Anthropic.NotFoundError);
+  }, 180_000);
+
+  it('cancel: in-flight requests finish, the rest are canceled; results and delete wait for the end (409)', async () => {
+    const user = await teams.user();
+    const anthropic = anthropicOf(user.key);
+    const created = await anthropic.messages.batches.create({
+      requests: Array.from({ length: 20 }, (_, index) => request(`s-${index}`, 'house-fast')),
+    });
+    const early = await rejectionOf(anthropic.messages.batches.delete(created.id));
+    expect(early).toBeInstanceOf(Anthropic.APIError);
+    expect((early as InstanceType<typeof Anthropic.APIError>).status).toBe(409);
+    const notYet = await stack.api('GET', `/v1/messages/batches/${created.id}/results`, { key: user.key });
+    expect(notYet.status).toBe(409);
+    expect(notYet.body).toMatchObject({ type: 'error', error: { type: expect.any(String) } });
+    const canceling = await anthropic.messages.batches.cancel(created.id);
+    expect(canceling.processing_status).toBe('canceling');
+    expect(canceling.cancel_initiated_at).toEqual(expect.any(String));
+    let batch = canceling;
+    for (const deadline = Date.now() + 60_000; batch.processing_status !== 'ended';) {
+      if (Date.now() > deadline) throw new Error(`stuck: ${JSON.stringify(batch)}`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      batch = await anthropic.messages.batches.retrieve(created.id);
+    }
+    const counts = batch.request_counts;
+    expect(counts.succeeded + counts.canceled).toBe(20);
+    expect(counts.canceled).toBeGreaterThanOrEqual(12);
+    const results = [];
+    for await (const result of await anthropic.messages.batches.results(created.id)) results.push(result.result.type);
+    expect(results.filter((type) => type === 'canceled')).toHaveLength(counts.canceled);
+  }, 90_000);
+
+  it("another account's batch is 404 in Anthropic's shape; a bad request is 400 naming it", async () => {
+    const owner = await teams.user();
+    const other = await teams.user();
+    const created = await anthropicOf(owner.key).messages.batches.create({ requests: [request('a')] });
+    const hidden = await rejectionOf(anthropicFor(stack.edge.url, other.key).messages.batches.retrieve(created.id));
+    expect(hidden).toBeInstanceOf(Anthropic.NotFoundError);
+    const bad = await stack.api('POST', '/v1/messages/batches', {
+      key: owner.key,
+      body: { requests: [request('a'), request('a')] },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
+    const noModel = await stack.api('POST', '/v1/messages/batches', {
+      key: owner.key,
+      body: { requests: [{ custom_id: 'x', params: { max_tokens: 1, messages: [] } }] },
+    });
+    expect(noModel.status).toBe(400);
+  }, 60_000);
 });

@@ -8,6 +8,7 @@ import { FILE_ROUTES } from './routes/files';
 import { GATEWAY_ROUTES } from './routes/gateway';
 import { GUARDRAIL_ROUTES } from './routes/guardrails';
 import { KEY_ROUTES } from './routes/keys';
+import { MESSAGE_BATCH_ROUTES } from './routes/message-batches';
 import { RESPONSE_ROUTES } from './routes/responses';
 import { SERVICE_ROUTES } from './routes/service';
 import { TEAM_ROUTES } from './routes/teams';
@@ -45,6 +46,7 @@ export * as fileRoutes from './routes/files';
 export * as gatewayRoutes from './routes/gateway';
 export * as guardrailRoutes from './routes/guardrails';
 export * as keyRoutes from './routes/keys';
+export * as messageBatchRoutes from './routes/message-batches';
 export * as responseRoutes from './routes/responses';
 export * as serviceRoutes from './routes/service';
 export * as teamRoutes from './routes/teams';
@@ -60,6 +62,7 @@ export const ROUTES: readonly RouteSpec[] = [
   ...RESPONSE_ROUTES,
   ...FILE_ROUTES,
   ...BATCH_ROUTES,
+  ...MESSAGE_BATCH_ROUTES,
   ...AUTH_ROUTES,
   ...KEY_ROUTES,
   ...UPSTREAM_ROUTES,

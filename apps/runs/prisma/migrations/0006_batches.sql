@@ -7,7 +7,8 @@ CREATE TABLE batches (
   -- Who created it (RunCaller as JSON): each line is called with a key minted within these bounds.
   caller            jsonb NOT NULL,
   endpoint          text NOT NULL,
-  input_file_id     text NOT NULL,
+  -- The input file of an OpenAI batch; null for an Anthropic message batch (its requests come inline).
+  input_file_id     text,
   completion_window text NOT NULL,
   -- validating → in_progress → finalizing → completed | failed | expired; cancelling → cancelled.
   status            text NOT NULL DEFAULT 'validating',

@@ -151,9 +151,7 @@ export async function createBatch(
 }
 
 export async function findBatch(db: RunsDb, ownerId: string, batchId: string): Promise<BatchRow> {
-  const row = await db.batch.findFirst({ where: { id: batchId, ownerId } });
-  if (!row) throw batchNotFound(batchId);
-  return row;
+  return findBatchOf(db, ownerId, batchId, false);
 }
 
 export async function listBatches(
@@ -162,7 +160,7 @@ export async function listBatches(
   page: { limit: number; after?: string },
 ): Promise<{ rows: BatchRow[]; hasMore: boolean }> {
   const rows = await db.batch.findMany({
-    where: { ownerId, ...(page.after ? { id: { lt: page.after } } : {}) },
+    where: { ownerId, endpoint: { not: MESSAGES_ENDPOINT }, ...(page.after ? { id: { lt: page.after } } : {}) },
     orderBy: { id: 'desc' },
     take: page.limit + 1,
   });
@@ -170,12 +168,19 @@ export async function listBatches(
 }
 
 /** Stops new lines of a batch still open; one already ended is returned as it is. */
-export async function cancelBatch(db: RunsDb, ownerId: string, batchId: string, now: Date): Promise<BatchRow> {
+export async function cancelBatch(
+  db: RunsDb,
+  ownerId: string,
+  batchId: string,
+  now: Date,
+  messages = false,
+): Promise<BatchRow> {
+  await findBatchOf(db, ownerId, batchId, messages);
   await db.batch.updateMany({
     where: { id: batchId, ownerId, status: { in: ['validating', 'in_progress'] } },
     data: { status: 'cancelling', cancellingAt: now },
   });
-  return findBatch(db, ownerId, batchId);
+  return findBatchOf(db, ownerId, batchId, messages);
 }
 
 /**
@@ -300,8 +305,9 @@ export async function finalizeBatches(
         }
       }
       const expiresAt = new Date(now.getTime() + RESULTS_TTL_MS);
+      // A message batch's results are read from its lines; only OpenAI batches have result files.
       const file = (name: string, purposeLines: string[]) =>
-        purposeLines.length === 0
+        purposeLines.length === 0 || row.endpoint === MESSAGES_ENDPOINT
           ? Promise.resolve(null)
           : writeServiceFile(
               tx,
@@ -329,4 +335,149 @@ export async function finalizeBatches(
     if (!batch) return ended;
     ended.push(batch);
   }
+}
+
+// Anthropic's Message Batches: the same rows, `endpoint` `/v1/messages`, no input or result files (results are
+// read from the lines), shown as Anthropic's MessageBatch.
+
+export const MESSAGES_ENDPOINT = '/v1/messages';
+const ANTHROPIC_WINDOW_MS = 86_400_000;
+const iso = (date: Date | null) => (date ? date.toISOString() : null);
+
+/**
+ * A batch as Anthropic's MessageBatch object. `results_url` is the path the edge serves its results at; the
+ * edge makes it absolute on its public URL.
+ */
+export function messageBatchObject(row: BatchRow): Record<string, unknown> {
+  const ended = ['completed', 'cancelled', 'expired', 'failed'].includes(row.status);
+  const unsettled = row.total - row.completed - row.failed;
+  return {
+    id: row.id,
+    type: 'message_batch',
+    processing_status: ended ? 'ended' : row.status === 'cancelling' ? 'canceling' : 'in_progress',
+    request_counts: {
+      processing: ended ? 0 : unsettled,
+      succeeded: row.completed,
+      errored: row.failed,
+      canceled: ended && row.status === 'cancelled' ? unsettled : 0,
+      expired: ended && row.status === 'expired' ? unsettled : 0,
+    },
+    ended_at: iso(row.completedAt ?? row.cancelledAt ?? row.expiredAt),
+    created_at: iso(row.createdAt),
+    expires_at: iso(row.expiresAt),
+    archived_at: null,
+    cancel_initiated_at: iso(row.cancellingAt),
+    results_url: ended ? `/v1/messages/batches/${row.id}/results` : null,
+  };
+}
+
+export async function createMessageBatch(
+  db: RunsDb,
+  input: { ownerId: string; caller: RunCallerJson; requests: Array<{ custom_id: string; params: unknown }> },
+  now: Date,
+): Promise<BatchRow> {
+  const ulid = nextUlid(now.getTime());
+  const id = `msgbatch_${ulid}`;
+  return db.$transaction(async (tx) => {
+    const row = await tx.batch.create({
+      data: {
+        id,
+        ownerId: input.ownerId,
+        caller: input.caller as unknown as Prisma.InputJsonValue,
+        endpoint: MESSAGES_ENDPOINT,
+        completionWindow: '24h',
+        total: input.requests.length,
+        createdAt: now,
+        expiresAt: new Date(now.getTime() + ANTHROPIC_WINDOW_MS),
+      },
+    });
+    for (let at = 0; at < input.requests.length; at += 1000)
+      await tx.batchLine.createMany({
+        data: input.requests.slice(at, at + 1000).map((request, offset) => ({
+          batchId: id,
+          lineNo: at + offset + 1,
+          id: `msgbatch_req_${ulid}_${at + offset + 1}`,
+          customId: request.custom_id,
+          body: JSON.stringify(request.params),
+        })),
+      });
+    return row;
+  });
+}
+
+/** The owner's batches of one kind (OpenAI's or Anthropic's), found by id. */
+export async function findBatchOf(db: RunsDb, ownerId: string, batchId: string, messages: boolean): Promise<BatchRow> {
+  const row = await db.batch.findFirst({
+    where: { id: batchId, ownerId, endpoint: messages ? MESSAGES_ENDPOINT : { not: MESSAGES_ENDPOINT } },
+  });
+  if (!row) throw batchNotFound(batchId);
+  return row;
+}
+
+export async function listMessageBatches(
+  db: RunsDb,
+  ownerId: string,
+  page: { limit: number; afterId?: string; beforeId?: string },
+): Promise<{ rows: BatchRow[]; hasMore: boolean }> {
+  const newer = page.beforeId !== undefined;
+  const rows = await db.batch.findMany({
+    where: {
+      ownerId,
+      endpoint: MESSAGES_ENDPOINT,
+      ...(page.afterId ? { id: { lt: page.afterId } } : {}),
+      ...(page.beforeId ? { id: { gt: page.beforeId } } : {}),
+    },
+    orderBy: { id: newer ? 'asc' : 'desc' },
+    take: page.limit + 1,
+  });
+  const kept = rows.slice(0, page.limit);
+  return { rows: newer ? kept.reverse() : kept, hasMore: rows.length > page.limit };
+}
+
+/** One result line in Anthropic's shape, from a line's row and its batch's final status. */
+function messageResultLine(line: { customId: string; state: string; result: string | null }, status: string): string {
+  let result: Record<string, unknown>;
+  if (line.state === 'succeeded' || line.state === 'failed') {
+    const recorded = JSON.parse(line.result!) as { response: { body: unknown } | null; error: unknown };
+    result =
+      line.state === 'succeeded'
+        ? { type: 'succeeded', message: recorded.response!.body }
+        : {
+            type: 'errored',
+            error: recorded.response?.body ?? {
+              type: 'error',
+              error: { type: 'api_error', message: 'The gateway could not be reached for this request.' },
+            },
+          };
+  } else result = { type: status === 'expired' ? 'expired' : 'canceled' };
+  return JSON.stringify({ custom_id: line.customId, result });
+}
+
+/** An ended message batch's results as JSONL, a page of lines at a time, in the order the requests were given. */
+export async function* messageBatchResults(db: RunsDb, ownerId: string, batchId: string): AsyncGenerator<string> {
+  const batch = await findBatchOf(db, ownerId, batchId, true);
+  if (!['completed', 'cancelled', 'expired', 'failed'].includes(batch.status))
+    throw new ApiError('conflict', `Batch '${batchId}' has not ended yet; its results are ready once it has.`, {
+      param: 'batch_id',
+    });
+  for (let after = 0; ;) {
+    const lines = await db.batchLine.findMany({
+      where: { batchId, lineNo: { gt: after } },
+      orderBy: { lineNo: 'asc' },
+      take: 500,
+      select: { lineNo: true, customId: true, state: true, result: true },
+    });
+    if (lines.length === 0) return;
+    yield lines.map((line) => `${messageResultLine(line, batch.status)}\n`).join('');
+    after = lines.at(-1)!.lineNo;
+  }
+}
+
+export async function deleteMessageBatch(db: RunsDb, ownerId: string, batchId: string): Promise<void> {
+  const batch = await findBatchOf(db, ownerId, batchId, true);
+  if (!['completed', 'cancelled', 'expired', 'failed'].includes(batch.status))
+    throw new ApiError('conflict', `Batch '${batchId}' is still processing; cancel it and delete it once ended.`, {
+      param: 'batch_id',
+    });
+  await db.batch.deleteMany({ where: { id: batchId, ownerId } });
 }
