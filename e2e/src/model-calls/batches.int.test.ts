@@ -23,6 +23,8 @@ const house = (simUrl: string): HouseSpec => ({
 
 let stack: StackWith<{ label: string; ledger: object; runs: object }>;
 let teams: ReturnType<typeof teamFixtures>;
+/** The runs service serving now (the restart test replaces the stack's first one). */
+let runs: { database: { prisma: (typeof stack.runs)['database']['prisma'] } };
 
 beforeAll(async () => {
   stack = await startStack({
@@ -35,6 +37,7 @@ beforeAll(async () => {
     edgeEnv: { RATE_LIMIT_PER_MINUTE: '100000' },
   });
   teams = teamFixtures(stack);
+  runs = stack.runs;
 }, 90_000);
 
 afterAll(async () => {
@@ -233,7 +236,7 @@ describe('cancel and restart', () => {
     await until(openai, created.id, (batch) => batch.request_counts!.completed >= 8, 60_000);
     const port = stack.runs.grpcAddress.split(':').pop()!;
     await stack.runs.stop();
-    await stack.startRunsService({ RUNS_GRPC_PORT: port });
+    runs = await stack.startRunsService({ RUNS_GRPC_PORT: port });
     const done = await until(openai, created.id, ended, 120_000);
     expect(done).toMatchObject({ status: 'completed', request_counts: { total: 12, completed: 12, failed: 0 } });
     const output = await jsonl(openai, done.output_file_id);
@@ -242,6 +245,33 @@ describe('cancel and restart', () => {
     const billed = (await batchUsage(user, 12)).filter((row) => row.status === 200);
     expect(billed.map((row) => row.request_id).sort()).toEqual(output.map((line) => line.id).sort());
   }, 180_000);
+});
+
+describe('expiry', () => {
+  it('a batch past its window stops starting lines, lets those in flight finish and ends expired', async () => {
+    const { openai } = await account();
+    const ids = Array.from({ length: 30 }, (_, index) => `e-${index}`);
+    const input = await upload(
+      openai,
+      ids.map((id) => chatLine(id, 'house-fast')),
+    );
+    const created = await openai.batches.create({
+      input_file_id: input.id,
+      endpoint: '/v1/chat/completions',
+      completion_window: '24h',
+    });
+    await until(openai, created.id, (batch) => batch.status === 'in_progress');
+    // The window ends now (24 h is too long to wait for).
+    await runs.database.prisma.batch.update({ where: { id: created.id }, data: { expiresAt: new Date() } });
+    const done = await until(openai, created.id, ended, 60_000);
+    expect(done.status).toBe('expired');
+    expect(done.expired_at).toEqual(expect.any(Number));
+    const output = await jsonl(openai, done.output_file_id);
+    const errors = await jsonl(openai, done.error_file_id);
+    expect(output.length).toBeLessThanOrEqual(8);
+    expect(output.length + errors.length).toBe(30);
+    expect(errors.every((line) => line.error?.code === 'batch_expired')).toBe(true);
+  }, 90_000);
 });
 
 describe('refusals', () => {
@@ -375,7 +405,7 @@ describe('Anthropic message batches', () => {
     expect(await rejectionOf(anthropic.messages.batches.retrieve(created.id))).toBeInstanceOf(Anthropic.NotFoundError);
   }, 180_000);
 
-  it('cancel: in-flight requests finish, the rest are canceled; results and delete wait for the end (409)', async () => {
+  it('cancel: in-flight requests finish, the rest canceled; results and delete wait for the end (409)', async () => {
     const user = await teams.user();
     const anthropic = anthropicOf(user.key);
     const created = await anthropic.messages.batches.create({
