@@ -1,6 +1,6 @@
 /** The endpoints a batch line may call, as OpenAI's Batch API names them. */
-export const BATCH_ENDPOINTS = ['/v1/chat/completions', '/v1/responses', '/v1/embeddings'] as const;
-export type BatchEndpoint = (typeof BATCH_ENDPOINTS)[number];
+const BATCH_ENDPOINTS = ['/v1/chat/completions', '/v1/responses', '/v1/embeddings'] as const;
+type BatchEndpoint = (typeof BATCH_ENDPOINTS)[number];
 
 const CUSTOM_ID_MAX_CHARS = 512;
 const LF = 0x0a;
@@ -12,7 +12,7 @@ export interface BadLine {
 }
 
 /** A batch input line once checked. */
-export interface InputLine {
+interface InputLine {
   custom_id: string;
   method: 'POST';
   url: BatchEndpoint;

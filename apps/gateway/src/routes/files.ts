@@ -29,7 +29,7 @@ const seconds = (timestamp: Parameters<typeof timestampDate>[0]) =>
   Math.floor(timestampDate(timestamp).getTime() / 1000);
 
 /** A file as OpenAI's File object. */
-export function fileObject(file: FileInfo) {
+function fileObject(file: FileInfo) {
   return {
     id: file.id,
     object: 'file',

@@ -10,9 +10,11 @@ import { findFile, readFileContent, writeServiceFile } from './files';
  * line is left to run: its output and error files written in the same transaction as its last status.
  */
 
-export const BATCH_ENDPOINTS = ['/v1/chat/completions', '/v1/responses', '/v1/embeddings'];
+/** The endpoint of Anthropic's message batches, kept in the same rows. */
+const MESSAGES_ENDPOINT = '/v1/messages';
+const BATCH_ENDPOINTS = ['/v1/chat/completions', '/v1/responses', '/v1/embeddings'];
 /** OpenAI's bound on the requests of one batch. */
-export const MAX_BATCH_LINES = 50_000;
+const MAX_BATCH_LINES = 50_000;
 /** How long output and error files are kept. */
 const RESULTS_TTL_MS = 30 * 86_400_000;
 const WINDOW_MS: Record<string, number> = { '24h': 86_400_000 };
@@ -33,7 +35,7 @@ export interface ClaimedLine {
 
 const nextUlid = monotonicFactory();
 
-export function batchNotFound(id: string): ApiError {
+function batchNotFound(id: string): ApiError {
   return new ApiError('not_found', `No batch found with id '${id}'.`, { param: 'batch_id' });
 }
 
@@ -340,7 +342,6 @@ export async function finalizeBatches(
 // Anthropic's Message Batches: the same rows, `endpoint` `/v1/messages`, no input or result files (results are
 // read from the lines), shown as Anthropic's MessageBatch.
 
-export const MESSAGES_ENDPOINT = '/v1/messages';
 const ANTHROPIC_WINDOW_MS = 86_400_000;
 const iso = (date: Date | null) => (date ? date.toISOString() : null);
 

@@ -17,7 +17,7 @@ export interface FileBounds {
 }
 
 /** The largest chunk one append carries (and the size content is read back in). */
-export const FILE_CHUNK_BYTES = 1024 * 1024;
+const FILE_CHUNK_BYTES = 1024 * 1024;
 
 export interface FileRow {
   id: string;
@@ -32,11 +32,11 @@ export interface FileRow {
 const nextUlid = monotonicFactory();
 
 /** `file-` and a ULID: OpenAI's prefix, sortable by creation time as plain strings. */
-export function newFileId(now = Date.now()): string {
+function newFileId(now = Date.now()): string {
   return `file-${nextUlid(now)}`;
 }
 
-export function fileNotFound(id: string): ApiError {
+function fileNotFound(id: string): ApiError {
   return new ApiError('not_found', `No such File object: ${id}`, { param: 'file_id' });
 }
 
