@@ -16,6 +16,8 @@ import { AuditService } from '@sbc/proto/sbc/account/v1/audit_pb';
 import { UpstreamService } from '@sbc/proto/sbc/account/v1/upstreams_pb';
 import { GuardrailService } from '@sbc/proto/sbc/account/v1/guardrails_pb';
 import { McpServerService } from '@sbc/proto/sbc/account/v1/mcp_pb';
+import { BatchesService } from '@sbc/proto/sbc/runs/v1/batches_pb';
+import { FilesService } from '@sbc/proto/sbc/runs/v1/files_pb';
 import { ResponsesService } from '@sbc/proto/sbc/runs/v1/responses_pb';
 import { RunsService } from '@sbc/proto/sbc/runs/v1/runs_pb';
 import { UsageLedgerService } from '@sbc/proto/sbc/usage/v1/ledger_pb';
@@ -143,6 +145,11 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
       deadlineMs: config.responses.rpcDeadlineMs,
       channelOptions: { 'grpc.max_receive_message_length': BODY_MESSAGE_MAX_BYTES },
     }),
+    // Files travel a chunk (1 MiB) per message, within grpc-js's default bound.
+    files: createRpcClient(FilesService, { target: config.runsTarget, deadlineMs: config.rpcDeadlineMs }),
+    // A create reads the input file and queues its lines (up to 100,000 rows in one call); a message batch's
+    // requests travel whole, bounded by the route's body limit, under what the runs service receives.
+    batches: createRpcClient(BatchesService, { target: config.runsTarget, deadlineMs: 60_000 }),
   };
   // Redis when REDIS_URL is set, memory otherwise; the embedded app may share its own pub/sub or store.
   const cache = createCacheAdapters({ redisUrl: config.redisUrl });

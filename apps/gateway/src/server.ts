@@ -9,6 +9,8 @@ import type { DeviceService } from '@sbc/proto/sbc/account/v1/devices_pb';
 import type { SessionService } from '@sbc/proto/sbc/account/v1/sessions_pb';
 import type { TeamService } from '@sbc/proto/sbc/account/v1/teams_pb';
 import type { UpstreamService } from '@sbc/proto/sbc/account/v1/upstreams_pb';
+import type { BatchesService } from '@sbc/proto/sbc/runs/v1/batches_pb';
+import type { FilesService } from '@sbc/proto/sbc/runs/v1/files_pb';
 import type { ResponsesService } from '@sbc/proto/sbc/runs/v1/responses_pb';
 import type { RunsService } from '@sbc/proto/sbc/runs/v1/runs_pb';
 import type { UsageLedgerService } from '@sbc/proto/sbc/usage/v1/ledger_pb';
@@ -45,6 +47,9 @@ import { guardrailRoutes } from './routes/guardrails';
 import { teamRoutes } from './routes/teams';
 import { upstreamRoutes } from './routes/upstreams';
 import { modelRoutes, type ModelRoutesDeps } from './routes/models';
+import { batchRoutes } from './routes/batches';
+import { fileRoutes } from './routes/files';
+import { messageBatchRoutes } from './routes/message-batches';
 import { responseRoutes } from './routes/responses';
 import { runRoutes } from './routes/runs';
 import { usageRoutes } from './routes/usage';
@@ -72,6 +77,10 @@ export interface GatewayAppDeps {
   runs: RpcClientOf<typeof RunsService>;
   /** Stored OpenAI Responses (the runs service's), read back and deleted here. */
   responses: RpcClientOf<typeof ResponsesService>;
+  /** Files (the runs service's), uploaded, read and deleted here. */
+  files: RpcClientOf<typeof FilesService>;
+  /** OpenAI batches (the runs service's). */
+  batches: RpcClientOf<typeof BatchesService>;
   xbuilds: RpcClientOf<typeof XBuildsService>;
   house: HouseEngines;
   providers: ProviderEngines;
@@ -105,8 +114,12 @@ export function createGatewayApp(deps: GatewayAppDeps): Express {
   app.locals[WRITE_BARRIER] = () => deps.pubsub.barrier();
   app.locals[CLIENT_ADDRESS] = deps.throttle.addressOf;
   app.use(requestId());
-  // Before the shared check of a URL's text: these Responses routes refuse in OpenAI's shape, that one included.
+  // Before the shared check of a URL's text: the Responses, Files and Batches routes refuse in their dialect's
+  // shape, that refusal included.
   app.use(responseRoutes(deps));
+  app.use(fileRoutes(deps));
+  app.use(batchRoutes(deps));
+  app.use(messageBatchRoutes(deps));
   app.use(refuseHostileUrl());
   app.use(healthRoutes(deps.ready, deps.readyDetail));
   app.use(docsRoutes(deps));

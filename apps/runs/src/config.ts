@@ -60,6 +60,18 @@ const schema = z.object({
   RESPONSES_TTL_S: positiveInt(30 * 86_400),
   /** How often expired stored Responses are deleted. */
   RESPONSES_PURGE_INTERVAL_MS: positiveInt(3_600_000),
+  /** Bytes one uploaded file may hold (413 past it): 200 MiB, OpenAI's bound on a batch input file. */
+  FILES_MAX_BYTES: positiveInt(200 * 1024 * 1024),
+  /** Bytes all of one account's (or team's) files may hold together (400 past it). */
+  FILES_QUOTA_BYTES_PER_ACCOUNT: positiveInt(10 * 1024 * 1024 * 1024),
+  /** Batch lines this process calls at once (the batch lane); 0 runs no batch lines here. */
+  BATCHES_WORKERS: z.coerce.number().int().min(0).max(64).default(2),
+  /** How often an idle batch worker looks for lines. */
+  BATCHES_POLL_MS: positiveInt(1_000),
+  /** A claimed line is retried elsewhere after this; its call is cut at four fifths of it. */
+  BATCHES_LEASE_MS: positiveInt(300_000),
+  /** Tries of one line (429s and upstream failures put it back) before its last answer is its result. */
+  BATCHES_MAX_ATTEMPTS: positiveInt(5),
 });
 
 export interface RunsConfig extends BackendConfig {
@@ -94,6 +106,10 @@ export interface RunsConfig extends BackendConfig {
   };
   /** Stored OpenAI Responses (CONTRACTS "Agents, tools and policies"): their bounds per owner and their life. */
   responses: { maxPerAccount: number; maxBytesPerAccount: number; ttlMs: number; purgeIntervalMs: number };
+  /** Files (docs/batches.md): the per-file limit and the per-owner quota, in bytes. */
+  files: { maxFileBytes: number; quotaBytes: number };
+  /** The batch lane (docs/batches.md). */
+  batches: { concurrency: number; pollMs: number; leaseMs: number; maxAttempts: number };
 }
 
 export function loadRunsConfig(env: Record<string, string | undefined>): RunsConfig {
@@ -126,6 +142,13 @@ export function loadRunsConfig(env: Record<string, string | undefined>): RunsCon
       maxBytesPerAccount: vars.RESPONSES_MAX_BYTES_PER_ACCOUNT,
       ttlMs: vars.RESPONSES_TTL_S * 1000,
       purgeIntervalMs: vars.RESPONSES_PURGE_INTERVAL_MS,
+    },
+    files: { maxFileBytes: vars.FILES_MAX_BYTES, quotaBytes: vars.FILES_QUOTA_BYTES_PER_ACCOUNT },
+    batches: {
+      concurrency: vars.BATCHES_WORKERS,
+      pollMs: vars.BATCHES_POLL_MS,
+      leaseMs: vars.BATCHES_LEASE_MS,
+      maxAttempts: vars.BATCHES_MAX_ATTEMPTS,
     },
   };
 }

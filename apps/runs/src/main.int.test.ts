@@ -28,6 +28,8 @@ describe('runs service shell', () => {
       '0002_runs_events_webhooks.sql',
       '0003_webhook_dial_as.sql',
       '0004_stored_responses.sql',
+      '0005_files.sql',
+      '0006_batches.sql',
     ]);
     await running.database.prisma.project.create({
       data: {

@@ -4,20 +4,28 @@ import { createLogger, type Logger } from '@sbc/logging';
 import { Counter, Gauge } from '@sbc/metrics';
 import { AccountService } from '@sbc/proto/sbc/account/v1/account_pb';
 import { AuditService } from '@sbc/proto/sbc/account/v1/audit_pb';
+import { BatchesService } from '@sbc/proto/sbc/runs/v1/batches_pb';
+import { FilesService } from '@sbc/proto/sbc/runs/v1/files_pb';
 import { ResponsesService } from '@sbc/proto/sbc/runs/v1/responses_pb';
 import { RunsService } from '@sbc/proto/sbc/runs/v1/runs_pb';
 import { BODY_MESSAGE_MAX_BYTES, createAuditLog, createRpcClient } from '@sbc/rpc';
 import { loadRunsConfig, type RunsConfig } from './config';
 import { PrismaClient } from './generated/prisma/client';
+import { createBatchesService } from './rpc/batches-service';
+import { createFilesService } from './rpc/files-service';
 import { createResponsesService } from './rpc/responses-service';
 import { createRunsService } from './rpc/runs-service';
 import { createEgress } from './tools/egress';
+import { sweepFiles } from './store/files';
 import { createWebhookSender } from './webhooks/sender';
+import { createBatchRunner } from './workers/batch-runner';
 import { createResponsePurge } from './workers/response-purge';
 import { createInvokeKeys } from './workers/invoke-keys';
 import { createWorkerPool } from './workers/pool';
 
 export { loadRunsConfig, type RunsConfig } from './config';
+
+const UPLOAD_ABANDONED_MS = 3_600_000;
 
 /** Collaborators the embedded app shares between services in one process. */
 export interface RunsOverrides {
@@ -32,9 +40,10 @@ export interface RunsOverrides {
 }
 
 /**
- * The runs service owns projects, agent runs, run events, webhook deliveries and stored OpenAI Responses.
+ * The runs service owns projects, agent runs, run events, webhook deliveries, stored OpenAI Responses, files and
+ * batches.
  * Besides its gRPC API it runs the workers that execute runs (claimed from its PostgreSQL), the webhook sender
- * and the purge of expired responses.
+ * and the purge of expired responses and files.
  */
 export async function start(config: RunsConfig, overrides: RunsOverrides = {}): Promise<RunningBackend<PrismaClient>> {
   const logger = overrides.logger ?? createLogger({ service: 'runs', level: config.logLevel });
@@ -51,6 +60,8 @@ export async function start(config: RunsConfig, overrides: RunsOverrides = {}): 
     timeoutMs: Math.max(config.fetchTimeoutMs, config.webhooks.timeoutMs),
   });
   const closing = new AbortController();
+  // The batch lane is made once the database is up; a batch created before then wakes nothing (the lane polls).
+  let wakeBatchLane = () => {};
   let stopWorkers: () => Promise<void> = () => Promise.resolve();
   const release = async () => {
     await stopWorkers();
@@ -85,6 +96,8 @@ export async function start(config: RunsConfig, overrides: RunsOverrides = {}): 
             },
           }),
         );
+        rpc.add(FilesService, createFilesService({ db: database.prisma, bounds: config.files }));
+        rpc.add(BatchesService, createBatchesService({ db: database.prisma, onQueued: () => wakeBatchLane() }));
       },
       beforeClose: release,
     });
@@ -93,11 +106,19 @@ export async function start(config: RunsConfig, overrides: RunsOverrides = {}): 
     throw error;
   }
   const writer = { db: backend.database.prisma, pubsub, logger };
+  const keys = createInvokeKeys(account);
+  const batchRunner = createBatchRunner({
+    db: writer.db,
+    logger,
+    keys,
+    gatewayUrl,
+    ...config.batches,
+  });
   const pool = createWorkerPool({
     writer,
     egress,
     logger,
-    keys: createInvokeKeys(account),
+    keys,
     gatewayUrl,
     budget: config.budget,
     fetchTimeoutMs: config.fetchTimeoutMs,
@@ -138,13 +159,24 @@ export async function start(config: RunsConfig, overrides: RunsOverrides = {}): 
     intervalMs: config.responses.purgeIntervalMs,
     onPurged: (count) => purged.inc(count),
   });
+  const fileSweep = createResponsePurge({
+    db: writer.db,
+    logger,
+    intervalMs: config.responses.purgeIntervalMs,
+    what: 'abandoned uploads and expired files',
+    // An upload not committed within the hour lost its edge.
+    purge: (now) => sweepFiles(writer.db, now, new Date(now.getTime() - UPLOAD_ABANDONED_MS)),
+  });
   stopWorkers = async () => {
-    await Promise.all([pool.stop(), sender.stop(), purge.stop()]);
+    await Promise.all([pool.stop(), sender.stop(), purge.stop(), fileSweep.stop(), batchRunner.stop()]);
   };
   try {
     await pool.start();
     sender.start();
     purge.start();
+    fileSweep.start();
+    batchRunner.start();
+    wakeBatchLane = batchRunner.wake;
   } catch (error) {
     await backend.stop();
     throw error;

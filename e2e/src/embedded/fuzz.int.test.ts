@@ -32,6 +32,18 @@ const MODEL_DIALECTS: Record<string, 'openai' | 'anthropic'> = {
   // Stored Responses are Responses routes: OpenAI's error shape.
   '/v1/responses/{response_id}': 'openai',
   '/v1/responses/{response_id}/input_items': 'openai',
+  // Files are OpenAI's Files API: its error shape too.
+  '/v1/files': 'openai',
+  '/v1/files/{file_id}': 'openai',
+  '/v1/files/{file_id}/content': 'openai',
+  '/v1/batches': 'openai',
+  '/v1/batches/{batch_id}': 'openai',
+  '/v1/batches/{batch_id}/cancel': 'openai',
+  // Anthropic's Message Batches: its error shape.
+  '/v1/messages/batches': 'anthropic',
+  '/v1/messages/batches/{message_batch_id}': 'anthropic',
+  '/v1/messages/batches/{message_batch_id}/cancel': 'anthropic',
+  '/v1/messages/batches/{message_batch_id}/results': 'anthropic',
 };
 /**
  * Operations whose success legitimately shows a fresh secret of their own (a session, a webhook's signing secret, a

@@ -1,12 +1,15 @@
 import type { RouteSpec } from './route';
 import { AUDIT_ROUTES } from './routes/audit';
 import { AUTH_ROUTES } from './routes/auth';
+import { BATCH_ROUTES } from './routes/batches';
 import { CAPTURE_ROUTES } from './routes/captures';
 import { DEVICE_ROUTES } from './routes/devices';
+import { FILE_ROUTES } from './routes/files';
 import { GATEWAY_ROUTES } from './routes/gateway';
 import { GUARDRAIL_ROUTES } from './routes/guardrails';
 import { KEY_ROUTES } from './routes/keys';
 import { MCP_SERVER_ROUTES } from './routes/mcp-servers';
+import { MESSAGE_BATCH_ROUTES } from './routes/message-batches';
 import { RESPONSE_ROUTES } from './routes/responses';
 import { SERVICE_ROUTES } from './routes/service';
 import { TEAM_ROUTES } from './routes/teams';
@@ -37,12 +40,15 @@ export {
 } from './route';
 export * as auditRoutes from './routes/audit';
 export * as authRoutes from './routes/auth';
+export * as batchRoutes from './routes/batches';
 export * as captureRoutes from './routes/captures';
 export * as deviceRoutes from './routes/devices';
+export * as fileRoutes from './routes/files';
 export * as gatewayRoutes from './routes/gateway';
 export * as guardrailRoutes from './routes/guardrails';
 export * as keyRoutes from './routes/keys';
 export * as mcpServerRoutes from './routes/mcp-servers';
+export * as messageBatchRoutes from './routes/message-batches';
 export * as responseRoutes from './routes/responses';
 export * as serviceRoutes from './routes/service';
 export * as teamRoutes from './routes/teams';
@@ -56,6 +62,9 @@ export const ROUTES: readonly RouteSpec[] = [
   ...SERVICE_ROUTES,
   ...GATEWAY_ROUTES,
   ...RESPONSE_ROUTES,
+  ...FILE_ROUTES,
+  ...BATCH_ROUTES,
+  ...MESSAGE_BATCH_ROUTES,
   ...AUTH_ROUTES,
   ...KEY_ROUTES,
   ...UPSTREAM_ROUTES,

@@ -57,6 +57,8 @@ export interface RouteSpec<
    * the service far more than one request (exports, probes, run and build intake) take more.
    */
   rateCost?: number;
+  /** The route's body limit when larger than the account surface's 1 MiB (a batch of model calls). */
+  maxBodyBytes?: number;
 }
 
 /**

@@ -14,13 +14,17 @@ const REST_MAX_BODY_BYTES = 1024 * 1024;
  * Reads a route's JSON body; mounted after the route's credential check, so a stranger's body is never read.
  * A NUL or an unpaired surrogate in any string is refused here, before a schema or a service sees it.
  */
-export async function jsonBody(req: Request, _res: Response, next: NextFunction): Promise<void> {
-  const { value, unsafeEscapes } = await readJsonBody(req, REST_MAX_BODY_BYTES, { optional: true });
-  const unsafe = unsafeEscapes && unsafeStringError(findUnsafeString(value));
-  if (unsafe) throw unsafe;
-  req.body = value;
-  next();
+export function jsonBodyWithin(maxBytes: number) {
+  return async function jsonBody(req: Request, _res: Response, next: NextFunction): Promise<void> {
+    const { value, unsafeEscapes } = await readJsonBody(req, maxBytes, { optional: true });
+    const unsafe = unsafeEscapes && unsafeStringError(findUnsafeString(value));
+    if (unsafe) throw unsafe;
+    req.body = value;
+    next();
+  };
 }
+
+export const jsonBody = jsonBodyWithin(REST_MAX_BODY_BYTES);
 
 /**
  * An answer sent before the caller's body was fully received (a refusal, most often of a stranger) closes

@@ -6,7 +6,7 @@ import type { CallOptions } from '@sbc/rpc';
 import { actorOf } from '../auth/actor';
 import { principalOf, type Authorize } from '../auth/authorize';
 import type { Principal } from '../auth/authenticator';
-import { jsonBody } from './json-body';
+import { jsonBody, jsonBodyWithin } from './json-body';
 
 type Parsed<T> = NonNullable<T> extends z.ZodType ? z.output<NonNullable<T>> : undefined;
 
@@ -97,7 +97,7 @@ export function mount<R extends RouteSpec>(
   };
   const path = expressPath(route.path);
   // The body is read only by routes that take one, and only once the caller's credential has passed.
-  const read = route.body ? [jsonBody] : [];
+  const read = route.body ? [route.maxBodyBytes ? jsonBodyWithin(route.maxBodyBytes) : jsonBody] : [];
   if (route.auth.kind === 'none') router[route.method](path, ...read, validate);
   else router[route.method](path, authorize(route.auth, { rateCost: route.rateCost }), ...read, validate);
 }

@@ -1,15 +1,14 @@
-import { Router, type NextFunction, type Request, type Response } from 'express';
+import { Router } from 'express';
 import { responseRoutes as specs } from '@sbc/api';
 import { callerDialect } from '@sbc/dialects';
-import { ApiError } from '@sbc/errors';
 import type { Logger } from '@sbc/logging';
 import { listEnvelope } from '@sbc/pagination';
 import type { ResponsesService } from '@sbc/proto/sbc/runs/v1/responses_pb';
 import type { RpcClientOf } from '@sbc/rpc';
 import type { Authorize } from '../auth/authorize';
+import { refuseInDialect } from '../http/dialect-refusals';
 import { refuseHostileUrl } from '../http/hostile-input';
 import { mount } from '../http/mount';
-import { CallResponse } from '../model-calls/call-response';
 import { ownerOf } from '../responses-state/responses-state';
 
 export interface ResponseRoutesDeps {
@@ -62,19 +61,6 @@ export function responseRoutes(deps: ResponseRoutesDeps): Router {
     return { status: 200, body: { id: params.response_id, object: 'response', deleted: true } };
   });
 
-  // Only errors raised by these routes come here: an error from an earlier router passes this one by.
-  router.use((thrown: unknown, req: Request, res: Response, _next: NextFunction) => {
-    const error = ApiError.from(thrown);
-    if (error.status >= 500)
-      deps.logger.error(
-        { requestId: req.requestId, route: req.route?.path, err: error.cause ?? error },
-        'request failed',
-      );
-    if (res.headersSent || res.destroyed) {
-      res.destroy();
-      return;
-    }
-    new CallResponse(res, RESPONSES, req.requestId, deps.baseUrl).refuse(error);
-  });
+  router.use(refuseInDialect(RESPONSES, deps));
   return router;
 }

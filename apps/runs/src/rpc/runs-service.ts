@@ -61,7 +61,7 @@ function page(request: { limit: number; afterId?: string; beforeId?: string }) {
   return { limit: request.limit, after_id: request.afterId, before_id: request.beforeId };
 }
 
-function callerJson(caller: RunCaller | undefined): RunCallerJson {
+export function callerJson(caller: RunCaller | undefined): RunCallerJson {
   if (!caller?.userId) throw bad('caller', 'caller.user_id is required.');
   return {
     user_id: caller.userId,

@@ -10,30 +10,32 @@ import type { RunCallerJson, RunRow } from '../store/runs';
  */
 export interface InvokeKeys {
   mint(run: RunRow): Promise<{ id: string; secret: string }>;
+  /** A key for a batch's lines, within the bounds of the key that created the batch. */
+  mintFor(caller: RunCallerJson, name: string): Promise<{ id: string; secret: string }>;
   /** Revokes a run's key; a key already gone is fine. */
   revoke(userId: string, keyId: string): Promise<void>;
 }
 
 export function createInvokeKeys(account: RpcClientOf<typeof AccountService>): InvokeKeys {
+  const mintFor = async (caller: RunCallerJson, name: string) => {
+    const reply = await account.createKey({
+      caller: { userId: caller.user_id, ...(caller.key_id ? { keyId: caller.key_id } : {}) },
+      name,
+      scopes: ['gateway:invoke'],
+      allowedModels: caller.allowed_models === null ? undefined : { values: caller.allowed_models },
+      dailyLimitCredits: caller.daily_limit_credits === null ? undefined : BigInt(caller.daily_limit_credits),
+      monthlyLimitCredits: caller.monthly_limit_credits === null ? undefined : BigInt(caller.monthly_limit_credits),
+      route: caller.route,
+      mode: 'agent',
+      incognito: false,
+      orgId: caller.org_id ?? undefined,
+    });
+    if (!reply.key) throw new ApiError('internal_error', undefined, { cause: new Error('CreateKey returned no key') });
+    return { id: reply.key.id, secret: reply.secret };
+  };
   return {
-    async mint(run) {
-      const caller = run.caller as unknown as RunCallerJson;
-      const reply = await account.createKey({
-        caller: { userId: caller.user_id, ...(caller.key_id ? { keyId: caller.key_id } : {}) },
-        name: `run ${run.id}`,
-        scopes: ['gateway:invoke'],
-        allowedModels: caller.allowed_models === null ? undefined : { values: caller.allowed_models },
-        dailyLimitCredits: caller.daily_limit_credits === null ? undefined : BigInt(caller.daily_limit_credits),
-        monthlyLimitCredits: caller.monthly_limit_credits === null ? undefined : BigInt(caller.monthly_limit_credits),
-        route: caller.route,
-        mode: 'agent',
-        incognito: false,
-        orgId: caller.org_id ?? undefined,
-      });
-      if (!reply.key)
-        throw new ApiError('internal_error', undefined, { cause: new Error('CreateKey returned no key') });
-      return { id: reply.key.id, secret: reply.secret };
-    },
+    mint: (run) => mintFor(run.caller as unknown as RunCallerJson, `run ${run.id}`),
+    mintFor,
     async revoke(userId, keyId) {
       try {
         await account.revokeKey({ userId, keyId });

@@ -9,6 +9,9 @@ export interface ResponsePurgeDeps {
   intervalMs: number;
   /** Told how many responses each purge deleted (for the metric). */
   onPurged?: (count: number) => void;
+  /** What one pass deletes, and its name in the logs; expired stored responses unless told otherwise. */
+  purge?: (now: Date) => Promise<number>;
+  what?: string;
 }
 
 export interface ResponsePurge {
@@ -24,15 +27,17 @@ export function createResponsePurge(deps: ResponsePurgeDeps): ResponsePurge {
   let stopping = false;
   let wake: (() => void) | undefined;
   let loop: Promise<void> | undefined;
+  const purge = deps.purge ?? ((now: Date) => purgeExpiredResponses(deps.db, now));
+  const what = deps.what ?? 'expired stored responses';
 
   async function run(): Promise<void> {
     while (!stopping) {
       try {
-        const purged = await purgeExpiredResponses(deps.db, new Date());
+        const purged = await purge(new Date());
         deps.onPurged?.(purged);
-        if (purged > 0) deps.logger.info({ purged }, 'expired stored responses purged');
+        if (purged > 0) deps.logger.info({ purged }, `${what} purged`);
       } catch (err) {
-        if (!stopping) deps.logger.warn({ err }, 'purging expired stored responses failed');
+        if (!stopping) deps.logger.warn({ err }, `purging ${what} failed`);
       }
       if (stopping) return;
       await new Promise<void>((resolve) => {
