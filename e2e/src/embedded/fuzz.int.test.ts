@@ -202,6 +202,19 @@ async function send(op: FuzzOperation, request: FuzzRequest, credential: string 
   return { status: res.status, requestId: res.headers.get('x-request-id'), contentType, text };
 }
 
+/**
+ * The error dialect of the route a request reaches. fetch resolves dot segments as URLs do, `%2e%2e` among them, so
+ * `/v1/batches/%2e%2e` is sent as `/v1/`: a path of no dialect's route, answered in the shared envelope.
+ */
+function dialectReached(op: FuzzOperation, request: FuzzRequest): 'openai' | 'anthropic' | undefined {
+  const sent = new URL(request.url, 'http://fuzz.invalid').pathname;
+  if (sent === request.url.split('?')[0]) return MODEL_DIALECTS[op.path];
+  const served = Object.keys(MODEL_DIALECTS).find((template) =>
+    new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(sent),
+  );
+  return served === undefined ? undefined : MODEL_DIALECTS[served];
+}
+
 /** Every guarantee that holds for any request at all; throws with the request when one does not. */
 function checkAnswer(op: FuzzOperation, request: FuzzRequest, answer: Answer): void {
   const where =
@@ -221,7 +234,7 @@ function checkAnswer(op: FuzzOperation, request: FuzzRequest, answer: Answer): v
   }
   const body = JSON.parse(answer.text) as Record<string, unknown>;
   const error = body.error as Record<string, unknown> | undefined;
-  const dialect = MODEL_DIALECTS[op.path];
+  const dialect = dialectReached(op, request);
   if (dialect === 'anthropic') {
     if (body.type !== 'error' || typeof error?.type !== 'string' || typeof error.message !== 'string')
       fail('not an Anthropic error');
