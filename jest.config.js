@@ -15,5 +15,10 @@ module.exports = {
   projects,
   // A global option: in a multi-project run the projects' own testTimeout is ignored.
   testTimeout: require('./jest.preset.js').testTimeout,
+  // With one worker (a 2-core machine) Jest runs every file in its own main process, one after the other, and the
+  // integration phase's hundred files grew that one heap past V8's 4 GB limit (each file leaves some of what it
+  // loaded behind). A limit makes Jest run the files in a worker instead, replaced once it holds more than this
+  // after a file.
+  workerIdleMemoryLimit: '1GB',
   reporters: ['default', path.join(__dirname, 'tools/jest/summary-reporter.js')],
 };
