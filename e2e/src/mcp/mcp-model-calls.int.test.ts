@@ -3,7 +3,15 @@ import type { AddressInfo } from 'node:net';
 import type Anthropic from '@anthropic-ai/sdk';
 import type OpenAI from 'openai';
 import { EVERYTHING_SERVER, startEverythingServer, type RunningMcpServer } from '../support/mcp-everything';
-import { anthropicFor, openAiFor, OWNER_KEY, simHouse, startStack, type UsageStack } from '../support/stack';
+import {
+  anthropicFor,
+  openAiFor,
+  OWNER_KEY,
+  simHouse,
+  startStack,
+  type RunsStack,
+  type UsageStack,
+} from '../support/stack';
 
 /**
  * Remote MCP tools inside model calls (docs/mcp.md "MCP tools in model calls"), met by the official SDKs: a
@@ -15,7 +23,7 @@ import { anthropicFor, openAiFor, OWNER_KEY, simHouse, startStack, type UsageSta
  * another account's server is not found, and a key's allowed_tools hold as they do at /mcp.
  */
 
-let stack: UsageStack;
+let stack: UsageStack & RunsStack;
 let everything: RunningMcpServer | undefined;
 let slug = '';
 
@@ -62,6 +70,8 @@ describeMcp('MCP tools in model calls', () => {
     stack = await startStack({
       label: 'mcp_in_calls',
       ledger: {},
+      // Stored Responses (`store` is true unless said otherwise) are kept in the runs service.
+      runs: { env: { RUNS_WORKERS: '0' } },
       // `house` speaks OpenAI chat to the sim, `house-omni` Anthropic Messages: both are translated here.
       house: (simUrl) => simHouse(simUrl),
       // Test-only: tenants' tool servers on loopback, as the everything server is here.
@@ -121,6 +131,24 @@ describeMcp('MCP tools in model calls', () => {
     const prompt = rounds.reduce((sum, row) => sum + Number(row.native_tokens_prompt), 0);
     expect(reply.usage?.input_tokens).toBe(prompt);
     expect(rounds.every((row) => Number(row.credits_charged) > 0)).toBe(true);
+  });
+
+  it('a stored response keeps the mcp items as the caller saw them, and can be continued', async () => {
+    const { openai } = await caller();
+    const tools: OpenAI.Responses.Tool[] = [{ type: 'mcp', server_label: slug }];
+    const first = await openai.responses.create({ model: 'house', input: echoCall('kept'), tools });
+    const kept = await openai.responses.retrieve(first.id);
+    expect(kept.output.map((item) => item.type)).toEqual(['mcp_list_tools', 'mcp_call', 'message']);
+    expect(ofType(kept.output, 'mcp_call')[0]).toMatchObject({ output: 'Echo: kept' });
+
+    const next = await openai.responses.create({
+      model: 'house',
+      previous_response_id: first.id,
+      input: 'Thanks.',
+      tools,
+    });
+    expect(next.status).toBe('completed');
+    expect(next.output_text).toContain('Thanks.');
   });
 
   it('the OpenAI SDK streamed: the mcp items are output items of their own before the answer', async () => {
