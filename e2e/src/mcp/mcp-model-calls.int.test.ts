@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type Anthropic from '@anthropic-ai/sdk';
 import type OpenAI from 'openai';
+import { freePort } from '@sbc/testing';
 import { EVERYTHING_SERVER, startEverythingServer, type RunningMcpServer } from '../support/mcp-everything';
 import {
   anthropicFor,
@@ -29,11 +30,11 @@ let slug = '';
 
 type Row = Record<string, unknown>;
 
-async function usageRows(keyId: string, count: number): Promise<Row[]> {
+async function usageRows(keyId: string, count: number, asKey = OWNER_KEY): Promise<Row[]> {
   const deadline = Date.now() + 20_000;
   let rows: Row[] = [];
   while (rows.length < count && Date.now() < deadline) {
-    const page = await stack.api('GET', `/v1/usage/requests?key_id=${keyId}&limit=100`, { key: OWNER_KEY });
+    const page = await stack.api('GET', `/v1/usage/requests?key_id=${keyId}&limit=100`, { key: asKey });
     rows = page.body.data;
     if (rows.length < count) await new Promise((resolve) => setTimeout(resolve, 200));
   }
@@ -273,6 +274,28 @@ describeMcp('MCP tools in model calls', () => {
     } finally {
       await new Promise((resolve) => bait.close(resolve));
     }
+  });
+
+  it('a tool server that cannot be listed fails the call (502) before any model call', async () => {
+    const user = await stack.seedUser();
+    const key = await stack.seedKey({ userId: user, scopes: ['gateway:invoke', 'endpoints:write', 'usage:read'] });
+    const dead = await stack.api('POST', '/v1/mcp/servers', {
+      key: key.secret,
+      body: { label: 'gone', url: `http://127.0.0.1:${await freePort()}/mcp` },
+    });
+    expect(dead.status).toBe(201);
+    const reply = openAiFor(stack.edge.url, key.secret).responses.create({
+      model: 'house',
+      input: 'sim:tool',
+      store: false,
+      tools: [{ type: 'mcp', server_label: dead.body.server.slug }],
+    });
+    await expect(reply).rejects.toMatchObject({
+      status: 502,
+      error: { message: `The tool server "${dead.body.server.slug}" could not be reached.` },
+    });
+    const rows = await usageRows(key.id, 1, key.secret);
+    expect(rows).toEqual([expect.objectContaining({ status: 502, attempts: 0, credits_charged: 0 })]);
   });
 
   it('another account’s server is not found by its label nor by its URL', async () => {

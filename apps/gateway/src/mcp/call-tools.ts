@@ -94,6 +94,7 @@ export interface CallToolbox {
   close(): Promise<void>;
 }
 
+/** A tool server's cooldown key, as `/mcp` keys it (tool-gateway.ts): per caller account and slug. */
 const healthKeyOf = (userId: string, slug: string) => `mcp:${userId}:${slug}`;
 
 export function createCallTools(deps: CallToolsDeps) {
@@ -204,27 +205,24 @@ export function createCallTools(deps: CallToolsDeps) {
         if (!found) return answer(`Unknown tool: ${call.name}`, true, labelOf(call.name), nameOf(call.name));
         const { label, server, tool } = found;
         const startedAt = performance.now();
+        const healthKey = healthKeyOf(context.principal.userId, server.slug);
         const settle = async (status: number, output: string, isError: boolean) => {
           if (status !== 499 && status !== 400)
-            deps.health.record(
-              healthKeyOf(context.principal.userId, server.slug),
-              status === 200 ? { ok: true } : { ok: false, status },
-            );
+            deps.health.record(healthKey, status === 200 ? { ok: true } : { ok: false, status });
           await deps.record({ context, server: server.slug, tool, status, startedAt });
           return answer(output, isError, label, tool);
         };
         const args = argumentsOf(call.arguments);
         if (!args) return settle(400, 'The arguments are not a JSON object.', true);
-        const until = deps.health.coolingUntil(healthKeyOf(context.principal.userId, server.slug));
-        if (until !== undefined) {
+        const until = deps.health.coolingUntil(healthKey);
+        // A cooling server gets one half-open call per cooldown on this edge, as at `/mcp`; the rest are refused
+        // without dialing it.
+        const claim = until === undefined ? undefined : deps.health.claimHalfOpen([healthKey]);
+        if (until !== undefined && !claim) {
           const seconds = Math.max(1, Math.ceil((until - Date.now()) / 1000));
           await deps.record({ context, server: server.slug, tool, status: 503, startedAt });
-          return answer(
-            `The tool server "${server.slug}" failed repeatedly: retry in ${seconds} s.`,
-            true,
-            label,
-            tool,
-          );
+          const refused = `The tool server "${server.slug}" failed repeatedly: retry in ${seconds} s.`;
+          return answer(refused, true, label, tool);
         }
         try {
           const result = await upstreams.get(server.slug)!.callTool(tool, args, { signal });
@@ -244,6 +242,8 @@ export function createCallTools(deps: CallToolsDeps) {
             'a tool call in a model call failed',
           );
           return settle(failure.status, failure.message, true);
+        } finally {
+          claim?.release();
         }
       },
     };
