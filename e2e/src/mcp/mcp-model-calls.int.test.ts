@@ -152,6 +152,26 @@ describeMcp('MCP tools in model calls', () => {
     expect(next.output_text).toContain('Thanks.');
   });
 
+  it('a call to one of the caller’s own functions ends the rounds: it is the caller’s to answer', async () => {
+    const { openai } = await caller();
+    const reply = await openai.responses.create({
+      model: 'house',
+      input: 'sim:call:lookup {"query":"acme"}',
+      store: false,
+      tools: [
+        {
+          type: 'function',
+          name: 'lookup',
+          parameters: { type: 'object', properties: { query: { type: 'string' } } },
+          strict: false,
+        },
+        { type: 'mcp', server_label: slug },
+      ],
+    });
+    expect(reply.output.map((item) => item.type)).toEqual(['mcp_list_tools', 'function_call']);
+    expect(reply.output[1]).toMatchObject({ name: 'lookup', arguments: '{"query":"acme"}' });
+  });
+
   it('the OpenAI SDK streamed: the mcp items are output items of their own before the answer', async () => {
     const { openai } = await caller();
     const stream = await openai.responses.create({
