@@ -158,6 +158,11 @@ const schema = z
      * times this in all.
      */
     MCP_CALL_TIMEOUT_MS: positiveInt(60_000),
+    /**
+     * The most model calls one request makes while the gateway runs the remote MCP tools it names (a Responses
+     * `mcp` tool, Messages `mcp_servers`): past it, the last reply is the answer and its tool calls are not run.
+     */
+    MCP_MAX_TOOL_ROUNDS: z.coerce.number().int().min(1).max(64).default(8),
   })
   .refine((vars) => vars.HTTP_HEADERS_TIMEOUT_MS <= vars.HTTP_REQUEST_TIMEOUT_MS, {
     path: ['HTTP_HEADERS_TIMEOUT_MS'],
@@ -245,7 +250,13 @@ export interface GatewayConfig {
   /** OTEL_GENAI_CAPTURE_CONTENT: prompts and completions (redacted) on model calls' spans. */
   genAiCaptureContent: boolean;
   /** The MCP gateway: its sessions' bounds and its tool servers' time limits. */
-  mcp: { maxSessions: number; sessionIdleMs: number; connectTimeoutMs: number; callTimeoutMs: number };
+  mcp: {
+    maxSessions: number;
+    sessionIdleMs: number;
+    connectTimeoutMs: number;
+    callTimeoutMs: number;
+    maxToolRounds: number;
+  };
 }
 
 export function loadGatewayConfig(env: Record<string, string | undefined>): GatewayConfig {
@@ -314,6 +325,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined>): Gate
       sessionIdleMs: vars.MCP_SESSION_IDLE_MS,
       connectTimeoutMs: vars.MCP_CONNECT_TIMEOUT_MS,
       callTimeoutMs: vars.MCP_CALL_TIMEOUT_MS,
+      maxToolRounds: vars.MCP_MAX_TOOL_ROUNDS,
     },
   };
 }

@@ -57,6 +57,7 @@ import type { Target } from './routing/targets';
 import { McpSessions } from './mcp/mcp-sessions';
 import { toolCallUsage } from './mcp/tool-call-usage';
 import { createToolGatewaySession } from './mcp/tool-gateway';
+import { createCallTools } from './mcp/call-tools';
 import { createUpstreamDialer } from './mcp/upstream-tools';
 import { createEdgeRouter } from './edge-router';
 import { createGatewayApp } from './server';
@@ -366,6 +367,16 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
       },
     },
     pricing,
+    // A model call's remote MCP tools run on the caller's tool servers, each call metered as a tools/call at /mcp.
+    mcpTools: createCallTools({
+      source: toolServers,
+      dialer: mcpDialer,
+      health: targetHealth,
+      record: (call) => usageEmitter.emit(toolCallUsage(call)),
+      logger,
+      version: MCP_GATEWAY_VERSION,
+    }),
+    maxToolRounds: config.mcp.maxToolRounds,
     // The step socket's hooks, in order: the first sees the call first and its reply last.
     hooks: [
       createCaptureHook({ captures, logger }),

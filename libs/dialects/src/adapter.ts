@@ -112,6 +112,11 @@ export interface CallerDialect {
    * `previous_response_id`), read cheaply from the raw body on every call; absent for dialects that keep none.
    */
   asksForState?(body: Readonly<Record<string, unknown>>): boolean;
+  /**
+   * Whether a body declares remote MCP tools for the gateway to run (`ChatRequest.mcp`), read cheaply from the raw
+   * body on every call; absent for dialects that have none.
+   */
+  asksForMcp?(body: Readonly<Record<string, unknown>>): boolean;
 }
 
 export interface UpstreamAdapter {

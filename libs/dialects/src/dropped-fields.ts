@@ -88,7 +88,7 @@ export const DROPPED_FIELDS = {
     'input.*.phase': { reason: 'assistant message phases are not carried' },
     'input.*[built-in]': { reason: 'built-in tool calls and outputs cannot be replayed to another upstream' },
     'tools.*[built-in]': {
-      reason: 'hosted tools (web_search, file_search, mcp, …) run on OpenAI’s side, which no target here is',
+      reason: 'hosted tools (web_search, file_search, …) run on OpenAI’s side, which no target here is',
     },
     client_metadata: { reason: 'client metadata is for the client’s own bookkeeping; not carried' },
     'tool_choice.tools': { reason: 'the allowed subset is not carried; its mode (auto/required) is' },
@@ -108,7 +108,6 @@ export const DROPPED_FIELDS = {
   messages: {
     cache_control: { reason: 'prompt-cache breakpoints (top level or on any block or tool) are not carried' },
     container: { reason: 'code-execution containers are not routed' },
-    mcp_servers: { reason: 'MCP connectors are not routed' },
     service_tier: { reason: 'the gateway chooses the upstream tier' },
     inference_geo: { reason: 'the gateway chooses the upstream region' },
     context_management: { reason: 'server-side context editing is not routed' },

@@ -170,10 +170,29 @@ export interface ChatRequest {
   /** A Responses call's state fields (absent for the other dialects). */
   responses?: ResponsesFields;
   /**
+   * The caller's remote MCP tools that the gateway runs itself (a Responses `mcp` tool, a Messages `mcp_servers`
+   * entry): never sent to a target as such; the edge offers their tools as functions and runs the calls.
+   */
+  mcp?: McpToolSet[];
+  /**
    * Caller fields the neutral form cannot carry, as dotted paths (e.g. `logit_bias`, `n`). The gateway
    * reports them in the `x-sbc-dropped-fields` header; they are listed in `DROPPED_FIELDS`.
    */
   dropped: string[];
+}
+
+/** One remote MCP server as the caller named it in its request, for the gateway to run. */
+export interface McpToolSet {
+  /** Responses `server_label`, Messages `name`: the server's name in the reply's items. */
+  label: string;
+  /** Responses `server_url`, Messages `url`: when given, the server is the caller's registered one at this URL. */
+  url?: string;
+  /** The tools to offer, by their names on the server; absent = every tool the key may use. */
+  allowedTools?: string[];
+  /** Tools not to offer, by their names on the server (a Messages `mcp_toolset` that disables some). */
+  excludedTools?: string[];
+  /** Where the caller named the server, for a refusal's `param` (`tools.2.server_label`, `mcp_servers.0.url`). */
+  params: { label: string; url: string };
 }
 
 /**
@@ -219,7 +238,32 @@ export interface ChatResponse {
   /** The stop sequence that matched, when known. */
   stopSequence?: string;
   usage: Usage;
+  /** What the gateway did with the caller's MCP tools before this reply (`ChatRequest.mcp`), in order. */
+  mcp?: McpItem[];
 }
+
+/**
+ * One step the gateway took with a caller's MCP tools, shown before the reply's content: the tools it offered
+ * from a server (Responses `mcp_list_tools`), or a call it ran (Responses `mcp_call`, Messages `mcp_tool_use` and
+ * `mcp_tool_result`).
+ */
+export type McpItem =
+  | {
+      type: 'mcp_list_tools';
+      serverLabel: string;
+      tools: Array<{ name: string; description?: string; inputSchema: Record<string, unknown> }>;
+    }
+  | {
+      type: 'mcp_call';
+      serverLabel: string;
+      /** The tool's own name on its server. */
+      name: string;
+      /** Arguments as a JSON text. */
+      arguments: string;
+      /** The tool's text output: its result, or what failed when `isError`. */
+      output: string;
+      isError: boolean;
+    };
 
 // ---------------------------------------------------------------------------------------------------------
 // Streams
@@ -242,6 +286,8 @@ export type StreamEvent =
   /** A new tool call; `index` counts calls from 0 in the order they started. */
   | { type: 'tool_call'; index: number; id: string; name: string }
   | { type: 'tool_arguments'; index: number; delta: string }
+  /** A whole step the gateway took with the caller's MCP tools (`McpItem`), before any content. */
+  | { type: 'mcp'; item: McpItem }
   /** Cumulative usage so far; later values replace earlier ones field by field. */
   | { type: 'usage'; usage: Partial<Usage> }
   | { type: 'stop'; reason: StopReason; stopSequence?: string }

@@ -1,4 +1,5 @@
 import type { Target } from '../routing/targets';
+import type { AdmissionTerms } from './admit';
 import type { HookPart } from './call-hooks';
 import type { CallOutcome } from './call-outcome';
 import type { CallResponse } from './call-response';
@@ -17,8 +18,12 @@ export interface Exchange {
   startedAt: number;
   /** The caller's headers that the engines' dialects forward. */
   passHeaders: Record<string, string>;
-  /** Runs with the call's outcome before the last bytes of a reply are written (its usage becomes durable). */
-  beforeEnd: (outcome: CallOutcome) => Promise<void>;
+  /**
+   * Runs with the call's outcome before the last bytes of a reply are written (its usage becomes durable), once:
+   * later runs do nothing. `terms`: what the reply's model call was admitted under, when not the call's own
+   * admission (the last round of a call whose MCP tools the gateway runs).
+   */
+  beforeEnd: (outcome: CallOutcome, terms?: AdmissionTerms) => Promise<void>;
   /** The parts of the hooks in play for the call (call-hooks.ts), when any is. */
   hooks?: readonly HookPart[];
 }

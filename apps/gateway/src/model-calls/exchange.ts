@@ -48,7 +48,7 @@ export async function exchange(x: Exchange, deps: ExchangeDeps): Promise<CallOut
  * Aborts the upstream request at once when the caller hangs up; at the drain deadline, a call still waiting on its
  * upstream is answered 503 in its dialect, not reset (a stream already under way ends through its own listener).
  */
-function watchCaller(out: CallResponse, inFlight: InFlight, drainDeadline: AbortSignal | undefined): () => void {
+export function watchCaller(out: CallResponse, inFlight: InFlight, drainDeadline: AbortSignal | undefined): () => void {
   const onClose = () => {
     if (out.res.writableFinished) return;
     inFlight.callerGone = true;
@@ -69,7 +69,7 @@ function watchCaller(out: CallResponse, inFlight: InFlight, drainDeadline: Abort
   };
 }
 
-function routeHeaders(inFlight: InFlight): Record<string, string> {
+export function routeHeaders(inFlight: InFlight): Record<string, string> {
   const headers: Record<string, string> = { 'x-sbc-attempts': String(inFlight.attempts) };
   if (inFlight.target) headers['x-sbc-served-by'] = inFlight.target.label;
   return headers;
@@ -84,7 +84,7 @@ function failed(out: CallResponse, dispatched: Extract<Dispatched, { kind: 'fail
 }
 
 /** What the caller sent that this engine's dialect cannot carry, named so it is never silently lost. */
-function nameDroppedFields({ call, out }: Exchange, target: Target): void {
+export function nameDroppedFields({ call, out }: Exchange, target: Target): void {
   if (isPassthrough(call, target.engine) || !call.request) return;
   const dropped = new Set([
     ...call.request.dropped,

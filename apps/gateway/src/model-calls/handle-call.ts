@@ -5,6 +5,7 @@ import type { Logger } from '@sbc/logging';
 import type { Principal } from '../auth/authenticator';
 import { authorizeRequest, type AuthorizeDeps } from '../auth/authorize';
 import { requestIdFor } from '../http/request-id';
+import type { CallTools } from '../mcp/call-tools';
 import type { GenAiTelemetry } from '../observability/genai-telemetry';
 import type { HouseEngines, ProviderEngines } from '../routing/engines';
 import type { RoutePolicy } from '../routing/target-picker';
@@ -13,15 +14,16 @@ import type { Target } from '../routing/targets';
 import type { BetaRefusals } from '../upstream/beta-refusals';
 import { passHeadersOf, type UpstreamClient } from '../upstream/client';
 import type { UsageEmitter } from '../usage/usage-events';
-import { Admission, type AdmitDeps } from './admit';
+import { Admission, type AdmissionTerms, type AdmitDeps } from './admit';
 import { beforeTarget, hookPartsIn, type CallHook } from './call-hooks';
 import type { CallOutcome } from './call-outcome';
 import { CallResponse } from './call-response';
 import { exchange } from './exchange';
 import type { Exchange } from './exchange-call';
 import { answerFromHook } from './hook-answer';
+import { answerWithMcpTools } from './mcp-rounds';
 import { checkModelKind } from './model-kind';
-import { parseRequestFor, promptOf, type CallerCall } from './plan';
+import { bodyOf, parseRequestFor, promptOf, type CallerCall } from './plan';
 import { readCall } from './read-call';
 import { resolveCallRoute } from './route-call';
 import { settle, type CallRecord } from './settle';
@@ -45,6 +47,10 @@ export interface ModelCallDeps extends AuthorizeDeps, AdmitDeps {
   logger: Logger;
   /** The GenAI span and histograms around each call's exchange. */
   genai: Pick<GenAiTelemetry, 'traceCall'>;
+  /** A model call's remote MCP tools, run by the gateway on the caller's tool servers (mcp-rounds.ts). */
+  mcpTools: CallTools;
+  /** The most model calls one request makes while the gateway runs its MCP tools (MCP_MAX_TOOL_ROUNDS). */
+  maxToolRounds: number;
   /** Passed to exchange: streams still running when the drain time is up end with an error event. */
   drainDeadline?: AbortSignal;
 }
@@ -74,8 +80,8 @@ export function createModelCallHandler(deps: ModelCallDeps) {
     let admission: Admission | undefined;
     // Once per call: before the last bytes of a reply (exchange), or after a refusal or a hang-up here.
     let recorded: Promise<void> | undefined;
-    const recordOnce = (outcome: CallOutcome) =>
-      (recorded ??= settle(deps, { fairUse: false, ...record, ...admission?.terms, outcome }));
+    const recordOnce = (outcome: CallOutcome, terms: AdmissionTerms | undefined = admission?.terms) =>
+      (recorded ??= settle(deps, { fairUse: false, ...record, ...terms, outcome }));
     let outcome: CallOutcome;
     try {
       const principal = (record.principal = await authorizeRequest(deps, req.headers, record.requestId, [
@@ -107,7 +113,7 @@ interface ResolvedCall {
   out: CallResponse;
   headers: IncomingHttpHeaders;
   record: OpenRecord;
-  recordOnce: (outcome: CallOutcome) => Promise<void>;
+  recordOnce: (outcome: CallOutcome, terms?: AdmissionTerms) => Promise<void>;
 }
 
 /**
@@ -133,6 +139,18 @@ async function answer(deps: ModelCallDeps, resolved: ResolvedCall): Promise<Call
   if (answered) {
     await admission.takeWithoutTarget();
     return answerFromHook(x, answered);
+  }
+  // A call naming remote MCP tools is answered in rounds, the gateway running the tools (mcp-rounds.ts).
+  if (call.adapter.asksForMcp?.(bodyOf(call))) {
+    const { principal, bytes } = resolved;
+    const mcp = { principal, admission, bytes, atMs: record.atMs, sessionId: record.sessionId };
+    return deps.genai.traceCall(
+      'chat',
+      call,
+      targets,
+      () => promptOf(call),
+      () => answerWithMcpTools(deps, x, mcp),
+    );
   }
   parseRequestFor(call, targets);
   const embedding = call.adapter.modelKind === 'embedding';

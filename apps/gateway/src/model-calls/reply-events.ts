@@ -57,6 +57,9 @@ export class ReplyRecorder {
         else this.failed = true;
         break;
       }
+      case 'mcp':
+        (reply.mcp ??= []).push(event.item);
+        break;
       case 'usage':
         reply.usage = mergeUsage(reply.usage, event.usage);
         break;
@@ -83,6 +86,7 @@ export class ReplyRecorder {
 /** A reply as the neutral events of a stream that carries it, for a stream renderer to replay. */
 export function eventsOfReply(reply: ChatResponse): StreamEvent[] {
   const events: StreamEvent[] = [{ type: 'start', id: reply.id, model: reply.model, created: reply.created }];
+  for (const item of reply.mcp ?? []) events.push({ type: 'mcp', item });
   let toolIndex = 0;
   for (const block of reply.content) {
     switch (block.type) {

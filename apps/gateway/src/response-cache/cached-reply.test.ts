@@ -30,4 +30,20 @@ describe('isCacheable', () => {
     expect(isCacheable(reply(), false)).toBe(false);
     expect(isCacheable(reply(), true)).toBe(true);
   });
+
+  it('takes an answer the gateway ran MCP tools for only when the key opted in to tool calls', () => {
+    const text = [{ type: 'text' as const, text: 'a' }];
+    const ran = {
+      type: 'mcp_call' as const,
+      serverLabel: 'everything',
+      name: 'echo',
+      arguments: '{}',
+      output: 'Echo',
+      isError: false,
+    };
+    expect(isCacheable(reply({ content: text, stopReason: 'end_turn', mcp: [ran] }), false)).toBe(false);
+    expect(isCacheable(reply({ content: text, stopReason: 'end_turn', mcp: [ran] }), true)).toBe(true);
+    const listedOnly = { type: 'mcp_list_tools' as const, serverLabel: 'everything', tools: [] };
+    expect(isCacheable(reply({ content: text, stopReason: 'end_turn', mcp: [listedOnly] }), false)).toBe(true);
+  });
 });

@@ -7,10 +7,14 @@ import type { ChatResponse, StopReason } from '@sbc/dialects';
 const COMPLETE: ReadonlySet<StopReason> = new Set(['end_turn', 'stop_sequence', 'tool_use']);
 
 /**
- * Whether a finished reply may be cached: a complete answer, and one that asks for tool calls only when the key
- * opted in (replaying them would repeat their side effects).
+ * Whether a finished reply may be cached: a complete answer, and one that asks for tool calls, or that the
+ * gateway ran MCP tools for, only when the key opted in (a replay would repeat the calls' side effects, or show
+ * results the tools did not give this time).
  */
 export function isCacheable(reply: ChatResponse, withTools: boolean): boolean {
   if (!COMPLETE.has(reply.stopReason)) return false;
-  return withTools || !reply.content.some((block) => block.type === 'tool_call');
+  if (withTools) return true;
+  return (
+    !reply.content.some((block) => block.type === 'tool_call') && !reply.mcp?.some((item) => item.type === 'mcp_call')
+  );
 }

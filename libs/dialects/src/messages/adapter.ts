@@ -3,6 +3,7 @@ import { renderErrorBody } from '../error-bodies';
 import type { SseFrame } from '../ir';
 import { checkFallbackModels, withoutFallbackModels } from '../fallback-models';
 import { countOf } from '../json';
+import { messagesAsksForMcp } from '../mcp-tools';
 import type { DialectIssue } from '../request-error';
 import { parseData } from '../stream';
 import { stopFromMessages } from '../stop-reasons';
@@ -86,4 +87,5 @@ export const MESSAGES: CallerDialect = {
   tokenLimitHeaders: anthropicTokenLimitHeaders,
   requestIdHeaders: (requestId) => ({ 'x-request-id': requestId, 'request-id': requestId }),
   passthrough: messagesPassthrough,
+  asksForMcp: messagesAsksForMcp,
 };

@@ -26,6 +26,7 @@ import {
   typeName,
   type ParseContext,
 } from '../parse-context';
+import { readMcpToolset, readMessagesMcpServers, type McpToolset } from '../mcp-tools';
 import { readFunctionTool } from '../parse-tools';
 import type { DialectErrorWording } from '../request-error';
 import { ANTHROPIC_EFFORTS } from '../reasoning-effort';
@@ -71,6 +72,7 @@ export function parseMessagesRequest(body: unknown): ChatRequest {
   const choice = parseMessagesToolChoice(ctx, obj);
   const outputConfig = readObject(ctx, obj, 'output_config', '');
   const metadata = readObject(ctx, obj, 'metadata', '');
+  const toolsets: McpToolset[] = [];
   const request: Omit<ChatRequest, 'dropped'> = {
     model: model ?? '',
     messages,
@@ -80,13 +82,15 @@ export function parseMessagesRequest(body: unknown): ChatRequest {
     topP: readNumber(ctx, obj, 'top_p', '', { min: 0, max: 1 }),
     topK: readNumber(ctx, obj, 'top_k', '', { integer: true, min: 0 }),
     stop: readStops(ctx, obj, 'stop_sequences', '', false),
-    tools: parseMessagesTools(ctx, obj),
+    tools: parseMessagesTools(ctx, obj, toolsets),
     toolChoice: choice.choice,
     parallelToolCalls: choice.disableParallel ? false : undefined,
     responseFormat: parseOutputFormat(ctx, obj, outputConfig),
     reasoning: parseThinking(ctx, obj, outputConfig),
     user: metadata ? readString(ctx, metadata, 'user_id', 'metadata') : undefined,
   };
+  const mcp = readMessagesMcpServers(ctx, obj, toolsets);
+  if (mcp && mcp.length > 0) request.mcp = mcp;
 
   dropTopLevelFields(ctx, 'messages', obj);
   return finishRequest(ctx, request, ANTHROPIC_WORDING);
@@ -113,12 +117,18 @@ function parseSystemBlocks(ctx: ParseContext, system: unknown, where: string): T
   return blocks;
 }
 
-function parseMessagesTools(ctx: ParseContext, obj: JsonObject): ToolDefinition[] | undefined {
+/** The function tools; an `mcp_toolset` tool narrows a server of `mcp_servers` (mcp-tools.ts): into `toolsets`. */
+function parseMessagesTools(ctx: ParseContext, obj: JsonObject, toolsets: McpToolset[]): ToolDefinition[] | undefined {
   const items = readArray(ctx, obj, 'tools', '');
   if (!items) return undefined;
   const tools: ToolDefinition[] = [];
   eachObject(ctx, items, 'tools', (item, path) => {
     if (item.cache_control != null) dropField(ctx, 'messages', 'cache_control');
+    if (item.type === 'mcp_toolset') {
+      const toolset = readMcpToolset(ctx, item, path);
+      if (toolset) toolsets.push(toolset);
+      return;
+    }
     // Custom tools have no type or `custom`; every versioned type (web_search_20250305, bash_…) is a server
     // or Anthropic-defined client tool that only Anthropic's own API can run or describe.
     if (item.type !== undefined && item.type !== null && item.type !== 'custom') {

@@ -1,5 +1,6 @@
 import { sanitizeToolId } from '../ids';
 import type { ChatResponse } from '../ir';
+import { mcpBlocks } from './mcp-blocks';
 import { messagesStopReason, settleStopReason } from '../stop-reasons';
 import { parseToolArguments } from '../tool-arguments';
 import { messagesUsage } from '../usage';
@@ -7,10 +8,11 @@ import { messagesUsage } from '../usage';
 /**
  * The neutral reply as an Anthropic Message (dialects.md §4.3). Reasoning is shown as thinking only when
  * Anthropic signed it: a client replays thinking blocks verbatim, and an unsigned or foreign one would make
- * its next request fail. Refusals are said as text, as Anthropic does.
+ * its next request fail. Refusals are said as text, as Anthropic does. The MCP tools the gateway ran come
+ * first, as Anthropic's MCP connector shows them (`mcp_tool_use`, `mcp_tool_result`).
  */
 export function renderMessagesResponse(res: ChatResponse): Record<string, unknown> {
-  const content: Array<Record<string, unknown>> = [];
+  const content: Array<Record<string, unknown>> = (res.mcp ?? []).flatMap(mcpBlocks);
   let toolCalls = 0;
   for (const block of res.content) {
     switch (block.type) {

@@ -4,6 +4,7 @@ import { messagesStopReason, settleStopReason } from '../stop-reasons';
 import { callerId, type StreamRenderer } from '../stream';
 import { messagesStreamError } from '../stream-errors';
 import { mergeUsage, messagesUsage, ZERO_USAGE } from '../usage';
+import { mcpBlocks } from './mcp-blocks';
 
 export interface MessagesStreamRendererOptions {
   /** The model id the caller asked for, shown in `message_start` instead of the upstream's. */
@@ -125,6 +126,17 @@ export function createMessagesStreamRenderer(options: MessagesStreamRendererOpti
         );
         return;
       }
+      case 'mcp':
+        // Whole blocks, as Anthropic starts a block it already knows in full; no delta follows.
+        close(out);
+        for (const block of mcpBlocks(event.item)) {
+          const index = nextIndex++;
+          out.push(
+            frame('content_block_start', { index, content_block: block }),
+            frame('content_block_stop', { index }),
+          );
+        }
+        return;
       case 'tool_arguments':
         if (open?.kind === 'tool' && open.call === event.index) {
           out.push(

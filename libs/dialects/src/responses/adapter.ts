@@ -2,6 +2,7 @@ import type { CallerDialect } from '../adapter';
 import { renderErrorBody } from '../error-bodies';
 import { checkFallbackModels } from '../fallback-models';
 import { countOf } from '../json';
+import { responsesAsksForMcp } from '../mcp-tools';
 import type { DialectIssue } from '../request-error';
 import { parseResponsesRequest } from './parse-request';
 import { renderResponsesResponse } from './render-response';
@@ -32,4 +33,5 @@ export const RESPONSES: CallerDialect = {
   requestIdHeaders: (requestId) => ({ 'x-request-id': requestId }),
   asksForState: (body) =>
     body.store !== false || (body.previous_response_id !== undefined && body.previous_response_id !== null),
+  asksForMcp: responsesAsksForMcp,
 };

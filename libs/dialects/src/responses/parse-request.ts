@@ -82,6 +82,7 @@ export function parseResponsesRequest(body: unknown): ChatRequest {
     reasoning: parseReasoning(ctx, obj),
     user: readString(ctx, obj, 'safety_identifier', '') ?? readString(ctx, obj, 'user', ''),
     metadata: readStringMap(ctx, obj, 'metadata', ''),
+    ...(tools.mcp ? { mcp: tools.mcp } : {}),
     responses: {
       store,
       ...(previousResponseId !== undefined ? { previousResponseId } : {}),

@@ -1,5 +1,5 @@
 import { dropField } from '../dropped-fields';
-import type { DeclaredTool, ToolChoice, ToolDefinition } from '../ir';
+import type { DeclaredTool, McpToolSet, ToolChoice, ToolDefinition } from '../ir';
 import type { JsonObject } from '../json';
 import {
   addIssue,
@@ -11,6 +11,7 @@ import {
   readString,
   type ParseContext,
 } from '../parse-context';
+import { readResponsesMcpTool } from '../mcp-tools';
 import { readFunctionTool } from '../parse-tools';
 import { createToolNaming, FREE_FORM_ARGUMENT, type ToolNaming } from '../tool-names';
 
@@ -18,13 +19,16 @@ import { createToolNaming, FREE_FORM_ARGUMENT, type ToolNaming } from '../tool-n
  * Responses `tools` and `tool_choice` (dialects.md §3.1, §9) into neutral tools. Every target here takes plain
  * functions only, so a `namespace` tool's functions are offered under flattened names (tool-names.ts) and a
  * `custom` (free-form) tool as a function with one string argument; both carry `declared` so that the calls
- * that come back are rendered as the caller declared them. Hosted tools (`web_search`, `file_search`, `mcp`, …)
- * run on OpenAI's side, which no target behind the gateway is: they are dropped and named, and a `tool_choice`
- * that forces one is refused, since the call could not do what it demands.
+ * that come back are rendered as the caller declared them. An `mcp` tool is run by the gateway itself
+ * (mcp-tools.ts). Other hosted tools (`web_search`, `file_search`, …) run on OpenAI's side, which no target
+ * behind the gateway is: they are dropped and named, and a `tool_choice` that forces one is refused, since the
+ * call could not do what it demands.
  */
 
 export interface ResponsesTools {
   tools?: ToolDefinition[];
+  /** The `mcp` tools, for the gateway to run. */
+  mcp?: McpToolSet[];
   /** Flat names for namespaced calls in the input (made on first use; most requests never need it). */
   naming(): ToolNaming;
 }
@@ -32,6 +36,7 @@ export interface ResponsesTools {
 export function parseResponsesTools(ctx: ParseContext, obj: JsonObject): ResponsesTools {
   const items = readArray(ctx, obj, 'tools', '');
   let tools: ToolDefinition[] | undefined;
+  let mcp: McpToolSet[] | undefined;
   let namespaces: Array<{ at: number; item: JsonObject; path: string }> | undefined;
   let naming: ToolNaming | undefined;
   const namingOf = (): ToolNaming => (naming ??= createToolNaming((tools ?? []).map((tool) => tool.name)));
@@ -48,6 +53,11 @@ export function parseResponsesTools(ctx: ParseContext, obj: JsonObject): Respons
         case 'custom': {
           const tool = readCustomTool(ctx, item, path);
           if (tool) list.push(tool);
+          return;
+        }
+        case 'mcp': {
+          const set = readResponsesMcpTool(ctx, item, path);
+          if (set) (mcp ??= []).push(set);
           return;
         }
         case 'namespace':
@@ -68,7 +78,7 @@ export function parseResponsesTools(ctx: ParseContext, obj: JsonObject): Respons
       for (let i = placed.length - 1; i >= 0; i--) list.splice(placed[i]!.index, 0, ...placed[i]!.tools);
     }
   }
-  return { tools, naming: namingOf };
+  return mcp ? { tools, mcp, naming: namingOf } : { tools, naming: namingOf };
 }
 
 function readNamespace(ctx: ParseContext, item: JsonObject, path: string, naming: ToolNaming): ToolDefinition[] {

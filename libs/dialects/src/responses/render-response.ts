@@ -2,6 +2,7 @@ import { dialectId } from '../ids';
 import type { ChatRequest, ChatResponse, DeclaredTool } from '../ir';
 import { responsesStatus, settleStopReason } from '../stop-reasons';
 import { declaredTools } from '../tool-names';
+import { mcpOutputItem } from './mcp-items';
 import { encryptedContentOf } from './reasoning-carrier';
 import { responsesObject } from './response-object';
 import { callItem, callItemId } from './tool-call-items';
@@ -10,10 +11,11 @@ import { callItem, callItemId } from './tool-call-items';
  * The neutral reply as a Responses `response` object (dialects.md §3.3). Output items follow the blocks in
  * order: reasoning → `rs_…` item, a run of text and refusal parts → one `msg_…` message item, each tool call →
  * a `fc_…` function_call item whose `call_id` is the call's id (callers pair results by `call_id`), or, for a
- * tool declared in a namespace or as a custom tool, the item it was declared as (tool-call-items.ts).
+ * tool declared in a namespace or as a custom tool, the item it was declared as (tool-call-items.ts). What the
+ * gateway did with the caller's MCP tools comes first (`mcp_list_tools`, `mcp_call`).
  */
 export function renderResponsesResponse(res: ChatResponse, request?: ChatRequest): Record<string, unknown> {
-  const output: Array<Record<string, unknown>> = [];
+  const output: Array<Record<string, unknown>> = (res.mcp ?? []).map(mcpOutputItem);
   let message: Array<Record<string, unknown>> | undefined;
   let toolCalls = 0;
   let declared: Map<string, DeclaredTool> | null | undefined;

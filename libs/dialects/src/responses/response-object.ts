@@ -1,4 +1,4 @@
-import type { ChatRequest, ToolChoice, ToolDefinition, Usage } from '../ir';
+import type { ChatRequest, McpToolSet, ToolChoice, ToolDefinition, Usage } from '../ir';
 import { responsesUsage } from '../usage';
 
 /**
@@ -70,6 +70,17 @@ function echoTools(tools: readonly ToolDefinition[] | undefined): unknown[] {
   return out;
 }
 
+/** The caller's `mcp` tools as the gateway runs them: without approval, and without the credentials sent. */
+function echoMcpTools(sets: readonly McpToolSet[] | undefined): unknown[] {
+  return (sets ?? []).map((set) => ({
+    type: 'mcp',
+    server_label: set.label,
+    server_url: set.url ?? null,
+    allowed_tools: set.allowedTools ?? null,
+    require_approval: 'never',
+  }));
+}
+
 function textFormatOf(request: ChatRequest | undefined): unknown {
   const format = request?.responseFormat;
   if (!format || format.type === 'text') return { type: 'text' };
@@ -101,7 +112,7 @@ export function responsesObject(input: ResponsesObjectInput): Record<string, unk
     temperature: request?.temperature ?? 1,
     text: { format: textFormatOf(request) },
     tool_choice: toolChoiceOf(request?.toolChoice, request?.tools),
-    tools: echoTools(request?.tools),
+    tools: [...echoTools(request?.tools), ...echoMcpTools(request?.mcp)],
     top_p: request?.topP ?? 1,
     truncation: 'disabled',
     usage: input.usage ? responsesUsage(input.usage) : null,

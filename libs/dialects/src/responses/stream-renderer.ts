@@ -1,10 +1,20 @@
 import { dialectId } from '../ids';
-import type { ChatRequest, DeclaredTool, SseFrame, StopReason, StreamEvent, UpstreamDialect, Usage } from '../ir';
+import type {
+  ChatRequest,
+  DeclaredTool,
+  McpItem,
+  SseFrame,
+  StopReason,
+  StreamEvent,
+  UpstreamDialect,
+  Usage,
+} from '../ir';
 import { responsesStatus, settleStopReason } from '../stop-reasons';
 import { callerId, nowSeconds, type StreamRenderer } from '../stream';
 import { responsesErrorCode } from '../stream-errors';
 import { declaredTools } from '../tool-names';
 import { mergeUsage, ZERO_USAGE } from '../usage';
+import { mcpOutputItem } from './mcp-items';
 import { encryptedContentOf } from './reasoning-carrier';
 import { responsesObject, type ResponsesObjectInput } from './response-object';
 import { callItem, callItemId } from './tool-call-items';
@@ -196,6 +206,32 @@ export function createResponsesStreamRenderer(options: ResponsesStreamRendererOp
     return item;
   }
 
+  /** A whole MCP step as its own item, with the events OpenAI sends for it between `added` and `done`. */
+  function mcpItem(item: McpItem, out: SseFrame[]): void {
+    close(out);
+    const done = mcpOutputItem(item);
+    const outputIndex = items.length;
+    const locator = { item_id: done.id, output_index: outputIndex };
+    emit(out, 'response.output_item.added', {
+      output_index: outputIndex,
+      item: done.type === 'mcp_call' ? { ...done, status: 'in_progress', output: null, error: null } : done,
+    });
+    if (done.type === 'mcp_list_tools') {
+      emit(out, 'response.mcp_list_tools.in_progress', locator);
+      emit(out, 'response.mcp_list_tools.completed', locator);
+    } else {
+      emit(out, 'response.mcp_call.in_progress', locator);
+      emit(out, 'response.mcp_call_arguments.done', { ...locator, arguments: done.arguments });
+      emit(
+        out,
+        item.type === 'mcp_call' && item.isError ? 'response.mcp_call.failed' : 'response.mcp_call.completed',
+        locator,
+      );
+    }
+    emit(out, 'response.output_item.done', { output_index: outputIndex, item: done });
+    items.push(done);
+  }
+
   function content(event: StreamEvent, out: SseFrame[]): void {
     switch (event.type) {
       case 'text':
@@ -251,6 +287,9 @@ export function createResponsesStreamRenderer(options: ResponsesStreamRendererOp
         });
         return;
       }
+      case 'mcp':
+        mcpItem(event.item, out);
+        return;
       case 'tool_arguments':
         if (open?.kind === 'function_call' && open.call === event.index) {
           open.arguments += event.delta;
