@@ -158,6 +158,12 @@ const schema = z
      * times this in all.
      */
     MCP_CALL_TIMEOUT_MS: positiveInt(60_000),
+    /**
+     * The longest message a judge guardrail is sent (its question and the call's texts), in characters; a longer
+     * call is not put to the judge, and the guardrail's `fail` decides it (docs/guardrails.md). The floor leaves
+     * room for a question of the most characters a guardrail may hold.
+     */
+    GUARDRAIL_JUDGE_MAX_CHARS: z.coerce.number().int().min(4_000).max(1_000_000).default(32_000),
   })
   .refine((vars) => vars.HTTP_HEADERS_TIMEOUT_MS <= vars.HTTP_REQUEST_TIMEOUT_MS, {
     path: ['HTTP_HEADERS_TIMEOUT_MS'],
@@ -246,6 +252,8 @@ export interface GatewayConfig {
   genAiCaptureContent: boolean;
   /** The MCP gateway: its sessions' bounds and its tool servers' time limits. */
   mcp: { maxSessions: number; sessionIdleMs: number; connectTimeoutMs: number; callTimeoutMs: number };
+  /** GUARDRAIL_JUDGE_MAX_CHARS: the longest message a judge guardrail is sent. */
+  guardrails: { judgeMaxChars: number };
 }
 
 export function loadGatewayConfig(env: Record<string, string | undefined>): GatewayConfig {
@@ -315,5 +323,6 @@ export function loadGatewayConfig(env: Record<string, string | undefined>): Gate
       connectTimeoutMs: vars.MCP_CONNECT_TIMEOUT_MS,
       callTimeoutMs: vars.MCP_CALL_TIMEOUT_MS,
     },
+    guardrails: { judgeMaxChars: vars.GUARDRAIL_JUDGE_MAX_CHARS },
   };
 }

@@ -375,7 +375,11 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
       createGuardrailHook({
         webhooks: guardrailWebhooks,
         // A judge's question is a call of the guarded call's key, on the call path below without its hooks.
-        judge: createGuardrailJudge({ call: (own): Promise<ChatResponse> => ownCall(modelCallDeps, own), logger }),
+        judge: createGuardrailJudge({
+          call: (own): Promise<ChatResponse> => ownCall(modelCallDeps, own),
+          logger,
+          maxChars: config.guardrails.judgeMaxChars,
+        }),
         logger,
         registry,
       }),
