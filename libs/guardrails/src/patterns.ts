@@ -91,10 +91,24 @@ function wordCharAt(text: string, at: number): number {
   return pair ? -2 : -1;
 }
 
+/** Whether the word at `at` of `length` units is one of `text`: no character of a word right before or after it. */
+function wholeWordAt(text: string, at: number, length: number): boolean {
+  const end = at + length;
+  if (end < text.length && wordCharAt(text, end) > 0) return false;
+  if (at === 0) return true;
+  // The character before may be a surrogate pair ending there.
+  const pair =
+    at >= 2 && (text.charCodeAt(at - 1) & 0xfc00) === 0xdc00 && (text.charCodeAt(at - 2) & 0xfc00) === 0xd800;
+  return wordCharAt(text, pair ? at - 2 : at - 1) < 0;
+}
+
+/** Up to this many single words, each is searched for; a longer list is looked up at each word of the text. */
+const SEARCHED_WORDS = 8;
+
 /**
- * Finds whole words and phrases of a list, ignoring case: single words by one pass over the text's words (a set
- * lookup each, only for words of a length the list has), phrases by search. `Ban` matches `ban` and `BAN`, not
- * `banner`. `lower` is the text lower-cased, when the caller has it.
+ * Finds whole words and phrases of a list, ignoring case: phrases and a few single words by search, many single
+ * words by one pass over the text's words (a set lookup each, only for words of a length the list has). `Ban`
+ * matches `ban` and `BAN`, not `banner`. `lower` is the text lower-cased, when the caller has it.
  */
 export function wordsFinder(words: readonly string[]): (text: string, lower?: string) => Span[] {
   const singles = new Set<string>();
@@ -109,7 +123,11 @@ export function wordsFinder(words: readonly string[]): (text: string, lower?: st
     const spans: Span[] = [];
     // Lower-casing keeps the offsets of almost every script; a text where it does not is searched as is.
     const haystack = lower.length === text.length ? lower : text;
-    if (singles.size > 0)
+    if (singles.size <= SEARCHED_WORDS)
+      for (const single of singles)
+        for (let at = haystack.indexOf(single); at >= 0; at = haystack.indexOf(single, at + 1))
+          if (wholeWordAt(haystack, at, single.length)) spans.push({ start: at, end: at + single.length });
+    if (singles.size > SEARCHED_WORDS)
       for (let start = 0, at = 0; at <= haystack.length;) {
         const step = at < haystack.length ? wordCharAt(haystack, at) : -1;
         if (step > 0) {

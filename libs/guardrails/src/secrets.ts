@@ -20,15 +20,18 @@ export interface SecretPattern {
   mayMatch: (lower: string) => boolean;
 }
 
-/** Holds one of `literals`. */
+/**
+ * Holds one of `literals`, which all hold `rare`: a character few texts hold, which a search finds (or not) at
+ * once, where one for a literal starting with a common letter stops at each of them.
+ */
 const anyOf =
-  (...literals: string[]) =>
+  (rare: string, ...literals: string[]) =>
   (lower: string) =>
-    literals.some((literal) => lower.includes(literal));
+    lower.includes(rare) && literals.some((literal) => lower.includes(literal));
 
 /** Assignments (`:`, `=`) and the names of assigned secrets, in whole or in part (`api` for `x-api-key`). */
-const assigns = anyOf(':', '=');
-const namesSecret = anyOf('api', 'secret', 'passw', 'token');
+const assigns = (lower: string) => lower.includes(':') || lower.includes('=');
+const namesSecret = anyOf('', 'api', 'secret', 'passw', 'token');
 
 /**
  * Secrets a text may carry: this service's own credentials (`sbc_` keys, `sbs_` sessions, `sbd_` device tokens,
@@ -42,28 +45,32 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     pattern: /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)/g,
     replacement: REDACTED,
-    mayMatch: anyOf('-----begin '),
+    mayMatch: anyOf('-', '-----begin '),
   },
-  { pattern: /\b(?:sbc|sbs|sbd)_[A-Za-z0-9_-]{8,}/g, replacement: REDACTED, mayMatch: anyOf('sbc_', 'sbs_', 'sbd_') },
-  { pattern: /\bwhsec_[A-Za-z0-9+/=_-]{8,}/g, replacement: REDACTED, mayMatch: anyOf('whsec_') },
-  { pattern: /\bsk-[A-Za-z0-9_-]{8,}/g, replacement: REDACTED, mayMatch: anyOf('sk-') },
-  { pattern: /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g, replacement: REDACTED, mayMatch: anyOf('akia', 'asia') },
-  { pattern: /\bAIza[0-9A-Za-z_-]{30,}/g, replacement: REDACTED, mayMatch: anyOf('aiza') },
+  {
+    pattern: /\b(?:sbc|sbs|sbd)_[A-Za-z0-9_-]{8,}/g,
+    replacement: REDACTED,
+    mayMatch: anyOf('_', 'sbc_', 'sbs_', 'sbd_'),
+  },
+  { pattern: /\bwhsec_[A-Za-z0-9+/=_-]{8,}/g, replacement: REDACTED, mayMatch: anyOf('_', 'whsec_') },
+  { pattern: /\bsk-[A-Za-z0-9_-]{8,}/g, replacement: REDACTED, mayMatch: anyOf('-', 'sk-') },
+  { pattern: /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g, replacement: REDACTED, mayMatch: anyOf('', 'akia', 'asia') },
+  { pattern: /\bAIza[0-9A-Za-z_-]{30,}/g, replacement: REDACTED, mayMatch: anyOf('z', 'aiza') },
   {
     pattern: /\bgh[pousr]_[A-Za-z0-9]{20,}/g,
     replacement: REDACTED,
-    mayMatch: anyOf('ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_'),
+    mayMatch: anyOf('_', 'ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_'),
   },
-  { pattern: /\bxox[abposr]-[A-Za-z0-9-]{10,}/g, replacement: REDACTED, mayMatch: anyOf('xox') },
+  { pattern: /\bxox[abposr]-[A-Za-z0-9-]{10,}/g, replacement: REDACTED, mayMatch: anyOf('x', 'xox') },
   {
     pattern: /\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g,
     replacement: REDACTED,
-    mayMatch: anyOf('eyj'),
+    mayMatch: anyOf('j', 'eyj'),
   },
   {
     pattern: /\b((?:Bearer|Basic)\s+)[A-Za-z0-9._~+/=-]{8,}/gi,
     replacement: `$1${REDACTED}`,
-    mayMatch: anyOf('bearer', 'basic'),
+    mayMatch: anyOf('', 'bearer', 'basic'),
   },
   {
     pattern: new RegExp(`\\b((?:${ASSIGNED_SECRETS})["']?\\s*[:=]\\s*["']?)[^\\s"',;}]{4,}`, 'gi'),
