@@ -284,7 +284,8 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     maxStoredBytes: config.responses.maxStoredBytes,
     onStored: (outcome) => storedResponses.inc({ outcome }),
   });
-  // The MCP gateway: its clients to tool servers dial under the egress rules; each tools/call is a usage event.
+  // The MCP gateway: its clients to tool servers dial under the egress rules; each tools/call is a usage event,
+  // refused while the edge could not record it.
   const mcpDialer = createUpstreamDialer(egress, config.mcp);
   const mcpSessions = new McpSessions({
     limits: { maxSessions: config.mcp.maxSessions, idleMs: config.mcp.sessionIdleMs },
@@ -298,7 +299,13 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
           logger,
           version: MCP_GATEWAY_VERSION,
           health: targetHealth,
-          record: (call) => void usageEmitter.emit(toolCallUsage(call)),
+          usageGate,
+          // Counted in the edge's call metrics as model calls are, from the same usage event.
+          record(call) {
+            const fields = toolCallUsage(call);
+            metrics.observeCall(fields);
+            void usageEmitter.emit(fields);
+          },
         },
         slug,
       ),
