@@ -1,5 +1,4 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createEgressPolicy } from '@sbc/egress';
@@ -11,6 +10,7 @@ import { McpSessions } from './mcp-sessions';
 import type { ToolCallRecord } from './tool-call-usage';
 import { createToolGatewaySession } from './tool-gateway';
 import type { McpToolServer } from './tool-server-source';
+import { serveSessions } from './test-support';
 import { createUpstreamDialer } from './upstream-tools';
 
 const logger = createLogger({ service: 'tool-gateway-test', level: 'silent' });
@@ -57,18 +57,10 @@ beforeEach(async () => {
       ),
     logger,
   });
-  http = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const text = Buffer.concat(chunks).toString('utf8');
-      void sessions.handle(req, res, undefined, text ? JSON.parse(text) : undefined, { principal, requestId: 'req_1' });
-    });
-  });
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const served = await serveSessions(sessions, principal);
+  http = served.http;
   client = new Client({ name: 'test', version: '1' });
-  const url = new URL(`http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`);
-  await client.connect(new StreamableHTTPClientTransport(url));
+  await client.connect(new StreamableHTTPClientTransport(new URL(served.url)));
 });
 
 afterEach(async () => {
