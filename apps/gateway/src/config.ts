@@ -163,6 +163,12 @@ const schema = z
      * `mcp` tool, Messages `mcp_servers`): past it, the last reply is the answer and its tool calls are not run.
      */
     MCP_MAX_TOOL_ROUNDS: z.coerce.number().int().min(1).max(64).default(8),
+    /**
+     * The longest message a judge guardrail is sent (its question and the call's texts), in characters; a longer
+     * call is not put to the judge, and the guardrail's `fail` decides it (docs/guardrails.md). The floor leaves
+     * room for a question of the most characters a guardrail may hold.
+     */
+    GUARDRAIL_JUDGE_MAX_CHARS: z.coerce.number().int().min(4_000).max(1_000_000).default(32_000),
   })
   .refine((vars) => vars.HTTP_HEADERS_TIMEOUT_MS <= vars.HTTP_REQUEST_TIMEOUT_MS, {
     path: ['HTTP_HEADERS_TIMEOUT_MS'],
@@ -257,6 +263,8 @@ export interface GatewayConfig {
     callTimeoutMs: number;
     maxToolRounds: number;
   };
+  /** GUARDRAIL_JUDGE_MAX_CHARS: the longest message a judge guardrail is sent. */
+  guardrails: { judgeMaxChars: number };
 }
 
 export function loadGatewayConfig(env: Record<string, string | undefined>): GatewayConfig {
@@ -327,5 +335,6 @@ export function loadGatewayConfig(env: Record<string, string | undefined>): Gate
       callTimeoutMs: vars.MCP_CALL_TIMEOUT_MS,
       maxToolRounds: vars.MCP_MAX_TOOL_ROUNDS,
     },
+    guardrails: { judgeMaxChars: vars.GUARDRAIL_JUDGE_MAX_CHARS },
   };
 }

@@ -285,7 +285,8 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     maxStoredBytes: config.responses.maxStoredBytes,
     onStored: (outcome) => storedResponses.inc({ outcome }),
   });
-  // The MCP gateway: its clients to tool servers dial under the egress rules; each tools/call is a usage event.
+  // The MCP gateway: its clients to tool servers dial under the egress rules; each tools/call is a usage event,
+  // refused while the edge could not record it.
   const mcpDialer = createUpstreamDialer(egress, config.mcp);
   const mcpSessions = new McpSessions({
     limits: { maxSessions: config.mcp.maxSessions, idleMs: config.mcp.sessionIdleMs },
@@ -299,7 +300,13 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
           logger,
           version: MCP_GATEWAY_VERSION,
           health: targetHealth,
-          record: (call) => void usageEmitter.emit(toolCallUsage(call)),
+          usageGate,
+          // Counted in the edge's call metrics as model calls are, from the same usage event.
+          record(call) {
+            const fields = toolCallUsage(call);
+            metrics.observeCall(fields);
+            void usageEmitter.emit(fields);
+          },
         },
         slug,
       ),
@@ -386,7 +393,11 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
       createGuardrailHook({
         webhooks: guardrailWebhooks,
         // A judge's question is a call of the guarded call's key, on the call path below without its hooks.
-        judge: createGuardrailJudge({ call: (own): Promise<ChatResponse> => ownCall(modelCallDeps, own), logger }),
+        judge: createGuardrailJudge({
+          call: (own): Promise<ChatResponse> => ownCall(modelCallDeps, own),
+          logger,
+          maxChars: config.guardrails.judgeMaxChars,
+        }),
         logger,
         registry,
       }),

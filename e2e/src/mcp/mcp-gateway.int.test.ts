@@ -126,6 +126,10 @@ describeMcp('the MCP gateway', () => {
       arguments: { message: 'through the gateway' },
     })) as CallToolResult;
     expect(textOf(echoed)).toContain('through the gateway');
+    // Each tool call counts among the edge's calls, as a model call does.
+    const metrics = await (await fetch(`${stack.edge.url}/metrics`)).text();
+    const counted = /sbc_model_calls_total\{[^}]*dialect="mcp"[^}]*status="200"[^}]*\} (\d+)/.exec(metrics);
+    expect(Number(counted?.[1])).toBeGreaterThanOrEqual(2);
   });
 
   it('relays a tool’s progress to the caller', async () => {

@@ -69,7 +69,7 @@ beforeAll(async () => {
         'house-omni': [{ dialect: 'anthropic', base_url: recorderUrl, model: 'sim-large' }],
       };
     },
-    edgeEnv: { RATE_LIMIT_PER_MINUTE: '100000', EGRESS_PRIVATE: 'everyone' },
+    edgeEnv: { RATE_LIMIT_PER_MINUTE: '100000', EGRESS_PRIVATE: 'everyone', GUARDRAIL_JUDGE_MAX_CHARS: '4000' },
   });
 }, 60_000);
 
@@ -237,6 +237,18 @@ describe.each(DIALECTS)('%s', (dialect) => {
     const open = await guardrail({ kind: 'judge', model: 'no-such-model', question: 'Is it bad?', fail: 'open' });
     expect((await refusalOf(call(dialect, await keyWith([closed.id]), 'hello there'))).status).toBe(400);
     expect(await call(dialect, await keyWith([open.id]), 'hello there')).toContain('hello there');
+  });
+
+  it('a call longer than GUARDRAIL_JUDGE_MAX_CHARS is not judged: closed blocks it, open lets it go', async () => {
+    const closed = await guardrail({ kind: 'judge', question: 'Is it bad?', applies_to: ['request'], fail: 'closed' });
+    const open = await guardrail({ kind: 'judge', question: 'Is it bad?', applies_to: ['request'], fail: 'open' });
+    // A judge asked would say no; past the cap (4,000 here) none is asked.
+    const long = `${'a long prompt '.repeat(400)}sim:call:verdict {"answer":"no"}`;
+    const refusal = await refusalOf(call(dialect, await keyWith([closed.id]), long));
+    expect(refusal.status).toBe(400);
+    expect(guardrailIn(refusal.error)).toMatchObject({ id: closed.id, kind: 'judge' });
+    expect(JSON.stringify(refusal.error)).toContain('too long for its judge');
+    expect(await call(dialect, await keyWith([open.id]), long)).toContain('a long prompt');
   });
 
   it('a streamed reply is blocked mid-way: text first, then an error, and the upstream is let go', async () => {

@@ -26,21 +26,27 @@ return redis.call('INCRBY', KEYS[1], ARGV[1])
 `;
 
 /**
- * KEYS[1] window hash {cell, prev, cur}; ARGV limit, windowMs, cost. Time comes from the Redis server so every
- * replica agrees on cell edges whatever its own clock says. Returns {allowed, previous, current-before-hit,
- * elapsedMs}; sliding-window.ts turns those into the result. The `weighted` line must stay in step with
- * `weightedCount` there (same operands, same order), so both adapters decide identically.
+ * The Redis server's clock as a window's scripts read it (`window` set first): so every replica agrees on cell
+ * edges whatever its own clock says. Sets `now` (ms) and its `cell`, and reads the hash's `storedCell`.
  */
-export const SLIDING_WINDOW_LUA = `
-local limit = tonumber(ARGV[1])
-local window = tonumber(ARGV[2])
-local cost = tonumber(ARGV[3])
+const WINDOW_CLOCK_LUA = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local cell = math.floor(now / window)
-local elapsed = now - cell * window
 local state = redis.call('HMGET', KEYS[1], 'cell', 'prev', 'cur')
 local storedCell = tonumber(state[1])
+`;
+
+/**
+ * ARGV[1] limit, ARGV[2] windowMs: the window's count as of now, as every script that decides on room reads it.
+ * Sets `elapsed` (ms into the current cell), `prev` and `cur` (the previous and current cells' counts) and
+ * `weighted`, which must stay in step with `weightedCount` in sliding-window.ts (same operands, same order), so
+ * both adapters decide identically.
+ */
+const WINDOW_COUNT_LUA = `
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+${WINDOW_CLOCK_LUA}local elapsed = now - cell * window
 local prev = 0
 local cur = 0
 if storedCell == cell then
@@ -50,6 +56,13 @@ elseif storedCell == cell - 1 then
   prev = tonumber(state[3]) or 0
 end
 local weighted = prev * (window - elapsed) / window + cur
+`;
+
+/**
+ * KEYS[1] window hash {cell, prev, cur}; ARGV limit, windowMs, cost. Returns {allowed, previous,
+ * current-before-hit, elapsedMs}; sliding-window.ts turns those into the result.
+ */
+export const SLIDING_WINDOW_LUA = `${WINDOW_COUNT_LUA}local cost = tonumber(ARGV[3])
 local allowed = 0
 if weighted + cost <= limit then
   allowed = 1
@@ -66,12 +79,7 @@ return {allowed, prev, cur, elapsed}
 export const WINDOW_ADJUST_LUA = `
 local window = tonumber(ARGV[1])
 local amount = tonumber(ARGV[2])
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local cell = math.floor(now / window)
-local state = redis.call('HMGET', KEYS[1], 'cell', 'prev', 'cur')
-local storedCell = tonumber(state[1])
-if storedCell == nil or storedCell < cell - 1 then
+${WINDOW_CLOCK_LUA}if storedCell == nil or storedCell < cell - 1 then
   return 0
 end
 local prev = tonumber(state[2]) or 0
@@ -91,27 +99,9 @@ return 1
  * room is read as SLIDING_WINDOW_LUA reads it, the grant is `leaseGrant` in sliding-window.ts (keep in step) and
  * is counted in the current cell at once. Returns {granted, previous, current-before, elapsedMs, cell}.
  */
-export const WINDOW_LEASE_LUA = `
-local limit = tonumber(ARGV[1])
-local window = tonumber(ARGV[2])
-local want = tonumber(ARGV[3])
+export const WINDOW_LEASE_LUA = `${WINDOW_COUNT_LUA}local want = tonumber(ARGV[3])
 local min = tonumber(ARGV[4])
 local share = tonumber(ARGV[5])
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local cell = math.floor(now / window)
-local elapsed = now - cell * window
-local state = redis.call('HMGET', KEYS[1], 'cell', 'prev', 'cur')
-local storedCell = tonumber(state[1])
-local prev = 0
-local cur = 0
-if storedCell == cell then
-  prev = tonumber(state[2]) or 0
-  cur = tonumber(state[3]) or 0
-elseif storedCell == cell - 1 then
-  prev = tonumber(state[3]) or 0
-end
-local weighted = prev * (window - elapsed) / window + cur
 local room = math.floor(limit - weighted)
 local grant = math.min(want, math.floor(room / share))
 if grant < min then

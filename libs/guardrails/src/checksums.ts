@@ -17,15 +17,16 @@ export function luhnValid(digits: string): boolean {
   return digits.length > 0 && sum % 10 === 0;
 }
 
+const IBAN_SHAPE = /^[A-Z]{2}\d{2}[A-Z0-9]+$/;
+
 /** ISO 13616 mod-97 over an IBAN without spaces (upper case letters and digits). */
 export function ibanValid(iban: string): boolean {
-  if (iban.length < 15 || iban.length > 34 || !/^[A-Z]{2}\d{2}[A-Z0-9]+$/.test(iban)) return false;
-  const rearranged = iban.slice(4) + iban.slice(0, 4);
+  if (iban.length < 15 || iban.length > 34 || !IBAN_SHAPE.test(iban)) return false;
   let remainder = 0;
-  for (const char of rearranged) {
-    const code = char.charCodeAt(0);
-    const value = code >= 65 ? String(code - 55) : char;
-    for (const digit of value) remainder = (remainder * 10 + (digit.charCodeAt(0) - 48)) % 97;
+  for (let index = 0; index < iban.length; index++) {
+    // Read from the fifth character on, the first four last; a letter counts as its two digits (A is 10).
+    const code = iban.charCodeAt((index + 4) % iban.length);
+    remainder = code >= 65 ? (remainder * 100 + code - 55) % 97 : (remainder * 10 + code - 48) % 97;
   }
   return remainder === 1;
 }

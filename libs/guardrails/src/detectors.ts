@@ -37,10 +37,13 @@ export interface TextVerdict {
   logs: Finding[];
 }
 
+/** A detector's finder: `lower` gives the text lower-cased, made once for every detector of a set that reads it. */
+type Finder = (text: string, lower: () => string) => Span[];
+
 interface Compiled {
   type: DetectorType;
   action: GuardrailAction;
-  find: (text: string) => Span[];
+  find: Finder;
 }
 
 /** Every problem of a list of detectors, each with the path of its field (`detectors.2.pattern`). */
@@ -82,8 +85,10 @@ export class DetectorSet {
   /** Every finding in `text`, in no particular order; findings may overlap. `owner` is set on each when given. */
   findings(text: string, owner?: number): Finding[] {
     const found: Finding[] = [];
+    let lowered: string | undefined;
+    const lower = () => (lowered ??= text.toLowerCase());
     for (const detector of this.detectors)
-      for (const span of detector.find(text)) {
+      for (const span of detector.find(text, lower)) {
         const finding: Finding = { ...span, type: detector.type, action: detector.action };
         if (owner !== undefined) finding.owner = owner;
         found.push(finding);
@@ -115,7 +120,7 @@ export function verdictOf(text: string, findings: readonly Finding[]): TextVerdi
   return verdict;
 }
 
-function finderOf(spec: DetectorSpec): (text: string) => Span[] {
+function finderOf(spec: DetectorSpec): Finder {
   switch (spec.type) {
     case 'email':
       return findEmails;
@@ -126,10 +131,12 @@ function finderOf(spec: DetectorSpec): (text: string) => Span[] {
     case 'iban':
       return findIbans;
     case 'secret':
-      return findSecrets;
+      return (text, lower) => findSecrets(text, lower());
     case 'regex':
       return patternFinder(spec.pattern ?? '');
-    case 'words':
-      return wordsFinder(spec.words ?? []);
+    case 'words': {
+      const find = wordsFinder(spec.words ?? []);
+      return (text, lower) => find(text, lower());
+    }
   }
 }

@@ -1,12 +1,23 @@
 import { ApiError, type Issue } from '@sbc/errors';
 import { newId } from '@sbc/ids';
-import { keysetRange, toPage, type ListEnvelope, type PageQuery } from '@sbc/pagination';
-import { Prisma, type PrismaClient as AccountDb, type McpServer as McpServerRow } from '../generated/prisma/client';
+import type { ListEnvelope, PageQuery } from '@sbc/pagination';
+import type { PrismaClient as AccountDb, McpServer as McpServerRow, Prisma } from '../generated/prisma/client';
 import type { AuditDb, RecordChange } from './audit';
 import { stringsOf } from './json-columns';
+import {
+  createWithFreeSlug,
+  deleteRecorded,
+  HEADER_NAME_PATTERN,
+  isHttpUrl,
+  isNotFound,
+  isUniqueViolation,
+  listOwnedPage,
+  openHeaders,
+  openSecret,
+  saveRecorded,
+} from './sealed-rows';
 import { SecretDecryptError, type SecretCipher } from './secrets';
 import { UPSTREAM_SLUG_PATTERN } from './upstreams';
-import { firstFreeSlug, slugBase } from './upstream-slug';
 
 /**
  * MCP tool servers (issue 51): rows of one account, slugged like endpoints (a tool's name at /mcp is
@@ -68,8 +79,6 @@ export interface SaveMcpServerInput {
   bearerToken?: string;
 }
 
-// RFC 9110 token characters: anything else cannot be sent as a header name.
-const HEADER_NAME_PATTERN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** Bounds a row's credentials (the edge refuses larger bodies first; these hold for any caller of the RPC). */
 const MAX_MCP_HEADERS = 32;
 const MAX_MCP_HEADER_VALUE_LENGTH = 8_192;
@@ -79,14 +88,6 @@ const MAX_LABEL_LENGTH = 128;
 // The secret's owner and column are bound into each ciphertext, so one copied into another row does not open.
 const headersContext = (userId: string) => `mcp_servers.headers:${userId}`;
 const bearerContext = (userId: string) => `mcp_servers.bearer:${userId}`;
-
-function isHttpUrl(value: string): boolean {
-  try {
-    return ['http:', 'https:'].includes(new URL(value).protocol);
-  } catch {
-    return false;
-  }
-}
 
 function validate(input: SaveMcpServerInput): void {
   const issues: Issue[] = [];
@@ -114,14 +115,6 @@ function validate(input: SaveMcpServerInput): void {
   if (input.bearerToken !== undefined && /[\r\n\0]/.test(input.bearerToken))
     issues.push({ path: 'bearer_token', code: 'invalid_string', message: 'not a valid token' });
   if (issues.length > 0) throw ApiError.invalid(issues);
-}
-
-function isUniqueViolation(error: unknown): boolean {
-  return error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';
-}
-
-function isNotFound(error: unknown): boolean {
-  return error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2025';
 }
 
 interface SecretColumns {
@@ -193,16 +186,11 @@ export async function saveMcpServer(
           },
         })
       : client.mcpServer.update({ where, data: { ...columns, updatedAt: now } });
+  const before = (tx: AuditDb) => (mode === 'create' ? Promise.resolve(null) : tx.mcpServer.findUnique({ where }));
+  const changeOf = (was: McpServerRow | null, saved: McpServerRow) =>
+    serverChange(was ? 'mcp_server.update' : 'mcp_server.create', was, saved);
   try {
-    const row = record
-      ? await db.$transaction(async (tx) => {
-          const before = mode === 'create' ? null : await tx.mcpServer.findUnique({ where });
-          const saved = await write(tx);
-          await record(tx, serverChange(before ? 'mcp_server.update' : 'mcp_server.create', before, saved));
-          return saved;
-        })
-      : await write(db);
-    return toView(row);
+    return toView(await saveRecorded(db, { before, write, changeOf }, record));
   } catch (error) {
     if (isUniqueViolation(error))
       throw new ApiError('conflict', 'This account already has a tool server with this slug.', {
@@ -215,8 +203,6 @@ export async function saveMcpServer(
   }
 }
 
-const SLUG_ATTEMPTS = 5;
-
 /** Saves a new server; without an explicit slug, one is derived from the label and made unique on the account. */
 export async function createMcpServer(
   db: AccountDb,
@@ -225,19 +211,12 @@ export async function createMcpServer(
   record?: RecordChange,
 ): Promise<McpServerView> {
   if (input.slug !== undefined) return saveMcpServer(db, cipher, { ...input, slug: input.slug }, 'create', record);
-  const base = slugBase(input.label);
-  for (let attempt = 1; ; attempt++) {
-    const rows = await db.mcpServer.findMany({
-      where: { userId: input.userId, slug: { startsWith: base } },
-      select: { slug: true },
-    });
-    const slug = firstFreeSlug(base, new Set(rows.map((row) => row.slug)));
-    try {
-      return await saveMcpServer(db, cipher, { ...input, slug }, 'create', record);
-    } catch (error) {
-      if (attempt >= SLUG_ATTEMPTS || !(error instanceof ApiError && error.code === 'conflict')) throw error;
-    }
-  }
+  return createWithFreeSlug(
+    input.label,
+    (base) =>
+      db.mcpServer.findMany({ where: { userId: input.userId, slug: { startsWith: base } }, select: { slug: true } }),
+    (slug) => saveMcpServer(db, cipher, { ...input, slug }, 'create', record),
+  );
 }
 
 export async function findMcpServerDial(
@@ -257,13 +236,7 @@ export async function listMcpServerPage(
   userId: string,
   query: PageQuery,
 ): Promise<ListEnvelope<McpServerView>> {
-  const range = keysetRange(query);
-  const rows = await db.mcpServer.findMany({
-    where: { userId, ...(range.cursor ? { id: range.cursor } : {}) },
-    orderBy: { id: range.order },
-    take: range.take,
-  });
-  return toPage(rows.map(toView), query, (view) => view.id);
+  return listOwnedPage((args) => db.mcpServer.findMany(args), userId, query, toView);
 }
 
 /** Removes a server and its stored credentials; null when the account has no such slug. */
@@ -274,19 +247,8 @@ export async function deleteMcpServer(
   record?: RecordChange,
 ): Promise<McpServerView | null> {
   const remove = (client: AuditDb) => client.mcpServer.delete({ where: { userId_slug: { userId, slug } } });
-  try {
-    const row = record
-      ? await db.$transaction(async (tx) => {
-          const removed = await remove(tx);
-          await record(tx, serverChange('mcp_server.delete', removed, null));
-          return removed;
-        })
-      : await remove(db);
-    return toView(row);
-  } catch (error) {
-    if (isNotFound(error)) return null;
-    throw error;
-  }
+  const row = await deleteRecorded(db, remove, (removed) => serverChange('mcp_server.delete', removed, null), record);
+  return row && toView(row);
 }
 
 /**
@@ -405,20 +367,9 @@ function openSecrets(
   cipher: SecretCipher,
 ): { headers: Record<string, string>; bearerToken: string } {
   return {
-    headers: row.headersCiphertext
-      ? parseHeaders(cipher.decrypt(row.headersCiphertext, headersContext(row.userId)))
-      : {},
-    bearerToken: row.bearerCiphertext ? cipher.decrypt(row.bearerCiphertext, bearerContext(row.userId)) : '',
+    headers: openHeaders(cipher, row.headersCiphertext, headersContext(row.userId)),
+    bearerToken: openSecret(cipher, row.bearerCiphertext, bearerContext(row.userId)),
   };
-}
-
-function parseHeaders(json: string): Record<string, string> {
-  const parsed: unknown = JSON.parse(json);
-  const out: Record<string, string> = {};
-  if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) {
-    for (const [name, value] of Object.entries(parsed)) if (typeof value === 'string') out[name] = value;
-  }
-  return out;
 }
 
 function toolsOf(value: Prisma.JsonValue): McpTool[] {

@@ -1,9 +1,21 @@
 import { ApiError, type Issue } from '@sbc/errors';
 import { newId } from '@sbc/ids';
-import { keysetRange, toPage, type ListEnvelope, type PageQuery } from '@sbc/pagination';
+import type { ListEnvelope, PageQuery } from '@sbc/pagination';
 import { Prisma, type PrismaClient as AccountDb, type Upstream as UpstreamRow } from '../generated/prisma/client';
 import type { AuditDb, RecordChange } from './audit';
 import { stringsOf } from './json-columns';
+import {
+  createWithFreeSlug,
+  deleteRecorded,
+  HEADER_NAME_PATTERN,
+  isHttpUrl,
+  isNotFound,
+  isUniqueViolation,
+  listOwnedPage,
+  openHeaders,
+  openSecret,
+  saveRecorded,
+} from './sealed-rows';
 import { SecretDecryptError, type SecretCipher } from './secrets';
 import {
   auditableBetaPolicy,
@@ -12,16 +24,12 @@ import {
   betaPolicyOf,
   type StoredBetaPolicy,
 } from './upstream-beta-policy';
-import { firstFreeSlug, slugBase } from './upstream-slug';
 
 export type EndpointDialect = 'openai' | 'anthropic' | 'auto';
 export const ENDPOINT_DIALECTS: readonly EndpointDialect[] = ['openai', 'anthropic', 'auto'];
 
 /** The endpoint id: lowercase, starts with a letter or digit, at most 48 characters (checked by the table too). */
 export const UPSTREAM_SLUG_PATTERN = /^[a-z0-9][a-z0-9-]{0,47}$/;
-
-// RFC 9110 token characters: anything else cannot be sent as a header name.
-const HEADER_NAME_PATTERN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /** The highest routing weight (CONTRACTS "Routing policy"; checked by the table too); 0 is standby. */
 const MAX_UPSTREAM_WEIGHT = 100;
@@ -140,22 +148,6 @@ function isWeight(value: number): boolean {
   return Number.isInteger(value) && value >= 0 && value <= MAX_UPSTREAM_WEIGHT;
 }
 
-function isHttpUrl(value: string): boolean {
-  try {
-    return ['http:', 'https:'].includes(new URL(value).protocol);
-  } catch {
-    return false;
-  }
-}
-
-function isUniqueViolation(error: unknown): boolean {
-  return error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';
-}
-
-function isNotFound(error: unknown): boolean {
-  return error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2025';
-}
-
 /** The columns a save may write besides the dial; each absent key keeps what is stored. */
 interface OptionalColumns {
   apiKeyCiphertext?: Uint8Array<ArrayBuffer> | null;
@@ -247,16 +239,11 @@ export async function saveUpstream(
       : mode === 'update'
         ? client.upstream.update({ where, data: update })
         : client.upstream.upsert({ where, create, update });
+  const before = (tx: AuditDb) => (mode === 'create' ? Promise.resolve(null) : tx.upstream.findUnique({ where }));
+  const changeOf = (was: UpstreamRow | null, saved: UpstreamRow) =>
+    endpointChange(was ? 'endpoint.update' : 'endpoint.create', was, saved);
   try {
-    const row = record
-      ? await db.$transaction(async (tx) => {
-          const before = mode === 'create' ? null : await tx.upstream.findUnique({ where });
-          const saved = await write(tx);
-          await record(tx, endpointChange(before ? 'endpoint.update' : 'endpoint.create', before, saved));
-          return saved;
-        })
-      : await write(db);
-    return toView(row);
+    return toView(await saveRecorded(db, { before, write, changeOf }, record));
   } catch (error) {
     if (isUniqueViolation(error)) {
       const message =
@@ -271,8 +258,6 @@ export async function saveUpstream(
   }
 }
 
-const SLUG_ATTEMPTS = 5;
-
 /**
  * Saves a new endpoint (`mode` create). Without an explicit slug, one is derived from the label and made unique
  * on the account; a concurrent create that took the same slug a moment earlier just moves this one to the next.
@@ -284,19 +269,12 @@ export async function createUpstream(
   record?: RecordChange,
 ): Promise<UpstreamView> {
   if (input.slug !== undefined) return saveUpstream(db, cipher, { ...input, slug: input.slug }, 'create', record);
-  const base = slugBase(input.label);
-  for (let attempt = 1; ; attempt++) {
-    const rows = await db.upstream.findMany({
-      where: { userId: input.userId, slug: { startsWith: base } },
-      select: { slug: true },
-    });
-    const slug = firstFreeSlug(base, new Set(rows.map((row) => row.slug)));
-    try {
-      return await saveUpstream(db, cipher, { ...input, slug }, 'create', record);
-    } catch (error) {
-      if (attempt >= SLUG_ATTEMPTS || !(error instanceof ApiError && error.code === 'conflict')) throw error;
-    }
-  }
+  return createWithFreeSlug(
+    input.label,
+    (base) =>
+      db.upstream.findMany({ where: { userId: input.userId, slug: { startsWith: base } }, select: { slug: true } }),
+    (slug) => saveUpstream(db, cipher, { ...input, slug }, 'create', record),
+  );
 }
 
 /** An endpoint with its secrets opened, for re-probing and for telling whether an edit changes the dial. */
@@ -314,11 +292,7 @@ export async function findUpstreamDial(
 ): Promise<UpstreamDial | null> {
   const row = await db.upstream.findUnique({ where: { userId_slug: { userId, slug } } });
   if (!row) return null;
-  return {
-    view: toView(row),
-    apiKey: row.apiKeyCiphertext ? cipher.decrypt(row.apiKeyCiphertext, apiKeyContext(userId)) : '',
-    headers: row.headersCiphertext ? parseHeaders(cipher.decrypt(row.headersCiphertext, headersContext(userId))) : {},
-  };
+  return { view: toView(row), ...openDial(row, cipher) };
 }
 
 /** One page of the account's endpoints, newest first (ids are time-sortable). */
@@ -327,13 +301,7 @@ export async function listUpstreamPage(
   userId: string,
   query: PageQuery,
 ): Promise<ListEnvelope<UpstreamView>> {
-  const range = keysetRange(query);
-  const rows = await db.upstream.findMany({
-    where: { userId, ...(range.cursor ? { id: range.cursor } : {}) },
-    orderBy: { id: range.order },
-    take: range.take,
-  });
-  return toPage(rows.map(toView), query, (view) => view.id);
+  return listOwnedPage((args) => db.upstream.findMany(args), userId, query, toView);
 }
 
 /** Removes an endpoint and, with its row, the stored key and headers; null when the account has no such slug. */
@@ -344,19 +312,8 @@ export async function deleteUpstream(
   record?: RecordChange,
 ): Promise<UpstreamView | null> {
   const remove = (client: AuditDb) => client.upstream.delete({ where: { userId_slug: { userId, slug } } });
-  try {
-    const row = record
-      ? await db.$transaction(async (tx) => {
-          const removed = await remove(tx);
-          await record(tx, endpointChange('endpoint.delete', removed, null));
-          return removed;
-        })
-      : await remove(db);
-    return toView(row);
-  } catch (error) {
-    if (isNotFound(error)) return null;
-    throw error;
-  }
+  const row = await deleteRecorded(db, remove, (removed) => endpointChange('endpoint.delete', removed, null), record);
+  return row && toView(row);
 }
 
 /** What a probe writes into a row: its report and the models (and names) folded in. */
@@ -440,10 +397,7 @@ function toRouting(row: UpstreamRow, cipher: SecretCipher): RoutingUpstreamRecor
     label: row.label,
     dialect: routingDialect(row.dialect, probe, row.baseUrl),
     baseUrl: row.baseUrl,
-    apiKey: row.apiKeyCiphertext ? cipher.decrypt(row.apiKeyCiphertext, apiKeyContext(row.userId)) : '',
-    headers: row.headersCiphertext
-      ? parseHeaders(cipher.decrypt(row.headersCiphertext, headersContext(row.userId)))
-      : {},
+    ...openDial(row, cipher),
     models: stringsOf(row.models),
     probedAt: row.probedAt,
     weight: row.weight,
@@ -467,13 +421,12 @@ export function routingDialect(dialect: string, probe: UpstreamProbe | null, bas
   return host.includes('anthropic') ? 'anthropic' : 'openai';
 }
 
-function parseHeaders(json: string): Record<string, string> {
-  const parsed: unknown = JSON.parse(json);
-  const out: Record<string, string> = {};
-  if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) {
-    for (const [name, value] of Object.entries(parsed)) if (typeof value === 'string') out[name] = value;
-  }
-  return out;
+/** The endpoint's API key ('' when it needs none) and headers, opened. */
+function openDial(row: UpstreamRow, cipher: SecretCipher): { apiKey: string; headers: Record<string, string> } {
+  return {
+    apiKey: openSecret(cipher, row.apiKeyCiphertext, apiKeyContext(row.userId)),
+    headers: openHeaders(cipher, row.headersCiphertext, headersContext(row.userId)),
+  };
 }
 
 function stringRecord(value: Prisma.JsonValue): Record<string, string> {

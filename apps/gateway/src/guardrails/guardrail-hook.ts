@@ -203,7 +203,7 @@ class GuardrailCall implements HookPart {
       this.note(guardrail, 'block');
       throw guardrailBlocked(guardrail, ': it could not be applied');
     }
-    let verdict: 'allow' | 'block' | 'failed';
+    let verdict: 'allow' | 'block' | 'failed' | 'oversize';
     if (guardrail.webhook) {
       const payload = reply ? { type: 'reply', request, reply } : { type: 'request', request };
       const body = { guardrail: { id: guardrail.id, name: guardrail.name }, request_id: requestId, ...payload };
@@ -216,16 +216,22 @@ class GuardrailCall implements HookPart {
       verdict = await this.deps.judge.ask(guardrail, texts, this.caller);
     }
     if (verdict === 'allow') return;
-    if (verdict === 'failed' && settings.fail === 'open') {
-      this.note(guardrail, 'log');
-      this.deps.logger.warn(
-        { requestId, guardrail: guardrail.id },
-        `guardrail ${guardrail.kind} failed; the call went on (fail open)`,
-      );
-      return;
+    if (verdict !== 'block') {
+      const failure =
+        verdict === 'oversize' ? 'the call is too long for its judge' : `its ${guardrail.kind} did not answer`;
+      if (settings.fail === 'open') {
+        this.note(guardrail, 'log');
+        this.deps.logger.warn(
+          { requestId, guardrail: guardrail.id },
+          `guardrail: ${failure}; the call went on (fail open)`,
+        );
+        return;
+      }
+      this.note(guardrail, 'block');
+      throw guardrailBlocked(guardrail, `: ${failure}`);
     }
     this.note(guardrail, 'block');
-    throw guardrailBlocked(guardrail, verdict === 'failed' ? `: its ${guardrail.kind} did not answer` : '');
+    throw guardrailBlocked(guardrail);
   }
 
   private checkEmbeddingInput(checking: readonly EdgeGuardrail[], body: Record<string, unknown>): void {

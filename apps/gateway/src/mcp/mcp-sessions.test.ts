@@ -1,5 +1,4 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createEgressPolicy } from '@sbc/egress';
@@ -8,6 +7,7 @@ import { memoryTargetHealth } from '@sbc/route-health';
 import type { Principal } from '../auth/authenticator';
 import { McpSessions } from './mcp-sessions';
 import { createToolGatewaySession } from './tool-gateway';
+import { serveSessions } from './test-support';
 import { createUpstreamDialer } from './upstream-tools';
 
 const logger = createLogger({ service: 'mcp-sessions-test', level: 'silent' });
@@ -43,16 +43,7 @@ beforeEach(async () => {
     logger,
     now: () => clock,
   });
-  http = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const text = Buffer.concat(chunks).toString('utf8');
-      void sessions.handle(req, res, undefined, text ? JSON.parse(text) : undefined, { principal, requestId: 'req_1' });
-    });
-  });
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
+  ({ http, url } = await serveSessions(sessions, principal));
 });
 
 const clients: Client[] = [];

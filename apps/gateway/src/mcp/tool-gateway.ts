@@ -24,6 +24,7 @@ import {
 import type { Logger } from '@sbc/logging';
 import type { HalfOpenClaim, TargetHealth } from '@sbc/route-health';
 import type { Principal } from '../auth/authenticator';
+import type { UsageGate } from '../usage/usage-gate';
 import type { McpToolServer, ToolServerSource } from './tool-server-source';
 import type { UpstreamDialer, UpstreamTools } from './upstream-tools';
 import { RELAYED_CAPABILITIES, relayServerFeatures, toolsOnly } from './server-relay';
@@ -71,6 +72,11 @@ export interface ToolGatewayDeps {
   logger: Logger;
   /** Called once per tools/call with its outcome (usage, metrics). */
   record(call: ToolCallRecord): void;
+  /**
+   * Whether this edge can record a tool call's usage now: while it cannot, a tools/call is refused as a billable
+   * model call is (the tool server is not dialed).
+   */
+  usageGate?: Pick<UsageGate, 'refusal'>;
   /** The routing policy's cooldowns (shared by every edge): a failing tool server is skipped as a target is. */
   health: TargetHealth;
   version: string;
@@ -211,6 +217,13 @@ export function createToolGatewaySession(deps: ToolGatewayDeps, slug: string | u
     let claim: HalfOpenClaim | undefined;
     try {
       if (server) {
+        // A call whose usage row this edge cannot write now is refused, as a billable model call is (a name that
+        // reaches no server is refused below, and writes none).
+        const unrecordable = deps.usageGate?.refusal();
+        if (unrecordable) {
+          deps.record({ context, server: server.slug, tool: toolNameIn(name, slug), status: 503, startedAt });
+          return { content: [{ type: 'text', text: unrecordable.message }], isError: true };
+        }
         const healthKey = healthKeyOf(context.principal.userId, server.slug);
         const until = deps.health.coolingUntil(healthKey);
         // A cooling server gets one half-open call per cooldown on this edge, as a lone model target; the rest are

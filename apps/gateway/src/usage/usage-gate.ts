@@ -20,7 +20,8 @@ export interface UsageGate {
  * call that would be billed is answered 503 `usage_unrecordable` in its dialect, with `retry-after`, rather than
  * served unbilled; the calls still running keep the headroom to record theirs. Calls that bill nothing (own
  * endpoints, response-cache hits) are never shed, and the edge stays ready throughout: an outage of the broker
- * takes every edge's spool the same way, and unready edges would take the whole API down with it.
+ * takes every edge's spool the same way, and unready edges would take the whole API down with it. MCP tool calls
+ * are shed as billable calls are (tool-gateway.ts): metering them is what the MCP gateway is for.
  */
 export function createUsageGate(stats: (() => ProducerStats) | undefined, shedAt: number): UsageGate {
   let refusing = false;
