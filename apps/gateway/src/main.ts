@@ -55,7 +55,7 @@ import { createRoutingTables } from './routing/routing-tables';
 import { createToolServerDirectory, type EdgeToolServer, type ToolServerDirectory } from './mcp/tool-servers';
 import type { Target } from './routing/targets';
 import { McpSessions } from './mcp/mcp-sessions';
-import { toolCallUsage } from './mcp/tool-call-usage';
+import { toolCallUsage, type ToolCallRecord } from './mcp/tool-call-usage';
 import { createToolGatewaySession } from './mcp/tool-gateway';
 import { createCallTools } from './mcp/call-tools';
 import { createUpstreamDialer } from './mcp/upstream-tools';
@@ -288,6 +288,13 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
   // The MCP gateway: its clients to tool servers dial under the egress rules; each tools/call is a usage event,
   // refused while the edge could not record it.
   const mcpDialer = createUpstreamDialer(egress, config.mcp);
+  // A tool call's usage row, at /mcp or in a model call's MCP rounds, counted in the edge's call metrics as model
+  // calls are, from the same usage event.
+  const recordToolCall = (call: ToolCallRecord) => {
+    const fields = toolCallUsage(call);
+    metrics.observeCall(fields);
+    return usageEmitter.emit(fields);
+  };
   const mcpSessions = new McpSessions({
     limits: { maxSessions: config.mcp.maxSessions, idleMs: config.mcp.sessionIdleMs },
     source: toolServers,
@@ -301,12 +308,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
           version: MCP_GATEWAY_VERSION,
           health: targetHealth,
           usageGate,
-          // Counted in the edge's call metrics as model calls are, from the same usage event.
-          record(call) {
-            const fields = toolCallUsage(call);
-            metrics.observeCall(fields);
-            void usageEmitter.emit(fields);
-          },
+          record: (call) => void recordToolCall(call),
         },
         slug,
       ),
@@ -379,7 +381,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
       source: toolServers,
       dialer: mcpDialer,
       health: targetHealth,
-      record: (call) => usageEmitter.emit(toolCallUsage(call)),
+      record: recordToolCall,
       logger,
       version: MCP_GATEWAY_VERSION,
     }),
