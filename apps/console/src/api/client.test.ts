@@ -19,7 +19,12 @@ describe('a refusal as the console reads it', () => {
 
   it('takes OpenAI’s error body (files and batches): its code, or its type when the code is null', () => {
     const coded = failureFrom(413, 'Payload Too Large', {
-      error: { message: 'The file is larger than 200 MiB.', type: 'invalid_request_error', param: 'file', code: 'request_too_large' },
+      error: {
+        message: 'The file is larger than 200 MiB.',
+        type: 'invalid_request_error',
+        param: 'file',
+        code: 'request_too_large',
+      },
     });
     expect([coded.code, coded.message, coded.param]).toEqual([
       'request_too_large',

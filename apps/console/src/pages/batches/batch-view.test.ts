@@ -7,9 +7,9 @@ describe("the Batches page's reading of a batch", () => {
   });
 
   it('keeps reading a batch until it settles, and offers cancel only while lines may still start', () => {
-    expect(['validating', 'in_progress', 'finalizing', 'cancelling'].every((status) => isOpen({ status } as never))).toBe(
-      true,
-    );
+    expect(
+      ['validating', 'in_progress', 'finalizing', 'cancelling'].every((status) => isOpen({ status } as never)),
+    ).toBe(true);
     expect(['completed', 'failed', 'expired', 'cancelled'].some((status) => isOpen({ status } as never))).toBe(false);
     expect(isCancellable({ status: 'in_progress' })).toBe(true);
     expect(isCancellable({ status: 'cancelling' })).toBe(false);

@@ -61,4 +61,5 @@ export function endpointOfFirstLine(head: string): BatchEndpoint | undefined {
 }
 
 /** A batch's Unix-seconds timestamp as the console's date-time formatter takes it. */
-export const isoOf = (seconds: number | null) => (seconds === null ? undefined : new Date(seconds * 1000).toISOString());
+export const isoOf = (seconds: number | null) =>
+  seconds === null ? undefined : new Date(seconds * 1000).toISOString();

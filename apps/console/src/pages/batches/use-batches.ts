@@ -2,7 +2,15 @@ import { keepPreviousData, useMutation } from '@tanstack/react-query';
 import { call, upload } from '../../api/client';
 import { useApiMutation, useApiQuery, useRefreshUnder } from '../../api/queries';
 import { fillPath } from '../../api/route';
-import { cancelBatch, createBatch, getFile, getFileContent, listBatches, listFiles, uploadFile } from '../../api/routes';
+import {
+  cancelBatch,
+  createBatch,
+  getFile,
+  getFileContent,
+  listBatches,
+  listFiles,
+  uploadFile,
+} from '../../api/routes';
 import type { BatchEndpoint } from '../../api/types';
 import { isOpen } from './batch-view';
 
@@ -47,7 +55,10 @@ export const useCreateBatch = () =>
   });
 
 export const useCancelBatch = () =>
-  useApiMutation(cancelBatch, { input: (batchId: string) => ({ params: { batch_id: batchId } }), invalidates: BATCHES });
+  useApiMutation(cancelBatch, {
+    input: (batchId: string) => ({ params: { batch_id: batchId } }),
+    invalidates: BATCHES,
+  });
 
 /**
  * Saves a batch's output or error file. The file is looked up first, so a file that is gone (kept 30 days) is a

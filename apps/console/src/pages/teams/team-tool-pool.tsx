@@ -19,9 +19,9 @@ export function TeamToolPool({ team }: { team: Team }) {
   return (
     <Section title="Tool-server pool">
       <p>
-        At the gateway&apos;s <code>/mcp</code>, a key of {team.name} reaches its holder&apos;s own tool servers and
-        the team&apos;s pool: the servers of the members below who pool theirs. A server of yours shadows a pooled one
-        with the same slug.
+        At the gateway&apos;s <code>/mcp</code>, a key of {team.name} reaches its holder&apos;s own tool servers and the
+        team&apos;s pool: the servers of the members below who pool theirs. A server of yours shadows a pooled one with
+        the same slug.
       </p>
       <dl className="facts">
         <div className="fact">
