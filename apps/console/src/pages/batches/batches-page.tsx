@@ -65,6 +65,7 @@ function NewBatch() {
 
   return (
     <Section title="Start a batch">
+      <h3>1. Upload an input file</h3>
       <form onSubmit={submitUpload} aria-label="Upload an input file" className="stack">
         <div>
           <label>
@@ -97,6 +98,7 @@ function NewBatch() {
         </div>
       </form>
 
+      <h3>2. Create a batch over it</h3>
       <form onSubmit={submitCreate} aria-label="Create a batch" className="stack">
         <label>
           Input file
