@@ -16,6 +16,7 @@ const PAGES: { path: string; label: string; component: ComponentType; inNav?: fa
     label: 'Playground',
     component: named(() => import('./pages/playground/playground-page'), 'PlaygroundPage'),
   },
+  { path: 'batches', label: 'Batches', component: named(() => import('./pages/batches/batches-page'), 'BatchesPage') },
   {
     path: 'credits',
     label: 'Credits and plan',

@@ -1,7 +1,9 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import OpenAI from 'openai';
 import pg from 'pg';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
@@ -36,6 +38,22 @@ async function countSettles(locator: Locator, count: number): Promise<number> {
     seen = await locator.count();
   }
   return seen;
+}
+
+/** Waits until `holds` is true of the newest usage rows the API lists (the ledger applies events just after). */
+async function untilUsage(
+  base: string,
+  key: string,
+  holds: (rows: { request_id: string; served_by: string }[]) => boolean,
+): Promise<void> {
+  for (let tries = 0; tries < 50; tries++) {
+    const page = await jsonOf(
+      await fetch(`${base}/v1/usage/requests?limit=25`, { headers: { authorization: `Bearer ${key}` } }),
+    );
+    if (holds(page.data)) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error('the usage rows never showed up');
 }
 
 /** The UTC day `days` before today, as the Usage page's default window in a UTC browser. */
@@ -469,6 +487,46 @@ describe('the console in a browser', () => {
         await dialog.getByRole('button', { name: 'Save changes' }).click();
         await dialog.waitFor({ state: 'hidden' });
 
+        // A tool call through /mcp is a row of the request log shown as one: the tool and its server, no tokens.
+        const mcp = new Client({ name: 'console-e2e', version: '1.0.0' });
+        await mcp.connect(
+          new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
+            requestInit: { headers: { authorization: `Bearer ${key}` } },
+          }),
+        );
+        try {
+          const echoed = await mcp.callTool({ name: 'everything__echo', arguments: { message: 'from the console' } });
+          expect(echoed.isError).toBeFalsy();
+        } finally {
+          await mcp.close();
+        }
+        await untilUsage(base, key, (rows) => rows[0]?.served_by === 'mcp:everything');
+        await page.reload();
+        await open('Usage');
+        await page.getByRole('combobox', { name: /^Kind/ }).selectOption('tool');
+        const log = page.getByRole('table', { name: 'Calls, newest first' });
+        expect(await countSettles(log.getByRole('row'), 2)).toBe(2);
+        const headers = await log.getByRole('columnheader').allTextContents();
+        const toolCall = await log.getByRole('row').nth(1).getByRole('cell').allTextContents();
+        expect(
+          ['Model', 'Served by', 'Status', 'Tokens in', 'Tokens out'].map((h) => toolCall[headers.indexOf(h)]),
+        ).toEqual(['Tool call echo on everything', 'mcp:everything', '200', '—', '—']);
+        await log
+          .getByRole('row')
+          .nth(1)
+          .getByRole('button', { name: /^Details of the call at/ })
+          .click();
+        const detail = page.getByRole('dialog', { name: 'Tool call details' });
+        const fact = (label: string) => detail.locator(`dt:text-is("${label}") + dd`).textContent();
+        expect([await fact('Tool server'), await fact('Tool'), await fact('Name at /mcp')]).toEqual([
+          'everything',
+          'echo',
+          'everything__echo',
+        ]);
+        expect(await detail.locator('dt:text-is("Tokens in")').count()).toBe(0);
+        await detail.getByRole('button', { name: 'Close' }).click();
+        await detail.waitFor({ state: 'hidden' });
+
         await open('Tool servers');
         await page.getByRole('button', { name: 'Delete Everything' }).click();
         await page.getByRole('button', { name: 'Delete tool server' }).click();
@@ -480,6 +538,95 @@ describe('the console in a browser', () => {
     },
     90_000,
   );
+
+  it('a batch: a bad line refused by number; run to completed, its output saved, its lines in the log', async () => {
+    await open('Batches');
+    await page.getByText(/^No batches yet/).waitFor();
+    const lines = ['a', 'b', 'c'].map((id) =>
+      JSON.stringify({
+        custom_id: id,
+        method: 'POST',
+        url: '/v1/chat/completions',
+        body: { model: 'house', messages: [{ role: 'user', content: `Say ${id}` }], max_tokens: 8 },
+      }),
+    );
+    const upload = page.getByRole('form', { name: 'Upload an input file' });
+    const chooseFile = (name: string, text: string) =>
+      upload
+        .getByLabel('Input file (JSONL)')
+        .setInputFiles({ name, mimeType: 'application/jsonl', buffer: Buffer.from(text) });
+    await chooseFile('bad.jsonl', `${lines[0]}\n${lines[0]}\n`);
+    await upload.getByRole('button', { name: 'Upload', exact: true }).click();
+    await upload
+      .getByRole('alert')
+      .getByText(/not valid: line 2: /)
+      .waitFor();
+    // The refusal is the one error the browser logs on purpose in this suite.
+    for (let tries = 0; tries < 20 && consoleErrors.length === 0; tries++) await page.waitForTimeout(50);
+    expect(consoleErrors.splice(0)).toEqual([
+      'Failed to load resource: the server responded with a status of 400 (Bad Request)',
+    ]);
+
+    await chooseFile('questions.jsonl', lines.join('\n'));
+    await upload.getByRole('button', { name: 'Upload', exact: true }).click();
+    await upload
+      .getByRole('status')
+      .getByText(/^Uploaded questions\.jsonl as file-/)
+      .waitFor();
+    const create = page.getByRole('form', { name: 'Create a batch' });
+    await create.getByRole('option', { name: /^questions\.jsonl \(file-/ }).waitFor({ state: 'attached' });
+    expect(await create.getByLabel('Endpoint', { exact: false }).inputValue()).toBe('/v1/chat/completions');
+    await create.getByRole('button', { name: 'Create batch' }).click();
+    const created = create.getByRole('status').getByText(/^Created batch_/);
+    await created.waitFor();
+    const batchId = /batch_[A-Za-z0-9_-]+/.exec((await created.textContent()) ?? '')?.[0] ?? '';
+
+    // The list reads the batch again while it runs, until it settles.
+    const row = page
+      .getByRole('table', { name: 'Batches, newest first' })
+      .getByRole('row')
+      .filter({ hasText: batchId });
+    await row.getByRole('cell', { name: 'Completed', exact: true }).waitFor({ timeout: 60_000 });
+    await row.getByText('3 of 3 done', { exact: true }).waitFor();
+    expect(await row.getByRole('button', { name: `Cancel ${batchId}` }).count()).toBe(0);
+    expect(await row.getByRole('button', { name: `Download the errors of ${batchId}` }).count()).toBe(0);
+    await accessible('batches');
+    const downloading = page.waitForEvent('download');
+    await row.getByRole('button', { name: `Download the output of ${batchId}` }).click();
+    const download = await downloading;
+    expect(download.suggestedFilename()).toMatch(/\.jsonl$/);
+    const output = (await readFile(await download.path(), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { custom_id: string; response: { status_code: number } });
+    expect(output.map((line) => [line.custom_id, line.response.status_code]).sort()).toEqual([
+      ['a', 200],
+      ['b', 200],
+      ['c', 200],
+    ]);
+
+    // Each line is a call of the request log, marked as a batch line of this batch.
+    await untilUsage(base, key, (rows) => rows.filter((one) => one.request_id.startsWith('batch_req_')).length === 3);
+    await page.reload();
+    await open('Usage');
+    await page.getByRole('combobox', { name: /^Kind/ }).selectOption('batch');
+    const log = page.getByRole('table', { name: 'Calls, newest first' });
+    expect(await countSettles(log.getByRole('row'), 4)).toBe(4);
+    const headers = await log.getByRole('columnheader').allTextContents();
+    const line = await log.getByRole('row').nth(1).getByRole('cell').allTextContents();
+    expect([line[headers.indexOf('Model')], line[headers.indexOf('Status')]]).toEqual(['house Batch', '200']);
+    await log
+      .getByRole('row')
+      .nth(1)
+      .getByRole('button', { name: /^Details of the call at/ })
+      .click();
+    const detail = page.getByRole('dialog', { name: 'Call details' });
+    expect(await detail.locator('dt:text-is("Batch") + dd').textContent()).toMatch(
+      new RegExp(`^Line [1-3] of ${batchId}$`),
+    );
+    await detail.getByRole('button', { name: 'Close' }).click();
+    await detail.waitFor({ state: 'hidden' });
+  }, 120_000);
 
   let deviceToken = '';
 
@@ -622,6 +769,13 @@ describe('the console in a browser', () => {
     expect(scopes).toContain('gateway:invoke');
     expect(scopes).not.toContain('keys:write');
     expect(scopes).not.toContain('teams:write');
+    // The tool-server pool: anyone's servers under the default policy, so the owner is listed; theirs are gone.
+    const pool = page.getByRole('region', { name: 'Tool-server pool' });
+    await pool
+      .getByRole('table', { name: 'Members who may add to the pool' })
+      .getByRole('cell', { name: EMAIL, exact: true })
+      .waitFor();
+    await pool.getByText(/^You have no tool servers/).waitFor();
     await accessible('team');
 
     // Someone else holding the link is refused, and the invite stays for the invitee.

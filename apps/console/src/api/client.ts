@@ -27,10 +27,24 @@ export function withQuery(path: string, query: Query = {}): string {
   return text ? `${path}?${text}` : path;
 }
 
+/** An error body's refusal: the shared envelope, or OpenAI's dialect body (files, batches) whose `code` may be null. */
+export function failureFrom(status: number, statusText: string, body: unknown): ApiFailure {
+  const { error, message, param } = (body ?? {}) as { error?: unknown; message?: string; param?: string };
+  if (error && typeof error === 'object') {
+    const dialect = error as { message?: string; type?: string; code?: string | null; param?: string | null };
+    return new ApiFailure(
+      status,
+      dialect.code ?? dialect.type ?? 'error',
+      dialect.message ?? statusText,
+      dialect.param ?? undefined,
+    );
+  }
+  return new ApiFailure(status, typeof error === 'string' ? error : 'error', message ?? statusText, param);
+}
+
 async function failureOf(response: Response): Promise<ApiFailure> {
   try {
-    const body = (await response.json()) as { error?: string; message?: string; param?: string };
-    return new ApiFailure(response.status, body.error ?? 'error', body.message ?? response.statusText, body.param);
+    return failureFrom(response.status, response.statusText, await response.json());
   } catch {
     return new ApiFailure(response.status, 'error', `The service answered ${response.status}.`);
   }
@@ -54,4 +68,19 @@ export async function call<R extends RouteShape>(route: Route<R>, input: InputOf
   if (!response.ok) throw await failureOf(response);
   // The body's shape is the spec's: the edge renders every answer from the same schema.
   return (response.status === 204 ? undefined : await response.json()) as ResultOf<R>;
+}
+
+/**
+ * Sends `form` as `multipart/form-data` to a route whose body is not JSON (a file upload); answers with the
+ * route's success body. The browser writes the content type with the form's boundary.
+ */
+export async function upload<R extends RouteShape>(route: Route<R>, form: FormData): Promise<ResultOf<R>> {
+  const response = await fetch(route.path, {
+    method: route.method.toUpperCase(),
+    credentials: 'same-origin',
+    headers: { accept: 'application/json' },
+    body: form,
+  });
+  if (!response.ok) throw await failureOf(response);
+  return (await response.json()) as ResultOf<R>;
 }

@@ -2,8 +2,10 @@
 import type {
   auditRoutes,
   authRoutes,
+  batchRoutes,
   captureRoutes,
   deviceRoutes,
+  fileRoutes,
   gatewayRoutes,
   guardrailRoutes,
   keyRoutes,
@@ -43,6 +45,17 @@ export const listToolServers = route<typeof mcpServerRoutes.listMcpServers>('get
 export const addToolServer = route<typeof mcpServerRoutes.createMcpServer>('post', '/v1/mcp/servers');
 export const deleteToolServer = route<typeof mcpServerRoutes.deleteMcpServer>('delete', '/v1/mcp/servers/{slug}');
 export const probeToolServer = route<typeof mcpServerRoutes.probeMcpServer>('post', '/v1/mcp/servers/{slug}/probe');
+
+// Batches in OpenAI's shapes: their refusals come in OpenAI's error body, which `call` reads as any other.
+export const listFiles = route<typeof fileRoutes.listFiles>('get', '/v1/files');
+export const getFile = route<typeof fileRoutes.getFile>('get', '/v1/files/{file_id}');
+/** Sent by `upload` (multipart), not by `call`. */
+export const uploadFile = route<typeof fileRoutes.createFile>('post', '/v1/files');
+/** Read by <a download>, not by `call`: the answer is the file's bytes. */
+export const getFileContent = route<typeof fileRoutes.getFileContent>('get', '/v1/files/{file_id}/content');
+export const listBatches = route<typeof batchRoutes.listBatches>('get', '/v1/batches');
+export const createBatch = route<typeof batchRoutes.createBatch>('post', '/v1/batches');
+export const cancelBatch = route<typeof batchRoutes.cancelBatch>('post', '/v1/batches/{batch_id}/cancel');
 
 export const listAliases = route<typeof upstreamRoutes.listAliases>('get', '/v1/aliases');
 export const putAlias = route<typeof upstreamRoutes.putAlias>('put', '/v1/aliases/{token}');

@@ -5,8 +5,10 @@ import type { z } from 'zod';
 import type {
   auditRoutes,
   authRoutes,
+  batchRoutes,
   captureRoutes,
   deviceRoutes,
+  fileRoutes,
   guardrailRoutes,
   keyRoutes,
   mcpServerRoutes,
@@ -45,6 +47,11 @@ export type ToolServer = z.output<typeof mcpServerRoutes.McpServer>;
 export type ToolServerProbe = z.output<typeof mcpServerRoutes.McpServerProbe>;
 export type ToolServerWithProbe = z.output<typeof mcpServerRoutes.McpServerWithProbe>;
 export type CreateToolServerBody = BodyOf<typeof mcpServerRoutes.createMcpServer>;
+
+export type Batch = z.output<typeof batchRoutes.BatchObject>;
+export type BatchStatus = Batch['status'];
+export type BatchEndpoint = BodyOf<typeof batchRoutes.createBatch>['endpoint'];
+export type StoredFile = z.output<typeof fileRoutes.FileObject>;
 
 export type Alias = z.output<typeof upstreamRoutes.Alias>;
 export type AliasPutBody = BodyOf<typeof upstreamRoutes.putAlias>;

@@ -2,6 +2,7 @@ import { useId, useState, type FormEvent } from 'react';
 import type { CreateUpstreamBody, Upstream, UpstreamWithProbe } from '../../api/types';
 import { ConfirmDialog, Dialog } from '../../ui/dialog';
 import { Page, Section } from '../../ui/page';
+import { AddAndProbeForm, ProbedRowActions } from '../../ui/probed-resource';
 import { ErrorState, QueryView } from '../../ui/states';
 import { Table } from '../../ui/table';
 import { ProbeResult } from './probe-result';
@@ -119,20 +120,16 @@ export function EndpointsPage() {
   return (
     <Page title="Endpoints">
       <Section title="Add an endpoint">
-        <form onSubmit={submitAdd} aria-label="Add an endpoint" className="stack">
+        <AddAndProbeForm
+          name="Add an endpoint"
+          onSubmit={submitAdd}
+          error={add.error}
+          pending={add.isPending}
+          disabled={!!editing}
+          last={last && { label: last.upstream.label, report: <ProbeResult probe={last.probe} live /> }}
+        >
           {!editing && <EndpointFields form={form} onChange={setForm} editing={false} />}
-          {add.error && <ErrorState error={add.error} />}
-          <button type="submit" disabled={add.isPending || !!editing}>
-            {add.isPending ? 'Adding and probing…' : 'Add and probe'}
-          </button>
-        </form>
-        <div aria-live="polite">
-          {last && (
-            <p>
-              <strong>{last.upstream.label}</strong>: <ProbeResult probe={last.probe} live />
-            </p>
-          )}
-        </div>
+        </AddAndProbeForm>
       </Section>
       <Section title="Your endpoints">
         <QueryView
@@ -164,15 +161,12 @@ export function EndpointsPage() {
                 {
                   header: 'Actions',
                   cell: (row) => (
-                    <div className="actions">
-                      <button
-                        type="button"
-                        aria-label={`Re-probe ${row.label}`}
-                        disabled={probe.isPending}
-                        onClick={() => probe.mutate(row.slug, { onSuccess: setLast })}
-                      >
-                        Re-probe
-                      </button>
+                    <ProbedRowActions
+                      label={row.label}
+                      probing={probe.isPending}
+                      onProbe={() => probe.mutate(row.slug, { onSuccess: setLast })}
+                      onDelete={() => (remove.reset(), setDeleting(row))}
+                    >
                       <button
                         type="button"
                         aria-label={`Edit ${row.label}`}
@@ -190,15 +184,7 @@ export function EndpointsPage() {
                       >
                         Edit
                       </button>
-                      <button
-                        type="button"
-                        className="danger"
-                        aria-label={`Delete ${row.label}`}
-                        onClick={() => (remove.reset(), setDeleting(row))}
-                      >
-                        Delete
-                      </button>
-                    </div>
+                    </ProbedRowActions>
                   ),
                 },
               ]}

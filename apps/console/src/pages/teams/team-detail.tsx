@@ -8,6 +8,7 @@ import { TeamInvites } from './team-invites';
 import { TeamKeys } from './team-keys';
 import { TeamMembers } from './team-members';
 import { canManage } from './team-rules';
+import { TeamToolPool } from './team-tool-pool';
 import { useRenameTeam, useTeam } from './use-teams';
 
 function Rename({ team }: { team: Team }) {
@@ -35,8 +36,8 @@ function Rename({ team }: { team: Team }) {
 }
 
 /**
- * One team: its name and budget, members with their roles and budgets, pending invites (owners and admins) and
- * the team keys you hold.
+ * One team: its name and budget, members with their roles and budgets, pending invites (owners and admins), the
+ * team keys you hold and the tool-server pool they reach.
  */
 export function TeamDetail({ teamId }: { teamId: string }) {
   const team = useTeam(teamId);
@@ -52,6 +53,7 @@ export function TeamDetail({ teamId }: { teamId: string }) {
           <TeamMembers team={team} caller={{ userId, role: team.role }} />
           {canManage(team.role) && <TeamInvites team={team} />}
           <TeamKeys team={team} />
+          <TeamToolPool team={team} />
         </>
       )}
     </QueryView>

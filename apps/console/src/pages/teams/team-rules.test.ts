@@ -1,5 +1,5 @@
 import type { TeamMember, TeamRole } from '../../api/types';
-import { acceptLink, assignableRoles, canRemove, isLastOwner } from './team-rules';
+import { acceptLink, assignableRoles, canRemove, isLastOwner, poolRoles } from './team-rules';
 
 const member = (user_id: string, role: TeamRole): TeamMember => ({
   object: 'team_member',
@@ -46,5 +46,10 @@ describe('team roles in the console', () => {
 
   it('builds the accept link on the given origin with the code encoded', () => {
     expect(acceptLink('http://127.0.0.1:8080', 'a/b')).toBe('http://127.0.0.1:8080/console/invite?code=a%2Fb');
+  });
+
+  it("the tool-server pool takes anyone's servers, or under the editors policy no plain member's", () => {
+    expect(poolRoles('members')).toEqual(['owner', 'admin', 'editor', 'member']);
+    expect(poolRoles('editors')).toEqual(['owner', 'admin', 'editor']);
   });
 });

@@ -1,4 +1,4 @@
-import type { TeamMember, TeamRole } from '../../api/types';
+import type { Team, TeamMember, TeamRole } from '../../api/types';
 
 // The account service's rules for who may change whom (SERVICE.md, team routes), mirrored so the page offers
 // only what the API will allow; the API still decides.
@@ -31,6 +31,13 @@ export function canRemove(caller: { userId: string; role: TeamRole }, member: Te
   if (member.user_id === caller.userId || caller.role === 'owner') return true;
   return caller.role === 'admin' && RANK[member.role] < RANK.admin;
 }
+
+/**
+ * The roles whose MCP tool servers may join the team's pool under its `share_policy` (`members`: anyone's;
+ * `editors`: editors', admins' and owners'), as the account service builds the pool team keys see.
+ */
+export const poolRoles = (policy: Team['share_policy']): TeamRole[] =>
+  policy === 'editors' ? ROLES.filter((role) => RANK[role] >= RANK.editor) : ROLES;
 
 /** The link an invitee opens to accept: the console's accept page on this very origin. */
 export const acceptLink = (origin: string, code: string) => `${origin}/console/invite?code=${encodeURIComponent(code)}`;

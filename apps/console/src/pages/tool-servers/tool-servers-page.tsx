@@ -1,8 +1,8 @@
 import { useId, useState, type FormEvent } from 'react';
 import type { ToolServer, ToolServerProbe, ToolServerWithProbe } from '../../api/types';
-import { dateTime } from '../../ui/format';
 import { ConfirmDialog } from '../../ui/dialog';
 import { Page, Section } from '../../ui/page';
+import { AddAndProbeForm, ProbedRowActions, ProbeReport } from '../../ui/probed-resource';
 import { ErrorState, QueryView } from '../../ui/states';
 import { Table } from '../../ui/table';
 import { parseHeaderLines } from './headers-text';
@@ -19,18 +19,15 @@ const EMPTY: ToolServerForm = { label: '', url: '', bearer_token: '', headers: '
 
 /** A probe's outcome in words: the server and how many tools it listed, or why it failed. */
 function ToolProbe({ probe, live }: { probe: ToolServerProbe | undefined; live?: boolean }) {
-  if (!probe) return <span>Not probed yet</span>;
-  const server = probe.server_name
+  const server = probe?.server_name
     ? `${probe.server_name}${probe.server_version ? ` ${probe.server_version}` : ''}`
     : '';
-  const text = probe.ok
-    ? `Answered${server ? ` as ${server}` : ''}; ${probe.tools_found ?? 0} tools found`
-    : `Probe failed: ${probe.error ?? 'no reason given'}`;
   return (
-    <span role={live ? 'status' : undefined} className={probe.ok ? 'ok' : 'bad'}>
-      {text}
-      {probe.at ? ` (${dateTime(probe.at)})` : ''}
-    </span>
+    <ProbeReport
+      probe={probe}
+      live={live}
+      found={`Answered${server ? ` as ${server}` : ''}; ${probe?.tools_found ?? 0} tools found`}
+    />
   );
 }
 
@@ -84,7 +81,13 @@ export function ToolServersPage() {
   return (
     <Page title="Tool servers">
       <Section title="Add an MCP tool server">
-        <form onSubmit={submitAdd} aria-label="Add a tool server" className="stack">
+        <AddAndProbeForm
+          name="Add a tool server"
+          onSubmit={submitAdd}
+          error={add.error}
+          pending={add.isPending}
+          last={last && { label: last.server.label, report: <ToolProbe probe={last.probe} live /> }}
+        >
           <label>
             Label
             <input required maxLength={128} value={form.label} onChange={(e) => set({ label: e.target.value })} />
@@ -125,18 +128,7 @@ export function ToolServersPage() {
             </p>
           </div>
           {formError && <p role="alert">{formError}</p>}
-          {add.error && <ErrorState error={add.error} />}
-          <button type="submit" disabled={add.isPending}>
-            {add.isPending ? 'Adding and probing…' : 'Add and probe'}
-          </button>
-        </form>
-        <div aria-live="polite">
-          {last && (
-            <p>
-              <strong>{last.server.label}</strong>: <ToolProbe probe={last.probe} live />
-            </p>
-          )}
-        </div>
+        </AddAndProbeForm>
       </Section>
       <Section title="Your tool servers">
         <QueryView
@@ -161,24 +153,12 @@ export function ToolServersPage() {
                 {
                   header: 'Actions',
                   cell: (row) => (
-                    <div className="actions">
-                      <button
-                        type="button"
-                        aria-label={`Re-probe ${row.label}`}
-                        disabled={probe.isPending}
-                        onClick={() => probe.mutate(row.slug, { onSuccess: setLast })}
-                      >
-                        Re-probe
-                      </button>
-                      <button
-                        type="button"
-                        className="danger"
-                        aria-label={`Delete ${row.label}`}
-                        onClick={() => (remove.reset(), setDeleting(row))}
-                      >
-                        Delete
-                      </button>
-                    </div>
+                    <ProbedRowActions
+                      label={row.label}
+                      probing={probe.isPending}
+                      onProbe={() => probe.mutate(row.slug, { onSuccess: setLast })}
+                      onDelete={() => (remove.reset(), setDeleting(row))}
+                    />
                   ),
                 },
               ]}

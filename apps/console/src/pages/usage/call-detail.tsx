@@ -1,14 +1,35 @@
 import type { UsageGeneration } from '../../api/types';
 import { Dialog } from '../../ui/dialog';
 import { count, dateTime, ms, usd } from '../../ui/format';
+import { batchLineOf, toolOf } from './call-kind';
 
 const yesNo = (value: boolean) => (value ? 'Yes' : 'No');
 
-/** Everything a request log row says about one call, as label and value. */
-function factsOf(call: UsageGeneration): [string, string][] {
+/** A tool call's row: which tool of which server, how it ended; it has no tokens, cache or cost of a model call. */
+function toolCallFacts(call: UsageGeneration, tool: { server: string; tool: string }): [string, string][] {
   return [
     ['Time', dateTime(call.ts)],
     ['Request id', call.request_id],
+    ['Tool server', tool.server],
+    ['Tool', tool.tool],
+    ['Name at /mcp', call.model],
+    ['Status', String(call.status)],
+    ['Latency', ms(call.latency_ms)],
+    ['Credits charged', count(call.credits_charged)],
+    ['Key', call.key_label ?? call.key_id ?? '(session)'],
+    ['Session', call.session_id ?? '—'],
+  ];
+}
+
+/** Everything a request log row says about one call, as label and value. */
+function factsOf(call: UsageGeneration): [string, string][] {
+  const tool = toolOf(call);
+  if (tool) return toolCallFacts(call, tool);
+  const line = batchLineOf(call);
+  return [
+    ['Time', dateTime(call.ts)],
+    ['Request id', call.request_id],
+    ...(line ? ([['Batch', `Line ${line.line} of ${line.batchId}`]] as [string, string][]) : []),
     ['Model', call.model],
     ['Served by', call.served_by || '—'],
     ['Attempts', count(call.attempts)],
@@ -36,7 +57,7 @@ function factsOf(call: UsageGeneration): [string, string][] {
 /** One call of the request log in full. */
 export function CallDetail({ call, onClose }: { call: UsageGeneration | undefined; onClose: () => void }) {
   return (
-    <Dialog open={!!call} title="Call details" onClose={onClose}>
+    <Dialog open={!!call} title={call && toolOf(call) ? 'Tool call details' : 'Call details'} onClose={onClose}>
       {call && (
         <>
           <dl className="facts">

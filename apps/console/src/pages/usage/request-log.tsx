@@ -6,8 +6,38 @@ import { QueryView } from '../../ui/states';
 import { Table, type Column } from '../../ui/table';
 import { useKeys } from '../../hooks/use-keys';
 import { CallDetail } from './call-detail';
+import { batchLineOf, callKind, KIND_NAMES, toolOf, type CallKind } from './call-kind';
 import { useRequestLog, type LogFilters } from './use-usage';
 import { DayRangeFields } from '../../ui/day-range';
+
+/** The model called, or for a tool call the tool and its server; a batch line says it is one. */
+function CalledCell({ row }: { row: UsageGeneration }) {
+  const tool = toolOf(row);
+  if (tool)
+    return (
+      <>
+        <span className="tag">Tool call</span> <code className="breakable">{tool.tool}</code> on{' '}
+        <code className="breakable">{tool.server}</code>
+      </>
+    );
+  const line = batchLineOf(row);
+  return (
+    <>
+      {row.model}
+      {line && (
+        <>
+          {' '}
+          <span className="tag" title={`Line ${line.line} of ${line.batchId}`}>
+            Batch
+          </span>
+        </>
+      )}
+    </>
+  );
+}
+
+/** Token and time-to-first-token figures: a tool call has none, which is not zero of them. */
+const modelFigure = (row: UsageGeneration, figure: string) => (toolOf(row) ? '—' : figure);
 
 const columns = (open: (row: UsageGeneration) => void): Column<UsageGeneration>[] => [
   {
@@ -23,7 +53,7 @@ const columns = (open: (row: UsageGeneration) => void): Column<UsageGeneration>[
       </button>
     ),
   },
-  { header: 'Model', cell: (row) => row.model },
+  { header: 'Model', cell: (row) => <CalledCell row={row} /> },
   // A target id (`provider:openai/east`) may be longer than a phone's column: it breaks at its separators.
   { header: 'Served by', cell: (row) => (row.served_by ? <code className="breakable">{row.served_by}</code> : '—') },
   { header: 'Key', cell: (row) => row.key_label ?? row.key_id ?? '(session)' },
@@ -43,14 +73,17 @@ const columns = (open: (row: UsageGeneration) => void): Column<UsageGeneration>[
         '—'
       ),
   },
-  { header: 'Tokens in', cell: (row) => count(row.native_tokens_prompt), numeric: true },
-  { header: 'Tokens out', cell: (row) => count(row.native_tokens_completion), numeric: true },
+  { header: 'Tokens in', cell: (row) => modelFigure(row, count(row.native_tokens_prompt)), numeric: true },
+  { header: 'Tokens out', cell: (row) => modelFigure(row, count(row.native_tokens_completion)), numeric: true },
   { header: 'Latency', cell: (row) => ms(row.latency_ms), numeric: true },
-  { header: 'Time to first token', cell: (row) => ms(row.ttft_ms), numeric: true },
+  { header: 'Time to first token', cell: (row) => modelFigure(row, ms(row.ttft_ms)), numeric: true },
   { header: 'Cost', cell: (row) => usd(row.total_cost_usd), numeric: true },
 ];
 
-/** Every call, newest first, a page at a time, filtered by key, model, status and days; a call's time opens it. */
+/**
+ * Every call, newest first, a page at a time, filtered by key, model, kind, status and days; a call's time opens
+ * it. Model calls, batch lines and MCP tool calls are all calls here, each marked as what it is.
+ */
 export function RequestLog() {
   const [filters, setFilters] = useState<LogFilters>({});
   const [cursor, setCursor] = useState<{ after_id?: string; before_id?: string }>({});
@@ -62,7 +95,11 @@ export function RequestLog() {
     setCursor({});
   };
   const shown = (rows: UsageGeneration[]) =>
-    rows.filter((row) => !filters.status || (filters.status === 'error' ? row.status >= 400 : row.status < 400));
+    rows.filter(
+      (row) =>
+        (!filters.status || (filters.status === 'error' ? row.status >= 400 : row.status < 400)) &&
+        (!filters.kind || callKind(row) === filters.kind),
+    );
 
   return (
     <Section title="Request log">
@@ -86,6 +123,20 @@ export function RequestLog() {
             onChange={(e) => change({ model: e.target.value || undefined })}
             placeholder="any model"
           />
+        </label>
+        <label>
+          Kind
+          <select
+            value={filters.kind ?? ''}
+            onChange={(e) => change({ kind: (e.target.value || undefined) as CallKind | undefined })}
+          >
+            <option value="">Any kind</option>
+            {(Object.keys(KIND_NAMES) as CallKind[]).map((kind) => (
+              <option key={kind} value={kind}>
+                {KIND_NAMES[kind]}
+              </option>
+            ))}
+          </select>
         </label>
         <label>
           Status

@@ -1,6 +1,7 @@
 import { keepPreviousData } from '@tanstack/react-query';
 import { useApiQuery } from '../../api/queries';
 import { getUsageBreakdown, listUsageRequests } from '../../api/routes';
+import type { CallKind } from './call-kind';
 
 export interface UsageWindow {
   from: string;
@@ -33,10 +34,12 @@ export interface LogFilters {
   to?: string;
   /** `ok` (below 400) or `error`; the API has no status filter, so the loaded page is filtered here. */
   status?: 'ok' | 'error';
+  /** Model calls, batch lines or tool calls; told apart by what each row says, so filtered here too. */
+  kind?: CallKind;
 }
 
 export function useRequestLog(filters: LogFilters, cursor: { after_id?: string; before_id?: string }) {
-  const { status: _status, ...query } = filters;
+  const { status: _status, kind: _kind, ...query } = filters;
   return useApiQuery(
     listUsageRequests,
     { query: { limit: 25, ...query, to: query.to ? exclusiveEnd(query.to) : undefined, ...cursor } },
