@@ -15,9 +15,14 @@ import { BUNDLE, exited, FIRST_START_MS, startBundle, type RunningBundle } from 
  * exactly one billed usage row, whichever side of its call the kill landed on (docs/batches.md "Billed once").
  */
 const KEY = 'sbc_batch_kill_key_0123456789abcdefghij';
-const LINES = 40;
+/**
+ * Short lines, four at once: a line's call then spends a good part of its time between its usage event becoming
+ * durable and its settle, so a kill often lands there (without the line's id as its event id, such a line is
+ * billed twice in most runs).
+ */
+const LINES = 120;
 /** The kill lands once this many lines are settled: the rest are queued or in flight. */
-const KILL_AFTER = 8;
+const KILL_AFTER = 30;
 
 interface UsageRow {
   id: string;
@@ -32,8 +37,7 @@ function startOn(dataDir: string, port: number): Promise<RunningBundle> {
   return startBundle(port, {
     SBC_DATA_DIR: dataDir,
     SBC_BOOTSTRAP_KEY: KEY,
-    // Each line's reply comes after about 200 ms, so with four at once some are always in flight.
-    SIM_LATENCY_MS: '200',
+    SIM_LATENCY_MS: '20',
     SIM_TOKENS_PER_SECOND: '0',
     BATCHES_WORKERS: '4',
     BATCHES_POLL_MS: '100',
