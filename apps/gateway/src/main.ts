@@ -370,9 +370,9 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     // Every model call emits exactly one usage event; its figures also feed the upstream metrics.
     usage: {
       ...usageEmitter,
-      emit(fields: Parameters<typeof usageEmitter.emit>[0]) {
+      emit(fields: Parameters<typeof usageEmitter.emit>[0], lineEventId?: string) {
         metrics.observeCall(fields);
-        return usageEmitter.emit(fields);
+        return usageEmitter.emit(fields, lineEventId);
       },
     },
     pricing,

@@ -1,8 +1,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import OpenAI, { toFile } from 'openai';
+import OpenAI from 'openai';
 import { loadEmbeddedConfig, start, type RunningEmbedded } from '@sbc/app-embedded';
+import { chatLine, createChatBatch, jsonl, untilBatch } from '../support/batches';
 
 /**
  * Files and batches in the single-process default (`npm start`): the runs service's PGlite under the data
@@ -26,33 +27,13 @@ afterAll(async () => {
 
 it('a batch uploaded to the embedded service runs to completed and its output file reads back', async () => {
   const openai = new OpenAI({ apiKey: embedded.bootstrap.key, baseURL: `${embedded.url}/v1`, maxRetries: 0 });
-  const lines = ['a', 'b', 'c'].map((id) =>
-    JSON.stringify({
-      custom_id: id,
-      method: 'POST',
-      url: '/v1/chat/completions',
-      body: { model: 'house', messages: [{ role: 'user', content: `Say ${id}` }], max_tokens: 8 },
-    }),
+  const created = await createChatBatch(
+    openai,
+    ['a', 'b', 'c'].map((id) => chatLine(id)),
   );
-  const file = await openai.files.create({
-    file: await toFile(Buffer.from(lines.join('\n')), 'in.jsonl'),
-    purpose: 'batch',
-  });
-  let batch = await openai.batches.create({
-    input_file_id: file.id,
-    endpoint: '/v1/chat/completions',
-    completion_window: '24h',
-  });
-  for (const deadline = Date.now() + 60_000; batch.status !== 'completed';) {
-    if (Date.now() > deadline) throw new Error(`stuck: ${JSON.stringify(batch)}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-    batch = await openai.batches.retrieve(batch.id);
-  }
-  expect(batch.request_counts).toEqual({ total: 3, completed: 3, failed: 0 });
-  const output = (await (await openai.files.content(batch.output_file_id!)).text())
-    .trim()
-    .split('\n')
-    .map((line) => JSON.parse(line) as { custom_id: string; response: { status_code: number } });
+  const batch = await untilBatch(openai, created.id, undefined, 60_000);
+  expect(batch).toMatchObject({ status: 'completed', request_counts: { total: 3, completed: 3, failed: 0 } });
+  const output = await jsonl(openai, batch.output_file_id);
   expect(output.map((line) => [line.custom_id, line.response.status_code]).sort()).toEqual([
     ['a', 200],
     ['b', 200],

@@ -1,69 +1,29 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import OpenAI from 'openai';
 import { freePort } from '@sbc/testing';
+import { BUNDLE, exited, startBundle, type RunningBundle } from '../support/embedded-bundle';
 
 /**
  * `kill -9` of the embedded bundle (`npm start`) while streaming calls run, then a start on the same data
  * directory: the service starts cleanly, keys made before are intact, and every call whose caller saw the
  * end of its reply has exactly one usage row (its event was in the outbox before the reply's last bytes).
  */
-const BUNDLE = path.resolve(__dirname, '../../../dist/apps/embedded/main.js');
 const KEY = 'sbc_process_kill_key_0123456789abcdefgh';
-// A first start creates the PGlite databases: tens of seconds on a loaded machine.
-const START_MS = 90_000;
 const LOAD_MS = 2_500;
 const CALLERS = 12;
 
-interface Running {
-  child: ChildProcess;
-  url: string;
-  output: () => string;
-}
-
-async function startBundle(dataDir: string, port: number): Promise<Running> {
-  const child = spawn(process.execPath, [BUNDLE], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      LOG_LEVEL: 'warn',
-      SBC_DATA_DIR: dataDir,
-      PORT: String(port),
-      SBC_BOOTSTRAP_KEY: KEY,
-      // Each reply streams 30 tokens over about 150 ms, so calls are always mid-stream when the kill lands.
-      SIM_TOKENS_PER_SECOND: '200',
-      SIM_LATENCY_MS: '0',
-      RATE_LIMIT_PER_MINUTE: '100000',
-    },
-  });
-  let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
-  const deadline = Date.now() + START_MS - 5_000;
-  while (!/serving at/.test(output)) {
-    if (Date.now() > deadline || child.exitCode !== null) {
-      child.kill('SIGKILL');
-      throw new Error(`did not start:\n${output}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return { child, url: `http://127.0.0.1:${port}`, output: () => output };
-}
-
-/** Resolves once the child has exited (at once if it already has); after `ms`, kills it and resolves. */
-async function exited(child: ChildProcess, ms: number): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  await new Promise<void>((resolve) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      resolve();
-    }, ms);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
+function startKillable(dataDir: string, port: number): Promise<RunningBundle> {
+  return startBundle(port, {
+    SBC_DATA_DIR: dataDir,
+    SBC_BOOTSTRAP_KEY: KEY,
+    // Each reply streams 30 tokens over about 150 ms, so calls are always mid-stream when the kill lands.
+    SIM_TOKENS_PER_SECOND: '200',
+    SIM_LATENCY_MS: '0',
+    RATE_LIMIT_PER_MINUTE: '100000',
   });
 }
 
@@ -98,7 +58,7 @@ describe('the embedded bundle after kill -9', () => {
     'starts cleanly on the same data, with keys intact and ' + 'one usage row for every call the caller saw complete',
     async () => {
       const port = await freePort();
-      const first = await startBundle(path.join(dataDir, 'data'), port);
+      const first = await startKillable(path.join(dataDir, 'data'), port);
       children.push(first.child);
       const minted = await fetch(`${first.url}/v1/keys`, {
         method: 'POST',
@@ -137,7 +97,7 @@ describe('the embedded bundle after kill -9', () => {
       await exited(first.child, 10_000);
       expect(completed.length).toBeGreaterThan(20);
 
-      const second = await startBundle(path.join(dataDir, 'data'), port);
+      const second = await startKillable(path.join(dataDir, 'data'), port);
       children.push(second.child);
       try {
         const whoami = await fetch(`${second.url}/v1/keys/whoami`, {

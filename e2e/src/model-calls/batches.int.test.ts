@@ -1,7 +1,11 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI, { toFile } from 'openai';
-import type { Batch } from 'openai/resources/batches';
+import type { MessageBatch } from '@anthropic-ai/sdk/resources/messages/batches';
+import { newId } from '@sbc/ids';
+import { AccountService } from '@sbc/proto/sbc/account/v1/account_pb';
+import { createRpcClient, type RpcClientOf } from '@sbc/rpc';
 import { rejectionOf } from '@sbc/testing';
+import { chatLine, createChatBatch, ended, jsonl, untilBatch } from '../support/batches';
 import { anthropicFor, openAiFor, startStack, type HouseSpec, type StackWith } from '../support/stack';
 import { teamFixtures, type TeamUser } from '../support/teams.harness';
 
@@ -49,67 +53,38 @@ async function account(): Promise<{ user: TeamUser; openai: OpenAI }> {
   return { user, openai: openAiFor(stack.edge.url, user.key) };
 }
 
-const chatLine = (customId: string, model = 'house') =>
-  JSON.stringify({
-    custom_id: customId,
-    method: 'POST',
-    url: '/v1/chat/completions',
-    body: { model, messages: [{ role: 'user', content: `Say ${customId}` }], max_tokens: 16 },
-  });
-
-async function upload(openai: OpenAI, lines: string[]) {
-  return openai.files.create({
-    file: await toFile(Buffer.from(`${lines.join('\n')}\n`), 'in.jsonl'),
-    purpose: 'batch',
-  });
-}
-
-async function until(openai: OpenAI, id: string, done: (batch: Batch) => boolean, timeoutMs = 120_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const batch = await openai.batches.retrieve(id);
-    if (done(batch)) return batch;
-    if (Date.now() > deadline) throw new Error(`batch ${id} stuck: ${JSON.stringify(batch)}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
-
-const ended = (batch: Batch) => ['completed', 'cancelled', 'expired', 'failed'].includes(batch.status);
-
-async function jsonl(openai: OpenAI, fileId: string | null | undefined): Promise<Array<Record<string, any>>> {
-  if (!fileId) return [];
-  const text = await (await openai.files.content(fileId)).text();
-  return text
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => JSON.parse(line) as Record<string, any>);
-}
-
 interface UsageRow {
+  /** The usage event id. */
+  id: string;
   request_id: string;
   status: number;
   native_tokens_prompt: number;
   native_tokens_completion: number;
 }
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Every usage row of the account, as the ledger holds them now. */
+async function usageRows(user: TeamUser): Promise<UsageRow[]> {
+  const rows: UsageRow[] = [];
+  for (let after: string | undefined; ;) {
+    const page = await stack.api('GET', `/v1/usage/requests?limit=100${after ? `&after_id=${after}` : ''}`, {
+      key: user.key,
+    });
+    expect(page.status).toBe(200);
+    rows.push(...(page.body.data as UsageRow[]));
+    if (!page.body.has_more) return rows;
+    after = page.body.last_id as string;
+  }
+}
+
 /** The account's usage rows of batch lines, once the ledger holds at least `count` (it applies them shortly after). */
 async function batchUsage(user: TeamUser, count: number): Promise<UsageRow[]> {
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const rows: UsageRow[] = [];
-    let after: string | undefined;
-    for (;;) {
-      const page = await stack.api('GET', `/v1/usage/requests?limit=100${after ? `&after_id=${after}` : ''}`, {
-        key: user.key,
-      });
-      expect(page.status).toBe(200);
-      rows.push(...(page.body.data as UsageRow[]));
-      if (!page.body.has_more) break;
-      after = page.body.last_id as string;
-    }
-    const lines = rows.filter((row) => /^(msg)?batch_req_/.test(row.request_id));
+    const lines = (await usageRows(user)).filter((row) => /^(msg)?batch_req_/.test(row.request_id));
     if (lines.length >= count || Date.now() > deadline) return lines;
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    await sleep(250);
   }
 }
 
@@ -117,27 +92,22 @@ describe('a chat batch', () => {
   it('200 lines run to completed: every result in the output file, one usage row per line, tokens summed', async () => {
     const { user, openai } = await account();
     const ids = Array.from({ length: 200 }, (_, index) => `line-${index}`);
-    const input = await upload(
+    const created = await createChatBatch(
       openai,
       ids.map((id) => chatLine(id)),
+      { job: 'nightly' },
     );
-    const created = await openai.batches.create({
-      input_file_id: input.id,
-      endpoint: '/v1/chat/completions',
-      completion_window: '24h',
-      metadata: { job: 'nightly' },
-    });
+    expect((await openai.files.retrieve(created.input_file_id)).purpose).toBe('batch');
     expect(created).toMatchObject({
       id: expect.stringMatching(/^batch_/),
       object: 'batch',
       endpoint: '/v1/chat/completions',
-      input_file_id: input.id,
       completion_window: '24h',
       status: 'validating',
       request_counts: { total: 200, completed: 0, failed: 0 },
       metadata: { job: 'nightly' },
     });
-    const done = await until(openai, created.id, ended);
+    const done = await untilBatch(openai, created.id);
     expect(done).toMatchObject({ status: 'completed', request_counts: { total: 200, completed: 200, failed: 0 } });
     expect(done.error_file_id).toBeNull();
     expect(done.in_progress_at).toEqual(expect.any(Number));
@@ -157,6 +127,8 @@ describe('a chat batch', () => {
     const usage = await batchUsage(user, 200);
     expect(usage).toHaveLength(200);
     expect(new Set(usage.map((row) => row.request_id))).toEqual(new Set(output.map((line) => line.id)));
+    // The lane's key is the batch's: each answered line is billed under its own id.
+    for (const row of usage) expect(row.id).toBe(row.request_id);
     const sum = (values: number[]) => values.reduce((total, value) => total + value, 0);
     expect(sum(usage.map((row) => row.native_tokens_prompt))).toBe(
       sum(output.map((line) => line.response.body.usage.prompt_tokens as number)),
@@ -176,13 +148,8 @@ describe('a chat batch', () => {
     });
     expect(minted.status).toBe(201);
     const openai = openAiFor(stack.edge.url, minted.body.key as string);
-    const input = await upload(openai, [chatLine('ok'), chatLine('no', 'house-fast')]);
-    const created = await openai.batches.create({
-      input_file_id: input.id,
-      endpoint: '/v1/chat/completions',
-      completion_window: '24h',
-    });
-    const done = await until(openai, created.id, ended);
+    const created = await createChatBatch(openai, [chatLine('ok'), chatLine('no', 'house-fast')]);
+    const done = await untilBatch(openai, created.id);
     expect(done).toMatchObject({ status: 'completed', request_counts: { total: 2, completed: 1, failed: 1 } });
     expect((await jsonl(openai, done.output_file_id)).map((line) => line.custom_id)).toEqual(['ok']);
     const [failed] = await jsonl(openai, done.error_file_id);
@@ -190,24 +157,121 @@ describe('a chat batch', () => {
   }, 60_000);
 });
 
+describe("billed once: an answered line's usage event id is the line's id", () => {
+  let accountRpc: RpcClientOf<typeof AccountService>;
+  beforeAll(() => {
+    accountRpc = createRpcClient(AccountService, { target: stack.account.grpcAddress, deadlineMs: 10_000 });
+  });
+  afterAll(() => accountRpc?.close());
+
+  /** A key minted as the batch lane mints one (CreateKey naming its batch), and that batch's line ids. */
+  async function batchKey(user: TeamUser, allowedModels?: string[]) {
+    const ulid = newId('req').slice('req_'.length);
+    const reply = await accountRpc.createKey({
+      caller: { userId: user.id },
+      name: `batch batch_${ulid}`,
+      scopes: ['gateway:invoke'],
+      allowedModels: allowedModels && { values: allowedModels },
+      route: 'auto',
+      mode: 'agent',
+      batchId: `batch_${ulid}`,
+    });
+    expect(reply.key?.batchId).toBe(`batch_${ulid}`);
+    return { secret: reply.secret, line: (n: number) => `batch_req_${ulid}_${n}` };
+  }
+
+  const call = (key: string, requestId: string, model = 'house') =>
+    stack.api('POST', '/v1/chat/completions', {
+      key,
+      headers: { 'x-request-id': requestId },
+      body: { model, messages: [{ role: 'user', content: 'Say once' }], max_tokens: 16 },
+    });
+
+  /**
+   * The usage rows of `requestId`, once the ledger has applied a call the account made after them (one account's
+   * events are applied in the order they were sent).
+   */
+  async function rowsOf(user: TeamUser, requestId: string): Promise<UsageRow[]> {
+    const later = newId('req');
+    expect((await call(user.key, later)).status).toBe(200);
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const rows = await usageRows(user);
+      if (rows.some((row) => row.request_id === later)) return rows.filter((row) => row.request_id === requestId);
+      if (Date.now() > deadline) throw new Error(`the ledger did not apply ${later} in time`);
+      await sleep(250);
+    }
+  }
+
+  it('a line called again after its answer (its settle lost to a crash) is one usage row, under its id', async () => {
+    const user = await teams.user();
+    const key = await batchKey(user);
+    const line = key.line(1);
+    const first = await call(key.secret, line);
+    const again = await call(key.secret, line);
+    expect([first.status, again.status]).toEqual([200, 200]);
+    const rows = await rowsOf(user, line);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ id: line, status: 200, native_tokens_prompt: first.body.usage.prompt_tokens });
+  });
+
+  it("no other key chooses its event id: a user's or another batch's key sending a line pays each time", async () => {
+    const user = await teams.user();
+    const line = (await batchKey(user)).line(2);
+    const otherBatch = await batchKey(user);
+    for (const secret of [user.key, user.key, otherBatch.secret, otherBatch.secret])
+      expect((await call(secret, line)).status).toBe(200);
+    const rows = await rowsOf(user, line);
+    expect(rows).toHaveLength(4);
+    expect(new Set(rows.map((row) => row.id)).size).toBe(4);
+    for (const row of rows) expect(row.id).toMatch(/^evt_/);
+  });
+
+  it("a line refused and then answered keeps both rows: only the answer takes the line's id", async () => {
+    const user = await teams.user();
+    const key = await batchKey(user, ['house']);
+    const line = key.line(3);
+    expect((await call(key.secret, line, 'house-fast')).status).toBe(403);
+    expect((await call(key.secret, line)).status).toBe(200);
+    const rows = await rowsOf(user, line);
+    expect(rows.map((row) => [row.status, row.id === line])).toEqual(
+      expect.arrayContaining([
+        [200, true],
+        [403, false],
+      ]),
+    );
+    expect(rows).toHaveLength(2);
+  });
+
+  it('the account service refuses a batch key whose batch id is not a batch id', async () => {
+    const user = await teams.user();
+    const refused = await rejectionOf(
+      accountRpc.createKey({
+        caller: { userId: user.id },
+        name: 'not a batch',
+        scopes: ['gateway:invoke'],
+        route: 'auto',
+        mode: 'agent',
+        batchId: 'batch_1',
+      }),
+    );
+    expect(refused).toMatchObject({ code: 'invalid_request', param: 'batch_id' });
+  });
+});
+
 describe('cancel and restart', () => {
   it('cancel stops new lines at once; the ones in flight finish and are in the output file', async () => {
     const { openai } = await account();
     const ids = Array.from({ length: 30 }, (_, index) => `slow-${index}`);
-    const input = await upload(
+    const created = await createChatBatch(
       openai,
       ids.map((id) => chatLine(id, 'house-fast')),
     );
-    const created = await openai.batches.create({
-      input_file_id: input.id,
-      endpoint: '/v1/chat/completions',
-      completion_window: '24h',
-    });
-    await until(openai, created.id, (batch) => batch.status === 'in_progress');
+    await untilBatch(openai, created.id, (batch) => batch.status === 'in_progress');
     const cancelling = await openai.batches.cancel(created.id);
     expect(cancelling.status).toBe('cancelling');
     expect(cancelling.cancelling_at).toEqual(expect.any(Number));
-    const done = await until(openai, created.id, ended, 60_000);
+    const done = await untilBatch(openai, created.id, ended, 60_000);
     expect(done.status).toBe('cancelled');
     const output = await jsonl(openai, done.output_file_id);
     const errors = await jsonl(openai, done.error_file_id);
@@ -224,20 +288,15 @@ describe('cancel and restart', () => {
   it('a runs service stopped mid-batch leaves its lines to the next, which finishes with each line once', async () => {
     const { user, openai } = await account();
     const ids = Array.from({ length: 12 }, (_, index) => `r-${index}`);
-    const input = await upload(
+    const created = await createChatBatch(
       openai,
       ids.map((id) => chatLine(id, 'house-fast')),
     );
-    const created = await openai.batches.create({
-      input_file_id: input.id,
-      endpoint: '/v1/chat/completions',
-      completion_window: '24h',
-    });
-    await until(openai, created.id, (batch) => batch.request_counts!.completed >= 8, 60_000);
+    await untilBatch(openai, created.id, (batch) => batch.request_counts!.completed >= 8, 60_000);
     const port = stack.runs.grpcAddress.split(':').pop()!;
     await stack.runs.stop();
     runs = await stack.startRunsService({ RUNS_GRPC_PORT: port });
-    const done = await until(openai, created.id, ended, 120_000);
+    const done = await untilBatch(openai, created.id, ended, 120_000);
     expect(done).toMatchObject({ status: 'completed', request_counts: { total: 12, completed: 12, failed: 0 } });
     const output = await jsonl(openai, done.output_file_id);
     expect(output.map((line) => line.custom_id).sort()).toEqual([...ids].sort());
@@ -251,19 +310,14 @@ describe('expiry', () => {
   it('a batch past its window stops starting lines, lets those in flight finish and ends expired', async () => {
     const { openai } = await account();
     const ids = Array.from({ length: 30 }, (_, index) => `e-${index}`);
-    const input = await upload(
+    const created = await createChatBatch(
       openai,
       ids.map((id) => chatLine(id, 'house-fast')),
     );
-    const created = await openai.batches.create({
-      input_file_id: input.id,
-      endpoint: '/v1/chat/completions',
-      completion_window: '24h',
-    });
-    await until(openai, created.id, (batch) => batch.status === 'in_progress');
+    await untilBatch(openai, created.id, (batch) => batch.status === 'in_progress');
     // The window ends now (24 h is too long to wait for).
     await runs.database.prisma.batch.update({ where: { id: created.id }, data: { expiresAt: new Date() } });
-    const done = await until(openai, created.id, ended, 60_000);
+    const done = await untilBatch(openai, created.id, ended, 60_000);
     expect(done.status).toBe('expired');
     expect(done.expired_at).toEqual(expect.any(Number));
     const output = await jsonl(openai, done.output_file_id);
@@ -278,12 +332,8 @@ describe('refusals', () => {
   it("another account's batch is 404; a file of another endpoint or purpose is 400 naming input_file_id", async () => {
     const owner = await account();
     const other = await account();
-    const input = await upload(owner.openai, [chatLine('a')]);
-    const created = await owner.openai.batches.create({
-      input_file_id: input.id,
-      endpoint: '/v1/chat/completions',
-      completion_window: '24h',
-    });
+    const created = await createChatBatch(owner.openai, [chatLine('a')]);
+    const input = { id: created.input_file_id };
     expect(await rejectionOf(other.openai.batches.retrieve(created.id))).toBeInstanceOf(OpenAI.NotFoundError);
     expect(await rejectionOf(other.openai.batches.cancel(created.id))).toBeInstanceOf(OpenAI.NotFoundError);
     expect((await other.openai.batches.list()).data).toEqual([]);
@@ -315,7 +365,7 @@ describe('refusals', () => {
       }),
     );
     expect((wrongPurpose as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('input_file_id');
-    await until(owner.openai, created.id, ended);
+    await untilBatch(owner.openai, created.id);
   }, 60_000);
 
   it('needs gateway:invoke (403 insufficient_scope); a bad body is 400 naming the field', async () => {
@@ -352,6 +402,16 @@ describe('Anthropic message batches', () => {
         fetch(String(url).replace('https://gw.test', stack.edge.url), init),
     });
 
+  async function untilEnded(anthropic: Anthropic, id: string, timeoutMs = 120_000): Promise<MessageBatch> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const batch = await anthropic.messages.batches.retrieve(id);
+      if (batch.processing_status === 'ended') return batch;
+      if (Date.now() > deadline) throw new Error(`message batch ${id} stuck: ${JSON.stringify(batch)}`);
+      await sleep(250);
+    }
+  }
+
   const request = (customId: string, model = 'house') => ({
     custom_id: customId,
     params: { model, max_tokens: 16, messages: [{ role: 'user' as const, content: `Say ${customId}` }] },
@@ -371,12 +431,7 @@ describe('Anthropic message batches', () => {
       archived_at: null,
     });
     expect(Date.parse(created.created_at)).not.toBeNaN();
-    let batch = created;
-    for (const deadline = Date.now() + 120_000; batch.processing_status !== 'ended';) {
-      if (Date.now() > deadline) throw new Error(`stuck: ${JSON.stringify(batch)}`);
-      await new Promise((resolve) => setTimeout(resolve, 250));
-      batch = await anthropic.messages.batches.retrieve(created.id);
-    }
+    const batch = await untilEnded(anthropic, created.id);
     expect(batch.request_counts).toEqual({ processing: 0, succeeded: 50, errored: 0, canceled: 0, expired: 0 });
     expect(batch.results_url).toBe(`https://gw.test/v1/messages/batches/${created.id}/results`);
     const results = [];
@@ -420,12 +475,7 @@ describe('Anthropic message batches', () => {
     const canceling = await anthropic.messages.batches.cancel(created.id);
     expect(canceling.processing_status).toBe('canceling');
     expect(canceling.cancel_initiated_at).toEqual(expect.any(String));
-    let batch = canceling;
-    for (const deadline = Date.now() + 60_000; batch.processing_status !== 'ended';) {
-      if (Date.now() > deadline) throw new Error(`stuck: ${JSON.stringify(batch)}`);
-      await new Promise((resolve) => setTimeout(resolve, 250));
-      batch = await anthropic.messages.batches.retrieve(created.id);
-    }
+    const batch = await untilEnded(anthropic, created.id, 60_000);
     const counts = batch.request_counts;
     expect(counts.succeeded + counts.canceled).toBe(20);
     expect(counts.canceled).toBeGreaterThanOrEqual(12);

@@ -14,6 +14,7 @@ import type { SecretCipher } from '../store/secrets';
 import { findCredentialOwner } from '../store/credentials';
 import { createKey, findOwnKey, keyChange, listKeys, recordKeyUse, revokeKey, updateKey } from '../store/keys';
 import {
+  batchIdOfCreate,
   checkOverTarget,
   checkReferences,
   checkSettings,
@@ -104,6 +105,7 @@ export function createAccountService(deps: AccountServiceDeps): RpcImplementatio
       const caller = callerOf(request);
       const userId = caller.userId;
       const settings = settingsOfCreate(request);
+      const batchId = batchIdOfCreate(request);
       const orgId = request.orgId ?? null;
       const operator = deps.operators.isOperator(userId);
       checkSettings(settings);
@@ -118,6 +120,7 @@ export function createAccountService(deps: AccountServiceDeps): RpcImplementatio
           orgId,
           keyHash: hashSecret(secret),
           mask: maskSecret(secret),
+          batchId,
         });
         await appendAuditEvent(tx, actorOf(ctx, userId), keyChange('key.create', null, created));
         return created;

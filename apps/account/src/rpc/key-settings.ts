@@ -47,6 +47,7 @@ export function toProtoKey(row: CallerKeyRow, operator: boolean): MessageInitSha
     scopes: keyScopes(row, operator),
     rpm: row.rpm === null ? undefined : BigInt(row.rpm),
     tpm: row.tpm === null ? undefined : BigInt(row.tpm),
+    batchId: row.batchId ?? undefined,
   };
 }
 
@@ -77,6 +78,22 @@ export function settingsOfCreate(request: CreateKeyRequest): KeySettings {
     cacheTtlS: request.cacheTtlS,
     cacheTools: request.cacheTools,
   };
+}
+
+/** A batch's id as the runs service makes it (apps/runs/src/store/batches.ts): its kind, then a ULID. */
+const BATCH_ID = /^(batch|msgbatch)_[0-9A-HJKMNP-TV-Z]{26}$/;
+
+/**
+ * The batch a new key is minted for, or null for any other key. Only the runs service sets it; a malformed one is
+ * refused, since the edge matches the key's calls' request ids against it (apps/gateway/src/usage/line-event-id.ts).
+ */
+export function batchIdOfCreate(request: CreateKeyRequest): string | null {
+  if (request.batchId === undefined) return null;
+  if (!BATCH_ID.test(request.batchId))
+    throw new ApiError('invalid_request', 'batch_id must be a batch id (batch_… or msgbatch_… and a ULID).', {
+      param: 'batch_id',
+    });
+  return request.batchId;
 }
 
 /**

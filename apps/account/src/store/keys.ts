@@ -69,7 +69,15 @@ function jsonList(value: string[] | null): Prisma.InputJsonValue | typeof Prisma
 
 export function createKey(
   db: AuditDb,
-  key: KeySettings & { id: string; userId: string; orgId: string | null; keyHash: Buffer; mask: string },
+  key: KeySettings & {
+    id: string;
+    userId: string;
+    orgId: string | null;
+    keyHash: Buffer;
+    mask: string;
+    /** The batch a runs-service key calls the lines of; set once, here, and never by an update. */
+    batchId: string | null;
+  },
 ): Promise<CallerKeyRow> {
   return db.callerKey.create({
     data: {

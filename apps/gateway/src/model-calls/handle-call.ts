@@ -13,6 +13,7 @@ import type { RoutingTables } from '../routing/routing-tables';
 import type { Target } from '../routing/targets';
 import type { BetaRefusals } from '../upstream/beta-refusals';
 import { passHeadersOf, type UpstreamClient } from '../upstream/client';
+import { lineEventIdOf } from '../usage/line-event-id';
 import type { UsageEmitter } from '../usage/usage-events';
 import { Admission, type AdmissionTerms, type AdmitDeps } from './admit';
 import { beforeTarget, hookPartsIn, type CallHook } from './call-hooks';
@@ -87,6 +88,7 @@ export function createModelCallHandler(deps: ModelCallDeps) {
       const principal = (record.principal = await authorizeRequest(deps, req.headers, record.requestId, [
         'gateway:invoke',
       ]));
+      record.lineEventId = lineEventIdOf(principal.key, record.requestId);
       admission = new Admission(deps, principal, out);
       const { call, bytes } = await readCall(req, adapter, deps.maxBodyBytes);
       record.call = call;

@@ -41,6 +41,8 @@ export interface CallRecord {
   fairUse: boolean;
   outcome: CallOutcome;
   requestId: string;
+  /** Set on a batch line's own call (not on one the edge makes for it): its answered usage event takes this id. */
+  lineEventId?: string;
   atMs: number;
   startedAt: number;
   dialect: Dialect;
@@ -117,7 +119,7 @@ export async function settle(deps: SettleDeps, state: CallRecord): Promise<void>
     guardrailId: mark?.guardrailId ?? '',
     guardrailAction: mark?.guardrailAction ?? '',
   };
-  const emitted = deps.usage.emit(fields);
+  const emitted = deps.usage.emit(fields, state.lineEventId);
   await (state.hooks ? recordWithHooks(emitted, state.hooks, fields, outcome) : emitted);
 }
 

@@ -3,7 +3,8 @@ import type { UsageEvent } from '@sbc/proto/sbc/usage/v1/usage_event_pb';
 
 /**
  * A usage event as a call builds it: the message's fields, with its timestamp as epoch milliseconds. The
- * event id is not among them: the emitter makes one per event, so no call path can reuse one.
+ * event id is not among them: the emitter makes one per event (or takes a batch line's, line-event-id.ts), so no
+ * call path can reuse one.
  */
 export type UsageFields = Omit<UsageEvent, '$typeName' | 'ts' | 'eventId'> & { atMs: number };
 

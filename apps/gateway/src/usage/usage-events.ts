@@ -1,7 +1,7 @@
 import { BusBufferFullError, type EventProducer } from '@sbc/bus';
 import { USAGE_EVENTS_TOPIC } from '@sbc/events';
-import { newId } from '@sbc/ids';
 import type { Logger } from '@sbc/logging';
+import { usageEventIdOf } from './line-event-id';
 import { encodeUsageEvent, type UsageFields } from './usage-event-wire';
 
 export type { UsageFields } from './usage-event-wire';
@@ -13,9 +13,10 @@ const DONE = Promise.resolve();
 
 /**
  * One usage event per model call, with an event id of its own (the ledger's key: a caller's request id may
- * repeat, an event id never does). `emit` queues it and resolves once it is durable: acked by Kafka, or in the
- * embedded bus's outbox. The model path awaits that before the last bytes of a reply (see handle-call), so a
- * crash never leaves a call the caller saw complete unbilled; calls ending together share one ack.
+ * repeat, an event id never does), or for a batch line's answered call its line's id (line-event-id.ts). `emit`
+ * queues it and resolves once it is durable: acked by Kafka, or in the embedded bus's outbox. The model path
+ * awaits that before the last bytes of a reply (see handle-call), so a crash never leaves a call the caller saw
+ * complete unbilled; calls ending together share one ack.
  *
  * A full buffer drops the event (counted and logged) rather than holding a reply, and a durable wait is cut
  * at USAGE_DURABLE_WAIT_MS (the event stays queued). Without a producer (an edge started alone with no
@@ -35,8 +36,9 @@ export function createUsageEmitter(deps: { producer: EventProducer | undefined; 
     else deps.logger.error({ requestId, dropped, err: error }, 'usage events could not be queued');
   };
   return {
-    emit(fields: UsageFields): Promise<void> {
-      const value = encodeUsageEvent(fields, newId('evt'));
+    /** `lineEventId`: the call is a batch line's own (lineEventIdOf), never one the edge makes for it. */
+    emit(fields: UsageFields, lineEventId?: string): Promise<void> {
+      const value = encodeUsageEvent(fields, usageEventIdOf(lineEventId, fields.status));
       if (!deps.producer) {
         dropped += 1;
         return DONE;

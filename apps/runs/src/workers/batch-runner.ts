@@ -69,7 +69,7 @@ export function createBatchRunner(deps: BatchRunnerDeps): BatchRunner {
   function keyFor(line: ClaimedLine): Promise<string> {
     let key = keys.get(line.batchId);
     if (!key) {
-      key = deps.keys.mintFor(line.caller, `batch ${line.batchId}`).then(async (minted) => {
+      key = deps.keys.mintForBatch(line.caller, line.batchId).then(async (minted) => {
         await addBatchKey(db, line.batchId, minted.id);
         return minted.secret;
       });
@@ -88,6 +88,8 @@ export function createBatchRunner(deps: BatchRunnerDeps): BatchRunner {
     const signal = AbortSignal.any([inFlight.signal, AbortSignal.timeout(Math.floor(deps.leaseMs * 0.8))]);
     let response: Response;
     try {
+      // The line's id is the call's request id and, since the key is this batch's, the usage event id of its
+      // answered call: a line called again after a crash between its answer and its settle is billed once.
       response = await fetch(`${deps.gatewayUrl().replace(/\/+$/, '')}${line.endpoint}`, {
         method: 'POST',
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-request-id': line.id },

@@ -10,14 +10,17 @@ import type { RunCallerJson, RunRow } from '../store/runs';
  */
 export interface InvokeKeys {
   mint(run: RunRow): Promise<{ id: string; secret: string }>;
-  /** A key for a batch's lines, within the bounds of the key that created the batch. */
-  mintFor(caller: RunCallerJson, name: string): Promise<{ id: string; secret: string }>;
+  /**
+   * A key for a batch's lines, within the bounds of the key that created the batch, marked as the batch's: its
+   * answered calls are billed under their line's id (docs/batches.md "Billed once").
+   */
+  mintForBatch(caller: RunCallerJson, batchId: string): Promise<{ id: string; secret: string }>;
   /** Revokes a run's key; a key already gone is fine. */
   revoke(userId: string, keyId: string): Promise<void>;
 }
 
 export function createInvokeKeys(account: RpcClientOf<typeof AccountService>): InvokeKeys {
-  const mintFor = async (caller: RunCallerJson, name: string) => {
+  const mintFor = async (caller: RunCallerJson, name: string, batchId?: string) => {
     const reply = await account.createKey({
       caller: { userId: caller.user_id, ...(caller.key_id ? { keyId: caller.key_id } : {}) },
       name,
@@ -29,13 +32,14 @@ export function createInvokeKeys(account: RpcClientOf<typeof AccountService>): I
       mode: 'agent',
       incognito: false,
       orgId: caller.org_id ?? undefined,
+      batchId,
     });
     if (!reply.key) throw new ApiError('internal_error', undefined, { cause: new Error('CreateKey returned no key') });
     return { id: reply.key.id, secret: reply.secret };
   };
   return {
     mint: (run) => mintFor(run.caller as unknown as RunCallerJson, `run ${run.id}`),
-    mintFor,
+    mintForBatch: (caller, batchId) => mintFor(caller, `batch ${batchId}`, batchId),
     async revoke(userId, keyId) {
       try {
         await account.revokeKey({ userId, keyId });
