@@ -6,7 +6,7 @@ import path from 'node:path';
 import OpenAI from 'openai';
 import { newId } from '@sbc/ids';
 import { freePort } from '@sbc/testing';
-import { chatLine, createChatBatch, jsonl, untilBatch } from '../support/batches';
+import { chatLine, createChatBatch, jsonl, untilBatch, usageRows, type UsageRow } from '../support/batches';
 import { BUNDLE, exited, FIRST_START_MS, startBundle, type RunningBundle } from '../support/embedded-bundle';
 
 /**
@@ -24,15 +24,6 @@ const LINES = 120;
 /** The kill lands once this many lines are settled: the rest are queued or in flight. */
 const KILL_AFTER = 30;
 
-interface UsageRow {
-  id: string;
-  request_id: string;
-  status: number;
-  native_tokens_prompt: number;
-  native_tokens_completion: number;
-  credits_charged: number;
-}
-
 function startOn(dataDir: string, port: number): Promise<RunningBundle> {
   return startBundle(port, {
     SBC_DATA_DIR: dataDir,
@@ -45,21 +36,6 @@ function startOn(dataDir: string, port: number): Promise<RunningBundle> {
     BATCHES_LEASE_MS: '3000',
     RATE_LIMIT_PER_MINUTE: '100000',
   });
-}
-
-async function usageRows(url: string): Promise<UsageRow[]> {
-  const rows: UsageRow[] = [];
-  for (let after = ''; ;) {
-    const res = await fetch(`${url}/v1/usage/requests?limit=100${after ? `&after_id=${after}` : ''}`, {
-      headers: { authorization: `Bearer ${KEY}` },
-      signal: AbortSignal.timeout(10_000),
-    });
-    expect(res.status).toBe(200);
-    const page = (await res.json()) as { data: UsageRow[]; has_more: boolean; last_id: string };
-    rows.push(...page.data);
-    if (!page.has_more) return rows;
-    after = page.last_id;
-  }
 }
 
 /**
@@ -76,7 +52,7 @@ async function settledUsage(url: string, lineIds: string[]): Promise<UsageRow[]>
   expect(call.status).toBe(200);
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const rows = await usageRows(url);
+    const rows = await usageRows(url, KEY);
     const billed = new Set(rows.filter((row) => row.status === 200).map((row) => row.request_id));
     if (billed.has(later) && lineIds.every((id) => billed.has(id))) return rows;
     if (Date.now() > deadline) throw new Error(`the ledger did not catch up: ${JSON.stringify(rows)}`);

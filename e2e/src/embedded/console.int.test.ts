@@ -40,6 +40,25 @@ async function countSettles(locator: Locator, count: number): Promise<number> {
   return seen;
 }
 
+/** The request log's newest call, one cell by its column's header. */
+async function newestCall(log: Locator): Promise<(header: string) => string | undefined> {
+  const headers = await log.getByRole('columnheader').allTextContents();
+  const cells = await log.getByRole('row').nth(1).getByRole('cell').allTextContents();
+  return (header) => cells[headers.indexOf(header)];
+}
+
+/** Opens the newest call's details (`title`: the dialog's name); `fact` reads one of its entries. */
+async function openNewestCall(page: Page, log: Locator, title = 'Call details') {
+  await log
+    .getByRole('row')
+    .nth(1)
+    .getByRole('button', { name: /^Details of the call at/ })
+    .click();
+  const detail = page.getByRole('dialog', { name: title });
+  const fact = (label: string) => detail.locator(`dt:text-is("${label}") + dd`).textContent();
+  return { detail, fact };
+}
+
 /** Waits until `holds` is true of the newest usage rows the API lists (the ledger applies events just after). */
 async function untilUsage(
   base: string,
@@ -257,17 +276,10 @@ describe('the console in a browser', () => {
       await page.getByLabel('Model', { exact: true }).fill('');
       expect(await countSettles(log.getByRole('row'), calls + 1)).toBe(calls + 1);
       // Each call names the target that served it and its attempts: house calls, answered at the first try.
-      const headers = await log.getByRole('columnheader').allTextContents();
-      const firstCall = await log.getByRole('row').nth(1).getByRole('cell').allTextContents();
-      expect([firstCall[headers.indexOf('Served by')], firstCall[headers.indexOf('Attempts')]]).toEqual(['house', '1']);
+      const firstCall = await newestCall(log);
+      expect([firstCall('Served by'), firstCall('Attempts')]).toEqual(['house', '1']);
       // A call's time opens it in full: what the row says, and what it has no column for.
-      await log
-        .getByRole('row')
-        .nth(1)
-        .getByRole('button', { name: /^Details of the call at/ })
-        .click();
-      const detail = page.getByRole('dialog', { name: 'Call details' });
-      const fact = (label: string) => detail.locator(`dt:text-is("${label}") + dd`).textContent();
+      const { detail, fact } = await openNewestCall(page, log);
       expect({
         servedBy: await fact('Served by'),
         attempts: await fact('Attempts'),
@@ -277,7 +289,7 @@ describe('the console in a browser', () => {
         servedBy: 'house',
         attempts: '1',
         status: '200',
-        tokensOut: firstCall[headers.indexOf('Tokens out')],
+        tokensOut: firstCall('Tokens out'),
       });
       expect(await fact('Request id')).toMatch(/\S/);
       await detail.getByRole('button', { name: 'Close' }).click();
@@ -333,17 +345,10 @@ describe('the console in a browser', () => {
     await open('Usage');
     const log = page.getByRole('table', { name: 'Calls, newest first' });
     await log.getByRole('row').nth(1).waitFor();
-    const headers = await log.getByRole('columnheader').allTextContents();
-    const newest = await log.getByRole('row').nth(1).getByRole('cell').allTextContents();
-    expect(newest[headers.indexOf('Cache')]).toBe('Hit');
-    await log
-      .getByRole('row')
-      .nth(1)
-      .getByRole('button', { name: /^Details of the call at/ })
-      .click();
-    const detail = page.getByRole('dialog', { name: 'Call details' });
-    expect(await detail.locator('dt:text-is("Response cache") + dd').textContent()).toBe('Hit: replayed, not charged');
-    expect(await detail.locator('dt:text-is("Credits charged") + dd').textContent()).toBe('0');
+    expect((await newestCall(log))('Cache')).toBe('Hit');
+    const { detail, fact } = await openNewestCall(page, log);
+    expect(await fact('Response cache')).toBe('Hit: replayed, not charged');
+    expect(await fact('Credits charged')).toBe('0');
     await detail.getByRole('button', { name: 'Close' }).click();
   }, 90_000);
 
@@ -398,10 +403,9 @@ describe('the console in a browser', () => {
     await open('Usage');
     const log = page.getByRole('table', { name: 'Calls, newest first' });
     await log.getByRole('row').nth(1).waitFor();
-    const headers = await log.getByRole('columnheader').allTextContents();
-    const newest = await log.getByRole('row').nth(1).getByRole('cell').allTextContents();
-    expect(newest[headers.indexOf('Guardrail')]).toBe('Blocked');
-    expect(newest[headers.indexOf('Status')]).toBe('400');
+    const newest = await newestCall(log);
+    expect(newest('Guardrail')).toBe('Blocked');
+    expect(newest('Status')).toBe('400');
 
     // Detached again: the key's later calls in this suite go through unguarded.
     await open('Guardrails');
@@ -506,18 +510,15 @@ describe('the console in a browser', () => {
         await page.getByRole('combobox', { name: /^Kind/ }).selectOption('tool');
         const log = page.getByRole('table', { name: 'Calls, newest first' });
         expect(await countSettles(log.getByRole('row'), 2)).toBe(2);
-        const headers = await log.getByRole('columnheader').allTextContents();
-        const toolCall = await log.getByRole('row').nth(1).getByRole('cell').allTextContents();
-        expect(
-          ['Model', 'Served by', 'Status', 'Tokens in', 'Tokens out'].map((h) => toolCall[headers.indexOf(h)]),
-        ).toEqual(['Tool call echo on everything', 'mcp:everything', '200', '—', '—']);
-        await log
-          .getByRole('row')
-          .nth(1)
-          .getByRole('button', { name: /^Details of the call at/ })
-          .click();
-        const detail = page.getByRole('dialog', { name: 'Tool call details' });
-        const fact = (label: string) => detail.locator(`dt:text-is("${label}") + dd`).textContent();
+        const toolCall = await newestCall(log);
+        expect(['Model', 'Served by', 'Status', 'Tokens in', 'Tokens out'].map(toolCall)).toEqual([
+          'Tool call echo on everything',
+          'mcp:everything',
+          '200',
+          '—',
+          '—',
+        ]);
+        const { detail, fact } = await openNewestCall(page, log, 'Tool call details');
         expect([await fact('Tool server'), await fact('Tool'), await fact('Name at /mcp')]).toEqual([
           'everything',
           'echo',
@@ -612,18 +613,10 @@ describe('the console in a browser', () => {
     await page.getByRole('combobox', { name: /^Kind/ }).selectOption('batch');
     const log = page.getByRole('table', { name: 'Calls, newest first' });
     expect(await countSettles(log.getByRole('row'), 4)).toBe(4);
-    const headers = await log.getByRole('columnheader').allTextContents();
-    const line = await log.getByRole('row').nth(1).getByRole('cell').allTextContents();
-    expect([line[headers.indexOf('Model')], line[headers.indexOf('Status')]]).toEqual(['house Batch', '200']);
-    await log
-      .getByRole('row')
-      .nth(1)
-      .getByRole('button', { name: /^Details of the call at/ })
-      .click();
-    const detail = page.getByRole('dialog', { name: 'Call details' });
-    expect(await detail.locator('dt:text-is("Batch") + dd').textContent()).toMatch(
-      new RegExp(`^Line [1-3] of ${batchId}$`),
-    );
+    const line = await newestCall(log);
+    expect([line('Model'), line('Status')]).toEqual(['house Batch', '200']);
+    const { detail, fact } = await openNewestCall(page, log);
+    expect(await fact('Batch')).toMatch(new RegExp(`^Line [1-3] of ${batchId}$`));
     await detail.getByRole('button', { name: 'Close' }).click();
     await detail.waitFor({ state: 'hidden' });
   }, 120_000);

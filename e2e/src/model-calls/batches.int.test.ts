@@ -5,7 +5,7 @@ import { newId } from '@sbc/ids';
 import { AccountService } from '@sbc/proto/sbc/account/v1/account_pb';
 import { createRpcClient, type RpcClientOf } from '@sbc/rpc';
 import { rejectionOf } from '@sbc/testing';
-import { chatLine, createChatBatch, ended, jsonl, untilBatch } from '../support/batches';
+import { chatLine, createChatBatch, ended, jsonl, untilBatch, usageRows, type UsageRow } from '../support/batches';
 import { anthropicFor, openAiFor, startStack, type HouseSpec, type StackWith } from '../support/stack';
 import { teamFixtures, type TeamUser } from '../support/teams.harness';
 
@@ -53,36 +53,13 @@ async function account(): Promise<{ user: TeamUser; openai: OpenAI }> {
   return { user, openai: openAiFor(stack.edge.url, user.key) };
 }
 
-interface UsageRow {
-  /** The usage event id. */
-  id: string;
-  request_id: string;
-  status: number;
-  native_tokens_prompt: number;
-  native_tokens_completion: number;
-}
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Every usage row of the account, as the ledger holds them now. */
-async function usageRows(user: TeamUser): Promise<UsageRow[]> {
-  const rows: UsageRow[] = [];
-  for (let after: string | undefined; ;) {
-    const page = await stack.api('GET', `/v1/usage/requests?limit=100${after ? `&after_id=${after}` : ''}`, {
-      key: user.key,
-    });
-    expect(page.status).toBe(200);
-    rows.push(...(page.body.data as UsageRow[]));
-    if (!page.body.has_more) return rows;
-    after = page.body.last_id as string;
-  }
-}
 
 /** The account's usage rows of batch lines, once the ledger holds at least `count` (it applies them shortly after). */
 async function batchUsage(user: TeamUser, count: number): Promise<UsageRow[]> {
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const lines = (await usageRows(user)).filter((row) => /^(msg)?batch_req_/.test(row.request_id));
+    const lines = (await usageRows(stack.edge.url, user.key)).filter((row) => /^(msg)?batch_req_/.test(row.request_id));
     if (lines.length >= count || Date.now() > deadline) return lines;
     await sleep(250);
   }
@@ -196,7 +173,7 @@ describe("billed once: an answered line's usage event id is the line's id", () =
     expect((await call(user.key, later)).status).toBe(200);
     const deadline = Date.now() + 30_000;
     for (;;) {
-      const rows = await usageRows(user);
+      const rows = await usageRows(stack.edge.url, user.key);
       if (rows.some((row) => row.request_id === later)) return rows.filter((row) => row.request_id === requestId);
       if (Date.now() > deadline) throw new Error(`the ledger did not apply ${later} in time`);
       await sleep(250);
