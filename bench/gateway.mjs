@@ -171,7 +171,22 @@ async function createBenchGuardrail(origin) {
     body: JSON.stringify({ kind: 'detectors', name: 'bench built-ins', detectors }),
   });
   if (answer.status !== 201) throw new Error(`creating the bench guardrail: ${answer.status} ${await answer.text()}`);
-  return (await answer.json()).id;
+  const id = (await answer.json()).id;
+  // Without Redis the account service's "key changed" message stays in its own process, so this edge knows the new
+  // guardrail once its cached entry for the key is read again: wait until a call may name it.
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const call = await fetch(`${origin}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', 'x-sbc-guardrails': id },
+      body: JSON.stringify({ model: 'house', max_tokens: 8, messages: [{ role: 'user', content: 'ready?' }] }),
+    });
+    const text = await call.text();
+    if (call.status === 200) return id;
+    if (call.status !== 400 || Date.now() > deadline)
+      throw new Error(`calling with the bench guardrail: ${call.status} ${text}`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
 }
 
 /**
