@@ -5,7 +5,8 @@ import type { Logger } from '@sbc/logging';
 import { listServerTools, splitQualifiedToolName, type McpAccess } from '@sbc/mcp-access';
 import type { TargetHealth } from '@sbc/route-health';
 import { toolCallFailure, type ToolCallRecord } from './tool-call-usage';
-import { accessFor, type McpRequestContext } from './tool-gateway';
+import type { McpRequestContext } from './request-context';
+import { accessFor } from './tool-gateway';
 import type { McpToolServer, ToolServerSource } from './tool-server-source';
 import type { UpstreamDialer, UpstreamTools } from './upstream-tools';
 

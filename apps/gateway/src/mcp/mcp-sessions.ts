@@ -5,7 +5,8 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { ApiError } from '@sbc/errors';
 import type { Logger } from '@sbc/logging';
 import type { Principal } from '../auth/authenticator';
-import { accessFor, authInfoFor, type McpRequestContext, type ToolGatewaySession } from './tool-gateway';
+import type { McpRequestContext } from './request-context';
+import { accessFor, authInfoFor, type ToolGatewaySession } from './tool-gateway';
 import type { ToolServerSource } from './tool-server-source';
 
 /** Slugs as the account service makes them; anything else names no server. */

@@ -3,7 +3,7 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { EgressDeniedError } from '@sbc/egress';
 import { qualifiedToolName } from '@sbc/mcp-access';
 import type { UsageFields } from '../usage/usage-events';
-import type { McpRequestContext } from './tool-gateway';
+import type { McpRequestContext } from './request-context';
 
 /** One tools/call as it ended: what the usage row records. */
 export interface ToolCallRecord {

@@ -25,16 +25,11 @@ import type { Logger } from '@sbc/logging';
 import type { HalfOpenClaim, TargetHealth } from '@sbc/route-health';
 import type { Principal } from '../auth/authenticator';
 import type { UsageGate } from '../usage/usage-gate';
+import type { McpRequestContext } from './request-context';
 import type { McpToolServer, ToolServerSource } from './tool-server-source';
 import type { UpstreamDialer, UpstreamTools } from './upstream-tools';
 import { RELAYED_CAPABILITIES, relayServerFeatures, toolsOnly } from './server-relay';
 import { toolCallFailure, type ToolCallRecord } from './tool-call-usage';
-
-/** What each request to a gateway session carries to the handlers: the credential as authenticated for it. */
-export interface McpRequestContext {
-  principal: Principal;
-  requestId: string;
-}
 
 /** The SDK hands a request's `req.auth` to its handlers; the principal rides in it, never the secret. */
 export function authInfoFor(context: McpRequestContext): AuthInfo {
