@@ -430,6 +430,60 @@ describeWithServer('MCP tool servers: /v1/mcp/servers', () => {
       await addServer(member, 'Fresh');
       await eventually(owner, team.id, ['fresh:team', 'member-tools:team', 'owner-tools:account', 'shared:team']);
     });
+
+    it('GET /v1/teams/{team_id}/mcp/servers lists the pool team keys see, who shares each, no secret', async () => {
+      const teams = teamFixtures(stack);
+      const { team, owner, member } = await teams.teamWithRoles();
+      const stranger = await teams.user();
+      const withSecrets = await create(
+        { label: 'Owner secret', url: UNRESOLVABLE, bearer_token: BEARER, headers: { 'x-api-key': HEADER_VALUE } },
+        owner.key,
+      );
+      expect(withSecrets.status).toBe(201);
+      await addServer(member, 'Member pooled');
+      // A member who joins while share_defaults.mcp is off keeps their servers out of the pool.
+      await stack.api('PATCH', `/v1/teams/${team.id}`, { key: owner.key, body: { share_defaults: { mcp: false } } });
+      const late = await teams.user();
+      await addServer(late, 'Late private');
+      await teams.join(team.id, owner, late);
+
+      const listed = await stack.api('GET', `/v1/teams/${team.id}/mcp/servers`, { key: late.key });
+      expect(listed.status).toBe(200);
+      expect(listed.body).toMatchObject({ object: 'list', has_more: false });
+      const data = listed.body.data as Array<Record<string, unknown>>;
+      expect(data.map((server) => server.slug)).toEqual(['member-pooled', 'owner-secret']);
+      expect(data[1]).toEqual({
+        id: expect.stringMatching(/^mcp_/),
+        object: 'team_mcp_server',
+        slug: 'owner-secret',
+        label: 'Owner secret',
+        url: UNRESOLVABLE,
+        tools: [],
+        updated_at: expect.any(String),
+        shared_by: { user_id: owner.id, email: owner.email },
+      });
+      expect(JSON.stringify(listed.body)).not.toMatch(new RegExp(`${BEARER}|${HEADER_VALUE}|x-api-key|bearer`, 'i'));
+
+      // The same pool a team key of the member who does not share dials, besides its own server.
+      const table = await slugsFor(late, team.id);
+      expect(table.filter((slug) => slug.endsWith(':team'))).toEqual(
+        data.map((server) => `${server.slug}:team`).sort(),
+      );
+      expect(table).toContain('late-private:account');
+
+      // Paged like the other lists.
+      const first = await stack.api('GET', `/v1/teams/${team.id}/mcp/servers?limit=1`, { key: member.key });
+      expect(first.body).toMatchObject({ has_more: true, data: [{ slug: 'member-pooled' }] });
+      const next = await stack.api('GET', `/v1/teams/${team.id}/mcp/servers?limit=1&after_id=${first.body.last_id}`, {
+        key: member.key,
+      });
+      expect(next.body).toMatchObject({ has_more: false, data: [{ slug: 'owner-secret' }] });
+
+      // A non-member gets the 404 of every team route.
+      const outside = await stack.api('GET', `/v1/teams/${team.id}/mcp/servers`, { key: stranger.key });
+      expect(outside.status).toBe(404);
+      expect(outside.body).toMatchObject({ error: 'not_found', param: 'team_id' });
+    });
   });
 });
 

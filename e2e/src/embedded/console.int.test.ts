@@ -762,12 +762,14 @@ describe('the console in a browser', () => {
     expect(scopes).toContain('gateway:invoke');
     expect(scopes).not.toContain('keys:write');
     expect(scopes).not.toContain('teams:write');
-    // The tool-server pool: anyone's servers under the default policy, so the owner is listed; theirs are gone.
+    // The tool-server pool: anyone's servers under the default policy, so the owner is listed; theirs are gone, so
+    // the pool holds no server.
     const pool = page.getByRole('region', { name: 'Tool-server pool' });
     await pool
       .getByRole('table', { name: 'Members who may add to the pool' })
       .getByRole('cell', { name: EMAIL, exact: true })
       .waitFor();
+    await pool.getByText(/^No member pools a tool server yet/).waitFor();
     await pool.getByText(/^You have no tool servers/).waitFor();
     await accessible('team');
 

@@ -9,6 +9,7 @@ import type {
   McpServerSchema,
   McpServerService,
   McpServerWithProbeSchema,
+  TeamToolServerSchema,
 } from '@sbc/proto/sbc/account/v1/mcp_pb';
 import type { RpcImplementation } from '@sbc/rpc';
 import { createMcpProber, type McpProbeTarget } from '../probe/probe-mcp-server';
@@ -17,12 +18,14 @@ import {
   deleteMcpServer,
   findMcpServerDial,
   listMcpServerPage,
+  listTeamPoolPage,
   listToolServersForEdge,
   poolTeamsOf,
   recordMcpProbe,
   saveMcpServer,
   type McpServerProbe,
   type McpServerView,
+  type TeamPoolServerView,
 } from '../store/mcp-servers';
 import type { AccountServiceDeps } from './account-service';
 import { recordAs } from './audit';
@@ -56,6 +59,10 @@ function toProtoServer(view: McpServerView): MessageInitShape<typeof McpServerSc
     createdAt: timestampFromDate(view.createdAt),
     updatedAt: timestampFromDate(view.updatedAt),
   };
+}
+
+function toProtoPoolServer(view: TeamPoolServerView): MessageInitShape<typeof TeamToolServerSchema> {
+  return { ...view, updatedAt: timestampFromDate(view.updatedAt) };
 }
 
 // The answer needs a report even for a server saved without one.
@@ -125,6 +132,18 @@ export function createMcpServerService(deps: AccountServiceDeps): RpcImplementat
         before_id: request.beforeId,
       });
       return { servers: page.data.map(toProtoServer), hasMore: page.has_more };
+    },
+
+    async listTeamToolServers(request) {
+      if (!request.userId) throw new ApiError('invalid_request', 'user_id is required', { param: 'user_id' });
+      if (!request.teamId) throw new ApiError('invalid_request', 'team_id is required', { param: 'team_id' });
+      const limit = Math.min(request.limit > 0 ? request.limit : DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT);
+      const page = await listTeamPoolPage(deps.db, request.userId, request.teamId, {
+        limit,
+        after_id: request.afterId,
+        before_id: request.beforeId,
+      });
+      return { servers: page.data.map(toProtoPoolServer), hasMore: page.has_more };
     },
 
     async createMcpServer(request, ctx) {

@@ -1,6 +1,6 @@
 import { ApiError, type Issue } from '@sbc/errors';
 import { newId } from '@sbc/ids';
-import type { ListEnvelope, PageQuery } from '@sbc/pagination';
+import { keysetRange, toPage, type ListEnvelope, type PageQuery } from '@sbc/pagination';
 import type { PrismaClient as AccountDb, McpServer as McpServerRow, Prisma } from '../generated/prisma/client';
 import type { AuditDb, RecordChange } from './audit';
 import { stringsOf } from './json-columns';
@@ -17,6 +17,7 @@ import {
   saveRecorded,
 } from './sealed-rows';
 import { SecretDecryptError, type SecretCipher } from './secrets';
+import { teamNotFound } from './teams';
 import { UPSTREAM_SLUG_PATTERN } from './upstreams';
 
 /**
@@ -298,11 +299,25 @@ const POOL_ROLES: Record<string, readonly string[]> = {
 };
 
 /**
- * The servers one credential may use: the user's own and, with `orgId` (a team key), the team's pool: the servers
- * of every member who shares MCP servers with the team (`share_mcp`, set from `share_defaults.mcp` when they
- * joined) and whose role `share_policy` lets add to the pool. A removed member is no longer a member, so their
- * servers leave the pool with them. The caller's own server shadows a pool server of the same slug; of two pool
- * servers with one slug the older is kept. Rows whose secrets do not decrypt are left out and reported.
+ * The members whose servers make up `teamId`'s pool: every member who shares MCP servers with the team
+ * (`share_mcp`, set from `share_defaults.mcp` when they joined) and whose role `share_policy` lets add to the pool.
+ * A removed member is no longer a member, so their servers leave the pool with them. Null when `userId` is not a
+ * member: a user sees no pool of a team they are not in (a key of a team its user has left included).
+ */
+async function poolOwnersOf(db: AccountDb, teamId: string, userId: string): Promise<string[] | null> {
+  const team = await db.team.findUnique({
+    where: { id: teamId },
+    select: { sharePolicy: true, members: { select: { userId: true, role: true, shareMcp: true } } },
+  });
+  if (!team?.members.some((member) => member.userId === userId)) return null;
+  const roles = POOL_ROLES[team.sharePolicy] ?? POOL_ROLES.editors!;
+  return team.members.filter((member) => member.shareMcp && roles.includes(member.role)).map((member) => member.userId);
+}
+
+/**
+ * The servers one credential may use: the user's own and, with `orgId` (a team key), the team's pool
+ * (`poolOwnersOf`). The caller's own server shadows a pool server of the same slug; of two pool servers with one
+ * slug the older is kept. Rows whose secrets do not decrypt are left out and reported.
  */
 export async function listToolServersForEdge(
   db: AccountDb,
@@ -311,26 +326,14 @@ export async function listToolServersForEdge(
   orgId: string | undefined,
   onUndecryptable: (serverId: string, error: SecretDecryptError) => void = () => undefined,
 ): Promise<EdgeToolServerRecord[]> {
-  const owners = [userId];
-  if (orgId) {
-    const team = await db.team.findUnique({
-      where: { id: orgId },
-      select: { sharePolicy: true, members: { select: { userId: true, role: true, shareMcp: true } } },
-    });
-    // A key of a team its user has left sees no pool.
-    if (team?.members.some((member) => member.userId === userId)) {
-      const roles = POOL_ROLES[team.sharePolicy] ?? POOL_ROLES.editors!;
-      for (const member of team.members) {
-        if (member.userId !== userId && member.shareMcp && roles.includes(member.role)) owners.push(member.userId);
-      }
-    }
-  }
+  const pool = orgId ? ((await poolOwnersOf(db, orgId, userId)) ?? []) : [];
+  const owners = [userId, ...pool.filter((owner) => owner !== userId)];
   const rows = await db.mcpServer.findMany({ where: { userId: { in: owners } }, orderBy: { id: 'asc' } });
   const out: EdgeToolServerRecord[] = [];
   const taken = new Set<string>();
   const own = rows.filter((row) => row.userId === userId);
-  const pool = rows.filter((row) => row.userId !== userId);
-  for (const row of [...own, ...pool]) {
+  const pooled = rows.filter((row) => row.userId !== userId);
+  for (const row of [...own, ...pooled]) {
     if (taken.has(row.slug)) continue;
     try {
       const { headers, bearerToken } = openSecrets(row, cipher);
@@ -354,6 +357,56 @@ export async function listToolServersForEdge(
     }
   }
   return out;
+}
+
+/** A server of a team's pool as its members see it: no header, no token. */
+export interface TeamPoolServerView {
+  id: string;
+  slug: string;
+  label: string;
+  url: string;
+  tools: McpTool[];
+  updatedAt: Date;
+  sharedByUserId: string;
+  /** '' when the user row is gone. */
+  sharedByEmail: string;
+}
+
+/**
+ * One page of `teamId`'s pool for `userId`, a member of any role, newest first by row id: every server of the
+ * members `poolOwnersOf` names, the caller's own included. Two pool servers may share a slug; a team key uses the
+ * older. Not found for a non-member, as the other team routes answer.
+ */
+export async function listTeamPoolPage(
+  db: AccountDb,
+  userId: string,
+  teamId: string,
+  query: PageQuery,
+): Promise<ListEnvelope<TeamPoolServerView>> {
+  const owners = await poolOwnersOf(db, teamId, userId);
+  if (!owners) throw teamNotFound();
+  const range = keysetRange(query);
+  const rows = await db.mcpServer.findMany({
+    where: { userId: { in: owners }, ...(range.cursor ? { id: range.cursor } : {}) },
+    orderBy: { id: range.order },
+    take: range.take,
+  });
+  const users = await db.user.findMany({
+    where: { id: { in: [...new Set(rows.map((row) => row.userId))] } },
+    select: { id: true, email: true },
+  });
+  const emails = new Map(users.map((user) => [user.id, user.email]));
+  const views = rows.map((row) => ({
+    id: row.id,
+    slug: row.slug,
+    label: row.label,
+    url: row.url,
+    tools: toolsOf(row.tools),
+    updatedAt: row.updatedAt,
+    sharedByUserId: row.userId,
+    sharedByEmail: emails.get(row.userId) ?? '',
+  }));
+  return toPage(views, query, (view) => view.id);
 }
 
 /** The teams whose pool holds `userId`'s servers: each is told when one of them changes. */

@@ -87,7 +87,7 @@ export function refuse(refusal: Refusal, scopes: Scope[] = TEAM_WRITE_SCOPES): v
   if (refusal !== null) throw new ApiError('insufficient_scope', refusal, { extra: { required_scopes: scopes } });
 }
 
-function teamNotFound(): ApiError {
+export function teamNotFound(): ApiError {
   return new ApiError('not_found', 'No such team, or you are not a member of it.', { param: 'team_id' });
 }
 

@@ -42,6 +42,10 @@ export const deleteEndpoint = route<typeof upstreamRoutes.deleteUpstream>('delet
 export const probeEndpoint = route<typeof upstreamRoutes.probeUpstream>('post', '/v1/upstreams/{slug}/probe');
 
 export const listToolServers = route<typeof mcpServerRoutes.listMcpServers>('get', '/v1/mcp/servers');
+export const listTeamToolServers = route<typeof mcpServerRoutes.listTeamMcpServers>(
+  'get',
+  '/v1/teams/{team_id}/mcp/servers',
+);
 export const addToolServer = route<typeof mcpServerRoutes.createMcpServer>('post', '/v1/mcp/servers');
 export const deleteToolServer = route<typeof mcpServerRoutes.deleteMcpServer>('delete', '/v1/mcp/servers/{slug}');
 export const probeToolServer = route<typeof mcpServerRoutes.probeMcpServer>('post', '/v1/mcp/servers/{slug}/probe');

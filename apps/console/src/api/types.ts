@@ -44,6 +44,7 @@ export type CreateUpstreamBody = BodyOf<typeof upstreamRoutes.createUpstream>;
 export type UpdateUpstreamBody = BodyOf<typeof upstreamRoutes.updateUpstream>;
 
 export type ToolServer = z.output<typeof mcpServerRoutes.McpServer>;
+export type TeamToolServer = z.output<typeof mcpServerRoutes.TeamToolServer>;
 export type ToolServerProbe = z.output<typeof mcpServerRoutes.McpServerProbe>;
 export type ToolServerWithProbe = z.output<typeof mcpServerRoutes.McpServerWithProbe>;
 export type CreateToolServerBody = BodyOf<typeof mcpServerRoutes.createMcpServer>;

@@ -1,7 +1,14 @@
 import { Router } from 'express';
 import { timestampDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import { mcpServerRoutes as specs } from '@sbc/api';
-import type { McpServer, McpServerProbe, McpServerService, McpServerWithProbe } from '@sbc/proto/sbc/account/v1/mcp_pb';
+import type {
+  McpServer,
+  McpServerProbe,
+  McpServerService,
+  McpServerWithProbe,
+  McpTool,
+  TeamToolServer,
+} from '@sbc/proto/sbc/account/v1/mcp_pb';
 import type { RpcClientOf } from '@sbc/rpc';
 import type { Authorize } from '../auth/authorize';
 import { mount } from '../http/mount';
@@ -32,6 +39,23 @@ function renderProbe(probe: McpServerProbe): Record<string, unknown> {
   };
 }
 
+const renderTool = (tool: McpTool) =>
+  tool.description === undefined ? { name: tool.name } : { name: tool.name, description: tool.description };
+
+/** A server of a team's pool: what it offers and who shares it, nothing of how it is dialed. */
+function renderPoolServer(server: TeamToolServer): Record<string, unknown> {
+  return {
+    id: server.id,
+    object: 'team_mcp_server',
+    slug: server.slug,
+    label: server.label,
+    url: server.url,
+    tools: server.tools.map(renderTool),
+    updated_at: iso(server.updatedAt),
+    shared_by: { user_id: server.sharedByUserId, email: server.sharedByEmail },
+  };
+}
+
 /** The spec's tool server: no bearer token, header values redacted. */
 function renderServer(server: McpServer): Record<string, unknown> {
   return {
@@ -42,9 +66,7 @@ function renderServer(server: McpServer): Record<string, unknown> {
     url: server.url,
     headers: Object.fromEntries(server.headerNames.map((name) => [name, REDACTED])),
     has_bearer_token: server.hasBearerToken,
-    tools: server.tools.map((tool) =>
-      tool.description === undefined ? { name: tool.name } : { name: tool.name, description: tool.description },
-    ),
+    tools: server.tools.map(renderTool),
     ...(server.probe ? { probe: renderProbe(server.probe) } : {}),
     ...(server.probedAt ? { probed_at: iso(server.probedAt) } : {}),
     created_at: iso(server.createdAt),
@@ -72,6 +94,30 @@ export function mcpServerRoutes(deps: McpServerRoutesDeps): Router {
       body: {
         object: 'list',
         data: page.servers.map(renderServer),
+        has_more: page.hasMore,
+        first_id: ids[0] ?? null,
+        last_id: ids.at(-1) ?? null,
+      },
+    };
+  });
+
+  mount(router, specs.listTeamMcpServers, deps.authorize, async ({ principal, params, query, requestId }) => {
+    const page = await deps.mcpServers.listTeamToolServers(
+      {
+        userId: principal.userId,
+        teamId: params.team_id,
+        limit: query.limit,
+        afterId: query.after_id,
+        beforeId: query.before_id,
+      },
+      { requestId },
+    );
+    const ids = page.servers.map((server) => server.id);
+    return {
+      status: 200,
+      body: {
+        object: 'list',
+        data: page.servers.map(renderPoolServer),
         has_more: page.hasMore,
         first_id: ids[0] ?? null,
         last_id: ids.at(-1) ?? null,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DateTime, NO_CONTENT, pageQuery } from '../common';
+import { DateTime, listOf, NO_CONTENT, pageQuery } from '../common';
 import { defineRoute } from '../route';
 
 const TOOL_SERVERS = 'MCP tool servers';
@@ -220,6 +220,46 @@ export const probeMcpServer = defineRoute({
   errors: [404],
 });
 
+export const TeamToolServer = z
+  .object({
+    id: z.string().meta({ description: 'The row id (`mcp_…`): the cursor of the list.' }),
+    object: z.literal('team_mcp_server'),
+    slug: z.string().meta({ description: 'Its tools are named `<slug>__<tool>` at `/mcp` for a team key.' }),
+    label: z.string(),
+    url: z.string(),
+    tools: z.array(McpTool).meta({ description: 'What the last answered probe listed.' }),
+    updated_at: DateTime,
+    shared_by: z
+      .object({ user_id: z.string(), email: z.string() })
+      .loose()
+      .meta({ description: 'The member whose server it is.' }),
+  })
+  .loose()
+  .meta({
+    id: 'TeamMcpServer',
+    description: "A server of a team's pool. Its headers and bearer token are never shown, not even their names.",
+  });
+
+export const listTeamMcpServers = defineRoute({
+  operationId: 'listTeamMcpServers',
+  method: 'get',
+  path: '/v1/teams/{team_id}/mcp/servers',
+  summary: "List a team's MCP tool-server pool",
+  description:
+    "The team's pool, the tool servers its team keys see at `/mcp` besides their user's own: those of every member " +
+    'who pools them (`share_defaults.mcp` when they joined) and whose role `share_policy` allows. Any member may ' +
+    'list it, newest first; `after_id` / `before_id` take the row `id`. When two members share servers with one ' +
+    "slug, a team key uses the older, and a key's own server of that slug wins. A caller who is not a member gets 404.",
+  tag: TOOL_SERVERS,
+  auth: { kind: 'scoped', scopes: ['teams:read'] },
+  params: z.object({ team_id: z.string().min(1).max(100).meta({ description: 'The team id (`org_…`).' }) }),
+  query: pageQuery(),
+  responses: {
+    200: { description: "A page of the team's pool.", schema: listOf(TeamToolServer, 'TeamMcpServerList') },
+  },
+  errors: [404],
+});
+
 export const MCP_SERVER_ROUTES = [
   listMcpServers,
   createMcpServer,
@@ -227,4 +267,5 @@ export const MCP_SERVER_ROUTES = [
   updateMcpServer,
   deleteMcpServer,
   probeMcpServer,
+  listTeamMcpServers,
 ];

@@ -1,18 +1,20 @@
-import type { Team, TeamMember, ToolServer } from '../../api/types';
+import type { Team, TeamMember, TeamToolServer, ToolServer } from '../../api/types';
 import { Link } from '../../router/router';
 import { Section } from '../../ui/page';
 import { QueryView } from '../../ui/states';
 import { Table } from '../../ui/table';
 import { useToolServers } from '../tool-servers/use-tool-servers';
 import { poolRoles } from './team-rules';
-import { useMembers } from './use-teams';
+import { useMembers, useTeamToolServers } from './use-teams';
 
 /**
  * The team's MCP tool-server pool, read-only: who may add to it under the team's share policy, whether new members
- * join it, and the tool servers of yours that your team keys reach beside it (docs/mcp.md "Who sees which tools").
+ * join it, the servers in it with who shares each and their tools, and the tool servers of yours that your team keys
+ * reach beside it (docs/mcp.md "Who sees which tools").
  */
 export function TeamToolPool({ team }: { team: Team }) {
   const members = useMembers(team.id);
+  const pool = useTeamToolServers(team.id);
   const servers = useToolServers();
   const roles = poolRoles(team.share_policy);
 
@@ -47,6 +49,31 @@ export function TeamToolPool({ team }: { team: Team }) {
             columns={[
               { header: 'Member', cell: (member) => member.email ?? member.user_id },
               { header: 'Role', cell: (member) => member.role },
+            ]}
+          />
+        )}
+      </QueryView>
+      <h3>Servers in the pool</h3>
+      <QueryView
+        query={pool}
+        what="the servers in the pool"
+        empty={(page) => page.data.length === 0}
+        emptyMessage={<p>No member pools a tool server yet.</p>}
+      >
+        {(page) => (
+          <Table<TeamToolServer>
+            caption="Servers in the pool"
+            rows={page.data}
+            rowKey={(server) => server.id}
+            columns={[
+              { header: 'Label', cell: (server) => server.label },
+              { header: 'Slug', cell: (server) => <code>{server.slug}</code> },
+              { header: 'Shared by', cell: (server) => server.shared_by.email || server.shared_by.user_id },
+              {
+                header: 'Tools',
+                cell: (server) =>
+                  server.tools.length === 0 ? 'None found yet' : server.tools.map((tool) => tool.name).join(', '),
+              },
             ]}
           />
         )}

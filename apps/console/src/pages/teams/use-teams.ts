@@ -6,6 +6,7 @@ import {
   getTeam,
   listTeamInvites,
   listTeamMembers,
+  listTeamToolServers,
   listTeams,
   removeTeamMember,
   resendTeamInvite,
@@ -25,6 +26,9 @@ export const useTeams = () => useApiQuery(listTeams, { query: PAGE });
 export const useTeam = (teamId: string) => useApiQuery(getTeam, { params: { team_id: teamId } });
 export const useMembers = (teamId: string) =>
   useApiQuery(listTeamMembers, { params: { team_id: teamId }, query: PAGE });
+/** The team's tool-server pool: the servers its team keys reach beside their holder's own. */
+export const useTeamToolServers = (teamId: string) =>
+  useApiQuery(listTeamToolServers, { params: { team_id: teamId }, query: PAGE });
 export const useInvites = (teamId: string) =>
   useApiQuery(listTeamInvites, { params: { team_id: teamId }, query: PAGE });
 
