@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import { timestampDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import { mcpServerRoutes as specs } from '@sbc/api';
+import { listEnvelope, mapPage } from '@sbc/pagination';
 import type {
   McpServer,
   McpServerProbe,
@@ -88,16 +89,12 @@ export function mcpServerRoutes(deps: McpServerRoutesDeps): Router {
       { userId: principal.userId, limit: query.limit, afterId: query.after_id, beforeId: query.before_id },
       { requestId },
     );
-    const ids = page.servers.map((server) => server.id);
     return {
       status: 200,
-      body: {
-        object: 'list',
-        data: page.servers.map(renderServer),
-        has_more: page.hasMore,
-        first_id: ids[0] ?? null,
-        last_id: ids.at(-1) ?? null,
-      },
+      body: mapPage(
+        listEnvelope(page.servers, page.hasMore, (server) => server.id),
+        renderServer,
+      ),
     };
   });
 
@@ -112,16 +109,12 @@ export function mcpServerRoutes(deps: McpServerRoutesDeps): Router {
       },
       { requestId },
     );
-    const ids = page.servers.map((server) => server.id);
     return {
       status: 200,
-      body: {
-        object: 'list',
-        data: page.servers.map(renderPoolServer),
-        has_more: page.hasMore,
-        first_id: ids[0] ?? null,
-        last_id: ids.at(-1) ?? null,
-      },
+      body: mapPage(
+        listEnvelope(page.servers, page.hasMore, (server) => server.id),
+        renderPoolServer,
+      ),
     };
   });
 
