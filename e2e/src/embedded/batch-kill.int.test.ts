@@ -1,13 +1,10 @@
-import type { ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import OpenAI from 'openai';
 import { newId } from '@sbc/ids';
 import { freePort } from '@sbc/testing';
-import { chatLine, createChatBatch, jsonl, untilBatch, usageRows, type UsageRow } from '../support/batches';
-import { BUNDLE, exited, FIRST_START_MS, startBundle, type RunningBundle } from '../support/embedded-bundle';
+import { chatLine, createChatBatch, jsonl, untilBatch } from '../support/batches';
+import { bundleScratch, exited, FIRST_START_MS, startBundle, type RunningBundle } from '../support/embedded-bundle';
+import { usageRows, type UsageRow } from '../support/usage-rows';
 
 /**
  * `kill -9` of the embedded bundle (`npm start`) in the middle of a batch, then a start on the same data directory:
@@ -61,22 +58,13 @@ async function settledUsage(url: string, lineIds: string[]): Promise<UsageRow[]>
 }
 
 describe('a batch in the embedded bundle after kill -9', () => {
-  let root: string;
-  const children: ChildProcess[] = [];
-  beforeAll(async () => {
-    if (!existsSync(BUNDLE)) throw new Error(`${BUNDLE} is missing: run "npm run build" first (npm test does)`);
-    root = await mkdtemp(path.join(tmpdir(), 'sbc-batch-kill-'));
-  });
-  afterAll(async () => {
-    for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
-    await rm(root, { recursive: true, force: true });
-  });
+  const { dir, children } = bundleScratch('sbc-batch-kill-');
 
   it(
     'resumes on the same data and finishes, with each line billed once and the usage summing to the lines',
     async () => {
       const port = await freePort();
-      const dataDir = path.join(root, 'data');
+      const dataDir = path.join(dir(), 'data');
       const first = await startOn(dataDir, port);
       children.push(first.child);
       const openai = new OpenAI({ apiKey: KEY, baseURL: `${first.url}/v1`, maxRetries: 0, timeout: 10_000 });

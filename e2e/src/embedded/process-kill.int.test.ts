@@ -1,11 +1,8 @@
-import type { ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import OpenAI from 'openai';
 import { freePort } from '@sbc/testing';
-import { BUNDLE, exited, startBundle, type RunningBundle } from '../support/embedded-bundle';
+import { bundleScratch, exited, startBundle, type RunningBundle } from '../support/embedded-bundle';
+import { usageRows } from '../support/usage-rows';
 
 /**
  * `kill -9` of the embedded bundle (`npm start`) while streaming calls run, then a start on the same data
@@ -27,38 +24,19 @@ function startKillable(dataDir: string, port: number): Promise<RunningBundle> {
   });
 }
 
+/** The request ids of every usage row of the key's owner, as the ledger holds them now. */
 async function usageRequestIds(url: string, key: string): Promise<string[]> {
-  const ids: string[] = [];
-  let after = '';
-  for (;;) {
-    const res = await fetch(`${url}/v1/usage/requests?limit=100${after ? `&after_id=${after}` : ''}`, {
-      headers: { authorization: `Bearer ${key}` },
-      signal: AbortSignal.timeout(10_000),
-    });
-    const page = (await res.json()) as { data: Array<{ request_id: string }>; has_more: boolean; last_id: string };
-    ids.push(...page.data.map((row) => row.request_id));
-    if (!page.has_more) return ids;
-    after = page.last_id;
-  }
+  return (await usageRows(url, key)).map((row) => row.request_id);
 }
 
 describe('the embedded bundle after kill -9', () => {
-  let dataDir: string;
-  const children: ChildProcess[] = [];
-  beforeAll(async () => {
-    if (!existsSync(BUNDLE)) throw new Error(`${BUNDLE} is missing: run "npm run build" first (npm test does)`);
-    dataDir = await mkdtemp(path.join(tmpdir(), 'sbc-process-kill-'));
-  });
-  afterAll(async () => {
-    for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
-    await rm(dataDir, { recursive: true, force: true });
-  });
+  const { dir, children } = bundleScratch('sbc-process-kill-');
 
   it(
     'starts cleanly on the same data, with keys intact and ' + 'one usage row for every call the caller saw complete',
     async () => {
       const port = await freePort();
-      const first = await startKillable(path.join(dataDir, 'data'), port);
+      const first = await startKillable(path.join(dir(), 'data'), port);
       children.push(first.child);
       const minted = await fetch(`${first.url}/v1/keys`, {
         method: 'POST',
@@ -97,7 +75,7 @@ describe('the embedded bundle after kill -9', () => {
       await exited(first.child, 10_000);
       expect(completed.length).toBeGreaterThan(20);
 
-      const second = await startKillable(path.join(dataDir, 'data'), port);
+      const second = await startKillable(path.join(dir(), 'data'), port);
       children.push(second.child);
       try {
         const whoami = await fetch(`${second.url}/v1/keys/whoami`, {

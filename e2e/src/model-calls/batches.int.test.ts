@@ -5,7 +5,8 @@ import { newId } from '@sbc/ids';
 import { AccountService } from '@sbc/proto/sbc/account/v1/account_pb';
 import { createRpcClient, type RpcClientOf } from '@sbc/rpc';
 import { rejectionOf } from '@sbc/testing';
-import { chatLine, createChatBatch, ended, jsonl, untilBatch, usageRows, type UsageRow } from '../support/batches';
+import { chatLine, createChatBatch, ended, jsonl, untilBatch } from '../support/batches';
+import { usageRows, type UsageRow } from '../support/usage-rows';
 import { anthropicFor, openAiFor, startStack, type HouseSpec, type StackWith } from '../support/stack';
 import { teamFixtures, type TeamUser } from '../support/teams.harness';
 

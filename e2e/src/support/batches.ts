@@ -60,30 +60,3 @@ export async function jsonl(openai: OpenAI, fileId: string | null | undefined): 
     .filter((line) => line.trim() !== '')
     .map((line) => JSON.parse(line) as ResultLine);
 }
-
-/** A row of `GET /v1/usage/requests`, the fields the batch tests read. */
-export interface UsageRow {
-  /** The usage event id. */
-  id: string;
-  request_id: string;
-  status: number;
-  native_tokens_prompt: number;
-  native_tokens_completion: number;
-  credits_charged: number;
-}
-
-/** Every usage row of the key's owner, as the ledger holds them now, page by page. */
-export async function usageRows(edgeUrl: string, key: string): Promise<UsageRow[]> {
-  const rows: UsageRow[] = [];
-  for (let after = ''; ;) {
-    const res = await fetch(`${edgeUrl}/v1/usage/requests?limit=100${after ? `&after_id=${after}` : ''}`, {
-      headers: { authorization: `Bearer ${key}` },
-      signal: AbortSignal.timeout(10_000),
-    });
-    if (res.status !== 200) throw new Error(`GET /v1/usage/requests answered ${res.status}: ${await res.text()}`);
-    const page = (await res.json()) as { data: UsageRow[]; has_more: boolean; last_id: string };
-    rows.push(...page.data);
-    if (!page.has_more) return rows;
-    after = page.last_id;
-  }
-}

@@ -1,4 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 /** The embedded bundle as `npm start` runs it; `npm test` builds it first (pretest). */
@@ -48,4 +51,22 @@ export async function exited(child: ChildProcess, ms: number): Promise<void> {
       resolve();
     });
   });
+}
+
+/**
+ * What a suite that starts the bundle needs around it: the bundle built (checked before the suite), a fresh folder
+ * for its data (`dir()`, removed after the suite), and the children it starts killed if a test left them running.
+ */
+export function bundleScratch(prefix: string): { dir: () => string; children: ChildProcess[] } {
+  let dir = '';
+  const children: ChildProcess[] = [];
+  beforeAll(async () => {
+    if (!existsSync(BUNDLE)) throw new Error(`${BUNDLE} is missing: run "npm run build" first (npm test does)`);
+    dir = await mkdtemp(path.join(tmpdir(), prefix));
+  });
+  afterAll(async () => {
+    for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+  return { dir: () => dir, children };
 }
