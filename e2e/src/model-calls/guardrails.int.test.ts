@@ -301,6 +301,17 @@ describe.each(DIALECTS)('%s', (dialect) => {
   });
 });
 
+describe('hostile text', () => {
+  // The phone scanner once stood still on a `(` or `+` right after a letter or digit, and a prompt with code in it
+  // held the edge's event loop for ever: every later call on that edge hung too.
+  it('a phone guardrail answers a prompt with code in it, and redacts the number that follows', async () => {
+    const phone = await guardrail({ kind: 'detectors', detectors: [{ type: 'phone', action: 'redact' }] });
+    const key = await keyWith([phone.id]);
+    const text = await call('chat', key, 'print(x) then call(5551234567) or a+b');
+    expect(text).toContain('print(x) then call([REDACTED:phone]) or a+b');
+  });
+});
+
 describe('who a guardrail applies to', () => {
   const fixtures = () => teamFixtures(stack);
 
