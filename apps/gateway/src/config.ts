@@ -98,6 +98,11 @@ const schema = z
     DEFAULT_MAX_TOKENS: positiveInt(4_096),
     RATE_LIMIT_PER_MINUTE: positiveInt(1_200),
     /**
+     * The part of the creating key's request and token limits a batch's lines may take, counting the key's other
+     * calls in them (docs/batches.md "Pacing"): above 0, at most 1.
+     */
+    BATCHES_RATE_SHARE: z.coerce.number().gt(0).max(1).default(0.5),
+    /**
      * Proxies in front of the edge that append the caller's address to `x-forwarded-for` (an ingress, a load
      * balancer): the sign-in and sign-up throttles count per caller address, taken that many hops from the end.
      * 0 (default) uses the socket's peer and ignores the header, which a caller could forge.
@@ -241,6 +246,8 @@ export interface GatewayConfig {
   };
   defaultMaxTokens: number;
   rateLimitPerMinute: number;
+  /** BATCHES_RATE_SHARE: what a batch's lines may take of their creating key's limits. */
+  batchRateShare: number;
   /** Proxies whose `x-forwarded-for` entries are trusted (see TRUSTED_PROXY_HOPS). */
   trustedProxyHops: number;
   metrics: { host: string; port?: number };
@@ -320,6 +327,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined>): Gate
     },
     defaultMaxTokens: vars.DEFAULT_MAX_TOKENS,
     rateLimitPerMinute: vars.RATE_LIMIT_PER_MINUTE,
+    batchRateShare: vars.BATCHES_RATE_SHARE,
     trustedProxyHops: vars.TRUSTED_PROXY_HOPS,
     metrics: { host: vars.METRICS_HOST, port: vars.METRICS_PORT },
     routingCache: { freshMs: vars.ROUTING_CACHE_FRESH_MS, staleMs: vars.ROUTING_CACHE_STALE_MS },

@@ -264,6 +264,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     store,
     leases: requestLeases,
     limitPerMinute: config.rateLimitPerMinute,
+    batchShare: config.batchRateShare,
     onRefused: () => metrics.rateLimited(),
   });
   // The playground's captures: in the shared store when it is Redis (any edge answers the read), else here.

@@ -108,6 +108,13 @@ export function createAccountService(deps: AccountServiceDeps): RpcImplementatio
       const batchId = batchIdOfCreate(request);
       const orgId = request.orgId ?? null;
       const operator = deps.operators.isOperator(userId);
+      const parentKeyId = batchId === null ? null : (caller.keyId ?? null);
+      if (parentKeyId !== null) {
+        // A batch's key is paced within its creating key's limits (docs/batches.md "Pacing"), so it carries them.
+        const parent = await findOwnKey(deps.db, userId, parentKeyId);
+        settings.rpm ??= parent?.rpm ?? null;
+        settings.tpm ??= parent?.tpm ?? null;
+      }
       checkSettings(settings);
       await checkWithinCaller(deps.db, caller, settings, orgId, operator);
       await checkReferences(deps.db, userId, settings, orgId);
@@ -121,6 +128,7 @@ export function createAccountService(deps: AccountServiceDeps): RpcImplementatio
           keyHash: hashSecret(secret),
           mask: maskSecret(secret),
           batchId,
+          parentKeyId,
         });
         await appendAuditEvent(tx, actorOf(ctx, userId), keyChange('key.create', null, created));
         return created;

@@ -48,6 +48,7 @@ export function toProtoKey(row: CallerKeyRow, operator: boolean): MessageInitSha
     rpm: row.rpm === null ? undefined : BigInt(row.rpm),
     tpm: row.tpm === null ? undefined : BigInt(row.tpm),
     batchId: row.batchId ?? undefined,
+    parentKeyId: row.parentKeyId ?? undefined,
   };
 }
 

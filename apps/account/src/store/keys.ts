@@ -77,6 +77,8 @@ export function createKey(
     mask: string;
     /** The batch a runs-service key calls the lines of; set once, here, and never by an update. */
     batchId: string | null;
+    /** With `batchId`: the key that created the batch, whose rate windows the batch's calls share. */
+    parentKeyId: string | null;
   },
 ): Promise<CallerKeyRow> {
   return db.callerKey.create({

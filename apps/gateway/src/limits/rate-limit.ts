@@ -5,10 +5,32 @@ import type { LeasedHit, WindowLeases } from './window-leases';
 
 const WINDOW_MS = 60_000;
 
-/** Whose bucket a request counts against: the key's, or the user's for sessions and device tokens. */
+/**
+ * The windows a request counts in: the key's, or the user's for sessions and device tokens. A key the runs service
+ * minted for a batch's lines counts in its parent's windows (the key that created the batch, or the user's own for
+ * a batch created with a session), at a share of their limits (docs/batches.md "Pacing").
+ */
 function rateLimitSubject(principal: Principal): string {
-  return principal.key ? principal.key.id : `user:${principal.userId}`;
+  const key = principal.key;
+  if (!key) return `user:${principal.userId}`;
+  if (key.batchId) return key.parentKeyId ?? `user:${principal.userId}`;
+  return key.id;
 }
+
+/** Whether the request is a batch line's, paced within a share of its parent's windows. */
+const isBatchLine = (principal: Principal) => Boolean(principal.key?.batchId);
+
+/**
+ * The header a batch key's rate-limit refusal carries: the line yielded to its parent's interactive calls, and the
+ * lane puts it back without counting an attempt. Set only here, on the edge's own answer to a batch key.
+ */
+export const BATCH_YIELD_HEADER = 'x-sbc-batch-yield';
+
+/** What a batch's lines may take of their parent's limits unless BATCHES_RATE_SHARE says otherwise. */
+export const DEFAULT_BATCH_RATE_SHARE = 0.5;
+
+/** The lease of a batch's share of a window is its own: it is taken with the share's limit (window-leases.ts). */
+const SHARE_LEASE = 'batch-share';
 
 /** A dialect's own names for a tokens-per-minute limit (CallerDialect.tokenLimitHeaders). */
 export type TokenLimitHeaders = (limit: number, remaining: number, resetMs: number) => Record<string, string>;
@@ -58,13 +80,21 @@ const seconds = (ms: number) => String(Math.max(1, Math.ceil(ms / 1000)));
 export function createRateLimiter(deps: {
   store: SharedStore;
   limitPerMinute: number;
+  /** The part of its parent's limits a batch key's calls may take (BATCHES_RATE_SHARE), above 0 and at most 1. */
+  batchShare?: number;
   onRefused?: () => void;
   leases?: WindowLeases;
 }) {
-  const requestLimit = (principal: Principal) => {
+  const batchShare = deps.batchShare ?? DEFAULT_BATCH_RATE_SHARE;
+  /** A limit as a request of `principal` meets it: a batch line's is its share, never under one. */
+  const limitFor = (principal: Principal, limit: number) =>
+    isBatchLine(principal) ? Math.max(1, Math.floor(limit * batchShare)) : limit;
+  // A batch key carries its parent's rpm and tpm (the account service copies them when it mints it).
+  const keyRequestLimit = (principal: Principal) => {
     const own = principal.key?.rpm;
     return own === undefined ? deps.limitPerMinute : Math.min(Number(own), deps.limitPerMinute);
   };
+  const requestLimit = (principal: Principal) => limitFor(principal, keyRequestLimit(principal));
   const requestKey = (principal: Principal) => `rl:${rateLimitSubject(principal)}`;
   const requestOp = (principal: Principal, cost: number): StoreOp => ({
     op: 'window',
@@ -72,12 +102,28 @@ export function createRateLimiter(deps: {
     options: { limit: requestLimit(principal), windowMs: WINDOW_MS, cost },
   });
   const leasedHit = (principal: Principal, cost: number): LeasedHit | undefined =>
-    deps.leases?.hit(requestKey(principal), requestLimit(principal), WINDOW_MS, cost);
+    deps.leases?.hit(
+      requestKey(principal),
+      requestLimit(principal),
+      WINDOW_MS,
+      cost,
+      isBatchLine(principal) ? SHARE_LEASE : undefined,
+    );
 
-  function refusal(message: string, headers: Record<string, string>, result: SlidingWindowResult): ApiError {
+  /** `yielded`: a batch line refused for its share, which its lane tries again without counting an attempt. */
+  function refusal(
+    message: string,
+    headers: Record<string, string>,
+    result: SlidingWindowResult,
+    yielded = false,
+  ): ApiError {
     deps.onRefused?.();
     return new ApiError('rate_limited', message, {
-      headers: { ...headers, 'retry-after': seconds(result.retryAfterMs) },
+      headers: {
+        ...headers,
+        'retry-after': seconds(result.retryAfterMs),
+        ...(yielded ? { [BATCH_YIELD_HEADER]: 'share' } : {}),
+      },
     });
   }
 
@@ -90,6 +136,14 @@ export function createRateLimiter(deps: {
   }
 
   function requestRefusal(principal: Principal, result: SlidingWindowResult, headers: Record<string, string>) {
+    if (isBatchLine(principal))
+      return refusal(
+        `This batch's lines take at most ${result.limit} of the creating key's ${keyRequestLimit(principal)} ` +
+          `requests per minute, counting its other calls; the rest is kept for them.`,
+        headers,
+        result,
+        true,
+      );
     const whose = principal.key ? 'key' : 'account';
     return refusal(`Rate limit of ${result.limit} requests per minute reached for this ${whose}.`, headers, result);
   }
@@ -104,15 +158,10 @@ export function createRateLimiter(deps: {
   }
 
   function bucket(principal: Principal, tokenHeaders?: TokenLimitHeaders): Bucket {
-    const tpm = principal.key?.tpm === undefined ? undefined : Number(principal.key.tpm);
+    const tpm = principal.key?.tpm === undefined ? undefined : limitFor(principal, Number(principal.key.tpm));
     const tokensKey = `tpm:${rateLimitSubject(principal)}`;
     const adjust = (amount: number): StoreOp => ({ op: 'windowAdjust', key: tokensKey, windowMs: WINDOW_MS, amount });
-    const requestUndo: StoreOp = {
-      op: 'windowAdjust',
-      key: `rl:${rateLimitSubject(principal)}`,
-      windowMs: WINDOW_MS,
-      amount: -1,
-    };
+    const requestUndo: StoreOp = { op: 'windowAdjust', key: requestKey(principal), windowMs: WINDOW_MS, amount: -1 };
     let counted = 0;
     let leased: LeasedHit | undefined;
     return {
@@ -140,13 +189,19 @@ export function createRateLimiter(deps: {
             undo: tokens?.allowed && counted > 0 ? [adjust(-counted)] : [],
           };
         if (tokens && !tokens.allowed) {
+          const whose = isBatchLine(principal) ? "this batch's share of the creating key's" : "this key's";
           const message =
             counted > tokens.limit
-              ? `This call counts ${counted} tokens (its prompt and its output limit), more than this key's limit ` +
+              ? `This call counts ${counted} tokens (its prompt and its output limit), more than ${whose} limit ` +
                 `of ${tokens.limit} tokens per minute; a lower output limit (max_tokens) lowers it.`
-              : `Rate limit of ${tokens.limit} tokens per minute reached for this key.`;
+              : isBatchLine(principal)
+                ? `This batch's lines take at most ${tokens.limit} of the creating key's tokens per minute, ` +
+                  `counting its other calls; the rest is kept for them.`
+                : `Rate limit of ${tokens.limit} tokens per minute reached for this key.`;
+          // A line larger than its whole share never fits by waiting: that refusal is not a yield.
+          const yielded = isBatchLine(principal) && counted <= tokens.limit;
           // The refused call takes nothing from the request window either.
-          return { headers, refusal: refusal(message, headers, tokens), undo: [requestUndo] };
+          return { headers, refusal: refusal(message, headers, tokens, yielded), undo: [requestUndo] };
         }
         if (!tokens || counted === 0) return { headers, undo: [] };
         let settled = false;

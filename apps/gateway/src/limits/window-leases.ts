@@ -5,11 +5,12 @@ import type { Logger } from '@sbc/logging';
  * This edge's leases on shared sliding windows (docs/leased-limits.md): a busy window's hits are taken from Redis
  * a slice at a time and spent here with no round trip; a window used now and then is hit per call as before.
  *
- * At most one lease per window. A call takes a hit from it only when the lease covers its whole cost, inside the
- * cell the lease was counted in; otherwise `hit` answers undefined and the caller goes to the store. A lease
- * running low, or demand with no lease, starts a take in the background (one at a time per window), sized from
- * this edge's recent rate on the window and never more than a share of the room left. What a lease has not spent
- * is given back when it is idle, when its cell ends, and when the edge stops.
+ * At most one lease per window, and one per part of it (a batch's share, met with a lower limit). A call takes a hit
+ * from it only when the lease covers its whole cost, inside the cell the lease was counted in; otherwise `hit`
+ * answers undefined and the caller goes to the store. A lease running low, or demand with no lease, starts a take in
+ * the background (one at a time per window), sized from this edge's recent rate on the window and never more than a
+ * share of the room left. What a lease has not spent is given back when it is idle, when its cell ends, and when
+ * the edge stops.
  */
 export interface WindowLeaseOptions {
   /** How long a slice should last at the recent rate. */
@@ -60,6 +61,8 @@ interface Lease {
 
 interface Window {
   key: string;
+  /** The window's entry here: its key, and the part of it when there is one. */
+  entry: string;
   limit: number;
   windowMs: number;
   lease?: Lease;
@@ -78,8 +81,12 @@ interface Window {
 }
 
 export interface WindowLeases {
-  /** Takes `cost` hits of the window at `key` from this edge's lease, or undefined (go to the store). */
-  hit(key: string, limit: number, windowMs: number, cost: number): LeasedHit | undefined;
+  /**
+   * Takes `cost` hits of the window at `key` from this edge's lease, or undefined (go to the store). `part` names a
+   * lower limit some callers meet in the same window (a batch's share of its parent's): its lease is its own, taken
+   * with that limit, so calls under either limit keep their lease and count in the one window.
+   */
+  hit(key: string, limit: number, windowMs: number, cost: number, part?: string): LeasedHit | undefined;
   /** Gives every lease back (on drain and shutdown); hits after it go to the store. */
   close(): Promise<void>;
 }
@@ -158,7 +165,7 @@ export function createWindowLeases(deps: {
     }
     const lease = window.lease;
     // A window dropped (idle) or the edge stopped while the take was on its way: nothing may spend it.
-    if (closed || windows.get(window.key) !== window) {
+    if (closed || windows.get(window.entry) !== window) {
       giveBack([
         { op: 'windowReturn', key: window.key, windowMs: window.windowMs, cell: answer.cell, amount: answer.granted },
       ]);
@@ -206,7 +213,7 @@ export function createWindowLeases(deps: {
           if (op) ops.push(op);
           window.lease = undefined;
         }
-        if (!window.lease && !window.taking && at - window.lastUsed >= options.idleMs) windows.delete(window.key);
+        if (!window.lease && !window.taking && at - window.lastUsed >= options.idleMs) windows.delete(window.entry);
       }
       giveBack(ops);
     },
@@ -215,16 +222,18 @@ export function createWindowLeases(deps: {
   sweep.unref();
 
   return {
-    hit(key, limit, windowMs, cost) {
+    hit(key, limit, windowMs, cost, part) {
       if (closed) return undefined;
       const at = now();
-      let window = windows.get(key);
+      const entry = part === undefined ? key : `${key}\u0000${part}`;
+      let window = windows.get(entry);
       if (!window || window.limit !== limit || window.windowMs !== windowMs) {
         // A key whose limit changed starts over: its old lease was sized for the old limit.
         const old = window?.lease && returnOp(window, window.lease);
         if (old) giveBack([old]);
         window = {
           key,
+          entry,
           limit,
           windowMs,
           lastUsed: at,
@@ -236,7 +245,7 @@ export function createWindowLeases(deps: {
           taking: false,
           noTakeUntil: 0,
         };
-        windows.set(key, window);
+        windows.set(entry, window);
       }
       countHit(window, at, cost);
       const lease = window.lease;
