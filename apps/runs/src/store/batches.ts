@@ -255,11 +255,24 @@ export async function settleLine(
   });
 }
 
-/** Puts a line back to be tried again after `delayMs` (a 429, an upstream failure, the gateway unreachable). */
-export async function retryLine(db: RunsDb, line: { batchId: string; lineNo: number }, delayMs: number): Promise<void> {
+/**
+ * Puts a line back to be tried again after `delayMs` (a 429, an upstream failure, the gateway unreachable). A line
+ * that `yielded` (the edge kept the creating key's limits for its other calls) gives back the try its claim counted.
+ */
+export async function retryLine(
+  db: RunsDb,
+  line: { batchId: string; lineNo: number },
+  delayMs: number,
+  yielded = false,
+): Promise<void> {
   await db.batchLine.updateMany({
     where: { batchId: line.batchId, lineNo: line.lineNo, state: 'running' },
-    data: { state: 'queued', leaseUntil: null, notBefore: new Date(Date.now() + delayMs) },
+    data: {
+      state: 'queued',
+      leaseUntil: null,
+      notBefore: new Date(Date.now() + delayMs),
+      ...(yielded ? { attempts: { decrement: 1 } } : {}),
+    },
   });
 }
 

@@ -30,7 +30,16 @@ export interface BatchRunner {
 const RETRYABLE = new Set([408, 409, 429, 500, 502, 503, 504, 529]);
 const MAX_RETRY_DELAY_MS = 60_000;
 
-type LineOutcome = { kind: 'settled'; ok: boolean; result: string } | { kind: 'retry'; delayMs: number };
+/**
+ * The edge's mark on a batch key's 429 when the line yielded to its creating key's other calls (its share of the
+ * key's limits is in use: docs/batches.md "Pacing"). The edge sets it on its own refusals of a batch key only.
+ */
+const YIELD_HEADER = 'x-sbc-batch-yield';
+
+/** `yielded`: the line waited its turn and is put back without counting the try (BATCHES_MAX_ATTEMPTS). */
+type LineOutcome =
+  | { kind: 'settled'; ok: boolean; result: string }
+  | { kind: 'retry'; delayMs: number; yielded?: boolean };
 
 function retryDelay(attempt: number, retryAfter: string | null): number {
   const told = retryAfter === null ? NaN : Number(retryAfter) * 1000;
@@ -42,8 +51,9 @@ function retryDelay(attempt: number, retryAfter: string | null): number {
  * The batch lane: `concurrency` loops that each claim a line, call it through the edge as its creator would
  * (a key minted within the creator's bounds, so scopes, models, caps, budgets and routing apply and the call
  * is billed as any), and settle it; when nothing is left to claim they end the batches that are done. The lane
- * is paced by its size and by the edge: a 429 or an upstream failure puts the line back for later
- * (`retry-after` honoured), never into a tight loop.
+ * is paced by its size and by the edge, which admits a batch's lines within a share of the creating key's limits:
+ * a line that yielded to the key's other calls, a 429 or an upstream failure is put back for later (`retry-after`
+ * honoured), never into a tight loop, and only the last two count as tries.
  */
 export function createBatchRunner(deps: BatchRunnerDeps): BatchRunner {
   const { db, logger } = deps;
@@ -101,6 +111,8 @@ export function createBatchRunner(deps: BatchRunnerDeps): BatchRunner {
       return unreachable(line);
     }
     const text = await response.text().catch(() => '');
+    if (response.status === 429 && response.headers.get(YIELD_HEADER) === 'share')
+      return { kind: 'retry', delayMs: retryDelay(1, response.headers.get('retry-after')), yielded: true };
     if (RETRYABLE.has(response.status) && line.attempts < deps.maxAttempts)
       return { kind: 'retry', delayMs: retryDelay(line.attempts, response.headers.get('retry-after')) };
     let parsed: unknown;
@@ -152,7 +164,7 @@ export function createBatchRunner(deps: BatchRunnerDeps): BatchRunner {
           continue;
         }
         const outcome = await call(line);
-        if (outcome.kind === 'retry') await retryLine(db, line, outcome.delayMs);
+        if (outcome.kind === 'retry') await retryLine(db, line, outcome.delayMs, outcome.yielded === true);
         else await settleLine(db, line, outcome);
       } catch (err) {
         if (stopping) return;
