@@ -294,7 +294,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
   const recordToolCall = (call: ToolCallRecord) => {
     const fields = toolCallUsage(call);
     metrics.observeCall(fields);
-    return usageEmitter.emit(fields);
+    return usageEmitter.emit(fields, call.lineEventId);
   };
   const mcpSessions = new McpSessions({
     limits: { maxSessions: config.mcp.maxSessions, idleMs: config.mcp.sessionIdleMs },

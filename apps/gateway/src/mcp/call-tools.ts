@@ -90,8 +90,15 @@ export interface CallToolbox {
   readonly listings: McpItem[];
   /** A call the gateway did not run, and why, as the reply shows it. */
   notRun(call: ToolCallBlock, reason: string): McpItem;
-  /** Runs one call the model made; a tool the key may not use, or none offered, is an error result. */
-  run(call: ToolCallBlock, signal: AbortSignal): Promise<{ item: McpItem; result: ToolResultBlock }>;
+  /**
+   * Runs one call the model made; a tool the key may not use, or none offered, is an error result. `lineEventId`:
+   * the event id of its usage row when it ends 200, for a batch line's call (line-event-id.ts).
+   */
+  run(
+    call: ToolCallBlock,
+    signal: AbortSignal,
+    lineEventId?: string,
+  ): Promise<{ item: McpItem; result: ToolResultBlock }>;
   close(): Promise<void>;
 }
 
@@ -184,7 +191,7 @@ export function createCallTools(deps: CallToolsDeps) {
         output: reason,
         isError: true,
       }),
-      async run(call, signal) {
+      async run(call, signal, lineEventId) {
         const found = offered.get(call.name);
         const answer = (output: string, isError: boolean, label: string, tool: string) => ({
           item: {
@@ -210,7 +217,7 @@ export function createCallTools(deps: CallToolsDeps) {
         const settle = async (status: number, output: string, isError: boolean) => {
           if (status !== 499 && status !== 400)
             deps.health.record(healthKey, status === 200 ? { ok: true } : { ok: false, status });
-          await deps.record({ context, server: server.slug, tool, status, startedAt });
+          await deps.record({ context, server: server.slug, tool, status, startedAt, lineEventId });
           return answer(output, isError, label, tool);
         };
         const args = argumentsOf(call.arguments);

@@ -15,6 +15,8 @@ export interface ToolCallRecord {
   status: number;
   /** `performance.now()` when the call arrived. */
   startedAt: number;
+  /** A batch line's tool call: the event id its row takes when it ends 200 (line-event-id.ts toolCallEventIdOf). */
+  lineEventId?: string;
 }
 
 /** The usage row's `dialect_in` and `dialect_out` for a tool call. */

@@ -15,6 +15,7 @@ import type { Principal } from '../auth/authenticator';
 import type { CallTools, CallToolbox } from '../mcp/call-tools';
 import type { Target } from '../routing/targets';
 import { isAbort } from '../upstream/client';
+import { lineEventIdOf, roundEventIdOf, toolCallEventIdOf } from '../usage/line-event-id';
 import { Admission, type AdmitDeps } from './admit';
 import { neutralRequestOf, watchedUpstream } from './call-hooks';
 import type { CallOutcome } from './call-outcome';
@@ -31,7 +32,8 @@ import { DRAINED } from './stream-relay';
 // results, until it answers (docs/mcp.md "MCP tools in model calls"). Every round is a model call of its own:
 // admitted on its targets (request bucket, budget), and settled with a usage row; the last one is the call's own
 // record. The rounds are buffered: the caller gets the final reply, whole or as one stream of events, with what
-// was run shown before it.
+// was run shown before it. A batch line's rounds and tool calls take event ids made from the line's id (its last
+// round the line's id itself), so a line called again after a crash is billed once, every round of it.
 
 export type McpRoundsDeps = DispatchDeps &
   AdmitDeps &
@@ -96,6 +98,7 @@ async function runRounds(
   const turns: Message[] = [];
   let usage: Usage = ZERO_USAGE;
   let attempts = 0;
+  const line = lineEventIdOf(mcp.principal.key, out.requestId);
   for (let round = 1; ; round++) {
     const roundCall: CallerCall = {
       adapter: call.adapter,
@@ -157,7 +160,11 @@ async function runRounds(
       const reason = `Not run: the request reached the gateway's bound of ${deps.maxToolRounds} model calls.`;
       items.push(...gateway.map((block) => toolbox.notRun(block, reason)));
     } else if (gateway.length > 0) {
-      const ran = await Promise.all(gateway.map((block) => toolbox.run(block, signal)));
+      const ran = await Promise.all(
+        gateway.map((block, index) =>
+          toolbox.run(block, signal, line === undefined ? undefined : toolCallEventIdOf(line, round, index)),
+        ),
+      );
       items.push(...ran.map((done) => done.item));
       turns.push(
         { role: 'assistant', content: reply.content },
@@ -179,6 +186,7 @@ async function runRounds(
         startedAt,
         dialect: call.adapter.name,
         sessionId: mcp.sessionId,
+        lineEventId: line === undefined ? undefined : roundEventIdOf(line, round),
       });
       continue;
     }

@@ -3,7 +3,7 @@ import { createBus, type Bus } from '@sbc/bus';
 import { USAGE_EVENTS_TOPIC } from '@sbc/events';
 import { createLogger } from '@sbc/logging';
 import { UsageEventSchema } from '@sbc/proto/sbc/usage/v1/usage_event_pb';
-import { lineEventIdOf, usageEventIdOf } from './line-event-id';
+import { lineEventIdOf, roundEventIdOf, toolCallEventIdOf, usageEventIdOf } from './line-event-id';
 import { createUsageEmitter, type UsageFields } from './usage-events';
 
 const ULID = '01JDQZ4P0F8B7C6D5E4F3G2H1N';
@@ -68,6 +68,37 @@ describe('usageEventIdOf: which outcome takes the line id', () => {
   });
 });
 
+describe("a batch line's MCP rounds and tool calls: event ids made from the line's id", () => {
+  it('the same round and tool call of the same line have the same id, every time the line is called', () => {
+    expect(roundEventIdOf(LINE, 1)).toBe(`${LINE}_r1`);
+    expect(roundEventIdOf(LINE, 1)).toBe(roundEventIdOf(LINE, 1));
+    expect(toolCallEventIdOf(LINE, 2, 0)).toBe(`${LINE}_r2_t0`);
+    expect(toolCallEventIdOf(LINE, 2, 0)).toBe(toolCallEventIdOf(LINE, 2, 0));
+  });
+
+  it("no two rounds, tool calls or lines share an id, and none is a line's id or the edge's own", () => {
+    const lines = [LINE, `batch_req_${ULID}_8`, `batch_req_${ULID}_71`, `msgbatch_req_${ULID}_7`];
+    const ids = lines.flatMap((line) => [
+      line,
+      ...[1, 2, 11].flatMap((round) => [
+        roundEventIdOf(line, round),
+        ...[0, 1, 10].map((index) => toolCallEventIdOf(line, round, index)),
+      ]),
+    ]);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const id of ids.filter((id) => !lines.includes(id))) {
+      // A batch key sending one of them as its request id is not believed: it names no line.
+      expect(lineEventIdOf(batchKey, id)).toBeUndefined();
+      expect(id).not.toMatch(/^evt_/);
+    }
+  });
+
+  it('a round answered is billed under its id; a round that failed has a fresh one', () => {
+    expect(usageEventIdOf(roundEventIdOf(LINE, 1), 200)).toBe(`${LINE}_r1`);
+    expect(usageEventIdOf(roundEventIdOf(LINE, 1), 429)).toMatch(/^evt_/);
+  });
+});
+
 describe('the usage emitter', () => {
   const logger = createLogger({ service: 'line-event-id-test', level: 'silent' });
   let bus: Bus;
@@ -128,5 +159,14 @@ describe('the usage emitter', () => {
     expect(eventIds.slice(0, 2)).toEqual([LINE, LINE]);
     expect(new Set(eventIds.slice(2)).size).toBe(3);
     for (const id of eventIds.slice(2)) expect(id).toMatch(/^evt_/);
+  });
+
+  it("sends a batch line's earlier MCP round twice under one event id", async () => {
+    const emitter = createUsageEmitter({ producer: bus.producer, logger });
+    const round = roundEventIdOf(LINE, 1);
+    await emitter.emit(fields(200), round);
+    await emitter.emit(fields(200), round);
+    await bus.producer.flush();
+    expect(eventIds).toEqual([round, round]);
   });
 });

@@ -29,3 +29,17 @@ export function lineEventIdOf(key: Pick<CallerKey, 'batchId'> | undefined, reque
 export function usageEventIdOf(lineEventId: string | undefined, status: number): string {
   return lineEventId !== undefined && status >= 200 && status < 300 ? lineEventId : newId('evt');
 }
+
+/**
+ * The usage event id of round `round` of a batch line's call that runs MCP tools, other than its last round (whose
+ * event takes the line's id itself): made from the line's id, so a line called again after a crash has each earlier
+ * round applied once too. Never a line's id (those end in their line number) nor one the edge makes (`evt_…`).
+ */
+export function roundEventIdOf(lineEventId: string, round: number): string {
+  return `${lineEventId}_r${round}`;
+}
+
+/** The usage event id of the `index`-th tool call (from 0) the model made in round `round` of a batch line's call. */
+export function toolCallEventIdOf(lineEventId: string, round: number, index: number): string {
+  return `${roundEventIdOf(lineEventId, round)}_t${index}`;
+}
