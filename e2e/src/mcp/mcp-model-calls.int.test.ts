@@ -2,6 +2,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type Anthropic from '@anthropic-ai/sdk';
 import type OpenAI from 'openai';
+import { newId } from '@sbc/ids';
+import { AccountService } from '@sbc/proto/sbc/account/v1/account_pb';
+import { createRpcClient } from '@sbc/rpc';
 import { freePort } from '@sbc/testing';
 import { EVERYTHING_SERVER, startEverythingServer, type RunningMcpServer } from '../support/mcp-everything';
 import {
@@ -368,5 +371,47 @@ describeMcp('MCP tools in model calls', () => {
         tools: [{ type: 'mcp', server_label: slug, require_approval: 'always' }],
       }),
     ).rejects.toMatchObject({ status: 400, error: { param: 'tools.0.require_approval' } });
+  });
+
+  it("a batch line called again (its settle lost to a crash) bills each round and tool call once, by the line's id", async () => {
+    // A key as the batch lane mints one (CreateKey naming its batch), and a line of that batch.
+    const accountRpc = createRpcClient(AccountService, { target: stack.account.grpcAddress, deadlineMs: 10_000 });
+    const ulid = newId('req').slice('req_'.length);
+    const minted = await accountRpc.createKey({
+      caller: { userId: stack.ownerId },
+      name: `batch batch_${ulid}`,
+      scopes: ['gateway:invoke'],
+      route: 'auto',
+      mode: 'agent',
+      batchId: `batch_${ulid}`,
+    });
+    accountRpc.close();
+    const line = `batch_req_${ulid}_1`;
+    const call = (requestId: string) =>
+      stack.api('POST', '/v1/responses', {
+        key: minted.secret,
+        headers: { 'x-request-id': requestId },
+        body: { model: 'house', input: echoCall('once'), store: false, tools: [{ type: 'mcp', server_label: slug }] },
+      });
+    const first = await call(line);
+    const again = await call(line);
+    expect([first.status, again.status]).toEqual([200, 200]);
+    expect(first.headers.get('x-sbc-mcp-rounds')).toBe('2');
+    // A later call of the key: once its row is in, the ledger has applied (or dropped) every event of the line.
+    const later = newId('req');
+    expect((await call(later)).status).toBe(200);
+    const keyId = minted.key!.id;
+    const deadline = Date.now() + 20_000;
+    let rows: Row[] = [];
+    while (!rows.some((row) => row.request_id === later) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      rows = (await stack.api('GET', `/v1/usage/requests?key_id=${keyId}&limit=100`, { key: OWNER_KEY })).body.data;
+    }
+    const billed = rows.filter((row) => row.request_id === line);
+    // The first round, its tool call and the last round: one row each, though the line ran twice.
+    expect(billed.map((row) => row.id).sort()).toEqual([line, `${line}_r1`, `${line}_r1_t0`].sort());
+    expect(billed.find((row) => row.id === `${line}_r1_t0`)).toMatchObject({ model: `${slug}__echo`, status: 200 });
+    // The later call, not a line of the batch, has event ids of the edge's own.
+    for (const row of rows.filter((row) => row.request_id === later)) expect(row.id).toMatch(/^evt_/);
   });
 });
