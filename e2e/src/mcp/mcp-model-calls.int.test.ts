@@ -373,7 +373,7 @@ describeMcp('MCP tools in model calls', () => {
     ).rejects.toMatchObject({ status: 400, error: { param: 'tools.0.require_approval' } });
   });
 
-  it("a batch line called again (its settle lost to a crash) bills each round and tool call once, by the line's id", async () => {
+  it('a batch line called again (its settle lost to a crash) bills each round and tool call once', async () => {
     // A key as the batch lane mints one (CreateKey naming its batch), and a line of that batch.
     const accountRpc = createRpcClient(AccountService, { target: stack.account.grpcAddress, deadlineMs: 10_000 });
     const ulid = newId('req').slice('req_'.length);

@@ -99,7 +99,7 @@ describe("a batch's lines in their parent's request window", () => {
     await expect(hit(parent())).resolves.toBeDefined();
   });
 
-  it("a model call's bucket: the share of the parent's tokens window too, a line larger than the share not a yield", async () => {
+  it("a model call's bucket: a share of the parent's tokens too; a line over the whole share is no yield", async () => {
     const rateLimit = createRateLimiter({ store: createMemoryStore(), limitPerMinute: 1_200, batchShare: 0.5 });
     const take = (principal: Principal, tokens: number) => rateLimit.take(rateLimit.bucket(principal), () => tokens);
     await expect(take(batchKey(undefined, 'key_parent', 1_000), 400)).resolves.toBeDefined();

@@ -38,8 +38,7 @@ const YIELD_HEADER = 'x-sbc-batch-yield';
 
 /** `yielded`: the line waited its turn and is put back without counting the try (BATCHES_MAX_ATTEMPTS). */
 type LineOutcome =
-  | { kind: 'settled'; ok: boolean; result: string }
-  | { kind: 'retry'; delayMs: number; yielded?: boolean };
+  { kind: 'settled'; ok: boolean; result: string } | { kind: 'retry'; delayMs: number; yielded?: boolean };
 
 function retryDelay(attempt: number, retryAfter: string | null): number {
   const told = retryAfter === null ? NaN : Number(retryAfter) * 1000;
