@@ -1,4 +1,7 @@
 import OpenAI, { toFile } from 'openai';
+import { newId } from '@sbc/ids';
+import { AccountService } from '@sbc/proto/sbc/account/v1/account_pb';
+import { createRpcClient } from '@sbc/rpc';
 import { testBackends } from '@sbc/testing';
 import { chatLine, ended, jsonl, untilBatch } from '../support/batches';
 import { openAiFor, simHouse, startStack, type StackWith } from '../support/stack';
@@ -48,6 +51,54 @@ describeWithRedis("a batch's share of its creating key's rpm", () => {
 
   afterAll(async () => {
     await stack?.stop();
+  });
+
+  it("a batch's key names its creating key and carries its rpm and tpm; no other key names one", async () => {
+    const user = await teamFixtures(stack).user();
+    const minted = await stack.api('POST', '/v1/keys', {
+      key: user.key,
+      body: { name: 'creator', scopes: ['gateway:invoke'], rpm: 20, tpm: 5_000 },
+    });
+    expect(minted.status).toBe(201);
+    const creator = minted.body.id as string;
+    const accountRpc = createRpcClient(AccountService, { target: stack.account.grpcAddress, deadlineMs: 10_000 });
+    try {
+      // As the runs service mints a batch's key: the creating key is the caller.
+      const mint = (keyId: string | undefined, batchId?: string) =>
+        accountRpc.createKey({
+          caller: { userId: user.id, ...(keyId ? { keyId } : {}) },
+          name: 'lines',
+          scopes: ['gateway:invoke'],
+          route: 'auto',
+          mode: 'agent',
+          batchId,
+        });
+      const batchId = `batch_${newId('req').slice('req_'.length)}`;
+      expect((await mint(creator, batchId)).key).toMatchObject({
+        batchId,
+        parentKeyId: creator,
+        rpm: 20n,
+        tpm: 5_000n,
+      });
+      const fromSession = (await mint(undefined, batchId)).key;
+      expect(fromSession?.batchId).toBe(batchId);
+      expect(fromSession?.parentKeyId).toBeUndefined();
+      // A key the creator mints that is not a batch's takes nothing from it: without limits it is wider (refused),
+      // and with them it has no parent.
+      await expect(mint(creator)).rejects.toMatchObject({ code: 'insufficient_scope', param: 'rpm' });
+      const own = await accountRpc.createKey({
+        caller: { userId: user.id, keyId: creator },
+        name: 'own',
+        scopes: ['gateway:invoke'],
+        route: 'auto',
+        mode: 'agent',
+        rpm: 20n,
+        tpm: 5_000n,
+      });
+      expect(own.key?.parentKeyId).toBeUndefined();
+    } finally {
+      accountRpc.close();
+    }
   });
 
   it(
