@@ -22,3 +22,15 @@ describe('OTEL_GENAI_CAPTURE_CONTENT', () => {
     expect(() => loadGatewayConfig({ OTEL_GENAI_CAPTURE_CONTENT: 'prompts' })).toThrow(/OTEL_GENAI_CAPTURE_CONTENT/);
   });
 });
+
+describe('BATCHES_RATE_SHARE', () => {
+  it("is half of the creating key's limits unless set, and takes any share above 0 up to all", () => {
+    expect(loadGatewayConfig({}).batchRateShare).toBe(0.5);
+    expect(loadGatewayConfig({ BATCHES_RATE_SHARE: '0.25' }).batchRateShare).toBe(0.25);
+    expect(loadGatewayConfig({ BATCHES_RATE_SHARE: '1' }).batchRateShare).toBe(1);
+  });
+
+  it.each(['0', '-0.5', '1.5', 'half'])('refuses %s, naming the variable', (value) => {
+    expect(() => loadGatewayConfig({ BATCHES_RATE_SHARE: value })).toThrow(/BATCHES_RATE_SHARE/);
+  });
+});
