@@ -109,7 +109,10 @@ const forwarderEntry = path.join(root, 'bench/lib/forwarder.mjs');
 const STEPS = ['metrics', 'record', 'admit', 'scans'];
 const steps = directOnly || env.BENCH_STEPS === '0' ? [] : list(env.BENCH_STEPS, STEPS);
 const unknownSteps = steps.filter((step) => !STEPS.includes(step));
-if (unknownSteps.length > 0) throw new Error(`BENCH_STEPS: no step ${unknownSteps.join(', ')} (${STEPS.join(', ')})`);
+if (unknownSteps.length > 0) {
+  console.error(`BENCH_STEPS: no step ${unknownSteps.join(', ')}; the steps are ${STEPS.join(', ')}`);
+  process.exit(1);
+}
 const STEP_CASES = ['chat', 'messages'];
 const minimalEntry = path.join(root, 'bench/lib/minimal-gateway.mjs');
 
@@ -549,7 +552,7 @@ async function main() {
 
   // --- report ----------------------------------------------------------------------------------------------
   const checks = directOnly ? [] : checkTargets(results, store);
-  printReport(results, checks, directOnly);
+  printReport(results, checks, directOnly, store);
   console.log(
     `\nWhile measuring (${machineLoad.seconds} s): other processes used ${machineLoad.other_processes_cores} of a ` +
       `core on average, hypervisor steal ${machineLoad.steal_cores}.`,

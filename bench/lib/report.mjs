@@ -154,7 +154,7 @@ export function table(rows, columns) {
   return [line(cells[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.slice(1).map(line)].join('\n');
 }
 
-export function printReport(results, checks, directOnly) {
+export function printReport(results, checks, directOnly, store = 'memory') {
   const stepTargets = Object.keys(STEP_NAMES).map((step) => `step_${step}`);
   const perTarget = results.flatMap((r) =>
     ['direct', 'floor', 'edge', 'edge_memory', 'baseline', 'minimal', ...stepTargets]
@@ -246,7 +246,7 @@ export function printReport(results, checks, directOnly) {
   const stepped = results.filter((r) => r.steps);
   if (stepped.length > 0) {
     console.log(
-      '\nStep table (edge cpu without one step against the full edge in the same rounds, ms per call; ' +
+      `\nStep table, ${store} mode (edge cpu without one step against the full edge in the same rounds, ms per call; ` +
         "share = that step's part of the full edge's CPU; cost = full − without, µs per call):\n",
     );
     console.log(
