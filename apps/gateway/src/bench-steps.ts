@@ -16,7 +16,7 @@ import type { GenAiTelemetry } from './observability/genai-telemetry';
  * What main.ts hands a caller's model calls and the edge's router, with the parts that SBC_BENCH_STEPS_OFF can
  * replace. The REST surface, MCP sessions and the edge's own calls (a judge's question) keep the full parts.
  */
-export interface SteppedParts {
+interface SteppedParts {
   steps: CallSteps;
   metrics: EdgeMetrics;
   genai: GenAiTelemetry;

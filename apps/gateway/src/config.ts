@@ -17,7 +17,7 @@ import { USAGE_DURABLE_WAIT_MS } from './usage/usage-events';
  * The model-call steps a bench may switch off (SBC_BENCH_STEPS_OFF), each measured by an edge without it
  * (bench/gateway.mjs's step table; what each removes: bench-steps.ts).
  */
-export const BENCH_STEPS = ['metrics', 'record', 'admit', 'scans'] as const;
+const BENCH_STEPS = ['metrics', 'record', 'admit', 'scans'] as const;
 export type BenchStep = (typeof BENCH_STEPS)[number];
 
 const isBenchStep = (name: string): name is BenchStep => (BENCH_STEPS as readonly string[]).includes(name);
