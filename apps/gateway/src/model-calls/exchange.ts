@@ -3,6 +3,7 @@ import type { Target } from '../routing/targets';
 import { isAbort } from '../upstream/client';
 import { whenAborted } from './abort-watch';
 import { watchedUpstream } from './call-hooks';
+import type { CallSteps } from './call-steps';
 import type { CallOutcome } from './call-outcome';
 import type { CallResponse } from './call-response';
 import { dispatch, type DispatchDeps, type Dispatched, type InFlight } from './dispatch';
@@ -16,6 +17,8 @@ import { answerWhole } from './whole-reply';
 export interface ExchangeDeps extends DispatchDeps {
   /** Aborted when the edge's drain time is up (SHUTDOWN_DRAIN_MS after SIGTERM). */
   drainDeadline?: AbortSignal;
+  /** How the caller is watched while the call runs (`watchCaller` below, unless a bench switched it off). */
+  steps: Pick<CallSteps, 'watchCaller'>;
 }
 
 /**
@@ -26,7 +29,7 @@ export interface ExchangeDeps extends DispatchDeps {
 export async function exchange(x: Exchange, deps: ExchangeDeps): Promise<CallOutcome> {
   // A caller that hung up while the call was authorised and read has already had its `close` event.
   const state: ExchangeState = { callerGone: x.out.res.destroyed, attempts: 0, requestId: x.out.requestId };
-  const unwatch = watchCaller(x.out, state, deps.drainDeadline);
+  const unwatch = deps.steps.watchCaller(x.out, state, deps.drainDeadline);
   try {
     const dispatchDeps = x.hooks ? { ...deps, upstream: watchedUpstream(deps.upstream, x.hooks) } : deps;
     const dispatched = await dispatch(x.call, x.targets, dispatchDeps, state, x.passHeaders, x.admit);
