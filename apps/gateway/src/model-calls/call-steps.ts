@@ -1,5 +1,5 @@
 import { requestIdFor } from '../http/request-id';
-import { watchCaller } from './exchange';
+import { watchCaller } from './caller-watch';
 import { readCall } from './read-call';
 import { settle } from './settle';
 

@@ -1,7 +1,6 @@
 import { droppedForUpstream, ZERO_USAGE } from '@sbc/dialects';
 import type { Target } from '../routing/targets';
 import { isAbort } from '../upstream/client';
-import { whenAborted } from './abort-watch';
 import { watchedUpstream } from './call-hooks';
 import type { CallSteps } from './call-steps';
 import type { CallOutcome } from './call-outcome';
@@ -17,7 +16,7 @@ import { answerWhole } from './whole-reply';
 export interface ExchangeDeps extends DispatchDeps {
   /** Aborted when the edge's drain time is up (SHUTDOWN_DRAIN_MS after SIGTERM). */
   drainDeadline?: AbortSignal;
-  /** How the caller is watched while the call runs (`watchCaller` below, unless a bench switched it off). */
+  /** How the caller is watched while the call runs (caller-watch.ts, unless a bench switched it off). */
   steps: Pick<CallSteps, 'watchCaller'>;
 }
 
@@ -45,31 +44,6 @@ export async function exchange(x: Exchange, deps: ExchangeDeps): Promise<CallOut
   } finally {
     unwatch();
   }
-}
-
-/**
- * Aborts the upstream request at once when the caller hangs up; at the drain deadline, a call still waiting on its
- * upstream is answered 503 in its dialect, not reset (a stream already under way ends through its own listener).
- */
-export function watchCaller(out: CallResponse, inFlight: InFlight, drainDeadline: AbortSignal | undefined): () => void {
-  const onClose = () => {
-    if (out.res.writableFinished) return;
-    inFlight.callerGone = true;
-    inFlight.current?.abort();
-    inFlight.wake?.();
-  };
-  out.res.on('close', onClose);
-  const onDeadline = () => {
-    if (out.started) return;
-    inFlight.drained = true;
-    inFlight.current?.abort();
-    inFlight.wake?.();
-  };
-  const stopWatchingDeadline = drainDeadline?.aborted ? () => undefined : whenAborted(drainDeadline, onDeadline);
-  return () => {
-    out.res.off('close', onClose);
-    stopWatchingDeadline();
-  };
 }
 
 export function routeHeaders(inFlight: InFlight): Record<string, string> {
