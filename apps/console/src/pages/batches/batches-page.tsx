@@ -289,11 +289,11 @@ export function BatchesPage() {
   return (
     <Page title="Batches">
       <p>
-        Two kinds, each as its provider&apos;s API has it: <strong>OpenAI batches</strong> (<code>/v1/batches</code>)
-        run an uploaded JSONL file against one endpoint; <strong>Anthropic message batches</strong> (
+        Two kinds, each as its provider&apos;s API has it. <strong>OpenAI batches</strong> (<code>/v1/batches</code>)
+        run an uploaded JSONL file against one endpoint. <strong>Anthropic message batches</strong> (
         <code>/v1/messages/batches</code>) take their requests in the create call, each a Messages call. Both run at low
-        priority with your session&apos;s limits, billed as the same calls would be, and their answered lines are marked{' '}
-        <em>Batch</em> in the request log.
+        priority, each line billed as the same call would be; answered lines are marked <em>Batch</em> in the request
+        log.
       </p>
       <NewBatch />
       <BatchList />
