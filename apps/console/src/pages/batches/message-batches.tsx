@@ -39,6 +39,7 @@ export function NewMessageBatch() {
   // The line each sent request was on, to name the one a refusal is about.
   const [lines, setLines] = useState<number[]>();
   const formatHint = useId();
+  const requestsBox = useId();
 
   const choose = (file: File | undefined) => {
     creating.reset();
@@ -50,8 +51,9 @@ export function NewMessageBatch() {
     }
     void file.text().then(setText);
   };
-  const submit = (event: FormEvent) => {
+  const submit = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
+    const form = event.currentTarget;
     creating.reset();
     const read = readRequests(text);
     if ('problem' in read) {
@@ -60,7 +62,8 @@ export function NewMessageBatch() {
     }
     setProblem(undefined);
     setLines(read.lines);
-    creating.mutate(read.requests, { onSuccess: () => setText('') });
+    // The file chosen is cleared too, so choosing it again reads it again.
+    creating.mutate(read.requests, { onSuccess: () => (form.reset(), setText('')) });
   };
 
   return (
@@ -76,16 +79,16 @@ export function NewMessageBatch() {
           />
         </label>
         <div>
-          <label>
-            Requests
-            <textarea
-              rows={6}
-              spellCheck={false}
-              value={text}
-              aria-describedby={formatHint}
-              onChange={(e) => (setText(e.target.value), setProblem(undefined))}
-            />
-          </label>
+          {/* Beside, not around, the box: a label around it would take the box's text into the box's name. */}
+          <label htmlFor={requestsBox}>Requests</label>
+          <textarea
+            id={requestsBox}
+            rows={6}
+            spellCheck={false}
+            value={text}
+            aria-describedby={formatHint}
+            onChange={(e) => (setText(e.target.value), setProblem(undefined))}
+          />
           <p id={formatHint} className="hint field-hint">
             One request per line, <code>{'{"custom_id": "q1", "params": {"model": "house", "max_tokens": 256, '}</code>
             <code>{'"messages": [...]}}'}</code>, or a JSON array of them; a file chosen fills this box. Each{' '}
