@@ -621,7 +621,7 @@ describe('the console in a browser', () => {
     await detail.waitFor({ state: 'hidden' });
   }, 120_000);
 
-  it('a message batch: refused input named by line; run to ended, its results saved, deleted; lines marked', async () => {
+  it('a message batch: bad input named by line; run to ended, its results saved, deleted; lines marked', async () => {
     await open('Batches');
     await page.getByText(/^No message batches yet/).waitFor();
     const request = (id: string) =>
