@@ -313,6 +313,7 @@ describe('the console in a browser', () => {
         await page.setViewportSize({ width: 1280, height: 900 });
       }
     },
+    90_000,
   );
 
   it('sets the response cache in the key edit form; a repeated call shows as a hit in the request log', async () => {
