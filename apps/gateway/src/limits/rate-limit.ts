@@ -163,7 +163,10 @@ export function createRateLimiter(deps: {
           const [requests, tokens] = leasedWithTokens as [CorrectableHit, CorrectableHit];
           const headers = requestHeaders(requests);
           if (tokenHeaders)
-            Object.assign(headers, tokenHeaders(tokens.limit, Math.max(0, Math.floor(tokens.remaining)), tokens.resetMs));
+            Object.assign(
+              headers,
+              tokenHeaders(tokens.limit, Math.max(0, Math.floor(tokens.remaining)), tokens.resetMs),
+            );
           if (counted === 0) return { headers, undo: [] };
           return { headers, undo: [], tokens: tokenHold((actual) => tokens.correct(actual)) };
         }
