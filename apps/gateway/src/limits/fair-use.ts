@@ -212,9 +212,20 @@ export function createFairUseViews(deps: {
         view.hours += amount;
         view.days += amount;
       }
-      // Near an allowance (or with no view of the user) the count goes to the store now, as per call.
-      if (closed || !view || near(view)) await send(ops);
-      else wait(ops);
+      if (closed || !view || near(view)) {
+        // Near an allowance (or with no view of the user) the count goes to the store now, as per call, with what
+        // this edge still holds of the user's.
+        for (const key of fairUseKeys(userId, atMs)) {
+          const waiting = pending.get(key);
+          if (!waiting) continue;
+          pending.delete(key);
+          ops.push({ op: 'incrBy', key, amount: waiting.amount, ttlMs: waiting.ttlMs });
+        }
+        await send(ops).catch((err: unknown) => {
+          wait(ops);
+          deps.logger.warn({ err }, 'counting fair use failed; kept for the next flush');
+        });
+      } else wait(ops);
     },
 
     async close() {
