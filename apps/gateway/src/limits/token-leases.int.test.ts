@@ -103,4 +103,21 @@ const TPM = 600_000;
     const requests = await stores[0]!.slidingWindowHit(`rl:${keyId}`, { limit: 5_000, windowMs: MINUTE, cost: 0 });
     expect(5_000 - requests.remaining).toBe(admitted);
   }, 90_000);
+
+  it('in the steady state a call and its settle make no command at all', async () => {
+    const keyId = `key_${randomUUID()}`;
+    const principal = {
+      kind: 'key',
+      userId: 'usr_t',
+      key: { id: keyId, tpm: BigInt(TPM) },
+      scopes: [],
+    } as unknown as Principal;
+    const limiter = limiters[0]!;
+    const oneCall = async () => (await limiter.take(limiter.bucket(principal), () => 500)).tokens!.settle(300);
+    for (let i = 0; i < 16; i++) await oneCall();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const before = commands;
+    for (let i = 0; i < 20; i++) await oneCall();
+    expect(commands).toBe(before);
+  });
 });
