@@ -66,7 +66,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     return true;
   }
 
-  it('far from the allowance, 200 calls from both edges cost a handful of commands, and the counters end exact', async () => {
+  it('far from the allowance, 200 calls on two edges cost a few commands, and the counters end exact', async () => {
     edges();
     const userId = `usr_${randomUUID()}`;
     for (let from = 0; from < 200; from += 10)
@@ -77,7 +77,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     expect(await inStore(userId)).toEqual({ hours: 200, days: 200 });
   });
 
-  it('the allowance refuses once spent, past it by no more than the calls in flight, and the counters hold what was used', async () => {
+  it('refuses once spent, past it by the calls in flight at most, and the counters hold what was used', async () => {
     // Short intervals, so a test second holds many of them: an edge sees the other's use within 40 ms.
     edges({ refreshMs: 20, flushMs: 20 });
     const userId = `usr_${randomUUID()}`;

@@ -62,7 +62,7 @@ describe('per-key request bucket on leases', () => {
 });
 
 describe("a key's tokens per minute on leases", () => {
-  it('a busy key takes its request hit and its tokens from leases, corrects on them at settle, and ends exact', async () => {
+  it('a busy key takes its request hit and tokens from leases, corrects them there at settle, ends exact', async () => {
     const { store, trips } = countingStore();
     const leases = createWindowLeases({ store, logger });
     const limiter = createRateLimiter({ store, limitPerMinute: 1_200, leases });

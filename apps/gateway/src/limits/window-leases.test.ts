@@ -223,7 +223,7 @@ describe('window leases sized in calls (a key tokens per minute)', () => {
     expect(await storeRemaining(store, 'tpm:t', 64_000)).toBe(64_000 - 40 - 150 - 30);
   });
 
-  it('edges sharing a tokens window never admit more than its limit together, and end holding what was used', async () => {
+  it('edges sharing a tokens window never pass its limit together, and end holding what was used', async () => {
     let fromLeases = 0;
     await fc.assert(
       fc.asyncProperty(
