@@ -22,8 +22,10 @@ export function fairUseKeys(userId: string, atMs: number): string[] {
   ];
 }
 
+type Increment = StoreOp & { op: 'incrBy' };
+
 /** What one settle adds: `amount` millicredits to the hour's and the day's counter. */
-export function fairUseIncrements(userId: string, atMs: number, amount: number): (StoreOp & { op: 'incrBy' })[] {
+export function fairUseIncrements(userId: string, atMs: number, amount: number): Increment[] {
   return [
     { op: 'incrBy', key: `fair:${userId}:h:${Math.floor(atMs / HOUR_MS)}`, amount, ttlMs: 6 * HOUR_MS },
     { op: 'incrBy', key: `fair:${userId}:d:${Math.floor(atMs / DAY_MS)}`, amount, ttlMs: 8 * DAY_MS },
@@ -109,34 +111,29 @@ export function createFairUseViews(deps: {
   /** Increments waiting for the next flush, by counter. */
   const pending = new Map<string, { amount: number; ttlMs?: number }>();
   /**
-   * Increments sent and not yet acknowledged by the store, by counter: a read adds them (and those waiting) to what
-   * it finds. The store answers one connection's commands in order, so a flush sent before a read has been
-   * acknowledged (and taken off here) by the time the read's answer comes.
+   * Increments on their way to the store, by the number of their send. A read adds those sent after it (and those
+   * waiting) to what it finds: the store runs one connection's commands in order, so the read found every send
+   * before it and none after it, whenever their answers come.
    */
-  const unacknowledged = new Map<string, number>();
+  const sending = new Map<number, readonly Increment[]>();
+  let sends = 0;
   let closed = false;
-
-  const addTo = (map: Map<string, number>, key: string, amount: number) => {
-    const total = (map.get(key) ?? 0) + amount;
-    if (total === 0) map.delete(key);
-    else map.set(key, total);
-  };
 
   const near = (view: View) =>
     view.hours >= FAIR_USE_5H * (1 - options.nearShare) || view.days >= FAIR_USE_7D * (1 - options.nearShare);
 
-  const wait = (ops: readonly { key: string; amount: number; ttlMs?: number }[]) => {
+  const wait = (ops: readonly Increment[]) => {
     for (const { key, amount, ttlMs } of ops)
       pending.set(key, { amount: (pending.get(key)?.amount ?? 0) + amount, ttlMs });
   };
 
-  /** Sends `ops`; until the store acknowledges them, reads add them to what they find. */
-  async function send(ops: (StoreOp & { op: 'incrBy' })[]): Promise<void> {
-    for (const op of ops) addTo(unacknowledged, op.key, op.amount);
+  async function send(ops: Increment[]): Promise<void> {
+    const number = ++sends;
+    sending.set(number, ops);
     try {
       await deps.store.batch(ops);
     } finally {
-      for (const op of ops) addTo(unacknowledged, op.key, -op.amount);
+      sending.delete(number);
     }
   }
 
@@ -155,10 +152,16 @@ export function createFairUseViews(deps: {
     const keys = fairUseKeys(userId, atMs);
     const hour = Math.floor(atMs / HOUR_MS);
     const day = Math.floor(atMs / DAY_MS);
+    const sentBefore = sends;
     const reading = deps.store.getMany(keys).then(
       (values) => {
-        const counted = (key: string) => (unacknowledged.get(key) ?? 0) + (pending.get(key)?.amount ?? 0);
-        const sums = fairUseSums(values.map((value, i) => Number(value ?? 0) + counted(keys[i]!)));
+        const notFound = (key: string) => {
+          let amount = pending.get(key)?.amount ?? 0;
+          for (const [number, ops] of sending)
+            if (number > sentBefore) for (const op of ops) if (op.key === key) amount += op.amount;
+          return amount;
+        };
+        const sums = fairUseSums(values.map((value, i) => Number(value ?? 0) + notFound(keys[i]!)));
         const view: View = { hour, day, ...sums, readAt: clock(), lastUsed: clock() };
         views.set(userId, view);
         return view;
