@@ -113,4 +113,25 @@ describe('fair-use views', () => {
     await views.left('usr_e', AT + 3_600_000);
     expect(counts.trips).toBe(2);
   });
+
+  it('a flush the store has applied is counted once by a read made before its answer comes', async () => {
+    const inner = createMemoryStore();
+    const answers: (() => void)[] = [];
+    // The store applies each batch at once and answers it only when the test says.
+    const store: SharedStore = {
+      ...inner,
+      batch: async (ops) => {
+        const results = await inner.batch(ops);
+        await new Promise<void>((resolve) => answers.push(resolve));
+        return results;
+      },
+    };
+    const views = viewsOn(store, { refreshMs: 1, flushMs: 10 });
+    await views.left('usr_f', AT);
+    await views.record('usr_f', 300 * MILLI, AT);
+    while (answers.length === 0) await sleep(5);
+    // The flush is in the store and not yet answered: the read finds its 300 credits there, and only there.
+    expect(await views.left('usr_f', AT)).toBe(true);
+    answers.splice(0).forEach((answer) => answer());
+  });
 });
