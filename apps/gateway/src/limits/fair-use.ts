@@ -9,8 +9,8 @@ import { millicreditsFromCredits } from '@sbc/money';
  */
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
-export const FAIR_USE_5H = millicreditsFromCredits(500);
-export const FAIR_USE_7D = millicreditsFromCredits(2_000);
+const FAIR_USE_5H = millicreditsFromCredits(500);
+const FAIR_USE_7D = millicreditsFromCredits(2_000);
 
 /** The counters of a user's windows at `atMs`: the 5 hours (this one first), then the 7 days. */
 export function fairUseKeys(userId: string, atMs: number): string[] {
