@@ -39,6 +39,7 @@ import { loadGatewayConfig, type GatewayConfig } from './config';
 import { createBudget } from './limits/budget';
 import { createRateLimiter } from './limits/rate-limit';
 import { createCounterLeases } from './limits/counter-leases';
+import { createFairUseViews } from './limits/fair-use';
 import { createWindowLeases } from './limits/window-leases';
 import { createSignInThrottle } from './limits/sign-in-throttle';
 import { FULL_CALL_STEPS } from './model-calls/call-steps';
@@ -288,7 +289,9 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     : createMemoryCaptureStore({ ttlMs: CAPTURE_TTL_MS, maxBytes: CAPTURE_MEMORY_MAX_BYTES });
   // On Redis a busy subject's caps and balance are reserved from this edge's leases, with no round trip.
   const budgetLeases = config.redisUrl ? createCounterLeases({ store, logger }) : undefined;
-  const budget = createBudget({ store, leases: budgetLeases });
+  // House-fast fair use is read through a per-user view and counted in a background flush (a bounded overshoot).
+  const fairUse = config.redisUrl ? createFairUseViews({ store, logger }) : undefined;
+  const budget = createBudget({ store, leases: budgetLeases, fairUse });
   const storedResponses = new Counter({
     name: 'sbc_stored_responses_total',
     help: 'Responses kept for `store: true` calls, by outcome (stored, failed: the caller had the reply, not kept).',
@@ -475,6 +478,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     // After the drain, so calls that finished during it spent what they took; before the store closes.
     await requestLeases?.close();
     await budgetLeases?.close();
+    await fairUse?.close();
     account.close();
     for (const client of Object.values(accountSurface)) client.close();
     for (const client of Object.values(backends)) client.close();

@@ -1,7 +1,7 @@
 import { ApiError } from '@sbc/errors';
 import type { SharedStore, SlidingWindowResult, StoreOp, StoreOpResult } from '@sbc/cache';
 import type { Principal } from '../auth/authenticator';
-import type { LeasedHit, WindowLeases } from './window-leases';
+import type { CorrectableHit, LeasedHit, WindowLeases } from './window-leases';
 
 const WINDOW_MS = 60_000;
 
@@ -15,8 +15,11 @@ export type TokenLimitHeaders = (limit: number, remaining: number, resetMs: numb
 
 /** Tokens a call was counted for in its key's tokens-per-minute window, until its real count is known. */
 export interface TokenHold {
-  /** Takes the whole count back (the call was refused after it was counted). */
-  readonly releaseOp: StoreOp;
+  /**
+   * Takes the whole count back (the call was refused after it was counted): on this edge's lease when it was
+   * counted from one and the edge still holds it, else the store operations to run.
+   */
+  release(): StoreOp[];
   /** The correction to the call's real tokens as a store operation, for a settle's own batch; once. */
   settleOp(actualTokens: number): StoreOp | undefined;
   /** Corrects the count to the call's real tokens in a round trip of its own. Call once. */
@@ -52,8 +55,9 @@ const seconds = (ms: number) => String(Math.max(1, Math.ceil(ms / 1000)));
  * that binds, or throws 429 `rate_limited` with `Retry-After` when it is spent.
  *
  * With `leases` (the edge on Redis), a busy request bucket is hit from this edge's lease on it with no round trip
- * (docs/leased-limits.md); a refusal is only ever the store's. A key's tokens window is not leased: a key with a
- * `tpm` limit takes its request bucket per call too, in the same round trip.
+ * (docs/leased-limits.md); a refusal is only ever the store's. A key with a `tpm` limit takes its request hit and
+ * its tokens from leases on both windows, or from neither (both per call, in one round trip); a call's tokens
+ * counted from a lease are corrected on it at settle.
  */
 export function createRateLimiter(deps: {
   store: SharedStore;
@@ -115,6 +119,27 @@ export function createRateLimiter(deps: {
     };
     let counted = 0;
     let leased: LeasedHit | undefined;
+    /** A key with `tpm` served from leases: its request hit and its tokens. */
+    let leasedWithTokens: CorrectableHit[] | undefined;
+    /** A call's counted tokens, corrected by `correction` (a store operation, or none when done on a lease). */
+    function tokenHold(correction: (actualTokens: number) => StoreOp | undefined): TokenHold {
+      let settled = false;
+      return {
+        release: () => {
+          const op = correction(0);
+          return op ? [op] : [];
+        },
+        settleOp(actualTokens) {
+          if (settled) return undefined;
+          settled = true;
+          return correction(actualTokens);
+        },
+        async settle(actualTokens) {
+          const op = this.settleOp(actualTokens);
+          if (op) await deps.store.batch([op]);
+        },
+      };
+    }
     return {
       ops(tokens) {
         if (tpm === undefined) {
@@ -124,11 +149,27 @@ export function createRateLimiter(deps: {
         const ops = [requestOp(principal, 1)];
         if (tpm === undefined) return ops;
         counted = Math.max(0, Math.ceil(tokens()));
+        leasedWithTokens = deps.leases?.hitAll([
+          { key: requestKey(principal), limit: requestLimit(principal), windowMs: WINDOW_MS, cost: 1 },
+          { key: tokensKey, limit: tpm, windowMs: WINDOW_MS, cost: counted, sizing: 'calls' },
+        ]);
+        if (leasedWithTokens) return [];
         ops.push({ op: 'window', key: tokensKey, options: { limit: tpm, windowMs: WINDOW_MS, cost: counted } });
         return ops;
       },
       answer(results) {
         if (leased) return { headers: requestHeaders(leased), undo: [] };
+        if (leasedWithTokens) {
+          const [requests, tokens] = leasedWithTokens as [CorrectableHit, CorrectableHit];
+          const headers = requestHeaders(requests);
+          if (tokenHeaders)
+            Object.assign(
+              headers,
+              tokenHeaders(tokens.limit, Math.max(0, Math.floor(tokens.remaining)), tokens.resetMs),
+            );
+          if (counted === 0) return { headers, undo: [] };
+          return { headers, undo: [], tokens: tokenHold((actual) => tokens.correct(actual)) };
+        }
         const [requests, tokens] = results as SlidingWindowResult[];
         const headers = requestHeaders(requests!);
         if (tokens && tokenHeaders)
@@ -149,24 +190,14 @@ export function createRateLimiter(deps: {
           return { headers, refusal: refusal(message, headers, tokens), undo: [requestUndo] };
         }
         if (!tokens || counted === 0) return { headers, undo: [] };
-        let settled = false;
         const charged = counted;
         return {
           headers,
           undo: [],
-          tokens: {
-            releaseOp: adjust(-charged),
-            settleOp(actualTokens) {
-              if (settled) return undefined;
-              settled = true;
-              const delta = Math.max(0, Math.ceil(actualTokens)) - charged;
-              return delta === 0 ? undefined : adjust(delta);
-            },
-            async settle(actualTokens) {
-              const op = this.settleOp(actualTokens);
-              if (op) await deps.store.batch([op]);
-            },
-          },
+          tokens: tokenHold((actualTokens) => {
+            const delta = Math.max(0, Math.ceil(actualTokens)) - charged;
+            return delta === 0 ? undefined : adjust(delta);
+          }),
         };
       },
     };
