@@ -24,6 +24,14 @@
 // BENCH_BASELINE_ENTRY the same rounds also run through a second edge bundle (say, one built from an earlier
 // commit), against the same account service: before and after, side by side on one machine in one run.
 //
+// The step table: on the non-streamed chat and messages cases at c=10 only (the headline's case; with no c=10 in
+// BENCH_CONCURRENCY, the highest), one more edge per step, each started with SBC_BENCH_STEPS_OFF=<step> (the
+// gateway's bench-only switch, apps/gateway/src/bench-steps.ts: `metrics`, `record`, `admit`, `scans`), runs in
+// the same alternating rounds as the full edge and in its store mode. A step's cost is the full edge's CPU per
+// call less that edge's, so each run measures every step and a regression in one shows as its row growing. Only
+// those cases and that concurrency, to bound the run: with BENCH_CASES=chat,messages and the default requests the
+// four extra edges add 16,000 measured and 24,000 priming calls to the 36,000 and 24,000 of a run without them.
+//
 // Environment:
 //   BENCH_REQUESTS=N        requests per case and target at c ≥ 10 (default 2000); c=1 gets N/4 (default 500)
 //   BENCH_CONCURRENCY=1,10,50   BENCH_ROUNDS=4
@@ -37,6 +45,7 @@
 //                           cases: the edge's CPU per call is reported as a ratio to it ("× acct floor")
 //   BENCH_MEMORY_EDGE=0     with BENCH_REDIS_URL: skip the second edge in memory mode ("edge-memory") that runs
 //                           beside the Redis one, so one run gives both modes' ratios and Redis ÷ memory
+//   BENCH_STEPS=0           skip the step table;  BENCH_STEPS=metrics,admit  only those steps (default: all four)
 //   BENCH_FLOOR_NODE_ARGS='--cpu-prof …'  node flags for the floor's process
 //   BENCH_GATEWAY_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'   node flags for the edge process (profiling)
 //   BENCH_TEAM_CAPS=0       with BENCH_REDIS_URL: skip the team-caps phase (the bootstrap key beside a team key
@@ -64,7 +73,7 @@ import {
   stopChildren,
   waitReady,
 } from './lib/procs.mjs';
-import { checkTargets, overhead, printReport, summarize } from './lib/report.mjs';
+import { checkTargets, overhead, printReport, stepCosts, summarize } from './lib/report.mjs';
 import { measureTeamCaps, startCountingProxy } from './lib/team-caps.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -83,6 +92,7 @@ const directOnly = flag('BENCH_DIRECT_ONLY');
 const baseRequests = Number(env.BENCH_REQUESTS ?? (quick ? 100 : 2000));
 const requestsAt = (c) => (c === 1 ? Math.max(1, Math.ceil(baseRequests / 4)) : baseRequests);
 const concurrencies = list(env.BENCH_CONCURRENCY, ['1', '10', '50']).map(Number);
+const stepConcurrency = concurrencies.includes(10) ? 10 : Math.max(...concurrencies);
 const rounds = Math.max(1, Number(env.BENCH_ROUNDS ?? (quick ? 2 : 4)));
 const warmupAt = (c) => (quick ? 2 * c : Math.max(200, 4 * c)); // unmeasured requests before the first round
 const primeRequests = Math.max(0, Number(env.BENCH_PRIME ?? (quick ? 50 : 3000)));
@@ -96,6 +106,15 @@ const gatewayEntry = path.resolve(root, env.BENCH_GATEWAY_ENTRY ?? 'dist/apps/ga
 const accountEntry = path.resolve(root, 'dist/apps/account/main.js');
 const baselineEntry = env.BENCH_BASELINE_ENTRY ? path.resolve(env.BENCH_BASELINE_ENTRY) : undefined;
 const forwarderEntry = path.join(root, 'bench/lib/forwarder.mjs');
+// The steps an edge can be started without (SBC_BENCH_STEPS_OFF; the gateway refuses any other name).
+const STEPS = ['metrics', 'record', 'admit', 'scans'];
+const steps = directOnly || env.BENCH_STEPS === '0' ? [] : list(env.BENCH_STEPS, STEPS);
+const unknownSteps = steps.filter((step) => !STEPS.includes(step));
+if (unknownSteps.length > 0) {
+  console.error(`BENCH_STEPS: no step ${unknownSteps.join(', ')}; the steps are ${STEPS.join(', ')}`);
+  process.exit(1);
+}
+const STEP_CASES = ['chat', 'messages'];
 const minimalEntry = path.join(root, 'bench/lib/minimal-gateway.mjs');
 
 // Each case: the dialect's path, how it authenticates, the model named direct vs. through the edge.
@@ -206,6 +225,19 @@ async function publishOwnerBalance(origin, redisUrl) {
   }
 }
 
+/**
+ * Waits for the warning an edge logs at start when it runs without a step: an edge bundle that does not know
+ * SBC_BENCH_STEPS_OFF (one built before it) would run every step, and its row would silently read as free.
+ */
+async function confirmStepOff(edge, step) {
+  const deadline = Date.now() + 10_000;
+  while (!edge.output.includes('SBC_BENCH_STEPS_OFF')) {
+    if (Date.now() > deadline)
+      throw new Error(`${edge.name} does not say it runs without ${step}: does this bundle know SBC_BENCH_STEPS_OFF?`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 let dataDir;
 let interrupted = false;
 let redisProxy;
@@ -246,6 +278,9 @@ async function main() {
     prime_requests: primeRequests,
     prime_concurrency: PRIME_CONCURRENCY,
     baseline_entry: baselineEntry,
+    steps_off: steps,
+    step_cases: steps.length > 0 ? CASES.filter((c) => STEP_CASES.includes(c.name)).map((c) => c.name) : [],
+    step_concurrency: steps.length > 0 ? stepConcurrency : undefined,
   };
   console.log(
     `gateway bench: ${machine.cores} cores, node ${machine.node}; edge store: ${store}; ${rounds} alternating rounds ` +
@@ -278,6 +313,8 @@ async function main() {
   let minimalOrigin;
   let edgeMemory;
   let edgeMemoryOrigin;
+  // step → { child, origin }: the edges without one step each (the step table).
+  const stepEdges = new Map();
   if (!directOnly) {
     // The edge's Redis traffic goes through a counting proxy for the team-caps phase.
     if (env.BENCH_REDIS_URL && env.BENCH_TEAM_CAPS !== '0') redisProxy = await startCountingProxy(env.BENCH_REDIS_URL);
@@ -294,7 +331,7 @@ async function main() {
       LOG_LEVEL: 'warn',
     });
     await waitReady(account, `http://127.0.0.1:${accountHttpPort}/readyz`);
-    const startEdge = (name, entry, port, nodeArgs, { memory = false } = {}) =>
+    const startEdge = (name, entry, port, nodeArgs, { memory = false, stepOff } = {}) =>
       startChild(
         name,
         entry,
@@ -308,6 +345,8 @@ async function main() {
           // No broker here: the edge still encodes every usage event, and sends it nowhere.
           USAGE_EVENTS: 'off',
           ...(redisUrl && !memory ? { REDIS_URL: redisUrl } : {}),
+          // Bench only: this edge runs without one step (the gateway takes it only with USAGE_EVENTS=off).
+          ...(stepOff ? { SBC_BENCH_STEPS_OFF: stepOff } : {}),
           HOUSE_ENGINES: JSON.stringify({
             house: engine('openai', 'sim-large'),
             'house-omni': engine('anthropic', 'sim-large'),
@@ -348,6 +387,16 @@ async function main() {
       edgeMemoryOrigin = `http://127.0.0.1:${memoryPort}`;
       await waitReady(edgeMemory, `${edgeMemoryOrigin}/readyz`);
     }
+    if (CASES.some((kase) => STEP_CASES.includes(kase.name))) {
+      for (const step of steps) {
+        const port = await freePort();
+        const child = startEdge(`edge-no-${step}`, gatewayEntry, port, [], { stepOff: step });
+        const origin = `http://127.0.0.1:${port}`;
+        await waitReady(child, `${origin}/readyz`);
+        await confirmStepOff(child, step);
+        stepEdges.set(step, { child, origin });
+      }
+    }
     if (env.BENCH_MINIMAL !== '0') {
       const minimalPort = await freePort();
       minimal = startChild('minimal', minimalEntry, {
@@ -364,7 +413,8 @@ async function main() {
   }
 
   // --- per case: preflight, warm-up, alternating measured rounds -------------------------------------------
-  const targetsFor = (kase) => {
+  // `concurrency` undefined (priming): every target the case is measured on at any concurrency.
+  const targetsFor = (kase, concurrency) => {
     const direct = requestSpec(kase, SIM_KEY, 'sim-large');
     const targets = [{ name: 'direct', origin: simOrigin, spec: direct }];
     if (directOnly) return targets;
@@ -380,6 +430,9 @@ async function main() {
     // The accounting floor answers whole replies only (it has no stream relay) and no cached cases.
     if (minimal && !kase.stream && !kase.cached)
       targets.push({ name: 'minimal', origin: minimalOrigin, spec: viaEdge, front: minimal });
+    if (STEP_CASES.includes(kase.name) && (concurrency === undefined || concurrency === stepConcurrency))
+      for (const [step, edge] of stepEdges)
+        targets.push({ name: `step_${step}`, origin: edge.origin, spec: viaEdge, front: edge.child });
     return targets;
   };
   if (primeRequests > 0) {
@@ -404,7 +457,7 @@ async function main() {
     const bench = process.cpuUsage();
     return (
       cpuMs(sim.child.pid) +
-      [gateway, baseline, floor, minimal, edgeMemory].reduce(
+      [gateway, baseline, floor, minimal, edgeMemory, ...[...stepEdges.values()].map((edge) => edge.child)].reduce(
         (sum, front) => sum + (front ? cpuMs(front.child.pid) : 0),
         0,
       ) +
@@ -416,7 +469,7 @@ async function main() {
   const results = [];
   for (const concurrency of concurrencies) {
     for (const kase of CASES) {
-      const targets = targetsFor(kase);
+      const targets = targetsFor(kase, concurrency);
       for (const t of targets) {
         t.pool = openPool(t.origin, concurrency);
         t.rounds = [];
@@ -457,6 +510,8 @@ async function main() {
           memory: store === 'memory' ? row.edge : row.edge_memory,
           redis: store === 'redis' ? row.edge : undefined,
         });
+      if (row.edge && targets.some((t) => t.name.startsWith('step_')))
+        row.steps = stepCosts(row, [...stepEdges.keys()]);
       results.push(row);
       const e = row.edge;
       console.log(
@@ -465,7 +520,10 @@ async function main() {
           (row.floor ? ` | floor cpu ${row.floor.gateway_cpu_ms_per_req}` : '') +
           (row.baseline ? ` | baseline cpu ${row.baseline.gateway_cpu_ms_per_req}` : '') +
           (row.edge_memory ? ` | edge-memory cpu ${row.edge_memory.gateway_cpu_ms_per_req}` : '') +
-          (row.minimal ? ` | acct floor cpu ${row.minimal.gateway_cpu_ms_per_req}` : ''),
+          (row.minimal ? ` | acct floor cpu ${row.minimal.gateway_cpu_ms_per_req}` : '') +
+          (row.steps
+            ? ` | without ${row.steps.map((s) => `${s.step} ${s.off_cpu_ms_per_req ?? '–'}`).join(', ')}`
+            : ''),
       );
     }
   }
@@ -495,7 +553,7 @@ async function main() {
 
   // --- report ----------------------------------------------------------------------------------------------
   const checks = directOnly ? [] : checkTargets(results, store);
-  printReport(results, checks, directOnly);
+  printReport(results, checks, directOnly, store);
   console.log(
     `\nWhile measuring (${machineLoad.seconds} s): other processes used ${machineLoad.other_processes_cores} of a ` +
       `core on average, hypervisor steal ${machineLoad.steal_cores}.`,
@@ -508,7 +566,7 @@ async function main() {
   const failedRequests = results.reduce(
     (n, r) =>
       n +
-      ['direct', 'floor', 'edge', 'baseline', 'minimal', 'edge_memory'].reduce(
+      ['direct', 'floor', 'edge', 'baseline', 'minimal', 'edge_memory', ...STEPS.map((step) => `step_${step}`)].reduce(
         (sum, t) => sum + (r[t]?.errors ?? 0),
         0,
       ),
@@ -521,6 +579,9 @@ async function main() {
     settings,
     machine_load: machineLoad,
     results,
+    step_table: results
+      .filter((r) => r.steps)
+      .map((r) => ({ case: r.case, concurrency: r.concurrency, store, steps: r.steps })),
     team_caps: teamCaps,
     targets: checks,
     failed_requests: failedRequests,

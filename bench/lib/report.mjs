@@ -77,6 +77,34 @@ export function overhead(direct, edge, floor, baseline, minimal, modes = {}) {
 }
 
 /**
+ * The step table's rows for one case: per step, the CPU per call of the edge started without it (target
+ * `step_<step>`), the full edge's in the same rounds, the step's share of the full edge's CPU and its cost in µs
+ * per call (full − without). A step whose edge failed its requests has no figures.
+ */
+export function stepCosts(row, steps) {
+  const full = row.edge?.gateway_cpu_ms_per_req ?? null;
+  return steps.map((step) => {
+    const off = row[`step_${step}`]?.gateway_cpu_ms_per_req ?? null;
+    const measured = full !== null && off !== null && full > 0;
+    return {
+      step,
+      off_cpu_ms_per_req: off,
+      full_cpu_ms_per_req: full,
+      share: measured ? round((full - off) / full) : null,
+      cost_us_per_call: measured ? round((full - off) * 1000, 1) : null,
+    };
+  });
+}
+
+/** What each step removes when switched off (apps/gateway/src/bench-steps.ts says exactly). */
+const STEP_NAMES = {
+  metrics: 'request and model-call metrics, GenAI span and histograms',
+  record: 'budget settle, key tpm correction, usage event',
+  admit: 'credential lookup, request bucket, budget reservation',
+  scans: 'hostile-input scans, request id, hang-up listeners',
+};
+
+/**
  * Targets (2-core machine, zero-latency upstream); `rows` are { case, stream, concurrency, overhead }. `store`
  * ('memory' | 'redis') picks the CPU-against-the-floor limit: the redesign's goal of 1.3× in memory, 1.6× with
  * Redis.
@@ -126,9 +154,10 @@ export function table(rows, columns) {
   return [line(cells[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.slice(1).map(line)].join('\n');
 }
 
-export function printReport(results, checks, directOnly) {
+export function printReport(results, checks, directOnly, store = 'memory') {
+  const stepTargets = Object.keys(STEP_NAMES).map((step) => `step_${step}`);
   const perTarget = results.flatMap((r) =>
-    ['direct', 'floor', 'edge', 'edge_memory', 'baseline', 'minimal']
+    ['direct', 'floor', 'edge', 'edge_memory', 'baseline', 'minimal', ...stepTargets]
       .filter((t) => r[t])
       .map((t) => ({ ...r[t], case: r.case, c: r.concurrency, target: t })),
   );
@@ -212,6 +241,27 @@ export function printReport(results, checks, directOnly) {
         ]
           .filter(Boolean)
           .join(', '),
+    );
+  }
+  const stepped = results.filter((r) => r.steps);
+  if (stepped.length > 0) {
+    console.log(
+      `\nStep table, ${store} mode (edge cpu without one step against the full edge in the same rounds, ms per call; ` +
+        "share = that step's part of the full edge's CPU; cost = full − without, µs per call):\n",
+    );
+    console.log(
+      table(
+        stepped.flatMap((r) => r.steps.map((s) => ({ ...s, case: r.case, c: r.concurrency }))),
+        [
+          ['case', (s) => s.case],
+          ['c', (s) => s.c],
+          ['step off', (s) => `${s.step} (${STEP_NAMES[s.step]})`],
+          ['without it', (s) => s.off_cpu_ms_per_req],
+          ['full edge', (s) => s.full_cpu_ms_per_req],
+          ['share', (s) => (s.share === null ? null : `${(s.share * 100).toFixed(1)}%`)],
+          ['µs per call', (s) => s.cost_us_per_call],
+        ],
+      ),
     );
   }
   console.log('\nTargets (2-core machine, zero-latency upstream):');

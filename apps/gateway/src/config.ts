@@ -13,6 +13,30 @@ import { PRIVATE_EGRESS, privateEgressOf, type PrivateEgress } from '@sbc/egress
 import { houseEnginesVar, providerEnginesVar, type HouseEngines, type ProviderEngines } from './routing/engines';
 import { USAGE_DURABLE_WAIT_MS } from './usage/usage-events';
 
+/**
+ * The model-call steps a bench may switch off (SBC_BENCH_STEPS_OFF), each measured by an edge without it
+ * (bench/gateway.mjs's step table; what each removes: bench-steps.ts).
+ */
+const BENCH_STEPS = ['metrics', 'record', 'admit', 'scans'] as const;
+export type BenchStep = (typeof BENCH_STEPS)[number];
+
+const isBenchStep = (name: string): name is BenchStep => (BENCH_STEPS as readonly string[]).includes(name);
+
+/** A comma-separated list of bench steps; an unknown name is refused, naming the known ones. */
+const benchStepList = z
+  .string()
+  .transform((value) =>
+    value
+      .split(',')
+      .map((item) => item.trim())
+      .filter(Boolean),
+  )
+  .superRefine((names, ctx) => {
+    for (const name of names.filter((each) => !isBenchStep(each)))
+      ctx.addIssue({ code: 'custom', message: `"${name}" is no step; the steps are ${BENCH_STEPS.join(', ')}` });
+  })
+  .transform((names) => new Set(names.filter(isBenchStep)) as ReadonlySet<BenchStep>);
+
 const schema = z
   .object({
     PORT: port(8080),
@@ -174,6 +198,11 @@ const schema = z
      * room for a question of the most characters a guardrail may hold.
      */
     GUARDRAIL_JUDGE_MAX_CHARS: z.coerce.number().int().min(4_000).max(1_000_000).default(32_000),
+    /**
+     * Bench only, never in production: model-call steps this edge leaves out (BENCH_STEPS), so bench/gateway.mjs
+     * measures what each costs. Taken only with USAGE_EVENTS=off, and said loudly at every start.
+     */
+    SBC_BENCH_STEPS_OFF: benchStepList.optional(),
   })
   .refine((vars) => vars.HTTP_HEADERS_TIMEOUT_MS <= vars.HTTP_REQUEST_TIMEOUT_MS, {
     path: ['HTTP_HEADERS_TIMEOUT_MS'],
@@ -186,6 +215,11 @@ const schema = z
   .refine((vars) => !(vars.USAGE_EVENTS === 'off' && vars.KAFKA_BROKERS), {
     path: ['USAGE_EVENTS'],
     message: 'is off while KAFKA_BROKERS is set: unset one of them',
+  })
+  .refine((vars) => vars.SBC_BENCH_STEPS_OFF === undefined || vars.USAGE_EVENTS === 'off', {
+    // An edge without some of its steps must never bill: the switch is the bench's, whose edges record no usage.
+    path: ['SBC_BENCH_STEPS_OFF'],
+    message: 'is for benchmarks only and needs USAGE_EVENTS=off (an edge missing steps must not serve billed calls)',
   })
   .superRefine((vars, ctx) => {
     for (const { path, message } of kafkaClientProblems(vars)) ctx.addIssue({ code: 'custom', path: [path], message });
@@ -272,6 +306,8 @@ export interface GatewayConfig {
   };
   /** GUARDRAIL_JUDGE_MAX_CHARS: the longest message a judge guardrail is sent. */
   guardrails: { judgeMaxChars: number };
+  /** SBC_BENCH_STEPS_OFF: the model-call steps left out, for benchmarks only; empty in every real edge. */
+  benchStepsOff: ReadonlySet<BenchStep>;
 }
 
 export function loadGatewayConfig(env: Record<string, string | undefined>): GatewayConfig {
@@ -344,5 +380,6 @@ export function loadGatewayConfig(env: Record<string, string | undefined>): Gate
       maxToolRounds: vars.MCP_MAX_TOOL_ROUNDS,
     },
     guardrails: { judgeMaxChars: vars.GUARDRAIL_JUDGE_MAX_CHARS },
+    benchStepsOff: vars.SBC_BENCH_STEPS_OFF ?? new Set(),
   };
 }

@@ -34,3 +34,32 @@ describe('BATCHES_RATE_SHARE', () => {
     expect(() => loadGatewayConfig({ BATCHES_RATE_SHARE: value })).toThrow(/BATCHES_RATE_SHARE/);
   });
 });
+
+describe('SBC_BENCH_STEPS_OFF (bench only)', () => {
+  const benchEdge = { USAGE_EVENTS: 'off' };
+
+  it('leaves every step in when unset', () => {
+    expect(loadGatewayConfig({}).benchStepsOff.size).toBe(0);
+    expect(loadGatewayConfig(benchEdge).benchStepsOff.size).toBe(0);
+  });
+
+  it('takes a list of steps on an edge that records no usage', () => {
+    const config = loadGatewayConfig({ ...benchEdge, SBC_BENCH_STEPS_OFF: ' metrics, admit ,scans,record' });
+    expect([...config.benchStepsOff].sort()).toEqual(['admit', 'metrics', 'record', 'scans']);
+  });
+
+  it('refuses a name that is no step, listing the steps', () => {
+    expect(() => loadGatewayConfig({ ...benchEdge, SBC_BENCH_STEPS_OFF: 'metrics,auth' })).toThrow(
+      /SBC_BENCH_STEPS_OFF: "auth" is no step; the steps are metrics, record, admit, scans/,
+    );
+  });
+
+  it('is refused on an edge that records usage (a billing edge never runs without its steps)', () => {
+    expect(() => loadGatewayConfig({ SBC_BENCH_STEPS_OFF: 'metrics' })).toThrow(
+      /SBC_BENCH_STEPS_OFF: is for benchmarks only and needs USAGE_EVENTS=off/,
+    );
+    expect(() => loadGatewayConfig({ KAFKA_BROKERS: '127.0.0.1:9092', SBC_BENCH_STEPS_OFF: 'record' })).toThrow(
+      /SBC_BENCH_STEPS_OFF/,
+    );
+  });
+});

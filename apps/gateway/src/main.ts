@@ -33,13 +33,16 @@ import { BODY_MESSAGE_MAX_BYTES, checkHealth, createRpcClient } from '@sbc/rpc';
 import { createAppsHost } from './apps-host/apps-host';
 import { createAuthenticator, type Principal } from './auth/authenticator';
 import { createAuthorize } from './auth/authorize';
+import { withStepsOff } from './bench-steps';
 import { createKeyUseRecorder } from './auth/key-use';
 import { loadGatewayConfig, type GatewayConfig } from './config';
 import { createBudget } from './limits/budget';
 import { createRateLimiter } from './limits/rate-limit';
 import { createCounterLeases } from './limits/counter-leases';
+import { createFairUseViews } from './limits/fair-use';
 import { createWindowLeases } from './limits/window-leases';
 import { createSignInThrottle } from './limits/sign-in-throttle';
+import { FULL_CALL_STEPS } from './model-calls/call-steps';
 import { createModelCallHandler } from './model-calls/handle-call';
 import { createSharedReplyStore, MemoryReplyStore } from './response-cache/reply-store';
 import { createResponseCache } from './response-cache/response-cache';
@@ -122,6 +125,13 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
   // operator said USAGE_EVENTS=off, which is repeated at every start.
   if (config.usageEventsOff) logger.warn('USAGE_EVENTS=off: this edge records no usage; its calls are not billed');
   else if (!overrides.bus && !config.kafkaBrokers) throw new Error(NO_USAGE_SINK);
+  const stepsOff = config.benchStepsOff;
+  if (stepsOff.size > 0)
+    logger.warn(
+      { stepsOff: [...stepsOff] },
+      `SBC_BENCH_STEPS_OFF: THIS EDGE LEAVES OUT ${[...stepsOff].join(', ')} ON MODEL CALLS, for a benchmark; ` +
+        'it must never serve real traffic',
+    );
   const accountRpc = { target: config.accountTarget, deadlineMs: config.rpcDeadlineMs };
   const account = createRpcClient(AccountService, accountRpc);
   // The account surface's services, served by the same account app.
@@ -252,7 +262,14 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     ? redisDeploymentLimiter(config.redisUrl, { logger })
     : memoryDeploymentLimiter();
   const producerStats = bus ? () => bus.producer.stats() : undefined;
-  const metrics = createEdgeMetrics(registry, { producerStats, dropped: usageEmitter.dropped }, upstream, targetHealth);
+  // A bench edge without metrics (SBC_BENCH_STEPS_OFF) leaves the upstream client's queue waits unobserved too.
+  const observedUpstream = stepsOff.has('metrics') ? undefined : upstream;
+  const metrics = createEdgeMetrics(
+    registry,
+    { producerStats, dropped: usageEmitter.dropped },
+    observedUpstream,
+    targetHealth,
+  );
   // Near the spool's bound, billable calls are shed (503) instead of served unbilled; readiness is not touched.
   const usageGate = createUsageGate(producerStats, usageEvents.shedAt);
   if (producerStats) registerSpoolMetrics(registry, producerStats, usageGate.shed);
@@ -273,7 +290,9 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     : createMemoryCaptureStore({ ttlMs: CAPTURE_TTL_MS, maxBytes: CAPTURE_MEMORY_MAX_BYTES });
   // On Redis a busy subject's caps and balance are reserved from this edge's leases, with no round trip.
   const budgetLeases = config.redisUrl ? createCounterLeases({ store, logger }) : undefined;
-  const budget = createBudget({ store, leases: budgetLeases });
+  // House-fast fair use is read through a per-user view and counted in a background flush (a bounded overshoot).
+  const fairUse = config.redisUrl ? createFairUseViews({ store, logger }) : undefined;
+  const budget = createBudget({ store, leases: budgetLeases, fairUse });
   const storedResponses = new Counter({
     name: 'sbc_stored_responses_total',
     help: 'Responses kept for `store: true` calls, by outcome (stored, failed: the caller had the reply, not kept).',
@@ -345,13 +364,22 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
   });
   // What this edge's Anthropic-dialect targets refused in anthropic-beta: counted, and logged once per value learnt.
   const betas = new BetaRefusals(reportBetaRefusals(metrics, logger));
+  // The parts of a caller's model calls: the full ones, unless a benchmark switched steps off (bench-steps.ts).
+  const callParts = withStepsOff(stepsOff, {
+    steps: FULL_CALL_STEPS,
+    metrics,
+    genai,
+    authorize: authorizeDeps,
+    rateLimit,
+    budget,
+  });
   const modelCallDeps = {
-    ...authorizeDeps,
+    ...callParts.authorize,
     baseUrl: config.baseUrl,
     maxBodyBytes: config.maxBodyBytes,
     defaultMaxTokens: config.defaultMaxTokens,
-    rateLimit,
-    budget,
+    rateLimit: callParts.rateLimit,
+    budget: callParts.budget,
     usageGate,
     routing,
     house,
@@ -364,15 +392,15 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
       maxAttempts: config.route.maxAttempts,
       firstByteDeadlineMs: config.route.firstByteDeadlineMs,
       onAttempt: (target: Target, outcome: AttemptOutcome, failedStatus?: number) => {
-        metrics.routeAttempt(target, outcome);
-        genai.attempt(target, outcome, failedStatus);
+        callParts.metrics.routeAttempt(target, outcome);
+        callParts.genai.attempt(target, outcome, failedStatus);
       },
     },
     // Every model call emits exactly one usage event; its figures also feed the upstream metrics.
     usage: {
       ...usageEmitter,
       emit(fields: Parameters<typeof usageEmitter.emit>[0], lineEventId?: string) {
-        metrics.observeCall(fields);
+        callParts.metrics.observeCall(fields);
         return usageEmitter.emit(fields, lineEventId);
       },
     },
@@ -413,8 +441,9 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
       }),
     ],
     logger,
-    genai,
+    genai: callParts.genai,
     drainDeadline: drainDeadline.signal,
+    steps: callParts.steps,
   };
   const handleModelCall = createModelCallHandler(modelCallDeps);
   const handleCountTokens = createCountTokensHandler(modelCallDeps);
@@ -423,7 +452,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
   const listener = createEdgeRouter({
     baseUrl: config.baseUrl,
     logger,
-    metrics,
+    metrics: callParts.metrics,
     appsHost,
     handleModelCall,
     handleCountTokens,
@@ -450,6 +479,7 @@ export async function start(config: GatewayConfig, overrides: GatewayOverrides =
     // After the drain, so calls that finished during it spent what they took; before the store closes.
     await requestLeases?.close();
     await budgetLeases?.close();
+    await fairUse?.close();
     account.close();
     for (const client of Object.values(accountSurface)) client.close();
     for (const client of Object.values(backends)) client.close();

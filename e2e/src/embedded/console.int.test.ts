@@ -313,6 +313,7 @@ describe('the console in a browser', () => {
         await page.setViewportSize({ width: 1280, height: 900 });
       }
     },
+    90_000,
   );
 
   it('sets the response cache in the key edit form; a repeated call shows as a hit in the request log', async () => {
@@ -584,7 +585,7 @@ describe('the console in a browser', () => {
 
     // The list reads the batch again while it runs, until it settles.
     const row = page
-      .getByRole('table', { name: 'Batches, newest first' })
+      .getByRole('table', { name: 'OpenAI batches, newest first' })
       .getByRole('row')
       .filter({ hasText: batchId });
     await row.getByRole('cell', { name: 'Completed', exact: true }).waitFor({ timeout: 60_000 });
@@ -619,6 +620,115 @@ describe('the console in a browser', () => {
     expect(await fact('Batch')).toMatch(new RegExp(`^Line [1-3] of ${batchId}$`));
     await detail.getByRole('button', { name: 'Close' }).click();
     await detail.waitFor({ state: 'hidden' });
+  }, 120_000);
+
+  it('a message batch: bad input named by line; run to ended, its results saved, deleted; lines marked', async () => {
+    await open('Batches');
+    await page.getByText(/^No message batches yet/).waitFor();
+    const request = (id: string) =>
+      JSON.stringify({
+        custom_id: id,
+        params: { model: 'house', max_tokens: 8, messages: [{ role: 'user', content: `Say ${id}` }] },
+      });
+    const form = page.getByRole('form', { name: 'Create a message batch' });
+    const requests = form.getByLabel('Requests', { exact: true });
+    const createButton = form.getByRole('button', { name: 'Create message batch' });
+
+    // Input that is not JSON lines is refused by the page, naming the line; nothing is sent.
+    await requests.fill(`${request('a')}\nnot json`);
+    await createButton.click();
+    await form
+      .getByRole('alert')
+      .getByText(/^Line 2 is not JSON: /)
+      .waitFor();
+    // A request the API refuses: its message, after the line it is about (blank lines counted as the editor does).
+    await requests.fill(`${request('a')}\n\n${request('not an id')}`);
+    await createButton.click();
+    await form
+      .getByRole('alert')
+      .getByText(/^line 3, custom_id: 1 to 64 letters, digits, `_` or `-`\. \(invalid_request_error\)$/)
+      .waitFor();
+    for (let tries = 0; tries < 20 && consoleErrors.length === 0; tries++) await page.waitForTimeout(50);
+    expect(consoleErrors.splice(0)).toEqual([
+      'Failed to load resource: the server responded with a status of 400 (Bad Request)',
+    ]);
+
+    // A file chosen fills the box; what is in the box is what is sent.
+    await form.getByLabel('Requests file (JSONL or JSON)').setInputFiles({
+      name: 'questions.jsonl',
+      mimeType: 'application/jsonl',
+      buffer: Buffer.from(['a', 'b', 'c'].map(request).join('\n')),
+    });
+    for (let tries = 0; tries < 50 && !(await requests.inputValue()).includes('"custom_id":"c"'); tries++)
+      await page.waitForTimeout(50);
+    await createButton.click();
+    const created = form.getByRole('status').getByText(/^Created msgbatch_/);
+    await created.waitFor();
+    const batchId = /msgbatch_[A-Za-z0-9_-]+/.exec((await created.textContent()) ?? '')?.[0] ?? '';
+    expect(await requests.inputValue()).toBe('');
+
+    const row = page
+      .getByRole('table', { name: 'Message batches, newest first' })
+      .getByRole('row')
+      .filter({ hasText: batchId });
+    await row.getByRole('cell', { name: 'Ended', exact: true }).waitFor({ timeout: 60_000 });
+    await row.getByText('3 of 3 done: 3 succeeded', { exact: true }).waitFor();
+    expect(await row.getByRole('button', { name: `Cancel ${batchId}` }).count()).toBe(0);
+    await accessible('batches');
+
+    const downloading = page.waitForEvent('download');
+    await row.getByRole('button', { name: `Download the results of ${batchId}` }).click();
+    const download = await downloading;
+    expect(download.suggestedFilename()).toBe(`${batchId}-results.jsonl`);
+    const results = (await readFile(await download.path(), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { custom_id: string; result: { type: string } });
+    expect(results.map((line) => [line.custom_id, line.result.type])).toEqual([
+      ['a', 'succeeded'],
+      ['b', 'succeeded'],
+      ['c', 'succeeded'],
+    ]);
+
+    // A caller sending one of its line ids as its own x-request-id makes a model call, not a batch line.
+    const spoofed = batchId.replace('msgbatch_', 'msgbatch_req_') + '_1';
+    const call = await fetch(`${base}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': key, 'x-request-id': spoofed },
+      body: JSON.stringify({ model: 'house', max_tokens: 8, messages: [{ role: 'user', content: 'Say d' }] }),
+    });
+    expect(call.status).toBe(200);
+    await untilUsage(base, key, (rows) => rows.filter((one) => one.request_id === spoofed).length === 2);
+    await page.reload();
+    await open('Usage');
+    const log = page.getByRole('table', { name: 'Calls, newest first' });
+    await page.getByRole('combobox', { name: /^Kind/ }).selectOption('model');
+    const newest = await newestCall(log);
+    expect([newest('Model'), newest('Status')]).toEqual(['house', '200']);
+    const spoofedCall = await openNewestCall(page, log);
+    expect(await spoofedCall.fact('Request id')).toBe(spoofed);
+    expect(await spoofedCall.detail.locator('dt:text-is("Batch")').count()).toBe(0);
+    await spoofedCall.detail.getByRole('button', { name: 'Close' }).click();
+    await spoofedCall.detail.waitFor({ state: 'hidden' });
+    // The batch lines: the three of the OpenAI batch before and these three, each marked.
+    await page.getByRole('combobox', { name: /^Kind/ }).selectOption('batch');
+    expect(await countSettles(log.getByRole('row'), 7)).toBe(7);
+    const line = await newestCall(log);
+    expect([line('Model'), line('Status')]).toEqual(['house Batch', '200']);
+    const { detail, fact } = await openNewestCall(page, log);
+    expect(await fact('Batch')).toMatch(new RegExp(`^Line [1-3] of ${batchId}$`));
+    await detail.getByRole('button', { name: 'Close' }).click();
+    await detail.waitFor({ state: 'hidden' });
+
+    // Deleted after a confirmation: gone from the list and from the API.
+    await open('Batches');
+    await row.getByRole('button', { name: `Delete ${batchId}` }).click();
+    const confirm = page.getByRole('dialog', { name: 'Delete this message batch?' });
+    await confirm.getByRole('button', { name: 'Delete message batch' }).click();
+    await confirm.waitFor({ state: 'hidden' });
+    await page.getByText(/^No message batches yet/).waitFor();
+    const gone = await fetch(`${base}/v1/messages/batches/${batchId}`, { headers: { 'x-api-key': key } });
+    expect(gone.status).toBe(404);
   }, 120_000);
 
   let deviceToken = '';

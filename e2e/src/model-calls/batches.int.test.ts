@@ -7,7 +7,7 @@ import { createRpcClient, type RpcClientOf } from '@sbc/rpc';
 import { rejectionOf } from '@sbc/testing';
 import { chatLine, createChatBatch, ended, jsonl, untilBatch } from '../support/batches';
 import { usageRows, type UsageRow } from '../support/usage-rows';
-import { anthropicFor, openAiFor, startStack, type HouseSpec, type StackWith } from '../support/stack';
+import { OWNER_KEY, anthropicFor, openAiFor, startStack, type HouseSpec, type StackWith } from '../support/stack';
 import { teamFixtures, type TeamUser } from '../support/teams.harness';
 
 /**
@@ -24,6 +24,11 @@ import { teamFixtures, type TeamUser } from '../support/teams.harness';
 const house = (simUrl: string): HouseSpec => ({
   house: [{ dialect: 'openai', base_url: `${simUrl}/v1`, model: 'sim-large' }],
   'house-fast': [{ dialect: 'openai', base_url: `${simUrl}/v1`, model: 'sim-slow' }],
+  // A house model whose first engine always fails (503): its calls are answered by the second.
+  'house-omni': [
+    { dialect: 'openai', base_url: `${simUrl}/v1`, model: 'sim-error-503' },
+    { dialect: 'openai', base_url: `${simUrl}/v1`, model: 'sim-large' },
+  ],
 });
 
 let stack: StackWith<{ label: string; ledger: object; runs: object }>;
@@ -480,4 +485,52 @@ describe('Anthropic message batches', () => {
     });
     expect(noModel.status).toBe(400);
   }, 60_000);
+});
+
+describe('a failing target', () => {
+  it('lines fall back by the routing rules; a line whose targets all fail ends in the error file', async () => {
+    // Only an operator's key may save an endpoint on a loopback address such as the sim's.
+    const saved = await stack.api('POST', '/v1/upstreams', {
+      key: OWNER_KEY,
+      body: { label: 'down', slug: 'down', base_url: `${stack.sim.url}/v1`, dialect: 'openai', api_key: 'sk-x' },
+    });
+    expect(saved.status).toBe(201);
+    const openai = openAiFor(stack.edge.url, OWNER_KEY);
+    const created = await createChatBatch(openai, [
+      chatLine('fell-back-1', 'house-omni'),
+      chatLine('fell-back-2', 'house-omni'),
+      chatLine('down', 'down/sim-error-503'),
+    ]);
+    const done = await untilBatch(openai, created.id);
+    expect(done).toMatchObject({ status: 'completed', request_counts: { total: 3, completed: 2, failed: 1 } });
+
+    const output = await jsonl(openai, done.output_file_id);
+    expect(output.map((line) => line.custom_id).sort()).toEqual(['fell-back-1', 'fell-back-2']);
+    for (const line of output) {
+      expect(line).toMatchObject({ error: null, response: { status_code: 200, body: { model: 'house-omni' } } });
+    }
+    const errors = await jsonl(openai, done.error_file_id);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({ custom_id: 'down', response: { status_code: 503 } });
+
+    // The answered lines' rows show the failing engine was tried first (a later line may skip it while it cools
+    // down, so at least one row, not every one); the failing line was called once per lane attempt (5), each
+    // refused attempt billed nothing.
+    const ofBatch = (row: UsageRow) => row.request_id.startsWith(created.id.replace(/^batch_/, 'batch_req_'));
+    const deadline = Date.now() + 30_000;
+    let rows = (await usageRows(stack.edge.url, OWNER_KEY)).filter(ofBatch);
+    while (rows.length < 7 && Date.now() < deadline) {
+      await sleep(250);
+      rows = (await usageRows(stack.edge.url, OWNER_KEY)).filter(ofBatch);
+    }
+    const answered = rows.filter((row) => row.status === 200);
+    expect(answered).toHaveLength(2);
+    expect(answered.every((row) => row.served_by === 'house')).toBe(true);
+    expect(Math.max(...answered.map((row) => row.attempts))).toBeGreaterThanOrEqual(2);
+    const refused = rows.filter((row) => row.status !== 200);
+    expect(refused).toHaveLength(5);
+    // 503 from the endpoint, or 429 while every target of the route cools down after it.
+    expect(refused.every((row) => [429, 503].includes(row.status) && row.credits_charged === 0)).toBe(true);
+    expect(refused.some((row) => row.status === 503 && row.served_by === 'byo:down')).toBe(true);
+  }, 120_000);
 });

@@ -7,6 +7,10 @@ export interface UsageRow {
   native_tokens_prompt: number;
   native_tokens_completion: number;
   credits_charged: number;
+  /** The target that answered (`house`, `byo:<slug>`, …). */
+  served_by: string;
+  /** Upstream attempts across the call's targets and fallback models. */
+  attempts: number;
 }
 
 /** Every usage row of the key's owner, as the ledger holds them now, page by page. */

@@ -41,6 +41,27 @@ describe('a refusal as the console reads it', () => {
     ]);
   });
 
+  it('takes Anthropic’s error body (message batches): its type as the code, and the problems it lists', () => {
+    const failure = failureFrom(400, 'Bad Request', {
+      type: 'error',
+      error: {
+        type: 'invalid_request_error',
+        message: '1 to 64 letters, digits, `_` or `-`.',
+        issues: [
+          { path: 'requests.1.custom_id', code: 'invalid_format', message: '1 to 64 letters, digits, `_` or `-`.' },
+        ],
+      },
+    });
+    expect([failure.code, failure.message, failure.issues]).toEqual([
+      'invalid_request_error',
+      '1 to 64 letters, digits, `_` or `-`.',
+      [{ path: 'requests.1.custom_id', message: '1 to 64 letters, digits, `_` or `-`.' }],
+    ]);
+    expect(
+      failureFrom(409, 'Conflict', { type: 'error', error: { type: 'invalid_request_error', message: 'x' } }).issues,
+    ).toEqual([]);
+  });
+
   it('falls back to the status text for a body that says nothing', () => {
     const failure = failureFrom(502, 'Bad Gateway', {});
     expect([failure.code, failure.message]).toEqual(['error', 'Bad Gateway']);

@@ -10,6 +10,8 @@ export class ApiFailure extends Error {
     readonly code: string,
     message: string,
     readonly param?: string,
+    /** Every problem of a refused input, where the edge lists them (`path` is dotted: `requests.2.custom_id`). */
+    readonly issues: { path: string; message: string }[] = [],
   ) {
     super(message);
     this.name = 'ApiFailure';
@@ -27,19 +29,49 @@ export function withQuery(path: string, query: Query = {}): string {
   return text ? `${path}?${text}` : path;
 }
 
-/** An error body's refusal: the shared envelope, or OpenAI's dialect body (files, batches) whose `code` may be null. */
+/** The listed problems of a refusal that has them, each with its dotted path; none otherwise. */
+function issuesOf(listed: unknown): { path: string; message: string }[] {
+  if (!Array.isArray(listed)) return [];
+  return listed.flatMap((issue: unknown) => {
+    const { path, message } = (issue ?? {}) as { path?: unknown; message?: unknown };
+    return typeof path === 'string' && typeof message === 'string' ? [{ path, message }] : [];
+  });
+}
+
+/**
+ * An error body's refusal: the shared envelope, or a model dialect's body (OpenAI's for files and batches, whose
+ * `code` may be null; Anthropic's for message batches, which has a `type` and no code).
+ */
 export function failureFrom(status: number, statusText: string, body: unknown): ApiFailure {
-  const { error, message, param } = (body ?? {}) as { error?: unknown; message?: string; param?: string };
+  const { error, message, param, issues } = (body ?? {}) as {
+    error?: unknown;
+    message?: string;
+    param?: string;
+    issues?: unknown;
+  };
   if (error && typeof error === 'object') {
-    const dialect = error as { message?: string; type?: string; code?: string | null; param?: string | null };
+    const dialect = error as {
+      message?: string;
+      type?: string;
+      code?: string | null;
+      param?: string | null;
+      issues?: unknown;
+    };
     return new ApiFailure(
       status,
       dialect.code ?? dialect.type ?? 'error',
       dialect.message ?? statusText,
       dialect.param ?? undefined,
+      issuesOf(dialect.issues),
     );
   }
-  return new ApiFailure(status, typeof error === 'string' ? error : 'error', message ?? statusText, param);
+  return new ApiFailure(
+    status,
+    typeof error === 'string' ? error : 'error',
+    message ?? statusText,
+    param,
+    issuesOf(issues),
+  );
 }
 
 async function failureOf(response: Response): Promise<ApiFailure> {

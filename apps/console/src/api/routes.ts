@@ -10,6 +10,7 @@ import type {
   guardrailRoutes,
   keyRoutes,
   mcpServerRoutes,
+  messageBatchRoutes,
   runRoutes,
   teamRoutes,
   upstreamRoutes,
@@ -60,6 +61,27 @@ export const getFileContent = route<typeof fileRoutes.getFileContent>('get', '/v
 export const listBatches = route<typeof batchRoutes.listBatches>('get', '/v1/batches');
 export const createBatch = route<typeof batchRoutes.createBatch>('post', '/v1/batches');
 export const cancelBatch = route<typeof batchRoutes.cancelBatch>('post', '/v1/batches/{batch_id}/cancel');
+
+// Message batches in Anthropic's shapes: their refusals come in Anthropic's error body, which `call` reads too.
+export const listMessageBatches = route<typeof messageBatchRoutes.listMessageBatches>('get', '/v1/messages/batches');
+export const createMessageBatch = route<typeof messageBatchRoutes.createMessageBatch>('post', '/v1/messages/batches');
+export const getMessageBatch = route<typeof messageBatchRoutes.getMessageBatch>(
+  'get',
+  '/v1/messages/batches/{message_batch_id}',
+);
+export const cancelMessageBatch = route<typeof messageBatchRoutes.cancelMessageBatch>(
+  'post',
+  '/v1/messages/batches/{message_batch_id}/cancel',
+);
+/** Read by <a download>, not by `call`: the answer is JSONL. */
+export const getMessageBatchResults = route<typeof messageBatchRoutes.getMessageBatchResults>(
+  'get',
+  '/v1/messages/batches/{message_batch_id}/results',
+);
+export const deleteMessageBatch = route<typeof messageBatchRoutes.deleteMessageBatch>(
+  'delete',
+  '/v1/messages/batches/{message_batch_id}',
+);
 
 export const listAliases = route<typeof upstreamRoutes.listAliases>('get', '/v1/aliases');
 export const putAlias = route<typeof upstreamRoutes.putAlias>('put', '/v1/aliases/{token}');

@@ -12,6 +12,7 @@ import type {
   guardrailRoutes,
   keyRoutes,
   mcpServerRoutes,
+  messageBatchRoutes,
   runRoutes,
   teamRoutes,
   upstreamRoutes,
@@ -53,6 +54,9 @@ export type Batch = z.output<typeof batchRoutes.BatchObject>;
 export type BatchStatus = Batch['status'];
 export type BatchEndpoint = BodyOf<typeof batchRoutes.createBatch>['endpoint'];
 export type StoredFile = z.output<typeof fileRoutes.FileObject>;
+export type MessageBatch = z.output<typeof messageBatchRoutes.MessageBatchObject>;
+export type MessageBatchCounts = MessageBatch['request_counts'];
+export type MessageBatchRequest = BodyOf<typeof messageBatchRoutes.createMessageBatch>['requests'][number];
 
 export type Alias = z.output<typeof upstreamRoutes.Alias>;
 export type AliasPutBody = BodyOf<typeof upstreamRoutes.putAlias>;

@@ -13,9 +13,10 @@ function Empty({ children }: { children: ReactNode }) {
   return <div className="state empty">{children}</div>;
 }
 
-export function ErrorState({ error, retry }: { error: unknown; retry?: () => void }) {
-  const message =
-    error instanceof ApiFailure ? `${error.message} (${error.code})` : 'The service could not be reached.';
+/** A refusal as the API worded it; `where` (a line of the person's input, say) leads it when the page knows. */
+export function ErrorState({ error, retry, where }: { error: unknown; retry?: () => void; where?: string }) {
+  const said = error instanceof ApiFailure ? `${error.message} (${error.code})` : 'The service could not be reached.';
+  const message = where ? `${where}: ${said}` : said;
   return (
     <div role="alert" className="state error">
       <p>{message}</p>

@@ -9,6 +9,7 @@ import {
   type LeasedCounter,
   type LeasedReservation,
 } from './counter-leases';
+import { fairUseIncrements, readFairUseLeft, type FairUseViews } from './fair-use';
 import type { Bucket, TokenHold } from './rate-limit';
 import { planReservation, worstCaseMilli } from './reservation-plan';
 import { capRefusal, creditsText, messageFor, type BudgetKind } from './budget-refusals';
@@ -30,7 +31,8 @@ import { capCounter, memberOwner, type CapScope, type SpendCap, type TeamSpendCa
  *   balance is committed rather than spent. It only informs messages: it expires an hour after it was made
  *   and a refusal reads it as at least zero, so a settle it missed cannot mislead for long.
  * - `fair:<user>:h:<hour>` and `fair:<user>:d:<day>`: house-fast credits used free of charge, for the
- *   500-per-5-hours and 2,000-per-7-days fair-use windows.
+ *   500-per-5-hours and 2,000-per-7-days fair-use windows (fair-use.ts). With `fairUse` (the edge on Redis) they
+ *   are read through this edge's view of the user and written in its background flush.
  * - `credits:leased:<user>`: there while an edge may hold a lease on the balance, so the usage ledger does not
  *   reconcile the balance under it (docs/leased-limits.md); it outlasts the lease, so a dead edge's lease is
  *   reconciled once it expires.
@@ -44,8 +46,6 @@ import { capCounter, memberOwner, type CapScope, type SpendCap, type TeamSpendCa
 export const MILLI = millicreditsFromCredits(1);
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
-const FAIR_USE_5H = millicreditsFromCredits(500);
-const FAIR_USE_7D = millicreditsFromCredits(2_000);
 
 const HELD_TTL_MS = HOUR_MS;
 /**
@@ -111,7 +111,12 @@ export interface CallCost {
   modelOutputTokens: number;
 }
 
-export function createBudget(deps: { store: SharedStore; now?: () => Date; leases?: CounterLeases }) {
+export function createBudget(deps: {
+  store: SharedStore;
+  now?: () => Date;
+  leases?: CounterLeases;
+  fairUse?: FairUseViews;
+}) {
   const now = deps.now ?? (() => new Date());
 
   function capCounterOf(scope: CapScope, owner: string, cap: SpendCap, at: Date): Counter {
@@ -223,7 +228,7 @@ export function createBudget(deps: { store: SharedStore; now?: () => Date; lease
       throw hit.refusal;
     }
     if (short) {
-      await rollBack(applied, amount, hit?.tokens ? [hit.tokens.releaseOp] : []);
+      await rollBack(applied, amount, hit?.tokens?.release() ?? []);
       const { counter, roomMilli } = short;
       return { short: { kind: counter.kind as BudgetKind, roomMilli, message: counter.refusal(), heldMilli } };
     }
@@ -434,25 +439,15 @@ export function createBudget(deps: { store: SharedStore; now?: () => Date; lease
     /** Whether `userId` still has house-fast fair use left in both windows. */
     async fairUseLeft(userId: string): Promise<boolean> {
       const at = now().getTime();
-      const hour = Math.floor(at / HOUR_MS);
-      const day = Math.floor(at / DAY_MS);
-      const hourKeys = Array.from({ length: 5 }, (_, i) => `fair:${userId}:h:${hour - i}`);
-      const dayKeys = Array.from({ length: 7 }, (_, i) => `fair:${userId}:d:${day - i}`);
-      const values = await deps.store.getMany([...hourKeys, ...dayKeys]);
-      const sum = (from: number, to: number) =>
-        values.slice(from, to).reduce((total, value) => total + Number(value ?? 0), 0);
-      return sum(0, 5) < FAIR_USE_5H && sum(5, 12) < FAIR_USE_7D;
+      return deps.fairUse ? deps.fairUse.left(userId, at) : readFairUseLeft(deps.store, userId, at);
     },
 
     /** Counts free house-fast usage against both fair-use windows. */
     async recordFairUse(userId: string, milli: number): Promise<void> {
       if (milli <= 0) return;
       const at = now().getTime();
-      const amount = Math.ceil(milli);
-      await Promise.all([
-        deps.store.incrBy(`fair:${userId}:h:${Math.floor(at / HOUR_MS)}`, amount, 6 * HOUR_MS),
-        deps.store.incrBy(`fair:${userId}:d:${Math.floor(at / DAY_MS)}`, amount, 8 * DAY_MS),
-      ]);
+      if (deps.fairUse) await deps.fairUse.record(userId, milli, at);
+      else await deps.store.batch(fairUseIncrements(userId, at, Math.ceil(milli)));
     },
   };
   return budget;

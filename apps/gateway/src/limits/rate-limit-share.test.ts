@@ -111,22 +111,23 @@ describe("a batch's lines in their parent's request window", () => {
   });
 });
 
-describe('the share on leases (a busy window, no round trip)', () => {
-  function countingStore(): { store: SharedStore; trips: () => number } {
-    const inner = createMemoryStore();
-    let trips = 0;
-    return {
-      store: {
-        ...inner,
-        batch: (ops) => {
-          trips++;
-          return inner.batch(ops);
-        },
+/** A store that counts the round trips made to it. */
+function countingStore(): { store: SharedStore; trips: () => number } {
+  const inner = createMemoryStore();
+  let trips = 0;
+  return {
+    store: {
+      ...inner,
+      batch: (ops) => {
+        trips++;
+        return inner.batch(ops);
       },
-      trips: () => trips,
-    };
-  }
+    },
+    trips: () => trips,
+  };
+}
 
+describe('the share on leases (a busy window, no round trip)', () => {
   it('a busy batch takes exactly its share from its own lease, the parent the rest from its own', async () => {
     const { store, trips } = countingStore();
     const leases = createWindowLeases({ store, logger });
@@ -154,5 +155,83 @@ describe('the share on leases (a busy window, no round trip)', () => {
     expect(seen.batch + seen.interactive).toBe(400);
     expect(seen.interactive).toBeGreaterThanOrEqual(300);
     await leases.close();
+  });
+});
+
+describe('the share of a parent with tpm on leases (request hit and tokens, both or neither)', () => {
+  const MINUTE = 60_000;
+  /** What the store's window at `key` holds, once the leases are given back. */
+  const used = async (store: SharedStore, key: string, limit: number) =>
+    limit - (await store.slidingWindowHit(key, { limit, windowMs: MINUTE, cost: 0 })).remaining;
+  /** A model call through the bucket, settled at `actual` tokens when admitted. */
+  const call = (
+    rateLimit: ReturnType<typeof createRateLimiter>,
+    principal: Principal,
+    counted: number,
+    actual = counted,
+  ) => rateLimit.take(rateLimit.bucket(principal), () => counted).then((taken) => taken.tokens?.settle(actual));
+
+  it("a busy batch takes its tokens share on its own leases of the parent's windows, the parent the rest", async () => {
+    const { store, trips } = countingStore();
+    const leases = createWindowLeases({ store, logger });
+    const rateLimit = createRateLimiter({ store, limitPerMinute: 1_200, batchShare: 0.5, leases });
+    // 64,000 tokens a minute: the share is 32,000, i.e. 320 lines of 100 tokens, well under 600 requests.
+    const lines = await tally(400, () => call(rateLimit, batchKey(undefined, 'key_parent', 64_000), 100), settled);
+    // Near the share, a lease may keep less than a line's tokens until it is given back: one line at most.
+    expect(lines.refused).toBe(0);
+    expect(lines.ok).toBeLessThanOrEqual(320);
+    expect(lines.ok).toBeGreaterThanOrEqual(319);
+    expect(lines.ok + lines.yield).toBe(400);
+    // Request hit and tokens from leases: far fewer round trips than the 400 the calls make per call.
+    expect(trips()).toBeLessThan(300);
+    await leases.close();
+    // Both in the parent's windows, nothing in windows of the batch key's own.
+    expect(await used(store, 'tpm:key_parent', 64_000)).toBe(lines.ok * 100);
+    expect(await used(store, 'rl:key_parent', 1_200)).toBe(lines.ok);
+    expect(await used(store, 'tpm:key_batch', 64_000)).toBe(0);
+    expect(await used(store, 'rl:key_batch', 1_200)).toBe(0);
+
+    const ownLeases = createWindowLeases({ store, logger });
+    const own = createRateLimiter({ store, limitPerMinute: 1_200, batchShare: 0.5, leases: ownLeases });
+    const interactive = await tally(400, () => call(own, parent(undefined, 64_000), 100), settled);
+    expect(interactive.yield).toBe(0);
+    // The parent keeps the rest of its tpm (less one call's worth a lease may keep), the two never pass it together.
+    expect(interactive.ok).toBeGreaterThanOrEqual(640 - lines.ok - 1);
+    await ownLeases.close();
+    expect(lines.ok + interactive.ok).toBeLessThanOrEqual(640);
+    expect(await used(store, 'tpm:key_parent', 64_000)).toBe((lines.ok + interactive.ok) * 100);
+  });
+
+  it('a busy batch within the tokens share meets the request share, from its own lease', async () => {
+    const { store, trips } = countingStore();
+    const leases = createWindowLeases({ store, logger });
+    const rateLimit = createRateLimiter({ store, limitPerMinute: 1_200, batchShare: 0.5, leases });
+    // Lines of 10 tokens: 3,200 fit the tokens share, 600 the request share.
+    const lines = await tally(700, () => call(rateLimit, batchKey(undefined, 'key_parent', 64_000), 10), settled);
+    expect(lines).toEqual({ ok: 600, yield: 100, refused: 0 });
+    expect(trips()).toBeLessThan(350);
+    await leases.close();
+    expect(await used(store, 'rl:key_parent', 1_200)).toBe(600);
+    expect(await used(store, 'tpm:key_parent', 64_000)).toBe(6_000);
+  });
+
+  it('interleaved with the parent, each keeps its own leases; a line is corrected to its real tokens', async () => {
+    const { store, trips } = countingStore();
+    const leases = createWindowLeases({ store, logger });
+    const rateLimit = createRateLimiter({ store, limitPerMinute: 1_200, batchShare: 0.5, leases });
+    const seen = { batch: 0, interactive: 0 };
+    for (let i = 0; i < 150; i++) {
+      // A line counts 100 tokens and uses 50; the parent's calls count and use 100.
+      const line = call(rateLimit, batchKey(undefined, 'key_parent', 64_000), 100, 50);
+      if ((await outcome(line)) === 'ok') seen.batch += 1;
+      if ((await outcome(call(rateLimit, parent(undefined, 64_000), 100))) === 'ok') seen.interactive += 1;
+      await settled();
+    }
+    expect(seen).toEqual({ batch: 150, interactive: 150 });
+    // Two leases on each window, neither given back for the other's calls: per call would be 300 trips and more.
+    expect(trips()).toBeLessThan(100);
+    await leases.close();
+    expect(await used(store, 'tpm:key_parent', 64_000)).toBe(150 * 50 + 150 * 100);
+    expect(await used(store, 'rl:key_parent', 1_200)).toBe(300);
   });
 });

@@ -1,7 +1,7 @@
 import { ApiError } from '@sbc/errors';
 import type { SharedStore, SlidingWindowResult, StoreOp, StoreOpResult } from '@sbc/cache';
 import type { Principal } from '../auth/authenticator';
-import type { LeasedHit, WindowLeases } from './window-leases';
+import type { CorrectableHit, LeasedHit, WindowLeases } from './window-leases';
 
 const WINDOW_MS = 60_000;
 
@@ -37,8 +37,11 @@ export type TokenLimitHeaders = (limit: number, remaining: number, resetMs: numb
 
 /** Tokens a call was counted for in its key's tokens-per-minute window, until its real count is known. */
 export interface TokenHold {
-  /** Takes the whole count back (the call was refused after it was counted). */
-  readonly releaseOp: StoreOp;
+  /**
+   * Takes the whole count back (the call was refused after it was counted): on this edge's lease when it was
+   * counted from one and the edge still holds it, else the store operations to run.
+   */
+  release(): StoreOp[];
   /** The correction to the call's real tokens as a store operation, for a settle's own batch; once. */
   settleOp(actualTokens: number): StoreOp | undefined;
   /** Corrects the count to the call's real tokens in a round trip of its own. Call once. */
@@ -74,8 +77,9 @@ const seconds = (ms: number) => String(Math.max(1, Math.ceil(ms / 1000)));
  * that binds, or throws 429 `rate_limited` with `Retry-After` when it is spent.
  *
  * With `leases` (the edge on Redis), a busy request bucket is hit from this edge's lease on it with no round trip
- * (docs/leased-limits.md); a refusal is only ever the store's. A key's tokens window is not leased: a key with a
- * `tpm` limit takes its request bucket per call too, in the same round trip.
+ * (docs/leased-limits.md); a refusal is only ever the store's. A key with a `tpm` limit takes its request hit and
+ * its tokens from leases on both windows, or from neither (both per call, in one round trip); a call's tokens
+ * counted from a lease are corrected on it at settle.
  */
 export function createRateLimiter(deps: {
   store: SharedStore;
@@ -101,14 +105,10 @@ export function createRateLimiter(deps: {
     key: requestKey(principal),
     options: { limit: requestLimit(principal), windowMs: WINDOW_MS, cost },
   });
+  /** The part of its windows a principal's leases are on: a batch line's share has leases of its own. */
+  const leasePart = (principal: Principal) => (isBatchLine(principal) ? SHARE_LEASE : undefined);
   const leasedHit = (principal: Principal, cost: number): LeasedHit | undefined =>
-    deps.leases?.hit(
-      requestKey(principal),
-      requestLimit(principal),
-      WINDOW_MS,
-      cost,
-      isBatchLine(principal) ? SHARE_LEASE : undefined,
-    );
+    deps.leases?.hit(requestKey(principal), requestLimit(principal), WINDOW_MS, cost, leasePart(principal));
 
   /** `yielded`: a batch line refused for its share, which its lane tries again without counting an attempt. */
   function refusal(
@@ -164,6 +164,27 @@ export function createRateLimiter(deps: {
     const requestUndo: StoreOp = { op: 'windowAdjust', key: requestKey(principal), windowMs: WINDOW_MS, amount: -1 };
     let counted = 0;
     let leased: LeasedHit | undefined;
+    /** A key with `tpm` served from leases: its request hit and its tokens. */
+    let leasedWithTokens: CorrectableHit[] | undefined;
+    /** A call's counted tokens, corrected by `correction` (a store operation, or none when done on a lease). */
+    function tokenHold(correction: (actualTokens: number) => StoreOp | undefined): TokenHold {
+      let settled = false;
+      return {
+        release: () => {
+          const op = correction(0);
+          return op ? [op] : [];
+        },
+        settleOp(actualTokens) {
+          if (settled) return undefined;
+          settled = true;
+          return correction(actualTokens);
+        },
+        async settle(actualTokens) {
+          const op = this.settleOp(actualTokens);
+          if (op) await deps.store.batch([op]);
+        },
+      };
+    }
     return {
       ops(tokens) {
         if (tpm === undefined) {
@@ -173,11 +194,29 @@ export function createRateLimiter(deps: {
         const ops = [requestOp(principal, 1)];
         if (tpm === undefined) return ops;
         counted = Math.max(0, Math.ceil(tokens()));
+        // A batch line's request hit and tokens both go to its parent's windows, at the share, on the share's leases.
+        const part = leasePart(principal);
+        leasedWithTokens = deps.leases?.hitAll([
+          { key: requestKey(principal), limit: requestLimit(principal), windowMs: WINDOW_MS, cost: 1, part },
+          { key: tokensKey, limit: tpm, windowMs: WINDOW_MS, cost: counted, sizing: 'calls', part },
+        ]);
+        if (leasedWithTokens) return [];
         ops.push({ op: 'window', key: tokensKey, options: { limit: tpm, windowMs: WINDOW_MS, cost: counted } });
         return ops;
       },
       answer(results) {
         if (leased) return { headers: requestHeaders(leased), undo: [] };
+        if (leasedWithTokens) {
+          const [requests, tokens] = leasedWithTokens as [CorrectableHit, CorrectableHit];
+          const headers = requestHeaders(requests);
+          if (tokenHeaders)
+            Object.assign(
+              headers,
+              tokenHeaders(tokens.limit, Math.max(0, Math.floor(tokens.remaining)), tokens.resetMs),
+            );
+          if (counted === 0) return { headers, undo: [] };
+          return { headers, undo: [], tokens: tokenHold((actual) => tokens.correct(actual)) };
+        }
         const [requests, tokens] = results as SlidingWindowResult[];
         const headers = requestHeaders(requests!);
         if (tokens && tokenHeaders)
@@ -204,24 +243,14 @@ export function createRateLimiter(deps: {
           return { headers, refusal: refusal(message, headers, tokens, yielded), undo: [requestUndo] };
         }
         if (!tokens || counted === 0) return { headers, undo: [] };
-        let settled = false;
         const charged = counted;
         return {
           headers,
           undo: [],
-          tokens: {
-            releaseOp: adjust(-charged),
-            settleOp(actualTokens) {
-              if (settled) return undefined;
-              settled = true;
-              const delta = Math.max(0, Math.ceil(actualTokens)) - charged;
-              return delta === 0 ? undefined : adjust(delta);
-            },
-            async settle(actualTokens) {
-              const op = this.settleOp(actualTokens);
-              if (op) await deps.store.batch([op]);
-            },
-          },
+          tokens: tokenHold((actualTokens) => {
+            const delta = Math.max(0, Math.ceil(actualTokens)) - charged;
+            return delta === 0 ? undefined : adjust(delta);
+          }),
         };
       },
     };

@@ -11,11 +11,17 @@ import type { Logger } from '@sbc/logging';
  * the background (one at a time per window), sized from this edge's recent rate on the window and never more than a
  * share of the room left. What a lease has not spent is given back when it is idle, when its cell ends, and when
  * the edge stops.
+ *
+ * A call that hits several windows (a key's request bucket and its tokens window) takes from all their leases or
+ * from none (`hitAll`), and a hit whose real cost is known later (a call's tokens) is corrected on its lease.
  */
 export interface WindowLeaseOptions {
   /** How long a slice should last at the recent rate. */
   horizonMs: number;
-  /** The smallest slice worth taking; below it the window is near its limit and calls go per call. */
+  /**
+   * The smallest slice worth taking, in hits (or, for a window sized in calls, in its largest recent calls); below
+   * it the window is near its limit and calls go per call.
+   */
   minSlice: number;
   /** One lease takes at most this fraction of a window's limit (its bound over the limit, per edge). */
   maxShareOfLimit: number;
@@ -49,6 +55,34 @@ export interface LeasedHit {
   resetMs: number;
 }
 
+/** One window a call hits, for `hitAll`. */
+export interface WindowHit {
+  key: string;
+  limit: number;
+  windowMs: number;
+  cost: number;
+  /**
+   * How a slice is sized: in hits (a request bucket: at least `minSlice`, at most the larger of that and
+   * `maxShareOfLimit` of the limit), or in calls (a tokens window, whose calls differ widely: at least `minSlice`
+   * of its largest recent calls, at most `maxShareOfLimit` of the limit, and no lease when that is less).
+   */
+  sizing?: 'hits' | 'calls';
+  /**
+   * A lower limit some callers meet in the same window (a batch's share of its parent's): its lease is its own,
+   * taken with that limit, so calls under either limit keep their lease and count in the one window.
+   */
+  part?: string;
+}
+
+/** A hit served from a lease whose cost may be corrected once it is known. */
+export interface CorrectableHit extends LeasedHit {
+  /**
+   * Corrects the hit to `cost` units: on its lease while this edge holds it, else the store operation to run
+   * (what was not used back to the cell it was counted in, what was used past it onto the window).
+   */
+  correct(cost: number): StoreOp | undefined;
+}
+
 interface Lease {
   cell: number;
   granted: number;
@@ -65,6 +99,7 @@ interface Window {
   entry: string;
   limit: number;
   windowMs: number;
+  sizing: 'hits' | 'calls';
   lease?: Lease;
   lastUsed: number;
   /**
@@ -73,6 +108,9 @@ interface Window {
    */
   hits: number;
   calls: number;
+  /** The largest cost of one call in the period, and in the period before. */
+  largest: number;
+  largestBefore: number;
   since: number;
   rate: number;
   callsBefore: number;
@@ -83,10 +121,11 @@ interface Window {
 export interface WindowLeases {
   /**
    * Takes `cost` hits of the window at `key` from this edge's lease, or undefined (go to the store). `part` names a
-   * lower limit some callers meet in the same window (a batch's share of its parent's): its lease is its own, taken
-   * with that limit, so calls under either limit keep their lease and count in the one window.
+   * lower limit some callers meet in the same window (`WindowHit.part`).
    */
   hit(key: string, limit: number, windowMs: number, cost: number, part?: string): LeasedHit | undefined;
+  /** Takes each hit from this edge's lease on its window when every one of them is covered, else none. */
+  hitAll(hits: readonly WindowHit[]): CorrectableHit[] | undefined;
   /** Gives every lease back (on drain and shutdown); hits after it go to the store. */
   close(): Promise<void>;
 }
@@ -122,26 +161,30 @@ export function createWindowLeases(deps: {
     return op;
   }
 
-  function sliceWanted(window: Window, at: number): number {
+  /** The slice to ask for and the least worth taking; undefined when a window's calls are too large to lease. */
+  function sliceWanted(window: Window, at: number): { want: number; min: number } | undefined {
     const periodRate = window.hits / Math.max(1, at - window.since);
     const rate = Math.max(window.rate, periodRate);
-    const most = Math.max(options.minSlice, Math.floor(window.limit * options.maxShareOfLimit));
-    return Math.min(most, Math.max(options.minSlice, Math.ceil(rate * options.horizonMs)));
+    const share = Math.floor(window.limit * options.maxShareOfLimit);
+    let min = options.minSlice;
+    let most = Math.max(min, share);
+    if (window.sizing === 'calls') {
+      min = options.minSlice * Math.max(1, window.largest, window.largestBefore);
+      most = share;
+      if (min > most) return undefined;
+    }
+    return { want: Math.min(most, Math.max(min, Math.ceil(rate * options.horizonMs))), min };
   }
 
   function take(window: Window, at: number): void {
     if (closed || window.taking || at < window.noTakeUntil) return;
+    const slice = sliceWanted(window, at);
+    if (!slice) return;
     window.taking = true;
     const op: StoreOp = {
       op: 'windowLease',
       key: window.key,
-      lease: {
-        limit: window.limit,
-        windowMs: window.windowMs,
-        want: sliceWanted(window, at),
-        min: options.minSlice,
-        share: options.share,
-      },
+      lease: { limit: window.limit, windowMs: window.windowMs, ...slice, share: options.share },
     };
     // Sent after the hit that asked for it has gone to the store, so the room the take reports counts that hit
     // and the headers answered from the lease stay exact on one edge.
@@ -193,12 +236,15 @@ export function createWindowLeases(deps: {
     if (at - window.since >= options.rateMs) {
       window.rate = window.hits / (at - window.since);
       window.callsBefore = at - window.since < 2 * options.rateMs ? window.calls : 0;
+      window.largestBefore = at - window.since < 2 * options.rateMs ? window.largest : 0;
       window.hits = 0;
       window.calls = 0;
+      window.largest = 0;
       window.since = at;
     }
     window.hits += cost;
     window.calls += 1;
+    window.largest = Math.max(window.largest, cost);
   }
 
   // Idle leases and leases whose cell has ended are given back; windows nobody hits are forgotten.
@@ -221,42 +267,97 @@ export function createWindowLeases(deps: {
   );
   sweep.unref();
 
+  function windowFor({ key, limit, windowMs, sizing = 'hits', part }: WindowHit, at: number): Window {
+    const entry = part === undefined ? key : `${key}\u0000${part}`;
+    let window = windows.get(entry);
+    if (!window || window.limit !== limit || window.windowMs !== windowMs || window.sizing !== sizing) {
+      // A key whose limit changed starts over: its old lease was sized for the old limit.
+      const old = window?.lease && returnOp(window, window.lease);
+      if (old) giveBack([old]);
+      window = {
+        key,
+        entry,
+        limit,
+        windowMs,
+        sizing,
+        lastUsed: at,
+        hits: 0,
+        calls: 0,
+        largest: 0,
+        largestBefore: 0,
+        since: at,
+        rate: 0,
+        callsBefore: 0,
+        taking: false,
+        noTakeUntil: 0,
+      };
+      windows.set(entry, window);
+    }
+    return window;
+  }
+
+  const covers = (lease: Lease | undefined, at: number, cost: number): lease is Lease =>
+    lease !== undefined && at < lease.endsAt && lease.left >= cost;
+
+  /** Whether `lease` is still the one this edge spends on `window` (not given back, its cell not ended). */
+  const held = (window: Window, lease: Lease): boolean =>
+    !closed && windows.get(window.entry) === window && window.lease === lease && now() < lease.endsAt;
+
+  function correction(window: Window, lease: Lease, counted: number, cost: number): StoreOp | undefined {
+    const delta = Math.max(0, Math.ceil(cost)) - counted;
+    if (delta === 0) return undefined;
+    if (delta < 0) {
+      if (held(window, lease)) {
+        lease.left -= delta;
+        return undefined;
+      }
+      return { op: 'windowReturn', key: window.key, windowMs: window.windowMs, cell: lease.cell, amount: -delta };
+    }
+    if (held(window, lease) && lease.left >= delta) {
+      lease.left -= delta;
+      return undefined;
+    }
+    return { op: 'windowAdjust', key: window.key, windowMs: window.windowMs, amount: delta };
+  }
+
+  function hitAll(hits: readonly WindowHit[]): CorrectableHit[] | undefined {
+    if (closed || hits.length === 0) return undefined;
+    const at = now();
+    const found = hits.map((hit) => {
+      const window = windowFor(hit, at);
+      countHit(window, at, hit.cost);
+      return window;
+    });
+    if (!found.every((window, i) => covers(window.lease, at, hits[i]!.cost))) {
+      // A busy window whose lease is missing or too small takes a slice (added to a lease of the same cell).
+      found.forEach((window, i) => {
+        const busy = window.calls >= options.minHits || window.callsBefore >= options.minHits;
+        if (busy && !covers(window.lease, at, hits[i]!.cost)) take(window, at);
+      });
+      return undefined;
+    }
+    return found.map((window, i) => {
+      const lease = window.lease!;
+      const { cost, limit } = hits[i]!;
+      lease.left -= cost;
+      if (lease.left * 4 < lease.granted) take(window, at);
+      return {
+        limit,
+        remaining: lease.remainingAtTake + lease.left,
+        resetMs: lease.endsAt - at,
+        correct: (actual: number) => correction(window, lease, cost, actual),
+      };
+    });
+  }
+
   return {
     hit(key, limit, windowMs, cost, part) {
-      if (closed) return undefined;
-      const at = now();
-      const entry = part === undefined ? key : `${key}\u0000${part}`;
-      let window = windows.get(entry);
-      if (!window || window.limit !== limit || window.windowMs !== windowMs) {
-        // A key whose limit changed starts over: its old lease was sized for the old limit.
-        const old = window?.lease && returnOp(window, window.lease);
-        if (old) giveBack([old]);
-        window = {
-          key,
-          entry,
-          limit,
-          windowMs,
-          lastUsed: at,
-          hits: 0,
-          calls: 0,
-          since: at,
-          rate: 0,
-          callsBefore: 0,
-          taking: false,
-          noTakeUntil: 0,
-        };
-        windows.set(entry, window);
-      }
-      countHit(window, at, cost);
-      const lease = window.lease;
-      if (lease && at < lease.endsAt && lease.left >= cost) {
-        lease.left -= cost;
-        if (lease.left * 4 < lease.granted) take(window, at);
-        return { limit, remaining: lease.remainingAtTake + lease.left, resetMs: lease.endsAt - at };
-      }
-      if (window.calls >= options.minHits || window.callsBefore >= options.minHits) take(window, at);
-      return undefined;
+      const [leased] = hitAll([{ key, limit, windowMs, cost, part }]) ?? [];
+      if (!leased) return undefined;
+      return { limit: leased.limit, remaining: leased.remaining, resetMs: leased.resetMs };
     },
+
+    hitAll,
 
     async close() {
       if (closed) return;

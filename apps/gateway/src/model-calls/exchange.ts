@@ -1,8 +1,8 @@
 import { droppedForUpstream, ZERO_USAGE } from '@sbc/dialects';
 import type { Target } from '../routing/targets';
 import { isAbort } from '../upstream/client';
-import { whenAborted } from './abort-watch';
 import { watchedUpstream } from './call-hooks';
+import type { CallSteps } from './call-steps';
 import type { CallOutcome } from './call-outcome';
 import type { CallResponse } from './call-response';
 import { dispatch, type DispatchDeps, type Dispatched, type InFlight } from './dispatch';
@@ -16,6 +16,8 @@ import { answerWhole } from './whole-reply';
 export interface ExchangeDeps extends DispatchDeps {
   /** Aborted when the edge's drain time is up (SHUTDOWN_DRAIN_MS after SIGTERM). */
   drainDeadline?: AbortSignal;
+  /** How the caller is watched while the call runs (caller-watch.ts, unless a bench switched it off). */
+  steps: Pick<CallSteps, 'watchCaller'>;
 }
 
 /**
@@ -26,7 +28,7 @@ export interface ExchangeDeps extends DispatchDeps {
 export async function exchange(x: Exchange, deps: ExchangeDeps): Promise<CallOutcome> {
   // A caller that hung up while the call was authorised and read has already had its `close` event.
   const state: ExchangeState = { callerGone: x.out.res.destroyed, attempts: 0, requestId: x.out.requestId };
-  const unwatch = watchCaller(x.out, state, deps.drainDeadline);
+  const unwatch = deps.steps.watchCaller(x.out, state, deps.drainDeadline);
   try {
     const dispatchDeps = x.hooks ? { ...deps, upstream: watchedUpstream(deps.upstream, x.hooks) } : deps;
     const dispatched = await dispatch(x.call, x.targets, dispatchDeps, state, x.passHeaders, x.admit);
@@ -42,31 +44,6 @@ export async function exchange(x: Exchange, deps: ExchangeDeps): Promise<CallOut
   } finally {
     unwatch();
   }
-}
-
-/**
- * Aborts the upstream request at once when the caller hangs up; at the drain deadline, a call still waiting on its
- * upstream is answered 503 in its dialect, not reset (a stream already under way ends through its own listener).
- */
-export function watchCaller(out: CallResponse, inFlight: InFlight, drainDeadline: AbortSignal | undefined): () => void {
-  const onClose = () => {
-    if (out.res.writableFinished) return;
-    inFlight.callerGone = true;
-    inFlight.current?.abort();
-    inFlight.wake?.();
-  };
-  out.res.on('close', onClose);
-  const onDeadline = () => {
-    if (out.started) return;
-    inFlight.drained = true;
-    inFlight.current?.abort();
-    inFlight.wake?.();
-  };
-  const stopWatchingDeadline = drainDeadline?.aborted ? () => undefined : whenAborted(drainDeadline, onDeadline);
-  return () => {
-    out.res.off('close', onClose);
-    stopWatchingDeadline();
-  };
 }
 
 export function routeHeaders(inFlight: InFlight): Record<string, string> {

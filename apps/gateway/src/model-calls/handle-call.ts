@@ -4,7 +4,6 @@ import { ApiError } from '@sbc/errors';
 import type { Logger } from '@sbc/logging';
 import type { Principal } from '../auth/authenticator';
 import { authorizeRequest, type AuthorizeDeps } from '../auth/authorize';
-import { requestIdFor } from '../http/request-id';
 import type { CallTools } from '../mcp/call-tools';
 import type { GenAiTelemetry } from '../observability/genai-telemetry';
 import type { HouseEngines, ProviderEngines } from '../routing/engines';
@@ -17,6 +16,7 @@ import { lineEventIdOf } from '../usage/line-event-id';
 import type { UsageEmitter } from '../usage/usage-events';
 import { Admission, type AdmissionTerms, type AdmitDeps } from './admit';
 import { beforeTarget, hookPartsIn, type CallHook } from './call-hooks';
+import type { CallSteps } from './call-steps';
 import type { CallOutcome } from './call-outcome';
 import { CallResponse } from './call-response';
 import { exchange } from './exchange';
@@ -25,9 +25,8 @@ import { answerFromHook } from './hook-answer';
 import { answerWithMcpTools } from './mcp-rounds';
 import { checkModelKind } from './model-kind';
 import { bodyOf, parseRequestFor, promptOf, type CallerCall } from './plan';
-import { readCall } from './read-call';
 import { resolveCallRoute } from './route-call';
-import { settle, type CallRecord } from './settle';
+import type { CallRecord } from './settle';
 
 export interface ModelCallDeps extends AuthorizeDeps, AdmitDeps {
   baseUrl: string;
@@ -54,6 +53,8 @@ export interface ModelCallDeps extends AuthorizeDeps, AdmitDeps {
   maxToolRounds: number;
   /** Passed to exchange: streams still running when the drain time is up end with an error event. */
   drainDeadline?: AbortSignal;
+  /** The request id, the body's read, the caller's watch and the record step (call-steps.ts), chosen in main.ts. */
+  steps: CallSteps;
 }
 
 /** The model routes answered on the edge's lean path (no Express), by path. */
@@ -71,18 +72,19 @@ export const MODEL_CALL_ROUTES: ReadonlyMap<string, CallerDialect> = new Map([
  * unless a hook answered → record (settle the budget, emit the usage event). Nothing here waits on a database.
  */
 export function createModelCallHandler(deps: ModelCallDeps) {
+  const { requestIdFor, readCall, record: recordStep } = deps.steps;
   return async function handleModelCall(
     req: IncomingMessage,
     res: ServerResponse,
     adapter: CallerDialect,
   ): Promise<void> {
-    const record = startRecord(req, adapter);
+    const record = startRecord(req, adapter, requestIdFor);
     const out = new CallResponse(res, adapter, record.requestId, deps.baseUrl);
     let admission: Admission | undefined;
     // Once per call: before the last bytes of a reply (exchange), or after a refusal or a hang-up here.
     let recorded: Promise<void> | undefined;
     const recordOnce = (outcome: CallOutcome, terms: AdmissionTerms | undefined = admission?.terms) =>
-      (recorded ??= settle(deps, { fairUse: false, ...record, ...terms, outcome }));
+      (recorded ??= recordStep(deps, { fairUse: false, ...record, ...terms, outcome }));
     let outcome: CallOutcome;
     try {
       const principal = (record.principal = await authorizeRequest(deps, req.headers, record.requestId, [
@@ -165,7 +167,11 @@ async function answer(deps: ModelCallDeps, resolved: ResolvedCall): Promise<Call
   );
 }
 
-function startRecord(req: IncomingMessage, adapter: CallerDialect): OpenRecord {
+function startRecord(
+  req: IncomingMessage,
+  adapter: CallerDialect,
+  requestIdFor: CallSteps['requestIdFor'],
+): OpenRecord {
   const requestId = requestIdFor(req.headers['x-request-id']);
   return {
     requestId,

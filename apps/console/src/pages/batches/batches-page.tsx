@@ -22,6 +22,7 @@ import {
   useDownloadFile,
   useUploadBatchFile,
 } from './use-batches';
+import { MessageBatchList, NewMessageBatch } from './message-batches';
 
 /** How much of a chosen file is read for its first line's endpoint. */
 const HEAD_BYTES = 64 * 1024;
@@ -64,7 +65,7 @@ function NewBatch() {
   };
 
   return (
-    <Section title="Start a batch">
+    <Section title="Start an OpenAI batch">
       <h3>1. Upload an input file</h3>
       <form onSubmit={submitUpload} aria-label="Upload an input file" className="stack">
         <div>
@@ -200,7 +201,7 @@ function BatchList() {
   const [cancelling, setCancelling] = useState<Batch>();
 
   return (
-    <Section title="Your batches">
+    <Section title="Your OpenAI batches">
       <QueryView
         query={batches}
         what="your batches"
@@ -210,7 +211,7 @@ function BatchList() {
         {(page) => (
           <>
             <Table<Batch>
-              caption="Batches, newest first"
+              caption="OpenAI batches, newest first"
               rows={page.data}
               rowKey={(row) => row.id}
               columns={[
@@ -279,12 +280,25 @@ function BatchList() {
   );
 }
 
-/** OpenAI-shaped batches: upload an input file, create a batch over it, follow it, cancel it, download its results. */
+/**
+ * Both kinds of batch, each in its provider's shapes and sections: OpenAI batches (upload an input file, create a batch
+ * over it, follow it, cancel it, download its files) and Anthropic message batches (send the requests, follow, cancel,
+ * download the results, delete).
+ */
 export function BatchesPage() {
   return (
     <Page title="Batches">
+      <p>
+        Two kinds, each as its provider&apos;s API has it. <strong>OpenAI batches</strong> (<code>/v1/batches</code>)
+        run an uploaded JSONL file against one endpoint. <strong>Anthropic message batches</strong> (
+        <code>/v1/messages/batches</code>) take their requests in the create call, each a Messages call. Both run at low
+        priority, each line billed as the same call would be; answered lines are marked <em>Batch</em> in the request
+        log.
+      </p>
       <NewBatch />
       <BatchList />
+      <NewMessageBatch />
+      <MessageBatchList />
     </Page>
   );
 }

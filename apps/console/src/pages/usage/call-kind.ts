@@ -2,15 +2,18 @@ import type { UsageGeneration } from '../../api/types';
 
 /**
  * What a request log row is. The log lists model calls, batch lines and MCP tool calls alike; these are told apart by
- * what the API already says of them: a batch line's request id is its line id (`batch_req_…`, `msgbatch_req_…`,
- * docs/batches.md), and a tool call is served by `mcp:<server>` with `<server>__<tool>` as its model (docs/mcp.md).
+ * what the API already says of them. A batch line's answered call is billed under the line's id
+ * (`batch_req_…`, `msgbatch_req_…`), which is also its request id (docs/batches.md "Billed once"): only a batch's own
+ * key gets that event id, whereas any caller may send a line-like `x-request-id`, so a row is a batch line only when
+ * both ids are the line's. A tool call is served by `mcp:<server>` with `<server>__<tool>` as its model (docs/mcp.md).
  */
 export type CallKind = 'model' | 'batch' | 'tool';
 
-type Row = Pick<UsageGeneration, 'model' | 'request_id' | 'served_by'>;
+type Row = Pick<UsageGeneration, 'id' | 'model' | 'request_id' | 'served_by'>;
 
 const TOOL_SERVER = 'mcp:';
-const BATCH_LINE = /^(msg)?batch_req_([0-9A-Za-z]+)_(\d+)$/;
+/** A line id as the runs service makes it: its batch's kind and ULID, then the line's number (at most 100,000). */
+const LINE_ID = /^(batch|msgbatch)_req_([0-9A-HJKMNP-TV-Z]{26})_([1-9][0-9]{0,5})$/;
 
 export const KIND_NAMES: Record<CallKind, string> = { model: 'Model calls', batch: 'Batch lines', tool: 'Tool calls' };
 
@@ -22,11 +25,16 @@ export function toolOf(row: Row): { server: string; tool: string } | undefined {
   return { server, tool };
 }
 
-/** The batch a batch line belongs to and its line number (from 1); undefined for any other row. */
+/**
+ * The batch a batch line belongs to and its line number (from 1); undefined for any other row, a call whose request
+ * id only looks like a line id included. A line's attempts that were not answered (a 429 the lane tried again) have
+ * event ids of their own, so they are not marked either.
+ */
 export function batchLineOf(row: Row): { batchId: string; line: number } | undefined {
-  const match = BATCH_LINE.exec(row.request_id);
+  if (row.id !== row.request_id) return undefined;
+  const match = LINE_ID.exec(row.request_id);
   if (!match) return undefined;
-  return { batchId: `${match[1] ?? ''}batch_${match[2]}`, line: Number(match[3]) };
+  return { batchId: `${match[1]}_${match[2]}`, line: Number(match[3]) };
 }
 
 export function callKind(row: Row): CallKind {

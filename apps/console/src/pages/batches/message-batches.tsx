@@ -1,0 +1,255 @@
+import { useId, useState, type FormEvent } from 'react';
+import { ApiFailure } from '../../api/client';
+import type { MessageBatch } from '../../api/types';
+import { dateTime } from '../../ui/format';
+import { ConfirmDialog } from '../../ui/dialog';
+import { Section } from '../../ui/page';
+import { ErrorState, QueryView } from '../../ui/states';
+import { Table } from '../../ui/table';
+import {
+  countsText,
+  hasEnded,
+  isCancellable,
+  PROCESSING_STATUS_NAMES,
+  readRequests,
+  whereOf,
+} from './message-batch-view';
+import {
+  useCancelMessageBatch,
+  useCreateMessageBatch,
+  useDeleteMessageBatch,
+  useDownloadMessageBatchResults,
+  useMessageBatches,
+} from './use-message-batches';
+
+/** The create body the API takes (libs/api MESSAGE_BATCH_MAX_BODY_BYTES): a larger file is not worth reading in. */
+const MAX_BODY_BYTES = 32 * 1024 * 1024;
+
+/** The place of the first problem a refused create names, in the person's terms (a line, a request). */
+function whereRefused(error: unknown, lines: number[] | undefined): string | undefined {
+  if (!(error instanceof ApiFailure)) return undefined;
+  return error.issues.map((issue) => whereOf(issue.path, lines)).find((where) => where !== undefined);
+}
+
+/** Paste the requests or choose a file of them; they are sent in the create call, as Anthropic's API takes them. */
+export function NewMessageBatch() {
+  const creating = useCreateMessageBatch();
+  const [text, setText] = useState('');
+  const [problem, setProblem] = useState<string>();
+  // The line each sent request was on, to name the one a refusal is about.
+  const [lines, setLines] = useState<number[]>();
+  const formatHint = useId();
+  const requestsBox = useId();
+
+  const choose = (file: File | undefined) => {
+    creating.reset();
+    setProblem(undefined);
+    if (!file) return;
+    if (file.size > MAX_BODY_BYTES) {
+      setProblem(`${file.name} is larger than 32 MiB, the most one create may send.`);
+      return;
+    }
+    void file.text().then(setText);
+  };
+  const submit = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const form = event.currentTarget;
+    creating.reset();
+    const read = readRequests(text);
+    if ('problem' in read) {
+      setProblem(read.problem);
+      return;
+    }
+    setProblem(undefined);
+    setLines(read.lines);
+    // The file chosen is cleared too, so choosing it again reads it again.
+    creating.mutate(read.requests, { onSuccess: () => (form.reset(), setText('')) });
+  };
+
+  return (
+    <Section title="Start an Anthropic message batch">
+      <form onSubmit={submit} aria-label="Create a message batch" className="stack">
+        <label>
+          Requests file (JSONL or JSON)
+          <input
+            type="file"
+            accept=".jsonl,.json,.txt,application/jsonl,application/x-ndjson,application/json,text/plain"
+            aria-describedby={formatHint}
+            onChange={(e) => choose(e.target.files?.[0])}
+          />
+        </label>
+        <div>
+          {/* Beside, not around, the box: a label around it would take the box's text into the box's name. */}
+          <label htmlFor={requestsBox}>Requests</label>
+          <textarea
+            id={requestsBox}
+            rows={6}
+            spellCheck={false}
+            value={text}
+            aria-describedby={formatHint}
+            onChange={(e) => (setText(e.target.value), setProblem(undefined))}
+          />
+          <p id={formatHint} className="hint field-hint">
+            One request per line, <code>{'{"custom_id": "q1", "params": {"model": "house", "max_tokens": 256, '}</code>
+            <code>{'"messages": [...]}}'}</code>, or a JSON array of them; a file chosen fills this box. Each{' '}
+            <code>params</code> is a Messages call&apos;s body, run as a <code>/v1/messages</code> call.
+          </p>
+        </div>
+        {problem && (
+          <div role="alert" className="state error">
+            <p>{problem}</p>
+          </div>
+        )}
+        {creating.error && <ErrorState error={creating.error} where={whereRefused(creating.error, lines)} />}
+        <div className="actions">
+          <button type="submit" disabled={creating.isPending || text.trim() === ''}>
+            {creating.isPending ? 'Creating…' : 'Create message batch'}
+          </button>
+        </div>
+        <div aria-live="polite">
+          {creating.data && (
+            <p role="status">
+              Created <code>{creating.data.id}</code>: its requests run at low priority; follow it below.
+            </p>
+          )}
+        </div>
+      </form>
+    </Section>
+  );
+}
+
+function Progress({ batch }: { batch: MessageBatch }) {
+  const counts = batch.request_counts;
+  const total = counts.processing + counts.succeeded + counts.errored + counts.canceled + counts.expired;
+  return (
+    <div className="progress">
+      <progress max={Math.max(total, 1)} value={total - counts.processing} aria-label={`Progress of ${batch.id}`} />
+      <span>{countsText(counts)}</span>
+    </div>
+  );
+}
+
+/** Every message batch, newest first, with its counts; results to download and delete once ended, cancel before. */
+export function MessageBatchList() {
+  // The API pages by `after_id`: going back is the cursors already walked.
+  const [cursors, setCursors] = useState<string[]>([]);
+  const batches = useMessageBatches(cursors.at(-1));
+  const cancel = useCancelMessageBatch();
+  const remove = useDeleteMessageBatch();
+  const download = useDownloadMessageBatchResults();
+  const [cancelling, setCancelling] = useState<MessageBatch>();
+  const [deleting, setDeleting] = useState<MessageBatch>();
+
+  return (
+    <Section title="Your Anthropic message batches">
+      <QueryView
+        query={batches}
+        what="your message batches"
+        empty={(page) => page.data.length === 0 && cursors.length === 0}
+        emptyMessage={<p>No message batches yet. Paste their requests above and create one.</p>}
+      >
+        {(page) => (
+          <>
+            <Table<MessageBatch>
+              caption="Message batches, newest first"
+              rows={page.data}
+              rowKey={(row) => row.id}
+              columns={[
+                { header: 'Created', cell: (row) => dateTime(row.created_at) },
+                { header: 'Message batch', cell: (row) => <code className="breakable">{row.id}</code> },
+                { header: 'Status', cell: (row) => PROCESSING_STATUS_NAMES[row.processing_status] },
+                { header: 'Progress', cell: (row) => <Progress batch={row} /> },
+                {
+                  header: 'Results',
+                  cell: (row) =>
+                    hasEnded(row) ? (
+                      <button
+                        type="button"
+                        aria-label={`Download the results of ${row.id}`}
+                        disabled={download.isPending}
+                        onClick={() => download.mutate(row.id)}
+                      >
+                        Results
+                      </button>
+                    ) : (
+                      '—'
+                    ),
+                },
+                {
+                  header: 'Actions',
+                  cell: (row) =>
+                    isCancellable(row) ? (
+                      <button
+                        type="button"
+                        className="danger"
+                        aria-label={`Cancel ${row.id}`}
+                        onClick={() => (cancel.reset(), setCancelling(row))}
+                      >
+                        Cancel
+                      </button>
+                    ) : hasEnded(row) ? (
+                      <button
+                        type="button"
+                        className="danger"
+                        aria-label={`Delete ${row.id}`}
+                        onClick={() => (remove.reset(), setDeleting(row))}
+                      >
+                        Delete
+                      </button>
+                    ) : null,
+                },
+              ]}
+            />
+            <div className="pager">
+              <button type="button" disabled={cursors.length === 0} onClick={() => setCursors(cursors.slice(0, -1))}>
+                Newer message batches
+              </button>
+              <button
+                type="button"
+                disabled={!page.has_more || !page.last_id}
+                onClick={() => page.last_id && setCursors([...cursors, page.last_id])}
+              >
+                Older message batches
+              </button>
+            </div>
+          </>
+        )}
+      </QueryView>
+      {download.error && <ErrorState error={download.error} />}
+
+      <ConfirmDialog
+        open={!!cancelling}
+        title="Cancel this message batch?"
+        body={
+          <>
+            <p>
+              {cancelling?.id}: no new request starts; requests in flight finish, then it ends with the rest{' '}
+              <code>canceled</code> in its results.
+            </p>
+            {cancel.error && <ErrorState error={cancel.error} />}
+          </>
+        }
+        confirmLabel="Cancel message batch"
+        busy={cancel.isPending}
+        onConfirm={() => cancelling && cancel.mutate(cancelling.id, { onSuccess: () => setCancelling(undefined) })}
+        onClose={() => setCancelling(undefined)}
+      />
+      <ConfirmDialog
+        open={!!deleting}
+        title="Delete this message batch?"
+        body={
+          <>
+            <p>
+              {deleting?.id} and its results are deleted for good. Its calls stay in the request log and on the bill.
+            </p>
+            {remove.error && <ErrorState error={remove.error} />}
+          </>
+        }
+        confirmLabel="Delete message batch"
+        busy={remove.isPending}
+        onConfirm={() => deleting && remove.mutate(deleting.id, { onSuccess: () => setDeleting(undefined) })}
+        onClose={() => setDeleting(undefined)}
+      />
+    </Section>
+  );
+}
