@@ -164,6 +164,11 @@ describeWithRedis("a batch's share of its creating key's rpm", () => {
       expect(now.filter((line) => line.state === 'failed')).toEqual([]);
       const waiting = now.filter((line) => line.state === 'queued' && line.notBefore !== null);
       expect(waiting.length).toBeGreaterThan(0);
+      // Once a line yielded, the whole batch waits for the window: only lines already in flight then (one per
+      // worker at most) were tried and put back, not line after line, each refused in turn.
+      expect(waiting.length).toBeLessThanOrEqual(4);
+      const paused = await prisma.batch.findUniqueOrThrow({ where: { id: created.id } });
+      expect(paused.pausedUntil?.getTime()).toBeGreaterThan(Date.now());
       for (const line of now.filter((line) => line.state === 'queued')) expect(line.attempts).toBe(0);
       expect(await owner.batches.retrieve(created.id)).toMatchObject({
         status: 'in_progress',

@@ -195,6 +195,7 @@ export async function claimLine(db: RunsDb, leaseMs: number): Promise<ClaimedLin
       WITH next AS (
         SELECT l.batch_id, l.line_no FROM batch_lines l JOIN batches b ON b.id = l.batch_id
         WHERE b.status IN ('validating', 'in_progress') AND b.expires_at > now()
+          AND (b.paused_until IS NULL OR b.paused_until <= now())
           AND (l.state = 'queued' OR (l.state = 'running' AND l.lease_until < now()))
           AND (l.not_before IS NULL OR l.not_before <= now())
         ORDER BY b.created_at, l.line_no
@@ -257,7 +258,8 @@ export async function settleLine(
 
 /**
  * Puts a line back to be tried again after `delayMs` (a 429, an upstream failure, the gateway unreachable). A line
- * that `yielded` (the edge kept the creating key's limits for its other calls) gives back the try its claim counted.
+ * that `yielded` (the edge kept the creating key's limits for its other calls) gives back the try its claim counted,
+ * and pauses its whole batch for as long.
  */
 export async function retryLine(
   db: RunsDb,
@@ -265,15 +267,22 @@ export async function retryLine(
   delayMs: number,
   yielded = false,
 ): Promise<void> {
-  await db.batchLine.updateMany({
+  const notBefore = new Date(Date.now() + delayMs);
+  const putBack = db.batchLine.updateMany({
     where: { batchId: line.batchId, lineNo: line.lineNo, state: 'running' },
-    data: {
-      state: 'queued',
-      leaseUntil: null,
-      notBefore: new Date(Date.now() + delayMs),
-      ...(yielded ? { attempts: { decrement: 1 } } : {}),
-    },
+    data: { state: 'queued', leaseUntil: null, notBefore, ...(yielded ? { attempts: { decrement: 1 } } : {}) },
   });
+  if (!yielded) {
+    await putBack;
+    return;
+  }
+  // A yield says the batch's share is spent until then: its next line would be refused too, so the whole batch
+  // waits (a later pause than one already set wins; an earlier one never shortens it).
+  await db.$transaction([
+    putBack,
+    db.$executeRaw`UPDATE batches SET paused_until = GREATEST(COALESCE(paused_until, ${notBefore}), ${notBefore})
+      WHERE id = ${line.batchId}`,
+  ]);
 }
 
 /**
