@@ -28,7 +28,11 @@
 // BENCH_CONCURRENCY, the highest), one more edge per step, each started with SBC_BENCH_STEPS_OFF=<step> (the
 // gateway's bench-only switch, apps/gateway/src/bench-steps.ts: `metrics`, `record`, `admit`, `scans`), runs in
 // the same alternating rounds as the full edge and in its store mode. A step's cost is the full edge's CPU per
-// call less that edge's, so each run measures every step and a regression in one shows as its row growing. Only
+// call less that edge's, so each run measures every step and a regression in one shows as its row growing. The
+// full edge the steps are measured against is a control: one more edge of the same bundle, started as the step
+// edges are and run in the same rounds with every step. Two copies of one bundle differ by up to a tenth in CPU
+// per call within a run on this machine (by the slot they run in, and by chance), so a step measured against the
+// headline edge would carry that difference; the control against the headline edge shows how large it was. Only
 // those cases and that concurrency, to bound the run: with BENCH_CASES=chat,messages and the default requests the
 // four extra edges add 16,000 measured and 24,000 priming calls to the 36,000 and 24,000 of a run without them.
 //
@@ -45,7 +49,8 @@
 //                           cases: the edge's CPU per call is reported as a ratio to it ("× acct floor")
 //   BENCH_MEMORY_EDGE=0     with BENCH_REDIS_URL: skip the second edge in memory mode ("edge-memory") that runs
 //                           beside the Redis one, so one run gives both modes' ratios and Redis ÷ memory
-//   BENCH_STEPS=0           skip the step table;  BENCH_STEPS=metrics,admit  only those steps (default: all four)
+//   BENCH_STEPS=0           skip the step table;  BENCH_STEPS=metrics,admit  only those steps (default: all four),
+//                           against the control edge (every step), which comes with them
 //   BENCH_FLOOR_NODE_ARGS='--cpu-prof …'  node flags for the floor's process
 //   BENCH_GATEWAY_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'   node flags for the edge process (profiling)
 //   BENCH_TEAM_CAPS=0       with BENCH_REDIS_URL: skip the team-caps phase (the bootstrap key beside a team key
@@ -115,6 +120,8 @@ if (unknownSteps.length > 0) {
   process.exit(1);
 }
 const STEP_CASES = ['chat', 'messages'];
+// The step edges' full edge: the same bundle with every step, started and run as they are (the step table's header).
+const CONTROL = 'control';
 const minimalEntry = path.join(root, 'bench/lib/minimal-gateway.mjs');
 
 // Each case: the dialect's path, how it authenticates, the model named direct vs. through the edge.
@@ -388,12 +395,13 @@ async function main() {
       await waitReady(edgeMemory, `${edgeMemoryOrigin}/readyz`);
     }
     if (CASES.some((kase) => STEP_CASES.includes(kase.name))) {
-      for (const step of steps) {
+      for (const step of steps.length > 0 ? [CONTROL, ...steps] : []) {
         const port = await freePort();
-        const child = startEdge(`edge-no-${step}`, gatewayEntry, port, [], { stepOff: step });
+        const stepOff = step === CONTROL ? undefined : step;
+        const child = startEdge(`edge-no-${step}`, gatewayEntry, port, [], { stepOff });
         const origin = `http://127.0.0.1:${port}`;
         await waitReady(child, `${origin}/readyz`);
-        await confirmStepOff(child, step);
+        if (stepOff) await confirmStepOff(child, step);
         stepEdges.set(step, { child, origin });
       }
     }
@@ -510,8 +518,7 @@ async function main() {
           memory: store === 'memory' ? row.edge : row.edge_memory,
           redis: store === 'redis' ? row.edge : undefined,
         });
-      if (row.edge && targets.some((t) => t.name.startsWith('step_')))
-        row.steps = stepCosts(row, [...stepEdges.keys()]);
+      if (row.edge && targets.some((t) => t.name.startsWith('step_'))) row.steps = stepCosts(row, steps, CONTROL);
       results.push(row);
       const e = row.edge;
       console.log(
@@ -522,7 +529,8 @@ async function main() {
           (row.edge_memory ? ` | edge-memory cpu ${row.edge_memory.gateway_cpu_ms_per_req}` : '') +
           (row.minimal ? ` | acct floor cpu ${row.minimal.gateway_cpu_ms_per_req}` : '') +
           (row.steps
-            ? ` | without ${row.steps.map((s) => `${s.step} ${s.off_cpu_ms_per_req ?? '–'}`).join(', ')}`
+            ? ` | control ${row[`step_${CONTROL}`]?.gateway_cpu_ms_per_req ?? '–'}, without ` +
+              row.steps.map((s) => `${s.step} ${s.off_cpu_ms_per_req ?? '–'}`).join(', ')
             : ''),
       );
     }
