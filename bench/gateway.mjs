@@ -34,7 +34,7 @@
 // per call within a run on this machine (by the slot they run in, and by chance), so a step measured against the
 // headline edge would carry that difference; the control against the headline edge shows how large it was. Only
 // those cases and that concurrency, to bound the run: with BENCH_CASES=chat,messages and the default requests the
-// four extra edges add 16,000 measured and 24,000 priming calls to the 36,000 and 24,000 of a run without them.
+// five extra edges add 20,000 measured and 30,000 priming calls to the 36,000 and 24,000 of a run without them.
 //
 // Environment:
 //   BENCH_REQUESTS=N        requests per case and target at c ≥ 10 (default 2000); c=1 gets N/4 (default 500)
