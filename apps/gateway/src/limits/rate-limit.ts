@@ -27,7 +27,7 @@ const isBatchLine = (principal: Principal) => Boolean(principal.key?.batchId);
 export const BATCH_YIELD_HEADER = 'x-sbc-batch-yield';
 
 /** What a batch's lines may take of their parent's limits unless BATCHES_RATE_SHARE says otherwise. */
-export const DEFAULT_BATCH_RATE_SHARE = 0.5;
+const DEFAULT_BATCH_RATE_SHARE = 0.5;
 
 /** The lease of a batch's share of a window is its own: it is taken with the share's limit (window-leases.ts). */
 const SHARE_LEASE = 'batch-share';
