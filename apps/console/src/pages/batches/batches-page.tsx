@@ -4,6 +4,7 @@ import { count, dateTime } from '../../ui/format';
 import { ConfirmDialog } from '../../ui/dialog';
 import { Page, Section } from '../../ui/page';
 import { ErrorState, QueryView } from '../../ui/states';
+import { ForwardPager, useForwardCursors } from '../../ui/forward-pager';
 import { Table } from '../../ui/table';
 import {
   endpointOfFirstLine,
@@ -193,9 +194,8 @@ function Results({ batch, busy, onDownload }: { batch: Batch; busy: boolean; onD
 
 /** Every batch, newest first, with its progress; its files to download once written, cancel while it may. */
 function BatchList() {
-  // The API pages forward only (`after`): going back is the cursors already walked.
-  const [cursors, setCursors] = useState<string[]>([]);
-  const batches = useBatches(cursors.at(-1));
+  const cursors = useForwardCursors();
+  const batches = useBatches(cursors.after);
   const cancel = useCancelBatch();
   const download = useDownloadFile();
   const [cancelling, setCancelling] = useState<Batch>();
@@ -205,7 +205,7 @@ function BatchList() {
       <QueryView
         query={batches}
         what="your batches"
-        empty={(page) => page.data.length === 0 && cursors.length === 0}
+        empty={(page) => page.data.length === 0 && cursors.atStart}
         emptyMessage={<p>No batches yet. Upload an input file above and create one.</p>}
       >
         {(page) => (
@@ -242,18 +242,7 @@ function BatchList() {
                 },
               ]}
             />
-            <div className="pager">
-              <button type="button" disabled={cursors.length === 0} onClick={() => setCursors(cursors.slice(0, -1))}>
-                Newer batches
-              </button>
-              <button
-                type="button"
-                disabled={!page.has_more || !page.last_id}
-                onClick={() => page.last_id && setCursors([...cursors, page.last_id])}
-              >
-                Older batches
-              </button>
-            </div>
+            <ForwardPager cursors={cursors} page={page} noun="batches" />
           </>
         )}
       </QueryView>

@@ -5,6 +5,7 @@ import { dateTime } from '../../ui/format';
 import { ConfirmDialog } from '../../ui/dialog';
 import { Section } from '../../ui/page';
 import { ErrorState, QueryView } from '../../ui/states';
+import { ForwardPager, useForwardCursors } from '../../ui/forward-pager';
 import { Table } from '../../ui/table';
 import {
   countsText,
@@ -131,9 +132,8 @@ function Progress({ batch }: { batch: MessageBatch }) {
 
 /** Every message batch, newest first, with its counts; results to download and delete once ended, cancel before. */
 export function MessageBatchList() {
-  // The API pages by `after_id`: going back is the cursors already walked.
-  const [cursors, setCursors] = useState<string[]>([]);
-  const batches = useMessageBatches(cursors.at(-1));
+  const cursors = useForwardCursors();
+  const batches = useMessageBatches(cursors.after);
   const cancel = useCancelMessageBatch();
   const remove = useDeleteMessageBatch();
   const download = useDownloadMessageBatchResults();
@@ -145,7 +145,7 @@ export function MessageBatchList() {
       <QueryView
         query={batches}
         what="your message batches"
-        empty={(page) => page.data.length === 0 && cursors.length === 0}
+        empty={(page) => page.data.length === 0 && cursors.atStart}
         emptyMessage={<p>No message batches yet. Paste their requests above and create one.</p>}
       >
         {(page) => (
@@ -200,18 +200,7 @@ export function MessageBatchList() {
                 },
               ]}
             />
-            <div className="pager">
-              <button type="button" disabled={cursors.length === 0} onClick={() => setCursors(cursors.slice(0, -1))}>
-                Newer message batches
-              </button>
-              <button
-                type="button"
-                disabled={!page.has_more || !page.last_id}
-                onClick={() => page.last_id && setCursors([...cursors, page.last_id])}
-              >
-                Older message batches
-              </button>
-            </div>
+            <ForwardPager cursors={cursors} page={page} noun="message batches" />
           </>
         )}
       </QueryView>
