@@ -137,7 +137,9 @@ function describe(schema) {
           .map((value) => `\`${value}\``)
           .join(', ')
       : def.type === 'number'
-        ? 'integer'
+        ? (def.checks ?? []).some((check) => check._zod.def.format === 'safeint')
+          ? 'integer'
+          : 'number'
         : def.type;
   return { required, fallback, accepts };
 }
