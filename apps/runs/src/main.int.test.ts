@@ -30,6 +30,7 @@ describe('runs service shell', () => {
       '0004_stored_responses.sql',
       '0005_files.sql',
       '0006_batches.sql',
+      '0007_batch_pause.sql',
     ]);
     await running.database.prisma.project.create({
       data: {
