@@ -8,7 +8,7 @@ import {
   type KafkaConnection,
 } from '@sbc/bus';
 import type { HttpLimits } from '@sbc/http';
-import { flag, grpcTarget, hostList, logLevel, parseEnv, port, positiveInt, url } from '@sbc/config';
+import { commaList, flag, grpcTarget, hostList, logLevel, parseEnv, port, positiveInt, url } from '@sbc/config';
 import { PRIVATE_EGRESS, privateEgressOf, type PrivateEgress } from '@sbc/egress';
 import { houseEnginesVar, providerEnginesVar, type HouseEngines, type ProviderEngines } from './routing/engines';
 import { USAGE_DURABLE_WAIT_MS } from './usage/usage-events';
@@ -23,14 +23,7 @@ export type BenchStep = (typeof BENCH_STEPS)[number];
 const isBenchStep = (name: string): name is BenchStep => (BENCH_STEPS as readonly string[]).includes(name);
 
 /** A comma-separated list of bench steps; an unknown name is refused, naming the known ones. */
-const benchStepList = z
-  .string()
-  .transform((value) =>
-    value
-      .split(',')
-      .map((item) => item.trim())
-      .filter(Boolean),
-  )
+const benchStepList = commaList
   .superRefine((names, ctx) => {
     for (const name of names.filter((each) => !isBenchStep(each)))
       ctx.addIssue({ code: 'custom', message: `"${name}" is no step; the steps are ${BENCH_STEPS.join(', ')}` });

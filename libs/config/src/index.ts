@@ -1,3 +1,3 @@
 export { backendVars, toBackendConfig, type BackendConfig } from './backend';
 export { ConfigError, parseEnv } from './parse-env';
-export { flag, grpcTarget, hostList, logLevel, port, positiveInt, url } from './vars';
+export { commaList, flag, grpcTarget, hostList, logLevel, port, positiveInt, url } from './vars';

@@ -26,18 +26,21 @@ export const url = (protocols: string[]) =>
 
 export const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info');
 
+/** A comma-separated list: its items trimmed, empty ones dropped. */
+export const commaList = z.string().transform((value) =>
+  value
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean),
+);
+
 /** Comma-separated `host:port` list, e.g. KAFKA_BROKERS. */
-export const hostList = z
-  .string()
-  .transform((value) =>
-    value
-      .split(',')
-      .map((item) => item.trim())
-      .filter(Boolean),
-  )
-  .refine((items) => items.length > 0 && items.every((item) => /^[^\s:]+:\d+$/.test(item)), {
+export const hostList = commaList.refine(
+  (items) => items.length > 0 && items.every((item) => /^[^\s:]+:\d+$/.test(item)),
+  {
     message: 'must be a comma-separated list of host:port',
-  });
+  },
+);
 
 /** A gRPC target `host:port`. */
 export const grpcTarget = z.string().regex(/^[^\s]+:\d+$/, 'must be host:port');
