@@ -1,17 +1,19 @@
 import { z } from 'zod';
-import { backendVars, ConfigError, flag, parseEnv, toBackendConfig, url, type BackendConfig } from '@sbc/config';
+import {
+  backendVars,
+  commaList,
+  ConfigError,
+  flag,
+  parseEnv,
+  toBackendConfig,
+  url,
+  type BackendConfig,
+} from '@sbc/config';
 import { PRIVATE_EGRESS, privateEgressOf, type PrivateEgress } from '@sbc/egress';
 import { decodeSecretsKey } from './store/secrets';
 
 /** CONTRACTS: `sbc_` + 20 to 124 characters from [A-Za-z0-9_-] (24 to 128 in all). */
 const BOOTSTRAP_KEY_PATTERN = /^sbc_[A-Za-z0-9_-]{20,124}$/;
-
-const commaList = z.string().transform((value) =>
-  value
-    .split(',')
-    .map((item) => item.trim())
-    .filter(Boolean),
-);
 
 const schema = z.object({
   ...backendVars('ACCOUNT', { grpc: 50051, http: 9101 }),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import {
   backendVars,
+  commaList,
   flag,
   grpcTarget,
   parseEnv,
@@ -14,15 +15,8 @@ import { PRIVATE_EGRESS, privateEgressOf, type PrivateEgress } from '@sbc/egress
 /** Svix's ladder (reference §3.2): the delays before the 2nd to 8th attempts of a webhook delivery. */
 const DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
 
-const msList = z
-  .string()
-  .transform((value) =>
-    value
-      .split(',')
-      .map((item) => item.trim())
-      .filter(Boolean)
-      .map(Number),
-  )
+const msList = commaList
+  .transform((items) => items.map(Number))
   .refine((items) => items.length > 0 && items.every((item) => Number.isInteger(item) && item >= 0), {
     message: 'must be a comma-separated list of whole milliseconds',
   });

@@ -1,20 +1,13 @@
-import { flag, logLevel, parseEnv, port } from '@sbc/config';
+import { commaList, flag, logLevel, parseEnv, port } from '@sbc/config';
 import { z } from 'zod';
 
 const nonNegativeInt = (fallback: number) => z.coerce.number().int().min(0).default(fallback);
 
-const modelList = z
-  .string()
-  .default('')
-  .transform((value) =>
-    value
-      .split(',')
-      .map((item) => item.trim())
-      .filter(Boolean),
-  )
+const modelList = commaList
   .refine((ids) => ids.every((id) => /^[\w.:/-]+$/.test(id)), {
     message: 'must be a comma-separated list of model ids',
-  });
+  })
+  .default([]);
 
 /** Environment of the simulator; every variable has a default so `npm start` needs none. */
 const simEnvSchema = z

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import {
   backendVars,
+  commaList,
   flag,
   grpcTarget,
   parseEnv,
@@ -10,13 +11,6 @@ import {
   url,
   type BackendConfig,
 } from '@sbc/config';
-
-const commaList = z.string().transform((value) =>
-  value
-    .split(',')
-    .map((item) => item.trim())
-    .filter(Boolean),
-);
 
 const schema = z.object({
   ...backendVars('X_BUILDS', { grpc: 50053, http: 9103 }),
