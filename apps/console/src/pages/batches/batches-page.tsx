@@ -1,10 +1,10 @@
 import { useId, useState, type FormEvent } from 'react';
 import type { Batch, BatchEndpoint, StoredFile } from '../../api/types';
 import { count, dateTime } from '../../ui/format';
-import { ConfirmDialog } from '../../ui/dialog';
 import { Page, Section } from '../../ui/page';
 import { ErrorState, QueryView } from '../../ui/states';
 import { ForwardPager, useForwardCursors } from '../../ui/forward-pager';
+import { RowActionButton, RowActionDialog, useRowAction } from '../../ui/row-action';
 import { Table } from '../../ui/table';
 import {
   endpointOfFirstLine,
@@ -196,9 +196,8 @@ function Results({ batch, busy, onDownload }: { batch: Batch; busy: boolean; onD
 function BatchList() {
   const cursors = useForwardCursors();
   const batches = useBatches(cursors.after);
-  const cancel = useCancelBatch();
+  const cancel = useRowAction<Batch>(useCancelBatch());
   const download = useDownloadFile();
-  const [cancelling, setCancelling] = useState<Batch>();
 
   return (
     <Section title="Your OpenAI batches">
@@ -229,16 +228,7 @@ function BatchList() {
                 {
                   header: 'Actions',
                   cell: (row) =>
-                    isCancellable(row) ? (
-                      <button
-                        type="button"
-                        className="danger"
-                        aria-label={`Cancel ${row.id}`}
-                        onClick={() => (cancel.reset(), setCancelling(row))}
-                      >
-                        Cancel
-                      </button>
-                    ) : null,
+                    isCancellable(row) ? <RowActionButton action={cancel} row={row} label="Cancel" /> : null,
                 },
               ]}
             />
@@ -248,22 +238,16 @@ function BatchList() {
       </QueryView>
       {download.error && <ErrorState error={download.error} />}
 
-      <ConfirmDialog
-        open={!!cancelling}
+      <RowActionDialog
+        action={cancel}
         title="Cancel this batch?"
-        body={
-          <>
-            <p>
-              {cancelling?.id}: no new line starts; lines in flight finish, then it ends cancelled with what was done in
-              its files.
-            </p>
-            {cancel.error && <ErrorState error={cancel.error} />}
-          </>
-        }
         confirmLabel="Cancel batch"
-        busy={cancel.isPending}
-        onConfirm={() => cancelling && cancel.mutate(cancelling.id, { onSuccess: () => setCancelling(undefined) })}
-        onClose={() => setCancelling(undefined)}
+        what={(batch) => (
+          <>
+            {batch.id}: no new line starts; lines in flight finish, then it ends cancelled with what was done in its
+            files.
+          </>
+        )}
       />
     </Section>
   );

@@ -2,10 +2,10 @@ import { useId, useState, type FormEvent } from 'react';
 import { ApiFailure } from '../../api/client';
 import type { MessageBatch } from '../../api/types';
 import { dateTime } from '../../ui/format';
-import { ConfirmDialog } from '../../ui/dialog';
 import { Section } from '../../ui/page';
 import { ErrorState, QueryView } from '../../ui/states';
 import { ForwardPager, useForwardCursors } from '../../ui/forward-pager';
+import { RowActionButton, RowActionDialog, useRowAction } from '../../ui/row-action';
 import { Table } from '../../ui/table';
 import {
   countsText,
@@ -134,11 +134,9 @@ function Progress({ batch }: { batch: MessageBatch }) {
 export function MessageBatchList() {
   const cursors = useForwardCursors();
   const batches = useMessageBatches(cursors.after);
-  const cancel = useCancelMessageBatch();
-  const remove = useDeleteMessageBatch();
+  const cancel = useRowAction<MessageBatch>(useCancelMessageBatch());
+  const remove = useRowAction<MessageBatch>(useDeleteMessageBatch());
   const download = useDownloadMessageBatchResults();
-  const [cancelling, setCancelling] = useState<MessageBatch>();
-  const [deleting, setDeleting] = useState<MessageBatch>();
 
   return (
     <Section title="Your Anthropic message batches">
@@ -179,23 +177,9 @@ export function MessageBatchList() {
                   header: 'Actions',
                   cell: (row) =>
                     isCancellable(row) ? (
-                      <button
-                        type="button"
-                        className="danger"
-                        aria-label={`Cancel ${row.id}`}
-                        onClick={() => (cancel.reset(), setCancelling(row))}
-                      >
-                        Cancel
-                      </button>
+                      <RowActionButton action={cancel} row={row} label="Cancel" />
                     ) : hasEnded(row) ? (
-                      <button
-                        type="button"
-                        className="danger"
-                        aria-label={`Delete ${row.id}`}
-                        onClick={() => (remove.reset(), setDeleting(row))}
-                      >
-                        Delete
-                      </button>
+                      <RowActionButton action={remove} row={row} label="Delete" />
                     ) : null,
                 },
               ]}
@@ -206,38 +190,24 @@ export function MessageBatchList() {
       </QueryView>
       {download.error && <ErrorState error={download.error} />}
 
-      <ConfirmDialog
-        open={!!cancelling}
+      <RowActionDialog
+        action={cancel}
         title="Cancel this message batch?"
-        body={
-          <>
-            <p>
-              {cancelling?.id}: no new request starts; requests in flight finish, then it ends with the rest{' '}
-              <code>canceled</code> in its results.
-            </p>
-            {cancel.error && <ErrorState error={cancel.error} />}
-          </>
-        }
         confirmLabel="Cancel message batch"
-        busy={cancel.isPending}
-        onConfirm={() => cancelling && cancel.mutate(cancelling.id, { onSuccess: () => setCancelling(undefined) })}
-        onClose={() => setCancelling(undefined)}
-      />
-      <ConfirmDialog
-        open={!!deleting}
-        title="Delete this message batch?"
-        body={
+        what={(batch) => (
           <>
-            <p>
-              {deleting?.id} and its results are deleted for good. Its calls stay in the request log and on the bill.
-            </p>
-            {remove.error && <ErrorState error={remove.error} />}
+            {batch.id}: no new request starts; requests in flight finish, then it ends with the rest{' '}
+            <code>canceled</code> in its results.
           </>
-        }
+        )}
+      />
+      <RowActionDialog
+        action={remove}
+        title="Delete this message batch?"
         confirmLabel="Delete message batch"
-        busy={remove.isPending}
-        onConfirm={() => deleting && remove.mutate(deleting.id, { onSuccess: () => setDeleting(undefined) })}
-        onClose={() => setDeleting(undefined)}
+        what={(batch) =>
+          `${batch.id} and its results are deleted for good. Its calls stay in the request log and on the bill.`
+        }
       />
     </Section>
   );
