@@ -19,6 +19,18 @@ const logger = createLogger({ service: 'test', level: 'silent' });
 const MINUTE = 60_000;
 const TPM = 600_000;
 
+/** A key of its own for each test, limited to TPM tokens a minute: its id (naming its windows) and its principal. */
+function newKey(): { keyId: string; principal: Principal } {
+  const keyId = `key_${randomUUID()}`;
+  const principal = {
+    kind: 'key',
+    userId: 'usr_t',
+    key: { id: keyId, tpm: BigInt(TPM) },
+    scopes: [],
+  } as unknown as Principal;
+  return { keyId, principal };
+}
+
 (redisUrl ? describe : describe.skip)("a key's tokens per minute on Redis, two edges", () => {
   const stores: SharedStore[] = [];
   const edges: WindowLeases[] = [];
@@ -58,13 +70,7 @@ const TPM = 600_000;
     // Away from a cell's end, so the window's previous cell plays no part and the bound over a cell is zero.
     const left = MINUTE - (Date.now() % MINUTE);
     if (left < 20_000) await new Promise((resolve) => setTimeout(resolve, left + 50));
-    const keyId = `key_${randomUUID()}`;
-    const principal = {
-      kind: 'key',
-      userId: 'usr_t',
-      key: { id: keyId, tpm: BigInt(TPM) },
-      scopes: [],
-    } as unknown as Principal;
+    const { keyId, principal } = newKey();
     let used = 0;
     let admitted = 0;
     let refused = 0;
@@ -105,13 +111,7 @@ const TPM = 600_000;
   }, 90_000);
 
   it('in the steady state a call and its settle make no command at all', async () => {
-    const keyId = `key_${randomUUID()}`;
-    const principal = {
-      kind: 'key',
-      userId: 'usr_t',
-      key: { id: keyId, tpm: BigInt(TPM) },
-      scopes: [],
-    } as unknown as Principal;
+    const { principal } = newKey();
     const limiter = limiters[0]!;
     const oneCall = async () => (await limiter.take(limiter.bucket(principal), () => 500)).tokens!.settle(300);
     for (let i = 0; i < 16; i++) await oneCall();
