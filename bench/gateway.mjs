@@ -51,7 +51,10 @@
 //                           beside the Redis one, so one run gives both modes' ratios and Redis ÷ memory
 //   BENCH_STEPS=0           skip the step table;  BENCH_STEPS=metrics,admit  only those steps (default: all four),
 //                           against the control edge (every step), which comes with them
+//   BENCH_BASELINE_NODE_ARGS='--max-semi-space-size=32'  node flags for the baseline edge's process (say, to
+//                           measure a flag: the same bundle in both slots, the flag in one)
 //   BENCH_FLOOR_NODE_ARGS='--cpu-prof …'  node flags for the floor's process
+//   BENCH_MINIMAL_NODE_ARGS='--cpu-prof …'  node flags for the accounting floor's process
 //   BENCH_GATEWAY_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'   node flags for the edge process (profiling)
 //   BENCH_TEAM_CAPS=0       with BENCH_REDIS_URL: skip the team-caps phase (the bootstrap key beside a team key
 //                           reserving against key, member, team and account caps; Redis writes per call)
@@ -374,7 +377,12 @@ async function main() {
     if (env.BENCH_REDIS_URL) await publishOwnerBalance(edgeOrigin, env.BENCH_REDIS_URL);
     if (baselineEntry) {
       const baselinePort = await freePort();
-      baseline = startEdge('baseline', baselineEntry, baselinePort, []);
+      baseline = startEdge(
+        'baseline',
+        baselineEntry,
+        baselinePort,
+        list(env.BENCH_BASELINE_NODE_ARGS?.replaceAll(' ', ','), []),
+      );
       baselineOrigin = `http://127.0.0.1:${baselinePort}`;
       await waitReady(baseline, `${baselineOrigin}/readyz`);
     }
@@ -407,14 +415,19 @@ async function main() {
     }
     if (env.BENCH_MINIMAL !== '0') {
       const minimalPort = await freePort();
-      minimal = startChild('minimal', minimalEntry, {
-        PORT: String(minimalPort),
-        MINIMAL_KEY: KEY,
-        HOUSE_ENGINES: JSON.stringify({
-          house: engine('openai', 'sim-large'),
-          'house-omni': engine('anthropic', 'sim-large'),
-        }),
-      });
+      minimal = startChild(
+        'minimal',
+        minimalEntry,
+        {
+          PORT: String(minimalPort),
+          MINIMAL_KEY: KEY,
+          HOUSE_ENGINES: JSON.stringify({
+            house: engine('openai', 'sim-large'),
+            'house-omni': engine('anthropic', 'sim-large'),
+          }),
+        },
+        list(env.BENCH_MINIMAL_NODE_ARGS?.replaceAll(' ', ','), []),
+      );
       minimalOrigin = `http://127.0.0.1:${minimalPort}`;
       await waitReady(minimal, `${minimalOrigin}/readyz`);
     }

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { Counter, Histogram, Registry } from 'prom-client';
 import { HotPathCounter, HotPathHistogram } from './hot-path';
 
@@ -68,6 +69,38 @@ describe('hot-path metrics', () => {
         }),
       }));
     expect(withoutExemplars(await ours.getMetricsAsJSON())).toEqual(withoutExemplars(await theirs.getMetricsAsJSON()));
+  });
+
+  it('keep one series per label set, whatever the values, as prom-client does', async () => {
+    // Values that could run together if they were joined into one key ('a' + 'b:c' against 'a:b' + 'c'), empty
+    // ones, and absent ones.
+    const value = fc.option(fc.constantFrom('', 'a', 'b', 'a:b', 'b:c', '1:a', '-', 'x'.repeat(3)), {
+      nil: undefined,
+    });
+    const labelSet = fc.record({ first: value, second: value, third: value });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(labelSet, fc.integer({ min: 1, max: 5 })), { maxLength: 40 }),
+        async (incs) => {
+          const ours = registryFor('gateway');
+          const theirs = registryFor('gateway');
+          const options = (registry: Registry) => ({
+            name: 'sbc_test_total',
+            help: 'x',
+            labelNames: ['first', 'second', 'third'] as const,
+            registers: [registry],
+          });
+          const counter = new HotPathCounter(options(ours));
+          const promCounter = new Counter(options(theirs));
+          for (const [labels, amount] of incs) {
+            const given = Object.fromEntries(Object.entries(labels).filter(([, v]) => v !== undefined));
+            counter.inc(given, amount);
+            promCounter.inc(given, amount);
+          }
+          expect(await ours.metrics()).toBe(await theirs.metrics());
+        },
+      ),
+    );
   });
 
   it('a histogram without labels, and a reset', async () => {

@@ -28,7 +28,7 @@ interface MetricValues {
 /**
  * A labelled series store for the metrics every model call updates. prom-client validates, copies and hashes
  * the label object on each observation (0.3–0.5 µs in isolation, about a tenth of the edge's CPU per call for
- * the ten it makes); here an observation is one key built from the label values and one Map lookup. The
+ * the ten it makes); here an observation is one Map lookup per label value, with nothing built or copied. The
  * registry reads these metrics as it reads its own (`get()`), so the exposition is the same text.
  */
 abstract class HotPathMetric<L extends string, S> {
@@ -37,7 +37,15 @@ abstract class HotPathMetric<L extends string, S> {
   readonly help: string;
   readonly aggregator = 'sum';
   private readonly labelNames: readonly L[];
-  private readonly series = new Map<string, { labels: Record<string, string>; state: S }>();
+  /**
+   * The series by their label values, one level per label name in `labelNames` order, an absent value keyed
+   * by `undefined` (apart from an empty one); the last level holds the series. A lookup hashes values the
+   * caller already holds (mostly constants, whose hash V8 keeps), where one key built from them was a new
+   * string to hash on every observation.
+   */
+  private readonly byValues = new Map<string | undefined, unknown>();
+  /** The series in the order they were first seen, for the exposition. */
+  private readonly series: Array<{ labels: Record<string, string>; state: S }> = [];
 
   constructor(options: HotPathOptions<L>) {
     this.name = options.name;
@@ -49,35 +57,44 @@ abstract class HotPathMetric<L extends string, S> {
   protected abstract create(): S;
 
   protected stateOf(labels: Labels<L>): S {
-    // Each value with its length before it, and an absent one as `-`: no two label sets share a key, whatever
-    // characters their values hold.
-    let key = '';
-    for (const name of this.labelNames) {
-      const value = labels[name];
-      key += value === undefined ? '-' : `${value.length}:${value}`;
+    const names = this.labelNames;
+    let level = this.byValues;
+    for (let i = 0; i < names.length - 1; i++) {
+      const value = labels[names[i]!];
+      let next = level.get(value) as Map<string | undefined, unknown> | undefined;
+      if (!next) {
+        next = new Map();
+        level.set(value, next);
+      }
+      level = next;
     }
-    let found = this.series.get(key);
-    if (!found) {
-      // Kept as the caller wrote them, as prom-client keeps them: the exposition's label order is theirs.
-      const kept: Record<string, string> = {};
-      for (const [name, value] of Object.entries(labels) as Array<[string, string | undefined]>)
-        if (value !== undefined) kept[name] = value;
-      found = { labels: kept, state: this.create() };
-      this.series.set(key, found);
-    }
-    return found.state;
+    const last = names.length > 0 ? labels[names[names.length - 1]!] : undefined;
+    const found = level.get(last) as { state: S } | undefined;
+    return found ? found.state : this.addSeries(labels, level, last);
+  }
+
+  private addSeries(labels: Labels<L>, level: Map<string | undefined, unknown>, last: string | undefined): S {
+    // Kept as the caller wrote them, as prom-client keeps them: the exposition's label order is theirs.
+    const kept: Record<string, string> = {};
+    for (const [name, value] of Object.entries(labels) as Array<[string, string | undefined]>)
+      if (value !== undefined) kept[name] = value;
+    const series = { labels: kept, state: this.create() };
+    level.set(last, series);
+    this.series.push(series);
+    return series.state;
   }
 
   protected abstract valuesOf(labels: Record<string, string>, state: S): ValuePair[];
 
   reset(): void {
-    this.series.clear();
+    this.byValues.clear();
+    this.series.length = 0;
   }
 
   /** What prom-client's registry formats into the exposition text for this metric. */
   async getForPromString(): Promise<MetricValues> {
     const values: ValuePair[] = [];
-    for (const { labels, state } of this.series.values()) values.push(...this.valuesOf(labels, state));
+    for (const { labels, state } of this.series) values.push(...this.valuesOf(labels, state));
     return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator };
   }
 
