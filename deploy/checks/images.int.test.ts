@@ -1,5 +1,16 @@
 import { spawn } from 'node:child_process';
-import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import OpenAI from 'openai';
@@ -10,7 +21,7 @@ import { collect, waitReady, type Child } from './children';
 // deploy/Dockerfile's runtime stage without Docker: each app's bundle (with its migrations) alone in a
 // directory beside a production-only install from the lockfile, started as the image's ENTRYPOINT starts it,
 // on PostgreSQL and Redis. A runtime import that is only a devDependency fails here as it would in the image.
-// `npm test` builds the bundles first (pretest); the install reaches the registry (or npm's cache) once.
+// `npm test` builds the bundles first (pretest).
 
 const ROOT = path.resolve(__dirname, '../..');
 const KEY = 'sbc_images_test_key_0123456789abcdef01';
@@ -18,6 +29,29 @@ const SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
 const DATABASE_APPS = ['account', 'usage-ledger', 'x-builds', 'runs'] as const;
 const IMAGES = ['gateway', ...DATABASE_APPS, 'sim-upstream'] as const;
 type App = (typeof IMAGES)[number];
+
+/**
+ * `from` copied to `to` as hard links (copied outright where `to` is on another file system), symlinks as symlinks:
+ * a folder of a thousand packages in seconds. A link shares its file with the checkout, so what is done to the copy
+ * may remove or replace files but never write into one.
+ */
+function linkTree(from: string, to: string): void {
+  mkdirSync(to);
+  for (const entry of readdirSync(from, { withFileTypes: true })) {
+    const source = path.join(from, entry.name);
+    const target = path.join(to, entry.name);
+    if (entry.isDirectory()) linkTree(source, target);
+    else if (entry.isSymbolicLink()) symlinkSync(readlinkSync(source), target);
+    else {
+      try {
+        linkSync(source, target);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error;
+        copyFileSync(source, target);
+      }
+    }
+  }
+}
 
 async function stop(child: Child): Promise<{ app: string; code: number | null }> {
   child.process.kill('SIGTERM');
@@ -58,28 +92,30 @@ describeWithServices(
           throw new Error(`dist/apps/${app} is missing: run "npm run build" first (npm test does)`);
       }
       work = mkdtempSync(path.join(tmpdir(), 'sbc-images-'));
-      // What `npm prune --omit=dev` leaves in the image, installed once from the lockfile and shared by every app.
+      // What the image keeps, shared by every app: deploy/Dockerfile installs from the lockfile, as CI has just done
+      // for this checkout, then runs `npm prune --omit=dev`. So does this, on a linked copy of the checkout's
+      // node_modules (a second install, even from npm's cache, took a minute and a half). Prune removes whole
+      // packages, which only unlinks them; the one file it rewrites, npm's record of the tree, is a copy of its own.
       const install = path.join(work, 'install');
       mkdirSync(install);
       for (const file of ['package.json', 'package-lock.json'])
         copyFileSync(path.join(ROOT, file), path.join(install, file));
+      linkTree(path.join(ROOT, 'node_modules'), path.join(install, 'node_modules'));
+      const treeRecord = path.join(install, 'node_modules', '.package-lock.json');
+      if (existsSync(treeRecord)) {
+        rmSync(treeRecord);
+        copyFileSync(path.join(ROOT, 'node_modules', '.package-lock.json'), treeRecord);
+      }
       // `npm test` hands its scripts npm_config_* variables naming this checkout (local_prefix among them):
-      // the install gets none of them and an explicit prefix, so it can never prune the checkout's own node_modules.
+      // the prune gets none of them and an explicit prefix, so it can never prune the checkout's own node_modules.
       const env = Object.fromEntries(
         Object.entries(process.env).filter(([name]) => !name.toLowerCase().startsWith('npm_')),
       );
-      const args = [
-        'install',
-        '--prefix',
-        install,
-        '--omit=dev',
-        '--no-audit',
-        '--no-fund',
-        '--ignore-scripts',
-        '--prefer-offline',
-      ];
-      const npm = collect('npm install', spawn('npm', args, { cwd: install, env }));
-      if ((await npm.exited) !== 0) throw new Error(`npm install --omit=dev failed:\n${npm.output()}`);
+      const args = ['prune', '--prefix', install, '--omit=dev', '--no-audit', '--no-fund', '--ignore-scripts'];
+      const npm = collect('npm prune', spawn('npm', args, { cwd: install, env }));
+      if ((await npm.exited) !== 0) throw new Error(`npm prune --omit=dev failed:\n${npm.output()}`);
+      if (existsSync(path.join(install, 'node_modules', 'jest')))
+        throw new Error(`npm prune --omit=dev left the devDependencies (jest among them):\n${npm.output()}`);
       for (const app of IMAGES) {
         cpSync(path.join(ROOT, 'dist/apps', app), path.join(work, app), { recursive: true });
         symlinkSync(path.join(install, 'node_modules'), path.join(work, app, 'node_modules'), 'dir');

@@ -18,8 +18,8 @@ import { teamFixtures, type TeamUser } from '../support/teams.harness';
  */
 
 /**
- * `house-fast` is pointed at the sim's `sim-slow` here, which answers after SIM_SLOW_MS (10 s): lines that are
- * still in flight when a test acts. (House model names are a fixed set; the name says nothing in this suite.)
+ * `house-fast` is pointed at the sim's `sim-slow` here, which answers after SLOW_LINE_MS: lines that are still in
+ * flight when a test acts. (House model names are a fixed set; the name says nothing in this suite.)
  */
 const house = (simUrl: string): HouseSpec => ({
   house: [{ dialect: 'openai', base_url: `${simUrl}/v1`, model: 'sim-large' }],
@@ -31,6 +31,17 @@ const house = (simUrl: string): HouseSpec => ({
   ],
 });
 
+/**
+ * Long enough that a test acts (cancels, expires, stops the runs service) while the lane's first eight lines are
+ * in flight; every wait for a slow line costs this much, so it is seconds, not the sim's default 10 s.
+ */
+const SLOW_LINE_MS = 3_000;
+/**
+ * A line claimed by a stopped runs service is claimed again once its lease runs out; the lane cuts a call at 80 %
+ * of it, so it is well past SLOW_LINE_MS.
+ */
+const LEASE_MS = 8_000;
+
 let stack: StackWith<{ label: string; ledger: object; runs: object }>;
 let teams: ReturnType<typeof teamFixtures>;
 /** The runs service serving now (the restart test replaces the stack's first one). */
@@ -40,9 +51,10 @@ beforeAll(async () => {
   stack = await startStack({
     label: 'batches',
     house,
+    simSlowMs: SLOW_LINE_MS,
     ledger: {},
     runs: {
-      env: { RUNS_WORKERS: '0', BATCHES_WORKERS: '8', BATCHES_POLL_MS: '100', BATCHES_LEASE_MS: '15000' },
+      env: { RUNS_WORKERS: '0', BATCHES_WORKERS: '8', BATCHES_POLL_MS: '100', BATCHES_LEASE_MS: String(LEASE_MS) },
     },
     edgeEnv: { RATE_LIMIT_PER_MINUTE: '100000' },
   });

@@ -90,6 +90,8 @@ export interface StackOptions {
   label: string;
   /** Tokens per second the sim streams (default 0: as fast as it can). */
   simTokensPerSecond?: number;
+  /** How long the first sim holds `sim-slow` before its first byte (default: the sim's own, 10 s). */
+  simSlowMs?: number;
   /** The first edge's house models, given the sim's URL (default: simHouseOnly). */
   house?: (simUrl: string) => HouseSpec;
   accountEnv?: Record<string, string>;
@@ -220,9 +222,15 @@ export async function startStack<O extends StackOptions>(options: O): Promise<St
     stops.push(() => db.drop());
     return db;
   };
-  const sim = async (tokensPerSecond: number) => {
+  const sim = async (tokensPerSecond: number, slowMs?: number) => {
     const running = await startSim(
-      loadSimConfig({ SIM_PORT: '0', SIM_LATENCY_MS: '0', SIM_TOKENS_PER_SECOND: String(tokensPerSecond), ...SILENT }),
+      loadSimConfig({
+        SIM_PORT: '0',
+        SIM_LATENCY_MS: '0',
+        SIM_TOKENS_PER_SECOND: String(tokensPerSecond),
+        ...(slowMs === undefined ? {} : { SIM_SLOW_MS: String(slowMs) }),
+        ...SILENT,
+      }),
     );
     stops.push(() => running.stop());
     return running;
@@ -230,7 +238,7 @@ export async function startStack<O extends StackOptions>(options: O): Promise<St
   if (pubsub) stops.push(() => pubsub.close());
   try {
     const stack = { stop } as StackWith<StackOptions> & Partial<PacedParts & LedgerParts & RunsParts & BuildsParts>;
-    stack.sim = await sim(options.simTokensPerSecond ?? 0);
+    stack.sim = await sim(options.simTokensPerSecond ?? 0, options.simSlowMs);
     const accountDb = await database('account');
     stack.account = await startTestAccount({
       databaseUrl: accountDb.databaseUrl,
