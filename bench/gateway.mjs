@@ -94,6 +94,8 @@ const list = (value, fallback) =>
         .map((s) => s.trim())
         .filter(Boolean)
     : fallback;
+/** Node flags for a process, from a space-separated variable (BENCH_GATEWAY_NODE_ARGS and its kin). */
+const nodeArgsOf = (variable) => list(env[variable]?.replaceAll(' ', ','), []);
 
 const quick = flag('BENCH_QUICK');
 const directOnly = flag('BENCH_DIRECT_ONLY');
@@ -365,24 +367,14 @@ async function main() {
         },
         nodeArgs,
       );
-    gateway = startEdge(
-      'gateway',
-      gatewayEntry,
-      gatewayPort,
-      list(env.BENCH_GATEWAY_NODE_ARGS?.replaceAll(' ', ','), []),
-    );
+    gateway = startEdge('gateway', gatewayEntry, gatewayPort, nodeArgsOf('BENCH_GATEWAY_NODE_ARGS'));
     edgeOrigin = `http://127.0.0.1:${gatewayPort}`;
     await waitReady(gateway, `${edgeOrigin}/readyz`);
     if (CASES.some((kase) => kase.guarded)) benchGuardrail = await createBenchGuardrail(edgeOrigin);
     if (env.BENCH_REDIS_URL) await publishOwnerBalance(edgeOrigin, env.BENCH_REDIS_URL);
     if (baselineEntry) {
       const baselinePort = await freePort();
-      baseline = startEdge(
-        'baseline',
-        baselineEntry,
-        baselinePort,
-        list(env.BENCH_BASELINE_NODE_ARGS?.replaceAll(' ', ','), []),
-      );
+      baseline = startEdge('baseline', baselineEntry, baselinePort, nodeArgsOf('BENCH_BASELINE_NODE_ARGS'));
       baselineOrigin = `http://127.0.0.1:${baselinePort}`;
       await waitReady(baseline, `${baselineOrigin}/readyz`);
     }
@@ -391,7 +383,7 @@ async function main() {
       'floor',
       forwarderEntry,
       { FORWARD_PORT: String(floorPort), FORWARD_UPSTREAM: simOrigin },
-      list(env.BENCH_FLOOR_NODE_ARGS?.replaceAll(' ', ','), []),
+      nodeArgsOf('BENCH_FLOOR_NODE_ARGS'),
     );
     floorOrigin = `http://127.0.0.1:${floorPort}`;
     await waitReady(floor, `${floorOrigin}/readyz`);
@@ -426,7 +418,7 @@ async function main() {
             'house-omni': engine('anthropic', 'sim-large'),
           }),
         },
-        list(env.BENCH_MINIMAL_NODE_ARGS?.replaceAll(' ', ','), []),
+        nodeArgsOf('BENCH_MINIMAL_NODE_ARGS'),
       );
       minimalOrigin = `http://127.0.0.1:${minimalPort}`;
       await waitReady(minimal, `${minimalOrigin}/readyz`);
