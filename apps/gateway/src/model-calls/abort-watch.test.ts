@@ -1,4 +1,10 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { whenAborted } from './abort-watch';
+
+// A full collection on demand, to see what the watch keeps alive (Jest runs without --expose-gc).
+setFlagsFromString('--expose-gc');
+const collect = runInNewContext('gc') as () => void;
 
 describe('whenAborted (one listener per signal)', () => {
   it('runs every watcher once when the signal aborts, and not those that stopped watching', () => {
@@ -35,4 +41,20 @@ describe('whenAborted (one listener per signal)', () => {
       expect(added).toBe(1);
     },
   );
+
+  it('keeps no watcher alive once it stopped watching, the first one included', async () => {
+    const controller = new AbortController();
+    const watched = (() => {
+      const call = { reply: 'x'.repeat(1000) };
+      const stop = whenAborted(controller.signal, () => call.reply.length);
+      stop();
+      return new WeakRef(call);
+    })();
+    const later = whenAborted(controller.signal, () => undefined);
+    // A WeakRef's target stays alive to the end of the current job: collect on a later turn.
+    await new Promise((resolve) => setImmediate(resolve));
+    collect();
+    expect(watched.deref()).toBeUndefined();
+    later();
+  });
 });

@@ -12,23 +12,28 @@ export function whenAborted(signal: AbortSignal | undefined, fn: () => void): ()
     fn();
     return () => undefined;
   }
-  let set = watchers.get(signal);
-  if (!set) {
-    const created = new Set<() => void>();
-    set = created;
-    watchers.set(signal, created);
-    signal.addEventListener(
-      'abort',
-      () => {
-        watchers.delete(signal);
-        for (const each of created) each();
-      },
-      { once: true },
-    );
-  }
-  const own = set;
+  const own = watchers.get(signal) ?? watch(signal);
   // A wrapper, so one function watched twice is two entries.
   const entry = () => fn();
   own.add(entry);
   return () => own.delete(entry);
+}
+
+/**
+ * The one listener on `signal`. Built here rather than inline in whenAborted so that its closure holds only the
+ * signal and the set: inline, it shared whenAborted's scope with the first watcher's `fn`, and kept that call
+ * (its request, its reply) alive for as long as the signal lived.
+ */
+function watch(signal: AbortSignal): Set<() => void> {
+  const set = new Set<() => void>();
+  watchers.set(signal, set);
+  signal.addEventListener(
+    'abort',
+    () => {
+      watchers.delete(signal);
+      for (const each of set) each();
+    },
+    { once: true },
+  );
+  return set;
 }
