@@ -52,6 +52,18 @@ describe('LocalCache', () => {
     expect(cache.size).toBe(3);
   });
 
+  it('keeps an entry read at least once every half a cache of new entries, however many pass through', () => {
+    const cache = new LocalCache<number>({ now: clock, maxEntries: 8 });
+    cache.set('hot', 0);
+    for (let i = 1; i <= 1_000; i++) {
+      cache.set(`cold-${i}`, i);
+      if (i % 4 === 0) expect(cache.get('hot')?.value).toBe(0);
+    }
+    expect(cache.size).toBe(8);
+    // The coldest entries went first: the newest ones are all still there.
+    for (let i = 994; i <= 1_000; i++) expect(cache.get(`cold-${i}`)?.value).toBe(i);
+  });
+
   it('delete and clear remove entries', () => {
     const cache = new LocalCache<number>({ now: clock });
     cache.set('a', 1);

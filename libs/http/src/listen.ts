@@ -102,11 +102,20 @@ function checkingIntervalMs(limits: HttpLimits): number {
  */
 const LISTEN_BACKLOG = 4_096;
 
+/**
+ * The answer in progress on a socket, so a client error on it knows whether anything was written, and a drain
+ * can tell each answer to close its connection. Kept on the socket rather than in a Map of sockets: a Map that
+ * takes an entry and drops it on every request rehashes every few requests, and V8 links each table it replaces
+ * to the next (for iterators still walking it). Once a full collection has moved one of those tables to the old
+ * generation, every later table and every answer they held outlive each scavenge until the next full
+ * collection: whole requests were copied and promoted (docs/benchmarks.md, "Maps that churn").
+ */
+const ANSWERING = Symbol('answering');
+type AnsweringSocket = Socket & { [ANSWERING]?: ServerResponse };
+
 export async function listen(handler: RequestListener, options: ListenOptions): Promise<RunningHttpServer> {
   const limits = { ...DEFAULT_HTTP_LIMITS, ...options.limits };
   let draining = false;
-  // The answer in progress on each socket, so a client error on it knows whether anything was written.
-  const answering = new Map<Socket, ServerResponse>();
   const server = createServer(
     {
       headersTimeout: limits.headersTimeoutMs,
@@ -116,9 +125,10 @@ export async function listen(handler: RequestListener, options: ListenOptions): 
       connectionsCheckingInterval: checkingIntervalMs(limits),
     },
     (req: IncomingMessage, res: ServerResponse) => {
-      answering.set(req.socket, res);
+      const socket = req.socket as AnsweringSocket;
+      socket[ANSWERING] = res;
       res.once('close', () => {
-        if (answering.get(req.socket) === res) answering.delete(req.socket);
+        if (socket[ANSWERING] === res) socket[ANSWERING] = undefined;
       });
       if (draining) res.setHeader('connection', 'close');
       handler(req, res);
@@ -127,7 +137,7 @@ export async function listen(handler: RequestListener, options: ListenOptions): 
   // Node's own refusals (header too large, request too slow, unparsable) in the caller's words, then the
   // socket is closed: it holds a request that cannot go on.
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
-    const res = answering.get(socket);
+    const res = (socket as AnsweringSocket)[ANSWERING];
     if (error.code === 'ECONNRESET' || !socket.writable || res?.headersSent) {
       socket.destroy();
       return;
@@ -175,7 +185,9 @@ export async function listen(handler: RequestListener, options: ListenOptions): 
         // A connection that has sent nothing yet (a spare a client opened ahead) is idle too, though Node
         // counts it as awaiting headers and would hold the drain open for it.
         for (const socket of sockets) if (socket.bytesRead === 0) socket.destroy();
-        for (const res of answering.values()) {
+        for (const socket of sockets) {
+          const res = (socket as AnsweringSocket)[ANSWERING];
+          if (!res) continue;
           if (!res.headersSent) res.setHeader('connection', 'close');
           // Its header said keep-alive: the socket goes once the answer is out (idle sockets are closed cleanly).
           else res.once('finish', () => setImmediate(() => server.closeIdleConnections()));
