@@ -20,5 +20,9 @@ module.exports = {
   // loaded behind). A limit makes Jest run the files in a worker instead, replaced once it holds more than this
   // after a file.
   workerIdleMemoryLimit: '1GB',
+  // Jest's default on a 2-core machine is one worker. An integration file spends most of its time waiting on the
+  // processes, simulators and timers it starts, so two files at a time cut the phase's wall time; databases are
+  // per file, Redis keys per file or per random id, ports picked free. A --maxWorkers argument still overrides it.
+  ...(process.env.SBC_TEST_PHASE === 'int' && { maxWorkers: 2 }),
   reporters: ['default', path.join(__dirname, 'tools/jest/summary-reporter.js')],
 };

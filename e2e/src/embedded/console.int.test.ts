@@ -836,6 +836,9 @@ describe('the console in a browser', () => {
     await memberBudget.getByLabel('Cap (credits)').fill('10');
     await memberBudget.getByRole('button', { name: 'Save budget' }).click();
     await me.getByText(/0 of 10 credits spent this month/).waitFor();
+    // A dialog closes once every read its write refreshes has come back, which can be after the one just seen. Until
+    // then it is modal and the page behind it inert: a fill there types nothing (a click waits, a fill does not).
+    await memberBudget.waitFor({ state: 'hidden' });
 
     await page.getByLabel('Email to invite').fill(INVITEE);
     await page.getByRole('combobox', { name: 'Role', exact: true }).selectOption('editor');
@@ -853,11 +856,10 @@ describe('the console in a browser', () => {
     await page.getByLabel('Email to invite').fill(`later.${INVITEE}`);
     await page.getByRole('button', { name: 'Send invite' }).click();
     await page.getByRole('button', { name: `Revoke the invite to later.${INVITEE}` }).click();
-    await page
-      .getByRole('dialog', { name: 'Revoke this invite?' })
-      .getByRole('button', { name: 'Revoke invite' })
-      .click();
+    const revokeInvite = page.getByRole('dialog', { name: 'Revoke this invite?' });
+    await revokeInvite.getByRole('button', { name: 'Revoke invite' }).click();
     expect(await countSettles(page.getByRole('table', { name: /Pending invites/ }).getByRole('row'), 2)).toBe(2);
+    await revokeInvite.waitFor({ state: 'hidden' });
 
     // Team key: minted with Full access, it holds the scopes a team key may, never keys:write.
     await page.getByLabel('Key name').fill('team ci');
