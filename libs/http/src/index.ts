@@ -8,3 +8,4 @@ export {
   type RenderClientError,
   type RunningHttpServer,
 } from './listen';
+export { SlotSet } from './slot-set';

@@ -7,6 +7,7 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { SlotSet } from './slot-set';
 
 /**
  * How long and how much a caller may hold the server with. `requestTimeoutMs` bounds receiving a request
@@ -146,11 +147,9 @@ export async function listen(handler: RequestListener, options: ListenOptions): 
     const { headers, body } = options.renderClientError?.(status, res) ?? { headers: {}, body: '' };
     socket.end(rawResponse(status, headers, body), () => socket.destroy());
   });
-  const sockets = new Set<Socket>();
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-  });
+  // A SlotSet, not a Set: a client that opens a connection per request would make a Set churn (slot-set.ts).
+  const sockets = new SlotSet<Socket>();
+  server.on('connection', (socket) => socket.once('close', sockets.add(socket)));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen({ port: options.port, host: options.host, backlog: LISTEN_BACKLOG }, () => {
@@ -161,9 +160,7 @@ export async function listen(handler: RequestListener, options: ListenOptions): 
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   let closing: Promise<void> | undefined;
-  const cutAll = () => {
-    for (const socket of sockets) socket.destroy();
-  };
+  const cutAll = () => sockets.forEach((socket) => socket.destroy());
   return {
     server,
     url: `http://${host}:${address.port}`,
@@ -184,14 +181,16 @@ export async function listen(handler: RequestListener, options: ListenOptions): 
         server.closeIdleConnections();
         // A connection that has sent nothing yet (a spare a client opened ahead) is idle too, though Node
         // counts it as awaiting headers and would hold the drain open for it.
-        for (const socket of sockets) if (socket.bytesRead === 0) socket.destroy();
-        for (const socket of sockets) {
+        sockets.forEach((socket) => {
+          if (socket.bytesRead === 0) socket.destroy();
+        });
+        sockets.forEach((socket) => {
           const res = (socket as AnsweringSocket)[ANSWERING];
-          if (!res) continue;
+          if (!res) return;
           if (!res.headersSent) res.setHeader('connection', 'close');
           // Its header said keep-alive: the socket goes once the answer is out (idle sockets are closed cleanly).
           else res.once('finish', () => setImmediate(() => server.closeIdleConnections()));
-        }
+        });
       });
       return closing;
     },
