@@ -1,3 +1,5 @@
+import { Recency, type Placed } from './recency';
+
 /**
  * A process-local, bounded LRU for read-through caching on the hot path (key lookups, model resolution).
  * Each entry has two horizons: until `freshMs` it is served as is; until `staleMs` it is still served, but a
@@ -35,18 +37,15 @@ export interface LocalCacheOptions {
   onRefreshError?: (err: unknown, key: string) => void;
 }
 
-interface Entry<V> {
+interface Entry<V> extends Placed {
   value: V | null;
   freshUntil: number;
   staleUntil: number;
-  /** When it was placed at the recent end, counted in placements (LocalCache.placed). */
-  placedAt: number;
 }
 
 export class LocalCache<V> {
   private readonly entries = new Map<string, Entry<V>>(); // insertion order doubles as recency order
-  /** Entries placed at the recent end so far (by set, or by a read that moved one). */
-  private placed = 0;
+  private readonly recency = new Recency();
   private readonly loads = new Map<string, Promise<V | null>>();
   private readonly maxEntries: number;
   private readonly now: () => number;
@@ -70,7 +69,7 @@ export class LocalCache<V> {
       this.entries.delete(key);
       return undefined;
     }
-    if (this.placed - entry.placedAt >= this.entries.size / 2) this.place(key, entry);
+    this.recency.read(this.entries, key, entry);
     return { value: entry.value, state: at < entry.freshUntil ? 'fresh' : 'stale' };
   }
 
@@ -85,25 +84,11 @@ export class LocalCache<V> {
     const at = this.now();
     // An explicit write is newer than any load in flight: forget the load so its result cannot overwrite this.
     this.loads.delete(key);
-    this.place(key, { value, freshUntil: at + freshMs, staleUntil: at + staleMs, placedAt: 0 });
+    this.recency.place(this.entries, key, { value, freshUntil: at + freshMs, staleUntil: at + staleMs, placedAt: 0 });
     while (this.entries.size > this.maxEntries) {
       const oldest = this.entries.keys().next().value as string;
       this.entries.delete(oldest);
     }
-  }
-
-  /**
-   * Moves an entry to the recent end. A read moves its entry only once half the entries or more were placed
-   * after it, not on every hit: a Map that takes and drops an entry on every call rehashes every few calls, and
-   * V8 links each table it replaces to the next, so once a full collection has moved one of those tables to the
-   * old generation every later table outlives each scavenge until the next full collection (docs/benchmarks.md,
-   * "Maps that churn"). Eviction still takes the least recently placed entry, and an entry read at least once
-   * every half a cache of placements is never evicted.
-   */
-  private place(key: string, entry: Entry<V>): void {
-    this.entries.delete(key);
-    entry.placedAt = ++this.placed;
-    this.entries.set(key, entry);
   }
 
   delete(key: string): void {

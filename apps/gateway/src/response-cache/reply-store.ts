@@ -1,4 +1,4 @@
-import type { SharedStore } from '@sbc/cache';
+import { Recency, type Placed, type SharedStore } from '@sbc/cache';
 
 /** Where cached replies live: Redis in services mode (shared by every edge), a bounded LRU when embedded. */
 export interface ReplyStore {
@@ -15,24 +15,21 @@ export interface ReplyStoreLimits {
   maxEntryBytes: number;
 }
 
-interface MemoryEntry {
+interface MemoryEntry extends Placed {
   value: string;
   bytes: number;
   expiresAt: number;
-  /** When it was placed at the recent end, counted in placements (MemoryReplyStore.placed). */
-  placedAt: number;
 }
 
 /**
  * A least-recently-used store bounded by bytes, for one process. A Map keeps insertion order, so eviction takes
- * from the front, and a read moves its entry to the end once half the entries or more were placed after it (not
- * on every hit, as LocalCache in @sbc/cache does, for the reason given there). Strings are counted at two bytes a
- * character, the most V8 spends on one.
+ * from the front; a read moves its entry to the end as Recency (@sbc/cache) decides. Strings are counted at two
+ * bytes a character, the most V8 spends on one.
  */
 export class MemoryReplyStore implements ReplyStore {
   private readonly entries = new Map<string, MemoryEntry>();
   private bytes = 0;
-  private placed = 0;
+  private readonly recency = new Recency();
 
   constructor(
     private readonly limits: ReplyStoreLimits,
@@ -51,14 +48,8 @@ export class MemoryReplyStore implements ReplyStore {
       this.bytes -= entry.bytes;
       return Promise.resolve(undefined);
     }
-    if (this.placed - entry.placedAt >= this.entries.size / 2) this.place(key, entry);
+    this.recency.read(this.entries, key, entry);
     return Promise.resolve(entry.value);
-  }
-
-  private place(key: string, entry: MemoryEntry): void {
-    this.entries.delete(key);
-    entry.placedAt = ++this.placed;
-    this.entries.set(key, entry);
   }
 
   set(key: string, value: string, ttlMs: number): Promise<void> {
@@ -70,7 +61,7 @@ export class MemoryReplyStore implements ReplyStore {
       this.bytes -= earlier.bytes;
     }
     if (bytes > this.limits.maxBytes) return Promise.resolve();
-    this.place(key, { value, bytes, expiresAt: this.now() + ttlMs, placedAt: 0 });
+    this.recency.place(this.entries, key, { value, bytes, expiresAt: this.now() + ttlMs, placedAt: 0 });
     this.bytes += bytes;
     for (const [oldest, entry] of this.entries) {
       if (this.bytes <= this.limits.maxBytes) break;
