@@ -51,7 +51,11 @@ export function responsesUsage(usage: Usage) {
 }
 
 /** With `output_tokens_details.thinking_tokens` when the upstream said how much of the output was reasoning. */
-export function messagesUsage(usage: Usage) {
+/**
+ * Messages' `usage` for a reply; `serviceTier` is added last, to the same object (a spread copy with one more key
+ * would get a hidden class of its own on every call on Node 20).
+ */
+export function messagesUsage(usage: Usage, serviceTier?: string) {
   const rendered: Record<string, unknown> = {
     input_tokens: Math.max(usage.inputTokens - usage.cacheReadTokens - usage.cacheWriteTokens, 0),
     cache_creation_input_tokens: usage.cacheWriteTokens,
@@ -59,6 +63,7 @@ export function messagesUsage(usage: Usage) {
     output_tokens: usage.outputTokens,
   };
   if (usage.reasoningTokens) rendered.output_tokens_details = { thinking_tokens: usage.reasoningTokens };
+  if (serviceTier !== undefined) rendered.service_tier = serviceTier;
   return rendered;
 }
 

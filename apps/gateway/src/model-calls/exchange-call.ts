@@ -1,3 +1,4 @@
+import type { AssistantBlock, StopReason, Usage } from '@sbc/dialects';
 import type { Target } from '../routing/targets';
 import type { AdmissionTerms } from './admit';
 import type { HookPart } from './call-hooks';
@@ -33,7 +34,31 @@ export interface ExchangeState extends InFlight {
   relay?: StreamRelay;
 }
 
-/** Which target served (the last one tried when none answered) and after how many attempts. */
-export function served(inFlight: InFlight): { target?: Target; attempts: number } {
-  return { target: inFlight.target, attempts: inFlight.attempts };
+/**
+ * The outcome of a call that reached its targets: which one served (the last one tried when none answered), after
+ * how many attempts, and what it answered. Every field is named here, in one order, so that every such outcome has
+ * one hidden class. On Node 20 a literal that begins as a spread copy and gains keys (`{ ...served, status }`)
+ * gets a hidden class of its own on each call: about a microsecond to make it, a cache miss in every function
+ * that reads it afterwards, and garbage that only a full collection clears (docs/benchmarks.md, "Hidden
+ * classes made per call").
+ */
+export function servedOutcome(
+  inFlight: InFlight,
+  status: number,
+  usage: Usage,
+  ttftMs: number,
+  stopReason?: StopReason,
+  completion?: () => AssistantBlock[],
+): CallOutcome {
+  return {
+    status,
+    target: inFlight.target,
+    attempts: inFlight.attempts,
+    usage,
+    ttftMs,
+    stopReason,
+    completion,
+    cacheHit: undefined,
+    responseId: undefined,
+  };
 }

@@ -6,7 +6,7 @@ import type { CallSteps } from './call-steps';
 import type { CallOutcome } from './call-outcome';
 import type { CallResponse } from './call-response';
 import { dispatch, type DispatchDeps, type Dispatched, type InFlight } from './dispatch';
-import { served, type Exchange, type ExchangeState } from './exchange-call';
+import { servedOutcome, type Exchange, type ExchangeState } from './exchange-call';
 import { forgetBody, isPassthrough } from './plan';
 import { usageOfAbandoned } from './stream-frames';
 import { DRAINED } from './stream-relay';
@@ -57,7 +57,7 @@ function failed(out: CallResponse, dispatched: Extract<Dispatched, { kind: 'fail
     ...(dispatched.exhausted ? { 'x-should-retry': 'false' } : {}),
     ...dispatched.headers,
   });
-  return { ...served(inFlight), status: dispatched.failure.status, usage: ZERO_USAGE, ttftMs: 0 };
+  return servedOutcome(inFlight, dispatched.failure.status, ZERO_USAGE, 0);
 }
 
 /** What the caller sent that this engine's dialect cannot carry, named so it is never silently lost. */
@@ -75,18 +75,18 @@ function endedEarly({ call, out }: Exchange, state: ExchangeState, error: unknow
   if (state.drained && !state.callerGone && !out.started) {
     out.addHeaders(routeHeaders(state));
     out.fail(DRAINED);
-    return { ...served(state), status: DRAINED.status, usage: ZERO_USAGE, ttftMs: 0 };
+    return servedOutcome(state, DRAINED.status, ZERO_USAGE, 0);
   }
   if (!isAbort(error) && !state.callerGone) throw error;
   if (!out.res.destroyed) out.res.destroy();
   const { relay } = state;
   // A hang-up before a reply was chosen bills nothing, whatever was tried.
   if (!relay) return { status: 499, attempts: state.attempts, usage: ZERO_USAGE, ttftMs: 0 };
-  return {
-    ...served(state),
-    status: 499,
-    usage: usageOfAbandoned(call, relay.usage, relay.delivered),
-    ttftMs: relay.ttftMs,
-    stopReason: relay.stopReason,
-  };
+  return servedOutcome(
+    state,
+    499,
+    usageOfAbandoned(call, relay.usage, relay.delivered),
+    relay.ttftMs,
+    relay.stopReason,
+  );
 }

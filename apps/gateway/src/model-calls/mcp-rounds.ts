@@ -22,7 +22,7 @@ import type { CallOutcome } from './call-outcome';
 import { dispatch, type DispatchDeps, type InFlight } from './dispatch';
 import { watchCaller } from './caller-watch';
 import { nameDroppedFields, routeHeaders } from './exchange';
-import { served, type Exchange } from './exchange-call';
+import { servedOutcome, type Exchange } from './exchange-call';
 import { deliverReply } from './hook-answer';
 import type { CallerCall } from './plan';
 import { settle, type SettleDeps } from './settle';
@@ -128,7 +128,7 @@ async function runRounds(
       const dispatched = await dispatch(roundCall, x.targets, dispatchDeps, state, x.passHeaders, admit);
       out.addHeaders(routeHeaders({ ...state, attempts: attempts + state.attempts }));
       if (dispatched.kind === 'failed') {
-        const outcome = { ...served(state), status: dispatched.failure.status, usage: ZERO_USAGE, ttftMs: 0 };
+        const outcome = servedOutcome(state, dispatched.failure.status, ZERO_USAGE, 0);
         await x.beforeEnd(outcome, admission.terms);
         out.fail(dispatched.failure, {
           ...(dispatched.exhausted ? { 'x-should-retry': 'false' } : {}),
@@ -145,13 +145,8 @@ async function runRounds(
     }
     attempts += state.attempts;
     usage = addUsage(usage, reply.usage);
-    const outcome: CallOutcome = {
-      ...served(state),
-      status: 200,
-      usage: reply.usage,
-      ttftMs: Math.max(1, Math.round(performance.now() - startedAt)),
-      stopReason: reply.stopReason,
-    };
+    const ttftMs = Math.max(1, Math.round(performance.now() - startedAt));
+    const outcome = servedOutcome(state, 200, reply.usage, ttftMs, reply.stopReason);
     const calls = reply.content.filter((block): block is ToolCallBlock => block.type === 'tool_call');
     const gateway = calls.filter((block) => !own.has(block.name));
     const bounded = gateway.length > 0 && round >= deps.maxToolRounds;
@@ -224,7 +219,7 @@ function addUsage(a: Usage, b: Usage): Usage {
  */
 async function endedEarly(x: Exchange, state: InFlight, admission: Admission, error: unknown): Promise<CallOutcome> {
   const { out } = x;
-  const outcome: CallOutcome = { ...served(state), status: 499, usage: ZERO_USAGE, ttftMs: 0 };
+  const outcome = servedOutcome(state, 499, ZERO_USAGE, 0);
   const failure = error instanceof UpstreamError && !isAbort(error) ? error.failure : undefined;
   if (state.drained && !state.callerGone && !out.started) {
     outcome.status = DRAINED.status;

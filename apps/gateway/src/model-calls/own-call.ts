@@ -4,7 +4,7 @@ import type { Principal } from '../auth/authenticator';
 import { Admission, type AdmitDeps } from './admit';
 import type { CallOutcome } from './call-outcome';
 import { dispatch, type DispatchDeps, type InFlight } from './dispatch';
-import { served } from './exchange-call';
+import { servedOutcome } from './exchange-call';
 import { parseRequestFor } from './plan';
 import { checkedCall } from './read-call';
 import { resolveCallRoute, type RouteCallDeps } from './route-call';
@@ -50,14 +50,14 @@ export async function ownCall(deps: OwnCallDeps, own: OwnCall): Promise<ChatResp
     const admit = (target: (typeof targets)[number]) => admission.admit(call, target, bytes);
     const dispatched = await dispatch(call, targets, deps, state, {}, admit);
     if (dispatched.kind === 'failed') {
-      outcome = { ...served(state), status: dispatched.failure.status, usage: ZERO_USAGE, ttftMs: 0 };
+      outcome = servedOutcome(state, dispatched.failure.status, ZERO_USAGE, 0);
       throw new ApiError('upstream_error', dispatched.failure.message);
     }
-    outcome = { ...served(state), status: 504, usage: ZERO_USAGE, ttftMs: 0 };
+    outcome = servedOutcome(state, 504, ZERO_USAGE, 0);
     const raw = await dispatched.reply.json();
     const reply = upstreamAdapter(dispatched.target.engine.dialect).parseReply(raw, call.request);
     const ttftMs = Math.max(1, Math.round(performance.now() - startedAt));
-    outcome = { ...served(state), status: 200, usage: reply.usage, ttftMs, stopReason: reply.stopReason };
+    outcome = servedOutcome(state, 200, reply.usage, ttftMs, reply.stopReason);
     return reply;
   } catch (error) {
     if (error instanceof ApiError && outcome.attempts === 0) outcome = { ...outcome, status: error.status };

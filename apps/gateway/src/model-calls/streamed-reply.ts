@@ -2,7 +2,7 @@ import type { Target } from '../routing/targets';
 import type { UpstreamCall } from '../upstream/client';
 import { EventChain, hooksDone, sentWatchersOf } from './call-hooks';
 import type { CallOutcome } from './call-outcome';
-import { served, type Exchange, type ExchangeState } from './exchange-call';
+import { servedOutcome, type Exchange, type ExchangeState } from './exchange-call';
 import { hookedFrameSource } from './hooked-stream';
 import { frameSource, usageOfAbandoned } from './stream-frames';
 import { StreamRelay } from './stream-relay';
@@ -32,14 +32,14 @@ export async function relayStream(
     relay.fail({ status: 502, message: 'The upstream closed the stream before it finished.' });
   // A stream the edge ended is billed like one the caller abandoned: for what was delivered.
   const usage = relay.drained ? usageOfAbandoned(call, relay.usage, relay.delivered) : relay.usage;
-  const outcome: CallOutcome = {
-    ...served(state),
-    status: relay.failed ? relay.failed.status : 200,
+  const outcome = servedOutcome(
+    state,
+    relay.failed ? relay.failed.status : 200,
     usage,
-    ttftMs: relay.ttftMs,
-    stopReason: relay.capped ? 'max_tokens' : relay.stopReason,
-    completion: () => [{ type: 'text', text: relay.delivered.text() }],
-  };
+    relay.ttftMs,
+    relay.capped ? 'max_tokens' : relay.stopReason,
+    () => [{ type: 'text', text: relay.delivered.text() }],
+  );
   if (hooked) outcome.responseId = hooked.responseId;
   await x.beforeEnd(outcome);
   out.res.end(relay.pending);

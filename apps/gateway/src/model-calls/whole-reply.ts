@@ -14,7 +14,7 @@ import { isAbort, type UpstreamCall } from '../upstream/client';
 import { hooksDone, replyThroughHooks, showSentBody, type HookPart } from './call-hooks';
 import type { CallOutcome } from './call-outcome';
 import type { InFlight } from './dispatch';
-import { served, type Exchange } from './exchange-call';
+import { servedOutcome, type Exchange } from './exchange-call';
 import { passthroughTo, type CallerCall } from './plan';
 
 /** A non-streamed reply as the caller will receive it, or the refusal a hook answered it with. */
@@ -43,16 +43,16 @@ export async function answerWhole(
     const failure = error instanceof UpstreamError && !isAbort(error) ? error.failure : undefined;
     if (!failure || inFlight.callerGone) throw error;
     x.out.fail(failure);
-    return { ...served(inFlight), status: failure.status, usage: ZERO_USAGE, ttftMs: 0 };
+    return servedOutcome(inFlight, failure.status, ZERO_USAGE, 0);
   }
-  const outcome: CallOutcome = {
-    ...served(inFlight),
-    status: rendered.refusal?.status ?? 200,
-    usage: rendered.usage,
-    ttftMs: Math.max(1, Math.round(performance.now() - x.startedAt)),
-    stopReason: rendered.stopReason,
-    completion: rendered.completion,
-  };
+  const outcome = servedOutcome(
+    inFlight,
+    rendered.refusal?.status ?? 200,
+    rendered.usage,
+    Math.max(1, Math.round(performance.now() - x.startedAt)),
+    rendered.stopReason,
+    rendered.completion,
+  );
   if (x.hooks && !rendered.refusal) {
     outcome.responseId = idOf(rendered.body);
     showSentBody(x.hooks, rendered.body);
@@ -102,7 +102,8 @@ function renderReply(call: CallerCall, engine: Engine, raw: unknown, parsed?: Ch
   if (passthrough && raw && typeof raw === 'object') {
     // The engine's reply is in the caller's dialect: parsed into blocks only if telemetry asks for them.
     const completion = () => (parsed ?? upstreamAdapter(engine.dialect).parseReply(raw, call.request)).content;
-    return { ...passthrough.reply(raw as Record<string, unknown>, call.callerModel), completion };
+    const { body, usage, stopReason } = passthrough.reply(raw as Record<string, unknown>, call.callerModel);
+    return { body, usage, stopReason, completion };
   }
   const reply = parsed ? { ...parsed } : upstreamAdapter(engine.dialect).parseReply(raw, call.request);
   reply.model = call.callerModel;

@@ -74,7 +74,10 @@ function chatPassthroughStream(options: { model: string; includeUsage: boolean; 
 const chatPassthrough: Passthrough = {
   upstream: 'openai',
   request(body, { model, outputLimit, stream }) {
-    const sent: Record<string, unknown> = { ...body, model };
+    // Copied by Object.assign, not spread: on Node 20 a spread copy that then gains a key (the limit, the stream's
+    // options) gets a hidden class of its own on every call.
+    const sent: Record<string, unknown> = Object.assign({}, body);
+    sent.model = model;
     // A caller that set no limit is held to the one its call was admitted under.
     if (outputLimit !== undefined && requestedOutputLimit(body) === undefined) sent.max_completion_tokens = outputLimit;
     // Usage is always asked of the upstream; the caller's own choice decides only what it sees.

@@ -3,7 +3,7 @@ import { parseUpstreamError, renderErrorBody } from '../error-bodies';
 import { checkFallbackModels, withoutFallbackModels } from '../fallback-models';
 import { isObject, objectOf } from '../json';
 import { DialectRequestError } from '../request-error';
-import { usageFromChat } from '../usage';
+import { mergeUsage, usageFromChat, ZERO_USAGE } from '../usage';
 import { UpstreamError } from '../upstream-error';
 import { checkEmbeddingsRequest } from './check-request';
 import { openAiTokenLimitHeaders } from '../token-limit-headers';
@@ -35,8 +35,8 @@ const embeddingsPassthrough: Passthrough = {
     if (raw.error !== undefined && raw.error !== null)
       throw new UpstreamError('bad_reply', parseUpstreamError(502, raw));
     if (!Array.isArray(raw.data)) throw badReply('The upstream reply has no embeddings.');
-    const usage = { ...usageFromChat(raw.usage), outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
-    const inputTokens = usage.inputTokens ?? 0;
+    const reported = usageFromChat(raw.usage);
+    const inputTokens = reported.inputTokens ?? 0;
     // Rendered afresh, so a minimal compatible server's reply reaches the caller in OpenAI's full shape.
     const body = {
       object: 'list',
@@ -44,7 +44,8 @@ const embeddingsPassthrough: Passthrough = {
       model,
       usage: { prompt_tokens: inputTokens, total_tokens: inputTokens },
     };
-    return { body, usage: { ...usage, inputTokens } };
+    // Embeddings make no output: only the input (and any reasoning a server reports) is kept.
+    return { body, usage: mergeUsage(ZERO_USAGE, { inputTokens, reasoningTokens: reported.reasoningTokens }) };
   },
   stream() {
     throw new Error('Embeddings never stream: their check refuses `stream`.');

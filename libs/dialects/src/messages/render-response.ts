@@ -46,6 +46,6 @@ export function renderMessagesResponse(res: ChatResponse): Record<string, unknow
     content,
     stop_reason: messagesStopReason(settleStopReason(res.stopReason, toolCalls > 0)),
     stop_sequence: res.stopSequence ?? null,
-    usage: { ...messagesUsage(res.usage), service_tier: 'standard' },
+    usage: messagesUsage(res.usage, 'standard'),
   };
 }

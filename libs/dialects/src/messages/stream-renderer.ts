@@ -54,7 +54,7 @@ export function createMessagesStreamRenderer(options: MessagesStreamRendererOpti
       content: [],
       stop_reason: null,
       stop_sequence: null,
-      usage: { ...messagesUsage(usage), service_tier: 'standard' },
+      usage: messagesUsage(usage, 'standard'),
     };
     out.push(frame('message_start', { message }), frame('ping', {}));
   }

@@ -189,9 +189,26 @@ export function createResponsesStreamRenderer(options: ResponsesStreamRendererOp
       });
     }
     item.part.text += delta;
-    const locator = { item_id: item.id, output_index: items.length, content_index: item.parts.length };
-    if (type === 'output_text') emit(out, 'response.output_text.delta', { ...locator, delta, logprobs: [] });
-    else emit(out, 'response.refusal.delta', { ...locator, delta });
+    // One literal per delta, not a spread of a locator with more keys: on Node 20 that gets a hidden class of its
+    // own on every token.
+    const itemId = item.id;
+    const outputIndex = items.length;
+    const contentIndex = item.parts.length;
+    if (type === 'output_text')
+      emit(out, 'response.output_text.delta', {
+        item_id: itemId,
+        output_index: outputIndex,
+        content_index: contentIndex,
+        delta,
+        logprobs: [],
+      });
+    else
+      emit(out, 'response.refusal.delta', {
+        item_id: itemId,
+        output_index: outputIndex,
+        content_index: contentIndex,
+        delta,
+      });
   }
 
   function reasoningItem(out: SseFrame[]): Extract<OpenItem, { kind: 'reasoning' }> {
@@ -248,7 +265,12 @@ export function createResponsesStreamRenderer(options: ResponsesStreamRendererOp
           emit(out, 'response.reasoning_summary_part.added', { ...locator, part: { type: 'summary_text', text: '' } });
         }
         item.text += event.text;
-        emit(out, 'response.reasoning_summary_text.delta', { ...locator, delta: event.text });
+        emit(out, 'response.reasoning_summary_text.delta', {
+          item_id: locator.item_id,
+          output_index: locator.output_index,
+          summary_index: locator.summary_index,
+          delta: event.text,
+        });
         return;
       }
       case 'reasoning_signature': {
