@@ -96,7 +96,9 @@ export function createChatPassthrough(options: ChatPassthroughOptions): StreamPa
       }
       if (!options.includeUsage && 'usage' in payload) {
         if (Array.isArray(payload.choices) && payload.choices.length === 0) return { frames: [], events };
-        delete payload.usage;
+        // Left out of the JSON as undefined, not deleted: `delete` turns the chunk into a dictionary, a hidden class
+        // change (and a slower JSON.stringify) on every chunk that carries usage.
+        payload.usage = undefined;
         changed = true;
       }
       if (upstream && delta) {

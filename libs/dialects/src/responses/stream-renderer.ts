@@ -82,8 +82,10 @@ export function createResponsesStreamRenderer(options: ResponsesStreamRendererOp
   let stopReason: StopReason | undefined;
   let declared: Map<string, DeclaredTool> | null | undefined;
 
-  const emit = (out: SseFrame[], type: string, payload: Record<string, unknown>): void => {
-    out.push({ event: type, data: JSON.stringify({ type, sequence_number: sequence++, ...payload }) });
+  // `fields` go after the payload (an item's locator): one literal that begins with keys of its own and takes both,
+  // where `{ ...locator, text }` would get a hidden class of its own on every stream on Node 20.
+  const emit = (out: SseFrame[], type: string, payload: Record<string, unknown>, fields?: Record<string, unknown>) => {
+    out.push({ event: type, data: JSON.stringify({ type, sequence_number: sequence++, ...payload, ...fields }) });
   };
 
   const response = (fields: Pick<ResponsesObjectInput, 'status' | 'usage' | 'incompleteDetails' | 'error'>) =>
@@ -113,12 +115,12 @@ export function createResponsesStreamRenderer(options: ResponsesStreamRendererOp
     let done: Part;
     if (part.type === 'output_text') {
       done = { type: 'output_text', text: part.text, annotations: [], logprobs: [] };
-      emit(out, 'response.output_text.done', { ...locator, text: part.text, logprobs: [] });
+      emit(out, 'response.output_text.done', locator, { text: part.text, logprobs: [] });
     } else {
       done = { type: 'refusal', refusal: part.text };
-      emit(out, 'response.refusal.done', { ...locator, refusal: part.text });
+      emit(out, 'response.refusal.done', locator, { refusal: part.text });
     }
-    emit(out, 'response.content_part.done', { ...locator, part: done });
+    emit(out, 'response.content_part.done', locator, { part: done });
     item.parts.push(done);
     item.part = undefined;
   }
@@ -137,8 +139,8 @@ export function createResponsesStreamRenderer(options: ResponsesStreamRendererOp
       const locator = { item_id: item.id, output_index: outputIndex, summary_index: 0 };
       const summary = item.summaryOpen ? [{ type: 'summary_text', text: item.text }] : [];
       if (item.summaryOpen) {
-        emit(out, 'response.reasoning_summary_text.done', { ...locator, text: item.text });
-        emit(out, 'response.reasoning_summary_part.done', { ...locator, part: summary[0] });
+        emit(out, 'response.reasoning_summary_text.done', locator, { text: item.text });
+        emit(out, 'response.reasoning_summary_part.done', locator, { part: summary[0] });
       }
       done = { id: item.id, type: 'reasoning', summary };
       // The proof of origin travels where Responses keeps it, so a caller replaying the item sends it back.
@@ -156,10 +158,10 @@ export function createResponsesStreamRenderer(options: ResponsesStreamRendererOp
       if (done.type === 'custom_tool_call') {
         // The free-form text is known only once the arguments that carry it are whole: one delta, then done.
         const input = done.input as string;
-        if (input !== '') emit(out, 'response.custom_tool_call_input.delta', { ...locator, delta: input });
-        emit(out, 'response.custom_tool_call_input.done', { ...locator, input });
+        if (input !== '') emit(out, 'response.custom_tool_call_input.delta', locator, { delta: input });
+        emit(out, 'response.custom_tool_call_input.done', locator, { input });
       } else {
-        emit(out, 'response.function_call_arguments.done', { ...locator, name: done.name, arguments: done.arguments });
+        emit(out, 'response.function_call_arguments.done', locator, { name: done.name, arguments: done.arguments });
       }
     }
     emit(out, 'response.output_item.done', { output_index: outputIndex, item: done });
@@ -238,7 +240,7 @@ export function createResponsesStreamRenderer(options: ResponsesStreamRendererOp
       emit(out, 'response.mcp_list_tools.completed', locator);
     } else {
       emit(out, 'response.mcp_call.in_progress', locator);
-      emit(out, 'response.mcp_call_arguments.done', { ...locator, arguments: done.arguments });
+      emit(out, 'response.mcp_call_arguments.done', locator, { arguments: done.arguments });
       emit(
         out,
         item.type === 'mcp_call' && item.isError ? 'response.mcp_call.failed' : 'response.mcp_call.completed',
@@ -262,7 +264,7 @@ export function createResponsesStreamRenderer(options: ResponsesStreamRendererOp
         const locator = { item_id: item.id, output_index: items.length, summary_index: 0 };
         if (!item.summaryOpen) {
           item.summaryOpen = true;
-          emit(out, 'response.reasoning_summary_part.added', { ...locator, part: { type: 'summary_text', text: '' } });
+          emit(out, 'response.reasoning_summary_part.added', locator, { part: { type: 'summary_text', text: '' } });
         }
         item.text += event.text;
         emit(out, 'response.reasoning_summary_text.delta', {
