@@ -7,9 +7,9 @@ import { freePort } from '@sbc/testing';
 
 /**
  * No hidden class is made per model call on the edge. V8 logs every map (hidden class) it makes (`--log-maps`); in
- * an edge that has served a hundred and fifty calls of each kind, the next as many should make almost none. One made per
- * call costs a microsecond or so, misses the inline cache of every function that reads the object, and leaves
- * old-space garbage that only a full collection clears. Node 20 makes one whenever a literal that begins as a
+ * an edge that has served a hundred and fifty calls of each kind, the next as many should make almost none. One
+ * made per call costs a microsecond or so, misses the inline cache of every function that reads the object, and
+ * leaves old-space garbage that only a full collection clears. Node 20 makes one whenever a literal that begins as a
  * spread copy gains a key (`{ ...outcome, status }`); any Node makes one per call for an object given a key of
  * its own per call, or turned into a dictionary by `delete`. (docs/benchmarks.md, "Hidden classes made per call".)
  *
