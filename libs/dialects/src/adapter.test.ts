@@ -94,6 +94,16 @@ describe('passthrough requests', () => {
     expect(limited.model).toBe('caller-model');
   });
 
+  it('chat: a `__proto__` key in the JSON stays a key of the body sent, never the copy’s prototype', () => {
+    const body = JSON.parse('{"model":"caller-model","messages":[],"__proto__":{"polluted":true}}');
+    const sent = CHAT.passthrough!.request(body, { model: 'engine', outputLimit: 512, stream: false });
+    expect(Object.getPrototypeOf(sent)).toBe(Object.prototype);
+    expect((sent as { polluted?: unknown }).polluted).toBeUndefined();
+    expect(JSON.parse(JSON.stringify(sent))).toEqual(
+      JSON.parse('{"model":"engine","messages":[],"__proto__":{"polluted":true},"max_completion_tokens":512}'),
+    );
+  });
+
   it('messages: only the engine model changes', () => {
     const body = { model: 'caller-model', max_tokens: 64, messages: [], stream: true };
     expect(MESSAGES.passthrough!.request(body, { model: 'engine', outputLimit: 10, stream: true })).toEqual({

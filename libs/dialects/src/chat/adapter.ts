@@ -74,9 +74,11 @@ function chatPassthroughStream(options: { model: string; includeUsage: boolean; 
 const chatPassthrough: Passthrough = {
   upstream: 'openai',
   request(body, { model, outputLimit, stream }) {
-    // Copied by Object.assign, not spread: on Node 20 a spread copy that then gains a key (the limit, the stream's
-    // options) gets a hidden class of its own on every call.
-    const sent: Record<string, unknown> = Object.assign({}, body);
+    // A literal that begins with a key of its own and then copies the body keeps its hidden class as keys are added
+    // below (the limit, the stream's options); one that begins as a spread copy (`{ ...body, model }`) would get a
+    // new one on every call on Node 20. Copied as spread copies (a `__proto__` key stays a key), then the engine's
+    // model put over the caller's.
+    const sent: Record<string, unknown> = { model, ...body };
     sent.model = model;
     // A caller that set no limit is held to the one its call was admitted under.
     if (outputLimit !== undefined && requestedOutputLimit(body) === undefined) sent.max_completion_tokens = outputLimit;
