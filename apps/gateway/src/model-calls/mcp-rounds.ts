@@ -174,9 +174,12 @@ async function runRounds(
       return left;
     }
     if (!last) {
-      const record = { principal: mcp.principal, call: roundCall, ...admission.terms, outcome };
+      // One literal that begins with keys of its own, as own-call.ts's.
       await settle(deps, {
-        ...record,
+        principal: mcp.principal,
+        call: roundCall,
+        ...admission.terms,
+        outcome,
         requestId: out.requestId,
         atMs,
         startedAt,

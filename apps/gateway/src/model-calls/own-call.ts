@@ -64,7 +64,18 @@ export async function ownCall(deps: OwnCallDeps, own: OwnCall): Promise<ChatResp
     throw error;
   } finally {
     clearTimeout(timer);
-    const record = { principal: own.principal, call, ...admission.terms, outcome, requestId: own.requestId };
-    await settle(deps, { ...record, atMs, startedAt, dialect: 'chat', sessionId: undefined });
+    // One literal that begins with keys of its own: a spread copy that gains keys gets a hidden class of its own per
+    // call on Node 20, and every call's settle would read it.
+    await settle(deps, {
+      principal: own.principal,
+      call,
+      ...admission.terms,
+      outcome,
+      requestId: own.requestId,
+      atMs,
+      startedAt,
+      dialect: 'chat',
+      sessionId: undefined,
+    });
   }
 }
