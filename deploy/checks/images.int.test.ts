@@ -15,8 +15,15 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import OpenAI from 'openai';
 import pg from 'pg';
-import { createTestDatabase, freePort, testBackends, type TestDatabase } from '@sbc/testing';
-import { collect, waitReady, type Child } from './children';
+import {
+  type Child,
+  collect,
+  createTestDatabase,
+  freePort,
+  testBackends,
+  type TestDatabase,
+  waitReady,
+} from '@sbc/testing';
 
 // deploy/Dockerfile's runtime stage without Docker: each app's bundle (with its migrations) alone in a
 // directory beside a production-only install from the lockfile, started as the image's ENTRYPOINT starts it,

@@ -12,9 +12,17 @@ import { createBus, createTopicAdmin, MIN_RETENTION_MS, provisionTopic, type Bus
 import { USAGE_EVENTS_TOPIC } from '@sbc/events';
 import { createLogger } from '@sbc/logging';
 import { UsageEventSchema } from '@sbc/proto/sbc/usage/v1/usage_event_pb';
-import { createTestDatabase, freePort, startTcpProxy, testBackends, type TestDatabase } from '@sbc/testing';
+import {
+  type Child,
+  collect,
+  createTestDatabase,
+  freePort,
+  startTcpProxy,
+  testBackends,
+  type TestDatabase,
+  waitReady,
+} from '@sbc/testing';
 import { loadUsageLedgerConfig, start as startLedger, type RunningUsageLedger } from '@sbc/app-usage-ledger';
-import { collect, waitReady, type Child } from './children';
 
 // Issue 42's real-broker suite: usage events from an edge's producer (with its spool) to the ledger, through a
 // real Kafka, while the broker, the ledger, the group and the database misbehave. Each scenario has a topic

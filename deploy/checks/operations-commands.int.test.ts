@@ -2,8 +2,15 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import OpenAI from 'openai';
-import { createTestDatabase, freePort, testBackends, type TestDatabase } from '@sbc/testing';
-import { collect, waitReady, type Child } from './children';
+import {
+  type Child,
+  collect,
+  createTestDatabase,
+  freePort,
+  testBackends,
+  type TestDatabase,
+  waitReady,
+} from '@sbc/testing';
 
 // docs/operations.md's "Running services separately", run as written: each command's environment, read from
 // the page, with only what a shared test machine must change: the databases, Redis and the broker named by

@@ -4,8 +4,15 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import OpenAI from 'openai';
 import pg from 'pg';
-import { createTestDatabase, freePort, testBackends, type TestDatabase } from '@sbc/testing';
-import { collect, waitReady, type Child } from './children';
+import {
+  type Child,
+  collect,
+  createTestDatabase,
+  freePort,
+  testBackends,
+  type TestDatabase,
+  waitReady,
+} from '@sbc/testing';
 
 // The embedded bundle's graceful stop under streaming load, against PostgreSQL and Redis. (Each service as
 // its own process, as its image runs it, is images.int.test.ts.) `npm test` builds the bundle first (pretest).

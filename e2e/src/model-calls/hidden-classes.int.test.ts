@@ -1,9 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { freePort } from '@sbc/testing';
+import { collect, freePort, waitReady, type Child } from '@sbc/testing';
+import { exited } from '../support/embedded-bundle';
 
 /**
  * No hidden class is made per model call on the edge. V8 logs every map (hidden class) it makes (`--log-maps`); in
@@ -47,43 +48,11 @@ const KINDS: Kind[] = [
   { path: '/v1/embeddings', body: { model: 'house-embed', input: 'hello' } },
 ];
 
-interface Child {
-  process: ChildProcess;
-  output: () => string;
-}
-
+/** `dist/apps/<app>/main.js` as its own process, with Node's `nodeArgs`. */
 function start(app: string, env: Record<string, string>, nodeArgs: readonly string[] = []): Child {
-  const child = spawn(process.execPath, [...nodeArgs, path.join(DIST, app, 'main.js')], {
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env },
-  });
-  let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
-  return { process: child, output: () => output };
-}
-
-async function ready(child: Child, url: string, headers: Record<string, string> = {}): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.process.exitCode !== null) throw new Error(`exited ${child.process.exitCode}:\n${child.output()}`);
-    if (
-      await fetch(url, { headers }).then(
-        (res) => res.ok,
-        () => false,
-      )
-    )
-      return;
-    if (Date.now() > deadline) throw new Error(`not ready at ${url}:\n${child.output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-/** Resolves once the child has exited; after `ms`, kills it. */
-async function exited(child: ChildProcess, ms: number): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const timer = setTimeout(() => child.kill('SIGKILL'), ms);
-  await new Promise((resolve) => child.once('exit', resolve));
-  clearTimeout(timer);
+  const entry = path.join(DIST, app, 'main.js');
+  const childEnv = { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env };
+  return collect(app, spawn(process.execPath, [...nodeArgs, entry], { env: childEnv }));
 }
 
 async function call(url: string, kind: Kind): Promise<void> {
@@ -176,8 +145,8 @@ describe('hidden classes on the model path', () => {
       ACCOUNT_HTTP_PORT: String(accountHttpPort),
     });
     children.push(account);
-    await ready(sim, `http://127.0.0.1:${simPort}/v1/models`, { authorization: `Bearer ${SIM_KEY}` });
-    await ready(account, `http://127.0.0.1:${accountHttpPort}/readyz`);
+    await waitReady(sim, `http://127.0.0.1:${simPort}/readyz`);
+    await waitReady(account, `http://127.0.0.1:${accountHttpPort}/readyz`);
     const engine = (dialect: string, model: string) => [
       { dialect, base_url: `http://127.0.0.1:${simPort}/v1`, api_key: SIM_KEY, model },
     ];
@@ -201,7 +170,7 @@ describe('hidden classes on the model path', () => {
     );
     children.push(edge);
     const url = `http://127.0.0.1:${edgePort}`;
-    await ready(edge, `${url}/readyz`);
+    await waitReady(edge, `${url}/readyz`);
 
     await round(url);
     const marker = `sbc_marker_${process.pid}_${Date.now()}`;

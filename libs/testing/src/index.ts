@@ -1,3 +1,4 @@
+export { collect, waitReady, type Child } from './children';
 export { describeBackends, testBackends, type BackendSource, type TestBackends } from './backends';
 export { createTestDatabase, type TestDatabase } from './database';
 export { createApiClient, jsonOf, type ApiAnswer, type ApiClient } from './http';

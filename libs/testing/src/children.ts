@@ -1,6 +1,6 @@
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 
-/** A process a deploy check started: its output so far and its exit, for failure messages and stops. */
+/** A process a test started: its output so far and its exit, for failure messages and stops. */
 export interface Child {
   app: string;
   process: ChildProcessWithoutNullStreams;
