@@ -182,9 +182,10 @@ export async function listen(handler: RequestListener, options: ListenOptions): 
         // A connection that has sent nothing yet (a spare a client opened ahead) is idle too, though Node
         // counts it as awaiting headers and would hold the drain open for it.
         sockets.forEach((socket) => {
-          if (socket.bytesRead === 0) socket.destroy();
-        });
-        sockets.forEach((socket) => {
+          if (socket.bytesRead === 0) {
+            socket.destroy();
+            return;
+          }
           const res = (socket as AnsweringSocket)[ANSWERING];
           if (!res) return;
           if (!res.headersSent) res.setHeader('connection', 'close');
